@@ -1,0 +1,36 @@
+# Everything installs from the lock file with uv; uv itself is bootstrapped into .tools/
+# when it is not on PATH, so these targets work on a fresh machine with only python3.
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
+RUN := $(UV) run --frozen
+
+.PHONY: run test test-fast bench bench-smoke schema clean
+
+run: .venv/.synced  ## the main job on this machine
+	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local
+
+test: .venv/.synced  ## the whole test suite, slow tests included (what CI runs)
+	$(RUN) pytest -q
+
+test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
+	$(RUN) pytest -q -m "not slow"
+
+bench: .venv/.synced  ## full benchmarks → docs/benchmarks.md
+	$(RUN) python -m bench
+
+bench-smoke: .venv/.synced
+	$(RUN) python -m bench --quick --out /tmp/cloudtrain-bench-smoke
+
+schema: .venv/.synced  ## refresh the JSON Schema editors use
+	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
+
+.venv/.synced: uv.lock pyproject.toml $(UV)
+	$(UV) sync --frozen
+	@touch $@
+
+.tools/bin/uv:
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet uv==0.13.8
+
+clean:
+	rm -rf .venv .tools dist cloudtrain-runs

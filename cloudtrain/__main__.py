@@ -1,0 +1,5 @@
+import sys
+
+from cloudtrain.cli import main
+
+sys.exit(main())

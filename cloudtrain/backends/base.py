@@ -1,0 +1,90 @@
+"""The one small interface every backend implements, and the shared job-state vocabulary.
+
+A backend is a module exposing ``BACKEND`` (an object with ``render``, ``submit``,
+``attach`` and ``list_jobs``); it imports its cloud SDK only inside those methods so that
+``cloudtrain --help`` and ``--dry-run`` never pay for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Protocol
+
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+
+
+class JobState(enum.Enum):
+    """Every backend maps its native states onto these through one table."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    STOPPING = "STOPPING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    UNKNOWN = "UNKNOWN"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code for a job that ended in this state."""
+        return {JobState.SUCCEEDED: 0, JobState.CANCELLED: 130}.get(self, 1)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of a job's output, from whichever replica wrote it."""
+
+    timestamp: dt.datetime
+    replica: str  # "workerpool0-0" on Vertex, "algo-1" on SageMaker, "worker-0" locally
+    message: str
+    severity: str = "INFO"
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    job_id: str  # the short id users type
+    name: str  # the cloud's full resource name / ARN
+    state: JobState
+    native_state: str
+    message: str | None = None  # the cloud's error / failure reason
+    console_url: str | None = None
+    created: dt.datetime | None = None
+    ended: dt.datetime | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)  # billable seconds, spot savings, …
+
+
+class JobHandle(Protocol):
+    job_id: str
+
+    def status(self) -> JobStatus: ...
+
+    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+        """Lines in order per replica; with ``follow``, ends after a final read once the job is terminal."""
+        ...
+
+    def wait(self) -> JobStatus: ...
+
+    def cancel(self) -> JobStatus:
+        """Ask the cloud to stop the job and return its status right after."""
+        ...
+
+
+class Backend(Protocol):
+    name: str
+
+    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+        """The exact request ``submit`` would send, as JSON-ready data. Pure: no I/O."""
+        ...
+
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> JobHandle: ...
+
+    def attach(self, job_id: str, *, region: str, project: str | None = None) -> JobHandle: ...
+
+    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]: ...

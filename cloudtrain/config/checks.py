@@ -1,0 +1,115 @@
+"""Checks that need more than the schema: the cloud catalog and the file system.
+
+Everything a cloud would reject after an upload is refused here, offline, with the line
+of the offending key and the nearest valid alternatives.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cloudtrain import catalog
+from cloudtrain.config.load import LoadedConfig
+from cloudtrain.errors import PackagingError
+
+_VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
+_SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
+#: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
+_MAX_RUNTIME = {"vertex": 7 * 86400, "sagemaker": 28 * 86400}
+
+
+def check_config(loaded: LoadedConfig) -> None:
+    cfg = loaded.config
+    cloud = cfg.cloud
+    err = loaded.error
+
+    if cfg.target and cfg.backend != "local":
+        raise err(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target")
+    try:
+        catalog.check_region(cloud, cfg.region)
+    except catalog.CatalogError as exc:
+        raise err(("region",), str(exc), _alternatives(exc)) from None
+    try:
+        catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+    except catalog.CatalogError as exc:
+        field = _machine_field(str(exc), loaded)
+        raise err(("machine", field), str(exc), _alternatives(exc)) from None
+    if cfg.image.uri is None and cfg.image.tensorflow is not None:
+        try:
+            catalog.training_image(cloud, cfg.region, cfg.image.tensorflow, gpu=False)
+        except catalog.CatalogError as exc:
+            raise err(("image", "tensorflow"), str(exc), _alternatives(exc)) from None
+
+    if cfg.backend != "local":
+        _check_cloud_fields(loaded)
+    if cfg.max_runtime > _MAX_RUNTIME[cloud]:
+        raise err(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most {_MAX_RUNTIME[cloud]} s")
+    if cfg.spot.max_wait is not None:
+        if cloud != "sagemaker":
+            raise err(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait")
+        if cfg.spot.max_wait < cfg.max_runtime:
+            raise err(("spot", "max_wait"), f"received {cfg.spot.max_wait} s, shorter than max_runtime "
+                      f"({cfg.max_runtime} s)", "make max_wait at least max_runtime")  # fmt: skip
+    for key in cfg.env:
+        if not _ENV_NAME.match(key):
+            raise err(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
+    if cloud == "vertex":
+        for key, value in cfg.labels.items():
+            if not _VERTEX_LABEL_KEY.match(key) or not _VERTEX_LABEL_VALUE.match(value):
+                raise err(("labels", key), f"received {key}: {value!r}; Vertex labels allow lowercase letters, "
+                          "digits, _ and -, at most 63, keys starting with a letter", "lowercase it")  # fmt: skip
+    if cfg.network and cloud == "sagemaker":
+        raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
+    _check_package(loaded)
+
+
+def _check_cloud_fields(loaded: LoadedConfig) -> None:
+    cfg, err = loaded.config, loaded.error
+    if cfg.backend == "vertex" and not cfg.project:
+        raise err(("project",), "Vertex AI needs the Google Cloud project id", "add project: my-project")
+    if cfg.backend == "sagemaker":
+        if not cfg.role_arn:
+            raise err(("role_arn",), "SageMaker needs an execution role",
+                      "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole")  # fmt: skip
+        if not _ROLE_ARN.match(cfg.role_arn):
+            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>")
+    scheme = _SCHEMES[cfg.backend]
+    if not cfg.staging_bucket:
+        raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket", f"add staging_bucket: {scheme}my-bucket")
+    for field in ("staging_bucket", "output_dir"):
+        value = getattr(cfg, field)
+        if value and not (value.startswith(scheme) and len(value) > len(scheme)):
+            raise err((field,), f"received {value!r}; {cfg.backend} needs a {scheme}… location",
+                      f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}")  # fmt: skip
+
+
+def _check_package(loaded: LoadedConfig) -> None:
+    from cloudtrain.packaging import check_module, check_package_dir
+
+    package = loaded.config.package
+    directory = loaded.base_dir / package.path
+    try:
+        check_package_dir(directory)
+    except PackagingError as exc:
+        raise loaded.error(("package", "path"), exc.message, exc.hint) from None
+    try:
+        check_module(directory, package.module)
+    except PackagingError as exc:
+        raise loaded.error(("package", "module"), exc.message, exc.hint) from None
+
+
+def _alternatives(exc: catalog.CatalogError) -> str | None:
+    return f"nearest valid: {', '.join(exc.alternatives[:4])}" if exc.alternatives else None
+
+
+def _machine_field(message: str, loaded: LoadedConfig) -> str:
+    """Point at the key the catalog complained about: the count, the accelerator, or the type."""
+    given = loaded.source.data.get("machine", {})
+    if "count" in message and "accelerator_count" in given:
+        return "accelerator_count"
+    if "accelerator" in message and "accelerator" in given and loaded.config.machine.accelerator:
+        return "accelerator"
+    return "type"

@@ -1,0 +1,122 @@
+"""The job config schema: what a YAML file may say, typed and strict.
+
+Unknown keys are refused (the loader adds a did-you-mean), booleans accept only
+``true``/``false``, counts must be positive, and durations read as ``90s``, ``30m``,
+``24h``, ``2d`` or plain seconds. Checks that need the cloud catalog or the file system
+(machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
+
+Cloud = Literal["vertex", "sagemaker"]
+BackendName = Literal["vertex", "sagemaker", "local"]
+
+_DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+
+
+def parse_duration(value: object) -> object:
+    """``"1h30m"`` → 5400. Ints are seconds. Anything else is left for pydantic to refuse."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match and any(match.groups()):
+            d, h, m, s = (int(g or 0) for g in match.groups())
+            return ((d * 24 + h) * 60 + m) * 60 + s
+        raise ValueError(f"cannot read {value!r} as a duration; write e.g. 90s, 30m, 24h, 2d or 1h30m")
+    return value
+
+
+def _no_float_version(value: object) -> object:
+    """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
+    return value
+
+
+Seconds = Annotated[StrictInt, BeforeValidator(parse_duration), Field(gt=0)]
+Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+JobName = Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Machine(_Strict):
+    type: StrictStr = Field(description="Vertex machine type (n1-standard-16) or SageMaker instance type (ml.g4dn.12xlarge).")
+    accelerator: StrictStr | None = Field(
+        None, description="Vertex accelerator (NVIDIA_TESLA_T4); on SageMaker implied by the instance type."
+    )
+    accelerator_count: Annotated[StrictInt, Field(ge=0)] = Field(
+        0, description="GPUs per replica; 0 means none (Vertex) or the instance's own count (SageMaker)."
+    )
+    disk_gb: Annotated[StrictInt, Field(ge=10, le=65536)] = Field(100, description="Boot/volume disk size in GB.")
+
+
+class Package(_Strict):
+    path: StrictStr = Field("trainer", description="The Python package directory, relative to this config file.")
+    module: StrictStr = Field("trainer.task", description="Module run as `python -m MODULE`.")
+    requirements: list[StrictStr] = Field(default_factory=list, description="Extra pip requirements of the package.")
+    name: StrictStr | None = Field(None, description="Distribution name; defaults to the directory name.")
+    version: StrictStr = Field("0.1", description="Distribution version.")
+
+
+class Image(_Strict):
+    uri: StrictStr | None = Field(None, description="An explicit training image; overrides `tensorflow`.")
+    tensorflow: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
+        None, description='TensorFlow version of the prebuilt image, e.g. "2.17" (quoted). Default: newest.'
+    )
+
+
+class Spot(_Strict):
+    enabled: StrictBool = Field(False, description="Use spot / preemptible capacity.")
+    max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
+
+
+class JobConfig(_Strict):
+    """A training job, as written in `job_configs/*.yaml`."""
+
+    name: JobName = Field(description="Job name prefix: lowercase letters, digits and hyphens, at most 40.")
+    backend: BackendName = Field(description="Where it runs: vertex, sagemaker, or local (this machine).")
+    target: Cloud | None = Field(None, description="With backend local: whose environment contract to follow.")
+    region: StrictStr = Field(description="Cloud region, e.g. us-central1 or us-east-1.")
+    project: StrictStr | None = Field(None, description="Vertex: the Google Cloud project id.")
+    role_arn: StrictStr | None = Field(None, description="SageMaker: the execution role ARN.")
+    staging_bucket: StrictStr | None = Field(None, description="gs://bucket (Vertex) or s3://bucket (SageMaker).")
+    machine: Machine
+    replica_count: Annotated[StrictInt, Field(ge=1, le=512)] = Field(1, description="Machines (replicas).")
+    package: Package = Field(default_factory=Package)
+    args: list[StrictStr] = Field(default_factory=list, description="Command-line args for the module.")
+    hyperparameters: dict[StrictStr, Scalar] = Field(
+        default_factory=dict, description="Passed as --key=value args (Vertex) or HyperParameters (SageMaker)."
+    )
+    image: Image = Field(default_factory=Image)
+    output_dir: StrictStr | None = Field(None, description="Where the job writes; default under the staging bucket.")
+    spot: Spot = Field(default_factory=Spot)
+    max_runtime: Seconds = Field(86400, description="Stop the job after this long (e.g. 24h).")
+    service_account: StrictStr | None = None
+    network: StrictStr | None = Field(None, description="Vertex: VPC network; SageMaker: not supported here.")
+    labels: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Vertex labels / SageMaker tags.")
+    env: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Environment variables for the job.")
+
+    @property
+    def cloud(self) -> Cloud:
+        """The cloud whose catalog and contract apply (``target`` for local runs)."""
+        if self.backend == "local":
+            return self.target or "vertex"
+        return self.backend

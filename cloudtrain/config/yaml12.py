@@ -1,0 +1,127 @@
+"""Read YAML with YAML 1.2 scalar rules and remember the line of every key.
+
+PyYAML implements YAML 1.1, whose traps bite config files: ``off``/``no``/``yes`` become
+booleans (the "Norway problem"), ``1e-3`` stays a string, ``010`` is octal 8. We compose the
+node tree with PyYAML (fast, C-accelerated where present) and build values ourselves with
+the YAML 1.2 core schema: only ``true``/``false`` are booleans, ``1e-3`` is a float, ``010``
+is ten. YAML 1.1 boolean words are kept as strings and flagged, so the schema can say
+"write true or false" instead of silently flipping a setting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from cloudtrain.errors import ConfigError
+
+Path_ = tuple[str | int, ...]
+
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_OCT = re.compile(r"^0o[0-7]+$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+#: Words YAML 1.1 (PyYAML, many other tools) would have read as booleans.
+YAML11_BOOLEAN_WORDS = frozenset(
+    w for base in ("y", "yes", "n", "no", "on", "off") for w in (base, base.capitalize(), base.upper())
+)
+
+@dataclass
+class LoadedYaml:
+    """A parsed document plus where each value came from (1-based lines)."""
+
+    data: Any
+    file: str
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, path: Path_) -> int | None:
+        """Line of ``path`` or of its nearest ancestor that has one."""
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in self.lines:
+                return self.lines[path[:cut]]
+        return None
+
+
+def resolve_scalar(text: str) -> Any:
+    """Resolve a plain (unquoted) scalar with the YAML 1.2 core schema."""
+    if _NULL.match(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.match(text):
+        return int(text, 10)
+    if _OCT.match(text):
+        return int(text[2:], 8)
+    if _HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    if text.lower() in _SPECIAL_FLOAT:
+        return _SPECIAL_FLOAT[text.lower()]
+    return text
+
+
+def load_yaml(text: str, file: str) -> LoadedYaml:
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(
+            f"YAML syntax error: {problem}",
+            file=file,
+            line=mark.line + 1 if mark else None,
+            hint="check indentation and quoting around that line",
+        ) from None
+    loaded = LoadedYaml(data=None, file=file)
+    if root is not None:
+        loaded.data = _build(root, (), loaded)
+    return loaded
+
+
+def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
+    out.lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.ScalarNode):
+        # Plain scalars get YAML 1.2 resolution; quoted ones stay text.
+        return resolve_scalar(node.value) if node.style is None else node.value
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, (*path, i), out) for i, item in enumerate(node.value)]
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise ConfigError(
+                    "YAML merge keys (<<) are not supported",
+                    file=out.file,
+                    line=key_node.start_mark.line + 1,
+                    hint="write the keys out",
+                )
+            key = _build(key_node, (*path, "<key>"), out)
+            key = key if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else str(key)
+            if key in result:
+                raise ConfigError(
+                    f"duplicate key {key!r} (first at line {out.lines[(*path, key)]})",
+                    file=out.file,
+                    line=key_node.start_mark.line + 1,
+                    field=dotted((*path, key)),
+                    hint="keep one of them",
+                )
+            out.lines[(*path, key)] = key_node.start_mark.line + 1
+            result[key] = _build(value_node, (*path, key), out)
+        out.lines.pop((*path, "<key>"), None)
+        return result
+    raise ConfigError(f"unsupported YAML node {node.tag}", file=out.file, line=node.start_mark.line + 1)
+
+
+def dotted(path: Path_) -> str:
+    """``("machine", "type")`` → ``machine.type``; ``("args", 0)`` → ``args[0]``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

@@ -1,0 +1,52 @@
+"""Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
+
+One JSON object per line in ``<cache>/jobs.jsonl``; appends are single writes, so two
+concurrent submits cannot interleave within a line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("CLOUDTRAIN_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cloudtrain"
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    job_id: str
+    name: str  # full resource name / ARN
+    backend: str
+    region: str
+    project: str | None = None
+    config: str | None = None
+
+
+def record(entry: JobRecord) -> None:
+    path = cache_dir() / "jobs.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(asdict(entry)) + "\n")
+
+
+def find(job_id: str) -> JobRecord | None:
+    """The newest record whose short id or full name is ``job_id``."""
+    path = cache_dir() / "jobs.jsonl"
+    if not path.exists():
+        return None
+    found = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = JobRecord(**json.loads(line))
+        except (ValueError, TypeError):
+            continue  # a torn or foreign line must not hide the others
+        if job_id in (entry.job_id, entry.name):
+            found = entry
+    return found

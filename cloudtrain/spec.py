@@ -1,0 +1,150 @@
+"""The backend-neutral job spec: a validated config with everything resolved.
+
+Backends translate a :class:`JobSpec` (plus the built package) into their cloud's request;
+nothing here knows any cloud's API.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from cloudtrain import catalog
+from cloudtrain.config import LoadedConfig
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    type: str
+    accelerator: str | None  # the cloud's own accelerator name (NVIDIA_TESLA_T4), None for CPU
+    accelerator_count: int
+    gpu_model: str | None  # "T4"
+    disk_gb: int
+    price_per_hour: float | None  # one replica, on-demand, in the catalog's reference region
+    price_region: str
+    price_date: str
+
+
+@dataclass(frozen=True)
+class PackageSpec:
+    path: Path  # absolute package directory
+    module: str
+    requirements: tuple[str, ...]
+    name: str | None
+    version: str
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str  # the config's name
+    job_name: str  # unique per submit: name-YYYYMMDD-HHMMSS
+    backend: str  # vertex | sagemaker | local
+    cloud: str  # whose catalog and env contract apply: vertex | sagemaker
+    region: str
+    project: str | None
+    role_arn: str | None
+    staging_bucket: str | None
+    machine: MachineSpec
+    replica_count: int
+    package: PackageSpec
+    args: tuple[str, ...]
+    hyperparameters: Mapping[str, str | int | float | bool]
+    image_uri: str
+    tensorflow_version: str | None  # None when image.uri was given
+    output_dir: str
+    spot: bool
+    max_wait_seconds: int | None
+    max_runtime_seconds: int
+    service_account: str | None
+    network: str | None
+    labels: Mapping[str, str]
+    env: Mapping[str, str]
+    config_file: Path
+    created: dt.datetime = field(compare=False)
+
+    @property
+    def gpus_total(self) -> int:
+        return self.machine.accelerator_count * self.replica_count
+
+    @property
+    def cost_per_hour(self) -> float | None:
+        price = self.machine.price_per_hour
+        return None if price is None else price * self.replica_count
+
+    @property
+    def max_cost(self) -> float | None:
+        """The cost cap: every replica running until max_runtime."""
+        cost = self.cost_per_hour
+        return None if cost is None else cost * self.max_runtime_seconds / 3600
+
+    def module_args(self) -> tuple[str, ...]:
+        """Args for ``python -m module``: the config's args, then hyperparameters as ``--key=value``."""
+        return self.args + tuple(f"--{k}={_arg(v)}" for k, v in self.hyperparameters.items())
+
+
+def _arg(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSpec:
+    """Resolve a validated config: machine details, image, output dir, job name."""
+    cfg = loaded.config
+    now = now or dt.datetime.now(dt.timezone.utc)
+    job_name = f"{cfg.name}-{now:%Y%m%d-%H%M%S}"
+    info = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+    tf_version = None
+    image = cfg.image.uri
+    if image is None:
+        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
+        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0)
+    if cfg.output_dir:
+        output_dir = cfg.output_dir.rstrip("/")
+    elif cfg.backend == "local":
+        output_dir = str(Path("cloudtrain-runs", job_name))
+    else:
+        output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{job_name}"
+    return JobSpec(
+        name=cfg.name,
+        job_name=job_name,
+        backend=cfg.backend,
+        cloud=cfg.cloud,
+        region=cfg.region,
+        project=cfg.project,
+        role_arn=cfg.role_arn,
+        staging_bucket=cfg.staging_bucket.rstrip("/") if cfg.staging_bucket else None,
+        machine=MachineSpec(
+            type=info.machine_type,
+            accelerator=info.accelerator,
+            accelerator_count=info.accelerator_count,
+            gpu_model=info.gpu.name if info.gpu else None,
+            disk_gb=cfg.machine.disk_gb,
+            price_per_hour=info.price_per_hour,
+            price_region=info.price_region,
+            price_date=info.price_date,
+        ),
+        replica_count=cfg.replica_count,
+        package=PackageSpec(
+            path=(loaded.base_dir / cfg.package.path).resolve(),
+            module=cfg.package.module,
+            requirements=tuple(cfg.package.requirements),
+            name=cfg.package.name,
+            version=cfg.package.version,
+        ),
+        args=tuple(cfg.args),
+        hyperparameters=MappingProxyType(dict(cfg.hyperparameters)),
+        image_uri=image,
+        tensorflow_version=tf_version,
+        output_dir=output_dir,
+        spot=cfg.spot.enabled,
+        max_wait_seconds=cfg.spot.max_wait,
+        max_runtime_seconds=cfg.max_runtime,
+        service_account=cfg.service_account,
+        network=cfg.network,
+        labels=MappingProxyType(dict(cfg.labels)),
+        env=MappingProxyType(dict(cfg.env)),
+        config_file=loaded.file,
+        created=now,
+    )
