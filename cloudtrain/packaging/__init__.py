@@ -1,0 +1,9 @@
+"""Reproducible sdists of a training package folder (what ``--package-path`` points at).
+
+Pure Python and standard library only: no cloud SDK, no TensorFlow, no build subprocess.
+"""
+
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, build_sdist
+from .tree import check_module
+
+__all__ = ["SIZE_WARNING_BYTES", "BuiltPackage", "build_sdist", "check_module"]

@@ -1,0 +1,97 @@
+"""Build the sdist of a training package folder, in-process and reproducibly.
+
+No isolated build environment, no network, no setuptools subprocess: the package folder
+is walked (see :mod:`.tree` for what is left out), build metadata is generated (see
+:mod:`.metadata`), and the archive is written byte-for-byte reproducibly under a name
+that carries its content hash (see :mod:`.archive`), so two identical builds share one
+file name and an upload can be skipped when the name is already in the bucket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from . import metadata
+from .archive import Member, write_archive
+from .tree import check_package_dir, collect
+
+SIZE_WARNING_BYTES = 50 * 2**20
+
+
+@dataclass(frozen=True)
+class BuiltPackage:
+    path: Path  # the .tar.gz: "{name}-{version}-{sha256[:12]}.tar.gz" in out_dir
+    sha256: str  # hex digest of the .tar.gz bytes
+    size: int  # bytes of the .tar.gz
+    name: str  # distribution name, normalized as in sdist file names ("my_trainer")
+    version: str  # normalized PEP 440 version
+    filename: str  # path.name
+    files: tuple[str, ...]  # archive paths of the files (not folders), sorted
+    warnings: tuple[str, ...]  # one line each: size above the threshold, credentials left out
+
+
+def build_sdist(
+    package_dir: Path,
+    out_dir: Path,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    requirements: Sequence[str] = (),
+    size_warning_bytes: int = SIZE_WARNING_BYTES,
+) -> BuiltPackage:
+    """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
+
+    ``name`` defaults to the folder's name and ``version`` to ``0.0.0``; the requirements
+    are ``requirements`` followed by ``package_dir/requirements.txt``. Raises
+    :class:`~cloudtrain.errors.PackagingError` for anything the user must fix.
+    """
+    root = check_package_dir(Path(package_dir))
+    dist = metadata.normalize_name(name if name is not None else root.name)
+    version = metadata.normalize_version(version if version is not None else metadata.DEFAULT_VERSION)
+    requires = metadata.read_requirements(root, requirements)
+    tree = collect(root, skip=[Path(out_dir)])
+
+    top = f"{dist}-{version}"
+    generated = {
+        "PKG-INFO": metadata.pkg_info(dist, version, requires),
+        "pyproject.toml": metadata.pyproject_toml(),
+        "setup.py": metadata.setup_py(dist, version, root.name, requires),
+    }
+    members = [Member(f"{top}/{n}", data=text.encode()) for n, text in generated.items()]
+    members += [
+        Member(f"{top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
+        for f in tree.files
+    ]
+    written = write_archive(Path(out_dir), top, members)
+
+    warnings = []
+    if written.size > size_warning_bytes:
+        biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
+        listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
+        warnings.append(
+            f"package {written.path.name} is {_mib(written.size)}, above the {_mib(size_warning_bytes)}"
+            f" warning threshold; biggest files: {listed} — read large data from the bucket"
+            f" and add it to {root / '.cloudtrainignore'}"
+        )
+    if tree.credentials:
+        listed = ", ".join(f"{root.name}/{c}" for c in tree.credentials)
+        warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
+    return BuiltPackage(
+        path=written.path,
+        sha256=written.sha256,
+        size=written.size,
+        name=dist,
+        version=version,
+        filename=written.path.name,
+        files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
+        warnings=tuple(warnings),
+    )
+
+
+def _mib(n: int) -> str:
+    if n < 2**10:
+        return f"{n} B"
+    return f"{n / 2**10:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"

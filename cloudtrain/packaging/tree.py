@@ -1,0 +1,216 @@
+"""The files of a package directory that go into its sdist, and the checks on that directory.
+
+Symlinks are followed only inside the package directory: a link whose target lies
+outside it (or does not exist) is an error unless an ignore file leaves the link out, and
+a link to a folder containing the link is refused as a loop. A link is packaged as a
+regular file (or as a copy of the folder) holding what its target holds, and only when
+that target is itself packaged, so a link can never bring in an excluded file. Links
+found inside a linked folder are not followed a second time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cloudtrain.errors import PackagingError
+
+from .ignore import IGNORE_FILES, IgnoreRule, builtin_exclude, is_ignored, parse_ignore_lines
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    relpath: str  # posix path relative to the package dir
+    path: Path  # where its bytes are read from (a link's target for symlinks)
+    size: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class Tree:
+    files: tuple[SourceFile, ...]  # sorted by relpath
+    credentials: tuple[str, ...]  # credential-like paths that were left out
+
+
+def check_package_dir(package_dir: Path) -> Path:
+    """The resolved package directory, or a :class:`PackagingError` saying what to fix."""
+    package_dir = Path(package_dir)
+    if not package_dir.exists():
+        raise PackagingError(
+            f"package path {package_dir} does not exist",
+            "set package.path to the training package folder, e.g. trainer/",
+        )
+    if not package_dir.is_dir():
+        raise PackagingError(
+            f"package path {package_dir} is not a directory",
+            "package.path is the package folder (containing __init__.py), not a file in it",
+        )
+    root = package_dir.resolve()
+    if not (root / "__init__.py").is_file():
+        inner = sorted(p.parent.name for p in root.glob("*/__init__.py"))
+        hint = (
+            f"did you mean {package_dir / inner[0]}? (packages inside: {', '.join(inner)})"
+            if inner
+            else f"add an empty {package_dir / '__init__.py'} to make it a Python package"
+        )
+        raise PackagingError(f"package path {package_dir} has no __init__.py", hint)
+    if not root.name.isidentifier():
+        fixed = re.sub(r"\W", "_", root.name)
+        raise PackagingError(
+            f"package folder name {root.name!r} ({package_dir}) is not a Python identifier,"
+            " so `python -m` cannot import it",
+            f"rename the folder, e.g. to {fixed!r}",
+        )
+    return root
+
+
+def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
+    """Walk ``package_dir`` (already checked) and list what goes into the package.
+
+    ``skip`` names folders never packaged, such as an output folder inside the package.
+    """
+    root = Path(package_dir).resolve()
+    skipped = {Path(p).resolve() for p in skip}
+    files: dict[str, SourceFile] = {}
+    links: list[tuple[str, str]] = []
+    credentials: list[str] = []
+
+    def walk(folder: Path, rel: str, rules: list[IgnoreRule]) -> None:
+        rules = rules + _read_rules(folder, rel)
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            category = builtin_exclude(entry.name)
+            if category:
+                if category == "credential":
+                    credentials.append(child)
+                continue
+            is_dir = entry.is_dir()  # follows links, like git's view of the work tree
+            if is_ignored(rules, child, is_dir):
+                continue
+            if entry.is_symlink():
+                links.append((child, os.path.realpath(entry.path)))
+            elif is_dir:
+                if Path(entry.path).resolve() not in skipped:
+                    walk(Path(entry.path), child, rules)
+            else:
+                st = entry.stat()
+                if not stat.S_ISREG(st.st_mode):
+                    raise PackagingError(
+                        f"{root / child} is not a regular file (a socket, pipe or device)",
+                        f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
+                    )
+                files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
+
+    walk(root, "", [])
+    regular = dict(files)  # links inside a linked folder are not followed again
+    for link, target in links:
+        files.update(_follow(root, link, target, regular, credentials))
+    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)))
+
+
+def runnable_modules(package_name: str, tree: Tree) -> list[str]:
+    """Dotted names that ``python -m`` can run: modules and folders with ``__main__.py``."""
+    found = set()
+    for f in tree.files:
+        if not f.relpath.endswith(".py"):
+            continue
+        parts = [package_name, *f.relpath[:-3].split("/")]
+        if parts[-1] == "__main__":
+            parts.pop()
+        elif parts[-1] == "__init__":
+            continue
+        if all(p.isidentifier() for p in parts):
+            found.add(".".join(parts))
+    return sorted(found)
+
+
+def check_module(package_dir: Path, module: str) -> str:
+    """Check that ``python -m module`` will find its code in the built package.
+
+    ``trainer.task`` needs ``trainer/task.py`` or ``trainer/task/__main__.py`` (and
+    ``trainer`` alone needs ``trainer/__main__.py``), not excluded by an ignore rule.
+    Returns that file's path relative to the package's parent, e.g. ``trainer/task.py``.
+    """
+    root = check_package_dir(package_dir)
+    name = root.name
+    if not _DOTTED.fullmatch(module or ""):
+        dotted = re.sub(r"\.py$", "", module or "").strip("/").replace("/", ".")
+        hint = f"did you mean {dotted!r}?" if _DOTTED.fullmatch(dotted) else f"e.g. '{name}.task'"
+        raise PackagingError(f"module {module!r} is not a dotted Python module name", hint)
+    tree = collect(root)
+    available = runnable_modules(name, tree)
+    listed = ", ".join(available[:12]) + (", …" if len(available) > 12 else "") or "none"
+    parts = module.split(".")
+    if parts[0] != name:
+        raise PackagingError(
+            f"module {module!r} is not in package {name!r} ({package_dir})",
+            f"modules in it: {listed}",
+        )
+    rel = "/".join(parts[1:])
+    candidates = [f"{rel}.py", f"{rel}/__main__.py"] if rel else ["__main__.py"]
+    packaged = {f.relpath for f in tree.files}
+    for candidate in candidates:
+        if candidate in packaged:
+            return f"{name}/{candidate}"
+    on_disk = [c for c in candidates if (root / c).is_file()]
+    if on_disk:
+        raise PackagingError(
+            f"module {module!r}: {root / on_disk[0]} exists but is excluded from the package",
+            "remove the pattern that matches it from .gitignore / .cloudtrainignore,"
+            f" or re-include it with '!{on_disk[0]}'",
+        )
+    close = difflib.get_close_matches(module, available, n=1)
+    hint = (f"did you mean {close[0]!r}? " if close else "") + f"modules in it: {listed}"
+    raise PackagingError(
+        f"module {module!r} not found in {package_dir}: no {' or '.join(candidates)}", hint
+    )
+
+
+def _read_rules(folder: Path, rel: str) -> list[IgnoreRule]:
+    rules: list[IgnoreRule] = []
+    for filename in IGNORE_FILES:
+        path = folder / filename
+        if path.is_file():
+            source = f"{rel}/{filename}" if rel else filename
+            text = path.read_text(encoding="utf-8", errors="replace")
+            rules += parse_ignore_lines(text.splitlines(), base=rel, source=source)
+    return rules
+
+
+def _follow(
+    root: Path, link: str, target: str, files: dict[str, SourceFile], credentials: list[str]
+) -> dict[str, SourceFile]:
+    """What the symlink at ``link`` (relative to root) contributes to the package."""
+    fix = f"copy what it points to into the package, or add {link!r} to {root / '.cloudtrainignore'}"
+    if not os.path.exists(target):
+        raise PackagingError(f"symlink {root / link} points to {target}, which does not exist", fix)
+    if os.path.commonpath([str(root), target]) != str(root):
+        raise PackagingError(f"symlink {root / link} points outside the package, to {target}", fix)
+    target_rel = Path(target).relative_to(root).as_posix()
+    target_rel = "" if target_rel == "." else target_rel
+    if os.path.isdir(target):
+        if target_rel == "" or link.startswith(target_rel + "/"):
+            raise PackagingError(f"symlink {root / link} points to a folder that contains it (a loop)", fix)
+        prefix = target_rel + "/"
+        return {
+            link + f.relpath[len(target_rel):]: SourceFile(
+                link + f.relpath[len(target_rel):], f.path, f.size, f.executable
+            )
+            for f in files.values()
+            if f.relpath.startswith(prefix)
+        }
+    if target_rel in files:
+        f = files[target_rel]
+        return {link: SourceFile(link, f.path, f.size, f.executable)}
+    if any(builtin_exclude(part) == "credential" for part in target_rel.split("/")):
+        credentials.append(link)
+    return {}
