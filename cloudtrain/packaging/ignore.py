@@ -42,7 +42,7 @@ BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
 }
 
 _BUILTIN = [
-    (category, re.compile(fnmatch.translate(pattern)))
+    (category, re.compile(fnmatch.translate(pattern.lower())))
     for category, patterns in BUILTIN_EXCLUDES.items()
     for pattern in patterns
 ]

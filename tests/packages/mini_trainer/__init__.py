@@ -1,0 +1,1 @@
+"""A minimal training package for cloudtrain's packaging tests (no TensorFlow needed)."""
