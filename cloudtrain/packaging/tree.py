@@ -168,7 +168,8 @@ def check_module(package_dir: Path, module: str) -> str:
             "remove the pattern that matches it from .gitignore / .cloudtrainignore,"
             f" or re-include it with '!{on_disk[0]}'",
         )
-    close = difflib.get_close_matches(module, available, n=1)
+    tails = {m[len(name) + 1 :]: m for m in available if m != name}
+    close = [tails[t] for t in difflib.get_close_matches(".".join(parts[1:]), list(tails), n=1)] if rel else []
     hint = (f"did you mean {close[0]!r}? " if close else "") + f"modules in it: {listed}"
     raise PackagingError(
         f"module {module!r} not found in {package_dir}: no {' or '.join(candidates)}", hint
