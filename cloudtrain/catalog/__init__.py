@@ -1,0 +1,126 @@
+"""The clouds' catalogs as data: regions, machine types, accelerators, prices, TensorFlow images.
+
+Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
+sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
+"""
+
+from __future__ import annotations
+
+from cloudtrain.catalog import gpus as _gpus
+from cloudtrain.catalog import sagemaker as _sagemaker
+from cloudtrain.catalog import vertex as _vertex
+from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo
+from cloudtrain.catalog.resolve import resolve as _resolve
+from cloudtrain.catalog.suggest import did_you_mean
+from cloudtrain.catalog.table import CloudTable
+from cloudtrain.catalog.table import table as _table
+
+__all__ = [
+    "CatalogError",
+    "GpuModel",
+    "MachineInfo",
+    "check_region",
+    "clouds",
+    "default_tensorflow",
+    "gpu_models",
+    "machines",
+    "regions",
+    "resolve_machine",
+    "tensorflow_versions",
+    "training_image",
+]
+
+_CLOUDS = ("vertex", "sagemaker")
+_IMAGES = {"vertex": _vertex, "sagemaker": _sagemaker}
+
+
+def clouds() -> tuple[str, ...]:
+    return _CLOUDS
+
+
+def _cloud(cloud: str) -> CloudTable:
+    if cloud not in _CLOUDS:
+        raise CatalogError(
+            f"unknown cloud {cloud!r}; allowed: {', '.join(_CLOUDS)}", did_you_mean(cloud, _CLOUDS), field="cloud"
+        )
+    return _table(cloud)
+
+
+def regions(cloud: str) -> tuple[str, ...]:
+    """Regions where the cloud runs training jobs."""
+    return tuple(_cloud(cloud).regions)
+
+
+def check_region(cloud: str, region: str) -> None:
+    table = _cloud(cloud)
+    if region in table.regions:
+        return
+    message = f"{cloud} has no region {region!r}"
+    for other in _CLOUDS:
+        if other != cloud and region in _table(other).regions:
+            message += f" ({region} is a {other} region)"
+    raise CatalogError(
+        f"{message}; {cloud} regions: {', '.join(table.regions)}",
+        did_you_mean(region, table.regions),
+        field="region",
+    )
+
+
+def resolve_machine(
+    cloud: str, machine_type: str, accelerator: str | None, accelerator_count: int | None
+) -> MachineInfo:
+    """The machine with its accelerators, or a CatalogError naming the nearest valid combinations.
+
+    Built-in GPUs (Vertex A2/A3/G2, SageMaker instance types) may be omitted, and must match
+    when given; accelerator names are accepted in any common spelling ("T4", "NVIDIA_TESLA_T4").
+    """
+    return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
+
+
+def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
+    """Valid machines for the ``cloudtrain machines`` table, by cloud, GPU, count and price.
+
+    Machines with attachable GPUs (Vertex N1) show each GPU × count once, on the smallest
+    machine that takes it, unless ``every_combination``. An unknown ``gpu`` gives ``[]``.
+    """
+    rows: list[MachineInfo] = []
+    for name in (cloud,) if cloud else _CLOUDS:
+        table = _cloud(name)
+        smallest: dict[tuple[str | None, int], MachineInfo] = {}
+        for m in table.combos:
+            if gpu and not (m.gpu and _gpus.known_as(m.gpu.name, gpu)):
+                continue
+            attached = m.accelerator and not table.types[m.machine_type].accelerator
+            if every_combination or not attached:
+                rows.append(m)
+                continue
+            key = (m.accelerator, m.accelerator_count)
+            best = smallest.get(key)
+            if best is None or (m.vcpus, m.memory_gb) < (best.vcpus, best.memory_gb):
+                smallest[key] = m
+        rows.extend(smallest.values())
+    order = {c: i for i, c in enumerate(_CLOUDS)}
+    return sorted(rows, key=lambda m: (order[m.cloud], m.gpu.name if m.gpu else "", m.accelerator_count,
+                                       m.price_per_hour or 0.0, m.machine_type))  # fmt: skip
+
+
+def gpu_models() -> dict[str, GpuModel]:
+    """Every GPU model the catalog knows, by name."""
+    return dict(_gpus.models())
+
+
+def tensorflow_versions(cloud: str) -> tuple[str, ...]:
+    """TensorFlow versions with a prebuilt training image, oldest first."""
+    return _IMAGES[cloud].tensorflow_versions(_cloud(cloud))
+
+
+def default_tensorflow(cloud: str) -> str:
+    """The newest TensorFlow version with a prebuilt training image."""
+    return tensorflow_versions(cloud)[-1]
+
+
+def training_image(cloud: str, region: str, tensorflow: str, gpu: bool, *, py_version: str | None = None) -> str:
+    """The prebuilt TensorFlow training image URI; CatalogError naming the available versions if none."""
+    table = _cloud(cloud)
+    check_region(cloud, region)
+    return _IMAGES[cloud].training_image(table, region, str(tensorflow), gpu, py_version)

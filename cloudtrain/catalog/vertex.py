@@ -1,0 +1,42 @@
+"""Vertex AI prebuilt TensorFlow training images, from ``data/vertex.json``.
+
+``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``;
+the region picks the Artifact Registry multi-region (us, europe, asia).
+"""
+
+from __future__ import annotations
+
+from cloudtrain.catalog.records import CatalogError
+from cloudtrain.catalog.suggest import nearest_versions, version_key
+from cloudtrain.catalog.table import CloudTable
+
+
+def tensorflow_versions(table: CloudTable) -> tuple[str, ...]:
+    return tuple(sorted(table.tensorflow_images["versions"], key=version_key))
+
+
+def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, py_version: str | None) -> str:
+    images = table.tensorflow_images
+    major_minor = ".".join(tensorflow.strip().split(".")[:2])  # the images carry the latest patch
+    row = images["versions"].get(major_minor)
+    available = tensorflow_versions(table)
+    if row is None:
+        raise CatalogError(
+            f"Vertex AI has no prebuilt TensorFlow {tensorflow} training image; available: {', '.join(available)}",
+            nearest_versions(tensorflow, available),
+            field="tensorflow",
+        )
+    if py_version and py_version != row["python"]:
+        raise CatalogError(
+            f"the Vertex AI TensorFlow {major_minor} image has Python {row['python']}, not {py_version}",
+            [row["python"]],
+            field="tensorflow",
+        )
+    major, minor = major_minor.split(".")
+    return images["template"].format(
+        image_prefix=table.regions[region]["image_prefix"],
+        processor=images["processors"]["gpu" if gpu else "cpu"],
+        major=major,
+        minor=minor,
+        python=row["python"],
+    )
