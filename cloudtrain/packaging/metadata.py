@@ -74,7 +74,10 @@ def read_requirements(package_dir: Path, extra: Sequence[str] = ()) -> tuple[str
     lines: list[tuple[str, str]] = [(str(r), "requirements") for r in extra]
     path = Path(package_dir) / "requirements.txt"
     if path.is_file():
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise PackagingError(f"cannot read {path}: {e}", "save it as UTF-8 text") from e
         lines += [(line, f"{path}:{n}") for n, line in enumerate(text.splitlines(), start=1)]
     seen: dict[str, None] = {}
     for line, where in lines:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from cloudtrain.errors import PackagingError
+
 from . import metadata
 from .archive import Member, write_archive
 from .tree import check_package_dir, collect
@@ -49,6 +51,11 @@ def build_sdist(
     :class:`~cloudtrain.errors.PackagingError` for anything the user must fix.
     """
     root = check_package_dir(Path(package_dir))
+    if Path(out_dir).resolve() == root.resolve():
+        raise PackagingError(
+            f"output folder {out_dir} is the package folder itself",
+            "write the package somewhere else, e.g. a dist/ folder next to it",
+        )
     dist = metadata.normalize_name(name if name is not None else root.name)
     version = metadata.normalize_version(version if version is not None else metadata.DEFAULT_VERSION)
     requires = metadata.read_requirements(root, requirements)

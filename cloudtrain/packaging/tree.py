@@ -40,19 +40,23 @@ class Tree:
 
 
 def check_package_dir(package_dir: Path) -> Path:
-    """The resolved package directory, or a :class:`PackagingError` saying what to fix."""
+    """The package directory as an absolute path, or a :class:`PackagingError` saying what to fix.
+
+    The path is made absolute without resolving symlinks, so a package reached through a
+    link called ``trainer`` is still imported as ``trainer``.
+    """
     package_dir = Path(package_dir)
     if not package_dir.exists():
         raise PackagingError(
             f"package path {package_dir} does not exist",
-            "set package.path to the training package folder, e.g. trainer/",
+            "point package.path at the training package folder, e.g. trainer/",
         )
     if not package_dir.is_dir():
         raise PackagingError(
             f"package path {package_dir} is not a directory",
             "package.path is the package folder (containing __init__.py), not a file in it",
         )
-    root = package_dir.resolve()
+    root = Path(os.path.abspath(package_dir))
     if not (root / "__init__.py").is_file():
         inner = sorted(p.parent.name for p in root.glob("*/__init__.py"))
         hint = (
@@ -110,7 +114,13 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
                     )
                 files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
 
-    walk(root, "", [])
+    try:
+        walk(root, "", [])
+    except OSError as e:
+        raise PackagingError(
+            f"cannot read {e.filename or root}: {e.strerror or e}",
+            "check the permissions of the package folder",
+        ) from e
     regular = dict(files)  # links inside a linked folder are not followed again
     for link, target in links:
         files.update(_follow(root, link, target, regular, credentials))

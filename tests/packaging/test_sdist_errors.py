@@ -21,7 +21,7 @@ def _error(call, *args) -> str:
 
 def test_missing_path(tmp_path):
     text = _error(build_sdist, tmp_path / "nope", tmp_path / "out")
-    assert text == f"package path {tmp_path / 'nope'} does not exist — set package.path to the training package folder, e.g. trainer/"
+    assert text == f"package path {tmp_path / 'nope'} does not exist — point package.path at the training package folder, e.g. trainer/"
 
 
 def test_path_is_a_file(tmp_path):
@@ -114,3 +114,8 @@ def test_module_excluded_by_an_ignore_file(mini):
 
 def test_check_module_checks_the_package_path_too(tmp_path):
     assert "does not exist" in _error(check_module, tmp_path / "nope", "trainer.task")
+
+
+def test_output_folder_cannot_be_the_package_folder(mini):
+    text = _error(build_sdist, mini, mini / ".")
+    assert text.startswith(f"output folder {mini / '.'} is the package folder itself — ")

@@ -177,3 +177,12 @@ def test_files_are_read_as_they_are_when_written(mini, tmp_path):
         body = tar.extractfile("mini_trainer-0.0.0/mini_trainer/task.py").read()
     assert body == (mini / "task.py").read_bytes()
     assert isinstance(built.path, Path)
+
+
+def test_package_reached_through_a_symlink_keeps_the_link_name(mini, tmp_path):
+    link = tmp_path / "trainer"
+    os.symlink(mini, link)
+    built = build_sdist(link, tmp_path / "out")
+    assert built.name == "trainer"
+    assert "trainer-0.0.0/trainer/task.py" in built.files
+    assert "package_data={'trainer': ['**/*']}" in tarfile.open(built.path).extractfile("trainer-0.0.0/setup.py").read().decode()
