@@ -1,0 +1,90 @@
+"""The data itself: consistent, priced, dated; machines() for the `cloudtrain machines` table."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from cloudtrain import catalog
+from cloudtrain.catalog._data import load
+from cloudtrain.catalog.table import table
+
+
+@pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])
+def test_data_is_consistent(cloud):
+    data, models = load(cloud), load("gpus")["models"]
+    for name, acc in data["accelerators"].items():
+        assert acc["gpu"] in models, name
+    for series, spec in data["series"].items():
+        assert spec.get("accelerator") is None or spec["accelerator"] in data["accelerators"], series
+        assert spec.get("attach") is None or spec["attach"] in data["attachable"], series
+        for name, t in spec["types"].items():
+            assert name.startswith(series), name
+            assert t["vcpus"] > 0 and t["memory_gb"] > 0 and t["price_per_hour"] > 0, name
+    for rule_set in data.get("attachable", {}).values():
+        for acc, rows in rule_set.items():
+            assert acc in data["accelerators"] and data["accelerators"][acc].get("price_per_hour"), acc
+            assert [r["count"] for r in rows] == sorted(r["count"] for r in rows), acc
+    assert data["price"]["date"] and data["price"]["region"] and "pprox" in data["price"]["note"]
+
+
+@pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])
+def test_every_machine_has_a_dated_price(cloud):
+    rows = catalog.machines(cloud)
+    assert rows
+    for m in rows:
+        assert m.price_per_hour is not None and m.price_per_hour > 0, m.machine_type
+        assert m.price_date == "2025-01" and m.price_region in {"us-central1", "us-east-1"}
+
+
+def test_machines_filters_by_gpu_in_any_spelling():
+    t4 = catalog.machines(gpu="T4")
+    assert {m.cloud for m in t4} == {"vertex", "sagemaker"}
+    assert all(m.gpu and m.gpu.name == "T4" for m in t4)
+    assert [m.machine_type for m in catalog.machines("vertex", "NVIDIA_TESLA_T4")] == [
+        "n1-highmem-2", "n1-highmem-2", "n1-highmem-2"]  # smallest N1 taking 1, 2 and 4 T4s  # fmt: skip
+    assert catalog.machines(gpu="no-such-gpu") == []
+    h100 = {m.machine_type for m in catalog.machines(gpu="h100")}
+    assert {"a3-highgpu-8g", "ml.p5.48xlarge"} <= h100
+
+
+def test_machines_every_combination_lists_all_n1_counts():
+    every = catalog.machines("vertex", "V100", every_combination=True)
+    combos = {(m.machine_type, m.accelerator_count) for m in every}
+    assert ("n1-standard-16", 2) in combos and ("n1-standard-16", 1) not in combos
+    assert ("n1-standard-96", 8) in combos
+    assert len(every) > len(catalog.machines("vertex", "V100"))
+
+
+def test_machines_are_sorted_by_cloud_gpu_count_price():
+    rows = catalog.machines()
+    assert rows[0].cloud == "vertex" and rows[-1].cloud == "sagemaker"
+    vertex_gpus = [(m.gpu.name, m.accelerator_count) for m in rows if m.cloud == "vertex" and m.gpu]
+    assert vertex_gpus == sorted(vertex_gpus)
+
+
+def test_sagemaker_gpu_counts_match_sagemaker_core():
+    """sagemaker-core's instance_gpu_info.json (read as a file) agrees on GPU count and memory."""
+    root = Path(importlib.util.find_spec("sagemaker").submodule_search_locations[0])
+    sdk = json.loads((root / "core" / "image_uri_config" / "instance_gpu_info.json").read_text())["us-east-1"]
+    checked = 0
+    for name, t in table("sagemaker").types.items():
+        if name not in sdk:
+            continue
+        checked += 1
+        info = catalog.resolve_machine("sagemaker", name, None, 0)
+        assert info.accelerator_count == sdk[name]["Count"], name
+        if info.gpu:
+            mib = sdk[name]["TotalGpuMemoryInMiB"]
+            assert info.gpu_memory_gb * 1024 == pytest.approx(mib, rel=0.1), name
+    assert checked >= 15
+
+
+def test_gpu_models():
+    models = catalog.gpu_models()
+    assert models["T4"] == catalog.GpuModel("T4", 16.0, "7.5")
+    assert models["H100"].compute_capability == "9.0"
+    assert models["A100-80GB"].memory_gb == 80
