@@ -1,0 +1,99 @@
+"""boto3 clients for one region, and the translation of AWS errors into cloudtrain's.
+
+Settings are boto3's own, read by boto3 itself:
+
+* credentials: the usual chain (``AWS_PROFILE``, ``AWS_ACCESS_KEY_ID`` /
+  ``AWS_SECRET_ACCESS_KEY``, ``~/.aws``, instance roles);
+* ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``, ``…_SAGEMAKER``, ``…_CLOUDWATCH_LOGS``):
+  send every request to another endpoint, e.g. a moto server in the tests.
+
+The region is always the job's, passed explicitly to every client: never the default
+region of the profile or of ``AWS_DEFAULT_REGION``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import cached_property
+from typing import Any, Iterator
+
+from cloudtrain.errors import BackendError, CredentialsError
+
+CREDENTIALS_HINT = "run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+THROTTLING = frozenset({"ThrottlingException", "Throttling", "ThrottledException", "TooManyRequestsException",
+                        "RequestLimitExceeded", "SlowDown"})  # fmt: skip
+_CREDENTIAL_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId",
+                               "UnrecognizedClientException", "InvalidAccessKeyId", "SignatureDoesNotMatch"})  # fmt: skip
+
+
+class AwsClients:
+    """The three clients a job needs, created on first use, all in ``region``.
+
+    The logs client does not retry by itself: the tailer backs off on throttling with
+    its own (injectable) sleep, so that it can be tested without waiting.
+    """
+
+    def __init__(self, region: str, session: Any = None):
+        self.region = region
+        self._session = session
+
+    @cached_property
+    def session(self) -> Any:
+        if self._session is not None:
+            return self._session
+        import boto3
+        import botocore.exceptions
+
+        try:
+            session = boto3.session.Session(region_name=self.region)
+            credentials = session.get_credentials()
+        except botocore.exceptions.ProfileNotFound as exc:
+            raise CredentialsError(f"AWS profile {exc.kwargs.get('profile')!r} not found", CREDENTIALS_HINT) from None
+        if credentials is None:
+            raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT)
+        return session
+
+    def client(self, service: str, **retries: Any) -> Any:
+        from botocore.config import Config
+
+        config = Config(retries=retries or {"mode": "standard", "max_attempts": 5}, user_agent_extra="cloudtrain")
+        return self.session.client(service, region_name=self.region, config=config)
+
+    @cached_property
+    def s3(self) -> Any:
+        return self.client("s3")
+
+    @cached_property
+    def sagemaker(self) -> Any:
+        return self.client("sagemaker")
+
+    @cached_property
+    def logs(self) -> Any:
+        return self.client("logs", mode="standard", total_max_attempts=1)
+
+
+def error_code(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    return response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+
+
+@contextlib.contextmanager
+def translated(action: str) -> Iterator[None]:
+    """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``."""
+    import botocore.exceptions as bx
+
+    try:
+        yield
+    except (bx.NoCredentialsError, bx.PartialCredentialsError):
+        raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT) from None
+    except bx.ClientError as exc:
+        code = error_code(exc) or "Error"
+        message = exc.response.get("Error", {}).get("Message") or str(exc)
+        if code in _CREDENTIAL_CODES:
+            raise CredentialsError(f"{action}: AWS refused the credentials ({code}: {message})", CREDENTIALS_HINT) from None
+        raise BackendError(f"{action}: {code}: {message}") from None
+    except bx.EndpointConnectionError as exc:
+        raise BackendError(
+            f"{action}: cannot reach {exc.kwargs.get('endpoint_url')}",
+            hint="check the network, the region, and AWS_ENDPOINT_URL if set",
+        ) from None

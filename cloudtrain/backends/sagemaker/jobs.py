@@ -1,0 +1,182 @@
+"""A SageMaker training job: its state through one table, its logs, wait and stop."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterator, Mapping
+
+from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.errors import BackendError
+
+from .aws import AwsClients, error_code, translated
+from .logs import LogTailer
+
+#: TrainingJobStatus → JobState.
+STATES: Mapping[str, JobState] = {
+    "InProgress": JobState.RUNNING,
+    "Stopping": JobState.STOPPING,
+    "Completed": JobState.SUCCEEDED,
+    "Failed": JobState.FAILED,
+    "Stopped": JobState.CANCELLED,
+}
+#: (TrainingJobStatus, SecondaryStatus) pairs that say more than the status alone:
+#: instances not yet running the code, and "Stopped" by SageMaker's own limits, not a user.
+SECONDARY_STATES: Mapping[tuple[str, str], JobState] = {
+    **{("InProgress", s): JobState.PENDING for s in (
+        "Starting", "Pending", "LaunchingMLInstances", "PreparingTrainingStack",
+        "Downloading", "DownloadingTrainingImage",
+    )},  # fmt: skip
+    ("Stopped", "MaxRuntimeExceeded"): JobState.FAILED,
+    ("Stopped", "MaxWaitTimeExceeded"): JobState.FAILED,
+}
+_LIMIT_MESSAGES = {
+    "MaxRuntimeExceeded": "stopped by SageMaker: the job ran longer than max_runtime ({} s)",
+    "MaxWaitTimeExceeded": "stopped by SageMaker: spot capacity plus training took longer than spot.max_wait ({} s)",
+}
+
+
+def job_state(status: str, secondary: str | None = None) -> JobState:
+    return SECONDARY_STATES.get((status, secondary or ""), STATES.get(status, JobState.UNKNOWN))
+
+
+def console_url(region: str, job_name: str) -> str:
+    return f"https://{region}.console.aws.amazon.com/sagemaker/home?region={region}#/jobs/{job_name}"
+
+
+def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
+    """A ``DescribeTrainingJob`` response (or a ``TrainingJobSummary``) as a :class:`JobStatus`."""
+    name = desc["TrainingJobName"]
+    status, secondary = desc["TrainingJobStatus"], desc.get("SecondaryStatus")
+    message = desc.get("FailureReason") or None
+    if message is None and secondary in _LIMIT_MESSAGES:
+        stopping = desc.get("StoppingCondition", {})
+        limit = stopping.get("MaxRuntimeInSeconds" if secondary == "MaxRuntimeExceeded" else "MaxWaitTimeInSeconds")
+        message = _LIMIT_MESSAGES[secondary].format(limit if limit is not None else "?")
+    return JobStatus(
+        job_id=name,
+        name=desc.get("TrainingJobArn", name),
+        state=job_state(status, secondary),
+        native_state=status,
+        message=message,
+        console_url=console_url(region, name),
+        created=desc.get("CreationTime"),
+        ended=desc.get("TrainingEndTime"),
+        details=_details(desc, region),
+    )
+
+
+def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
+    resources = desc.get("ResourceConfig", {})
+    count = resources.get("InstanceCount", 1)
+    details: dict[str, Any] = {"region": region}
+    if desc.get("SecondaryStatus"):
+        details["secondary_status"] = desc["SecondaryStatus"]
+    if resources:
+        details["instance_type"] = resources.get("InstanceType")
+        details["instance_count"] = count
+    # Per instance in the response; times the count is what is billed (as the SDK prints it).
+    training, billable = desc.get("TrainingTimeInSeconds"), desc.get("BillableTimeInSeconds")
+    if training is not None:
+        details["training_seconds"] = training * count
+    if billable is not None:
+        details["billable_seconds"] = billable * count
+    if desc.get("EnableManagedSpotTraining") and training and billable is not None:
+        details["spot_savings_percent"] = round((1 - billable / training) * 100, 1)
+    if desc.get("ModelArtifacts", {}).get("S3ModelArtifacts"):
+        details["model_artifacts"] = desc["ModelArtifacts"]["S3ModelArtifacts"]
+    return details
+
+
+def _not_found(message: str) -> bool:
+    message = message.lower()  # AWS: "Requested resource not found."; moto: "Could not find training job"
+    return "not found" in message or "could not find" in message
+
+
+class SageMakerJob:
+    """The :class:`~cloudtrain.backends.base.JobHandle` of one training job."""
+
+    def __init__(
+        self,
+        job_id: str,
+        clients: AwsClients,
+        *,
+        poll_seconds: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        tailer_options: Mapping[str, Any] | None = None,
+    ):
+        self.job_id = job_id
+        self.clients = clients
+        self.region = clients.region
+        self.poll_seconds = poll_seconds
+        self.sleep = sleep
+        self.clock = clock
+        self.tailer_options = dict(tailer_options or {})
+        self.last: JobStatus | None = None
+        self._instances = 1
+        self.tailer: LogTailer | None = None  # the last one logs() used; its call counts for the bench
+
+    def describe(self) -> dict[str, Any]:
+        with translated(f"describing training job {self.job_id}"):
+            try:
+                return self.clients.sagemaker.describe_training_job(TrainingJobName=self.job_id)
+            except Exception as exc:
+                if error_code(exc) == "ValidationException" and _not_found(str(exc)):
+                    raise BackendError(
+                        f"no SageMaker training job {self.job_id!r} in {self.region}",
+                        hint="check the name and --region (cloudtrain list --backend sagemaker)",
+                    ) from None
+                raise
+
+    def status(self) -> JobStatus:
+        desc = self.describe()
+        self._instances = desc.get("ResourceConfig", {}).get("InstanceCount", 1)
+        self.last = to_status(desc, self.region)
+        return self.last
+
+    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+        if self.last is None:
+            self.status()
+        options = {"sleep": self.sleep, "clock": self.clock, **self.tailer_options}
+        self.tailer = LogTailer(
+            self.clients.logs,
+            self.job_id,
+            job_done=lambda: self.status().state.terminal,
+            instance_count=self._instances,
+            **options,
+        )
+        return self.tailer.follow() if follow else self.tailer.read()
+
+    def wait(self) -> JobStatus:
+        status = self.status()
+        while not status.state.terminal:
+            self.sleep(self.poll_seconds)
+            status = self.status()
+        return status
+
+    def cancel(self) -> JobStatus:
+        """StopTrainingJob, unless the job is already over; the status right after."""
+        status = self.status()
+        if status.state.terminal or status.state is JobState.STOPPING:
+            return status
+        with translated(f"stopping training job {self.job_id}"):
+            self.clients.sagemaker.stop_training_job(TrainingJobName=self.job_id)
+        return self.status()
+
+
+def list_jobs(clients: AwsClients, limit: int) -> list[JobStatus]:
+    """The newest ``limit`` training jobs of the region, newest first."""
+    found: list[JobStatus] = []
+    token = None
+    with translated("listing training jobs"):
+        while len(found) < limit:
+            kwargs: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending",
+                                      "MaxResults": min(100, limit - len(found))}  # fmt: skip
+            if token:
+                kwargs["NextToken"] = token
+            page = clients.sagemaker.list_training_jobs(**kwargs)
+            found += [to_status(s, clients.region) for s in page.get("TrainingJobSummaries", [])]
+            token = page.get("NextToken")
+            if not token:
+                break
+    return found[:limit]

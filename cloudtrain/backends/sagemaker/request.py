@@ -1,0 +1,121 @@
+"""JobSpec → ``CreateTrainingJob`` parameters: one pure function, no I/O, no boto3.
+
+``render`` (what ``--dry-run`` prints) and ``submit`` (what is sent) both call
+:func:`create_training_job`, so the dry run shows exactly the request.
+
+Hyperparameter values are JSON-encoded strings, as the SageMaker Python SDK writes them
+and as the TensorFlow training container decodes them. Besides the user's own, the
+request carries:
+
+* ``sagemaker_program`` / ``sagemaker_submit_directory``: the container extracts the
+  source dir (see :mod:`.sourcedir`) and runs the launcher script from it;
+* ``cloudtrain_module`` / ``cloudtrain_args``: what the launcher runs
+  (``python -m MODULE ARGS --key=value …``, the user hyperparameters appended as in
+  :meth:`JobSpec.module_args`);
+* ``sagemaker_region``, ``sagemaker_container_log_level``, and with more than one
+  instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
+  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cloudtrain.errors import UsageError
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+
+SOURCEDIR = "sourcedir.tar.gz"
+LAUNCHER = "cloudtrain_launch.py"  # the sagemaker_program, at the top of the source dir
+CONTAINER_LOG_LEVEL = 20  # logging.INFO, the SDK's default
+#: Keys the launcher does not pass on as ``--key=value``: the container's, ours, and
+#: those SageMaker adds itself (``_tuning_objective_metric``).
+RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
+MAX_HYPERPARAMETERS = 100  # the service's limits (botocore's model; its validator checks neither)
+MAX_HYPERPARAMETER_VALUE = 2500
+
+
+def sourcedir_uri(spec: JobSpec, package: BuiltPackage) -> str:
+    """Where the source dir lives: keyed by the sdist's hash, so an unchanged package is uploaded once."""
+    return f"{_staging(spec)}/cloudtrain/packages/{package.sha256}/{SOURCEDIR}"
+
+
+def checkpoint_uri(spec: JobSpec) -> str:
+    """Spot checkpoints, next to what SageMaker writes for this job (``OUTPUT/JOB/output/…``)."""
+    return f"{spec.output_dir}/{spec.job_name}/checkpoints"
+
+
+def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+    """The keyword arguments of ``sagemaker.create_training_job``, JSON-ready."""
+    if not spec.role_arn:
+        raise UsageError("SageMaker needs an execution role", hint="add role_arn: arn:aws:iam::123456789012:role/NAME")
+    stopping: dict[str, int] = {"MaxRuntimeInSeconds": spec.max_runtime_seconds}
+    params: dict[str, Any] = {
+        "TrainingJobName": spec.job_name,
+        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
+        "RoleArn": spec.role_arn,
+        "HyperParameters": hyperparameters(spec, sourcedir_uri(spec, package)),
+        "OutputDataConfig": {"S3OutputPath": spec.output_dir},
+        "ResourceConfig": {
+            "InstanceType": spec.machine.type,
+            "InstanceCount": spec.replica_count,
+            "VolumeSizeInGB": spec.machine.disk_gb,
+        },
+        "StoppingCondition": stopping,
+    }
+    if spec.spot:
+        # SageMaker requires a max wait with spot; the shortest it accepts is the max runtime.
+        stopping["MaxWaitTimeInSeconds"] = spec.max_wait_seconds or spec.max_runtime_seconds
+        params["EnableManagedSpotTraining"] = True
+        params["CheckpointConfig"] = {"S3Uri": checkpoint_uri(spec)}
+    if spec.env:
+        params["Environment"] = dict(spec.env)
+    if spec.labels:
+        params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
+    return params
+
+
+def hyperparameters(spec: JobSpec, submit_directory: str) -> dict[str, str]:
+    """User hyperparameters first (config order), then the launcher's, then the container's."""
+    hps: dict[str, str] = {}
+    for key, value in spec.hyperparameters.items():
+        if key.startswith(RESERVED_PREFIXES):
+            raise UsageError(
+                f"hyperparameters: {key!r} starts with a prefix SageMaker or cloudtrain reserve "
+                f"({', '.join(RESERVED_PREFIXES)})",
+                hint="rename it",
+            )
+        hps[key] = json.dumps(value)
+    hps["cloudtrain_module"] = json.dumps(spec.package.module)
+    hps["cloudtrain_args"] = json.dumps(list(spec.args))
+    hps["sagemaker_program"] = json.dumps(LAUNCHER)
+    hps["sagemaker_submit_directory"] = json.dumps(submit_directory)
+    hps["sagemaker_region"] = json.dumps(spec.region)
+    hps["sagemaker_container_log_level"] = json.dumps(CONTAINER_LOG_LEVEL)
+    if spec.replica_count > 1:
+        hps["sagemaker_multi_worker_mirrored_strategy_enabled"] = json.dumps(True)
+    if len(hps) > MAX_HYPERPARAMETERS:
+        raise UsageError(
+            f"hyperparameters: {len(spec.hyperparameters)} given; SageMaker allows {MAX_HYPERPARAMETERS} "
+            f"including the {len(hps) - len(spec.hyperparameters)} cloudtrain adds",
+            hint="pass the rest in args or a config file inside the package",
+        )
+    for key, value in hps.items():
+        if len(value) > MAX_HYPERPARAMETER_VALUE:
+            field = "args" if key == "cloudtrain_args" else f"hyperparameters: {key}"
+            raise UsageError(
+                f"{field}: {len(value)} characters once JSON-encoded; SageMaker allows {MAX_HYPERPARAMETER_VALUE}",
+                hint="move long values into a file inside the package",
+            )
+    return hps
+
+
+def _staging(spec: JobSpec) -> str:
+    bucket = spec.staging_bucket or ""
+    if not bucket.startswith("s3://") or len(bucket.rstrip("/")) <= len("s3://"):
+        raise UsageError(
+            f"staging_bucket must be an s3:// URI for SageMaker, got {spec.staging_bucket!r}",
+            hint="set staging_bucket: s3://YOUR-BUCKET in the config",
+        )
+    return bucket.rstrip("/")

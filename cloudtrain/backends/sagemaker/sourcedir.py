@@ -1,0 +1,78 @@
+"""The ``sourcedir.tar.gz`` the SageMaker TensorFlow container runs, built reproducibly.
+
+Layout (what ``sagemaker_submit_directory`` points at)::
+
+    cloudtrain_launch.py        the sagemaker_program (see cloudtrain_launch.py)
+    dist/<name>-<version>-<hash>.tar.gz   the package's sdist, unchanged
+
+No ``setup.py`` and no ``requirements.txt`` at the top: the container would otherwise
+install the folder itself; the launcher installs the sdist instead. Entries are sorted,
+owned by root, dated 1980-01-01, and the gzip header carries no name and time 0, so two
+builds of the same sdist give the same bytes and the same sha256.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from cloudtrain.packaging import BuiltPackage
+
+from .request import LAUNCHER
+
+MTIME = 315532800  # 1980-01-01T00:00:00Z: valid in every archive format
+LAUNCHER_SOURCE = Path(__file__).with_name("cloudtrain_launch.py")
+
+
+@dataclass(frozen=True)
+class Sourcedir:
+    path: Path
+    sha256: str
+    size: int
+
+
+def members(package: BuiltPackage) -> list[tuple[str, Path, int]]:
+    """(archive name, source file, mode), in archive order."""
+    return sorted([(LAUNCHER, LAUNCHER_SOURCE, 0o755), (f"dist/{package.filename}", Path(package.path), 0o644)])
+
+
+def write_sourcedir(package: BuiltPackage, dest: Path) -> Sourcedir:
+    """Write the archive to ``dest`` and return its hash and size."""
+    dest = Path(dest)
+    with open(dest, "wb") as raw:
+        _write(package, raw)
+    digest = hashlib.sha256()
+    with open(dest, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return Sourcedir(path=dest, sha256=digest.hexdigest(), size=dest.stat().st_size)
+
+
+def _write(package: BuiltPackage, raw: BinaryIO) -> None:
+    files = members(package)
+    dirs = {name.rsplit("/", 1)[0] for name, _, _ in files if "/" in name}
+    entries = sorted([(d, None, 0o755) for d in dirs] + files, key=lambda e: e[0])
+    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name, source, mode in entries:
+                if source is None:
+                    tar.addfile(_info(name, mode, tarfile.DIRTYPE))
+                    continue
+                info = _info(name, mode, tarfile.REGTYPE)
+                info.size = source.stat().st_size
+                with open(source, "rb") as f:
+                    tar.addfile(info, f)
+
+
+def _info(name: str, mode: int, kind: bytes) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.mode = mode
+    info.mtime = MTIME
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info

@@ -1,0 +1,135 @@
+"""AWS for tests and benches: a moto server on 127.0.0.1, and hands on its state.
+
+``ThreadedMotoServer`` runs in this process, so moto's backend objects are shared: the
+tests drive what moto cannot (a job's progression through states, its failure reason,
+billable seconds) by editing them directly, and write CloudWatch logs as SageMaker
+would through the ordinary API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import urllib.request
+from typing import Any, Iterator
+
+ACCOUNT = "123456789012"  # moto's default account
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
+LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+
+class MotoAws:
+    """A started moto server: its endpoint, clients for it, and its backends."""
+
+    def __init__(self, server: Any):
+        self.server = server
+        host, port = server.get_host_and_port()
+        self.endpoint = f"http://{host}:{port}"
+
+    def client(self, service: str, region: str) -> Any:
+        import boto3
+
+        return boto3.client(
+            service,
+            region_name=region,
+            endpoint_url=self.endpoint,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+
+    def reset(self) -> None:
+        """Forget every bucket, job and log stream."""
+        request = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
+    # -- SageMaker -------------------------------------------------------------------
+
+    def training_job(self, region: str, name: str) -> Any:
+        from moto.backends import get_backend
+
+        return get_backend("sagemaker")[ACCOUNT][region].training_jobs[name]
+
+    def set_job(
+        self,
+        region: str,
+        name: str,
+        status: str,
+        secondary: str | None = None,
+        *,
+        failure_reason: str | None = None,
+        training_seconds: int | None = None,
+        billable_seconds: int | None = None,
+    ) -> None:
+        """Move a job moto created to another state (moto marks every job Completed at once)."""
+        job = self.training_job(region, name)
+        job.training_job_status = status
+        job.secondary_status = secondary or status
+        job.failure_reason = failure_reason
+        job.training_time_in_seconds = training_seconds
+        job.billable_time_in_seconds = billable_seconds
+
+
+def env_for(endpoint: str, default_region: str = "us-east-1") -> dict[str, str]:
+    """Environment for cloudtrain to reach the moto server with fake credentials."""
+    return {
+        **FAKE_CREDENTIALS,
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_DEFAULT_REGION": default_region,
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+
+
+def use_moto(monkeypatch: Any, moto: MotoAws, default_region: str = "us-east-1") -> None:
+    """Point boto3 at ``moto`` for one test: endpoint, fake credentials, a default region."""
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    for key, value in env_for(moto.endpoint, default_region).items():
+        monkeypatch.setenv(key, value)
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[MotoAws]:
+    """A moto server on a free port of 127.0.0.1, always stopped."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        yield MotoAws(server)
+    finally:
+        server.stop()
+
+
+class LogWriter:
+    """Writes a job's instance logs into CloudWatch as SageMaker does: one stream per instance."""
+
+    def __init__(self, logs_client: Any, job_name: str):
+        self.client = logs_client
+        self.job_name = job_name
+        self.lock = threading.Lock()
+        with contextlib.suppress(self.client.exceptions.ResourceAlreadyExistsException):
+            self.client.create_log_group(logGroupName=LOG_GROUP)
+
+    def stream_name(self, instance: int, started: int = 1700000000) -> str:
+        return f"{self.job_name}/algo-{instance}-{started}"
+
+    def open(self, instance: int, started: int = 1700000000) -> str:
+        name = self.stream_name(instance, started)
+        self.client.create_log_stream(logGroupName=LOG_GROUP, logStreamName=name)
+        return name
+
+    def write(self, stream: str, messages: list[str], start_ms: int | None = None, step_ms: int = 1) -> None:
+        """Put ``messages`` in order, timestamped from ``start_ms`` (now) ``step_ms`` apart."""
+        ts = start_ms if start_ms is not None else int(time.time() * 1000)
+        events = [{"timestamp": ts + i * step_ms, "message": m} for i, m in enumerate(messages)]
+        for start in range(0, len(events), 10_000):
+            self.client.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events[start : start + 10_000])
