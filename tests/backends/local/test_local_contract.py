@@ -1,0 +1,153 @@
+"""The contract as pure data: exact variables and paths for Vertex and SageMaker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cloudtrain.backends.local import contract
+
+from .conftest import JOB_NAME, make_spec
+
+OUT = "/runs/demo"
+SDIST = "/dist/fakepkg-0.1-abc.tar.gz"
+
+
+def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path):
+    (chief,) = contract.plan(make_spec(tmp_path), output_dir=OUT, ports=[0], package_uri=SDIST)
+    assert chief.name == "chief"
+    assert dict(chief.env) == {
+        "AIP_MODEL_DIR": "/runs/demo/model/",
+        "AIP_CHECKPOINT_DIR": "/runs/demo/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": "/runs/demo/logs/",
+        "CLOUD_ML_JOB_ID": JOB_NAME,
+    }
+    assert (chief.model_dir, chief.checkpoint_dir, chief.tensorboard_dir) == (
+        "/runs/demo/model/", "/runs/demo/checkpoints/", "/runs/demo/logs/",
+    )  # fmt: skip
+    assert chief.cwd == "/runs/demo/local-run/chief"
+
+
+def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
+    spec = make_spec(tmp_path, replica_count=3, args=("--epochs=2",), hyperparameters={"lr": 0.1})
+    plans = contract.plan(spec, output_dir=OUT, ports=[1001, 1002, 1003], package_uri=SDIST)
+    assert [p.name for p in plans] == ["chief", "worker-0", "worker-1"]
+    addresses = ["127.0.0.1:1001", "127.0.0.1:1002", "127.0.0.1:1003"]
+    tasks = [("workerpool0", "chief", 0), ("workerpool1", "worker", 0), ("workerpool1", "worker", 1)]
+    for p, (pool, tf_type, index) in zip(plans, tasks):
+        cluster_spec = json.loads(p.env["CLUSTER_SPEC"])
+        tf_config = json.loads(p.env["TF_CONFIG"])
+        assert cluster_spec["cluster"] == {"workerpool0": addresses[:1], "workerpool1": addresses[1:]}
+        assert cluster_spec["task"] == {"type": pool, "index": index}
+        assert tf_config["cluster"] == {"chief": addresses[:1], "worker": addresses[1:]}
+        assert tf_config["task"] == {"type": tf_type, "index": index}
+        assert cluster_spec["environment"] == tf_config["environment"] == "cloud"
+        job = tf_config["job"]
+        assert [pool["replicaCount"] for pool in job["workerPoolSpecs"]] == [1, 2]
+        assert job["workerPoolSpecs"][0]["pythonPackageSpec"]["args"] == ["--epochs=2", "--lr=0.1"]
+        assert job["baseOutputDirectory"] == {"outputUriPrefix": OUT}
+        # Vertex gives every replica the same directories; the trainer keeps non-chief writes apart.
+        assert p.env["AIP_MODEL_DIR"] == "/runs/demo/model/"
+
+
+def test_the_trainer_reads_the_vertex_contract_back(tmp_path):
+    from trainer import cluster, env as trainer_env
+
+    plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package_uri=SDIST)
+    ranks = []
+    for p in plans:
+        c = cluster.resolve_cluster(p.env)
+        ranks.append((c.rank, c.num_workers, c.is_chief))
+        resolved = trainer_env.resolve(p.env)
+        assert resolved.platform == "vertex" and resolved.job_id == JOB_NAME
+        assert resolved.dirs.model_dir == "/runs/demo/model/"
+        assert resolved.dirs.checkpoint_dir == "/runs/demo/checkpoints/"
+        assert resolved.dirs.tensorboard_dir == "/runs/demo/logs/"
+    assert ranks == [(0, 2, True), (1, 2, False)]
+
+
+def test_sagemaker_tree_per_host(tmp_path):
+    spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2,
+                     hyperparameters={"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True})  # fmt: skip
+    plans = contract.plan(
+        spec, output_dir=OUT, ports=[2001, 2002], package_uri=SDIST,
+        channels={"training": "/data/train"}, num_gpus=[2, 2], num_cpus=8,
+    )  # fmt: skip
+    assert [p.name for p in plans] == ["algo-1", "algo-2"]
+    second = plans[1]
+    base = "/runs/demo/algo-2"
+    assert second.cwd == f"{base}/code"
+    assert (second.model_dir, second.checkpoint_dir) == (f"{base}/model", f"{base}/checkpoints")
+    assert set(second.dirs) >= {f"{base}/input/config", f"{base}/input/data", f"{base}/model",
+                                f"{base}/output/data", f"{base}/checkpoints"}  # fmt: skip
+    hps = json.loads(second.files[f"{base}/input/config/hyperparameters.json"])
+    assert all(isinstance(v, str) for v in hps.values())  # SageMaker's wire format
+    assert {k: json.loads(hps[k]) for k in ("epochs", "lr", "dataset", "shuffle")} == {
+        "epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True,
+    }  # fmt: skip
+    assert hps["dataset"] == '"digits"' and hps["shuffle"] == "true"
+    assert json.loads(hps["sagemaker_multi_worker_mirrored_strategy_enabled"]) is True
+    assert json.loads(hps["sagemaker_program"]) == "fakepkg.task"
+    rc = json.loads(second.files[f"{base}/input/config/resourceconfig.json"])
+    assert rc["current_host"] == "algo-2" and rc["hosts"] == ["algo-1", "algo-2"]
+    assert rc["current_group_name"] == "homogeneousCluster"
+    assert rc["instance_groups"] == [
+        {"instance_group_name": "homogeneousCluster", "instance_type": "ml.g4dn.12xlarge", "hosts": ["algo-1", "algo-2"]}
+    ]
+    idc = json.loads(second.files[f"{base}/input/config/inputdataconfig.json"])
+    assert idc == {"training": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
+                                "RecordWrapperType": "None"}}  # fmt: skip
+    env = second.env
+    assert env["SM_MODEL_DIR"] == f"{base}/model"
+    assert env["SM_OUTPUT_DATA_DIR"] == f"{base}/output/data"
+    assert env["SM_CHANNEL_TRAINING"] == f"{base}/input/data/training"
+    assert env["SM_CHANNELS"] == '["training"]'
+    assert json.loads(env["SM_HPS"]) == {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True}
+    assert env["SM_HP_EPOCHS"] == "3" and env["SM_HP_DATASET"] == "digits"
+    assert env["SM_HOSTS"] == '["algo-1","algo-2"]' and env["SM_CURRENT_HOST"] == "algo-2"
+    assert (env["SM_NUM_GPUS"], env["SM_NUM_CPUS"]) == ("2", "8")
+    assert json.loads(env["SM_TRAINING_ENV"])["current_host"] == "algo-2"
+    assert env["SAGEMAKER_BASE_DIR"] == base and env["TRAINING_JOB_NAME"] == JOB_NAME
+    # The SageMaker TF container's TF_CONFIG for multi-worker mirrored: workers only, host order.
+    assert json.loads(env["TF_CONFIG"]) == {
+        "cluster": {"worker": ["127.0.0.1:2001", "127.0.0.1:2002"]},
+        "environment": "cloud",
+        "task": {"index": 1, "type": "worker"},
+    }
+
+
+def test_sagemaker_single_host_has_no_tf_config(tmp_path):
+    (only,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package_uri=SDIST)
+    assert only.name == "algo-1" and "TF_CONFIG" not in only.env
+    assert only.env["SM_HOSTS"] == '["algo-1"]' and only.env["SM_CHANNELS"] == "[]"
+    hps = json.loads(only.files["/runs/demo/algo-1/input/config/hyperparameters.json"])
+    assert "sagemaker_multi_worker_mirrored_strategy_enabled" not in hps
+
+
+def test_the_trainer_reads_the_sagemaker_contract_back(tmp_path):
+    from trainer import cluster, env as trainer_env
+
+    spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters={"epochs": 3})
+    plans = contract.plan(spec, output_dir=OUT, ports=[1, 2], package_uri=SDIST)
+    for i, p in enumerate(plans):
+        c = cluster.resolve_cluster(p.env)
+        assert (c.rank, c.num_workers, c.is_chief) == (i, 2, i == 0)
+        resolved = trainer_env.resolve(p.env)
+        assert resolved.platform == "sagemaker" and resolved.job_id == JOB_NAME
+        assert resolved.dirs.model_dir == p.model_dir
+        assert resolved.hyperparameters == {"epochs": 3}
+        assert resolved.current_host == p.name and resolved.hosts == ("algo-1", "algo-2")
+
+
+@pytest.mark.parametrize(
+    ("gpus", "n", "expected"),
+    [(0, 2, [None, None]), (4, 1, [None]), (4, 2, ["0,1", "2,3"]), (8, 3, ["0,1", "2,3", "4,5"]), (1, 2, [None, None])],
+)
+def test_gpu_assignment(gpus, n, expected):
+    assert contract.gpu_assignment(gpus, n) == expected
+
+
+def test_wrong_number_of_ports_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="need 2 ports"):
+        contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1], package_uri=SDIST)
