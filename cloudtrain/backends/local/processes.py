@@ -1,0 +1,265 @@
+"""Replica processes: start them, merge their output live, stop them all, leave no orphan.
+
+Each replica runs in its own session (so its own process group): stopping a replica
+signals the whole group, which takes any process the trainer started along with it
+(SIGTERM, a grace period, then SIGKILL). On Linux each child also gets
+``PR_SET_PDEATHSIG`` so that it dies with cloudtrain even if cloudtrain is killed
+outright. One reader thread per replica turns its output (stdout and stderr merged, in
+order) into :class:`LogLine` objects and copies it to that replica's log file; one
+monitor thread watches exits: the first replica that fails stops the others.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import ctypes.util
+import datetime as dt
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, Sequence
+
+from cloudtrain.backends.base import LogLine
+
+NOTICE = "cloudtrain"  # the replica name of cloudtrain's own lines
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Launch:
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    cwd: str
+    log_path: Path
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_codes: Mapping[str, int]  # negative: killed by that signal
+    failed: str | None  # the first replica that exited non-zero on its own
+    cancelled: bool
+    timed_out: bool
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """``n`` distinct ports that were free a moment ago (all held open together while picked)."""
+    with ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(n)]
+        for s in socks:
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _pdeathsig() -> Callable[[], None] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+    prctl = libc.prctl
+
+    def set_pdeathsig() -> None:  # runs in the child, between fork and exec
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return set_pdeathsig
+
+
+class ReplicaGroup:
+    """The running replicas of one job. Lines are kept in order of arrival for any reader."""
+
+    def __init__(
+        self,
+        launches: Sequence[Launch],
+        *,
+        stop_grace_s: float = 10.0,
+        max_runtime_s: float | None = None,
+        on_line: Callable[[LogLine], None] | None = None,
+        poll_s: float = 0.05,
+    ):
+        self._launches = list(launches)
+        self._grace = stop_grace_s
+        self._max_runtime = max_runtime_s
+        self._on_line = on_line
+        self._poll = poll_s
+        self._lines: list[LogLine] = []
+        self._cond = threading.Condition()
+        self._procs: dict[str, subprocess.Popen] = {}
+        self._codes: dict[str, int] = {}
+        self._failed: str | None = None
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+        self._outcome: Outcome | None = None
+        self._readers: list[threading.Thread] = []
+        self.started = time.monotonic()
+        self.ended: float | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every replica, then the threads (no thread exists while forking)."""
+        preexec = _pdeathsig()
+        for launch in self._launches:
+            launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+            Path(launch.cwd).mkdir(parents=True, exist_ok=True)
+            try:
+                self._procs[launch.name] = subprocess.Popen(
+                    list(launch.argv),
+                    env=dict(launch.env),
+                    cwd=launch.cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                )
+            except OSError:
+                self._kill_all(grace=0)
+                raise
+        _RUNNING.add(self)
+        self.started = time.monotonic()
+        for launch in self._launches:
+            reader = threading.Thread(target=self._read, args=(launch,), name=f"read-{launch.name}", daemon=True)
+            reader.start()
+            self._readers.append(reader)
+        threading.Thread(target=self._monitor, name="replica-monitor", daemon=True).start()
+
+    def cancel(self) -> Outcome:
+        self._cancel.set()
+        return self.wait()
+
+    def wait(self, timeout: float | None = None) -> Outcome | None:
+        self._done.wait(timeout)
+        return self._outcome
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def pids(self) -> dict[str, int]:
+        return {name: p.pid for name, p in self._procs.items()}
+
+    def exit_codes(self) -> dict[str, int | None]:
+        return {name: self._codes.get(name) for name in self._procs}
+
+    # --- output ----------------------------------------------------------------------------
+
+    def notice(self, message: str, severity: str = "INFO") -> None:
+        self._add(LogLine(_now(), NOTICE, message, severity))
+
+    def lines(self, follow: bool = False) -> Iterator[LogLine]:
+        """Every line so far; with ``follow``, new ones as they come until all replicas ended."""
+        seen = 0
+        while True:
+            with self._cond:
+                while follow and seen >= len(self._lines) and not self._done.is_set():
+                    self._cond.wait(0.5)
+                batch, finished = self._lines[seen:], self._done.is_set()
+                seen += len(batch)
+            yield from batch
+            if not follow or (finished and not batch):
+                return
+
+    def _add(self, line: LogLine) -> None:
+        if self._on_line is not None:
+            self._on_line(line)
+        with self._cond:
+            self._lines.append(line)
+            self._cond.notify_all()
+
+    def _read(self, launch: Launch) -> None:
+        proc = self._procs[launch.name]
+        with open(launch.log_path, "ab", buffering=0) as log:
+            for raw in iter(proc.stdout.readline, b""):
+                log.write(raw)
+                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                self._add(LogLine(_now(), launch.name, text.rsplit("\r", 1)[-1]))
+        proc.stdout.close()
+
+    # --- exits and stopping ----------------------------------------------------------------
+
+    def _monitor(self) -> None:
+        reason: str | None = None  # why the replicas were stopped: failed, cancelled, timeout
+        while len(self._codes) < len(self._procs):
+            for name, proc in self._procs.items():
+                code = proc.poll()
+                if code is None or name in self._codes:
+                    continue
+                self._codes[name] = code
+                if code != 0 and reason is None and self._failed is None:
+                    self._failed = name
+                    self.notice(f"replica {name} exited with code {code}; stopping the others", "ERROR")
+            if reason is None:
+                if self._failed is not None:
+                    reason = "failed"
+                elif self._cancel.is_set():
+                    reason = "cancelled"
+                    self.notice("cancelled: stopping every replica", "WARNING")
+                elif self._max_runtime and time.monotonic() - self.started > self._max_runtime:
+                    reason = "timeout"
+                    self.notice(f"max_runtime of {self._max_runtime:.0f}s reached: stopping every replica", "ERROR")
+                if reason is not None and len(self._codes) < len(self._procs):
+                    self._kill_all(self._grace)
+            time.sleep(self._poll)
+        self._kill_all(grace=0)  # what the replicas left behind in their groups
+        for reader in self._readers:
+            reader.join(timeout=5)
+        self.ended = time.monotonic()
+        self._outcome = Outcome(
+            exit_codes=dict(self._codes),
+            failed=self._failed,
+            cancelled=reason == "cancelled",
+            timed_out=reason == "timeout",
+        )
+        _RUNNING.discard(self)
+        with self._cond:
+            self._done.set()
+            self._cond.notify_all()
+
+    def _kill_all(self, grace: float) -> None:
+        """SIGTERM every replica's process group, wait up to ``grace`` seconds, then SIGKILL."""
+        procs = list(self._procs.values())
+        for proc in procs:
+            _signal_group(proc.pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+        deadline = time.monotonic() + grace
+        while grace > 0 and time.monotonic() < deadline and any(p.poll() is None for p in procs):
+            time.sleep(self._poll)
+        for proc in procs:
+            _signal_group(proc.pid, signal.SIGKILL)
+        for proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+_RUNNING: weakref.WeakSet[ReplicaGroup] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """An interpreter that exits without cancelling its jobs takes their replicas with it."""
+    for group in list(_RUNNING):
+        group._kill_all(grace=0)

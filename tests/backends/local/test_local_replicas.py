@@ -1,0 +1,157 @@
+"""Replica processes with a tiny fake package: live merged logs, failure, cancel, no orphans."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.backends.base import JobState
+from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.processes import NOTICE
+
+from .conftest import pid_alive, make_spec
+
+
+@pytest.fixture
+def backend(shared_cache):
+    return LocalBackend(cache_root=shared_cache, stop_grace_s=2.0, gpu_count=lambda: 0)
+
+
+def _pids(folder: Path, names: list[str], timeout: float = 60) -> list[int]:
+    """Each replica's pid and its grandchild's, once every replica has written them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all((folder / n).is_file() and (folder / n).read_text().strip() for n in names):
+            return [int(pid) for n in names for pid in (folder / n).read_text().split()]
+        time.sleep(0.05)
+    raise AssertionError(f"replicas did not start: {sorted(p.name for p in folder.iterdir())}")
+
+
+def _gone(pids: list[int], timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.05)
+    return not any(pid_alive(p) for p in pids)
+
+
+def test_two_vertex_replicas_succeed_with_merged_logs_and_a_summary(backend, fake_package, tmp_path):
+    spec = make_spec(tmp_path, replica_count=2, args=("--flag",), hyperparameters={"epochs": 2})
+    job = backend.submit(spec, fake_package)
+    lines = list(job.logs(follow=True))
+    status = job.wait()
+
+    assert status.state is JobState.SUCCEEDED and status.native_state == "succeeded"
+    by_replica = {}
+    for line in lines:
+        by_replica.setdefault(line.replica, []).append(line.message)
+    assert set(by_replica) == {"chief", "worker-0", NOTICE}
+    assert "hello from chief args=['--flag', '--epochs=2']" in by_replica["chief"]
+    assert "to stderr" in by_replica["worker-0"]  # stderr is merged in
+    contract_keys = next(m for m in by_replica["worker-0"] if m.startswith("contract ")).split()[1:]
+    assert contract_keys == ["AIP_CHECKPOINT_DIR", "AIP_MODEL_DIR", "AIP_TENSORBOARD_LOG_DIR",
+                             "CLOUD_ML_JOB_ID", "CLUSTER_SPEC", "TF_CONFIG"]  # fmt: skip
+
+    out = tmp_path / "out"
+    d = status.details
+    assert d["exit_codes"] == {"chief": 0, "worker-0": 0} and d["exit_code"] == 0
+    assert d["metrics"] == {"loss": 0.5, "accuracy": 0.6, "wall_time_s": 0.1}
+    assert d["model_dir"] == f"{out}/model/" and d["checkpoint_dir"] == f"{out}/checkpoints/"
+    assert d["tensorboard_dir"] == f"{out}/logs/"
+    assert d["metrics_file"] == f"{out}/model/metrics.json"
+    assert d["wall_time_s"] > 0 and d["environment_cached"] in (True, False)
+    assert "hello from worker-0" in (out / "local-run" / "worker-0.log").read_text()
+    recorded = json.loads((out / "local-run" / "status.json").read_text())
+    assert recorded["state"] == "SUCCEEDED" and recorded["details"]["exit_codes"] == d["exit_codes"]
+    assert backend.attach  # the record is what attach reads
+    tf_config = json.loads(json.loads((out / "local-run" / "replicas.json").read_text())[1]["env"]["TF_CONFIG"])
+    assert tf_config["task"] == {"type": "worker", "index": 0}
+    assert all(a.startswith("127.0.0.1:") and int(a.split(":")[1]) > 0 for a in tf_config["cluster"]["worker"])
+
+
+def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake_package, tmp_path):
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang", "worker-1": "fail:3"}),
+           "FAKE_PIDS": str(pids_dir), "FAKE_FAIL_AFTER": "1"}  # fmt: skip
+    job = backend.submit(make_spec(tmp_path, replica_count=3, env=env), fake_package)
+    pids = _pids(pids_dir, ["chief", "worker-0", "worker-1"])
+    status = job.wait()
+
+    assert status.state is JobState.FAILED
+    assert status.details["failed_replica"] == "worker-1" and status.details["exit_code"] == 3
+    assert status.message == "replica worker-1 exited with code 3"
+    codes = status.details["exit_codes"]
+    assert codes["worker-1"] == 3 and codes["chief"] < 0 and codes["worker-0"] < 0  # stopped by a signal
+    assert _gone(pids), "replicas or their children outlived the job"
+    notices = [line.message for line in job.logs() if line.replica == NOTICE]
+    assert "replica worker-1 exited with code 3; stopping the others" in notices
+
+
+def test_cancel_stops_every_replica_and_its_children(backend, fake_package, tmp_path):
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    env = {"FAKE_PLAN": json.dumps({"algo-1": "hang", "algo-2": "hang"}), "FAKE_PIDS": str(pids_dir)}
+    job = backend.submit(make_spec(tmp_path, cloud="sagemaker", replica_count=2, env=env), fake_package)
+    pids = _pids(pids_dir, ["algo-1", "algo-2"])
+    assert job.status().state is JobState.RUNNING
+    started = time.monotonic()
+    status = job.cancel()
+
+    assert status.state is JobState.CANCELLED and status.details["exit_code"] == 130
+    assert time.monotonic() - started < 10
+    assert _gone(pids), "replicas or their children outlived the job"
+    assert job.wait() is status and job.cancel() is status  # terminal: stays put
+
+
+def test_sagemaker_single_host_runs_in_its_opt_ml_tree(backend, fake_package, tmp_path):
+    job = backend.submit(make_spec(tmp_path, cloud="sagemaker", hyperparameters={"epochs": 1}), fake_package)
+    status = job.wait()
+    out = tmp_path / "out" / "algo-1"
+    assert status.state is JobState.SUCCEEDED
+    assert status.details["model_dir"] == f"{out}/model"
+    assert status.details["checkpoint_dir"] == f"{out}/checkpoints"
+    assert (out / "input" / "config" / "hyperparameters.json").is_file()
+    assert (out / "model" / "metrics.json").is_file()
+    messages = [line.message for line in job.logs() if line.replica == "algo-1"]
+    assert "hello from algo-1 args=['--epochs=1']" in messages
+
+
+def test_max_runtime_stops_the_job(backend, fake_package, tmp_path):
+    env = {"FAKE_PLAN": json.dumps({"chief": "hang"})}
+    job = backend.submit(make_spec(tmp_path, env=env, max_runtime=1), fake_package)
+    status = job.wait()
+    assert status.state is JobState.FAILED and status.native_state == "timed_out"
+    assert status.details["exit_code"] == 124
+
+
+def test_inherited_contract_variables_do_not_leak(shared_cache, fake_package, tmp_path):
+    polluted = {"PATH": "/usr/bin:/bin", "TF_CONFIG": '{"cluster": {}}', "SM_MODEL_DIR": "/elsewhere",
+                "AIP_MODEL_DIR": "/elsewhere", "PYTHONPATH": "/work/main"}  # fmt: skip
+    backend = LocalBackend(cache_root=shared_cache, environ=polluted, gpu_count=lambda: 0)
+    job = backend.submit(make_spec(tmp_path), fake_package)
+    assert job.wait().state is JobState.SUCCEEDED
+    line = next(m.message for m in job.logs() if m.message.startswith("contract "))
+    assert line.split()[1:] == ["AIP_CHECKPOINT_DIR", "AIP_MODEL_DIR", "AIP_TENSORBOARD_LOG_DIR", "CLOUD_ML_JOB_ID"]
+
+
+def test_render_is_json_and_starts_nothing(shared_cache, fake_package, tmp_path):
+    backend = LocalBackend(cache_root=tmp_path / "untouched", gpu_count=lambda: 0)
+    rendered = backend.render(make_spec(tmp_path, replica_count=2), fake_package)
+    json.dumps(rendered)
+    assert [r["name"] for r in rendered["replicas"]] == ["chief", "worker-0"]
+    assert rendered["replicas"][0]["argv"][1:3] == ["-m", "fakepkg.task"]
+    assert not (tmp_path / "untouched").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_bucket_output_dir_falls_back_to_a_local_folder(backend, fake_package, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    job = backend.submit(make_spec(tmp_path, output_dir="gs://bucket/out"), fake_package)
+    status = job.wait()
+    assert status.details["output_dir"] == str(tmp_path / "cloudtrain-runs" / job.job_id)
+    notices = [line for line in job.logs() if line.replica == NOTICE]
+    assert any("is a bucket" in line.message and line.severity == "WARNING" for line in notices)
+    assert backend.attach(job.job_id, region="us-central1").status().state is JobState.SUCCEEDED
+    assert [s.job_id for s in backend.list_jobs(region="us-central1")] == [job.job_id]

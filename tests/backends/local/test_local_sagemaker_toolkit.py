@@ -1,0 +1,77 @@
+"""sagemaker-training's own reader, pointed at the local /opt/ml tree, reads back the same job."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cloudtrain.backends.local import contract
+from cloudtrain.backends.local.job import prepare
+
+from .conftest import JOB_NAME, make_spec
+
+READ_BACK = """
+import json
+from sagemaker_training import environment
+env = environment.Environment()
+print(json.dumps({
+    "hyperparameters": env.hyperparameters,
+    "channels": env.channel_input_dirs,
+    "hosts": env.hosts,
+    "current_host": env.current_host,
+    "model_dir": env.model_dir,
+    "module_name": env.module_name,
+    "job_name": env.job_name,
+    "is_master": env.is_master,
+    "framework_params": env.additional_framework_parameters,
+    "env_vars": env.to_env_vars(),
+}))
+"""
+
+
+def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(tmp_path):
+    data = tmp_path / "data"
+    (data / "train").mkdir(parents=True)
+    (data / "val").mkdir()
+    out = tmp_path / "out"
+    hps = {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True}
+    spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters=hps)
+    channels = {"training": str(data / "train"), "validation": str(data / "val")}
+    plans = contract.plan(spec, output_dir=str(out), ports=[3001, 3002], package_uri="/dist/fakepkg.tar.gz",
+                          channels=channels, num_gpus=0, num_cpus=os.cpu_count())  # fmt: skip
+    prepare(plans, out, channels)
+
+    for plan in plans:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "SAGEMAKER_"))}
+        env.update(plan.env)
+        result = subprocess.run([sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True,
+                                timeout=120, cwd=tmp_path)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        got = json.loads(result.stdout.strip().splitlines()[-1])
+        base = out / plan.name
+        assert got["hyperparameters"] == hps
+        assert got["channels"] == {"training": f"{base}/input/data/training",
+                                   "validation": f"{base}/input/data/validation"}  # fmt: skip
+        assert Path(got["channels"]["training"]).resolve() == (data / "train").resolve()
+        assert got["hosts"] == ["algo-1", "algo-2"]
+        assert got["current_host"] == plan.name
+        assert got["model_dir"] == plan.model_dir
+        assert got["module_name"] == "fakepkg.task"
+        assert got["job_name"] == JOB_NAME
+        assert got["is_master"] == (plan.name == "algo-1")
+        assert got["framework_params"] == {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
+
+        # Every SM_* variable the toolkit would export is the one the local run sets.
+        theirs = got["env_vars"]
+        ours = {k: v for k, v in plan.env.items() if k.startswith("SM_")}
+        assert set(ours) == set(theirs)
+        for key in sorted(set(theirs) - {"SM_TRAINING_ENV", "SM_NUM_GPUS"}):
+            assert ours[key] == theirs[key], key
+        their_training_env = json.loads(theirs["SM_TRAINING_ENV"])
+        our_training_env = json.loads(ours["SM_TRAINING_ENV"])
+        assert set(our_training_env) == set(their_training_env)
+        for key in sorted(set(their_training_env) - {"num_gpus"}):
+            assert our_training_env[key] == their_training_env[key], key
