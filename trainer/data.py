@@ -1,0 +1,316 @@
+"""Load a dataset and build the ``tf.data`` input pipelines.
+
+Every source becomes an unbatched dataset of ``(image float32 HxWxC, label
+int32)`` plus its size and shape; the pipelines then
+
+- train: cache -> shuffle (seeded, reshuffled each epoch) -> repeat -> batch by
+  the *global* batch (full batches only) -> prefetch(AUTOTUNE);
+- eval: cache -> batch by the global batch -> prefetch(AUTOTUNE);
+
+with auto-sharding by DATA, so each worker keeps its share of every global
+batch whatever the source (in-memory arrays cannot be sharded by file). The
+shuffle seed is the same on every worker, which keeps those shares disjoint.
+
+TFRecord files hold ``tf.train.Example`` records with ``image`` (raw uint8
+bytes), ``label`` (int64) and ``shape`` (int64 [h, w, c]); ``write_tfrecord``
+writes that format.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from trainer import storage
+from trainer.data_spec import DataSpec, is_tfrecord
+from trainer.errors import TrainerError
+
+AUTOTUNE = tf.data.AUTOTUNE
+_VAL_WORDS = ("val", "valid", "validation", "eval", "test")
+
+
+@dataclass
+class LoadedData:
+    name: str
+    source: str
+    train: tf.data.Dataset
+    val: tf.data.Dataset | None
+    train_examples: int
+    val_examples: int
+    input_shape: tuple[int, ...]
+    num_classes: int
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "train_examples": self.train_examples,
+            "val_examples": self.val_examples,
+            "input_shape": list(self.input_shape),
+            "num_classes": self.num_classes,
+        }
+
+
+def _images(x: np.ndarray) -> np.ndarray:
+    if x.ndim == 3:  # (N, H, W) grayscale
+        x = x[..., None]
+    if x.ndim != 4:
+        raise TrainerError(f"images must be (N, H, W) or (N, H, W, C), got shape {x.shape}")
+    return x
+
+
+def _scale_for(x: np.ndarray) -> float:
+    return 1.0 / 255.0 if x.dtype == np.uint8 else 1.0
+
+
+def _from_arrays(x: np.ndarray, y: np.ndarray, scale: float) -> tf.data.Dataset:
+    ds = tf.data.Dataset.from_tensor_slices((x, y.astype(np.int32)))
+    return ds.map(lambda a, b: (tf.cast(a, tf.float32) * scale, b), num_parallel_calls=AUTOTUNE)
+
+
+def _split(x: np.ndarray, y: np.ndarray, val_split: float, seed: int):
+    if not 0.0 <= val_split < 1.0:
+        raise TrainerError(f"--val-split must be in [0, 1), got {val_split}")
+    order = np.random.default_rng(seed).permutation(len(x))
+    n_val = int(round(len(x) * val_split))
+    val, train = order[:n_val], order[n_val:]
+    return (x[train], y[train]), (x[val], y[val])
+
+
+def _arrays_data(name, source, train, val, scale) -> LoadedData:
+    (xt, yt), (xv, yv) = train, val
+    xt = _images(xt)
+    xv = _images(xv) if len(xv) else xv
+    labels = np.concatenate([yt, yv]) if len(yv) else yt
+    return LoadedData(
+        name=name,
+        source=source,
+        train=_from_arrays(xt, yt, scale),
+        val=_from_arrays(xv, yv, scale) if len(yv) else None,
+        train_examples=len(xt),
+        val_examples=len(yv),
+        input_shape=tuple(int(d) for d in xt.shape[1:]),
+        num_classes=int(labels.max()) + 1,
+    )
+
+
+def load_digits(val_split: float, seed: int) -> LoadedData:
+    from sklearn.datasets import load_digits as sk_load_digits
+
+    bunch = sk_load_digits()
+    x = (bunch.images / 16.0).astype(np.float32)  # pixel values are 0..16
+    train, val = _split(x, bunch.target, val_split, seed)
+    return _arrays_data("digits", "scikit-learn load_digits (8x8, offline)", train, val, 1.0)
+
+
+def load_mnist() -> LoadedData:
+    import keras
+
+    try:
+        (xt, yt), (xv, yv) = keras.datasets.mnist.load_data()
+    except Exception as exc:  # network errors surface as many types
+        raise TrainerError(
+            f"could not download MNIST through Keras ({type(exc).__name__}: {exc}); this machine may be "
+            "offline: use --data digits (no download) or --data PATH to an mnist.npz"
+        ) from None
+    return _arrays_data("mnist", "keras.datasets.mnist", (xt, yt), (xv, yv), 1.0 / 255.0)
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(io.BytesIO(storage.read_bytes(path))) as f:
+            return {k: f[k] for k in f.files}
+    except tf.errors.NotFoundError:
+        raise TrainerError(f"{path}: no such file") from None
+
+
+def _xy(arrays: dict[str, np.ndarray], path: str) -> tuple[np.ndarray, np.ndarray]:
+    for kx, ky in (("x_train", "y_train"), ("x", "y")):
+        if kx in arrays and ky in arrays:
+            return arrays[kx], arrays[ky]
+    raise TrainerError(f"{path} has arrays {sorted(arrays)}; expected x_train/y_train or x/y")
+
+
+def load_npz(path: str, val_path: str | None, val_split: float, seed: int) -> LoadedData:
+    """Keys ``x_train, y_train[, x_test|x_val, y_test|y_val]`` (Keras's mnist.npz) or ``x, y``;
+    validation from ``val_path``, else the file's test arrays, else ``val_split`` of the training arrays."""
+    arrays = _read_npz(path)
+    x, y = _xy(arrays, path)
+    if val_path:
+        val, val_source = _xy(_read_npz(val_path), val_path), val_path
+    elif "x_val" in arrays or "x_test" in arrays:
+        key = "val" if "x_val" in arrays else "test"
+        val, val_source = (arrays[f"x_{key}"], arrays[f"y_{key}"]), f"{path}:x_{key}"
+    else:
+        (x, y), val = _split(x, y, val_split, seed)
+        val_source = f"{val_split:.0%} of {posixpath.basename(path)}"
+    if len(val[0]) and _images(val[0]).shape[1:] != _images(x).shape[1:]:
+        raise TrainerError(f"validation images {val[0].shape[1:]} differ from training images {x.shape[1:]}")
+    return _arrays_data(posixpath.basename(path), f"{path}; validation: {val_source}", (x, y), val, _scale_for(x))
+
+
+# --- TFRecord -------------------------------------------------------------------
+
+_FEATURES = {
+    "image": tf.io.FixedLenFeature([], tf.string),
+    "label": tf.io.FixedLenFeature([], tf.int64),
+    "shape": tf.io.FixedLenFeature([3], tf.int64),
+}
+
+
+def write_tfrecord(path: str, images: np.ndarray, labels: np.ndarray) -> None:
+    images = _images(np.asarray(images))
+    if images.dtype != np.uint8:
+        raise TrainerError(f"write_tfrecord stores uint8 pixels, got {images.dtype}")
+    storage.ensure_filesystem(path)
+    with tf.io.TFRecordWriter(path) as writer:
+        for image, label in zip(images, labels):
+            feature = {
+                "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
+                "shape": tf.train.Feature(int64_list=tf.train.Int64List(value=list(image.shape))),
+            }
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def _tfrecord_files(location: str) -> list[str]:
+    storage.ensure_filesystem(location)
+    if any(ch in location for ch in "*?["):
+        files = tf.io.gfile.glob(location)
+    elif is_tfrecord(location):
+        files = [location] if tf.io.gfile.exists(location) else []
+    else:
+        files = [f for f in tf.io.gfile.glob(posixpath.join(location, "*")) if is_tfrecord(f)]
+    if not files:
+        raise TrainerError(f"no TFRecord files at {location}")
+    return sorted(files)
+
+
+def _tfrecord_dataset(files: list[str]) -> tuple[tf.data.Dataset, tuple[int, ...], int, int]:
+    compression = "GZIP" if files[0].endswith(".gz") else None
+    raw = tf.data.TFRecordDataset(files, compression_type=compression, num_parallel_reads=AUTOTUNE)
+    first = next(iter(raw.take(1)), None)
+    if first is None:
+        raise TrainerError(f"TFRecord files {files[:3]} hold no records")
+    shape = tuple(int(d) for d in tf.io.parse_single_example(first, _FEATURES)["shape"].numpy())
+    # One pass over the labels: the plan states the dataset size, and the model needs the class count.
+    labels = raw.map(lambda r: tf.io.parse_single_example(r, {"label": _FEATURES["label"]})["label"])
+    count, top = labels.reduce((tf.constant(0, tf.int64), tf.constant(-1, tf.int64)), lambda s, v: (s[0] + 1, tf.maximum(s[1], v)))
+
+    def decode(record):
+        ex = tf.io.parse_single_example(record, _FEATURES)
+        image = tf.reshape(tf.io.decode_raw(ex["image"], tf.uint8), shape)
+        return tf.cast(image, tf.float32) / 255.0, tf.cast(ex["label"], tf.int32)
+
+    return raw.map(decode, num_parallel_calls=AUTOTUNE), shape, int(count), int(top) + 1
+
+
+def load_tfrecord(train_files: list[str], val_files: list[str], source: str) -> LoadedData:
+    train, shape, n_train, classes = _tfrecord_dataset(train_files)
+    val, n_val = None, 0
+    if val_files:
+        val, val_shape, n_val, val_classes = _tfrecord_dataset(val_files)
+        if val_shape != shape:
+            raise TrainerError(f"validation records are {val_shape}, training records {shape}")
+        classes = max(classes, val_classes)
+    return LoadedData(posixpath.basename(train_files[0]), source, train, val, n_train, n_val, shape, classes)
+
+
+def _split_by_name(files: list[str]) -> tuple[list[str], list[str]]:
+    def is_val(f: str) -> bool:
+        words = posixpath.basename(f).lower().replace("-", "_").replace(".", "_").split("_")
+        return any(w in _VAL_WORDS for w in words)
+
+    return [f for f in files if not is_val(f)], [f for f in files if is_val(f)]
+
+
+def load_directory(location: str, val_location: str | None, val_split: float, seed: int) -> LoadedData:
+    storage.ensure_filesystem(location)
+    if not tf.io.gfile.isdir(location):
+        raise TrainerError(f"--data {location}: not a directory, .npz file or TFRecord file")
+    names = sorted(tf.io.gfile.listdir(location))
+    npz = [n for n in names if n.lower().endswith(".npz")]
+    records = [posixpath.join(location, n) for n in names if is_tfrecord(n)]
+    if npz and not records:
+        if len(npz) > 1:
+            raise TrainerError(f"{location} holds several .npz files {npz}; pass --data with one of them")
+        return load_npz(posixpath.join(location, npz[0]), val_location, val_split, seed)
+    if records:
+        train, val = _split_by_name(records)
+        if val_location:
+            val = _tfrecord_files(val_location)
+        if not train:
+            raise TrainerError(f"{location}: every TFRecord file looks like validation data ({names[:5]})")
+        return load_tfrecord(train, val, f"{location} ({len(train)} train / {len(val)} validation files)")
+    raise TrainerError(f"{location} holds no .npz or .tfrecord files (found: {names[:10]})")
+
+
+def synthetic(input_shape, num_classes: int, examples: int, seed: int) -> LoadedData:
+    def make(i):
+        s = tf.stack([tf.cast(seed, tf.int64), i])
+        image = tf.random.stateless_uniform(input_shape, seed=s)
+        label = tf.random.stateless_uniform([], seed=s + 1, maxval=num_classes, dtype=tf.int32)
+        return image, label
+
+    ds = tf.data.Dataset.range(examples).map(make, num_parallel_calls=AUTOTUNE)
+    val_n = max(examples // 8, 1)
+    val = tf.data.Dataset.range(examples, examples + val_n).map(make, num_parallel_calls=AUTOTUNE)
+    return LoadedData(
+        "synthetic", "random images and labels (accuracy stays at chance)", ds, val, examples, val_n,
+        tuple(input_shape), num_classes,
+    )
+
+
+def load(spec: DataSpec, val_location: str | None, *, val_split: float, seed: int,
+         synthetic_shape=(28, 28, 1), synthetic_classes: int = 10, synthetic_examples: int = 2048) -> LoadedData:
+    if spec.kind == "digits":
+        return load_digits(val_split, seed)
+    if spec.kind == "mnist":
+        return load_mnist()
+    if spec.kind == "synthetic":
+        return synthetic(synthetic_shape, synthetic_classes, synthetic_examples, seed)
+    if spec.kind == "npz":
+        return load_npz(spec.location, val_location, val_split, seed)
+    if spec.kind == "tfrecord":
+        files = _tfrecord_files(spec.location)
+        val = _tfrecord_files(val_location) if val_location else []
+        return load_tfrecord(files, val, spec.location)
+    return load_directory(spec.location, val_location, val_split, seed)
+
+
+# --- pipelines --------------------------------------------------------------------
+
+def _data_sharded(ds: tf.data.Dataset) -> tf.data.Dataset:
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return ds.with_options(options)
+
+
+def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: bool = True,
+                   shuffle_buffer: int = 10_000) -> tf.data.Dataset:
+    ds = data.train.cache() if cache else data.train
+    ds = ds.shuffle(min(shuffle_buffer, data.train_examples), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.repeat().batch(global_batch, drop_remainder=True).prefetch(AUTOTUNE)
+    return _data_sharded(ds)
+
+
+def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True) -> tf.data.Dataset | None:
+    if data.val is None:
+        return None
+    ds = data.val.cache() if cache else data.val
+    return _data_sharded(ds.batch(global_batch).prefetch(AUTOTUNE))
+
+
+def benchmark_input(strategy, per_replica_batch: int, input_shape, num_classes: int):
+    """One fixed random batch per replica, repeated: measures the model, not the input."""
+
+    def per_replica(_context):
+        images = tf.random.uniform([per_replica_batch, *input_shape])
+        labels = tf.random.uniform([per_replica_batch], maxval=num_classes, dtype=tf.int32)
+        return tf.data.Dataset.from_tensors((images, labels)).cache().repeat()
+
+    return strategy.distribute_datasets_from_function(per_replica)
