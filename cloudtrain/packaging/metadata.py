@@ -71,6 +71,8 @@ def read_requirements(package_dir: Path, extra: Sequence[str] = ()) -> tuple[str
     """``extra`` then the lines of ``<package_dir>/requirements.txt``: comments and blanks
     dropped, duplicates removed, order kept. pip options (``-r``, ``-e``, ``--index-url``)
     and bare paths or URLs cannot become package metadata and are refused."""
+    if isinstance(extra, str):  # one requirement passed bare, not a list of characters
+        extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), "requirements") for r in extra]
     path = Path(package_dir) / "requirements.txt"
     if path.is_file():

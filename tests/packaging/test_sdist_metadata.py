@@ -122,3 +122,7 @@ def test_pep508_requirements_are_accepted(tmp_path, ok):
 def test_requirements_from_the_argument_come_first_and_duplicates_go(tmp_path):
     write(tmp_path, "requirements.txt", "b\n\n  # comment\na\nb\nc  # why\n")
     assert read_requirements(tmp_path, ["a", "d"]) == ("a", "d", "b", "c")
+
+
+def test_a_bare_string_is_one_requirement(tmp_path):
+    assert read_requirements(tmp_path, "numpy>=1.26") == ("numpy>=1.26",)
