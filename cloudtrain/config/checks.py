@@ -87,7 +87,7 @@ def _check_cloud_fields(loaded: LoadedConfig) -> None:
 
 
 def _check_package(loaded: LoadedConfig) -> None:
-    from cloudtrain.packaging import check_module, check_package_dir
+    from cloudtrain.packaging.tree import check_module, check_package_dir
 
     package = loaded.config.package
     directory = loaded.base_dir / package.path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -30,10 +31,7 @@ class LoadedConfig:
         return self.file.resolve().parent
 
     def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
-        """An error pointing at ``path``'s line (or ``--set`` if an override set it)."""
-        return ConfigError(
-            message, file=self.source.file, line=self.source.line_of(path), field=dotted(path), hint=hint
-        )
+        return self.source.error(path, message, hint)
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = (), *, local: bool = False) -> LoadedConfig:
@@ -102,39 +100,29 @@ def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
     error = exc.errors(include_url=False)[0]
     path = _data_path(error["loc"], loaded.data, missing=error["type"] == "missing")
-    line = loaded.line_of(path)
-    file = "--set" if line == 0 else loaded.file
-    line = None if line == 0 else line
     kind, received = error["type"], error.get("input")
+    at = partial(loaded.error, path)
 
     if kind == "extra_forbidden":
         allowed = sorted(_fields_at(path[:-1]))
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
         hint = f"did you mean {guess[0]!r}?" if guess else f"allowed keys here: {', '.join(allowed)}"
-        return ConfigError(f"unknown key {path[-1]!r}", file=file, line=line, field=dotted(path), hint=hint)
+        return at(f"unknown key {path[-1]!r}", hint)
     if kind == "missing":
-        return ConfigError("required key is missing", file=file, line=line, field=dotted(path),
-                           hint=f"add {path[-1]}: … (see `cloudtrain schema`)")  # fmt: skip
+        return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
     if kind == "bool_type" and received in YAML11_BOOLEAN_WORDS:
-        return ConfigError(
-            f"received {received!r}, which YAML 1.1 tools read as a boolean but cloudtrain does not",
-            file=file, line=line, field=dotted(path),
-            hint="write true or false",
-        )  # fmt: skip
+        return at(f"received {received!r}, which YAML 1.1 tools read as a boolean but cloudtrain does not",
+                  "write true or false")  # fmt: skip
     if kind == "literal_error":
-        return ConfigError(f"received {received!r}; allowed: {error['ctx']['expected']}",
-                           file=file, line=line, field=dotted(path))  # fmt: skip
+        return at(f"received {received!r}; allowed: {error['ctx']['expected']}")
     message = error["msg"].removeprefix("Value error, ")
     if kind == "string_type" and received in (True, False):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
-        return ConfigError(
-            f"received {received!r}; allowed: lowercase letters, digits and hyphens, starting with a letter, at most 40",
-            file=file, line=line, field="name",
-            hint="e.g. name: mnist-gpu4",
-        )  # fmt: skip
+        return at(f"received {received!r}; allowed: lowercase letters, digits and hyphens, starting with a letter, "
+                  "at most 40", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
-    return ConfigError(f"{shown}{message[0].lower()}{message[1:]}", file=file, line=line, field=dotted(path))
+    return at(f"{shown}{message[0].lower()}{message[1:]}")
 
 
 def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:

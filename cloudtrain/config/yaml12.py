@@ -41,11 +41,17 @@ class LoadedYaml:
     lines: dict[Path_, int] = field(default_factory=dict)
 
     def line_of(self, path: Path_) -> int | None:
-        """Line of ``path`` or of its nearest ancestor that has one."""
+        """Line of ``path`` or of its nearest ancestor that has one; 0 means "set by --set"."""
         for cut in range(len(path), -1, -1):
             if path[:cut] in self.lines:
                 return self.lines[path[:cut]]
         return None
+
+    def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
+        """An error pointing at ``path``: ``file:line: field`` or ``--set: field``."""
+        line = self.line_of(path)
+        file, line = ("--set", None) if line == 0 else (self.file, line)
+        return ConfigError(message, file=file, line=line, field=dotted(path), hint=hint)
 
 
 def resolve_scalar(text: str) -> Any:
@@ -88,8 +94,8 @@ def load_yaml(text: str, file: str) -> LoadedYaml:
 def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
     out.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.ScalarNode):
-        # Plain scalars get YAML 1.2 resolution; quoted ones stay text.
-        return resolve_scalar(node.value) if node.style is None else node.value
+        # Plain scalars (style None, or "" from the C loader) get YAML 1.2 resolution; quoted ones stay text.
+        return resolve_scalar(node.value) if not node.style else node.value
     if isinstance(node, yaml.SequenceNode):
         return [_build(item, (*path, i), out) for i, item in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):

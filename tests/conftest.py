@@ -1,0 +1,47 @@
+"""Shared fixtures: a throwaway project with a package, and a clean cloudtrain cache."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+VERTEX_BASE = """\
+name: demo
+backend: vertex
+region: us-central1
+project: my-project
+staging_bucket: gs://my-bucket
+machine:
+  type: n1-standard-16
+  accelerator: NVIDIA_TESLA_T4
+  accelerator_count: 4
+package:
+  path: trainer
+  module: trainer.task
+"""
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Never touch the user's ~/.cache/cloudtrain from tests."""
+    monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path_factory.mktemp("cloudtrain-cache")))
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    """A project folder with a minimal `trainer` package; returns a function writing a config."""
+    pkg = tmp_path / "trainer"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "task.py").write_text("print('hello from task')\n")
+
+    def write(text: str = VERTEX_BASE, name: str = "job.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
