@@ -2,6 +2,11 @@
 
 Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
 sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
+
+Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` (each names its sources, the
+price region and the date the prices stand for) and run ``pytest tests/catalog``; SageMaker
+image versions follow the installed sagemaker-core, checked against its own ``retrieve``
+by the slow tests.
 """
 
 from __future__ import annotations
@@ -111,7 +116,8 @@ def gpu_models() -> dict[str, GpuModel]:
 
 def tensorflow_versions(cloud: str) -> tuple[str, ...]:
     """TensorFlow versions with a prebuilt training image, oldest first."""
-    return _IMAGES[cloud].tensorflow_versions(_cloud(cloud))
+    table = _cloud(cloud)
+    return _IMAGES[cloud].tensorflow_versions(table)
 
 
 def default_tensorflow(cloud: str) -> str:

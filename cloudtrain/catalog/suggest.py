@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def did_you_mean(word: str, candidates: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
     """Up to ``n`` candidates that look like ``word``, best first; case does not matter."""
+    import difflib  # only on the error path
+
     by_lower: dict[str, str] = {}
     for name in candidates:
         by_lower.setdefault(name.lower(), name)
