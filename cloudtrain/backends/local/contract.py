@@ -34,7 +34,7 @@ from cloudtrain.spec import JobSpec
 
 SM_GROUP = "homogeneousCluster"  # SageMaker's instance group name for a plain job
 SM_TF_TRAINING_MODULE = "sagemaker_tensorflow_container.training:main"
-SM_LOG_LEVEL = 20
+SM_LOG_LEVEL = 20  # logging.INFO, the container's default
 # sagemaker_* hyperparameters the toolkit keeps for itself (sagemaker_training.params).
 _SM_RESERVED = (
     "sagemaker_program",
@@ -154,18 +154,12 @@ def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package
 
 
 def sagemaker_hyperparameters(spec: JobSpec, *, package_uri: str) -> dict[str, str]:
-    """hyperparameters.json: every value JSON-encoded, plus what the SageMaker SDK adds for a TF job."""
-    hps: dict[str, Any] = dict(spec.hyperparameters)
-    hps.update(
-        sagemaker_program=spec.package.module,
-        sagemaker_submit_directory=package_uri,
-        sagemaker_container_log_level=SM_LOG_LEVEL,
-        sagemaker_job_name=spec.job_name,
-        sagemaker_region=spec.region,
-    )
-    if spec.replica_count > 1:
-        hps[_MWMS] = True
-    return {k: json.dumps(v) for k, v in hps.items()}
+    """hyperparameters.json: exactly the ``HyperParameters`` the SageMaker backend sends (every
+    value JSON-encoded; the launcher's ``cloudtrain_module`` / ``cloudtrain_args``, the
+    container's ``sagemaker_*``), with the local sdist as the submit directory."""
+    from cloudtrain.backends.sagemaker.request import hyperparameters
+
+    return hyperparameters(spec, package_uri)
 
 
 def sagemaker_resource_config(hosts: Sequence[str], current: str, instance_type: str) -> dict[str, Any]:
@@ -218,8 +212,9 @@ def sagemaker_plan(
         rc = sagemaker_resource_config(hosts, host, spec.machine.type)
         sm = sagemaker_env_vars(
             base=base, resource_config=rc, input_data_config=idc, hyperparameters=user_hps,
-            framework_params=framework, module=spec.package.module, module_dir=package_uri,
+            framework_params=framework, entry_point=decoded["sagemaker_program"], module_dir=package_uri,
             job_name=spec.job_name, num_gpus=gpus[i], num_cpus=num_cpus,
+            log_level=decoded.get("sagemaker_container_log_level", SM_LOG_LEVEL),
         )  # fmt: skip
         env = {
             **sm,
@@ -285,11 +280,12 @@ def sagemaker_env_vars(
     input_data_config: Mapping[str, Any],
     hyperparameters: Mapping[str, Any],
     framework_params: Mapping[str, Any],
-    module: str,
+    entry_point: str,
     module_dir: str,
     job_name: str,
     num_gpus: int,
     num_cpus: int,
+    log_level: int = SM_LOG_LEVEL,
 ) -> dict[str, str]:
     """The ``SM_*`` variables, key for key as ``Environment.to_env_vars()`` exports them."""
     hosts = list(resource_config["hosts"])
@@ -301,7 +297,7 @@ def sagemaker_env_vars(
         "hosts": hosts,
         "network_interface_name": resource_config.get("network_interface_name", "eth0"),
         "hps": dict(hyperparameters),
-        "user_entry_point": module,
+        "user_entry_point": entry_point,
         "framework_params": dict(framework_params),
         "resource_config": dict(resource_config),
         "input_data_config": dict(input_data_config),
@@ -315,8 +311,8 @@ def sagemaker_env_vars(
         "instance_groups_dict": group,
         "distribution_instance_groups": distributed,
         "is_hetero": len(group) > 1,
-        "module_name": module[:-3] if module.endswith(".py") else module,
-        "log_level": SM_LOG_LEVEL,
+        "module_name": entry_point[:-3] if entry_point.endswith(".py") else entry_point,
+        "log_level": log_level,
         "framework_module": SM_TF_TRAINING_MODULE,
         "input_dir": _join(base, "input"),
         "input_config_dir": _join(base, "input", "config"),

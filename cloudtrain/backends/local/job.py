@@ -19,6 +19,7 @@ from cloudtrain.errors import BackendError
 from cloudtrain.spec import JobSpec
 
 RUNS_DIR = "cloudtrain-runs"
+SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json
 EVENT_PREFIX = '{"event"'
 
@@ -201,6 +202,7 @@ class LocalJob:
         self._grace = stop_grace_s
 
     def _start(self, launches: list[Launch]) -> None:
+        self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
         self._group = ReplicaGroup(
             launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch
         )
@@ -266,6 +268,15 @@ class LocalJob:
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
+        warnings = [self._note] if self._note else []
+        leaked = self.spec.cloud == "sagemaker" and not self._opt_ml_before and os.path.exists(SAGEMAKER_ROOT)
+        if outcome is not None and leaked:
+            warnings.append(
+                f"the job wrote to {SAGEMAKER_ROOT} on this machine, outside its local tree: the trainer does not "
+                f"read SAGEMAKER_BASE_DIR; a later run may resume from those files (remove {SAGEMAKER_ROOT})"
+            )
+        if warnings:
+            details["warnings"] = warnings
         message = None
         if outcome is not None:
             details["exit_code"] = _job_exit_code(native, outcome)

@@ -35,6 +35,8 @@ if pids:
     with open(os.path.join(pids, name), "w") as f:
         f.write(f"{os.getpid()} {child.pid}")
 print(f"hello from {name} args={sys.argv[1:]}")
+if os.environ.get("FAKE_WRITE"):
+    os.makedirs(os.environ["FAKE_WRITE"], exist_ok=True)
 print("to stderr", file=sys.stderr)
 model_dir = os.environ.get("AIP_MODEL_DIR") or os.environ.get("SM_MODEL_DIR")
 keys = sorted(k for k in os.environ if k.startswith(("AIP_", "SM_", "CLOUD_ML", "TF_CONFIG", "CLUSTER_SPEC")))

@@ -155,3 +155,15 @@ def test_a_bucket_output_dir_falls_back_to_a_local_folder(backend, fake_package,
     assert any("is a bucket" in line.message and line.severity == "WARNING" for line in notices)
     assert backend.attach(job.job_id, region="us-central1").status().state is JobState.SUCCEEDED
     assert [s.job_id for s in backend.list_jobs(region="us-central1")] == [job.job_id]
+
+
+def test_a_trainer_writing_to_opt_ml_is_reported(backend, fake_package, tmp_path, monkeypatch):
+    from cloudtrain.backends.local import job as job_module
+
+    fake_root = tmp_path / "opt-ml"
+    monkeypatch.setattr(job_module, "SAGEMAKER_ROOT", str(fake_root))
+    spec = make_spec(tmp_path, cloud="sagemaker", env={"FAKE_WRITE": str(fake_root / "checkpoints")})
+    status = backend.submit(spec, fake_package).wait()
+    assert status.state is JobState.SUCCEEDED
+    (warning,) = status.details["warnings"]
+    assert f"wrote to {fake_root}" in warning and "SAGEMAKER_BASE_DIR" in warning

@@ -52,14 +52,14 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
         assert result.returncode == 0, result.stderr
         got = json.loads(result.stdout.strip().splitlines()[-1])
         base = out / plan.name
-        assert got["hyperparameters"] == hps
+        assert got["hyperparameters"] == {**hps, "cloudtrain_module": "fakepkg.task", "cloudtrain_args": []}
         assert got["channels"] == {"training": f"{base}/input/data/training",
                                    "validation": f"{base}/input/data/validation"}  # fmt: skip
         assert Path(got["channels"]["training"]).resolve() == (data / "train").resolve()
         assert got["hosts"] == ["algo-1", "algo-2"]
         assert got["current_host"] == plan.name
         assert got["model_dir"] == plan.model_dir
-        assert got["module_name"] == "fakepkg.task"
+        assert got["module_name"] == "cloudtrain_launch"  # the SageMaker backend's launcher
         assert got["job_name"] == JOB_NAME
         assert got["is_master"] == (plan.name == "algo-1")
         assert got["framework_params"] == {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
@@ -75,3 +75,22 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
         assert set(our_training_env) == set(their_training_env)
         for key in sorted(set(their_training_env) - {"num_gpus"}):
             assert our_training_env[key] == their_training_env[key], key
+
+
+def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
+    """On SageMaker, cloudtrain_launch.py reads hyperparameters.json and execs the module: same argv."""
+    from cloudtrain.backends.local import LocalBackend
+    from cloudtrain.backends.sagemaker import cloudtrain_launch
+
+    spec = make_spec(tmp_path, cloud="sagemaker", args=("--data=digits", "--no-resume"),
+                     hyperparameters={"epochs": 2, "lr": 0.5, "shuffle": False})  # fmt: skip
+    out = tmp_path / "out"
+    plans = contract.plan(spec, output_dir=str(out), ports=[0], package_uri=str(fake_package.path))
+    prepare(plans, out, {})
+    launched = cloudtrain_launch.module_command(
+        cloudtrain_launch.read_hyperparameters(plans[0].env["SM_INPUT_CONFIG_DIR"]), python="python"
+    )
+    rendered = LocalBackend(cache_root=tmp_path / "cache", gpu_count=lambda: 0).render(spec, fake_package)
+    assert rendered["replicas"][0]["argv"][1:] == launched[1:]
+    assert launched[1:] == ["-m", "fakepkg.task", "--data=digits", "--no-resume", "--epochs=2", "--lr=0.5",
+                            "--shuffle=false"]  # fmt: skip
