@@ -43,8 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = p.add_argument_group("training")
     g.add_argument("--epochs", type=int, default=12)
-    g.add_argument("--batch-size", type=int, default=64, help="per replica; global = this x replicas (default 64)")
-    g.add_argument("--lr", type=float, default=1e-3, help="learning rate for one replica (default 0.001)")
+    g.add_argument("--batch-size", type=int, default=32, help="per replica; global = this x replicas (default 32)")
+    g.add_argument("--lr", type=float, default=0.003, help="learning rate for one replica (default 0.003, for Adam)")
     g.add_argument("--no-lr-scaling", action="store_true", help="do not multiply --lr by the replica count")
     g.add_argument("--lr-schedule", choices=schedule.SCHEDULES, default="cosine")
     g.add_argument("--warmup-epochs", type=int, default=0)
