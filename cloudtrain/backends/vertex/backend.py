@@ -1,0 +1,196 @@
+"""The Vertex AI backend: render, submit, attach, list; and the handle of one job."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator, Mapping
+
+from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.vertex import request, settings
+from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
+from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], None]
+
+
+class VertexJob:
+    """A handle on one CustomJob: status, logs, wait, cancel."""
+
+    def __init__(
+        self,
+        service: Any,
+        name: str,
+        *,
+        reader: Callable[[], Any],
+        policy: TailPolicy,
+        clock: Clock = time.time,
+        sleep: Sleep = time.sleep,
+        wait_interval: tuple[float, float] = (2.0, 15.0),
+    ):
+        parts = request.split_job_name(name)
+        assert parts, name  # built by this module from a validated name
+        self.project, self.region, self.job_id = parts
+        self.name = name
+        self.console_url = request.console_url(self.project, self.region, self.job_id)
+        self.service, self._reader, self.policy = service, reader, policy
+        self.clock, self.sleep, self.wait_interval = clock, sleep, wait_interval
+        self.tailer: LogTailer | None = None  # the last one logs() used, for its counters
+
+    def status(self) -> JobStatus:
+        from cloudtrain.backends.vertex.jobs import to_status
+
+        return to_status(self.service.get(self.name))
+
+    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+        """Lines in order per replica; with ``follow``, ends after a final read once the job is terminal."""
+        first = self.status()
+        created = first.created or dt.datetime.fromtimestamp(self.clock(), dt.timezone.utc)
+        statuses = iter([first])  # the tailer's first state check reuses this one
+
+        def job_status() -> JobStatus:
+            return next(statuses, None) or self.status()
+
+        self.tailer = LogTailer(
+            self._reader(),
+            self.job_id,
+            start=created - dt.timedelta(minutes=1),  # slack for clock skew between VM and API
+            job_status=job_status,
+            policy=self.policy,
+            clock=self.clock,
+            sleep=self.sleep,
+        )
+        yield from (self.tailer.follow() if follow else self.tailer.read_all())
+
+    def wait(self) -> JobStatus:
+        delay, cap = self.wait_interval
+        while True:
+            status = self.status()
+            if status.state.terminal:
+                return status
+            self.sleep(delay)
+            delay = min(delay * 1.5, cap)
+
+    def cancel(self) -> JobStatus:
+        self.service.cancel(self.name)
+        return self.status()
+
+
+class VertexBackend:
+    name = "vertex"
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        clock: Clock = time.time,
+        sleep: Sleep = time.sleep,
+        policy: TailPolicy | None = None,
+        backoff: Backoff | None = None,
+        echo: Callable[[str], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ):
+        self._env = env
+        self.clock, self.sleep = clock, sleep
+        self.policy, self.backoff = policy, backoff
+        self.echo = echo or (lambda line: print(line, file=sys.stderr))
+        self.progress = progress  # (sent, total) during large uploads; default: a line on a terminal
+        self._adc: tuple[Any, str | None] | None = None
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self._env is None else self._env
+
+    # -- the Backend interface ---------------------------------------------------------
+
+    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+        """The ``CustomJob`` that ``submit`` sends, as REST JSON. Pure: no I/O, no cloud SDK."""
+        return request.render_custom_job(spec, package)
+
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> VertexJob:
+        from cloudtrain.backends.vertex.upload import storage_client, upload_package
+
+        body = self.render(spec, package)
+        endpoint = settings.vertex_endpoint(spec.region, self.env)
+        creds = self._credentials(endpoint)
+        project = self._project(spec.project, endpoint)
+        uri = body["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
+        storage_creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
+        done = upload_package(package, uri, storage_client(project, storage_creds), progress=self._progress(package.size))
+        self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
+        service = self._service(spec.region)
+        job = service.create(request.parent(project, spec.region), body)
+        return self._handle(service, job.name)
+
+    def attach(self, job_id: str, *, region: str, project: str | None = None) -> VertexJob:
+        parts = request.split_job_name(job_id)
+        if parts:
+            project, region, job_id = parts
+        project = self._project(project, settings.vertex_endpoint(region, self.env))
+        service = self._service(region)
+        return self._handle(service, request.job_name(project, region, job_id))
+
+    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        from cloudtrain.backends.vertex.jobs import to_status
+
+        project = self._project(project, settings.vertex_endpoint(region, self.env))
+        jobs = self._service(region).list(request.parent(project, region), limit=limit)
+        statuses = [to_status(j) for j in jobs]
+        statuses.sort(key=lambda s: s.created or dt.datetime.min.replace(tzinfo=dt.timezone.utc), reverse=True)
+        return statuses[:limit]
+
+    # -- wiring ------------------------------------------------------------------------
+
+    def _handle(self, service: Any, name: str) -> VertexJob:
+        policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
+        return VertexJob(
+            service, name, reader=lambda: self._reader(name), policy=policy, clock=self.clock, sleep=self.sleep
+        )
+
+    def _service(self, region: str) -> Any:
+        from cloudtrain.backends.vertex.jobs import JobService
+
+        endpoint = settings.vertex_endpoint(region, self.env)
+        backoff = self.backoff or Backoff(sleep=self.sleep)
+        return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
+
+    def _reader(self, name: str) -> Any:
+        from cloudtrain.backends.vertex.logs import CloudLoggingReader
+
+        project = request.split_job_name(name)[0]  # type: ignore[index]
+        endpoint = settings.logging_endpoint(self.env)
+        return CloudLoggingReader.connect(project, endpoint, self._credentials(endpoint))
+
+    def _credentials(self, endpoint: settings.Endpoint | None) -> Any:
+        if endpoint is not None and endpoint.local:
+            return settings.anonymous()
+        if self._adc is None:
+            self._adc = settings.credentials()
+        return self._adc[0]
+
+    def _project(self, given: str | None, endpoint: settings.Endpoint) -> str:
+        adc_project = None
+        if not given and not endpoint.local:
+            self._credentials(endpoint)
+            adc_project = self._adc[1] if self._adc else None
+        return settings.resolve_project(given, adc_project, self.env)
+
+    def _progress(self, size: int) -> Callable[[int, int], None] | None:
+        from cloudtrain.backends.vertex.upload import CHUNK
+
+        if self.progress or size <= CHUNK or not sys.stderr.isatty():
+            return self.progress
+
+        def show(sent: int, total: int) -> None:
+            end = "\n" if sent >= total else ""
+            print(f"\ruploading {sent / 2**20:.1f} / {total / 2**20:.1f} MiB ({sent * 100 // total}%)", end=end, file=sys.stderr)
+
+        return show
+
+
+BACKEND = VertexBackend()

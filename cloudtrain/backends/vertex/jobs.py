@@ -1,0 +1,154 @@
+"""The four JobService calls cloudtrain makes, with retries, and the one state table.
+
+Get, cancel and list are idempotent and retried with backoff on UNAVAILABLE /
+DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED. Create is not idempotent, so before each retry of
+a create the jobs carrying this submit's ``cloudtrain-submit-id`` label are listed: if
+the lost attempt did create the job, that job is used and no second one is made.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cloudtrain.backends.base import JobState, JobStatus
+from cloudtrain.backends.vertex import request
+from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.errors import BackendError
+
+# Vertex AI's JobState → ours; the only place the native states are interpreted.
+STATES: dict[str, JobState] = {
+    "JOB_STATE_UNSPECIFIED": JobState.UNKNOWN,
+    "JOB_STATE_QUEUED": JobState.PENDING,
+    "JOB_STATE_PENDING": JobState.PENDING,
+    "JOB_STATE_PAUSED": JobState.PENDING,
+    "JOB_STATE_RUNNING": JobState.RUNNING,
+    "JOB_STATE_UPDATING": JobState.RUNNING,
+    "JOB_STATE_CANCELLING": JobState.STOPPING,
+    "JOB_STATE_SUCCEEDED": JobState.SUCCEEDED,
+    "JOB_STATE_PARTIALLY_SUCCEEDED": JobState.FAILED,  # exit 0 only on full success
+    "JOB_STATE_FAILED": JobState.FAILED,
+    "JOB_STATE_EXPIRED": JobState.FAILED,
+    "JOB_STATE_CANCELLED": JobState.CANCELLED,
+}
+
+
+def to_status(job: Any) -> JobStatus:
+    """An ``aiplatform_v1.CustomJob`` → :class:`JobStatus`."""
+    project, region, job_id = request.split_job_name(job.name) or ("", "", job.name)
+    native = job.state.name
+    state = STATES.get(native, JobState.UNKNOWN)
+    message = job.error.message or None
+    url = request.console_url(project, region, job_id)
+    details: dict[str, Any] = {
+        "display_name": job.display_name,
+        "console_url": url,
+        "region": region,
+        "project": project,
+        "labels": dict(job.labels),
+    }
+    if job.error.code:
+        details["error_code"] = job.error.code
+    if job.start_time:
+        details["start_time"] = job.start_time.isoformat()
+    if job.web_access_uris:
+        details["web_access_uris"] = dict(job.web_access_uris)
+    return JobStatus(
+        job_id=job_id,
+        name=job.name,
+        state=state,
+        native_state=native,
+        message=message if state is not JobState.SUCCEEDED else None,
+        console_url=url,
+        created=job.create_time or None,
+        ended=job.end_time or None,
+        details=details,
+    )
+
+
+def custom_job_message(body: dict[str, Any]) -> Any:
+    """The rendered REST JSON → ``aiplatform_v1.CustomJob``; unknown fields are an error."""
+    from google.cloud.aiplatform_v1.types import CustomJob
+
+    return CustomJob.from_json(json.dumps(body), ignore_unknown_fields=False)
+
+
+class JobService:
+    """``aiplatform_v1.JobServiceClient`` narrowed to get / create / cancel / list."""
+
+    def __init__(self, client: Any, *, backoff: Backoff | None = None, timeout: float = 60.0):
+        self.client = client
+        self.backoff = backoff or Backoff()
+        self.timeout = timeout
+
+    @classmethod
+    def connect(cls, endpoint: Any, creds: Any, *, backoff: Backoff | None = None) -> "JobService":
+        from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
+        from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+
+        from cloudtrain.backends.vertex.settings import grpc_transport
+
+        return cls(JobServiceClient(transport=grpc_transport(JobServiceGrpcTransport, endpoint, creds)), backoff=backoff)
+
+    def get(self, name: str) -> Any:
+        return self._call(lambda: self.client.get_custom_job(name=name, retry=None, timeout=self.timeout), name)
+
+    def cancel(self, name: str) -> None:
+        from google.api_core.exceptions import FailedPrecondition
+
+        try:
+            self._call(lambda: self.client.cancel_custom_job(name=name, retry=None, timeout=self.timeout), name)
+        except BackendError as exc:
+            if not isinstance(exc.__cause__, FailedPrecondition):  # already ended: nothing to cancel
+                raise
+
+    def list(self, parent: str, *, filter: str = "", limit: int | None = None) -> list[Any]:
+        def fetch() -> list[Any]:
+            jobs: list[Any] = []
+            req = {"parent": parent, "filter": filter, "page_size": min(limit or 100, 100)}
+            for page in self.client.list_custom_jobs(request=req, retry=None, timeout=self.timeout).pages:
+                jobs.extend(page.custom_jobs)
+                if limit is not None and len(jobs) >= limit:
+                    break
+            return jobs
+
+        return self._call(fetch, parent)
+
+    def create(self, parent: str, body: dict[str, Any]) -> Any:
+        """Create the job once, however many attempts it takes."""
+        from google.api_core import exceptions
+
+        job = custom_job_message(body)
+        submit_id = body["labels"][request.SUBMIT_ID_LABEL]
+
+        def attempt() -> Any:
+            return self.client.create_custom_job(parent=parent, custom_job=job, retry=None, timeout=self.timeout)
+
+        def already_created(_: BaseException) -> Any:
+            found = self.list(parent, filter=f'labels.{request.SUBMIT_ID_LABEL}="{submit_id}"')
+            return found[0] if found else None
+
+        try:
+            return self.backoff.call(attempt, before_retry=already_created)
+        except exceptions.GoogleAPICallError as exc:
+            raise BackendError(f"Vertex AI refused to create the job: {_short(exc)}", _hint(exc)) from exc
+
+    def _call(self, fn: Any, what: str) -> Any:
+        from google.api_core import exceptions
+
+        try:
+            return self.backoff.call(fn)
+        except exceptions.NotFound as exc:
+            raise BackendError(f"no such Vertex AI job or location: {what}", "check the job id, --region and --project") from exc
+        except exceptions.GoogleAPICallError as exc:
+            raise BackendError(f"Vertex AI call failed for {what}: {_short(exc)}", _hint(exc)) from exc
+
+
+def _hint(exc: Any) -> str | None:
+    if getattr(exc, "code", None) in (401, 403):
+        return "the account needs roles/aiplatform.user on the project (and the Vertex AI API enabled)"
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

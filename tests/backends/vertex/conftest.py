@@ -1,0 +1,146 @@
+"""Fixtures for the Vertex backend: a JobSpec, a package, the fakes, the GCS emulator, the backend."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import socket
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from cloudtrain.backends.vertex import VertexBackend
+from cloudtrain.backends.vertex.logs import TailPolicy
+from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
+from tests.fakes import VirtualClock
+
+CREATED = dt.datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=dt.timezone.utc)
+
+
+def make_spec(**changes) -> JobSpec:
+    """A 4×T4, 2-replica Vertex job spec, as build_spec would resolve it."""
+    spec = JobSpec(
+        name="demo",
+        job_name="demo-20240501-120000",
+        backend="vertex",
+        cloud="vertex",
+        region="us-central1",
+        project="my-project",
+        role_arn=None,
+        staging_bucket="gs://my-bucket",
+        machine=MachineSpec(
+            type="n1-standard-16",
+            accelerator="NVIDIA_TESLA_T4",
+            accelerator_count=4,
+            gpu_model="T4",
+            disk_gb=100,
+            price_per_hour=2.16,
+            price_region="us-central1",
+            price_date="2024-05-01",
+        ),
+        replica_count=2,
+        package=PackageSpec(path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"),
+        args=("--epochs=10",),
+        hyperparameters=MappingProxyType({"learning_rate": 0.001, "mixed_precision": True}),
+        image_uri="us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
+        tensorflow_version="2.17",
+        output_dir="gs://my-bucket/cloudtrain/outputs/demo-20240501-120000",
+        spot=False,
+        max_wait_seconds=None,
+        max_runtime_seconds=86400,
+        service_account=None,
+        network=None,
+        labels=MappingProxyType({"team": "vision"}),
+        env=MappingProxyType({"TF_CPP_MIN_LOG_LEVEL": "1"}),
+        config_file=Path("/src/job_configs/gpu4.yaml"),
+        created=CREATED,
+    )
+    return dataclasses.replace(spec, **changes)
+
+
+def make_package(tmp_path: Path, content: bytes = b"not really a tarball\n" * 100) -> BuiltPackage:
+    import hashlib
+
+    sha = hashlib.sha256(content).hexdigest()
+    path = tmp_path / f"trainer-0.1-{sha[:12]}.tar.gz"
+    path.write_bytes(content)
+    return BuiltPackage(
+        path=path, sha256=sha, size=len(content), name="trainer", version="0.1",
+        filename=path.name, files=(), warnings=(),
+    )
+
+
+@pytest.fixture
+def spec() -> JobSpec:
+    return make_spec()
+
+
+@pytest.fixture
+def package(tmp_path) -> BuiltPackage:
+    return make_package(tmp_path)
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(start=CREATED.timestamp() + 1)
+
+
+@pytest.fixture
+def jobs(clock):
+    from tests.fakes.vertex_jobs import FakeJobService
+
+    fake = FakeJobService(clock)
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def logging_fake(clock):
+    from tests.fakes.cloud_logging import FakeLogging
+
+    fake = FakeLogging(clock)
+    yield fake
+    fake.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def gcs(monkeypatch):
+    """gcp-storage-emulator on a free port, holding the bucket ``my-bucket``; always stopped."""
+    from gcp_storage_emulator.server import create_server
+
+    port = _free_port()
+    server = create_server("127.0.0.1", port, in_memory=True, default_bucket="my-bucket")
+    server.start()
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
+    try:
+        from cloudtrain.backends.vertex.upload import storage_client
+
+        yield storage_client("my-project", None)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def backend(jobs, logging_fake, clock, monkeypatch) -> VertexBackend:
+    """The real backend, its endpoints on the fakes, its clock virtual, echo recorded."""
+    monkeypatch.setenv("CLOUDTRAIN_VERTEX_ENDPOINT", jobs.address)
+    monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", logging_fake.address)
+    echoed: list[str] = []
+    b = VertexBackend(
+        clock=clock.time,
+        sleep=clock.sleep,
+        policy=TailPolicy(),
+        backoff=Backoff(sleep=clock.sleep),
+        echo=echoed.append,
+    )
+    b.echoed = echoed  # type: ignore[attr-defined]
+    return b

@@ -1,0 +1,134 @@
+"""A fake ``google.cloud.aiplatform.v1.JobService``: Create / Get / Cancel / ListCustomJobs.
+
+Scriptable: each created job takes the next :class:`Script` (states it walks through, one
+per GetCustomJob, the last one sticking; or a timeline on the virtual clock; an error for
+FAILED), and ``create_faults`` makes creates fail (``"lost"``: the job is created but the
+caller sees UNAVAILABLE, as when a response is lost).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from dataclasses import dataclass, field
+
+import grpc
+from google.cloud.aiplatform_v1.types import custom_job, job_service
+from google.cloud.aiplatform_v1.types import job_state as js
+from google.protobuf import empty_pb2
+
+from tests.fakes import VirtualClock, serve, unary
+
+SERVICE = "google.cloud.aiplatform.v1.JobService"
+S = js.JobState
+
+
+@dataclass
+class Script:
+    states: list[str] = field(default_factory=lambda: ["PENDING", "RUNNING", "SUCCEEDED"])
+    timeline: list[tuple[float, str]] | None = None  # (seconds after create, state) on the clock
+    error: str = "The replica workerpool0-0 exited with a non-zero status of 1."
+    cancel_gets: int = 2  # gets in CANCELLING before CANCELLED
+
+
+class FakeJobService:
+    def __init__(self, clock: VirtualClock | None = None):
+        self.clock = clock or VirtualClock()
+        self.jobs: dict[str, custom_job.CustomJob] = {}
+        self.scripts: list[Script] = []  # taken by creates, in order; default Script() after
+        self.create_faults: list[str] = []  # "lost" or "unavailable", one per create call
+        self.calls: list[str] = []
+        self._run: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        self.server, self.address = serve(
+            SERVICE,
+            {
+                "CreateCustomJob": unary(self._create, job_service.CreateCustomJobRequest, custom_job.CustomJob.serialize),
+                "GetCustomJob": unary(self._get, job_service.GetCustomJobRequest, custom_job.CustomJob.serialize),
+                "CancelCustomJob": unary(self._cancel, job_service.CancelCustomJobRequest, empty_pb2.Empty.SerializeToString),
+                "ListCustomJobs": unary(self._list, job_service.ListCustomJobsRequest, job_service.ListCustomJobsResponse.serialize),
+            },
+        )
+
+    def stop(self) -> None:
+        self.server.stop(grace=None)
+
+    def _now(self) -> dt.datetime:
+        return dt.datetime.fromtimestamp(self.clock.time(), dt.timezone.utc)
+
+    def _create(self, req, context):
+        with self._lock:
+            self.calls.append("create")
+            fault = self.create_faults.pop(0) if self.create_faults else None
+            if fault == "unavailable":
+                context.abort(grpc.StatusCode.UNAVAILABLE, "fake: connection reset")
+            job_id = str(1000 + len(self.jobs))
+            job = custom_job.CustomJob(req.custom_job)
+            job.name = f"{req.parent}/customJobs/{job_id}"
+            job.state = S.JOB_STATE_PENDING
+            job.create_time = self._now()
+            self.jobs[job_id] = job
+            script = self.scripts.pop(0) if self.scripts else Script()
+            self._run[job_id] = {"script": script, "gets": 0, "cancel": None, "created": self.clock.time()}
+            if fault == "lost":
+                context.abort(grpc.StatusCode.UNAVAILABLE, "fake: response lost after the job was created")
+            return job
+
+    def _get(self, req, context):
+        with self._lock:
+            self.calls.append("get")
+            job = self._find(req.name, context)
+            self._advance(job)
+            return job
+
+    def _advance(self, job) -> None:
+        run = self._run[job.name.rsplit("/", 1)[1]]
+        script: Script = run["script"]
+        if run["cancel"] is not None:
+            run["cancel"] += 1
+            state = "CANCELLING" if run["cancel"] <= script.cancel_gets else "CANCELLED"
+        elif script.timeline is not None:
+            age = self.clock.time() - run["created"]
+            state = [s for t, s in script.timeline if t <= age][-1]
+        else:
+            state = script.states[min(run["gets"], len(script.states) - 1)]
+            run["gets"] += 1
+        if state == "RUNNING" and not job.start_time:
+            job.start_time = self._now()
+        if state in ("SUCCEEDED", "FAILED", "CANCELLED") and not job.end_time:
+            job.end_time = self._now()
+        if state == "FAILED":
+            job.error = {"code": 3, "message": script.error}
+        if state == "CANCELLED":
+            job.error = {"code": 1, "message": "CANCELED"}
+        job.state = S[f"JOB_STATE_{state}"]
+
+    def _cancel(self, req, context):
+        with self._lock:
+            self.calls.append("cancel")
+            job = self._find(req.name, context)
+            if job.state in (S.JOB_STATE_SUCCEEDED, S.JOB_STATE_FAILED, S.JOB_STATE_CANCELLED):
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "fake: job already ended")
+            run = self._run[job.name.rsplit("/", 1)[1]]
+            run["cancel"] = 0 if run["cancel"] is None else run["cancel"]
+            return empty_pb2.Empty()
+
+    def _list(self, req, context):
+        with self._lock:
+            self.calls.append("list")
+            match = re.fullmatch(r'labels\.([\w-]+)="([^"]*)"', req.filter) if req.filter else None
+            jobs = [  # newest first, as Vertex AI lists them
+                j for j in reversed(self.jobs.values()) if req.filter == "" or (match and j.labels.get(match[1]) == match[2])
+            ]
+            start = int(req.page_token or 0)
+            size = req.page_size or 100
+            page = jobs[start : start + size]
+            token = str(start + size) if start + size < len(jobs) else ""
+            return job_service.ListCustomJobsResponse(custom_jobs=page, next_page_token=token)
+
+    def _find(self, name, context):
+        job = self.jobs.get(name.rsplit("/", 1)[-1])
+        if job is None or job.name != name:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {name} not found")
+        return job
