@@ -7,7 +7,8 @@ live (:mod:`.processes`). :mod:`.job` ties these together behind the shared
 :class:`~cloudtrain.backends.base.Backend` interface. Standard library only.
 """
 
-from cloudtrain.backends.local.job import LocalBackend, LocalJob, RecordedJob
+from cloudtrain.backends.local.backend import LocalBackend
+from cloudtrain.backends.local.job import LocalJob, RecordedJob
 
 BACKEND = LocalBackend()
 

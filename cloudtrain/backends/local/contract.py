@@ -69,7 +69,9 @@ def replica_names(cloud: str, n: int) -> list[str]:
     return ["chief", *(f"worker-{i}" for i in range(n - 1))]
 
 
-def plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package_uri: str, **sagemaker: Any) -> list[ReplicaPlan]:
+def plan(
+    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package_uri: str, **sagemaker: Any
+) -> list[ReplicaPlan]:
     """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local."""
     if len(ports) != spec.replica_count:
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
@@ -233,7 +235,8 @@ def sagemaker_plan(
             _join(config, "inputdataconfig.json"): json.dumps(idc, indent=2),
         }
         dirs = [config, _join(base, "input", "data")]
-        dirs += [_join(base, *d) for d in (("model",), ("output", "data"), ("output", "intermediate"), ("checkpoints",), ("code",))]
+        layout = (("model",), ("output", "data"), ("output", "intermediate"), ("checkpoints",), ("code",))
+        dirs += [_join(base, *d) for d in layout]
         plans.append(
             ReplicaPlan(
                 name=host,

@@ -1,21 +1,19 @@
-"""The local backend and its job handle: the package's env, the contract, the replicas, the summary."""
+"""A local job's handle: its replicas' lines and state, and the end-of-run summary it records."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import os
-import shutil
 import signal
-import subprocess
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Iterator
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.backends.local import contract, venv
-from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup, free_ports
-from cloudtrain.errors import BackendError
+from cloudtrain.backends.local import venv
+from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.spec import JobSpec
 
 RUNS_DIR = "cloudtrain-runs"
@@ -31,155 +29,6 @@ STATES = {
     "timed_out": JobState.FAILED,
     "cancelled": JobState.CANCELLED,
 }
-
-# Inherited variables that would leak this shell's setup into the job: cloud contracts from
-# an earlier run, and Python path overrides no cloud machine has.
-_STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
-_STRIP = {"TF_CONFIG", "CLUSTER_SPEC", "TRAINING_JOB_NAME", "CURRENT_HOST", "PYTHONPATH", "PYTHONHOME",
-          "PYTHONSTARTUP", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"}  # fmt: skip
-
-
-def detect_gpus() -> int:
-    """NVIDIA GPUs on this machine, as SageMaker counts them (``nvidia-smi --list-gpus``)."""
-    if shutil.which("nvidia-smi") is None:
-        return 0
-    try:
-        out = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
-
-
-def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
-    """The local output dir (absolute) and, when the config named a bucket, why it is not used."""
-    if "://" in spec.output_dir:
-        note = f"output_dir {spec.output_dir} is a bucket; local runs write to the local folder instead"
-        return Path(os.path.abspath(os.path.join(RUNS_DIR, spec.job_name))), note
-    return Path(os.path.abspath(os.path.expanduser(spec.output_dir))), None
-
-
-def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan, env_dir: Path,
-              cuda: str | None) -> dict[str, str]:  # fmt: skip
-    env = {k: v for k, v in base.items() if k not in _STRIP and not k.startswith(_STRIP_PREFIXES)}
-    env.update(spec.env)
-    env.update(plan.env)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["VIRTUAL_ENV"] = str(env_dir)
-    env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
-    if cuda is not None:
-        env["CUDA_VISIBLE_DEVICES"] = cuda
-    return env
-
-
-def prepare(plans: list[contract.ReplicaPlan], out: Path, channels: Mapping[str, str]) -> None:
-    """Create what the plans list: folders, config files, channel links."""
-    for p in plans:
-        for d in p.dirs:
-            Path(d).mkdir(parents=True, exist_ok=True)
-        for path, text in p.files.items():
-            Path(path).write_text(text)
-    if channels and plans and plans[0].name.startswith("algo-"):
-        for link, target in contract.channel_links(str(out), [p.name for p in plans], channels).items():
-            if not os.path.lexists(link):
-                os.symlink(os.path.abspath(target), link, target_is_directory=True)
-
-
-class LocalBackend:
-    """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
-
-    name = "local"
-
-    def __init__(
-        self,
-        *,
-        cache_root: Path | None = None,
-        stop_grace_s: float = 10.0,
-        gpu_count: Callable[[], int] = detect_gpus,
-        cpu_count: Callable[[], int | None] = os.cpu_count,
-        channels: Mapping[str, str] | None = None,
-        environ: Mapping[str, str] | None = None,
-    ):
-        self._cache_root = cache_root
-        self._grace = stop_grace_s
-        self._gpu_count = gpu_count
-        self._cpu_count = cpu_count
-        self._channels = dict(channels or {})
-        self._environ = environ
-        self._gpus: int | None = None
-
-    def _num_gpus(self) -> int:
-        if self._gpus is None:
-            self._gpus = self._gpu_count()
-        return self._gpus
-
-    def _plans(self, spec: JobSpec, package, out: Path, ports: list[int]) -> list[contract.ReplicaPlan]:
-        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
-        per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
-        return contract.plan(
-            spec, output_dir=str(out), ports=ports, package_uri=str(package.path),
-            channels=self._channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
-        )  # fmt: skip
-
-    def _argv(self, spec: JobSpec, python: Path) -> list[str]:
-        return [str(python), "-m", spec.package.module, *spec.module_args()]
-
-    def render(self, spec: JobSpec, package) -> dict[str, Any]:
-        """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
-        out, note = output_dir_for(spec)
-        env = venv.env_dir(package.sha256, self._cache_root)
-        plans = self._plans(spec, package, out, [0] * spec.replica_count)
-        return {
-            "backend": "local",
-            "contract": spec.cloud,
-            "job_name": spec.job_name,
-            "output_dir": str(out),
-            **({"note": note} if note else {}),
-            "package": str(package.path),
-            "environment": str(env),
-            "replicas": [
-                {
-                    "name": p.name,
-                    "argv": self._argv(spec, venv.env_python(env)),
-                    "cwd": p.cwd,
-                    "env": {**spec.env, **p.env},
-                    "files": sorted(p.files),
-                }
-                for p in plans
-            ],
-        }
-
-    def submit(self, spec: JobSpec, package) -> LocalJob:
-        out, note = output_dir_for(spec)
-        environment = venv.ensure_env(package, root=self._cache_root)
-        plans = self._plans(spec, package, out, free_ports(spec.replica_count))
-        run_dir = out / RUN_DIR
-        prepare(plans, out, self._channels)
-        base = dict(os.environ if self._environ is None else self._environ)
-        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
-        argv = self._argv(spec, environment.python)
-        launches = [
-            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index]), p.cwd,
-                   run_dir / f"{p.name}.log")  # fmt: skip
-            for p in plans
-        ]
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "replicas.json").write_text(
-            json.dumps([{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {**spec.env, **p.env}} for p in plans],
-                       indent=2)  # fmt: skip
-        )
-        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace)
-        job._start(launches)
-        return job
-
-    def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
-        path = Path(RUNS_DIR, job_id, RUN_DIR, "status.json")
-        if not path.is_file():
-            raise BackendError(f"no local run {job_id!r} under {RUNS_DIR}/", "local runs are found by job name in ./cloudtrain-runs")
-        return RecordedJob(path)
-
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        return [RecordedJob(p).status() for p in found[:limit]]
 
 
 class LocalJob:
@@ -200,19 +49,21 @@ class LocalJob:
         self._final: JobStatus | None = None
         self._group: ReplicaGroup | None = None
         self._grace = stop_grace_s
+        self._lock = threading.Lock()
 
     def _start(self, launches: list[Launch]) -> None:
         self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
-        self._group = ReplicaGroup(
+        group = ReplicaGroup(
             launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch
         )
-        self._group.start()
         env = self.environment
         how = "reused" if env.cached else f"built in {env.setup_seconds:.1f}s"
-        self._group.notice(f"{self.spec.cloud} contract, {len(launches)} replica(s); environment {env.path} ({how})")
-        self._group.notice(f"output: {self.output_dir}")
+        group.notice(f"{self.spec.cloud} contract, {len(launches)} replica(s); environment {env.path} ({how})")
+        group.notice(f"output: {self.output_dir}")
         if self._note:
-            self._group.notice(self._note, "WARNING")
+            group.notice(self._note, "WARNING")
+        self._group = group
+        group.start()
         self._record(self._status())
 
     def _watch(self, line: LogLine) -> None:
@@ -247,8 +98,7 @@ class LocalJob:
     def _status(self, native: str = "running", outcome: Outcome | None = None) -> JobStatus:
         group = self._group
         codes = outcome.exit_codes if outcome else group.exit_codes()
-        end = group.ended if group.ended is not None else None
-        wall = (end if end is not None else time.monotonic()) - group.started
+        wall = (group.ended if group.ended is not None else time.monotonic()) - group.started
         details: dict[str, Any] = {
             "wall_time_s": round(wall, 3),
             "metrics": self._metrics(),
@@ -299,6 +149,10 @@ class LocalJob:
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:
+        with self._lock:
+            return self._finish_once(outcome)
+
+    def _finish_once(self, outcome: Outcome) -> JobStatus:
         if self._final is None:
             native = (
                 "failed" if outcome.failed else "timed_out" if outcome.timed_out
@@ -366,17 +220,18 @@ class RecordedJob:
 
     def status(self) -> JobStatus:
         data = json.loads(self._path.read_text())
-        native = data["native_state"]
+        native = recorded = data["native_state"]
         if native == "running" and not any(venv.pid_alive(pid) for pid in data["details"].get("pids", {}).values()):
             native = "failed"  # cloudtrain died without writing the end of the run
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(
             job_id=data["job_id"], name=data["name"], state=STATES[native], native_state=native,
-            message=data.get("message") or ("the run ended without a summary" if native != data["native_state"] else None),
+            message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
             created=parse(data.get("created")), ended=parse(data.get("ended")), details=data["details"],
         )  # fmt: skip
 
     def logs(self, follow: bool = False) -> Iterator[LogLine]:
+        """The replicas' log files, one after the other (timestamps are the files' mtimes)."""
         for name in self.status().details.get("replicas", []):
             log = self._path.parent / f"{name}.log"
             if log.is_file():
@@ -384,10 +239,13 @@ class RecordedJob:
                 for text in log.read_text(errors="replace").splitlines():
                     yield LogLine(stamp, name, text)
 
-    def wait(self) -> JobStatus:
-        return self.status()
+    def wait(self, poll_s: float = 1.0) -> JobStatus:
+        while not (status := self.status()).state.terminal:
+            time.sleep(poll_s)
+        return status
 
     def cancel(self) -> JobStatus:
+        """Signal the replicas' process groups of a run started by another cloudtrain process."""
         status = self.status()
         if status.state is JobState.RUNNING:
             for pid in status.details.get("pids", {}).values():

@@ -96,7 +96,8 @@ def test_sagemaker_tree_per_host(tmp_path):
     assert rc["current_host"] == "algo-2" and rc["hosts"] == ["algo-1", "algo-2"]
     assert rc["current_group_name"] == "homogeneousCluster"
     assert rc["instance_groups"] == [
-        {"instance_group_name": "homogeneousCluster", "instance_type": "ml.g4dn.12xlarge", "hosts": ["algo-1", "algo-2"]}
+        {"instance_group_name": "homogeneousCluster", "instance_type": "ml.g4dn.12xlarge",
+         "hosts": ["algo-1", "algo-2"]}
     ]
     idc = json.loads(second.files[f"{base}/input/config/inputdataconfig.json"])
     assert idc == {"training": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from cloudtrain.backends.local import contract
-from cloudtrain.backends.local.job import prepare
+from cloudtrain.backends.local.backend import prepare
 
 from .conftest import JOB_NAME, make_spec
 

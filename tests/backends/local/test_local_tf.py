@@ -50,7 +50,8 @@ def test_two_processes_form_one_multi_worker_cluster(cloud, mwms_package, shared
     status = job.wait()
     assert status.state is JobState.SUCCEEDED, [line.message for line in job.logs()][-30:]
     done = [json.loads(line.message) for line in job.logs() if line.message.startswith('{"event": "done"')]
-    assert sorted(d["task"] for d in done) == (["chief:0", "worker:0"] if cloud == "vertex" else ["worker:0", "worker:1"])
+    expected = ["chief:0", "worker:0"] if cloud == "vertex" else ["worker:0", "worker:1"]
+    assert sorted(d["task"] for d in done) == expected
     assert all(d["workers"] == 2 and d["rank_sum"] == 1.0 for d in done)
 
 

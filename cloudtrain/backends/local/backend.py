@@ -1,0 +1,171 @@
+"""The local backend: the package's cached env, the contract's files, the replicas' processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from cloudtrain.backends.base import JobStatus
+from cloudtrain.backends.local import contract, venv
+from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
+from cloudtrain.backends.local.processes import Launch, free_ports
+from cloudtrain.errors import BackendError
+from cloudtrain.spec import JobSpec
+
+# Inherited variables that would leak this shell's setup into the job: cloud contracts from
+# an earlier run, and Python path overrides no cloud machine has.
+_STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
+_STRIP = {"TF_CONFIG", "CLUSTER_SPEC", "TRAINING_JOB_NAME", "CURRENT_HOST", "PYTHONPATH", "PYTHONHOME",
+          "PYTHONSTARTUP", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"}  # fmt: skip
+
+
+def detect_gpus() -> int:
+    """NVIDIA GPUs on this machine, as SageMaker counts them (``nvidia-smi --list-gpus``)."""
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "--list-gpus"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
+    """The local output dir (absolute) and, when the config named a bucket, why it is not used."""
+    if "://" in spec.output_dir:
+        note = f"output_dir {spec.output_dir} is a bucket; local runs write to the local folder instead"
+        return Path(os.path.abspath(os.path.join(RUNS_DIR, spec.job_name))), note
+    return Path(os.path.abspath(os.path.expanduser(spec.output_dir))), None
+
+
+def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan, env_dir: Path,
+              cuda: str | None) -> dict[str, str]:  # fmt: skip
+    env = {k: v for k, v in base.items() if k not in _STRIP and not k.startswith(_STRIP_PREFIXES)}
+    env.update(spec.env)
+    env.update(plan.env)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["VIRTUAL_ENV"] = str(env_dir)
+    env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
+    if cuda is not None:
+        env["CUDA_VISIBLE_DEVICES"] = cuda
+    return env
+
+
+def prepare(plans: list[contract.ReplicaPlan], out: Path, channels: Mapping[str, str]) -> None:
+    """Create what the plans list: folders, config files, channel links."""
+    for p in plans:
+        for d in p.dirs:
+            Path(d).mkdir(parents=True, exist_ok=True)
+        for path, text in p.files.items():
+            Path(path).write_text(text)
+    if channels and plans and plans[0].name.startswith("algo-"):
+        for link, target in contract.channel_links(str(out), [p.name for p in plans], channels).items():
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(target), link, target_is_directory=True)
+
+
+class LocalBackend:
+    """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        cache_root: Path | None = None,
+        stop_grace_s: float = 10.0,
+        gpu_count: Callable[[], int] = detect_gpus,
+        cpu_count: Callable[[], int | None] = os.cpu_count,
+        channels: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ):
+        self._cache_root = cache_root
+        self._grace = stop_grace_s
+        self._gpu_count = gpu_count
+        self._cpu_count = cpu_count
+        self._channels = dict(channels or {})
+        self._environ = environ
+        self._gpus: int | None = None
+
+    def _num_gpus(self) -> int:
+        if self._gpus is None:
+            self._gpus = self._gpu_count()
+        return self._gpus
+
+    def _plans(self, spec: JobSpec, package, out: Path, ports: list[int]) -> list[contract.ReplicaPlan]:
+        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
+        per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
+        return contract.plan(
+            spec, output_dir=str(out), ports=ports, package_uri=str(package.path),
+            channels=self._channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
+        )  # fmt: skip
+
+    def _argv(self, spec: JobSpec, python: Path) -> list[str]:
+        return [str(python), "-m", spec.package.module, *spec.module_args()]
+
+    def render(self, spec: JobSpec, package) -> dict[str, Any]:
+        """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
+        out, note = output_dir_for(spec)
+        env = venv.env_dir(package.sha256, self._cache_root)
+        plans = self._plans(spec, package, out, [0] * spec.replica_count)
+        return {
+            "backend": "local",
+            "contract": spec.cloud,
+            "job_name": spec.job_name,
+            "output_dir": str(out),
+            **({"note": note} if note else {}),
+            "package": str(package.path),
+            "environment": str(env),
+            "replicas": [
+                {
+                    "name": p.name,
+                    "argv": self._argv(spec, venv.env_python(env)),
+                    "cwd": p.cwd,
+                    "env": {**spec.env, **p.env},
+                    "files": sorted(p.files),
+                }
+                for p in plans
+            ],
+        }
+
+    def submit(self, spec: JobSpec, package) -> LocalJob:
+        out, note = output_dir_for(spec)
+        environment = venv.ensure_env(package, root=self._cache_root)
+        plans = self._plans(spec, package, out, free_ports(spec.replica_count))
+        run_dir = out / RUN_DIR
+        prepare(plans, out, self._channels)
+        base = dict(os.environ if self._environ is None else self._environ)
+        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
+        argv = self._argv(spec, environment.python)
+        launches = [
+            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index]), p.cwd,
+                   run_dir / f"{p.name}.log")  # fmt: skip
+            for p in plans
+        ]
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "replicas.json").write_text(
+            json.dumps([{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {**spec.env, **p.env}} for p in plans],
+                       indent=2)  # fmt: skip
+        )
+        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace)
+        job._start(launches)
+        return job
+
+    def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
+        path = Path(RUNS_DIR, job_id, RUN_DIR, "status.json")
+        if not path.is_file():
+            raise BackendError(
+                f"no local run {job_id!r} under {RUNS_DIR}/", f"local runs are found by job name in ./{RUNS_DIR}"
+            )
+        return RecordedJob(path)
+
+    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
+        found.reverse()
+        return [RecordedJob(p).status() for p in found[:limit]]
+
+
