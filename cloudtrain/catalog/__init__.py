@@ -65,7 +65,7 @@ def check_region(cloud: str, region: str) -> None:
         if other != cloud and region in _table(other).regions:
             message += f" ({region} is a {other} region)"
     raise CatalogError(
-        f"{message}; {cloud} regions: {', '.join(table.regions)}",
+        f"{message}; it trains in {len(table.regions)} regions, e.g. {', '.join(list(table.regions)[:3])}",
         did_you_mean(region, table.regions),
         field="region",
     )

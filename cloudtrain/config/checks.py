@@ -35,7 +35,7 @@ def check_config(loaded: LoadedConfig) -> None:
     try:
         catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
     except catalog.CatalogError as exc:
-        field = _machine_field(str(exc), loaded)
+        field = {"machine_type": "type"}.get(exc.field or "", exc.field or "type")
         raise err(("machine", field), str(exc), _alternatives(exc)) from None
     if cfg.image.uri is None and cfg.image.tensorflow is not None:
         try:
@@ -104,12 +104,3 @@ def _check_package(loaded: LoadedConfig) -> None:
 def _alternatives(exc: catalog.CatalogError) -> str | None:
     return f"nearest valid: {', '.join(exc.alternatives[:4])}" if exc.alternatives else None
 
-
-def _machine_field(message: str, loaded: LoadedConfig) -> str:
-    """Point at the key the catalog complained about: the count, the accelerator, or the type."""
-    given = loaded.source.data.get("machine", {})
-    if "count" in message and "accelerator_count" in given:
-        return "accelerator_count"
-    if "accelerator" in message and "accelerator" in given and loaded.config.machine.accelerator:
-        return "accelerator"
-    return "type"
