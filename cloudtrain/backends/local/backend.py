@@ -43,7 +43,11 @@ def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
 
 
 def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan, env_dir: Path,
-              cuda: str | None) -> dict[str, str]:  # fmt: skip
+              cuda: str | None, *, shared_gpus: bool = False) -> dict[str, str]:  # fmt: skip
+    """This shell's variables less inherited contracts, then the config's ``env``, then the contract.
+
+    ``cuda``: this replica's share of the GPUs; ``shared_gpus``: several replicas use the same
+    GPUs, so TensorFlow must not take all their memory at start."""
     env = {k: v for k, v in base.items() if k not in _STRIP and not k.startswith(_STRIP_PREFIXES)}
     env.update(spec.env)
     env.update(plan.env)
@@ -52,6 +56,8 @@ def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan
     env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
     if cuda is not None:
         env["CUDA_VISIBLE_DEVICES"] = cuda
+    if shared_gpus:
+        env.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
     return env
 
 
@@ -140,10 +146,11 @@ class LocalBackend:
         prepare(plans, out, self._channels)
         base = dict(os.environ if self._environ is None else self._environ)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
+        shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
         argv = self._argv(spec, environment.python)
         launches = [
-            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index]), p.cwd,
-                   run_dir / f"{p.name}.log")  # fmt: skip
+            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared),
+                   p.cwd, run_dir / f"{p.name}.log")  # fmt: skip
             for p in plans
         ]
         run_dir.mkdir(parents=True, exist_ok=True)

@@ -110,11 +110,12 @@ class LocalJob:
             "logs_dir": str(self.output_dir / RUN_DIR),
             "contract": self.spec.cloud,
             "replicas": [p.name for p in self.plans],
-            "pids": group.pids,
             "environment": str(self.environment.path),
             "environment_cached": self.environment.cached,
             "environment_setup_s": round(self.environment.setup_seconds, 3),
         }
+        if outcome is None:
+            details["pids"] = group.pids  # for attach/cancel from another process while it runs
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
@@ -171,7 +172,7 @@ class LocalJob:
         return None
 
     def _metrics(self) -> dict[str, Any]:
-        """The chief's final metrics: its ``done`` line, else metrics.json, else its last epoch line."""
+        """The chief's final numbers: its ``done`` line, else metrics.json, else its last epoch line."""
         source = self._events.get("done")
         if source is None and (path := self._metrics_file()) is not None:
             try:
@@ -180,7 +181,7 @@ class LocalJob:
                 source = None
         if source is None:
             source = self._events.get("epoch", {})
-        return {k: v for k, v in source.items() if k != "event" and isinstance(v, (int, float, str, bool))}
+        return {k: v for k, v in source.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
     def _record(self, status: JobStatus) -> None:
         path = self.output_dir / RUN_DIR / "status.json"

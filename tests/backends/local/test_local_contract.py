@@ -169,3 +169,24 @@ def test_the_trainer_keeps_sagemaker_checkpoints_inside_the_local_tree(tmp_path)
     (plan,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package_uri=SDIST)
     dirs = trainer_env.resolve(plan.env).dirs
     assert (dirs.checkpoint_dir, dirs.tensorboard_dir) == (plan.checkpoint_dir, plan.tensorboard_dir)
+
+
+def test_child_env_layers_shell_config_and_contract(tmp_path):
+    from pathlib import Path
+
+    from cloudtrain.backends.local.backend import child_env
+
+    spec = make_spec(tmp_path, replica_count=2, env={"FOO": "config", "AIP_MODEL_DIR": "/from/config"})
+    plan = contract.plan(spec, output_dir=OUT, ports=[1, 2], package_uri=SDIST)[1]
+    shell = {"PATH": "/usr/bin", "HOME": "/root", "FOO": "shell", "TF_CONFIG": "{}", "SM_HOSTS": "[]",
+             "PYTHONPATH": "/src", "CUDA_VISIBLE_DEVICES": "7"}  # fmt: skip
+    env = child_env(shell, spec, plan, Path("/cache/envs/x"), "2,3")
+    assert env["HOME"] == "/root" and env["FOO"] == "config"
+    assert env["AIP_MODEL_DIR"] == "/runs/demo/model/"  # the contract wins
+    assert json.loads(env["TF_CONFIG"])["task"] == {"type": "worker", "index": 0}
+    assert "SM_HOSTS" not in env and "PYTHONPATH" not in env
+    assert env["PATH"] == "/cache/envs/x/bin:/usr/bin" and env["VIRTUAL_ENV"] == "/cache/envs/x"
+    assert env["CUDA_VISIBLE_DEVICES"] == "2,3" and env["PYTHONUNBUFFERED"] == "1"
+    assert "TF_FORCE_GPU_ALLOW_GROWTH" not in env
+    shared = child_env(shell, spec, plan, Path("/e"), None, shared_gpus=True)
+    assert "CUDA_VISIBLE_DEVICES" not in shared and shared["TF_FORCE_GPU_ALLOW_GROWTH"] == "true"
