@@ -1,13 +1,14 @@
 """A fake ``google.logging.v2.LoggingServiceV2`` that serves ListLogEntries.
 
 Entries are added with the (virtual) time they become readable, so a test can make them
-arrive late and out of order. It understands the filter cloudtrain sends (job id and
-``timestamp>=``), orders by timestamp then insertId, pages by ``page_size``, and can
+arrive late and out of order. It understands the filter cloudtrain sends (job id,
+``timestamp>=`` and ``timestamp<``), orders by timestamp then insertId, pages by ``page_size``, and can
 answer RESOURCE_EXHAUSTED (429) or UNAVAILABLE for the next N reads.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import itertools
 import re
@@ -34,13 +35,15 @@ class Read:
 class FakeLogging:
     def __init__(self, clock: VirtualClock | None = None):
         self.clock = clock or VirtualClock()
-        self.entries: list[tuple[float, LogEntry]] = []  # (readable from, entry)
+        self.entries: list[tuple[float, LogEntry]] = []  # (readable from, entry), as added
+        self.readable: dict[str, float] = {}  # message → when it became readable
         self.faults: list[grpc.StatusCode] = []  # one per upcoming read
         self.reads: list[Read] = []
+        self._index: list[tuple[dt.datetime, str, float, str, object]] = []  # sorted (ts, id, readable, job, pb)
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self.server, self.address = serve(
-            SERVICE, {"ListLogEntries": unary(self._list, ListLogEntriesRequest, ListLogEntriesResponse.serialize)}
+            SERVICE, {"ListLogEntries": unary(self._list, ListLogEntriesRequest, lambda pb: pb.SerializeToString())}
         )
 
     def stop(self) -> None:
@@ -49,11 +52,12 @@ class FakeLogging:
     def add(self, job_id: str, replica: str, message: str, *, at: float, readable: float | None = None,
             severity: str = "INFO", json: bool = False, label: bool = True) -> str:
         """An entry written at ``at`` (virtual seconds) that becomes readable at ``readable``."""
-        insert_id = f"id{next(self._ids):06d}"
+        insert_id = f"id{next(self._ids):07d}"
+        stamp = dt.datetime.fromtimestamp(at, dt.timezone.utc)
         entry = LogEntry(
             log_name=f"projects/p/logs/{replica}",
             resource={"type": "ml_job", "labels": {"job_id": job_id, "task_name": replica}},
-            timestamp=dt.datetime.fromtimestamp(at, dt.timezone.utc),
+            timestamp=stamp,
             insert_id=insert_id,
             severity=_SEVERITY[severity],
             labels={"ml.googleapis.com/task_name": replica} if label else {},
@@ -62,8 +66,11 @@ class FakeLogging:
             entry.json_payload = {"message": message + "\n", "levelname": severity}
         else:
             entry.text_payload = message + "\n"
+        readable = at if readable is None else readable
         with self._lock:
-            self.entries.append((at if readable is None else readable, entry))
+            self.entries.append((readable, entry))
+            self.readable[message] = readable
+            bisect.insort(self._index, (stamp, insert_id, readable, job_id, LogEntry.pb(entry)))
         return insert_id
 
     def _list(self, req, context):
@@ -72,22 +79,33 @@ class FakeLogging:
             if self.faults:
                 code = self.faults.pop(0)
                 self.reads.append(Read(now, req.filter, 0, code.name))
-                context.abort(code, "fake: Quota exceeded for quota metric 'Read requests'" if code == grpc.StatusCode.RESOURCE_EXHAUSTED else "fake: unavailable")
+                quota = "fake: Quota exceeded for quota metric 'Read requests'"
+                context.abort(code, quota if code == grpc.StatusCode.RESOURCE_EXHAUSTED else "fake: unavailable")
+            assert req.order_by == "timestamp asc" and 'resource.type="ml_job"' in req.filter, req
             job = re.search(r'resource\.labels\.job_id="([^"]+)"', req.filter)
             floor = re.search(r'timestamp>="([^"]+)"', req.filter)
-            since = dt.datetime.fromisoformat(floor[1]) if floor else None
-            assert req.order_by == "timestamp asc" and 'resource.type="ml_job"' in req.filter, req
-            visible = [
-                e for t, e in self.entries
-                if t <= now and (not job or e.resource.labels["job_id"] == job[1]) and (since is None or e.timestamp >= since)
-            ]
-            visible.sort(key=lambda e: (e.timestamp, e.insert_id))
-            start = int(req.page_token or 0)
-            size = req.page_size or 1000
-            page = visible[start : start + size]
-            token = str(start + size) if start + size < len(visible) else ""
+            ceiling = re.search(r'timestamp<"([^"]+)"', req.filter)  # gcloud's "nothing newer than 5 s"
+            until = dt.datetime.fromisoformat(ceiling[1]) if ceiling else None
+            first = bisect.bisect_left(self._index, (dt.datetime.fromisoformat(floor[1]),)) if floor else 0
+            skip, size = int(req.page_token or 0), req.page_size or 1000
+            page, more = [], False
+            for stamp, _, readable, job_id, pb in itertools.islice(self._index, first, None):
+                if until is not None and stamp >= until:
+                    break
+                if readable > now or (job and job_id != job[1]):
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                if len(page) == size:
+                    more = True
+                    break
+                page.append(pb)
+            token = str(int(req.page_token or 0) + size) if more else ""
             self.reads.append(Read(now, req.filter, len(page)))
-            return ListLogEntriesResponse(entries=page, next_page_token=token)
+            response = ListLogEntriesResponse.pb(ListLogEntriesResponse(next_page_token=token))
+            response.entries.extend(page)
+            return response
 
 
 def write_lines(

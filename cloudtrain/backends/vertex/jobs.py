@@ -36,7 +36,7 @@ STATES: dict[str, JobState] = {
 def to_status(job: Any) -> JobStatus:
     """An ``aiplatform_v1.CustomJob`` → :class:`JobStatus`."""
     project, region, job_id = request.split_job_name(job.name) or ("", "", job.name)
-    native = job.state.name
+    native = getattr(job.state, "name", f"JOB_STATE_{int(job.state)}")  # a state newer than this client
     state = STATES.get(native, JobState.UNKNOWN)
     message = job.error.message or None
     url = request.console_url(project, region, job_id)
