@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.errors import BackendError
 
 NOTICE = "cloudtrain"  # the replica name of cloudtrain's own lines
 _PR_SET_PDEATHSIG = 1
@@ -127,9 +128,9 @@ class ReplicaGroup:
                     start_new_session=True,
                     preexec_fn=preexec,
                 )
-            except OSError:
+            except OSError as exc:
                 self._kill_all(grace=0)
-                raise
+                raise BackendError(f"cannot start replica {launch.name}: {exc}") from None
         _RUNNING.add(self)
         self.started = time.monotonic()
         for launch in self._launches:
@@ -186,7 +187,10 @@ class ReplicaGroup:
         proc = self._procs[launch.name]
         with open(launch.log_path, "ab", buffering=0) as log:
             for raw in iter(proc.stdout.readline, b""):
-                log.write(raw)
+                try:
+                    log.write(raw)
+                except OSError:  # a full disk must not stop the draining of the pipe
+                    pass
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 self._add(LogLine(_now(), launch.name, text.rsplit("\r", 1)[-1]))
         proc.stdout.close()
@@ -194,7 +198,33 @@ class ReplicaGroup:
     # --- exits and stopping ----------------------------------------------------------------
 
     def _monitor(self) -> None:
-        reason: str | None = None  # why the replicas were stopped: failed, cancelled, timeout
+        try:
+            reason = self._watch_exits()
+        except BaseException as exc:  # never leave wait() hanging, nor replicas running
+            self.notice(f"cloudtrain lost track of the replicas ({exc!r}); stopping them", "ERROR")
+            self._kill_all(grace=0)
+            for name, proc in self._procs.items():
+                self._codes.setdefault(name, proc.returncode if proc.returncode is not None else -9)
+            reason = "failed"
+            self._failed = self._failed or next(iter(self._procs))
+        self._kill_all(grace=0)  # what the replicas left behind in their groups
+        for reader in self._readers:
+            reader.join(timeout=5)
+        self.ended = time.monotonic()
+        self._outcome = Outcome(
+            exit_codes=dict(self._codes),
+            failed=self._failed,
+            cancelled=reason == "cancelled",
+            timed_out=reason == "timeout",
+        )
+        _RUNNING.discard(self)
+        with self._cond:
+            self._done.set()
+            self._cond.notify_all()
+
+    def _watch_exits(self) -> str | None:
+        """Record exits until every replica has ended; returns why they were stopped, if they were."""
+        reason: str | None = None  # failed, cancelled, timeout
         while len(self._codes) < len(self._procs):
             for name, proc in self._procs.items():
                 code = proc.poll()
@@ -216,20 +246,7 @@ class ReplicaGroup:
                 if reason is not None and len(self._codes) < len(self._procs):
                     self._kill_all(self._grace)
             time.sleep(self._poll)
-        self._kill_all(grace=0)  # what the replicas left behind in their groups
-        for reader in self._readers:
-            reader.join(timeout=5)
-        self.ended = time.monotonic()
-        self._outcome = Outcome(
-            exit_codes=dict(self._codes),
-            failed=self._failed,
-            cancelled=reason == "cancelled",
-            timed_out=reason == "timeout",
-        )
-        _RUNNING.discard(self)
-        with self._cond:
-            self._done.set()
-            self._cond.notify_all()
+        return reason
 
     def _kill_all(self, grace: float) -> None:
         """SIGTERM every replica's process group, wait up to ``grace`` seconds, then SIGKILL."""

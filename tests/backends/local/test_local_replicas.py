@@ -167,3 +167,15 @@ def test_a_trainer_writing_to_opt_ml_is_reported(backend, fake_package, tmp_path
     assert status.state is JobState.SUCCEEDED
     (warning,) = status.details["warnings"]
     assert f"wrote to {fake_root}" in warning and "SAGEMAKER_BASE_DIR" in warning
+
+
+def test_a_replica_that_cannot_start_is_one_clear_error(tmp_path):
+    from cloudtrain.backends.local.processes import Launch, ReplicaGroup
+    from cloudtrain.errors import BackendError
+
+    ok = Launch("chief", ["sleep", "30"], {"PATH": "/usr/bin:/bin"}, str(tmp_path), tmp_path / "chief.log")
+    bad = Launch("worker-0", [str(tmp_path / "missing-python")], {}, str(tmp_path), tmp_path / "worker-0.log")
+    group = ReplicaGroup([ok, bad])
+    with pytest.raises(BackendError, match="cannot start replica worker-0"):
+        group.start()
+    assert not pid_alive(group.pids["chief"])  # the replica that did start was stopped
