@@ -8,8 +8,15 @@ such as TensorFlow, are therefore reused, never reinstalled; the package and any
 requirement that is missing or at the wrong version go into the new environment, which
 comes first on ``sys.path``.
 
+The sdist is installed with its requirements, offline first (``pip install --no-index``,
+built with the setuptools already here): when the layered packages satisfy every
+requirement, no network is needed. Only when one is missing does pip go to the index (one
+retry); if that fails too, the error is one line naming the requirement.
+
 Creation is atomic: the environment is built in a temporary folder beside its final place
-and renamed into it, so an interrupted install never leaves a half-built cached env.
+and renamed into it, so an interrupted install never leaves a half-built cached env. (After
+the rename ``bin/python`` works as usual; console scripts pip wrote keep the temporary path
+in their first line, and ``python -m`` is what replicas run.)
 """
 
 from __future__ import annotations
@@ -144,7 +151,7 @@ def pid_alive(pid: int) -> bool:
 
 def _build(tmp: Path, package, run: Runner) -> bool:
     """venv + layer + pip install; returns whether the package index was needed."""
-    have_pip = _pip_importable()
+    have_pip = _importable("pip")
     cmd = [sys.executable, "-m", "venv", "--system-site-packages", *(["--without-pip"] if have_pip else []), str(tmp)]
     _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
     purelib = _env_purelib(tmp, run)
@@ -152,7 +159,9 @@ def _build(tmp: Path, package, run: Runner) -> bool:
     (Path(purelib) / LAYER_PTH).write_text("\n".join(lines) + "\n")
 
     python = str(env_python(tmp))
-    install = [python, "-m", "pip", "install", *_PIP_QUIET, "--no-build-isolation", str(package.path)]
+    # Build with the setuptools already here (no build env to download), as the SageMaker launcher does.
+    isolation = ["--no-build-isolation"] if _importable("setuptools") else []
+    install = [python, "-m", "pip", "install", *_PIP_QUIET, *isolation, str(package.path)]
     offline = run([*install[:4], "--no-index", *install[4:]], capture_output=True, text=True)
     if offline.returncode == 0:
         return False
@@ -169,10 +178,10 @@ def _build(tmp: Path, package, run: Runner) -> bool:
     return True
 
 
-def _pip_importable() -> bool:
+def _importable(module: str) -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("pip") is not None
+    return importlib.util.find_spec(module) is not None
 
 
 def _env_purelib(env: Path, run: Runner) -> str:
