@@ -60,11 +60,11 @@ def agree_across_workers(strategy, value: int, num_workers: int) -> None:
     otherwise they would run different step counts and hang in an all-reduce."""
     if num_workers <= 1:
         return
-    local = tf.constant(float(value))
-    hi = strategy.reduce("MAX", strategy.run(lambda: tf.identity(local)), axis=None)
-    lo = -strategy.reduce("MAX", strategy.run(lambda: -tf.identity(local)), axis=None)
-    if float(hi) != float(lo):
+    # ReduceOp has only SUM and MEAN: all values equal iff mean(v^2) == mean(v)^2.
+    local = tf.constant([float(value), float(value) ** 2])
+    mean, mean_sq = strategy.reduce("MEAN", strategy.run(lambda: tf.identity(local)), axis=None).numpy()
+    if abs(mean_sq - mean**2) > 1e-6:
         raise TrainerError(
-            f"workers restored different checkpoints (epochs {int(lo)} to {int(hi)}): the checkpoint "
-            "directory must be storage every worker can read"
+            f"workers restored checkpoints of different epochs (this one: {value}, mean {mean:g}): "
+            "the checkpoint directory must be storage every worker can read"
         )

@@ -1,0 +1,54 @@
+"""Two processes on 127.0.0.1 under MultiWorkerMirroredStrategy, driven by TF_CONFIG."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.trainer.helpers import finish, free_ports, kill, start
+
+pytestmark = [pytest.mark.slow, pytest.mark.tf]
+
+
+def _run_two_workers(tmp_path, extra_args):
+    workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
+    procs = []
+    try:
+        for index in range(2):
+            tf_config = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
+            args = ["--epochs", "2", "--job-dir", str(tmp_path / f"w{index}"), *extra_args[index]]
+            procs.append(start(args, cwd=tmp_path, TF_CONFIG=tf_config))
+        return [finish(p, timeout=400) for p in procs]
+    finally:
+        for p in procs:
+            kill(p)
+
+
+def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
+    chief, other = _run_two_workers(tmp_path, [[], []])
+    assert chief.returncode == 0, chief.stderr[-4000:]
+    assert other.returncode == 0, other.stderr[-4000:]
+
+    plan = chief.one("plan")
+    assert plan["strategy"] == "multi_worker_mirrored" and plan["workers"] == 2 and plan["replicas"] == 2
+    assert plan["batch"]["global_batch"] == 2 * plan["batch"]["per_replica_batch"]
+    assert [e["epoch"] for e in chief.of("epoch")] == [1, 2]
+    done, worker_done = chief.one("done"), other.one("worker_done")
+    assert other.of("plan") == [] and other.of("epoch") == []  # events come from the chief only
+    assert worker_done["task"] == "worker:1"
+    assert done["weights_sha256"] == worker_done["weights_sha256"]  # same weights after all-reduce
+    assert done["loss"] < 2.0
+
+    chief_model = tmp_path / "w0" / "model"
+    assert {"saved_model.pb", "model.keras", "metrics.json"} <= {p.name for p in chief_model.iterdir()}
+    assert any((tmp_path / "w0" / "checkpoints").glob("ckpt-2.index"))
+    written_by_worker = [p for p in (tmp_path / "w1").rglob("*") if p.is_file()] if (tmp_path / "w1").exists() else []
+    assert written_by_worker == []
+
+    # Restarted with checkpoint dirs that are not shared: worker 1 sees no checkpoint while the
+    # chief sees epoch 2. Both must stop with a clear error instead of hanging out of step.
+    chief, other = _run_two_workers(tmp_path, [[], ["--checkpoint-dir", str(tmp_path / "not-shared")]])
+    for run in (chief, other):
+        assert run.returncode == 2, run.stderr[-3000:]
+        assert "checkpoint directory must be storage every worker can read" in run.stderr
