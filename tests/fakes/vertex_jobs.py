@@ -41,13 +41,14 @@ class FakeJobService:
         self.calls: list[str] = []
         self._run: dict[str, dict] = {}
         self._lock = threading.Lock()
+        job, js_ = custom_job.CustomJob.serialize, job_service
         self.server, self.address = serve(
             SERVICE,
             {
-                "CreateCustomJob": unary(self._create, job_service.CreateCustomJobRequest, custom_job.CustomJob.serialize),
-                "GetCustomJob": unary(self._get, job_service.GetCustomJobRequest, custom_job.CustomJob.serialize),
-                "CancelCustomJob": unary(self._cancel, job_service.CancelCustomJobRequest, empty_pb2.Empty.SerializeToString),
-                "ListCustomJobs": unary(self._list, job_service.ListCustomJobsRequest, job_service.ListCustomJobsResponse.serialize),
+                "CreateCustomJob": unary(self._create, js_.CreateCustomJobRequest, job),
+                "GetCustomJob": unary(self._get, js_.GetCustomJobRequest, job),
+                "CancelCustomJob": unary(self._cancel, js_.CancelCustomJobRequest, empty_pb2.Empty.SerializeToString),
+                "ListCustomJobs": unary(self._list, js_.ListCustomJobsRequest, js_.ListCustomJobsResponse.serialize),
             },
         )
 
@@ -118,9 +119,8 @@ class FakeJobService:
         with self._lock:
             self.calls.append("list")
             match = re.fullmatch(r'labels\.([\w-]+)="([^"]*)"', req.filter) if req.filter else None
-            jobs = [  # newest first, as Vertex AI lists them
-                j for j in reversed(self.jobs.values()) if req.filter == "" or (match and j.labels.get(match[1]) == match[2])
-            ]
+            wanted = (lambda j: True) if not req.filter else (lambda j: bool(match) and j.labels.get(match[1]) == match[2])
+            jobs = [j for j in reversed(self.jobs.values()) if wanted(j)]  # newest first, as Vertex AI lists them
             start = int(req.page_token or 0)
             size = req.page_size or 100
             page = jobs[start : start + size]

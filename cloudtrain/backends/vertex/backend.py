@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
 from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
 from cloudtrain.backends.vertex.retry import Backoff
@@ -148,9 +148,8 @@ class VertexBackend:
 
     def _handle(self, service: Any, name: str) -> VertexJob:
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
-        return VertexJob(
-            service, name, reader=lambda: self._reader(name), policy=policy, clock=self.clock, sleep=self.sleep
-        )
+        reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
+        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep)
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService
@@ -188,7 +187,8 @@ class VertexBackend:
 
         def show(sent: int, total: int) -> None:
             end = "\n" if sent >= total else ""
-            print(f"\ruploading {sent / 2**20:.1f} / {total / 2**20:.1f} MiB ({sent * 100 // total}%)", end=end, file=sys.stderr)
+            line = f"\ruploading {sent / 2**20:.1f} / {total / 2**20:.1f} MiB ({sent * 100 // total}%)"
+            print(line, end=end, file=sys.stderr)
 
         return show
 

@@ -51,6 +51,10 @@ def to_status(job: Any) -> JobStatus:
         details["error_code"] = job.error.code
     if job.start_time:
         details["start_time"] = job.start_time.isoformat()
+    if job.end_time:
+        details["end_time"] = job.end_time.isoformat()
+    if job.start_time and job.end_time:
+        details["run_seconds"] = round((job.end_time - job.start_time).total_seconds())
     if job.web_access_uris:
         details["web_access_uris"] = dict(job.web_access_uris)
     return JobStatus(
@@ -88,7 +92,8 @@ class JobService:
 
         from cloudtrain.backends.vertex.settings import grpc_transport
 
-        return cls(JobServiceClient(transport=grpc_transport(JobServiceGrpcTransport, endpoint, creds)), backoff=backoff)
+        transport = grpc_transport(JobServiceGrpcTransport, endpoint, creds)
+        return cls(JobServiceClient(transport=transport), backoff=backoff)
 
     def get(self, name: str) -> Any:
         return self._call(lambda: self.client.get_custom_job(name=name, retry=None, timeout=self.timeout), name)
@@ -139,7 +144,8 @@ class JobService:
         try:
             return self.backoff.call(fn)
         except exceptions.NotFound as exc:
-            raise BackendError(f"no such Vertex AI job or location: {what}", "check the job id, --region and --project") from exc
+            hint = "check the job id, --region and --project"
+            raise BackendError(f"no such Vertex AI job or location: {what}", hint) from exc
         except exceptions.GoogleAPICallError as exc:
             raise BackendError(f"Vertex AI call failed for {what}: {_short(exc)}", _hint(exc)) from exc
 

@@ -35,7 +35,10 @@ from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.errors import BackendError
 
 TASK_LABEL = "ml.googleapis.com/task_name"
-_SEVERITY = {0: "INFO", 100: "DEBUG", 200: "INFO", 300: "NOTICE", 400: "WARNING", 500: "ERROR", 600: "CRITICAL", 700: "ALERT", 800: "EMERGENCY"}
+_SEVERITY = {  # google.logging.type.LogSeverity; DEFAULT (0) reads as INFO
+    0: "INFO", 100: "DEBUG", 200: "INFO", 300: "NOTICE", 400: "WARNING",
+    500: "ERROR", 600: "CRITICAL", 700: "ALERT", 800: "EMERGENCY",
+}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -145,7 +148,7 @@ class LogTailer:
                     continue
                 self._remember(entry)
                 self.shown += 1
-                yield LogLine(timestamp=entry.timestamp, replica=entry.replica, message=entry.message, severity=entry.severity)
+                yield LogLine(entry.timestamp, entry.replica, entry.message, entry.severity)
             if not token:
                 break
         self._forget_below(self.floor())
@@ -288,7 +291,8 @@ class CloudLoggingReader:
 
         from cloudtrain.backends.vertex.settings import grpc_transport
 
-        return cls(LoggingServiceV2Client(transport=grpc_transport(LoggingServiceV2GrpcTransport, endpoint, creds)), project)
+        transport = grpc_transport(LoggingServiceV2GrpcTransport, endpoint, creds)
+        return cls(LoggingServiceV2Client(transport=transport), project)
 
     def __call__(self, filter: str, page_token: str | None, page_size: int) -> tuple[list[Entry], str | None]:
         request = {

@@ -55,6 +55,7 @@ def test_two_replicas_late_and_out_of_order_every_line_once_in_order(backend, jo
     assert len(lines) == sum(map(len, expected.values()))
     assert final.state is JobState.SUCCEEDED and final.state.exit_code == 0
     assert final.native_state == "JOB_STATE_SUCCEEDED" and final.message is None
+    assert 110 <= final.details["run_seconds"] <= 125  # RUNNING at 30 s, SUCCEEDED at 150 s, seen by polling
     assert {line.severity for line in lines} == {"INFO"}
     # the arrival was out of order across replicas: R1's first line came after R0 had shown many
     first_r1 = next(i for i, l in enumerate(lines) if l.replica == R1)
