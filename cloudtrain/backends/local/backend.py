@@ -106,7 +106,7 @@ class LocalBackend:
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
         return contract.plan(
-            spec, output_dir=str(out), ports=ports, package_uri=str(package.path),
+            spec, output_dir=str(out), ports=ports, package=package,
             channels=self._channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
         )  # fmt: skip
 

@@ -27,7 +27,7 @@ runs on this machine.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from cloudtrain.spec import JobSpec
@@ -70,14 +70,15 @@ def replica_names(cloud: str, n: int) -> list[str]:
 
 
 def plan(
-    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package_uri: str, **sagemaker: Any
+    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, **sagemaker: Any
 ) -> list[ReplicaPlan]:
-    """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local."""
+    """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local; ``package``
+    is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload)."""
     if len(ports) != spec.replica_count:
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
     if spec.cloud == "sagemaker":
-        return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package_uri=package_uri, **sagemaker)
-    return vertex_plan(spec, output_dir=output_dir, ports=ports, package_uri=package_uri)
+        return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, **sagemaker)
+    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package)
 
 
 def _join(base: str, *parts: str) -> str:
@@ -87,29 +88,22 @@ def _join(base: str, *parts: str) -> str:
 # --- Vertex AI ---------------------------------------------------------------------------
 
 
-def vertex_job_spec(spec: JobSpec, *, output_dir: str, package_uri: str) -> dict[str, Any]:
-    """The ``CustomJobSpec`` (REST JSON casing) that CLUSTER_SPEC and TF_CONFIG carry as ``job``."""
-    machine: dict[str, Any] = {"machineType": spec.machine.type}
-    if spec.machine.accelerator:
-        machine.update(acceleratorType=spec.machine.accelerator, acceleratorCount=spec.machine.accelerator_count)
-    package = {
-        "executorImageUri": spec.image_uri,
-        "packageUris": [package_uri],
-        "pythonModule": spec.package.module,
-        "args": list(spec.module_args()),
-    }
-    if spec.env:
-        package["env"] = [{"name": k, "value": v} for k, v in spec.env.items()]
-    pools = [{"machineSpec": machine, "replicaCount": 1, "pythonPackageSpec": package}]
-    if spec.replica_count > 1:
-        pools.append({"machineSpec": machine, "replicaCount": spec.replica_count - 1, "pythonPackageSpec": package})
-    return {"workerPoolSpecs": pools, "baseOutputDirectory": {"outputUriPrefix": output_dir}}
+def vertex_job_spec(spec: JobSpec, *, output_dir: str, package) -> dict[str, Any]:
+    """The ``CustomJobSpec`` that CLUSTER_SPEC and TF_CONFIG carry as ``job``: the Vertex backend's
+    own request (REST JSON), with the local output dir and the local sdist in place of GCS."""
+    from cloudtrain.backends.vertex.request import render_custom_job
+
+    bucket = spec.staging_bucket if (spec.staging_bucket or "").startswith("gs://") else "gs://local"
+    job = render_custom_job(replace(spec, output_dir=output_dir, staging_bucket=bucket), package)["jobSpec"]
+    for pool in job["workerPoolSpecs"]:
+        pool["pythonPackageSpec"]["packageUris"] = [str(package.path)]
+    return job
 
 
-def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package_uri: str) -> list[ReplicaPlan]:
+def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package) -> list[ReplicaPlan]:
     n = spec.replica_count
     addresses = [f"127.0.0.1:{p}" for p in ports]
-    job = vertex_job_spec(spec, output_dir=output_dir, package_uri=package_uri)
+    job = vertex_job_spec(spec, output_dir=output_dir, package=package)
     model, checkpoints, logs = (_join(output_dir, d) + "/" for d in ("model", "checkpoints", "logs"))
     plans = []
     for i, name in enumerate(replica_names("vertex", n)):
@@ -192,7 +186,7 @@ def sagemaker_plan(
     *,
     output_dir: str,
     ports: Sequence[int],
-    package_uri: str,
+    package,
     channels: Mapping[str, str] | None = None,
     num_gpus: Sequence[int] | int = 0,
     num_cpus: int = 1,
@@ -203,6 +197,7 @@ def sagemaker_plan(
     addresses = [f"127.0.0.1:{p}" for p in ports]
     gpus = [num_gpus] * n if isinstance(num_gpus, int) else list(num_gpus)
     channels = dict(channels or {})
+    package_uri = str(package.path)
     hps_json = sagemaker_hyperparameters(spec, package_uri=package_uri)
     decoded = {k: json.loads(v) for k, v in hps_json.items()}
     user_hps = {k: v for k, v in decoded.items() if not k.startswith("sagemaker_") and k not in _SM_RESERVED}

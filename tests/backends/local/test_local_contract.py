@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,10 +14,11 @@ from .conftest import JOB_NAME, make_spec
 
 OUT = "/runs/demo"
 SDIST = "/dist/fakepkg-0.1-abc.tar.gz"
+PKG = SimpleNamespace(path=Path(SDIST), sha256="ab" * 32, filename="fakepkg-0.1-abc.tar.gz")
 
 
 def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path):
-    (chief,) = contract.plan(make_spec(tmp_path), output_dir=OUT, ports=[0], package_uri=SDIST)
+    (chief,) = contract.plan(make_spec(tmp_path), output_dir=OUT, ports=[0], package=PKG)
     assert chief.name == "chief"
     assert dict(chief.env) == {
         "AIP_MODEL_DIR": "/runs/demo/model/",
@@ -31,7 +34,7 @@ def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path)
 
 def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
     spec = make_spec(tmp_path, replica_count=3, args=("--epochs=2",), hyperparameters={"lr": 0.1})
-    plans = contract.plan(spec, output_dir=OUT, ports=[1001, 1002, 1003], package_uri=SDIST)
+    plans = contract.plan(spec, output_dir=OUT, ports=[1001, 1002, 1003], package=PKG)
     assert [p.name for p in plans] == ["chief", "worker-0", "worker-1"]
     addresses = ["127.0.0.1:1001", "127.0.0.1:1002", "127.0.0.1:1003"]
     tasks = [("workerpool0", "chief", 0), ("workerpool1", "worker", 0), ("workerpool1", "worker", 1)]
@@ -44,8 +47,10 @@ def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
         assert tf_config["task"] == {"type": tf_type, "index": index}
         assert cluster_spec["environment"] == tf_config["environment"] == "cloud"
         job = tf_config["job"]
-        assert [pool["replicaCount"] for pool in job["workerPoolSpecs"]] == [1, 2]
+        # The Vertex backend's own CustomJobSpec (proto3 JSON: int64 as strings), with the local sdist.
+        assert [pool["replicaCount"] for pool in job["workerPoolSpecs"]] == ["1", "2"]
         assert job["workerPoolSpecs"][0]["pythonPackageSpec"]["args"] == ["--epochs=2", "--lr=0.1"]
+        assert job["workerPoolSpecs"][1]["pythonPackageSpec"]["packageUris"] == [SDIST]
         assert job["baseOutputDirectory"] == {"outputUriPrefix": OUT}
         # Vertex gives every replica the same directories; the trainer keeps non-chief writes apart.
         assert p.env["AIP_MODEL_DIR"] == "/runs/demo/model/"
@@ -54,7 +59,7 @@ def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
 def test_the_trainer_reads_the_vertex_contract_back(tmp_path):
     from trainer import cluster, env as trainer_env
 
-    plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package_uri=SDIST)
+    plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package=PKG)
     ranks = []
     for p in plans:
         c = cluster.resolve_cluster(p.env)
@@ -71,7 +76,7 @@ def test_sagemaker_tree_per_host(tmp_path):
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2,
                      hyperparameters={"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True})  # fmt: skip
     plans = contract.plan(
-        spec, output_dir=OUT, ports=[2001, 2002], package_uri=SDIST,
+        spec, output_dir=OUT, ports=[2001, 2002], package=PKG,
         channels={"training": "/data/train"}, num_gpus=[2, 2], num_cpus=8,
     )  # fmt: skip
     assert [p.name for p in plans] == ["algo-1", "algo-2"]
@@ -123,7 +128,7 @@ def test_sagemaker_tree_per_host(tmp_path):
 
 
 def test_sagemaker_single_host_has_no_tf_config(tmp_path):
-    (only,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package_uri=SDIST)
+    (only,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package=PKG)
     assert only.name == "algo-1" and "TF_CONFIG" not in only.env
     assert only.env["SM_HOSTS"] == '["algo-1"]' and only.env["SM_CHANNELS"] == "[]"
     hps = json.loads(only.files["/runs/demo/algo-1/input/config/hyperparameters.json"])
@@ -134,7 +139,7 @@ def test_the_trainer_reads_the_sagemaker_contract_back(tmp_path):
     from trainer import cluster, env as trainer_env
 
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters={"epochs": 3})
-    plans = contract.plan(spec, output_dir=OUT, ports=[1, 2], package_uri=SDIST)
+    plans = contract.plan(spec, output_dir=OUT, ports=[1, 2], package=PKG)
     for i, p in enumerate(plans):
         c = cluster.resolve_cluster(p.env)
         assert (c.rank, c.num_workers, c.is_chief) == (i, 2, i == 0)
@@ -155,7 +160,7 @@ def test_gpu_assignment(gpus, n, expected):
 
 def test_wrong_number_of_ports_is_refused(tmp_path):
     with pytest.raises(ValueError, match="need 2 ports"):
-        contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1], package_uri=SDIST)
+        contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1], package=PKG)
 
 
 @pytest.mark.xfail(
@@ -166,18 +171,16 @@ def test_wrong_number_of_ports_is_refused(tmp_path):
 def test_the_trainer_keeps_sagemaker_checkpoints_inside_the_local_tree(tmp_path):
     from trainer import env as trainer_env
 
-    (plan,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package_uri=SDIST)
+    (plan,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package=PKG)
     dirs = trainer_env.resolve(plan.env).dirs
     assert (dirs.checkpoint_dir, dirs.tensorboard_dir) == (plan.checkpoint_dir, plan.tensorboard_dir)
 
 
 def test_child_env_layers_shell_config_and_contract(tmp_path):
-    from pathlib import Path
-
     from cloudtrain.backends.local.backend import child_env
 
     spec = make_spec(tmp_path, replica_count=2, env={"FOO": "config", "AIP_MODEL_DIR": "/from/config"})
-    plan = contract.plan(spec, output_dir=OUT, ports=[1, 2], package_uri=SDIST)[1]
+    plan = contract.plan(spec, output_dir=OUT, ports=[1, 2], package=PKG)[1]
     shell = {"PATH": "/usr/bin", "HOME": "/root", "FOO": "shell", "TF_CONFIG": "{}", "SM_HOSTS": "[]",
              "PYTHONPATH": "/src", "CUDA_VISIBLE_DEVICES": "7"}  # fmt: skip
     env = child_env(shell, spec, plan, Path("/cache/envs/x"), "2,3")

@@ -41,7 +41,7 @@ sys.exit(status.state.exit_code)
 def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, list[int]]:
     pids_dir = tmp_path / "pids"
     pids_dir.mkdir()
-    package = {k: str(getattr(fake_package, k)) for k in ("path", "sha256", "name", "version")}
+    package = {k: str(getattr(fake_package, k)) for k in ("path", "sha256", "name", "version", "filename")}
     env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang"}), "FAKE_PIDS": str(pids_dir)}
     arg = json.dumps([package, str(shared_cache), str(tmp_path), env])
     driver = subprocess.Popen([sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE, text=True)

@@ -12,6 +12,7 @@ from cloudtrain.backends.local import contract
 from cloudtrain.backends.local.backend import prepare
 
 from .conftest import JOB_NAME, make_spec
+from .test_local_contract import PKG
 
 READ_BACK = """
 import json
@@ -40,7 +41,7 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
     hps = {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True}
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters=hps)
     channels = {"training": str(data / "train"), "validation": str(data / "val")}
-    plans = contract.plan(spec, output_dir=str(out), ports=[3001, 3002], package_uri="/dist/fakepkg.tar.gz",
+    plans = contract.plan(spec, output_dir=str(out), ports=[3001, 3002], package=PKG,
                           channels=channels, num_gpus=0, num_cpus=os.cpu_count())  # fmt: skip
     prepare(plans, out, channels)
 
@@ -85,7 +86,7 @@ def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
     spec = make_spec(tmp_path, cloud="sagemaker", args=("--data=digits", "--no-resume"),
                      hyperparameters={"epochs": 2, "lr": 0.5, "shuffle": False})  # fmt: skip
     out = tmp_path / "out"
-    plans = contract.plan(spec, output_dir=str(out), ports=[0], package_uri=str(fake_package.path))
+    plans = contract.plan(spec, output_dir=str(out), ports=[0], package=fake_package)
     prepare(plans, out, {})
     launched = cloudtrain_launch.module_command(
         cloudtrain_launch.read_hyperparameters(plans[0].env["SM_INPUT_CONFIG_DIR"]), python="python"

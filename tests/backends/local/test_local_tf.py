@@ -56,11 +56,6 @@ def test_two_processes_form_one_multi_worker_cluster(cloud, mwms_package, shared
 
 
 @pytest.mark.skipif(not (REPO / "trainer" / "task.py").is_file(), reason="the trainer is not written yet")
-@pytest.mark.xfail(
-    strict=False,
-    reason="trainer bug, not the backend's: trainer/checkpoint.py calls strategy.reduce('MAX'), "
-    "which MultiWorkerMirroredStrategy refuses ('MAX' is not a valid ReduceOp: only SUM and MEAN)",
-)
 def test_the_real_trainer_trains_across_two_replicas(shared_cache, tmp_path):
     from cloudtrain.packaging import build_sdist
 
