@@ -78,12 +78,15 @@ def error_code(exc: BaseException) -> str | None:
 
 
 @contextlib.contextmanager
-def translated(action: str) -> Iterator[None]:
-    """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``."""
+def translated(action: str, passing: type[BaseException] | tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``;
+    ``passing`` exceptions go through unchanged (for the caller to look at first)."""
     import botocore.exceptions as bx
 
     try:
         yield
+    except passing:
+        raise
     except (bx.NoCredentialsError, bx.PartialCredentialsError):
         raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT) from None
     except bx.ClientError as exc:

@@ -6,7 +6,7 @@ import logging
 import time
 from typing import Any, Callable, Mapping
 
-from cloudtrain.errors import BackendError
+from cloudtrain.backends.base import JobStatus
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -54,7 +54,7 @@ class SageMakerBackend:
         job.status()  # one clear line now if there is no such job
         return job
 
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list:
+    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         return list_jobs(self.clients(region), limit)
 
     def _job(self, job_id: str, clients: AwsClients) -> SageMakerJob:
@@ -64,13 +64,13 @@ class SageMakerBackend:
         import botocore.exceptions
 
         name = params["TrainingJobName"]
-        try:
-            clients.sagemaker.create_training_job(**params)
-            return
-        except botocore.exceptions.ClientError as exc:
-            # A retried request whose first attempt went through: the job is ours.
-            if error_code(exc) != "ResourceInUse" or not self._is_ours(clients, params):
-                with translated(f"creating training job {name}"):
+        with translated(f"creating training job {name}"):
+            try:
+                clients.sagemaker.create_training_job(**params)
+                return
+            except botocore.exceptions.ClientError as exc:
+                # A retried request whose first attempt went through: the job is ours.
+                if error_code(exc) != "ResourceInUse" or not self._is_ours(clients, params):
                     raise
         log.info("training job %s already exists with this request; attached to it", name)
 
@@ -82,5 +82,3 @@ class SageMakerBackend:
             return False
         return existing.get("HyperParameters") == params["HyperParameters"] and existing.get("RoleArn") == params["RoleArn"]
 
-
-__all__ = ["BackendError", "SageMakerBackend"]

@@ -40,7 +40,8 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
     import botocore.exceptions
 
     try:
-        head = s3.head_bucket(Bucket=bucket)
+        with translated(f"checking s3://{bucket}", passing=botocore.exceptions.ClientError):
+            head = s3.head_bucket(Bucket=bucket)
     except botocore.exceptions.ClientError as exc:
         code = error_code(exc)
         if code in ("404", "NoSuchBucket", "NotFound"):
@@ -48,6 +49,9 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
                 f"staging bucket s3://{bucket} does not exist",
                 hint=f"create it (aws s3 mb s3://{bucket} --region {region}) or change staging_bucket",
             ) from None
+        if code in ("301", "PermanentRedirect"):  # when botocore does not follow it itself
+            other = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("x-amz-bucket-region", "?")
+            raise _elsewhere(bucket, other, region) from None
         if code in ("403", "AccessDenied", "Forbidden"):
             raise BackendError(
                 f"no access to staging bucket s3://{bucket}",
@@ -58,10 +62,14 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
     headers = head.get("ResponseMetadata", {}).get("HTTPHeaders", {})
     bucket_region = head.get("BucketRegion") or headers.get("x-amz-bucket-region")
     if bucket_region and bucket_region != region:
-        raise BackendError(
-            f"staging bucket s3://{bucket} is in {bucket_region}, the job in {region}",
-            hint="SageMaker reads and writes S3 in the job's region: use a bucket there",
-        )
+        raise _elsewhere(bucket, bucket_region, region)
+
+
+def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
+    return BackendError(
+        f"staging bucket s3://{bucket} is in {bucket_region}, the job in {region}",
+        hint="SageMaker reads and writes S3 in the job's region: use a bucket there",
+    )
 
 
 def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str) -> Uploaded:
@@ -90,7 +98,8 @@ def _stored_sha256(s3: Any, bucket: str, key: str) -> str | None:
     import botocore.exceptions
 
     try:
-        head = s3.head_object(Bucket=bucket, Key=key)
+        with translated(f"checking s3://{bucket}/{key}", passing=botocore.exceptions.ClientError):
+            head = s3.head_object(Bucket=bucket, Key=key)
     except botocore.exceptions.ClientError as exc:
         if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
             return None
