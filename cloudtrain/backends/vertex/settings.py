@@ -54,14 +54,26 @@ def log_reads_per_minute(env: Mapping[str, str] = os.environ, default: int = 50)
 
 
 def credentials() -> tuple[Any, str | None]:
-    """Application Default Credentials and their project; one actionable line when there are none."""
+    """Application Default Credentials and their project; one actionable line when there are none.
+
+    The token is fetched here, once: expired or revoked credentials fail now with the same
+    hint, instead of as a retried UNAVAILABLE from inside gRPC's auth plugin later.
+    """
     import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
+    import google.auth.transport.requests
+    from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
 
     try:
-        return google.auth.default(scopes=list(SCOPES))
+        creds, project = google.auth.default(scopes=list(SCOPES))
     except DefaultCredentialsError as exc:
         raise CredentialsError("no Google Cloud credentials found (Application Default Credentials)", ADC_HINT) from exc
+    try:
+        if not creds.valid:
+            creds.refresh(google.auth.transport.requests.Request())
+    except GoogleAuthError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CredentialsError(f"Google Cloud credentials were refused: {first}", ADC_HINT) from exc
+    return creds, project
 
 
 def anonymous() -> Any:

@@ -208,3 +208,35 @@ def test_submit_sends_exactly_the_rendered_request(backend, jobs, gcs, spec, pac
     for server_side in ("name", "state", "create_time", "start_time", "end_time", "error"):
         sent.ClearField(server_side)
     assert json_format.MessageToDict(sent) == json_format.MessageToDict(rendered) == backend.render(spec, package)
+
+
+def test_unwritable_bucket_is_one_line(package):
+    """403 on the upload (the emulator has no permissions, so the client is a stub at the SDK edge)."""
+    from google.api_core import exceptions
+
+    from cloudtrain.backends.vertex.upload import upload_package
+
+    class Blob:
+        metadata = None
+
+        def reload(self):
+            raise exceptions.NotFound("no such object")
+
+        def upload_from_file(self, *args, **kwargs):
+            raise exceptions.Forbidden("POST https://storage.googleapis.com/upload: 403 caller lacks storage.objects.create")
+
+    class Bucket:
+        def exists(self):
+            raise exceptions.Forbidden("403 caller lacks storage.buckets.get")
+
+        def blob(self, name, chunk_size=None):
+            return Blob()
+
+    class Client:
+        def bucket(self, name):
+            return Bucket()
+
+    with pytest.raises(BackendError) as err:
+        upload_package(package, f"gs://locked/cloudtrain/packages/{package.sha256}/{package.filename}", Client())
+    assert str(err.value).startswith("cannot write to staging bucket gs://locked: 403")
+    assert "storage.objectAdmin" in str(err.value) and "\n" not in str(err.value)
