@@ -44,7 +44,11 @@ print("contract " + " ".join(keys))
 if action == "hang":
     time.sleep(600)
 if action.startswith("fail"):
-    time.sleep(float(os.environ.get("FAKE_FAIL_AFTER", "0")))
+    deadline = time.monotonic() + 60  # fail once every replica has started (FAKE_FAIL_AFTER_PIDS of them)
+    while pids and len(os.listdir(pids)) < int(os.environ.get("FAKE_FAIL_AFTER_PIDS", "0")):
+        if time.monotonic() > deadline:
+            sys.exit("the other replicas never started")
+        time.sleep(0.05)
     print("failing on purpose", file=sys.stderr)
     sys.exit(int(action.split(":")[1]))
 for epoch in range(2):

@@ -75,7 +75,7 @@ def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake
     pids_dir = tmp_path / "pids"
     pids_dir.mkdir()
     env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang", "worker-1": "fail:3"}),
-           "FAKE_PIDS": str(pids_dir), "FAKE_FAIL_AFTER": "1"}  # fmt: skip
+           "FAKE_PIDS": str(pids_dir), "FAKE_FAIL_AFTER_PIDS": "3"}  # fmt: skip
     job = backend.submit(make_spec(tmp_path, replica_count=3, env=env), fake_package)
     pids = _pids(pids_dir, ["chief", "worker-0", "worker-1"])
     status = job.wait()
