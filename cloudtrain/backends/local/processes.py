@@ -4,7 +4,8 @@ Each replica runs in its own session (so its own process group): stopping a repl
 signals the whole group, which takes any process the trainer started along with it
 (SIGTERM, a grace period, then SIGKILL). On Linux each child also gets
 ``PR_SET_PDEATHSIG`` so that it dies with cloudtrain even if cloudtrain is killed
-outright. One reader thread per replica turns its output (stdout and stderr merged, in
+outright (processes the replica started itself are beyond that: only a cancel, a failure
+or the end of the run signals the whole group). One reader thread per replica turns its output (stdout and stderr merged, in
 order) into :class:`LogLine` objects and copies it to that replica's log file; one
 monitor thread watches exits: the first replica that fails stops the others.
 """

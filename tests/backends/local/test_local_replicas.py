@@ -65,7 +65,6 @@ def test_two_vertex_replicas_succeed_with_merged_logs_and_a_summary(backend, fak
     assert "hello from worker-0" in (out / "local-run" / "worker-0.log").read_text()
     recorded = json.loads((out / "local-run" / "status.json").read_text())
     assert recorded["state"] == "SUCCEEDED" and recorded["details"]["exit_codes"] == d["exit_codes"]
-    assert backend.attach  # the record is what attach reads
     tf_config = json.loads(json.loads((out / "local-run" / "replicas.json").read_text())[1]["env"]["TF_CONFIG"])
     assert tf_config["task"] == {"type": "worker", "index": 0}
     assert all(a.startswith("127.0.0.1:") and int(a.split(":")[1]) > 0 for a in tf_config["cluster"]["worker"])
