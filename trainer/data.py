@@ -199,7 +199,8 @@ def _tfrecord_dataset(files: list[str]) -> tuple[tf.data.Dataset, tuple[int, ...
     shape = tuple(int(d) for d in tf.io.parse_single_example(first, _FEATURES)["shape"].numpy())
     # One pass over the labels: the plan states the dataset size, and the model needs the class count.
     labels = raw.map(lambda r: tf.io.parse_single_example(r, {"label": _FEATURES["label"]})["label"])
-    count, top = labels.reduce((tf.constant(0, tf.int64), tf.constant(-1, tf.int64)), lambda s, v: (s[0] + 1, tf.maximum(s[1], v)))
+    start = (tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
+    count, top = labels.reduce(start, lambda s, v: (s[0] + 1, tf.maximum(s[1], v)))
 
     def decode(record):
         ex = tf.io.parse_single_example(record, _FEATURES)

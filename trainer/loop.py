@@ -49,6 +49,7 @@ class TrainLoop:
         self.optimizer = optimizer
         self.global_batch = global_batch
         self.replicas = strategy.num_replicas_in_sync
+        self._loss_scaling = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
         # Outside the strategy scope: ordinary variables that only the reduced totals touch.
         self.train_totals = tf.Variable(tf.zeros([3]), trainable=False, name="train_totals")
         self.eval_totals = tf.Variable(tf.zeros([3]), trainable=False, name="eval_totals")
@@ -59,7 +60,8 @@ class TrainLoop:
     def _per_example(self, images, labels, training: bool):
         probs = self.model(images, training=training)
         losses = keras.losses.sparse_categorical_crossentropy(labels, probs)
-        correct = tf.cast(tf.equal(tf.argmax(probs, axis=-1, output_type=tf.int32), tf.cast(labels, tf.int32)), tf.float32)
+        predicted = tf.argmax(probs, axis=-1, output_type=tf.int32)
+        correct = tf.cast(tf.equal(predicted, tf.cast(labels, tf.int32)), tf.float32)
         return losses, correct
 
     def _replica_train_step(self, images, labels):
@@ -68,7 +70,8 @@ class TrainLoop:
             loss = tf.nn.compute_average_loss(losses, global_batch_size=self.global_batch)
             if self.model.losses:
                 loss += tf.nn.scale_regularization_loss(tf.add_n(self.model.losses))
-            scaled = self.optimizer.scale_loss(loss) if hasattr(self.optimizer, "scale_loss") else loss
+            # float16: scale up so small gradients survive; apply_gradients unscales them.
+            scaled = self.optimizer.scale_loss(loss) if self._loss_scaling else loss
         variables = self.model.trainable_variables
         grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))

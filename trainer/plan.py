@@ -85,7 +85,10 @@ def render_plan(plan: Mapping[str, object]) -> str:
     lines.append(_line("replicas in sync", batch["replicas"]))
     lines.append(_line("precision", f"{plan['precision']}  ({plan['precision_reason']})"))
     lines.append(
-        _line("batch", f"{batch['per_replica_batch']} per replica x {batch['replicas']} = {batch['global_batch']} global")
+        _line(
+            "batch",
+            f"{batch['per_replica_batch']} per replica x {batch['replicas']} = {batch['global_batch']} global",
+        )
     )
     if batch["lr_scaled"]:
         lr = f"{batch['lr']:g} = {batch['base_lr']:g} x {batch['replicas']} replicas"

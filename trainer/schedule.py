@@ -18,8 +18,9 @@ SCHEDULES = ("constant", "step", "cosine")
 def learning_rate(epoch: int, epochs: int, peak: float, schedule: str = "cosine", warmup_epochs: int = 0) -> float:
     """Rate for 1-based ``epoch`` of ``epochs``.
 
-    ``step`` is the source tutorial's decay (x0.1 after the first 1/4 of the run and
-    again after 7/12, i.e. epochs 3 and 7 of its 12); ``cosine`` decays to 1 % of peak at the last epoch.
+    ``step`` is the source tutorial's decay: x0.1 after the first 1/4 of the run
+    and again after 7/12 (epochs 3 and 7 of its 12). ``cosine`` decays to 1 % of
+    the peak at the last epoch.
     """
     if schedule not in SCHEDULES:
         raise TrainerError(f"--lr-schedule {schedule!r} is not one of {', '.join(SCHEDULES)}")

@@ -71,7 +71,10 @@ def build(choice: StrategyChoice, devices: Sequence[Device]):
     if choice.name == "one_device":
         return tf.distribute.OneDeviceStrategy(names[0])
     if choice.name == "mirrored":
-        reduce_ops = tf.distribute.NcclAllReduce() if on_gpu and len(names) > 1 else tf.distribute.ReductionToOneDevice()
+        if on_gpu and len(names) > 1:
+            reduce_ops = tf.distribute.NcclAllReduce()
+        else:  # NCCL is GPU-only; logical CPU devices reduce through one device
+            reduce_ops = tf.distribute.ReductionToOneDevice()
         return tf.distribute.MirroredStrategy(devices=names, cross_device_ops=reduce_ops)
     if choice.name == "multi_worker_mirrored":
         comm = tf.distribute.experimental.CommunicationImplementation
