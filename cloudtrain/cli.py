@@ -113,29 +113,26 @@ def _package_dict(package) -> dict[str, Any]:
 def _print_summary(console, spec, package) -> None:
     from cloudtrain.console import money, print_kv
 
-    gpus = (
-        f"{spec.machine.gpu_model} × {spec.machine.accelerator_count} × {spec.replica_count} replica(s)"
-        if spec.machine.accelerator_count
-        else f"none (CPU) × {spec.replica_count} replica(s)"
-    )
-    cost = spec.cost_per_hour
-    price_note = f" ({spec.machine.price_region} list price, {spec.machine.price_date})" if cost is not None else ""
+    local = spec.backend == "local"
+    gpus = f"{spec.machine.gpu_model} × {spec.machine.accelerator_count}" if spec.machine.accelerator_count else "no GPU"
+    machine = f"{spec.machine.type}, {gpus}, × {spec.replica_count} replica(s)"
+    cost = None if local else spec.cost_per_hour
     print_kv(
         console,
         f"cloudtrain · {spec.job_name}",
         [
-            ("backend", spec.backend if spec.backend != "local" else f"local (following the {spec.cloud} contract)"),
-            ("region", spec.region if spec.backend != "local" else None),
-            ("machine", spec.machine.type),
-            ("GPUs", gpus),
-            ("image", spec.image_uri if spec.backend != "local" else None),
+            ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
+            ("region", None if local else spec.region),
+            ("machine", f"{spec.replica_count} process(es) here; in the cloud: {machine}" if local else machine),
+            ("image", None if local else spec.image_uri),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
             ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
             ("output", spec.output_dir),
             ("spot", "yes" if spec.spot else None),
-            ("cost/hour", (money(cost) or "") + price_note if cost is not None and spec.backend != "local" else None),
-            ("cost cap", f"{money(spec.max_cost)} at max_runtime {spec.max_runtime_seconds / 3600:g} h"
-             if spec.max_cost is not None and spec.backend != "local" else None),
+            ("cost/hour", None if cost is None else
+             f"{money(cost)} ({spec.machine.price_region} on-demand list price, {spec.machine.price_date})"),
+            ("cost cap", None if cost is None else
+             f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
         ],
     )  # fmt: skip
 
@@ -173,13 +170,14 @@ def _print_hints(console, job_id: str) -> None:
 
 
 def _finish(console, status) -> None:
-    from cloudtrain.console import flatten, print_kv
+    """Print the summary; exit 0 only on success, else the job's own code where it has one."""
+    from cloudtrain.console import print_kv, summary_rows
     from cloudtrain.errors import JobFailed
 
-    print_kv(console, f"Job {status.job_id}: {status.state.value}", flatten(status.details))
+    print_kv(console, f"Job {status.job_id}: {status.state.value}", summary_rows(status.details))
     if status.state.exit_code:
         error = JobFailed(f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else ""))
-        error.exit_code = status.state.exit_code
+        error.exit_code = status.details.get("exit_code") or status.state.exit_code
         raise error
 
 

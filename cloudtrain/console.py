@@ -21,6 +21,36 @@ def make_console(stream: TextIO | None = None):
     return Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
 
 
+def format_event(message: str) -> str | None:
+    """The trainer's JSON event lines, made readable; ``None`` hides one (the plan, printed as text already).
+
+    Lines that are not trainer events come back unchanged.
+    """
+    if not message.startswith('{"event"'):
+        return message
+    try:
+        event = json.loads(message)
+    except ValueError:
+        return message
+    kind = event.get("event")
+    if kind == "plan":
+        return None
+    if kind == "epoch":
+        parts = [f"epoch {event.get('epoch')}/{event.get('epochs')}"]
+        for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
+            if isinstance(event.get(key), (int, float)):
+                parts.append(f"{key} {event[key]:.4f}")
+        if isinstance(event.get("examples_per_sec"), (int, float)):
+            parts.append(f"{event['examples_per_sec']:,.0f} examples/s")
+        if isinstance(event.get("epoch_time_s"), (int, float)):
+            parts.append(f"{event['epoch_time_s']:.2f} s")
+        return "  ".join(parts)
+    if kind == "done":
+        keys = ("val_accuracy", "accuracy", "examples_per_sec", "wall_time_s")
+        return "done: " + "  ".join(f"{k} {_num(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
+    return message
+
+
 class ReplicaPrinter:
     """Prints log lines prefixed by replica, one stable colour per replica on a terminal."""
 
@@ -32,10 +62,13 @@ class ReplicaPrinter:
     def __call__(self, line: LogLine) -> None:
         from rich.text import Text
 
+        message = format_event(line.message)  # `logs -o json` keeps the raw lines
+        if message is None:
+            return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=colour)
-        text.append(line.message, style=_SEVERITY_STYLE.get(line.severity.upper(), ""))
+        text.append(message, style=_SEVERITY_STYLE.get(line.severity.upper(), ""))
         self.console.print(text)
 
 
@@ -43,8 +76,8 @@ def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
     from rich.table import Table
 
     table = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
     for key, value in rows:
         if value not in (None, "", {}, ()):
             table.add_row(key, str(value))
@@ -90,5 +123,20 @@ def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
         if isinstance(value, Mapping):
             rows.extend(flatten(value, f"{prefix}{key}."))
         else:
-            rows.append((f"{prefix}{key}", value))
+            rows.append((f"{prefix}{key}", _num(value) if isinstance(value, float) else value))
     return rows
+
+
+#: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.
+_SUMMARY_HIDDEN = {"contract", "replicas", "environment", "environment_cached", "environment_setup_s",
+                   "metrics_file", "labels", "display_name", "exit_codes", "failed_replica"}  # fmt: skip
+
+
+def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
+    rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
+    return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"

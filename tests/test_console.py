@@ -1,0 +1,40 @@
+"""How the CLI shows trainer events and end-of-run details."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+
+from cloudtrain.backends.base import LogLine
+from cloudtrain.console import ReplicaPrinter, format_event, make_console, summary_rows
+
+
+def test_epoch_event_becomes_one_readable_line():
+    line = json.dumps({"event": "epoch", "epoch": 3, "epochs": 8, "loss": 0.26102, "accuracy": 0.9219,
+                       "val_accuracy": 0.96379, "examples_per_sec": 3280.03, "epoch_time_s": 0.7379})  # fmt: skip
+    assert format_event(line) == (
+        "epoch 3/8  loss 0.2610  accuracy 0.9219  val_accuracy 0.9638  3,280 examples/s  0.74 s"
+    )
+
+
+def test_plan_event_is_hidden_and_other_lines_pass_through():
+    assert format_event('{"event": "plan", "replicas": 2}') is None
+    assert format_event("plain text {not json}") == "plain text {not json}"
+    assert format_event('{"event": broken') == '{"event": broken'
+
+
+def test_printer_prefixes_each_replica():
+    out = io.StringIO()
+    printer = ReplicaPrinter(make_console(out))
+    now = dt.datetime.now(dt.timezone.utc)
+    printer(LogLine(now, "chief", "hello"))
+    printer(LogLine(now, "worker-0", '{"event": "plan"}'))
+    printer(LogLine(now, "worker-0", "world"))
+    assert out.getvalue().splitlines() == ["chief    | hello", "worker-0 | world"]
+
+
+def test_summary_flattens_metrics_and_hides_internals():
+    rows = dict(summary_rows({"wall_time_s": 29.7791, "metrics": {"val_accuracy": 0.98607}, "contract": "vertex",
+                              "environment": "/x", "warnings": ["a", "b"]}))  # fmt: skip
+    assert rows == {"wall_time_s": "29.78", "metrics.val_accuracy": "0.9861", "warnings": "a; b"}
