@@ -168,3 +168,43 @@ def test_resnet50_is_random_init_with_a_float32_head():
     assert 25_000_000 < model.count_params() < 26_000_000  # ResNet-50's 25.6 M
     with pytest.raises(TrainerError, match="at least 32x32"):
         build_model("resnet50", (8, 8, 1), 10)
+
+
+def test_float16_loss_scaling_in_the_custom_loop_matches_unscaled_steps():
+    """The trainer never picks float16 on a CPU, so check the GPU path's arithmetic here:
+    with the LossScaleOptimizer the loss is scaled before the gradient and the gradients
+    unscaled after, so a few SGD steps move the weights as the same float16 steps without
+    loss scaling do (this small model has no underflow to rescue)."""
+    import keras
+    import tensorflow as tf
+
+    from trainer import data
+    from trainer.loop import TrainLoop
+    from trainer.models import build_cnn, build_optimizer
+
+    strategy = tf.distribute.get_strategy()
+    digits = data.load_digits(val_split=0.2, seed=0)
+    results = {}
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        for loss_scaling in (False, True):
+            keras.utils.set_random_seed(0)
+            model = build_cnn((8, 8, 1), 10, width=8)
+            initial = [w.numpy() for w in model.trainable_weights]
+            optimizer = build_optimizer("sgd", 0.05, False)
+            if loss_scaling:  # a scale small enough that no step overflows and gets skipped
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=64.0)
+            optimizer.build(model.trainable_variables)
+            loop = TrainLoop(strategy, model, optimizer, global_batch=32)
+            ds = strategy.experimental_distribute_dataset(data.train_pipeline(digits, 32, seed=0))
+            loss, _, _ = loop.train(iter(ds), 5)
+            moved = [w.numpy() - w0 for w, w0 in zip(model.trainable_weights, initial)]
+            results[loss_scaling] = (loss, moved)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert float(optimizer.dynamic_scale.numpy()) == 64.0  # no step was skipped
+    (loss_plain, moved_plain), (loss_scaled, moved_scaled) = results[False], results[True]
+    assert np.isfinite(loss_scaled) and loss_scaled == pytest.approx(loss_plain, rel=1e-3)
+    for a, b in zip(moved_plain, moved_scaled):
+        # Gradients left scaled, or never scaled, would be off by 64x here.
+        assert np.linalg.norm(b) == pytest.approx(np.linalg.norm(a), rel=0.05)
