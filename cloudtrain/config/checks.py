@@ -61,6 +61,9 @@ def check_config(loaded: LoadedConfig) -> None:
             if not _VERTEX_LABEL_KEY.match(key) or not _VERTEX_LABEL_VALUE.match(value):
                 raise err(("labels", key), f"received {key}: {value!r}; Vertex labels allow lowercase letters, "
                           "digits, _ and -, at most 63, keys starting with a letter", "lowercase it")  # fmt: skip
+    if cfg.service_account and cloud == "sagemaker":
+        raise err(("service_account",), "service_account is a Vertex setting; SageMaker runs as role_arn",
+                  "remove service_account")  # fmt: skip
     if cfg.network and cloud == "sagemaker":
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_package(loaded)

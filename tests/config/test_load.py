@@ -166,6 +166,21 @@ def test_sagemaker_spot_max_wait_must_cover_runtime(project):
     assert error.field == "spot.max_wait" and error.line == 9
 
 
+def test_vertex_only_settings_are_refused_on_sagemaker(project):
+    text = """\
+    name: sm
+    backend: sagemaker
+    region: us-east-1
+    role_arn: arn:aws:iam::123456789012:role/R
+    staging_bucket: s3://b
+    machine: {type: ml.g4dn.xlarge}
+    package: {path: trainer}
+    service_account: sa@p.iam.gserviceaccount.com
+    """
+    error = error_of(project(text))
+    assert error.field == "service_account" and error.line == 8 and "role_arn" in str(error)
+
+
 def test_duplicate_keys_are_refused(project):
     error = error_of(project(VERTEX_BASE + "region: us-east1\n"))
     assert "duplicate key 'region'" in str(error) and error.line == 13
