@@ -1,0 +1,137 @@
+"""Run every benchmark, each in its own process, and write one report with a plot.
+
+    python -m bench [--quick] [--out DIR] [--only NAME,...]
+    python -m bench --render RESULTS_JSON [--out DIR]     # re-render a saved run
+
+Without --out the report goes to docs/benchmarks.md and docs/benchmarks.png. A bench that
+fails or times out is reported as such and the others still run; the exit code is 1 when
+any bench produced no results. Raw JSON and each bench's output are kept in a folder that
+is printed at the end (DIR/raw with --out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import _machine, report
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    module: str
+    what: str
+
+
+BENCHES = (
+    Bench("cli", "bench.cli_bench", "CLI latency vs SDK import cost"),
+    Bench("packaging", "bench.packaging_bench", "cloudtrain sdist vs python -m build"),
+    Bench("vertex_packager", "bench._vertex_packager", "the Vertex SDK's script packager, same package"),
+    Bench("trainer", "bench.trainer_bench", "trainer vs Keras fit; 2 logical CPUs; bfloat16"),
+    Bench("vertex_logs", "bench.vertex_logs_bench", "Vertex log following, busy and idle job, vs gcloud"),
+    Bench("vertex_scale", "bench._vertex_scale", "Vertex log following at 1, 8 and 60 replicas"),
+    Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
+)
+TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
+
+
+def run_one(bench: Bench, quick: bool, raw: Path) -> dict:
+    """Run one bench in a fresh process; never raises for the bench's own failures."""
+    out_json, log = raw / f"{bench.name}.json", raw / f"{bench.name}.log"
+    out_json.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", bench.module, "--json", str(out_json)] + (["--quick"] if quick else [])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    entry = {"name": bench.name, "module": bench.module, "what": bench.what, "started": _machine.utc_now(),
+             "load_before": _machine.loadavg()}
+    print(f"[bench] {bench.name}: {' '.join(cmd[1:])}", flush=True)
+    start = time.perf_counter()
+    try:
+        with log.open("w") as sink:
+            done = subprocess.run(cmd, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                  timeout=TIMEOUT_S[quick])
+        rc, timed_out = done.returncode, False
+    except subprocess.TimeoutExpired:
+        rc, timed_out = None, True
+    entry["seconds"] = round(time.perf_counter() - start, 1)
+    entry["rc"] = rc
+    data = _read_json(out_json)
+    entry["data"] = data
+    if timed_out:
+        entry["status"], entry["error"] = "timeout", f"no result within {TIMEOUT_S[quick]} s"
+    elif data is None:
+        entry["status"], entry["error"] = "failed", f"exit {rc}, no JSON: " + _tail(log)
+    elif rc != 0:
+        entry["status"], entry["error"] = "checks failed", f"exit {rc}: its own pass/fail checks failed; results shown"
+    else:
+        entry["status"], entry["error"] = "ok", ""
+    print(f"[bench] {bench.name}: {entry['status']} in {entry['seconds']} s {entry['error']}", flush=True)
+    return entry
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _tail(log: Path, lines: int = 3) -> str:
+    text = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(text[-lines:])[-600:] or "no output"
+
+
+def select(only: str | None) -> list[Bench]:
+    if not only:
+        return list(BENCHES)
+    wanted = [n.strip().removesuffix("_bench") for n in only.split(",") if n.strip()]
+    known = {b.name for b in BENCHES}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise SystemExit(f"--only: unknown bench {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [b for b in BENCHES if b.name in wanted]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (the CI smoke run)")
+    parser.add_argument("--out", type=Path, help="write benchmarks.md and benchmarks.png here instead of docs/")
+    parser.add_argument("--only", help="comma-separated: " + ",".join(b.name for b in BENCHES))
+    parser.add_argument("--render", type=Path, metavar="RESULTS_JSON", help="only re-render a saved results.json")
+    args = parser.parse_args(argv)
+    out = args.out or REPO / "docs"
+    out.mkdir(parents=True, exist_ok=True)
+
+    if args.render:
+        results = json.loads(args.render.read_text())
+    else:
+        chosen = select(args.only)
+        raw = out / "raw" if args.out else Path(tempfile.mkdtemp(prefix="cloudtrain-bench-"))
+        raw.mkdir(parents=True, exist_ok=True)
+        meta = {"started": _machine.utc_now(), "load_start": _machine.loadavg(), "quick": args.quick,
+                "machine": _machine.describe()}
+        ran = {b.name: run_one(b, args.quick, raw) for b in chosen}
+        skipped = {b.name: {"name": b.name, "module": b.module, "what": b.what, "status": "skipped",
+                            "error": "not in --only", "data": None} for b in BENCHES if b.name not in ran}
+        meta.update(finished=_machine.utc_now(), load_end=_machine.loadavg())
+        results = {"meta": meta, "benches": {b.name: ran.get(b.name) or skipped[b.name] for b in BENCHES}}
+        (raw / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+        print(f"[bench] raw results and logs: {raw}")
+
+    md, png = report.write(results, out)
+    print(f"[bench] wrote {md} and {png}")
+    failed = [n for n, b in results["benches"].items() if b["status"] in ("failed", "timeout")]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
