@@ -1,0 +1,103 @@
+"""report.py renders every section from a small fake results dict (no bench runs)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bench import __main__ as runner
+from bench import report
+
+
+def _entry(name: str, data: dict | None, status: str = "ok", error: str = "") -> dict:
+    return {"name": name, "module": f"bench.{name}", "what": name, "started": "2030-01-01 00:00:00 UTC",
+            "seconds": 1.5, "load_before": "0.10 0.20 0.30", "rc": 0, "status": status, "error": error, "data": data}
+
+
+def _log(follower: str, **figures) -> dict:
+    return {"follower": follower, "lost": 0, "duplicates": 0, "out_of_order": 0, "delay_p95_s": 3.0,
+            "delay_max_s": 4.0, "requests_per_minute": 20.0, "peak_requests_in_60s": 21, **figures}
+
+
+def _sm(follower: str, instances: int, p50: float | None, per_min: float, note: str = "") -> dict:
+    return {"follower": follower, "instances": instances, "written": 10, "shown": 10, "lost": 0, "duplicated": 0,
+            "out_of_order": 0, "delay_p50_s": p50, "delay_p95_s": p50, "delay_max_s": p50, "calls_per_minute": per_min,
+            "calls": {"get_log_events": 3}, "note": note}
+
+
+@pytest.fixture
+def results() -> dict:
+    cli = {"cloudtrain --help": {"median_s": 0.25, "min_s": 0.24, "max_s": 0.3, "runs": 5},
+           "cloudtrain submit --dry-run (vertex)": {"median_s": 1.2, "min_s": 1.1, "max_s": 1.3, "runs": 5},
+           "python -c 'import google.cloud.aiplatform'": {"median_s": 9.5, "min_s": 9.0, "max_s": 10.0, "runs": 5},
+           "python -c 'pass' (interpreter start)": {"median_s": 0.02, "min_s": 0.02, "max_s": 0.03, "runs": 5}}
+    tool = {"tool": "cloudtrain (in-process)", "ok": True, "times_s": [0.01, 0.012], "median_s": 0.011, "min_s": 0.01,
+            "size": 1169, "identical_rebuild": True}
+    packaging = {"cases": [{"package": "small", "files": 5, "bytes": 1500, "tools": [
+        tool, {"tool": "python -m build --sdist (isolated)", "ok": False, "error": "exit 1: No matching distribution"}]}]}
+    vertex_packager = {"cases": [{"package": "small", "tools": [dict(
+        tool, tool="Vertex SDK script packager (setup.py sdist)", identical_rebuild=False, package_files_kept=3,
+        package_files=5)]}]}
+    vertex_scale = {"minutes": 0.5, "results": [
+        _log(f, replicas=n, lines=30 * n, delay_median_s=d * n, requests=9) for n in (1, 8, 60)
+        for f, d in (("cloudtrain", 1.0), ("gcloud-60s", 13.0))]}
+    vertex_scale["results"][-1]["delay_median_s"] = math.nan  # a follower that printed nothing
+    sagemaker = {"running_s": 30.0, "results": [_sm("cloudtrain", 1, 1.0, 42.0), _sm("sm-core logs_for_job", 1, 4.0, 20.0),
+                                                _sm("sm-core logs_for_job", 60, 3.8, 2218.7, note="never returned")]}
+    meta = {"started": "2030-01-01 00:00:00 UTC", "finished": "2030-01-01 00:10:00 UTC", "quick": True,
+            "load_start": "1.00 1.00 1.00", "load_end": "2.00 2.00 2.00",
+            "machine": {"cpu": "Test CPU", "cpu_family_model": "family 6 model 1", "cpu_flags": ["avx2"], "cores": 2,
+                        "memory_gib": 8.0, "os": "Linux", "python": "3.11.7", "packages": {"tensorflow": "2.21.0"},
+                        "git_commit": "abc123", "gpus": []}}
+    return {"meta": meta, "benches": {
+        "cli": _entry("cli_bench", cli),
+        "packaging": _entry("packaging_bench", packaging),
+        "vertex_packager": _entry("_vertex_packager", vertex_packager),
+        "trainer": _entry("trainer_bench", None, "skipped", "not in --only"),
+        "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
+        "vertex_scale": _entry("_vertex_scale", vertex_scale),
+        "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
+    }}
+
+
+def test_render_has_every_section_with_provenance(results):
+    md = report.render(results)
+    assert "2030-01-01 00:00:00 UTC" in md and "Test CPU" in md and "abc123" in md
+    assert "1.00 1.00 1.00 at start, 2.00 2.00 2.00 at end" in md
+    assert "| `cloudtrain --help` | 250 |" in md and "< 300 ms: yes" in md and "< 1000 ms: **no**" in md
+    assert "| cloudtrain (in-process) | 11.0 |" in md
+    assert "| Vertex SDK script packager (setup.py sdist) |" in md and "3/5 of the package's files" in md
+    assert "No matching distribution" in md
+    assert "21 s → 9 s" in md and "68 s → 90.6 s" in md and "45–60 %" in md and "none in this run" in md
+    assert "_Not measured in this run: not in --only._" in md
+    assert "**failed**: exit 1, no JSON: boom" in md
+    logs = md.split("## 4. Logs")[1]
+    for n in (1, 8, 60):
+        assert f"\n| {n} | " in logs
+    assert "printed nothing" in logs and "2,218.7 (0 lost) †" in logs and "† never returned" in logs
+    assert "![" in md and "(benchmarks.png)" in md
+
+
+def test_write_makes_markdown_and_png(results, tmp_path):
+    md, png = report.write(results, tmp_path)
+    assert md.read_text().startswith("# cloudtrain benchmarks")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+
+
+def test_write_with_nothing_measured(results, tmp_path):
+    for entry in results["benches"].values():
+        entry.update(status="skipped", error="not in --only", data=None)
+    md, png = report.write(results, tmp_path)
+    assert md.read_text().count("_Not measured in this run") >= 5 and png.exists()
+
+
+def test_only_accepts_bench_names_and_module_names():
+    assert [b.name for b in runner.select("sagemaker_logs_bench, cli")] == ["cli", "sagemaker_logs"]
+    with pytest.raises(SystemExit, match="unknown bench nope"):
+        runner.select("cli,nope")
+
+
+def test_a_bench_that_fails_is_reported_not_raised(tmp_path):
+    entry = runner.run_one(runner.Bench("broken", "bench._no_such_module", "x"), quick=True, raw=tmp_path)
+    assert entry["status"] == "failed" and "No module named" in entry["error"] and entry["data"] is None
