@@ -301,14 +301,14 @@ def _where(job_id: str | None, backend, region, project, config_path) -> tuple[A
 @_OUTPUT
 def status(job_id, backend, region, project, config_path, output) -> None:
     """Show a job's state."""
-    from cloudtrain.console import flatten, make_console, print_json, print_kv, status_dict
+    from cloudtrain.console import flatten, make_console, print_json, print_kv
 
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     result = impl.attach(job_id, region=region, project=project).status()
     if output == "json":
-        print_json(status_dict(result))
+        print_json(result.to_dict())
         return
-    rows = [(k, v) for k, v in status_dict(result).items() if k != "details"]
+    rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
     print_kv(make_console(), f"Job {result.job_id}", rows + flatten(result.details))
 
 
@@ -346,7 +346,7 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
 @_OUTPUT
 def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
     """Cancel (stop) a job."""
-    from cloudtrain.console import make_console, print_json, status_dict
+    from cloudtrain.console import make_console, print_json
 
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     handle = impl.attach(job_id, region=region, project=project)
@@ -354,7 +354,7 @@ def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
     if wait:
         result = handle.wait()
     if output == "json":
-        print_json(status_dict(result))
+        print_json(result.to_dict())
     else:
         make_console().print(f"Job {result.job_id}: {result.state.value}")
 
@@ -365,12 +365,12 @@ def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
 @_OUTPUT
 def list_jobs(limit, backend, region, project, config_path, output) -> None:
     """List recent jobs in a region."""
-    from cloudtrain.console import make_console, print_json, print_table, status_dict
+    from cloudtrain.console import make_console, print_json, print_table
 
     impl, _, region, project = _where(None, backend, region, project, config_path)
     jobs = impl.list_jobs(region=region, project=project, limit=limit)
     if output == "json":
-        print_json([status_dict(j) for j in jobs])
+        print_json([j.to_dict() for j in jobs])
         return
     print_table(make_console(), ["job", "state", "created", "message"],
                 [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
-from cloudtrain.backends.base import JobStatus, LogLine
+from cloudtrain.backends.base import LogLine
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -97,20 +97,6 @@ def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], titl
 
 def print_json(data: Any, stream: TextIO | None = None) -> None:
     (stream or sys.stdout).write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def status_dict(status: JobStatus) -> dict[str, Any]:
-    return {
-        "job_id": status.job_id,
-        "name": status.name,
-        "state": status.state.value,
-        "native_state": status.native_state,
-        "message": status.message,
-        "console_url": status.console_url,
-        "created": status.created.isoformat() if status.created else None,
-        "ended": status.ended.isoformat() if status.ended else None,
-        "details": dict(status.details),
-    }
 
 
 def money(value: float | None) -> str | None:

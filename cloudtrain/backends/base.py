@@ -59,6 +59,20 @@ class JobStatus:
     ended: dt.datetime | None = None
     details: Mapping[str, Any] = field(default_factory=dict)  # billable seconds, spot savings, …
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, for ``-o json`` and the local backend's status file."""
+        return {
+            "job_id": self.job_id,
+            "name": self.name,
+            "state": self.state.value,
+            "native_state": self.native_state,
+            "message": self.message,
+            "console_url": self.console_url,
+            "created": self.created.isoformat() if self.created else None,
+            "ended": self.ended.isoformat() if self.ended else None,
+            "details": dict(self.details),
+        }
+
 
 class JobHandle(Protocol):
     job_id: str

@@ -187,7 +187,7 @@ class LocalJob:
         path = self.output_dir / RUN_DIR / "status.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_status_json(status), indent=2, default=str))
+        tmp.write_text(json.dumps(status.to_dict(), indent=2, default=str))
         os.replace(tmp, path)
 
 
@@ -197,19 +197,6 @@ def _job_exit_code(native: str, outcome: Outcome) -> int:
         code = outcome.exit_codes[outcome.failed]
         return code if code > 0 else 128 - code
     return {"succeeded": 0, "cancelled": 130, "timed_out": 124}.get(native, 1)
-
-
-def _status_json(status: JobStatus) -> dict[str, Any]:
-    return {
-        "job_id": status.job_id,
-        "name": status.name,
-        "state": status.state.value,
-        "native_state": status.native_state,
-        "message": status.message,
-        "created": status.created.isoformat() if status.created else None,
-        "ended": status.ended.isoformat() if status.ended else None,
-        "details": dict(status.details),
-    }
 
 
 class RecordedJob:
