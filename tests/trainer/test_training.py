@@ -1,6 +1,7 @@
-"""End-to-end runs on this CPU: the default run, and 2 logical CPU devices under MirroredStrategy.
+"""End-to-end runs on this CPU: the default run, 2 logical CPU devices under MirroredStrategy,
+and --benchmark.
 
-Both processes start together (each spends ~15 s starting TensorFlow) and the
+The processes start together (each spends ~15 s starting TensorFlow) and the
 tests below read their results; the exported models are then reloaded here,
 with no strategy.
 """
@@ -24,9 +25,12 @@ DEFAULT_MIN_VAL_ACCURACY = 0.97
 def runs(tmp_path_factory):
     default_dir = tmp_path_factory.mktemp("default")
     mirrored_dir = tmp_path_factory.mktemp("mirrored")
+    bench_dir = tmp_path_factory.mktemp("bench")
     procs = {
         "default": start([], cwd=default_dir),
         "mirrored": start(["--cpu-devices", "2", "--epochs", "3", "--job-dir", "job"], cwd=mirrored_dir),
+        "benchmark": start(["--benchmark", "--cpu-devices", "2", "--precision", "mixed_bfloat16",
+                            "--batch-size", "16", "--benchmark-steps", "4", "--warmup-steps", "1"], cwd=bench_dir),
     }
     try:
         results = {name: finish(proc) for name, proc in procs.items()}
@@ -35,6 +39,7 @@ def runs(tmp_path_factory):
             kill(proc)
     results["default"].dir = default_dir / "trainer_output"
     results["mirrored"].dir = mirrored_dir / "job"
+    results["benchmark"].dir = bench_dir
     return results
 
 
@@ -118,3 +123,15 @@ def test_exported_model_reloads_without_a_strategy_and_predicts_the_same(runs, n
     loss = float(np.mean(keras.losses.sparse_categorical_crossentropy(labels, probs)))
     assert accuracy == pytest.approx(done["val_accuracy"], abs=1.01 / len(labels))
     assert loss == pytest.approx(done["val_loss"], rel=1e-3)
+
+
+def test_benchmark_mode_reports_examples_per_second_for_the_strategy_and_precision(runs):
+    run = _ok(runs["benchmark"])
+    plan, result = run.one("plan"), run.one("benchmark")
+    assert plan["mode"] == "benchmark" and plan["data"]["name"] == "synthetic"
+    assert result["strategy"] == "mirrored" and result["replicas"] == 2
+    assert result["precision"] == "mixed_bfloat16"
+    assert result["global_batch"] == 32 and result["steps"] == 4
+    assert result["examples_per_sec"] == pytest.approx(4 * 32 / result["seconds"])
+    assert run.of("epoch") == [] and run.of("done") == []  # no training run, no export
+    assert list(runs["benchmark"].dir.iterdir()) == []
