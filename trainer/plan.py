@@ -110,6 +110,9 @@ def render_plan(plan: Mapping[str, object]) -> str:
             origin = plan["dirs_origin"].get(key, "")
             lines.append(_line(key.replace("_", " "), f"{plan['dirs'][key]}  ({origin})"))
     if plan.get("resume_epoch"):
-        lines.append(_line("resume", f"from epoch {plan['resume_epoch']} checkpoint"))
+        resume = f"from epoch {plan['resume_epoch']} checkpoint"
+        if plan["resume_epoch"] >= plan["epochs"]:
+            resume += " (finished: nothing to train; --no-resume or a new --job-dir starts over)"
+        lines.append(_line("resume", resume))
     lines.append("=" * 72)
     return "\n".join(lines)

@@ -83,3 +83,16 @@ def test_plan_block_shows_what_the_user_needs_to_check():
                      "64 per replica x 4 = 256 global", "0.004 = 0.001 x 4 replicas", "train 60000, validation 10000",
                      "5 x 234 steps", "gs://b/model  (AIP_MODEL_DIR)", "from epoch 3"):
         assert expected in text
+
+
+def test_plan_block_says_when_a_resumed_run_has_nothing_left_to_train():
+    plan = {
+        "platform": "local", "task": "worker:0", "workers": 1, "devices": ["CPU:0"], "strategy": "default",
+        "strategy_reason": "no GPU", "precision": "float32", "precision_reason": "CPU",
+        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(), "lr_schedule": "cosine", "warmup_epochs": 0,
+        "data": {"name": "digits", "source": "sklearn", "train_examples": 1438, "val_examples": 359,
+                 "input_shape": [8, 8, 1], "num_classes": 10},
+        "model": "cnn", "epochs": 12, "dirs": {}, "dirs_origin": {}, "resume_epoch": 12,
+    }
+    assert "from epoch 12 checkpoint (finished: nothing to train" in render_plan(plan)
+    assert "finished" not in render_plan(plan | {"resume_epoch": 5})

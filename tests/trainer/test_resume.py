@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -23,10 +25,23 @@ def _digits_npz(path):
 
 
 def test_sigkill_mid_training_then_rerun_resumes_at_the_next_epoch(tmp_path):
-    _digits_npz(tmp_path / "digits.npz")
-    args = ["--data", str(tmp_path / "digits.npz"), "--epochs", str(EPOCHS), "--job-dir", str(tmp_path / "job")]
+    """Run as SageMaker would start it (channel directory, SM_HPS, SM_MODEL_DIR), which
+    also checks that contract end to end; the checkpoint dir is a flag so that
+    /opt/ml/checkpoints on this machine is left alone."""
+    (tmp_path / "training").mkdir()
+    _digits_npz(tmp_path / "training" / "digits.npz")
+    sagemaker = {
+        "SM_MODEL_DIR": str(tmp_path / "model"),
+        "SM_OUTPUT_DATA_DIR": str(tmp_path / "output"),
+        "SM_CHANNEL_TRAINING": str(tmp_path / "training"),
+        "SM_HPS": json.dumps({"epochs": EPOCHS}),
+        "SM_HOSTS": '["algo-1"]',
+        "SM_CURRENT_HOST": "algo-1",
+        "TRAINING_JOB_NAME": "resume-test",
+    }
+    args = ["--checkpoint_dir", str(tmp_path / "checkpoints"), "--tensorboard_dir", str(tmp_path / "tb")]
 
-    first = start(args, cwd=tmp_path)
+    first = start(args, cwd=tmp_path, **sagemaker)
     lines = []
     try:
         for line in first.stdout:  # each epoch line is printed after its checkpoint is written
@@ -41,8 +56,12 @@ def test_sigkill_mid_training_then_rerun_resumes_at_the_next_epoch(tmp_path):
     first.stderr.close()
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert [e["epoch"] for e in killed.of("epoch")] == [1, 2] and not killed.of("done")
+    plan = killed.one("plan")
+    assert plan["platform"] == "sagemaker" and plan["job_id"] == "resume-test"
+    assert plan["data"]["origin"] == "SM_CHANNEL_TRAINING" and plan["data"]["name"] == "digits.npz"
+    assert plan["epochs"] == EPOCHS  # from SM_HPS
 
-    resumed = finish(start(args, cwd=tmp_path))
+    resumed = finish(start(args, cwd=tmp_path, **sagemaker))
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     r = resumed.one("plan")["resume_epoch"]
     assert 2 <= r < EPOCHS  # 3 if epoch 3's checkpoint landed before the kill did
@@ -53,6 +72,8 @@ def test_sigkill_mid_training_then_rerun_resumes_at_the_next_epoch(tmp_path):
     # The weights came back: the resumed epoch starts far below a fresh start's loss.
     assert epochs[0]["loss"] < 0.5 * killed.of("epoch")[0]["loss"]
     # ...and so did the schedule position.
-    plan = resumed.one("plan")
     assert epochs[0]["lr"] == pytest.approx(schedule.learning_rate(r + 1, EPOCHS, plan["batch"]["lr"], "cosine"))
-    assert (tmp_path / "job" / "model" / "saved_model.pb").exists()
+    # SageMaker's TF Serving layout, and metrics in both the model and the output data dir.
+    assert (tmp_path / "model" / "1" / "saved_model.pb").exists()
+    assert (tmp_path / "model" / "model.keras").exists()
+    assert json.loads((tmp_path / "output" / "metrics.json").read_text())["resumed_from_epoch"] == r
