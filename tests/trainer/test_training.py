@@ -28,7 +28,10 @@ def runs(tmp_path_factory):
     bench_dir = tmp_path_factory.mktemp("bench")
     procs = {
         "default": start([], cwd=default_dir),
-        "mirrored": start(["--cpu-devices", "2", "--epochs", "3", "--job-dir", "job"], cwd=mirrored_dir),
+        # Started with Vertex's variables (no AIP_CHECKPOINT_DIR: derived beside the model dir).
+        "mirrored": start(["--cpu-devices", "2", "--epochs", "3"], cwd=mirrored_dir,
+                          AIP_MODEL_DIR=f"{mirrored_dir}/base/model/", CLOUD_ML_JOB_ID="777",
+                          AIP_TENSORBOARD_LOG_DIR=f"{mirrored_dir}/base/logs/"),
         "benchmark": start(["--benchmark", "--cpu-devices", "2", "--precision", "mixed_bfloat16",
                             "--batch-size", "16", "--benchmark-steps", "4", "--warmup-steps", "1"], cwd=bench_dir),
     }
@@ -38,7 +41,7 @@ def runs(tmp_path_factory):
         for proc in procs.values():
             kill(proc)
     results["default"].dir = default_dir / "trainer_output"
-    results["mirrored"].dir = mirrored_dir / "job"
+    results["mirrored"].dir = mirrored_dir / "base"
     results["benchmark"].dir = bench_dir
     return results
 
@@ -96,6 +99,16 @@ def test_two_logical_cpus_mirror_with_double_global_batch_and_half_the_steps(run
     epochs = runs["mirrored"].of("epoch")
     assert [e["steps"] for e in epochs] == [b2["steps_per_epoch"]] * 3
     assert runs["mirrored"].one("done")["val_accuracy"] > 0.5  # it learns, not just runs
+
+
+def test_vertex_contract_puts_the_saved_model_in_aip_model_dir(runs):
+    run = _ok(runs["mirrored"])
+    plan = run.one("plan")
+    assert plan["platform"] == "vertex" and plan["job_id"] == "777"
+    assert plan["dirs_origin"]["model_dir"] == "AIP_MODEL_DIR"
+    assert (run.dir / "model" / "saved_model.pb").exists()  # root layout: what Vertex serving loads
+    assert (run.dir / "checkpoints" / "checkpoint").exists()
+    assert list((run.dir / "logs").glob("events.out.tfevents.*"))
 
 
 @pytest.mark.parametrize("name", ["default", "mirrored"])
