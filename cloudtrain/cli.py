@@ -35,6 +35,21 @@ def cli(ctx: click.Context, debug: bool) -> None:
       cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud
     """
     ctx.obj = {"debug": debug}
+    _show_backend_notes(debug)
+
+
+def _show_backend_notes(debug: bool) -> None:
+    """Backends report steps ("uploaded s3://…") on the ``cloudtrain.*`` loggers: show them on stderr."""
+    import logging
+
+    class ToStderr(logging.Handler):  # looks sys.stderr up per line, so it follows redirection
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(record.getMessage(), err=True)
+
+    logger = logging.getLogger("cloudtrain")
+    if not any(type(h).__name__ == "ToStderr" for h in logger.handlers):
+        logger.addHandler(ToStderr())
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
 
 
 # --------------------------------------------------------------------------- submit
@@ -394,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except SystemExit as exc:  # a command that chose its exit code (detaching on Ctrl-C: 130)
+        return exc.code if isinstance(exc.code, int) else 1
     except CloudtrainError as exc:
         if debug:
             raise
