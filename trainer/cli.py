@@ -89,12 +89,18 @@ def _normalise(argv: Sequence[str]) -> list[str]:
     return out
 
 
+#: Hyperparameters SageMaker's container and cloudtrain's launcher use themselves.
+RESERVED_HP_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
+
+
 def hps_to_argv(hps: Mapping[str, object], parser: argparse.ArgumentParser, warn=None) -> list[str]:
     """SM_HPS entries as arguments; unknown keys are reported and skipped."""
     warn = warn or (lambda msg: print(f"WARNING: {msg}", file=sys.stderr))
     actions = {opt: a for a in parser._actions for opt in a.option_strings}
     argv: list[str] = []
     for key, value in hps.items():
+        if str(key).startswith(RESERVED_HP_PREFIXES):
+            continue  # the container's and cloudtrain's launcher settings, not trainer flags
         option = "--" + str(key).replace("_", "-")
         action = actions.get(option)
         if action is None:

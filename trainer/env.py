@@ -13,7 +13,8 @@ Each directory is resolved in one order, first hit wins:
      missing), ``AIP_TRAINING_DATA_URI`` / ``AIP_VALIDATION_DATA_URI``;
    - SageMaker: ``SM_MODEL_DIR``, ``SM_OUTPUT_DATA_DIR``, ``/opt/ml/checkpoints``
      (synced to S3 when the job has a checkpoint config), TensorBoard under
-     ``/opt/ml/output/tensorboard`` (SageMaker's default local path), data from
+     ``/opt/ml/output/tensorboard`` (SageMaker's default local path; both under
+     ``SAGEMAKER_BASE_DIR`` instead of ``/opt/ml`` when that is set), data from
      ``SM_CHANNEL_TRAIN``/``TRAINING`` and ``SM_CHANNEL_VALIDATION``/``EVAL``/
      ``TEST``, hyperparameters from ``SM_HPS``;
 
@@ -33,8 +34,11 @@ from typing import Mapping
 from trainer.errors import TrainerError
 
 LOCAL_BASE = "trainer_output"
-SAGEMAKER_CHECKPOINT_DIR = "/opt/ml/checkpoints"
-SAGEMAKER_TENSORBOARD_DIR = "/opt/ml/output/tensorboard"
+#: SageMaker's fixed paths, under /opt/ml or SAGEMAKER_BASE_DIR (sagemaker-training's own
+#: override of /opt/ml, which `cloudtrain submit --local` sets per host).
+SAGEMAKER_BASE_DIR = "/opt/ml"
+SAGEMAKER_CHECKPOINT_DIR = "checkpoints"
+SAGEMAKER_TENSORBOARD_DIR = "output/tensorboard"
 _SM_TRAIN_CHANNELS = ("SM_CHANNEL_TRAIN", "SM_CHANNEL_TRAINING")
 _SM_VAL_CHANNELS = ("SM_CHANNEL_VALIDATION", "SM_CHANNEL_VAL", "SM_CHANNEL_EVAL", "SM_CHANNEL_TEST")
 
@@ -95,8 +99,9 @@ def _platform_dirs(platform: str, environ: Mapping[str, str]) -> dict[str, tuple
     elif platform == "sagemaker":
         if environ.get("SM_MODEL_DIR"):
             found["model_dir"] = (environ["SM_MODEL_DIR"], "SM_MODEL_DIR")
-        found["checkpoint_dir"] = (SAGEMAKER_CHECKPOINT_DIR, "SageMaker checkpoint path")
-        found["tensorboard_dir"] = (SAGEMAKER_TENSORBOARD_DIR, "SageMaker TensorBoard path")
+        base = environ.get("SAGEMAKER_BASE_DIR") or SAGEMAKER_BASE_DIR
+        found["checkpoint_dir"] = (join(base, SAGEMAKER_CHECKPOINT_DIR), "SageMaker checkpoint path")
+        found["tensorboard_dir"] = (join(base, SAGEMAKER_TENSORBOARD_DIR), "SageMaker TensorBoard path")
         if environ.get("SM_OUTPUT_DATA_DIR"):
             found["output_dir"] = (environ["SM_OUTPUT_DATA_DIR"], "SM_OUTPUT_DATA_DIR")
     return found

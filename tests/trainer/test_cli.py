@@ -34,7 +34,14 @@ def test_unknown_hyperparameter_is_reported_with_a_suggestion_and_skipped():
     warnings = []
     argv = hps_to_argv({"epoch": 3, "sagemaker_program": "x"}, build_parser(), warnings.append)
     assert argv == []
-    assert "did you mean --epochs?" in warnings[0]
+    assert len(warnings) == 1 and "did you mean --epochs?" in warnings[0]  # sagemaker_program: no warning
+
+
+def test_launcher_hyperparameters_are_skipped_silently():
+    warnings = []
+    hps = {"cloudtrain_module": "trainer.task", "cloudtrain_args": "[]", "sagemaker_region": "us-east-1", "epochs": 2}
+    assert hps_to_argv(hps, build_parser(), warnings.append) == ["--epochs", "2"]
+    assert warnings == []
 
 
 @pytest.mark.parametrize(

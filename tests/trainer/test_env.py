@@ -68,6 +68,11 @@ def test_sagemaker_variables():
 
 
 def test_sagemaker_train_channel_named_train_also_counts():
+    moved = env.resolve({"SM_MODEL_DIR": "/x/model", "SAGEMAKER_BASE_DIR": "/runs/algo-1"})
+    assert (moved.dirs.checkpoint_dir, moved.dirs.tensorboard_dir) == (
+        "/runs/algo-1/checkpoints",
+        "/runs/algo-1/output/tensorboard",
+    )
     c = env.resolve({"SM_MODEL_DIR": "/opt/ml/model", "SM_CHANNEL_TRAIN": "/opt/ml/input/data/train"})
     assert c.train_data == "/opt/ml/input/data/train"
 

@@ -163,11 +163,6 @@ def test_wrong_number_of_ports_is_refused(tmp_path):
         contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1], package=PKG)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="trainer/env.py hardcodes /opt/ml/checkpoints and /opt/ml/output/tensorboard; it should read "
-    "SAGEMAKER_BASE_DIR (sagemaker-training's own override of /opt/ml), which local runs set per host",
-)
 def test_the_trainer_keeps_sagemaker_checkpoints_inside_the_local_tree(tmp_path):
     from trainer import env as trainer_env
 
