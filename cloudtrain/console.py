@@ -45,6 +45,12 @@ def format_event(message: str) -> str | None:
         if isinstance(event.get("epoch_time_s"), (int, float)):
             parts.append(f"{event['epoch_time_s']:.2f} s")
         return "  ".join(parts)
+    if kind == "benchmark":
+        return (f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
+                f"{event.get('precision')}, global batch {event.get('global_batch')}: "
+                f"{_num(event.get('examples_per_sec') or 0.0)} examples/s, {_num(event.get('step_time_ms') or 0.0)} ms/step")
+    if kind == "worker_done":
+        return f"done ({event.get('task')})"
     if kind == "done":
         keys = ("val_accuracy", "accuracy", "examples_per_sec", "wall_time_s")
         return "done: " + "  ".join(f"{k} {_num(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))

@@ -18,6 +18,16 @@ def test_epoch_event_becomes_one_readable_line():
     )
 
 
+def test_benchmark_and_worker_events():
+    line = json.dumps({"event": "benchmark", "model": "resnet50", "strategy": "mirrored", "replicas": 4,
+                       "precision": "mixed_float16", "global_batch": 256, "examples_per_sec": 2811.4,
+                       "step_time_ms": 91.06})  # fmt: skip
+    assert format_event(line) == (
+        "benchmark: resnet50 mirrored × 4 replicas, mixed_float16, global batch 256: 2,811 examples/s, 91.06 ms/step"
+    )
+    assert format_event('{"event": "worker_done", "task": "worker:1"}') == "done (worker:1)"
+
+
 def test_plan_event_is_hidden_and_other_lines_pass_through():
     assert format_event('{"event": "plan", "replicas": 2}') is None
     assert format_event("plain text {not json}") == "plain text {not json}"
