@@ -44,16 +44,16 @@ def builder(package: Path):
     return build_once
 
 
-def package_files_kept(package: Path, build_once) -> tuple[int, int]:
-    """(files of the package found in the archive, files in the package)."""
+def package_files_kept(package: Path, build_once) -> tuple[int, int, list[str]]:
+    """(files of the package found in the archive, files in the package, a few of those left out)."""
     files = {p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file()}
     with tempfile.TemporaryDirectory() as tmp:
         ok, _ = build_once(Path(tmp) / "out")
         if not ok:
-            return 0, len(files)
+            return 0, len(files), []
         with tarfile.open(only_archive(Path(tmp) / "out")) as tar:
             names = {n.split("/aiplatform_custom_trainer_script/", 1)[-1] for n in tar.getnames()}
-    return len(files & names), len(files)
+    return len(files & names), len(files), sorted(files - names)[:4]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             assert package.name == PKG
             once = builder(package)
             row = run_tool(TOOL, once, project, repeats)
-            row["package_files_kept"], row["package_files"] = package_files_kept(package, once)
+            row["package_files_kept"], row["package_files"], row["left_out"] = package_files_kept(package, once)
             report["cases"].append({"package": label, "tools": [row]})
             print(f"{label}: {TOOL}: " + (f"median {row['median_s'] * 1000:.1f} ms, {row['size']} bytes, "
                   f"identical rebuild {'yes' if row['identical_rebuild'] else 'NO'}, "

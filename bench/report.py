@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bench import _logs_table, _plot
+from bench._machine import CPU_FLAGS
 
 # The source articles' GPU figures (issue 7), shown beside this run's CPU numbers.
 ARTICLES = (
@@ -84,7 +85,7 @@ def section(title: str, entry: dict | None, body: Callable[[dict], str]) -> str:
 
 def header(meta: dict, benches: dict) -> str:
     m = meta["machine"]
-    flags = ", ".join(m.get("cpu_flags") or []) or "none of " + ", ".join(_machine_flags())
+    flags = ", ".join(m.get("cpu_flags") or []) or "none of " + ", ".join(CPU_FLAGS)
     pkgs = ", ".join(f"{k} {v}" for k, v in m.get("packages", {}).items())
     gpus = "; ".join(m.get("gpus") or []) or "none"
     lines = [
@@ -109,12 +110,6 @@ def header(meta: dict, benches: dict) -> str:
                 b.get("started", "–"), b.get("seconds", "–")] for b in benches.values()], "lllrr"),
     ]
     return "\n".join(lines)
-
-
-def _machine_flags() -> tuple[str, ...]:
-    from bench._machine import CPU_FLAGS
-
-    return CPU_FLAGS
 
 
 # --- 1. CLI ----------------------------------------------------------------------------
@@ -157,16 +152,26 @@ def packaging_section(entry: dict | None, vertex: dict | None) -> str:
                 continue
             kept = (f"{t['package_files_kept']}/{t['package_files']} of the package's files in the archive"
                     if "package_files" in t else "")
+            if t.get("left_out"):
+                more = t["package_files"] - t["package_files_kept"] > len(t["left_out"])
+                kept += "; left out: " + ", ".join(f"`{name}`" for name in t["left_out"]) + (", …" if more else "")
             rows.append([t["tool"], ms(t["median_s"]), ms(t["min_s"]), len(t.get("times_s", [])), f"{t['size']:,}",
                          "yes" if t["identical_rebuild"] else "**no**", kept])
         text += f"**{case['package']} package**{size}\n\n"
         text += table(["tool", "median ms", "min ms", "runs", "sdist bytes", "byte-identical rebuild", "note"],
                       rows, "lrrrrll") + "\n"
+    tools = {t["tool"] for case in cases.values() for t in case["tools"]}
     if cases:
         text += ("Byte-identical rebuild: built again after every file's mtime changed and at least a second later "
-                 "(as on a fresh checkout). The isolated `python -m build` installs setuptools from the index; "
-                 "offline it fails, which the PIP_NO_INDEX row shows.\n")
-    return text
+                 "(as on a fresh checkout).")
+    if any("PIP_NO_INDEX" in name for name in tools):
+        text += (" The isolated `python -m build` installs setuptools from the index into a fresh environment "
+                 "on every build; the PIP_NO_INDEX row is the same build offline.")
+    if any("Vertex SDK" in name for name in tools):
+        text += (" The Vertex SDK's packager (what `CustomTrainingJob(script_path=folder)` runs) writes a "
+                 "`setup.py` with no MANIFEST.in and runs `setup.py sdist`, so files that are not Python modules "
+                 "stay out of the archive; its time excludes importing `google.cloud.aiplatform` (see the CLI table).")
+    return text + ("\n" if cases else "")
 
 
 # --- 3. trainer ------------------------------------------------------------------------
