@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 # What `cloudtrain submit --local` does: follow the logs, cancel on Ctrl-C, exit with the state's code.
 DRIVER = """
-import json, sys, types
+import faulthandler, json, signal, sys, types
+faulthandler.register(signal.SIGUSR1)  # a hung driver shows where it hangs
 from pathlib import Path
 from cloudtrain.backends.local import LocalBackend
 from tests.backends.local.conftest import make_spec
@@ -44,7 +45,8 @@ def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, lis
     package = {k: str(getattr(fake_package, k)) for k in ("path", "sha256", "name", "version", "filename")}
     env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang"}), "FAKE_PIDS": str(pids_dir)}
     arg = json.dumps([package, str(shared_cache), str(tmp_path), env])
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         files = [pids_dir / n for n in ("chief", "worker-0")]
@@ -63,10 +65,21 @@ def _gone(pids: list[int], timeout: float = 10) -> bool:
     return not any(pid_alive(p) for p in pids)
 
 
+def _communicate(driver: subprocess.Popen, timeout: float) -> str:
+    try:
+        return driver.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        driver.send_signal(signal.SIGUSR1)  # faulthandler: every thread's stack to stderr
+        time.sleep(1)
+        driver.kill()
+        out, err = driver.communicate()
+        raise AssertionError(f"the driver hung after Ctrl-C; its threads:\n{err[-6000:]}\nstdout:\n{out[-2000:]}")
+
+
 def test_ctrl_c_cancels_every_replica_and_its_children(fake_package, shared_cache, tmp_path):
     driver, pids = _driver(fake_package, shared_cache, tmp_path)
     driver.send_signal(signal.SIGINT)
-    out, _ = driver.communicate(timeout=30)
+    out = _communicate(driver, timeout=60)
     assert driver.returncode == 130 and "STATE CANCELLED" in out
     assert _gone(pids), "a replica or one of its children outlived the cancelled job"
 
