@@ -84,7 +84,7 @@ def section(vertex_scale: dict | None, sagemaker: dict | None, vertex_logs: dict
         text += "<details><summary>Every figure, per follower and replica count</summary>\n\n"
         text += table(["follower", "replicas", "lines", "lost", "duplicated", "out of order", "p50 s", "p95 s", "max s",
                        "requests/min", "requests"],
-                      [[r["follower"], r["replicas"], f"{r['written']:,}", r["lost"], r["dup"], r["ooo"],
+                      [[r["follower"], r["replicas"], f"{r['written']:,}", f"{r['lost']:,}", r["dup"], f"{r['ooo']:,}",
                         _f(r["p50"]), _f(r["p95"]), _f(r["max"]), f"{r['per_min']:,.1f}", r["what"]]
                        for r in sorted(recs, key=lambda r: (r["replicas"], r["cloud"]))], "lrrrrrrrrrl")
         text += "\n</details>\n\n"
@@ -112,7 +112,7 @@ def busy_idle(entry: dict | None) -> str:
         text += table(["job", "follower", "lines", "lost", "out of order", "p50 s", "p95 s", "max s", "requests/min",
                        "most in 60 s"],
                       [[r["scenario"], FOLLOWERS.get(("vertex", r["follower"]), r["follower"]), f"{r['lines']:,}",
-                        r["lost"], r["out_of_order"], _f(_num(r["delay_median_s"])), _f(_num(r["delay_p95_s"])),
+                        f"{r['lost']:,}", f"{r['out_of_order']:,}", _f(_num(r["delay_median_s"])), _f(_num(r["delay_p95_s"])),
                         _f(_num(r["delay_max_s"])), r["requests_per_minute"], r["peak_requests_in_60s"]]
                        for r in data["results"]], "llrrrrrrrr")
     return text

@@ -54,13 +54,13 @@ def _empty(ax, title: str) -> None:
     ax.set_yticks([])
 
 
-def _barh(ax, labels: list[str], values: list[float], colours: list[str], fmt: str) -> None:
+def _barh(ax, labels: list[str], values: list[float], colours: list[str], unit: str = "") -> None:
     y = range(len(labels))
     ax.barh(list(y), values, color=colours)
     ax.set_yticks(list(y), labels, fontsize=8)
     ax.invert_yaxis()
     for i, v in enumerate(values):
-        ax.text(v, i, " " + fmt.format(v), va="center", fontsize=8)
+        ax.text(v, i, f" {v:,.0f}{unit}" if v >= 100 else f" {v:.1f}{unit}", va="center", fontsize=8)
 
 
 def _cli(ax, data: dict) -> None:
@@ -70,7 +70,7 @@ def _cli(ax, data: dict) -> None:
     labels = [name.replace("python -c ", "") for name in data]
     values = [r["median_s"] * 1000 for r in data.values()]
     colours = ["#1f77b4" if name.startswith("cloudtrain") else "#7f7f7f" for name in data]
-    _barh(ax, labels, values, colours, "{:,.0f} ms")
+    _barh(ax, labels, values, colours, " ms")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
@@ -88,9 +88,12 @@ def _trainer(ax, data: dict) -> None:
     colours = ["#7f7f7f" if "keras model.fit" in r["case"] else "#2ca02c" if "bfloat16" in r["case"]
                else "#1f77b4" for r in rows]
     values = [r["value"] for r in rows]
-    _barh(ax, labels, values, colours, "{:,.0f}")
-    ax.set_xlim(right=max(values) * 1.25)
-    ax.set_xlabel("examples/s (grey: plain Keras model.fit; green: mixed_bfloat16)")
+    _barh(ax, labels, values, colours)
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,g}"))
+    ax.set_xlim(right=max(values) * 3)
+    ax.set_xlabel("examples/s, log scale; grey: plain Keras fit, green: mixed_bfloat16")
     ax.set_title(title)
 
 

@@ -63,6 +63,10 @@ def ms(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds * 1000:,.0f}" if seconds >= 0.1 else f"{seconds * 1000:.1f}"
 
 
+def rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
 def provenance(entry: dict | None) -> str:
     """One line: when this bench ran and how it ended."""
     if not entry:
@@ -183,7 +187,7 @@ def trainer_section(entry: dict | None, meta: dict) -> str:
         text += f"TensorFlow {data.get('tensorflow', '?')}, {data.get('repeats', '?')} run(s) per case, " \
                 f"{data.get('epochs', '?')} epochs; examples/s is the median over runs.\n\n"
         text += table(["case (CPU)", "examples/s", "each run"],
-                      [[r["case"], f"{r['value']:,.0f}", ", ".join(f"{v:,.0f}" for v in r.get("runs", []))]
+                      [[r["case"], rate(r["value"]), ", ".join(rate(v) for v in r.get("runs", []))]
                        for r in data["rows"]], "lrl") + "\n"
     ratios = data.get("ratios", {})
     if ratios:
