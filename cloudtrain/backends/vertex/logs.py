@@ -20,7 +20,7 @@ paging, so never more than 55 in any minute (``CLOUDTRAIN_LOG_READS_PER_MINUTE``
 sustained figure). A 429 / RESOURCE_EXHAUSTED doubles the shortest interval (4 s at least,
 60 s at most) and it recovers gradually; the read resumes from the position, so nothing is
 lost. UNAVAILABLE / DEADLINE_EXCEEDED are retried with backoff. Once the job is terminal,
-one final read (after a short settle past the job's end time) and the iterator ends.
+it reads on until the logs go quiet (bounded; see ``TailPolicy.final_*``) and the iterator ends.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ class TailPolicy:
     throttled_cap: float = 60.0
     lookback: float = 60.0  # seconds behind the newest entry that each read goes back, for late entries
     status_every: float = 5.0  # check the job's state at most this often
-    final_settle: float = 5.0  # the last read happens this long after the job's end time
+    final_settle: float = 5.0  # the first read after the end happens this long after the job's end time
+    final_quiet: float = 20.0  # … then reads go on until this long passed since the end and the last new line …
+    final_drain: float = 45.0  # … or until this long after the end
     page_size: int = 1000
     max_remembered: int = 200_000  # insertIds kept at most (normally far fewer: one look-back window)
     max_failures: int = 20  # consecutive failed reads before giving up
@@ -200,8 +202,7 @@ class LogTailer:
                 status = self.job_status()
                 next_status = began + p.status_every
                 if status.state.terminal:
-                    self._settle(status)
-                    yield from self.read_all()
+                    yield from self._drain(status)
                     return
                 if status.state is JobState.RUNNING and state is not JobState.RUNNING:
                     interval = self._floor_interval  # lines are about to flow
@@ -230,11 +231,30 @@ class LogTailer:
             if wait > 0:
                 self.sleep(wait)
 
-    def _settle(self, status: JobStatus) -> None:
-        """Give entries written just before the end a moment to become readable."""
-        now = self.clock()
-        ended = (status.ended - _EPOCH).total_seconds() if status.ended else now
-        wait = min(self.policy.final_settle, ended + self.policy.final_settle - now)
+    def _drain(self, status: JobStatus) -> Iterator[LogLine]:
+        """After the end: read until the logs go quiet, so lines the agent ships at shutdown still show.
+
+        Entries written just before the end can become readable well after it (11–17 s
+        after the end at 60 replicas in bench/_vertex_scale.py), so one read would lose
+        them; reading every 2 s until ``final_quiet`` has passed since both the end and the
+        last new line, bounded by ``final_drain`` after the end, costs about ten reads.
+        """
+        p = self.policy
+        ended = (status.ended - _EPOCH).total_seconds() if status.ended else self.clock()
+        self._sleep_until(ended + p.final_settle)
+        last_new = ended
+        while True:
+            before = self.shown
+            yield from self.read_all()
+            now = self.clock()
+            if self.shown > before:
+                last_new = now
+            if now - last_new >= p.final_quiet or now >= ended + p.final_drain:
+                return
+            self._sleep_until(now + 2 * p.min_interval)
+
+    def _sleep_until(self, when: float) -> None:
+        wait = when - self.clock()
         if wait > 0:
             self.sleep(wait)
 

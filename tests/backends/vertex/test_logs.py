@@ -113,7 +113,7 @@ def test_interval_one_second_while_busy_backs_off_to_cap_while_idle(clock):
     list(t.follow())
     gaps = [b - a for a, b in zip(log.calls, log.calls[1:])]
     busy = [g for a, g in zip(log.calls, gaps) if a < T0 + 55]
-    idle = [g for a, g in zip(log.calls, gaps) if a > T0 + 120]
+    idle = [g for a, g in zip(log.calls, gaps) if T0 + 120 < a < T0 + 400]  # before the end's drain
     assert max(busy) <= 1.5 and sum(busy) / len(busy) <= 1.25  # about one read a second, within budget
     assert idle and min(idle) >= 9.9 and max(idle) <= 10.01  # backed off to the 10 s cap
 
@@ -169,7 +169,19 @@ def test_final_read_after_settle_catches_last_lines_then_stops(clock):
     t = tailer(log, clock, status)
     lines = [l.message for l in t.follow()]
     assert lines == ["before end"]
-    assert clock.time() < T0 + 60 + 5 + 5 + 1  # status every 5 s, settle 5 s: stopped promptly
+    # status every 5 s, then reads until 20 quiet seconds after the end: stopped promptly
+    assert clock.time() < T0 + 60 + 5 + 20 + 2 + 1
+
+
+def test_lines_flushed_well_after_the_end_are_still_shown_but_the_drain_is_bounded(clock):
+    log = MemoryLog(clock)
+    log.add("workerpool0-0", "flushed 14 s late", at=T0 + 59, readable=T0 + 74)
+    log.add("workerpool0-0", "flushed 20 s late", at=T0 + 59.5, readable=T0 + 80)
+    log.add("workerpool0-0", "much too late", at=T0 + 59.9, readable=T0 + 200)
+    status = timeline(clock, (0, JobState.RUNNING), (60, JobState.SUCCEEDED))
+    t = tailer(log, clock, status)
+    assert [l.message for l in t.follow()] == ["flushed 14 s late", "flushed 20 s late"]
+    assert clock.time() <= T0 + 60 + 45 + 3  # final_drain bounds the wait
 
 
 def test_read_all_is_one_pass(clock):
