@@ -69,7 +69,7 @@ def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, 
     from cloudtrain.console import make_console
 
     loaded, spec = _load_spec(config_path, overrides, local=local)
-    package = _build_package(spec, quiet=output == "json")
+    package = _build_package(spec)
     backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)
     if dry_run:
@@ -86,13 +86,13 @@ def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, 
         return
     _print_summary(console, spec, package)
     handle = backend.submit(spec, package)
-    _remember(handle, spec, loaded.file)
     first = handle.status()
+    _remember(handle.job_id, first.name, spec, loaded.file)
     console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
     if detach:
         _print_hints(console, handle.job_id)
         return
-    _follow(console, handle, spec.backend, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local")
+    _follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local")
 
 
 def _load_spec(config_path: str | None, overrides, *, local: bool = False):
@@ -105,7 +105,7 @@ def _load_spec(config_path: str | None, overrides, *, local: bool = False):
     return loaded, build_spec(loaded)
 
 
-def _build_package(spec, *, quiet: bool = False):
+def _build_package(spec):
     from cloudtrain.history import cache_dir
     from cloudtrain.packaging import build_sdist
 
@@ -152,14 +152,13 @@ def _print_summary(console, spec, package) -> None:
     )  # fmt: skip
 
 
-def _remember(handle, spec, config_file: Path) -> None:
+def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
     from cloudtrain.history import JobRecord, record
 
-    status = handle.status()
-    record(JobRecord(handle.job_id, status.name, spec.backend, spec.region, spec.project, str(config_file)))
+    record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file)))
 
 
-def _follow(console, handle, backend: str, *, cancel_on_interrupt: bool) -> None:
+def _follow(console, handle, *, cancel_on_interrupt: bool) -> None:
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels."""
     from cloudtrain.console import ReplicaPrinter
 
@@ -347,7 +346,7 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
                                    "severity": line.severity, "message": line.message}))  # fmt: skip
         return
     if follow:
-        _follow(console, handle, impl.name, cancel_on_interrupt=False)
+        _follow(console, handle, cancel_on_interrupt=False)
         return
     printer = ReplicaPrinter(console)
     for line in handle.logs(follow=False):
