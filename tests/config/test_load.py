@@ -150,34 +150,24 @@ def test_set_overrides_and_points_at_set(project):
     assert "KEY=VALUE" in str(error)
 
 
+SAGEMAKER_BASE = """\
+name: sm
+backend: sagemaker
+region: us-east-1
+role_arn: arn:aws:iam::123456789012:role/R
+staging_bucket: s3://b
+machine: {type: ml.g4dn.12xlarge}
+package: {path: trainer}
+"""
+
+
 def test_sagemaker_spot_max_wait_must_cover_runtime(project):
-    text = """\
-    name: sm
-    backend: sagemaker
-    region: us-east-1
-    role_arn: arn:aws:iam::123456789012:role/R
-    staging_bucket: s3://b
-    machine: {type: ml.g4dn.12xlarge}
-    package: {path: trainer}
-    max_runtime: 2h
-    spot: {enabled: true, max_wait: 1h}
-    """
-    error = error_of(project(text))
+    error = error_of(project(SAGEMAKER_BASE + "max_runtime: 2h\nspot: {enabled: true, max_wait: 1h}\n"))
     assert error.field == "spot.max_wait" and error.line == 9
 
 
 def test_vertex_only_settings_are_refused_on_sagemaker(project):
-    text = """\
-    name: sm
-    backend: sagemaker
-    region: us-east-1
-    role_arn: arn:aws:iam::123456789012:role/R
-    staging_bucket: s3://b
-    machine: {type: ml.g4dn.xlarge}
-    package: {path: trainer}
-    service_account: sa@p.iam.gserviceaccount.com
-    """
-    error = error_of(project(text))
+    error = error_of(project(SAGEMAKER_BASE + "service_account: sa@p.iam.gserviceaccount.com\n"))
     assert error.field == "service_account" and error.line == 8 and "role_arn" in str(error)
 
 
