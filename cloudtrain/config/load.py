@@ -78,7 +78,8 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
             f"--set {override!r} is not KEY=VALUE", file="--set", hint="e.g. --set machine.accelerator_count=2"
         )
     parts: list[str | int] = [int(p) if p.isdigit() else p for p in key.strip().split(".")]
-    value = resolve_scalar(raw.strip()) if not raw.strip().startswith("[") else load_yaml(raw, "--set").data
+    flow = raw.strip().startswith(("[", "{"))  # a YAML flow list or mapping: --set 'labels={team: ml}'
+    value = load_yaml(raw, "--set").data if flow else resolve_scalar(raw.strip())
     target = loaded.data
     for i, part in enumerate(parts[:-1]):
         nxt = target[part] if isinstance(target, (dict, list)) and _has(target, part) else None

@@ -146,6 +146,8 @@ def test_set_overrides_and_points_at_set(project):
     assert (cfg.machine.accelerator_count, cfg.replica_count, cfg.args) == (2, 3, ["--epochs", "2"])
     error = error_of(project(), "replica_count=-1")
     assert error.file == "--set" and error.field == "replica_count"
+    cfg = load_config(project(), ["labels={team: ml, env: dev}"]).config
+    assert cfg.labels == {"team": "ml", "env": "dev"}
     error = error_of(project(), "noequals")
     assert "KEY=VALUE" in str(error)
 
