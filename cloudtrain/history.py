@@ -13,10 +13,12 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("CLOUDTRAIN_CACHE_DIR")
-    if base:
-        return Path(base)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cloudtrain"
+    """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
+    if os.environ.get("CLOUDTRAIN_CACHE_DIR"):
+        return Path(os.environ["CLOUDTRAIN_CACHE_DIR"]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "cloudtrain"
 
 
 @dataclass(frozen=True)

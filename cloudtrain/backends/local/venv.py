@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cloudtrain.errors import BackendError
+from cloudtrain.history import cache_dir
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
@@ -53,11 +54,8 @@ class PackageEnv:
 
 
 def cache_root() -> Path:
-    """``$CLOUDTRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
-    if os.environ.get("CLOUDTRAIN_CACHE_DIR"):
-        return Path(os.environ["CLOUDTRAIN_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "cloudtrain"
+    """cloudtrain's one cache directory (see :func:`cloudtrain.history.cache_dir`)."""
+    return cache_dir()
 
 
 def env_key(package_sha256: str, base_prefix: str | None = None) -> str:
