@@ -15,6 +15,9 @@ from typing import Mapping
 from cloudtrain import catalog
 from cloudtrain.config import LoadedConfig
 
+#: Where local runs write by default, one folder per job name (relative to the working dir).
+LOCAL_RUNS_DIR = "cloudtrain-runs"
+
 
 @dataclass(frozen=True)
 class MachineSpec:
@@ -103,7 +106,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
     if cfg.output_dir:
         output_dir = cfg.output_dir.rstrip("/")
     elif cfg.backend == "local":
-        output_dir = str(Path("cloudtrain-runs", job_name))
+        output_dir = str(Path(LOCAL_RUNS_DIR, job_name))
     else:
         output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{job_name}"
     return JobSpec(

@@ -14,9 +14,9 @@ from typing import Any, Iterator
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 
-RUNS_DIR = "cloudtrain-runs"
+RUNS_DIR = LOCAL_RUNS_DIR
 SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json
 EVENT_PREFIX = '{"event"'
