@@ -7,11 +7,26 @@ only with ``--debug``.
 
 from __future__ import annotations
 
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """The CLI's one closed table of exit codes (README: "Exit codes"). Every command uses it."""
+
+    OK = 0  # success
+    JOB_FAILED = 1  # the job's own code failed (a replica's code is shown, never passed through)
+    BAD_INPUT = 2  # something the user must fix before anything runs
+    UNREACHABLE = 3  # transient cloud trouble outlasted the retries; the job may still run
+    NO_CAPACITY = 4  # no capacity or quota on any candidate
+    PREEMPTED = 5  # the platform stopped the job; what was saved is printed
+    TIMED_OUT = 124  # stopped by max_runtime
+    INTERRUPTED = 130  # interrupted by the user (Ctrl-C)
+
 
 class CloudtrainError(Exception):
     """An error the user can act on. ``str()`` is the one line the CLI prints."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.JOB_FAILED
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
@@ -25,7 +40,7 @@ class CloudtrainError(Exception):
 class UsageError(CloudtrainError):
     """Bad input: a config, a flag, a path. Exit code 2, like click's usage errors."""
 
-    exit_code = 2
+    exit_code = ExitCode.BAD_INPUT
 
 
 class ConfigError(UsageError):
@@ -50,7 +65,7 @@ class PackagingError(UsageError):
     """The training package cannot be built as configured."""
 
 
-class CredentialsError(CloudtrainError):
+class CredentialsError(UsageError):
     """No usable cloud credentials were found."""
 
 
@@ -58,7 +73,19 @@ class BackendError(CloudtrainError):
     """A cloud (or local) backend refused or failed a request."""
 
 
+class CloudUnreachable(CloudtrainError):
+    """Transient trouble (5xx, throttling, dropped connections) outlasted the retries."""
+
+    exit_code = ExitCode.UNREACHABLE
+
+
+class NoCapacity(CloudtrainError):
+    """No candidate (the main request and every fallback) got capacity or quota."""
+
+    exit_code = ExitCode.NO_CAPACITY
+
+
 class JobFailed(CloudtrainError):
     """The job ended in a state other than success; the exit code mirrors that."""
 
-    exit_code = 1
+    exit_code = ExitCode.JOB_FAILED

@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Protocol
 
+from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -25,16 +26,24 @@ class JobState(enum.Enum):
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+    PREEMPTED = "PREEMPTED"  # the platform stopped it (spot reclaim, SIGTERM from outside)
+    TIMED_OUT = "TIMED_OUT"  # stopped by max_runtime
     UNKNOWN = "UNKNOWN"
 
     @property
     def terminal(self) -> bool:
-        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.PREEMPTED,
+                        JobState.TIMED_OUT)
 
     @property
     def exit_code(self) -> int:
-        """The CLI's exit code for a job that ended in this state."""
-        return {JobState.SUCCEEDED: 0, JobState.CANCELLED: 130}.get(self, 1)
+        """The CLI's exit code for a job that ended in this state (errors.ExitCode)."""
+        return {
+            JobState.SUCCEEDED: ExitCode.OK,
+            JobState.CANCELLED: ExitCode.INTERRUPTED,
+            JobState.PREEMPTED: ExitCode.PREEMPTED,
+            JobState.TIMED_OUT: ExitCode.TIMED_OUT,
+        }.get(self, ExitCode.JOB_FAILED)
 
 
 @dataclass(frozen=True)

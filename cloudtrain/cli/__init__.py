@@ -1,0 +1,51 @@
+"""The ``cloudtrain`` command line: one error funnel, lazy backends.
+
+Every user-facing failure is a :class:`CloudtrainError`: one ``error:`` line, exit code 2
+for bad input, the traceback only with ``--debug``. Cloud SDKs and TensorFlow are imported
+only by the backend a command actually uses.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cloudtrain.cli import jobs, offline, submit  # noqa: F401  (each registers its commands)
+from cloudtrain.cli._group import cli
+from cloudtrain.errors import CloudtrainError
+
+__all__ = ["cli", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; turn every CloudtrainError into one line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="cloudtrain", standalone_mode=False)
+        return 0
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except SystemExit as exc:  # a command that chose its exit code (detaching on Ctrl-C: 130)
+        return exc.code if isinstance(exc.code, int) else 1
+    except CloudtrainError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        click.echo("Interrupted.", err=True)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

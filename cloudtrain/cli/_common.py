@@ -1,0 +1,41 @@
+"""Steps several commands share: config → spec, spec → package, package → JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cloudtrain.errors import UsageError
+
+
+def load_spec(config_path: str | None, overrides, *, local: bool = False):
+    from cloudtrain.config import load_config
+    from cloudtrain.spec import build_spec
+
+    if not config_path:
+        raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
+    loaded = load_config(config_path, overrides, local=local)
+    return loaded, build_spec(loaded)
+
+
+def build_package(spec):
+    from cloudtrain.history import cache_dir
+    from cloudtrain.packaging import build_sdist
+
+    package = build_sdist(
+        spec.package.path,
+        cache_dir() / "packages",
+        name=spec.package.name,
+        version=spec.package.version,
+        requirements=spec.package.requirements,
+    )
+    for warning in package.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return package
+
+
+def package_dict(package) -> dict[str, Any]:
+    return {"file": str(package.path), "sha256": package.sha256, "size": package.size}
+
+

@@ -1,0 +1,43 @@
+"""The ``cloudtrain`` click group and the options several commands share."""
+
+from __future__ import annotations
+
+import click
+
+from cloudtrain import __version__
+
+CONFIG_OPTION = click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Job config YAML.")
+SET_OPTION = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
+OUTPUT_OPTION = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(__version__, prog_name="cloudtrain")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Submit a TensorFlow training package to Vertex AI or SageMaker, or run it here.
+
+    \b
+      cloudtrain submit --config job_configs/gpu4.yaml --dry-run   # the exact request
+      cloudtrain submit --config job_configs/gpu4.yaml --local     # run it on this machine
+      cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud
+    """
+    ctx.obj = {"debug": debug}
+    _show_backend_notes(debug)
+
+
+def _show_backend_notes(debug: bool) -> None:
+    """Backends report steps ("uploaded s3://…") on the ``cloudtrain.*`` loggers: show them on stderr."""
+    import logging
+
+    class ToStderr(logging.Handler):  # looks sys.stderr up per line, so it follows redirection
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(record.getMessage(), err=True)
+
+    logger = logging.getLogger("cloudtrain")
+    if not any(type(h).__name__ == "ToStderr" for h in logger.handlers):
+        logger.addHandler(ToStderr())
+    logger.setLevel(logging.DEBUG if debug else logging.INFO)
+
+

@@ -1,0 +1,138 @@
+"""Commands on existing jobs: status, logs, cancel, list."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from cloudtrain.cli._common import load_spec
+from cloudtrain.cli._follow import follow as follow_job
+from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, cli
+from cloudtrain.errors import UsageError
+
+_JOB_OPTIONS = [
+    click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local"]), help="Default: from history."),
+    click.option("--region", help="Default: from history or --config."),
+    click.option("--project", help="Vertex project. Default: from history or --config."),
+    CONFIG_OPTION,
+]
+
+
+def _job_options(func):
+    for option in reversed(_JOB_OPTIONS):
+        func = option(func)
+    return func
+
+
+_VERTEX_NAME = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
+_SAGEMAKER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
+
+
+def _where(job_id: str | None, backend, region, project, config_path) -> tuple[Any, str, str, str | None]:
+    """Find backend, region, project for a job: flags, then --config, then the full name, then history."""
+    from cloudtrain.backends import get_backend
+
+    if config_path and not (backend and region):
+        loaded, _ = load_spec(config_path, ())
+        cfg = loaded.config
+        backend, region, project = backend or cfg.backend, region or cfg.region, project or cfg.project
+    if job_id and not backend:
+        if match := _VERTEX_NAME.match(job_id):
+            backend, region, project, job_id = "vertex", match["region"], match["project"], match["id"]
+        elif match := _SAGEMAKER_ARN.match(job_id):
+            backend, region, job_id = "sagemaker", match["region"], match["id"]
+        else:
+            from cloudtrain.history import find
+
+            entry = find(job_id)
+            if entry:
+                backend, region, project = entry.backend, region or entry.region, project or entry.project
+    if not backend or not region:
+        what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
+        raise UsageError(what, hint="pass --backend and --region (or --config CONFIG)")
+    return get_backend(backend), job_id, region, project
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@_job_options
+@OUTPUT_OPTION
+def status(job_id, backend, region, project, config_path, output) -> None:
+    """Show a job's state."""
+    from cloudtrain.console import flatten, make_console, print_json, print_kv
+
+    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
+    result = impl.attach(job_id, region=region, project=project).status()
+    if output == "json":
+        print_json(result.to_dict())
+        return
+    rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
+    print_kv(make_console(), f"Job {result.job_id}", rows + flatten(result.details))
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
+@_job_options
+@OUTPUT_OPTION
+def logs(job_id, follow, backend, region, project, config_path, output) -> None:
+    """Print a job's logs; with --follow, stream until it ends and exit with its outcome."""
+    import json
+
+    from cloudtrain.console import ReplicaPrinter, make_console
+
+    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
+    handle = impl.attach(job_id, region=region, project=project)
+    console = make_console()
+    if output == "json":
+        for line in handle.logs(follow=follow):
+            click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "replica": line.replica,
+                                   "severity": line.severity, "message": line.message}))  # fmt: skip
+        return
+    if follow:
+        follow_job(console, handle, cancel_on_interrupt=False)
+        return
+    printer = ReplicaPrinter(console)
+    for line in handle.logs(follow=False):
+        printer(line)
+
+
+@cli.command()
+@click.argument("job_id", metavar="JOB")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the cancel has taken effect.")
+@_job_options
+@OUTPUT_OPTION
+def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
+    """Cancel (stop) a job."""
+    from cloudtrain.console import make_console, print_json
+
+    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
+    handle = impl.attach(job_id, region=region, project=project)
+    result = handle.cancel()
+    if wait:
+        result = handle.wait()
+    if output == "json":
+        print_json(result.to_dict())
+    else:
+        make_console().print(f"Job {result.job_id}: {result.state.value}")
+
+
+@cli.command(name="list")
+@click.option("--limit", default=20, show_default=True)
+@_job_options
+@OUTPUT_OPTION
+def list_jobs(limit, backend, region, project, config_path, output) -> None:
+    """List recent jobs in a region."""
+    from cloudtrain.console import make_console, print_json, print_table
+
+    impl, _, region, project = _where(None, backend, region, project, config_path)
+    jobs = impl.list_jobs(region=region, project=project, limit=limit)
+    if output == "json":
+        print_json([j.to_dict() for j in jobs])
+        return
+    print_table(make_console(), ["job", "state", "created", "message"],
+                [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip
+
+

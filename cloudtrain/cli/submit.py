@@ -1,0 +1,87 @@
+"""``cloudtrain submit``: build, upload, create, follow."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cloudtrain.cli._common import build_package, load_spec, package_dict
+from cloudtrain.cli._follow import follow, print_hints
+from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, cli
+
+
+@cli.command()
+@CONFIG_OPTION
+@SET_OPTION
+@click.option("--dry-run", is_flag=True, help="Build the package and print the request; upload and create nothing.")
+@click.option("--local", is_flag=True, help="Run the job on this machine under the cloud's environment contract.")
+@click.option("--detach", is_flag=True, help="Return after the job is created instead of streaming its logs.")
+@click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
+@OUTPUT_OPTION
+def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, output) -> None:
+    """Build, upload and run a job; stream its logs; exit with the job's outcome."""
+    from cloudtrain.backends import get_backend
+    from cloudtrain.console import make_console
+
+    loaded, spec = load_spec(config_path, overrides, local=local)
+    package = build_package(spec)
+    backend = get_backend(spec.backend)
+    console = make_console(sys.stderr if output == "json" else None)
+    if dry_run:
+        request = backend.render(spec, package)
+        if output == "json":
+            from cloudtrain.console import print_json
+
+            print_json({"backend": spec.backend, "region": spec.region, "package": package_dict(package),
+                        "request": request})  # fmt: skip
+        else:
+            _print_summary(console, spec, package)
+            console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
+            console.print_json(data=request)
+        return
+    _print_summary(console, spec, package)
+    handle = backend.submit(spec, package)
+    first = handle.status()
+    _remember(handle.job_id, first.name, spec, loaded.file)
+    console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
+    if detach:
+        print_hints(console, handle.job_id)
+        return
+    follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local")
+
+
+def _print_summary(console, spec, package) -> None:
+    from cloudtrain.console import money, print_kv
+
+    local = spec.backend == "local"
+    gpus = f"{spec.machine.gpu_model} × {spec.machine.accelerator_count}" if spec.machine.accelerator_count else "no GPU"
+    machine = f"{spec.machine.type}, {gpus}, × {spec.replica_count} replica(s)"
+    cost = None if local else spec.cost_per_hour
+    print_kv(
+        console,
+        f"cloudtrain · {spec.job_name}",
+        [
+            ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
+            ("region", None if local else spec.region),
+            ("machine", f"{spec.replica_count} process(es) here; in the cloud: {machine}" if local else machine),
+            ("image", None if local else spec.image_uri),
+            ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
+            ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
+            ("output", spec.output_dir),
+            ("spot", "yes" if spec.spot else None),
+            ("cost/hour", None if cost is None else
+             f"{money(cost)} ({spec.machine.price_region} on-demand list price, {spec.machine.price_date})"),
+            ("cost cap", None if cost is None else
+             f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
+        ],
+    )  # fmt: skip
+
+
+def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
+    from cloudtrain.history import JobRecord, record
+
+    record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file)))
+
+
