@@ -36,8 +36,8 @@ class PackageSpec:
     path: Path  # absolute package directory
     module: str
     requirements: tuple[str, ...]
-    name: str | None
-    version: str
+    name: str | None  # None: from the package's own metadata, else the folder name
+    version: str | None  # None: from the package's own metadata, else 0.0.0
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ def build_package(spec):
         name=spec.package.name,
         version=spec.package.version,
         requirements=spec.package.requirements,
+        given_in=str(spec.config_file),
     )
     for warning in package.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -36,6 +37,7 @@ def build_package(spec):
 
 
 def package_dict(package) -> dict[str, Any]:
-    return {"file": str(package.path), "sha256": package.sha256, "size": package.size}
+    return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
+            "metadata": package.metadata}  # fmt: skip
 
 

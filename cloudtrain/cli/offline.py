@@ -53,10 +53,13 @@ def machines(cloud, gpu, output) -> None:
 @click.option("--requirement", "-r", "requirements", multiple=True, help="Extra requirement (repeatable).")
 @OUTPUT_OPTION
 def package(path, out_dir, requirements, output) -> None:
-    """Build the deterministic sdist of a package directory and print its path and hash."""
+    """Build the deterministic sdist of a package directory and print its path and hash.
+
+    Name, version and requirements come from the package's own setup.py / pyproject.toml (as
+    with submit), so the same folder gives the same artifact either way."""
     from cloudtrain.packaging import build_sdist
 
-    built = build_sdist(Path(path), Path(out_dir), requirements=requirements)
+    built = build_sdist(Path(path), Path(out_dir), requirements=requirements, given_in="--requirement")
     for warning in built.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output == "json":
@@ -64,7 +67,7 @@ def package(path, out_dir, requirements, output) -> None:
 
         print_json(package_dict(built))
     else:
-        click.echo(f"{built.path}\nsha256 {built.sha256}  {built.size:,} bytes")
+        click.echo(f"{built.path}\nsha256 {built.sha256}  {built.size:,} bytes\nmetadata: {built.metadata}")
 
 
 @cli.command()

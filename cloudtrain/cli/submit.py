@@ -68,6 +68,8 @@ def _print_summary(console, spec, package) -> None:
             ("machine", f"{spec.replica_count} process(es) here; in the cloud: {machine}" if local else machine),
             ("image", None if local else spec.image_uri),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
+            ("metadata", package.metadata),
+            ("requires", ", ".join(package.requirements) or None),
             ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
             ("output", spec.output_dir),
             ("spot", "yes" if spec.spot else None),

@@ -72,8 +72,12 @@ class Package(_Strict):
     path: StrictStr = Field("trainer", description="The Python package directory, relative to this config file.")
     module: StrictStr = Field("trainer.task", description="Module run as `python -m MODULE`.")
     requirements: list[StrictStr] = Field(default_factory=list, description="Extra pip requirements of the package.")
-    name: StrictStr | None = Field(None, description="Distribution name; defaults to the directory name.")
-    version: StrictStr = Field("0.1", description="Distribution version.")
+    name: StrictStr | None = Field(
+        None, description="Distribution name; unset = from the package's setup.py / pyproject.toml, else the folder name."
+    )
+    version: StrictStr | None = Field(
+        None, description="Distribution version; unset = from the package's setup.py / pyproject.toml, else 0.0.0."
+    )
 
 
 class Image(_Strict):

@@ -2,9 +2,9 @@
 
 A training package is usually just ``trainer/`` with an ``__init__.py``; the sdist gets a
 generated ``setup.py`` (setuptools, ``find_packages()``, ``install_requires``), a
-``pyproject.toml`` naming the setuptools backend, and a ``PKG-INFO``. A ``setup.py`` or
-``pyproject.toml`` next to the package folder is *not* read: in a repository like this
-one it describes the repository's own project, not the trainer.
+``pyproject.toml`` naming the setuptools backend, and a ``PKG-INFO``. The name, version and
+requirements in them come from the package's own ``setup.py`` / ``pyproject.toml`` when it
+has one (found by :mod:`.project`), from the config, and from ``requirements.txt``.
 """
 
 from __future__ import annotations
@@ -67,13 +67,25 @@ def normalize_version(version: str) -> str:
     return out
 
 
-def read_requirements(package_dir: Path, extra: Sequence[str] = ()) -> tuple[str, ...]:
-    """``extra`` then the lines of ``<package_dir>/requirements.txt``: comments and blanks
-    dropped, duplicates removed, order kept. pip options (``-r``, ``-e``, ``--index-url``)
-    and bare paths or URLs cannot become package metadata and are refused."""
+def read_requirements(
+    package_dir: Path,
+    extra: Sequence[str] = (),
+    *,
+    extra_where: str = "requirements",
+    declared: Sequence[str] = (),
+    declared_where: str = "",
+) -> tuple[str, ...]:
+    """``declared`` (the package's own metadata), then ``extra`` (the config's), then the lines of
+    ``<package_dir>/requirements.txt``: comments and blanks dropped, duplicates removed, order kept.
+
+    pip options (``-r``, ``-e``, ``--index-url``) and bare paths or URLs cannot become package
+    metadata and are refused. A requirement pinned differently in two places (``h5py==2.7.0``
+    and ``h5py>=3``) is an error naming both; a bare name next to a pinned one is the pinned one.
+    """
     if isinstance(extra, str):  # one requirement passed bare, not a list of characters
         extra = [extra]
-    lines: list[tuple[str, str]] = [(str(r), "requirements") for r in extra]
+    lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]
+    lines += [(str(r), extra_where) for r in extra]
     path = Path(package_dir) / "requirements.txt"
     if path.is_file():
         try:
@@ -81,7 +93,7 @@ def read_requirements(package_dir: Path, extra: Sequence[str] = ()) -> tuple[str
         except (OSError, UnicodeDecodeError) as e:
             raise PackagingError(f"cannot read {path}: {e}", "save it as UTF-8 text") from e
         lines += [(line, f"{path}:{n}") for n, line in enumerate(text.splitlines(), start=1)]
-    seen: dict[str, None] = {}
+    kept: dict[tuple[str, str], tuple[str, str, str]] = {}  # (name, marker) → (requirement, specifier, where)
     for line, where in lines:
         requirement = " ".join(re.sub(r"(^|\s)#.*", "", line).split())
         if not requirement:
@@ -96,8 +108,32 @@ def read_requirements(package_dir: Path, extra: Sequence[str] = ()) -> tuple[str
                 f"{where}: {requirement!r} is not a PEP 508 requirement",
                 "write 'name', 'name>=1.2' or 'name @ https://…' (not a bare path or URL)",
             )
-        seen.setdefault(requirement)
-    return tuple(seen)
+        key, specifier = _requirement_key(requirement)
+        if key not in kept:
+            kept[key] = (requirement, specifier, where)
+            continue
+        first, first_spec, first_where = kept[key]
+        if specifier and first_spec and specifier != first_spec:
+            raise PackagingError(
+                f"requirement {key[0]} is pinned differently: {first!r} in {first_where} and {requirement!r} in {where}",
+                "keep one of them (the package's own metadata is what the cloud installs)",
+            )
+        if specifier and not first_spec:
+            kept[key] = (requirement, specifier, where)
+    return tuple(r for r, _, _ in kept.values())
+
+
+def requirement_name(requirement: str) -> str:
+    """The normalised project name of a PEP 508 requirement: ``H5Py[x]==2.7`` → ``h5py``."""
+    return _requirement_key(requirement)[0][0]
+
+
+def _requirement_key(requirement: str) -> tuple[tuple[str, str], str]:
+    body, _, marker = requirement.partition(";")
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?(.*)", body)
+    assert match is not None  # checked against _REQUIREMENT already
+    name = re.sub(r"[-_.]+", "-", match.group(1)).lower()
+    return (name, "".join(marker.split())), "".join(match.group(3).split())
 
 
 def pkg_info(name: str, version: str, requirements: Iterable[str]) -> str:

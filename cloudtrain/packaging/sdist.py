@@ -1,8 +1,9 @@
 """Build the sdist of a training package folder, in-process and reproducibly.
 
-No isolated build environment, no network, no setuptools subprocess: the package folder
-is walked (see :mod:`.tree` for what is left out), build metadata is generated (see
-:mod:`.metadata`), and the archive is written byte-for-byte reproducibly under a name
+No isolated build environment, no network: the package folder is walked (see :mod:`.tree`
+for what is left out), its own metadata is found (see :mod:`.project`; a ``setup.py`` with
+computed arguments is the one thing run in a subprocess), build metadata is generated from it
+(see :mod:`.metadata`), and the archive is written byte-for-byte reproducibly under a name
 that carries its content hash (see :mod:`.archive`), so two identical builds share one
 file name and an upload can be skipped when the name is already in the bucket.
 """
@@ -18,6 +19,7 @@ from cloudtrain.errors import PackagingError
 
 from . import metadata
 from .archive import Member, write_archive
+from .project import ProjectMetadata, find_metadata
 from .tree import check_package_dir, collect
 
 SIZE_WARNING_BYTES = 50 * 2**20
@@ -33,6 +35,8 @@ class BuiltPackage:
     filename: str  # path.name
     files: tuple[str, ...]  # archive paths of the files (not folders), sorted
     warnings: tuple[str, ...]  # one line each: size above the threshold, credentials left out
+    metadata: str = "generated"  # where name, version and requirements came from (one line)
+    requirements: tuple[str, ...] = ()  # Requires-Dist, in order
 
 
 def build_sdist(
@@ -43,12 +47,17 @@ def build_sdist(
     version: str | None = None,
     requirements: Sequence[str] = (),
     size_warning_bytes: int = SIZE_WARNING_BYTES,
+    given_in: str = "the config",
+    project: ProjectMetadata | None = None,
 ) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
-    ``name`` defaults to the folder's name and ``version`` to ``0.0.0``; the requirements
-    are ``requirements`` followed by ``package_dir/requirements.txt``. Raises
-    :class:`~cloudtrain.errors.PackagingError` for anything the user must fix.
+    ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own
+    metadata, with a warning when both say something different (``given_in`` names where the
+    config's came from); unset in both, the name is the folder's and the version ``0.0.0``, as
+    gcloud generates them. The requirements are the metadata's, then ``requirements``, then
+    ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
+    anything the user must fix.
     """
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
@@ -56,9 +65,13 @@ def build_sdist(
             f"output folder {out_dir} is the package folder itself",
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
-    dist = metadata.normalize_name(name if name is not None else root.name)
-    version = metadata.normalize_version(version if version is not None else metadata.DEFAULT_VERSION)
-    requires = metadata.read_requirements(root, requirements)
+    own = project if project is not None else find_metadata(root)
+    warnings = [*own.ignored]
+    dist, version = _name_and_version(root, own, name, version, given_in, warnings)
+    requires = metadata.read_requirements(
+        root, requirements, extra_where=f"package.requirements in {given_in}",
+        declared=own.requirements, declared_where=str(own.source),
+    )  # fmt: skip
     tree = collect(root, skip=[Path(out_dir)])
 
     top = f"{dist}-{version}"
@@ -74,7 +87,6 @@ def build_sdist(
     ]
     written = write_archive(Path(out_dir), top, members)
 
-    warnings = []
     if written.size > size_warning_bytes:
         biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
         listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
@@ -95,7 +107,27 @@ def build_sdist(
         filename=written.path.name,
         files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
         warnings=tuple(warnings),
+        metadata=own.describe(root),
+        requirements=requires,
     )
+
+
+def _name_and_version(
+    root: Path, own: ProjectMetadata, name: str | None, version: str | None, given_in: str, warnings: list[str]
+) -> tuple[str, str]:
+    """The config's value, else the metadata's, else generated; a difference is one warning."""
+    chosen = []
+    for field, given, declared, generated, normalize in (
+        ("name", name, own.name, root.name, metadata.normalize_name),
+        ("version", version, own.version, metadata.DEFAULT_VERSION, metadata.normalize_version),
+    ):
+        if given is not None and declared is not None and normalize(given) != normalize(declared):
+            warnings.append(
+                f"package.{field} {given!r} in {given_in} differs from {field} {declared!r} in {own.source};"
+                f" using {given!r} (the config wins)"
+            )
+        chosen.append(normalize(next(v for v in (given, declared, generated) if v is not None)))
+    return chosen[0], chosen[1]
 
 
 def _mib(n: int) -> str:
