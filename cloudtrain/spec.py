@@ -10,10 +10,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from cloudtrain import catalog
 from cloudtrain.config import LoadedConfig
+from cloudtrain.data import schemes
+from cloudtrain.errors import UsageError
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
@@ -38,6 +40,38 @@ class PackageSpec:
     requirements: tuple[str, ...]
     name: str | None  # None: from the package's own metadata, else the folder name
     version: str | None  # None: from the package's own metadata, else 0.0.0
+
+
+@dataclass(frozen=True)
+class DataChannel:
+    """One input channel. The code finds it at ``$SM_CHANNEL_<NAME>`` on every backend."""
+
+    name: str
+    source: str  # as configured: gs://…, s3://…, or an absolute local folder
+    input_mode: str = "File"  # SageMaker: File | FastFile
+    distribution: str = "FullyReplicated"  # SageMaker: FullyReplicated | ShardedByS3Key
+    #: Where the cloud reads it: ``source`` for a bucket; for a local folder the content-addressed
+    #: prefix it is uploaded to (set by :func:`cloudtrain.data.staging.stage`), None until then.
+    uri: str | None = None
+    manifest: Any = field(default=None, compare=False, repr=False)  # cloudtrain.data.manifest.Manifest
+
+    @property
+    def kind(self) -> str:
+        """``gs``, ``s3`` or ``local``."""
+        return schemes.source_kind(self.source) or "local"
+
+    @property
+    def env_name(self) -> str:
+        return schemes.channel_env(self.name)
+
+    @property
+    def cloud_uri(self) -> str:
+        """The bucket location a cloud job reads; a local folder must have been staged first."""
+        if self.kind != "local":
+            return self.source
+        if self.uri is None:
+            raise UsageError(f"data channel {self.name!r}: local folder {self.source} has not been staged for upload")
+        return self.uri
 
 
 @dataclass(frozen=True)
@@ -67,6 +101,7 @@ class JobSpec:
     env: Mapping[str, str]
     config_file: Path
     created: dt.datetime = field(compare=False)
+    channels: Mapping[str, DataChannel] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def gpus_total(self) -> int:
@@ -150,4 +185,16 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         env=MappingProxyType(dict(cfg.env)),
         config_file=loaded.file,
         created=now,
+        channels=MappingProxyType(build_channels(loaded)),
     )
+
+
+def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
+    """``data:`` → channels; local folders made absolute (relative to the config's folder)."""
+    channels = {}
+    for name, entry in loaded.config.data.items():
+        source, settings = (entry, {}) if isinstance(entry, str) else (entry.source, entry.model_dump(exclude={"source"}))
+        if schemes.source_kind(source) == "local":
+            source = str((loaded.base_dir / source).resolve())
+        channels[name] = DataChannel(name, source, **{k: v for k, v in settings.items() if v is not None})
+    return channels

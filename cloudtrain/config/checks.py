@@ -10,11 +10,14 @@ import re
 
 from cloudtrain import catalog
 from cloudtrain.config.load import LoadedConfig
-from cloudtrain.errors import PackagingError
+from cloudtrain.data import schemes
+from cloudtrain.errors import ConfigError, PackagingError
 
 _VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_CHANNEL_NAME_MAX = 64  # SageMaker's limit
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
 #: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
@@ -66,7 +69,52 @@ def check_config(loaded: LoadedConfig) -> None:
                   "remove service_account")  # fmt: skip
     if cfg.network and cloud == "sagemaker":
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
+    _check_data(loaded)
     _check_package(loaded)
+
+
+def _check_data(loaded: LoadedConfig) -> None:
+    """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
+    problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise ConfigError("\n".join(str(p) for p in problems))
+
+
+def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[ConfigError]:
+    cfg, err = loaded.config, loaded.error
+    mapping = not isinstance(channel, str)
+    source: str = channel.source if mapping else channel  # type: ignore[union-attr]
+    at = ("data", name, "source") if mapping else ("data", name)
+    out = []
+    if not _CHANNEL_NAME.match(name):
+        out.append(err(("data", name), f"channel name {name!r} has characters other than A-Z, a-z, 0-9 and _; "
+                       f"the code finds a channel at {schemes.CHANNEL_ENV_PREFIX}<NAME>, an environment variable",
+                       f"rename it, e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name) or 'train'}"))  # fmt: skip
+    elif len(name) > _CHANNEL_NAME_MAX:
+        out.append(err(("data", name), f"channel name has {len(name)} characters; at most {_CHANNEL_NAME_MAX}",
+                       "shorten it"))  # fmt: skip
+    twins = [other for other in cfg.data if other != name and other.upper() == name.upper()]
+    if twins and list(cfg.data).index(name) > list(cfg.data).index(twins[0]):
+        out.append(err(("data", name), f"channels {twins[0]!r} and {name!r} differ only in case; both would be "
+                       f"{schemes.channel_env(name)}", "rename one of them"))  # fmt: skip
+    problem = schemes.scheme_problem(cfg.cloud, source)
+    if problem:
+        out.append(err(at, f"received {source!r}; {problem[0]}", problem[1]))
+    elif schemes.source_kind(source) == "local":
+        folder = loaded.base_dir / source
+        if not folder.is_dir():
+            what = "is a file, not a folder" if folder.exists() else "does not exist"
+            out.append(err(at, f"local folder {source!r} {what} (relative paths start at the config's folder)",
+                           "point it at a folder holding the data, or at gs:// / s3://"))  # fmt: skip
+    if mapping and cfg.cloud != "sagemaker":
+        for field in ("input_mode", "distribution"):
+            if getattr(channel, field) is not None:
+                out.append(err(("data", name, field), f"{field} is a SageMaker setting; "
+                               f"{schemes.CLOUD_NAMES[cfg.cloud]} reads gs:// through Cloud Storage FUSE",
+                               f"remove {field}"))  # fmt: skip
+    return out
 
 
 def _check_cloud_fields(loaded: LoadedConfig) -> None:

@@ -99,8 +99,11 @@ def _has(container: dict | list, key: str | int) -> bool:
 
 def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
-    error = exc.errors(include_url=False)[0]
-    path = _data_path(error["loc"], loaded.data, missing=error["type"] == "missing")
+    errors = exc.errors(include_url=False)
+    paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
+    # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
+    path, error = max(((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
+                      key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"))  # fmt: skip
     kind, received = error["type"], error.get("input")
     at = partial(loaded.error, path)
 
@@ -130,10 +133,12 @@ def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:
     """Pydantic adds union member names (``'str'``, ``'int'``) to locations; keep what the data has."""
     path: list[str | int] = []
     node = data
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(node, dict) and part in node or isinstance(node, list) and _has(node, part):
             node = node[part]
             path.append(part)
+        elif i < len(loc) - 1 and isinstance(node, dict):
+            continue  # a union member's name (``DataChannel``), not a key of the data
         else:
             if missing and isinstance(node, dict):
                 path.append(part)
@@ -144,7 +149,17 @@ def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:
 def _fields_at(path: Path_) -> set[str]:
     model: type[BaseModel] = JobConfig
     for part in path:
-        annotation = model.model_fields[str(part)].annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        model = next(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel))
+        if part not in model.model_fields:  # a key of a mapping whose values are models (data.NAME)
+            continue
+        model = _model_in(model.model_fields[str(part)].annotation) or model
     return set(model.model_fields)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model inside ``X | None``, ``dict[str, str | X]`` and the like."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        if found := _model_in(arg):
+            return found
+    return None

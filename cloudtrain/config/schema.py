@@ -92,6 +92,16 @@ class Spot(_Strict):
     max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
 
 
+class DataChannel(_Strict):
+    source: StrictStr = Field(description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder.")
+    input_mode: Literal["File", "FastFile"] | None = Field(
+        None, description="SageMaker: File (copied before start, the default) or FastFile (streamed on read)."
+    )
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] | None = Field(
+        None, description="SageMaker: every instance gets all objects (FullyReplicated, the default) or a share."
+    )
+
+
 class JobConfig(_Strict):
     """A training job, as written in `job_configs/*.yaml`."""
 
@@ -117,6 +127,11 @@ class JobConfig(_Strict):
     network: StrictStr | None = Field(None, description="Vertex: VPC network; SageMaker: not supported here.")
     labels: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Vertex labels / SageMaker tags.")
     env: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Environment variables for the job.")
+    data: dict[StrictStr, Union[StrictStr, DataChannel]] = Field(
+        default_factory=dict,
+        description="Input channels: name → gs:// or s3:// prefix or local folder (or a mapping with `source`); "
+        "the code finds each at $SM_CHANNEL_<NAME>.",
+    )
 
     @property
     def cloud(self) -> Cloud:

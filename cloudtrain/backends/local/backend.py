@@ -14,7 +14,7 @@ from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import DataChannel, JobSpec
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
 # an earlier run, and Python path overrides no cloud machine has.
@@ -61,17 +61,50 @@ def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan
     return env
 
 
-def prepare(plans: list[contract.ReplicaPlan], out: Path, channels: Mapping[str, str]) -> None:
+def prepare(plans: list[contract.ReplicaPlan]) -> None:
     """Create what the plans list: folders, config files, channel links."""
     for p in plans:
         for d in p.dirs:
             Path(d).mkdir(parents=True, exist_ok=True)
         for path, text in p.files.items():
             Path(path).write_text(text)
-    if channels and plans and plans[0].name.startswith("algo-"):
-        for link, target in contract.channel_links(str(out), [p.name for p in plans], channels).items():
-            if not os.path.lexists(link):
-                os.symlink(os.path.abspath(target), link, target_is_directory=True)
+        for link, target in p.links.items():
+            Path(link).parent.mkdir(parents=True, exist_ok=True)
+            if os.path.islink(link):
+                os.unlink(link)  # a rerun into the same folder: point at this run's data
+            os.symlink(os.path.abspath(target), link, target_is_directory=True)
+
+
+def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
+    """Download a gs:// or s3:// channel once into the cache, with the cloud's real client library."""
+    from cloudtrain.data.cache import fetch
+    from cloudtrain.history import cache_dir
+
+    return fetch(channel.source, cache_dir() / "data", store=bucket_store(spec, channel))
+
+
+def bucket_store(spec: JobSpec, channel: DataChannel):
+    """A store on the channel's bucket, with the credentials that cloud's backend would use."""
+    from cloudtrain.data import schemes
+    from cloudtrain.data.stores import GcsStore, S3Store
+
+    bucket, _ = schemes.split_bucket(channel.source)
+    if channel.kind == "s3":
+        from cloudtrain.backends.sagemaker.aws import AwsClients, translated
+
+        return S3Store(AwsClients(spec.region).s3, bucket, translated)
+    from cloudtrain.backends.vertex import settings
+    from cloudtrain.backends.vertex.upload import storage_client
+
+    emulator = bool(os.environ.get("STORAGE_EMULATOR_HOST"))
+    return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
+
+
+def _describe_channels(spec: JobSpec) -> dict[str, str]:
+    return {
+        name: (f"{ch.source} (linked)" if ch.kind == "local" else f"{ch.source} (downloaded once into the cache)")
+        for name, ch in spec.channels.items()
+    }
 
 
 class LocalBackend:
@@ -88,13 +121,17 @@ class LocalBackend:
         cpu_count: Callable[[], int | None] = os.cpu_count,
         channels: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
+        fetch_channel: Callable[[JobSpec, DataChannel], Path] | None = None,
     ):
+        """``channels``: name → local folder, on top of the spec's own ``data:`` channels;
+        ``fetch_channel``: how a bucket channel becomes a local folder (default: the download cache)."""
         self._cache_root = cache_root
         self._grace = stop_grace_s
         self._gpu_count = gpu_count
         self._cpu_count = cpu_count
         self._channels = dict(channels or {})
         self._environ = environ
+        self._fetch = fetch_channel or fetch_bucket_channel
         self._gpus: int | None = None
 
     def _num_gpus(self) -> int:
@@ -102,13 +139,25 @@ class LocalBackend:
             self._gpus = self._gpu_count()
         return self._gpus
 
-    def _plans(self, spec: JobSpec, package, out: Path, ports: list[int]) -> list[contract.ReplicaPlan]:
+    def _plans(self, spec: JobSpec, package, out: Path, ports: list[int],
+               channels: Mapping[str, str]) -> list[contract.ReplicaPlan]:  # fmt: skip
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
         return contract.plan(
             spec, output_dir=str(out), ports=ports, package=package,
-            channels=self._channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
+            channels=channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
         )  # fmt: skip
+
+    def _channel_dirs(self, spec: JobSpec, *, fetch: bool) -> dict[str, str]:
+        """Channel → local folder: a local folder as it is; a bucket channel downloaded into the
+        cache (``fetch``), else shown by its source (``render`` does no I/O)."""
+        dirs = {}
+        for name, ch in spec.channels.items():
+            if ch.kind == "local":
+                dirs[name] = ch.source
+            else:
+                dirs[name] = str(self._fetch(spec, ch)) if fetch else ch.source
+        return {**dirs, **self._channels}
 
     def _argv(self, spec: JobSpec, python: Path) -> list[str]:
         return [str(python), "-m", spec.package.module, *spec.module_args()]
@@ -117,7 +166,7 @@ class LocalBackend:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
         out, note = output_dir_for(spec)
         env = venv.env_dir(package.sha256, self._cache_root)
-        plans = self._plans(spec, package, out, [0] * spec.replica_count)
+        plans = self._plans(spec, package, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
         return {
             "backend": "local",
             "contract": spec.cloud,
@@ -126,6 +175,7 @@ class LocalBackend:
             **({"note": note} if note else {}),
             "package": str(package.path),
             "environment": str(env),
+            **({"data": _describe_channels(spec)} if spec.channels else {}),
             "replicas": [
                 {
                     "name": p.name,
@@ -141,9 +191,10 @@ class LocalBackend:
     def submit(self, spec: JobSpec, package) -> LocalJob:
         out, note = output_dir_for(spec)
         environment = venv.ensure_env(package, root=self._cache_root)
-        plans = self._plans(spec, package, out, free_ports(spec.replica_count))
+        channels = self._channel_dirs(spec, fetch=True)
+        plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
-        prepare(plans, out, self._channels)
+        prepare(plans)
         base = dict(os.environ if self._environ is None else self._environ)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None

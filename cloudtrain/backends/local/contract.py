@@ -30,6 +30,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from cloudtrain.data import schemes
 from cloudtrain.spec import JobSpec
 
 SM_GROUP = "homogeneousCluster"  # SageMaker's instance group name for a plain job
@@ -61,6 +62,7 @@ class ReplicaPlan:
     tensorboard_dir: str
     dirs: tuple[str, ...] = ()  # folders to create before start
     files: Mapping[str, str] = field(default_factory=dict)  # path → text to write before start
+    links: Mapping[str, str] = field(default_factory=dict)  # path → folder it links to (data channels)
 
 
 def replica_names(cloud: str, n: int) -> list[str]:
@@ -70,15 +72,18 @@ def replica_names(cloud: str, n: int) -> list[str]:
 
 
 def plan(
-    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, **sagemaker: Any
+    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
+    **sagemaker: Any,
 ) -> list[ReplicaPlan]:
     """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local; ``package``
-    is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload)."""
+    is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload);
+    ``channels``: name → local folder holding that channel's data (linked into the run)."""
     if len(ports) != spec.replica_count:
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
     if spec.cloud == "sagemaker":
-        return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, **sagemaker)
-    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package)
+        return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels,
+                              **sagemaker)  # fmt: skip
+    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels)
 
 
 def _join(base: str, *parts: str) -> str:
@@ -100,11 +105,17 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package) -> dict[str, Any
     return job
 
 
-def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package) -> list[ReplicaPlan]:
+def vertex_plan(
+    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None
+) -> list[ReplicaPlan]:
+    """``channels``: name → local folder, linked at ``<output_dir>/local-run/data/<name>`` (where the
+    cloud has ``/gcs/bucket/path``) and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend does."""
     n = spec.replica_count
     addresses = [f"127.0.0.1:{p}" for p in ports]
     job = vertex_job_spec(spec, output_dir=output_dir, package=package)
     model, checkpoints, logs = (_join(output_dir, d) + "/" for d in ("model", "checkpoints", "logs"))
+    links = {_join(output_dir, "local-run", "data", ch): src for ch, src in sorted((channels or {}).items())}
+    channel_env = {schemes.channel_env(ch): _join(output_dir, "local-run", "data", ch) for ch in sorted(channels or {})}
     plans = []
     for i, name in enumerate(replica_names("vertex", n)):
         env = {
@@ -112,6 +123,7 @@ def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package
             "AIP_CHECKPOINT_DIR": checkpoints,
             "AIP_TENSORBOARD_LOG_DIR": logs,
             "CLOUD_ML_JOB_ID": spec.job_name,
+            **channel_env,
         }
         if n > 1:
             pool, tf_type, index = ("workerpool0", "chief", 0) if i == 0 else ("workerpool1", "worker", i - 1)
@@ -141,6 +153,7 @@ def vertex_plan(spec: JobSpec, *, output_dir: str, ports: Sequence[int], package
                 checkpoint_dir=checkpoints,
                 tensorboard_dir=logs,
                 dirs=(_join(output_dir, "local-run", name),),
+                links=links if i == 0 else {},
             )
         )
     return plans
@@ -169,9 +182,15 @@ def sagemaker_resource_config(hosts: Sequence[str], current: str, instance_type:
     }
 
 
-def sagemaker_input_data_config(channels: Sequence[str]) -> dict[str, Any]:
+def sagemaker_input_data_config(channels: Sequence[str], settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """inputdataconfig.json; ``settings``: name → :class:`~cloudtrain.spec.DataChannel` (mode, distribution)."""
+    settings = settings or {}
     return {
-        ch: {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated", "RecordWrapperType": "None"}
+        ch: {
+            "TrainingInputMode": getattr(settings.get(ch), "input_mode", "File"),
+            "S3DistributionType": getattr(settings.get(ch), "distribution", "FullyReplicated"),
+            "RecordWrapperType": "None",
+        }
         for ch in channels
     }
 
@@ -202,7 +221,7 @@ def sagemaker_plan(
     decoded = {k: json.loads(v) for k, v in hps_json.items()}
     user_hps = {k: v for k, v in decoded.items() if not k.startswith("sagemaker_") and k not in _SM_RESERVED}
     framework = {k: v for k, v in decoded.items() if k.startswith("sagemaker_") and k not in _SM_RESERVED}
-    idc = sagemaker_input_data_config(sorted(channels))
+    idc = sagemaker_input_data_config(sorted(channels), spec.channels)
     plans = []
     for i, host in enumerate(hosts):
         base = _join(output_dir, host)
@@ -243,14 +262,10 @@ def sagemaker_plan(
                 tensorboard_dir=_join(base, "output", "tensorboard"),
                 dirs=tuple(dirs),
                 files=files,
+                links={_join(base, "input", "data", ch): src for ch, src in sorted(channels.items())},
             )
         )
     return plans
-
-
-def channel_links(output_dir: str, hosts: Sequence[str], channels: Mapping[str, str]) -> dict[str, str]:
-    """Link path → target: each host's input/data/<channel> points at the channel's folder."""
-    return {_join(output_dir, h, "input", "data", ch): src for h in hosts for ch, src in sorted(channels.items())}
 
 
 def _sm_value(value: Any) -> str:

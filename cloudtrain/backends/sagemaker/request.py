@@ -64,6 +64,8 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         },
         "StoppingCondition": stopping,
     }
+    if spec.channels:
+        params["InputDataConfig"] = input_data_config(spec)
     if spec.spot:
         # SageMaker requires a max wait with spot; the shortest it accepts is the max runtime.
         stopping["MaxWaitTimeInSeconds"] = spec.max_wait_seconds or spec.max_runtime_seconds
@@ -74,6 +76,20 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     if spec.labels:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
     return params
+
+
+def input_data_config(spec: JobSpec) -> list[dict[str, Any]]:
+    """One ``S3Prefix`` channel per data channel: the container sees ``/opt/ml/input/data/<name>``
+    and ``SM_CHANNEL_<NAME>``."""
+    return [
+        {
+            "ChannelName": ch.name,
+            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": ch.cloud_uri,
+                                            "S3DataDistributionType": ch.distribution}},  # fmt: skip
+            "InputMode": ch.input_mode,
+        }
+        for ch in spec.channels.values()
+    ]
 
 
 def hyperparameters(spec: JobSpec, submit_directory: str) -> dict[str, str]:

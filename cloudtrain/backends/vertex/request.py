@@ -12,6 +12,7 @@ import hashlib
 import re
 from typing import Any
 
+from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -29,6 +30,11 @@ def package_uri(spec: JobSpec, package: BuiltPackage) -> str:
             hint="set staging_bucket: gs://YOUR-BUCKET in the config",
         )
     return f"{spec.staging_bucket.rstrip('/')}/cloudtrain/packages/{package.sha256}/{package.filename}"
+
+
+def channel_env(spec: JobSpec) -> dict[str, str]:
+    """``SM_CHANNEL_<NAME>``: each channel's Cloud Storage FUSE path (``/gcs/bucket/path``)."""
+    return {ch.env_name: gcs_fuse_path(ch.cloud_uri) for ch in spec.channels.values()}
 
 
 def submit_id(spec: JobSpec, package: BuiltPackage) -> str:
@@ -55,8 +61,9 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     args = list(spec.module_args())
     if args:
         python["args"] = args
-    if spec.env:
-        python["env"] = [{"name": k, "value": v} for k, v in spec.env.items()]
+    env = {**spec.env, **channel_env(spec)}
+    if env:
+        python["env"] = [{"name": k, "value": v} for k, v in env.items()]
 
     def pool(replicas: int) -> dict[str, Any]:
         return {

@@ -188,3 +188,29 @@ def test_child_env_layers_shell_config_and_contract(tmp_path):
     assert "TF_FORCE_GPU_ALLOW_GROWTH" not in env
     shared = child_env(shell, spec, plan, Path("/e"), None, shared_gpus=True)
     assert "CUDA_VISIBLE_DEVICES" not in shared and shared["TF_FORCE_GPU_ALLOW_GROWTH"] == "true"
+
+
+def test_vertex_channels_are_linked_folders_named_by_sm_channel_on_every_replica(tmp_path):
+    plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package=PKG,
+                          channels={"train": "/data/train", "Val": "/cache/data/abc"})  # fmt: skip
+    for p in plans:
+        assert p.env["SM_CHANNEL_TRAIN"] == "/runs/demo/local-run/data/train"
+        assert p.env["SM_CHANNEL_VAL"] == "/runs/demo/local-run/data/Val"
+    assert dict(plans[0].links) == {"/runs/demo/local-run/data/Val": "/cache/data/abc",
+                                    "/runs/demo/local-run/data/train": "/data/train"}  # fmt: skip
+
+
+def test_sagemaker_channel_settings_reach_inputdataconfig(tmp_path):
+    import dataclasses
+    from types import MappingProxyType
+
+    from cloudtrain.spec import DataChannel
+
+    spec = dataclasses.replace(make_spec(tmp_path, cloud="sagemaker"), channels=MappingProxyType(
+        {"train": DataChannel("train", "s3://b/t", "FastFile", "ShardedByS3Key")}))  # fmt: skip
+    (host,) = contract.plan(spec, output_dir=OUT, ports=[1], package=PKG, channels={"train": "/cache/data/abc"})
+    idc = json.loads(host.files["/runs/demo/algo-1/input/config/inputdataconfig.json"])
+    assert idc == {"train": {"TrainingInputMode": "FastFile", "S3DistributionType": "ShardedByS3Key",
+                             "RecordWrapperType": "None"}}  # fmt: skip
+    assert host.env["SM_CHANNEL_TRAIN"] == "/runs/demo/algo-1/input/data/train"
+    assert dict(host.links) == {"/runs/demo/algo-1/input/data/train": "/cache/data/abc"}

@@ -43,7 +43,7 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
     channels = {"training": str(data / "train"), "validation": str(data / "val")}
     plans = contract.plan(spec, output_dir=str(out), ports=[3001, 3002], package=PKG,
                           channels=channels, num_gpus=0, num_cpus=os.cpu_count())  # fmt: skip
-    prepare(plans, out, channels)
+    prepare(plans)
 
     for plan in plans:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "SAGEMAKER_"))}
@@ -87,7 +87,7 @@ def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
                      hyperparameters={"epochs": 2, "lr": 0.5, "shuffle": False})  # fmt: skip
     out = tmp_path / "out"
     plans = contract.plan(spec, output_dir=str(out), ports=[0], package=fake_package)
-    prepare(plans, out, {})
+    prepare(plans)
     launched = cloudtrain_launch.module_command(
         cloudtrain_launch.read_hyperparameters(plans[0].env["SM_INPUT_CONFIG_DIR"]), python="python"
     )

@@ -17,6 +17,7 @@ from tests.backends.sagemaker.conftest import fake_package, make_spec
 
 from cloudtrain.backends.sagemaker import BACKEND, request
 from cloudtrain.errors import UsageError
+from cloudtrain.spec import DataChannel
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -85,6 +86,13 @@ SPECS = {
         labels=MappingProxyType({}),
         env=MappingProxyType({}),
         args=(),
+    ),
+    "channels": make_spec(
+        channels=MappingProxyType({
+            "train": DataChannel("train", "s3://datasets/digits/train"),
+            "validation": DataChannel("validation", "s3://datasets/digits/val/", "FastFile", "ShardedByS3Key"),
+            "extra": DataChannel("extra", "/home/me/extra", uri="s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"),
+        }),
     ),
 }
 
@@ -169,3 +177,21 @@ def test_render_imports_no_aws_sdk() -> None:
     root = Path(__file__).resolve().parents[3]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_channels_become_s3_prefix_input_channels() -> None:
+    channels = BACKEND.render(SPECS["channels"], fake_package())["InputDataConfig"]
+    assert [c["ChannelName"] for c in channels] == ["train", "validation", "extra"]
+    sources = [c["DataSource"]["S3DataSource"] for c in channels]
+    assert [s["S3Uri"] for s in sources] == ["s3://datasets/digits/train", "s3://datasets/digits/val/",
+                                             "s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"]
+    assert {s["S3DataType"] for s in sources} == {"S3Prefix"}
+    assert [(c["InputMode"], s["S3DataDistributionType"]) for c, s in zip(channels, sources)] == [
+        ("File", "FullyReplicated"), ("FastFile", "ShardedByS3Key"), ("File", "FullyReplicated")]
+    assert "InputDataConfig" not in BACKEND.render(make_spec(), fake_package())
+
+
+def test_a_local_folder_channel_must_be_staged_before_render() -> None:
+    spec = make_spec(channels=MappingProxyType({"train": DataChannel("train", "/home/me/data")}))
+    with pytest.raises(UsageError, match="has not been staged"):
+        BACKEND.render(spec, fake_package())

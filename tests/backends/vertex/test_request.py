@@ -18,6 +18,7 @@ import pytest
 from cloudtrain.backends.vertex import BACKEND
 from cloudtrain.backends.vertex import request as vertex_request
 from cloudtrain.errors import UsageError
+from cloudtrain.spec import DataChannel
 from tests.backends.vertex.conftest import make_spec
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -38,6 +39,13 @@ SPECS = {
         labels={},
         service_account="trainer@my-project.iam.gserviceaccount.com",
         network="projects/123456789/global/networks/default",
+    ),
+    "channels": dict(
+        channels={
+            "train": DataChannel("train", "gs://datasets/digits/train"),
+            "Val_1": DataChannel("Val_1", "gs://datasets/digits/val/"),
+            "extra": DataChannel("extra", "/home/me/extra", uri="gs://my-bucket/cloudtrain/data/" + "e" * 64 + "/"),
+        },
     ),
 }
 
@@ -158,3 +166,15 @@ def test_every_shipped_vertex_config_renders_a_valid_custom_job(config, package)
     pools = body["jobSpec"]["workerPoolSpecs"]
     assert sum(int(p["replicaCount"]) for p in pools) == spec.replica_count
     assert body["labels"][vertex_request.SUBMIT_ID_LABEL]
+
+
+def test_channels_are_read_through_cloud_storage_fuse(package):
+    body = BACKEND.render(make_spec(**SPECS["channels"]), package)
+    for pool in body["jobSpec"]["workerPoolSpecs"]:  # every replica, chief and workers
+        env = {e["name"]: e["value"] for e in pool["pythonPackageSpec"]["env"]}
+        assert env == {
+            "TF_CPP_MIN_LOG_LEVEL": "1",
+            "SM_CHANNEL_TRAIN": "/gcs/datasets/digits/train",
+            "SM_CHANNEL_VAL_1": "/gcs/datasets/digits/val",
+            "SM_CHANNEL_EXTRA": "/gcs/my-bucket/cloudtrain/data/" + "e" * 64,
+        }

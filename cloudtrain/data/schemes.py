@@ -1,0 +1,79 @@
+"""Which cloud reads which data location: pure functions on strings, no I/O.
+
+A channel's source is a bucket prefix (``gs://bucket/path``, ``s3://bucket/path``) or a
+local folder. Vertex AI reads ``gs://`` (through Cloud Storage FUSE, at
+``/gcs/bucket/path``), SageMaker reads ``s3://`` (input channels); a local folder is
+uploaded to the staging bucket first, so every cloud can read it. The local backend reads
+all three (bucket channels are downloaded once into a cache).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+SourceKind = Literal["gs", "s3", "local"]
+
+#: Each cloud's own bucket scheme.
+NATIVE = {"vertex": "gs", "sagemaker": "s3"}
+CLOUD_NAMES = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
+#: The training code finds channel NAME at ``$SM_CHANNEL_<NAME>`` on every backend.
+CHANNEL_ENV_PREFIX = "SM_CHANNEL_"
+#: Where Vertex AI mounts Cloud Storage inside the training container.
+GCS_FUSE_ROOT = "/gcs"
+
+
+def channel_env(name: str) -> str:
+    """``train`` → ``SM_CHANNEL_TRAIN`` (SageMaker's own rule: the name upper-cased)."""
+    return CHANNEL_ENV_PREFIX + name.upper()
+
+
+def source_kind(source: str) -> SourceKind | None:
+    """``gs``, ``s3``, ``local`` (no scheme), or None for any other ``scheme://``."""
+    if source.startswith("gs://"):
+        return "gs"
+    if source.startswith("s3://"):
+        return "s3"
+    return None if "://" in source else "local"
+
+
+def split_bucket(uri: str) -> tuple[str, str]:
+    """``s3://bucket/a/b/`` → (``bucket``, ``a/b/``)."""
+    bucket, _, path = uri.split("://", 1)[1].partition("/")
+    return bucket, path
+
+
+def cloud_can_read(cloud: str, source: str) -> bool:
+    """Can a job on ``cloud`` (vertex, sagemaker, local) read ``source``?
+
+    A local folder: yes (it is uploaded to the staging bucket first); a bucket: only the
+    cloud's own scheme, or any bucket on the local backend."""
+    kind = source_kind(source)
+    if kind is None:
+        return False
+    return kind == "local" or cloud == "local" or NATIVE.get(cloud) == kind
+
+
+def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
+    """Why a job on ``cloud`` cannot read ``source``, and the fix; None when it can."""
+    kind = source_kind(source)
+    if kind is None:
+        scheme = source.split("://", 1)[0]
+        return (f"{scheme}:// is not a data location cloudtrain reads",
+                "use gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder")  # fmt: skip
+    if kind != "local":
+        bucket, _ = split_bucket(source)
+        if not bucket:
+            return f"{source!r} names no bucket", f"write {kind}://BUCKET/path"
+    if cloud_can_read(cloud, source):
+        return None
+    name, own = CLOUD_NAMES[cloud], NATIVE[cloud]
+    other = next(c for c, s in NATIVE.items() if s == kind)
+    return (f"{name} cannot read {kind}:// data",
+            f"copy it (gcloud storage rsync -r {source} {own}://YOUR-BUCKET/PATH) and point the channel there, "
+            f"or run on backend: {other}")  # fmt: skip
+
+
+def gcs_fuse_path(uri: str) -> str:
+    """``gs://bucket/path/`` → ``/gcs/bucket/path``: where a Vertex AI job sees it."""
+    bucket, path = split_bucket(uri)
+    return "/".join(p for p in (GCS_FUSE_ROOT, bucket, path.strip("/")) if p)
