@@ -29,6 +29,7 @@ class JobRecord:
     region: str
     project: str | None = None
     config: str | None = None
+    kind: str = "job"  # job | sweep | trial (a sweep's trial)
 
 
 def record(entry: JobRecord) -> None:

@@ -16,6 +16,7 @@ from cloudtrain import catalog
 from cloudtrain.config import LoadedConfig
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
+from cloudtrain.config.schema import Sweep
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
@@ -102,6 +103,7 @@ class JobSpec:
     config_file: Path
     created: dt.datetime = field(compare=False)
     channels: Mapping[str, DataChannel] = field(default_factory=lambda: MappingProxyType({}))
+    sweep: Sweep | None = None  # a hyperparameter sweep of this job instead of one run
 
     @property
     def gpus_total(self) -> int:
@@ -186,6 +188,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         config_file=loaded.file,
         created=now,
         channels=MappingProxyType(build_channels(loaded)),
+        sweep=cfg.sweep,
     )
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from trainer import cli, events, plan as plan_lib, schedule
+from trainer import cli, events, metrics, plan as plan_lib, schedule
 from trainer.data_spec import parse_data_spec
 from trainer.errors import TrainerError
 from trainer.runtime import Setup, announce, base_plan, build_model, setup, synthetic_shape
@@ -69,6 +69,7 @@ def train(s: Setup, started: float) -> int:
         if cluster.is_chief:
             fields = {k: v for k, v in vars(result).items() if k != "epoch"}
             events.emit("epoch", epoch=result.epoch, epochs=args.epochs, **fields, checkpoint=saved)
+            metrics.report_epoch(fields, result.epoch)
 
     history = run_epochs(
         loop, ckpts, iter(train_ds), val_ds, start_epoch=start_epoch, epochs=args.epochs,

@@ -42,6 +42,11 @@ def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, 
             console.print_json(data=request)
         return
     _print_summary(console, spec, package)
+    if spec.sweep is not None:
+        from cloudtrain.cli.sweep import submit_sweep
+
+        submit_sweep(console, loaded, spec, package, backend, overrides=overrides, detach=detach, output=output)
+        return
     handle = backend.submit(spec, package)
     first = handle.status()
     _remember(handle.job_id, first.name, spec, loaded.file)
@@ -73,6 +78,7 @@ def _print_summary(console, spec, package) -> None:
             ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
             ("output", spec.output_dir),
             ("spot", "yes" if spec.spot else None),
+            ("sweep", _sweep_line(spec.sweep)),
             ("cost/hour", None if cost is None else
              f"{money(cost)} ({spec.machine.price_region} on-demand list price, {spec.machine.price_date})"),
             ("cost cap", None if cost is None else
@@ -87,3 +93,11 @@ def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
     record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file)))
 
 
+
+
+def _sweep_line(sweep) -> str | None:
+    if sweep is None:
+        return None
+    params = ", ".join(sweep.params)
+    return (f"{sweep.goal} {sweep.metric} over {params}: {sweep.max_trials} trials, {sweep.parallel_trials} at a "
+            f"time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else ""))

@@ -71,6 +71,44 @@ def check_config(loaded: LoadedConfig) -> None:
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_data(loaded)
     _check_package(loaded)
+    if cfg.sweep is not None:
+        _check_sweep(loaded)
+
+
+#: SageMaker's limits on a tuning job (botocore's model leaves them to the service).
+SAGEMAKER_MAX_CATEGORICAL_VALUES = 30
+SAGEMAKER_MAX_PARALLEL_TRIALS = 100
+
+
+def _check_sweep(loaded: LoadedConfig) -> None:
+    from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve
+
+    cfg, err = loaded.config, loaded.error
+    sweep = cfg.sweep
+    try:
+        params = resolve(sweep.params, sweep.algorithm)
+    except SweepParamError as exc:
+        raise err(exc.path, exc.message, exc.hint) from None
+    if sweep.parallel_trials > sweep.max_trials:
+        raise err(("sweep", "parallel_trials"), f"received {sweep.parallel_trials}, more than max_trials "
+                  f"({sweep.max_trials})", f"set parallel_trials: {sweep.max_trials} or less")  # fmt: skip
+    for param in params:
+        if param.name in cfg.hyperparameters:
+            raise err(("hyperparameters", param.name), f"{param.name!r} is both fixed here and tuned by the sweep",
+                      "remove it from hyperparameters")  # fmt: skip
+    if sweep.algorithm == "grid" and grid_size(params) > 10_000:
+        raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
+    if cfg.cloud == "sagemaker":
+        if sweep.parallel_trials > SAGEMAKER_MAX_PARALLEL_TRIALS:
+            raise err(("sweep", "parallel_trials"), f"SageMaker runs at most {SAGEMAKER_MAX_PARALLEL_TRIALS} "
+                      "trials at once")  # fmt: skip
+        for param in params:
+            count = len(param.grid_values()) if sweep.algorithm == "grid" or param.kind != "double" else 0
+            if param.kind != "double" and (param.kind != "integer" or sweep.algorithm == "grid") \
+                    and count > SAGEMAKER_MAX_CATEGORICAL_VALUES:
+                raise err(("sweep", "params", param.name), f"{count} values; SageMaker allows "
+                          f"{SAGEMAKER_MAX_CATEGORICAL_VALUES} per categorical parameter",
+                          "use fewer values or an integer range with algorithm random or bayesian")  # fmt: skip
 
 
 def _check_data(loaded: LoadedConfig) -> None:

@@ -52,7 +52,7 @@ _KNOWN_KEYS = {
     "scaleTier", "masterType", "masterConfig", "workerType", "workerCount", "workerConfig",
     "parameterServerCount", "parameterServerType", "parameterServerConfig", "region",
     "runtimeVersion", "pythonVersion", "jobDir", "args", "pythonModule", "packageUris",
-    "scheduling", "serviceAccount", "network", "useChiefInTfConfig", "evaluatorCount",
+    "scheduling", "serviceAccount", "network", "useChiefInTfConfig", "evaluatorCount", "hyperparameters",
 }  # fmt: skip
 
 
@@ -165,6 +165,11 @@ def convert(loaded: LoadedYaml) -> dict[str, Any]:
             "packageUris",
             "remove packageUris and set package.path to the package directory",
         )
+
+    if "hyperparameters" in ti:
+        from cloudtrain.config.legacy_sweep import convert_hyperparameters
+
+        put(("sweep",), convert_hyperparameters(ti_raw[originals["hyperparameters"]], fail), "hyperparameters")
 
     for path, line in lines.items():
         loaded.lines.setdefault(path, line)

@@ -102,6 +102,37 @@ class DataChannel(_Strict):
     )
 
 
+class SweepParam(_Strict):
+    """One tuned parameter: ``{min, max}`` (with ``scale``) or ``values``; the type is inferred."""
+
+    type: Literal["double", "integer", "discrete", "categorical"] | None = Field(
+        None, description="Inferred: {min, max} of floats → double, of integers → integer; values of numbers → "
+        "discrete, of strings → categorical."
+    )
+    min: StrictInt | StrictFloat | None = Field(None, description="Lower bound of a double or integer range.")
+    max: StrictInt | StrictFloat | None = Field(None, description="Upper bound of a double or integer range.")
+    scale: Literal["linear", "log", "reverse_log"] = Field("linear", description="How a range is sampled.")
+    values: list[StrictBool | StrictInt | StrictFloat | StrictStr] | None = Field(
+        None, description="The discrete or categorical values."
+    )
+
+
+class Sweep(_Strict):
+    """A hyperparameter sweep: Vertex HyperparameterTuningJob, SageMaker tuning job, or Optuna locally."""
+
+    metric: StrictStr = Field(description="The metric the trials report, e.g. val_accuracy.")
+    goal: Literal["maximize", "minimize"] = Field("maximize", description="Whether a larger metric is better.")
+    max_trials: Annotated[StrictInt, Field(ge=1, le=1000)] = Field(8, description="Trials in total.")
+    parallel_trials: Annotated[StrictInt, Field(ge=1, le=100)] = Field(1, description="Trials at the same time.")
+    max_failed_trials: Annotated[StrictInt, Field(ge=0)] | None = Field(
+        None, description="Stop the sweep after this many failed trials (default: the cloud's)."
+    )
+    algorithm: Literal["random", "grid", "bayesian"] = Field("bayesian", description="How trials are chosen.")
+    early_stopping: StrictBool = Field(False, description="Stop unpromising trials early (median rule).")
+    seed: StrictInt | None = Field(None, description="Local sweeps: the sampler's seed, for a repeatable sweep.")
+    params: dict[StrictStr, SweepParam] = Field(description="Parameter name → range or values.")
+
+
 class JobConfig(_Strict):
     """A training job, as written in `job_configs/*.yaml`."""
 
@@ -132,6 +163,7 @@ class JobConfig(_Strict):
         description="Input channels: name → gs:// or s3:// prefix or local folder (or a mapping with `source`); "
         "the code finds each at $SM_CHANNEL_<NAME>.",
     )
+    sweep: Sweep | None = Field(None, description="Run a hyperparameter sweep of this job instead of one run.")
 
     @property
     def cloud(self) -> Cloud:

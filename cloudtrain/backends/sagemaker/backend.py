@@ -35,14 +35,21 @@ class SageMakerBackend:
         self.tailer_options = dict(tailer_options or {})
 
     def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
-        """The ``CreateTrainingJob`` parameters ``submit`` sends. Pure: no I/O, no boto3."""
+        """The ``CreateTrainingJob`` (or, with a sweep, ``CreateHyperParameterTuningJob``) parameters ``submit``
+        sends. Pure: no I/O, no boto3."""
+        if spec.sweep is not None:
+            from .tuning import create_tuning_job
+
+            return create_tuning_job(spec, package)
         return request.create_training_job(spec, package)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> SageMakerJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> Any:
         """Upload the source dir (unless already there), create the job, return its handle."""
         params = self.render(spec, package)
         clients = self.clients(spec.region)
         uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region)
+        if spec.sweep is not None:
+            return self._create_sweep(clients, params)
         self._create(clients, params)
         log.info("created training job %s in %s", spec.job_name, spec.region)
         job = self._job(spec.job_name, clients)
@@ -53,6 +60,20 @@ class SageMakerBackend:
         job = self._job(job_id, self.clients(region))
         job.status()  # one clear line now if there is no such job
         return job
+
+    def attach_sweep(self, job_id: str, *, region: str, project: str | None = None) -> Any:
+        from .tuning_jobs import SageMakerSweep
+
+        return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
+
+    def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> Any:
+        from .tuning_jobs import SageMakerSweep
+
+        name = params["HyperParameterTuningJobName"]
+        with translated(f"creating tuning job {name}"):
+            clients.sagemaker.create_hyper_parameter_tuning_job(**params)
+        log.info("created tuning job %s in %s", name, clients.region)
+        return SageMakerSweep(name, clients, sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         return list_jobs(self.clients(region), limit)

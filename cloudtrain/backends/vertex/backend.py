@@ -109,7 +109,12 @@ class VertexBackend:
     # -- the Backend interface ---------------------------------------------------------
 
     def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
-        """The ``CustomJob`` that ``submit`` sends, as REST JSON. Pure: no I/O, no cloud SDK."""
+        """The ``CustomJob`` (or, with a sweep, ``HyperparameterTuningJob``) that ``submit`` sends, as REST
+        JSON. Pure: no I/O, no cloud SDK."""
+        if spec.sweep is not None:
+            from cloudtrain.backends.vertex.tuning import render_tuning_job
+
+            return render_tuning_job(spec, package)
         return request.render_custom_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> VertexJob:
@@ -119,11 +124,16 @@ class VertexBackend:
         endpoint = settings.vertex_endpoint(spec.region, self.env)
         creds = self._credentials(endpoint)
         project = self._project(spec.project, endpoint)
-        uri = body["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
+        job_spec = body["trialJobSpec"] if spec.sweep is not None else body["jobSpec"]
+        uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
         storage_creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
         done = upload_package(package, uri, storage_client(project, storage_creds), progress=self._progress(package.size))
         self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
         service = self._service(spec.region)
+        if spec.sweep is not None:
+            from cloudtrain.backends.vertex.tuning_jobs import VertexSweep
+
+            return VertexSweep.create(service, request.parent(project, spec.region), body, sleep=self.sleep)
         job = service.create(request.parent(project, spec.region), body)
         return self._handle(service, job.name)
 
@@ -134,6 +144,12 @@ class VertexBackend:
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         service = self._service(region)
         return self._handle(service, request.job_name(project, region, job_id))
+
+    def attach_sweep(self, job_id: str, *, region: str, project: str | None = None) -> Any:
+        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name
+
+        project = self._project(project, settings.vertex_endpoint(region, self.env))
+        return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         from cloudtrain.backends.vertex.jobs import to_status

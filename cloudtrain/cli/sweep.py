@@ -1,0 +1,170 @@
+"""``cloudtrain sweep results|resume``, and the submit path of a config with ``sweep:``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from cloudtrain.cli._common import build_package, load_spec
+from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.errors import ExitCode, UsageError
+
+
+def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: bool, output: str) -> None:
+    """Run (locally) or create (in the cloud) the sweep of ``spec``; exit like the CLI's table says."""
+    from cloudtrain.history import JobRecord, record
+
+    if spec.backend == "local":
+        from cloudtrain.sweeps import local
+
+        folder = local.sweep_dir_of(spec)
+        local.write_state(folder, config=str(Path(loaded.file).resolve()), overrides=tuple(overrides),
+                          job_name=spec.job_name, created=spec.created.isoformat())  # fmt: skip
+        record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, str(loaded.file), kind="sweep"))
+        console.print(f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
+                      f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {folder}")  # fmt: skip
+        run_local(console, spec, package, backend, output=output, create=True)
+        return
+    handle = backend.submit(spec, package)
+    first = handle.status()
+    record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, str(loaded.file),
+                     kind="sweep"))  # fmt: skip
+    console.print(f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
+    console.print(f"  trials:  cloudtrain sweep results {handle.job_id}")
+    console.print(f"  cancel:  cloudtrain cancel {handle.job_id}")
+    if detach:
+        return
+    try:
+        status = handle.wait()
+    except KeyboardInterrupt:
+        console.print(f"\n[yellow]Detached; sweep {handle.job_id} keeps running.[/yellow]")
+        raise SystemExit(ExitCode.INTERRUPTED) from None
+    _show(console, handle.results(), output)
+    if status.state.exit_code:
+        raise SystemExit(status.state.exit_code)
+
+
+def run_local(console, spec, package, backend, *, output: str, create: bool) -> None:
+    from cloudtrain.history import JobRecord, record
+    from cloudtrain.sweeps import local, results
+
+    def remember(handle, trial_spec) -> None:
+        record(JobRecord(handle.job_id, str(handle.output_dir), "local", trial_spec.region, None,
+                         str(trial_spec.config_file), kind="trial"))  # fmt: skip
+
+    def on_event(event: local.TrialEvent) -> None:
+        if event.state == "requeued":
+            console.print(f"[yellow]{event.message}[/yellow]")
+            return
+        params = " ".join(f"{k}={v}" for k, v in event.params.items())
+        value = "" if event.value is None else f" {spec.sweep.metric}={event.value:.6g}"
+        tail = f" ({event.message})" if event.message else ""
+        console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
+
+    try:
+        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember, create=create)
+    except KeyboardInterrupt:
+        console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
+        console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
+        raise SystemExit(ExitCode.INTERRUPTED) from None
+    table = results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
+                               "SUCCEEDED")  # fmt: skip
+    _show(console, table, output)
+    if table.best is None:
+        raise SystemExit(ExitCode.JOB_FAILED)
+
+
+def _show(console, table, output: str) -> None:
+    from cloudtrain.console import make_console, print_json, print_table
+
+    if output == "json":
+        print_json(table.to_dict())
+        return
+    best = table.best
+    params = sorted({k for t in table.trials for k in t.params})
+    print_table(
+        make_console() if console is None else console,
+        ["trial", "state", table.metric, *params, "job"],
+        [(("★ " if best is t else "") + t.trial, t.state, "-" if t.value is None else f"{t.value:.6g}",
+          *(t.params.get(p, "-") for p in params), t.job_id or "-") for t in table.trials],  # fmt: skip
+        title=f"sweep {table.sweep_id}: {table.state}, goal {table.goal} {table.metric}",
+    )
+    if best is not None:
+        click.echo(f"best: trial {best.trial}, {table.metric}={best.value:.6g}, "
+                   + " ".join(f"--{k}={v}" for k, v in best.params.items()), err=output == "json")  # fmt: skip
+
+
+@cli.group()
+def sweep() -> None:
+    """Hyperparameter sweeps: their trials and results."""
+
+
+@sweep.command()
+@click.argument("job_id", metavar="SWEEP")
+@OUTPUT_OPTION
+def results(job_id, output) -> None:
+    """The trials of a sweep, best marked (local, Vertex AI or SageMaker)."""
+    from cloudtrain.console import make_console
+
+    console = make_console(sys.stderr if output == "json" else None)
+    _show(console, load_results(job_id), output)
+
+
+@sweep.command()
+@click.argument("job_id", metavar="SWEEP")
+@OUTPUT_OPTION
+def resume(job_id, output) -> None:
+    """Continue a local sweep that was stopped: finished trials are kept, interrupted ones rerun."""
+    import dataclasses
+    import datetime as dt
+
+    from cloudtrain.backends import get_backend
+    from cloudtrain.console import make_console
+    from cloudtrain.sweeps import local
+
+    entry = _sweep_record(job_id)
+    if entry.backend != "local":
+        raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
+                         hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
+    state = local.read_state(Path(entry.name))
+    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+    spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
+                               created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip
+    package = build_package(spec)
+    console = make_console(sys.stderr if output == "json" else None)
+    console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {entry.name}")
+    run_local(console, spec, package, get_backend("local"), output=output, create=False)
+
+
+def _sweep_record(job_id: str):
+    from cloudtrain.history import find
+
+    entry = find(job_id)
+    if entry is None or getattr(entry, "kind", "job") != "sweep":
+        raise UsageError(f"no sweep {job_id!r} in this machine's history", hint="see cloudtrain list")
+    return entry
+
+
+def load_results(job_id: str):
+    """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
+    from cloudtrain.backends import get_backend
+
+    entry = _sweep_record(job_id)
+    if entry.backend == "local":
+        from cloudtrain.sweeps import local, results
+
+        folder = Path(entry.name)
+        state = local.read_state(folder)
+        _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+        import dataclasses
+
+        spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
+        study = local.open_study(folder, spec, create=False)
+        counted = local.counted_trials(study)
+        done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
+        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
+                                  done)  # fmt: skip
+    backend = get_backend(entry.backend)
+    return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()
