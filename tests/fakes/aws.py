@@ -140,3 +140,33 @@ class LogWriter:
         events = [{"timestamp": ts + i * step_ms, "message": m} for i, m in enumerate(messages)]
         for start in range(0, len(events), 10_000):
             self.client.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events[start : start + 10_000])
+
+
+# -- SageMaker tuning jobs: the two actions moto lacks ---------------------------------------
+
+#: Trial summaries a test gives each tuning job: job name → list of TrainingJobSummaries entries.
+TUNING_TRIALS: dict[str, list[dict[str, Any]]] = {}
+
+
+def add_tuning_actions() -> None:
+    """Teach moto's in-process SageMaker ``ListTrainingJobsForHyperParameterTuningJob`` (answering what a
+    test put in :data:`TUNING_TRIALS`) and ``StopHyperParameterTuningJob`` (status Stopping → Stopped)."""
+    from moto.core.responses import ActionResult, EmptyResult
+    from moto.sagemaker.responses import SageMakerResponse
+
+    if hasattr(SageMakerResponse, "list_training_jobs_for_hyper_parameter_tuning_job"):
+        return
+
+    def list_trials(self):  # noqa: ANN001 — moto's handler signature
+        name = self._get_param("HyperParameterTuningJobName")
+        self.sagemaker_backend.describe_hyper_parameter_tuning_job(hyper_parameter_tuning_job_name=name)  # 404s
+        return ActionResult({"TrainingJobSummaries": TUNING_TRIALS.get(name, [])})
+
+    def stop(self):  # noqa: ANN001
+        name = self._get_param("HyperParameterTuningJobName")
+        self.sagemaker_backend.describe_hyper_parameter_tuning_job(hyper_parameter_tuning_job_name=name)
+        self.sagemaker_backend.hyper_parameter_tuning_jobs[name].hyper_parameter_tuning_job_status = "Stopped"
+        return EmptyResult()
+
+    SageMakerResponse.list_training_jobs_for_hyper_parameter_tuning_job = list_trials
+    SageMakerResponse.stop_hyper_parameter_tuning_job = stop

@@ -1,4 +1,5 @@
-"""A fake ``google.cloud.aiplatform.v1.JobService``: Create / Get / Cancel / ListCustomJobs.
+"""A fake ``google.cloud.aiplatform.v1.JobService``: Create / Get / Cancel / ListCustomJobs, and
+Create / Get / CancelHyperparameterTuningJob (whose trials a test scripts in ``tuning_trials``).
 
 Scriptable: each created job takes the next :class:`Script` (states it walks through, one
 per GetCustomJob, the last one sticking; or a timeline on the virtual clock; an error for
@@ -14,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 import grpc
-from google.cloud.aiplatform_v1.types import custom_job, job_service
+from google.cloud.aiplatform_v1.types import custom_job, hyperparameter_tuning_job as hptj, job_service, study
 from google.cloud.aiplatform_v1.types import job_state as js
 from google.protobuf import empty_pb2
 
@@ -41,7 +42,11 @@ class FakeJobService:
         self.calls: list[str] = []
         self._run: dict[str, dict] = {}
         self._lock = threading.Lock()
+        self.tuning_jobs: dict[str, hptj.HyperparameterTuningJob] = {}
+        #: Trials every tuning job reports once it runs: (parameters, final metric value or None = infeasible).
+        self.tuning_trials: list[tuple[dict, float | None]] = []
         job, js_ = custom_job.CustomJob.serialize, job_service
+        tuning = hptj.HyperparameterTuningJob.serialize
         self.server, self.address = serve(
             SERVICE,
             {
@@ -49,6 +54,11 @@ class FakeJobService:
                 "GetCustomJob": unary(self._get, js_.GetCustomJobRequest, job),
                 "CancelCustomJob": unary(self._cancel, js_.CancelCustomJobRequest, empty_pb2.Empty.SerializeToString),
                 "ListCustomJobs": unary(self._list, js_.ListCustomJobsRequest, js_.ListCustomJobsResponse.serialize),
+                "CreateHyperparameterTuningJob": unary(self._create_tuning, js_.CreateHyperparameterTuningJobRequest,
+                                                       tuning),
+                "GetHyperparameterTuningJob": unary(self._get_tuning, js_.GetHyperparameterTuningJobRequest, tuning),
+                "CancelHyperparameterTuningJob": unary(self._cancel_tuning, js_.CancelHyperparameterTuningJobRequest,
+                                                       empty_pb2.Empty.SerializeToString),
             },
         )
 
@@ -132,3 +142,49 @@ class FakeJobService:
         if job is None or job.name != name:
             context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {name} not found")
         return job
+
+    # -- hyperparameter tuning jobs: PENDING, then RUNNING with the scripted trials, then SUCCEEDED
+
+    def _create_tuning(self, req, context):
+        with self._lock:
+            self.calls.append("create_tuning")
+            job_id = str(5000 + len(self.tuning_jobs))
+            job = hptj.HyperparameterTuningJob(req.hyperparameter_tuning_job)
+            job.name = f"{req.parent}/hyperparameterTuningJobs/{job_id}"
+            job.state = S.JOB_STATE_PENDING
+            job.create_time = self._now()
+            self.tuning_jobs[job_id] = job
+            return job
+
+    def _get_tuning(self, req, context):
+        with self._lock:
+            self.calls.append("get_tuning")
+            job = self.tuning_jobs.get(req.name.rsplit("/", 1)[-1])
+            if job is None or job.name != req.name:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {req.name} not found")
+            if job.state == S.JOB_STATE_PENDING:
+                job.state = S.JOB_STATE_RUNNING
+                job.start_time = self._now()
+            elif job.state == S.JOB_STATE_RUNNING:
+                metric = job.study_spec.metrics[0].metric_id
+                for i, (params, value) in enumerate(self.tuning_trials[: job.max_trial_count]):
+                    trial = study.Trial(id=str(i + 1), custom_job=f"{job.name.split('/hyper')[0]}/customJobs/{900 + i}")
+                    trial.parameters = [study.Trial.Parameter(parameter_id=k, value=v) for k, v in params.items()]
+                    if value is None:
+                        trial.state, trial.infeasible_reason = study.Trial.State.INFEASIBLE, "trial job failed"
+                    else:
+                        trial.state = study.Trial.State.SUCCEEDED
+                        trial.final_measurement = study.Measurement(metrics=[{"metric_id": metric, "value": value}])
+                    job.trials.append(trial)
+                job.state = S.JOB_STATE_SUCCEEDED
+                job.end_time = self._now()
+            return job
+
+    def _cancel_tuning(self, req, context):
+        with self._lock:
+            self.calls.append("cancel_tuning")
+            job = self.tuning_jobs.get(req.name.rsplit("/", 1)[-1])
+            if job is None:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {req.name} not found")
+            job.state = S.JOB_STATE_CANCELLED
+            return empty_pb2.Empty()
