@@ -21,6 +21,7 @@ from typing import Mapping
 from trainer import events
 
 METRIC_ENV = "CLOUDTRAIN_SWEEP_METRIC"  # cloudtrain.sweeps.params.METRIC_ENV
+_hypertune = None
 
 
 def sweep_metric(environ: Mapping[str, str] = os.environ) -> str | None:
@@ -37,9 +38,11 @@ def report_metric(name: str, value: float, step: int, environ: Mapping[str, str]
         print("WARNING: cloudml-hypertune is not installed; Vertex AI cannot read this trial's metric "
               "(add cloudml-hypertune to the package's requirements)", file=sys.stderr, flush=True)  # fmt: skip
         return
-    hypertune.HyperTune().report_hyperparameter_tuning_metric(
-        hyperparameter_metric_tag=name, metric_value=value, global_step=step
-    )
+    global _hypertune
+    if _hypertune is None:  # one per process: a new one starts its file afresh
+        _hypertune = hypertune.HyperTune()
+    _hypertune.report_hyperparameter_tuning_metric(hyperparameter_metric_tag=name, metric_value=value,
+                                                   global_step=step)
 
 
 def report_epoch(fields: Mapping[str, object], epoch: int, environ: Mapping[str, str] = os.environ) -> None:

@@ -160,8 +160,8 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
         )
         trial.set_user_attr("job_id", trial_spec.job_name)
         trial.set_user_attr("output_dir", trial_spec.output_dir)
-        handle = backend.submit(trial_spec, package)
-        with lock:
+        with lock:  # one submit at a time: the first one builds the package's environment for all
+            handle = backend.submit(trial_spec, package)
             remember(handle, trial_spec)
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "started"))
         last = _follow_metric(handle, trial, sweep.metric, sweep.early_stopping)

@@ -1,0 +1,97 @@
+"""Local sweeps with the real trainer: Optuna picks, each trial is a local run, a killed sweep resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.tf]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path, trials: int, parallel: int) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(textwrap.dedent(f"""
+        name: lr-sweep
+        backend: local
+        region: us-central1
+        machine: {{type: n1-standard-4}}
+        package: {{path: {ROOT / 'trainer'}, module: trainer.task}}
+        args: [--data=digits, --epochs=1, --batch-size=64]
+        sweep:
+          metric: val_accuracy
+          max_trials: {trials}
+          parallel_trials: {parallel}
+          algorithm: random
+          seed: 3
+          params:
+            lr: {{min: 0.0001, max: 0.3, scale: log}}
+        """))
+    return path
+
+
+def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["submit", "-c", str(_config(tmp_path, 4, 2)), "-o", "json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    trials = table["trials"]
+    assert len(trials) == 4 and all(t["state"] == "COMPLETE" for t in trials)
+    assert len({t["params"]["lr"] for t in trials}) == 4
+    best = max(trials, key=lambda t: t["value"])
+    assert table["best_trial"] == best["trial"] and table["best_value"] == best["value"]
+    # each trial is a normal local run: its own folder, status and history record
+    for t in trials:
+        status = json.loads(Path(tmp_path, "cloudtrain-runs", table["sweep_id"], f"trial-{int(t['trial']):03d}",
+                                 "local-run", "status.json").read_text())  # fmt: skip
+        assert status["state"] == "SUCCEEDED" and f"--lr={t['params']['lr']}" in " ".join(
+            json.loads(Path(status["details"]["logs_dir"], "replicas.json").read_text())[0]["argv"])
+    history = [json.loads(line) for line in (tmp_path / "cache" / "jobs.jsonl").read_text().splitlines()]
+    assert sorted(h["kind"] for h in history) == ["sweep", "trial", "trial", "trial", "trial"]
+    # and the results command reads the same study back
+    assert main(["sweep", "results", table["sweep_id"], "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["best_value"] == best["value"]
+
+
+def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path) -> None:
+    env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    cli = [sys.executable, "-m", "cloudtrain"]
+    proc = subprocess.Popen([*cli, "submit", "-c", str(_config(tmp_path, 3, 1))], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    seen, deadline = [], time.monotonic() + 240
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "trial   1 started" in line:
+                break
+            assert time.monotonic() < deadline, "".join(seen)
+    finally:
+        proc.send_signal(signal.SIGKILL)  # a crash: no handler runs
+        proc.wait(30)
+    first = next(line for line in seen if "trial   0 complete" in line)
+    sweep_id = next(line for line in seen if line.startswith("Sweep ")).split()[1]
+
+    resumed = subprocess.run([*cli, "sweep", "resume", sweep_id, "-o", "json"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 interrupted trial(s) queued again" in resumed.stderr
+    assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
+    table = json.loads(resumed.stdout)
+    states = {t["trial"]: t["state"] for t in table["trials"]}
+    assert states["0"] == "COMPLETE" and states["1"] == "INTERRUPTED"
+    assert sum(1 for s in states.values() if s == "COMPLETE") == 3
+    trial0 = next(t for t in table["trials"] if t["trial"] == "0")
+    assert f"val_accuracy={trial0['value']:.6g}" in first
+    rerun = next(t for t in table["trials"] if t["trial"] not in ("0", "1") and t["params"] == next(
+        u for u in table["trials"] if u["trial"] == "1")["params"])  # the interrupted trial's params, run again
+    assert rerun["state"] == "COMPLETE"
