@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from cloudtrain.cli import sweep
 from cloudtrain.cli._common import load_spec
 from cloudtrain.cli._follow import follow as follow_job
 from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, cli
@@ -63,6 +64,9 @@ def status(job_id, backend, region, project, config_path, output) -> None:
     """Show a job's state."""
     from cloudtrain.console import flatten, make_console, print_json, print_kv
 
+    if sweep.sweep_entry(job_id) is not None:
+        sweep.show_status(job_id, output)
+        return
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     result = impl.attach(job_id, region=region, project=project).status()
     if output == "json":
@@ -83,6 +87,9 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
 
     from cloudtrain.console import ReplicaPrinter, make_console
 
+    if sweep.sweep_entry(job_id) is not None:
+        sweep.show_logs(job_id, output)
+        return
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     handle = impl.attach(job_id, region=region, project=project)
     console = make_console()

@@ -168,3 +168,63 @@ def load_results(job_id: str):
                                   done)  # fmt: skip
     backend = get_backend(entry.backend)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()
+
+
+def sweep_entry(job_id: str):
+    """The history record of ``job_id`` when it is a sweep, else None (status and logs ask first)."""
+    from cloudtrain.history import find
+
+    entry = find(job_id)
+    return entry if entry is not None and getattr(entry, "kind", "job") == "sweep" else None
+
+
+def show_status(job_id: str, output: str) -> None:
+    """``cloudtrain status SWEEP``: the sweep's state, its trials by state, the best so far."""
+    from cloudtrain.console import make_console, print_json, print_kv
+
+    table = load_results(job_id)
+    best = table.best
+    summary = {
+        "sweep_id": table.sweep_id, "state": table.state, "metric": table.metric, "goal": table.goal,
+        "trials": table.counts(), "max_trials": table.max_trials,
+        "best_trial": best.trial if best else None, "best_value": best.value if best else None,
+        "best_params": best.params if best else None,
+    }  # fmt: skip
+    if output == "json":
+        print_json(summary)
+        return
+    rows = [(k, v) for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")]
+    rows.insert(1, ("trials", ", ".join(f"{n} {s.lower()}" for s, n in table.counts().items()) or "none yet"))
+    if best:
+        rows.append(("best params", " ".join(f"--{k}={v}" for k, v in best.params.items())))
+    print_kv(make_console(), f"Sweep {table.sweep_id}", rows)
+
+
+def show_logs(job_id: str, output: str) -> None:
+    """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
+    trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
+    import json
+
+    from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
+    from cloudtrain.console import ReplicaPrinter, make_console
+
+    entry = sweep_entry(job_id)
+    table = load_results(job_id)
+    if entry.backend != "local":
+        for t in table.trials:
+            click.echo(f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "
+                       f"--region {entry.region}")  # fmt: skip
+        return
+    printer = ReplicaPrinter(make_console())
+    for t in table.trials:
+        status_file = Path(entry.name, f"trial-{int(t.trial):03d}", RUN_DIR, "status.json")
+        if not status_file.is_file():
+            continue
+        for line in RecordedJob(status_file).logs():
+            tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
+            if output == "json":
+                click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
+                                       "replica": line.replica, "severity": line.severity,
+                                       "message": line.message}))  # fmt: skip
+            else:
+                printer(tagged)

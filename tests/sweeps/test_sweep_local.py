@@ -61,6 +61,14 @@ def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_pa
     # and the results command reads the same study back
     assert main(["sweep", "results", table["sweep_id"], "-o", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["best_value"] == best["value"]
+    # status and logs understand a sweep: trials by state, the best so far, every trial's lines tagged
+    assert main(["status", table["sweep_id"], "-o", "json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["trials"] == {"COMPLETE": 4} and status["best_params"] == best["params"]
+    assert main(["logs", table["sweep_id"], "-o", "json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {line["trial"] for line in lines} == {"0", "1", "2", "3"}
+    assert sum('"event": "metric"' in line["message"] for line in lines) == 4  # one epoch per trial
 
 
 def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path) -> None:
