@@ -38,7 +38,7 @@ def test_vertex_request_is_a_valid_hyperparameter_tuning_job(tmp_path: Path) -> 
     assert body["maxTrialCount"] == 8 and body["parallelTrialCount"] == 2
     study = body["studySpec"]
     assert study["metrics"] == [{"metricId": "val_accuracy", "goal": "MAXIMIZE"}]
-    assert study["algorithm"] == "ALGORITHM_UNSPECIFIED"  # Vertex's Bayesian optimisation
+    assert "algorithm" not in study  # ALGORITHM_UNSPECIFIED, the proto default: Vertex's Bayesian optimisation
     params = {p["parameterId"]: p for p in study["parameters"]}
     assert params["lr"] == {"parameterId": "lr", "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
                             "scaleType": "UNIT_LOG_SCALE"}  # fmt: skip

@@ -27,8 +27,9 @@ def render_tuning_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     study: dict[str, Any] = {
         "metrics": [{"metricId": sweep.metric, "goal": sweep.goal.upper()}],
         "parameters": [parameter_spec(p) for p in resolve(sweep.params, sweep.algorithm)],
-        "algorithm": ALGORITHMS[sweep.algorithm],
     }
+    if sweep.algorithm != "bayesian":  # ALGORITHM_UNSPECIFIED (the proto default, omitted) is Bayesian
+        study["algorithm"] = ALGORITHMS[sweep.algorithm]
     if sweep.early_stopping:
         study["medianAutomatedStoppingSpec"] = {"useElapsedDuration": False}
     body: dict[str, Any] = {

@@ -153,7 +153,7 @@ def test_every_shipped_vertex_config_renders_a_valid_custom_job(config, package)
     """From YAML through load_config and build_spec: what --dry-run prints parses as a CustomJob."""
     import datetime as dt
 
-    from google.cloud.aiplatform_v1.types import CustomJob
+    from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
     from google.protobuf import json_format
 
     from cloudtrain.config import load_config
@@ -161,9 +161,10 @@ def test_every_shipped_vertex_config_renders_a_valid_custom_job(config, package)
 
     spec = build_spec(load_config(config), now=dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc))
     body = BACKEND.render(spec, package)
-    message = json_format.ParseDict(body, CustomJob.pb(CustomJob()), ignore_unknown_fields=False)
+    kind = HyperparameterTuningJob if spec.sweep else CustomJob  # a sweep's trials run that CustomJob's jobSpec
+    message = json_format.ParseDict(body, kind.pb(kind()), ignore_unknown_fields=False)
     assert json_format.MessageToDict(message) == body
-    pools = body["jobSpec"]["workerPoolSpecs"]
+    pools = body["trialJobSpec" if spec.sweep else "jobSpec"]["workerPoolSpecs"]
     assert sum(int(p["replicaCount"]) for p in pools) == spec.replica_count
     assert body["labels"][vertex_request.SUBMIT_ID_LABEL]
 
