@@ -84,6 +84,8 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sweep = spec.sweep
     params = resolve(sweep.params, sweep.algorithm)
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
     storage = JournalStorage(JournalFileBackend(str(folder / JOURNAL)))
     if not create:
         return optuna.load_study(study_name=spec.job_name, storage=storage, sampler=_sampler(sweep, params))
@@ -173,6 +175,7 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
             message = status.message or status.state.value
             on_event(TrialEvent(trial.number, trial_spec.job_name, values, "FAIL", last, message))
             trial.set_user_attr("message", message)
+            _stop_after_failures(study, sweep.max_failed_trials)
             raise TrialFailed(message)
         if last is None:
             message = f"the trial reported no {sweep.metric!r}"
@@ -187,6 +190,15 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
         study.optimize(objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,),
                        gc_after_trial=False)  # fmt: skip
     return study
+
+
+def _stop_after_failures(study: Any, limit: int | None) -> None:
+    """``max_failed_trials``: once that many trials failed (this one included), start no more."""
+    from optuna.trial import TrialState
+
+    failed = sum(1 for t in study.trials if t.state is TrialState.FAIL and not t.user_attrs.get(INTERRUPTED))
+    if limit is not None and failed + 1 >= limit:
+        study.stop()
 
 
 def _follow_metric(handle: Any, trial: Any, metric: str, prune: bool) -> float | None:

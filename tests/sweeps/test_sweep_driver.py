@@ -1,0 +1,128 @@
+"""The local sweep driver with a scripted backend: pruning cancels a run, failures are recorded, parallel trials."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.config import load_config
+from cloudtrain.spec import build_spec
+from cloudtrain.sweeps import local
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ScriptedRun:
+    """A local run whose metric per epoch is ``curve(lr, epoch)``; ``fail_lr_above`` makes it exit 1."""
+
+    def __init__(self, spec, curve, fail_above: float | None):
+        self.job_id = spec.job_name
+        self.output_dir = Path(spec.output_dir)
+        self.lr = float(next(a.split("=")[1] for a in spec.module_args() if a.startswith("--lr=")))
+        self.curve, self.fail = curve, fail_above is not None and self.lr > fail_above
+        self.cancelled = False
+        self.epochs_run = 0
+
+    def logs(self, follow=False):
+        now = dt.datetime.now(dt.timezone.utc)
+        for epoch in range(1, 6):
+            if self.cancelled:
+                return
+            self.epochs_run = epoch
+            event = {"event": "epoch", "epoch": epoch, "val_accuracy": self.curve(self.lr, epoch)}
+            yield LogLine(now, "chief", json.dumps(event))
+
+    def _status(self, state):
+        return JobStatus(self.job_id, str(self.output_dir), state, state.value,
+                         message="replica chief exited with code 1" if state is JobState.FAILED else None)
+
+    def wait(self):
+        if self.cancelled:
+            return self._status(JobState.CANCELLED)
+        return self._status(JobState.FAILED if self.fail else JobState.SUCCEEDED)
+
+    def cancel(self):
+        self.cancelled = True
+        return self._status(JobState.CANCELLED)
+
+
+class ScriptedBackend:
+    def __init__(self, curve, fail_above=None):
+        self.curve, self.fail_above, self.runs = curve, fail_above, []
+        self.lock = threading.Lock()
+
+    def submit(self, spec, package):
+        run = ScriptedRun(spec, self.curve, self.fail_above)
+        with self.lock:
+            self.runs.append(run)
+        return run
+
+
+def _spec(tmp_path: Path, **sweep) -> object:
+    spec = build_spec(load_config(ROOT / "job_configs" / "sweep.yaml", ["backend=local"]))
+    cfg = spec.sweep.model_copy(update={"params": {"lr": spec.sweep.params["lr"]}, "seed": 7, **sweep})
+    return dataclasses.replace(spec, sweep=cfg, output_dir=str(tmp_path / "sweep"),
+                               hyperparameters=MappingProxyType({}))  # fmt: skip
+
+
+def _run(spec, backend):
+    events = []
+    study = local.run_trials(spec, None, backend=backend, on_event=events.append, remember=lambda h, s: None)
+    return study, events
+
+
+def test_early_stopping_cancels_runs_below_the_median(tmp_path: Path) -> None:
+    curve = lambda lr, epoch: (0.9 if lr < 0.005 else 0.2) + 0.01 * epoch  # noqa: E731
+    backend = ScriptedBackend(curve)
+    study, events = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, early_stopping=True, algorithm="random"),
+                         backend)  # fmt: skip
+    states = [t.state.name for t in study.trials]
+    assert len(states) == 8 and "PRUNED" in states and "COMPLETE" in states
+    for trial, run in zip(study.trials, backend.runs):
+        assert (trial.state.name == "PRUNED") == run.cancelled
+        if run.cancelled:
+            assert run.epochs_run < 5 and run.lr >= 0.005  # stopped early, and only a bad one
+    assert {e.state for e in events} >= {"started", "COMPLETE", "PRUNED"}
+
+
+def test_failed_trials_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda lr, epoch: 1 - lr, fail_above=0.003)
+    study, events = _run(_spec(tmp_path, max_trials=6, parallel_trials=3, algorithm="random"), backend)
+    assert len(study.trials) == 6 and len(backend.runs) == 6
+    failed = [t for t in study.trials if t.state.name == "FAIL"]
+    assert failed and all(t.params["lr"] > 0.003 for t in failed)
+    assert all(t.user_attrs["message"] == "replica chief exited with code 1" for t in failed)
+    assert study.best_trial.params["lr"] == min(t.params["lr"] for t in study.trials)
+    assert local.counted_trials(study) == 6
+
+
+def test_grid_visits_every_point_once(tmp_path: Path) -> None:
+    from cloudtrain.config.schema import SweepParam
+
+    spec = _spec(tmp_path, algorithm="grid", max_trials=3, parallel_trials=1)
+    spec = dataclasses.replace(spec, sweep=spec.sweep.model_copy(update={"params": {
+        "lr": SweepParam(values=[0.001, 0.01, 0.1])}}))  # fmt: skip
+    backend = ScriptedBackend(lambda lr, epoch: lr)
+    study, _ = _run(spec, backend)
+    assert sorted(r.lr for r in backend.runs) == [0.001, 0.01, 0.1]
+    assert study.best_trial.params == {"lr": 0.1}
+
+
+@pytest.mark.parametrize("line", ['{"event": "metric", "name": "val_accuracy", "value": true}', "not json",
+                                  '{"event": "epoch", "epoch": 2}', '{"event"'])  # fmt: skip
+def test_lines_that_are_not_the_metric_are_ignored(line: str) -> None:
+    assert local.metric_of(LogLine(dt.datetime.now(), "chief", line), "val_accuracy")[0] is None
+
+
+def test_max_failed_trials_stops_the_sweep(tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda lr, epoch: 1 - lr, fail_above=0.0)  # every trial fails
+    study, _ = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, algorithm="random", max_failed_trials=2),
+                    backend)  # fmt: skip
+    assert [t.state.name for t in study.trials] == ["FAIL", "FAIL"]
