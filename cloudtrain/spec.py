@@ -104,6 +104,19 @@ class JobSpec:
     created: dt.datetime = field(compare=False)
     channels: Mapping[str, DataChannel] = field(default_factory=lambda: MappingProxyType({}))
     sweep: Sweep | None = None  # a hyperparameter sweep of this job instead of one run
+    job_dir: str | None = None  # ML Engine's job dir, as given (also output_dir and --job-dir)
+    project_source: str | None = None  # where ``project`` came from
+    notes: tuple[str, ...] = ()  # one line per setting mapped to its nearest (see config.legacy / crosscloud)
+
+    @property
+    def package_prefix(self) -> str | None:
+        """Packages go under ``<package_prefix>/<sha256>/``: ``<staging_bucket>/cloudtrain/packages``,
+        else ``<job_dir>/packages``, where gcloud staged them without ``--staging-bucket``."""
+        if self.staging_bucket:
+            return f"{self.staging_bucket.rstrip('/')}/cloudtrain/packages"
+        if self.job_dir:
+            return f"{self.job_dir.rstrip('/')}/packages"
+        return None
 
     @property
     def gpus_total(self) -> int:
@@ -133,15 +146,15 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
     """Resolve a validated config: machine details, image, output dir, job name."""
     cfg = loaded.config
     now = now or dt.datetime.now(dt.timezone.utc)
-    job_name = f"{cfg.name}-{now:%Y%m%d-%H%M%S}"
+    job_name = _job_name(cfg, now)
     info = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
     tf_version = None
     image = cfg.image.uri
     if image is None:
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
         image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0)
-    if cfg.output_dir:
-        output_dir = cfg.output_dir.rstrip("/")
+    if cfg.output_dir or cfg.job_dir:
+        output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":
         output_dir = str(Path(LOCAL_RUNS_DIR, job_name))
     else:
@@ -173,7 +186,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
             name=cfg.package.name,
             version=cfg.package.version,
         ),
-        args=tuple(cfg.args),
+        args=tuple(cfg.args) + _job_dir_args(cfg),
         hyperparameters=MappingProxyType(dict(cfg.hyperparameters)),
         image_uri=image,
         tensorflow_version=tf_version,
@@ -189,7 +202,32 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         created=now,
         channels=MappingProxyType(build_channels(loaded)),
         sweep=cfg.sweep,
+        job_dir=cfg.job_dir.rstrip("/") if cfg.job_dir else None,
+        project_source=loaded.project_source,
+        notes=loaded.notes,
     )
+
+
+def _job_name(cfg, now: dt.datetime) -> str:
+    """Vertex with ``name_suffix: false`` (the gcloud forms): the name as given, Vertex's job id is
+    unique. Else name + per-submit suffix; on SageMaker ``_`` becomes ``-`` (its name rule) and the
+    name is cut so the whole stays within its 63 characters."""
+    if cfg.backend == "vertex" and not cfg.name_suffix:
+        return cfg.name
+    name = cfg.name
+    if cfg.backend == "sagemaker":
+        name = name.replace("_", "-")[:47].rstrip("-")
+    return f"{name}-{now:%Y%m%d-%H%M%S}"
+
+
+def _job_dir_args(cfg) -> tuple[str, ...]:
+    """ML Engine passed the job dir to the module as ``--job-dir``; so does cloudtrain (not twice, and
+    not a bucket path to a local run, which writes to its local folder)."""
+    if not cfg.job_dir or any(a == "--job-dir" or a.startswith("--job-dir=") for a in cfg.args):
+        return ()
+    if cfg.backend == "local" and "://" in cfg.job_dir:
+        return ()
+    return (f"--job-dir={cfg.job_dir.rstrip('/')}",)
 
 
 def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:

@@ -31,6 +31,15 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path_factory.mktemp("cloudtrain-cache")))
 
 
+@pytest.fixture(autouse=True)
+def _no_gcloud_project(tmp_path_factory, monkeypatch):
+    """Never read the user's gcloud configuration or credentials for the Vertex project."""
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.mktemp("gcloud-config")))
+    for name in ("CLOUDSDK_CORE_PROJECT", "CLOUDSDK_ACTIVE_CONFIG_NAME", "GOOGLE_CLOUD_PROJECT",
+                 "GOOGLE_APPLICATION_CREDENTIALS"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path):
     """A project folder with a minimal `trainer` package; returns a function writing a config."""

@@ -28,6 +28,7 @@ __all__ = [
     "clouds",
     "default_tensorflow",
     "gpu_models",
+    "image_pythons",
     "machines",
     "regions",
     "resolve_machine",
@@ -130,3 +131,10 @@ def training_image(cloud: str, region: str, tensorflow: str, gpu: bool, *, py_ve
     table = _cloud(cloud)
     check_region(cloud, region)
     return _IMAGES[cloud].training_image(table, region, str(tensorflow), gpu, py_version)
+
+
+def image_pythons(cloud: str, tensorflow: str) -> tuple[str, ...]:
+    """Python versions (``"3.10"``) of the prebuilt TensorFlow image; empty if there is none."""
+    table = _cloud(cloud)
+    tags = _IMAGES[cloud].python_tags(table, str(tensorflow))
+    return tuple(f"{t[2]}.{t[3:]}" if len(t) > 3 else f"{t[2]}" for t in tags)

@@ -98,3 +98,8 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
         repository=config["repository"],
         tag="-".join(p for p in tag_parts if p),
     )
+
+
+def python_tags(table: CloudTable, tensorflow: str) -> tuple[str, ...]:
+    config = _config(_images(table), tensorflow.strip())
+    return tuple(sorted(config.get("py_versions", []), key=_python_key)) if config else ()

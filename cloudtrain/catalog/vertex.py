@@ -40,3 +40,8 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
         minor=minor,
         python=row["python"],
     )
+
+
+def python_tags(table: CloudTable, tensorflow: str) -> tuple[str, ...]:
+    row = table.tensorflow_images["versions"].get(".".join(tensorflow.strip().split(".")[:2]))
+    return (row["python"],) if row else ()

@@ -9,13 +9,13 @@ import click
 from cloudtrain.errors import UsageError
 
 
-def load_spec(config_path: str | None, overrides, *, local: bool = False):
+def load_spec(config_path: str | None, overrides, *, local: bool = False, strict: bool = False):
     from cloudtrain.config import load_config
     from cloudtrain.spec import build_spec
 
     if not config_path:
         raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
-    loaded = load_config(config_path, overrides, local=local)
+    loaded = load_config(config_path, overrides, local=local, strict=strict)
     return loaded, build_spec(loaded)
 
 

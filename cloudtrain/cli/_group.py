@@ -8,6 +8,10 @@ from cloudtrain import __version__
 
 CONFIG_OPTION = click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Job config YAML.")
 SET_OPTION = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
+STRICT_OPTION = click.option(
+    "--strict-legacy", "strict", is_flag=True,
+    help="Refuse instead of mapping: every 'mapped:' line (retired GPUs, versions, another cloud) is an error.",
+)
 OUTPUT_OPTION = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
 
 

@@ -9,7 +9,7 @@ import click
 
 from cloudtrain.cli._common import build_package, load_spec, package_dict
 from cloudtrain.cli._follow import follow, print_hints
-from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, cli
+from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
 
 
 @cli.command()
@@ -19,13 +19,23 @@ from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, cli
 @click.option("--local", is_flag=True, help="Run the job on this machine under the cloud's environment contract.")
 @click.option("--detach", is_flag=True, help="Return after the job is created instead of streaming its logs.")
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
+@STRICT_OPTION
 @OUTPUT_OPTION
-def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, output) -> None:
+def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, output) -> None:
     """Build, upload and run a job; stream its logs; exit with the job's outcome."""
+    loaded, spec = load_spec(config_path, overrides, local=local, strict=strict)
+    run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
+               overrides=overrides)  # fmt: skip
+
+
+def run_submit(
+    loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=()
+) -> None:
+    """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
+    upload, create and (unless ``detach``) follow the job to its end."""
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console
 
-    loaded, spec = load_spec(config_path, overrides, local=local)
     package = build_package(spec)
     backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)
@@ -34,8 +44,9 @@ def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, 
         if output == "json":
             from cloudtrain.console import print_json
 
-            print_json({"backend": spec.backend, "region": spec.region, "package": package_dict(package),
-                        "request": request})  # fmt: skip
+            print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
+                        "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
+                        "notes": list(spec.notes), "package": package_dict(package), "request": request})  # fmt: skip
         else:
             _print_summary(console, spec, package)
             console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
@@ -70,13 +81,15 @@ def _print_summary(console, spec, package) -> None:
         [
             ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
             ("region", None if local else spec.region),
+            ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
             ("machine", f"{spec.replica_count} process(es) here; in the cloud: {machine}" if local else machine),
             ("image", None if local else spec.image_uri),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
             ("metadata", package.metadata),
             ("requires", ", ".join(package.requirements) or None),
             ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
-            ("output", spec.output_dir),
+            ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
+            ("staging", None if local or not spec.package_prefix else f"{spec.package_prefix}/{package.sha256}/"),
             ("spot", "yes" if spec.spot else None),
             ("sweep", _sweep_line(spec.sweep)),
             ("cost/hour", None if cost is None else
@@ -85,6 +98,10 @@ def _print_summary(console, spec, package) -> None:
              f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
         ],
     )  # fmt: skip
+    from rich.markup import escape
+
+    for note in spec.notes:
+        console.print(f"[yellow]mapped:[/yellow] {escape(note)}")
 
 
 def _remember(job_id: str, name: str, spec, config_file: Path) -> None:

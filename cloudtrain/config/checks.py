@@ -166,9 +166,10 @@ def _check_cloud_fields(loaded: LoadedConfig) -> None:
         if not _ROLE_ARN.match(cfg.role_arn):
             raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>")
     scheme = _SCHEMES[cfg.backend]
-    if not cfg.staging_bucket:
-        raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket", f"add staging_bucket: {scheme}my-bucket")
-    for field in ("staging_bucket", "output_dir"):
+    if not cfg.staging_bucket and not cfg.job_dir:
+        raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket",
+                  f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)")
+    for field in ("staging_bucket", "output_dir", "job_dir"):
         value = getattr(cfg, field)
         if value and not (value.startswith(scheme) and len(value) > len(scheme)):
             raise err((field,), f"received {value!r}; {cfg.backend} needs a {scheme}… location",

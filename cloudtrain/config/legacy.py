@@ -10,49 +10,86 @@ still have files like::
 
 Keys may be camelCase or snake_case (gcloud took both). Keys next to ``trainingInput``
 (``name``, ``project``, ``staging_bucket``, ``package``, ...) are cloudtrain keys and win.
-Machine types that no longer exist (the K80 tiers) are refused with a named replacement.
+
+What no cloud offers any more is mapped to its nearest, each with one line (a *note*) that
+the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80, TPU v2)
+to the cheapest GPU at least as fast, parameter servers to workers, TensorFlow 1 runtimes
+to the cloud's default TF 2 image, 2.x runtimes to the nearest offered.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
+from cloudtrain import catalog
+from cloudtrain.catalog import crosscloud
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 
-#: Legacy machine name → (machine type, accelerator, count); None for the accelerator = CPU only.
-LEGACY_MACHINES: dict[str, tuple[str, str | None, int]] = {
-    "standard": ("n1-standard-4", None, 0),
-    "large_model": ("n1-highmem-8", None, 0),
-    "complex_model_s": ("n1-highcpu-8", None, 0),
-    "complex_model_m": ("n1-highcpu-16", None, 0),
-    "complex_model_l": ("n1-highcpu-32", None, 0),
-    "standard_p100": ("n1-standard-8", "NVIDIA_TESLA_P100", 1),
-    "complex_model_m_p100": ("n1-standard-16", "NVIDIA_TESLA_P100", 4),
-    "standard_v100": ("n1-standard-8", "NVIDIA_TESLA_V100", 1),
-    "large_model_v100": ("n1-highmem-8", "NVIDIA_TESLA_V100", 1),
-    "complex_model_m_v100": ("n1-standard-16", "NVIDIA_TESLA_V100", 4),
-    "complex_model_l_v100": ("n1-standard-32", "NVIDIA_TESLA_V100", 8),
+
+_LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
+
+
+class LegacyMachine(NamedTuple):
+    machine_type: str  # the Compute Engine type ML Engine used
+    vcpus: int
+    memory_gb: float
+    gpu: str | None  # GPU model ("K80"), None for CPU only
+    count: int
+
+
+#: ML Engine's legacy machine names, as its machine-types page documented them.
+LEGACY_MACHINES: dict[str, LegacyMachine] = {
+    "standard": LegacyMachine("n1-standard-4", 4, 15, None, 0),
+    "large_model": LegacyMachine("n1-highmem-8", 8, 52, None, 0),
+    "complex_model_s": LegacyMachine("n1-highcpu-8", 8, 7.2, None, 0),
+    "complex_model_m": LegacyMachine("n1-highcpu-16", 16, 14.4, None, 0),
+    "complex_model_l": LegacyMachine("n1-highcpu-32", 32, 28.8, None, 0),
+    "standard_gpu": LegacyMachine("n1-standard-8", 8, 30, "K80", 1),
+    "complex_model_m_gpu": LegacyMachine("n1-standard-16", 16, 60, "K80", 4),
+    "complex_model_l_gpu": LegacyMachine("n1-standard-32", 32, 120, "K80", 8),
+    "standard_p100": LegacyMachine("n1-standard-8", 8, 30, "P100", 1),
+    "complex_model_m_p100": LegacyMachine("n1-standard-16", 16, 60, "P100", 4),
+    "standard_v100": LegacyMachine("n1-standard-8", 8, 30, "V100", 1),
+    "large_model_v100": LegacyMachine("n1-highmem-8", 8, 52, "V100", 1),
+    "complex_model_m_v100": LegacyMachine("n1-standard-16", 16, 60, "V100", 4),
+    "complex_model_l_v100": LegacyMachine("n1-standard-32", 32, 120, "V100", 8),
+    "standard_tpu": LegacyMachine("n1-standard-4", 4, 15, "TPU_V2", 1),
+    "cloud_tpu": LegacyMachine("n1-standard-4", 4, 15, "TPU_V2", 1),
 }
-#: Legacy machines built on hardware Vertex AI no longer offers → the replacement to name.
-RETIRED_MACHINES: dict[str, tuple[str, str, int]] = {
-    "standard_gpu": ("n1-standard-8", "NVIDIA_TESLA_T4", 1),
-    "complex_model_m_gpu": ("n1-standard-16", "NVIDIA_TESLA_T4", 4),
-    "complex_model_l_gpu": ("n1-standard-32", "NVIDIA_TESLA_V100", 8),
-}
-#: scaleTier → legacy machine (None: CUSTOM, read masterType).
-SCALE_TIERS: dict[str, str | None] = {
-    "BASIC": "standard",
-    "BASIC_GPU": "standard_gpu",
+
+
+class Tier(NamedTuple):
+    master: str
+    workers: int
+    parameter_servers: int
+
+
+#: scaleTier → (master machine, workers, parameter servers); CUSTOM reads masterType.
+SCALE_TIERS: dict[str, Tier | None] = {
+    "BASIC": Tier("standard", 0, 0),
+    "BASIC_GPU": Tier("standard_gpu", 0, 0),
+    "BASIC_TPU": Tier("standard_tpu", 0, 0),
+    "STANDARD_1": Tier("complex_model_s", 4, 3),
+    "PREMIUM_1": Tier("complex_model_m", 19, 11),
     "CUSTOM": None,
 }
 _KNOWN_KEYS = {
     "scaleTier", "masterType", "masterConfig", "workerType", "workerCount", "workerConfig",
     "parameterServerCount", "parameterServerType", "parameterServerConfig", "region",
     "runtimeVersion", "pythonVersion", "jobDir", "args", "pythonModule", "packageUris",
-    "scheduling", "serviceAccount", "network", "useChiefInTfConfig", "evaluatorCount", "hyperparameters",
+    "scheduling", "serviceAccount", "network", "useChiefInTfConfig", "evaluatorCount",
+    "evaluatorType", "evaluatorConfig", "hyperparameters", "encryptionConfig", "enableWebAccess",
+}  # fmt: skip
+#: Keys that cannot map, with the fix to name.
+_REFUSED = {
+    "packageUris": ("packageUris names packages built elsewhere; cloudtrain builds and stages the package itself",
+                    "remove packageUris and give the package folder (--package-path ./trainer, or package.path)"),
+    "evaluatorCount": ("evaluators are not supported: all replicas train", "remove evaluatorCount"),
+    "encryptionConfig": ("customer-managed encryption keys are not supported", "remove encryptionConfig"),
+    "enableWebAccess": ("interactive shell access is not supported", "remove enableWebAccess"),
 }  # fmt: skip
 
 
@@ -64,19 +101,22 @@ def _camel(key: str) -> str:
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
 
 
-def convert(loaded: LoadedYaml) -> dict[str, Any]:
-    """Turn a legacy document into cloudtrain's dict, re-pointing line numbers at the old keys."""
+def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
+    """Turn a legacy document into cloudtrain's dict and the notes on what was mapped.
+
+    Line numbers (and flag origins) are re-pointed at the old keys.
+    """
     data = loaded.data
     ti_raw = data["trainingInput"]
     ti_line = loaded.line_of(("trainingInput",))
     originals: dict[str, str] = {}
+    notes: list[str] = []
 
     def _orig(path: Path_) -> Path_:
         return tuple(originals.get(p, p) if isinstance(p, str) else p for p in path)
 
     def fail(message: str, key: str | None, hint: str) -> ConfigError:
-        path: Path_ = ("trainingInput", *(k for k in [key] if k))
-        return ConfigError(message, file=loaded.file, line=loaded.line_of(_orig(path)), field=".".join(map(str, path)), hint=hint)
+        return loaded.error(_orig(("trainingInput", *(k for k in [key] if k))), message, hint)
 
     if not isinstance(ti_raw, dict):
         raise fail("must be a mapping", None, "see `cloudtrain schema` or job_configs/legacy-mlengine.yaml")
@@ -86,107 +126,181 @@ def convert(loaded: LoadedYaml) -> dict[str, Any]:
     for key in ti:
         if key not in _KNOWN_KEYS:
             raise fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
+    for key, (message, hint) in _REFUSED.items():
+        if ti.get(key) not in (None, False, 0, [], {}):
+            raise fail(message, key, hint)
 
     out: dict[str, Any] = {k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")}
-    lines: dict[Path_, int] = {}
 
     def put(path: tuple[str, ...], value: Any, source_key: str) -> None:
         target = out
         for part in path[:-1]:
             target = target.setdefault(part, {})
-        target.setdefault(path[-1], value)
-        lines[path] = loaded.line_of(_orig(("trainingInput", source_key))) or ti_line or 1
+        if path[-1] in target:
+            return  # a cloudtrain key next to trainingInput wins
+        target[path[-1]] = value
+        source = _orig(("trainingInput", source_key))
+        loaded.lines.setdefault(path, loaded.line_of(source) or ti_line or 1)
+        if loaded.flag_of(source):
+            loaded.flags.setdefault(path, loaded.flag_of(source))
 
     out.setdefault("backend", "vertex")
     out.setdefault("name", _name_from_file(loaded.file))
+    cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
 
-    tier = str(ti.get("scaleTier", "CUSTOM")).upper()
-    if tier not in SCALE_TIERS:
-        raise fail(
-            f"scaleTier {tier} (several workers with parameter servers) has no equivalent",
-            "scaleTier",
-            "use scaleTier: CUSTOM with masterType, workerType and workerCount",
-        )
-    legacy_machine = SCALE_TIERS[tier] or ti.get("masterType")
-    source = "scaleTier" if SCALE_TIERS[tier] else "masterType"
-    if not legacy_machine:
+    tier_name = str(ti.get("scaleTier", "CUSTOM")).upper().replace("-", "_")
+    if tier_name not in SCALE_TIERS:
+        raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier",
+                   f"use one of {', '.join(SCALE_TIERS)}")  # fmt: skip
+    tier = SCALE_TIERS[tier_name]
+    if tier and "masterType" in ti:
+        raise fail(f"masterType is only read with scaleTier CUSTOM (this is {tier_name})", "masterType",
+                   "set scaleTier: CUSTOM (or --scale-tier CUSTOM), or remove masterType")  # fmt: skip
+    master = tier.master if tier else ti.get("masterType")
+    source = "scaleTier" if tier else "masterType"
+    if not master:
         raise fail("scaleTier CUSTOM needs masterType", "scaleTier", "add masterType: n1-standard-8 (for example)")
-    machine_type, accelerator, count = _machine(legacy_machine, source, fail)
-    accel_cfg = (ti.get("masterConfig") or {}).get("acceleratorConfig") or {}
-    if accel_cfg:
-        accelerator, count = accel_cfg.get("type", accelerator), accel_cfg.get("count", count or 1)
+    accel = _accelerator_config(ti.get("masterConfig"), fail)
+    if accel:
         source = "masterConfig"
-    put(("machine", "type"), machine_type, "masterType" if "masterType" in ti else "scaleTier")
-    if accelerator:
-        put(("machine", "accelerator"), accelerator, source)
-        put(("machine", "accelerator_count"), count, source)
+    machine = _machine(str(master), accel, cloud, fail, source, notes)
+    if machine:
+        put(("machine", "type"), machine.machine_type, source)
+        if machine.accelerator_count:
+            put(("machine", "accelerator"), machine.accelerator, source)
+            put(("machine", "accelerator_count"), machine.accelerator_count, source)
 
-    if ti.get("parameterServerCount"):
-        raise fail(
-            "parameter servers are not supported: cloudtrain trains with MultiWorkerMirroredStrategy (all-reduce)",
-            "parameterServerCount",
-            "remove parameterServerCount and keep workerCount",
-        )
-    workers = ti.get("workerCount", 0)
-    if workers:
-        worker_type = ti.get("workerType", legacy_machine)
-        if worker_type != legacy_machine or ti.get("workerConfig", ti.get("masterConfig")) != ti.get("masterConfig"):
-            raise fail(
-                "workers must use the same machine as the master (one machine spec for all replicas)",
-                "workerType",
-                f"set workerType: {legacy_machine} and the same acceleratorConfig",
-            )
-        put(("replica_count",), 1 + workers, "workerCount")
+    workers = tier.workers if tier else int(ti.get("workerCount") or 0)
+    if workers and not tier:
+        same_type = ti.get("workerType", master) == master
+        if not same_type or _accelerator_config(ti.get("workerConfig"), fail) not in (None, accel):
+            raise fail("workers must use the same machine as the master (one machine spec for all replicas)",
+                       "workerType", f"set workerType: {master} and the same acceleratorConfig")  # fmt: skip
+    servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
+    if servers:
+        where = tier_name if tier else "parameterServerCount"
+        notes.append(f"{where}: {servers} parameter server(s) become workers: {1 + workers + servers} replicas of "
+                     f"the master's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
+    if workers or servers:
+        put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")
 
-    image = (ti.get("masterConfig") or {}).get("imageUri")
+    image = {_camel(k): v for k, v in (ti.get("masterConfig") or {}).items()}.get("imageUri")
+    worker_image = {_camel(k): v for k, v in (ti.get("workerConfig") or {}).items()}.get("imageUri")
+    if worker_image and worker_image != image:
+        raise fail("workers must run the master's image", "workerConfig", "use the same imageUri (or none) for both")
     if image:
         put(("image", "uri"), image, "masterConfig")
-    runtime = ti.get("runtimeVersion")
-    if runtime is not None and not image:
-        runtime = str(runtime)
-        if runtime.startswith("1."):
-            raise fail(
-                f"runtimeVersion {runtime} is TensorFlow 1, which Vertex AI's prebuilt images no longer offer",
-                "runtimeVersion",
-                'migrate to TensorFlow 2 and set runtimeVersion: "2.17"',
-            )
-        put(("image", "tensorflow"), runtime, "runtimeVersion")
+    elif ti.get("runtimeVersion") is not None:
+        version = _tensorflow(str(ti["runtimeVersion"]), cloud, notes)
+        put(("image", "tensorflow"), version, "runtimeVersion")
+    if ti.get("pythonVersion") is not None and not image:
+        _python(str(ti["pythonVersion"]), out, cloud, notes)
+
     simple = {"region": ("region",), "args": ("args",), "pythonModule": ("package", "module"),
-              "jobDir": ("output_dir",), "serviceAccount": ("service_account",), "network": ("network",)}  # fmt: skip
+              "jobDir": ("job_dir",), "serviceAccount": ("service_account",), "network": ("network",)}  # fmt: skip
     for key, path in simple.items():
         if key in ti:
             put(path, ti[key], key)
     timeout = (ti.get("scheduling") or {}).get("maxRunningTime")
     if timeout:
         put(("max_runtime",), timeout, "scheduling")
-    if ti.get("packageUris"):
-        raise fail(
-            "packageUris points at prebuilt packages; cloudtrain builds the package itself",
-            "packageUris",
-            "remove packageUris and set package.path to the package directory",
-        )
-
     if "hyperparameters" in ti:
         from cloudtrain.config.legacy_sweep import convert_hyperparameters
 
         put(("sweep",), convert_hyperparameters(ti_raw[originals["hyperparameters"]], fail), "hyperparameters")
-
-    for path, line in lines.items():
-        loaded.lines.setdefault(path, line)
-    return out
+    return out, notes
 
 
-def _machine(name: str, key: str, fail) -> tuple[str, str | None, int]:
-    if name in RETIRED_MACHINES:
-        machine, accel, count = RETIRED_MACHINES[name]
-        raise fail(
-            f"{name} ran on NVIDIA K80 GPUs, which Vertex AI no longer offers",
-            key,
-            f"use masterType: {machine} with masterConfig.acceleratorConfig {{type: {accel}, count: {count}}}",
-        )
-    return LEGACY_MACHINES.get(name, (name, None, 0))
+def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
+    config = {_camel(k): v for k, v in config.items()} if isinstance(config, dict) else {}
+    accel = config.get("acceleratorConfig")
+    if not accel:
+        return None
+    if not isinstance(accel, dict) or not accel.get("type"):
+        raise fail("acceleratorConfig needs a type", "masterConfig", "e.g. acceleratorConfig: {type: NVIDIA_TESLA_T4, count: 4}")
+    return str(accel["type"]).upper().replace("-", "_"), int(accel.get("count") or 1)
+
+
+def _machine(name: str, accel: tuple[str, int] | None, cloud: str, fail, key: str, notes: list[str]):
+    """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest."""
+    legacy = LEGACY_MACHINES.get(name)
+    gpu, count = (legacy.gpu, legacy.count) if legacy else (None, 0)
+    machine_type = legacy.machine_type if legacy else name
+    if accel:
+        gpu, count = crosscloud.gpu_model(accel[0]), accel[1]
+        if gpu is None:  # not a GPU cloudtrain knows: the catalog names the valid ones
+            return _Fixed(machine_type, accel[0], count)
+    if cloud == "vertex" and not (gpu and crosscloud.is_retired(gpu)):
+        try:
+            return catalog.resolve_machine("vertex", machine_type, _vertex_accelerator(gpu) if gpu else None, count)
+        except catalog.CatalogError:
+            if legacy is None:  # a Compute Engine name as typed: the catalog explains what is wrong
+                return _Fixed(name, accel[0] if accel else None, count)
+    if legacy:
+        vcpus, memory_gb = legacy.vcpus, legacy.memory_gb
+    else:
+        from cloudtrain.catalog.table import table
+
+        shape = table("vertex").types.get(name)
+        if shape is None:
+            return _Fixed(name, accel[0] if accel else None, count)
+        vcpus, memory_gb = shape.vcpus, shape.memory_gb
+    found = crosscloud.nearest_machine(cloud, gpu, count, vcpus, memory_gb)
+    why = []
+    if gpu and crosscloud.is_retired(gpu):
+        why.append(f"{gpu} is retired and {found.gpu.name} is the cheapest GPU at least as fast on {_LABEL[cloud]}")
+    elif gpu and found.gpu and found.gpu.name != gpu:
+        why.append(f"{_LABEL[cloud]} has no {gpu} and {found.gpu.name} is the cheapest GPU at least as fast")
+    if gpu and found.accelerator_count != count:
+        why.append(f"{count} × {found.gpu.name} is not offered, {found.accelerator_count} is the nearest count")
+    if not gpu and cloud == "vertex":
+        why.append(f"{machine_type} is not a Vertex AI training machine type")
+    was = machine_type + (f" with {count} × {gpu}" if gpu else "")
+    was = was if was == name else f"{name} ({was})"
+    notes.append(f"{key} {was} → {crosscloud.describe(found)}" + (f": {'; '.join(why)}" if why else "")
+                 + f"; {crosscloud.price_text(found)}")  # fmt: skip
+    return found
+
+
+class _Fixed(NamedTuple):
+    """A machine passed on as written, for the catalog to check (and name alternatives)."""
+
+    machine_type: str
+    accelerator: str | None
+    accelerator_count: int
+
+
+def _vertex_accelerator(gpu: str) -> str:
+    from cloudtrain.catalog.table import table
+
+    names = table("vertex").accelerators_named(gpu)
+    return names[0] if names else gpu
+
+
+def _tensorflow(runtime: str, cloud: str, notes: list[str]) -> str:
+    offered = catalog.tensorflow_versions(cloud)
+    label = _LABEL[cloud]
+    if runtime.startswith("1."):
+        version = catalog.default_tensorflow(cloud)
+        notes.append(f"runtimeVersion {runtime} is TensorFlow 1, which no prebuilt image has any more: using "
+                     f"TensorFlow {version}, the newest {label} image (what native configs get); "
+                     "TF 1 code needs tf.compat.v1 or a port")  # fmt: skip
+        return version
+    version = crosscloud.nearest_tensorflow(runtime, offered)
+    if version != ".".join(runtime.split(".")[:2]):
+        notes.append(f"runtimeVersion {runtime}: {label} has no TensorFlow {runtime} image; using {version}, the "
+                     "nearest it offers")
+    return version
+
+
+def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> None:
+    tensorflow = (out.get("image") or {}).get("tensorflow") or catalog.default_tensorflow(cloud)
+    have = catalog.image_pythons(cloud, str(tensorflow))
+    if have and wanted not in have:
+        notes.append(f"pythonVersion {wanted}: the TensorFlow {tensorflow} image has Python {', '.join(have)}; "
+                     "your code runs on that")
 
 
 def _name_from_file(file: str) -> str:
-    stem = re.sub(r"[^a-z0-9-]+", "-", PurePath(file).stem.lower()).strip("-")
-    return (stem if stem[:1].isalpha() else f"job-{stem}")[:40].rstrip("-") or "job"
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", PurePath(file).stem).strip("-")
+    return (stem if stem[:1].isalpha() else f"job-{stem}")[:128].rstrip("-") or "job"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+from collections.abc import Mapping
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +12,8 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from cloudtrain.config import legacy
+from cloudtrain.config import crosscloud, customjob, legacy
+from cloudtrain.config.project import find_project
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
@@ -20,6 +23,12 @@ from cloudtrain.errors import ConfigError
 class LoadedConfig:
     config: JobConfig
     source: LoadedYaml
+    #: One line per setting mapped to its nearest (retired GPUs, another cloud, old versions).
+    notes: tuple[str, ...] = ()
+    #: Where ``config.project`` came from (``--project``, ``job.yaml:3``, ``CLOUDSDK_CORE_PROJECT``, …).
+    project_source: str | None = None
+    #: The folder relative paths are read from; default: the config file's folder.
+    base: Path | None = None
 
     @property
     def file(self) -> Path:
@@ -28,16 +37,21 @@ class LoadedConfig:
     @property
     def base_dir(self) -> Path:
         """Relative paths in the config (package.path) are relative to the config's folder."""
-        return self.file.resolve().parent
+        return self.base.resolve() if self.base else self.file.resolve().parent
 
     def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
         return self.source.error(path, message, hint)
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = (), *, local: bool = False) -> LoadedConfig:
+def load_config(
+    path: str | Path, overrides: Sequence[str] = (), *, local: bool = False, strict: bool = False
+) -> LoadedConfig:
     """Read, override, validate. ``local`` turns the job into a local run of the same target."""
-    from cloudtrain.config.checks import check_config
+    return load_document(read_document(path), overrides, local=local, strict=strict)
 
+
+def read_document(path: str | Path) -> LoadedYaml:
+    """A config file as parsed YAML with its lines; one clear error when it cannot be read."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -53,21 +67,72 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, local: bool 
         raise ConfigError("the config is empty", file=file, hint="start from job_configs/gpu4.yaml")
     if not isinstance(loaded.data, dict):
         raise ConfigError("the config must be a mapping of keys to values", file=file, line=1)
-    if legacy.is_legacy(loaded.data):
-        loaded.data = legacy.convert(loaded)
+    return loaded
+
+
+def load_document(
+    loaded: LoadedYaml,
+    overrides: Sequence[str] = (),
+    *,
+    local: bool = False,
+    strict: bool = False,
+    base: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    gcloud_configuration: str | None = None,
+) -> LoadedConfig:
+    """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
+
+    ``--set`` applies first, to the document as written, so it can change legacy keys too; then
+    the old formats are translated and the config is fitted to its cloud. ``strict`` turns every
+    mapping line into an error (``--strict-legacy``).
+    """
+    from cloudtrain.config.checks import check_config
+
     for override in overrides:
         apply_override(loaded, override)
+    notes: list[str] = []
+    if customjob.is_custom_job(loaded.data):
+        loaded.data, more = customjob.convert(loaded)
+        notes += more
+    if legacy.is_legacy(loaded.data):
+        loaded.data, more = legacy.convert(loaded)
+        notes += more
     if local and loaded.data.get("backend") != "local":
         loaded.data.setdefault("target", loaded.data.get("backend"))
         loaded.data["backend"] = "local"
+    backend = loaded.data.get("backend")
+    try:
+        loaded.data, more = crosscloud.fit_to_cloud(loaded.data, loaded.data.get("target") if backend == "local" else backend)
+    except crosscloud.Refused as exc:
+        raise loaded.error(exc.path, exc.message, exc.hint) from None
+    notes += more
+    project_source = _find_project(loaded, environ, gcloud_configuration) if backend == "vertex" else None
+    if strict and notes:
+        more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+        raise ConfigError(f"{notes[0]}{more}", file="--strict-legacy",
+                          hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
 
     try:
         config = JobConfig.model_validate(loaded.data)
     except ValidationError as exc:
         raise _translate(exc, loaded) from None
-    result = LoadedConfig(config, loaded)
+    result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result)
     return result
+
+
+def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configuration: str | None) -> str | None:
+    """Fill in ``project`` the way gcloud finds it; the source, for the summary."""
+    configured = loaded.data.get("project")
+    origin = (configured, loaded.origin(("project",))) if isinstance(configured, str) and configured else None
+    project, source = find_project(None, origin, os.environ if environ is None else environ, Path.home(),
+                                   configuration=configuration)  # fmt: skip
+    if project is None:
+        raise loaded.error(("project",), "Vertex AI needs the Google Cloud project id; none given and none found in "
+                           f"{source}", "add project: my-project, pass --project, or run "
+                           "`gcloud config set project my-project`")  # fmt: skip
+    loaded.data["project"] = project
+    return source
 
 
 def apply_override(loaded: LoadedYaml, override: str) -> None:
@@ -123,8 +188,8 @@ def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
     if kind == "string_type" and received in (True, False):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
-        return at(f"received {received!r}; allowed: lowercase letters, digits and hyphens, starting with a letter, "
-                  "at most 40", "e.g. name: mnist-gpu4")  # fmt: skip
+        return at(f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, "
+                  "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
     return at(f"{shown}{message[0].lower()}{message[1:]}")
 

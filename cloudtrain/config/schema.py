@@ -50,7 +50,8 @@ def _no_float_version(value: object) -> object:
 
 Seconds = Annotated[StrictInt, BeforeValidator(parse_duration), Field(gt=0)]
 Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
-JobName = Annotated[StrictStr, Field(pattern=r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")]
+#: What gcloud accepted as a job id (letters, digits, ``_``) plus ``-``; SageMaker gets ``_`` → ``-``.
+JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
 
 
 class _Strict(BaseModel):
@@ -136,7 +137,12 @@ class Sweep(_Strict):
 class JobConfig(_Strict):
     """A training job, as written in `job_configs/*.yaml`."""
 
-    name: JobName = Field(description="Job name prefix: lowercase letters, digits and hyphens, at most 40.")
+    name: JobName = Field(description="Job name: letters, digits, _ and -, starting with a letter, at most 128.")
+    name_suffix: StrictBool = Field(
+        True,
+        description="Append a per-submit suffix to the name. The gcloud forms set false: on Vertex the display "
+        "name is the JOB as given (Vertex's job id is unique); SageMaker always gets the suffix.",
+    )
     backend: BackendName = Field(description="Where it runs: vertex, sagemaker, or local (this machine).")
     target: Cloud | None = Field(None, description="With backend local: whose environment contract to follow.")
     region: StrictStr = Field(description="Cloud region, e.g. us-central1 or us-east-1.")
@@ -152,6 +158,11 @@ class JobConfig(_Strict):
     )
     image: Image = Field(default_factory=Image)
     output_dir: StrictStr | None = Field(None, description="Where the job writes; default under the staging bucket.")
+    job_dir: StrictStr | None = Field(
+        None,
+        description="ML Engine's job dir, used as given: the output dir (unless output_dir is set), passed to the "
+        "module as --job-dir, and where packages are staged (<job_dir>/packages/<sha256>/) without staging_bucket.",
+    )
     spot: Spot = Field(default_factory=Spot)
     max_runtime: Seconds = Field(86400, description="Stop the job after this long (e.g. 24h).")
     service_account: StrictStr | None = None

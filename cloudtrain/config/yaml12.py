@@ -39,6 +39,8 @@ class LoadedYaml:
     data: Any
     file: str
     lines: dict[Path_, int] = field(default_factory=dict)
+    #: Values that came from a command-line flag (the gcloud forms): path → ``"--region"``.
+    flags: dict[Path_, str] = field(default_factory=dict)
 
     def line_of(self, path: Path_) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one; 0 means "set by --set"."""
@@ -50,8 +52,23 @@ class LoadedYaml:
     def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
         """An error pointing at ``path``: ``file:line: field`` or ``--set: field``."""
         line = self.line_of(path)
-        file, line = ("--set", None) if line == 0 else (self.file, line)
+        flag = self.flag_of(path)
+        file, line = ("--set", None) if line == 0 else (flag, None) if flag else (self.file, line)
         return ConfigError(message, file=file, line=line, field=dotted(path), hint=hint)
+
+    def flag_of(self, path: Path_) -> str | None:
+        """The flag that set ``path`` or its nearest ancestor, if a flag did."""
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in self.flags:
+                return self.flags[path[:cut]]
+        return None
+
+    def origin(self, path: Path_) -> str:
+        """Where a value came from, for the summary: ``--project``, ``--set`` or ``file:line``."""
+        line = self.line_of(path)
+        if line == 0:
+            return "--set"
+        return self.flag_of(path) or (f"{self.file}:{line}" if line else self.file)
 
 
 def resolve_scalar(text: str) -> Any:

@@ -38,7 +38,7 @@ MAX_HYPERPARAMETER_VALUE = 2500
 
 def sourcedir_uri(spec: JobSpec, package: BuiltPackage) -> str:
     """Where the source dir lives: keyed by the sdist's hash, so an unchanged package is uploaded once."""
-    return f"{_staging(spec)}/cloudtrain/packages/{package.sha256}/{SOURCEDIR}"
+    return f"{_staging(spec)}/{package.sha256}/{SOURCEDIR}"
 
 
 def checkpoint_uri(spec: JobSpec) -> str:
@@ -128,10 +128,11 @@ def hyperparameters(spec: JobSpec, submit_directory: str) -> dict[str, str]:
 
 
 def _staging(spec: JobSpec) -> str:
-    bucket = spec.staging_bucket or ""
-    if not bucket.startswith("s3://") or len(bucket.rstrip("/")) <= len("s3://"):
+    """``<staging>/cloudtrain/packages`` or ``<job_dir>/packages``."""
+    prefix = spec.package_prefix or ""
+    if not prefix.startswith("s3://") or len(prefix.split("/")[2]) == 0:
         raise UsageError(
-            f"staging_bucket must be an s3:// URI for SageMaker, got {spec.staging_bucket!r}",
+            f"staging_bucket must be an s3:// URI for SageMaker, got {spec.staging_bucket or spec.job_dir!r}",
             hint="set staging_bucket: s3://YOUR-BUCKET in the config",
         )
-    return bucket.rstrip("/")
+    return prefix

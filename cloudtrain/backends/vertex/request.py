@@ -24,12 +24,13 @@ _NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
 
 def package_uri(spec: JobSpec, package: BuiltPackage) -> str:
     """Where the sdist lives: content-addressed, so an unchanged package is uploaded once."""
-    if not spec.staging_bucket or not spec.staging_bucket.startswith("gs://"):
+    prefix = spec.package_prefix or ""
+    if not prefix.startswith("gs://"):
         raise UsageError(
-            f"staging_bucket must be a gs:// URI for Vertex AI, got {spec.staging_bucket!r}",
-            hint="set staging_bucket: gs://YOUR-BUCKET in the config",
+            f"staging_bucket must be a gs:// URI for Vertex AI, got {spec.staging_bucket or spec.job_dir!r}",
+            hint="set staging_bucket: gs://YOUR-BUCKET (or job_dir: gs://…) in the config",
         )
-    return f"{spec.staging_bucket.rstrip('/')}/cloudtrain/packages/{package.sha256}/{package.filename}"
+    return f"{prefix}/{package.sha256}/{package.filename}"
 
 
 def channel_env(spec: JobSpec) -> dict[str, str]:

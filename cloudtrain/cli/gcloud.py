@@ -1,0 +1,168 @@
+"""gcloud's training commands with only the program name changed.
+
+    cloudtrain ml-engine jobs submit training JOB [gcloud flags] [-- ARGS]
+    cloudtrain ai-platform jobs submit training JOB [gcloud flags] [-- ARGS]
+    cloudtrain ai custom-jobs create --region R --display-name N (--config F | --worker-pool-spec S)
+
+Thin aliases: the flags become a config document (:mod:`cloudtrain.config.gcloud`), which
+loads like any config and goes down the one submit path, so ``--dry-run``, ``-o json``,
+``--set`` and ``--strict-legacy`` work here too. As in gcloud, the old forms stream logs
+only with ``--stream-logs`` and otherwise return once the job is created;
+``custom-jobs create`` always returns once created.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
+
+_MLENGINE_VALUE_FLAGS = (
+    "--job-dir", "--package-path", "--module-name", "--staging-bucket", "--region", "--scale-tier",
+    "--master-machine-type", "--master-accelerator", "--master-image-uri", "--worker-count",
+    "--worker-machine-type", "--worker-accelerator", "--worker-image-uri", "--parameter-server-count",
+    "--parameter-server-machine-type", "--runtime-version", "--python-version", "--labels", "--project",
+    "--service-account",
+    # refused, one line each (config.gcloud.REFUSED_FLAGS)
+    "--kms-key", "--kms-keyring", "--kms-location", "--kms-project", "--parameter-server-accelerator",
+    "--parameter-server-image-uri", "--use-chief-in-tf-config", "--tpu-tf-version", "--format", "--account",
+    "--impersonate-service-account",
+)  # fmt: skip
+_CUSTOM_JOB_VALUE_FLAGS = (
+    "--region", "--project", "--labels", "--service-account", "--network", "--args",
+    "--python-package-uris", "--command", "--kms-key", "--kms-keyring", "--kms-location", "--kms-project",
+    "--persistent-resource-id", "--format", "--account", "--impersonate-service-account",
+)  # fmt: skip
+
+
+def _dest(flag: str) -> str:
+    return "g_" + flag.lstrip("-").replace("-", "_")
+
+
+def _flag_options(flags: tuple[str, ...], func):
+    for flag in reversed(flags):
+        func = click.option(flag, _dest(flag), metavar="VALUE", help="as in gcloud")(func)
+    return func
+
+
+def _common_options(func):
+    for option in reversed([
+        click.option("--config", "g_config", type=click.Path(dir_okay=False), help="gcloud's --config file."),
+        click.option("--configuration", "g_configuration", help="gcloud named configuration (for the project)."),
+        click.option("--quiet", "-q", "g_quiet", is_flag=True, help="Accepted; cloudtrain never prompts."),
+        click.option("--verbosity", "g_verbosity", help="Accepted; use cloudtrain --debug for tracebacks."),
+        SET_OPTION,
+        click.option("--dry-run", is_flag=True, help="Build the package and print the request; create nothing."),
+        STRICT_OPTION,
+        OUTPUT_OPTION,
+    ]):  # fmt: skip
+        func = option(func)
+    return func
+
+
+def _given(values: dict, flags: tuple[str, ...]) -> dict:
+    return {flag: values.get(_dest(flag)) for flag in flags}
+
+
+def _read_config(path: str | None):
+    from cloudtrain.config.load import read_document
+
+    return read_document(path) if path else None
+
+
+def _load(doc, overrides, strict: bool, configuration: str | None):
+    from cloudtrain.config.load import load_document
+    from cloudtrain.spec import build_spec
+
+    loaded = load_document(doc, overrides, strict=strict, base=Path.cwd(), gcloud_configuration=configuration)
+    return loaded, build_spec(loaded)
+
+
+# --- ml-engine / ai-platform jobs submit training ---------------------------------------
+
+
+@click.group(name="ml-engine")
+def mlengine() -> None:
+    """gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud."""
+
+
+@mlengine.group(name="jobs")
+def mlengine_jobs() -> None:
+    """ML Engine jobs."""
+
+
+@mlengine_jobs.group(name="submit")
+def mlengine_submit() -> None:
+    """Submit ML Engine jobs."""
+
+
+@mlengine_submit.command(name="training", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("job")
+@click.argument("user_args", nargs=-1, type=click.UNPROCESSED)
+@_common_options
+@click.option("--stream-logs", is_flag=True, help="Stream the job's logs and exit with its outcome.")
+@click.option("--async", "run_async", is_flag=True, help="Return once the job is created (the default).")
+@click.option("--packages", "g_packages", multiple=True, help="Refused: cloudtrain builds from --package-path.")
+@click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
+@lambda f: _flag_options(_MLENGINE_VALUE_FLAGS, f)
+def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, output, overrides, **values) -> None:
+    """Submit a training job as `gcloud ml-engine jobs submit training` did; user args after `--`."""
+    from cloudtrain.cli.submit import run_submit
+    from cloudtrain.config.gcloud import mlengine_document
+    from cloudtrain.errors import UsageError
+
+    if stream_logs and run_async:
+        raise UsageError("--async and --stream-logs exclude each other", hint="drop one (without either: --async)")
+    flags = _given(values, _MLENGINE_VALUE_FLAGS)
+    flags["--packages"] = values.get("g_packages")
+    flags["--enable-web-access"] = values.get("g_enable_web_access")
+    doc = mlengine_document(job, flags, user_args, _read_config(values.get("g_config")))
+    loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
+    run_submit(loaded, spec, dry_run=dry_run, detach=not stream_logs, cancel_on_interrupt=False, output=output,
+               overrides=overrides)  # fmt: skip
+
+
+cli.add_command(mlengine, name="ml-engine")
+cli.add_command(mlengine, name="ai-platform")
+
+
+# --- ai custom-jobs create ---------------------------------------------------------------
+
+
+@click.group(name="ai")
+def ai() -> None:
+    """gcloud ai: `custom-jobs create` as typed for gcloud."""
+
+
+@ai.group(name="custom-jobs")
+def custom_jobs() -> None:
+    """Vertex AI custom jobs."""
+
+
+@custom_jobs.command(name="create", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--display-name", required=True, help="The job's display name, used as given.")
+@click.option("--worker-pool-spec", "g_worker_pool_spec", multiple=True, metavar="KEY=VALUE,…",
+              help="machine-type=…,replica-count=…,accelerator-type=…,accelerator-count=…,executor-image-uri=…,"
+              "python-module=…,local-package-path=…; once per pool.")  # fmt: skip
+@_common_options
+@click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
+@click.option("--enable-dashboard-access", "g_enable_dashboard_access", is_flag=True, help="Refused.")
+@lambda f: _flag_options(_CUSTOM_JOB_VALUE_FLAGS, f)
+def custom_jobs_create(display_name, dry_run, strict, output, overrides, **values) -> None:
+    """Create a Vertex custom job as `gcloud ai custom-jobs create` does; returns once it is created."""
+    from cloudtrain.cli.submit import run_submit
+    from cloudtrain.config.gcloud import custom_job_document
+
+    flags = _given(values, _CUSTOM_JOB_VALUE_FLAGS)
+    flags["--worker-pool-spec"] = values.get("g_worker_pool_spec")
+    flags["--enable-web-access"] = values.get("g_enable_web_access")
+    flags["--enable-dashboard-access"] = values.get("g_enable_dashboard_access")
+    doc = custom_job_document(display_name, flags, _read_config(values.get("g_config")))
+    loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
+    run_submit(loaded, spec, dry_run=dry_run, detach=True, cancel_on_interrupt=False, output=output,
+               overrides=overrides)  # fmt: skip
+
+
+cli.add_command(ai, name="ai")

@@ -1,0 +1,148 @@
+"""Move a config to the other cloud: what that cloud lacks is mapped to its nearest, in one line each.
+
+:func:`fit_to_cloud` is the one place this happens. ``cloudtrain submit`` (and the gcloud forms)
+call it after ``--set`` so ``--set backend=sagemaker`` runs a Vertex or ML Engine file on
+SageMaker; a fallback entry that switches backend calls it the same way.
+
+Mapped, each with a line: the machine (by GPU model and count, :mod:`cloudtrain.catalog.crosscloud`),
+the region (a table kept as data), the TensorFlow version (the nearest the cloud offers, the
+newer on a tie), a prebuilt TF image URI of the other cloud (to its TF version). Refused, with
+the fix named: buckets of the other cloud (staging, output, job dir, data channels: data is
+never copied between clouds behind the user's back) and any other image of the other cloud's
+registry.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from cloudtrain import catalog
+from cloudtrain.catalog import crosscloud
+
+_LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
+_SCHEME = {"vertex": "gs://", "sagemaker": "s3://"}
+_COPY = {"vertex": "gcloud storage cp -r s3://… gs://…", "sagemaker": "aws s3 sync (after gcloud storage cp -r gs://… .)"}
+_REGISTRY = {"vertex": re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"), "sagemaker": re.compile(r"\.dkr\.ecr\.")}
+_VERTEX_TF_IMAGE = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
+_SAGEMAKER_TF_IMAGE = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
+
+
+class Refused(Exception):
+    """A setting that cannot move to the other cloud: ``path`` in the config, the message, the fix."""
+
+    def __init__(self, path: tuple[str, ...], message: str, hint: str):
+        super().__init__(message)
+        self.path, self.message, self.hint = path, message, hint
+
+
+def other(cloud: str) -> str:
+    return "sagemaker" if cloud == "vertex" else "vertex"
+
+
+def fit_to_cloud(data: dict[str, Any], cloud: str) -> tuple[dict[str, Any], list[str]]:
+    """``data`` (a config dict, before validation) made to run on ``cloud``, and one line per mapping.
+
+    Settings that already belong to ``cloud`` are left alone, so a native config comes back
+    unchanged with no lines. Raises :class:`Refused` for what cannot be mapped.
+    """
+    if cloud not in _LABEL:
+        return data, []
+    out = copy.deepcopy(data)
+    notes: list[str] = []
+    source = other(cloud)
+    _machine(out, cloud, source, notes)
+    _region(out, cloud, source, notes)
+    _image(out, cloud, source, notes)
+    _buckets(out, cloud, source)
+    return out, notes
+
+
+def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
+    machine = out.get("machine")
+    if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
+        return
+    if machine["type"] in _types(cloud) or machine["type"] not in _types(source):
+        return
+    try:
+        info = catalog.resolve_machine(source, machine["type"], machine.get("accelerator"),
+                                       machine.get("accelerator_count"))  # fmt: skip
+    except catalog.CatalogError:
+        return  # invalid on its own cloud too: validation names the problem
+    gpu = info.gpu.name if info.gpu else None
+    found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
+    why = []
+    if gpu and found.gpu and found.gpu.name != gpu:
+        why.append(f"{_LABEL[cloud]} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
+    if gpu and found.accelerator_count != info.accelerator_count:
+        why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
+    notes.append(f"machine: {crosscloud.describe(info)} ({_LABEL[source]}) → {crosscloud.describe(found)} on "
+                 f"{_LABEL[cloud]}" + (f" ({'; '.join(why)})" if why else "") + f"; {crosscloud.price_text(found)}")
+    new: dict[str, Any] = {"type": found.machine_type}
+    if found.accelerator_count and cloud == "vertex":
+        new.update(accelerator=found.accelerator, accelerator_count=found.accelerator_count)
+    new.update({k: v for k, v in machine.items() if k not in ("type", "accelerator", "accelerator_count")})
+    out["machine"] = new
+
+
+def _types(cloud: str):
+    from cloudtrain.catalog.table import table
+
+    return table(cloud).types
+
+
+def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
+    region = out.get("region")
+    if not isinstance(region, str) or region in catalog.regions(cloud) or region not in catalog.regions(source):
+        return
+    nearest = crosscloud.nearest_region(cloud, region)
+    if nearest:
+        out["region"] = nearest
+        notes.append(f"region: {region} ({_LABEL[source]}) → {nearest}, the nearest {_LABEL[cloud]} region")
+
+
+def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
+    image = out.get("image")
+    if not isinstance(image, dict):
+        return
+    uri = image.get("uri")
+    if isinstance(uri, str) and _REGISTRY[source].search(uri):
+        match = (_VERTEX_TF_IMAGE if source == "vertex" else _SAGEMAKER_TF_IMAGE).search(uri)
+        if not match:
+            raise Refused(("image", "uri"), f"{uri} is in {_LABEL[source]}'s registry, which {_LABEL[cloud]} "
+                          "does not pull from", f"push it to the {_LABEL[cloud]} registry, or remove image.uri "
+                          "and set image.tensorflow")  # fmt: skip
+        image = {k: v for k, v in image.items() if k != "uri"}
+        image["tensorflow"] = f"{match[1]}.{match[2]}"
+        out["image"] = image
+        notes.append(f"image: {uri} is {_LABEL[source]}'s TensorFlow {image['tensorflow']} image; "
+                     f"using {_LABEL[cloud]}'s")
+    version = image.get("tensorflow")
+    if not isinstance(version, str) or image.get("uri"):
+        return
+    offered = catalog.tensorflow_versions(cloud)
+    wanted = ".".join(version.strip().split(".")[:2])
+    if wanted in offered or wanted not in catalog.tensorflow_versions(source):
+        return
+    nearest = crosscloud.nearest_tensorflow(wanted, offered)
+    out["image"] = {**image, "tensorflow": nearest}
+    notes.append(f"image.tensorflow: {_LABEL[cloud]} has no TensorFlow {wanted} image; using {nearest}, "
+                 "the nearest it offers (the newer on a tie)")
+
+
+def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
+    theirs = _SCHEME[source]
+    for key in ("staging_bucket", "output_dir", "job_dir"):
+        value = out.get(key)
+        if isinstance(value, str) and value.startswith(theirs):
+            raise Refused((key,), f"{value} is a {_LABEL[source]} bucket; {_LABEL[cloud]} cannot use it",
+                          f"set {key}: {_SCHEME[cloud]}… (--set {key}={_SCHEME[cloud]}my-bucket)")  # fmt: skip
+    data = out.get("data")
+    if isinstance(data, dict):
+        for name, channel in data.items():
+            uri = channel.get("uri") if isinstance(channel, dict) else channel
+            if isinstance(uri, str) and uri.startswith(theirs):
+                raise Refused(("data", name), f"channel {name} is in {uri}, a {_LABEL[source]} bucket; "
+                              f"{_LABEL[cloud]} reads {_SCHEME[cloud]} (data is not copied between clouds)",
+                              f"copy it ({_COPY[cloud]}) and set data.{name}: {_SCHEME[cloud]}…")  # fmt: skip

@@ -1,0 +1,216 @@
+"""Read a Vertex ``CustomJobSpec`` (what ``gcloud ai custom-jobs create --config`` takes) as a config.
+
+The file has ``workerPoolSpecs`` (``machineSpec``, ``replicaCount``, ``diskSpec``,
+``pythonPackageSpec``), ``scheduling``, ``serviceAccount``, ``network`` and
+``baseOutputDirectory``; a whole ``CustomJob`` (``displayName`` + ``jobSpec``, as
+``--dry-run -o json`` prints it) is read too. Keys may be camelCase or snake_case. cloudtrain
+keys next to them (``package``, ``region``, ``project``, …) win.
+
+Pool 0 is the chief, pool 1 the workers (same machine: one machine spec for all replicas),
+pool 2 parameter servers (they become workers, with a note), pool 3 evaluators (refused).
+What cloudtrain cannot run is refused in one line each: ``containerSpec`` (your own
+container), prebuilt ``packageUris`` without a package folder, web access, restarts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cloudtrain.config.yaml12 import LoadedYaml, Path_
+from cloudtrain.errors import ConfigError
+
+BOOT_DISK_TYPE = "pd-ssd"
+_SPEC_KEYS = {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "baseOutputDirectory",
+              "enableWebAccess", "reservedIpRanges", "tensorboard", "enableDashboardAccess", "experiment",
+              "experimentRun", "models", "persistentResourceId", "protectedArtifactLocationId"}  # fmt: skip
+_JOB_KEYS = {"displayName", "jobSpec", "labels", "encryptionSpec"}
+_POOL_KEYS = {"machineSpec", "replicaCount", "diskSpec", "pythonPackageSpec", "containerSpec", "nfsMounts"}
+_UNSUPPORTED = {
+    "enableWebAccess": "interactive shell access is not supported",
+    "enableDashboardAccess": "dashboard access is not supported",
+    "reservedIpRanges": "reserved IP ranges are not supported",
+    "tensorboard": "a managed TensorBoard instance is not supported (the trainer writes TensorBoard logs to the output dir)",
+    "experiment": "Vertex experiments are not supported",
+    "experimentRun": "Vertex experiments are not supported",
+    "models": "model registry uploads are not supported",
+    "persistentResourceId": "persistent resources are not supported",
+    "protectedArtifactLocationId": "protected artifact locations are not supported",
+    "encryptionSpec": "customer-managed encryption keys are not supported",
+    "nfsMounts": "NFS mounts are not supported",
+}
+
+
+def _camel(key: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
+
+
+def is_custom_job(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    keys = {_camel(k) for k in data}
+    return "workerPoolSpecs" in keys or ("jobSpec" in keys and isinstance(data.get("jobSpec", data.get("job_spec")), dict))
+
+
+def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
+    """The cloudtrain dict for a CustomJobSpec document, and the notes on what was mapped."""
+    data = loaded.data
+    notes: list[str] = []
+    out: dict[str, Any] = {}
+    top = {_camel(k): k for k in data}
+    prefix: Path_ = ()
+    spec = data
+    if "jobSpec" in top:
+        prefix = (top["jobSpec"],)
+        spec = data[top["jobSpec"]]
+        if "displayName" in top:
+            out["name"] = data[top["displayName"]]
+            out["name_suffix"] = False
+        if "labels" in top and isinstance(data[top["labels"]], dict):
+            out["labels"] = {k: v for k, v in data[top["labels"]].items() if k != "cloudtrain-submit-id"}
+        for key in top:
+            if key in _UNSUPPORTED:
+                raise loaded.error((top[key],), _UNSUPPORTED[key], f"remove {top[key]}")
+        out.update({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS})
+    else:
+        out.update({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS})
+    keys = {_camel(k): k for k in spec}
+
+    def at(*path: str | int) -> Path_:
+        return (*prefix, *path)
+
+    def fail(path: Path_, message: str, hint: str) -> ConfigError:
+        return loaded.error(path, message, hint)
+
+    def put(path: tuple[str, ...], value: Any, source: Path_) -> None:
+        target = out
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+        if path[-1] in target:
+            return  # a cloudtrain key next to the spec wins
+        target[path[-1]] = value
+        loaded.lines.setdefault(path, loaded.line_of(source) or 1)
+        if loaded.flag_of(source):
+            loaded.flags.setdefault(path, loaded.flag_of(source))
+
+    for key, original in keys.items():
+        if key in _UNSUPPORTED and spec[original] not in (None, False, [], {}, ""):
+            raise fail(at(original), _UNSUPPORTED[key], f"remove {original}")
+    out.setdefault("backend", "vertex")
+    if "name" not in out:
+        from cloudtrain.config.legacy import _name_from_file
+
+        out["name"] = _name_from_file(loaded.file)
+
+    pools_key = keys.get("workerPoolSpecs")
+    pools = spec.get(pools_key) if pools_key else None
+    if not isinstance(pools, list) or not pools or not isinstance(pools[0], dict) or not pools[0]:
+        raise fail(at(pools_key or "workerPoolSpecs"), "needs at least the first worker pool (the chief)",
+                   "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
+                   "pythonPackageSpec: {…}}]")  # fmt: skip
+    parsed = [_pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None for i, p in enumerate(pools)]
+    chief = parsed[0]
+    if int(chief["replicaCount"]) != 1:
+        raise fail(at(pools_key, 0), f"the first pool is the chief and has 1 replica, not {chief['replicaCount']}",
+                   "set replicaCount: 1 and put the other replicas in the second pool")  # fmt: skip
+    machine = chief["machineSpec"]
+    put(("machine", "type"), machine.get("machineType"), at(pools_key, 0))
+    if machine.get("acceleratorType") and machine.get("acceleratorType") != "ACCELERATOR_TYPE_UNSPECIFIED":
+        put(("machine", "accelerator"), machine["acceleratorType"], at(pools_key, 0))
+        put(("machine", "accelerator_count"), int(machine.get("acceleratorCount") or 1), at(pools_key, 0))
+    disk = chief.get("diskSpec") or {}
+    if disk.get("bootDiskSizeGb"):
+        put(("machine", "disk_gb"), int(disk["bootDiskSizeGb"]), at(pools_key, 0))
+    if disk.get("bootDiskType") not in (None, BOOT_DISK_TYPE):
+        notes.append(f"diskSpec.bootDiskType {disk['bootDiskType']}: cloudtrain uses {BOOT_DISK_TYPE}")
+
+    replicas = 1
+    if len(parsed) > 1 and parsed[1]:
+        if parsed[1]["machineSpec"] != machine or parsed[1].get("code") != chief.get("code"):
+            raise fail(at(pools_key, 1), "workers must use the chief's machine and code (one spec for all replicas)",
+                       "give the second pool the first pool's machineSpec and pythonPackageSpec")  # fmt: skip
+        replicas += int(parsed[1]["replicaCount"])
+    if len(parsed) > 2 and parsed[2]:
+        servers = int(parsed[2]["replicaCount"])
+        replicas += servers
+        notes.append(f"workerPoolSpecs[2]: {servers} parameter server(s) become workers: {replicas} replicas of the "
+                     "chief's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
+    if len(parsed) > 3 and parsed[3]:
+        raise fail(at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool")
+    if len(parsed) > 4:
+        raise fail(at(pools_key, 4), "Vertex has at most 4 worker pools", "remove the extra pools")
+    if replicas > 1:
+        put(("replica_count",), replicas, at(pools_key))
+
+    code = chief.get("code") or {}
+    source = at(pools_key, 0, code.get("_key", "pythonPackageSpec"))
+    if code.get("executorImageUri"):
+        put(("image", "uri"), code["executorImageUri"], source)
+    if code.get("pythonModule"):
+        put(("package", "module"), code["pythonModule"], source)
+    if code.get("args"):
+        put(("args",), [str(a) for a in code["args"]], source)
+    if code.get("env"):
+        put(("env",), {e["name"]: str(e.get("value", "")) for e in code["env"] if isinstance(e, dict)}, source)
+    uris = code.get("packageUris") or []
+    if uris:
+        if not (out.get("package") or {}).get("path"):
+            raise fail(source, f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
+                       "stages the package from its source folder", "give the folder: --set package.path=./trainer "
+                       "(or local-package-path= in --worker-pool-spec) and drop packageUris")  # fmt: skip
+        notes.append(f"packageUris {', '.join(uris)}: replaced by the package built from package.path "
+                     f"{out['package']['path']}")
+
+    scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
+    source = at(keys.get("scheduling", "scheduling"))
+    if scheduling.get("timeout"):
+        put(("max_runtime",), _duration(scheduling["timeout"]), source)
+    if scheduling.get("restartJobOnWorkerRestart"):
+        raise fail(source, "restartJobOnWorkerRestart is not supported: a failed replica fails the job",
+                   "remove it; the trainer resumes from its checkpoints on resubmit")  # fmt: skip
+    strategy = scheduling.get("strategy")
+    if strategy == "SPOT":
+        put(("spot", "enabled"), True, source)
+    elif strategy not in (None, "STRATEGY_UNSPECIFIED", "STANDARD", "ON_DEMAND"):
+        raise fail(source, f"scheduling.strategy {strategy} is not supported", "use SPOT or remove strategy")
+    for key, path in (("serviceAccount", ("service_account",)), ("network", ("network",))):
+        if spec.get(keys.get(key, key)):
+            put(path, spec[keys[key]], at(keys[key]))
+    base = spec.get(keys.get("baseOutputDirectory", "baseOutputDirectory"))
+    if isinstance(base, dict) and (base.get("outputUriPrefix") or base.get("output_uri_prefix")):
+        put(("output_dir",), base.get("outputUriPrefix") or base.get("output_uri_prefix"), at(keys["baseOutputDirectory"]))
+    return out, notes
+
+
+def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[str, Any]:
+    keys = {_camel(k): k for k in pool}
+    for key, original in keys.items():
+        if key not in _POOL_KEYS:
+            raise fail((*path, original), f"unknown worker pool key {original!r}",
+                       f"allowed: {', '.join(sorted(_POOL_KEYS))}")  # fmt: skip
+    if "nfsMounts" in keys:
+        raise fail((*path, keys["nfsMounts"]), _UNSUPPORTED["nfsMounts"], "remove nfsMounts")
+    if "containerSpec" in keys:
+        raise fail((*path, keys["containerSpec"]), "containerSpec runs your own container; cloudtrain runs a Python "
+                   "package in a prebuilt TensorFlow image (or image.uri)", "use pythonPackageSpec "
+                   "(executorImageUri, pythonModule) with the package folder in package.path")  # fmt: skip
+    machine = {_camel(k): v for k, v in (pool.get(keys.get("machineSpec", "")) or {}).items()}
+    if not machine.get("machineType"):
+        raise fail((*path, keys.get("machineSpec", "machineSpec")), "machineSpec.machineType is required",
+                   "e.g. machineSpec: {machineType: n1-standard-16, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 4}")
+    if "acceleratorCount" in machine:
+        machine["acceleratorCount"] = int(machine["acceleratorCount"])
+    code = None
+    if "pythonPackageSpec" in keys:
+        code = {_camel(k): v for k, v in (pool[keys["pythonPackageSpec"]] or {}).items()}
+        code["_key"] = keys["pythonPackageSpec"]
+    disk = {_camel(k): v for k, v in (pool.get(keys.get("diskSpec", "")) or {}).items()}
+    return {"machineSpec": machine, "replicaCount": int(pool.get(keys.get("replicaCount", ""), 1) or 1),
+            "diskSpec": disk, "code": code}  # fmt: skip
+
+
+def _duration(value: Any) -> Any:
+    """``"7200s"`` (proto JSON Duration) → 7200; ``"1.5s"`` rounds up; anything else for the schema."""
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?s", value.strip()):
+        return max(1, int(-(-float(value.strip()[:-1]) // 1)))
+    return value  # the schema reads 2h, 90m, … and names the problem otherwise

@@ -1,0 +1,240 @@
+"""gcloud's command lines as config documents: pure functions, no I/O.
+
+* ``gcloud ml-engine|ai-platform jobs submit training JOB [flags] [-- ARGS]`` → an ML Engine
+  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.config.legacy` reads;
+* ``gcloud ai custom-jobs create --display-name … --config FILE | --worker-pool-spec …`` → a
+  ``CustomJobSpec`` document that :mod:`cloudtrain.config.customjob` reads.
+
+As in gcloud, flags win over the ``--config`` file. Every value a flag sets remembers the flag
+(``LoadedYaml.flags``), so an error names ``--region`` instead of a file line. Flags that have
+no cloudtrain meaning are refused, one line each (:data:`REFUSED_FLAGS`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cloudtrain.config.yaml12 import LoadedYaml, Path_
+from cloudtrain.errors import UsageError
+
+COMMAND_LINE = "command line"
+_TI = "trainingInput"
+
+#: ``gcloud ml-engine jobs submit training`` flag → where its value goes in the document.
+MLENGINE_FLAGS: dict[str, Path_] = {
+    "--job-dir": (_TI, "jobDir"),
+    "--module-name": (_TI, "pythonModule"),
+    "--region": (_TI, "region"),
+    "--scale-tier": (_TI, "scaleTier"),
+    "--master-machine-type": (_TI, "masterType"),
+    "--master-accelerator": (_TI, "masterConfig", "acceleratorConfig"),
+    "--master-image-uri": (_TI, "masterConfig", "imageUri"),
+    "--worker-count": (_TI, "workerCount"),
+    "--worker-machine-type": (_TI, "workerType"),
+    "--worker-accelerator": (_TI, "workerConfig", "acceleratorConfig"),
+    "--worker-image-uri": (_TI, "workerConfig", "imageUri"),
+    "--parameter-server-count": (_TI, "parameterServerCount"),
+    "--parameter-server-machine-type": (_TI, "parameterServerType"),
+    "--runtime-version": (_TI, "runtimeVersion"),
+    "--python-version": (_TI, "pythonVersion"),
+    "--service-account": (_TI, "serviceAccount"),
+    "--staging-bucket": ("staging_bucket",),
+    "--package-path": ("package", "path"),
+    "--project": ("project",),
+    "--labels": ("labels",),
+}
+#: ``gcloud ai custom-jobs create`` flags that set cloudtrain keys directly.
+CUSTOM_JOB_FLAGS: dict[str, Path_] = {
+    "--region": ("region",),
+    "--project": ("project",),
+    "--labels": ("labels",),
+    "--service-account": ("service_account",),
+    "--network": ("network",),
+    "--args": ("args",),
+}
+#: Flags cloudtrain cannot honour: flag → (why, what to do instead).
+REFUSED_FLAGS: dict[str, tuple[str, str]] = {
+    "--packages": ("cloudtrain builds one package from --package-path; prebuilt archives are not uploaded",
+                   "put dependencies in the package's requirements.txt (or package.requirements)"),
+    "--python-package-uris": ("cloudtrain builds and stages the package itself",
+                              "pass the source folder: --worker-pool-spec …,local-package-path=./trainer"),
+    "--command": ("a container command needs your own container; cloudtrain runs a Python package",
+                  "use python-module= in --worker-pool-spec"),
+    "--kms-key": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
+    "--kms-keyring": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
+    "--kms-location": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
+    "--kms-project": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
+    "--enable-web-access": ("interactive shell access is not supported", "drop --enable-web-access"),
+    "--enable-dashboard-access": ("dashboard access is not supported", "drop --enable-dashboard-access"),
+    "--persistent-resource-id": ("persistent resources are not supported", "drop --persistent-resource-id"),
+    "--parameter-server-accelerator": ("parameter servers become workers on the master's machine",
+                                       "drop it; --master-accelerator sets every replica's GPUs"),
+    "--parameter-server-image-uri": ("parameter servers become workers running the master's image",
+                                     "drop it"),
+    "--use-chief-in-tf-config": ("TF_CONFIG always names the chief on Vertex AI (and cloudtrain's trainer "
+                                 "expects it)", "drop the flag"),
+    "--tpu-tf-version": ("TPUs are not supported; BASIC_TPU maps to GPUs", "drop --tpu-tf-version"),
+    "--format": ("gcloud's output formats are not supported", "use -o json"),
+    "--account": ("cloudtrain uses Application Default Credentials", "run gcloud auth application-default login"),
+    "--impersonate-service-account": ("cloudtrain uses Application Default Credentials",
+                                      "impersonate through the credentials file"),
+}  # fmt: skip
+#: ``--worker-pool-spec`` keys → (pool path, or a cloudtrain key for the code folder).
+_POOL_SPEC_KEYS: dict[str, Path_] = {
+    "machine-type": ("machineSpec", "machineType"),
+    "accelerator-type": ("machineSpec", "acceleratorType"),
+    "accelerator-count": ("machineSpec", "acceleratorCount"),
+    "replica-count": ("replicaCount",),
+    "executor-image-uri": ("pythonPackageSpec", "executorImageUri"),
+    "python-module": ("pythonPackageSpec", "pythonModule"),
+    "container-image-uri": ("containerSpec", "imageUri"),
+    "boot-disk-size": ("diskSpec", "bootDiskSizeGb"),
+    "boot-disk-type": ("diskSpec", "bootDiskType"),
+}
+_POOL_PACKAGE_KEYS = {"local-package-path": "path", "requirements": "requirements", "script": "script"}
+
+
+def refuse_flags(given: Mapping[str, Any]) -> None:
+    """One line for the first flag given that cloudtrain cannot honour."""
+    for flag, value in given.items():
+        if flag in REFUSED_FLAGS and value not in (None, False, (), [], ""):
+            why, fix = REFUSED_FLAGS[flag]
+            raise UsageError(f"{flag}: {why}", hint=fix)
+
+
+def key_values(text: str, flag: str) -> dict[str, str]:
+    """``type=nvidia-tesla-t4,count=4`` → ``{"type": …, "count": "4"}`` (gcloud's dict flags)."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag}: {part!r} is not KEY=VALUE", hint=f"e.g. {flag} type=nvidia-tesla-t4,count=4")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def mlengine_document(
+    job: str, flags: Mapping[str, Any], user_args: Sequence[str], config: LoadedYaml | None
+) -> LoadedYaml:
+    """``ml-engine jobs submit training JOB`` → an ML Engine document, flags over the ``--config`` file."""
+    refuse_flags(flags)
+    doc = _start(config)
+    doc.data.setdefault(_TI, {})
+    if not isinstance(doc.data[_TI], dict):
+        raise doc.error((_TI,), "must be a mapping", "see job_configs/legacy-mlengine.yaml")
+    for flag, path in MLENGINE_FLAGS.items():
+        value = flags.get(flag)
+        if value in (None, (), ""):
+            continue
+        if flag in ("--master-accelerator", "--worker-accelerator"):
+            accel = key_values(value, flag)
+            if "type" not in accel:
+                raise UsageError(f"{flag} needs type=…", hint=f"e.g. {flag} type=nvidia-tesla-t4,count=4")
+            value = {"type": accel["type"], "count": _int(accel.get("count", "1"), flag)}
+        elif flag == "--labels":
+            value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
+        elif flag == "--scale-tier":
+            value = str(value).upper().replace("-", "_")
+        _set(doc, path, value, flag)
+    if user_args:
+        _set(doc, (_TI, "args"), list(user_args), "--")
+    _set(doc, ("name",), job, "JOB")
+    _set(doc, ("name_suffix",), False, "JOB")
+    return doc
+
+
+def custom_job_document(display_name: str, flags: Mapping[str, Any], config: LoadedYaml | None) -> LoadedYaml:
+    """``ai custom-jobs create`` → a ``CustomJobSpec`` document with cloudtrain keys beside it."""
+    refuse_flags(flags)
+    doc = _start(config)
+    specs = flags.get("--worker-pool-spec") or ()
+    if specs:
+        pools: list[dict[str, Any]] = []
+        for text in specs:
+            pool, package = worker_pool_spec(text)
+            pools.append(pool)
+            for key, value in package.items():
+                _set(doc, ("package", key), value, "--worker-pool-spec")
+        for key in [k for k in doc.data if re.sub(r"_([a-z])", lambda m: m[1].upper(), k) == "workerPoolSpecs"]:
+            del doc.data[key]
+        _set(doc, ("workerPoolSpecs",), pools, "--worker-pool-spec")
+    elif not config:
+        raise UsageError("give --config FILE (a CustomJobSpec) or --worker-pool-spec",
+                         hint="e.g. --worker-pool-spec machine-type=n1-standard-4,replica-count=1,"
+                         "executor-image-uri=…,python-module=trainer.task,local-package-path=./trainer")  # fmt: skip
+    for flag, path in CUSTOM_JOB_FLAGS.items():
+        value = flags.get(flag)
+        if value in (None, (), ""):
+            continue
+        if flag == "--labels":
+            value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
+        elif flag == "--args":
+            value = [a for a in str(value).split(",") if a]
+        _set(doc, path, value, flag)
+    _set(doc, ("name",), display_name, "--display-name")
+    _set(doc, ("name_suffix",), False, "--display-name")
+    return doc
+
+
+def worker_pool_spec(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One ``--worker-pool-spec`` → (the worker pool, cloudtrain ``package`` keys)."""
+    pool: dict[str, Any] = {}
+    package: dict[str, Any] = {}
+    for key, value in key_values(text, "--worker-pool-spec").items():
+        if key in _POOL_PACKAGE_KEYS:
+            name = _POOL_PACKAGE_KEYS[key]
+            package[name] = [r for r in re.split(r"[;]", value) if r] if name == "requirements" else value
+            continue
+        if key not in _POOL_SPEC_KEYS:
+            allowed = ", ".join([*_POOL_SPEC_KEYS, *_POOL_PACKAGE_KEYS])
+            raise UsageError(f"--worker-pool-spec: unknown key {key!r}", hint=f"allowed: {allowed}")
+        target = pool
+        *parents, leaf = _POOL_SPEC_KEYS[key]
+        for part in parents:
+            target = target.setdefault(part, {})
+        numeric = key in ("accelerator-count", "replica-count", "boot-disk-size")
+        target[leaf] = _int(value, f"--worker-pool-spec {key}") if numeric else value
+    return pool, package
+
+
+def _start(config: LoadedYaml | None) -> LoadedYaml:
+    if config is None:
+        return LoadedYaml(data={}, file=COMMAND_LINE)
+    return LoadedYaml(data=copy.deepcopy(config.data), file=config.file, lines=dict(config.lines),
+                      flags=dict(config.flags))  # fmt: skip
+
+
+def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:
+    """Put ``value`` at ``path``, replacing the key in any spelling (``master_type``) the file used."""
+    target = doc.data
+    walked: list[str | int] = []
+    for part in path[:-1]:
+        key = _spelled(target, str(part))
+        if not isinstance(target.get(key), dict):
+            target[key] = {}
+        target = target[key]
+        walked.append(key)
+    leaf = str(path[-1])
+    for key in [k for k in target if k != leaf and _camel(k) == leaf]:
+        del target[key]
+    target[leaf] = value
+    doc.flags[(*walked, leaf)] = flag
+
+
+def _spelled(mapping: dict[str, Any], camel: str) -> str:
+    """The key the file used for ``camel`` (``master_config`` for ``masterConfig``), else ``camel``."""
+    return next((k for k in mapping if _camel(k) == camel), camel)
+
+
+def _camel(key: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
+
+
+def _int(value: str, flag: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{flag}: {value!r} is not a whole number") from None

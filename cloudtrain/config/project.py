@@ -1,0 +1,90 @@
+"""Which Google Cloud project a Vertex job runs in, looked up the way gcloud users expect.
+
+In this order, the first that names one wins:
+
+1. ``--project`` (the gcloud forms' flag);
+2. the config's ``project`` (or ``--set project=…``);
+3. ``CLOUDSDK_CORE_PROJECT``;
+4. gcloud's active configuration: ``$CLOUDSDK_CONFIG`` or ``~/.config/gcloud``, the name from
+   ``$CLOUDSDK_ACTIVE_CONFIG_NAME`` or the ``active_config`` file (else ``default``),
+   ``[core] project`` in ``configurations/config_<name>``;
+5. ``GOOGLE_CLOUD_PROJECT``;
+6. ``quota_project_id``, then ``project_id``, read from the Application Default Credentials
+   JSON (``$GOOGLE_APPLICATION_CREDENTIALS`` or ``application_default_credentials.json`` in
+   gcloud's folder).
+
+Files are read, never executed: gcloud is not run, and google-auth's own lookup is not
+called (with gcloud-made credentials it runs ``gcloud config get project`` in a subprocess).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def gcloud_dir(environ: Mapping[str, str], home: Path) -> Path:
+    return Path(environ["CLOUDSDK_CONFIG"]) if environ.get("CLOUDSDK_CONFIG") else home / ".config" / "gcloud"
+
+
+def active_configuration(environ: Mapping[str, str], home: Path, name: str | None = None) -> tuple[str, Path]:
+    """The active configuration's name and file (which may not exist)."""
+    folder = gcloud_dir(environ, home)
+    if not name:
+        name = environ.get("CLOUDSDK_ACTIVE_CONFIG_NAME") or _read(folder / "active_config").strip() or "default"
+    return name, folder / "configurations" / f"config_{name}"
+
+
+def find_project(
+    flag: str | None,
+    configured: tuple[str, str] | None,
+    environ: Mapping[str, str],
+    home: Path,
+    *,
+    configuration: str | None = None,
+) -> tuple[str | None, str]:
+    """``(project, where it came from)``; ``(None, what was searched)`` when nothing names one.
+
+    ``configured`` is the config's own value with its origin (``"job.yaml:3"``, ``"--set"``);
+    ``configuration`` is gcloud's ``--configuration`` flag.
+    """
+    if flag:
+        return flag, "--project"
+    if configured and configured[0]:
+        return configured
+    if environ.get("CLOUDSDK_CORE_PROJECT"):
+        return environ["CLOUDSDK_CORE_PROJECT"], "CLOUDSDK_CORE_PROJECT"
+    name, file = active_configuration(environ, home, configuration)
+    project = _ini_value(file, "core", "project")
+    if project:
+        return project, f"gcloud configuration {name!r} ({file})"
+    if environ.get("GOOGLE_CLOUD_PROJECT"):
+        return environ["GOOGLE_CLOUD_PROJECT"], "GOOGLE_CLOUD_PROJECT"
+    adc = Path(environ.get("GOOGLE_APPLICATION_CREDENTIALS") or gcloud_dir(environ, home) / "application_default_credentials.json")
+    try:
+        creds = json.loads(_read(adc) or "{}")
+    except json.JSONDecodeError:
+        creds = {}
+    for key in ("quota_project_id", "project_id"):
+        if isinstance(creds, dict) and isinstance(creds.get(key), str) and creds[key]:
+            return creds[key], f"Application Default Credentials ({adc}, {key})"
+    return None, f"--project, project:, CLOUDSDK_CORE_PROJECT, {file}, GOOGLE_CLOUD_PROJECT, {adc}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _ini_value(path: Path, section: str, key: str) -> str | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(_read(path))
+    except configparser.Error:
+        return None
+    value = parser.get(section, key, fallback="").strip()
+    return value or None
