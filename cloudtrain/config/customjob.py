@@ -14,6 +14,7 @@ container), prebuilt ``packageUris`` without a package folder, web access, resta
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
@@ -71,9 +72,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
         for key in top:
             if key in _UNSUPPORTED:
                 raise loaded.error((top[key],), _UNSUPPORTED[key], f"remove {top[key]}")
-        out.update({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS})
+        out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS}))
     else:
-        out.update({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS})
+        out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS}))
     keys = {_camel(k): k for k in spec}
 
     def at(*path: str | int) -> Path_:

@@ -19,6 +19,7 @@ to the cloud's default TF 2 image, 2.x runtimes to the nearest offered.
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import PurePath
 from typing import Any, NamedTuple
@@ -130,7 +131,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
         if ti.get(key) not in (None, False, 0, [], {}):
             raise fail(message, key, hint)
 
-    out: dict[str, Any] = {k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")}
+    out: dict[str, Any] = copy.deepcopy({k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")})
 
     def put(path: tuple[str, ...], value: Any, source_key: str) -> None:
         target = out
@@ -163,7 +164,8 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     accel = _accelerator_config(ti.get("masterConfig"), fail)
     if accel:
         source = "masterConfig"
-    machine = _machine(str(master), accel, cloud, fail, source, notes)
+    label = f"scaleTier {tier_name}" if tier else f"masterType {master}"
+    machine = _machine(str(master), accel, cloud, fail, label if source != "masterConfig" else source, notes)
     if machine:
         put(("machine", "type"), machine.machine_type, source)
         if machine.accelerator_count:
@@ -256,8 +258,7 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, fail, key: st
     if not gpu and cloud == "vertex":
         why.append(f"{machine_type} is not a Vertex AI training machine type")
     was = machine_type + (f" with {count} × {gpu}" if gpu else "")
-    was = was if was == name else f"{name} ({was})"
-    notes.append(f"{key} {was} → {crosscloud.describe(found)}" + (f": {'; '.join(why)}" if why else "")
+    notes.append(f"{key}: {was} → {crosscloud.describe(found)}" + (f" ({'; '.join(why)})" if why else "")
                  + f"; {crosscloud.price_text(found)}")  # fmt: skip
     return found
 

@@ -1,13 +1,20 @@
-"""ML Engine's `trainingInput` format maps to a Vertex config; retired machines name a replacement."""
+"""ML Engine's `trainingInput` format maps to a config; retired hardware maps to the nearest, one line each."""
 
 from __future__ import annotations
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config import legacy, load_config
+from cloudtrain.config.yaml12 import load_yaml
 from cloudtrain.errors import ConfigError
+from tests.config.golden_files import assert_golden
 
 HEAD = "name: legacy\nproject: p\nstaging_bucket: gs://b\npackage: {path: trainer}\n"
+
+
+def convert(text: str, file: str = "config_gpu4.yaml"):
+    data, notes = legacy.convert(load_yaml(text, file))
+    return {"config": data, "notes": notes}
 
 
 def test_custom_tier_with_accelerator_config(project):
@@ -28,27 +35,99 @@ trainingInput:
     assert (cfg.args, cfg.max_runtime) == (["--epochs", "3"], 7200)
 
 
-def test_snake_case_keys_and_legacy_names(project):
-    cfg = load_config(project(HEAD + "trainingInput: {scale_tier: CUSTOM, master_type: complex_model_m_v100, region: us-central1}\n")).config
+def test_snake_case_keys_and_legacy_names_that_still_exist(project):
+    loaded = load_config(project(HEAD + "trainingInput: {scale_tier: CUSTOM, master_type: complex_model_m_v100, region: us-central1}\n"))
+    cfg = loaded.config
     assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == ("n1-standard-16", "NVIDIA_TESLA_V100", 4)
+    assert loaded.notes == ()  # V100 is still offered: nothing changed, nothing to say
 
 
-def test_retired_k80_machine_names_replacement(project):
-    # The first source article's config: scaleTier BASIC, master_type complex_model_m_gpu.
+# Each legacy machine and tier: what it becomes and the line that says so (golden files).
+CASES = {
+    "article_config": "trainingInput:\n  scaleTier: CUSTOM\n  master_type: complex_model_m_gpu\n  worker_count: 0\n",
+    "basic": "trainingInput: {scaleTier: BASIC}\n",
+    "basic_gpu": "trainingInput: {scaleTier: BASIC_GPU}\n",
+    "basic_tpu": "trainingInput: {scaleTier: BASIC_TPU}\n",
+    "standard_1": "trainingInput: {scaleTier: STANDARD_1}\n",
+    "premium_1": "trainingInput: {scaleTier: PREMIUM_1}\n",
+    "complex_model_l_gpu": "trainingInput: {scaleTier: CUSTOM, masterType: complex_model_l_gpu}\n",
+    "standard_p100": "trainingInput: {scaleTier: CUSTOM, masterType: standard_p100}\n",
+    "complex_model_s": "trainingInput: {scaleTier: CUSTOM, masterType: complex_model_s}\n",
+    "k80_accelerator_config": "trainingInput:\n  scaleTier: CUSTOM\n  masterType: n1-standard-8\n  masterConfig:\n"
+                              "    acceleratorConfig: {type: NVIDIA_TESLA_K80, count: 2}\n",
+    "custom_parameter_servers": "trainingInput: {scaleTier: CUSTOM, masterType: large_model, workerCount: 2, "
+                                "workerType: large_model, parameterServerCount: 1, parameterServerType: standard}\n",
+    "runtime_2_1_python_3_7": "trainingInput: {scaleTier: BASIC, runtimeVersion: '2.1', pythonVersion: '3.7'}\n",
+    "job_dir_and_module": "trainingInput: {scaleTier: BASIC, jobDir: 'gs://b/jobs/run1/', pythonModule: trainer.task, "
+                          "runtimeVersion: '2.15', pythonVersion: '3.10'}\n",
+    "sagemaker_article": "backend: sagemaker\ntrainingInput:\n  scaleTier: CUSTOM\n  master_type: complex_model_m_gpu\n"
+                         "  runtimeVersion: '2.17'\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_translation_matches_golden(name):
+    assert_golden(f"legacy_{name}", convert(CASES[name]))
+
+
+def test_article_config_maps_k80_to_t4_at_the_same_count_with_the_price():
+    out = convert(CASES["article_config"])
+    assert out["config"]["machine"] == {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4}
+    (note,) = out["notes"]
+    assert "K80" in note and "T4" in note and "$2.48/hour" in note
+
+
+def test_eight_k80_become_the_nearest_count_of_t4_and_say_so():
+    out = convert(CASES["complex_model_l_gpu"])
+    assert out["config"]["machine"]["accelerator_count"] == 4
+    assert "8 × T4 is not offered, 4 is the nearest count" in out["notes"][0]
+
+
+def test_parameter_servers_become_workers():
+    out = convert(CASES["standard_1"])
+    assert out["config"]["replica_count"] == 8  # 1 master + 4 workers + 3 parameter servers
+    assert any("parameter server(s) become workers" in n for n in out["notes"])
+
+
+def test_tf1_runtime_maps_to_the_default_image_with_a_line():
+    out = convert("trainingInput: {scaleTier: BASIC, runtimeVersion: '1.10'}\n")
+    assert out["config"]["image"] == {"tensorflow": "2.17"}
+    assert "TensorFlow 1" in out["notes"][0]
+
+
+def test_strict_legacy_turns_a_mapping_into_an_error(project):
     with pytest.raises(ConfigError) as info:
-        load_config(project(HEAD + "trainingInput:\n  scaleTier: CUSTOM\n  master_type: complex_model_m_gpu\n  region: us-central1\n"))
-    message = str(info.value)
-    assert info.value.line == 7 and "K80" in message and "n1-standard-16" in message and "NVIDIA_TESLA_T4" in message
+        load_config(project(HEAD + "trainingInput: {masterType: complex_model_m_gpu, region: us-central1}\n"), strict=True)
+    assert info.value.file == "--strict-legacy" and "K80" in str(info.value)
 
 
-def test_parameter_servers_are_refused(project):
-    with pytest.raises(ConfigError, match="parameter servers"):
-        load_config(project(HEAD + "trainingInput: {masterType: n1-standard-8, parameterServerCount: 2, region: us-central1}\n"))
+def test_master_type_with_a_fixed_tier_names_the_fix():
+    with pytest.raises(ConfigError, match="only read with scaleTier CUSTOM") as info:
+        convert("trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n")
+    assert info.value.line == 3 and "--scale-tier CUSTOM" in str(info.value)
 
 
-def test_tf1_runtime_is_refused(project):
-    with pytest.raises(ConfigError, match="TensorFlow 1"):
-        load_config(project(HEAD + "trainingInput: {masterType: n1-standard-8, runtimeVersion: '1.10', region: us-central1}\n"))
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("trainingInput: {scaleTier: BASIC, packageUris: ['gs://b/p.tar.gz']}\n", "packageUris"),
+        ("trainingInput: {scaleTier: BASIC, hyperparameters: {goal: MAXIMIZE}}\n", "tuning"),
+        ("trainingInput: {scaleTier: BASIC, evaluatorCount: 1}\n", "evaluators"),
+        ("trainingInput: {scaleTier: CUSTOM, masterType: standard, workerCount: 1, workerType: large_model}\n",
+         "same machine"),
+        ("trainingInput: {scaleTier: BASIC, bogus: 1}\n", "unknown trainingInput key"),
+        ("trainingInput: {scaleTier: SUPER}\n", "unknown scaleTier"),
+    ],
+)
+def test_what_cannot_map_is_one_line(text, message):
+    with pytest.raises(ConfigError, match=message):
+        convert(text)
+
+
+def test_set_changes_a_legacy_key(project):
+    path = project(HEAD + "trainingInput: {scaleTier: CUSTOM, masterType: standard_p100, region: us-central1}\n")
+    cfg = load_config(path, ["trainingInput.masterType=standard_v100"]).config
+    assert (cfg.machine.accelerator, cfg.machine.accelerator_count) == ("NVIDIA_TESLA_V100", 1)
 
 
 def test_shipped_legacy_example_loads():

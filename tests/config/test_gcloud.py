@@ -1,0 +1,143 @@
+"""gcloud's command lines → config documents: every flag mapped or refused, flags over the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from cloudtrain.config import gcloud, legacy
+from cloudtrain.config.yaml12 import load_yaml
+from cloudtrain.errors import UsageError
+from tests.config.golden_files import assert_golden
+
+ARTICLE_CONFIG = "trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n  worker_count: 0\n"
+ARTICLE_FLAGS = {
+    "--stream-logs": True,
+    "--job-dir": "gs://segment-expansion-dev/ml_job_temp/mgpu_5/",
+    "--runtime-version": "1.10",
+    "--module-name": "trainer.task",
+    "--package-path": "./trainer/",
+    "--region": "asia-east1",
+    "--scale-tier": "CUSTOM",
+}
+
+
+def article_document():
+    return gcloud.mlengine_document("mgpu_32", ARTICLE_FLAGS, (), load_yaml(ARTICLE_CONFIG, "config_gpu4.yaml"))
+
+
+def test_article_command_document_and_translation_match_golden():
+    doc = article_document()
+    config, notes = legacy.convert(doc)
+    assert_golden("gcloud_article", {"document": doc.data, "config": config, "notes": notes,
+                                     "flags": {".".join(k): v for k, v in sorted(doc.flags.items())}})
+
+
+def test_flags_win_over_the_file_in_any_spelling():
+    doc = article_document()
+    ti = doc.data["trainingInput"]
+    assert ti["scaleTier"] == "CUSTOM" and "scale_tier" not in ti  # --scale-tier CUSTOM over the file's BASIC
+    assert ti["master_type"] == "complex_model_m_gpu"  # the file's key, in its own spelling, stays
+
+
+# Every mapped flag: (flag, value) → (path in the translated config, expected value).
+MAPPED = [
+    ("--job-dir", "gs://b/run", ("job_dir",), "gs://b/run"),
+    ("--module-name", "pkg.main", ("package", "module"), "pkg.main"),
+    ("--region", "europe-west4", ("region",), "europe-west4"),
+    ("--scale-tier", "basic-gpu", ("machine", "accelerator"), "NVIDIA_TESLA_T4"),
+    ("--master-machine-type", "n1-highmem-16", ("machine", "type"), "n1-highmem-16"),
+    ("--master-image-uri", "gcr.io/p/img:1", ("image", "uri"), "gcr.io/p/img:1"),
+    ("--worker-count", "3", ("replica_count",), 4),
+    ("--parameter-server-count", "2", ("replica_count",), 3),
+    ("--runtime-version", "2.16", ("image", "tensorflow"), "2.16"),
+    ("--service-account", "sa@p.iam.gserviceaccount.com", ("service_account",), "sa@p.iam.gserviceaccount.com"),
+    ("--staging-bucket", "gs://stage", ("staging_bucket",), "gs://stage"),
+    ("--package-path", "src/trainer", ("package", "path"), "src/trainer"),
+    ("--project", "my-proj", ("project",), "my-proj"),
+    ("--labels", "team=ml,env=dev", ("labels",), {"team": "ml", "env": "dev"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("flag", "value", "path", "expected"), MAPPED, ids=[m[0] for m in MAPPED])
+def test_each_mapped_flag(flag, value, path, expected):
+    flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8", flag: value}
+    if flag == "--master-image-uri":
+        flags["--runtime-version"] = None
+    if flag == "--scale-tier":
+        flags.pop("--master-machine-type")
+    doc = gcloud.mlengine_document("job_1", flags, (), None)
+    config, _ = legacy.convert(doc)
+    node = config
+    for part in path:
+        node = node[part]
+    assert node == expected
+    assert doc.error(_doc_path(flag), "x").file == (flag if flag != "--scale-tier" else "--scale-tier")
+
+
+def _doc_path(flag: str):
+    return gcloud.MLENGINE_FLAGS[flag]
+
+
+def test_accelerator_flags_map_like_accelerator_config():
+    flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-16",
+             "--master-accelerator": "type=nvidia-tesla-k80,count=4", "--worker-count": "1",
+             "--worker-machine-type": "n1-standard-16", "--worker-accelerator": "type=nvidia-tesla-k80,count=4"}  # fmt: skip
+    config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
+    assert config["machine"] == {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4}
+    assert config["replica_count"] == 2 and "K80" in notes[0]
+
+
+def test_user_args_after_double_dash_keep_their_order_and_replace_the_files():
+    text = "trainingInput: {scaleTier: BASIC, args: [--from-file]}\n"
+    args = ("--data", "gs://b/x", "--epochs=3", "--", "-v")
+    config, _ = legacy.convert(gcloud.mlengine_document("j", {}, args, load_yaml(text, "c.yaml")))
+    assert config["args"] == list(args)
+
+
+def test_job_becomes_the_name_used_as_given():
+    config, _ = legacy.convert(gcloud.mlengine_document("mgpu_32", {"--scale-tier": "BASIC"}, (), None))
+    assert (config["name"], config["name_suffix"]) == ("mgpu_32", False)
+
+
+@pytest.mark.parametrize("flag", sorted(gcloud.REFUSED_FLAGS))
+def test_each_refused_flag_is_one_line(flag):
+    value = ("dist/p.tar.gz",) if flag == "--packages" else True if flag.startswith("--enable") else "x"
+    with pytest.raises(UsageError) as info:
+        gcloud.mlengine_document("j", {flag: value}, (), None)
+    assert str(info.value).startswith(f"{flag}: ") and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["type", "count=4", "type=t4,count=four"])
+def test_bad_accelerator_values_are_one_line(text):
+    with pytest.raises(UsageError, match="--master-accelerator"):
+        gcloud.mlengine_document("j", {"--master-accelerator": text}, (), None)
+
+
+def test_worker_pool_spec_parses_into_a_pool_and_package_keys():
+    pool, package = gcloud.worker_pool_spec(
+        "machine-type=n1-standard-16,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,accelerator-count=4,"
+        "executor-image-uri=us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest,"
+        "python-module=trainer.task,local-package-path=./trainer,requirements=pandas;numpy<2"
+    )
+    assert pool == {
+        "machineSpec": {"machineType": "n1-standard-16", "acceleratorType": "NVIDIA_TESLA_T4", "acceleratorCount": 4},
+        "replicaCount": 1,
+        "pythonPackageSpec": {"executorImageUri": "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
+                              "pythonModule": "trainer.task"},
+    }  # fmt: skip
+    assert package == {"path": "./trainer", "requirements": ["pandas", "numpy<2"]}
+    with pytest.raises(UsageError, match="unknown key 'gpu'"):
+        gcloud.worker_pool_spec("machine-type=n1-standard-4,gpu=1")
+
+
+def test_custom_job_document_from_flags_matches_golden():
+    flags = {"--region": "us-central1", "--labels": "team=ml", "--args": "--epochs=3,--data=digits",
+             "--worker-pool-spec": ("machine-type=n1-standard-16,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,"
+                                    "accelerator-count=4,executor-image-uri=us-docker.pkg.dev/vertex-ai/training/"
+                                    "tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
+                                    "machine-type=n1-standard-16,replica-count=2,accelerator-type=NVIDIA_TESLA_T4,"
+                                    "accelerator-count=4")}  # fmt: skip
+    with pytest.raises(Exception):
+        gcloud.custom_job_document("mnist", {"--region": "us-central1"}, None)  # neither --config nor a pool
+    doc = gcloud.custom_job_document("mnist_run", flags, None)
+    assert_golden("gcloud_custom_job_flags", {"document": doc.data})
