@@ -1,0 +1,246 @@
+"""gcloud's command lines with only the program name changed, through `cloudtrain.cli.main`, offline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import pytest
+
+from cloudtrain.cli import main
+from tests.conftest import REPO
+
+ARTICLE_CONFIG = """\
+trainingInput:
+  scaleTier: BASIC
+  master_type: complex_model_m_gpu
+  worker_count: 0
+"""
+JOB_DIR = "gs://segment-expansion-dev/ml_job_temp/mgpu_5/"
+ARTICLE = ["ml-engine", "jobs", "submit", "training", "mgpu_32", "--stream-logs", "--job-dir", JOB_DIR,
+           "--runtime-version", "1.10", "--module-name", "trainer.task", "--package-path", "./trainer/",
+           "--region", "asia-east1", "--scale-tier", "CUSTOM", "--config=./config_gpu4.yaml"]  # fmt: skip
+
+
+@pytest.fixture
+def article(tmp_path, monkeypatch):
+    """The article's folder: trainer/ and config_gpu4.yaml; gcloud configured with a project."""
+    shutil.copytree(REPO / "trainer", tmp_path / "trainer", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "config_gpu4.yaml").write_text(ARTICLE_CONFIG)
+    gcloud = tmp_path / "gcloud"
+    (gcloud / "configurations").mkdir(parents=True)
+    (gcloud / "active_config").write_text("segment")  # `gcloud config configurations activate segment`
+    (gcloud / "configurations" / "config_segment").write_text(
+        "[core]\naccount = someone@example.com\nproject = segment-expansion-dev\n\n[compute]\nregion = asia-east1\n"
+    )
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(gcloud))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_article_command_gives_the_expected_vertex_request(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    body = result["request"]
+    (pool,) = body["jobSpec"]["workerPoolSpecs"]
+    assert pool["machineSpec"] == {"machineType": "n1-standard-16", "acceleratorType": "NVIDIA_TESLA_T4",
+                                   "acceleratorCount": 4}  # fmt: skip
+    assert result["region"] == "asia-east1" and body["displayName"] == "mgpu_32"
+    sha = result["package"]["sha256"]
+    staged = pool["pythonPackageSpec"]["packageUris"][0]
+    assert staged.startswith(f"{JOB_DIR}packages/{sha}/") and staged.endswith(".tar.gz")
+    assert pool["pythonPackageSpec"]["args"] == [f"--job-dir={JOB_DIR.rstrip('/')}"]
+    assert pool["pythonPackageSpec"]["pythonModule"] == "trainer.task"
+    assert "tf-gpu.2-17" in pool["pythonPackageSpec"]["executorImageUri"]
+    assert body["jobSpec"]["baseOutputDirectory"] == {"outputUriPrefix": JOB_DIR.rstrip("/")}
+    assert result["project"]["id"] == "segment-expansion-dev"
+    assert "gcloud configuration 'segment'" in result["project"]["source"]
+    assert any("K80" in n and "T4" in n and "/hour" in n for n in result["notes"])
+    assert any("runtimeVersion 1.10" in n for n in result["notes"])
+
+    from google.cloud.aiplatform_v1.types import CustomJob
+    from google.protobuf import json_format
+
+    json_format.ParseDict(body, CustomJob.pb(CustomJob()), ignore_unknown_fields=False)
+
+
+def test_ai_platform_is_the_same_command(article, capsys):
+    _, ml, _ = run(capsys, *ARTICLE, "--dry-run", "-o", "json")
+    _, ai, _ = run(capsys, "ai-platform", *ARTICLE[1:], "--dry-run", "-o", "json")
+    strip = lambda text: {k: v for k, v in json.loads(text).items() if k != "request"}  # noqa: E731
+    assert strip(ml) == strip(ai)
+
+
+def test_text_summary_names_project_source_and_each_mapping(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run")
+    assert code == 0, err
+    assert "segment-expansion-dev (from gcloud configuration 'segment'" in out
+    assert "cloudtrain · mgpu_32" in out
+    assert sum(line.startswith("mapped: ") for line in out.splitlines()) == 2
+
+
+def test_user_args_after_double_dash_in_order(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--", "--epochs", "2", "--data=digits")
+    assert code == 0, err
+    (pool,) = json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"]
+    assert pool["pythonPackageSpec"]["args"] == ["--epochs", "2", "--data=digits", f"--job-dir={JOB_DIR.rstrip('/')}"]
+
+
+def test_strict_legacy_refuses_the_k80_in_one_line(article, capsys):
+    code, _, err = run(capsys, *ARTICLE, "--dry-run", "--strict-legacy")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: --strict-legacy: masterType complex_model_m_gpu")
+
+
+def test_set_changes_legacy_keys_and_flags(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--set", "trainingInput.master_type=standard_v100",
+                         "--set", "labels={team: ml}")  # fmt: skip
+    assert code == 0, err
+    body = json.loads(out)["request"]
+    assert body["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["acceleratorType"] == "NVIDIA_TESLA_V100"
+    assert body["labels"]["team"] == "ml"
+
+
+def test_project_flag_wins(article, capsys):
+    code, out, _ = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--project", "other-proj")
+    assert code == 0 and json.loads(out)["project"] == {"id": "other-proj", "source": "--project"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--packages", "dist/extra.tar.gz"], "error: --packages: cloudtrain builds one package"),
+        (["--kms-key", "k"], "error: --kms-key: customer-managed"),
+        (["--enable-web-access"], "error: --enable-web-access:"),
+        (["--async"], "error: --async and --stream-logs exclude each other"),
+        (["--region", "mars-east1"], "error: --region: region: vertex has no region 'mars-east1'"),
+        (["--master-accelerator", "count=4"], "error: --master-accelerator needs type="),
+        (["--scale-tier", "HUGE"], "error: --scale-tier: trainingInput.scaleTier: unknown scaleTier"),
+    ],
+)
+def test_refusals_are_one_line_exit_2(article, capsys, extra, message):
+    code, _, err = run(capsys, *ARTICLE, "--dry-run", *extra)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith(message), err
+
+
+def test_on_sagemaker_with_set_backend(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--set", "backend=sagemaker",
+                         "--set", "role_arn=arn:aws:iam::123456789012:role/R", "--set", "job_dir=s3://b/jobs/mgpu_5")
+    assert code == 0, err
+    result = json.loads(out)
+    body = result["request"]
+    assert body["ResourceConfig"]["InstanceType"] == "ml.g4dn.12xlarge" and result["region"] == "ap-east-2"
+    assert body["TrainingJobName"].startswith("mgpu-32-")  # SageMaker's rule: no "_"
+    assert json.loads(body["HyperParameters"]["sagemaker_submit_directory"]).startswith("s3://b/jobs/mgpu_5/packages/")
+    assert json.loads(body["HyperParameters"]["cloudtrain_args"]) == ["--job-dir=s3://b/jobs/mgpu_5"]
+    code, _, err = run(capsys, *ARTICLE, "--dry-run", "--set", "backend=sagemaker",
+                       "--set", "role_arn=arn:aws:iam::123456789012:role/R")  # fmt: skip
+    assert code == 2 and "job_dir" in err and "s3://" in err
+
+
+CUSTOM_JOB_SPEC = """\
+workerPoolSpecs:
+  - machineSpec: {machineType: n1-standard-16, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 4}
+    replicaCount: 1
+    diskSpec: {bootDiskType: pd-ssd, bootDiskSizeGb: 200}
+    pythonPackageSpec: &code
+      executorImageUri: us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-16.py310:latest
+      packageUris: [gs://my-bucket/dist/trainer-0.1.tar.gz]
+      pythonModule: trainer.task
+      args: [--data=digits, --epochs=3]
+      env: [{name: TF_CPP_MIN_LOG_LEVEL, value: "1"}]
+  - machineSpec: {machineType: n1-standard-16, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 4}
+    replicaCount: 2
+    diskSpec: {bootDiskType: pd-ssd, bootDiskSizeGb: 200}
+    pythonPackageSpec: *code
+scheduling: {timeout: 7200s}
+serviceAccount: trainer@my-project.iam.gserviceaccount.com
+network: projects/123456789/global/networks/default
+baseOutputDirectory: {outputUriPrefix: gs://my-bucket/outputs/mnist}
+"""
+
+
+def custom_job_args(path, *extra):
+    return ["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "mnist_cj", "--config",
+            str(path), "--project", "my-project", "--set", "package.path=./trainer", "--set",
+            "staging_bucket=gs://my-bucket", *extra, "--dry-run", "-o", "json"]  # fmt: skip
+
+
+def test_custom_job_spec_round_trips_to_the_request_gcloud_would_send(article, capsys):
+    from google.cloud.aiplatform_v1.types import CustomJobSpec
+    from google.protobuf import json_format
+    import yaml
+
+    path = article / "spec.yaml"
+    path.write_text(CUSTOM_JOB_SPEC)
+    code, out, err = run(capsys, *custom_job_args(path))
+    assert code == 0, err
+    result = json.loads(out)
+    sent = result["request"]["jobSpec"]
+    theirs = yaml.safe_load(CUSTOM_JOB_SPEC)
+    ours_uri = sent["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"]
+    for pool in theirs["workerPoolSpecs"]:
+        pool["pythonPackageSpec"] = {**pool["pythonPackageSpec"], "packageUris": ours_uri}
+    as_proto = lambda d: json_format.ParseDict(d, CustomJobSpec.pb(CustomJobSpec()))  # noqa: E731
+    assert as_proto(sent) == as_proto(theirs)
+    assert result["request"]["displayName"] == "mnist_cj"
+    assert any("packageUris" in n for n in result["notes"])
+
+
+def test_custom_job_from_worker_pool_spec_flags(article, capsys):
+    code, out, err = run(capsys, "ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "wps",
+                         "--worker-pool-spec", "machine-type=n1-standard-8,replica-count=1,accelerator-type="
+                         "NVIDIA_TESLA_T4,accelerator-count=1,executor-image-uri=us-docker.pkg.dev/vertex-ai/"
+                         "training/tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
+                         "--args=--epochs=1,--data=digits", "--set", "staging_bucket=gs://my-bucket",
+                         "--dry-run", "-o", "json")  # fmt: skip
+    assert code == 0, err
+    (pool,) = json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"]
+    assert pool["machineSpec"]["acceleratorCount"] == 1 and pool["pythonPackageSpec"]["args"] == ["--epochs=1", "--data=digits"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("pythonPackageSpec: *code", "containerSpec: {imageUri: gcr.io/p/t:1}"), "containerSpec runs your own container"),
+        (("scheduling: {timeout: 7200s}", "scheduling: {restartJobOnWorkerRestart: true}"), "restartJobOnWorkerRestart"),
+        (("network:", "enableWebAccess: true\nnetwork:"), "interactive shell access"),
+    ],
+)
+def test_custom_job_refusals_are_one_line(article, capsys, change, message):
+    path = article / "spec.yaml"
+    path.write_text(CUSTOM_JOB_SPEC.replace(*change, 1))
+    code, _, err = run(capsys, *custom_job_args(path))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+
+
+def test_custom_job_packageuris_without_a_folder_names_the_fix(article, capsys):
+    path = article / "spec.yaml"
+    path.write_text(CUSTOM_JOB_SPEC)
+    args = [a for a in custom_job_args(path) if a != "package.path=./trainer"]
+    args.remove("--set")
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "package.path" in err and "packageUris" in err
+
+
+def test_the_gcloud_forms_import_no_cloud_sdk(article):
+    import subprocess
+    import sys
+
+    probe = textwrap.dedent(f"""
+        import sys
+        from cloudtrain.cli import main
+        code = main({ARTICLE + ['--dry-run', '-o', 'json']!r})
+        bad = [m for m in sys.modules if m.startswith(("google.cloud.", "boto3", "botocore", "tensorflow"))]
+        print(code, bad)
+    """)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=article, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
