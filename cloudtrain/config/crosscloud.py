@@ -7,9 +7,9 @@ SageMaker; a fallback entry that switches backend calls it the same way.
 Mapped, each with a line: the machine (by GPU model and count, :mod:`cloudtrain.catalog.crosscloud`),
 the region (a table kept as data), the TensorFlow version (the nearest the cloud offers, the
 newer on a tie), a prebuilt TF image URI of the other cloud (to its TF version). Refused, with
-the fix named: buckets of the other cloud (staging, output, job dir, data channels: data is
-never copied between clouds behind the user's back) and any other image of the other cloud's
-registry.
+the fix named: buckets of the other cloud (staging, output, job dir) and any other image of the
+other cloud's registry. Data channels in the other cloud's bucket are refused by the config
+checks (``data:``), after this: data is never copied between clouds behind the user's back.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from cloudtrain.catalog import crosscloud
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 _SCHEME = {"vertex": "gs://", "sagemaker": "s3://"}
-_COPY = {"vertex": "gcloud storage cp -r s3://… gs://…", "sagemaker": "aws s3 sync (after gcloud storage cp -r gs://… .)"}
 _REGISTRY = {"vertex": re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"), "sagemaker": re.compile(r"\.dkr\.ecr\.")}
 _VERTEX_TF_IMAGE = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
 _SAGEMAKER_TF_IMAGE = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
@@ -138,11 +137,3 @@ def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
         if isinstance(value, str) and value.startswith(theirs):
             raise Refused((key,), f"{value} is a {_LABEL[source]} bucket; {_LABEL[cloud]} cannot use it",
                           f"set {key}: {_SCHEME[cloud]}… (--set {key}={_SCHEME[cloud]}my-bucket)")  # fmt: skip
-    data = out.get("data")
-    if isinstance(data, dict):
-        for name, channel in data.items():
-            uri = channel.get("uri") if isinstance(channel, dict) else channel
-            if isinstance(uri, str) and uri.startswith(theirs):
-                raise Refused(("data", name), f"channel {name} is in {uri}, a {_LABEL[source]} bucket; "
-                              f"{_LABEL[cloud]} reads {_SCHEME[cloud]} (data is not copied between clouds)",
-                              f"copy it ({_COPY[cloud]}) and set data.{name}: {_SCHEME[cloud]}…")  # fmt: skip

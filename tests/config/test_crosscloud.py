@@ -60,11 +60,9 @@ def test_a_bucket_of_the_other_cloud_is_refused_with_the_fix(key, value):
 
 
 def test_a_data_channel_in_the_other_clouds_bucket_is_refused_not_copied():
-    with pytest.raises(Refused) as info:
-        fit_to_cloud({"data": {"train": "gs://b/digits"}}, "sagemaker")
-    assert info.value.path == ("data", "train") and "not copied" in info.value.message
-    assert "data.train: s3://" in info.value.hint
-    fit_to_cloud({"data": {"train": {"uri": "s3://b/digits"}}}, "sagemaker")  # its own bucket is fine
+    with pytest.raises(ConfigError) as info:
+        load_config(REPO / "job_configs" / "gpu4.yaml", [*TO_SAGEMAKER, "data={train: gs://my-bucket/digits}"])
+    assert info.value.field == "data.train" and "s3://" in str(info.value)
 
 
 def test_images_of_the_other_registry():

@@ -111,7 +111,6 @@ def test_master_type_with_a_fixed_tier_names_the_fix():
     ("text", "message"),
     [
         ("trainingInput: {scaleTier: BASIC, packageUris: ['gs://b/p.tar.gz']}\n", "packageUris"),
-        ("trainingInput: {scaleTier: BASIC, hyperparameters: {goal: MAXIMIZE}}\n", "tuning"),
         ("trainingInput: {scaleTier: BASIC, evaluatorCount: 1}\n", "evaluators"),
         ("trainingInput: {scaleTier: CUSTOM, masterType: standard, workerCount: 1, workerType: large_model}\n",
          "same machine"),
