@@ -53,3 +53,29 @@ def find(job_id: str) -> JobRecord | None:
         if job_id in (entry.job_id, entry.name):
             found = entry
     return found
+
+
+def run_file(job_id: str) -> Path:
+    """Where the end of a followed run is kept: its final status, phases and price (the run report reads it)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in job_id)
+    return cache_dir() / "runs" / f"{safe}.json"
+
+
+def save_run(job_id: str, data: dict) -> None:
+    """Write atomically (a reader never sees half a file); a failure to write is not the job's failure."""
+    path = run_file(job_id)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def load_run(job_id: str) -> dict | None:
+    try:
+        data = json.loads(run_file(job_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -65,7 +65,13 @@ def run_submit(
     if detach:
         print_hints(console, handle.job_id)
         return
-    follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local")
+    from cloudtrain.progress import Progress, phase_of
+
+    progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+                        started=spec.created.timestamp())  # fmt: skip
+    progress.set_phase(phase_of(first))
+    follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
+           live=output != "json")
 
 
 def _print_summary(console, spec, package) -> None:

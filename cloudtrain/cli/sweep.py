@@ -124,7 +124,7 @@ def resume(job_id, output) -> None:
     from cloudtrain.console import make_console
     from cloudtrain.sweeps import local
 
-    entry = _sweep_record(job_id)
+    entry = sweep_record(job_id)
     if entry.backend != "local":
         raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
                          hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
@@ -138,36 +138,16 @@ def resume(job_id, output) -> None:
     run_local(console, spec, package, get_backend("local"), output=output, create=False)
 
 
-def _sweep_record(job_id: str):
-    from cloudtrain.history import find
-
-    entry = find(job_id)
-    if entry is None or getattr(entry, "kind", "job") != "sweep":
-        raise UsageError(f"no sweep {job_id!r} in this machine's history", hint="see cloudtrain list")
-    return entry
-
-
 def load_results(job_id: str):
-    """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
-    from cloudtrain.backends import get_backend
+    from cloudtrain.sweeps.lookup import load_results
 
-    entry = _sweep_record(job_id)
-    if entry.backend == "local":
-        from cloudtrain.sweeps import local, results
+    return load_results(job_id)
 
-        folder = Path(entry.name)
-        state = local.read_state(folder)
-        _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
-        import dataclasses
 
-        spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
-        study = local.open_study(folder, spec, create=False)
-        counted = local.counted_trials(study)
-        done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
-        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
-                                  done)  # fmt: skip
-    backend = get_backend(entry.backend)
-    return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()
+def sweep_record(job_id: str):
+    from cloudtrain.sweeps.lookup import sweep_record
+
+    return sweep_record(job_id)
 
 
 def sweep_entry(job_id: str):

@@ -82,6 +82,10 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
         details["billable_seconds"] = billable * count
     if desc.get("EnableManagedSpotTraining") and training and billable is not None:
         details["spot_savings_percent"] = round((1 - billable / training) * 100, 1)
+    if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.timeline)
+        from cloudtrain.timeline import sagemaker_marks
+
+        details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
     if desc.get("ModelArtifacts", {}).get("S3ModelArtifacts"):
         details["model_artifacts"] = desc["ModelArtifacts"]["S3ModelArtifacts"]
     return details

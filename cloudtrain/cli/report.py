@@ -1,0 +1,33 @@
+"""``cloudtrain report JOB [JOB…]``: an HTML page with PNGs of one or several runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cloudtrain.cli._group import OUTPUT_OPTION, cli
+
+
+@cli.command()
+@click.argument("job_ids", metavar="JOB…", nargs=-1, required=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder for report.html and its PNGs. "
+              "Default: cloudtrain-reports/<first job>.")  # fmt: skip
+@OUTPUT_OPTION
+def report(job_ids, out_dir, output) -> None:
+    """Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several
+    jobs side by side (e.g. 1 vs 4 GPUs: speed-up and cost per epoch); a sweep's trials."""
+    from cloudtrain.report import collect, figures, page
+
+    figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
+    runs = [collect.collect(job_id) for job_id in job_ids]
+    out = Path(out_dir or Path("cloudtrain-reports", job_ids[0]))
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = figures.draw_all(runs, out)
+    path = page.write(runs, drawn, out)
+    if output == "json":
+        from cloudtrain.console import print_json
+
+        print_json({"report": str(path), "figures": {k: str(v) for k, v in drawn.items()}})
+    else:
+        click.echo(str(path))

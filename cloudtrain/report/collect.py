@@ -1,0 +1,125 @@
+"""A run's numbers for the report: status, epochs, throughput per replica, phases and cost."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cloudtrain import timeline
+from cloudtrain.errors import UsageError
+
+
+@dataclass
+class RunData:
+    job_id: str
+    backend: str
+    state: str
+    created: dt.datetime | None
+    ended: dt.datetime | None
+    machine: str | None = None
+    replicas: int | None = None
+    epochs: list[dict[str, Any]] = field(default_factory=list)  # the chief's epoch events, in order
+    rates: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # replica → (train s, examples/s)
+    phases: list[dict[str, Any]] = field(default_factory=list)  # timeline.cost_shares rows
+    cost_per_hour: float | None = None
+    cost_usd: float | None = None
+    cost_basis: str = "not priced (local run)"
+    price_note: str | None = None
+    trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
+
+    @property
+    def wall_s(self) -> float | None:
+        if self.created and self.ended:
+            return (self.ended - self.created).total_seconds()
+        return None
+
+    @property
+    def examples_per_sec(self) -> float | None:
+        """Steady throughput: the median of the epochs after the first (which includes tracing)."""
+        values = sorted(e["examples_per_sec"] for e in self.epochs[1:] or self.epochs
+                        if isinstance(e.get("examples_per_sec"), (int, float)))  # fmt: skip
+        return values[len(values) // 2] if values else None
+
+    @property
+    def cost_per_epoch(self) -> float | None:
+        return None if self.cost_usd is None or not self.epochs else self.cost_usd / len(self.epochs)
+
+
+def collect(job_id: str) -> RunData:
+    """Everything the report shows about ``job_id``, from this machine's history and the job's backend."""
+    from cloudtrain import history
+    from cloudtrain.backends import get_backend
+
+    entry = history.find(job_id)
+    if entry is None:
+        raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
+    if getattr(entry, "kind", "job") == "sweep":
+        return _sweep(entry)
+    handle = get_backend(entry.backend).attach(entry.job_id, region=entry.region, project=entry.project)
+    status = handle.status()
+    lines = list(handle.logs(follow=False))
+    saved = history.load_run(entry.job_id) or {}
+    return from_parts(status, lines, entry.backend, saved)
+
+
+def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any] | None = None) -> RunData:
+    """The pure part: a status, its log lines and what ``finish`` saved → :class:`RunData`."""
+    saved = saved or {}
+    details = status.details or {}
+    data = RunData(status.job_id, backend, status.state.value, status.created, status.ended)
+    data.replicas = len(details.get("replicas") or []) or details.get("instance_count")
+    data.machine = details.get("instance_type")
+    elapsed: dict[str, float] = {}
+    for line in lines:
+        event = _event(line.message)
+        if event and event.get("event") == "plan" and isinstance(event.get("replicas"), int):
+            data.replicas = event["replicas"]  # tf.distribute replicas in sync: GPUs (or CPUs) × machines
+        if not event or event.get("event") != "epoch":
+            continue
+        replica = event.get("replica") or line.replica
+        elapsed[replica] = elapsed.get(replica, 0.0) + float(event.get("epoch_time_s") or 0.0)
+        if isinstance(event.get("examples_per_sec"), (int, float)):
+            data.rates.setdefault(replica, []).append((round(elapsed[replica], 3), float(event["examples_per_sec"])))
+        if not event.get("replica"):
+            data.epochs.append(event)
+    data.cost_per_hour = saved.get("cost_per_hour")
+    if saved.get("timeline"):  # observed live, line by line: better times than a finished log's
+        data.phases = saved["timeline"]
+    else:
+        data.phases = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), data.cost_per_hour)
+    _price(data, details)
+    return data
+
+
+def _price(data: RunData, details: dict[str, Any]) -> None:
+    if data.cost_per_hour is None:
+        return
+    if details.get("billable_seconds") is not None and data.replicas:
+        per_instance = data.cost_per_hour / data.replicas
+        data.cost_usd = per_instance * details["billable_seconds"] / 3600
+        data.cost_basis = "SageMaker BillableTimeInSeconds × catalog price per instance"
+    else:
+        billed = sum(p["seconds"] for p in data.phases if p["phase"] != "queued")
+        data.cost_usd = data.cost_per_hour * billed / 3600
+        data.cost_basis = "billed time (from provisioning to the end) × catalog price of every replica"
+
+
+def _sweep(entry: Any) -> RunData:
+    from cloudtrain.sweeps.lookup import load_results
+
+    table = load_results(entry.job_id)
+    data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial")
+    data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
+    return data
+
+
+def _event(message: str) -> dict[str, Any] | None:
+    if not message.startswith('{"event"'):
+        return None
+    try:
+        event = json.loads(message)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None

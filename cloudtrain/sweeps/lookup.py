@@ -1,0 +1,40 @@
+"""Find a sweep in this machine's history and read its trials, whichever engine ran it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from cloudtrain.config import load_config
+from cloudtrain.errors import UsageError
+from cloudtrain.spec import build_spec
+
+
+def sweep_record(job_id: str):
+    from cloudtrain.history import find
+
+    entry = find(job_id)
+    if entry is None or getattr(entry, "kind", "job") != "sweep":
+        raise UsageError(f"no sweep {job_id!r} in this machine's history", hint="see cloudtrain list")
+    return entry
+
+
+def load_results(job_id: str):
+    """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
+    from cloudtrain.backends import get_backend
+
+    entry = sweep_record(job_id)
+    if entry.backend == "local":
+        from cloudtrain.sweeps import local, results
+
+        folder = Path(entry.name)
+        state = local.read_state(folder)
+        spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))
+        spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
+        study = local.open_study(folder, spec, create=False)
+        counted = local.counted_trials(study)
+        done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
+        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
+                                  done)  # fmt: skip
+    backend = get_backend(entry.backend)
+    return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

@@ -1,0 +1,173 @@
+"""A job's start-up and run as phases: queued, provisioning, pulling image, installing package,
+training, uploading — one vocabulary for the end-of-run summary, history and the run report.
+
+Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
+begins, and the last until the job ended. Sources, from the most to the least exact:
+
+* SageMaker's ``SecondaryStatusTransitions`` (each with its own start time);
+* the job's own times (created, started, ended: Vertex AI's ``create_time`` / ``start_time`` /
+  ``end_time``; a local run's start and its environment set-up);
+* the log: the first line of any replica (the container runs: the image is there), the
+  trainer's ``plan`` event (the package is installed and training starts), its ``done`` or
+  ``worker_done`` event (training ended: export and upload follow).
+
+Nothing here talks to a cloud: backends and the CLI pass plain data in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+PHASES = ("queued", "provisioning", "pulling image", "installing package", "training", "uploading")
+
+#: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
+SAGEMAKER_PHASES = {
+    "Pending": "queued",
+    "Starting": "provisioning",
+    "LaunchingMLInstances": "provisioning",
+    "PreparingTrainingStack": "provisioning",
+    "Downloading": "provisioning",  # the input channels: still before the code runs
+    "DownloadingTrainingImage": "pulling image",
+    "Training": "installing package",  # the launcher pip-installs first; the plan event starts training
+    "Uploading": "uploading",
+}
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    start: dt.datetime
+    end: dt.datetime
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, (self.end - self.start).total_seconds())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phase": self.name, "start": self.start.isoformat(), "end": self.end.isoformat(),
+                "seconds": round(self.seconds, 3)}  # fmt: skip
+
+
+def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
+    """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
+    (clock skew between a VM and the API) is moved up to it."""
+    known = [(name, marks[name]) for name in PHASES if marks.get(name) is not None]
+    if not known:
+        return []
+    fixed: list[tuple[str, dt.datetime]] = []
+    for name, at in known:
+        if fixed and at < fixed[-1][1]:
+            at = fixed[-1][1]
+        fixed.append((name, at))
+    end = max(end or fixed[-1][1], fixed[-1][1])
+    return [Phase(name, at, fixed[i + 1][1] if i + 1 < len(fixed) else end) for i, (name, at) in enumerate(fixed)]
+
+
+def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:
+    marks: dict[str, dt.datetime] = {}
+    if desc.get("CreationTime"):
+        marks["queued"] = desc["CreationTime"]
+    for transition in desc.get("SecondaryStatusTransitions") or []:
+        phase = SAGEMAKER_PHASES.get(transition.get("Status", ""))
+        if phase and transition.get("StartTime") and phase not in marks:
+            marks[phase] = transition["StartTime"]
+    return marks
+
+
+def log_marks(lines: Iterable[Any]) -> dict[str, dt.datetime]:
+    """Marks from log lines (``LogLine``): the first line of any replica, the plan and done events."""
+    marks: dict[str, dt.datetime] = {}
+    for line in lines:
+        mark_line(marks, line)
+    return marks
+
+
+def mark_line(marks: dict[str, dt.datetime], line: Any) -> None:
+    """Add what one line says: any first line starts the install, the plan event training, done the upload."""
+    marks.setdefault("installing package", line.timestamp)
+    kind = event_kind(line.message)
+    if kind == "plan":
+        marks.setdefault("training", line.timestamp)
+    elif kind in ("done", "worker_done"):
+        marks.setdefault("uploading", line.timestamp)
+
+
+def event_kind(message: str) -> str | None:
+    if not message.startswith('{"event"'):
+        return None
+    try:
+        event = json.loads(message)
+    except ValueError:
+        return None
+    return event.get("event") if isinstance(event, dict) else None
+
+
+def merge(*sources: Mapping[str, dt.datetime]) -> dict[str, dt.datetime]:
+    """The first source that knows a phase wins (pass the most exact first)."""
+    out: dict[str, dt.datetime] = {}
+    for source in sources:
+        for name, at in source.items():
+            out.setdefault(name, at)
+    return out
+
+
+def cost_shares(phases: list[Phase], cost_per_hour: float | None) -> list[dict[str, Any]]:
+    """Each phase with its seconds, share of the run and cost (machines bill from provisioning on)."""
+    total = sum(p.seconds for p in phases) or 1.0
+    rows = []
+    for p in phases:
+        billed = p.name != "queued"
+        cost = None if cost_per_hour is None or not billed else cost_per_hour * p.seconds / 3600
+        rows.append(p.to_dict() | {"share": round(p.seconds / total, 4), "cost_usd": cost})
+    return rows
+
+
+def describe(phases: list[Phase]) -> str:
+    """One line: ``queued 12 s · provisioning 1 min 40 s · …``."""
+    return " · ".join(f"{p.name} {human_seconds(p.seconds)}" for p in phases)
+
+
+def human_seconds(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def status_marks(status: Any) -> dict[str, dt.datetime]:
+    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: SageMaker's transitions (its
+    ``phase_marks``), else the job's creation (queued on SageMaker, provisioning on Vertex AI, whose
+    API gives no time for leaving its queue; a local run starts by installing the package) and
+    Vertex AI's ``start_time`` (the machines run: the image is being pulled)."""
+    details = status.details or {}
+    if details.get("phase_marks"):
+        return {k: dt.datetime.fromisoformat(v) for k, v in details["phase_marks"].items()}
+    marks: dict[str, dt.datetime] = {}
+    if status.created is not None:
+        first = {"local": "installing package", "vertex": "provisioning"}.get(_backend_of(status), "queued")
+        marks[first] = status.created
+    if details.get("start_time"):
+        marks["pulling image"] = dt.datetime.fromisoformat(details["start_time"])
+    return marks
+
+
+def _backend_of(status: Any) -> str:
+    details = status.details or {}
+    if "contract" in details or "wall_time_s" in details:
+        return "local"
+    if str(status.name).startswith("projects/"):
+        return "vertex"
+    return "sagemaker"
+
+
+def of_run(status: Any, lines_marks: Mapping[str, dt.datetime]) -> list[Phase]:
+    """The phases of a finished (or running) job: its status's marks, refined by its log's."""
+    marks = merge(status_marks(status), lines_marks)
+    return build(marks, status.ended)
