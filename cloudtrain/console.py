@@ -10,6 +10,7 @@ import sys
 from typing import Any, Iterable, Mapping, TextIO
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.events import parse as parse_event
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -26,11 +27,8 @@ def format_event(message: str) -> str | None:
 
     Lines that are not trainer events come back unchanged.
     """
-    if not message.startswith('{"event"'):
-        return message
-    try:
-        event = json.loads(message)
-    except ValueError:
+    event = parse_event(message)
+    if event is None:
         return message
     kind = event.get("event")
     if kind == "plan":

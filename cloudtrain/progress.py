@@ -10,11 +10,11 @@ gives phase, elapsed and cost. Pure: the clock is passed in.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from cloudtrain.events import parse as parse_event
 from cloudtrain.timeline import human_seconds, mark_line
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
@@ -82,7 +82,7 @@ class Progress:
         if self.phase in ("queued", "provisioning", "pulling image"):
             self.set_phase("installing package")  # the container runs: it has its image
         mark_line(self.marks, line)
-        event = _event(line.message)
+        event = parse_event(line.message)
         if event is None:
             return
         kind = event.get("event")
@@ -117,16 +117,6 @@ class Progress:
             loss=self._epoch.get("loss"), metric=metric,
             examples_per_sec=sum(self._rates.values()) if self._rates else None, eta_s=eta,
         )  # fmt: skip
-
-
-def _event(message: str) -> dict[str, Any] | None:
-    if not message.startswith('{"event"'):
-        return None
-    try:
-        event = json.loads(message)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def phase_of(status: Any) -> str:

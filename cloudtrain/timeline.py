@@ -17,9 +17,10 @@ Nothing here talks to a cloud: backends and the CLI pass plain data in.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from cloudtrain.events import parse as parse_event
 
 PHASES = ("queued", "provisioning", "pulling image", "installing package", "training", "uploading")
 
@@ -96,13 +97,8 @@ def mark_line(marks: dict[str, dt.datetime], line: Any) -> None:
 
 
 def event_kind(message: str) -> str | None:
-    if not message.startswith('{"event"'):
-        return None
-    try:
-        event = json.loads(message)
-    except ValueError:
-        return None
-    return event.get("event") if isinstance(event, dict) else None
+    event = parse_event(message)
+    return None if event is None else event.get("event")
 
 
 def merge(*sources: Mapping[str, dt.datetime]) -> dict[str, dt.datetime]:

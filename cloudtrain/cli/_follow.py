@@ -13,7 +13,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
     from cloudtrain.progress import Progress
 
     printer = ReplicaPrinter(console)
-    progress = progress or Progress(cost_per_hour=None, started=_created(handle))
+    progress = progress or _progress_of(handle)
     sink = lambda line: (progress(line), printer(line))  # noqa: E731
     live = contextlib.nullcontext(sink)
     if live and console.is_terminal:  # never on a pipe, never with -o json
@@ -36,10 +36,16 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
     finish(console, status, progress)
 
 
-def _created(handle) -> float:
+def _progress_of(handle):
+    """For a reattach (``logs --follow``): the job's own creation time and phase; no price is known."""
     import time
 
-    return time.time()
+    from cloudtrain.progress import Progress, phase_of
+
+    status = handle.status()
+    progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
+    progress.set_phase(phase_of(status))
+    return progress
 
 
 def print_hints(console, job_id: str) -> None:

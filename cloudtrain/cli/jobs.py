@@ -94,9 +94,15 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
     handle = impl.attach(job_id, region=region, project=project)
     console = make_console()
     if output == "json":
+        from cloudtrain.events import parse as parse_event
+
         for line in handle.logs(follow=follow):
-            click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "replica": line.replica,
-                                   "severity": line.severity, "message": line.message}))  # fmt: skip
+            record = {"timestamp": line.timestamp.isoformat(), "replica": line.replica,
+                      "severity": line.severity, "message": line.message}
+            event = parse_event(line.message)
+            if event is not None:  # the trainer's progress, parsed: what the live line shows on a terminal
+                record["event"] = event
+            click.echo(json.dumps(record))
         return
     if follow:
         follow_job(console, handle, cancel_on_interrupt=False)
@@ -141,5 +147,6 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
         return
     print_table(make_console(), ["job", "state", "created", "message"],
                 [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip
+
 
 

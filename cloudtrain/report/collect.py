@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain import timeline
+from cloudtrain.events import parse as parse_event
 from cloudtrain.errors import UsageError
 
 
@@ -73,7 +73,7 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
     data.machine = details.get("instance_type")
     elapsed: dict[str, float] = {}
     for line in lines:
-        event = _event(line.message)
+        event = parse_event(line.message)
         if event and event.get("event") == "plan" and isinstance(event.get("replicas"), int):
             data.replicas = event["replicas"]  # tf.distribute replicas in sync: GPUs (or CPUs) × machines
         if not event or event.get("event") != "epoch":
@@ -113,13 +113,3 @@ def _sweep(entry: Any) -> RunData:
     data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial")
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
     return data
-
-
-def _event(message: str) -> dict[str, Any] | None:
-    if not message.startswith('{"event"'):
-        return None
-    try:
-        event = json.loads(message)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None

@@ -25,13 +25,13 @@ from typing import Any, Callable
 
 from cloudtrain.backends.base import JobState, LogLine
 from cloudtrain.errors import UsageError
+from cloudtrain.events import parse as parse_event
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps import trial_base
 from cloudtrain.sweeps.params import Param, resolve
 
 STATE_FILE = "sweep.json"
 JOURNAL = "optuna.journal"
-EVENT_PREFIX = '{"event"'
 INTERRUPTED = "interrupted"  # user attribute of a trial that was running when the sweep died
 
 
@@ -223,13 +223,8 @@ def _follow_metric(handle: Any, trial: Any, metric: str, prune: bool) -> float |
 def metric_of(line: LogLine, metric: str) -> tuple[float | None, int, str]:
     """``(value, step, source)`` from a ``metric`` event of that name, or an ``epoch`` event's field."""
     none = (None, 0, "")
-    if not line.message.startswith(EVENT_PREFIX):
-        return none
-    try:
-        event = json.loads(line.message)
-    except ValueError:
-        return none
-    if not isinstance(event, dict):
+    event = parse_event(line.message)
+    if event is None:
         return none
     if event.get("event") == "metric" and event.get("name") == metric:
         value, step, source = event.get("value"), event.get("step", 0), "metric"
