@@ -36,6 +36,16 @@ def build_package(spec):
     return package
 
 
+def stage_data(spec):
+    """Hash the local-folder data channels of a cloud job (their upload prefix is in the request)."""
+    if not spec.channels:
+        return spec
+    from cloudtrain.data.staging import stage
+    from cloudtrain.history import cache_dir
+
+    return stage(spec, hash_cache_root=cache_dir() / "data-hashes")
+
+
 def package_dict(package) -> dict[str, Any]:
     return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
             "metadata": package.metadata}  # fmt: skip

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, load_spec, package_dict
+from cloudtrain.cli._common import build_package, load_spec, package_dict, stage_data
 from cloudtrain.cli._follow import follow, print_hints
 from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
 
@@ -37,6 +37,7 @@ def run_submit(
     from cloudtrain.console import make_console
 
     package = build_package(spec)
+    spec = stage_data(spec)
     backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)
     if dry_run:
@@ -46,7 +47,8 @@ def run_submit(
 
             print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
                         "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
-                        "notes": list(spec.notes), "package": package_dict(package), "request": request})  # fmt: skip
+                        "notes": list(spec.notes), "package": package_dict(package),
+                        **({"data": _data_lines(spec)} if spec.channels else {}), "request": request})  # fmt: skip
         else:
             _print_summary(console, spec, package)
             console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
@@ -94,6 +96,7 @@ def _print_summary(console, spec, package) -> None:
             ("metadata", package.metadata),
             ("requires", ", ".join(package.requirements) or None),
             ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
+            *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             ("staging", None if local or not spec.package_prefix else f"{spec.package_prefix}/{package.sha256}/"),
             ("spot", "yes" if spec.spot else None),
@@ -108,6 +111,16 @@ def _print_summary(console, spec, package) -> None:
 
     for note in spec.notes:
         console.print(f"[yellow]mapped:[/yellow] {escape(note)}")
+
+
+def _data_lines(spec) -> dict[str, str]:
+    from cloudtrain.data.staging import describe
+
+    return describe(spec)
+
+
+def _data_rows(spec) -> dict[str, str]:
+    return {f"data {name}": line for name, line in _data_lines(spec).items()}
 
 
 def _remember(job_id: str, name: str, spec, config_file: Path) -> None:

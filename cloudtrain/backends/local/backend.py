@@ -78,9 +78,15 @@ def prepare(plans: list[contract.ReplicaPlan]) -> None:
 def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
     """Download a gs:// or s3:// channel once into the cache, with the cloud's real client library."""
     from cloudtrain.data.cache import fetch
+    from cloudtrain.errors import CredentialsError
     from cloudtrain.history import cache_dir
 
-    return fetch(channel.source, cache_dir() / "data", store=bucket_store(spec, channel))
+    try:
+        store = bucket_store(spec, channel)
+        return fetch(channel.source, cache_dir() / "data", store=store)
+    except CredentialsError as exc:
+        raise CredentialsError(f"data channel {channel.name!r} ({channel.source}) is downloaded for a local run, "
+                               f"and {exc.message}", exc.hint) from None  # fmt: skip
 
 
 def bucket_store(spec: JobSpec, channel: DataChannel):

@@ -93,13 +93,15 @@ def _join(base: str, *parts: str) -> str:
 # --- Vertex AI ---------------------------------------------------------------------------
 
 
-def vertex_job_spec(spec: JobSpec, *, output_dir: str, package) -> dict[str, Any]:
+def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Mapping[str, str] = {}) -> dict[str, Any]:
     """The ``CustomJobSpec`` that CLUSTER_SPEC and TF_CONFIG carry as ``job``: the Vertex backend's
-    own request (REST JSON), with the local output dir and the local sdist in place of GCS."""
+    own request (REST JSON), with the local output dir, the local sdist and the local channel
+    folders in place of Cloud Storage."""
     from cloudtrain.backends.vertex.request import render_custom_job
 
     bucket = spec.staging_bucket if (spec.staging_bucket or "").startswith("gs://") else "gs://local"
-    job = render_custom_job(replace(spec, output_dir=output_dir, staging_bucket=bucket), package)["jobSpec"]
+    local = replace(spec, output_dir=output_dir, staging_bucket=bucket, env={**spec.env, **channel_env}, channels={})
+    job = render_custom_job(local, package)["jobSpec"]
     for pool in job["workerPoolSpecs"]:
         pool["pythonPackageSpec"]["packageUris"] = [str(package.path)]
     return job
@@ -112,10 +114,10 @@ def vertex_plan(
     cloud has ``/gcs/bucket/path``) and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend does."""
     n = spec.replica_count
     addresses = [f"127.0.0.1:{p}" for p in ports]
-    job = vertex_job_spec(spec, output_dir=output_dir, package=package)
     model, checkpoints, logs = (_join(output_dir, d) + "/" for d in ("model", "checkpoints", "logs"))
     links = {_join(output_dir, "local-run", "data", ch): src for ch, src in sorted((channels or {}).items())}
     channel_env = {schemes.channel_env(ch): _join(output_dir, "local-run", "data", ch) for ch in sorted(channels or {})}
+    job = vertex_job_spec(spec, output_dir=output_dir, package=package, channel_env=channel_env)
     plans = []
     for i, name in enumerate(replica_names("vertex", n)):
         env = {

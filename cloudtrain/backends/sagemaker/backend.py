@@ -13,7 +13,7 @@ from cloudtrain.spec import JobSpec
 from . import request
 from .aws import AwsClients, error_code, translated
 from .jobs import SageMakerJob, list_jobs
-from .upload import upload_sourcedir
+from .upload import split_s3, upload_sourcedir
 
 log = logging.getLogger("cloudtrain.sagemaker")
 
@@ -45,9 +45,15 @@ class SageMakerBackend:
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> Any:
         """Upload the source dir (unless already there), create the job, return its handle."""
+        from cloudtrain.data.staging import default_progress, stage, upload_channels
+        from cloudtrain.data.stores import S3Store
+
+        spec = stage(spec)
         params = self.render(spec, package)
         clients = self.clients(spec.region)
         uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region)
+        bucket, _ = split_s3(spec.staging_bucket or "")
+        upload_channels(spec, S3Store(clients.s3, bucket, translated), progress=default_progress)
         if spec.sweep is not None:
             return self._create_sweep(clients, params)
         self._create(clients, params)

@@ -118,8 +118,11 @@ class VertexBackend:
         return request.render_custom_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> VertexJob:
-        from cloudtrain.backends.vertex.upload import storage_client, upload_package
+        from cloudtrain.backends.vertex.upload import split_gs, storage_client, upload_package
+        from cloudtrain.data.staging import default_progress, stage, upload_channels
+        from cloudtrain.data.stores import GcsStore
 
+        spec = stage(spec)
         body = self.render(spec, package)
         endpoint = settings.vertex_endpoint(spec.region, self.env)
         creds = self._credentials(endpoint)
@@ -127,8 +130,10 @@ class VertexBackend:
         job_spec = body["trialJobSpec"] if spec.sweep is not None else body["jobSpec"]
         uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
         storage_creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
-        done = upload_package(package, uri, storage_client(project, storage_creds), progress=self._progress(package.size))
+        client = storage_client(project, storage_creds)
+        done = upload_package(package, uri, client, progress=self._progress(package.size))
         self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
+        upload_channels(spec, GcsStore(client, split_gs(uri)[0]), progress=default_progress)
         service = self._service(spec.region)
         if spec.sweep is not None:
             from cloudtrain.backends.vertex.tuning_jobs import VertexSweep

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import socket
 from pathlib import Path
 from types import MappingProxyType
 
@@ -106,27 +105,16 @@ def logging_fake(clock):
     fake.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gcs(monkeypatch):
     """gcp-storage-emulator on a free port, holding the bucket ``my-bucket``; always stopped."""
-    from gcp_storage_emulator.server import create_server
+    from tests.fakes.gcs import gcs_emulator
 
-    port = _free_port()
-    server = create_server("127.0.0.1", port, in_memory=True, default_bucket="my-bucket")
-    server.start()
-    monkeypatch.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
-    try:
+    with gcs_emulator("my-bucket") as host:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
         from cloudtrain.backends.vertex.upload import storage_client
 
         yield storage_client("my-project", None)
-    finally:
-        server.stop()
 
 
 @pytest.fixture

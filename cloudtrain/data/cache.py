@@ -1,0 +1,100 @@
+"""A bucket channel for a local run: downloaded once into a cache, keyed by the object listing.
+
+The key hashes the listing under the prefix (names, sizes, and each object's ETag or
+generation): the same objects are downloaded once, and any change to them downloads a new
+copy. A download goes to a temporary folder that is renamed into place only when complete,
+and the files are made read-only, so a job cannot change the cached copy; a job running as
+root can, so a copy whose files or sizes no longer match the listing is downloaded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+from cloudtrain.data import schemes
+from cloudtrain.data.upload import human
+from cloudtrain.errors import UsageError
+
+log = logging.getLogger("cloudtrain.data")
+
+
+def listing(uri: str, store: Any) -> tuple[str, list[Any]]:
+    """(prefix, objects): everything under ``uri`` as a folder; else the one object it names."""
+    _, path = schemes.split_bucket(uri)
+    folder = path.rstrip("/") + "/" if path.strip("/") else ""
+    objects = [o for o in store.list(folder) if not o.name.endswith("/")]  # folder placeholders hold nothing
+    if not objects and path and not path.endswith("/"):
+        objects = [o for o in store.list(path) if o.name == path]
+        folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    if not objects:
+        raise UsageError(f"data channel {uri} holds no objects", hint="check the path (it is read as a folder)")
+    return folder, sorted(objects, key=lambda o: o.name)
+
+
+def cache_key(uri: str, objects: list[Any]) -> str:
+    rows = [[o.name, o.size, o.version] for o in objects]
+    return hashlib.sha256(json.dumps([uri, rows], separators=(",", ":")).encode()).hexdigest()
+
+
+def fetch(uri: str, root: Path, *, store: Any) -> Path:
+    """The local folder holding ``uri``'s objects, downloading them unless the cache has them."""
+    folder, objects = listing(uri, store)
+    dest = Path(root) / cache_key(uri, objects)
+    total = sum(o.size for o in objects)
+    if dest.is_dir():
+        if _matches(dest, folder, objects):
+            log.info("data %s: %d files, %s, from the cache %s", uri, len(objects), human(total), dest)
+            return dest
+        log.info("data %s: the cached copy %s was changed; downloading it again", uri, dest)
+        remove(dest)
+    log.info("data %s: downloading %d files, %s, into %s", uri, len(objects), human(total), dest)
+    partial = dest.with_name(f".partial-{dest.name}-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        for obj in objects:
+            target = partial / obj.name[len(folder):]
+            if not target.resolve().is_relative_to(partial.resolve()):
+                raise UsageError(f"{uri}: object {obj.name!r} would land outside the channel folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            store.download(obj.name, target)
+        _read_only(partial)
+        try:
+            partial.rename(dest)
+            os.chmod(dest, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
+        except OSError:
+            if not dest.is_dir():  # not a concurrent run that finished first
+                raise
+    finally:
+        if partial.exists():
+            remove(partial)
+    return dest
+
+
+def _matches(dest: Path, folder: str, objects: list[Any]) -> bool:
+    """The cached copy still holds exactly the listed files at their sizes (root can write read-only files)."""
+    expected = {o.name[len(folder):]: o.size for o in objects}
+    found = {p.relative_to(dest).as_posix(): p.stat().st_size for p in dest.rglob("*") if p.is_file()}
+    return found == expected
+
+
+def _read_only(folder: Path) -> None:
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    for dirpath, dirs, _ in os.walk(folder, topdown=False):
+        for name in dirs:
+            os.chmod(os.path.join(dirpath, name), stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
+
+
+def remove(folder: Path) -> None:
+    """Delete a cached (read-only) copy."""
+    for dirpath, dirs, _ in os.walk(folder):
+        os.chmod(dirpath, stat.S_IRWXU)
+    shutil.rmtree(folder, ignore_errors=True)

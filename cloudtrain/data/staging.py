@@ -1,0 +1,86 @@
+"""Local folders in a cloud job's spec: hashed before the request is rendered, uploaded at submit.
+
+:func:`stage` is what the dry run and the submit share: each local-folder channel gets its
+manifest and the content-addressed prefix the cloud will read (``DataChannel.uri``), so
+``render`` stays a pure function of the spec. :func:`upload_channels` is what each cloud
+backend's ``submit`` calls with a store on its staging bucket.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import sys
+from types import MappingProxyType
+from typing import Any, Callable
+
+from cloudtrain.data import schemes
+from cloudtrain.data.manifest import build_manifest
+from cloudtrain.data.upload import FolderUpload, Progress, data_prefix, human, upload_folder
+
+
+def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
+    """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
+    if spec.backend == "local" or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
+        return spec
+    bucket = (spec.staging_bucket or "").rstrip("/")
+    scheme = schemes.NATIVE[spec.cloud]
+    staged = {}
+    for name, ch in spec.channels.items():
+        if ch.kind == "local" and ch.uri is None:
+            cache = None
+            if hash_cache_root is not None:
+                cache = hash_cache_root / f"{hashlib.sha256(ch.source.encode()).hexdigest()[:16]}.json"
+            manifest = build_manifest(ch.source, hash_cache=cache)
+            bucket_name, path = schemes.split_bucket(bucket) if "://" in bucket else ("", "")
+            ch = dataclasses.replace(ch, manifest=manifest,
+                                     uri=f"{scheme}://{bucket_name}/{data_prefix(path, manifest.digest)}")  # fmt: skip
+        staged[name] = ch
+    return dataclasses.replace(spec, channels=MappingProxyType(staged))
+
+
+def upload_channels(spec: Any, store: Any, *, progress: Callable[[str], Progress | None] | None = None
+                    ) -> list[FolderUpload]:  # fmt: skip
+    """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
+    _, path = schemes.split_bucket(spec.staging_bucket)
+    done = []
+    for ch in spec.channels.values():
+        if ch.kind == "local":
+            done.append(upload_folder(ch.manifest, store, path, progress=progress(ch.name) if progress else None))
+    return done
+
+
+def describe(spec: Any) -> dict[str, str]:
+    """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
+    out = {}
+    for name, ch in spec.channels.items():
+        if ch.kind != "local":
+            where = "downloaded once into the local cache" if spec.backend == "local" else "read in place"
+            out[name] = f"{ch.source} ({where}) → ${ch.env_name}"
+        elif spec.backend == "local":
+            out[name] = f"{ch.source} (linked) → ${ch.env_name}"
+        else:
+            m = ch.manifest
+            out[name] = (f"{ch.source}: {len(m.files)} files, {human(m.total_bytes)} → {ch.uri} "
+                         f"(uploaded at submit unless already there) → ${ch.env_name}")  # fmt: skip
+    return out
+
+
+def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
+    """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
+    log = logging.getLogger("cloudtrain.data")
+    shown = [-1]
+
+    def show(done: int, total: int, files: int, count: int) -> None:
+        if count < min_files and total < min_bytes:
+            return
+        pct = done * 100 // total if total else 100
+        line = f"data {name}: {files}/{count} files, {human(done)} / {human(total)} ({pct}%)"
+        if sys.stderr.isatty():
+            print("\r" + line, end="\n" if files == count else "", file=sys.stderr, flush=True)
+        elif pct // 25 > shown[0]:
+            shown[0] = pct // 25
+            log.info(line)
+
+    return show

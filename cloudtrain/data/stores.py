@@ -1,0 +1,132 @@
+"""The few bucket operations channels need, over the clouds' real client libraries.
+
+A store is one bucket: ``list`` (objects under a prefix), ``stat`` (one object, with the
+``sha256`` cloudtrain stored with it), ``upload`` (a file; complete or absent, as both
+clouds make single objects), ``put_text`` and ``download``. The clients are made by the
+backends (their endpoints and credentials) and handed in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Iterator
+
+from cloudtrain.errors import BackendError
+
+SHA_KEY = "cloudtrain-sha256"  # the object's metadata key (S3 stores it as x-amz-meta-cloudtrain-sha256)
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    name: str
+    size: int
+    version: str  # what changes when the content does: the ETag (S3), the generation (GCS)
+    sha256: str | None = None  # cloudtrain's own, where it wrote the object and the listing shows it
+
+
+class S3Store:
+    scheme = "s3"
+
+    def __init__(self, client: Any, bucket: str, translated: Callable[[str], ContextManager[None]]):
+        self.client, self.bucket, self._translated = client, bucket, translated
+
+    def _where(self, key: str = "") -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        out = []
+        with self._translated(f"listing {self._where(prefix)}"):
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+                out += [ObjectInfo(o["Key"], o["Size"], o.get("ETag", "").strip('"')) for o in page.get("Contents", [])]
+        return out
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        import botocore.exceptions
+
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
+        except botocore.exceptions.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            with self._translated(f"checking {self._where(key)}"):
+                raise
+        etag = head.get("ETag", "").strip('"')
+        return ObjectInfo(key, head["ContentLength"], etag, head.get("Metadata", {}).get(SHA_KEY))
+
+    def upload(self, path: Path, key: str, sha256: str) -> None:
+        with self._translated(f"uploading {self._where(key)}"):
+            self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": {SHA_KEY: sha256}})
+
+    def put_text(self, key: str, text: str) -> None:
+        with self._translated(f"writing {self._where(key)}"):
+            self.client.put_object(Bucket=self.bucket, Key=key, Body=text.encode(), ContentType="application/json")
+
+    def download(self, key: str, dest: Path) -> None:
+        with self._translated(f"downloading {self._where(key)}"):
+            self.client.download_file(self.bucket, key, str(dest))
+
+
+class GcsStore:
+    scheme = "gs"
+
+    def __init__(self, client: Any, bucket: str):
+        self.client, self.bucket = client, bucket
+        self._bucket = client.bucket(bucket)
+
+    def _where(self, key: str = "") -> str:
+        return f"gs://{self.bucket}/{key}"
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        with _gcs_errors(f"listing {self._where(prefix)}"):
+            return [_info(b) for b in self.client.list_blobs(self.bucket, prefix=prefix)]
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        with _gcs_errors(f"checking {self._where(key)}"):
+            blob = self._bucket.get_blob(key)
+        return None if blob is None else _info(blob)
+
+    def upload(self, path: Path, key: str, sha256: str) -> None:
+        blob = self._bucket.blob(key)
+        blob.metadata = {SHA_KEY: sha256}
+        with _gcs_errors(f"uploading {self._where(key)}"):
+            blob.upload_from_filename(str(path), checksum="md5")
+
+    def put_text(self, key: str, text: str) -> None:
+        with _gcs_errors(f"writing {self._where(key)}"):
+            self._bucket.blob(key).upload_from_string(text, content_type="application/json")
+
+    def download(self, key: str, dest: Path) -> None:
+        with _gcs_errors(f"downloading {self._where(key)}"):
+            self._bucket.blob(key).download_to_filename(str(dest))
+
+
+def _info(blob: Any) -> ObjectInfo:
+    return ObjectInfo(blob.name, int(blob.size or 0), str(blob.generation), (blob.metadata or {}).get(SHA_KEY))
+
+
+@contextlib.contextmanager
+def _gcs_errors(action: str) -> Iterator[None]:
+    """Cloud Storage errors as one line naming ``action``."""
+    from google.api_core import exceptions
+    from google.auth.exceptions import GoogleAuthError
+
+    from cloudtrain.errors import CredentialsError
+
+    try:
+        yield
+    except GoogleAuthError as exc:
+        raise CredentialsError(f"{action}: Google Cloud credentials were refused: {_first_line(exc)}",
+                               "run `gcloud auth application-default login`") from None  # fmt: skip
+    except exceptions.NotFound as exc:
+        raise BackendError(f"{action}: not found ({_first_line(exc)})", "check the bucket name") from None
+    except (exceptions.Forbidden, exceptions.Unauthorized) as exc:
+        raise BackendError(f"{action}: access denied ({_first_line(exc)})",
+                           "the account needs storage.objects permissions on the bucket") from None  # fmt: skip
+    except exceptions.GoogleAPICallError as exc:
+        raise BackendError(f"{action}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

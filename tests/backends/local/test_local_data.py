@@ -1,0 +1,106 @@
+"""Local runs read their channels where the cloud would: a linked folder, or a bucket downloaded once.
+
+The buckets are real servers (moto for S3, gcp-storage-emulator for Cloud Storage) reached
+through the same client libraries a user's machine uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from types import MappingProxyType
+
+import pytest
+
+from cloudtrain.backends.base import JobState
+from cloudtrain.backends.local import LocalBackend
+from cloudtrain.spec import DataChannel
+from tests.data.conftest import aws, gcs_host, gcs_store, make_folder, moto_session, s3_store  # noqa: F401
+
+from .conftest import make_spec
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+# Prints, for every SM_CHANNEL_* it gets, the folder and what it holds; with TRY_WRITE, writes into it.
+TASK = '''
+import json, os
+seen = {}
+for key in sorted(k for k in os.environ if k.startswith("SM_CHANNEL_")):
+    path = os.environ[key]
+    files = {os.path.relpath(os.path.join(d, f), path): open(os.path.join(d, f)).read()
+             for d, _, names in os.walk(path, followlinks=True) for f in names}
+    writable = None
+    if os.environ.get("TRY_WRITE"):
+        try:
+            open(os.path.join(path, "written-by-the-job"), "w").close()
+            writable = True
+        except OSError:
+            writable = False
+    seen[key] = {"path": path, "files": files, "writable": writable}
+print("channels " + json.dumps(seen, sort_keys=True))
+'''
+
+
+@pytest.fixture(scope="module")
+def datapkg(tmp_path_factory):
+    from cloudtrain.packaging import build_sdist
+
+    root = tmp_path_factory.mktemp("datapkg")
+    (root / "datapkg").mkdir()
+    (root / "datapkg" / "__init__.py").write_text("")
+    (root / "datapkg" / "task.py").write_text(TASK)
+    return build_sdist(root / "datapkg", root / "dist", name="datapkg", version="0.1")
+
+
+def _run(tmp_path, cache, datapkg, cloud: str, env=None, **channels: DataChannel) -> dict:
+    spec = make_spec(tmp_path, cloud=cloud, module="datapkg.task", env=env)
+    spec = dataclasses.replace(spec, channels=MappingProxyType(channels))
+    job = LocalBackend(cache_root=cache, gpu_count=lambda: 0).submit(spec, datapkg)
+    lines = [line.message for line in job.logs(follow=True)]
+    assert job.wait().state is JobState.SUCCEEDED, lines
+    return json.loads(next(m for m in lines if m.startswith("channels "))[len("channels "):])
+
+
+def _put(store, tmp_path, key: str, text: str) -> None:
+    (tmp_path / "obj").write_text(text)
+    store.upload(tmp_path / "obj", key, "-")
+
+
+def test_s3_channel_runs_under_the_sagemaker_contract(s3_store, datapkg, shared_cache, tmp_path, caplog):
+    _put(s3_store, tmp_path, "digits/train/a.npz", "A")
+    _put(s3_store, tmp_path, "digits/train/sub/b.tfrecord", "B")
+    channel = DataChannel("train", "s3://staging/digits/train", "FastFile")
+    seen = _run(tmp_path / "one", shared_cache, datapkg, "sagemaker", train=channel)
+    got = seen["SM_CHANNEL_TRAIN"]
+    assert got["path"] == str(tmp_path / "one" / "out" / "algo-1" / "input" / "data" / "train")
+    assert got["files"] == {"a.npz": "A", "sub/b.tfrecord": "B"}
+    idc = json.loads((tmp_path / "one/out/algo-1/input/config/inputdataconfig.json").read_text())
+    assert idc["train"]["TrainingInputMode"] == "FastFile"
+
+    caplog.set_level(logging.INFO, logger="cloudtrain")
+    again = _run(tmp_path / "two", shared_cache, datapkg, "sagemaker", train=channel)
+    assert again["SM_CHANNEL_TRAIN"]["files"] == got["files"]
+    assert any("from the cache" in r.getMessage() for r in caplog.records)  # downloaded once
+    assert not any("downloading" in r.getMessage() for r in caplog.records)
+
+
+def test_gcs_channel_runs_under_the_vertex_contract(gcs_store, datapkg, shared_cache, tmp_path):
+    _put(gcs_store, tmp_path, "digits/train/a.npz", "G")
+    seen = _run(tmp_path / "one", shared_cache, datapkg, "vertex", {"TRY_WRITE": "1"},
+                train=DataChannel("train", "gs://staging/digits/train"))
+    got = seen["SM_CHANNEL_TRAIN"]
+    assert got["path"] == str(tmp_path / "one" / "out" / "local-run" / "data" / "train")
+    assert got["files"] == {"a.npz": "G"}
+    assert not got["writable"] or os.geteuid() == 0  # the cached copy is read-only (root writes anyway…)
+    again = _run(tmp_path / "two", shared_cache, datapkg, "vertex", train=DataChannel("train", "gs://staging/digits/train"))
+    assert again["SM_CHANNEL_TRAIN"]["files"] == {"a.npz": "G"}  # … and then the changed copy is not reused
+
+
+def test_local_folder_is_linked_under_both_contracts(datapkg, shared_cache, tmp_path):
+    folder = make_folder(tmp_path / "mine", {"x.npz": b"X"})
+    for cloud, where in (("vertex", "out/local-run/data/Val"), ("sagemaker", "out/algo-1/input/data/Val")):
+        seen = _run(tmp_path / cloud, shared_cache, datapkg, cloud, Val=DataChannel("Val", str(folder)))
+        assert seen["SM_CHANNEL_VAL"]["path"] == str(tmp_path / cloud / where)
+        assert seen["SM_CHANNEL_VAL"]["files"]["x.npz"] == "X"

@@ -1,0 +1,64 @@
+"""Real servers for the data tests: moto (S3) and gcp-storage-emulator (Cloud Storage)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.aws import MotoAws, moto_server, use_moto
+
+
+@pytest.fixture(scope="session")
+def moto_session() -> MotoAws:
+    with moto_server() as moto:
+        yield moto
+
+
+@pytest.fixture
+def aws(moto_session: MotoAws, monkeypatch: pytest.MonkeyPatch) -> MotoAws:
+    moto_session.reset()
+    use_moto(monkeypatch, moto_session)
+    return moto_session
+
+
+@pytest.fixture
+def s3_store(aws):
+    """An S3Store on the bucket ``staging`` (us-east-1), through the backend's own clients."""
+    from cloudtrain.backends.sagemaker.aws import AwsClients, translated
+    from cloudtrain.data.stores import S3Store
+
+    client = AwsClients("us-east-1").s3
+    client.create_bucket(Bucket="staging")
+    return S3Store(client, "staging", translated)
+
+
+@pytest.fixture
+def gcs_host(monkeypatch):
+    from tests.fakes.gcs import gcs_emulator
+
+    with gcs_emulator("staging") as host:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", host)
+        yield host
+
+
+@pytest.fixture
+def gcs_store(gcs_host):
+    from cloudtrain.backends.vertex.upload import storage_client
+    from cloudtrain.data.stores import GcsStore
+
+    return GcsStore(storage_client("my-project", None), "staging")
+
+
+@pytest.fixture(params=["s3", "gs"])
+def store(request):
+    """The same tests on both clouds' stores."""
+    return request.getfixturevalue("s3_store" if request.param == "s3" else "gcs_store")
+
+
+def make_folder(root: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root

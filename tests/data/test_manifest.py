@@ -1,0 +1,46 @@
+"""A folder's manifest: what it covers, what changes its digest, and the hash cache."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cloudtrain.data.manifest import build_manifest, file_sha256
+from cloudtrain.errors import UsageError
+from tests.data.conftest import make_folder
+
+
+def test_paths_sizes_and_hashes_sorted(tmp_path):
+    folder = make_folder(tmp_path / "d", {"b.npz": b"bb", "a/x.tfrecord": b"x" * 10, "a/y": b""})
+    m = build_manifest(folder)
+    assert [(f.path, f.size) for f in m.files] == [("a/x.tfrecord", 10), ("a/y", 0), ("b.npz", 2)]
+    assert m.files[0].sha256 == file_sha256(folder / "a/x.tfrecord") and m.total_bytes == 12
+
+
+def test_digest_covers_content_and_names_not_location(tmp_path):
+    one = build_manifest(make_folder(tmp_path / "one", {"a": b"1", "b": b"2"}))
+    two = build_manifest(make_folder(tmp_path / "two", {"a": b"1", "b": b"2"}))
+    assert one.digest == two.digest
+    assert build_manifest(make_folder(tmp_path / "c", {"a": b"1", "b": b"3"})).digest != one.digest
+    assert build_manifest(make_folder(tmp_path / "r", {"a": b"1", "c": b"2"})).digest != one.digest
+
+
+def test_hash_cache_is_used_only_while_the_file_is_unchanged(tmp_path):
+    folder = make_folder(tmp_path / "d", {"a": b"first"})
+    cache = tmp_path / "hashes.json"
+    first = build_manifest(folder, hash_cache=cache)
+    assert cache.is_file()
+    cache.write_text(cache.read_text().replace(first.files[0].sha256, "f" * 64))  # a planted hash is reused…
+    assert build_manifest(folder, hash_cache=cache).files[0].sha256 == "f" * 64
+    (folder / "a").write_bytes(b"second")  # …until the file changes
+    os.utime(folder / "a", ns=(1, 1))
+    assert build_manifest(folder, hash_cache=cache).files[0].sha256 == file_sha256(folder / "a")
+
+
+def test_empty_or_missing_folders_are_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="holds no files"):
+        build_manifest(tmp_path / "empty")
+    with pytest.raises(UsageError, match="does not exist"):
+        build_manifest(tmp_path / "nope")
