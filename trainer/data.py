@@ -7,9 +7,14 @@ int32)`` plus its size and shape; the pipelines then
   the *global* batch (full batches only) -> prefetch(AUTOTUNE);
 - eval: cache -> batch by the global batch -> prefetch(AUTOTUNE);
 
-with auto-sharding by DATA, so each worker keeps its share of every global
-batch whatever the source (in-memory arrays cannot be sharded by file). The
-shuffle seed is the same on every worker, which keeps those shares disjoint.
+sharded across the workers of a MultiWorkerMirroredStrategy: training data
+read from at least as many TFRecord files as there are workers is sharded by
+FILE (each worker reads only its files); anything else (one file, in-memory
+arrays from ``.npz``) by DATA, so each worker keeps its share of every global
+batch. The shuffle seed is the same on every worker, which keeps DATA shares
+disjoint. Evaluation is always sharded by DATA, so every worker sees the same
+number of batches. Files are read with ``tf.io.gfile`` / ``tf.data`` only
+(local paths, ``gs://``, channel folders): no tensorflow-io.
 
 TFRecord files hold ``tf.train.Example`` records with ``image`` (raw uint8
 bytes), ``label`` (int64) and ``shape`` (int64 [h, w, c]); ``write_tfrecord``
@@ -43,6 +48,7 @@ class LoadedData:
     val_examples: int
     input_shape: tuple[int, ...]
     num_classes: int
+    train_files: tuple[str, ...] = ()  # TFRecord files the training set is read from (sharding by FILE)
 
     def describe(self) -> dict:
         return {
@@ -52,6 +58,7 @@ class LoadedData:
             "val_examples": self.val_examples,
             "input_shape": list(self.input_shape),
             "num_classes": self.num_classes,
+            **({"train_files": len(self.train_files)} if self.train_files else {}),
         }
 
 
@@ -135,22 +142,44 @@ def _xy(arrays: dict[str, np.ndarray], path: str) -> tuple[np.ndarray, np.ndarra
     raise TrainerError(f"{path} has arrays {sorted(arrays)}; expected x_train/y_train or x/y")
 
 
-def load_npz(path: str, val_path: str | None, val_split: float, seed: int) -> LoadedData:
-    """Keys ``x_train, y_train[, x_test|x_val, y_test|y_val]`` (Keras's mnist.npz) or ``x, y``;
-    validation from ``val_path``, else the file's test arrays, else ``val_split`` of the training arrays."""
-    arrays = _read_npz(path)
-    x, y = _xy(arrays, path)
+def _npz_arrays(paths: list[str]) -> tuple[np.ndarray, np.ndarray, tuple | None, str | None]:
+    """(x, y, held-out (x, y) or None, its key) of one or more ``.npz`` files, concatenated in order."""
+    xs, ys, held, key = [], [], [], None
+    for path in paths:
+        arrays = _read_npz(path)
+        x, y = _xy(arrays, path)
+        xs.append(x), ys.append(y)
+        found = next((k for k in ("val", "test") if f"x_{k}" in arrays and f"y_{k}" in arrays), None)
+        if found:
+            held.append((arrays[f"x_{found}"], arrays[f"y_{found}"]))
+            key = key or found
+    if len({_images(x).shape[1:] for x in xs}) > 1:
+        raise TrainerError(f"{', '.join(paths)}: the files hold images of different shapes")
+    x, y = (xs[0], ys[0]) if len(xs) == 1 else (np.concatenate(xs), np.concatenate(ys))
+    if held and len(held) == len(paths):
+        return x, y, (np.concatenate([h[0] for h in held]), np.concatenate([h[1] for h in held])), key
+    return x, y, None, None
+
+
+def load_npz(path: str | list[str], val_path: str | list[str] | None, val_split: float, seed: int) -> LoadedData:
+    """Keys ``x_train, y_train[, x_test|x_val, y_test|y_val]`` (Keras's mnist.npz) or ``x, y``; several
+    files (a channel's shards) are concatenated. Validation from ``val_path``, else the files' test
+    arrays, else ``val_split`` of the training arrays."""
+    paths = [path] if isinstance(path, str) else list(path)
+    shown = posixpath.basename(paths[0]) + (f" (+{len(paths) - 1} files)" if len(paths) > 1 else "")
+    x, y, held, key = _npz_arrays(paths)
     if val_path:
-        val, val_source = _xy(_read_npz(val_path), val_path), val_path
-    elif "x_val" in arrays or "x_test" in arrays:
-        key = "val" if "x_val" in arrays else "test"
-        val, val_source = (arrays[f"x_{key}"], arrays[f"y_{key}"]), f"{path}:x_{key}"
+        val_paths = [val_path] if isinstance(val_path, str) else list(val_path)
+        vx, vy, _, _ = _npz_arrays(val_paths)
+        val, val_source = (vx, vy), ", ".join(val_paths)
+    elif held is not None:
+        val, val_source = held, f"{shown}:x_{key}"
     else:
         (x, y), val = _split(x, y, val_split, seed)
-        val_source = f"{val_split:.0%} of {posixpath.basename(path)}"
+        val_source = f"{val_split:.0%} of {shown}"
     if len(val[0]) and _images(val[0]).shape[1:] != _images(x).shape[1:]:
         raise TrainerError(f"validation images {val[0].shape[1:]} differ from training images {x.shape[1:]}")
-    return _arrays_data(posixpath.basename(path), f"{path}; validation: {val_source}", (x, y), val, _scale_for(x))
+    return _arrays_data(shown, f"{', '.join(paths)}; validation: {val_source}", (x, y), val, _scale_for(x))
 
 
 # --- TFRecord -------------------------------------------------------------------
@@ -218,7 +247,8 @@ def load_tfrecord(train_files: list[str], val_files: list[str], source: str) -> 
         if val_shape != shape:
             raise TrainerError(f"validation records are {val_shape}, training records {shape}")
         classes = max(classes, val_classes)
-    return LoadedData(posixpath.basename(train_files[0]), source, train, val, n_train, n_val, shape, classes)
+    return LoadedData(posixpath.basename(train_files[0]), source, train, val, n_train, n_val, shape, classes,
+                      tuple(train_files))
 
 
 def _split_by_name(files: list[str]) -> tuple[list[str], list[str]]:
@@ -237,9 +267,10 @@ def load_directory(location: str, val_location: str | None, val_split: float, se
     npz = [n for n in names if n.lower().endswith(".npz")]
     records = [posixpath.join(location, n) for n in names if is_tfrecord(n)]
     if npz and not records:
-        if len(npz) > 1:
-            raise TrainerError(f"{location} holds several .npz files {npz}; pass --data with one of them")
-        return load_npz(posixpath.join(location, npz[0]), val_location, val_split, seed)
+        train, val = _split_by_name([posixpath.join(location, n) for n in npz])
+        if not train:  # one file named like data_test.npz: it is the data
+            train, val = val, []
+        return load_npz(train, val_location or val or None, val_split, seed)
     if records:
         train, val = _split_by_name(records)
         if val_location:
@@ -285,25 +316,32 @@ def load(spec: DataSpec, val_location: str | None, *, val_split: float, seed: in
 
 # --- pipelines --------------------------------------------------------------------
 
-def _data_sharded(ds: tf.data.Dataset) -> tf.data.Dataset:
+def shard_policy(data: LoadedData, num_workers: int) -> str:
+    """``file`` when every worker can have TFRecord files of its own, else ``data``."""
+    return "file" if num_workers > 1 and len(data.train_files) >= num_workers else "data"
+
+
+def _sharded(ds: tf.data.Dataset, policy: str = "data") -> tf.data.Dataset:
     options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    options.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.FILE if policy == "file" else tf.data.experimental.AutoShardPolicy.DATA
+    )
     return ds.with_options(options)
 
 
 def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: bool = True,
-                   shuffle_buffer: int = 10_000) -> tf.data.Dataset:
+                   shuffle_buffer: int = 10_000, num_workers: int = 1) -> tf.data.Dataset:
     ds = data.train.cache() if cache else data.train
     ds = ds.shuffle(min(shuffle_buffer, data.train_examples), seed=seed, reshuffle_each_iteration=True)
     ds = ds.repeat().batch(global_batch, drop_remainder=True).prefetch(AUTOTUNE)
-    return _data_sharded(ds)
+    return _sharded(ds, shard_policy(data, num_workers))
 
 
 def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True) -> tf.data.Dataset | None:
     if data.val is None:
         return None
     ds = data.val.cache() if cache else data.val
-    return _data_sharded(ds.batch(global_batch).prefetch(AUTOTUNE))
+    return _sharded(ds.batch(global_batch).prefetch(AUTOTUNE))
 
 
 def benchmark_input(strategy, per_replica_batch: int, input_shape, num_classes: int):

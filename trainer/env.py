@@ -10,7 +10,8 @@ Each directory is resolved in one order, first hit wins:
 
    - Vertex AI: ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR``,
      ``AIP_TENSORBOARD_LOG_DIR`` (siblings of ``AIP_MODEL_DIR`` when one is
-     missing), ``AIP_TRAINING_DATA_URI`` / ``AIP_VALIDATION_DATA_URI``;
+     missing), ``AIP_TRAINING_DATA_URI`` / ``AIP_VALIDATION_DATA_URI``, and the
+     channels cloudtrain passes as ``SM_CHANNEL_<NAME>`` (``/gcs/bucket/path``);
    - SageMaker: ``SM_MODEL_DIR``, ``SM_OUTPUT_DATA_DIR``, ``/opt/ml/checkpoints``
      (synced to S3 when the job has a checkpoint config), TensorBoard under
      ``/opt/ml/output/tensorboard`` (SageMaker's default local path; both under
@@ -39,6 +40,7 @@ LOCAL_BASE = "trainer_output"
 SAGEMAKER_BASE_DIR = "/opt/ml"
 SAGEMAKER_CHECKPOINT_DIR = "checkpoints"
 SAGEMAKER_TENSORBOARD_DIR = "output/tensorboard"
+CHANNEL_PREFIX = "SM_CHANNEL_"
 _SM_TRAIN_CHANNELS = ("SM_CHANNEL_TRAIN", "SM_CHANNEL_TRAINING")
 _SM_VAL_CHANNELS = ("SM_CHANNEL_VALIDATION", "SM_CHANNEL_VAL", "SM_CHANNEL_EVAL", "SM_CHANNEL_TEST")
 
@@ -61,6 +63,7 @@ class Contract:
     train_data: str | None  # data location the platform hands us, if any
     train_data_var: str | None  # the variable it came from
     val_data: str | None
+    channels: Mapping[str, str]  # every SM_CHANNEL_<NAME>: NAME (upper case) → folder
     hyperparameters: Mapping[str, object]  # SM_HPS
     num_gpus: int | None  # SM_NUM_GPUS: what SageMaker believes the host has
     hosts: tuple[str, ...]
@@ -158,6 +161,11 @@ def parse_json_env(environ: Mapping[str, str], name: str, default: object) -> ob
         raise TrainerError(f"{name} is not valid JSON ({exc.msg} at position {exc.pos}): {raw[:200]!r}") from None
 
 
+def channels(environ: Mapping[str, str]) -> dict[str, str]:
+    """``SM_CHANNEL_TRAIN=/opt/ml/input/data/train`` → ``{"TRAIN": "/opt/ml/input/data/train"}``."""
+    return {k[len(CHANNEL_PREFIX):]: v for k, v in sorted(environ.items()) if k.startswith(CHANNEL_PREFIX) and v}
+
+
 def _first(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | None, str | None]:
     for name in names:
         if environ.get(name):
@@ -181,8 +189,8 @@ def resolve(environ: Mapping[str, str], **dir_flags: str | None) -> Contract:
     except ValueError:
         raise TrainerError(f"SM_NUM_GPUS must be an integer, got {num_gpus!r}") from None
     if platform == "vertex":
-        train_data, train_var = _first(environ, ("AIP_TRAINING_DATA_URI",))
-        val_data, _ = _first(environ, ("AIP_VALIDATION_DATA_URI",))
+        train_data, train_var = _first(environ, ("AIP_TRAINING_DATA_URI", *_SM_TRAIN_CHANNELS))
+        val_data, _ = _first(environ, ("AIP_VALIDATION_DATA_URI", *_SM_VAL_CHANNELS))
         job_id = environ.get("CLOUD_ML_JOB_ID")
     else:
         train_data, train_var = _first(environ, _SM_TRAIN_CHANNELS)
@@ -195,6 +203,7 @@ def resolve(environ: Mapping[str, str], **dir_flags: str | None) -> Contract:
         train_data=train_data,
         train_data_var=train_var,
         val_data=val_data,
+        channels=channels(environ),
         hyperparameters=hps,
         num_gpus=num_gpus_value,
         hosts=tuple(hosts),

@@ -14,7 +14,7 @@ import sys
 import time
 
 from trainer import cli, events, metrics, plan as plan_lib, schedule
-from trainer.data_spec import parse_data_spec
+from trainer.data_spec import channel_path, parse_data_spec
 from trainer.errors import TrainerError
 from trainer.runtime import Setup, announce, base_plan, build_model, setup, synthetic_shape
 
@@ -24,8 +24,11 @@ def _load_data(s: Setup):
 
     args, contract = s.args, s.contract
     shape, classes = synthetic_shape(args)
-    spec = parse_data_spec(args.data, contract.train_data, contract.train_data_var or "")
-    val_location = args.val_data or (contract.val_data if spec.origin != "--data" else None)
+    spec = parse_data_spec(args.data, contract.train_data, contract.train_data_var or "", contract.channels)
+    val_channel = channel_path(args.val_data, contract.channels)
+    val_location = val_channel[0] if val_channel else args.val_data
+    if not val_location and spec.origin != "--data":  # an explicit path: no platform validation channel
+        val_location = contract.val_data
     data = data_lib.load(spec, val_location, val_split=args.val_split, seed=args.seed, synthetic_shape=shape,
                          synthetic_classes=classes, synthetic_examples=args.synthetic_examples)
     return spec, data
@@ -47,7 +50,8 @@ def train(s: Setup, started: float) -> int:
 
     plan = base_plan(s)
     plan.update(
-        batch=batch.as_dict(), data=data.describe() | {"origin": spec.origin}, params=model.count_params(),
+        batch=batch.as_dict(), params=model.count_params(),
+        data=data.describe() | {"origin": spec.origin, "sharding": data_lib.shard_policy(data, cluster.num_workers)},
         dirs={k: getattr(dirs, k) for k in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir")},
         dirs_origin=dict(dirs.origin), export_layout=s.contract.export_layout,
         resume_epoch=start_epoch, resume_checkpoint=restored,
@@ -60,7 +64,8 @@ def train(s: Setup, started: float) -> int:
     loop = TrainLoop(strategy, model, optimizer, batch.global_batch)
     cache = not args.no_cache
     train_ds = strategy.experimental_distribute_dataset(
-        data_lib.train_pipeline(data, batch.global_batch, args.seed, cache=cache, shuffle_buffer=args.shuffle_buffer)
+        data_lib.train_pipeline(data, batch.global_batch, args.seed, cache=cache, shuffle_buffer=args.shuffle_buffer,
+                                num_workers=cluster.num_workers)
     )
     val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache)
     val_ds = strategy.experimental_distribute_dataset(val) if val is not None else None

@@ -67,15 +67,49 @@ def test_npz_with_test_arrays_and_without(tmp_path, digits_uint8):
     assert tx.dtype == np.float32 and 0.0 <= tx.min() and tx.max() <= 1.0  # uint8 scaled to [0, 1]
 
 
-@pytest.mark.parametrize(
-    "files, message",
-    [({}, "holds no .npz or .tfrecord files"), ({"a.npz": 1, "b.npz": 1}, "several .npz files")],
-)
-def test_directory_errors(tmp_path, files, message):
-    for name in files:
-        np.savez(tmp_path / name, x=np.zeros((2, 4, 4), np.uint8), y=np.zeros(2))
-    with pytest.raises(TrainerError, match=message):
+def test_directory_errors(tmp_path):
+    with pytest.raises(TrainerError, match="holds no .npz or .tfrecord files"):
         _load(DataSpec("directory", str(tmp_path)))
+    for name in ("a.npz", "b.npz"):
+        np.savez(tmp_path / name, x=np.zeros((2, 4, 4), np.uint8), y=np.zeros(2))
+    np.savez(tmp_path / "c.npz", x=np.zeros((2, 5, 5), np.uint8), y=np.zeros(2))
+    with pytest.raises(TrainerError, match="images of different shapes"):
+        _load(DataSpec("directory", str(tmp_path)))
+
+
+def test_a_channel_of_several_npz_files_is_concatenated_and_split_by_name(tmp_path, digits_uint8):
+    x, y = digits_uint8
+    np.savez(tmp_path / "part-0.npz", x=x[:700], y=y[:700])
+    np.savez(tmp_path / "part-1.npz", x=x[700:1400], y=y[700:1400])
+    np.savez(tmp_path / "validation.npz", x=x[1400:], y=y[1400:])
+    data = _load(DataSpec("directory", str(tmp_path)))
+    assert (data.train_examples, data.val_examples) == (1400, 397)
+    tx, ty = _arrays(data.train)
+    np.testing.assert_array_equal(ty, y[:1400])  # in file-name order
+    assert data.name == "part-0.npz (+1 files)" and "validation.npz" in data.source
+
+
+def test_several_tfrecord_files_shard_by_file_across_workers_one_file_by_data(tmp_path, digits_uint8):
+    import tensorflow as tf
+
+    from trainer import data as data_lib
+    from trainer.data import write_tfrecord
+
+    x, y = digits_uint8
+    for i in range(3):
+        write_tfrecord(str(tmp_path / f"train-{i}.tfrecord"), x[i * 500:(i + 1) * 500], y[i * 500:(i + 1) * 500])
+    write_tfrecord(str(tmp_path / "val.tfrecord"), x[1500:], y[1500:])
+    three = _load(DataSpec("directory", str(tmp_path)))
+    one = _load(DataSpec("tfrecord", str(tmp_path / "train-0.tfrecord")))
+    policy = tf.data.experimental.AutoShardPolicy
+
+    def shard(d, workers):
+        return data_lib.train_pipeline(d, 32, seed=0, num_workers=workers).options().experimental_distribute.auto_shard_policy
+
+    assert len(three.train_files) == 3 and three.describe()["train_files"] == 3
+    assert (shard(three, 2), shard(three, 3), shard(three, 4)) == (policy.FILE, policy.FILE, policy.DATA)
+    assert (shard(one, 2), shard(three, 1)) == (policy.DATA, policy.DATA)
+    assert data_lib.eval_pipeline(three, 32).options().experimental_distribute.auto_shard_policy == policy.DATA
 
 
 def test_missing_npz_and_mismatched_validation(tmp_path):

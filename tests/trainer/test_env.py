@@ -115,3 +115,13 @@ def test_local_defaults():
 def test_malformed_platform_variables_are_reported(bad, message):
     with pytest.raises(TrainerError, match=message):
         env.resolve({"SM_MODEL_DIR": "/opt/ml/model"} | bad)
+
+
+def test_channels_are_read_on_vertex_too():
+    c = env.resolve({"AIP_MODEL_DIR": "gs://b/out/model/", "SM_CHANNEL_TRAIN": "/gcs/b/digits/train",
+                     "SM_CHANNEL_VALIDATION": "/gcs/b/digits/val", "SM_CHANNEL_EXTRA": "/gcs/b/x"})  # fmt: skip
+    assert c.platform == "vertex"
+    assert (c.train_data, c.train_data_var, c.val_data) == ("/gcs/b/digits/train", "SM_CHANNEL_TRAIN", "/gcs/b/digits/val")
+    assert c.channels == {"EXTRA": "/gcs/b/x", "TRAIN": "/gcs/b/digits/train", "VALIDATION": "/gcs/b/digits/val"}
+    assert env.resolve({"AIP_MODEL_DIR": "/m", "AIP_TRAINING_DATA_URI": "gs://b/t",
+                        "SM_CHANNEL_TRAIN": "/gcs/b/x"}).train_data == "gs://b/t"  # fmt: skip

@@ -11,14 +11,14 @@ from tests.trainer.helpers import finish, free_ports, kill, start
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
 
-def _run_two_workers(tmp_path, extra_args):
+def _run_two_workers(tmp_path, extra_args, **env):
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     procs = []
     try:
         for index in range(2):
             tf_config = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
             args = ["--epochs", "2", "--job-dir", str(tmp_path / f"w{index}"), *extra_args[index]]
-            procs.append(start(args, cwd=tmp_path, TF_CONFIG=tf_config))
+            procs.append(start(args, cwd=tmp_path, TF_CONFIG=tf_config, **env))
         return [finish(p, timeout=400) for p in procs]
     finally:
         for p in procs:
@@ -52,3 +52,28 @@ def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
     for run in (chief, other):
         assert run.returncode == 2, run.stderr[-3000:]
         assert "checkpoint directory must be storage every worker can read" in run.stderr
+
+
+def test_two_workers_read_a_tfrecord_channel_each_its_own_files(tmp_path):
+    """``--data train`` names the channel; with a file per worker the input is sharded by FILE."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    from trainer.data import write_tfrecord
+
+    digits = load_digits()
+    x, y = np.clip(digits.images * 16, 0, 255).astype(np.uint8), digits.target
+    channel = tmp_path / "channel"
+    channel.mkdir()
+    for i in range(2):
+        write_tfrecord(str(channel / f"part-{i}.tfrecord"), x[i * 700:(i + 1) * 700], y[i * 700:(i + 1) * 700])
+    write_tfrecord(str(channel / "validation.tfrecord"), x[1400:], y[1400:])
+    args = ["--data", "train", "--epochs", "1", "--steps-per-epoch", "5"]
+    chief, other = _run_two_workers(tmp_path, [args, args], SM_CHANNEL_TRAIN=str(channel))
+    assert chief.returncode == 0, chief.stderr[-4000:]
+    assert other.returncode == 0, other.stderr[-4000:]
+    data = chief.one("plan")["data"]
+    assert data["origin"] == "--data train (SM_CHANNEL_TRAIN)" and data["sharding"] == "file"
+    assert (data["train_files"], data["train_examples"], data["val_examples"]) == (2, 1400, 397)
+    assert chief.one("done")["weights_sha256"] == other.one("worker_done")["weights_sha256"]
+    assert chief.one("done")["val_accuracy"] is not None
