@@ -29,8 +29,9 @@ def ensure_filesystem(path: str) -> None:
                 tf.io.gfile.exists(path)
             except tf.errors.UnimplementedError:
                 raise TrainerError(
-                    f"{path}: this TensorFlow cannot open s3:// paths; install tensorflow-io "
-                    "matching the TF version, or use the SageMaker channel's local directory"
+                    f"{path}: this TensorFlow cannot open s3:// paths; give the data as a channel "
+                    "(cloudtrain config: data: {train: s3://…}; then --data train), or install "
+                    "tensorflow-io matching the TF version"
                 ) from None
     _checked.add(scheme)
 

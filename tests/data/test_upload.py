@@ -13,10 +13,6 @@ pytestmark = pytest.mark.server
 FILES = {f"part-{i:02d}.tfrecord": bytes([i]) * (1000 + i) for i in range(8)} | {"sub/labels.npz": b"L" * 50}
 
 
-class Killed(Exception):
-    """Stands in for Ctrl-C / a kill between two files."""
-
-
 def _names(store, prefix):
     return sorted(o.name for o in store.list(prefix))
 
@@ -36,21 +32,50 @@ def test_uploads_once_then_skips(store, tmp_path):
     assert (second.skipped, second.files_sent, second.uri) == (True, 0, first.uri)
 
 
-def test_an_interrupted_upload_is_completed_not_trusted(store, tmp_path):
-    manifest = build_manifest(make_folder(tmp_path / "d", FILES))
+# Uploads FOLDER with the store of SCHEME (endpoints from the environment) and SIGKILLs itself
+# after the third file: no handler, no finally, exactly as a killed submit.
+KILLED_SUBMIT = """
+import os, signal, sys
+from pathlib import Path
+from cloudtrain.data.manifest import build_manifest
+from cloudtrain.data.upload import upload_folder
+scheme, folder = sys.argv[1], Path(sys.argv[2])
+if scheme == "s3":
+    from cloudtrain.backends.sagemaker.aws import AwsClients, translated
+    from cloudtrain.data.stores import S3Store
+    store = S3Store(AwsClients("us-east-1").s3, "staging", translated)
+else:
+    from cloudtrain.backends.vertex.upload import storage_client
+    from cloudtrain.data.stores import GcsStore
+    store = GcsStore(storage_client("my-project", None), "staging")
+
+def progress(done, total, files, count):
+    if files == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+upload_folder(build_manifest(folder), store, progress=progress)
+"""
+
+
+def test_a_killed_upload_is_completed_not_trusted(store, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    folder = make_folder(tmp_path / "d", FILES)
+    manifest = build_manifest(folder)
     prefix = data_prefix("", manifest.digest)
-
-    def kill_after_three(done, total, files, count):
-        if files == 3:
-            raise Killed
-
-    with pytest.raises(Killed):
-        upload_folder(manifest, store, progress=kill_after_three)
+    killed = subprocess.run([sys.executable, "-c", KILLED_SUBMIT, store.scheme, str(folder)], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert len(_names(store, prefix)) == 3  # three whole objects …
     assert store.stat(manifest_key("", manifest.digest)) is None  # … and no manifest: not complete
-    # An object of the right name but other bytes (a foreign tool, a corrupted copy) is not trusted either.
+    # An object of the right name and size but other bytes (a foreign tool, a corrupted copy) is not trusted either.
     broken = tmp_path / "broken"
-    broken.write_bytes(b"x" * FILES["part-03.tfrecord"].__len__())
+    broken.write_bytes(b"x" * len(FILES["part-03.tfrecord"]))
     store.upload(broken, prefix + "part-03.tfrecord", "0" * 64)
 
     resumed = upload_folder(manifest, store)
