@@ -152,7 +152,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
     image = cfg.image.uri
     if image is None:
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
-        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0)
+        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0,
+                                       py_version=catalog.python_tag(cfg.image.python))  # fmt: skip
     if cfg.output_dir or cfg.job_dir:
         output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":

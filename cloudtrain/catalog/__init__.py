@@ -29,6 +29,7 @@ __all__ = [
     "default_tensorflow",
     "gpu_models",
     "image_pythons",
+    "python_tag",
     "machines",
     "regions",
     "resolve_machine",
@@ -138,3 +139,8 @@ def image_pythons(cloud: str, tensorflow: str) -> tuple[str, ...]:
     table = _cloud(cloud)
     tags = _IMAGES[cloud].python_tags(table, str(tensorflow))
     return tuple(f"{t[2]}.{t[3:]}" if len(t) > 3 else f"{t[2]}" for t in tags)
+
+
+def python_tag(version: str | None) -> str | None:
+    """``"3.10"`` → ``"py310"`` (the images' own spelling); None stays None."""
+    return f"py{version.replace('.', '')}" if version else None

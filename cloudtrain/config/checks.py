@@ -42,9 +42,11 @@ def check_config(loaded: LoadedConfig) -> None:
         raise err(("machine", field), str(exc), _alternatives(exc)) from None
     if cfg.image.uri is None and cfg.image.tensorflow is not None:
         try:
-            catalog.training_image(cloud, cfg.region, cfg.image.tensorflow, gpu=False)
+            catalog.training_image(cloud, cfg.region, cfg.image.tensorflow, gpu=False,
+                                   py_version=catalog.python_tag(cfg.image.python))  # fmt: skip
         except catalog.CatalogError as exc:
-            raise err(("image", "tensorflow"), str(exc), _alternatives(exc)) from None
+            field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
+            raise err(("image", field), str(exc), _alternatives(exc)) from None
 
     if cfg.backend != "local":
         _check_cloud_fields(loaded)

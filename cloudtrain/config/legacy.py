@@ -297,7 +297,10 @@ def _tensorflow(runtime: str, cloud: str, notes: list[str]) -> str:
 def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> None:
     tensorflow = (out.get("image") or {}).get("tensorflow") or catalog.default_tensorflow(cloud)
     have = catalog.image_pythons(cloud, str(tensorflow))
-    if have and wanted not in have:
+    if wanted in have:
+        if len(have) > 1:  # honoured: the image comes with that Python too
+            out.setdefault("image", {}).setdefault("python", wanted)
+    elif have:
         notes.append(f"pythonVersion {wanted}: the TensorFlow {tensorflow} image has Python {', '.join(have)}; "
                      "your code runs on that")
 

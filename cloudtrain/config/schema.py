@@ -86,6 +86,9 @@ class Image(_Strict):
     tensorflow: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
         None, description='TensorFlow version of the prebuilt image, e.g. "2.17" (quoted). Default: newest.'
     )
+    python: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
+        None, description='Python of the prebuilt image where it comes in several, e.g. "3.9". Default: its newest.'
+    )
 
 
 class Spot(_Strict):
