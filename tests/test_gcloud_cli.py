@@ -244,3 +244,20 @@ def test_the_gcloud_forms_import_no_cloud_sdk(article):
     """)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=article, check=True).stdout
     assert out.strip().splitlines()[-1] == "0 []"
+
+
+def test_every_refused_flag_the_cli_takes_has_its_one_line_reason():
+    from cloudtrain.cli import gcloud as cli_gcloud
+    from cloudtrain.config.gcloud import REFUSED_FLAGS
+
+    taken = {*cli_gcloud._MLENGINE_REFUSED, *cli_gcloud._CUSTOM_JOB_REFUSED, "--packages", "--enable-web-access",
+             "--enable-dashboard-access"}  # fmt: skip
+    assert taken == set(REFUSED_FLAGS)
+
+
+def test_no_scale_tier_means_basic_as_in_ml_engine(article, capsys):
+    code, out, err = run(capsys, "ml-engine", "jobs", "submit", "training", "j_basic", "--module-name", "trainer.task",
+                         "--package-path", "trainer", "--job-dir", "gs://b/x", "--region", "us-central1",
+                         "--dry-run", "-o", "json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"][0]["machineSpec"] == {"machineType": "n1-standard-4"}

@@ -25,13 +25,16 @@ _MLENGINE_VALUE_FLAGS = (
     "--worker-machine-type", "--worker-accelerator", "--worker-image-uri", "--parameter-server-count",
     "--parameter-server-machine-type", "--runtime-version", "--python-version", "--labels", "--project",
     "--service-account",
-    # refused, one line each (config.gcloud.REFUSED_FLAGS)
+)  # fmt: skip
+_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args")
+#: Taken so that they can be refused in one line each (cloudtrain.config.gcloud.REFUSED_FLAGS says why);
+#: listed here so that ``--help`` does not import the config package.
+_MLENGINE_REFUSED = (
     "--kms-key", "--kms-keyring", "--kms-location", "--kms-project", "--parameter-server-accelerator",
     "--parameter-server-image-uri", "--use-chief-in-tf-config", "--tpu-tf-version", "--format", "--account",
     "--impersonate-service-account",
 )  # fmt: skip
-_CUSTOM_JOB_VALUE_FLAGS = (
-    "--region", "--project", "--labels", "--service-account", "--network", "--args",
+_CUSTOM_JOB_REFUSED = (
     "--python-package-uris", "--command", "--kms-key", "--kms-keyring", "--kms-location", "--kms-project",
     "--persistent-resource-id", "--format", "--account", "--impersonate-service-account",
 )  # fmt: skip
@@ -41,9 +44,25 @@ def _dest(flag: str) -> str:
     return "g_" + flag.lstrip("-").replace("-", "_")
 
 
-def _flag_options(flags: tuple[str, ...], func):
-    for flag in reversed(flags):
-        func = click.option(flag, _dest(flag), metavar="VALUE", help="as in gcloud")(func)
+_HELP = {
+    "--job-dir": "Output dir used as given; passed as --job-dir; packages staged under it without --staging-bucket.",
+    "--package-path": "The package folder (built into an sdist).",
+    "--module-name": "Module run as python -m.",
+    "--staging-bucket": "Bucket for the package.",
+    "--scale-tier": "BASIC, BASIC_GPU, BASIC_TPU, STANDARD_1, PREMIUM_1 or CUSTOM.",
+    "--master-accelerator": "type=…,count=… (retired GPUs map to the nearest).",
+    "--worker-accelerator": "type=…,count=… (same as the master's).",
+    "--runtime-version": "1.x → the cloud's default TF 2 image; 2.x → the nearest offered.",
+    "--labels": "KEY=VALUE,…",
+    "--project": "Google Cloud project (else gcloud's configuration, …).",
+    "--args": "Comma-separated arguments for the module.",
+}
+
+
+def _flag_options(flags: tuple[str, ...], refused: tuple[str, ...], func):
+    for flag in reversed(flags + refused):
+        text = "Refused (one line says why)." if flag in refused else _HELP.get(flag, "As in gcloud.")
+        func = click.option(flag, _dest(flag), metavar="VALUE", help=text)(func)
     return func
 
 
@@ -106,7 +125,7 @@ def mlengine_submit() -> None:
 @click.option("--async", "run_async", is_flag=True, help="Return once the job is created (the default).")
 @click.option("--packages", "g_packages", multiple=True, help="Refused: cloudtrain builds from --package-path.")
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
-@lambda f: _flag_options(_MLENGINE_VALUE_FLAGS, f)
+@lambda f: _flag_options(_MLENGINE_VALUE_FLAGS, _MLENGINE_REFUSED, f)
 def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, output, overrides, **values) -> None:
     """Submit a training job as `gcloud ml-engine jobs submit training` did; user args after `--`."""
     from cloudtrain.cli.submit import run_submit
@@ -115,7 +134,7 @@ def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, o
 
     if stream_logs and run_async:
         raise UsageError("--async and --stream-logs exclude each other", hint="drop one (without either: --async)")
-    flags = _given(values, _MLENGINE_VALUE_FLAGS)
+    flags = _given(values, _MLENGINE_VALUE_FLAGS + _MLENGINE_REFUSED)
     flags["--packages"] = values.get("g_packages")
     flags["--enable-web-access"] = values.get("g_enable_web_access")
     doc = mlengine_document(job, flags, user_args, _read_config(values.get("g_config")))
@@ -149,13 +168,13 @@ def custom_jobs() -> None:
 @_common_options
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
 @click.option("--enable-dashboard-access", "g_enable_dashboard_access", is_flag=True, help="Refused.")
-@lambda f: _flag_options(_CUSTOM_JOB_VALUE_FLAGS, f)
+@lambda f: _flag_options(_CUSTOM_JOB_VALUE_FLAGS, _CUSTOM_JOB_REFUSED, f)
 def custom_jobs_create(display_name, dry_run, strict, output, overrides, **values) -> None:
     """Create a Vertex custom job as `gcloud ai custom-jobs create` does; returns once it is created."""
     from cloudtrain.cli.submit import run_submit
     from cloudtrain.config.gcloud import custom_job_document
 
-    flags = _given(values, _CUSTOM_JOB_VALUE_FLAGS)
+    flags = _given(values, _CUSTOM_JOB_VALUE_FLAGS + _CUSTOM_JOB_REFUSED)
     flags["--worker-pool-spec"] = values.get("g_worker_pool_spec")
     flags["--enable-web-access"] = values.get("g_enable_web_access")
     flags["--enable-dashboard-access"] = values.get("g_enable_dashboard_access")

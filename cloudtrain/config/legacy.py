@@ -149,7 +149,8 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     out.setdefault("name", _name_from_file(loaded.file))
     cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
 
-    tier_name = str(ti.get("scaleTier", "CUSTOM")).upper().replace("-", "_")
+    # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
+    tier_name = str(ti.get("scaleTier", "CUSTOM" if "masterType" in ti else "BASIC")).upper().replace("-", "_")
     if tier_name not in SCALE_TIERS:
         raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier",
                    f"use one of {', '.join(SCALE_TIERS)}")  # fmt: skip
