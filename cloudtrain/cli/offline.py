@@ -7,18 +7,21 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli._common import load_spec, package_dict
-from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, cli
+from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
 from cloudtrain.errors import UsageError
 
 
 @cli.command()
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @SET_OPTION
-def validate(config_path, overrides) -> None:
+@STRICT_OPTION
+def validate(config_path, overrides, strict) -> None:
     """Check a config offline (no build, no upload)."""
-    loaded, spec = load_spec(config_path, overrides)
+    loaded, spec = load_spec(config_path, overrides, strict=strict)
     click.echo(f"{config_path}: OK ({spec.backend}, {spec.machine.type}, "
                f"{spec.machine.accelerator_count} × {spec.machine.gpu_model or 'CPU'} × {spec.replica_count})")  # fmt: skip
+    for note in spec.notes:
+        click.echo(f"mapped: {note}")
 
 
 @cli.command()
