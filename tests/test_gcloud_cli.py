@@ -261,3 +261,14 @@ def test_no_scale_tier_means_basic_as_in_ml_engine(article, capsys):
                          "--dry-run", "-o", "json")  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"][0]["machineSpec"] == {"machineType": "n1-standard-4"}
+
+
+def test_the_article_config_alone_needs_only_a_region_and_a_bucket(article, capsys):
+    code, out, err = run(capsys, "submit", "--config", "config_gpu4.yaml", "--set", "region=asia-east1",
+                         "--set", "staging_bucket=gs://segment-expansion-dev", "--dry-run", "-o", "json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["job_name"].startswith("config_gpu4-") and result["project"]["id"] == "segment-expansion-dev"
+    pool = result["request"]["jobSpec"]["workerPoolSpecs"][0]
+    assert pool["machineSpec"]["acceleratorCount"] == 4  # BASIC + master_type: read as CUSTOM, with a line
+    assert any(n.startswith("scaleTier BASIC with masterType") for n in result["notes"])

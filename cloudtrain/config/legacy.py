@@ -155,9 +155,10 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
         raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier",
                    f"use one of {', '.join(SCALE_TIERS)}")  # fmt: skip
     tier = SCALE_TIERS[tier_name]
-    if tier and "masterType" in ti:
-        raise fail(f"masterType is only read with scaleTier CUSTOM (this is {tier_name})", "masterType",
-                   "set scaleTier: CUSTOM (or --scale-tier CUSTOM), or remove masterType")  # fmt: skip
+    if tier and "masterType" in ti:  # ML Engine refused this; the machine named is what the user means
+        notes.append(f"scaleTier {tier_name} with masterType {ti['masterType']}: ML Engine read masterType only "
+                     "with scaleTier CUSTOM; read as CUSTOM (--scale-tier CUSTOM says so explicitly)")
+        tier_name, tier = "CUSTOM", None
     master = tier.master if tier else ti.get("masterType")
     source = "scaleTier" if tier else "masterType"
     if not master:

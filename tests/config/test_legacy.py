@@ -101,10 +101,10 @@ def test_strict_legacy_turns_a_mapping_into_an_error(project):
     assert info.value.file == "--strict-legacy" and "K80" in str(info.value)
 
 
-def test_master_type_with_a_fixed_tier_names_the_fix():
-    with pytest.raises(ConfigError, match="only read with scaleTier CUSTOM") as info:
-        convert("trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n")
-    assert info.value.line == 3 and "--scale-tier CUSTOM" in str(info.value)
+def test_master_type_with_a_fixed_tier_is_read_as_custom_with_a_line():
+    out = convert("trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n")
+    assert out["config"]["machine"]["accelerator_count"] == 4
+    assert out["notes"][0].startswith("scaleTier BASIC with masterType complex_model_m_gpu")
 
 
 @pytest.mark.parametrize(
