@@ -272,3 +272,18 @@ def test_the_article_config_alone_needs_only_a_region_and_a_bucket(article, caps
     pool = result["request"]["jobSpec"]["workerPoolSpecs"][0]
     assert pool["machineSpec"]["acceleratorCount"] == 4  # BASIC + master_type: read as CUSTOM, with a line
     assert any(n.startswith("scaleTier BASIC with masterType") for n in result["notes"])
+
+
+def test_a_whole_custom_job_as_dry_run_prints_it_loads_back_to_the_same_request(article, capsys):
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--", "--epochs=2")
+    assert code == 0, err
+    first = json.loads(out)
+    (article / "job.json").write_text(json.dumps(first["request"]))  # JSON is YAML
+    code, out, err = run(capsys, "submit", "--config", "job.json", "--set", "region=asia-east1",
+                         "--set", "package.path=trainer", "--set", f"job_dir={JOB_DIR}", "--dry-run", "-o", "json")
+    assert code == 0, err
+    again = json.loads(out)["request"]
+    assert again["displayName"] == "mgpu_32"
+    ours, theirs = again["jobSpec"], first["request"]["jobSpec"]
+    assert ours["workerPoolSpecs"][0]["pythonPackageSpec"]["args"] == ["--epochs=2", f"--job-dir={JOB_DIR.rstrip('/')}"]
+    assert ours == theirs
