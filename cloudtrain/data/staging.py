@@ -24,7 +24,7 @@ def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
     if spec.backend == "local" or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
         return spec
-    bucket = (spec.staging_bucket or "").rstrip("/")
+    bucket = (spec.staging_bucket or spec.job_dir or "").rstrip("/")  # a job dir stands in, as for packages
     scheme = schemes.NATIVE[spec.cloud]
     staged = {}
     for name, ch in spec.channels.items():
@@ -43,7 +43,9 @@ def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
 def upload_channels(spec: Any, store: Any, *, progress: Callable[[str], Progress | None] | None = None
                     ) -> list[FolderUpload]:  # fmt: skip
     """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
-    _, path = schemes.split_bucket(spec.staging_bucket)
+    if not any(ch.kind == "local" for ch in spec.channels.values()):
+        return []
+    _, path = schemes.split_bucket(spec.staging_bucket or spec.job_dir)
     done = []
     for ch in spec.channels.values():
         if ch.kind == "local":
