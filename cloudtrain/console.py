@@ -1,11 +1,15 @@
 """Everything the CLI prints: per-replica log lines, the job summary, tables.
 
-rich is used for colour on a terminal; piped output stays plain text so it can be grepped.
+rich draws tables and colour on a terminal. Output that is not a terminal is plain text for
+``grep``, ``cut`` and ``jq``: never wrapped, truncated or padded, tables as tab-separated rows
+(one record per line, a header first), key-value blocks as ``key: value`` lines, titles on
+stderr, and no colour codes or carriage-return progress bars (the user's own included).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, Iterable, Mapping, TextIO
 
@@ -16,10 +20,19 @@ _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
 
 
+#: Terminal control sequences a program writes for colour and cursor moves (ECMA-48 CSI, OSC), and backspaces.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\b\x00-\x08\x0b-\x1f\x7f]")
+
+
 def make_console(stream: TextIO | None = None):
     from rich.console import Console
 
     return Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
+
+
+def plain(text: str) -> str:
+    """What a line says without colour codes, backspaces or progress-bar rewrites (the last ``\\r`` part)."""
+    return _CONTROL.sub("", text.rsplit("\r", 1)[-1]).rstrip()
 
 
 def format_event(message: str) -> str | None:
@@ -56,47 +69,76 @@ def format_event(message: str) -> str | None:
 
 
 class ReplicaPrinter:
-    """Prints log lines prefixed by replica, one stable colour per replica on a terminal."""
+    """Prints log lines prefixed by replica, one stable colour per replica on a terminal.
 
-    def __init__(self, console=None):
+    Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
+    machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
+
+    def __init__(self, console=None, *, show_debug: bool = False):
         self.console = console or make_console()
+        self.show_debug = show_debug
         self._colours: dict[str, str] = {}
         self._width = 8
 
     def __call__(self, line: LogLine) -> None:
         from rich.text import Text
 
-        message = format_event(line.message)  # `logs -o json` keeps the raw lines
+        if line.severity.upper() == "DEBUG" and not self.show_debug:
+            return
+        message = format_event(line.message)  # `logs -o json` keeps the trainer's event lines as they are
         if message is None:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=colour)
-        text.append(message, style=_SEVERITY_STYLE.get(line.severity.upper(), ""))
+        style = _SEVERITY_STYLE.get(line.severity.upper(), "")
+        if self.console.is_terminal:
+            body = Text.from_ansi(message.rsplit("\r", 1)[-1])
+            body.stylize(style)
+            text.append_text(body)
+        else:
+            text.append(plain(message))
         self.console.print(text)
 
 
 def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
+    """A titled block of ``key value`` rows; empty values are left out."""
+    shown = [(key, str(value)) for key, value in rows if value not in (None, "", {}, ())]
+    if not console.is_terminal:
+        _plain_lines(console, [title, *(f"{key}: {value}" for key, value in shown)])
+        return
     from rich.table import Table
 
     table = Table(title=title, show_header=False, title_justify="left", box=None, pad_edge=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
-    for key, value in rows:
-        if value not in (None, "", {}, ()):
-            table.add_row(key, str(value))
+    for key, value in shown:
+        table.add_row(key, value)
     console.print(table)
 
 
 def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None) -> None:
+    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr)."""
+    cells = [["" if v is None else str(v) for v in row] for row in rows]
+    if not console.is_terminal:
+        if title:
+            print(title, file=sys.stderr)
+        _plain_lines(console, ["\t".join(columns), *("\t".join(c.replace("\t", " ") for c in row) for row in cells)])
+        return
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
+        table.add_column(column, overflow="fold")  # a narrow terminal wraps cells; nothing is cut
+    for row in cells:
+        table.add_row(*row)
     console.print(table)
+
+
+def _plain_lines(console, lines: Iterable[str]) -> None:
+    """Whole lines, straight to the console's file: rich would wrap them at 80 columns."""
+    console.file.write("".join(f"{line}\n" for line in lines))
+    console.file.flush()
 
 
 def print_json(data: Any, stream: TextIO | None = None) -> None:
@@ -130,3 +172,8 @@ def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def _num(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """``1 replica``, ``2 replicas``, ``2 processes``: words, not "replica(s)"."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"

@@ -73,13 +73,19 @@ class BackendError(CloudtrainError):
     """A cloud (or local) backend refused or failed a request."""
 
 
-class CloudUnreachable(CloudtrainError):
+class CloudSetupError(BackendError):
+    """The cloud refused something the user must fix before anything runs: a bucket, a permission, a job id."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class CloudUnreachable(BackendError):
     """Transient trouble (5xx, throttling, dropped connections) outlasted the retries."""
 
     exit_code = ExitCode.UNREACHABLE
 
 
-class NoCapacity(CloudtrainError):
+class NoCapacity(BackendError):
     """No candidate (the main request and every fallback) got capacity or quota."""
 
     exit_code = ExitCode.NO_CAPACITY

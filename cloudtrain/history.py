@@ -1,7 +1,9 @@
 """Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
 
 One JSON object per line in ``<cache>/jobs.jsonl``; appends are single writes, so two
-concurrent submits cannot interleave within a line.
+concurrent submits cannot interleave within a line. A job's later lines (its final state,
+once a followed submit saw it end) supersede its earlier ones. Local runs record the
+absolute path of their output folder as ``name``, so they are found from any directory.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class JobRecord:
     project: str | None = None
     config: str | None = None
     kind: str = "job"  # job | sweep | trial (a sweep's trial)
+    created: str | None = None  # ISO time of the submit
+    state: str | None = None  # the last state this machine saw (JobState value)
 
 
 def record(entry: JobRecord) -> None:
@@ -39,21 +43,49 @@ def record(entry: JobRecord) -> None:
         fh.write(json.dumps(asdict(entry)) + "\n")
 
 
-def find(job_id: str) -> JobRecord | None:
-    """The newest record whose short id or full name is ``job_id``."""
+def _entries() -> list[JobRecord]:
     path = cache_dir() / "jobs.jsonl"
     if not path.exists():
-        return None
-    found = None
+        return []
+    found = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            entry = JobRecord(**json.loads(line))
+            found.append(JobRecord(**json.loads(line)))
         except (ValueError, TypeError):
             continue  # a torn or foreign line must not hide the others
+    return found
+
+
+def find(job_id: str) -> JobRecord | None:
+    """The newest record whose short id or full name is ``job_id``."""
+    found = None
+    for entry in _entries():
         if job_id in (entry.job_id, entry.name):
             found = entry
     return found
 
+
+def recent(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
+    """The newest jobs first, one record each (its latest), optionally of one backend / region."""
+    latest: dict[tuple[str, str], JobRecord] = {}
+    for entry in _entries():
+        key = (entry.backend, entry.name)
+        earlier = latest.get(key)  # updating keeps the submit order
+        latest[key] = entry if earlier is None else JobRecord(**{**asdict(earlier), **_known(entry)})
+    jobs = [e for e in reversed(latest.values()) if (not backend or e.backend == backend)
+            and (not region or e.region == region)]  # fmt: skip
+    return jobs[:limit]
+
+
+def _known(entry: JobRecord) -> dict:
+    return {k: v for k, v in asdict(entry).items() if v is not None}
+
+
+def note_state(job_id: str, name: str, state: str) -> None:
+    """Record the state a job was last seen in, if this machine submitted it (``list`` shows it)."""
+    entry = find(name) or find(job_id)
+    if entry is not None and entry.state != state:
+        record(JobRecord(**{**asdict(entry), "state": state}))
 
 def run_file(job_id: str) -> Path:
     """Where the end of a followed run is kept: its final status, phases and price (the run report reads it)."""

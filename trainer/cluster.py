@@ -17,6 +17,7 @@ This module never imports TensorFlow.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -35,6 +36,7 @@ class Cluster:
     workers: tuple[str, ...]  # chief first, then workers: the rank order
     source: str | None  # "TF_CONFIG", "CLUSTER_SPEC", "SM_HOSTS" or None
     tf_config: Mapping[str, object] | None
+    host: str | None = None  # SageMaker's name for this machine (SM_CURRENT_HOST): "algo-1"
 
     @property
     def num_workers(self) -> int:
@@ -61,10 +63,14 @@ class Cluster:
 
     @property
     def task(self) -> str:
-        return f"{self.task_type}:{self.task_index}"
+        """This replica as the platform's log prefix names it: ``chief``, ``worker-0``, ``algo-2``."""
+        if self.host:
+            return self.host
+        return "chief" if self.task_type == "chief" else f"{self.task_type}-{self.task_index}"
 
 
-SINGLE = Cluster(task_type="worker", task_index=0, workers=(), source=None, tf_config=None)
+#: One machine, no cluster: it is the chief (Vertex's workerpool0, the local run's "chief").
+SINGLE = Cluster(task_type="chief", task_index=0, workers=(), source=None, tf_config=None)
 
 
 def from_tf_config(tf_config: object, source: str = "TF_CONFIG") -> Cluster:
@@ -125,11 +131,13 @@ def from_sagemaker_hosts(hosts: list[str], current_host: str | None) -> Cluster:
 
 
 def resolve_cluster(environ: Mapping[str, str]) -> Cluster:
+    host = environ.get("SM_CURRENT_HOST") or None  # SageMaker names its machines; keep that name for the plan
     if environ.get("TF_CONFIG", "").strip():
-        return from_tf_config(parse_json_env(environ, "TF_CONFIG", {}))
-    if environ.get("CLUSTER_SPEC", "").strip():
-        return from_cluster_spec(parse_json_env(environ, "CLUSTER_SPEC", {}))
-    hosts = parse_json_env(environ, "SM_HOSTS", [])
-    if isinstance(hosts, list) and len(hosts) > 1:
-        return from_sagemaker_hosts(hosts, environ.get("SM_CURRENT_HOST"))
-    return SINGLE
+        cluster = from_tf_config(parse_json_env(environ, "TF_CONFIG", {}))
+    elif environ.get("CLUSTER_SPEC", "").strip():
+        cluster = from_cluster_spec(parse_json_env(environ, "CLUSTER_SPEC", {}))
+    else:
+        hosts = parse_json_env(environ, "SM_HOSTS", [])
+        multi = isinstance(hosts, list) and len(hosts) > 1
+        cluster = from_sagemaker_hosts(hosts, environ.get("SM_CURRENT_HOST")) if multi else SINGLE
+    return dataclasses.replace(cluster, host=host)

@@ -28,7 +28,9 @@ __all__ = [
     "clouds",
     "default_tensorflow",
     "gpu_models",
+    "gpu_names",
     "image_pythons",
+    "machine_record",
     "python_tag",
     "machines",
     "regions",
@@ -88,14 +90,15 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
     """Valid machines for the ``cloudtrain machines`` table, by cloud, GPU, count and price.
 
     Machines with attachable GPUs (Vertex N1) show each GPU × count once, on the smallest
-    machine that takes it, unless ``every_combination``. An unknown ``gpu`` gives ``[]``.
+    machine that takes it, unless ``every_combination``. ``gpu`` takes in its family ("A100"
+    lists the 80 GB A100 too). An unknown ``gpu`` gives ``[]``.
     """
     rows: list[MachineInfo] = []
     for name in (cloud,) if cloud else _CLOUDS:
         table = _cloud(name)
         smallest: dict[tuple[str | None, int], MachineInfo] = {}
         for m in table.combos:
-            if gpu and not (m.gpu and _gpus.known_as(m.gpu.name, gpu)):
+            if gpu and not (m.gpu and _gpus.in_family(m.gpu.name, gpu)):
                 continue
             attached = m.accelerator and not table.types[m.machine_type].accelerator
             if every_combination or not attached:
@@ -109,6 +112,30 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
     order = {c: i for i, c in enumerate(_CLOUDS)}
     return sorted(rows, key=lambda m: (order[m.cloud], m.gpu.name if m.gpu else "", m.accelerator_count,
                                        m.price_per_hour or 0.0, m.machine_type))  # fmt: skip
+
+
+def gpu_names(cloud: str | None = None) -> list[str]:
+    """The GPU models some machine of ``cloud`` (or of either cloud) has, by name."""
+    return sorted({m.gpu.name for c in ((cloud,) if cloud else _CLOUDS) for m in _cloud(c).combos if m.gpu})
+
+
+def machine_record(m: MachineInfo) -> dict:
+    """One machine as JSON, the same naming on both clouds: ``gpu`` is the model ("T4", "A100-80GB");
+    ``cloud_accelerator`` keeps the cloud's own name where it has one (Vertex's ``NVIDIA_TESLA_T4``)."""
+    return {
+        "cloud": m.cloud,
+        "machine_type": m.machine_type,
+        "vcpus": m.vcpus,
+        "memory_gb": m.memory_gb,
+        "gpu": m.gpu.name if m.gpu else None,
+        "gpu_count": m.accelerator_count,
+        "gpu_memory_gb": m.gpu.memory_gb if m.gpu else None,
+        "gpu_compute_capability": m.gpu.compute_capability if m.gpu else None,
+        "cloud_accelerator": m.accelerator if m.cloud == "vertex" else None,
+        "price_per_hour": m.price_per_hour,
+        "price_region": m.price_region,
+        "price_date": m.price_date,
+    }
 
 
 def gpu_models() -> dict[str, GpuModel]:

@@ -37,3 +37,8 @@ def _keys() -> dict[str, frozenset[str]]:
 def known_as(model: str, given: str) -> bool:
     """Whether ``given`` is a name of GPU model ``model``."""
     return spelling_key(given) in _keys()[model]
+
+
+def in_family(model: str, given: str) -> bool:
+    """``given`` names ``model`` or its family: "A100" takes in "A100-80GB", "V100" the 32 GB one."""
+    return known_as(model, given) or spelling_key(given) == spelling_key(model.split("-")[0])

@@ -13,7 +13,7 @@ import click
 
 from cloudtrain.cli import gcloud, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
 from cloudtrain.cli._group import cli
-from cloudtrain.errors import CloudtrainError
+from cloudtrain.errors import CloudtrainError, ExitCode
 
 __all__ = ["cli", "main"]
 
@@ -23,11 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="cloudtrain", standalone_mode=False)
+        with cli.make_context("cloudtrain", list(args)) as ctx:  # not cli.main: it turns EPIPE into exit 1
+            cli.invoke(ctx)
         return 0
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -44,7 +45,21 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         click.echo("Interrupted.", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
+        _discard_stdout()
+        return ExitCode.OK
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (tests capture it)
+        pass
 
 
 if __name__ == "__main__":

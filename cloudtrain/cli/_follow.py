@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
-def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True) -> None:
+import contextlib
+from typing import Iterator
+
+
+def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
+           debug: bool = False) -> None:  # fmt: skip
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
     With ``progress`` (a :class:`cloudtrain.progress.Progress`) and a terminal, a live status line
-    stays at the bottom; the run's phases are printed at the end and kept in history."""
-    import contextlib
-
+    stays at the bottom; the run's phases are printed at the end and kept in history. DEBUG lines
+    (a local run's TensorFlow start-up noise) are shown only with ``debug``."""
     from cloudtrain.console import ReplicaPrinter
-    from cloudtrain.progress import Progress
 
-    printer = ReplicaPrinter(console)
+    printer = ReplicaPrinter(console, show_debug=debug)
     progress = progress or _progress_of(handle)
     sink = lambda line: (progress(line), printer(line))  # noqa: E731
-    live = contextlib.nullcontext(sink)
-    if live and console.is_terminal:  # never on a pipe, never with -o json
+    shown = contextlib.nullcontext(sink)
+    if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json
         from cloudtrain.live import LiveStatus
 
-        live = LiveStatus(console, progress, printer)
+        shown = LiveStatus(console, progress, printer)
     try:
-        with live as show:
+        with reattach_hint(handle.job_id), shown as show:
             for line in handle.logs(follow=True):
                 show(line)
-        status = handle.wait()
+            status = handle.wait()
     except KeyboardInterrupt:
         if not cancel_on_interrupt:
             console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
@@ -33,7 +36,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
         status = handle.wait()
-    finish(console, status, progress)
+    finish(console, status, progress, output=output)
 
 
 def _progress_of(handle):
@@ -48,16 +51,31 @@ def _progress_of(handle):
     return progress
 
 
+@contextlib.contextmanager
+def reattach_hint(job_id: str) -> Iterator[None]:
+    """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
+    from cloudtrain.errors import CloudUnreachable
+
+    try:
+        yield
+    except CloudUnreachable as exc:
+        exc.hint = f"the job may still be running; reattach: cloudtrain logs {job_id} --follow"
+        raise
+
+
 def print_hints(console, job_id: str) -> None:
     console.print(f"  reattach: cloudtrain logs {job_id} --follow")
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
 
 
-def finish(console, status, progress=None) -> None:
-    """Print the summary and the run's phases, keep both in history; exit 0 only on success, else
-    the job's own code where it has one."""
+def finish(console, status, progress=None, *, output: str = "text") -> None:
+    """Print the summary and the run's phases (and with ``-o json`` the status on stdout), keep both
+    in history; exit with the state's code from the one table (errors.ExitCode).
+
+    A replica's own code is in the message, never passed through, so a user's ``sys.exit(2)``
+    cannot read as bad input."""
     from cloudtrain import history, timeline
-    from cloudtrain.console import print_kv, summary_rows
+    from cloudtrain.console import print_json, print_kv, summary_rows
     from cloudtrain.errors import JobFailed
 
     phases = timeline.of_run(status, progress.marks if progress else {})
@@ -65,12 +83,13 @@ def finish(console, status, progress=None) -> None:
     rows = summary_rows(status.details)
     if phases:
         rows.append(("timeline", timeline.describe(phases)))
+    history.note_state(status.job_id, status.name, status.state.value)
     print_kv(console, f"Job {status.job_id}: {status.state.value}", rows)
     history.save_run(status.job_id, {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
                                      "timeline": timeline.cost_shares(phases, cost_per_hour)})  # fmt: skip
+    if output == "json":
+        print_json(status.to_dict())
     if status.state.exit_code:
         error = JobFailed(f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else ""))
-        error.exit_code = status.details.get("exit_code") or status.state.exit_code
+        error.exit_code = status.state.exit_code
         raise error
-
-

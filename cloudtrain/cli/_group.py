@@ -12,7 +12,29 @@ STRICT_OPTION = click.option(
     "--strict-legacy", "strict", is_flag=True,
     help="Refuse instead of mapping: every 'mapped:' line (retired GPUs, versions, another cloud) is an error.",
 )
-OUTPUT_OPTION = click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+OUTPUT_OPTION = click.option(
+    "--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="json: one JSON document on stdout (logs: one object per line), everything for people on stderr.",
+)  # fmt: skip
+
+
+def config_argument(func):
+    """``CONFIG`` as a positional argument or as ``--config/-c``, the same on every command that reads one."""
+    func = click.argument("config_arg", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))(func)
+    return CONFIG_OPTION(func)
+
+
+def pick_config(positional: str | None, option: str | None) -> str | None:
+    from cloudtrain.errors import UsageError
+
+    if positional and option and positional != option:
+        raise UsageError(f"two configs given: {positional} and --config {option}", hint="pass one")
+    return positional or option
+
+
+def debug_enabled() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.find_root().obj and ctx.find_root().obj.get("debug"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

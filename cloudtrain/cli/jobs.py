@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import click
@@ -40,6 +42,8 @@ def _where(job_id: str | None, backend, region, project, config_path) -> tuple[A
         cfg = loaded.config
         backend, region, project = backend or cfg.backend, region or cfg.region, project or cfg.project
     if job_id and not backend:
+        if _is_local_run(job_id):
+            return get_backend("local"), job_id, region or "", project
         if match := _VERTEX_NAME.match(job_id):
             backend, region, project, job_id = "vertex", match["region"], match["project"], match["id"]
         elif match := _SAGEMAKER_ARN.match(job_id):
@@ -48,12 +52,20 @@ def _where(job_id: str | None, backend, region, project, config_path) -> tuple[A
             from cloudtrain.history import find
 
             entry = find(job_id)
+            if entry and entry.backend == "local":  # by the output folder it recorded, from any directory
+                return get_backend("local"), entry.name, region or entry.region, project
             if entry:
                 backend, region, project = entry.backend, region or entry.region, project or entry.project
     if not backend or not region:
         what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
         raise UsageError(what, hint="pass --backend and --region (or --config CONFIG)")
     return get_backend(backend), job_id, region, project
+
+
+def _is_local_run(path: str) -> bool:
+    from cloudtrain.backends.local.job import RUN_DIR
+
+    return os.path.isfile(os.path.join(os.path.expanduser(path), RUN_DIR, "status.json"))
 
 
 @cli.command()
@@ -85,7 +97,8 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
     """Print a job's logs; with --follow, stream until it ends and exit with its outcome."""
     import json
 
-    from cloudtrain.console import ReplicaPrinter, make_console
+    from cloudtrain.cli._group import debug_enabled
+    from cloudtrain.console import ReplicaPrinter, make_console, plain
 
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_logs(job_id, output)
@@ -93,21 +106,21 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     handle = impl.attach(job_id, region=region, project=project)
     console = make_console()
-    if output == "json":
+    if output == "json":  # JSON Lines: each line with its own time and severity, start-up noise included
         from cloudtrain.events import parse as parse_event
 
         for line in handle.logs(follow=follow):
             record = {"timestamp": line.timestamp.isoformat(), "replica": line.replica,
-                      "severity": line.severity, "message": line.message}
+                      "severity": line.severity, "message": plain(line.message)}
             event = parse_event(line.message)
             if event is not None:  # the trainer's progress, parsed: what the live line shows on a terminal
                 record["event"] = event
             click.echo(json.dumps(record))
         return
     if follow:
-        follow_job(console, handle, cancel_on_interrupt=False)
+        follow_job(console, handle, cancel_on_interrupt=False, debug=debug_enabled())
         return
-    printer = ReplicaPrinter(console)
+    printer = ReplicaPrinter(console, show_debug=debug_enabled())
     for line in handle.logs(follow=False):
         printer(line)
 
@@ -137,9 +150,13 @@ def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
 @_job_options
 @OUTPUT_OPTION
 def list_jobs(limit, backend, region, project, config_path, output) -> None:
-    """List recent jobs in a region."""
+    """Recent jobs from this machine's history, every backend; with --backend and --region (or
+    --config), the cloud's own list for that region (jobs submitted from anywhere)."""
     from cloudtrain.console import make_console, print_json, print_table
 
+    if not config_path and not (backend and region):
+        _list_history(limit, backend, region, output)
+        return
     impl, _, region, project = _where(None, backend, region, project, config_path)
     jobs = impl.list_jobs(region=region, project=project, limit=limit)
     if output == "json":
@@ -149,4 +166,31 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
                 [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip
 
 
+def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
+    from dataclasses import asdict
 
+    from cloudtrain.console import make_console, print_json, print_table
+    from cloudtrain.history import recent
+
+    jobs = [asdict(e) | {"state": _last_state(e)} for e in recent(limit, backend=backend, region=region)]
+    if output == "json":
+        print_json(jobs)
+        return
+    if not jobs:
+        click.echo("no jobs in this machine's history" + (" for these flags" if backend or region else ""), err=True)
+        return
+    print_table(make_console(), ["job", "backend", "region", "state", "created", "name"],
+                [(j["job_id"], j["backend"], j["region"], j["state"] or "", (j["created"] or "")[:19],
+                  j["name"]) for j in jobs])  # fmt: skip
+
+
+def _last_state(entry) -> str | None:
+    """A local run's state from its own record (cheap and current); a cloud job's as last seen here."""
+    if entry.backend == "local" and _is_local_run(entry.name):
+        from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
+
+        try:
+            return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").status().state.value
+        except (OSError, ValueError, KeyError):
+            return entry.state
+    return entry.state

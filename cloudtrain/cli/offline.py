@@ -7,47 +7,75 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli._common import load_spec, package_dict
-from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
+from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
 from cloudtrain.errors import UsageError
 
 
 @cli.command()
-@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@config_argument
 @SET_OPTION
 @STRICT_OPTION
-def validate(config_path, overrides, strict) -> None:
-    """Check a config offline (no build, no upload)."""
-    loaded, spec = load_spec(config_path, overrides, strict=strict)
-    click.echo(f"{config_path}: OK ({spec.backend}, {spec.machine.type}, "
-               f"{spec.machine.accelerator_count} × {spec.machine.gpu_model or 'CPU'} × {spec.replica_count})")  # fmt: skip
+@OUTPUT_OPTION
+def validate(config_arg, config_path, overrides, strict, output) -> None:
+    """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
+    from cloudtrain.console import counted
+
+    path = pick_config(config_arg, config_path)
+    loaded, spec = load_spec(path, overrides, strict=strict)
+    m = spec.machine
+    gpus = f"{m.accelerator_count} × {m.gpu_model}" if m.accelerator_count else "CPU only"
+    if output == "json":
+        from cloudtrain.console import print_json
+
+        print_json({"config": path, "valid": True, "backend": spec.backend, "cloud": spec.cloud,
+                    "region": spec.region, "name": spec.name, "machine_type": m.type, "gpu": m.gpu_model,
+                    "gpu_count": m.accelerator_count, "accelerator": m.accelerator,
+                    "replica_count": spec.replica_count, "image": spec.image_uri,
+                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes)})  # fmt: skip
+        return
+    click.echo(f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})")
     for note in spec.notes:
         click.echo(f"mapped: {note}")
 
 
 @cli.command()
 @click.option("--backend", "cloud", type=click.Choice(["vertex", "sagemaker"]), help="Only this cloud.")
-@click.option("--gpu", help="Only this GPU model, e.g. T4, A100, H100.")
+@click.option("--gpu", help="Only this GPU model or family, e.g. T4, A100 (both sizes), A100-80GB, H100.")
 @OUTPUT_OPTION
 def machines(cloud, gpu, output) -> None:
-    """The machine catalog with GPUs and on-demand prices."""
+    """The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices."""
     from cloudtrain import catalog
-    from cloudtrain.console import make_console, money, print_json, print_table
+    from cloudtrain.console import make_console, print_json, print_table
 
-    rows = catalog.machines(cloud, gpu)
+    rows = catalog.machines(cloud, gpu, every_combination=True)
     if not rows:
-        raise UsageError(f"no machine has GPU {gpu!r}", hint="try T4, V100, A100, H100 or L4")
-    if output == "json":
-        from dataclasses import asdict
-
-        print_json([asdict(m) for m in rows])
+        raise UsageError(f"no machine has GPU {gpu!r}", hint=f"the catalog has {', '.join(catalog.gpu_names(cloud))}")
+    if output == "json":  # one object per valid combination
+        print_json([catalog.machine_record(m) for m in rows])
         return
     print_table(
         make_console(),
         ["cloud", "machine", "vCPU", "memory GB", "GPU", "count", "GPU memory GB", "price/h", "price region"],
-        [(m.cloud, m.machine_type, m.vcpus, m.memory_gb, m.gpu.name if m.gpu else "-", m.accelerator_count,
-          m.gpu.memory_gb if m.gpu else "-", money(m.price_per_hour), m.price_region) for m in rows],  # fmt: skip
-        title=f"prices: on-demand list prices taken {rows[0].price_date}",
+        _grouped(rows),
+        title=f"prices: on-demand list prices taken {rows[0].price_date}; count: the GPU counts the machine takes",
     )
+
+
+def _grouped(rows) -> list[tuple]:
+    """One line per machine type and GPU; a machine that takes 1, 2 or 4 GPUs lists them on that line."""
+    from cloudtrain.console import money
+
+    groups: dict[tuple, list] = {}
+    for m in rows:
+        groups.setdefault((m.cloud, m.machine_type, m.gpu.name if m.gpu else None), []).append(m)
+    lines = []
+    for (cloud, machine, gpu), combos in groups.items():
+        m = combos[0]
+        prices = [c.price_per_hour for c in combos if c.price_per_hour is not None]
+        price = money(min(prices)) if len(set(prices)) <= 1 else f"{money(min(prices))}-{money(max(prices))}"
+        lines.append((cloud, machine, m.vcpus, m.memory_gb, gpu or "-", ", ".join(str(c.accelerator_count) for c in combos),
+                      m.gpu.memory_gb if m.gpu else "-", price if prices else "-", m.price_region))  # fmt: skip
+    return lines
 
 
 @cli.command()

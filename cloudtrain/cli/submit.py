@@ -8,12 +8,12 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli._common import build_package, load_spec, package_dict, stage_data
-from cloudtrain.cli._follow import follow, print_hints
-from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
+from cloudtrain.cli._follow import follow, print_hints, reattach_hint
+from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
 
 
 @cli.command()
-@CONFIG_OPTION
+@config_argument
 @SET_OPTION
 @click.option("--dry-run", is_flag=True, help="Build the package and print the request; upload and create nothing.")
 @click.option("--local", is_flag=True, help="Run the job on this machine under the cloud's environment contract.")
@@ -21,9 +21,11 @@ from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, SET_OPTION, STRI
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
 @STRICT_OPTION
 @OUTPUT_OPTION
-def submit(config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, output) -> None:
-    """Build, upload and run a job; stream its logs; exit with the job's outcome."""
-    loaded, spec = load_spec(config_path, overrides, local=local, strict=strict)
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, output) -> None:
+    """Build, upload and run a job; stream its logs; exit with the job's outcome.
+
+    CONFIG may be given as an argument or with --config."""
+    loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
                overrides=overrides)  # fmt: skip
 
@@ -34,7 +36,7 @@ def run_submit(
     """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
     upload, create and (unless ``detach``) follow the job to its end."""
     from cloudtrain.backends import get_backend
-    from cloudtrain.console import make_console
+    from cloudtrain.console import make_console, print_json
 
     package = build_package(spec)
     spec = stage_data(spec)
@@ -43,8 +45,6 @@ def run_submit(
     if dry_run:
         request = backend.render(spec, package)
         if output == "json":
-            from cloudtrain.console import print_json
-
             print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
                         "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
                         "notes": list(spec.notes), "package": package_dict(package),
@@ -61,11 +61,17 @@ def run_submit(
         submit_sweep(console, loaded, spec, package, backend, overrides=overrides, detach=detach, output=output)
         return
     handle = backend.submit(spec, package)
-    first = handle.status()
+    with reattach_hint(handle.job_id):
+        first = handle.status()
     _remember(handle.job_id, first.name, spec, loaded.file)
-    console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
+    if spec.backend == "local":
+        console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
+    else:
+        console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
     if detach:
         print_hints(console, handle.job_id)
+        if output == "json":
+            print_json(first.to_dict())
         return
     from cloudtrain.progress import Progress, phase_of
 
@@ -73,15 +79,15 @@ def run_submit(
                         started=spec.created.timestamp())  # fmt: skip
     progress.set_phase(phase_of(first))
     follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
-           live=output != "json")
+           live=output != "json", output=output, debug=debug_enabled())  # fmt: skip
 
 
 def _print_summary(console, spec, package) -> None:
-    from cloudtrain.console import money, print_kv
+    from cloudtrain.console import counted, money, print_kv
 
     local = spec.backend == "local"
-    gpus = f"{spec.machine.gpu_model} × {spec.machine.accelerator_count}" if spec.machine.accelerator_count else "no GPU"
-    machine = f"{spec.machine.type}, {gpus}, × {spec.replica_count} replica(s)"
+    gpus = f"{spec.machine.accelerator_count} × {spec.machine.gpu_model}" if spec.machine.accelerator_count else "CPU only"
+    machine = f"{spec.machine.type}, {gpus}" + (f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else "")
     cost = None if local else spec.cost_per_hour
     print_kv(
         console,
@@ -90,7 +96,7 @@ def _print_summary(console, spec, package) -> None:
             ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
             ("region", None if local else spec.region),
             ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
-            ("machine", f"{spec.replica_count} process(es) here; in the cloud: {machine}" if local else machine),
+            ("machine", f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}" if local else machine),
             ("image", None if local else spec.image_uri),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
             ("metadata", package.metadata),
@@ -126,7 +132,8 @@ def _data_rows(spec) -> dict[str, str]:
 def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
     from cloudtrain.history import JobRecord, record
 
-    record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file)))
+    record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file.resolve()),
+                     created=spec.created.isoformat()))  # fmt: skip
 
 
 

@@ -9,7 +9,10 @@ still have files like::
       workerCount: 0
 
 Keys may be camelCase or snake_case (gcloud took both). Keys next to ``trainingInput``
-(``name``, ``project``, ``staging_bucket``, ``package``, ...) are cloudtrain keys and win.
+(``name``, ``project``, ``staging_bucket``, ``package``, ...) are cloudtrain keys and win over
+what ``trainingInput`` does not say; one the file says both ways differently (``region:
+us-east1`` next to ``trainingInput.region: us-central1``) is an error, not a silent choice.
+Flags and ``--set`` override either without a word, as gcloud's flags override its file.
 
 What no cloud offers any more is mapped to its nearest, each with one line (a *note*) that
 the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80, TPU v2)
@@ -116,6 +119,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     def _orig(path: Path_) -> Path_:
         return tuple(originals.get(p, p) if isinstance(p, str) else p for p in path)
 
+    def _from_file(path: Path_) -> bool:
+        return path in loaded.lines and loaded.lines[path] != 0 and not loaded.flag_of(path)
+
     def fail(message: str, key: str | None, hint: str) -> ConfigError:
         return loaded.error(_orig(("trainingInput", *(k for k in [key] if k))), message, hint)
 
@@ -137,10 +143,15 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
         target = out
         for part in path[:-1]:
             target = target.setdefault(part, {})
-        if path[-1] in target:
-            return  # a cloudtrain key next to trainingInput wins
-        target[path[-1]] = value
         source = _orig(("trainingInput", source_key))
+        if path[-1] in target:  # a cloudtrain key next to trainingInput wins, unless the file says both
+            given = target[path[-1]]
+            if given != value and isinstance(given, type(value)) and _from_file(path) and _from_file(source):
+                dotted = ".".join(path)
+                raise loaded.error(path, f"the file says {dotted}: {given} here and {'.'.join(map(str, source))}: "
+                                   f"{value}", f"keep one of them (or choose with --set {dotted}=…)")  # fmt: skip
+            return
+        target[path[-1]] = value
         loaded.lines.setdefault(path, loaded.line_of(source) or ti_line or 1)
         if loaded.flag_of(source):
             loaded.flags.setdefault(path, loaded.flag_of(source))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
+import types
+import typing
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,8 +145,12 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
             f"--set {override!r} is not KEY=VALUE", file="--set", hint="e.g. --set machine.accelerator_count=2"
         )
     parts: list[str | int] = [int(p) if p.isdigit() else p for p in key.strip().split(".")]
-    flow = raw.strip().startswith(("[", "{"))  # a YAML flow list or mapping: --set 'labels={team: ml}'
-    value = load_yaml(raw, "--set").data if flow else resolve_scalar(raw.strip())
+    text = raw.strip()
+    # a YAML flow list or mapping (--set 'labels={team: ml}') or a quoted scalar (--set 'name="x"'): read as YAML
+    parsed = text.startswith(("[", "{")) or len(text) > 1 and text[0] == text[-1] and text[0] in "'\""
+    value = load_yaml(text, "--set").data if parsed else resolve_scalar(text)
+    if not parsed and not isinstance(value, (str, bool)) and value is not None and _text_field(tuple(parts)):
+        value = text  # a flag is typed, not YAML: --set image.tensorflow=2.18 means "2.18"
     target = loaded.data
     for i, part in enumerate(parts[:-1]):
         nxt = target[part] if isinstance(target, (dict, list)) and _has(target, part) else None
@@ -158,6 +164,29 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
     loaded.lines[tuple(parts)] = 0  # marks "from --set"; see line_of
 
 
+def _text_field(path: Path_) -> bool:
+    """Whether the schema takes only text at ``path`` (image.tensorflow, name, region, …)."""
+    kinds: set = {JobConfig}
+    for part in path:
+        model = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return False
+        kinds = _kinds(model.model_fields[part].annotation)
+    return str in kinds and not kinds & {int, float, bool, list, dict}
+
+
+def _kinds(annotation: Any) -> set:
+    """The plain types an annotation allows: ``Annotated[StrictStr | None, …]`` → {str, NoneType}."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _kinds(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_kinds(a) for a in typing.get_args(annotation)))
+    if origin is not None:
+        return {origin}
+    return {annotation}
+
+
 def _has(container: dict | list, key: str | int) -> bool:
     return key in container if isinstance(container, dict) else isinstance(key, int) and key < len(container)
 
@@ -165,17 +194,23 @@ def _has(container: dict | list, key: str | int) -> bool:
 def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
     errors = exc.errors(include_url=False)
-    paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
-    # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
-    path, error = max(((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
-                      key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"))  # fmt: skip
+    aliased = next((e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])), None)
+    if aliased is not None:  # an unknown key people often write for a known one explains the "missing" it causes
+        path, error = _data_path(aliased["loc"], loaded.data, missing=False), aliased
+    else:
+        paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
+        # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
+        path, error = max(((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
+                          key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"))  # fmt: skip
     kind, received = error["type"], error.get("input")
     at = partial(loaded.error, path)
 
     if kind == "extra_forbidden":
         allowed = sorted(_fields_at(path[:-1]))
+        alias = _alias_of(path)
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {guess[0]!r}?" if guess else f"allowed keys here: {', '.join(allowed)}"
+        hint = (f"did you mean {alias}?" if alias else f"did you mean {guess[0]!r}?" if guess
+                else f"allowed keys here: {', '.join(allowed)}")  # fmt: skip
         return at(f"unknown key {path[-1]!r}", hint)
     if kind == "missing":
         return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
@@ -184,6 +219,15 @@ def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
                   "write true or false")  # fmt: skip
     if kind == "literal_error":
         return at(f"received {received!r}; allowed: {error['ctx']['expected']}")
+    if kind == "list_type" and path == ("args",) and isinstance(received, str):
+        import shlex
+
+        items = ", ".join(f'"{a}"' for a in shlex.split(received)) if received.strip() else ""
+        return at(f"received the text {received!r}; args is a list, one item per argument",
+                  f"write args: [{items}]")  # fmt: skip
+    if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
+        text = loaded.numbers[path]
+        return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
     message = error["msg"].removeprefix("Value error, ")
     if kind == "string_type" and received in (True, False):
         message += " (YAML read a boolean)"
@@ -192,6 +236,33 @@ def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
                   "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
     return at(f"{shown}{message[0].lower()}{message[1:]}")
+
+
+#: Keys people write (from other tools or by habit) and the key cloudtrain has for them.
+_ALIASES: dict[Path_, str] = {
+    ("machine_type",): "machine.type",
+    ("machinetype",): "machine.type",
+    ("instance_type",): "machine.type",
+    ("accelerator",): "machine.accelerator",
+    ("accelerator_type",): "machine.accelerator",
+    ("accelerator_count",): "machine.accelerator_count",
+    ("tensorflow",): "image.tensorflow",
+    ("image_uri",): "image.uri",
+    ("module",): "package.module",
+    ("python_module",): "package.module",
+    ("requirements",): "package.requirements",
+    ("machine", "machine_type"): "machine.type",
+    ("machine", "machinetype"): "machine.type",
+    ("machine", "instance_type"): "machine.type",
+    ("machine", "accelerator_type"): "machine.accelerator",
+    ("machine", "gpu"): "machine.accelerator",
+    ("machine", "gpu_count"): "machine.accelerator_count",
+    ("machine", "count"): "machine.accelerator_count",
+}
+
+
+def _alias_of(loc: tuple[Any, ...]) -> str | None:
+    return _ALIASES.get((*loc[:-1], str(loc[-1]).replace("-", "_").lower())) if loc else None
 
 
 def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:

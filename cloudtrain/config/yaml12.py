@@ -41,6 +41,7 @@ class LoadedYaml:
     lines: dict[Path_, int] = field(default_factory=dict)
     #: Values that came from a command-line flag (the gcloud forms): path → ``"--region"``.
     flags: dict[Path_, str] = field(default_factory=dict)
+    numbers: dict[Path_, str] = field(default_factory=dict)  # the text of unquoted numbers: 2.10 stays "2.10" here
 
     def line_of(self, path: Path_) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one; 0 means "set by --set"."""
@@ -112,7 +113,12 @@ def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
     out.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.ScalarNode):
         # Plain scalars (style None, or "" from the C loader) get YAML 1.2 resolution; quoted ones stay text.
-        return resolve_scalar(node.value) if not node.style else node.value
+        if node.style:
+            return node.value
+        value = resolve_scalar(node.value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.numbers[path] = node.value
+        return value
     if isinstance(node, yaml.SequenceNode):
         return [_build(item, (*path, i), out) for i, item in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):

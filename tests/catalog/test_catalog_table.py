@@ -88,3 +88,16 @@ def test_gpu_models():
     assert models["T4"] == catalog.GpuModel("T4", 16.0, "7.5")
     assert models["H100"].compute_capability == "9.0"
     assert models["A100-80GB"].memory_gb == 80
+
+
+def test_a_gpu_family_takes_in_its_sizes_and_json_names_gpus_one_way():
+    a100 = {(m.cloud, m.gpu.name) for m in catalog.machines(gpu="A100")}
+    assert ("vertex", "A100-80GB") in a100 and ("sagemaker", "A100-80GB") in a100 and ("vertex", "A100") in a100
+    assert {m.gpu.name for m in catalog.machines(gpu="A100-80GB")} == {"A100-80GB"}
+    every = {(m.machine_type, m.accelerator_count) for m in catalog.machines("vertex", "T4", every_combination=True)}
+    n1 = [t for t, spec in table("vertex").types.items() if spec.attach]
+    assert ("n1-standard-16", 4) in every and {t for t, _ in every} == set(n1)  # every N1 type that takes a T4
+    records = [catalog.machine_record(m) for m in catalog.machines(gpu="T4")]
+    assert {r["gpu"] for r in records} == {"T4"}
+    assert {r["cloud_accelerator"] for r in records if r["cloud"] == "vertex"} == {"NVIDIA_TESLA_T4"}
+    assert "T4" in catalog.gpu_names() and "A100-80GB" in catalog.gpu_names("vertex")

@@ -10,6 +10,7 @@ from cloudtrain.errors import ConfigError
 from tests.config.golden_files import assert_golden
 
 HEAD = "name: legacy\nproject: p\nstaging_bucket: gs://b\npackage: {path: trainer}\n"
+LEGACY_MIN = "project: p\nstaging_bucket: gs://b\ntrainingInput:\n  scaleTier: BASIC\n  region: us-central1\n"
 
 
 def convert(text: str, file: str = "config_gpu4.yaml"):
@@ -134,3 +135,16 @@ def test_shipped_legacy_example_loads():
 
     cfg = load_config(REPO / "job_configs" / "legacy-mlengine.yaml").config
     assert (cfg.region, cfg.machine.accelerator_count) == ("asia-east1", 4)
+
+
+def test_a_short_file_name_gives_a_valid_default_name(project):
+    path = project(LEGACY_MIN, name="v.yaml")
+    assert load_config(path).config.name == "v"
+
+
+def test_top_level_region_that_disagrees_with_training_input_is_an_error(project):
+    path = project("region: us-east1\n" + LEGACY_MIN)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.field == "region" and "us-east1" in str(info.value) and "us-central1" in str(info.value)
+    assert load_config(path, ["region=us-east1"]).config.region == "us-east1"  # --set decides without a word

@@ -75,7 +75,32 @@ def test_exponent_float_and_octal_looking_numbers(project):
 
 def test_unquoted_version_number_is_refused(project):
     error = error_of(project(VERTEX_BASE + "image:\n  tensorflow: 2.10\n"))
-    assert error.field == "image.tensorflow" and "quote it" in str(error) and '"2.1"' in str(error)
+    # the suggestion is what was typed, quoted: "2.10", not the number YAML made of it
+    assert error.field == "image.tensorflow" and 'tensorflow: "2.10"' in str(error) and '"2.1"' not in str(error)
+
+
+@pytest.mark.parametrize("value", ["2.17", "'2.17'", '"2.17"'])
+def test_set_takes_a_version_as_typed(project, value):
+    loaded = load_config(project(), [f"image.tensorflow={value}"])
+    assert loaded.config.image.tensorflow == "2.17"
+
+
+def test_keys_from_habit_get_the_key_cloudtrain_has(project):
+    no_machine = VERTEX_BASE.split("machine:")[0] + "package:" + VERTEX_BASE.split("package:")[1]
+    error = error_of(project(no_machine + "machine_type: n1-standard-8\n"))
+    assert error.field == "machine_type" and "did you mean machine.type?" in str(error)  # not "machine is missing"
+    error = error_of(project(VERTEX_BASE + "tensorflow: '2.17'\n"))
+    assert error.field == "tensorflow" and "did you mean image.tensorflow?" in str(error)
+
+
+def test_machine_machine_type_means_machine_type(project):
+    error = error_of(project(VERTEX_BASE.replace("  type: n1-standard-16", "  machine_type: n1-standard-16")))
+    assert error.field == "machine.machine_type" and "did you mean machine.type?" in str(error)
+
+
+def test_args_as_one_string_gets_the_list_form(project):
+    error = error_of(project(VERTEX_BASE + "args: --epochs 3 --batch-size 64\n"))
+    assert error.field == "args" and 'args: ["--epochs", "3", "--batch-size", "64"]' in str(error)
 
 
 @pytest.mark.parametrize(

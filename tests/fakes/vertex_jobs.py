@@ -38,7 +38,7 @@ class FakeJobService:
         self.clock = clock or VirtualClock()
         self.jobs: dict[str, custom_job.CustomJob] = {}
         self.scripts: list[Script] = []  # taken by creates, in order; default Script() after
-        self.create_faults: list[str] = []  # "lost" or "unavailable", one per create call
+        self.create_faults: list[str] = []  # "lost", "unavailable" or "quota", one per create call
         self.calls: list[str] = []
         self._run: dict[str, dict] = {}
         self._lock = threading.Lock()
@@ -74,6 +74,9 @@ class FakeJobService:
             fault = self.create_faults.pop(0) if self.create_faults else None
             if fault == "unavailable":
                 context.abort(grpc.StatusCode.UNAVAILABLE, "fake: connection reset")
+            if fault == "quota":
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                              "fake: Quota exceeded for custom_model_training_nvidia_t4_gpus")  # fmt: skip
             job_id = str(1000 + len(self.jobs))
             job = custom_job.CustomJob(req.custom_job)
             job.name = f"{req.parent}/customJobs/{job_id}"

@@ -51,7 +51,7 @@ def test_vertex_cluster_spec_pools_map_to_chief_and_workers():
     }
     c = resolve_cluster({"CLUSTER_SPEC": json.dumps(spec)})
     assert c.source == "CLUSTER_SPEC"
-    assert c.task == "worker:1" and c.rank == 2 and c.num_workers == 3
+    assert c.task == "worker-1" and c.rank == 2 and c.num_workers == 3
     assert c.tf_config == {
         "cluster": {"chief": ["cmle-training-workerpool0-ab-0:2222"], "worker": ["w-0:2222", "w-1:2222"]},
         "task": {"type": "worker", "index": 1},
@@ -62,7 +62,7 @@ def test_tf_config_wins_over_cluster_spec():
     spec = {"cluster": {"workerpool0": ["a:1"], "workerpool1": ["b:1"]}, "task": {"type": "workerpool0", "index": 0}}
     env = {"CLUSTER_SPEC": json.dumps(spec)} | tf_config({"worker": ["x:1", "y:1"]}, "worker", 1)
     c = resolve_cluster(env)
-    assert c.source == "TF_CONFIG" and c.task == "worker:1"
+    assert c.source == "TF_CONFIG" and c.task == "worker-1"
 
 
 def test_sagemaker_hosts_without_tf_config_become_workers():
@@ -92,3 +92,14 @@ def test_sagemaker_single_host_is_not_a_cluster():
 def test_unsupported_or_broken_clusters_are_errors(environ, message):
     with pytest.raises(TrainerError, match=message):
         resolve_cluster(environ)
+
+
+def test_task_is_named_as_the_log_prefix_names_the_replica():
+    """The plan's task= and cloudtrain's line prefix name the same replica (chief, worker-0, algo-2)."""
+    assert resolve_cluster({}).task == "chief"
+    cluster = {"chief": ["h0:1"], "worker": ["h1:1"]}
+    assert resolve_cluster(tf_config(cluster, "worker", 0)).task == "worker-0"
+    assert resolve_cluster(tf_config(cluster, "chief", 0)).task == "chief"
+    hosts = {"SM_HOSTS": '["algo-1", "algo-2"]', "SM_CURRENT_HOST": "algo-2"}
+    assert resolve_cluster(hosts).task == "algo-2"
+    assert resolve_cluster({"SM_HOSTS": '["algo-1"]', "SM_CURRENT_HOST": "algo-1"}).task == "algo-1"

@@ -13,7 +13,7 @@ from cloudtrain.backends.base import JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.spec import DataChannel, JobSpec
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
@@ -220,12 +220,14 @@ class LocalBackend:
         return job
 
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
-        path = Path(RUNS_DIR, job_id, RUN_DIR, "status.json")
-        if not path.is_file():
-            raise BackendError(
-                f"no local run {job_id!r} under {RUNS_DIR}/", f"local runs are found by job name in ./{RUNS_DIR}"
-            )
-        return RecordedJob(path)
+        """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs."""
+        for path in (Path(job_id).expanduser() / RUN_DIR / "status.json", Path(RUNS_DIR, job_id, RUN_DIR, "status.json")):
+            if path.is_file():
+                return RecordedJob(path)
+        raise UsageError(
+            f"no local run {job_id!r} here or under {RUNS_DIR}/",
+            "pass the run's output folder, or run the command where it was submitted",
+        )
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)

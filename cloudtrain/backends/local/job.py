@@ -18,7 +18,8 @@ from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 
 RUNS_DIR = LOCAL_RUNS_DIR
 SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
-RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json
+RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
+JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 EVENT_PREFIX = '{"event"'
 
 # The local backend's own states, mapped through one table.
@@ -26,7 +27,7 @@ STATES = {
     "running": JobState.RUNNING,
     "succeeded": JobState.SUCCEEDED,
     "failed": JobState.FAILED,
-    "timed_out": JobState.FAILED,
+    "timed_out": JobState.TIMED_OUT,
     "cancelled": JobState.CANCELLED,
 }
 
@@ -54,11 +55,13 @@ class LocalJob:
     def _start(self, launches: list[Launch]) -> None:
         self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
         group = ReplicaGroup(
-            launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch
-        )
+            launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch,
+            journal=self.output_dir / RUN_DIR / JOURNAL,
+        )  # fmt: skip
         env = self.environment
         how = "reused" if env.cached else f"built in {env.setup_seconds:.1f}s"
-        group.notice(f"{self.spec.cloud} contract, {len(launches)} replica(s); environment {env.path} ({how})")
+        replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
+        group.notice(f"{self.spec.cloud} contract, {replicas}; environment {env.path} ({how})")
         group.notice(f"output: {self.output_dir}")
         if self._note:
             group.notice(self._note, "WARNING")
@@ -130,10 +133,10 @@ class LocalJob:
             details["warnings"] = warnings
         message = None
         if outcome is not None:
-            details["exit_code"] = _job_exit_code(native, outcome)
+            details["exit_code"] = int(STATES[native].exit_code)  # the CLI's; the replicas' own are in exit_codes
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
-                message = f"replica {outcome.failed} exited with code {outcome.exit_codes[outcome.failed]}"
+                message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
             elif native == "timed_out":
                 message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
             elif native == "cancelled":
@@ -191,12 +194,14 @@ class LocalJob:
         os.replace(tmp, path)
 
 
-def _job_exit_code(native: str, outcome: Outcome) -> int:
-    """0, the failed replica's own code (128+signal when a signal ended it), 130 when cancelled, 124 on timeout."""
-    if outcome.failed:
-        code = outcome.exit_codes[outcome.failed]
-        return code if code > 0 else 128 - code
-    return {"succeeded": 0, "cancelled": 130, "timed_out": 124}.get(native, 1)
+def _ended(code: int) -> str:
+    """``exited with code 3`` or ``was killed by SIGKILL``: the replica's own ending, in words."""
+    if code >= 0:
+        return f"exited with code {code}"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
 
 
 class RecordedJob:
@@ -204,7 +209,10 @@ class RecordedJob:
 
     def __init__(self, status_path: Path):
         self._path = status_path
-        self.job_id = status_path.parent.parent.name
+        try:
+            self.job_id = json.loads(status_path.read_text())["job_id"]
+        except (OSError, ValueError, KeyError):
+            self.job_id = status_path.parent.parent.name
 
     def status(self) -> JobStatus:
         data = json.loads(self._path.read_text())
@@ -219,7 +227,18 @@ class RecordedJob:
         )  # fmt: skip
 
     def logs(self, follow: bool = False) -> Iterator[LogLine]:
-        """The replicas' log files, one after the other (timestamps are the files' mtimes)."""
+        """Every line as it was printed live, interleaved by time, each with its own time and severity.
+
+        Runs recorded before the journal existed: the replicas' log files one after the other."""
+        journal = self._path.parent / JOURNAL
+        if journal.is_file():
+            for raw in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    d = json.loads(raw)
+                    yield LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"])
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line torn by a crash
+            return
         for name in self.status().details.get("replicas", []):
             log = self._path.parent / f"{name}.log"
             if log.is_file():

@@ -16,6 +16,7 @@ import atexit
 import ctypes
 import ctypes.util
 import datetime as dt
+import json
 import os
 import signal
 import socket
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.backends.local.severity import severity_of
 from cloudtrain.errors import BackendError
 
 NOTICE = "cloudtrain"  # the replica name of cloudtrain's own lines
@@ -92,12 +94,17 @@ class ReplicaGroup:
         max_runtime_s: float | None = None,
         on_line: Callable[[LogLine], None] | None = None,
         poll_s: float = 0.05,
+        journal: Path | None = None,
     ):
         self._launches = list(launches)
         self._grace = stop_grace_s
         self._max_runtime = max_runtime_s
         self._on_line = on_line
         self._poll = poll_s
+        self._journal = None  # every line in order of arrival, with its time: `logs` of a finished run
+        if journal is not None:
+            journal.parent.mkdir(parents=True, exist_ok=True)
+            self._journal = open(journal, "a", encoding="utf-8")  # noqa: SIM115 (closed when the run ends)
         self._lines: list[LogLine] = []
         self._cond = threading.Condition()
         self._procs: dict[str, subprocess.Popen] = {}
@@ -182,6 +189,13 @@ class ReplicaGroup:
             self._on_line(line)
         with self._cond:
             self._lines.append(line)
+            if self._journal is not None:
+                try:
+                    self._journal.write(json.dumps({"timestamp": line.timestamp.isoformat(), "replica": line.replica,
+                                                    "severity": line.severity, "message": line.message}) + "\n")  # fmt: skip
+                    self._journal.flush()
+                except (OSError, ValueError):  # a full disk (or a closed journal) must not stop the run
+                    pass
             self._cond.notify_all()
 
     def _read(self, launch: Launch) -> None:
@@ -192,8 +206,8 @@ class ReplicaGroup:
                     log.write(raw)
                 except OSError:  # a full disk must not stop the draining of the pipe
                     pass
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                self._add(LogLine(_now(), launch.name, text.rsplit("\r", 1)[-1]))
+                text = raw.decode("utf-8", errors="replace").rstrip("\r\n").rsplit("\r", 1)[-1]
+                self._add(LogLine(_now(), launch.name, text, severity_of(text)))
         proc.stdout.close()
 
     # --- exits and stopping ----------------------------------------------------------------
@@ -220,6 +234,9 @@ class ReplicaGroup:
         )
         _RUNNING.discard(self)
         with self._cond:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
             self._done.set()
             self._cond.notify_all()
 

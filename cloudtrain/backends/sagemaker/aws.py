@@ -17,11 +17,16 @@ import contextlib
 from functools import cached_property
 from typing import Any, Iterator
 
-from cloudtrain.errors import BackendError, CredentialsError
+from cloudtrain.errors import BackendError, CloudUnreachable, CredentialsError, NoCapacity
 
 CREDENTIALS_HINT = "run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
 THROTTLING = frozenset({"ThrottlingException", "Throttling", "ThrottledException", "TooManyRequestsException",
                         "RequestLimitExceeded", "SlowDown"})  # fmt: skip
+#: Error codes that say "not now" rather than "no": botocore retried them already.
+_TRANSIENT_CODES = frozenset({"ThrottlingException", "Throttling", "ServiceUnavailable", "InternalFailure",
+                              "InternalServerError", "RequestTimeout", "SlowDown"})  # fmt: skip
+#: Error codes that say the account may not have (more of) this instance type here.
+_CAPACITY_CODES = frozenset({"ResourceLimitExceeded", "CapacityError", "InsufficientCapacityError"})
 _CREDENTIAL_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId",
                                "UnrecognizedClientException", "InvalidAccessKeyId", "SignatureDoesNotMatch"})  # fmt: skip
 
@@ -94,9 +99,14 @@ def translated(action: str, passing: type[BaseException] | tuple[type[BaseExcept
         message = exc.response.get("Error", {}).get("Message") or str(exc)
         if code in _CREDENTIAL_CODES:
             raise CredentialsError(f"{action}: AWS refused the credentials ({code}: {message})", CREDENTIALS_HINT) from None
+        if code in _TRANSIENT_CODES:  # botocore's own retries are spent
+            raise CloudUnreachable(f"{action}: {code}: {message}", "try again later") from None
+        if code in _CAPACITY_CODES:
+            raise NoCapacity(f"{action}: {code}: {message}",
+                             "request a quota increase, or pick another region or instance type") from None  # fmt: skip
         raise BackendError(f"{action}: {code}: {message}") from None
-    except bx.EndpointConnectionError as exc:
-        raise BackendError(
+    except (bx.EndpointConnectionError, bx.ConnectTimeoutError, bx.ReadTimeoutError) as exc:
+        raise CloudUnreachable(
             f"{action}: cannot reach {exc.kwargs.get('endpoint_url')}",
             hint="check the network, the region, and AWS_ENDPOINT_URL if set",
         ) from None

@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable, Iterator, Mapping
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudSetupError
 
 from .aws import AwsClients, error_code, translated
 from .logs import LogTailer
@@ -26,8 +26,8 @@ SECONDARY_STATES: Mapping[tuple[str, str], JobState] = {
         "Starting", "Pending", "LaunchingMLInstances", "PreparingTrainingStack",
         "Downloading", "DownloadingTrainingImage",
     )},  # fmt: skip
-    ("Stopped", "MaxRuntimeExceeded"): JobState.FAILED,
-    ("Stopped", "MaxWaitTimeExceeded"): JobState.FAILED,
+    ("Stopped", "MaxRuntimeExceeded"): JobState.TIMED_OUT,
+    ("Stopped", "MaxWaitTimeExceeded"): JobState.TIMED_OUT,
 }
 _LIMIT_MESSAGES = {
     "MaxRuntimeExceeded": "stopped by SageMaker: the job ran longer than max_runtime ({} s)",
@@ -126,7 +126,7 @@ class SageMakerJob:
                 return self.clients.sagemaker.describe_training_job(TrainingJobName=self.job_id)
             except Exception as exc:
                 if error_code(exc) == "ValidationException" and _not_found(str(exc)):
-                    raise BackendError(
+                    raise CloudSetupError(
                         f"no SageMaker training job {self.job_id!r} in {self.region}",
                         hint="check the name and --region (cloudtrain list --backend sagemaker)",
                     ) from None

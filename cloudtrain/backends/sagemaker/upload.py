@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.packaging import BuiltPackage
 
 from .aws import error_code, translated
@@ -45,7 +45,7 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
     except botocore.exceptions.ClientError as exc:
         code = error_code(exc)
         if code in ("404", "NoSuchBucket", "NotFound"):
-            raise BackendError(
+            raise CloudSetupError(
                 f"staging bucket s3://{bucket} does not exist",
                 hint=f"create it (aws s3 mb s3://{bucket} --region {region}) or change staging_bucket",
             ) from None
@@ -53,7 +53,7 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
             other = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("x-amz-bucket-region", "?")
             raise _elsewhere(bucket, other, region) from None
         if code in ("403", "AccessDenied", "Forbidden"):
-            raise BackendError(
+            raise CloudSetupError(
                 f"no access to staging bucket s3://{bucket}",
                 hint="use a bucket these credentials may write to, or grant s3:PutObject on it",
             ) from None
@@ -66,7 +66,7 @@ def check_bucket(s3: Any, bucket: str, region: str) -> None:
 
 
 def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
-    return BackendError(
+    return CloudSetupError(
         f"staging bucket s3://{bucket} is in {bucket_region}, the job in {region}",
         hint="SageMaker reads and writes S3 in the job's region: use a bucket there",
     )

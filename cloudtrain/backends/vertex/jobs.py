@@ -14,7 +14,7 @@ from typing import Any
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.vertex import request
 from cloudtrain.backends.vertex.retry import Backoff
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
 
 # Vertex AI's JobState → ours; the only place the native states are interpreted.
 STATES: dict[str, JobState] = {
@@ -33,11 +33,17 @@ STATES: dict[str, JobState] = {
 }
 
 
+#: google.rpc.Code of a job's error when it ran past ``scheduling.timeout``.
+DEADLINE_EXCEEDED = 4
+
+
 def to_status(job: Any) -> JobStatus:
     """An ``aiplatform_v1.CustomJob`` → :class:`JobStatus`."""
     project, region, job_id = request.split_job_name(job.name) or ("", "", job.name)
     native = getattr(job.state, "name", f"JOB_STATE_{int(job.state)}")  # a state newer than this client
     state = STATES.get(native, JobState.UNKNOWN)
+    if state is JobState.FAILED and job.error.code == DEADLINE_EXCEEDED:
+        state = JobState.TIMED_OUT  # Vertex ends a job that outlives scheduling.timeout (max_runtime) this way
     message = job.error.message or None
     url = request.console_url(project, region, job_id)
     details: dict[str, Any] = {
@@ -135,8 +141,13 @@ class JobService:
 
         try:
             return self.backoff.call(attempt, before_retry=already_created)
+        except exceptions.ResourceExhausted as exc:  # create's RESOURCE_EXHAUSTED is a quota
+            raise NoCapacity(f"Vertex AI has no quota for the job: {_short(exc)}",
+                             "request more quota, or pick another region or machine") from exc  # fmt: skip
+        except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
+            raise _unreachable(exc, parent) from exc
         except exceptions.GoogleAPICallError as exc:
-            raise BackendError(f"Vertex AI refused to create the job: {_short(exc)}", _hint(exc)) from exc
+            raise _refused(f"Vertex AI refused to create the job: {_short(exc)}", exc) from exc
 
     def _call(self, fn: Any, what: str) -> Any:
         from google.api_core import exceptions
@@ -145,9 +156,23 @@ class JobService:
             return self.backoff.call(fn)
         except exceptions.NotFound as exc:
             hint = "check the job id, --region and --project"
-            raise BackendError(f"no such Vertex AI job or location: {what}", hint) from exc
+            raise CloudSetupError(f"no such Vertex AI job or location: {what}", hint) from exc
+        except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded, exceptions.ResourceExhausted) as exc:
+            raise _unreachable(exc, what) from exc
         except exceptions.GoogleAPICallError as exc:
-            raise BackendError(f"Vertex AI call failed for {what}: {_short(exc)}", _hint(exc)) from exc
+            raise _refused(f"Vertex AI call failed for {what}: {_short(exc)}", exc) from exc
+
+
+def _unreachable(exc: Any, what: str) -> CloudUnreachable:
+    return CloudUnreachable(f"Vertex AI did not answer for {what} ({_short(exc)}), retries included",
+                            "try again later; a job that was created keeps running")  # fmt: skip
+
+
+def _refused(message: str, exc: Any) -> BackendError:
+    """A permission problem is the user's to fix (exit 2); anything else is the job's failure."""
+    if getattr(exc, "code", None) in (401, 403):
+        return CloudSetupError(message, _hint(exc))
+    return BackendError(message, _hint(exc))
 
 
 def _hint(exc: Any) -> str | None:

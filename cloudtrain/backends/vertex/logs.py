@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable
 
 TASK_LABEL = "ml.googleapis.com/task_name"
 _SEVERITY = {  # google.logging.type.LogSeverity; DEFAULT (0) reads as INFO
@@ -260,14 +260,14 @@ class LogTailer:
 
     def _give_up_after(self, failures: int, exc: BaseException) -> None:
         if failures >= self.policy.max_failures:
-            raise BackendError(f"Cloud Logging kept failing ({failures} reads in a row): {_short(exc)}") from exc
+            raise CloudUnreachable(f"Cloud Logging kept failing ({failures} reads in a row): {_short(exc)}") from exc
 
 
 def _read_error(exc: Any) -> BackendError:
-    hint = None
     if getattr(exc, "code", None) in (401, 403):
         hint = "reading logs needs roles/logging.viewer on the project"
-    return BackendError(f"Cloud Logging refused the read: {_short(exc)}", hint)
+        return CloudSetupError(f"Cloud Logging refused the read: {_short(exc)}", hint)
+    return BackendError(f"Cloud Logging refused the read: {_short(exc)}")
 
 
 def _short(exc: BaseException) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.packaging import BuiltPackage
 
 SHA_KEY = "cloudtrain-sha256"
@@ -81,7 +81,7 @@ def upload_package(package: BuiltPackage, uri: str, client: Any, *, progress: Pr
     where = f"gs://{bucket_name}"
     try:
         if not bucket.exists():
-            raise BackendError(
+            raise CloudSetupError(
                 f"staging bucket {where} does not exist",
                 f"create it (gcloud storage buckets create {where} --location REGION) or fix staging_bucket",
             )
@@ -121,13 +121,13 @@ def upload_package(package: BuiltPackage, uri: str, client: Any, *, progress: Pr
     except (exceptions.Forbidden, exceptions.Unauthorized) as exc:
         raise _cannot_write(where, exc) from exc
     except exceptions.NotFound as exc:
-        raise BackendError(f"staging bucket {where} does not exist", "create it or fix staging_bucket") from exc
+        raise CloudSetupError(f"staging bucket {where} does not exist", "create it or fix staging_bucket") from exc
     return Uploaded(uri, skipped=False)
 
 
 def _cannot_write(where: str, exc: Any) -> BackendError:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return BackendError(
+    return CloudSetupError(
         f"cannot write to staging bucket {where}: {first}",
         "the account needs roles/storage.objectAdmin (or objectCreator + objectViewer) on the bucket",
     )

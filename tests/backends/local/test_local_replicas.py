@@ -80,13 +80,17 @@ def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake
     status = job.wait()
 
     assert status.state is JobState.FAILED
-    assert status.details["failed_replica"] == "worker-1" and status.details["exit_code"] == 3
+    # the replica's own code is in the message and exit_codes; the job's exit code is 1 (errors.ExitCode)
+    assert status.details["failed_replica"] == "worker-1" and status.details["exit_code"] == 1
     assert status.message == "replica worker-1 exited with code 3"
     codes = status.details["exit_codes"]
     assert codes["worker-1"] == 3 and codes["chief"] < 0 and codes["worker-0"] < 0  # stopped by a signal
     assert _gone(pids), "replicas or their children outlived the job"
     notices = [line.message for line in job.logs() if line.replica == NOTICE]
     assert "replica worker-1 exited with code 3; stopping the others" in notices
+    recorded = [line for line in LocalBackend().attach(str(tmp_path / "out"), region="").logs() if line.replica == NOTICE]
+    assert "replica worker-1 exited with code 3; stopping the others" in [line.message for line in recorded]
+    assert {line.severity for line in recorded} >= {"INFO", "ERROR"}
 
 
 def test_cancel_stops_every_replica_and_its_children(backend, fake_package, tmp_path):
@@ -122,7 +126,7 @@ def test_max_runtime_stops_the_job(backend, fake_package, tmp_path):
     env = {"FAKE_PLAN": json.dumps({"chief": "hang"})}
     job = backend.submit(make_spec(tmp_path, env=env, max_runtime=1), fake_package)
     status = job.wait()
-    assert status.state is JobState.FAILED and status.native_state == "timed_out"
+    assert status.state is JobState.TIMED_OUT and status.native_state == "timed_out"
     assert status.details["exit_code"] == 124
 
 

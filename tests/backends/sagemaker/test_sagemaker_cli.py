@@ -50,7 +50,7 @@ def test_submit_streams_and_exits_zero_on_completed(config, aws, capsys):
     code = main(["submit", "--config", str(config)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "ml.g4dn.12xlarge" in captured.out and "T4 × 4" in captured.out  # the summary
+    assert "ml.g4dn.12xlarge" in captured.out and "4 × T4" in captured.out  # the summary
     assert "Completed" in captured.out or "SUCCEEDED" in captured.out
     assert "uploaded s3://cloudtrain-cli/cloudtrain/packages/" in captured.err
 

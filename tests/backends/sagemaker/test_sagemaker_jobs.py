@@ -28,8 +28,8 @@ from tests.fakes.aws import ROLE_ARN, MotoAws, use_moto
         ("Completed", "Completed", JobState.SUCCEEDED),
         ("Failed", "Failed", JobState.FAILED),
         ("Stopped", "Stopped", JobState.CANCELLED),
-        ("Stopped", "MaxRuntimeExceeded", JobState.FAILED),
-        ("Stopped", "MaxWaitTimeExceeded", JobState.FAILED),
+        ("Stopped", "MaxRuntimeExceeded", JobState.TIMED_OUT),
+        ("Stopped", "MaxWaitTimeExceeded", JobState.TIMED_OUT),
         ("Exploded", None, JobState.UNKNOWN),
     ],
 )
@@ -54,7 +54,7 @@ def _desc(status: str, secondary: str, **extra) -> dict:
 
 def test_stopped_for_max_runtime_says_so() -> None:
     status = to_status(_desc("Stopped", "MaxRuntimeExceeded"), "eu-west-1")
-    assert status.state is JobState.FAILED and status.state.exit_code == 1
+    assert status.state is JobState.TIMED_OUT and status.state.exit_code == 124
     assert status.message == "stopped by SageMaker: the job ran longer than max_runtime (3600 s)"
 
 
