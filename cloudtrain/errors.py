@@ -55,7 +55,7 @@ class ConfigError(UsageError):
         field: str | None = None,
         hint: str | None = None,
     ):
-        self.file, self.line, self.field = file, line, field
+        self.file, self.line, self.field, self.detail = file, line, field, message
         where = ":".join(str(p) for p in (file, line) if p is not None)
         prefix = ": ".join(p for p in (where, field) if p)
         super().__init__(f"{prefix}: {message}" if prefix else message, hint)

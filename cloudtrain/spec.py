@@ -107,6 +107,10 @@ class JobSpec:
     job_dir: str | None = None  # ML Engine's job dir, as given (also output_dir and --job-dir)
     project_source: str | None = None  # where ``project`` came from
     notes: tuple[str, ...] = ()  # one line per setting mapped to its nearest (see config.legacy / crosscloud)
+    flex_start: bool = False  # Vertex AI Dynamic Workload Scheduler: Scheduling.strategy FLEX_START
+    flex_max_wait_seconds: int | None = None
+    budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
+    expected_hours: float | None = None  # budget.max_hours, for the estimate
 
     @property
     def package_prefix(self) -> str | None:
@@ -140,6 +144,14 @@ class JobSpec:
 
 def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def budget_runtime(cfg, price_per_hour: float | None) -> int:
+    """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``."""
+    if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None or cfg.backend == "local":
+        return cfg.max_runtime
+    affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
+    return min(cfg.max_runtime, affordable)
 
 
 def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSpec:
@@ -194,7 +206,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         output_dir=output_dir,
         spot=cfg.spot.enabled,
         max_wait_seconds=cfg.spot.max_wait,
-        max_runtime_seconds=cfg.max_runtime,
+        max_runtime_seconds=budget_runtime(cfg, info.price_per_hour),
         service_account=cfg.service_account,
         network=cfg.network,
         labels=MappingProxyType(dict(cfg.labels)),
@@ -206,6 +218,10 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         job_dir=cfg.job_dir.rstrip("/") if cfg.job_dir else None,
         project_source=loaded.project_source,
         notes=loaded.notes,
+        flex_start=cfg.flex_start.enabled,
+        flex_max_wait_seconds=cfg.flex_start.max_wait,
+        budget_usd=cfg.budget.max_usd if cfg.budget else None,
+        expected_hours=cfg.budget.max_hours if cfg.budget else None,
     )
 
 

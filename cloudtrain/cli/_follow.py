@@ -84,6 +84,13 @@ def finish(console, status, progress=None, *, output: str = "text") -> None:
     if phases:
         rows.append(("timeline", timeline.describe(phases)))
     history.note_state(status.job_id, status.name, status.state.value)
+    from cloudtrain.catalog.cost import cost_after
+
+    cost = cost_after(status)
+    if cost:
+        rows.append(("cost", f"${cost['usd']:,.2f} ({cost['basis']}; {cost['price_region']} list price, "
+                             f"{cost['price_date']})" + (f"; spot saved ${cost['spot_savings_usd']:,.2f}"
+                                                        if cost.get("spot_savings_usd") else "")))
     print_kv(console, f"Job {status.job_id}: {status.state.value}", rows)
     history.save_run(status.job_id, {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
                                      "timeline": timeline.cost_shares(phases, cost_per_hour)})  # fmt: skip

@@ -80,12 +80,15 @@ def status(job_id, backend, region, project, config_path, output) -> None:
         sweep.show_status(job_id, output)
         return
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
+    from cloudtrain.catalog.cost import cost_after
+
     result = impl.attach(job_id, region=region, project=project).status()
+    cost = cost_after(result)
     if output == "json":
-        print_json(result.to_dict())
+        print_json(result.to_dict() | ({"cost": cost} if cost else {}))
         return
     rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
-    print_kv(make_console(), f"Job {result.job_id}", rows + flatten(result.details))
+    print_kv(make_console(), f"Job {result.job_id}", rows + flatten(result.details) + flatten({"cost": cost or {}}))
 
 
 @cli.command()

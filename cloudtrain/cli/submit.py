@@ -42,17 +42,25 @@ def run_submit(
     spec = stage_data(spec)
     backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)
+    candidates = _candidate_specs(loaded, spec)
     if dry_run:
         request = backend.render(spec, package)
+        fallbacks = [(c, get_backend(c.backend).render(c, package)) for c in candidates[1:]]
         if output == "json":
             print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
                         "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
                         "notes": list(spec.notes), "package": package_dict(package),
-                        **({"data": _data_lines(spec)} if spec.channels else {}), "request": request})  # fmt: skip
+                        **({"data": _data_lines(spec)} if spec.channels else {}), "request": request,
+                        "fallbacks": [{"backend": c.backend, "region": c.region, "notes": list(c.notes),
+                                       "cost_per_hour": c.cost_per_hour, "request": r} for c, r in fallbacks]})  # fmt: skip
         else:
             _print_summary(console, spec, package)
             console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
             console.print_json(data=request)
+            for number, (candidate, candidate_request) in enumerate(fallbacks, 1):
+                console.print(f"\n[bold]Fallback {number}[/bold], if the ones before it get no capacity:")
+                _print_summary(console, candidate, package)
+                console.print_json(data=candidate_request)
         return
     _print_summary(console, spec, package)
     if spec.sweep is not None:
@@ -60,9 +68,21 @@ def run_submit(
 
         submit_sweep(console, loaded, spec, package, backend, overrides=overrides, detach=detach, output=output)
         return
-    handle = backend.submit(spec, package)
-    with reattach_hint(handle.job_id):
-        first = handle.status()
+    if len(candidates) > 1 or loaded.config.max_queue is not None:
+        from cloudtrain.fallback import first_with_capacity
+
+        landed = first_with_capacity(
+            candidates, get_backend=get_backend, echo=lambda line: console.print(f"[yellow]{line}[/yellow]"),
+            build_package=lambda c: package if c is spec else build_package(c), max_queue_s=loaded.config.max_queue,
+        )  # fmt: skip
+        if landed.index:
+            console.print(f"[bold]Landed on fallback {landed.index}[/bold]:")
+            _print_summary(console, landed.spec, landed.package)
+        handle, spec, first = landed.handle, landed.spec, landed.status
+    else:
+        handle = backend.submit(spec, package)
+        with reattach_hint(handle.job_id):
+            first = handle.status()
     _remember(handle.job_id, first.name, spec, loaded.file)
     if spec.backend == "local":
         console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
@@ -80,6 +100,13 @@ def run_submit(
     progress.set_phase(phase_of(first))
     follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
            live=output != "json", output=output, debug=debug_enabled())  # fmt: skip
+
+
+def _candidate_specs(loaded, spec) -> list:
+    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded)."""
+    from cloudtrain.spec import build_spec
+
+    return [spec] + [stage_data(build_spec(candidate, now=spec.created)) for candidate in loaded.candidates]
 
 
 def _print_summary(console, spec, package) -> None:
@@ -106,10 +133,21 @@ def _print_summary(console, spec, package) -> None:
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             ("staging", None if local or not spec.package_prefix else f"{spec.package_prefix}/{package.sha256}/"),
             ("spot", "yes" if spec.spot else None),
+            ("flex-start", None if not spec.flex_start else "yes (Dynamic Workload Scheduler)" + (
+                f", waits up to {spec.flex_max_wait_seconds / 3600:g} h for the machines"
+                if spec.flex_max_wait_seconds else "")),
             ("sweep", _sweep_line(spec.sweep)),
+            ("batch", _batch_line(spec)),
             ("cost/hour", None if cost is None else
-             f"{money(cost)} ({spec.machine.price_region} on-demand list price, {spec.machine.price_date})"),
+             f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} on-demand "
+             f"list price, {spec.machine.price_date}" + (
+                 f"; the job runs in {spec.region}, whose price may differ)" if spec.region != spec.machine.price_region
+                 else ")")),
+            ("estimate", None if cost is None or not spec.expected_hours else
+             f"{money(cost * spec.expected_hours)} for {spec.expected_hours:g} h (budget.max_hours × cost/hour)"),
             ("cost cap", None if cost is None else
+             f"{money(spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
+             f"budget.max_usd {money(spec.budget_usd)}" if spec.budget_usd else
              f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
         ],
     )  # fmt: skip
@@ -129,13 +167,24 @@ def _data_rows(spec) -> dict[str, str]:
     return {f"data {name}": line for name, line in _data_lines(spec).items()}
 
 
+def _batch_line(spec) -> str | None:
+    """The global batch the trainer will use: per replica × replicas (it scales it; printed again when a
+    fallback changes the GPU count)."""
+    import re
+
+    per_replica = next((int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))),
+                       None)  # fmt: skip
+    replicas = max(spec.machine.accelerator_count, 1) * spec.replica_count
+    if per_replica is None or spec.backend == "local":
+        return None
+    return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas (GPUs × machines)"
+
+
 def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
     from cloudtrain.history import JobRecord, record
 
     record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file.resolve()),
                      created=spec.created.isoformat()))  # fmt: skip
-
-
 
 
 def _sweep_line(sweep) -> str | None:

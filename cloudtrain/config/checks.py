@@ -73,6 +73,7 @@ def check_config(loaded: LoadedConfig) -> None:
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_data(loaded)
     _check_package(loaded)
+    _check_scheduling(loaded)
     if cfg.sweep is not None:
         _check_sweep(loaded)
 
@@ -196,3 +197,35 @@ def _check_package(loaded: LoadedConfig) -> None:
 def _alternatives(exc: catalog.CatalogError) -> str | None:
     return f"nearest valid: {', '.join(exc.alternatives[:4])}" if exc.alternatives else None
 
+
+
+#: The shortest run a budget may buy: less is a config mistake, not a plan.
+MIN_BUDGET_SECONDS = 600
+
+
+def _check_scheduling(loaded: LoadedConfig) -> None:
+    """Spot or flex-start (never both); flex-start on Vertex AI only; a budget that buys a real run."""
+    cfg, err = loaded.config, loaded.error
+    if cfg.flex_start.enabled and cfg.spot.enabled:
+        raise err(("flex_start", "enabled"), "spot and flex_start are two values of one Vertex AI setting "
+                  "(Scheduling.strategy): choose one", "remove spot.enabled or flex_start.enabled")  # fmt: skip
+    if cfg.flex_start.enabled and cfg.cloud != "vertex":
+        raise err(("flex_start", "enabled"), "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; "
+                  "SageMaker training jobs have none", "remove flex_start, or use spot with spot.max_wait")  # fmt: skip
+    if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
+        raise err(("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it")
+    budget = cfg.budget
+    if budget is None or budget.max_usd is None or cfg.backend == "local":
+        return
+    info = catalog.resolve_machine(cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator,
+                                   cfg.machine.accelerator_count)  # fmt: skip
+    if info.price_per_hour is None:
+        raise err(("budget", "max_usd"), f"the catalog has no {cloud} price for {info.machine_type}, so a cost cap "
+                  "cannot be enforced", "remove budget.max_usd or choose a priced machine")  # fmt: skip
+    per_hour = info.price_per_hour * cfg.replica_count
+    seconds = int(budget.max_usd / per_hour * 3600)
+    if seconds < MIN_BUDGET_SECONDS:
+        raise err(("budget", "max_usd"), f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "
+                  f"{info.machine_type} at ${per_hour:,.2f}/h ({info.price_region} list price, {info.price_date})",
+                  f"raise max_usd to at least ${per_hour * MIN_BUDGET_SECONDS / 3600:,.2f} or choose a cheaper "
+                  "machine")  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import difflib
 import os
 from collections.abc import Mapping
@@ -31,6 +33,8 @@ class LoadedConfig:
     project_source: str | None = None
     #: The folder relative paths are read from; default: the config file's folder.
     base: Path | None = None
+    #: The ``fallback:`` entries, each a whole validated config, in the order they are tried.
+    candidates: tuple["LoadedConfig", ...] = ()
 
     @property
     def file(self) -> Path:
@@ -120,6 +124,14 @@ def load_document(
         raise _translate(exc, loaded) from None
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result)
+    if config.fallback and config.backend != "local":  # a local run needs no capacity
+        from cloudtrain.config import fallback
+
+        def load_candidate(doc: LoadedYaml) -> LoadedConfig:
+            return load_document(doc, (), base=base or result.base_dir, environ=environ,
+                                 gcloud_configuration=gcloud_configuration)  # fmt: skip
+
+        result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate))
     return result
 
 

@@ -96,6 +96,45 @@ class Spot(_Strict):
     max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
 
 
+class FlexStart(_Strict):
+    enabled: StrictBool = Field(False, description="Vertex AI Dynamic Workload Scheduler (Scheduling.strategy "
+                                "FLEX_START): wait for scarce GPUs instead of failing; not with spot.")
+    max_wait: Seconds | None = Field(None, description="How long to wait for the machines (Scheduling.maxWaitDuration).")
+
+
+class Budget(_Strict):
+    max_usd: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+        None, description="Hard cap: each candidate's max runtime is cut so that its price × time stays under it."
+    )
+    max_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+        None, description="Expected run time, for the cost estimate before submit."
+    )
+
+
+class FallbackMachine(_Strict):
+    type: StrictStr | None = None
+    accelerator: StrictStr | None = None
+    accelerator_count: Annotated[StrictInt, Field(ge=0)] | None = None
+    disk_gb: Annotated[StrictInt, Field(ge=10, le=65536)] | None = None
+
+
+class Fallback(_Strict):
+    """One more candidate, tried when the ones before it got no capacity or quota: what it changes."""
+
+    backend: Literal["vertex", "sagemaker"] | None = None
+    region: StrictStr | None = None
+    project: StrictStr | None = None
+    role_arn: StrictStr | None = None
+    staging_bucket: StrictStr | None = None
+    output_dir: StrictStr | None = None
+    machine: FallbackMachine | None = None
+    spot: Spot | None = None
+    flex_start: FlexStart | None = None
+    image: Image | None = None
+    data: dict[StrictStr, Union[StrictStr, "DataChannel"]] | None = None
+    max_runtime: Seconds | None = None
+
+
 class DataChannel(_Strict):
     source: StrictStr = Field(description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder.")
     input_mode: Literal["File", "FastFile"] | None = Field(
@@ -178,6 +217,14 @@ class JobConfig(_Strict):
         "the code finds each at $SM_CHANNEL_<NAME>.",
     )
     sweep: Sweep | None = Field(None, description="Run a hyperparameter sweep of this job instead of one run.")
+    flex_start: FlexStart = Field(default_factory=FlexStart)
+    max_queue: Seconds | None = Field(
+        None, description="A job still queued after this long is cancelled and the next fallback is tried."
+    )
+    budget: Budget | None = Field(None, description="Cost cap (max_usd) and expected hours (max_hours).")
+    fallback: list[Fallback] = Field(
+        default_factory=list, description="Candidates tried in order when the main request gets no capacity or quota."
+    )
 
     @property
     def cloud(self) -> Cloud:

@@ -89,21 +89,23 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
         data.phases = saved["timeline"]
     else:
         data.phases = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), data.cost_per_hour)
-    _price(data, details)
+    _price(data, status)
     return data
 
 
-def _price(data: RunData, details: dict[str, Any]) -> None:
+def _price(data: RunData, status: Any) -> None:
+    from cloudtrain.catalog.cost import cost_after
+
+    recorded = cost_after(status)
+    if recorded is not None:  # the cloud's own record of time × the catalog price
+        data.cost_usd = recorded["usd"]
+        data.cost_basis = f"{recorded['basis']} ({recorded['price_region']} list price, {recorded['price_date']})"
+        return
     if data.cost_per_hour is None:
         return
-    if details.get("billable_seconds") is not None and data.replicas:
-        per_instance = data.cost_per_hour / data.replicas
-        data.cost_usd = per_instance * details["billable_seconds"] / 3600
-        data.cost_basis = "SageMaker BillableTimeInSeconds × catalog price per instance"
-    else:
-        billed = sum(p["seconds"] for p in data.phases if p["phase"] != "queued")
-        data.cost_usd = data.cost_per_hour * billed / 3600
-        data.cost_basis = "billed time (from provisioning to the end) × catalog price of every replica"
+    billed = sum(p["seconds"] for p in data.phases if p["phase"] != "queued")
+    data.cost_usd = data.cost_per_hour * billed / 3600
+    data.cost_basis = "billed time (from provisioning to the end) × catalog price of every replica"
 
 
 def _sweep(entry: Any) -> RunData:

@@ -170,3 +170,44 @@ def add_tuning_actions() -> None:
 
     SageMakerResponse.list_training_jobs_for_hyper_parameter_tuning_job = list_trials
     SageMakerResponse.stop_hyper_parameter_tuning_job = stop
+
+
+# -- SageMaker capacity: refusals and start-up failures worded as SageMaker words them ------------
+
+#: Instance types whose CreateTrainingJob is refused for the account's quota (ResourceLimitExceeded).
+NO_QUOTA: set[str] = set()
+#: Instance types whose jobs are created, then fail while starting for lack of machines (CapacityError).
+NO_CAPACITY: set[str] = set()
+CAPACITY_ERROR = ("CapacityError: Unable to provision requested ML compute capacity. Please retry using a "
+                  "different ML instance type.")
+
+
+def add_capacity_faults() -> None:
+    """Wrap moto's CreateTrainingJob (in this process) to answer as SageMaker does when an instance type
+    has no quota or no capacity: see :data:`NO_QUOTA` and :data:`NO_CAPACITY`."""
+    from moto.sagemaker.exceptions import SagemakerClientError
+    from moto.sagemaker.responses import SageMakerResponse
+
+    if getattr(SageMakerResponse.create_training_job, "_capacity_faults", False):
+        return
+    original = SageMakerResponse.create_training_job
+
+    class ResourceLimitExceeded(SagemakerClientError):
+        code = "ResourceLimitExceeded"
+
+    def create(self):  # noqa: ANN001 — moto's handler signature
+        instance = (self._get_param("ResourceConfig") or {}).get("InstanceType")
+        if instance in NO_QUOTA:
+            raise ResourceLimitExceeded(f"The account-level service limit '{instance} for training job usage' is 0 "
+                                        "Instances, with current utilization of 0 Instances and a request delta of 1 "
+                                        "Instances. Please use AWS Service Quotas to request an increase for this "
+                                        "quota.")  # fmt: skip
+        result = original(self)
+        if instance in NO_CAPACITY:
+            job = self.sagemaker_backend.training_jobs[self._get_param("TrainingJobName")]
+            job.training_job_status, job.secondary_status = "Failed", "Failed"
+            job.failure_reason = CAPACITY_ERROR
+        return result
+
+    create._capacity_faults = True  # type: ignore[attr-defined]
+    SageMakerResponse.create_training_job = create

@@ -22,6 +22,32 @@ from google.protobuf import empty_pb2
 from tests.fakes import VirtualClock, serve, unary
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
+
+#: Refusals of CreateCustomJob as Vertex AI words them: (code, message, ErrorInfo reason or None).
+REFUSALS = {
+    "capacity": (grpc.StatusCode.RESOURCE_EXHAUSTED, "The zone 'asia-east1-a' does not have enough resources "
+                 "available to fulfill the request.  '(resource type:compute)'.", "ZONE_RESOURCE_POOL_EXHAUSTED"),
+    "quota": (grpc.StatusCode.RESOURCE_EXHAUSTED, "The following quota metrics exceed quota limits: "
+              "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus", None),
+    "rate": (grpc.StatusCode.RESOURCE_EXHAUSTED, "Quota exceeded for quota metric 'Resource management (CRUD) "
+             "requests' and limit 'Resource management (CRUD) requests per minute per region'", "RATE_LIMIT_EXCEEDED"),
+}
+#: A job that fails while it starts for lack of machines, as Vertex AI words it (google.rpc.Code 8).
+NO_RESOURCES_ERROR = "Resources are insufficient in region: asia-east1. Please try a different region."
+
+
+def abort_with(context, code, message: str, reason: str | None) -> None:
+    """Abort the call the way Google's APIs do: a status, and an ErrorInfo detail when there is a reason."""
+    if reason is None:
+        context.abort(code, message)
+    from google.protobuf import any_pb2
+    from google.rpc import error_details_pb2, status_pb2
+    from grpc_status import rpc_status
+
+    detail = any_pb2.Any()
+    detail.Pack(error_details_pb2.ErrorInfo(reason=reason, domain="aiplatform.googleapis.com"))
+    context.abort_with_status(rpc_status.to_status(
+        status_pb2.Status(code=code.value[0], message=message, details=[detail])))
 S = js.JobState
 
 
@@ -38,7 +64,8 @@ class FakeJobService:
         self.clock = clock or VirtualClock()
         self.jobs: dict[str, custom_job.CustomJob] = {}
         self.scripts: list[Script] = []  # taken by creates, in order; default Script() after
-        self.create_faults: list[str] = []  # "lost", "unavailable" or "quota", one per create call
+        #: One per create call: "lost", "unavailable", or a refusal of :data:`REFUSALS` ("capacity", …).
+        self.create_faults: list[str] = []
         self.calls: list[str] = []
         self._run: dict[str, dict] = {}
         self._lock = threading.Lock()
@@ -74,9 +101,8 @@ class FakeJobService:
             fault = self.create_faults.pop(0) if self.create_faults else None
             if fault == "unavailable":
                 context.abort(grpc.StatusCode.UNAVAILABLE, "fake: connection reset")
-            if fault == "quota":
-                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              "fake: Quota exceeded for custom_model_training_nvidia_t4_gpus")  # fmt: skip
+            if fault in REFUSALS:
+                abort_with(context, *REFUSALS[fault])
             job_id = str(1000 + len(self.jobs))
             job = custom_job.CustomJob(req.custom_job)
             job.name = f"{req.parent}/customJobs/{job_id}"
@@ -113,7 +139,7 @@ class FakeJobService:
         if state in ("SUCCEEDED", "FAILED", "CANCELLED") and not job.end_time:
             job.end_time = self._now()
         if state == "FAILED":
-            job.error = {"code": 3, "message": script.error}
+            job.error = {"code": 8 if script.error == NO_RESOURCES_ERROR else 3, "message": script.error}
         if state == "CANCELLED":
             job.error = {"code": 1, "message": "CANCELED"}
         job.state = S[f"JOB_STATE_{state}"]

@@ -63,6 +63,15 @@ def to_status(job: Any) -> JobStatus:
         details["run_seconds"] = round((job.end_time - job.start_time).total_seconds())
     if job.web_access_uris:
         details["web_access_uris"] = dict(job.web_access_uris)
+    pools = [{"machine_type": p.machine_spec.machine_type,
+              "accelerator_type": getattr(p.machine_spec.accelerator_type, "name", None) or None,
+              "accelerator_count": p.machine_spec.accelerator_count, "replica_count": p.replica_count}
+             for p in job.job_spec.worker_pool_specs]  # fmt: skip
+    if pools:
+        details["pools"] = [{k: v for k, v in p.items() if v not in (None, "ACCELERATOR_TYPE_UNSPECIFIED")}
+                            for p in pools]  # fmt: skip
+    if job.job_spec.scheduling.strategy:
+        details["scheduling_strategy"] = getattr(job.job_spec.scheduling.strategy, "name", None)
     return JobStatus(
         job_id=job_id,
         name=job.name,
@@ -141,9 +150,14 @@ class JobService:
 
         try:
             return self.backoff.call(attempt, before_retry=already_created)
-        except exceptions.ResourceExhausted as exc:  # create's RESOURCE_EXHAUSTED is a quota
-            raise NoCapacity(f"Vertex AI has no quota for the job: {_short(exc)}",
-                             "request more quota, or pick another region or machine") from exc  # fmt: skip
+        except exceptions.ResourceExhausted as exc:  # capacity or quota (a rate limit was retried, and ran out)
+            from cloudtrain.catalog.capacity import classify
+
+            kind = classify("vertex", str(exc), [getattr(exc, "reason", None) or ""])
+            if kind == "rate":
+                raise _unreachable(exc, parent) from exc
+            raise NoCapacity(f"Vertex AI has no {kind or 'quota'} for the job: {_short(exc)}",
+                             "add a fallback: entry, request more quota, or pick another region or machine") from exc  # fmt: skip
         except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
             raise _unreachable(exc, parent) from exc
         except exceptions.GoogleAPICallError as exc:

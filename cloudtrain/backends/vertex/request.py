@@ -79,6 +79,10 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     scheduling: dict[str, Any] = {"timeout": f"{spec.max_runtime_seconds}s"}
     if spec.spot:
         scheduling["strategy"] = "SPOT"
+    elif spec.flex_start:  # the same enum: one or the other (the config checks refuse both)
+        scheduling["strategy"] = "FLEX_START"
+        if spec.flex_max_wait_seconds:
+            scheduling["maxWaitDuration"] = f"{spec.flex_max_wait_seconds}s"
     job_spec: dict[str, Any] = {"workerPoolSpecs": pools, "scheduling": scheduling}
     if spec.service_account:
         job_spec["serviceAccount"] = spec.service_account

@@ -1,7 +1,8 @@
 """Retries with capped exponential backoff for idempotent Google API calls.
 
-Only UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are retried; anything else is
-the caller's to explain. ``sleep`` is injected so tests run in no time.
+Only UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are retried, and RESOURCE_EXHAUSTED only
+when it is a request-rate limit: one that says capacity or quota (cloudtrain.catalog.capacity) goes
+straight back to the caller, which moves to the next fallback. Anything else is the caller's to explain. ``sleep`` is injected so tests run in no time.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class Backoff:
             try:
                 return fn()
             except transient as exc:
+                if _no_capacity(exc):
+                    raise  # not a rate limit: retrying here cannot help; a fallback candidate may
                 delay = next(delays, None)
                 if delay is None:
                     raise
@@ -51,3 +54,13 @@ class Backoff:
                     found = before_retry(exc)
                     if found is not None:
                         return found
+
+
+def _no_capacity(exc: BaseException) -> bool:
+    from google.api_core import exceptions
+
+    from cloudtrain.catalog.capacity import moves_on
+
+    if not isinstance(exc, exceptions.ResourceExhausted):
+        return False
+    return moves_on("vertex", str(exc), [getattr(exc, "reason", None) or ""])

@@ -1,0 +1,36 @@
+"""Is an error "no capacity", "no quota", "slow down", or something else? The clouds' wordings are data
+(``data/capacity_errors.json``); capacity and quota move a job to its next fallback, a rate limit is
+retried where it happened, anything else is the job's own failure and never a reason to move."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Literal
+
+Kind = Literal["capacity", "quota", "rate"]
+_ORDER = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
+
+
+@lru_cache(maxsize=1)
+def _rules() -> list[dict]:
+    text = resources.files("cloudtrain.catalog").joinpath("data/capacity_errors.json").read_text(encoding="utf-8")
+    return json.loads(text)["rules"]
+
+
+def classify(cloud: str, text: str, reasons: Iterable[str] = ()) -> Kind | None:
+    """The kind of a refusal or failure, from its message and (Google's ``ErrorInfo``) reasons."""
+    reasons = {r for r in reasons if r}
+    rules = [r for r in _rules() if r["cloud"] == cloud]
+    for kind in _ORDER:
+        for rule in (r for r in rules if r["kind"] == kind):
+            if reasons & set(rule.get("reasons", ())) or re.search(rule["pattern"], text or ""):
+                return kind
+    return None
+
+
+def moves_on(cloud: str, text: str, reasons: Iterable[str] = ()) -> bool:
+    """True for capacity and quota: the next candidate may have what this one lacked."""
+    return classify(cloud, text, reasons) in ("capacity", "quota")

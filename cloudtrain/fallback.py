@@ -1,0 +1,111 @@
+"""Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry.
+
+Above the backends, through their one interface (``submit``, a handle's ``status`` and ``cancel``).
+A candidate is left for the next when the cloud says *capacity* or *quota*
+(:mod:`cloudtrain.catalog.capacity`, the clouds' wordings kept as data):
+
+* at create: Vertex AI ``RESOURCE_EXHAUSTED`` that is not a rate limit, SageMaker
+  ``ResourceLimitExceeded``;
+* while it starts: a job that fails before it runs with a capacity message (SageMaker
+  ``CapacityError`` / ``InsufficientInstanceCapacity``, Vertex AI "resources are insufficient");
+* a job still queued after ``max_queue``: cancelled first, so nothing is left waiting.
+
+Anything else — the user's code failing, bad credentials, a rate limit that outlasted its
+retries — ends the submit as it would without fallbacks: a fallback never hides a failure.
+When every candidate lacked capacity, :class:`~cloudtrain.errors.NoCapacity` (exit 4).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from cloudtrain.backends.base import JobState
+from cloudtrain.catalog.capacity import classify
+from cloudtrain.errors import CloudtrainError, NoCapacity
+
+
+@dataclass(frozen=True)
+class Landed:
+    handle: Any
+    spec: Any
+    package: Any
+    status: Any  # the first status: RUNNING (or later) when candidates were watched, else just created
+    index: int  # 0: the main request; n: fallback entry n
+
+
+def describe(spec: Any) -> str:
+    gpus = f"{spec.machine.accelerator_count} × {spec.machine.gpu_model}" if spec.machine.accelerator_count else "CPU"
+    spot = ", spot" if spec.spot else ", flex-start" if getattr(spec, "flex_start", False) else ""
+    return f"{spec.backend} {spec.region} {spec.replica_count} × {spec.machine.type} ({gpus}{spot})"
+
+
+def first_with_capacity(
+    specs: Sequence[Any],
+    *,
+    get_backend: Callable[[str], Any],
+    build_package: Callable[[Any], Any],
+    echo: Callable[[str], None],
+    max_queue_s: float | None = None,
+    poll_s: float = 15.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Landed:
+    reasons: list[str] = []
+    for index, spec in enumerate(specs):
+        if index:
+            echo(f"trying fallback {index}: {describe(spec)}")
+            for note in getattr(spec, "notes", ()):
+                echo(f"  {note}")
+        package = build_package(spec)
+        backend = get_backend(spec.backend)
+        try:
+            handle = backend.submit(spec, package)
+        except CloudtrainError as exc:
+            kind = classify(spec.cloud, str(exc), _reasons(exc))
+            if kind not in ("capacity", "quota"):
+                raise
+            reasons.append(_moving(echo, spec, kind, str(exc), last=index == len(specs) - 1))
+            continue
+        if len(specs) == 1 and max_queue_s is None:
+            return Landed(handle, spec, package, handle.status(), index)
+        status, why = _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock)
+        if why is None:
+            return Landed(handle, spec, package, status, index)
+        reasons.append(_moving(echo, spec, why[0], why[1], last=index == len(specs) - 1))
+    raise NoCapacity("no candidate got capacity or quota: " + "; ".join(reasons),
+                     hint="add fallback entries (other regions, machines or the other cloud), or try later")  # fmt: skip
+
+
+def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, tuple[str, str] | None]:
+    """Poll until the job runs (landed), fails for capacity (move on), or stays queued past the limit
+    (cancel, move on). Any other end is the job's own and is returned as landed, to be reported."""
+    started = clock()
+    while True:
+        status = handle.status()
+        if status.state in (JobState.RUNNING, JobState.SUCCEEDED):
+            return status, None
+        if status.state.terminal:
+            kind = classify(spec.cloud, status.message or "")
+            if kind in ("capacity", "quota") and status.state is JobState.FAILED:
+                return status, (kind, status.message or status.native_state)
+            return status, None
+        if max_queue_s is not None and clock() - started > max_queue_s:
+            handle.cancel()
+            return status, ("capacity", f"still {status.native_state} after {int(max_queue_s)} s (max_queue); cancelled")
+        sleep(poll_s)
+
+
+def _moving(echo, spec, kind: str, message: str, *, last: bool) -> str:
+    short = message.splitlines()[0][:300] if message else kind
+    reason = f"{describe(spec)}: no {kind}: {short}"
+    echo(reason + ("" if last else "; moving on"))
+    return reason
+
+
+def _reasons(exc: BaseException) -> list[str]:
+    """Google's ErrorInfo reason of the API error behind a BackendError, where there is one."""
+    cause = exc.__cause__
+    reason = getattr(cause, "reason", None)
+    return [reason] if reason else []
