@@ -188,9 +188,11 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     workers = tier.workers if tier else int(ti.get("workerCount") or 0)
     if workers and not tier:
         same_type = ti.get("workerType", master) == master
-        if not same_type or _accelerator_config(ti.get("workerConfig"), fail) not in (None, accel):
+        same_accel = _accelerator_config(ti.get("workerConfig"), fail) in (None, accel)
+        if not same_type or not same_accel:
             raise fail("workers must use the same machine as the master (one machine spec for all replicas)",
-                       "workerType", f"set workerType: {master} and the same acceleratorConfig")  # fmt: skip
+                       "workerType" if not same_type else "workerConfig",
+                       f"set workerType: {master} and the same acceleratorConfig")  # fmt: skip
     servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
     if servers:
         where = tier_name if tier else "parameterServerCount"

@@ -62,7 +62,8 @@ class LoadedYaml:
         for cut in range(len(path), -1, -1):
             if path[:cut] in self.flags:
                 return self.flags[path[:cut]]
-        return None
+        below = {flag for key, flag in self.flags.items() if key[: len(path)] == path}
+        return below.pop() if len(below) == 1 else None  # one flag set everything under it
 
     def origin(self, path: Path_) -> str:
         """Where a value came from, for the summary: ``--project``, ``--set`` or ``file:line``."""

@@ -141,3 +141,35 @@ def test_custom_job_document_from_flags_matches_golden():
         gcloud.custom_job_document("mnist", {"--region": "us-central1"}, None)  # neither --config nor a pool
     doc = gcloud.custom_job_document("mnist_run", flags, None)
     assert_golden("gcloud_custom_job_flags", {"document": doc.data})
+
+
+def test_python_version_flag_is_kept_or_named():
+    base = {"--scale-tier": "BASIC", "--runtime-version": "2.17"}
+    _, notes = legacy.convert(gcloud.mlengine_document("j", {**base, "--python-version": "3.10"}, (), None))
+    assert notes == []  # the 2.17 image has Python 3.10
+    _, notes = legacy.convert(gcloud.mlengine_document("j", {**base, "--python-version": "3.7"}, (), None))
+    assert notes == ["pythonVersion 3.7: the TensorFlow 2.17 image has Python 3.10; your code runs on that"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"--worker-count": "1", "--worker-machine-type": "n1-highmem-8"}, "same machine as the master"),
+        ({"--worker-count": "1", "--worker-accelerator": "type=nvidia-tesla-v100,count=1"}, "same machine"),
+        ({"--master-image-uri": "gcr.io/p/a:1", "--worker-image-uri": "gcr.io/p/b:1"}, "master's image"),
+    ],
+)
+def test_worker_flags_that_differ_from_the_master_are_one_line(flags, message):
+    from cloudtrain.errors import ConfigError
+
+    base = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8"}
+    with pytest.raises(ConfigError, match=message) as info:
+        legacy.convert(gcloud.mlengine_document("j", {**base, **flags}, (), None))
+    assert info.value.file.startswith("--")  # names the flag, not a file line
+
+
+def test_parameter_server_machine_type_is_taken_and_servers_become_workers():
+    flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8", "--worker-count": "2",
+             "--parameter-server-count": "1", "--parameter-server-machine-type": "n1-standard-4"}  # fmt: skip
+    config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
+    assert config["replica_count"] == 4 and "become workers" in notes[0]
