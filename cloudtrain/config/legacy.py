@@ -178,7 +178,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if accel:
         source = "masterConfig"
     label = f"scaleTier {tier_name}" if tier else f"masterType {master}"
-    machine = _machine(str(master), accel, cloud, fail, label if source != "masterConfig" else source, notes)
+    machine = _machine(str(master), accel, cloud, label if source != "masterConfig" else source, notes)
     if machine:
         put(("machine", "type"), machine.machine_type, source)
         if machine.accelerator_count:
@@ -238,7 +238,7 @@ def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
     return str(accel["type"]).upper().replace("-", "_"), int(accel.get("count") or 1)
 
 
-def _machine(name: str, accel: tuple[str, int] | None, cloud: str, fail, key: str, notes: list[str]):
+def _machine(name: str, accel: tuple[str, int] | None, cloud: str, key: str, notes: list[str]):
     """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest."""
     legacy = LEGACY_MACHINES.get(name)
     gpu, count = (legacy.gpu, legacy.count) if legacy else (None, 0)
