@@ -12,8 +12,9 @@ read from at least as many TFRecord files as there are workers is sharded by
 FILE (each worker reads only its files); anything else (one file, in-memory
 arrays from ``.npz``) by DATA, so each worker keeps its share of every global
 batch. The shuffle seed is the same on every worker, which keeps DATA shares
-disjoint. Evaluation is always sharded by DATA, so every worker sees the same
-number of batches. Files are read with ``tf.io.gfile`` / ``tf.data`` only
+disjoint. Evaluation is sharded by DATA, so every worker sees the same number
+of batches. A channel SageMaker already shards by host (``ShardedByS3Key``) is
+not sharded again. Files are read with ``tf.io.gfile`` / ``tf.data`` only
 (local paths, ``gs://``, channel folders): no tensorflow-io.
 
 TFRecord files hold ``tf.train.Example`` records with ``image`` (raw uint8
@@ -316,32 +317,50 @@ def load(spec: DataSpec, val_location: str | None, *, val_split: float, seed: in
 
 # --- pipelines --------------------------------------------------------------------
 
-def shard_policy(data: LoadedData, num_workers: int) -> str:
-    """``file`` when every worker can have TFRecord files of its own, else ``data``."""
+def shard_policy(data: LoadedData, num_workers: int, presharded: bool = False) -> str:
+    """``off`` for a channel the platform already shards by host (SageMaker's ``ShardedByS3Key``);
+    ``file`` when every worker can have TFRecord files of its own; else ``data``."""
+    if presharded and num_workers > 1:
+        return "off"
     return "file" if num_workers > 1 and len(data.train_files) >= num_workers else "data"
 
 
 def _sharded(ds: tf.data.Dataset, policy: str = "data") -> tf.data.Dataset:
     options = tf.data.Options()
-    options.experimental_distribute.auto_shard_policy = (
-        tf.data.experimental.AutoShardPolicy.FILE if policy == "file" else tf.data.experimental.AutoShardPolicy.DATA
-    )
+    options.experimental_distribute.auto_shard_policy = getattr(tf.data.experimental.AutoShardPolicy, policy.upper())
     return ds.with_options(options)
 
 
+_MAX_CLASSES = 1 << 16
+
+
+def pool_shards(strategy, data: LoadedData) -> None:
+    """For a channel the platform shards by host: every worker holds only its share, so count the
+    examples of all shares and take the largest class count (the model must be the same everywhere)."""
+    if data.num_classes > _MAX_CLASSES:
+        raise TrainerError(f"{data.num_classes} classes: more than {_MAX_CLASSES} cannot be agreed across workers")
+    local = np.zeros(_MAX_CLASSES + 2, np.float32)
+    local[0], local[1] = data.train_examples, data.val_examples
+    local[1 + data.num_classes] = 1.0  # one-hot at the class count: the highest set index is the maximum
+    summed = strategy.reduce("SUM", strategy.run(lambda: tf.constant(local)), axis=None).numpy()
+    data.train_examples, data.val_examples = int(summed[0]), int(summed[1])
+    data.num_classes = int(np.flatnonzero(summed[2:])[-1]) + 1
+
+
 def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: bool = True,
-                   shuffle_buffer: int = 10_000, num_workers: int = 1) -> tf.data.Dataset:
+                   shuffle_buffer: int = 10_000, num_workers: int = 1, presharded: bool = False) -> tf.data.Dataset:
     ds = data.train.cache() if cache else data.train
     ds = ds.shuffle(min(shuffle_buffer, data.train_examples), seed=seed, reshuffle_each_iteration=True)
     ds = ds.repeat().batch(global_batch, drop_remainder=True).prefetch(AUTOTUNE)
-    return _sharded(ds, shard_policy(data, num_workers))
+    return _sharded(ds, shard_policy(data, num_workers, presharded))
 
 
-def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True) -> tf.data.Dataset | None:
+def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True,
+                  presharded: bool = False) -> tf.data.Dataset | None:  # fmt: skip
     if data.val is None:
         return None
     ds = data.val.cache() if cache else data.val
-    return _sharded(ds.batch(global_batch).prefetch(AUTOTUNE))
+    return _sharded(ds.batch(global_batch).prefetch(AUTOTUNE), "off" if presharded else "data")
 
 
 def benchmark_input(strategy, per_replica_batch: int, input_shape, num_classes: int):

@@ -64,6 +64,7 @@ class Contract:
     train_data_var: str | None  # the variable it came from
     val_data: str | None
     channels: Mapping[str, str]  # every SM_CHANNEL_<NAME>: NAME (upper case) → folder
+    presharded: frozenset[str]  # folders of ShardedByS3Key channels: each host already has only its share
     hyperparameters: Mapping[str, object]  # SM_HPS
     num_gpus: int | None  # SM_NUM_GPUS: what SageMaker believes the host has
     hosts: tuple[str, ...]
@@ -166,6 +167,18 @@ def channels(environ: Mapping[str, str]) -> dict[str, str]:
     return {k[len(CHANNEL_PREFIX):]: v for k, v in sorted(environ.items()) if k.startswith(CHANNEL_PREFIX) and v}
 
 
+def presharded(environ: Mapping[str, str]) -> frozenset[str]:
+    """Folders of channels SageMaker shards by key (``SM_INPUT_DATA_CONFIG``): not to be sharded again."""
+    config = parse_json_env(environ, "SM_INPUT_DATA_CONFIG", {})
+    if not isinstance(config, dict):
+        return frozenset()
+    return frozenset(
+        environ[f"{CHANNEL_PREFIX}{name.upper()}"] for name, settings in config.items()
+        if isinstance(settings, dict) and settings.get("S3DistributionType") == "ShardedByS3Key"
+        and environ.get(f"{CHANNEL_PREFIX}{name.upper()}")
+    )  # fmt: skip
+
+
 def _first(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | None, str | None]:
     for name in names:
         if environ.get(name):
@@ -204,6 +217,7 @@ def resolve(environ: Mapping[str, str], **dir_flags: str | None) -> Contract:
         train_data_var=train_var,
         val_data=val_data,
         channels=channels(environ),
+        presharded=presharded(environ),
         hyperparameters=hps,
         num_gpus=num_gpus_value,
         hosts=tuple(hosts),

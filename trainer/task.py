@@ -31,7 +31,11 @@ def _load_data(s: Setup):
         val_location = contract.val_data
     data = data_lib.load(spec, val_location, val_split=args.val_split, seed=args.seed, synthetic_shape=shape,
                          synthetic_classes=classes, synthetic_examples=args.synthetic_examples)
-    return spec, data
+    # SageMaker's ShardedByS3Key: each host holds its share already; not to be sharded again.
+    presharded = (spec.location in contract.presharded, (val_location or spec.location) in contract.presharded)
+    if presharded[0] and s.cluster.num_workers > 1:
+        data_lib.pool_shards(s.strategy, data)
+    return spec, data, presharded
 
 
 def train(s: Setup, started: float) -> int:
@@ -40,7 +44,7 @@ def train(s: Setup, started: float) -> int:
     from trainer.loop import TrainLoop, run_epochs
 
     args, cluster, strategy, dirs = s.args, s.cluster, s.strategy, s.contract.dirs
-    spec, data = _load_data(s)
+    spec, data, presharded = _load_data(s)
     batch = plan_lib.plan_batches(args.batch_size, strategy.num_replicas_in_sync, args.lr, data.train_examples,
                                   scale_lr=not args.no_lr_scaling, max_steps_per_epoch=args.steps_per_epoch)
     model, optimizer = build_model(s, data.input_shape, data.num_classes, batch.lr)
@@ -51,7 +55,8 @@ def train(s: Setup, started: float) -> int:
     plan = base_plan(s)
     plan.update(
         batch=batch.as_dict(), params=model.count_params(),
-        data=data.describe() | {"origin": spec.origin, "sharding": data_lib.shard_policy(data, cluster.num_workers)},
+        data=data.describe() | {"origin": spec.origin,
+                                "sharding": data_lib.shard_policy(data, cluster.num_workers, presharded[0])},
         dirs={k: getattr(dirs, k) for k in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir")},
         dirs_origin=dict(dirs.origin), export_layout=s.contract.export_layout,
         resume_epoch=start_epoch, resume_checkpoint=restored,
@@ -65,9 +70,9 @@ def train(s: Setup, started: float) -> int:
     cache = not args.no_cache
     train_ds = strategy.experimental_distribute_dataset(
         data_lib.train_pipeline(data, batch.global_batch, args.seed, cache=cache, shuffle_buffer=args.shuffle_buffer,
-                                num_workers=cluster.num_workers)
+                                num_workers=cluster.num_workers, presharded=presharded[0])
     )
-    val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache)
+    val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache, presharded=presharded[1])
     val_ds = strategy.experimental_distribute_dataset(val) if val is not None else None
 
     def on_epoch(result, saved):

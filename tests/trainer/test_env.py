@@ -125,3 +125,11 @@ def test_channels_are_read_on_vertex_too():
     assert c.channels == {"EXTRA": "/gcs/b/x", "TRAIN": "/gcs/b/digits/train", "VALIDATION": "/gcs/b/digits/val"}
     assert env.resolve({"AIP_MODEL_DIR": "/m", "AIP_TRAINING_DATA_URI": "gs://b/t",
                         "SM_CHANNEL_TRAIN": "/gcs/b/x"}).train_data == "gs://b/t"  # fmt: skip
+
+
+def test_channels_sagemaker_shards_by_key_are_known_as_presharded():
+    idc = json.dumps({"train": {"S3DistributionType": "ShardedByS3Key"}, "val": {"S3DistributionType": "FullyReplicated"}})
+    c = env.resolve({"SM_MODEL_DIR": "/opt/ml/model", "SM_INPUT_DATA_CONFIG": idc,
+                     "SM_CHANNEL_TRAIN": "/opt/ml/input/data/train", "SM_CHANNEL_VAL": "/opt/ml/input/data/val"})  # fmt: skip
+    assert c.presharded == frozenset({"/opt/ml/input/data/train"})
+    assert env.resolve({"SM_MODEL_DIR": "/m"}).presharded == frozenset()

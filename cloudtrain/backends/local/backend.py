@@ -106,6 +106,22 @@ def bucket_store(spec: JobSpec, channel: DataChannel):
     return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
 
+def shard_channel(folder: Path, dest: Path, hosts: list[str]) -> list[str]:
+    """SageMaker's ``ShardedByS3Key`` here: host *i* of *n* gets every *n*-th file (in key order), as
+    links in a folder of its own, so each replica sees its share as it would in the cloud."""
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    shutil.rmtree(dest, ignore_errors=True)
+    out = []
+    for i, host in enumerate(hosts):
+        for rel in files[i :: len(hosts)]:
+            link = dest / host / rel
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.path.abspath(folder / rel), link)
+        (dest / host).mkdir(parents=True, exist_ok=True)
+        out.append(str(dest / host))
+    return out
+
+
 def _describe_channels(spec: JobSpec) -> dict[str, str]:
     return {
         name: (f"{ch.source} (linked)" if ch.kind == "local" else f"{ch.source} (downloaded once into the cache)")
@@ -197,7 +213,11 @@ class LocalBackend:
     def submit(self, spec: JobSpec, package) -> LocalJob:
         out, note = output_dir_for(spec)
         environment = venv.ensure_env(package, root=self._cache_root)
-        channels = self._channel_dirs(spec, fetch=True)
+        channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
+        for name, ch in spec.channels.items():
+            if spec.cloud == "sagemaker" and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
+                channels[name] = shard_channel(Path(channels[name]), out / RUN_DIR / "shards" / name,
+                                               contract.replica_names("sagemaker", spec.replica_count))  # fmt: skip
         plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
         prepare(plans)

@@ -208,11 +208,12 @@ def sagemaker_plan(
     output_dir: str,
     ports: Sequence[int],
     package,
-    channels: Mapping[str, str] | None = None,
+    channels: Mapping[str, str | Sequence[str]] | None = None,
     num_gpus: Sequence[int] | int = 0,
     num_cpus: int = 1,
 ) -> list[ReplicaPlan]:
-    """``channels``: name → local folder with that channel's data (linked into input/data/<name>)."""
+    """``channels``: name → local folder with that channel's data (linked into input/data/<name>),
+    or one folder per host (a ``ShardedByS3Key`` channel: each host its share of the objects)."""
     n = spec.replica_count
     hosts = replica_names("sagemaker", n)
     addresses = [f"127.0.0.1:{p}" for p in ports]
@@ -264,7 +265,8 @@ def sagemaker_plan(
                 tensorboard_dir=_join(base, "output", "tensorboard"),
                 dirs=tuple(dirs),
                 files=files,
-                links={_join(base, "input", "data", ch): src for ch, src in sorted(channels.items())},
+                links={_join(base, "input", "data", ch): src if isinstance(src, str) else src[i]
+                       for ch, src in sorted(channels.items())},  # fmt: skip
             )
         )
     return plans

@@ -54,13 +54,16 @@ def datapkg(tmp_path_factory):
     return build_sdist(root / "datapkg", root / "dist", name="datapkg", version="0.1")
 
 
-def _run(tmp_path, cache, datapkg, cloud: str, env=None, **channels: DataChannel) -> dict:
-    spec = make_spec(tmp_path, cloud=cloud, module="datapkg.task", env=env)
+def _run(tmp_path, cache, datapkg, cloud: str, env=None, replicas: int = 1, **channels: DataChannel) -> dict:
+    """What the first replica saw; with several, replica name → what it saw."""
+    spec = make_spec(tmp_path, cloud=cloud, module="datapkg.task", env=env, replica_count=replicas)
     spec = dataclasses.replace(spec, channels=MappingProxyType(channels))
     job = LocalBackend(cache_root=cache, gpu_count=lambda: 0).submit(spec, datapkg)
-    lines = [line.message for line in job.logs(follow=True)]
-    assert job.wait().state is JobState.SUCCEEDED, lines
-    return json.loads(next(m for m in lines if m.startswith("channels "))[len("channels "):])
+    lines = list(job.logs(follow=True))
+    assert job.wait().state is JobState.SUCCEEDED, [line.message for line in lines]
+    seen = {line.replica: json.loads(line.message[len("channels "):])
+            for line in lines if line.message.startswith("channels ")}  # fmt: skip
+    return seen if replicas > 1 else next(iter(seen.values()))
 
 
 def _put(store, tmp_path, key: str, text: str) -> None:
@@ -104,3 +107,13 @@ def test_local_folder_is_linked_under_both_contracts(datapkg, shared_cache, tmp_
         seen = _run(tmp_path / cloud, shared_cache, datapkg, cloud, Val=DataChannel("Val", str(folder)))
         assert seen["SM_CHANNEL_VAL"]["path"] == str(tmp_path / cloud / where)
         assert seen["SM_CHANNEL_VAL"]["files"]["x.npz"] == "X"
+
+
+def test_sharded_by_s3_key_gives_each_host_its_share(datapkg, shared_cache, tmp_path):
+    folder = make_folder(tmp_path / "mine", {f"part-{i}.tfrecord": str(i).encode() for i in range(5)})
+    channel = DataChannel("train", str(folder), distribution="ShardedByS3Key")
+    seen = _run(tmp_path / "run", shared_cache, datapkg, "sagemaker", replicas=2, train=channel)
+    shares = {host: sorted(got["SM_CHANNEL_TRAIN"]["files"]) for host, got in seen.items()}
+    assert shares == {"algo-1": ["part-0.tfrecord", "part-2.tfrecord", "part-4.tfrecord"],
+                      "algo-2": ["part-1.tfrecord", "part-3.tfrecord"]}  # fmt: skip
+    assert sorted((folder).iterdir()) == sorted(folder.glob("part-*"))  # the user's folder is untouched
