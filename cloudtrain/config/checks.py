@@ -18,6 +18,7 @@ _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _CHANNEL_NAME_MAX = 64  # SageMaker's limit
+_SAGEMAKER_MAX_CHANNELS = 20  # InputDataConfig's
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
 #: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
@@ -117,6 +118,9 @@ def _check_sweep(loaded: LoadedConfig) -> None:
 def _check_data(loaded: LoadedConfig) -> None:
     """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
     problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
+    if loaded.config.cloud == "sagemaker" and len(loaded.config.data) > _SAGEMAKER_MAX_CHANNELS:
+        problems.append(loaded.error(("data",), f"{len(loaded.config.data)} channels; SageMaker allows at most "
+                                     f"{_SAGEMAKER_MAX_CHANNELS}", "put several folders under one prefix"))  # fmt: skip
     if len(problems) == 1:
         raise problems[0]
     if problems:

@@ -16,14 +16,16 @@ for a complete one.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from cloudtrain.data.manifest import Manifest
+from cloudtrain.data.manifest import FileEntry, Manifest
 
 log = logging.getLogger("cloudtrain.data")
 
 PREFIX = "cloudtrain/data"
+PARALLEL = 8  # files uploaded at once
 #: (bytes done, bytes total, files done, files total), after each file.
 Progress = Callable[[int, int, int, int], None]
 
@@ -58,17 +60,32 @@ def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
         log.info("data %s unchanged (%d files, %s): upload skipped, %s", manifest.root, count, human(total), uri)
         return FolderUpload(uri, count, total, 0, 0, skipped=True)
     present = {o.name: o for o in store.list(prefix)}
-    done_bytes = done_files = sent_bytes = sent_files = 0
-    for entry in manifest.files:
+
+    def send(entry: FileEntry) -> bool:
         key = prefix + entry.path
-        if not _complete(store, present.get(key), entry):
-            store.upload(manifest.root / entry.path, key, entry.sha256)
-            sent_bytes += entry.size
-            sent_files += 1
-        done_bytes += entry.size
-        done_files += 1
-        if progress:
-            progress(done_bytes, total, done_files, count)
+        if _complete(store, present.get(key), entry):
+            return False
+        store.upload(manifest.root / entry.path, key, entry.sha256)
+        return True
+
+    done_bytes = done_files = sent_bytes = sent_files = 0
+    # Several files in flight: a folder of many small files is bound by round trips, not bandwidth.
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        futures = {pool.submit(send, entry): entry for entry in manifest.files}
+        try:
+            for future in as_completed(futures):
+                entry = futures[future]
+                if future.result():
+                    sent_bytes += entry.size
+                    sent_files += 1
+                done_bytes += entry.size
+                done_files += 1
+                if progress:
+                    progress(done_bytes, total, done_files, count)
+        except BaseException:
+            for f in futures:
+                f.cancel()  # what has not started stays absent; what has finishes whole
+            raise
     store.put_text(manifest_key(staging_path, digest), manifest.to_json())
     resumed = f", {count - sent_files} already there from an earlier try" if sent_files < count else ""
     log.info("data %s uploaded: %d files, %s%s → %s", manifest.root, sent_files, human(sent_bytes), resumed, uri)

@@ -111,3 +111,9 @@ def test_cloud_can_read(cloud, source, readable):
     assert cloud_can_read(cloud, source) is readable
     if cloud != "local":
         assert (scheme_problem(cloud, source) is None) is readable
+
+
+def test_sagemaker_takes_at_most_twenty_channels(project):
+    many = "".join(f"  c{i}: s3://b/{i}\n" for i in range(21))
+    error = error_of(project(SAGEMAKER_BASE + "data:\n" + many))
+    assert error.field == "data" and "21 channels; SageMaker allows at most 20" in str(error)
