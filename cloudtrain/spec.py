@@ -41,6 +41,7 @@ class PackageSpec:
     requirements: tuple[str, ...]
     name: str | None  # None: from the package's own metadata, else the folder name
     version: str | None  # None: from the package's own metadata, else 0.0.0
+    script: str | None = None  # "train.py": a script job; ``path`` is then its source folder
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class JobSpec:
     flex_max_wait_seconds: int | None = None
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
+    model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
 
     @property
     def package_prefix(self) -> str | None:
@@ -141,6 +143,19 @@ class JobSpec:
         """Args for ``python -m module``: the config's args, then hyperparameters as ``--key=value``."""
         return self.args + tuple(f"--{k}={_arg(v)}" for k, v in self.hyperparameters.items())
 
+    def script_hyperparameters(self, model_dir: str) -> dict[str, str | int | float | bool]:
+        """A script's hyperparameters: the config's, plus ``model_dir`` (this backend's value for
+        it) unless ``model_dir: false``, as the SageMaker TensorFlow estimator adds it."""
+        return {**self.hyperparameters, **({MODEL_DIR: model_dir} if self.model_dir else {})}
+
+    def script_args(self, model_dir: str) -> tuple[str, ...]:
+        """Args for ``python SCRIPT``: the config's args, then :meth:`script_hyperparameters` as the
+        SageMaker training toolkit passes them (:func:`sagemaker_cmd_args`)."""
+        return self.args + tuple(sagemaker_cmd_args(self.script_hyperparameters(model_dir)))
+
+
+MODEL_DIR = "model_dir"
+
 
 def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -152,6 +167,17 @@ def budget_runtime(cfg, price_per_hour: float | None) -> int:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
+
+
+def sagemaker_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
+    """``--name value`` pairs as the SageMaker training toolkit builds them from the hyperparameters
+    file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
+    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
+    out: list[str] = []
+    for key in sorted(hyperparameters):
+        value = hyperparameters[key]
+        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
+    return out
 
 
 def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSpec:
@@ -198,6 +224,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
             requirements=tuple(cfg.package.requirements),
             name=cfg.package.name,
             version=cfg.package.version,
+            script=cfg.package.script,
         ),
         args=tuple(cfg.args) + _job_dir_args(cfg),
         hyperparameters=MappingProxyType(dict(cfg.hyperparameters)),
@@ -222,6 +249,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         flex_max_wait_seconds=cfg.flex_start.max_wait,
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
+        model_dir=cfg.model_dir,
     )
 
 

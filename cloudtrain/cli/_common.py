@@ -21,16 +21,14 @@ def load_spec(config_path: str | None, overrides, *, local: bool = False, strict
 
 def build_package(spec):
     from cloudtrain.history import cache_dir
-    from cloudtrain.packaging import build_sdist
+    from cloudtrain.packaging import build_script_sdist, build_sdist
 
-    package = build_sdist(
-        spec.package.path,
-        cache_dir() / "packages",
-        name=spec.package.name,
-        version=spec.package.version,
-        requirements=spec.package.requirements,
-        given_in=str(spec.config_file),
-    )
+    options = dict(name=spec.package.name, version=spec.package.version, requirements=spec.package.requirements,
+                   given_in=str(spec.config_file))  # fmt: skip
+    if spec.package.script:
+        package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
+    else:
+        package = build_sdist(spec.package.path, cache_dir() / "packages", **options)
     for warning in package.warnings:
         click.echo(f"warning: {warning}", err=True)
     return package

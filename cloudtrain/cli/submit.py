@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -128,7 +129,7 @@ def _print_summary(console, spec, package) -> None:
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
             ("metadata", package.metadata),
             ("requires", ", ".join(package.requirements) or None),
-            ("module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()),
+            _run_row(spec),
             *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             ("staging", None if local or not spec.package_prefix else f"{spec.package_prefix}/{package.sha256}/"),
@@ -193,3 +194,11 @@ def _sweep_line(sweep) -> str | None:
     params = ", ".join(sweep.params)
     return (f"{sweep.goal} {sweep.metric} over {params}: {sweep.max_trials} trials, {sweep.parallel_trials} at a "
             f"time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else ""))
+
+
+def _run_row(spec) -> tuple[str, str]:
+    """What the job runs; a script's ``--model_dir`` value depends on where it runs."""
+    if spec.package.script:
+        args = " ".join(shlex.quote(a) for a in spec.script_args("MODEL_DIR"))
+        return "script", f"python {spec.package.script} {args}".rstrip() + f"  (in {spec.package.path})"
+    return "module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()

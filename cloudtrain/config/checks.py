@@ -10,6 +10,7 @@ import re
 
 from cloudtrain import catalog
 from cloudtrain.config.load import LoadedConfig
+from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, PackagingError
 
@@ -73,7 +74,9 @@ def check_config(loaded: LoadedConfig) -> None:
     if cfg.network and cloud == "sagemaker":
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_data(loaded)
-    _check_package(loaded)
+    check_script_mode(loaded)
+    if cfg.package.script is None:
+        _check_package(loaded)
     _check_scheduling(loaded)
     if cfg.sweep is not None:
         _check_sweep(loaded)

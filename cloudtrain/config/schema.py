@@ -9,7 +9,7 @@ Unknown keys are refused (the loader adds a did-you-mean), booleans accept only
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -70,8 +70,15 @@ class Machine(_Strict):
 
 
 class Package(_Strict):
-    path: StrictStr = Field("trainer", description="The Python package directory, relative to this config file.")
+    path: StrictStr = Field(
+        "trainer", description="The Python package directory (with `script`: the source folder), relative to this config file."
+    )
     module: StrictStr = Field("trainer.task", description="Module run as `python -m MODULE`.")
+    script: StrictStr | None = Field(
+        None,
+        description="A script in the source folder `path`, run as `python SCRIPT ARGS` from that folder "
+        "(SageMaker's entry_point); replaces `module`.",
+    )
     requirements: list[StrictStr] = Field(default_factory=list, description="Extra pip requirements of the package.")
     name: StrictStr | None = Field(
         None, description="Distribution name; unset = from the package's setup.py / pyproject.toml, else the folder name."
@@ -176,6 +183,21 @@ class Sweep(_Strict):
     params: dict[StrictStr, SweepParam] = Field(description="Parameter name → range or values.")
 
 
+class Enabled(_Strict):
+    enabled: StrictBool = Field(False, description="Turn it on.")
+
+
+class Distribution(_Strict):
+    """The SageMaker TensorFlow estimator's ``distribution``, for scripts written for it."""
+
+    multi_worker_mirrored_strategy: Enabled | None = Field(
+        None, description="TF_CONFIG for MultiWorkerMirroredStrategy: what replica_count > 1 does anyway."
+    )
+    parameter_server: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
+    mpi: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
+    smdistributed: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
+
+
 class JobConfig(_Strict):
     """A training job, as written in `job_configs/*.yaml`."""
 
@@ -211,6 +233,14 @@ class JobConfig(_Strict):
     network: StrictStr | None = Field(None, description="Vertex: VPC network; SageMaker: not supported here.")
     labels: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Vertex labels / SageMaker tags.")
     env: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Environment variables for the job.")
+    model_dir: StrictBool = Field(
+        True,
+        description="package.script jobs: pass --model_dir as the SageMaker TensorFlow estimator does "
+        "(S3 path on SageMaker, AIP_MODEL_DIR on Vertex, the run's model folder locally); false: not passed.",
+    )
+    distribution: Distribution | None = Field(
+        None, description="SageMaker estimator spelling: {multi_worker_mirrored_strategy: {enabled: true}}."
+    )
     data: dict[StrictStr, Union[StrictStr, DataChannel]] = Field(
         default_factory=dict,
         description="Input channels: name → gs:// or s3:// prefix or local folder (or a mapping with `source`); "

@@ -3,7 +3,8 @@
 Pure Python and standard library only: no cloud SDK, no TensorFlow, no build subprocess.
 """
 
+from .script import build_script_sdist
 from .sdist import SIZE_WARNING_BYTES, BuiltPackage, build_sdist
 from .tree import check_module
 
-__all__ = ["SIZE_WARNING_BYTES", "BuiltPackage", "build_sdist", "check_module"]
+__all__ = ["SIZE_WARNING_BYTES", "BuiltPackage", "build_script_sdist", "build_sdist", "check_module"]

@@ -80,6 +80,15 @@ def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = set
     return ProjectMetadata(used.source, used.name, used.version, used.requirements, used.how, ignored)
 
 
+def find_script_metadata(
+    source_dir: Path, *, run: Callable[..., dict[str, Any]] = setup_run.run_setup_py
+) -> ProjectMetadata:
+    """A script's source folder: only its own ``setup.py`` counts, where the SageMaker training
+    toolkit looks for one (it then runs ``pip install .`` there)."""
+    path = Path(source_dir) / "setup.py"
+    return _from_setup_py(path, run) if path.is_file() else ProjectMetadata(None, None, None, (), "generated")
+
+
 # --- setup.py ------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from cloudtrain.errors import PackagingError
 from . import metadata
 from .archive import Member, write_archive
 from .project import ProjectMetadata, find_metadata
-from .tree import check_package_dir, collect
+from .tree import Tree, check_package_dir, collect
 
 SIZE_WARNING_BYTES = 50 * 2**20
 
@@ -67,7 +67,7 @@ def build_sdist(
         )
     own = project if project is not None else find_metadata(root)
     warnings = [*own.ignored]
-    dist, version = _name_and_version(root, own, name, version, given_in, warnings)
+    dist, version = name_and_version(root, own, name, version, given_in, warnings)
     requires = metadata.read_requirements(
         root, requirements, extra_where=f"package.requirements in {given_in}",
         declared=own.requirements, declared_where=str(own.source),
@@ -86,18 +86,7 @@ def build_sdist(
         for f in tree.files
     ]
     written = write_archive(Path(out_dir), top, members)
-
-    if written.size > size_warning_bytes:
-        biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
-        listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
-        warnings.append(
-            f"package {written.path.name} is {_mib(written.size)}, above the {_mib(size_warning_bytes)}"
-            f" warning threshold; biggest files: {listed} — read large data from the bucket"
-            f" and add it to {root / '.cloudtrainignore'}"
-        )
-    if tree.credentials:
-        listed = ", ".join(f"{root.name}/{c}" for c in tree.credentials)
-        warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
+    warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)
     return BuiltPackage(
         path=written.path,
         sha256=written.sha256,
@@ -112,7 +101,24 @@ def build_sdist(
     )
 
 
-def _name_and_version(
+def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
+    """One line each: the archive is above the size threshold; credential-like files were left out."""
+    warnings = []
+    if size > size_warning_bytes:
+        biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
+        listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
+        warnings.append(
+            f"package {filename} is {_mib(size)}, above the {_mib(size_warning_bytes)}"
+            f" warning threshold; biggest files: {listed} — read large data from the bucket"
+            f" and add it to {root / '.cloudtrainignore'}"
+        )
+    if tree.credentials:
+        listed = ", ".join(f"{root.name}/{c}" for c in tree.credentials)
+        warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
+    return warnings
+
+
+def name_and_version(
     root: Path, own: ProjectMetadata, name: str | None, version: str | None, given_in: str, warnings: list[str]
 ) -> tuple[str, str]:
     """The config's value, else the metadata's, else generated; a difference is one warning."""

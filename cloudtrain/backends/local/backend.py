@@ -14,6 +14,7 @@ from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.packaging.script import extract_sources
 from cloudtrain.spec import DataChannel, JobSpec
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
@@ -68,6 +69,8 @@ def prepare(plans: list[contract.ReplicaPlan]) -> None:
             Path(d).mkdir(parents=True, exist_ok=True)
         for path, text in p.files.items():
             Path(path).write_text(text)
+        for folder, sdist in p.unpack.items():
+            extract_sources(Path(sdist), Path(folder))
         for link, target in p.links.items():
             Path(link).parent.mkdir(parents=True, exist_ok=True)
             if os.path.islink(link):
@@ -181,9 +184,6 @@ class LocalBackend:
                 dirs[name] = str(self._fetch(spec, ch)) if fetch else ch.source
         return {**dirs, **self._channels}
 
-    def _argv(self, spec: JobSpec, python: Path) -> list[str]:
-        return [str(python), "-m", spec.package.module, *spec.module_args()]
-
     def render(self, spec: JobSpec, package) -> dict[str, Any]:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
         out, note = output_dir_for(spec)
@@ -201,7 +201,7 @@ class LocalBackend:
             "replicas": [
                 {
                     "name": p.name,
-                    "argv": self._argv(spec, venv.env_python(env)),
+                    "argv": contract.argv(spec, p, str(venv.env_python(env)), package),
                     "cwd": p.cwd,
                     "env": {**spec.env, **p.env},
                     "files": sorted(p.files),
@@ -224,16 +224,16 @@ class LocalBackend:
         base = dict(os.environ if self._environ is None else self._environ)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
-        argv = self._argv(spec, environment.python)
+        argvs = [contract.argv(spec, p, str(environment.python), package) for p in plans]
         launches = [
             Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared),
                    p.cwd, run_dir / f"{p.name}.log")  # fmt: skip
-            for p in plans
+            for p, argv in zip(plans, argvs)
         ]
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "replicas.json").write_text(
-            json.dumps([{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {**spec.env, **p.env}} for p in plans],
-                       indent=2)  # fmt: skip
+            json.dumps([{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {**spec.env, **p.env}}
+                        for p, argv in zip(plans, argvs)], indent=2)  # fmt: skip
         )
         job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace)
         job._start(launches)

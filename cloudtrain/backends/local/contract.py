@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from cloudtrain.data import schemes
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import JobSpec, sagemaker_cmd_args
 
 SM_GROUP = "homogeneousCluster"  # SageMaker's instance group name for a plain job
 SM_TF_TRAINING_MODULE = "sagemaker_tensorflow_container.training:main"
@@ -63,6 +63,7 @@ class ReplicaPlan:
     dirs: tuple[str, ...] = ()  # folders to create before start
     files: Mapping[str, str] = field(default_factory=dict)  # path → text to write before start
     links: Mapping[str, str] = field(default_factory=dict)  # path → folder it links to (data channels)
+    unpack: Mapping[str, str] = field(default_factory=dict)  # folder → script sdist whose source goes there
 
 
 def replica_names(cloud: str, n: int) -> list[str]:
@@ -73,7 +74,7 @@ def replica_names(cloud: str, n: int) -> list[str]:
 
 def plan(
     spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
-    **sagemaker: Any,
+    **machine: Any,
 ) -> list[ReplicaPlan]:
     """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local; ``package``
     is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload);
@@ -82,8 +83,26 @@ def plan(
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
     if spec.cloud == "sagemaker":
         return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels,
-                              **sagemaker)  # fmt: skip
-    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels)
+                              **machine)  # fmt: skip
+    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels, **machine)
+
+
+def argv(spec: JobSpec, plan: ReplicaPlan, python: str, package) -> list[str]:
+    """What replica ``plan`` runs: the cloud's command, with this run's paths.
+
+    A package runs as ``python -m MODULE ARGS``. A script (``package.script``) gets the
+    hyperparameters as the SageMaker toolkit passes them, with ``--model_dir`` this run's model
+    folder (see :meth:`JobSpec.script_args`): under SageMaker's contract the script itself runs
+    from ``<host>/code`` as the toolkit runs it; under Vertex's the launcher Vertex runs
+    (``python -m cloudtrain_script``) copies the folder and runs it."""
+    from cloudtrain.packaging import script, script_main
+
+    if not spec.package.script:
+        return [python, "-m", spec.package.module, *spec.module_args()]
+    args = spec.script_args(plan.model_dir)
+    if spec.cloud == "sagemaker":
+        return script_main.script_command(spec.package.script, script.has_setup_py(package), args, python)
+    return [python, "-m", script.PACKAGE, *args]
 
 
 def _join(base: str, *parts: str) -> str:
@@ -108,12 +127,14 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Map
 
 
 def vertex_plan(
-    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None
+    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
+    num_gpus: Sequence[int] | int = 0, **_: Any,
 ) -> list[ReplicaPlan]:
     """``channels``: name → local folder, linked at ``<output_dir>/local-run/data/<name>`` (where the
     cloud has ``/gcs/bucket/path``) and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend does."""
     n = spec.replica_count
     addresses = [f"127.0.0.1:{p}" for p in ports]
+    gpus = [num_gpus] * n if isinstance(num_gpus, int) else list(num_gpus)
     model, checkpoints, logs = (_join(output_dir, d) + "/" for d in ("model", "checkpoints", "logs"))
     links = {_join(output_dir, "local-run", "data", ch): src for ch, src in sorted((channels or {}).items())}
     channel_env = {schemes.channel_env(ch): _join(output_dir, "local-run", "data", ch) for ch in sorted(channels or {})}
@@ -127,6 +148,8 @@ def vertex_plan(
             "CLOUD_ML_JOB_ID": spec.job_name,
             **channel_env,
         }
+        if spec.package.script:  # as the request's script_env; the launcher derives the other SM_* variables
+            env["SM_NUM_GPUS"] = str(gpus[i])
         if n > 1:
             pool, tf_type, index = ("workerpool0", "chief", 0) if i == 0 else ("workerpool1", "worker", i - 1)
             env["CLUSTER_SPEC"] = json.dumps(
@@ -164,13 +187,14 @@ def vertex_plan(
 # --- SageMaker ---------------------------------------------------------------------------
 
 
-def sagemaker_hyperparameters(spec: JobSpec, *, package_uri: str) -> dict[str, str]:
+def sagemaker_hyperparameters(spec: JobSpec, *, package_uri: str, model_dir: str | None = None) -> dict[str, str]:
     """hyperparameters.json: exactly the ``HyperParameters`` the SageMaker backend sends (every
     value JSON-encoded; the launcher's ``cloudtrain_module`` / ``cloudtrain_args``, the
-    container's ``sagemaker_*``), with the local sdist as the submit directory."""
+    container's ``sagemaker_*``), with the local sdist as the submit directory and, for a
+    script, ``model_dir`` as the local model folder."""
     from cloudtrain.backends.sagemaker.request import hyperparameters
 
-    return hyperparameters(spec, package_uri)
+    return hyperparameters(spec, package_uri, model_dir=model_dir)
 
 
 def sagemaker_resource_config(hosts: Sequence[str], current: str, instance_type: str) -> dict[str, Any]:
@@ -220,14 +244,15 @@ def sagemaker_plan(
     gpus = [num_gpus] * n if isinstance(num_gpus, int) else list(num_gpus)
     channels = dict(channels or {})
     package_uri = str(package.path)
-    hps_json = sagemaker_hyperparameters(spec, package_uri=package_uri)
-    decoded = {k: json.loads(v) for k, v in hps_json.items()}
-    user_hps = {k: v for k, v in decoded.items() if not k.startswith("sagemaker_") and k not in _SM_RESERVED}
-    framework = {k: v for k, v in decoded.items() if k.startswith("sagemaker_") and k not in _SM_RESERVED}
     idc = sagemaker_input_data_config(sorted(channels), spec.channels)
     plans = []
     for i, host in enumerate(hosts):
         base = _join(output_dir, host)
+        # A script's model_dir is this host's model folder (the cloud's is an S3 path it cannot write here).
+        hps_json = sagemaker_hyperparameters(spec, package_uri=package_uri, model_dir=_join(base, "model"))
+        decoded = {k: json.loads(v) for k, v in hps_json.items()}
+        user_hps = {k: v for k, v in decoded.items() if not k.startswith("sagemaker_") and k not in _SM_RESERVED}
+        framework = {k: v for k, v in decoded.items() if k.startswith("sagemaker_") and k not in _SM_RESERVED}
         rc = sagemaker_resource_config(hosts, host, spec.machine.type)
         sm = sagemaker_env_vars(
             base=base, resource_config=rc, input_data_config=idc, hyperparameters=user_hps,
@@ -267,6 +292,8 @@ def sagemaker_plan(
                 files=files,
                 links={_join(base, "input", "data", ch): src if isinstance(src, str) else src[i]
                        for ch, src in sorted(channels.items())},  # fmt: skip
+                # The toolkit unpacks sagemaker_submit_directory into /opt/ml/code; for a script that is its folder.
+                unpack={_join(base, "code"): str(package.path)} if spec.package.script else {},
             )
         )
     return plans
@@ -279,15 +306,6 @@ def _sm_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-def _cmd_args(hps: Mapping[str, Any]) -> list[str]:
-    """sagemaker_training.mapping.to_cmd_args: ``--key value`` pairs, sorted by key."""
-    out: list[str] = []
-    for key in sorted(hps):
-        value = hps[key]
-        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
-    return out
 
 
 def sagemaker_env_vars(
@@ -339,7 +357,7 @@ def sagemaker_env_vars(
         "num_neurons": 0,
         "model_dir": _join(base, "model"),
         "module_dir": module_dir,
-        "user_args": _cmd_args(hyperparameters),
+        "user_args": sagemaker_cmd_args(hyperparameters),
         "output_intermediate_dir": _join(base, "output", "intermediate"),
     }
     master = (hosts if not distributed else group[SM_GROUP]["hosts"])[0]

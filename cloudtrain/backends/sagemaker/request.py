@@ -92,20 +92,34 @@ def input_data_config(spec: JobSpec) -> list[dict[str, Any]]:
     ]
 
 
-def hyperparameters(spec: JobSpec, submit_directory: str) -> dict[str, str]:
-    """User hyperparameters first (config order), then the launcher's, then the container's."""
+def model_dir_uri(spec: JobSpec) -> str:
+    """The ``model_dir`` the SageMaker TensorFlow estimator passes by default: ``OUTPUT/JOB/model``."""
+    return f"{spec.output_dir}/{spec.job_name}/model"
+
+
+def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | None = None) -> dict[str, str]:
+    """User hyperparameters first (config order), then the launcher's, then the container's.
+
+    A script job (``package.script``) is the container's own ``sagemaker_program``, and gets
+    ``model_dir`` (``model_dir``, default :func:`model_dir_uri`) unless ``model_dir: false``;
+    a package job gets cloudtrain's launcher and its ``cloudtrain_module`` / ``cloudtrain_args``."""
     hps: dict[str, str] = {}
-    for key, value in spec.hyperparameters.items():
+    for key in spec.hyperparameters:
         if key.startswith(RESERVED_PREFIXES):
             raise UsageError(
                 f"hyperparameters: {key!r} starts with a prefix SageMaker or cloudtrain reserve "
                 f"({', '.join(RESERVED_PREFIXES)})",
                 hint="rename it",
             )
-        hps[key] = json.dumps(value)
-    hps["cloudtrain_module"] = json.dumps(spec.package.module)
-    hps["cloudtrain_args"] = json.dumps(list(spec.args))
-    hps["sagemaker_program"] = json.dumps(LAUNCHER)
+    if spec.package.script:
+        user = spec.script_hyperparameters(model_dir or model_dir_uri(spec))
+        hps.update((key, json.dumps(value)) for key, value in user.items())
+        hps["sagemaker_program"] = json.dumps(spec.package.script)
+    else:
+        hps.update((key, json.dumps(value)) for key, value in spec.hyperparameters.items())
+        hps["cloudtrain_module"] = json.dumps(spec.package.module)
+        hps["cloudtrain_args"] = json.dumps(list(spec.args))
+        hps["sagemaker_program"] = json.dumps(LAUNCHER)
     hps["sagemaker_submit_directory"] = json.dumps(submit_directory)
     hps["sagemaker_region"] = json.dumps(spec.region)
     hps["sagemaker_container_log_level"] = json.dumps(CONTAINER_LOG_LEVEL)

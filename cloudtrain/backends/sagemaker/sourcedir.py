@@ -6,7 +6,12 @@ Layout (what ``sagemaker_submit_directory`` points at)::
     dist/<name>-<version>-<hash>.tar.gz   the package's sdist, unchanged
 
 No ``setup.py`` and no ``requirements.txt`` at the top: the container would otherwise
-install the folder itself; the launcher installs the sdist instead. Entries are sorted,
+install the folder itself; the launcher installs the sdist instead.
+
+A script job (``package.script``) is the other way round: the archive is the user's source
+folder, file for file (taken from the script sdist, see :func:`cloudtrain.packaging.script.
+source_members`), its script is the ``sagemaker_program``, and the container installs its
+``requirements.txt`` / ``setup.py`` itself, as for any SageMaker script. Entries are sorted,
 owned by root, dated 1980-01-01, and the gzip header carries no name and time 0, so two
 builds of the same sdist give the same bytes and the same sha256.
 """
@@ -14,6 +19,7 @@ builds of the same sdist give the same bytes and the same sha256.
 from __future__ import annotations
 
 import gzip
+import io
 import hashlib
 import tarfile
 from dataclasses import dataclass
@@ -35,16 +41,20 @@ class Sourcedir:
     size: int
 
 
-def members(package: BuiltPackage) -> list[tuple[str, Path, int]]:
-    """(archive name, source file, mode), in archive order."""
+def members(package: BuiltPackage, *, script: bool = False) -> list[tuple[str, Path | bytes, int]]:
+    """(archive name, source file or bytes, mode), in archive order."""
+    if script:
+        from cloudtrain.packaging.script import source_members
+
+        return [(name, data, 0o755 if mode & 0o111 else 0o644) for name, data, mode in source_members(package.path)]
     return sorted([(LAUNCHER, LAUNCHER_SOURCE, 0o755), (f"dist/{package.filename}", Path(package.path), 0o644)])
 
 
-def write_sourcedir(package: BuiltPackage, dest: Path) -> Sourcedir:
+def write_sourcedir(package: BuiltPackage, dest: Path, *, script: bool = False) -> Sourcedir:
     """Write the archive to ``dest`` and return its hash and size."""
     dest = Path(dest)
     with open(dest, "wb") as raw:
-        _write(package, raw)
+        _write(members(package, script=script), raw)
     digest = hashlib.sha256()
     with open(dest, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -52,9 +62,8 @@ def write_sourcedir(package: BuiltPackage, dest: Path) -> Sourcedir:
     return Sourcedir(path=dest, sha256=digest.hexdigest(), size=dest.stat().st_size)
 
 
-def _write(package: BuiltPackage, raw: BinaryIO) -> None:
-    files = members(package)
-    dirs = {name.rsplit("/", 1)[0] for name, _, _ in files if "/" in name}
+def _write(files: list[tuple[str, Path | bytes, int]], raw: BinaryIO) -> None:
+    dirs = {"/".join(name.split("/")[:i]) for name, _, _ in files for i in range(1, name.count("/") + 1)}
     entries = sorted([(d, None, 0o755) for d in dirs] + files, key=lambda e: e[0])
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -63,6 +72,10 @@ def _write(package: BuiltPackage, raw: BinaryIO) -> None:
                     tar.addfile(_info(name, mode, tarfile.DIRTYPE))
                     continue
                 info = _info(name, mode, tarfile.REGTYPE)
+                if isinstance(source, bytes):
+                    info.size = len(source)
+                    tar.addfile(info, io.BytesIO(source))
+                    continue
                 info.size = source.stat().st_size
                 with open(source, "rb") as f:
                     tar.addfile(info, f)

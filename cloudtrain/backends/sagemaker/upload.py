@@ -72,11 +72,11 @@ def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
     )
 
 
-def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str) -> Uploaded:
+def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False) -> Uploaded:
     bucket, key = split_s3(uri)
     check_bucket(s3, bucket, region)
     with tempfile.TemporaryDirectory(prefix="cloudtrain-sourcedir-") as tmp:
-        built = write_sourcedir(package, Path(tmp) / "sourcedir.tar.gz")
+        built = write_sourcedir(package, Path(tmp) / "sourcedir.tar.gz", script=script)
         if _stored_sha256(s3, bucket, key) == built.sha256:
             log.info("%s already uploaded (sha256 %s); skipped", uri, built.sha256[:12])
             return Uploaded(uri, built.sha256, built.size, skipped=True)

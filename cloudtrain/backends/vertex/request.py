@@ -4,6 +4,14 @@ Pure functions on plain dicts: no cloud SDK is imported here, so a dry run stays
 The dict is the canonical proto3 JSON form (camelCase keys, int64 values as strings),
 which is exactly what ``submit`` parses into ``aiplatform_v1.CustomJob`` and sends; the
 tests prove it parses with unknown fields rejected and round-trips unchanged.
+
+A ``package.script`` job is a ``pythonPackageSpec`` too, not a ``containerSpec``: the prebuilt
+training image installs the package built around the source folder (with the folder's
+``requirements.txt`` and ``setup.py`` requirements) exactly as it installs a package, keeps the
+same image, env, outputs and cluster variables, and needs no code of ours to fetch the source;
+its ``pythonModule`` is a launcher that runs ``python SCRIPT ARGS`` from a copy of the folder
+(see :mod:`cloudtrain.packaging.script_main`). A ``containerSpec`` would need a command that
+downloads and unpacks the source itself, inside an image whose tools we do not control.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging.script import PACKAGE as SCRIPT_MODULE  # python -m cloudtrain_script
 from cloudtrain.spec import JobSpec
 
 SUBMIT_ID_LABEL = "cloudtrain-submit-id"
@@ -38,6 +47,18 @@ def channel_env(spec: JobSpec) -> dict[str, str]:
     return {ch.env_name: gcs_fuse_path(ch.cloud_uri) for ch in spec.channels.values()}
 
 
+def model_dir(spec: JobSpec) -> str:
+    """``AIP_MODEL_DIR`` of the job: ``<baseOutputDirectory>/model/``."""
+    return f"{spec.output_dir.rstrip('/')}/model/"
+
+
+def script_env(spec: JobSpec) -> dict[str, str]:
+    """Script jobs: the SageMaker variable known before the job starts (``SM_NUM_GPUS``); the
+    launcher derives ``SM_HOSTS``, ``SM_CURRENT_HOST``, ``SM_MODEL_DIR`` and ``SM_OUTPUT_DATA_DIR``
+    on each replica from what Vertex sets there."""
+    return {"SM_NUM_GPUS": str(spec.machine.accelerator_count)} if spec.package.script else {}
+
+
 def submit_id(spec: JobSpec, package: BuiltPackage) -> str:
     """A label value unique to this submit, derived from it so that ``render`` stays pure.
 
@@ -57,12 +78,12 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     python: dict[str, Any] = {
         "executorImageUri": spec.image_uri,
         "packageUris": [package_uri(spec, package)],
-        "pythonModule": spec.package.module,
+        "pythonModule": SCRIPT_MODULE if spec.package.script else spec.package.module,
     }
-    args = list(spec.module_args())
+    args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())
     if args:
         python["args"] = args
-    env = {**spec.env, **channel_env(spec)}
+    env = {**spec.env, **channel_env(spec), **script_env(spec)}
     if env:
         python["env"] = [{"name": k, "value": v} for k, v in env.items()]
 

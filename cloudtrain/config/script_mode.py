@@ -1,0 +1,55 @@
+"""Checks for script jobs written for the SageMaker TensorFlow estimator.
+
+``package.script`` names a file in the source folder ``package.path`` (SageMaker's
+``entry_point`` / ``source_dir``); ``model_dir`` and ``distribution`` are the estimator's
+arguments of the same names. Each problem is one line naming the key and a fix.
+"""
+
+from __future__ import annotations
+
+from cloudtrain.config.load import LoadedConfig
+from cloudtrain.errors import PackagingError
+
+#: The hyperparameter the estimator adds for ``model_dir`` (and the script's argparse reads).
+MODEL_DIR_HYPERPARAMETER = "model_dir"
+#: ``distribution`` keys of the SDK that cloudtrain does not run, and why / what instead.
+_REFUSED = {
+    "parameter_server": "parameter servers are TF1-era asynchronous training that cloudtrain does not run",
+    "mpi": "Horovod over MPI is not run by cloudtrain",
+    "smdistributed": "SageMaker's own data/model-parallel libraries exist only on SageMaker",
+}
+_USE_MWMS = ("use distribution: {multi_worker_mirrored_strategy: {enabled: true}} with "
+             "tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG is set on every backend)")  # fmt: skip
+
+
+def check_script_mode(loaded: LoadedConfig) -> None:
+    cfg, err = loaded.config, loaded.error
+    package = cfg.package
+    script = package.script
+    for key, reason in _REFUSED.items():
+        if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
+            raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
+    if script is None:
+        if not cfg.model_dir:
+            raise err(("model_dir",), "model_dir applies to package.script jobs (the estimator's --model_dir)",
+                      "remove model_dir, or run a script with package.script")  # fmt: skip
+        return
+    if "module" in package.model_fields_set:
+        raise err(("package", "module"), "give package.script or package.module, not both",
+                  f"remove package.module to run `python {script}`")  # fmt: skip
+    if cfg.args and cfg.cloud == "sagemaker":
+        raise err(("args",), "SageMaker passes a script only its hyperparameters (as --name value)",
+                  "move each argument to hyperparameters: {name: value}")  # fmt: skip
+    if cfg.model_dir and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
+        raise err(("hyperparameters", MODEL_DIR_HYPERPARAMETER),
+                  "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
+                  "remove it, or set model_dir: false to pass your own")  # fmt: skip
+
+    from cloudtrain.packaging.script import check_script, check_source_dir
+
+    source_dir = loaded.base_dir / package.path
+    for field, check in (("path", lambda: check_source_dir(source_dir)), ("script", lambda: check_script(source_dir, script))):
+        try:
+            check()
+        except PackagingError as exc:
+            raise err(("package", field), exc.message, exc.hint) from None

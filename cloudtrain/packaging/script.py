@@ -1,0 +1,159 @@
+"""The package of a ``package.script`` job: the source folder, wrapped so that pip can install it.
+
+A script job is a source folder (SageMaker's ``source_dir``) and a script in it
+(``entry_point``) that runs as ``python SCRIPT ARGS`` from that folder. The sdist built here
+is one package, ``cloudtrain_script``, holding the folder unchanged as data::
+
+    <name>-<version>/
+        PKG-INFO, pyproject.toml, setup.py     generated (see :mod:`.metadata`)
+        cloudtrain_script/__init__.py           empty
+        cloudtrain_script/__main__.py           the launcher (:mod:`.script_main`)
+        cloudtrain_script/script.json           {"script": "train.py"}
+        cloudtrain_script/src/…                 the source folder, file for file
+
+Its requirements are the folder's ``requirements.txt`` and the ``install_requires`` of its own
+``setup.py`` (plus ``package.requirements``), so ``pip install`` of the sdist installs them
+before the script runs, as the SageMaker training toolkit does with the same two files. The
+same sdist serves every backend: Vertex installs it and runs ``python -m cloudtrain_script``;
+SageMaker gets ``src/`` as its ``sourcedir.tar.gz`` (:func:`source_members`); the local backend
+installs it into the run's environment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path, PurePosixPath
+
+from cloudtrain.errors import PackagingError
+
+from . import metadata
+from .archive import Member, write_archive
+from .project import ProjectMetadata, find_script_metadata
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, name_and_version, tree_warnings
+from .tree import collect
+
+PACKAGE = "cloudtrain_script"  # the module Vertex runs: python -m cloudtrain_script
+SOURCES = "src"
+LAUNCHER_SOURCE = Path(__file__).with_name("script_main.py")
+DEFAULT_NAME = "script"
+# The training toolkit's rule for sagemaker_program: a relative path of letters, digits, . _ + - /.
+_SCRIPT = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+\-]*(?:/[A-Za-z0-9_+][A-Za-z0-9._+\-]*)*")
+
+
+def check_source_dir(source_dir: Path) -> Path:
+    """The source folder, absolute; any name (it is never imported)."""
+    source_dir = Path(source_dir)
+    if not source_dir.is_dir():
+        what = "is a file, not a folder" if source_dir.exists() else "does not exist"
+        raise PackagingError(f"source folder {source_dir} {what}",
+                             "point package.path at the folder holding the script (SageMaker's source_dir)")  # fmt: skip
+    return source_dir.absolute()
+
+
+def check_script(source_dir: Path, script: str) -> str:
+    """``script`` as a posix path inside the source folder, packaged and runnable as ``python SCRIPT``."""
+    root = check_source_dir(source_dir)
+    parts = PurePosixPath(script).parts
+    if not _SCRIPT.fullmatch(script or "") or any(p in (".", "..") for p in parts):
+        raise PackagingError(f"package.script {script!r} is not a relative path inside the source folder",
+                             "name the file as SageMaker's entry_point does, e.g. train.py or src/train.py")  # fmt: skip
+    if not script.endswith(".py"):
+        raise PackagingError(f"package.script {script!r} is not a Python file", "give the .py file to run")
+    path = root / script
+    if not path.is_file():
+        found = sorted(p.relative_to(root).as_posix() for p in root.glob("*.py"))
+        raise PackagingError(f"package.script {script!r} not found in {root}",
+                             f"scripts there: {', '.join(found[:8]) or 'none'}")  # fmt: skip
+    if script not in {f.relpath for f in collect(root).files}:
+        raise PackagingError(f"package.script {script!r} is excluded from the package by an ignore rule",
+                             f"remove the pattern that matches it from .gitignore / .cloudtrainignore in {root}")  # fmt: skip
+    return script
+
+
+def build_script_sdist(
+    source_dir: Path,
+    out_dir: Path,
+    script: str,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    requirements: Sequence[str] = (),
+    size_warning_bytes: int = SIZE_WARNING_BYTES,
+    given_in: str = "the config",
+    project: ProjectMetadata | None = None,
+) -> BuiltPackage:
+    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly)."""
+    root = check_source_dir(source_dir)
+    check_script(root, script)
+    own = project if project is not None else find_script_metadata(root)
+    warnings = [*own.ignored]
+    if name is None and own.name is None and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name):
+        name = DEFAULT_NAME  # a folder name that is no distribution name ("my code")
+    dist, version = name_and_version(root, own, name, version, given_in, warnings)
+    requires = metadata.read_requirements(
+        root, requirements, extra_where=f"package.requirements in {given_in}",
+        declared=own.requirements, declared_where=str(own.source),
+    )  # fmt: skip
+    tree = collect(root, skip=[Path(out_dir)])
+
+    top = f"{dist}-{version}"
+    generated = {
+        "PKG-INFO": metadata.pkg_info(dist, version, requires),
+        "pyproject.toml": metadata.pyproject_toml(),
+        "setup.py": metadata.setup_py(dist, version, PACKAGE, requires),
+        f"{PACKAGE}/__init__.py": "",
+        f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n",
+    }
+    members = [Member(f"{top}/{n}", data=text.encode()) for n, text in generated.items()]
+    members.append(Member(f"{top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))
+    members += [
+        Member(f"{top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
+        for f in tree.files
+    ]
+    written = write_archive(Path(out_dir), top, members)
+    warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)
+    return BuiltPackage(
+        path=written.path,
+        sha256=written.sha256,
+        size=written.size,
+        name=dist,
+        version=version,
+        filename=written.path.name,
+        files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
+        warnings=tuple(warnings),
+        metadata=own.describe(root),
+        requirements=requires,
+    )
+
+
+def has_setup_py(package: BuiltPackage) -> bool:
+    """Whether the source folder of a script sdist has a ``setup.py`` (the toolkit then runs ``-m``)."""
+    return any(f.split("/")[1:] == [PACKAGE, SOURCES, "setup.py"] for f in package.files)
+
+
+def source_members(sdist: Path) -> list[tuple[str, bytes, int]]:
+    """The source folder inside a script sdist: (path relative to the folder, bytes, mode), sorted."""
+    out = []
+    with tarfile.open(sdist, "r:gz") as tar:
+        for info in tar.getmembers():
+            parts = info.name.split("/")
+            if info.isfile() and parts[1:3] == [PACKAGE, SOURCES] and len(parts) > 3:
+                data = tar.extractfile(info).read()  # type: ignore[union-attr]
+                out.append(("/".join(parts[3:]), data, info.mode))
+    return sorted(out)
+
+
+def extract_sources(sdist: Path, dest: Path) -> list[str]:
+    """Write the source folder of a script sdist into ``dest`` (SageMaker's /opt/ml/code); its paths."""
+    written = []
+    for rel, data, mode in source_members(sdist):
+        path = Path(dest, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+        written.append(rel)
+    return written

@@ -1,0 +1,95 @@
+"""cloudtrain's script launcher: ``python -m cloudtrain_script ARGS`` runs the user's script.
+
+This file is the ``__main__.py`` of the ``cloudtrain_script`` package that cloudtrain builds
+around a ``package.script`` source folder (see :mod:`cloudtrain.packaging.script`); Vertex AI
+pip-installs that package from ``pythonPackageSpec.packageUris`` and runs this module. It
+does what the SageMaker training toolkit does with ``sagemaker_program`` /
+``sagemaker_submit_directory``:
+
+1. copies the source folder (installed beside this file as ``src/``) to ``./code``, the
+   counterpart of SageMaker's ``/opt/ml/code``; the requirements were installed with the
+   package (its ``requirements.txt`` and ``setup.py``'s ``install_requires`` are the
+   package's own requirements);
+2. sets the ``SM_*`` variables a script written for SageMaker reads and Vertex does not set:
+   ``SM_HOSTS`` / ``SM_CURRENT_HOST`` from ``CLUSTER_SPEC`` (chief first, named
+   ``workerpool0-0``, ``workerpool1-0`` …), ``SM_MODEL_DIR`` / ``SM_OUTPUT_DATA_DIR`` from
+   ``AIP_MODEL_DIR`` (a ``gs://`` location as its Cloud Storage FUSE path under ``/gcs/``);
+   variables already set (the request's ``SM_NUM_GPUS`` and ``SM_CHANNEL_*``) are kept;
+3. replaces itself (``exec``) with ``python SCRIPT ARGS`` in that folder, or with
+   ``python -m MODULE ARGS`` when the folder has a ``setup.py``, as the toolkit does, so the
+   script's exit status is the job's.
+
+Standard library only, Python 3.8+: it runs inside whatever image the job uses.
+"""
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INFO = "script.json"  # {"script": "train.py"}, written next to this file
+SOURCES = "src"
+CODE_DIR = "code"
+
+
+def script_command(script, has_setup_py, args, python=sys.executable):
+    """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``
+    (it was pip-installed), else the file."""
+    if has_setup_py:
+        return [python, "-m", re.sub(r"\.py$", "", script)] + list(args)
+    return [python, script] + list(args)
+
+
+def fuse_path(uri):
+    """``gs://bucket/path`` → ``/gcs/bucket/path`` (Cloud Storage FUSE); other paths unchanged."""
+    return "/gcs/" + uri[len("gs://"):] if uri.startswith("gs://") else uri
+
+
+def cluster_hosts(environ):
+    """(hosts, current host) from Vertex's ``CLUSTER_SPEC``; one host when it is absent."""
+    spec = json.loads(environ.get("CLUSTER_SPEC") or "{}")
+    cluster = spec.get("cluster") or {}
+    hosts = ["%s-%d" % (pool, i) for pool in sorted(cluster) for i in range(len(cluster[pool]))]
+    task = spec.get("task") or {}
+    current = "%s-%d" % (task.get("type", "workerpool0"), int(task.get("index", 0)))
+    return (hosts or [current]), current
+
+
+def sagemaker_env(environ):
+    """The ``SM_*`` variables Vertex lacks, derived from what it sets; those already set are left out."""
+    hosts, current = cluster_hosts(environ)
+    derived = {"SM_HOSTS": json.dumps(hosts), "SM_CURRENT_HOST": current}
+    model = environ.get("AIP_MODEL_DIR")
+    if model:
+        base = model.rstrip("/").rsplit("/", 1)[0]
+        derived["SM_MODEL_DIR"] = fuse_path(model.rstrip("/"))
+        derived["SM_OUTPUT_DATA_DIR"] = fuse_path(base + "/output/data")
+    return {k: v for k, v in derived.items() if k not in environ}
+
+
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    with open(os.path.join(HERE, INFO)) as f:
+        script = json.load(f)["script"]
+    code = os.path.abspath(CODE_DIR)
+    shutil.copytree(os.path.join(HERE, SOURCES), code, dirs_exist_ok=True)
+    env = dict(os.environ)
+    env.update(sagemaker_env(env))
+    for key in ("SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR"):
+        if env.get(key):
+            try:
+                os.makedirs(env[key], exist_ok=True)
+            except OSError as exc:
+                print("cloudtrain: cannot create %s=%s: %s" % (key, env[key], exc), file=sys.stderr, flush=True)
+    command = script_command(script, os.path.isfile(os.path.join(code, "setup.py")), args)
+    print("cloudtrain: cd %s && %s" % (shlex.quote(code), " ".join(shlex.quote(c) for c in command)), flush=True)
+    sys.stderr.flush()
+    os.chdir(code)
+    os.execve(command[0], command, env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
