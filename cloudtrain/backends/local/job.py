@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.local import venv
+from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 
@@ -137,6 +138,10 @@ class LocalJob:
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
+                hint = keras3_hint(_read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
+                                   self.spec.tensorflow_version, self.spec.cloud)  # fmt: skip
+                if hint:
+                    message += f"; {hint}"
             elif native == "timed_out":
                 message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
             elif native == "cancelled":
@@ -202,6 +207,13 @@ def _ended(code: int) -> str:
         return f"was killed by {signal.Signals(-code).name}"
     except ValueError:
         return f"was killed by signal {-code}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 class RecordedJob:

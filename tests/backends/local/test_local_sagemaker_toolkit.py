@@ -95,3 +95,33 @@ def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
     assert rendered["replicas"][0]["argv"][1:] == launched[1:]
     assert launched[1:] == ["-m", "fakepkg.task", "--data=digits", "--no-resume", "--epochs=2", "--lr=0.5",
                             "--shuffle=false"]  # fmt: skip
+
+
+def test_a_script_gets_the_argv_the_toolkit_would_build_from_its_hyperparameters(tmp_path):
+    """The toolkit reads hyperparameters.json and passes SM_USER_ARGS to the entry point: our argv, exactly."""
+    import dataclasses
+
+    from cloudtrain.packaging import build_script_sdist
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "mnist-2.py").write_text("")
+    package = build_script_sdist(source, tmp_path / "dist", "mnist-2.py")
+    spec = make_spec(tmp_path, cloud="sagemaker", hyperparameters={"epochs": 2, "lr": 1e-3, "shuffle": True, "b": 4})
+    spec = dataclasses.replace(spec, package=dataclasses.replace(spec.package, path=source, script="mnist-2.py"))
+    out = tmp_path / "out"
+    plans = contract.plan(spec, output_dir=str(out), ports=[0], package=package, num_gpus=0, num_cpus=1)
+    prepare(plans)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "SAGEMAKER_"))}
+    env.update(plans[0].env)
+    result = subprocess.run([sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    argv = contract.argv(spec, plans[0], "python", package)
+    assert argv[:2] == ["python", "mnist-2.py"]
+    assert argv[2:] == json.loads(got["env_vars"]["SM_USER_ARGS"])
+    assert argv[2:] == ["-b", "4", "--epochs", "2", "--lr", "0.001", "--model_dir", plans[0].model_dir,
+                        "--shuffle", "True"]  # fmt: skip
+    assert got["module_name"] == "mnist-2" and got["env_vars"]["SM_USER_ENTRY_POINT"] == "mnist-2.py"
+    assert (Path(plans[0].cwd) / "mnist-2.py").is_file()  # unpacked into <host>/code, as /opt/ml/code

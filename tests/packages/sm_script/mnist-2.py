@@ -46,9 +46,30 @@ def main():
     y = np.load(os.path.join(args.train, "y_train.npy"))
     with strategy.scope():
         model = tf.keras.Sequential([tf.keras.Input(shape=(x.shape[1],)), tf.keras.layers.Dense(2, activation="softmax")])
-        model.compile(optimizer=tf.keras.optimizers.SGD(args.learning_rate), loss="sparse_categorical_crossentropy",
-                      metrics=["accuracy"])
-    history = model.fit(x, y, epochs=args.epochs, batch_size=args.batch_size, verbose=2)
+        optimizer = tf.keras.optimizers.SGD(args.learning_rate)
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(reduction="none")
+    # A custom loop, not model.fit: Keras 3 (TF >= 2.16) cannot fit under MultiWorkerMirroredStrategy.
+    global_batch = args.batch_size * strategy.num_replicas_in_sync
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(global_batch).with_options(options)
+    batches = strategy.experimental_distribute_dataset(dataset)
+
+    @tf.function
+    def train_step(features, labels):
+        def replica_step(features, labels):
+            with tf.GradientTape() as tape:
+                loss = tf.nn.compute_average_loss(loss_fn(labels, model(features, training=True)),
+                                                  global_batch_size=global_batch)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(features, labels)), axis=None)
+
+    for epoch in range(args.epochs):
+        losses = [float(train_step(features, labels)) for features, labels in batches]
+        print(f"epoch {epoch + 1}/{args.epochs} loss {sum(losses) / len(losses):.4f}", flush=True)
 
     master = not hosts or current == hosts[0]
     target = args.sm_model_dir if master else tempfile.mkdtemp()  # workers save too, then throw it away
@@ -64,7 +85,7 @@ def main():
         "output_data_dir": os.environ.get("SM_OUTPUT_DATA_DIR"),
         "cwd": os.getcwd(),
         "replicas": strategy.num_replicas_in_sync,
-        "loss": history.history["loss"][-1],
+        "loss": losses[-1],
     }
     with open(os.path.join(target, f"report-{current}.json"), "w") as f:
         json.dump(report, f)

@@ -1,0 +1,124 @@
+"""``package.script``, ``model_dir`` and ``distribution``: what a SageMaker script job may say, and the argv it gets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.config import load_config
+from cloudtrain.errors import ConfigError
+from cloudtrain.spec import build_spec, sagemaker_cmd_args
+
+FIXTURE = Path(__file__).resolve().parents[1] / "packages" / "sm_script"
+
+SAGEMAKER = """\
+name: mnist-script
+backend: sagemaker
+region: us-east-1
+role_arn: arn:aws:iam::123456789012:role/SageMakerRole
+staging_bucket: s3://my-bucket
+machine: {type: ml.g4dn.xlarge}
+package: {path: sm_script, script: mnist-2.py}
+hyperparameters: {epochs: 2, learning_rate: 0.05}
+"""
+
+
+@pytest.fixture
+def write(tmp_path):
+    shutil.copytree(FIXTURE, tmp_path / "sm_script")
+
+    def write(text: str) -> Path:
+        path = tmp_path / "job.yaml"
+        path.write_text(text)
+        return path
+
+    return write
+
+
+def error_of(path) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return info.value
+
+
+def test_a_script_job_resolves_with_the_source_folder_and_the_script(write, tmp_path):
+    spec = build_spec(load_config(write(SAGEMAKER)))
+    assert spec.package.script == "mnist-2.py" and spec.package.path == (tmp_path / "sm_script").resolve()
+    assert spec.model_dir is True
+    assert spec.script_args("s3://b/m") == ("--epochs", "2", "--learning_rate", "0.05", "--model_dir", "s3://b/m")
+
+
+def test_model_dir_false_passes_no_model_dir(write):
+    spec = build_spec(load_config(write(SAGEMAKER + "model_dir: false\n")))
+    assert spec.script_args("s3://b/m") == ("--epochs", "2", "--learning_rate", "0.05")
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "words"),
+    [
+        ("distribution: {parameter_server: {enabled: true}}\n", "distribution.parameter_server",
+         "parameter servers are TF1-era"),
+        ("distribution: {mpi: {enabled: true}}\n", "distribution.mpi", "Horovod"),
+        ("args: [--epochs, '3']\n", "args", "only its hyperparameters"),
+        ("hyperparameters: {model_dir: /tmp/m}\n", "hyperparameters.model_dir", "passes --model_dir"),
+    ],
+)
+def test_what_a_script_job_may_not_say_is_one_line_with_a_fix(write, extra, field, words):
+    text = SAGEMAKER.replace("hyperparameters: {epochs: 2, learning_rate: 0.05}\n", "") + extra
+    error = error_of(write(text))
+    assert error.field == field and words in error.message, error
+    assert error.hint
+
+
+def test_parameter_server_names_what_to_use_instead(write):
+    error = error_of(write(SAGEMAKER + "distribution: {parameter_server: {enabled: true}}\n"))
+    assert "multi_worker_mirrored_strategy" in error.hint and "\n" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("package", "field", "words"),
+    [
+        ("{path: sm_script, script: mnist-2.py, module: trainer.task}", "package.module", "not both"),
+        ("{path: sm_script, script: mnist_2.py}", "package.script", "not found"),
+        ("{path: nowhere, script: mnist-2.py}", "package.path", "does not exist"),
+        ("{path: sm_script, script: ../mnist-2.py}", "package.script", "relative path"),
+    ],
+)
+def test_package_script_problems_point_at_the_key(write, package, field, words):
+    error = error_of(write(SAGEMAKER.replace("{path: sm_script, script: mnist-2.py}", package)))
+    assert error.field == field and words in error.message, error
+
+
+def test_model_dir_false_on_a_module_job_is_refused(project):
+    from tests.conftest import VERTEX_BASE
+
+    error = error_of(project(VERTEX_BASE + "model_dir: false\n"))
+    assert error.field == "model_dir" and "package.script" in error.message
+
+
+def test_multi_worker_mirrored_strategy_is_the_replica_count_mechanism(write):
+    """One mechanism: the estimator's spelling changes nothing that replica_count does not."""
+    from cloudtrain.backends.sagemaker import BACKEND
+    from cloudtrain.packaging import build_script_sdist
+
+    plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")))
+    spelled = build_spec(load_config(write(
+        SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")))
+    package = build_script_sdist(plain.package.path, Path(write("").parent / "dist"), "mnist-2.py")
+    ours = [BACKEND.render(s, package)["HyperParameters"] for s in (plain, spelled)]
+    assert ours[0] == ours[1]
+    assert json.loads(ours[0]["sagemaker_multi_worker_mirrored_strategy_enabled"]) is True
+
+
+def test_hyperparameters_reach_the_script_as_the_sagemaker_toolkit_passes_them():
+    """Same order, names and value text as sagemaker-training's to_cmd_args on the decoded JSON."""
+    from sagemaker_training import mapping
+
+    hps = {"epochs": 3, "learning_rate": 1e-05, "shuffle": True, "optimizer": "adam w", "b": 0.5, "Zeta": -1}
+    decoded = {k: json.loads(json.dumps(v)) for k, v in hps.items()}  # what SageMaker hands the toolkit
+    assert sagemaker_cmd_args(hps) == mapping.to_cmd_args(decoded)
+    assert sagemaker_cmd_args(hps) == ["--Zeta", "-1", "-b", "0.5", "--epochs", "3", "--learning_rate", "1e-05",
+                                       "--optimizer", "adam w", "--shuffle", "True"]  # fmt: skip
