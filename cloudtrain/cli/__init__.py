@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from cloudtrain.cli import gcloud, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
+from cloudtrain.cli import gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
 from cloudtrain.cli._group import cli
 from cloudtrain.errors import CloudtrainError, ExitCode
 

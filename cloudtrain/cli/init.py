@@ -1,0 +1,38 @@
+"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cloudtrain.cli._group import cli
+from cloudtrain.errors import UsageError
+
+
+@cli.command("init")
+@click.option("--from-estimator", "estimator", required=True, type=click.Path(dir_okay=False),
+              help="Python file that creates a sagemaker TensorFlow(...) estimator (read, never run).")
+@click.option("--to", "to", type=click.Path(dir_okay=False), help="Write the config here (default: print it).")
+@click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
+def init(estimator: str, to: str | None, force: bool) -> None:
+    """Write a script-mode config from an estimator's literal arguments; list what to fill in."""
+    from cloudtrain.config.estimator import to_yaml, translate_estimator
+
+    try:
+        source = Path(estimator).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {estimator}: {exc}", hint="pass the estimator's .py file") from None
+    translation = translate_estimator(source, estimator)
+    text = to_yaml(translation, estimator)
+    if to is None:
+        click.echo(text, nl=False)
+    else:
+        if Path(to).exists() and not force:
+            raise UsageError(f"{to} exists", hint="choose another --to, or add --force")
+        Path(to).write_text(text, encoding="utf-8")
+        click.echo(f"wrote {to}", err=True)
+    if translation.fill_in:
+        click.echo(f"{len(translation.fill_in)} setting(s) to fill in (listed at the top of the config):", err=True)
+        for item in translation.fill_in:
+            click.echo(f"  - {item}", err=True)
