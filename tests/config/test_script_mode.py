@@ -122,3 +122,10 @@ def test_hyperparameters_reach_the_script_as_the_sagemaker_toolkit_passes_them()
     assert sagemaker_cmd_args(hps) == mapping.to_cmd_args(decoded)
     assert sagemaker_cmd_args(hps) == ["--Zeta", "-1", "-b", "0.5", "--epochs", "3", "--learning_rate", "1e-05",
                                        "--optimizer", "adam w", "--shuffle", "True"]  # fmt: skip
+
+
+def test_image_python_is_sagemakers_py_version(write):
+    spec = build_spec(load_config(write(SAGEMAKER + 'image: {tensorflow: "2.13", python: py39}\n')))
+    assert spec.image_uri.endswith(":2.13-gpu-py39")
+    error = error_of(write(SAGEMAKER + 'image: {tensorflow: "2.16", python: py27}\n'))
+    assert error.field == "image.python" and "py310" in error.message

@@ -12,6 +12,9 @@ request carries:
 * ``cloudtrain_module`` / ``cloudtrain_args``: what the launcher runs
   (``python -m MODULE ARGS --key=value …``, the user hyperparameters appended as in
   :meth:`JobSpec.module_args`);
+* for a ``package.script`` job instead: ``sagemaker_program`` is the script itself (the
+  container runs it from the unpacked source folder) and ``model_dir`` is added as the
+  SageMaker TensorFlow estimator adds it (``OUTPUT/JOB/model``) unless ``model_dir: false``;
 * ``sagemaker_region``, ``sagemaker_container_log_level``, and with more than one
   instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
   writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``.
