@@ -74,7 +74,7 @@ def replica_names(cloud: str, n: int) -> list[str]:
 
 def plan(
     spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
-    **machine: Any,
+    num_gpus: Sequence[int] | int = 0, num_cpus: int = 1,
 ) -> list[ReplicaPlan]:
     """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local; ``package``
     is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload);
@@ -83,8 +83,8 @@ def plan(
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
     if spec.cloud == "sagemaker":
         return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels,
-                              **machine)  # fmt: skip
-    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels, **machine)
+                              num_gpus=num_gpus, num_cpus=num_cpus)  # fmt: skip
+    return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels, num_gpus=num_gpus)
 
 
 def argv(spec: JobSpec, plan: ReplicaPlan, python: str, package) -> list[str]:
@@ -128,7 +128,7 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Map
 
 def vertex_plan(
     spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
-    num_gpus: Sequence[int] | int = 0, **_: Any,
+    num_gpus: Sequence[int] | int = 0,
 ) -> list[ReplicaPlan]:
     """``channels``: name → local folder, linked at ``<output_dir>/local-run/data/<name>`` (where the
     cloud has ``/gcs/bucket/path``) and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend does."""
