@@ -13,7 +13,7 @@ entry_point, source_dir    package.script, package.path (the source folder)
 role                       role_arn (an ARN; a bare role name is listed)
 instance_type / _count     machine.type / replica_count
 framework_version          image.tensorflow (same TF DLC image as the SDK picks)
-py_version, image_uri      image.python, image.uri
+py_version, image_uri      image.python (py310 → "3.10"), image.uri
 hyperparameters            hyperparameters (reach the script as --name value)
 distribution               distribution
 model_dir                  model_dir (False → false; a path is listed)
@@ -126,6 +126,8 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
             value = values[name]
             if name == "framework_version":
                 value = str(value)
+            if name == "py_version" and isinstance(value, str):  # the SDK's py310 is the config's "3.10"
+                value = re.sub(r"^py(\d)(\d+)$", r"\1.\2", value)
             if name == "hyperparameters":
                 value = _scalars(value, out)
             _put(cfg, path, value)

@@ -105,7 +105,7 @@ def test_the_sdk_notebook_translates_and_names_what_is_computed(folder):
     cfg = out.config
     assert cfg["package"] == {"path": "code", "script": "mnist-2.py"}
     assert (cfg["replica_count"], cfg["machine"], cfg["image"]) == (
-        2, {"type": "ml.p3.2xlarge"}, {"tensorflow": "2.14", "python": "py310"})
+        2, {"type": "ml.p3.2xlarge"}, {"tensorflow": "2.14", "python": "3.10"})
     assert cfg["hyperparameters"] == {"epochs": 10, "batch_size": 64, "learning_rate": 0.001}
     assert cfg["distribution"] == {"multi_worker_mirrored_strategy": {"enabled": True}}
     assert cfg["data"] == {"training": "s3://my-data/mnist/train"}
@@ -187,3 +187,4 @@ def test_framework_version_picks_the_image_the_sdk_picks(version, python, gpu):
     sdk = retrieve("tensorflow", region="us-east-1", version=version, py_version=pythons[0], instance_type=instance,
                    image_scope="training")  # fmt: skip
     assert catalog.training_image("sagemaker", "us-east-1", version, gpu=gpu, py_version=pythons[0]) == sdk
+    assert catalog.python_tag("3.10") == "py310"  # image.python "3.10" is the SDK's py_version py310

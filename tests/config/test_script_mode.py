@@ -125,7 +125,7 @@ def test_hyperparameters_reach_the_script_as_the_sagemaker_toolkit_passes_them()
 
 
 def test_image_python_is_sagemakers_py_version(write):
-    spec = build_spec(load_config(write(SAGEMAKER + 'image: {tensorflow: "2.11", python: py39}\n')))
+    spec = build_spec(load_config(write(SAGEMAKER + 'image: {tensorflow: "2.11", python: "3.9"}\n')))
     assert spec.image_uri.endswith(":2.11-gpu-py39")
-    error = error_of(write(SAGEMAKER + 'image: {tensorflow: "2.16", python: py27}\n'))
+    error = error_of(write(SAGEMAKER + 'image: {tensorflow: "2.16", python: "2.7"}\n'))
     assert error.field == "image.python" and "py310" in error.message
