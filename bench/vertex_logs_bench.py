@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cloudtrain.backends.base import JobState, JobStatus  # noqa: E402
 from cloudtrain.backends.vertex import settings  # noqa: E402
-from cloudtrain.backends.vertex.logs import CloudLoggingReader, LogTailer, log_filter  # noqa: E402
+from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader, job_filter, stamp  # noqa: E402
+from cloudtrain.backends.vertex.logs import LogTailer  # noqa: E402
 from tests.fakes import VirtualClock  # noqa: E402
 from tests.fakes.cloud_logging import FakeLogging  # noqa: E402
 
@@ -123,7 +124,7 @@ def follow_gcloud(reader, clock, sc, interval: float = 60.0, cutoff: float = 5.0
     position: tuple[dt.datetime, str] = (dt.datetime.fromtimestamp(T0, dt.timezone.utc), "")
     while True:
         upper = dt.datetime.fromtimestamp(clock.time() - cutoff, dt.timezone.utc)
-        query = log_filter(JOB, position[0]) + f' AND timestamp<"{upper:%Y-%m-%dT%H:%M:%S.%fZ}"'
+        query = f'{job_filter(JOB)} AND timestamp>="{stamp(position[0])}" AND timestamp<"{stamp(upper)}"'
         entries, _ = reader(query, None, 1000)  # one page per poll
         for e in entries:
             if (e.timestamp, e.insert_id) > position:

@@ -91,6 +91,8 @@ class ReplicaPrinter:
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
         self._width = max(self._width, len(line.replica))
         text = Text(f"{line.replica:<{self._width}} | ", style=colour)
+        if line.late:  # arrived after newer lines of its replica: say so, with its own time
+            text.append(f"(late, {line.timestamp:%H:%M:%S} UTC) ", style="dim")
         style = _SEVERITY_STYLE.get(line.severity.upper(), "")
         if self.console.is_terminal:
             body = Text.from_ansi(message.rsplit("\r", 1)[-1])
@@ -99,6 +101,17 @@ class ReplicaPrinter:
         else:
             text.append(plain(message))
         self.console.print(text)
+
+
+def line_dict(line: LogLine) -> dict[str, Any]:
+    """A log line as ``-o json`` prints it."""
+    out = {"timestamp": line.timestamp.isoformat(), "replica": line.replica, "severity": line.severity,
+           "message": line.message}  # fmt: skip
+    if line.late:
+        out["late"] = True
+    if line.receive_timestamp is not None:
+        out["receive_timestamp"] = line.receive_timestamp.isoformat()
+    return out
 
 
 def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:

@@ -54,6 +54,8 @@ class LogLine:
     replica: str  # "workerpool0-0" on Vertex, "algo-1" on SageMaker, "worker-0" locally
     message: str
     severity: str = "INFO"
+    late: bool = False  # arrived after later lines of its replica were already printed
+    receive_timestamp: dt.datetime | None = None  # when the cloud's log service received it, where known
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,9 @@ class JobHandle(Protocol):
 
     def status(self) -> JobStatus: ...
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
-        """Lines in order per replica; with ``follow``, ends after a final read once the job is terminal."""
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+        """Lines in order per replica; with ``follow``, ends once the job is terminal and, where the
+        cloud delivers lines late, ``drain`` seconds (None: the backend's default) passed with nothing new."""
         ...
 
     def wait(self) -> JobStatus: ...

@@ -7,12 +7,15 @@ from typing import Iterator
 
 
 def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
-           debug: bool = False) -> None:  # fmt: skip
+           debug: bool = False, drain: float | None = None) -> None:  # fmt: skip
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
     With ``progress`` (a :class:`cloudtrain.progress.Progress`) and a terminal, a live status line
     stays at the bottom; the run's phases are printed at the end and kept in history. DEBUG lines
-    (a local run's TensorFlow start-up noise) are shown only with ``debug``."""
+    (a local run's TensorFlow start-up noise) are shown only with ``debug``. Cloud trouble while
+    following (5xx, throttling, refused connections) is retried by the backend's follower; only an
+    outage it gives up on ends here, with exit code 3, never 1 (kept for a job that failed).
+    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
     from cloudtrain.console import ReplicaPrinter
 
     printer = ReplicaPrinter(console, show_debug=debug)
@@ -24,14 +27,14 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
 
         shown = LiveStatus(console, progress, printer)
     try:
-        with reattach_hint(handle.job_id), shown as show:
-            for line in handle.logs(follow=True):
+        with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as show:
+            for line in handle.logs(follow=True, **drain_kwargs(drain)):
                 show(line)
             status = handle.wait()
     except KeyboardInterrupt:
         if not cancel_on_interrupt:
             console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
-            print_hints(console, handle.job_id)
+            print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
@@ -52,19 +55,37 @@ def _progress_of(handle):
 
 
 @contextlib.contextmanager
-def reattach_hint(job_id: str) -> Iterator[None]:
+def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
     """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
     from cloudtrain.errors import CloudUnreachable
 
     try:
         yield
     except CloudUnreachable as exc:
-        exc.hint = f"the job may still be running; reattach: cloudtrain logs {job_id} --follow"
+        exc.hint = f"the job may still be running; reattach: {command or f'cloudtrain logs {job_id} --follow'}"
         raise
 
 
-def print_hints(console, job_id: str) -> None:
-    console.print(f"  reattach: cloudtrain logs {job_id} --follow")
+def drain_kwargs(drain: float | None) -> dict:
+    """``drain`` for ``JobHandle.logs`` only when given: handles without a stop rule need not take it."""
+    return {} if drain is None else {"drain": drain}
+
+
+def reattach_command(handle, drain: float | None = None) -> str:
+    """The exact command that follows this job again, from any directory."""
+    parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
+    backend = getattr(handle, "backend_name", None)
+    if backend and backend != "local":
+        parts += ["--backend", backend, "--region", handle.region]
+        if getattr(handle, "project", None):
+            parts += ["--project", handle.project]
+    if drain is not None:
+        parts += ["--drain", f"{drain:g}s"]
+    return " ".join(parts)
+
+
+def print_hints(console, job_id: str, reattach: str | None = None) -> None:
+    console.print(f"  reattach: {reattach or f'cloudtrain logs {job_id} --follow'}", markup=False)
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
 
 

@@ -12,6 +12,30 @@ STRICT_OPTION = click.option(
     "--strict-legacy", "strict", is_flag=True,
     help="Refuse instead of mapping: every 'mapped:' line (retired GPUs, versions, another cloud) is an error.",
 )
+
+
+class Duration(click.ParamType):
+    """``90``, ``90s``, ``2m``, ``1m30s``, ``1h``: a number of seconds."""
+
+    name = "DURATION"
+
+    def convert(self, value, param, ctx):
+        import re
+
+        if isinstance(value, (int, float)):
+            return float(value)
+        text = str(value).strip().lower()
+        parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", text)
+        if not text or not parts:
+            self.fail(f"{value!r} is not a duration; use e.g. 90s, 2m, 1m30s or 1h", param, ctx)
+        hours, minutes, seconds = (float(p) if p else 0.0 for p in parts.groups())
+        return hours * 3600 + minutes * 60 + seconds
+
+
+DRAIN_OPTION = click.option(
+    "--drain", type=Duration(), default=None, metavar="DURATION",
+    help="After the job ends, keep reading until this long passes with no new line (default 1m; Vertex).",
+)
 OUTPUT_OPTION = click.option(
     "--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="json: one JSON document on stdout (logs: one object per line), everything for people on stderr.",

@@ -11,8 +11,8 @@ import click
 
 from cloudtrain.cli import sweep
 from cloudtrain.cli._common import load_spec
-from cloudtrain.cli._follow import follow as follow_job
-from cloudtrain.cli._group import CONFIG_OPTION, OUTPUT_OPTION, cli
+from cloudtrain.cli._follow import drain_kwargs, follow as follow_job
+from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
 from cloudtrain.errors import UsageError
 
 _JOB_OPTIONS = [
@@ -94,14 +94,17 @@ def status(job_id, backend, region, project, config_path, output) -> None:
 @cli.command()
 @click.argument("job_id", metavar="JOB")
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
+@DRAIN_OPTION
 @_job_options
 @OUTPUT_OPTION
-def logs(job_id, follow, backend, region, project, config_path, output) -> None:
-    """Print a job's logs; with --follow, stream until it ends and exit with its outcome."""
+def logs(job_id, follow, drain, backend, region, project, config_path, output) -> None:
+    """Print a job's logs; with --follow, stream until it ends and exit with its outcome.
+
+    Without --follow it reads everything the cloud holds, late lines included."""
     import json
 
     from cloudtrain.cli._group import debug_enabled
-    from cloudtrain.console import ReplicaPrinter, make_console, plain
+    from cloudtrain.console import ReplicaPrinter, line_dict, make_console, plain
 
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_logs(job_id, output)
@@ -112,16 +115,15 @@ def logs(job_id, follow, backend, region, project, config_path, output) -> None:
     if output == "json":  # JSON Lines: each line with its own time and severity, start-up noise included
         from cloudtrain.events import parse as parse_event
 
-        for line in handle.logs(follow=follow):
-            record = {"timestamp": line.timestamp.isoformat(), "replica": line.replica,
-                      "severity": line.severity, "message": plain(line.message)}
+        for line in handle.logs(follow=follow, **drain_kwargs(drain)):
+            record = {**line_dict(line), "message": plain(line.message)}
             event = parse_event(line.message)
             if event is not None:  # the trainer's progress, parsed: what the live line shows on a terminal
                 record["event"] = event
             click.echo(json.dumps(record))
         return
     if follow:
-        follow_job(console, handle, cancel_on_interrupt=False, debug=debug_enabled())
+        follow_job(console, handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return
     printer = ReplicaPrinter(console, show_debug=debug_enabled())
     for line in handle.logs(follow=False):

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli._common import build_package, load_spec, package_dict, stage_data
-from cloudtrain.cli._follow import follow, print_hints, reattach_hint
-from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
+from cloudtrain.cli._follow import follow, print_hints, reattach_command, reattach_hint
+from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
 
 
 @cli.command()
@@ -21,18 +21,21 @@ from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli,
 @click.option("--detach", is_flag=True, help="Return after the job is created instead of streaming its logs.")
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
 @STRICT_OPTION
+@DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, output) -> None:
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, drain,
+           output) -> None:  # fmt: skip
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
-               overrides=overrides)  # fmt: skip
+               overrides=overrides, drain=drain)  # fmt: skip
 
 
 def run_submit(
-    loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=()
+    loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=(),
+    drain: float | None = None,
 ) -> None:
     """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
     upload, create and (unless ``detach``) follow the job to its end."""
@@ -90,7 +93,7 @@ def run_submit(
     else:
         console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
     if detach:
-        print_hints(console, handle.job_id)
+        print_hints(console, handle.job_id, reattach_command(handle, drain))
         if output == "json":
             print_json(first.to_dict())
         return
@@ -100,7 +103,7 @@ def run_submit(
                         started=spec.created.timestamp())  # fmt: skip
     progress.set_phase(phase_of(first))
     follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
-           live=output != "json", output=output, debug=debug_enabled())  # fmt: skip
+           live=output != "json", output=output, debug=debug_enabled(), drain=drain)  # fmt: skip
 
 
 def _candidate_specs(loaded, spec) -> list:

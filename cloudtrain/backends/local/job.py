@@ -88,8 +88,8 @@ class LocalJob:
             return self._finish(self._group.wait())
         return self._status()
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
-        return self._group.lines(follow)
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+        return self._group.lines(follow)  # local output is complete when the processes exit: no drain
 
     def wait(self) -> JobStatus:
         return self.status() if self._final else self._finish(self._group.wait())
@@ -238,7 +238,7 @@ class RecordedJob:
             created=parse(data.get("created")), ended=parse(data.get("ended")), details=data["details"],
         )  # fmt: skip
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Every line as it was printed live, interleaved by time, each with its own time and severity.
 
         Runs recorded before the journal existed: the replicas' log files one after the other."""

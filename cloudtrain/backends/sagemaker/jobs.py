@@ -99,6 +99,8 @@ def _not_found(message: str) -> bool:
 class SageMakerJob:
     """The :class:`~cloudtrain.backends.base.JobHandle` of one training job."""
 
+    backend_name = "sagemaker"
+
     def __init__(
         self,
         job_id: str,
@@ -138,7 +140,7 @@ class SageMakerJob:
         self.last = to_status(desc, self.region)
         return self.last
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         if self.last is None:
             self.status()
         options = {"sleep": self.sleep, "clock": self.clock, **self.tailer_options}

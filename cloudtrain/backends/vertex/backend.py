@@ -22,6 +22,8 @@ Sleep = Callable[[float], None]
 class VertexJob:
     """A handle on one CustomJob: status, logs, wait, cancel."""
 
+    backend_name = "vertex"
+
     def __init__(
         self,
         service: Any,
@@ -31,6 +33,7 @@ class VertexJob:
         policy: TailPolicy,
         clock: Clock = time.time,
         sleep: Sleep = time.sleep,
+        wait: Callable[[Any, float], bool] | None = None,
         wait_interval: tuple[float, float] = (2.0, 15.0),
     ):
         parts = request.split_job_name(name)
@@ -39,7 +42,7 @@ class VertexJob:
         self.name = name
         self.console_url = request.console_url(self.project, self.region, self.job_id)
         self.service, self._reader, self.policy = service, reader, policy
-        self.clock, self.sleep, self.wait_interval = clock, sleep, wait_interval
+        self.clock, self.sleep, self.wait_interval, self._wait = clock, sleep, wait_interval, wait
         self.tailer: LogTailer | None = None  # the last one logs() used, for its counters
 
     def status(self) -> JobStatus:
@@ -47,8 +50,9 @@ class VertexJob:
 
         return to_status(self.service.get(self.name))
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
-        """Lines in order per replica; with ``follow``, ends after a final read once the job is terminal."""
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+        """Lines in order per replica (late ones marked); with ``follow``, ends by the stop rule
+        (``drain`` quiet seconds after the end; None: the policy's default)."""
         first = self.status()
         created = first.created or dt.datetime.fromtimestamp(self.clock(), dt.timezone.utc)
         statuses = iter([first])  # the tailer's first state check reuses this one
@@ -56,16 +60,24 @@ class VertexJob:
         def job_status() -> JobStatus:
             return next(statuses, None) or self.status()
 
+        reader = self._reader()
         self.tailer = LogTailer(
-            self._reader(),
+            reader,
             self.job_id,
             start=created - dt.timedelta(minutes=1),  # slack for clock skew between VM and API
             job_status=job_status,
+            open_tail=getattr(reader, "tail", None),
             policy=self.policy,
             clock=self.clock,
             sleep=self.sleep,
+            wait=self._wait,
         )
-        yield from (self.tailer.follow() if follow else self.tailer.read_all())
+        yield from (self.tailer.follow(drain) if follow else self.tailer.read_all())
+
+    @property
+    def stop_note(self) -> str | None:
+        """The straggler hint, when the last follow ended by the stop rule."""
+        return self.tailer.stop_note if self.tailer else None
 
     def wait(self) -> JobStatus:
         delay, cap = self.wait_interval
@@ -90,13 +102,14 @@ class VertexBackend:
         env: Mapping[str, str] | None = None,
         clock: Clock = time.time,
         sleep: Sleep = time.sleep,
+        wait: Callable[[Any, float], bool] | None = None,
         policy: TailPolicy | None = None,
         backoff: Backoff | None = None,
         echo: Callable[[str], None] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ):
         self._env = env
-        self.clock, self.sleep = clock, sleep
+        self.clock, self.sleep, self.wait = clock, sleep, wait
         self.policy, self.backoff = policy, backoff
         self.echo = echo or (lambda line: print(line, file=sys.stderr))
         self.progress = progress  # (sent, total) during large uploads; default: a line on a terminal
@@ -170,7 +183,7 @@ class VertexBackend:
     def _handle(self, service: Any, name: str) -> VertexJob:
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
-        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep)
+        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep, wait=self.wait)
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService
@@ -180,7 +193,7 @@ class VertexBackend:
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _reader(self, name: str) -> Any:
-        from cloudtrain.backends.vertex.logs import CloudLoggingReader
+        from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
 
         project = request.split_job_name(name)[0]  # type: ignore[index]
         endpoint = settings.logging_endpoint(self.env)

@@ -1,56 +1,66 @@
-"""Follow a Vertex AI job's output in Cloud Logging: no line lost, none twice, little lag.
+"""Follow a Vertex AI job's output in Cloud Logging: nothing lost however late, each line once, fast.
 
-How it reads. Each read lists ``resource.type="ml_job" AND resource.labels.job_id="ID" AND
-timestamp>="FLOOR"`` ordered by ``timestamp asc``, following page tokens. The position is
-the newest (timestamp, insertId) seen; the floor lies ``lookback`` seconds behind it, so an
-entry that becomes readable late (Cloud Logging is eventually consistent; ``gcloud``'s
-legacy streamer drops anything more than ~5 s late) is still picked up, and insertIds
-already shown are skipped. The remembered insertIds are exactly those at or above the
-floor, so memory stays bounded by the entries inside one look-back window.
+Two reads, one guarantee.
 
-Order. Each page arrives sorted by timestamp and is shown in that order; a replica's
-logging agent delivers its entries in order, so lines are in order per replica. A
-straggler older than a line already shown for its replica is shown when seen, never dropped.
+* **Live view**: ``TailLogEntries``, Cloud Logging's streaming read (``buffer_window`` 1 s),
+  on a background thread. Its lines are shown as they come, about a second after Cloud
+  Logging receives them.
+* **Ground truth**: ``entries.list`` filtered on ``receiveTimestamp`` — when Cloud Logging
+  received an entry, a clock that only moves forward, unlike the entry's own ``timestamp``,
+  which may lie minutes in the past. Each read asks for everything received from a *floor*
+  on, ordered by timestamp (the only order the API has), and skips insertIds already shown.
+  After a complete read, the floor moves to the newest receive time seen *before that read
+  began*, minus ``margin`` (30 s). An entry received before that point was readable when the
+  read began (provided Cloud Logging indexes within ``margin``), so it was in that read or an
+  earlier one: nothing is lost however late its timestamp, and only ``margin`` seconds of
+  entries are read twice. insertIds are remembered for ``forget_after`` behind the floor, so
+  duplicates delivered again are skipped and memory stays bounded.
 
-Pace and quota. About one read per second while lines flow, doubling to ``idle_cap``
-(10 s) while the job is quiet, and back to 1 s as soon as a line appears or the job starts
-running. Cloud Logging's default quota is 60 ``entries.list`` requests per minute per
-project; a token bucket keeps one follower at 50 per minute sustained with bursts of 5 for
-paging, so never more than 55 in any minute (``CLOUDTRAIN_LOG_READS_PER_MINUTE`` sets the
-sustained figure). A 429 / RESOURCE_EXHAUSTED doubles the shortest interval (4 s at least,
-60 s at most) and it recovers gradually; the read resumes from the position, so nothing is
-lost. UNAVAILABLE / DEADLINE_EXCEEDED are retried with backoff. Once the job is terminal,
-it reads on until the logs go quiet (bounded; see ``TailPolicy.final_*``) and the iterator ends.
+A tail response with ``suppression_info`` (entries dropped: rate limit, or this reader too
+slow) triggers a ground-truth read at once from the receive time of the previous response.
+Where the server answers ``UNIMPLEMENTED`` to the tail (proxies, emulators), or while the tail
+is down, the ground truth is read at the polling pace instead, with the same guarantee.
+
+Order. Lines that arrive together (one tail response, one page) are shown in timestamp order
+per replica. A line older than one already shown for its replica is shown when it arrives,
+never held back, as a :class:`LogLine` with ``late=True`` and its own timestamp.
+
+Quota. Cloud Logging allows 60 ``entries.list`` per minute per project, shared by every
+reader of the project. With a live tail a follower reads the ground truth every
+``verify_every`` (15 s) and at most ``tail_reads_per_minute`` (10) times a minute, pages
+included, so six followers fit in one project's quota; polling alone it reads about once a
+second while lines flow and backs off to every 10 s while the job is quiet, at most
+``reads_per_minute`` (50, ``CLOUDTRAIN_LOG_READS_PER_MINUTE``). A ``RESOURCE_EXHAUSTED``
+doubles the shortest interval (4 s to 60 s) and the read resumes from the same floor.
+
+Outages. UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL and dropped connections are retried with
+capped exponential backoff and jitter (``follow.Outage``), from the same floor: nothing lost,
+nothing repeated. One line says the connection is lost, one that it is back; only an outage
+longer than ``give_up_after`` ends the follow, with exit code 3.
+
+The stop rule. Once the job is terminal, reading goes on until ``drain`` seconds (default 60,
+``--drain``) passed with nothing new — counted from the later of the job's end and the last
+new line — and a ground-truth read begun after that found nothing. Then one line says that
+later stragglers are shown by ``cloudtrain logs JOB``, which reads everything.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import heapq
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.follow import Backoff, LateMarker, Notify, Outage, default_notify, event_waiter, log
+from cloudtrain.backends.vertex.cloud_logging import Entry, TailBatch, job_filter, log_filter
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable
 
-TASK_LABEL = "ml.googleapis.com/task_name"
-_SEVERITY = {  # google.logging.type.LogSeverity; DEFAULT (0) reads as INFO
-    0: "INFO", 100: "DEBUG", 200: "INFO", 300: "NOTICE", 400: "WARNING",
-    500: "ERROR", 600: "CRITICAL", 700: "ALERT", 800: "EMERGENCY",
-}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """What the tailer needs of a Cloud Logging ``LogEntry``."""
-
-    timestamp: dt.datetime
-    insert_id: str
-    replica: str
-    severity: str
-    message: str
+__all__ = ["Entry", "LogTailer", "TailPolicy", "log_filter"]
 
 
 class PageReader(Protocol):
@@ -59,23 +69,33 @@ class PageReader(Protocol):
         ...
 
 
+class TailOpener(Protocol):
+    def __call__(self, filter: str, buffer_window: float) -> Any:
+        """Open ``TailLogEntries``: an iterable of :class:`TailBatch` with ``cancel()``."""
+        ...
+
+
 @dataclass
 class TailPolicy:
-    min_interval: float = 1.0  # seconds between reads while lines flow
+    min_interval: float = 1.0  # polling alone: seconds between reads while lines flow
     idle_factor: float = 2.0  # each empty read multiplies the interval by this …
     idle_cap: float = 10.0  # … up to this
-    reads_per_minute: int = 50  # sustained list requests per minute (default quota: 60 per project)
+    reads_per_minute: int = 50  # polling alone: list requests per minute, pages included
+    tail_reads_per_minute: int = 10  # with a live tail
+    verify_every: float = 15.0  # with a live tail: a ground-truth read this often
     burst: int = 5  # extra back-to-back reads allowed, for paging
-    throttled_floor: float = 4.0  # the shortest interval right after a 429
+    throttled_floor: float = 4.0  # the shortest interval right after a RESOURCE_EXHAUSTED
     throttled_cap: float = 60.0
-    lookback: float = 60.0  # seconds behind the newest entry that each read goes back, for late entries
+    margin: float = 30.0  # receive-time margin behind the newest receive seen (Cloud Logging's indexing lag)
+    forget_after: float = 600.0  # insertIds are remembered this long behind the floor
     status_every: float = 5.0  # check the job's state at most this often
-    final_settle: float = 5.0  # the first read after the end happens this long after the job's end time
-    final_quiet: float = 20.0  # … then reads go on until this long passed since the end and the last new line …
-    final_drain: float = 45.0  # … or until this long after the end
+    drain: float = 60.0  # after the end: stop once this long passed with nothing new
+    tail: bool = True  # use TailLogEntries for the live view where the server has it
+    buffer_window: float = 1.0  # TailLogEntries' buffer_window, seconds
     page_size: int = 1000
-    max_remembered: int = 200_000  # insertIds kept at most (normally far fewer: one look-back window)
-    max_failures: int = 20  # consecutive failed reads before giving up
+    retry_initial: float = 1.0  # outage backoff: 1 s, 2 s, 4 s … up to retry_cap, with jitter
+    retry_cap: float = 30.0
+    give_up_after: float = 24 * 3600.0  # an outage this long ends the follow (exit 3)
 
 
 class ReadBudget:
@@ -88,23 +108,86 @@ class ReadBudget:
         self.clock, self.sleep = clock, sleep
         self.stamp = clock()
 
-    def acquire(self) -> None:
+    def _refill(self) -> None:
         now = self.clock()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
+
+    def ready_in(self) -> float:
+        """Seconds until a read may start without waiting."""
+        self._refill()
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+
+    def acquire(self) -> None:
+        self._refill()
         if self.tokens < 1:
             self.sleep((1 - self.tokens) / self.rate)
             self.tokens, self.stamp = 1.0, self.clock()
         self.tokens -= 1
 
 
-def log_filter(job_id: str, floor: dt.datetime) -> str:
-    stamp = floor.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return f'resource.type="ml_job" AND resource.labels.job_id="{job_id}" AND timestamp>="{stamp}"'
+class _Tail(threading.Thread):
+    """The live view: keeps a ``TailLogEntries`` stream open, reopening it after errors."""
+
+    def __init__(self, opener: TailOpener, filter: str, policy: TailPolicy, wake: threading.Event,
+                 wait: Callable[[threading.Event, float], bool]):
+        super().__init__(daemon=True, name="cloudtrain-tail")
+        self.opener, self.filter, self.policy, self.wake, self.wait = opener, filter, policy, wake, wait
+        self.batches: collections.deque[TailBatch] = collections.deque()
+        self.state = "connecting"  # → live, down, unimplemented
+        self.stopping = threading.Event()
+        self.stream: Any = None
+        self.opened = 0
+        self.backoff = Backoff(policy.retry_initial, policy.retry_cap)
+
+    def run(self) -> None:
+        from google.api_core import exceptions
+
+        failures = 0
+        while not self.stopping.is_set():
+            try:
+                self.stream = self.opener(self.filter, self.policy.buffer_window)
+                self.opened += 1
+                for batch in self.stream:
+                    if self.state != "live":  # (re)opened: what was received before it needs a read
+                        self.batches.append(TailBatch([], 0))
+                    self.state, failures = "live", 0
+                    if batch.entries or batch.suppressed:
+                        self.batches.append(batch)
+                    self.wake.set()
+                    if self.stopping.is_set():
+                        return
+            except exceptions.MethodNotImplemented:
+                self.state = "unimplemented"
+                self.wake.set()
+                return
+            except Exception as exc:  # the ground truth covers the gap; the follower reports outages
+                if self.stopping.is_set():
+                    return
+                log.debug("log tail interrupted: %s", exc)
+                self.state = "down"
+                self.batches.append(TailBatch([], 0))  # a gap: the next response's "previous" is unknown
+                failures += 1
+            self.wait(self.stopping, self.backoff.delay(max(failures, 1)))
+
+    def take(self) -> list[TailBatch]:
+        out = []
+        while self.batches:
+            out.append(self.batches.popleft())
+        return out
+
+    def stop(self) -> None:
+        self.stopping.set()
+        stream = self.stream
+        if stream is not None:
+            try:
+                stream.cancel()
+            except Exception:  # already ended
+                pass
 
 
 class LogTailer:
-    """Lines of one job from Cloud Logging. ``read_page`` and ``job_status`` are injected."""
+    """Lines of one job from Cloud Logging. ``read_page``, ``open_tail`` and ``job_status`` are injected."""
 
     def __init__(
         self,
@@ -113,154 +196,211 @@ class LogTailer:
         *,
         start: dt.datetime,
         job_status: Callable[[], JobStatus],
+        open_tail: TailOpener | None = None,
         policy: TailPolicy | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        wait: Callable[[threading.Event, float], bool] | None = None,
+        notify: Notify = default_notify,
     ):
         self.read_page, self.job_id, self.job_status = read_page, job_id, job_status
-        self.policy = policy or TailPolicy()
+        self.open_tail = open_tail
+        self.policy = p = policy or TailPolicy()
         self.clock, self.sleep = clock, sleep
-        self.start = start
-        self.budget = ReadBudget(self.policy.reads_per_minute, self.policy.burst, clock, sleep)
-        self.newest: dt.datetime | None = None
-        self.seen: set[str] = set()
-        self._by_time: list[tuple[dt.datetime, str]] = []  # heap, to forget ids below the floor
+        self.wait = wait or event_waiter(None if sleep is time.sleep else sleep)
+        self.notify = notify
+        self.start = self.floor = start
+        self.budget = ReadBudget(p.reads_per_minute, p.burst, clock, sleep)
+        self.outage = Outage("Cloud Logging", clock=clock, notify=notify, backoff=Backoff(p.retry_initial, p.retry_cap),
+                             give_up_after=p.give_up_after, reattach=f"cloudtrain logs {job_id} --follow")  # fmt: skip
+        self.marker = LateMarker()
+        self.newest_receive: dt.datetime | None = None
+        self.seen: dict[str, dt.datetime] = {}  # insertId → receive time
+        self._by_receive: list[tuple[dt.datetime, str]] = []  # heap, to forget old insertIds
         self.requests = 0  # list requests made (for the bench and the tests)
-        self.throttled = 0  # 429s received
+        self.throttled = 0  # RESOURCE_EXHAUSTED received
+        self.suppressed = 0  # entries the tail reported as dropped
+        self.from_tail = 0  # lines first shown by the tail
         self.shown = 0
-        self._floor_interval = self.policy.min_interval
+        self.stop_note: str | None = None  # the straggler hint, once the stop rule ended the follow
+        self.tail: _Tail | None = None
+        self._floor_interval = p.min_interval
+        self._tail_receive: dt.datetime | None = None  # newest receive time of the previous tail response
+        self._reread_from: dt.datetime | None = None
 
-    # -- one read -----------------------------------------------------------------------
+    # -- turning entries into lines -----------------------------------------------------
 
-    def floor(self) -> dt.datetime:
-        if self.newest is None:
-            return self.start
-        return max(self.start, self.newest - dt.timedelta(seconds=self.policy.lookback))
+    def _show(self, entries: Iterable[Entry], *, tail: bool = False) -> list[LogLine]:
+        lines = []
+        for e in entries:
+            receive = e.receive or e.timestamp
+            if self.newest_receive is None or receive > self.newest_receive:
+                self.newest_receive = receive
+            if e.insert_id in self.seen:
+                continue
+            self.seen[e.insert_id] = receive
+            heapq.heappush(self._by_receive, (receive, e.insert_id))
+            lines.append(LogLine(e.timestamp, e.replica, e.message, e.severity, receive_timestamp=receive))
+        self.shown += len(lines)
+        self.from_tail += len(lines) if tail else 0
+        return self.marker.batch(lines)
 
-    def read(self) -> Iterator[LogLine]:
-        """Everything readable now from the position on, across pages; raises on errors."""
-        query = log_filter(self.job_id, self.floor())
+    def _forget(self) -> None:
+        horizon = self.floor - dt.timedelta(seconds=self.policy.forget_after)
+        while self._by_receive and self._by_receive[0][0] < horizon:
+            _, insert_id = heapq.heappop(self._by_receive)
+            if self.seen.get(insert_id, horizon) < horizon:
+                del self.seen[insert_id]
+
+    # -- the ground truth ---------------------------------------------------------------
+
+    def read(self, floor: dt.datetime | None = None) -> Iterator[LogLine]:
+        """One complete read of everything received from the floor on, across pages; raises on errors."""
+        began_with = self.newest_receive
+        query = log_filter(self.job_id, floor or self.floor)
         token: str | None = None
         while True:
             self.budget.acquire()
             self.requests += 1
             entries, token = self.read_page(query, token, self.policy.page_size)
-            for entry in sorted(entries, key=lambda e: e.timestamp):
-                if entry.insert_id in self.seen:
-                    continue
-                self._remember(entry)
-                self.shown += 1
-                yield LogLine(entry.timestamp, entry.replica, entry.message, entry.severity)
+            yield from self._show(entries)
             if not token:
                 break
-        self._forget_below(self.floor())
-
-    def _remember(self, entry: Entry) -> None:
-        self.seen.add(entry.insert_id)
-        heapq.heappush(self._by_time, (entry.timestamp, entry.insert_id))
-        if self.newest is None or entry.timestamp > self.newest:
-            self.newest = entry.timestamp
-        while len(self._by_time) > self.policy.max_remembered:
-            self.seen.discard(heapq.heappop(self._by_time)[1])
-
-    def _forget_below(self, floor: dt.datetime) -> None:
-        while self._by_time and self._by_time[0][0] < floor:
-            self.seen.discard(heapq.heappop(self._by_time)[1])
-
-    # -- reading with retries -----------------------------------------------------------
+        if began_with is not None:
+            self.floor = max(self.floor, began_with - dt.timedelta(seconds=self.policy.margin))
+        self._forget()
 
     def read_all(self) -> Iterator[LogLine]:
-        """One complete read (retried until it succeeds), then stop: ``logs`` without ``--follow``."""
+        """Everything there is, once (retried until it succeeds): ``logs`` without ``--follow``."""
         from google.api_core import exceptions
 
-        retryable = (exceptions.ResourceExhausted, exceptions.ServiceUnavailable, exceptions.DeadlineExceeded)
-        failures, delay = 0, self.policy.throttled_floor
+        throttled = 0
         while True:
             try:
-                yield from self.read()
+                yield from self.read(self.start)
+                self.outage.ok()
                 return
-            except retryable as exc:
-                failures += 1
-                self._give_up_after(failures, exc)
-                self.throttled += isinstance(exc, exceptions.ResourceExhausted)
-                self.sleep(delay)
-                delay = min(delay * 2, self.policy.throttled_cap)
-            except exceptions.GoogleAPICallError as exc:
-                raise _read_error(exc) from exc
-
-    def follow(self) -> Iterator[LogLine]:
-        """Lines as they arrive; after the job ends, one final read, then the iterator ends."""
-        from google.api_core import exceptions
-
-        p = self.policy
-        interval, failures = p.min_interval, 0
-        state: JobState | None = None
-        next_status = self.clock()
-        while True:
-            began = self.clock()
-            if began >= next_status:
-                status = self.job_status()
-                next_status = began + p.status_every
-                if status.state.terminal:
-                    yield from self._drain(status)
-                    return
-                if status.state is JobState.RUNNING and state is not JobState.RUNNING:
-                    interval = self._floor_interval  # lines are about to flow
-                state = status.state
-            before = self.shown
-            try:
-                yield from self.read()
             except exceptions.ResourceExhausted:
-                self.throttled += 1
-                self._floor_interval = min(max(self._floor_interval * 2, p.throttled_floor), p.throttled_cap)
-                interval = max(interval, self._floor_interval)
-            except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
-                failures += 1
-                self._give_up_after(failures, exc)
-                interval = min(max(interval * 2, 2 * p.min_interval), p.idle_cap)
+                self.throttled, throttled = self.throttled + 1, throttled + 1
+                self.sleep(min(self.policy.throttled_floor * 2 ** (throttled - 1), self.policy.throttled_cap))
+            except _transient() as exc:
+                self.sleep(self.outage.failed(exc))
             except exceptions.GoogleAPICallError as exc:
                 raise _read_error(exc) from exc
-            else:
-                failures = 0
-                self._floor_interval = max(p.min_interval, self._floor_interval * 0.8)
-                if self.shown > before:
-                    interval = self._floor_interval
-                else:
-                    interval = min(interval * p.idle_factor, max(p.idle_cap, self._floor_interval))
-            wait = began + interval - self.clock()
-            if wait > 0:
-                self.sleep(wait)
 
-    def _drain(self, status: JobStatus) -> Iterator[LogLine]:
-        """After the end: read until the logs go quiet, so lines the agent ships at shutdown still show.
+    # -- following ----------------------------------------------------------------------
 
-        Entries written just before the end can become readable well after it (11–17 s
-        after the end at 60 replicas in bench/_vertex_scale.py), so one read would lose
-        them; reading every 2 s until ``final_quiet`` has passed since both the end and the
-        last new line, bounded by ``final_drain`` after the end, costs about ten reads.
-        """
+    def follow(self, drain: float | None = None) -> Iterator[LogLine]:
+        """Lines as they arrive; ends by the stop rule once the job is terminal."""
+        wake = threading.Event()
+        if self.open_tail is not None and self.policy.tail:
+            self.tail = _Tail(self.open_tail, job_filter(self.job_id), self.policy, wake, self.wait)
+            self.tail.start()
+        try:
+            yield from self._follow(self.policy.drain if drain is None else drain, wake)
+        finally:
+            if self.tail is not None:
+                self.tail.stop()
+
+    def _live(self) -> bool:
+        return self.tail is not None and self.tail.state == "live"
+
+    def _follow(self, drain: float, wake: threading.Event) -> Iterator[LogLine]:
+        from google.api_core import exceptions
+
         p = self.policy
-        ended = (status.ended - _EPOCH).total_seconds() if status.ended else self.clock()
-        self._sleep_until(ended + p.final_settle)
-        last_new = ended
+        interval = p.min_interval
+        state: JobState | None = None
+        ended: float | None = None  # clock time of the job's end, once terminal
+        last_new = self.clock()
+        next_status = next_read = self.clock()
+        last_read_began: float | None = None
         while True:
-            before = self.shown
-            yield from self.read_all()
+            wake.clear()
             now = self.clock()
-            if self.shown > before:
-                last_new = now
-            if now - last_new >= p.final_quiet or now >= ended + p.final_drain:
-                return
-            self._sleep_until(now + 2 * p.min_interval)
+            if ended is None and now >= next_status:
+                next_status = now + p.status_every
+                try:
+                    status = self.job_status()
+                except CloudUnreachable as exc:
+                    next_status = now + self.outage.failed(exc.__cause__ or exc)
+                else:
+                    if status.state.terminal:
+                        ended = (status.ended - _EPOCH).total_seconds() if status.ended else now
+                        next_read = min(next_read, now)
+                    elif status.state is JobState.RUNNING and state is not JobState.RUNNING:
+                        interval = self._floor_interval  # lines are about to flow
+                        next_read = min(next_read, now + interval)
+                    state = status.state
+            for line in self._from_tail():
+                last_new = self.clock()
+                yield line
+            if self._reread_from is not None:
+                next_read = min(next_read, now)
+            live = self._live()
+            self.budget.rate = (p.tail_reads_per_minute if live else p.reads_per_minute) / 60.0
+            if now >= next_read and live and self.budget.ready_in() > 0:
+                next_read = now + self.budget.ready_in()  # never block the live view on the budget
+            elif now >= next_read:
+                began, before = now, self.shown
+                try:
+                    floor, self._reread_from = self._reread_from, None
+                    for line in self.read(min(floor, self.floor) if floor else None):
+                        last_new = self.clock()
+                        yield line
+                except exceptions.ResourceExhausted:
+                    self.throttled += 1
+                    self._floor_interval = min(max(self._floor_interval * 2, p.throttled_floor), p.throttled_cap)
+                    next_read = self.clock() + max(interval, self._floor_interval)
+                except _transient() as exc:
+                    next_read = self.clock() + self.outage.failed(exc)
+                except exceptions.GoogleAPICallError as exc:
+                    raise _read_error(exc) from exc
+                else:
+                    self.outage.ok()
+                    last_read_began = began
+                    self._floor_interval = max(p.min_interval, self._floor_interval * 0.8)
+                    if self.shown > before:
+                        interval = self._floor_interval
+                    else:
+                        interval = min(interval * p.idle_factor, max(p.idle_cap, self._floor_interval))
+                    next_read = began + (max(p.verify_every, self._floor_interval) if self._live() else interval)
+            if ended is not None:
+                quiet_from = max(ended, last_new)
+                if last_read_began is not None and last_read_began >= quiet_from + drain:
+                    self._stopped(drain)
+                    return
+                next_read = min(next_read, max(quiet_from + drain, self.clock()))
+            until = min(next_read, next_status) if ended is None else next_read
+            self.wait(wake, until - self.clock())
 
-    def _sleep_until(self, when: float) -> None:
-        wait = when - self.clock()
-        if wait > 0:
-            self.sleep(wait)
+    def _from_tail(self) -> Iterator[LogLine]:
+        if self.tail is None:
+            return
+        for batch in self.tail.take():
+            if batch.suppressed:
+                self.suppressed += batch.suppressed
+                self._reread_from = self._tail_receive or self.floor
+            if not batch.entries and not batch.suppressed:  # the stream broke or (re)opened: read what it missed
+                self._tail_receive = None
+                self._reread_from = self.floor
+                continue
+            yield from self._show(batch.entries, tail=True)
+            receives = [e.receive for e in batch.entries if e.receive]
+            if receives:
+                self._tail_receive = max(receives)
 
-    def _give_up_after(self, failures: int, exc: BaseException) -> None:
-        if failures >= self.policy.max_failures:
-            raise CloudUnreachable(f"Cloud Logging kept failing ({failures} reads in a row): {_short(exc)}") from exc
+    def _stopped(self, drain: float) -> None:
+        self.stop_note = (f"no new lines for {drain:g} s after the job ended; stopped following. "
+                          f"Lines that arrive later: cloudtrain logs {self.job_id}")  # fmt: skip
+        log.info(self.stop_note)
+
+
+def _transient() -> tuple[type[BaseException], ...]:
+    from google.api_core import exceptions
+
+    return (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded, exceptions.InternalServerError,
+            exceptions.Aborted, exceptions.Unknown)  # fmt: skip
 
 
 def _read_error(exc: Any) -> BackendError:
@@ -272,57 +412,3 @@ def _read_error(exc: Any) -> BackendError:
 
 def _short(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-
-
-# -- the Cloud Logging client side --------------------------------------------------------
-
-
-def to_entry(pb: Any) -> Entry:
-    """A ``google.logging.v2.LogEntry`` (raw protobuf) → :class:`Entry`."""
-    replica = pb.labels.get(TASK_LABEL) or pb.resource.labels.get("task_name") or pb.log_name.rsplit("/", 1)[-1]
-    payload = pb.WhichOneof("payload")
-    if payload == "text_payload":
-        message = pb.text_payload
-    elif payload == "json_payload":
-        fields = pb.json_payload.fields
-        message = fields["message"].string_value if "message" in fields else _struct_text(pb.json_payload)
-    else:
-        message = ""
-    stamp = pb.timestamp.ToDatetime(tzinfo=dt.timezone.utc)
-    return Entry(stamp, pb.insert_id, replica, _SEVERITY.get(pb.severity, str(pb.severity)), message.rstrip("\n"))
-
-
-def _struct_text(struct: Any) -> str:
-    from google.protobuf import json_format
-
-    return json_format.MessageToJson(struct, indent=None)
-
-
-class CloudLoggingReader:
-    """:class:`PageReader` over ``logging_v2``'s ``LoggingServiceV2Client``."""
-
-    def __init__(self, client: Any, project: str, *, timeout: float = 30.0):
-        self.client, self.resource, self.timeout = client, f"projects/{project}", timeout
-
-    @classmethod
-    def connect(cls, project: str, endpoint: Any, creds: Any) -> "CloudLoggingReader":
-        from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
-        from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
-
-        from cloudtrain.backends.vertex.settings import grpc_transport
-
-        transport = grpc_transport(LoggingServiceV2GrpcTransport, endpoint, creds)
-        return cls(LoggingServiceV2Client(transport=transport), project)
-
-    def __call__(self, filter: str, page_token: str | None, page_size: int) -> tuple[list[Entry], str | None]:
-        request = {
-            "resource_names": [self.resource],
-            "filter": filter,
-            "order_by": "timestamp asc",
-            "page_size": page_size,
-            "page_token": page_token or "",
-        }
-        pager = self.client.list_log_entries(request=request, retry=None, timeout=self.timeout)
-        page = next(iter(pager.pages))  # the first page only: exactly one request
-        response = type(page).pb(page)
-        return [to_entry(e) for e in response.entries], response.next_page_token or None

@@ -98,9 +98,11 @@ def jobs(clock):
 
 @pytest.fixture
 def logging_fake(clock):
+    """Cloud Logging on the virtual clock, answering UNIMPLEMENTED to TailLogEntries: the
+    follower polls alone, deterministically (a streaming tail needs real time: see test_tail.py)."""
     from tests.fakes.cloud_logging import FakeLogging
 
-    fake = FakeLogging(clock)
+    fake = FakeLogging(clock, tail_mode="unimplemented")
     yield fake
     fake.stop()
 

@@ -82,7 +82,8 @@ def test_ctrl_c_detaches_leaves_the_job_running_and_reattach_follows_it(config, 
     code = main(["submit", "--config", str(config)])
     out = capsys.readouterr().out
     assert code == 130
-    assert "keeps running" in out and f"cloudtrain logs {JOB} --follow" in out and f"cloudtrain cancel {JOB}" in out
+    assert "keeps running" in out and f"cloudtrain cancel {JOB}" in out
+    assert f"reattach: cloudtrain logs {JOB} --follow --backend vertex --region us-central1 --project my-project\n" in out
     assert jobs.jobs[JOB].state.name == "JOB_STATE_RUNNING"  # not cancelled
     assert "cancel" not in jobs.calls
 
@@ -114,3 +115,16 @@ def test_status_cancel_and_list(config, backend, jobs, capsys):
     assert json.loads(capsys.readouterr().out)["state"] == "CANCELLED"
     assert main(["list", "--backend", "vertex", "--region", "us-central1", "--project", "my-project", "-o", "json"]) == 0
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [JOB]
+
+
+def test_drain_takes_a_duration_and_a_bad_one_is_one_line_exit_2(config, jobs, logging_fake, clock, capsys):
+    jobs.scripts.append(Script(timeline=[(0, "RUNNING"), (30, "SUCCEEDED")]))
+    logging_fake.add(JOB, "workerpool0-0", "late by 4 min", at=clock.time() + 20, readable=clock.time() + 30 + 240)
+    assert main(["submit", "--config", str(config), "--drain", "1m"]) == 0
+    captured = capsys.readouterr()
+    assert "late by 4 min" not in captured.out
+    assert f"no new lines for 60 s after the job ended; stopped following. Lines that arrive later: cloudtrain logs {JOB}" in captured.err
+    assert main(["logs", JOB, "--follow", "--drain", "5m"]) == 0
+    assert "workerpool0-0 | late by 4 min" in capsys.readouterr().out
+    assert main(["logs", JOB, "--follow", "--drain", "soon"]) == 2
+    assert "'soon' is not a duration; use e.g. 90s, 2m, 1m30s or 1h" in capsys.readouterr().err
