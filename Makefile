@@ -3,8 +3,13 @@
 PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
+# Compile bytecode at install, so the first `cloudtrain` run is as fast as later ones.
+export UV_COMPILE_BYTECODE := 1
 
-.PHONY: run test test-fast bench bench-smoke schema clean
+.PHONY: install run test test-fast bench bench-smoke schema clean
+
+install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
+	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
 
 run: .venv/.synced  ## the main job on this machine
 	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local

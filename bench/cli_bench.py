@@ -1,7 +1,13 @@
 """CLI latency: `cloudtrain --help`, `validate`, `submit --dry-run`, next to the import cost
 of what a user would otherwise script with (the Vertex SDK, the SageMaker SDK's core).
 
-Each command runs in a fresh process (what a user waits for); the median of N runs.
+Each command runs in a fresh process (what a user waits for); the median of N runs. The
+dry-run is also timed as the first run after an install: each run with an empty bytecode
+cache (``PYTHONPYCACHEPREFIX`` pointing at a new folder, so every module is compiled from
+source: an install without bytecode compilation), and with that folder holding the bytecode
+of every module the dry-run imports, compiled beforehand (an install with
+``UV_COMPILE_BYTECODE=1``, as the Makefile does). Rows also carry CPU time (user + system),
+which a busy machine disturbs less than wall time.
     python -m bench.cli_bench [--runs 7] [--json PATH]
 """
 
@@ -10,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,14 +38,55 @@ CASES = {
 }
 
 
+DRY_RUN = "cloudtrain submit --dry-run (vertex)"
+FIRST_NO_BYTECODE = f"{DRY_RUN}, first run, no bytecode"
+FIRST_COMPILED = f"{DRY_RUN}, first run, bytecode compiled at install"
+
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
+    walls, cpus = [w for w, _ in samples], [c for _, c in samples]
+    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls), "runs": len(samples),
+            "cpu_median_s": statistics.median(cpus), "cpu_min_s": min(cpus)}  # fmt: skip
+
+
 def time_command(argv: list[str], runs: int, env: dict[str, str]) -> dict[str, float]:
-    samples = []
     subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=True)  # warm the page cache
+    return _summary([_run(argv, env) for _ in range(runs)])
+
+
+def imported_sources(argv: list[str], env: dict[str, str]) -> list[str]:
+    """The .py files a ``python -m cloudtrain …`` run imports."""
+    probe = ("import atexit, json, runpy, sys\n"
+             "atexit.register(lambda: print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())"
+             " if (getattr(m, '__file__', None) or '').endswith('.py')})), file=sys.stderr))\n"
+             "sys.argv = ['cloudtrain', *sys.argv[1:]]\nrunpy.run_module('cloudtrain', run_name='__main__')\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe, *argv[3:]], cwd=REPO, env=env, capture_output=True, text=True)
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def time_first_run(argv: list[str], runs: int, env: dict[str, str], *, compiled: bool) -> dict[str, float]:
+    """Each run with its own new bytecode cache: empty, or holding the bytecode an install would have written."""
+    sources = imported_sources(argv, env) if compiled else []
+    compile_all = "import importlib.util, py_compile, sys\nfor f in sys.argv[1:]:\n" \
+                  "    py_compile.compile(f, cfile=importlib.util.cache_from_source(f))\n"
+    samples = []
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=True)
-        samples.append(time.perf_counter() - start)
-    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples), "runs": runs}
+        with tempfile.TemporaryDirectory() as prefix:
+            run_env = {**env, "PYTHONPYCACHEPREFIX": prefix}
+            if sources:
+                subprocess.run([sys.executable, "-c", compile_all, *sources], env=run_env, check=True)
+            samples.append(_run(argv, run_env))
+    return _summary(samples)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -48,12 +96,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     runs = 3 if args.quick else max(5, args.runs)
-    cases = {k: v for k, v in CASES.items() if not args.quick or k.startswith("cloudtrain")}
+    cases = {k: v for k, v in CASES.items() if not args.quick or k.startswith("cloudtrain") or "interpreter" in k}
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": cache}
         results = {name: time_command(cmd, runs, env) for name, cmd in cases.items()}
+        results[FIRST_NO_BYTECODE] = time_first_run(CASES[DRY_RUN], runs, env, compiled=False)
+        results[FIRST_COMPILED] = time_first_run(CASES[DRY_RUN], runs, env, compiled=True)
     for name, r in results.items():
-        print(f"{name:<48} median {r['median_s'] * 1000:7.0f} ms  (min {r['min_s'] * 1000:.0f}, max {r['max_s'] * 1000:.0f}, n={r['runs']})")
+        print(f"{name:<70} median {r['median_s'] * 1000:7.0f} ms  (min {r['min_s'] * 1000:.0f}, "
+              f"max {r['max_s'] * 1000:.0f}, n={r['runs']}), CPU median {r['cpu_median_s'] * 1000:.0f} ms")  # fmt: skip
+    warm, first = results[DRY_RUN]["cpu_median_s"], results[FIRST_COMPILED]["cpu_median_s"]
+    bare = results.get("python -c 'pass' (interpreter start)", {}).get("cpu_median_s")
+    print(f"first run after install / warm (CPU): {first / warm:.2f}"
+          + (f"; warm dry-run above the bare interpreter: {(warm - bare) * 1000:.0f} ms CPU" if bare else ""))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return results

@@ -3,7 +3,8 @@
 rich draws tables and colour on a terminal. Output that is not a terminal is plain text for
 ``grep``, ``cut`` and ``jq``: never wrapped, truncated or padded, tables as tab-separated rows
 (one record per line, a header first), key-value blocks as ``key: value`` lines, titles on
-stderr, and no colour codes or carriage-return progress bars (the user's own included).
+stderr, and no colour codes or carriage-return progress bars (the user's own included). That
+output never imports rich (a good part of a dry-run's own time).
 """
 
 from __future__ import annotations
@@ -24,10 +25,69 @@ _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yell
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\b\x00-\x08\x0b-\x1f\x7f]")
 
 
+#: rich's markup tags ([bold], [/yellow], [/]); ``\\[`` is a literal bracket.
+_MARKUP = re.compile(r"(\\*)\[([a-z#/@][^\[\]]*?)?\]")
+
+
 def make_console(stream: TextIO | None = None):
+    """rich's Console on a terminal (or with FORCE_COLOR); a :class:`PlainConsole` anywhere else."""
+    import os
+
+    target = stream or sys.stdout
+    isatty = getattr(target, "isatty", None)
+    if not (isatty and isatty()) and not os.environ.get("FORCE_COLOR"):
+        return PlainConsole(stream)
     from rich.console import Console
 
-    return Console(file=stream or sys.stdout, highlight=False, soft_wrap=True)
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+class PlainConsole:
+    """What a pipe or a file gets: whole lines with rich's markup taken out, and no rich import."""
+
+    is_terminal = False
+
+    def __init__(self, stream: TextIO | None = None):
+        self._stream = stream
+
+    @property
+    def file(self) -> TextIO:
+        return self._stream or sys.stdout  # looked up per line, so it follows redirection (and pytest's capture)
+
+    def print(self, *objects: Any, **_: Any) -> None:
+        text = " ".join(o if isinstance(o, str) else _render_plain(o) for o in objects)
+        self.file.write(strip_markup(text) + "\n")
+
+    def print_json(self, json_text: str | None = None, *, data: Any = None, **_: Any) -> None:
+        self.file.write((json_text if json_text is not None else json.dumps(data, indent=2, default=str)) + "\n")
+
+
+def _render_plain(renderable: Any) -> str:
+    """A rich renderable someone handed a PlainConsole (a Table, a Text): its text, uncoloured, unwrapped."""
+    if hasattr(renderable, "plain"):
+        return renderable.plain
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=10_000, color_system=None, soft_wrap=True).print(renderable)
+    return out.getvalue().rstrip("\n")
+
+
+def strip_markup(text: str) -> str:
+    """``[bold]Job[/bold] 7`` → ``Job 7``; an escaped ``\\[x]`` stays ``[x]``."""
+    def tag(m: re.Match) -> str:
+        slashes = m.group(1)
+        if len(slashes) % 2:  # escaped: the bracket is text
+            return slashes[:-1] + m.group(0)[len(slashes):]
+        return slashes
+    return _MARKUP.sub(tag, text)
+
+
+def escape(text: str) -> str:
+    """Text with brackets that rich would read as markup made literal (rich.markup.escape, without rich)."""
+    return re.sub(r"(\\*)(\[[a-z#/@][^\[]*?])", lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
 
 
 def plain(text: str) -> str:
@@ -81,8 +141,6 @@ class ReplicaPrinter:
         self._width = 8
 
     def __call__(self, line: LogLine) -> None:
-        from rich.text import Text
-
         if line.severity.upper() == "DEBUG" and not self.show_debug:
             return
         message = format_event(line.message)  # `logs -o json` keeps the trainer's event lines as they are
@@ -90,16 +148,20 @@ class ReplicaPrinter:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
         self._width = max(self._width, len(line.replica))
-        text = Text(f"{line.replica:<{self._width}} | ", style=colour)
-        if line.late:  # arrived after newer lines of its replica: say so, with its own time
-            text.append(f"(late, {line.timestamp:%H:%M:%S} UTC) ", style="dim")
-        style = _SEVERITY_STYLE.get(line.severity.upper(), "")
-        if self.console.is_terminal:
-            body = Text.from_ansi(message.rsplit("\r", 1)[-1])
-            body.stylize(style)
-            text.append_text(body)
-        else:
-            text.append(plain(message))
+        prefix = f"{line.replica:<{self._width}} | "
+        late = f"(late, {line.timestamp:%H:%M:%S} UTC) " if line.late else ""  # arrived after newer lines of its replica
+        if not self.console.is_terminal:
+            self.console.file.write(f"{prefix}{late}{plain(message)}
+")
+            return
+        from rich.text import Text
+
+        text = Text(prefix, style=colour)
+        if late:
+            text.append(late, style="dim")
+        body = Text.from_ansi(message.rsplit("", 1)[-1])
+        body.stylize(_SEVERITY_STYLE.get(line.severity.upper(), ""))
+        text.append_text(body)
         self.console.print(text)
 
 

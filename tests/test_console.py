@@ -48,3 +48,31 @@ def test_summary_flattens_metrics_and_hides_internals():
     rows = dict(summary_rows({"wall_time_s": 29.7791, "metrics": {"val_accuracy": 0.98607}, "contract": "vertex",
                               "environment": "/x", "warnings": ["a", "b"]}))  # fmt: skip
     assert rows == {"wall_time_s": "29.78", "metrics.val_accuracy": "0.9861", "warnings": "a; b"}
+
+
+def test_plain_console_takes_markup_out_and_keeps_escaped_brackets():
+    from cloudtrain.console import PlainConsole, escape
+
+    out = io.StringIO()
+    console = PlainConsole(out)
+    console.print("[bold]Job[/bold] 7 [yellow]started[/yellow] [INFO]")
+    console.print("mapped: " + escape("[bold] is text here"))
+    console.print_json(data={"a": [1]})
+    assert out.getvalue().splitlines()[:2] == ["Job 7 started [INFO]", "mapped: [bold] is text here"]
+    assert json.loads("\n".join(out.getvalue().splitlines()[2:])) == {"a": [1]}
+    assert make_console(io.StringIO()).is_terminal is False
+
+
+def test_a_piped_dry_run_imports_no_rich_and_leaves_pydantic_plugins_as_they_were():
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    code = ("import os, sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"
+            "print(sorted(m for m in sys.modules if m.startswith('rich'))[:3], "
+            "os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr); sys.exit(rc)")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code, "submit", "job_configs/gpu4.yaml", "--dry-run"], cwd=REPO,
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == "[] None"

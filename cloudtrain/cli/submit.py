@@ -155,7 +155,7 @@ def _print_summary(console, spec, package) -> None:
              f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
         ],
     )  # fmt: skip
-    from rich.markup import escape
+    from cloudtrain.console import escape
 
     for note in spec.notes:
         console.print(f"[yellow]mapped:[/yellow] {escape(note)}")
