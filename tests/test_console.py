@@ -25,7 +25,7 @@ def test_benchmark_and_worker_events():
     assert format_event(line) == (
         "benchmark: resnet50 mirrored × 4 replicas, mixed_float16, global batch 256: 2,811 examples/s, 91.06 ms/step"
     )
-    assert format_event('{"event": "worker_done", "task": "worker:1"}') == "done (worker:1)"
+    assert format_event('{"event": "worker_done", "task": "worker-1"}') == "done (worker-1)"
 
 
 def test_plan_event_is_hidden_and_other_lines_pass_through():

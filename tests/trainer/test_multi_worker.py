@@ -36,7 +36,7 @@ def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
     assert [e["epoch"] for e in chief.of("epoch")] == [1, 2]
     done, worker_done = chief.one("done"), other.one("worker_done")
     assert other.of("plan") == [] and other.of("epoch") == []  # events come from the chief only
-    assert worker_done["task"] == "worker:1"
+    assert worker_done["task"] == "worker-1"  # as the log prefix names the replica
     assert done["weights_sha256"] == worker_done["weights_sha256"]  # same weights after all-reduce
     assert done["loss"] < 2.0
 
