@@ -151,15 +151,14 @@ class ReplicaPrinter:
         prefix = f"{line.replica:<{self._width}} | "
         late = f"(late, {line.timestamp:%H:%M:%S} UTC) " if line.late else ""  # arrived after newer lines of its replica
         if not self.console.is_terminal:
-            self.console.file.write(f"{prefix}{late}{plain(message)}
-")
+            self.console.file.write(f"{prefix}{late}{plain(message)}\n")
             return
         from rich.text import Text
 
         text = Text(prefix, style=colour)
         if late:
             text.append(late, style="dim")
-        body = Text.from_ansi(message.rsplit("", 1)[-1])
+        body = Text.from_ansi(message.rsplit("\r", 1)[-1])
         body.stylize(_SEVERITY_STYLE.get(line.severity.upper(), ""))
         text.append_text(body)
         self.console.print(text)
