@@ -51,8 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--steps-per-epoch", type=int, help="cap on steps per epoch (default: one pass over the data)")
-    g.add_argument("--steps-per-execution", type=int,
-                   help="steps per tf.function call (default: a whole epoch in one call)")
+    g.add_argument("--steps-per-execution", type=_steps_per_execution, default=None, metavar="N|auto",
+                   help="steps per tf.function call (default auto: as many as take about --call-seconds; "
+                   "a preemption notice is acted on between calls)")
+    g.add_argument("--call-seconds", type=float, default=1.0,
+                   help="target duration of one tf.function call with --steps-per-execution auto (default 1)")
 
     g = p.add_argument_group("devices")
     g.add_argument("--strategy", choices=strategy.CHOICES, default="auto")
@@ -77,6 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--plan-only", action="store_true", help="print the plan and exit without training")
     g.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _steps_per_execution(value: str) -> int | None:
+    if value.strip().lower() == "auto":
+        return None
+    try:
+        steps = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of steps or 'auto', got {value!r}") from None
+    if steps < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {steps}")
+    return steps
 
 
 def _normalise(argv: Sequence[str]) -> list[str]:

@@ -232,12 +232,20 @@ def _tfrecord_dataset(files: list[str]) -> tuple[tf.data.Dataset, tuple[int, ...
     start = (tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
     count, top = labels.reduce(start, lambda s, v: (s[0] + 1, tf.maximum(s[1], v)))
 
+    return _read_records(files, shape), shape, int(count), int(top) + 1
+
+
+def _read_records(files: list[str], shape: tuple[int, ...]) -> tf.data.Dataset:
+    """Decoded ``(image, label)`` records of ``files``."""
+    compression = "GZIP" if files[0].endswith(".gz") else None
+    raw = tf.data.TFRecordDataset(files, compression_type=compression, num_parallel_reads=AUTOTUNE)
+
     def decode(record):
         ex = tf.io.parse_single_example(record, _FEATURES)
         image = tf.reshape(tf.io.decode_raw(ex["image"], tf.uint8), shape)
         return tf.cast(image, tf.float32) / 255.0, tf.cast(ex["label"], tf.int32)
 
-    return raw.map(decode, num_parallel_calls=AUTOTUNE), shape, int(count), int(top) + 1
+    return raw.map(decode, num_parallel_calls=AUTOTUNE)
 
 
 def load_tfrecord(train_files: list[str], val_files: list[str], source: str) -> LoadedData:
@@ -348,11 +356,30 @@ def pool_shards(strategy, data: LoadedData) -> None:
 
 
 def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: bool = True,
-                   shuffle_buffer: int = 10_000, num_workers: int = 1, presharded: bool = False) -> tf.data.Dataset:
-    ds = data.train.cache() if cache else data.train
-    ds = ds.shuffle(min(shuffle_buffer, data.train_examples), seed=seed, reshuffle_each_iteration=True)
-    ds = ds.repeat().batch(global_batch, drop_remainder=True).prefetch(AUTOTUNE)
-    return _sharded(ds, shard_policy(data, num_workers, presharded))
+                   shuffle_buffer: int = 10_000, num_workers: int = 1, presharded: bool = False,
+                   worker: int | None = None, skip_batches: int = 0) -> tf.data.Dataset:
+    """Global batches, sharded across ``num_workers`` (see ``shard_policy``).
+
+    With ``worker``, only that worker's share, for a plain per-worker iterator that can be
+    checkpointed: by FILE, its own TFRecord files, and OFF (already sharded by the platform), its
+    own data, each batched by its share of the global batch; by DATA, its slice of every global
+    batch. Without, the whole pipeline for ``experimental_distribute_dataset`` to shard (TPUs).
+    ``skip_batches``: resume by position where the iterator cannot be checkpointed."""
+    policy = shard_policy(data, num_workers, presharded)
+    source, batch, examples = data.train, global_batch, data.train_examples
+    if worker is not None and policy in ("file", "off"):
+        if policy == "file":
+            source = _read_records(list(data.train_files[worker::num_workers]), data.input_shape)
+        batch, examples = global_batch // num_workers, max(data.train_examples // num_workers, 1)
+    ds = source.cache() if cache else source
+    ds = ds.shuffle(min(shuffle_buffer, examples), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.repeat().batch(batch, drop_remainder=True)
+    if worker is not None and policy == "data" and num_workers > 1:
+        share = global_batch // num_workers
+        ds = ds.map(lambda x, y: (x[worker * share:(worker + 1) * share], y[worker * share:(worker + 1) * share]))
+    if skip_batches:
+        ds = ds.skip(skip_batches)
+    return _sharded(ds.prefetch(AUTOTUNE), policy)
 
 
 def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True,

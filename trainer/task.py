@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from trainer import cli, events, metrics, plan as plan_lib, schedule
+from trainer import cli, events, metrics, plan as plan_lib, preemption, schedule
 from trainer.data_spec import channel_path, parse_data_spec
 from trainer.errors import TrainerError
 from trainer.runtime import Setup, announce, base_plan, build_model, setup, synthetic_shape
@@ -40,17 +40,36 @@ def _load_data(s: Setup):
 
 def train(s: Setup, started: float) -> int:
     from trainer import data as data_lib, tensorboard
-    from trainer.checkpoint import EpochCheckpoints, agree_across_workers
-    from trainer.loop import TrainLoop, run_epochs
+    from trainer.checkpoint import StepCheckpoints, agree_across_workers
+    from trainer.loop import CallSizer, TrainLoop, run_epochs
 
     args, cluster, strategy, dirs = s.args, s.cluster, s.strategy, s.contract.dirs
+    notice = preemption.make_notice(s.contract.platform)  # first: SIGTERM during start-up counts too
     spec, data, presharded = _load_data(s)
     batch = plan_lib.plan_batches(args.batch_size, strategy.num_replicas_in_sync, args.lr, data.train_examples,
                                   scale_lr=not args.no_lr_scaling, max_steps_per_epoch=args.steps_per_epoch)
     model, optimizer = build_model(s, data.input_shape, data.num_classes, batch.lr)
-    ckpts = EpochCheckpoints(dirs.checkpoint_dir, model, optimizer, is_chief=cluster.is_chief, rank=cluster.rank)
-    start_epoch, restored = (0, None) if args.no_resume else ckpts.restore()
-    agree_across_workers(strategy, start_epoch, cluster.num_workers)
+    host_input = s.choice.name != "tpu"  # TPUs take their input through the distributed iterator
+    loop = TrainLoop(strategy, model, optimizer, batch.global_batch,
+                     local_replicas=strategy.num_replicas_in_sync // cluster.num_workers if host_input else 1)
+    cache = not args.no_cache
+
+    def pipeline(skip: int = 0):
+        return data_lib.train_pipeline(data, batch.global_batch, args.seed, cache=cache,
+                                       shuffle_buffer=args.shuffle_buffer, num_workers=cluster.num_workers,
+                                       presharded=presharded[0], worker=cluster.rank if host_input else None,
+                                       skip_batches=skip)
+
+    train_iterator = iter(pipeline()) if host_input else None
+    ckpts = StepCheckpoints(dirs.checkpoint_dir, loop.step, is_chief=cluster.is_chief, rank=cluster.rank,
+                            model=model, optimizer=optimizer, epoch_totals=loop.train_totals, input=train_iterator,
+                            # dropout seeds and batch-norm statistics: Keras 3 models do not hand them to the checkpoint
+                            model_state=list(model.non_trainable_variables))
+    start_step, restored = (0, None) if args.no_resume else ckpts.restore()
+    agree_across_workers(strategy, start_step, cluster.num_workers)
+    if not host_input:
+        train_iterator = iter(strategy.experimental_distribute_dataset(pipeline(skip=start_step)))
+    start_epoch = start_step // batch.steps_per_epoch
 
     plan = base_plan(s)
     plan.update(
@@ -59,21 +78,33 @@ def train(s: Setup, started: float) -> int:
                                 "sharding": data_lib.shard_policy(data, cluster.num_workers, presharded[0])},
         dirs={k: getattr(dirs, k) for k in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir")},
         dirs_origin=dict(dirs.origin), export_layout=s.contract.export_layout,
-        resume_epoch=start_epoch, resume_checkpoint=restored,
+        resume_epoch=start_epoch, resume_step=start_step, resume_checkpoint=restored,
+        steps_per_execution=args.steps_per_execution or f"auto (~{args.call_seconds:g} s per call)",
+        preemption=preemption.describe(s.contract.platform),
     )
     announce(s, plan)
     if args.plan_only:
         ckpts.close()
         return 0
 
-    loop = TrainLoop(strategy, model, optimizer, batch.global_batch)
-    cache = not args.no_cache
-    train_ds = strategy.experimental_distribute_dataset(
-        data_lib.train_pipeline(data, batch.global_batch, args.seed, cache=cache, shuffle_buffer=args.shuffle_buffer,
-                                num_workers=cluster.num_workers, presharded=presharded[0])
-    )
     val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache, presharded=presharded[1])
     val_ds = strategy.experimental_distribute_dataset(val) if val is not None else None
+
+    def on_preempted():
+        step = int(loop.step.numpy())
+        ckpts.close()
+        if cluster.is_chief:
+            events.emit("preempted", step=step, epoch=step // batch.steps_per_epoch + 1,
+                        steps_per_epoch=batch.steps_per_epoch, checkpoint=ckpts.last_saved, notice=notice.source,
+                        notice_at=notice.received_at, saved_at=time.time())  # fmt: skip
+        else:
+            print(f"preempted: saved step {step}; exiting {preemption.PREEMPTED_EXIT_CODE}", flush=True)
+
+    guard = preemption.Preemption(
+        strategy, ckpts, notice, grace_period_s=preemption.grace_period(s.contract.platform),
+        on_exit=on_preempted, inert=preemption.is_inert(s.contract.platform, s.devices),
+        num_workers=cluster.num_workers,
+    )  # fmt: skip
 
     def on_epoch(result, saved):
         if cluster.is_chief:
@@ -81,18 +112,32 @@ def train(s: Setup, started: float) -> int:
             events.emit("epoch", epoch=result.epoch, epochs=args.epochs, **fields, checkpoint=saved)
             metrics.report_epoch(fields, result.epoch)
 
+    sizer = CallSizer(args.steps_per_execution, args.call_seconds,
+                      agree=lambda t: _mean_across_workers(strategy, t, cluster.num_workers))
     history = run_epochs(
-        loop, ckpts, iter(train_ds), val_ds, start_epoch=start_epoch, epochs=args.epochs,
-        steps_per_epoch=batch.steps_per_epoch, steps_per_execution=args.steps_per_execution,
+        loop, ckpts, train_iterator, val_ds, start_step=start_step, epochs=args.epochs,
+        steps_per_epoch=batch.steps_per_epoch, sizer=sizer, run_call=guard.run,
         lr_for_epoch=lambda e: schedule.learning_rate(e, args.epochs, batch.lr, args.lr_schedule, args.warmup_epochs),
         checkpoint_every=args.checkpoint_every, writer=tensorboard.writer(dirs.tensorboard_dir, cluster.is_chief),
         on_epoch=on_epoch,
     )
+    guard.close()
     ckpts.close()
-    return finish(s, loop, history, val_ds, plan, start_epoch, started)
+    plan["steps_per_execution_used"] = sizer.steps
+    return finish(s, loop, history, val_ds, plan, start_epoch, started, start_step)
 
 
-def finish(s: Setup, loop, history, val_ds, plan: dict, start_epoch: int, started: float) -> int:
+def _mean_across_workers(strategy, value: float, num_workers: int) -> float:
+    if num_workers <= 1:
+        return value
+    import tensorflow as tf
+
+    local = tf.constant(value, dtype=tf.float32)
+    return float(strategy.reduce("MEAN", strategy.run(lambda: tf.identity(local)), axis=None))
+
+
+def finish(s: Setup, loop, history, val_ds, plan: dict, start_epoch: int, started: float,
+           start_step: int = 0) -> int:
     """Export, metrics.json and the last event line."""
     from trainer import export
 
@@ -111,6 +156,8 @@ def finish(s: Setup, loop, history, val_ds, plan: dict, start_epoch: int, starte
         "epochs": s.args.epochs,
         "epochs_run": len(history),
         "resumed_from_epoch": start_epoch,
+        "resumed_from_step": start_step,
+        "steps": int(loop.step.numpy()),
         "examples_per_sec": sum(r.steps for r in steady) * loop.global_batch / train_s if train_s else None,
         "wall_time_s": time.perf_counter() - started,
         "weights_sha256": digest,
