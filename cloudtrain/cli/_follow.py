@@ -36,10 +36,23 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
             console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
+        status = _cancel(console, handle)
+    finish(console, status, progress, output=output)
+
+
+def _cancel(console, handle):
+    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once."""
+    kill = getattr(handle, "kill", None)
+    if kill is None:
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
-        status = handle.wait()
-    finish(console, status, progress, output=output)
+        return handle.wait()
+    console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
+    try:
+        return handle.cancel()
+    except KeyboardInterrupt:
+        console.print("[yellow]killing every replica now[/yellow]")
+        return kill()
 
 
 def _progress_of(handle):

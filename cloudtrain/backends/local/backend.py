@@ -20,6 +20,7 @@ from cloudtrain.spec import DataChannel, JobSpec
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
 # an earlier run, and Python path overrides no cloud machine has.
 _STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
+GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR
 _STRIP = {"TF_CONFIG", "CLUSTER_SPEC", "TRAINING_JOB_NAME", "CURRENT_HOST", "PYTHONPATH", "PYTHONHOME",
           "PYTHONSTARTUP", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"}  # fmt: skip
 
@@ -53,6 +54,8 @@ def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan
     env.update(spec.env)
     env.update(plan.env)
     env["PYTHONUNBUFFERED"] = "1"
+    # The bundled trainer saves at once on SIGTERM (Ctrl-C) instead of training on for the cloud's grace period.
+    env.setdefault(GRACE_PERIOD_VAR, "0")
     env["VIRTUAL_ENV"] = str(env_dir)
     env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
     if cuda is not None:

@@ -21,6 +21,7 @@ RUNS_DIR = LOCAL_RUNS_DIR
 SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
+CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop
 EVENT_PREFIX = '{"event"'
 
 # The local backend's own states, mapped through one table.
@@ -30,6 +31,7 @@ STATES = {
     "failed": JobState.FAILED,
     "timed_out": JobState.TIMED_OUT,
     "cancelled": JobState.CANCELLED,
+    "preempted": JobState.PREEMPTED,  # a replica saved and exited 5 on a SIGTERM that was not ours
 }
 
 
@@ -45,7 +47,7 @@ class LocalJob:
         self.environment = environment
         self._note = note
         self._chief = self.plans[0]
-        self._events: dict[str, dict] = {}  # last "epoch" / "done" event of the chief
+        self._events: dict[str, dict] = {}  # last "epoch" / "done" / "preempted" event of the chief
         self._created = dt.datetime.now(dt.timezone.utc)
         self._ended: dt.datetime | None = None
         self._final: JobStatus | None = None
@@ -76,7 +78,7 @@ class LocalJob:
                 event = json.loads(line.message)
             except ValueError:
                 return
-            if isinstance(event, dict) and event.get("event") in ("epoch", "done"):
+            if isinstance(event, dict) and event.get("event") in ("epoch", "done", "preempted"):
                 self._events[event["event"]] = event
 
     # --- JobHandle -------------------------------------------------------------------------
@@ -95,7 +97,12 @@ class LocalJob:
         return self.status() if self._final else self._finish(self._group.wait())
 
     def cancel(self) -> JobStatus:
+        """SIGTERM to every replica: the trainer saves a checkpoint and exits; SIGKILL after the grace period."""
         return self.status() if self._final else self._finish(self._group.cancel())
+
+    def kill(self) -> JobStatus:
+        """A second Ctrl-C: SIGKILL every replica now."""
+        return self.status() if self._final else self._finish(self._group.kill())
 
     # --- summary ---------------------------------------------------------------------------
 
@@ -135,6 +142,11 @@ class LocalJob:
         message = None
         if outcome is not None:
             details["exit_code"] = int(STATES[native].exit_code)  # the CLI's; the replicas' own are in exit_codes
+            saved = self._saved()
+            if saved:
+                details["saved"] = saved
+            what = (f"checkpoint at step {saved['step']} saved: {saved['checkpoint']}" if saved and saved.get("step")
+                    is not None else "no checkpoint saved")  # fmt: skip
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
@@ -145,7 +157,10 @@ class LocalJob:
             elif native == "timed_out":
                 message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
             elif native == "cancelled":
-                message = "cancelled"
+                message = f"cancelled; {what}"
+            elif native == "preempted":
+                details["preempted_replica"] = outcome.preempted
+                message = f"preempted (replica {outcome.preempted} got SIGTERM from outside cloudtrain); {what}"
         return JobStatus(
             job_id=self.job_id,
             name=str(self.output_dir),
@@ -165,12 +180,24 @@ class LocalJob:
         if self._final is None:
             native = (
                 "failed" if outcome.failed else "timed_out" if outcome.timed_out
-                else "cancelled" if outcome.cancelled else "succeeded"
+                else "cancelled" if outcome.cancelled or (outcome.preempted and self._cancel_requested())
+                else "preempted" if outcome.preempted else "succeeded"
             )  # fmt: skip
             self._ended = dt.datetime.now(dt.timezone.utc)
             self._final = self._status(native, outcome)
             self._record(self._final)
         return self._final
+
+    def _cancel_requested(self) -> bool:
+        return (self.output_dir / RUN_DIR / CANCEL_REQUESTED).exists()
+
+    def _saved(self) -> dict[str, Any] | None:
+        """What a stop left to resume from: the chief's ``preempted`` line, else the newest ``ckpt-<step>``."""
+        event = self._events.get("preempted")
+        if event and event.get("checkpoint"):
+            return {"step": event.get("step"), "checkpoint": event["checkpoint"], "source": "saved on SIGTERM"}
+        newest = latest_checkpoint(Path(self._chief.checkpoint_dir))
+        return {"step": newest[0], "checkpoint": str(newest[1]), "source": "last periodic checkpoint"} if newest else None
 
     def _metrics_file(self) -> Path | None:
         model = Path(self._chief.model_dir)
@@ -214,6 +241,18 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except OSError:
         return ""
+
+
+def latest_checkpoint(directory: Path) -> tuple[int, Path] | None:
+    """The bundled trainer's newest complete checkpoint (``ckpt-<step>/ckpt``) in a local directory."""
+    found = []
+    try:
+        for entry in directory.iterdir():
+            if entry.is_dir() and entry.name.startswith("ckpt-") and entry.name[5:].isdigit():
+                found.append((int(entry.name[5:]), entry / "ckpt"))
+    except OSError:
+        return None
+    return max(found) if found else None
 
 
 class RecordedJob:
@@ -267,6 +306,7 @@ class RecordedJob:
         """Signal the replicas' process groups of a run started by another cloudtrain process."""
         status = self.status()
         if status.state is JobState.RUNNING:
+            (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
             for pid in status.details.get("pids", {}).values():
                 try:
                     os.killpg(pid, signal.SIGTERM)

@@ -32,7 +32,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, ExitCode
 
 NOTICE = "cloudtrain"  # the replica name of cloudtrain's own lines
 _PR_SET_PDEATHSIG = 1
@@ -53,6 +53,7 @@ class Outcome:
     failed: str | None  # the first replica that exited non-zero on its own
     cancelled: bool
     timed_out: bool
+    preempted: str | None = None  # the first replica that saved and exited ExitCode.PREEMPTED on its own
 
 
 def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
@@ -110,7 +111,9 @@ class ReplicaGroup:
         self._procs: dict[str, subprocess.Popen] = {}
         self._codes: dict[str, int] = {}
         self._failed: str | None = None
+        self._preempted: str | None = None
         self._cancel = threading.Event()
+        self._kill_now = threading.Event()
         self._done = threading.Event()
         self._outcome: Outcome | None = None
         self._readers: list[threading.Thread] = []
@@ -148,6 +151,13 @@ class ReplicaGroup:
         threading.Thread(target=self._monitor, name="replica-monitor", daemon=True).start()
 
     def cancel(self) -> Outcome:
+        """SIGTERM to every replica (a trainer saves a checkpoint and exits), SIGKILL after the grace period."""
+        self._cancel.set()
+        return self.wait()
+
+    def kill(self) -> Outcome:
+        """Cut a cancel's grace period short: SIGKILL every replica now."""
+        self._kill_now.set()
         self._cancel.set()
         return self.wait()
 
@@ -231,6 +241,7 @@ class ReplicaGroup:
             failed=self._failed,
             cancelled=reason == "cancelled",
             timed_out=reason == "timeout",
+            preempted=self._preempted if reason == "preempted" else None,
         )
         _RUNNING.discard(self)
         with self._cond:
@@ -242,22 +253,29 @@ class ReplicaGroup:
 
     def _watch_exits(self) -> str | None:
         """Record exits until every replica has ended; returns why they were stopped, if they were."""
-        reason: str | None = None  # failed, cancelled, timeout
+        reason: str | None = None  # failed, preempted, cancelled, timeout
         while len(self._codes) < len(self._procs):
             for name, proc in self._procs.items():
                 code = proc.poll()
                 if code is None or name in self._codes:
                     continue
                 self._codes[name] = code
-                if code != 0 and reason is None and self._failed is None:
+                if code == ExitCode.PREEMPTED and reason is None and self._preempted is None:
+                    self._preempted = name  # saved on a SIGTERM that did not come from us
+                    self.notice(f"replica {name} saved a checkpoint and exited {code} (preempted); "
+                                "stopping the others", "WARNING")  # fmt: skip
+                elif code != 0 and reason is None and self._failed is None:
                     self._failed = name
                     self.notice(f"replica {name} exited with code {code}; stopping the others", "ERROR")
             if reason is None:
                 if self._failed is not None:
                     reason = "failed"
+                elif self._preempted is not None:
+                    reason = "preempted"
                 elif self._cancel.is_set():
                     reason = "cancelled"
-                    self.notice("cancelled: stopping every replica", "WARNING")
+                    self.notice(f"stopping: saving a checkpoint… (SIGTERM to every replica; SIGKILL after "
+                                f"{self._grace:g} s or on a second Ctrl-C)", "WARNING")  # fmt: skip
                 elif self._max_runtime and time.monotonic() - self.started > self._max_runtime:
                     reason = "timeout"
                     self.notice(f"max_runtime of {self._max_runtime:.0f}s reached: stopping every replica", "ERROR")
@@ -273,6 +291,9 @@ class ReplicaGroup:
             _signal_group(proc.pid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
         deadline = time.monotonic() + grace
         while grace > 0 and time.monotonic() < deadline and any(p.poll() is None for p in procs):
+            if self._kill_now.is_set():
+                self.notice("killing every replica now", "WARNING")
+                break
             time.sleep(self._poll)
         for proc in procs:
             _signal_group(proc.pid, signal.SIGKILL)

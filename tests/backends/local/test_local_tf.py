@@ -70,3 +70,63 @@ def test_the_real_trainer_trains_across_two_replicas(shared_cache, tmp_path):
     assert d["metrics"]["epochs_run"] == 2 and 0.0 <= d["metrics"]["val_accuracy"] <= 1.0
     assert Path(d["metrics_file"]).is_file()
     assert any(Path(d["checkpoint_dir"]).iterdir())
+
+
+# `cloudtrain submit --local`'s follow loop with the real trainer as the package; Ctrl-C arrives as SIGINT.
+CTRL_C_DRIVER = """
+import json, sys, types
+from pathlib import Path
+from cloudtrain.backends.local import LocalBackend
+from cloudtrain.cli._follow import follow
+from cloudtrain.console import make_console
+from tests.backends.local.conftest import make_spec
+
+package, cache, tmp = json.loads(sys.argv[1])
+spec = make_spec(Path(tmp), replica_count=2, module="trainer.task",
+                 args=("--data=digits", "--epochs=50", "--steps-per-epoch=30", "--steps-per-execution=1"))
+job = LocalBackend(cache_root=Path(cache), gpu_count=lambda: 0).submit(spec, types.SimpleNamespace(**package))
+try:
+    follow(make_console(sys.stdout), job, cancel_on_interrupt=True)
+except SystemExit as exc:
+    sys.exit(exc.code)
+except Exception as exc:
+    sys.exit(getattr(exc, "exit_code", 99))
+"""
+
+
+def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(shared_cache, tmp_path):
+    """First Ctrl-C: SIGTERM to both replicas, which save at one step and exit 5 on their own
+    (TF's own preemption notifier no longer swallows it); recorded CANCELLED with what was saved."""
+    import signal
+    import subprocess
+    import sys
+
+    from cloudtrain.packaging import build_sdist
+
+    package = build_sdist(REPO / "trainer", tmp_path / "dist")
+    fields = {k: str(getattr(package, k)) for k in ("path", "sha256", "name", "version", "filename")}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_DRIVER, json.dumps([fields, str(shared_cache), str(tmp_path)])],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        for line in driver.stdout:
+            lines.append(line)
+            if '{"event": "epoch", "epoch": 2,' in line:
+                driver.send_signal(signal.SIGINT)
+                break
+        out = driver.communicate(timeout=120)[0]
+    finally:
+        driver.kill()
+    out = "".join(lines) + out
+    assert driver.returncode == 130, out[-4000:]
+    assert "stopping: saving a checkpoint" in out
+    status = json.loads((tmp_path / "out" / "local-run" / "status.json").read_text())
+    assert status["state"] == "CANCELLED", status
+    d = status["details"]
+    assert d["exit_codes"] == {"chief": 5, "worker-0": 5}  # both saved and exited by themselves
+    saved = d["saved"]
+    assert saved["source"] == "saved on SIGTERM" and saved["step"] > 2 * 30
+    assert Path(saved["checkpoint"]).parent.is_dir() and f"step {saved['step']}" in status["message"]
+    assert d["wall_time_s"] > 1.0 and d["exit_code"] == 130
