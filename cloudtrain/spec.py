@@ -77,6 +77,15 @@ class DataChannel:
 
 
 @dataclass(frozen=True)
+class ResumeSpec:
+    """``submit --resume JOB``: the new job continues from that job's checkpoints."""
+
+    job_id: str
+    checkpoint_dir: str  # where JOB wrote its checkpoints (gs://, s3:// or a local path)
+    output_dir: str | None = None  # JOB's base output directory (a Vertex job resumes by writing there again)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     name: str  # the config's name
     job_name: str  # unique per submit: name-YYYYMMDD-HHMMSS
@@ -113,6 +122,7 @@ class JobSpec:
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
     model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
+    resume: ResumeSpec | None = None  # submit --resume JOB
 
     @property
     def package_prefix(self) -> str | None:

@@ -20,15 +20,21 @@ from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRIC
 @click.option("--local", is_flag=True, help="Run the job on this machine under the cloud's environment contract.")
 @click.option("--detach", is_flag=True, help="Return after the job is created instead of streaming its logs.")
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
+@click.option("--resume", "resume_job", metavar="JOB",
+              help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.")
 @STRICT_OPTION
 @DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, strict, drain,
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, strict, drain,
            output) -> None:  # fmt: skip
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
+    if resume_job:
+        from cloudtrain.backends import get_backend
+
+        spec = resumed(spec, get_backend(spec.backend), resume_job)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
                overrides=overrides, drain=drain)  # fmt: skip
 
@@ -113,6 +119,22 @@ def _candidate_specs(loaded, spec) -> list:
     return [spec] + [stage_data(build_spec(candidate, now=spec.created)) for candidate in loaded.candidates]
 
 
+def resumed(spec, backend, job_id: str):
+    """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
+    from dataclasses import replace
+
+    from cloudtrain.errors import UsageError
+    from cloudtrain.spec import ResumeSpec
+
+    details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
+    checkpoint_dir = details.get("checkpoint_dir")
+    if not checkpoint_dir:
+        raise UsageError(f"--resume {job_id}: the job has no checkpoint location",
+                         hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)")
+    output_dir = details.get("output_dir")
+    return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
+
+
 def _print_summary(console, spec, package) -> None:
     from cloudtrain.console import counted, money, print_kv
 
@@ -142,6 +164,7 @@ def _print_summary(console, spec, package) -> None:
                 if spec.flex_max_wait_seconds else "")),
             ("sweep", _sweep_line(spec.sweep)),
             ("batch", _batch_line(spec)),
+            ("resume", f"{spec.resume.job_id}: {spec.resume.checkpoint_dir}" if spec.resume else None),
             ("cost/hour", None if cost is None else
              f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} on-demand "
              f"list price, {spec.machine.price_date}" + (

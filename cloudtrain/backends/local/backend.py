@@ -135,6 +135,17 @@ def _describe_channels(spec: JobSpec) -> dict[str, str]:
     }
 
 
+def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
+    """``--resume``: the continued run's checkpoints into this run's checkpoint folder(s), as SageMaker
+    copies its checkpoint S3 prefix to /opt/ml/checkpoints when a job starts; the old run stays as it was."""
+    if "://" in source or not Path(source).is_dir():
+        raise UsageError(f"--resume: no local checkpoint folder {source}",
+                         hint="a local run continues a local run's checkpoints; its folder must still exist")
+    for target in sorted({p.checkpoint_dir for p in plans}):
+        if os.path.abspath(target) != os.path.abspath(source):
+            shutil.copytree(source, target, dirs_exist_ok=True)
+
+
 class LocalBackend:
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
@@ -198,6 +209,7 @@ class LocalBackend:
             "job_name": spec.job_name,
             "output_dir": str(out),
             **({"note": note} if note else {}),
+            **({"resume_from": spec.resume.checkpoint_dir} if spec.resume else {}),
             "package": str(package.path),
             "environment": str(env),
             **({"data": _describe_channels(spec)} if spec.channels else {}),
@@ -224,6 +236,8 @@ class LocalBackend:
         plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
         prepare(plans)
+        if spec.resume:
+            copy_checkpoints(plans, spec.resume.checkpoint_dir)
         base = dict(os.environ if self._environ is None else self._environ)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None

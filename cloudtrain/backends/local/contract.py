@@ -119,7 +119,8 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Map
     from cloudtrain.backends.vertex.request import render_custom_job
 
     bucket = spec.staging_bucket if (spec.staging_bucket or "").startswith("gs://") else "gs://local"
-    local = replace(spec, output_dir=output_dir, staging_bucket=bucket, env={**spec.env, **channel_env}, channels={})
+    local = replace(spec, output_dir=output_dir, staging_bucket=bucket, env={**spec.env, **channel_env}, channels={},
+                    resume=None)  # a local resume copies the checkpoints instead
     job = render_custom_job(local, package)["jobSpec"]
     for pool in job["workerPoolSpecs"]:
         pool["pythonPackageSpec"]["packageUris"] = [str(package.path)]

@@ -88,6 +88,8 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
         details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
     if desc.get("ModelArtifacts", {}).get("S3ModelArtifacts"):
         details["model_artifacts"] = desc["ModelArtifacts"]["S3ModelArtifacts"]
+    if desc.get("CheckpointConfig", {}).get("S3Uri"):  # what `submit --resume` continues
+        details["checkpoint_dir"] = desc["CheckpointConfig"]["S3Uri"]
     return details
 
 

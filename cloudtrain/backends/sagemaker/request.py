@@ -45,7 +45,10 @@ def sourcedir_uri(spec: JobSpec, package: BuiltPackage) -> str:
 
 
 def checkpoint_uri(spec: JobSpec) -> str:
-    """Spot checkpoints, next to what SageMaker writes for this job (``OUTPUT/JOB/output/…``)."""
+    """Checkpoints (``/opt/ml/checkpoints``, synced to S3 during the job and back at its start), next to
+    what SageMaker writes for this job (``OUTPUT/JOB/output/…``); ``--resume JOB``: that job's."""
+    if spec.resume:
+        return spec.resume.checkpoint_dir
     return f"{spec.output_dir}/{spec.job_name}/checkpoints"
 
 
@@ -73,7 +76,8 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         # SageMaker requires a max wait with spot; the shortest it accepts is the max runtime.
         stopping["MaxWaitTimeInSeconds"] = spec.max_wait_seconds or spec.max_runtime_seconds
         params["EnableManagedSpotTraining"] = True
-        params["CheckpointConfig"] = {"S3Uri": checkpoint_uri(spec)}
+    # Always: a job stopped for any reason (spot, a cancel, max_runtime) can be continued with --resume.
+    params["CheckpointConfig"] = {"S3Uri": checkpoint_uri(spec)}
     if spec.env:
         params["Environment"] = dict(spec.env)
     if spec.labels:

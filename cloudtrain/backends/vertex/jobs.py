@@ -72,6 +72,10 @@ def to_status(job: Any) -> JobStatus:
                             for p in pools]  # fmt: skip
     if job.job_spec.scheduling.strategy:
         details["scheduling_strategy"] = getattr(job.job_spec.scheduling.strategy, "name", None)
+    base = job.job_spec.base_output_directory.output_uri_prefix
+    if base:  # what `submit --resume` continues: AIP_CHECKPOINT_DIR is <base>/checkpoints
+        details["output_dir"] = base.rstrip("/")
+        details["checkpoint_dir"] = base.rstrip("/") + "/checkpoints"
     return JobStatus(
         job_id=job_id,
         name=job.name,

@@ -109,7 +109,9 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         job_spec["serviceAccount"] = spec.service_account
     if spec.network:
         job_spec["network"] = spec.network
-    job_spec["baseOutputDirectory"] = {"outputUriPrefix": spec.output_dir}
+    # AIP_CHECKPOINT_DIR is <base>/checkpoints: a resumed job writes under the job's base it continues.
+    base = spec.resume.output_dir if spec.resume and spec.resume.output_dir else spec.output_dir
+    job_spec["baseOutputDirectory"] = {"outputUriPrefix": base}
     labels = dict(spec.labels)
     labels[SUBMIT_ID_LABEL] = submit_id(spec, package)
     return {"displayName": spec.job_name, "jobSpec": job_spec, "labels": labels}
