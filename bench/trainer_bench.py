@@ -12,6 +12,11 @@ Three comparisons, each case in its own fresh Python process:
    strategy (``--benchmark``, same per-replica batch).
 3. float32 vs mixed_bfloat16 on the CPU (``--benchmark``; CNN, and ResNet-50
    unless ``--quick``).
+4. The cost of acting on a preemption notice within about a second: the default
+   ``--steps-per-execution auto`` (calls of ~1 s, each wrapped by TensorFlow's
+   PreemptionCheckpointHandler; also at 0.25 s) vs one call per epoch, on synthetic
+   data where an epoch takes several seconds (median and every run's value).
+   ``bench/preemption_bench.py`` measures what a notice then costs.
 
 Usage::
 
@@ -148,6 +153,23 @@ def main(argv=None) -> int:
         comparisons[f"{data}: trainer / fit"] = statistics.median(loop) / statistics.median(fit)
         if loop1:
             comparisons[f"{data}: trainer (1 step/call) / fit"] = statistics.median(loop1) / statistics.median(fit)
+
+    # 4. bounded calls (preemption notice within ~1 s) vs one tf.function call per epoch
+    n4 = 2048 if a.quick else 16384
+    common = ["--data", "synthetic", "--synthetic-examples", str(n4), "--epochs", str(epochs), "--batch-size", "64",
+              "--val-split", "0.2"]
+    cases4 = {"one call per epoch": ["--steps-per-execution", "1000000"],
+              "auto, ~1 s per call (default)": [],
+              "auto, ~0.25 s per call": ["--call-seconds", "0.25"]}
+    runs4: dict[str, list[float]] = {k: [] for k in cases4}
+    for _ in range(repeats):  # interleaved, so load drifts hit every case alike
+        for name, extra in cases4.items():
+            runs4[name].append(trainer_epochs(common + extra, work))
+    for name, values in runs4.items():
+        row(f"synthetic {n4} cnn batch 64: {name}", statistics.median(values), runs=values)
+    per_epoch = statistics.median(runs4["one call per epoch"])
+    comparisons["bounded calls ~1 s / one call per epoch"] = statistics.median(runs4["auto, ~1 s per call (default)"]) / per_epoch
+    comparisons["bounded calls ~0.25 s / one call per epoch"] = statistics.median(runs4["auto, ~0.25 s per call"]) / per_epoch
 
     # 2. and 3. --benchmark mode
     base = ["--model", "cnn", "--batch-size", "64", "--benchmark-steps", str(steps)]
