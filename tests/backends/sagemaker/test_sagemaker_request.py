@@ -17,11 +17,7 @@ from tests.backends.sagemaker.conftest import fake_package, make_spec
 
 from cloudtrain.backends.sagemaker import BACKEND, request
 from cloudtrain.errors import UsageError
-<<<<<<< HEAD
-from cloudtrain.spec import DataChannel
-=======
-from cloudtrain.spec import ResumeSpec
->>>>>>> 1b64352 (submit --resume JOB: the new job continues JOB's checkpoints (SageMaker CheckpointConfig on every job, Vertex base output dir, local copy))
+from cloudtrain.spec import DataChannel, ResumeSpec
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -91,7 +87,6 @@ SPECS = {
         env=MappingProxyType({}),
         args=(),
     ),
-<<<<<<< HEAD
     "channels": make_spec(
         channels=MappingProxyType({
             "train": DataChannel("train", "s3://datasets/digits/train"),
@@ -99,10 +94,8 @@ SPECS = {
             "extra": DataChannel("extra", "/home/me/extra", uri="s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"),
         }),
     ),
-=======
     # submit --resume: SageMaker copies the continued job's checkpoints to /opt/ml/checkpoints at start.
     "spot-resume": make_spec(spot=True, resume=ResumeSpec("old-job", "s3://cloudtrain-staging/old-job/checkpoints")),
->>>>>>> 1b64352 (submit --resume JOB: the new job continues JOB's checkpoints (SageMaker CheckpointConfig on every job, Vertex base output dir, local copy))
 }
 
 

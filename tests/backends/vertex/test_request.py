@@ -18,11 +18,7 @@ import pytest
 from cloudtrain.backends.vertex import BACKEND
 from cloudtrain.backends.vertex import request as vertex_request
 from cloudtrain.errors import UsageError
-<<<<<<< HEAD
-from cloudtrain.spec import DataChannel
-=======
-from cloudtrain.spec import ResumeSpec
->>>>>>> 1b64352 (submit --resume JOB: the new job continues JOB's checkpoints (SageMaker CheckpointConfig on every job, Vertex base output dir, local copy))
+from cloudtrain.spec import DataChannel, ResumeSpec
 from tests.backends.vertex.conftest import make_spec
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -44,7 +40,6 @@ SPECS = {
         service_account="trainer@my-project.iam.gserviceaccount.com",
         network="projects/123456789/global/networks/default",
     ),
-<<<<<<< HEAD
     "channels": dict(
         channels={
             "train": DataChannel("train", "gs://datasets/digits/train"),
@@ -52,11 +47,9 @@ SPECS = {
             "extra": DataChannel("extra", "/home/me/extra", uri="gs://my-bucket/cloudtrain/data/" + "e" * 64 + "/"),
         },
     ),
-=======
     # submit --resume: the new job writes under the base output directory of the job it continues.
     "resume": dict(spot=True, resume=ResumeSpec("1234567890", "gs://my-bucket/out/old-job/checkpoints",
                                                 "gs://my-bucket/out/old-job")),
->>>>>>> 1b64352 (submit --resume JOB: the new job continues JOB's checkpoints (SageMaker CheckpointConfig on every job, Vertex base output dir, local copy))
 }
 
 
