@@ -111,6 +111,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="tiny sizes, one repeat, no ResNet-50 (CI smoke)")
     p.add_argument("--repeats", type=int, help="runs per case (default 3, quick 1)")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--calls-only", action="store_true", help="only section 4 (bounded calls vs one per epoch)")
     p.add_argument("--_fit", nargs=5, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a._fit:
@@ -134,25 +135,26 @@ def main(argv=None) -> int:
     print(f"trainer benchmark on {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
           f"(repeats={repeats}, epochs={epochs})", flush=True)
 
-    # 1. trainer vs model.fit
-    fit_cases = [("digits", 32, 0.003, 0), ("synthetic", 64, 0.001, synth_n)]
-    for data, batch, lr, n in fit_cases:
-        common = ["--data", data, "--epochs", str(epochs), "--batch-size", str(batch), "--lr", str(lr),
-                  "--synthetic-examples", str(max(n, 1)), "--val-split", "0.2"]
-        loop, loop1, fit = [], [], []
-        for _ in range(repeats):
-            loop.append(trainer_epochs(common, work))
-            if data == "digits":
-                loop1.append(trainer_epochs(common + ["--steps-per-execution", "1"], work))
-            fit.append(fit_epochs(data, epochs, batch, lr, n, work))
-        label = f"{data} cnn batch {batch}"
-        row(f"{label}: trainer custom loop", statistics.median(loop), runs=loop)
-        if loop1:
-            row(f"{label}: trainer, 1 step per tf.function call", statistics.median(loop1), runs=loop1)
-        row(f"{label}: plain keras model.fit", statistics.median(fit), runs=fit)
-        comparisons[f"{data}: trainer / fit"] = statistics.median(loop) / statistics.median(fit)
-        if loop1:
-            comparisons[f"{data}: trainer (1 step/call) / fit"] = statistics.median(loop1) / statistics.median(fit)
+    if not a.calls_only:
+        # 1. trainer vs model.fit
+        fit_cases = [("digits", 32, 0.003, 0), ("synthetic", 64, 0.001, synth_n)]
+        for data, batch, lr, n in fit_cases:
+            common = ["--data", data, "--epochs", str(epochs), "--batch-size", str(batch), "--lr", str(lr),
+                      "--synthetic-examples", str(max(n, 1)), "--val-split", "0.2"]
+            loop, loop1, fit = [], [], []
+            for _ in range(repeats):
+                loop.append(trainer_epochs(common, work))
+                if data == "digits":
+                    loop1.append(trainer_epochs(common + ["--steps-per-execution", "1"], work))
+                fit.append(fit_epochs(data, epochs, batch, lr, n, work))
+            label = f"{data} cnn batch {batch}"
+            row(f"{label}: trainer custom loop", statistics.median(loop), runs=loop)
+            if loop1:
+                row(f"{label}: trainer, 1 step per tf.function call", statistics.median(loop1), runs=loop1)
+            row(f"{label}: plain keras model.fit", statistics.median(fit), runs=fit)
+            comparisons[f"{data}: trainer / fit"] = statistics.median(loop) / statistics.median(fit)
+            if loop1:
+                comparisons[f"{data}: trainer (1 step/call) / fit"] = statistics.median(loop1) / statistics.median(fit)
 
     # 4. bounded calls (preemption notice within ~1 s) vs one tf.function call per epoch
     n4 = 2048 if a.quick else 16384
@@ -167,33 +169,36 @@ def main(argv=None) -> int:
             runs4[name].append(trainer_epochs(common + extra, work))
     for name, values in runs4.items():
         row(f"synthetic {n4} cnn batch 64: {name}", statistics.median(values), runs=values)
-    per_epoch = statistics.median(runs4["one call per epoch"])
-    comparisons["bounded calls ~1 s / one call per epoch"] = statistics.median(runs4["auto, ~1 s per call (default)"]) / per_epoch
-    comparisons["bounded calls ~0.25 s / one call per epoch"] = statistics.median(runs4["auto, ~0.25 s per call"]) / per_epoch
+    med4 = {k: statistics.median(v) for k, v in runs4.items()}
+    comparisons["bounded calls ~1 s / one call per epoch"] = med4["auto, ~1 s per call (default)"] / med4[
+        "one call per epoch"]
+    comparisons["bounded calls ~0.25 s / one call per epoch"] = med4["auto, ~0.25 s per call"] / med4[
+        "one call per epoch"]
 
-    # 2. and 3. --benchmark mode
-    base = ["--model", "cnn", "--batch-size", "64", "--benchmark-steps", str(steps)]
-    bench_cases = {
-        "cnn 28x28 float32, default strategy (1 replica)": base,
-        "cnn 28x28 float32, mirrored on 2 logical CPUs": base + ["--cpu-devices", "2"],
-        "cnn 28x28 mixed_bfloat16, default strategy": base + ["--precision", "mixed_bfloat16"],
-    }
-    if not a.quick:
-        rn = ["--model", "resnet50", "--batch-size", "16", "--benchmark-steps", "5", "--warmup-steps", "2"]
-        bench_cases["resnet50 224x224 float32"] = rn
-        bench_cases["resnet50 224x224 mixed_bfloat16"] = rn + ["--precision", "mixed_bfloat16"]
-    results: dict[str, list[float]] = {k: [] for k in bench_cases}
-    for _ in range(repeats):
-        for name, args in bench_cases.items():
-            results[name].append(trainer_benchmark(args, work)["examples_per_sec"])
-    med = {k: statistics.median(v) for k, v in results.items()}
-    for name, values in results.items():
-        row(name, med[name], runs=values)
-    names = list(bench_cases)
-    comparisons["mirrored 2 logical CPUs / 1"] = med[names[1]] / med[names[0]]
-    comparisons["cnn mixed_bfloat16 / float32"] = med[names[2]] / med[names[0]]
-    if not a.quick:
-        comparisons["resnet50 mixed_bfloat16 / float32"] = med[names[4]] / med[names[3]]
+    if not a.calls_only:
+        # 2. and 3. --benchmark mode
+        base = ["--model", "cnn", "--batch-size", "64", "--benchmark-steps", str(steps)]
+        bench_cases = {
+            "cnn 28x28 float32, default strategy (1 replica)": base,
+            "cnn 28x28 float32, mirrored on 2 logical CPUs": base + ["--cpu-devices", "2"],
+            "cnn 28x28 mixed_bfloat16, default strategy": base + ["--precision", "mixed_bfloat16"],
+        }
+        if not a.quick:
+            rn = ["--model", "resnet50", "--batch-size", "16", "--benchmark-steps", "5", "--warmup-steps", "2"]
+            bench_cases["resnet50 224x224 float32"] = rn
+            bench_cases["resnet50 224x224 mixed_bfloat16"] = rn + ["--precision", "mixed_bfloat16"]
+        results: dict[str, list[float]] = {k: [] for k in bench_cases}
+        for _ in range(repeats):
+            for name, args in bench_cases.items():
+                results[name].append(trainer_benchmark(args, work)["examples_per_sec"])
+        med = {k: statistics.median(v) for k, v in results.items()}
+        for name, values in results.items():
+            row(name, med[name], runs=values)
+        names = list(bench_cases)
+        comparisons["mirrored 2 logical CPUs / 1"] = med[names[1]] / med[names[0]]
+        comparisons["cnn mixed_bfloat16 / float32"] = med[names[2]] / med[names[0]]
+        if not a.quick:
+            comparisons["resnet50 mixed_bfloat16 / float32"] = med[names[4]] / med[names[3]]
 
     print("\n  ratios")
     for name, value in comparisons.items():

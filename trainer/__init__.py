@@ -14,6 +14,7 @@ Modules without TensorFlow (importable anywhere, unit-tested without TF):
 ``env`` (platform contract), ``cluster`` (TF_CONFIG), ``precision`` (policy
 choice), ``plan`` (batch/LR math and the plan block), ``schedule`` (LR
 schedule), ``data_spec`` (what ``--data`` names), ``events`` (JSON lines),
-``errors``; ``hardware`` and ``strategy`` import TF only inside the functions
-that touch devices.
+``errors``, ``preemption`` (the notice; TensorFlow only inside its handler);
+``hardware`` and ``strategy`` import TF only inside the functions that touch
+devices.
 """

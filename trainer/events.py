@@ -3,7 +3,9 @@
 Every line starts with ``{"event": `` so the CLI can pick them out of mixed
 logs. Events: ``plan`` (once, the resolved plan), ``epoch`` (after each epoch's
 checkpoint is written), ``benchmark`` (``--benchmark`` only), ``done`` (last,
-from the chief) and ``worker_done`` (last, from each non-chief worker). No
+from the chief), ``worker_done`` (last, from each non-chief worker) and
+``preempted`` (instead of ``done`` when a notice stopped the run: the step and
+checkpoint saved, exit status 5). No
 TensorFlow here.
 """
 
