@@ -166,3 +166,9 @@ def test_a_retried_create_that_already_went_through_is_not_an_error() -> None:
         with pytest.raises(BackendError, match=f"creating training job {name}: ResourceInUse"):
             backend._create(job.clients, params)  # someone else's job of the same name
     stub.assert_no_pending_responses()
+
+
+def test_status_names_the_checkpoint_location_that_submit_resume_continues() -> None:
+    desc = _desc("Stopped", "Interrupted", CheckpointConfig={"S3Uri": "s3://b/out/j/checkpoints"})
+    assert to_status(desc, "eu-west-1").details["checkpoint_dir"] == "s3://b/out/j/checkpoints"
+    assert "checkpoint_dir" not in to_status(_desc("Completed", "Completed"), "eu-west-1").details

@@ -241,3 +241,15 @@ def test_unwritable_bucket_is_one_line(package):
         upload_package(package, f"gs://locked/cloudtrain/packages/{package.sha256}/{package.filename}", Client())
     assert str(err.value).startswith("cannot write to staging bucket gs://locked: 403")
     assert "storage.objectAdmin" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_resume_writes_under_the_continued_jobs_base_output_dir(backend, jobs, gcs, spec, package):
+    """`submit --resume JOB`: AIP_CHECKPOINT_DIR of the new job is JOB's, found through JOB itself."""
+    from cloudtrain.cli.submit import resumed
+
+    first = backend.submit(spec, package)
+    later = resumed(make_spec(job_name="demo-20240501-130000", output_dir=spec.output_dir + "-other"), backend,
+                    first.job_id)  # fmt: skip
+    assert later.resume.checkpoint_dir == spec.output_dir.rstrip("/") + "/checkpoints"
+    second = backend.submit(later, package)
+    assert jobs.jobs[second.job_id].job_spec.base_output_directory.output_uri_prefix == spec.output_dir
