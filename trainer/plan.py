@@ -105,11 +105,21 @@ def render_plan(plan: Mapping[str, object]) -> str:
     )
     lines.append(_line("model", f"{plan['model']}  ({plan.get('params', '?')} parameters)"))
     lines.append(_line("epochs", f"{plan['epochs']} x {batch['steps_per_epoch']} steps"))
+    if plan.get("preemption"):
+        p = plan["preemption"]
+        calls = plan.get("steps_per_execution", "auto")
+        calls = f"{calls} steps per call" if isinstance(calls, int) else calls
+        lines.append(_line("on notice", f"{p['notice']}: checkpoint after this call ({calls}), "
+                                        f"grace {p['grace_period_s']:g} s, exit {p['exit_code']}"))
     for key in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir"):
         if plan["dirs"].get(key):
             origin = plan["dirs_origin"].get(key, "")
             lines.append(_line(key.replace("_", " "), f"{plan['dirs'][key]}  ({origin})"))
-    if plan.get("resume_epoch"):
+    spe = batch["steps_per_epoch"]
+    if plan.get("resume_step") and plan["resume_step"] % spe:  # saved on a notice, mid-epoch
+        lines.append(_line("resume", f"from step {plan['resume_step']} (epoch {plan['resume_step'] // spe + 1}, "
+                                     f"step {plan['resume_step'] % spe} of {spe})"))
+    elif plan.get("resume_epoch"):
         resume = f"from epoch {plan['resume_epoch']} checkpoint"
         if plan["resume_epoch"] >= plan["epochs"]:
             resume += " (finished: nothing to train; --no-resume or a new --job-dir starts over)"

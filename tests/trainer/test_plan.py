@@ -96,3 +96,19 @@ def test_plan_block_says_when_a_resumed_run_has_nothing_left_to_train():
     }
     assert "from epoch 12 checkpoint (finished: nothing to train" in render_plan(plan)
     assert "finished" not in render_plan(plan | {"resume_epoch": 5})
+
+
+def test_plan_block_says_where_a_run_saved_on_notice_resumes_and_what_a_notice_does():
+    plan = {
+        "platform": "sagemaker", "task": "worker:0", "workers": 1, "devices": ["CPU:0"], "strategy": "default",
+        "strategy_reason": "no GPU", "precision": "float32", "precision_reason": "CPU",
+        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(), "lr_schedule": "cosine", "warmup_epochs": 0,
+        "data": {"name": "digits", "source": "sklearn", "train_examples": 1438, "val_examples": 359,
+                 "input_shape": [8, 8, 1], "num_classes": 10},
+        "model": "cnn", "epochs": 12, "dirs": {}, "dirs_origin": {}, "resume_epoch": 2, "resume_step": 100,
+        "steps_per_execution": "auto (~1 s per call)",
+        "preemption": {"notice": "SIGTERM", "grace_period_s": 90, "exit_code": 5},
+    }
+    text = render_plan(plan)
+    assert "from step 100 (epoch 3, step 12 of 44)" in text
+    assert "SIGTERM: checkpoint after this call (auto (~1 s per call)), grace 90 s, exit 5" in text
