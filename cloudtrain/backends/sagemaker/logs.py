@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.backends.follow import Notify, Outage, default_notify
+from cloudtrain.errors import CloudUnreachable
 from .aws import THROTTLING, error_code, translated
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -76,6 +78,8 @@ class LogTailer:
         max_throttle_retries: int = 12,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        notify: Notify = default_notify,
+        give_up_after: float = 24 * 3600.0,
     ):
         self.client = client
         self.prefix = f"{job_name}/"
@@ -94,6 +98,8 @@ class LogTailer:
         self.calls: Counter[str] = Counter()  # API calls made, by operation
         self.throttled = 0  # calls answered with a throttling error (and retried)
         self._discovered_at: float | None = None
+        self.outage = Outage("CloudWatch Logs", clock=clock, notify=notify, give_up_after=give_up_after,
+                             reattach=f"cloudtrain logs {job_name} --follow")  # fmt: skip
 
     def read(self) -> Iterator[LogLine]:
         """Everything there is now, from the start (``cloudtrain logs JOB``)."""
@@ -103,7 +109,7 @@ class LogTailer:
     def follow(self) -> Iterator[LogLine]:
         """Lines as they arrive; ends after a final read once the job is terminal."""
         with translated("reading CloudWatch logs"):
-            done = self.job_done()
+            done = self._job_done()
             if done:  # already over: one read of everything
                 yield from self._round(drain=True)
                 return
@@ -114,7 +120,7 @@ class LogTailer:
                 yield from self._round(drain=False)
                 if self.clock() - checked >= self.status_seconds:
                     checked = self.clock()
-                    if self.job_done():
+                    if self._job_done():
                         self.sleep(self.final_grace_seconds)
                         yield from self._round(drain=True)
                         return
@@ -195,15 +201,42 @@ class LogTailer:
         return events
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        """One call, retried on throttling (doubling, 1 s to 30 s) and on 5xx / dropped or refused
+        connections (``follow.Outage``: capped backoff with jitter, one line lost, one back). The
+        retry sends the same token, so nothing is lost or repeated."""
         delay, attempt = 1.0, 0
         while True:
             self.calls[operation] += 1
             try:
-                return getattr(self.client, operation)(**kwargs)
+                page = getattr(self.client, operation)(**kwargs)
             except Exception as exc:
+                if _transient(exc):
+                    self.sleep(self.outage.failed(exc))
+                    continue
                 if error_code(exc) not in THROTTLING or attempt >= self.max_throttle_retries:
                     raise
+            else:
+                self.outage.ok()
+                return page
             attempt += 1
             self.throttled += 1
             self.sleep(delay)
             delay = min(delay * 2, 30.0)
+
+    def _job_done(self) -> bool:
+        """The job's state; while SageMaker cannot be reached it may still run."""
+        try:
+            return self.job_done()
+        except CloudUnreachable:
+            return False
+
+
+def _transient(exc: BaseException) -> bool:
+    import botocore.exceptions as bx
+
+    if isinstance(exc, (bx.EndpointConnectionError, bx.ConnectionClosedError, bx.ReadTimeoutError,
+                        bx.ConnectTimeoutError)):  # fmt: skip
+        return True
+    response = getattr(exc, "response", None)
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(response, dict) else 0
+    return status >= 500 or error_code(exc) in ("ServiceUnavailableException", "InternalFailure")

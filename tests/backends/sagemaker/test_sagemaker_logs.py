@@ -285,3 +285,52 @@ def test_replica_names() -> None:
     assert replica_name("job/algo-1-1700000000") == "algo-1"
     assert replica_name("job/algo-12-1700000000") == "algo-12"
     assert replica_name("job/other") == "other"
+
+
+def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_its_exit_code(aws: MotoAws) -> None:
+    """CloudWatch Logs answers 503 for 10 s, then refuses connections for 15 s, while the job runs:
+    every line is printed exactly once, one line says the connection is lost and one that it is
+    back (per outage), and the job's own outcome (failed: 1) is what remains."""
+    import botocore.exceptions
+
+    _create_job(aws, "flaky", instances=2)
+    writer = LogWriter(aws.client("logs", "us-east-1"), "flaky")
+    names = [writer.open(i) for i in (1, 2)]
+    rounds = itertools.count()
+    fake: FakeTime
+
+    def step(_s: float) -> None:
+        k = next(rounds)
+        if k < 30:
+            for i, stream in enumerate(names, start=1):
+                writer.write(stream, [f"{i}:{k}:{n}" for n in range(3)], start_ms=_now_ms() + k * 10)
+        elif k == 30:
+            aws.set_job("us-east-1", "flaky", "Failed", "Failed", failure_reason="exit code 3")
+
+    fake = FakeTime(step)
+    start = fake.now
+    clients = AwsClients("us-east-1")
+
+    def before_send(request, **kwargs):
+        t = fake.now - start
+        if 10 <= t < 20:
+            body = json.dumps({"__type": "ServiceUnavailableException", "message": "unavailable"}).encode()
+            return AWSResponse(request.url, 503, {"Content-Type": "application/x-amz-json-1.1"}, _Raw(body))
+        if 30 <= t < 45:
+            raise botocore.exceptions.EndpointConnectionError(endpoint_url=request.url)
+        return None
+
+    clients.logs.meta.events.register("before-send.logs", before_send)
+    notes: list[str] = []
+    backend = SageMakerBackend(clients=lambda region: clients, sleep=fake.sleep, clock=fake.clock,
+                               tailer_options={"status_seconds": 0, "notify": notes.append})  # fmt: skip
+    job = backend.attach("flaky", region="us-east-1")
+    lines = list(job.logs(follow=True))
+
+    got = _by_replica(lines)
+    for i in (1, 2):
+        assert got[f"algo-{i}"] == [f"{i}:{k}:{n}" for k in range(30) for n in range(3)]
+    assert job.tailer.outage.outages == 2
+    assert sum("lost the connection to CloudWatch Logs" in n for n in notes) == 2
+    assert sum("is back after" in n for n in notes) == 2
+    assert job.wait().state.exit_code == 1
