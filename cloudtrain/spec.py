@@ -133,6 +133,8 @@ class JobSpec:
         if self.job_dir:
             return f"{self.job_dir.rstrip('/')}/packages"
         return None
+    local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
+    image_python: str | None = None  # image.python: the image's Python where it comes in several
 
     @property
     def gpus_total(self) -> int:
@@ -260,6 +262,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
         model_dir=cfg.model_dir,
+        local_python=cfg.local.python,
+        image_python=cfg.image.python,
     )
 
 

@@ -106,6 +106,14 @@ class Image(_Strict):
     )
 
 
+class Local(_Strict):
+    python: StrictStr | None = Field(
+        None,
+        description='--local: the Python to build the local environment on, a path or a version ("3.10");'
+        " default: the image's Python version found on PATH or in ~/.pyenv/versions.",
+    )
+
+
 class Spot(_Strict):
     enabled: StrictBool = Field(False, description="Use spot / preemptible capacity.")
     max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
@@ -263,6 +271,7 @@ class JobConfig(_Strict):
     fallback: list[Fallback] = Field(
         default_factory=list, description="Candidates tried in order when the main request gets no capacity or quota."
     )
+    local: Local = Field(default_factory=Local, description="Settings for --local runs only.")
 
     @property
     def cloud(self) -> Cloud:

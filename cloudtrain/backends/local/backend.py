@@ -6,11 +6,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from cloudtrain.backends.base import JobStatus
-from cloudtrain.backends.local import contract, venv
+from cloudtrain.backends.local import contract, outputs, venv
+from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError, UsageError
@@ -146,6 +148,11 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
             shutil.copytree(source, target, dirs_exist_ok=True)
 
 
+def default_image(spec: JobSpec) -> Image:
+    """The image layer for ``spec``: its TensorFlow (or the cloud's default) on a matching Python."""
+    return resolve_image(spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python)
+
+
 class LocalBackend:
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
@@ -161,10 +168,14 @@ class LocalBackend:
         channels: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
         fetch_channel: Callable[[JobSpec, DataChannel], Path] | None = None,
+        image_for: Callable[[JobSpec], Image] | None = None,
+        log: Callable[[str], None] | None = None,
     ):
         """``channels``: name → local folder, on top of the spec's own ``data:`` channels;
         ``fetch_channel``: how a bucket channel becomes a local folder (default: the download cache)."""
         self._cache_root = cache_root
+        self._image_for = image_for or default_image
+        self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         self._grace = stop_grace_s
         self._gpu_count = gpu_count
         self._cpu_count = cpu_count
@@ -201,7 +212,8 @@ class LocalBackend:
     def render(self, spec: JobSpec, package) -> dict[str, Any]:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
         out, note = output_dir_for(spec)
-        env = venv.env_dir(package.sha256, self._cache_root)
+        image = self._image_for(spec)
+        env = venv.env_dir(package, image, self._cache_root)
         plans = self._plans(spec, package, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
         return {
             "backend": "local",
@@ -213,6 +225,8 @@ class LocalBackend:
             "package": str(package.path),
             "environment": str(env),
             **({"data": _describe_channels(spec)} if spec.channels else {}),
+            "image_environment": {"layer": str(venv.image_dir(image, self._cache_root)), "python": image.python.path,
+                                  "packages": list(image.packages), **({"note": image.note} if image.note else {})},
             "replicas": [
                 {
                     "name": p.name,
@@ -227,7 +241,11 @@ class LocalBackend:
 
     def submit(self, spec: JobSpec, package) -> LocalJob:
         out, note = output_dir_for(spec)
-        environment = venv.ensure_env(package, root=self._cache_root)
+        image = self._image_for(spec)
+        if image.note:
+            self._log(f"warning: {image.note}")
+        environment = venv.ensure_env(package, image, root=self._cache_root, log=self._log)
+        note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
         for name, ch in spec.channels.items():
             if spec.cloud == "sagemaker" and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:

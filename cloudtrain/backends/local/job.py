@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.local import outputs, venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
@@ -56,6 +56,7 @@ class LocalJob:
         self._lock = threading.Lock()
 
     def _start(self, launches: list[Launch]) -> None:
+        self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
         self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
         group = ReplicaGroup(
             launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch,
@@ -64,7 +65,8 @@ class LocalJob:
         env = self.environment
         how = "reused" if env.cached else f"built in {env.setup_seconds:.1f}s"
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
-        group.notice(f"{self.spec.cloud} contract, {replicas}; environment {env.path} ({how})")
+        image = f"{env.description}, " if env.description else ""
+        group.notice(f"{self.spec.cloud} contract, {replicas}; environment {image}{env.path} ({how})")
         group.notice(f"output: {self.output_dir}")
         if self._note:
             group.notice(self._note, "WARNING")
@@ -137,6 +139,14 @@ class LocalJob:
                 f"the job wrote to {SAGEMAKER_ROOT} on this machine, outside its local tree: the trainer does not "
                 f"read SAGEMAKER_BASE_DIR; a later run may resume from those files (remove {SAGEMAKER_ROOT})"
             )
+        if outcome is not None and native == "succeeded":
+            empty = outputs.empty_model_dir_warning(
+                self._chief.model_dir,
+                [str(self.output_dir)] + ([SAGEMAKER_ROOT] if self.spec.cloud == "sagemaker" else []),
+                since=self._started_at, skip=[self._chief.tensorboard_dir], contract=self.spec.cloud,
+            )  # fmt: skip
+            if empty:
+                warnings.append(empty)
         if warnings:
             details["warnings"] = warnings
         message = None

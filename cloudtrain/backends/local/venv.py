@@ -1,22 +1,32 @@
-"""The isolated environment a local run executes in, cached by the package's hash.
+"""The isolated environments a local run executes in: an image layer and a package layer.
 
-One virtual environment per (package sdist, interpreter) under the cache dir. It is layered
-on the interpreter running cloudtrain: ``--system-site-packages`` plus a ``.pth`` file that
-adds this interpreter's own site-packages (a venv's ``--system-site-packages`` only reaches
-the *base* Python, not the venv cloudtrain lives in). Heavy dependencies already present,
-such as TensorFlow, are therefore reused, never reinstalled; the package and any
-requirement that is missing or at the wrong version go into the new environment, which
-comes first on ``sys.path``.
+Nothing from cloudtrain's own environment is visible in them. Two layers, each a virtual
+environment cached by content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``, default
+``~/.cache/cloudtrain``):
 
-The sdist is installed with its requirements, offline first (``pip install --no-index``,
-built with the setuptools already here): when the layered packages satisfy every
-requirement, no network is needed. Only when one is missing does pip go to the index (one
-retry); if that fails too, the error is one line naming the requirement.
+``image-<key>/``
+    The stand-in for the cloud's prebuilt image (:class:`~.image.Image`): a venv of the
+    chosen interpreter (``python -m venv``, so pip comes from the interpreter itself) with the
+    image's TensorFlow and what the image ships (TensorBoard, setuptools, …). ``key`` hashes the
+    interpreter and the package list. Installed with uv when uv is found (``$UV``, set by
+    ``uv run``, or ``uv`` on ``PATH``): from uv's cache with ``--offline`` first, so a rebuild
+    needs no network; otherwise with pip.
+``pkg-<key>/``
+    One per install (the package's sdist, or for a source folder what it installs) on one
+    image layer: a venv without pip whose ``_cloudtrain_image.pth`` puts the image layer's
+    site-packages after its own, so what is installed here wins. The sdist is installed with
+    **pip, as the cloud installs it** (``--no-build-isolation`` with the image's setuptools),
+    ``--no-index`` first, so nothing is downloaded when the image layer already satisfies its
+    ``install_requires``; only a requirement missing from it goes to the index. A requirement
+    that cannot be installed at all (``h5py==2.7.0`` on a current Python) is one line naming it
+    (exit 2), before anything runs. ``key`` hashes the install targets and the image key.
 
-Creation is atomic: the environment is built in a temporary folder beside its final place
-and renamed into it, so an interrupted install never leaves a half-built cached env. (After
-the rename ``bin/python`` works as usual; console scripts pip wrote keep the temporary path
-in their first line, and ``python -m`` is what replicas run.)
+Each folder holds ``cloudtrain-env.json`` (kind, key, created, last_used, python, packages or
+installs; a package env names its ``image``). Builds happen in ``.tmp-<name>-<pid>`` beside
+the final folder and are renamed into place, so an interrupted build never leaves a
+half-built env; leftovers of dead builds are removed. To prune: delete ``pkg-*`` folders
+freely; delete an ``image-*`` folder only when no kept ``pkg-*`` names it (a later run
+rebuilds what is missing).
 """
 
 from __future__ import annotations
@@ -26,21 +36,19 @@ import json
 import os
 import re
 import shutil
-import site
 import subprocess
-import sys
-import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from cloudtrain.errors import BackendError
+from cloudtrain.backends.local.image import Image
+from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
-LAYER_PTH = "_cloudtrain_layer.pth"
+IMAGE_PTH = "_cloudtrain_image.pth"
 _PIP_QUIET = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--progress-bar", "off"]
 
 
@@ -49,8 +57,10 @@ class PackageEnv:
     path: Path
     python: Path
     cached: bool  # True when an existing env was reused
-    setup_seconds: float  # time spent here: a stat when cached, venv + pip install otherwise
-    online: bool  # True when pip had to reach the package index
+    setup_seconds: float  # time spent here: a stat when cached, venv + installs otherwise
+    online: bool  # True when an install had to reach the package index
+    image: Path | None = None  # the image layer under it
+    description: str = ""  # "Python 3.10 + TensorFlow 2.17 + tensorboard"
 
 
 def cache_root() -> Path:
@@ -58,75 +68,231 @@ def cache_root() -> Path:
     return cache_dir()
 
 
-def env_key(package_sha256: str, base_prefix: str | None = None) -> str:
-    """``<sha256[:16]>-py311-<8 hex of the interpreter's prefix>``: a new interpreter or venv gets a new env."""
-    prefix = base_prefix if base_prefix is not None else sys.prefix
-    tag = hashlib.sha256(prefix.encode()).hexdigest()[:8]
-    return f"{package_sha256[:16]}-py{sys.version_info[0]}{sys.version_info[1]}-{tag}"
-
-
-def env_dir(package_sha256: str, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "envs" / env_key(package_sha256)
-
-
 def env_python(path: Path) -> Path:
     return path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def layer_paths() -> list[str]:
-    """The site-packages of the interpreter running cloudtrain, to stack the env on."""
-    paths = list(site.getsitepackages())
-    purelib = sysconfig.get_paths()["purelib"]
-    if purelib not in paths:
-        paths.append(purelib)
-    return [p for p in paths if os.path.isdir(p)]
+def content_key(*parts: str) -> str:
+    """16 hex digits of ``parts``: the name of a cached env."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def ensure_env(package, *, root: Path | None = None, run: Runner = subprocess.run) -> PackageEnv:
-    """The cached env for ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`), built if missing."""
+def image_dir(image: Image, root: Path | None = None) -> Path:
+    return (root or cache_root()) / "envs" / f"image-{image.key}"
+
+
+def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
+    return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
+
+
+def env_dir(package, image: Image, root: Path | None = None) -> Path:
+    """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives."""
+    return install_dir(package.sha256, image, root)
+
+
+def find_uv() -> str | None:
+    """uv, if this machine has it: ``$UV`` (``uv run`` sets it), else ``uv`` on PATH."""
+    candidate = os.environ.get("UV") or shutil.which("uv")
+    return candidate if candidate and os.access(candidate, os.X_OK) else None
+
+
+# --- the image layer -----------------------------------------------------------------------
+
+
+def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subprocess.run,
+                 uv: str | None = "auto", log: Callable[[str], None] | None = None) -> tuple[Path, bool]:  # fmt: skip
+    """The image layer's folder, built if missing; and whether it was built now."""
+    final = image_dir(image, root)
+    if _is_complete(final, image.key):
+        _touch(final)
+        return final, False
+    uv = find_uv() if uv == "auto" else uv
+    if log:
+        what = ", ".join(image.packages)
+        log(f"building the local image environment once ({image.describe()}): {what}; later runs reuse it")
+
+    def build(tmp: Path) -> dict:
+        _check(run([image.python.path, "-m", "venv", str(tmp)], capture_output=True, text=True),
+               f"cannot create a virtual environment with {image.python.path}", [])  # fmt: skip
+        online = _install_image_packages(tmp, image, run, uv) if image.packages else False
+        return {"kind": "image", "python": image.python.path, "python_version": image.python.version,
+                "tensorflow": image.tensorflow, "packages": list(image.packages), "online": online,
+                "installer": "uv" if uv else "pip"}  # fmt: skip
+
+    _build_atomically(final, image.key, build)
+    return final, True
+
+
+def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None) -> bool:
+    python = str(env_python(tmp))
+    if uv:
+        base = [uv, "pip", "install", "--python", python, "--quiet", *image.packages]
+        if run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True).returncode == 0:
+            return False
+        result = run(base, capture_output=True, text=True)
+    else:
+        result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BackendError(
+            f"cannot install the image's packages ({', '.join(image.packages)}) for Python {image.python.version}: "
+            f"{_last_line(result)}",
+            "connect to the package index once (later runs are offline), or set local.python / image.tensorflow",
+        )
+    return True
+
+
+# --- the package layer ---------------------------------------------------------------------
+
+
+def ensure_env(package, image: Image, *, root: Path | None = None, run: Runner = subprocess.run,
+               uv: str | None = "auto", log: Callable[[str], None] | None = None) -> PackageEnv:  # fmt: skip
+    """The cached env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image``."""
+    return ensure_install(
+        [str(package.path)], image, key=package.sha256, label=f"{package.name} {package.version}",
+        requirements=getattr(package, "requirements", ()), root=root, run=run, uv=uv, log=log,
+    )  # fmt: skip
+
+
+def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str, requirements: Sequence[str] = (),
+                   root: Path | None = None, run: Runner = subprocess.run, uv: str | None = "auto",
+                   log: Callable[[str], None] | None = None) -> PackageEnv:  # fmt: skip
+    """An env on ``image`` with ``pip install <targets>`` done in it, cached under ``key``.
+
+    ``targets`` are pip arguments: an sdist, a source folder, ``-r requirements.txt``, requirement
+    strings. ``key`` must change whenever what they install changes (a content hash).
+    ``requirements`` (for messages) are the declared ones, so a failure can name the line.
+    """
     start = time.monotonic()
-    final = env_dir(package.sha256, root)
-    if _is_complete(final, package.sha256):
-        return PackageEnv(final, env_python(final), True, time.monotonic() - start, False)
+    final = install_dir(key, image, root)
+    if _is_complete(final, key):
+        _touch(final)
+        return PackageEnv(final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root),
+                          image.describe())  # fmt: skip
+    base, _ = ensure_image(image, root=root, run=run, uv=uv, log=log)
+
+    def build(tmp: Path) -> dict:
+        cmd = [image.python.path, "-m", "venv", "--without-pip", str(tmp)]
+        _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
+        lines = [f"import site; site.addsitedir({p!r})" for p in _site_dirs(base, run)]
+        (Path(_site_dirs(tmp, run)[0]) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
+        online = _pip_install(tmp, list(targets), label, requirements, image, run)
+        return {"kind": "package", "image": base.name, "installs": list(targets), "label": label,
+                "python": image.python.path, "online": online}  # fmt: skip
+
+    marker = _build_atomically(final, key, build)
+    return PackageEnv(final, env_python(final), False, time.monotonic() - start, bool(marker.get("online")), base,
+                      image.describe())  # fmt: skip
+
+
+def _pip_install(env: Path, targets: list[str], label: str, requirements: Sequence[str], image: Image,
+                 run: Runner) -> bool:  # fmt: skip
+    """pip install into ``env``: offline first, then from the index; returns whether the index was used."""
+    install = [str(env_python(env)), "-m", "pip", "install", *_PIP_QUIET, "--no-build-isolation", *targets]
+    offline = run([*install[:4], "--no-index", *install[4:]], capture_output=True, text=True)
+    if offline.returncode == 0:
+        return False
+    output = offline.stderr + offline.stdout
+    if _missing_requirement(output) is None:
+        raise _install_error(offline, label, requirements, image)
+    online = run([*install[:4], "--retries", "1", "--timeout", "15", *install[4:]], capture_output=True, text=True)
+    if online.returncode != 0:
+        raise _install_error(online, label, requirements, image)
+    return True
+
+
+_MISSING = (
+    re.compile(r"No matching distribution found for ([^\s]+)"),
+    re.compile(r"Could not find a version that satisfies the requirement ([^\s]+)"),
+)
+_FAILED_BUILD = (
+    re.compile(r"Failed to build ([^\s]+)"),
+    re.compile(r"Failed building wheel for ([^\s]+)"),
+    re.compile(r"Collecting ([^\s]+)"),  # the last one collected is the one that broke
+)
+
+
+def _missing_requirement(output: str) -> str | None:
+    for pattern in _MISSING:
+        match = pattern.search(output)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _install_error(result: subprocess.CompletedProcess, label: str, requirements: Sequence[str],
+                   image: Image) -> PackagingError:  # fmt: skip
+    """One line naming the requirement that could not be installed."""
+    from cloudtrain.packaging.metadata import requirement_name
+
+    output = (result.stderr or "") + (result.stdout or "")
+    culprit = _missing_requirement(output)
+    why = "no version of it on the package index fits" if culprit else "pip failed to build it"
+    if culprit is None:
+        for pattern in _FAILED_BUILD:
+            found = pattern.findall(output)
+            if found:
+                culprit = found[-1]
+                break
+    if culprit:
+        try:
+            name = requirement_name(culprit.strip("'\"").rstrip(","))
+        except (AssertionError, PackagingError):
+            name = culprit
+        declared = next((r for r in requirements if requirement_name(r) == name), None)
+        shown = declared or culprit
+        return PackagingError(
+            f"requirement {shown!r} of {label} cannot be installed with Python {image.python.version} ({why}: "
+            f"{_last_line(result)}); the cloud's pip would fail the same way, before training",
+            "change or drop that pin in the package's setup.py / requirements",
+        )
+    return PackagingError(f"cannot install {label}: {_last_line(result)}", "run it again with --debug to see pip's output")
+
+
+# --- shared --------------------------------------------------------------------------------
+
+
+def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> dict:
+    """Build in a temporary folder beside ``final`` and rename it into place; returns the marker."""
     if final.exists():  # a foreign or damaged folder: never trust it
         shutil.rmtree(final, ignore_errors=True)
     final.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_builds(final.parent)
     tmp = final.parent / f".tmp-{final.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
+    start = time.monotonic()
     try:
-        online = _build(tmp, package, run)
-        (tmp / MARKER).write_text(
-            json.dumps(
-                {
-                    "package": str(package.path),
-                    "sha256": package.sha256,
-                    "name": package.name,
-                    "version": package.version,
-                    "python": sys.executable,
-                    "layers": layer_paths(),
-                    "online": online,
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "install_seconds": round(time.monotonic() - start, 3),
-                },
-                indent=2,
-            )
-        )
+        marker = build(tmp)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        marker.update(key=key, created=now, last_used=now, build_seconds=round(time.monotonic() - start, 3))
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2))
         try:
             os.rename(tmp, final)
         except OSError:
-            if not _is_complete(final, package.sha256):  # not a concurrent build that won the race
+            if not _is_complete(final, key):  # not a concurrent build that won the race
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return PackageEnv(final, env_python(final), False, time.monotonic() - start, online)
+    return marker
 
 
-def _is_complete(path: Path, sha256: str) -> bool:
+def _is_complete(path: Path, key: str) -> bool:
     try:
-        return json.loads((path / MARKER).read_text())["sha256"] == sha256 and env_python(path).exists()
+        return json.loads((path / MARKER).read_text())["key"] == key and env_python(path).exists()
     except (OSError, ValueError, KeyError):
         return False
+
+
+def _touch(path: Path) -> None:
+    """Record the use in the marker (what a prune keeps by)."""
+    marker = path / MARKER
+    try:
+        data = json.loads(marker.read_text())
+        data["last_used"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        tmp = marker.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2))
+        os.replace(tmp, marker)
+    except (OSError, ValueError):
+        pass
 
 
 def _remove_stale_builds(envs: Path) -> None:
@@ -147,67 +313,31 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _build(tmp: Path, package, run: Runner) -> bool:
-    """venv + layer + pip install; returns whether the package index was needed."""
-    have_pip = _importable("pip")
-    cmd = [sys.executable, "-m", "venv", "--system-site-packages", *(["--without-pip"] if have_pip else []), str(tmp)]
-    _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
-    purelib = _env_purelib(tmp, run)
-    lines = [f"import site; site.addsitedir({p!r})" for p in layer_paths()]
-    (Path(purelib) / LAYER_PTH).write_text("\n".join(lines) + "\n")
-
-    python = str(env_python(tmp))
-    # Build with the setuptools already here (no build env to download), as the SageMaker launcher does.
-    isolation = ["--no-build-isolation"] if _importable("setuptools") else []
-    install = [python, "-m", "pip", "install", *_PIP_QUIET, *isolation, str(package.path)]
-    offline = run([*install[:4], "--no-index", *install[4:]], capture_output=True, text=True)
-    if offline.returncode == 0:
-        return False
-    missing = _missing_requirement(offline.stderr + offline.stdout)
-    if missing is None:
-        _check(offline, f"cannot install {Path(package.path).name}", install)
-    online = run([*install[:4], "--retries", "1", "--timeout", "15", *install[4:]], capture_output=True, text=True)
-    if online.returncode != 0:
-        raise BackendError(
-            f"requirement {missing!r} of {package.name} is not installed here and pip could not get it: "
-            f"{_last_line(online)}",
-            f"install it next to cloudtrain (pip install '{missing}') or connect to the internet, then run again",
-        )
-    return True
-
-
-def _importable(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
-def _env_purelib(env: Path, run: Runner) -> str:
-    cmd = [str(env_python(env)), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+def _site_dirs(env: Path, run: Runner) -> list[str]:
+    """purelib (and platlib, when different) of the env at ``env``."""
+    code = "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])"
+    cmd = [str(env_python(env)), "-I", "-c", code]
     result = run(cmd, capture_output=True, text=True)
     _check(result, "the new virtual environment does not start", cmd)
-    return result.stdout.strip()
-
-
-_MISSING = (
-    re.compile(r"No matching distribution found for ([^\s]+)"),
-    re.compile(r"Could not find a version that satisfies the requirement ([^\s]+)"),
-)
-
-
-def _missing_requirement(output: str) -> str | None:
-    for pattern in _MISSING:
-        match = pattern.search(output)
-        if match:
-            return match.group(1)
-    return None
+    return list(dict.fromkeys(result.stdout.split()))
 
 
 def _last_line(result: subprocess.CompletedProcess) -> str:
-    output = ((result.stderr or "") + (result.stdout or "")).strip().splitlines()
-    return next((line.strip() for line in reversed(output) if line.strip()), "no output")
+    """The most telling line of a failed command: its last specific ``error:`` line, else its last line."""
+    output = ((result.stderr or "") + "\n" + (result.stdout or "")).strip().splitlines()
+    generic = ("metadata-generation-failed", "subprocess-exited-with-error", "Failed to build installable wheels",
+               "failed-wheel-build-for-install", "Could not build wheels")  # fmt: skip
+    errors = [
+        line.strip().split(":", 1)[1].strip() for line in output
+        if re.match(r"\s*(ERROR|error):", line) and not any(g in line for g in generic)
+    ]  # fmt: skip
+    if errors:
+        return errors[-1]
+    noise = ("note:", "hint:", "[notice]", "╰─>", "×", "See above")
+    lines = [line.strip() for line in output if line.strip() and not line.strip().startswith(noise)]
+    return lines[-1] if lines else "no output"
 
 
 def _check(result: subprocess.CompletedProcess, what: str, cmd: Sequence[str]) -> None:
     if result.returncode != 0:
-        raise BackendError(f"{what}: {_last_line(result)}", f"command: {' '.join(map(str, cmd))}")
+        raise BackendError(f"{what}: {_last_line(result)}", f"command: {' '.join(map(str, cmd))}" if cmd else None)

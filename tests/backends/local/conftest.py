@@ -8,8 +8,12 @@ import textwrap
 from pathlib import Path
 from types import MappingProxyType
 
+import sys
+
 import pytest
 
+from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.image import Image, Interpreter
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
 
 JOB_NAME = "demo-20250101-000000"
@@ -132,6 +136,41 @@ def fake_package(tmp_path_factory):
 def shared_cache(tmp_path_factory) -> Path:
     """One env cache for the session: the fake package's env is built once (~4 s), not per test."""
     return tmp_path_factory.mktemp("shared-cache")
+
+
+def bare_image() -> Image:
+    """An image layer with no TensorFlow: this interpreter's venv, its bundled pip, and what builds an sdist."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    python = Interpreter(os.path.realpath(base), f"{sys.version_info[0]}.{sys.version_info[1]}")
+    return Image("vertex", python, ("setuptools>=62.3", "wheel"), None, None, None)
+
+
+@pytest.fixture(scope="session")
+def no_tf(shared_cache):
+    """A local backend factory on the bare image (fast: no TensorFlow to install)."""
+
+    def make(**kwargs):
+        kwargs.setdefault("cache_root", shared_cache)
+        kwargs.setdefault("gpu_count", lambda: 0)
+        return LocalBackend(image_for=lambda spec: bare_image(), log=lambda m: None, **kwargs)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def tf_cache() -> Path:
+    """The env cache for TensorFlow runs, kept across test runs (content-keyed, so never stale):
+    the Vertex default image layer (Python 3.10 + TF 2.17, the README's command) is built once
+    per machine, not once per test or per run. ``$CLOUDTRAIN_TEST_ENV_CACHE`` moves it."""
+    return Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
+
+
+@pytest.fixture(scope="session")
+def tf_image() -> Image:
+    """The Vertex default image layer: the one TensorFlow env the local tests share."""
+    from cloudtrain.backends.local.image import resolve_image
+
+    return resolve_image("vertex", None)
 
 
 def pid_alive(pid: int) -> bool:

@@ -22,11 +22,12 @@ import faulthandler, json, signal, sys, types
 faulthandler.register(signal.SIGUSR1)  # a hung driver shows where it hangs
 from pathlib import Path
 from cloudtrain.backends.local import LocalBackend
-from tests.backends.local.conftest import make_spec
+from tests.backends.local.conftest import bare_image, make_spec
 
 package, cache, tmp, env = json.loads(sys.argv[1])
 spec = make_spec(Path(tmp), replica_count=2, env=env)
-job = LocalBackend(cache_root=Path(cache), stop_grace_s=2.0, gpu_count=lambda: 0).submit(
+job = LocalBackend(cache_root=Path(cache), stop_grace_s=2.0, gpu_count=lambda: 0,
+                   image_for=lambda spec: bare_image()).submit(
     spec, types.SimpleNamespace(**package))
 try:
     for line in job.logs(follow=True):
@@ -52,7 +53,7 @@ def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, lis
         files = [pids_dir / n for n in ("chief", "worker-0")]
         if all(f.is_file() and f.read_text().strip() for f in files):
             return driver, [int(p) for f in files for p in f.read_text().split()]
-        assert driver.poll() is None, driver.stdout.read()
+        assert driver.poll() is None, driver.stdout.read() + driver.stderr.read()
         time.sleep(0.05)
     driver.kill()
     raise AssertionError("replicas did not start")

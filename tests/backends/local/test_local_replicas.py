@@ -16,8 +16,8 @@ from .conftest import pid_alive, make_spec
 
 
 @pytest.fixture
-def backend(shared_cache):
-    return LocalBackend(cache_root=shared_cache, stop_grace_s=2.0, gpu_count=lambda: 0)
+def backend(no_tf):
+    return no_tf(stop_grace_s=2.0)
 
 
 def _pids(folder: Path, names: list[str], timeout: float = 60) -> list[int]:
@@ -130,18 +130,18 @@ def test_max_runtime_stops_the_job(backend, fake_package, tmp_path):
     assert status.details["exit_code"] == 124
 
 
-def test_inherited_contract_variables_do_not_leak(shared_cache, fake_package, tmp_path):
+def test_inherited_contract_variables_do_not_leak(no_tf, fake_package, tmp_path):
     polluted = {"PATH": "/usr/bin:/bin", "TF_CONFIG": '{"cluster": {}}', "SM_MODEL_DIR": "/elsewhere",
                 "AIP_MODEL_DIR": "/elsewhere", "PYTHONPATH": "/work/main"}  # fmt: skip
-    backend = LocalBackend(cache_root=shared_cache, environ=polluted, gpu_count=lambda: 0)
+    backend = no_tf(environ=polluted)
     job = backend.submit(make_spec(tmp_path), fake_package)
     assert job.wait().state is JobState.SUCCEEDED
     line = next(m.message for m in job.logs() if m.message.startswith("contract "))
     assert line.split()[1:] == ["AIP_CHECKPOINT_DIR", "AIP_MODEL_DIR", "AIP_TENSORBOARD_LOG_DIR", "CLOUD_ML_JOB_ID"]
 
 
-def test_render_is_json_and_starts_nothing(shared_cache, fake_package, tmp_path):
-    backend = LocalBackend(cache_root=tmp_path / "untouched", gpu_count=lambda: 0)
+def test_render_is_json_and_starts_nothing(no_tf, fake_package, tmp_path):
+    backend = no_tf(cache_root=tmp_path / "untouched")
     rendered = backend.render(make_spec(tmp_path, replica_count=2), fake_package)
     json.dumps(rendered)
     assert [r["name"] for r in rendered["replicas"]] == ["chief", "worker-0"]

@@ -78,7 +78,7 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
             assert our_training_env[key] == their_training_env[key], key
 
 
-def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
+def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package, no_tf):
     """On SageMaker, cloudtrain_launch.py reads hyperparameters.json and execs the module: same argv."""
     from cloudtrain.backends.local import LocalBackend
     from cloudtrain.backends.sagemaker import cloudtrain_launch
@@ -91,7 +91,7 @@ def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package):
     launched = cloudtrain_launch.module_command(
         cloudtrain_launch.read_hyperparameters(plans[0].env["SM_INPUT_CONFIG_DIR"]), python="python"
     )
-    rendered = LocalBackend(cache_root=tmp_path / "cache", gpu_count=lambda: 0).render(spec, fake_package)
+    rendered = no_tf(cache_root=tmp_path / "cache").render(spec, fake_package)
     assert rendered["replicas"][0]["argv"][1:] == launched[1:]
     assert launched[1:] == ["-m", "fakepkg.task", "--data=digits", "--no-resume", "--epochs=2", "--lr=0.5",
                             "--shuffle=false"]  # fmt: skip

@@ -44,9 +44,10 @@ def mwms_package(tmp_path):
 
 
 @pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])
-def test_two_processes_form_one_multi_worker_cluster(cloud, mwms_package, shared_cache, tmp_path):
+def test_two_processes_form_one_multi_worker_cluster(cloud, mwms_package, tf_cache, tf_image, tmp_path):
     spec = make_spec(tmp_path, cloud=cloud, replica_count=2, module="mwms.task")
-    job = LocalBackend(cache_root=shared_cache, gpu_count=lambda: 0).submit(spec, mwms_package)
+    backend = LocalBackend(cache_root=tf_cache, gpu_count=lambda: 0, image_for=lambda spec: tf_image)
+    job = backend.submit(spec, mwms_package)
     status = job.wait()
     assert status.state is JobState.SUCCEEDED, [line.message for line in job.logs()][-30:]
     done = [json.loads(line.message) for line in job.logs() if line.message.startswith('{"event": "done"')]
@@ -56,12 +57,12 @@ def test_two_processes_form_one_multi_worker_cluster(cloud, mwms_package, shared
 
 
 @pytest.mark.skipif(not (REPO / "trainer" / "task.py").is_file(), reason="the trainer is not written yet")
-def test_the_real_trainer_trains_across_two_replicas(shared_cache, tmp_path):
+def test_the_real_trainer_trains_across_two_replicas(tf_cache, tf_image, tmp_path):
     from cloudtrain.packaging import build_sdist
 
     package = build_sdist(REPO / "trainer", tmp_path / "dist")
     spec = make_spec(tmp_path, replica_count=2, module="trainer.task", args=("--data=digits", "--epochs=2"))
-    job = LocalBackend(cache_root=shared_cache, gpu_count=lambda: 0).submit(spec, package)
+    job = LocalBackend(cache_root=tf_cache, gpu_count=lambda: 0, image_for=lambda spec: tf_image).submit(spec, package)
     status = job.wait()
     messages = [f"{line.replica}: {line.message}" for line in job.logs()]
     assert status.state is JobState.SUCCEEDED, "\n".join(messages[-40:])

@@ -1,0 +1,183 @@
+"""What stands in for the cloud's prebuilt image on this machine: a Python and a package list.
+
+:func:`resolve_image` turns (cloud, TensorFlow version, ``local.python``) into an
+:class:`Image`: the interpreter to build on and the requirements of the base layer (the
+image's TensorFlow plus what the image ships that training code imports, from
+``catalog/data/local_images.json``). The interpreter is the image's own Python version when
+this machine has it, else another one that TensorFlow has wheels for; it is looked for in
+``local.python``, then ``python3.X`` on ``PATH``, then pyenv's versions folder
+(``$PYENV_ROOT/versions``, default ``~/.pyenv/versions``), then the interpreter running
+cloudtrain. When no interpreter can install the image's TensorFlow, the nearest TensorFlow
+that one can is used and :attr:`Image.note` says so in one line.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cloudtrain import catalog
+from cloudtrain.catalog._data import load
+from cloudtrain.errors import UsageError
+
+#: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
+PYENV_ROOT_DEFAULT = "~/.pyenv"
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: str  # the real executable (a pyenv shim resolved to its target)
+    version: str  # "3.10"
+
+
+@dataclass(frozen=True)
+class Image:
+    """The base layer of a local environment."""
+
+    cloud: str
+    python: Interpreter
+    packages: tuple[str, ...]  # pip requirements: "tensorflow==2.17.*", "tensorboard", ...
+    tensorflow: str | None  # the TensorFlow installed (major.minor), None = none
+    wanted_tensorflow: str | None  # the image's
+    wanted_python: str | None  # the image's Python version
+    note: str | None = None  # one line when the image's TensorFlow could not be had here
+
+    @property
+    def key(self) -> str:
+        """16 hex digits of what the layer holds: same interpreter and packages, same layer."""
+        data = json.dumps([self.python.path, self.python.version, list(self.packages)])
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """``Python 3.10 + TensorFlow 2.17 (+ tensorboard)``, with what the image has where it differs."""
+        tf = f"TensorFlow {self.tensorflow}" if self.tensorflow else "no TensorFlow"
+        py = f"Python {self.python.version}"
+        if self.wanted_python and self.wanted_python != self.python.version:
+            py += f" (the image has {self.wanted_python})"
+        extras = [p for p in self.packages if not p.startswith(("tensorflow", "pip", "setuptools", "wheel"))]
+        return f"{py} + {tf}" + (f" + {', '.join(extras)}" if extras else "")
+
+
+def shipped_packages(cloud: str) -> tuple[str, ...]:
+    """What the cloud's prebuilt TF images ship besides TensorFlow (data, with its source)."""
+    return tuple(load("local_images")["shipped"][cloud])
+
+
+def supported_pythons(tensorflow: str) -> list[str]:
+    """Python versions ``tensorflow`` (major.minor) has wheels for, oldest first; [] if unknown."""
+    span = load("local_images")["tensorflow_pythons"].get(tensorflow)
+    if not span:
+        return []
+    (lo_major, lo), (_, hi) = (tuple(int(x) for x in v.split(".")) for v in span)
+    return [f"{lo_major}.{minor}" for minor in range(lo, hi + 1)]
+
+
+def resolve_image(cloud: str, tensorflow: str | None, *, python: str | None = None, image_python: str | None = None,
+                  find=None) -> Image:  # fmt: skip
+    """The base layer for the image of ``tensorflow`` on ``cloud`` (``None``: the cloud's default).
+
+    ``python``: the ``local.python`` setting (a path, or a version such as ``"3.10"``);
+    ``image_python``: ``image.python``, the image's Python where it comes in several (else its newest).
+    ``find``: ``find(version, setting) -> Interpreter | None`` (tests inject one).
+    """
+    find = find or find_python
+    tf = _major_minor(tensorflow or catalog.default_tensorflow(cloud))
+    wanted_py = image_python or (catalog.image_pythons(cloud, tf) or (None,))[-1]
+    pythons = _preference(supported_pythons(tf), wanted_py)
+    shipped = shipped_packages(cloud)
+    if python and os.sep in python:  # an explicit interpreter: use it, whatever its version
+        chosen = probe(python)
+        if chosen is None:
+            raise UsageError(f"local.python {python!r} does not run", "point it at a python3 executable")
+        if chosen.version in pythons:
+            return Image(cloud, chosen, (f"tensorflow=={tf}.*", *shipped), tf, tf, wanted_py)
+        return _fallback(cloud, tf, wanted_py, [chosen], shipped, f"local.python {python}")
+    for version in pythons:
+        found = find(version, python)
+        if found is not None:
+            return Image(cloud, found, (f"tensorflow=={tf}.*", *shipped), tf, tf, wanted_py)
+    here = [i for i in (find(v, python) for v in _all_versions()) if i is not None]
+    looked = "local.python " + python if python else "PATH, pyenv's versions folder and this interpreter"
+    return _fallback(cloud, tf, wanted_py, here, shipped, looked)
+
+
+def _fallback(cloud, tf, wanted_py, interpreters: list[Interpreter], shipped, looked: str) -> Image:
+    """The TensorFlow nearest to ``tf`` that one of ``interpreters`` can install, with the note."""
+    versions = sorted((v for v in load("local_images")["tensorflow_pythons"] if v[0].isdigit()), key=_key)
+    newer_first = [v for v in versions if _key(v) >= _key(tf)] + [v for v in reversed(versions) if _key(v) < _key(tf)]
+    span = supported_pythons(tf)
+    need = f"Python {span[0]}–{span[-1]}" if span else "a supported Python"
+    for candidate in newer_first:
+        for interpreter in interpreters:
+            if interpreter.version in supported_pythons(candidate):
+                note = (
+                    f"TensorFlow {tf} (the image's) has no wheels for Python {interpreter.version} and no {need} was "
+                    f"found ({looked}); using TensorFlow {candidate} on Python {interpreter.version} instead"
+                )
+                return Image(cloud, interpreter, (f"tensorflow=={candidate}.*", *shipped), candidate, tf, wanted_py, note)
+    raise UsageError(
+        f"no Python here can install TensorFlow {tf} or any version near it (looked in {looked})",
+        f"install {need} (e.g. pyenv install {span[1] if len(span) > 1 else '3.10'}) or set local.python",
+    )
+
+
+def _preference(pythons: list[str], wanted: str | None) -> list[str]:
+    """The image's Python first, then the others nearest to it (newer before older)."""
+    if not wanted or wanted not in pythons:
+        return list(reversed(pythons))
+    at = pythons.index(wanted)
+    return sorted(pythons, key=lambda v: (abs(pythons.index(v) - at), pythons.index(v) < at))
+
+
+def _all_versions() -> list[str]:
+    return [f"3.{minor}" for minor in range(14, 7, -1)]
+
+
+def _major_minor(version: str) -> str:
+    return ".".join(str(version).strip().split(".")[:2])
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+# --- finding interpreters ------------------------------------------------------------------
+
+
+def find_python(version: str, setting: str | None = None) -> Interpreter | None:
+    """A working ``python{version}``: the setting (a version), ``PATH``, pyenv, or this interpreter."""
+    if setting and setting != version:
+        return None  # local.python names one version: only that one
+    candidates = [shutil.which(f"python{version}")]
+    root = Path(os.path.expanduser(os.environ.get("PYENV_ROOT") or PYENV_ROOT_DEFAULT))
+    candidates += sorted(glob.glob(str(root / "versions" / f"{version}.*" / "bin" / f"python{version}")), reverse=True)
+    if f"{sys.version_info[0]}.{sys.version_info[1]}" == version:
+        candidates.append(getattr(sys, "_base_executable", None) or sys.executable)
+    for path in candidates:
+        if path:
+            found = probe(path)
+            if found is not None and found.version == version:
+                return found
+    return None
+
+
+@functools.cache
+def probe(path: str) -> Interpreter | None:
+    """The interpreter at ``path`` if it runs and has ``venv``; a pyenv shim resolves to its target."""
+    code = "import sys, venv; print('%d.%d' % sys.version_info[:2]); print(getattr(sys, '_base_executable', sys.executable))"
+    try:
+        out = subprocess.run([path, "-I", "-c", code], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2:
+        return None
+    return Interpreter(path=os.path.realpath(lines[1]), version=lines[0])

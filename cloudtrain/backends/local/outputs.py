@@ -1,0 +1,48 @@
+"""Outputs where the platform keeps them: an empty model dir at the end of a run is a warning.
+
+On SageMaker only ``SM_MODEL_DIR`` (``/opt/ml/model``) becomes the model artifact; on Vertex AI
+only what is written under ``AIP_MODEL_DIR`` is the model, and the machine's disk is thrown
+away. A run that saved its model anywhere else succeeds and leaves nothing behind, so after a
+successful run an empty model dir is a warning naming where files were written instead
+(new files under the output dir — a replica's working folder included — and ``/opt/ml``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+_BOOKKEEPING = {"status.json", "replicas.json"}
+
+
+def empty_model_dir_warning(model_dir: str, roots: Iterable[str], *, since: float, skip: Iterable[str] = (),
+                            contract: str) -> str | None:  # fmt: skip
+    """The warning for an empty ``model_dir``, naming folders under ``roots`` with files newer than ``since``."""
+    model = Path(model_dir)
+    if model.is_dir() and any(p.is_file() for p in model.rglob("*")):
+        return None
+    skipped = [Path(s) for s in skip] + [model]
+    written: Counter[str] = Counter()
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            if any(here == s or s in here.parents for s in skipped):
+                dirs[:] = []
+                continue
+            for name in files:
+                if name in _BOOKKEEPING or name.endswith(".log"):
+                    continue
+                try:
+                    if (here / name).stat().st_mtime >= since:
+                        written[str(here)] += 1
+                except OSError:
+                    continue
+    kept = "SM_MODEL_DIR (/opt/ml/model)" if contract == "sagemaker" else "AIP_MODEL_DIR"
+    head = f"the model dir {model_dir} is empty at the end of the run: in the cloud only what is written to {kept} is the model"
+    if not written:
+        return head + "; nothing new was written elsewhere either — save the model there"
+    listed = ", ".join(f"{folder} ({n} file{'s' if n > 1 else ''})" for folder, n in written.most_common(3))
+    more = f" and {len(written) - 3} more folders" if len(written) > 3 else ""
+    return f"{head}; files were written to {listed}{more} instead — save the model to {kept}"
