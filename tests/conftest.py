@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -29,6 +31,26 @@ package:
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Never touch the user's ~/.cache/cloudtrain from tests."""
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path_factory.mktemp("cloudtrain-cache")))
+    # As under `uv run` (make test): local envs install the image layer with uv, from its cache.
+    uv = os.environ.get("UV") or shutil.which("uv") or str(REPO / ".tools" / "bin" / "uv")
+    if os.access(uv, os.X_OK):
+        monkeypatch.setenv("UV", uv)
+
+
+@pytest.fixture(scope="session")
+def tf_cache() -> Path:
+    """The env cache for runs with TensorFlow, kept across test runs (content-keyed, so never stale):
+    an image layer (Python 3.10 + TF 2.17 for the Vertex default, the README's command) is built
+    once per machine, not once per test or per run. ``$CLOUDTRAIN_TEST_ENV_CACHE`` moves it."""
+    return Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
+
+
+@pytest.fixture(scope="session")
+def tf_image():
+    """The Vertex default image layer: the TensorFlow env most local tests share."""
+    from cloudtrain.backends.local.image import resolve_image
+
+    return resolve_image("vertex", None)
 
 
 @pytest.fixture(autouse=True)

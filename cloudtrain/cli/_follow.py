@@ -37,6 +37,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
         status = _cancel(console, handle)
+    _check_model_outputs(handle, status)
     finish(console, status, progress, output=output)
 
 
@@ -100,6 +101,22 @@ def reattach_command(handle, drain: float | None = None) -> str:
 def print_hints(console, job_id: str, reattach: str | None = None) -> None:
     console.print(f"  reattach: {reattach or f'cloudtrain logs {job_id} --follow'}", markup=False)
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
+
+
+def _check_model_outputs(handle, status) -> None:
+    """A succeeded cloud job whose model location is empty gets a warning in its summary."""
+    from cloudtrain.backends.base import JobState
+    from cloudtrain.errors import CloudtrainError
+
+    check = getattr(handle, "model_outputs_warning", None)
+    if status.state is not JobState.SUCCEEDED or check is None:
+        return
+    try:
+        warning = check(status)
+    except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
+        return
+    if warning:
+        status.details.setdefault("warnings", []).append(warning)
 
 
 def finish(console, status, progress=None, *, output: str = "text") -> None:

@@ -107,7 +107,7 @@ class Image(_Strict):
 
 
 class Local(_Strict):
-    python: StrictStr | None = Field(
+    python: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
         None,
         description='--local: the Python to build the local environment on, a path or a version ("3.10");'
         " default: the image's Python version found on PATH or in ~/.pyenv/versions.",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from cloudtrain.backends.base import JobStatus
-from cloudtrain.backends.local import contract, outputs, venv
+from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports

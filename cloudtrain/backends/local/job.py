@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.backends.local import outputs, venv
+from cloudtrain.backends import outputs
+from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec

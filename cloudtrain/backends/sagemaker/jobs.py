@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import tarfile
 import time
+from collections import Counter
 from typing import Any, Callable, Iterator, Mapping
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
@@ -124,6 +127,22 @@ class SageMakerJob:
         self._instances = 1
         self.tailer: LogTailer | None = None  # the last one logs() used; its call counts for the bench
 
+    def model_outputs_warning(self, status: JobStatus) -> str | None:
+        """After success: a warning when ``model.tar.gz`` (what SM_MODEL_DIR held) has no files."""
+        from cloudtrain.backends.outputs import model_warning
+
+        uri = str(status.details.get("model_artifacts") or "")
+        if not uri.startswith("s3://"):
+            return None
+        bucket, _, key = uri[5:].partition("/")
+        if _tar_files(self.clients.s3, bucket, key) != 0:  # files, or nothing there to judge
+            return None
+        written: Counter[str] = Counter()
+        output = key.rsplit("/", 1)[0] + "/output.tar.gz"
+        if n := _tar_files(self.clients.s3, bucket, output):
+            written[f"s3://{bucket}/{output} (SM_OUTPUT_DATA_DIR)"] = n
+        return model_warning(uri, written, "sagemaker")
+
     def describe(self) -> dict[str, Any]:
         with translated(f"describing training job {self.job_id}"):
             try:
@@ -188,3 +207,18 @@ def list_jobs(clients: AwsClients, limit: int) -> list[JobStatus]:
             if not token:
                 break
     return found[:limit]
+
+
+def _tar_files(s3: Any, bucket: str, key: str, *, read_limit: int = 2**20) -> int | None:
+    """Files in the ``.tar.gz`` at ``s3://bucket/key``; None if it is missing or unreadable.
+
+    One above ``read_limit`` bytes counts as not empty without being read."""
+    try:
+        size = s3.head_object(Bucket=bucket, Key=key)["ContentLength"]
+        if size > read_limit:
+            return 1
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
+            return sum(1 for m in tar.getmembers() if m.isfile())
+    except Exception:  # a listing is advice: never fail a finished job over it
+        return None

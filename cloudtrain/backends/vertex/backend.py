@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import posixpath
 import sys
 import time
+from collections import Counter
 from typing import Any, Callable, Iterator, Mapping
 
 from cloudtrain.backends.base import JobStatus, LogLine
@@ -35,6 +37,7 @@ class VertexJob:
         sleep: Sleep = time.sleep,
         wait: Callable[[Any, float], bool] | None = None,
         wait_interval: tuple[float, float] = (2.0, 15.0),
+        storage: Callable[[], Any] | None = None,
     ):
         parts = request.split_job_name(name)
         assert parts, name  # built by this module from a validated name
@@ -44,6 +47,27 @@ class VertexJob:
         self.service, self._reader, self.policy = service, reader, policy
         self.clock, self.sleep, self.wait_interval, self._wait = clock, sleep, wait_interval, wait
         self.tailer: LogTailer | None = None  # the last one logs() used, for its counters
+        self._storage = storage  # a google-cloud-storage client factory, for the outputs check
+
+    def model_outputs_warning(self, status: JobStatus) -> str | None:
+        """After success: a warning when ``<base output dir>/model/`` (AIP_MODEL_DIR) holds nothing."""
+        from cloudtrain.backends.outputs import model_warning
+        from cloudtrain.backends.vertex.upload import split_gs
+
+        base = str(status.details.get("output_dir") or "")
+        if not base.startswith("gs://") or self._storage is None:
+            return None
+        bucket, prefix = split_gs(base.rstrip("/") + "/")
+        written: Counter[str] = Counter()
+        try:
+            client = self._storage()
+            if any(True for _ in client.list_blobs(bucket, prefix=prefix + "model/", max_results=1)):
+                return None
+            for blob in client.list_blobs(bucket, prefix=prefix, max_results=1000):
+                written[f"gs://{bucket}/{posixpath.dirname(blob.name)}/"] += 1
+        except Exception:  # a listing is advice: never fail a finished job over it (no permission, …)
+            return None
+        return model_warning(f"gs://{bucket}/{prefix}model/", written, "vertex")
 
     def status(self) -> JobStatus:
         from cloudtrain.backends.vertex.jobs import to_status
@@ -183,7 +207,8 @@ class VertexBackend:
     def _handle(self, service: Any, name: str) -> VertexJob:
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
-        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep, wait=self.wait)
+        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep, wait=self.wait,
+                         storage=lambda: self._storage(name))  # fmt: skip
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService
@@ -191,6 +216,13 @@ class VertexBackend:
         endpoint = settings.vertex_endpoint(region, self.env)
         backoff = self.backoff or Backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
+
+    def _storage(self, name: str) -> Any:
+        from cloudtrain.backends.vertex.upload import storage_client
+
+        project = request.split_job_name(name)[0]  # type: ignore[index]
+        creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
+        return storage_client(project, creds)
 
     def _reader(self, name: str) -> Any:
         from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader

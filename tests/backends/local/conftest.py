@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 import textwrap
 from pathlib import Path
 from types import MappingProxyType
-
-import sys
 
 import pytest
 
@@ -155,22 +154,6 @@ def no_tf(shared_cache):
         return LocalBackend(image_for=lambda spec: bare_image(), log=lambda m: None, **kwargs)
 
     return make
-
-
-@pytest.fixture(scope="session")
-def tf_cache() -> Path:
-    """The env cache for TensorFlow runs, kept across test runs (content-keyed, so never stale):
-    the Vertex default image layer (Python 3.10 + TF 2.17, the README's command) is built once
-    per machine, not once per test or per run. ``$CLOUDTRAIN_TEST_ENV_CACHE`` moves it."""
-    return Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
-
-
-@pytest.fixture(scope="session")
-def tf_image() -> Image:
-    """The Vertex default image layer: the one TensorFlow env the local tests share."""
-    from cloudtrain.backends.local.image import resolve_image
-
-    return resolve_image("vertex", None)
 
 
 def pid_alive(pid: int) -> bool:

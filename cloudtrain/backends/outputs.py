@@ -3,8 +3,10 @@
 On SageMaker only ``SM_MODEL_DIR`` (``/opt/ml/model``) becomes the model artifact; on Vertex AI
 only what is written under ``AIP_MODEL_DIR`` is the model, and the machine's disk is thrown
 away. A run that saved its model anywhere else succeeds and leaves nothing behind, so after a
-successful run an empty model dir is a warning naming where files were written instead
-(new files under the output dir — a replica's working folder included — and ``/opt/ml``).
+successful run an empty model dir is a warning naming where files were written instead.
+:func:`empty_model_dir_warning` looks on this machine (a local run: new files under the output
+dir — a replica's working folder included — and ``/opt/ml``); the cloud backends list their
+output location and pass what they found to :func:`model_warning`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ def empty_model_dir_warning(model_dir: str, roots: Iterable[str], *, since: floa
                         written[str(here)] += 1
                 except OSError:
                     continue
+    return model_warning(model_dir, written, contract)
+
+
+def model_warning(model_dir: str, written: Counter[str], contract: str) -> str:
+    """The one-line warning: ``model_dir`` is empty; ``written`` counts files per folder found elsewhere."""
     kept = "SM_MODEL_DIR (/opt/ml/model)" if contract == "sagemaker" else "AIP_MODEL_DIR"
     head = f"the model dir {model_dir} is empty at the end of the run: in the cloud only what is written to {kept} is the model"
     if not written:
