@@ -211,6 +211,9 @@ _FAILED_BUILD = (
 )
 
 
+_RAISED = re.compile(r"\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$")
+
+
 def _missing_requirement(output: str) -> str | None:
     for pattern in _MISSING:
         match = pattern.search(output)
@@ -326,13 +329,18 @@ def _last_line(result: subprocess.CompletedProcess) -> str:
     """The most telling line of a failed command: its last specific ``error:`` line, else its last line."""
     output = ((result.stderr or "") + "\n" + (result.stdout or "")).strip().splitlines()
     generic = ("metadata-generation-failed", "subprocess-exited-with-error", "Failed to build installable wheels",
-               "failed-wheel-build-for-install", "Could not build wheels")  # fmt: skip
+               "failed-wheel-build-for-install", "Could not build wheels", "legacy-install-failure",
+               "Failed building wheel", "Failed to build")  # fmt: skip
     errors = [
         line.strip().split(":", 1)[1].strip() for line in output
         if re.match(r"\s*(ERROR|error):", line) and not any(g in line for g in generic)
     ]  # fmt: skip
     if errors:
         return errors[-1]
+    raised = [m for line in output if (m := _RAISED.match(line))]
+    if raised:  # a build that raised: its exception, without the temporary build folder's path
+        name, text = raised[-1].groups()
+        return f"{name}: {re.sub(r'/tmp/pip-[^/ ]*/[^/ ]*/', '', text)}"[:200]
     noise = ("note:", "hint:", "[notice]", "╰─>", "×", "See above")
     lines = [line.strip() for line in output if line.strip() and not line.strip().startswith(noise)]
     return lines[-1] if lines else "no output"
