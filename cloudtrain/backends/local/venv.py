@@ -6,11 +6,11 @@ environment cached by content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``
 
 ``image-<key>/``
     The stand-in for the cloud's prebuilt image (:class:`~.image.Image`): a venv of the
-    chosen interpreter (``python -m venv``, so pip comes from the interpreter itself) with the
-    image's TensorFlow and what the image ships (TensorBoard, setuptools, …). ``key`` hashes the
-    interpreter and the package list. Installed with uv when uv is found (``$UV``, set by
-    ``uv run``, or ``uv`` on ``PATH``): from uv's cache with ``--offline`` first, so a rebuild
-    needs no network; otherwise with pip.
+    chosen interpreter with pip, the image's TensorFlow and what the image ships (TensorBoard,
+    setuptools, …). ``key`` hashes the interpreter and the package list. Built with uv when uv
+    is found (``$UV``, set by ``uv run``, or ``uv`` on ``PATH``): ``uv venv`` and
+    ``uv pip install`` from uv's cache with ``--offline`` first, so a rebuild needs no network;
+    otherwise ``python -m venv`` and pip.
 ``pkg-<key>/``
     One per install (the package's sdist, or for a source folder what it installs) on one
     image layer: a venv without pip whose ``_cloudtrain_image.pth`` puts the image layer's
@@ -112,9 +112,11 @@ def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subpro
         log(f"building the local image environment once ({image.describe()}): {what}; later runs reuse it")
 
     def build(tmp: Path) -> dict:
-        _check(run([image.python.path, "-m", "venv", str(tmp)], capture_output=True, text=True),
-               f"cannot create a virtual environment with {image.python.path}", [])  # fmt: skip
-        online = _install_image_packages(tmp, image, run, uv) if image.packages else False
+        # uv: a bare venv, pip installed from uv's cache like the rest; else the interpreter's venv + ensurepip
+        cmd = [uv, "venv", "--quiet", "--python", image.python.path, str(tmp)] if uv else [
+            image.python.path, "-m", "venv", str(tmp)]  # fmt: skip
+        _check(run(cmd, capture_output=True, text=True), f"cannot create a virtual environment with {image.python.path}", cmd)
+        online = _install_image_packages(tmp, image, run, uv)
         return {"kind": "image", "python": image.python.path, "python_version": image.python.version,
                 "tensorflow": image.tensorflow, "packages": list(image.packages), "online": online,
                 "installer": "uv" if uv else "pip"}  # fmt: skip
@@ -126,12 +128,15 @@ def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subpro
 def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None) -> bool:
     python = str(env_python(tmp))
     if uv:
-        base = [uv, "pip", "install", "--python", python, "--quiet", *image.packages]
+        pip = [] if any(p.split("=")[0].split("<")[0].split(">")[0].strip() == "pip" for p in image.packages) else ["pip"]
+        base = [uv, "pip", "install", "--python", python, "--quiet", *pip, *image.packages]
         if run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True).returncode == 0:
             return False
         result = run(base, capture_output=True, text=True)
-    else:
+    elif image.packages:
         result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+    else:
+        return False
     if result.returncode != 0:
         raise BackendError(
             f"cannot install the image's packages ({', '.join(image.packages)}) for Python {image.python.version}: "
