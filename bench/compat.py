@@ -63,12 +63,14 @@ def rows() -> list[Row]:
 
     sm_newest = catalog.default_tensorflow("sagemaker")
     vx = catalog.default_tensorflow("vertex")
+    vx_py = catalog.image_pythons("vertex", vx)[-1]
+    sm_py = catalog.image_pythons("sagemaker", sm_newest)[-1]
     return [
         Row("vertex-2.16", "vertex", "3.10", "2.16", why="oldest TF the trainer supports"),
-        Row("vertex-default", "vertex", catalog.image_python("vertex", vx) or "3.10", vx, why="Vertex's newest image"),
-        Row("sagemaker-newest", "sagemaker", catalog.image_python("sagemaker", sm_newest) or "3.12", sm_newest,
+        Row("vertex-default", "vertex", vx_py, vx, why="Vertex's newest image"),
+        Row("sagemaker-newest", "sagemaker", sm_py, sm_newest,
             why="SageMaker's newest image"),
-        Row("vertex-default-mwms", "vertex", catalog.image_python("vertex", vx) or "3.10", vx, replicas=2,
+        Row("vertex-default-mwms", "vertex", vx_py, vx, replicas=2,
             why="2 workers, MultiWorkerMirroredStrategy"),
     ]
 
