@@ -1,17 +1,26 @@
 """Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
 
-One JSON object per line in ``<cache>/jobs.jsonl``; appends are single writes, so two
-concurrent submits cannot interleave within a line. A job's later lines (its final state,
-once a followed submit saw it end) supersede its earlier ones. Local runs record the
-absolute path of their output folder as ``name``, so they are found from any directory.
+One JSON object per line in ``<cache>/jobs.jsonl``. Appends are one locked write each
+(:func:`cloudtrain.statefiles.append_line`), so two concurrent submits cannot interleave
+within a line. A job's later lines (its final state, once a followed submit saw it end)
+supersede its earlier ones. Local runs record the absolute path of their output folder as
+``name``, so they are found from any directory. Reading is tolerant: a damaged line, a
+record of a backend this cloudtrain does not know, or a history that cannot be read at all
+is one warning on stderr, and every good record is still found.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from cloudtrain import statefiles
+
+log = logging.getLogger("cloudtrain.history")
+BACKENDS = ("vertex", "sagemaker", "local")  # cloudtrain.backends.NAMES, without importing the backends
 
 
 def cache_dir() -> Path:
@@ -21,6 +30,10 @@ def cache_dir() -> Path:
         return Path(os.environ["CLOUDTRAIN_CACHE_DIR"]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "cloudtrain"
+
+
+def history_file() -> Path:
+    return cache_dir() / "jobs.jsonl"
 
 
 @dataclass(frozen=True)
@@ -36,30 +49,43 @@ class JobRecord:
     state: str | None = None  # the last state this machine saw (JobState value)
 
 
+_FIELDS = {f.name for f in fields(JobRecord)}
+_REQUIRED = ("job_id", "name", "backend", "region")
+_TEXT = ("project", "config", "kind", "created", "state")
+
+
 def record(entry: JobRecord) -> None:
-    path = cache_dir() / "jobs.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(asdict(entry)) + "\n")
+    """Append one record. A history that cannot be written is a warning: the job exists anyway."""
+    path = history_file()
+    try:
+        statefiles.append_line(path, json.dumps(asdict(entry)))
+    except OSError as exc:
+        log.warning("warning: %s: cannot record job %s (%s); later commands need --backend and --region",
+                    path, entry.job_id, exc.strerror or exc)  # fmt: skip
 
 
-def _entries() -> list[JobRecord]:
-    path = cache_dir() / "jobs.jsonl"
-    if not path.exists():
-        return []
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            found.append(JobRecord(**json.loads(line)))
-        except (ValueError, TypeError):
-            continue  # a torn or foreign line must not hide the others
-    return found
+def records() -> list[JobRecord]:
+    """Every good record, oldest first; bad lines and unknown backends are skipped with one warning."""
+    lines = statefiles.read_json_lines(history_file(), check=_problem)
+    return [JobRecord(**{k: v for k, v in data.items() if k in _FIELDS}) for _, data in lines]
+
+
+def _problem(data: dict) -> str | None:
+    missing = [k for k in _REQUIRED if not isinstance(data.get(k), str)]
+    if missing:
+        return f"no {', '.join(missing)}"
+    not_text = [k for k in _TEXT if data.get(k) is not None and not isinstance(data[k], str)]
+    if not_text:
+        return f"{not_text[0]} is not text"
+    if data["backend"] not in BACKENDS:
+        return f"unknown backend {data['backend']!r}, allowed: {', '.join(BACKENDS)}"
+    return None
 
 
 def find(job_id: str) -> JobRecord | None:
     """The newest record whose short id or full name is ``job_id``."""
     found = None
-    for entry in _entries():
+    for entry in records():
         if job_id in (entry.job_id, entry.name):
             found = entry
     return found
@@ -68,7 +94,7 @@ def find(job_id: str) -> JobRecord | None:
 def recent(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
     """The newest jobs first, one record each (its latest), optionally of one backend / region."""
     latest: dict[tuple[str, str], JobRecord] = {}
-    for entry in _entries():
+    for entry in records():
         key = (entry.backend, entry.name)
         earlier = latest.get(key)  # updating keeps the submit order
         latest[key] = entry if earlier is None else JobRecord(**{**asdict(earlier), **_known(entry)})
@@ -95,12 +121,8 @@ def run_file(job_id: str) -> Path:
 
 def save_run(job_id: str, data: dict) -> None:
     """Write atomically (a reader never sees half a file); a failure to write is not the job's failure."""
-    path = run_file(job_id)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-        os.replace(tmp, path)
+        statefiles.write_atomic(run_file(job_id), json.dumps(data, indent=2, default=str))
     except OSError:
         pass
 

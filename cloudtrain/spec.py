@@ -7,6 +7,8 @@ nothing here knows any cloud's API.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -20,6 +22,11 @@ from cloudtrain.config.schema import Sweep
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
+#: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
+#: submits in the same second never share a name or an output folder. On SageMaker the
+#: name is cut to 40 characters so that name, time and suffix fit its 63; Vertex allows 128.
+SUFFIX_LENGTH = 6
+_SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class ResumeSpec:
 @dataclass(frozen=True)
 class JobSpec:
     name: str  # the config's name
-    job_name: str  # unique per submit: name-YYYYMMDD-HHMMSS
+    job_name: str  # name-YYYYMMDD-HHMMSS-xxxxxx (random suffix), unique per submit; Vertex name_suffix: false: the name
     backend: str  # vertex | sagemaker | local
     cloud: str  # whose catalog and env contract apply: vertex | sagemaker
     region: str
@@ -192,11 +199,21 @@ def sagemaker_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
     return out
 
 
-def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSpec:
-    """Resolve a validated config: machine details, image, output dir, job name."""
+def job_suffix() -> str:
+    """A fresh random suffix: lowercase letters and digits, valid in every cloud's job names."""
+    return "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(SUFFIX_LENGTH))
+
+
+def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: str | None = None) -> JobSpec:
+    """Resolve a validated config: machine details, image, output dir, job name.
+
+    The job name is ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` (see :func:`_run_id`): the time for people,
+    the random suffix (``suffix`` fixes it, for tests) so that two submits in the same second
+    stay two jobs with two output folders wherever cloudtrain chooses the folder."""
     cfg = loaded.config
     now = now or dt.datetime.now(dt.timezone.utc)
-    job_name = _job_name(cfg, now)
+    run_id = _run_id(cfg, now, suffix or job_suffix())
+    job_name = cfg.name if cfg.backend == "vertex" and not cfg.name_suffix else run_id
     info = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
     tf_version = None
     image = cfg.image.uri
@@ -207,9 +224,9 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
     if cfg.output_dir or cfg.job_dir:
         output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":
-        output_dir = str(Path(LOCAL_RUNS_DIR, job_name))
-    else:
-        output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{job_name}"
+        output_dir = str(Path(LOCAL_RUNS_DIR, run_id))
+    else:  # one folder per submit, even when the job's name is the same each time
+        output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
     return JobSpec(
         name=cfg.name,
         job_name=job_name,
@@ -267,16 +284,15 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None) -> JobSp
     )
 
 
-def _job_name(cfg, now: dt.datetime) -> str:
-    """Vertex with ``name_suffix: false`` (the gcloud forms): the name as given, Vertex's job id is
-    unique. Else name + per-submit suffix; on SageMaker ``_`` becomes ``-`` (its name rule) and the
-    name is cut so the whole stays within its 63 characters."""
-    if cfg.backend == "vertex" and not cfg.name_suffix:
-        return cfg.name
+def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
+    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (except on Vertex with
+    ``name_suffix: false``, the gcloud forms, where the display name is the name as given and
+    Vertex's job id is unique) and the output folder cloudtrain chooses. On SageMaker ``_``
+    becomes ``-`` (its name rule) and the name is cut so the whole stays within 63 characters."""
     name = cfg.name
     if cfg.backend == "sagemaker":
-        name = name.replace("_", "-")[:47].rstrip("-")
-    return f"{name}-{now:%Y%m%d-%H%M%S}"
+        name = name.replace("_", "-")[: 63 - len(f"-{now:%Y%m%d-%H%M%S}-{suffix}")].rstrip("-")
+    return f"{name}-{now:%Y%m%d-%H%M%S}-{suffix}"
 
 
 def _job_dir_args(cfg) -> tuple[str, ...]:

@@ -11,7 +11,9 @@ NAMES = ("vertex", "sagemaker", "local")
 
 def get_backend(name: str) -> Backend:
     if name not in NAMES:
-        raise ValueError(f"unknown backend {name!r}; allowed: {', '.join(NAMES)}")
+        from cloudtrain.errors import UsageError
+
+        raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(NAMES)}")
     return importlib.import_module(f"cloudtrain.backends.{name}").BACKEND
 
 

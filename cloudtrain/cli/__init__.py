@@ -19,9 +19,9 @@ __all__ = ["cli", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; turn every CloudtrainError into one line and an exit code."""
+    """Run the CLI; turn every error into one line and an exit code (the traceback only with --debug)."""
     args = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in args
+    debug = "--debug" in (args[: args.index("--")] if "--" in args else args)  # any command takes it
     try:
         with cli.make_context("cloudtrain", list(args)) as ctx:  # not cli.main: it turns EPIPE into exit 1
             cli.invoke(ctx)
@@ -49,6 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
         _discard_stdout()
         return ExitCode.OK
+    except Exception as exc:  # a bug, or a case no error covers yet: still one line
+        if debug:
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
+        click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
+        return ExitCode.JOB_FAILED
 
 
 def _discard_stdout() -> None:

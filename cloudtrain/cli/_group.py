@@ -61,7 +61,29 @@ def debug_enabled() -> bool:
     return bool(ctx and ctx.find_root().obj and ctx.find_root().obj.get("debug"))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _debug_option(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _show_backend_notes(True)
+
+
+def debug_option() -> click.Option:
+    """``--debug`` on a command: the same as ``cloudtrain --debug COMMAND`` (tracebacks, debug lines)."""
+    return click.Option(["--debug"], is_flag=True, expose_value=False, is_eager=True, callback=_debug_option,
+                        help="Show tracebacks and debug lines.")  # fmt: skip
+
+
+class Group(click.Group):
+    """A click group whose every command, in nested groups too, also takes ``--debug``."""
+
+    group_class = type  # subgroups made with @cli.group() are of this class too
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if not any(p.name == "debug" for p in cmd.params):
+            cmd.params.append(debug_option())
+        super().add_command(cmd, name)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(__version__, prog_name="cloudtrain")
 @click.pass_context

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -18,6 +19,9 @@ from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.packaging.script import extract_sources
 from cloudtrain.spec import DataChannel, JobSpec
+from cloudtrain.statefiles import StateError
+
+log = logging.getLogger("cloudtrain.local")
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
 # an earlier run, and Python path overrides no cloud machine has.
@@ -153,6 +157,20 @@ def default_image(spec: JobSpec) -> Image:
     return resolve_image(spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python)
 
 
+def _claim(out: Path, spec: JobSpec) -> None:
+    """Create the run's folder when cloudtrain chose it (under RUNS_DIR, named by the job):
+    exclusively, so that two runs can never share one. A folder the user named is used as
+    given (resuming from it can be intended)."""
+    if out.parent != Path(os.path.abspath(RUNS_DIR)) or out.name != spec.job_name:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir()
+    except FileExistsError:
+        raise BackendError(f"{out} already exists: another run has this job name",
+                           hint="submit again: each submit picks a new job name") from None  # fmt: skip
+
+
 class LocalBackend:
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
@@ -241,6 +259,7 @@ class LocalBackend:
 
     def submit(self, spec: JobSpec, package) -> LocalJob:
         out, note = output_dir_for(spec)
+        _claim(out, spec)
         image = self._image_for(spec)
         if image.note:
             self._log(f"warning: {image.note}")
@@ -275,10 +294,12 @@ class LocalBackend:
         return job
 
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
-        """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs."""
-        for path in (Path(job_id).expanduser() / RUN_DIR / "status.json", Path(RUNS_DIR, job_id, RUN_DIR, "status.json")):
-            if path.is_file():
-                return RecordedJob(path)
+        """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs.
+
+        A missing or damaged ``status.json`` in a run folder is a StateError when it is read."""
+        for folder in (Path(job_id).expanduser(), Path(RUNS_DIR, job_id)):
+            if (folder / RUN_DIR).is_dir():
+                return RecordedJob(folder / RUN_DIR / "status.json")
         raise UsageError(
             f"no local run {job_id!r} here or under {RUNS_DIR}/",
             "pass the run's output folder, or run the command where it was submitted",
@@ -287,6 +308,12 @@ class LocalBackend:
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
         found.reverse()
-        return [RecordedJob(p).status() for p in found[:limit]]
+        statuses = []
+        for path in found[:limit]:
+            try:
+                statuses.append(RecordedJob(path).status())
+            except StateError as exc:
+                log.warning("warning: %s; skipped", exc.message)
+        return statuses
 
 

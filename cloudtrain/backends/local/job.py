@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import os
 import signal
 import threading
@@ -17,8 +18,10 @@ from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
+from cloudtrain.statefiles import StateError, read_json_object, write_atomic
 
 RUNS_DIR = LOCAL_RUNS_DIR
+log = logging.getLogger("cloudtrain.local")
 SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
@@ -230,11 +233,7 @@ class LocalJob:
         return {k: v for k, v in source.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
     def _record(self, status: JobStatus) -> None:
-        path = self.output_dir / RUN_DIR / "status.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(status.to_dict(), indent=2, default=str))
-        os.replace(tmp, path)
+        write_atomic(self.output_dir / RUN_DIR / "status.json", json.dumps(status.to_dict(), indent=2, default=str))
 
 
 def _ended(code: int) -> str:
@@ -267,26 +266,49 @@ def latest_checkpoint(directory: Path) -> tuple[int, Path] | None:
 
 
 class RecordedJob:
-    """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``)."""
+    """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``).
+
+    A damaged ``status.json`` is one :class:`StateError` line for ``status``; ``logs`` still
+    prints the replicas' log files it finds, after one warning."""
 
     def __init__(self, status_path: Path):
         self._path = status_path
         try:
-            self.job_id = json.loads(status_path.read_text())["job_id"]
-        except (OSError, ValueError, KeyError):
+            self.job_id = str(json.loads(status_path.read_text())["job_id"])
+        except (OSError, ValueError, KeyError, TypeError):  # damaged: status() says how
             self.job_id = status_path.parent.parent.name
 
     def status(self) -> JobStatus:
-        data = json.loads(self._path.read_text())
+        data = read_json_object(self._path, required=("native_state",))
+        try:
+            return self._parse(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise StateError(f"{self._path}: damaged ({type(exc).__name__}: {exc})",
+                             hint="remove the run folder, or repair the file") from None  # fmt: skip
+
+    def _parse(self, data: dict[str, Any]) -> JobStatus:
         native = recorded = data["native_state"]
-        if native == "running" and not any(venv.pid_alive(pid) for pid in data["details"].get("pids", {}).values()):
+        if native not in STATES:
+            raise ValueError(f"unknown native_state {native!r}")
+        details = data.get("details") or {}
+        if not isinstance(details, dict):
+            raise TypeError("details is not an object")
+        if native == "running" and not any(venv.pid_alive(pid) for pid in _pids(details)):
             native = "failed"  # cloudtrain died without writing the end of the run
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(
-            job_id=data["job_id"], name=data["name"], state=STATES[native], native_state=native,
+            job_id=str(data.get("job_id") or self.job_id), name=str(data.get("name") or self._path.parent.parent),
+            state=STATES[native], native_state=native,
             message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
-            created=parse(data.get("created")), ended=parse(data.get("ended")), details=data["details"],
+            created=parse(data.get("created")), ended=parse(data.get("ended")), details=details,
         )  # fmt: skip
+
+    def _replicas(self) -> list[str]:
+        try:
+            return list(self.status().details.get("replicas") or [])
+        except StateError as exc:
+            log.warning("warning: %s; showing the log files found in %s", exc.message, self._path.parent)
+            return sorted(p.stem for p in self._path.parent.glob("*.log"))
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Every line as it was printed live, interleaved by time, each with its own time and severity.
@@ -301,11 +323,11 @@ class RecordedJob:
                 except (ValueError, KeyError, TypeError):
                     continue  # a line torn by a crash
             return
-        for name in self.status().details.get("replicas", []):
-            log = self._path.parent / f"{name}.log"
-            if log.is_file():
-                stamp = dt.datetime.fromtimestamp(log.stat().st_mtime, dt.timezone.utc)
-                for text in log.read_text(errors="replace").splitlines():
+        for name in self._replicas():
+            log_file = self._path.parent / f"{name}.log"
+            if log_file.is_file():
+                stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
+                for text in log_file.read_text(errors="replace").splitlines():
                     yield LogLine(stamp, name, text)
 
     def wait(self, poll_s: float = 1.0) -> JobStatus:
@@ -318,10 +340,17 @@ class RecordedJob:
         status = self.status()
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
-            for pid in status.details.get("pids", {}).values():
+            for pid in _pids(status.details):
                 try:
                     os.killpg(pid, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
                     pass
         return self.status()
 
+
+
+def _pids(details: dict[str, Any]) -> list[int]:
+    """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
+    pids = details.get("pids") or {}
+    values = pids.values() if isinstance(pids, dict) else []
+    return [p for p in values if isinstance(p, int) and not isinstance(p, bool) and p > 1]

@@ -82,10 +82,30 @@ def error_code(exc: BaseException) -> str | None:
     return response.get("Error", {}).get("Code") if isinstance(response, dict) else None
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Throttling, a 5xx, a refused / dropped / timed-out connection: worth retrying, not the request's fault."""
+    import botocore.exceptions as bx
+
+    if isinstance(exc, (bx.ConnectionError, bx.HTTPClientError)):
+        return True
+    if isinstance(exc, bx.ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return error_code(exc) in THROTTLING or error_code(exc) in _TRANSIENT_CODES or status >= 500
+    return False
+
+
 @contextlib.contextmanager
-def translated(action: str, passing: type[BaseException] | tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+def translated(
+    action: str,
+    passing: type[BaseException] | tuple[type[BaseException], ...] = (),
+    *,
+    unreachable_hint: str | None = None,
+) -> Iterator[None]:
     """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``;
-    ``passing`` exceptions go through unchanged (for the caller to look at first)."""
+    ``passing`` exceptions go through unchanged (for the caller to look at first).
+
+    Trouble that outlasted botocore's retries (throttling, 5xx, connections) is
+    :class:`CloudUnreachable` (exit 3, "the job may still run"), with ``unreachable_hint``."""
     import botocore.exceptions as bx
 
     try:
@@ -99,14 +119,16 @@ def translated(action: str, passing: type[BaseException] | tuple[type[BaseExcept
         message = exc.response.get("Error", {}).get("Message") or str(exc)
         if code in _CREDENTIAL_CODES:
             raise CredentialsError(f"{action}: AWS refused the credentials ({code}: {message})", CREDENTIALS_HINT) from None
-        if code in _TRANSIENT_CODES:  # botocore's own retries are spent
-            raise CloudUnreachable(f"{action}: {code}: {message}", "try again later") from None
         if code in _CAPACITY_CODES:
             raise NoCapacity(f"{action}: {code}: {message}",
                              "request a quota increase, or pick another region or instance type") from None  # fmt: skip
+        if is_transient(exc):  # botocore's own retries are spent
+            raise CloudUnreachable(f"{action}: AWS kept answering {code}: {message}",
+                                   unreachable_hint or "try again later") from None  # fmt: skip
         raise BackendError(f"{action}: {code}: {message}") from None
-    except (bx.EndpointConnectionError, bx.ConnectTimeoutError, bx.ReadTimeoutError) as exc:
+    except (bx.ConnectionError, bx.HTTPClientError) as exc:
+        where = exc.kwargs.get("endpoint_url") or exc.kwargs.get("url") or "the AWS endpoint"
         raise CloudUnreachable(
-            f"{action}: cannot reach {exc.kwargs.get('endpoint_url')}",
-            hint="check the network, the region, and AWS_ENDPOINT_URL if set",
+            f"{action}: cannot reach {where} ({type(exc).__name__})",
+            hint=unreachable_hint or "check the network, the region, and AWS_ENDPOINT_URL if set",
         ) from None

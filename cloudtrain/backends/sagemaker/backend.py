@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from cloudtrain.backends.base import JobStatus
+from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -92,21 +93,76 @@ class SageMakerBackend:
         import botocore.exceptions
 
         name = params["TrainingJobName"]
-        with translated(f"creating training job {name}"):
+        with translated(f"creating training job {name}", unreachable_hint=_inspect_hint(name, clients.region)):
             try:
                 clients.sagemaker.create_training_job(**params)
                 return
             except botocore.exceptions.ClientError as exc:
-                # A retried request whose first attempt went through: the job is ours.
-                if error_code(exc) != "ResourceInUse" or not self._is_ours(clients, params):
+                if error_code(exc) != "ResourceInUse":
                     raise
+                existing = _describe_or_none(clients, name)
+                if existing is None:
+                    raise
+        differs = request_differences(existing, params)
+        if differs:
+            raise UsageError(
+                f"a different training job named {name} already exists in {clients.region} "
+                f"({', '.join(differs)} differ); not attaching to it",
+                hint="submit again: each submit picks a new job name",
+            )
+        # A retried request whose first attempt went through: the job is ours.
         log.info("training job %s already exists with this request; attached to it", name)
 
-    @staticmethod
-    def _is_ours(clients: AwsClients, params: dict[str, Any]) -> bool:
-        try:
-            existing = clients.sagemaker.describe_training_job(TrainingJobName=params["TrainingJobName"])
-        except Exception:
-            return False
-        return existing.get("HyperParameters") == params["HyperParameters"] and existing.get("RoleArn") == params["RoleArn"]
 
+def _describe_or_none(clients: AwsClients, name: str) -> dict[str, Any] | None:
+    try:
+        return clients.sagemaker.describe_training_job(TrainingJobName=name)
+    except Exception:
+        return None
+
+
+def _inspect_hint(name: str, region: str) -> str:
+    return (f"the job may have been created; see: cloudtrain status {name} --backend sagemaker --region {region}, "
+            f"reattach: cloudtrain logs {name} --follow --backend sagemaker --region {region}")  # fmt: skip
+
+
+#: What a create call fixes, as (label, path into the request / DescribeTrainingJob response).
+_COMPARED = (
+    ("instance type", ("ResourceConfig", "InstanceType")),
+    ("instance count", ("ResourceConfig", "InstanceCount")),
+    ("volume size", ("ResourceConfig", "VolumeSizeInGB")),
+    ("image", ("AlgorithmSpecification", "TrainingImage")),
+    ("role", ("RoleArn",)),
+    ("hyperparameters", ("HyperParameters",)),
+    ("input", ("InputDataConfig",)),
+    ("output", ("OutputDataConfig", "S3OutputPath")),
+    ("stopping condition", ("StoppingCondition",)),
+    ("spot", ("EnableManagedSpotTraining",)),
+    ("checkpoints", ("CheckpointConfig", "S3Uri")),
+)
+
+
+def request_differences(existing: Mapping[str, Any], params: Mapping[str, Any]) -> list[str]:
+    """What differs between an existing job and the request; empty when it is this very request.
+
+    The request hash (a hyperparameter, see :mod:`.request`) covers everything, environment
+    and tags included, which DescribeTrainingJob does not all return; the fields listed in
+    ``_COMPARED`` name what differs where the response shows it."""
+    hash_key = request.REQUEST_HASH
+    if existing.get("HyperParameters", {}).get(hash_key) == params["HyperParameters"][hash_key]:
+        return []
+    differs = []
+    for label, path in _COMPARED:
+        ours, theirs = _get(params, path), _get(existing, path)
+        if label == "hyperparameters":
+            ours = {k: v for k, v in (ours or {}).items() if k != hash_key}
+            theirs = {k: v for k, v in (theirs or {}).items() if k != hash_key}
+        if (ours or None) != (theirs or None):
+            differs.append(label)
+    return differs or ["environment or tags"]
+
+
+def _get(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, Mapping) else None
+    return data

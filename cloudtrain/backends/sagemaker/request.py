@@ -17,11 +17,16 @@ request carries:
   SageMaker TensorFlow estimator adds it (``OUTPUT/JOB/model``) unless ``model_dir: false``;
 * ``sagemaker_region``, ``sagemaker_container_log_level``, and with more than one
   instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
-  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``.
+  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``;
+* ``sagemaker_cloudtrain_request``: the sha256 of the whole request (every other parameter, tags and
+  environment included). ``DescribeTrainingJob`` returns hyperparameters but not tags, and
+  moto not even the environment, so this is how a retried create recognises its own job:
+  same name and same hash, or it is someone else's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -37,6 +42,7 @@ CONTAINER_LOG_LEVEL = 20  # logging.INFO, the SDK's default
 RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
 MAX_HYPERPARAMETERS = 100  # the service's limits (botocore's model; its validator checks neither)
 MAX_HYPERPARAMETER_VALUE = 2500
+REQUEST_HASH = "sagemaker_cloudtrain_request"  # sagemaker_: the container never passes it to a script
 
 
 def sourcedir_uri(spec: JobSpec, package: BuiltPackage) -> str:
@@ -82,6 +88,7 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         params["Environment"] = dict(spec.env)
     if spec.labels:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
+    params["HyperParameters"][REQUEST_HASH] = json.dumps(request_hash(params))
     return params
 
 
@@ -97,6 +104,13 @@ def input_data_config(spec: JobSpec) -> list[dict[str, Any]]:
         }
         for ch in spec.channels.values()
     ]
+
+
+def request_hash(params: dict[str, Any]) -> str:
+    """sha256 of the request in canonical JSON, less the hash's own hyperparameter."""
+    hps = {k: v for k, v in params.get("HyperParameters", {}).items() if k != REQUEST_HASH}
+    canonical = json.dumps({**params, "HyperParameters": hps}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def model_dir_uri(spec: JobSpec) -> str:
@@ -132,10 +146,10 @@ def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | No
     hps["sagemaker_container_log_level"] = json.dumps(CONTAINER_LOG_LEVEL)
     if spec.replica_count > 1:
         hps["sagemaker_multi_worker_mirrored_strategy_enabled"] = json.dumps(True)
-    if len(hps) > MAX_HYPERPARAMETERS:
+    if len(hps) + 1 > MAX_HYPERPARAMETERS:  # + the request hash
         raise UsageError(
             f"hyperparameters: {len(spec.hyperparameters)} given; SageMaker allows {MAX_HYPERPARAMETERS} "
-            f"including the {len(hps) - len(spec.hyperparameters)} cloudtrain adds",
+            f"including the {len(hps) + 1 - len(spec.hyperparameters)} cloudtrain adds",
             hint="pass the rest in args or a config file inside the package",
         )
     for key, value in hps.items():

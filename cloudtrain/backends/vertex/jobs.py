@@ -148,8 +148,13 @@ class JobService:
         def attempt() -> Any:
             return self.client.create_custom_job(parent=parent, custom_job=job, retry=None, timeout=self.timeout)
 
+        label = f'labels.{request.SUBMIT_ID_LABEL}="{submit_id}"'
+
         def already_created(_: BaseException) -> Any:
-            found = self.list(parent, filter=f'labels.{request.SUBMIT_ID_LABEL}="{submit_id}"')
+            try:
+                found = self.list(parent, filter=label)
+            except CloudUnreachable:
+                return None  # the next attempt (or the last error) says more
             return found[0] if found else None
 
         try:
@@ -159,11 +164,11 @@ class JobService:
 
             kind = classify("vertex", str(exc), [getattr(exc, "reason", None) or ""])
             if kind == "rate":
-                raise _unreachable(exc, parent) from exc
+                raise _create_unreachable(exc, parent, label) from exc
             raise NoCapacity(f"Vertex AI has no {kind or 'quota'} for the job: {_short(exc)}",
                              "add a fallback: entry, request more quota, or pick another region or machine") from exc  # fmt: skip
         except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
-            raise _unreachable(exc, parent) from exc
+            raise _create_unreachable(exc, parent, label) from exc
         except exceptions.GoogleAPICallError as exc:
             raise _refused(f"Vertex AI refused to create the job: {_short(exc)}", exc) from exc
 
@@ -184,6 +189,14 @@ class JobService:
 def _unreachable(exc: Any, what: str) -> CloudUnreachable:
     return CloudUnreachable(f"Vertex AI did not answer for {what} ({_short(exc)}), retries included",
                             "try again later; a job that was created keeps running")  # fmt: skip
+
+
+def _create_unreachable(exc: Any, parent: str, label: str) -> CloudUnreachable:
+    """A create whose retries ran out: the job may exist all the same (an answer can be lost)."""
+    region = parent.split("/")[3]
+    return CloudUnreachable(f"creating the Vertex AI job: the service kept answering {_short(exc)}, retries included",
+                            f"the job may have been created; look for it: cloudtrain list --backend vertex "
+                            f"--region {region} (its label {label[7:]})")  # fmt: skip
 
 
 def _refused(message: str, exc: Any) -> BackendError:
