@@ -102,11 +102,32 @@ def use_moto(monkeypatch: Any, moto: MotoAws, default_region: str = "us-east-1")
         monkeypatch.setenv(key, value)
 
 
+def _training_job_names_stay_taken() -> None:
+    """Make moto refuse a second CreateTrainingJob of a name with ResourceInUse, as SageMaker does
+    (moto 5 silently replaces the first job). Patched once, on moto's backend class."""
+    from moto.sagemaker.exceptions import ResourceInUseException
+    from moto.sagemaker.models import SageMakerModelBackend
+
+    create = SageMakerModelBackend.create_training_job
+    if getattr(create, "names_stay_taken", False):
+        return
+
+    def create_training_job(self, training_job_name, *args, **kwargs):
+        if training_job_name in self.training_jobs:
+            raise ResourceInUseException(f"Training job names must be unique within an AWS account and region, "
+                                         f"and a training job with this name already exists ({training_job_name})")
+        return create(self, training_job_name, *args, **kwargs)
+
+    create_training_job.names_stay_taken = True  # type: ignore[attr-defined]
+    SageMakerModelBackend.create_training_job = create_training_job
+
+
 @contextlib.contextmanager
 def moto_server() -> Iterator[MotoAws]:
     """A moto server on a free port of 127.0.0.1, always stopped."""
     from moto.server import ThreadedMotoServer
 
+    _training_job_names_stay_taken()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

@@ -5,7 +5,9 @@ Settings are boto3's own, read by boto3 itself:
 * credentials: the usual chain (``AWS_PROFILE``, ``AWS_ACCESS_KEY_ID`` /
   ``AWS_SECRET_ACCESS_KEY``, ``~/.aws``, instance roles);
 * ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``, ``…_SAGEMAKER``, ``…_CLOUDWATCH_LOGS``):
-  send every request to another endpoint, e.g. a moto server in the tests.
+  send every request to another endpoint, e.g. a moto server in the tests;
+* ``AWS_MAX_ATTEMPTS``: attempts per call for throttling, 5xx and connection trouble
+  (default 5 here); when they all fail the command exits 3 ("could not reach the cloud").
 
 The region is always the job's, passed explicitly to every client: never the default
 region of the profile or of ``AWS_DEFAULT_REGION``.
@@ -14,6 +16,7 @@ region of the profile or of ``AWS_DEFAULT_REGION``.
 from __future__ import annotations
 
 import contextlib
+import os
 from functools import cached_property
 from typing import Any, Iterator
 
@@ -61,7 +64,10 @@ class AwsClients:
     def client(self, service: str, **retries: Any) -> Any:
         from botocore.config import Config
 
-        config = Config(retries=retries or {"mode": "standard", "max_attempts": 5}, user_agent_extra="cloudtrain")
+        # botocore's standard retries (throttling, 5xx, connections); 5 attempts unless the
+        # user set AWS_MAX_ATTEMPTS, which botocore reads itself.
+        default = {"mode": "standard"} if os.environ.get("AWS_MAX_ATTEMPTS") else {"mode": "standard", "max_attempts": 5}
+        config = Config(retries=retries or default, user_agent_extra="cloudtrain")
         return self.session.client(service, region_name=self.region, config=config)
 
     @cached_property

@@ -146,28 +146,6 @@ def test_list_jobs_is_limited_and_maps_states(moto_session: MotoAws, monkeypatch
     }  # fmt: skip
 
 
-def test_a_retried_create_that_already_went_through_is_not_an_error() -> None:
-    from cloudtrain.errors import BackendError
-    from tests.backends.sagemaker.conftest import fake_package, make_spec
-
-    params = SageMakerBackend().render(make_spec(), fake_package())
-    name = params["TrainingJobName"]
-    job, stub = _stubbed_job()
-    backend = SageMakerBackend()
-    existing = {**_desc("InProgress", "Starting"), "TrainingJobName": name, "RoleArn": params["RoleArn"],
-                "HyperParameters": params["HyperParameters"]}  # fmt: skip
-    with stub:
-        stub.add_client_error("create_training_job", "ResourceInUse", "Training job names must be unique")
-        stub.add_response("describe_training_job", existing, {"TrainingJobName": name})
-        backend._create(job.clients, params)  # ours: no error
-
-        stub.add_client_error("create_training_job", "ResourceInUse", "Training job names must be unique")
-        stub.add_response("describe_training_job", {**existing, "HyperParameters": {}}, {"TrainingJobName": name})
-        with pytest.raises(BackendError, match=f"creating training job {name}: ResourceInUse"):
-            backend._create(job.clients, params)  # someone else's job of the same name
-    stub.assert_no_pending_responses()
-
-
 def test_status_names_the_checkpoint_location_that_submit_resume_continues() -> None:
     desc = _desc("Stopped", "Interrupted", CheckpointConfig={"S3Uri": "s3://b/out/j/checkpoints"})
     assert to_status(desc, "eu-west-1").details["checkpoint_dir"] == "s3://b/out/j/checkpoints"

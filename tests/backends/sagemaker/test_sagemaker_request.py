@@ -197,3 +197,21 @@ def test_a_local_folder_channel_must_be_staged_before_render() -> None:
     spec = make_spec(channels=MappingProxyType({"train": DataChannel("train", "/home/me/data")}))
     with pytest.raises(UsageError, match="has not been staged"):
         BACKEND.render(spec, fake_package())
+
+
+def test_the_request_hash_covers_every_field_and_not_itself() -> None:
+    import dataclasses
+
+    spec = make_spec()
+    params = BACKEND.render(spec, fake_package())
+    own = json.loads(params["HyperParameters"][request.REQUEST_HASH])
+    assert own == request.request_hash(params)  # stable: recomputing over the sent request gives the same
+    changed = [
+        dataclasses.replace(spec, env=MappingProxyType({"OTHER": "1"})),
+        dataclasses.replace(spec, labels=MappingProxyType({"team": "audio"})),
+        dataclasses.replace(spec, max_runtime_seconds=60),
+        dataclasses.replace(spec, output_dir="s3://elsewhere/out"),
+        dataclasses.replace(spec, replica_count=2),
+    ]
+    hashes = {json.loads(BACKEND.render(s, fake_package())["HyperParameters"][request.REQUEST_HASH]) for s in changed}
+    assert len(hashes) == len(changed) and own not in hashes

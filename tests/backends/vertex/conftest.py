@@ -134,3 +134,29 @@ def backend(jobs, logging_fake, clock, monkeypatch) -> VertexBackend:
     )
     b.echoed = echoed  # type: ignore[attr-defined]
     return b
+
+
+CLI_CONFIG = """\
+name: cli-job
+backend: vertex
+region: us-central1
+project: my-project
+staging_bucket: gs://my-bucket
+machine: {type: n1-standard-8}
+package: {path: trainer}
+"""
+
+
+@pytest.fixture
+def cli_config(tmp_path, backend, gcs, monkeypatch) -> Path:
+    """A config and its package for CLI tests; the registered Vertex backend is ``backend`` (on the fakes)."""
+    import cloudtrain.backends.vertex as vertex_module
+
+    monkeypatch.setattr(vertex_module, "BACKEND", backend)
+    pkg = tmp_path / "trainer"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "task.py").write_text("print('hi')\n")
+    path = tmp_path / "vertex.yaml"
+    path.write_text(CLI_CONFIG)
+    return path
