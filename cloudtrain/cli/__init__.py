@@ -7,11 +7,13 @@ only by the backend a command actually uses.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
-from cloudtrain.cli import gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
+from cloudtrain.cli import cache, gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
 from cloudtrain.cli._group import cli
 from cloudtrain.errors import CloudtrainError, ExitCode
 
@@ -22,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; turn every error into one line and an exit code (the traceback only with --debug)."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in (args[: args.index("--")] if "--" in args else args)  # any command takes it
+    previous = _terminate_as_interrupt()
     try:
         with cli.make_context("cloudtrain", list(args)) as ctx:  # not cli.main: it turns EPIPE into exit 1
             cli.invoke(ctx)
@@ -56,6 +59,21 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_interrupt():
+    """SIGTERM (``kill``, a CI timeout) unwinds like Ctrl-C, so temp folders and uploads are
+    cleaned up on the way out. Returns the handler to restore (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def _discard_stdout() -> None:

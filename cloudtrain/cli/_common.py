@@ -46,6 +46,12 @@ def stage_data(spec):
 
 def package_dict(package) -> dict[str, Any]:
     return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
-            "metadata": package.metadata}  # fmt: skip
+            "unpacked_size": package.unpacked_size, "metadata": package.metadata,
+            "left_out": [{"path": path, "why": why} for path, why in package.left_out]}  # fmt: skip
+
+
+def left_out(package) -> str | None:
+    """``trainer/.env (environment file), …``: what a user may expect in the package but is not."""
+    return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import load_spec, package_dict
+from cloudtrain.cli._common import left_out, load_spec, package_dict
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
 from cloudtrain.errors import UsageError
 
@@ -99,6 +99,8 @@ def package(path, out_dir, requirements, output) -> None:
         print_json(package_dict(built))
     else:
         click.echo(f"{built.path}\nsha256 {built.sha256}  {built.size:,} bytes\nmetadata: {built.metadata}")
+        if built.left_out:
+            click.echo(f"left out: {left_out(built)}")
 
 
 @cli.command()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, load_spec, package_dict, stage_data
+from cloudtrain.cli._common import build_package, left_out, load_spec, package_dict, stage_data
 from cloudtrain.cli._follow import follow, print_hints, reattach_command, reattach_hint
 from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
 
@@ -152,6 +152,7 @@ def _print_summary(console, spec, package) -> None:
             ("machine", f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}" if local else machine),
             ("image", None if local else spec.image_uri),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
+            ("left out", left_out(package)),
             ("metadata", package.metadata),
             ("requires", ", ".join(package.requirements) or None),
             _run_row(spec),

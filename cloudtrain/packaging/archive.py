@@ -6,7 +6,8 @@ are ``0o755`` for folders and executables and ``0o644`` otherwise, the tar is PA
 UTF-8 names, and the gzip header has time 0 and no file name. (Bytes can differ only
 between machines whose zlib compresses differently.) The archive is written to a hidden
 ``.part`` file in the output folder and renamed into place, so a failure never leaves a
-partial file under the final name.
+partial file under the final name; ``.part`` files that a killed build left behind (their
+process is gone, or they are over an hour old) are swept before each build.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 from cloudtrain.errors import PackagingError
+from cloudtrain.leftovers import part_prefix, sweep_part_files
 
 #: 1980-01-01T00:00:00Z: the earliest time a ZIP can hold, so a wheel built from the
 #: sdist never fails with "ZIP does not support timestamps before 1980".
@@ -53,7 +55,8 @@ def write_archive(out_dir: Path, stem: str, members: Iterable[Member]) -> Writte
     members = sorted(members, key=lambda m: m.name.split("/"))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{stem}.", suffix=".part")
+        sweep_part_files(out_dir)
+        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=part_prefix(stem), suffix=".part")
     except OSError as e:
         raise PackagingError(
             f"cannot write the package to {out_dir}: {e.strerror or e}",

@@ -127,6 +127,8 @@ def build_script_sdist(
         warnings=tuple(warnings),
         metadata=own.describe(root),
         requirements=requires,
+        left_out=tuple((f"{root.name}/{path}", why) for path, why in tree.left_out),
+        unpacked_size=tree.unpacked_size,
     )
 
 

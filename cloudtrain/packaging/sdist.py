@@ -37,6 +37,8 @@ class BuiltPackage:
     warnings: tuple[str, ...]  # one line each: size above the threshold, credentials left out
     metadata: str = "generated"  # where name, version and requirements came from (one line)
     requirements: tuple[str, ...] = ()  # Requires-Dist, in order
+    left_out: tuple[tuple[str, str], ...] = ()  # (archive path, why): secrets, .env files, links to excluded files
+    unpacked_size: int = 0  # bytes of the package's own files once unpacked
 
 
 def build_sdist(
@@ -98,18 +100,23 @@ def build_sdist(
         warnings=tuple(warnings),
         metadata=own.describe(root),
         requirements=requires,
+        left_out=tuple((f"{root.name}/{path}", why) for path, why in tree.left_out),
+        unpacked_size=tree.unpacked_size,
     )
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
-    """One line each: the archive is above the size threshold; credential-like files were left out."""
+    """One line each: the files unpack above the size threshold (what the training machine holds,
+    however well they compress); credential-like files were left out."""
     warnings = []
-    if size > size_warning_bytes:
+    unpacked = tree.unpacked_size
+    if unpacked > size_warning_bytes:
         biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
         listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
         warnings.append(
-            f"package {filename} is {_mib(size)}, above the {_mib(size_warning_bytes)}"
-            f" warning threshold; biggest files: {listed} — read large data from the bucket"
+            f"package {filename} unpacks to {_mib(unpacked)} on the training machine"
+            f" ({_mib(size)} compressed), above the {_mib(size_warning_bytes)} warning threshold;"
+            f" biggest files: {listed} — read large data from the bucket"
             f" and add it to {root / '.cloudtrainignore'}"
         )
     if tree.credentials:

@@ -11,6 +11,7 @@ found inside a linked folder are not followed a second time.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import stat
@@ -37,6 +38,12 @@ class SourceFile:
 class Tree:
     files: tuple[SourceFile, ...]  # sorted by relpath
     credentials: tuple[str, ...]  # credential-like paths that were left out
+    left_out: tuple[tuple[str, str], ...] = ()  # (path, why) of what a user may miss: secrets, .env, links
+
+    @property
+    def unpacked_size(self) -> int:
+        """Bytes of the package's files as the training machine holds them (not compressed)."""
+        return sum(f.size for f in self.files)
 
 
 def check_package_dir(package_dir: Path) -> Path:
@@ -85,6 +92,7 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
     files: dict[str, SourceFile] = {}
     links: list[tuple[str, str]] = []
     credentials: list[str] = []
+    left_out: list[tuple[str, str]] = []
 
     def walk(folder: Path, rel: str, rules: list[IgnoreRule]) -> None:
         rules = rules + _read_rules(folder, rel)
@@ -96,10 +104,18 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
             if category:
                 if category == "credential":
                     credentials.append(child)
+                    left_out.append((child, "credential-like"))
+                elif category == "environment file":
+                    left_out.append((child, "environment file"))
                 continue
-            is_dir = entry.is_dir()  # follows links, like git's view of the work tree
+            loop = entry.is_symlink() and _loops(entry.path)
+            is_dir = not loop and entry.is_dir()  # follows links, like git's view of the work tree
             if is_ignored(rules, child, is_dir):
                 continue
+            if loop:
+                raise PackagingError(f"symlink loop in {root}: {_loop_chain(root, entry.path)}",
+                                     f"remove one of these links, or add {child!r} to {root / '.cloudtrainignore'}")
+            _check_name(root, child)
             if entry.is_symlink():
                 links.append((child, os.path.realpath(entry.path)))
             elif is_dir:
@@ -123,8 +139,52 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
         ) from e
     regular = dict(files)  # links inside a linked folder are not followed again
     for link, target in links:
-        files.update(_follow(root, link, target, regular, credentials))
-    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)))
+        followed = _follow(root, link, target, regular, credentials)
+        if not followed:
+            left_out.append((link, "link to an excluded file"))
+        files.update(followed)
+    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)), tuple(sorted(left_out)))
+
+
+def _check_name(root: Path, rel: str) -> None:
+    """Names are stored as UTF-8 in the sdist: one that is not (raw bytes from another
+    system) would arrive garbled or break the install, so it is refused."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+        raise PackagingError(
+            f"file name {root.name}/{shown} is not valid UTF-8",
+            "rename it (e.g. convmv -f latin1 -t utf8), or add it to .cloudtrainignore",
+        ) from None
+
+
+def _loops(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False
+
+
+def _loop_chain(root: Path, path: str, limit: int = 40) -> str:
+    """``a -> b -> a``: the links of a symlink loop, relative to ``root`` where they are inside it."""
+    def show(p: str) -> str:
+        try:
+            return Path(p).relative_to(root).as_posix()
+        except ValueError:
+            return p
+
+    seen: list[str] = []
+    current = os.path.abspath(path)
+    while current not in seen and len(seen) < limit:
+        seen.append(current)
+        try:
+            target = os.readlink(current)
+        except OSError:
+            break
+        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+    return " -> ".join(show(p) for p in seen + [current])
 
 
 def runnable_modules(package_name: str, tree: Tree) -> list[str]:
@@ -210,7 +270,8 @@ def _follow(
     target_rel = "" if target_rel == "." else target_rel
     if os.path.isdir(target):
         if target_rel == "" or link.startswith(target_rel + "/"):
-            raise PackagingError(f"symlink {root / link} points to a folder that contains it (a loop)", fix)
+            loop = f"{link} -> {target_rel or '.'}/ -> … -> {link}"
+            raise PackagingError(f"symlink {root / link} points to a folder that contains it (a loop: {loop})", fix)
         prefix = target_rel + "/"
         return {
             link + f.relpath[len(target_rel):]: SourceFile(

@@ -185,7 +185,7 @@ def test_dangling_symlink_is_refused(mini, tmp_path):
 
 def test_symlink_loop_is_refused(mini, tmp_path):
     os.symlink("..", mini / "configs" / "loop")
-    with pytest.raises(PackagingError, match=r"configs/loop points to a folder that contains it \(a loop\)"):
+    with pytest.raises(PackagingError, match=r"configs/loop points to a folder that contains it \(a loop: configs/loop -> \./ -> … -> configs/loop\)"):
         build_sdist(mini, tmp_path / "out")
 
 

@@ -8,15 +8,15 @@ finds the object with the same checksum and uploads nothing.
 from __future__ import annotations
 
 import logging
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import BackendError, CloudSetupError
+from cloudtrain.leftovers import temporary_dir
 from cloudtrain.packaging import BuiltPackage
 
 from .aws import error_code, translated
+from .multipart import put_file
 from .sourcedir import write_sourcedir
 
 log = logging.getLogger("cloudtrain.sagemaker")
@@ -75,21 +75,16 @@ def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
 def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False) -> Uploaded:
     bucket, key = split_s3(uri)
     check_bucket(s3, bucket, region)
-    with tempfile.TemporaryDirectory(prefix="cloudtrain-sourcedir-") as tmp:
-        built = write_sourcedir(package, Path(tmp) / "sourcedir.tar.gz", script=script)
+    with temporary_dir("sourcedir") as tmp:
+        built = write_sourcedir(package, tmp / "sourcedir.tar.gz", script=script)
         if _stored_sha256(s3, bucket, key) == built.sha256:
             log.info("%s already uploaded (sha256 %s); skipped", uri, built.sha256[:12])
             return Uploaded(uri, built.sha256, built.size, skipped=True)
         with translated(f"uploading {uri}"):
-            s3.upload_file(
-                str(built.path),
-                bucket,
-                key,
-                ExtraArgs={
-                    "ContentType": "application/gzip",
-                    "Metadata": {"sha256": built.sha256, "package-sha256": package.sha256},
-                },
-            )
+            put_file(s3, built.path, bucket, key, {
+                "ContentType": "application/gzip",
+                "Metadata": {"sha256": built.sha256, "package-sha256": package.sha256},
+            })  # fmt: skip
         log.info("uploaded %s (%d bytes)", uri, built.size)
         return Uploaded(uri, built.sha256, built.size, skipped=False)
 

@@ -1,0 +1,84 @@
+"""What a killed cloudtrain leaves behind, and sweeping it up on the next run.
+
+Temporary folders and partial files carry the id of the process that made them in their
+name. The next cloudtrain removes those whose process is gone, and any older than
+:data:`STALE_SECONDS` whatever their name says (the process id may have been reused). A
+normal exit, an error, Ctrl-C and SIGTERM clean up on the spot; these sweeps are for kills.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+STALE_SECONDS = 24 * 3600
+_TEMP = re.compile(r"^cloudtrain-[a-z]+-(\d+)-[A-Za-z0-9_]+$")  # cloudtrain-<kind>-<pid>-<random>
+_PART = re.compile(r"^\..+\.(\d+)\.[A-Za-z0-9_]+\.part$")  # .<stem>.<pid>.<random>.part (packaging)
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _leftover(path: Path, pattern: re.Pattern[str], now: float, stale_seconds: float) -> bool:
+    """Made by a process that is gone, or older than ``stale_seconds``."""
+    try:
+        age = now - path.lstat().st_mtime
+    except OSError:
+        return False
+    match = pattern.match(path.name)
+    if match and int(match.group(1)) != os.getpid() and not pid_alive(int(match.group(1))):
+        return True
+    return age > stale_seconds
+
+
+@contextlib.contextmanager
+def temporary_dir(kind: str) -> Iterator[Path]:
+    """A fresh ``cloudtrain-<kind>-<pid>-…`` folder in the temp dir, removed on the way out;
+    stale ones of earlier, killed runs are swept first."""
+    sweep_temp_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"cloudtrain-{kind}-{os.getpid()}-") as tmp:
+        yield Path(tmp)
+
+
+def sweep_temp_dirs(root: Path | None = None, *, now: float | None = None) -> list[Path]:
+    """Remove the temp dir's cloudtrain folders whose process is gone (or that are stale)."""
+    root = Path(root or tempfile.gettempdir())
+    now = time.time() if now is None else now
+    removed = []
+    for path in root.glob("cloudtrain-*"):
+        if _TEMP.match(path.name) and path.is_dir() and _leftover(path, _TEMP, now, STALE_SECONDS):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def part_prefix(stem: str) -> str:
+    """The prefix of a partial file in an output folder: ``.<stem>.<pid>.`` (mkstemp adds the rest)."""
+    return f".{stem}.{os.getpid()}."
+
+
+def sweep_part_files(folder: Path, *, now: float | None = None, stale_seconds: float = 3600) -> list[Path]:
+    """Remove ``.part`` files in ``folder`` whose writer is gone, or that are older than ``stale_seconds``."""
+    now = time.time() if now is None else now
+    removed = []
+    for path in Path(folder).glob(".*.part"):
+        if _leftover(path, _PART, now, stale_seconds):
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed.append(path)
+    return removed
