@@ -80,7 +80,7 @@ def read_json_lines(
     except FileNotFoundError:
         return []
     except OSError as exc:
-        log.warning("warning: %s: cannot be read (%s); its records are ignored", path, exc.strerror or exc)
+        _warn_once(f"warning: {path}: cannot be read ({exc.strerror or exc}); its records are ignored")
         return []
     found: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []
@@ -102,8 +102,18 @@ def read_json_lines(
         found.append((number, entry))
     if bad:
         what = "line" if len(bad) == 1 else "lines"
-        log.warning("warning: %s: skipped %s %s; the other records are read", path, what, ", ".join(bad))
+        _warn_once(f"warning: {path}: skipped {what} {', '.join(bad)}; the other records are read")
     return found
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """A command may read a file several times; the same damage is reported once per process."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 def read_json_object(path: Path, *, required: tuple[str, ...] = ()) -> dict[str, Any]:

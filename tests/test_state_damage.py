@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cloudtrain import history
+from cloudtrain import history, statefiles
 from cloudtrain.cli import main
 from tests.conftest import REPO
 
@@ -19,6 +19,11 @@ STATUS = {
     "message": None, "console_url": None, "created": "2025-01-01T00:00:00+00:00", "ended": None,
     "details": {"replicas": ["worker-0"], "exit_code": 0},
 }  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process():
+    statefiles._warned.clear()  # each main() here stands for a new process
 
 
 def run(capsys, *args):
@@ -87,8 +92,8 @@ def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, cap
     path.unlink()
     path.mkdir()
     code, _, err = run(capsys, "status", "demo-1", "--backend", "local", "--region", "local")
-    assert code == 0
-    assert f"warning: {path}: cannot be read" not in err  # flags given: history not consulted
+    assert code == 0 and err.strip() == f"warning: {path}: cannot be read (Is a directory); its records are ignored"
+    statefiles._warned.clear()  # a new command, a new process
     code, _, err = run(capsys, "status", "demo-1")
     assert code == 2
     assert f"warning: {path}: cannot be read" in err and len(err.strip().splitlines()) == 2
