@@ -14,7 +14,7 @@ import threading
 import click
 
 from cloudtrain.cli import cache, gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
-from cloudtrain.cli._group import cli
+from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 
 __all__ = ["cli", "main"]
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in (args[: args.index("--")] if "--" in args else args)  # any command takes it
     previous = _terminate_as_interrupt()
+    with_debug(cli)  # commands added to subgroups after those joined the group
     try:
         with cli.make_context("cloudtrain", list(args)) as ctx:  # not cli.main: it turns EPIPE into exit 1
             cli.invoke(ctx)

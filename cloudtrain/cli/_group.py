@@ -78,9 +78,17 @@ class Group(click.Group):
     group_class = type  # subgroups made with @cli.group() are of this class too
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        if not any(p.name == "debug" for p in cmd.params):
-            cmd.params.append(debug_option())
+        with_debug(cmd)
         super().add_command(cmd, name)
+
+
+def with_debug(cmd: click.Command) -> click.Command:
+    """Give ``cmd`` and, for a group made elsewhere, every command below it ``--debug``."""
+    if not any(p.name == "debug" for p in cmd.params):
+        cmd.params.append(debug_option())
+    for sub in getattr(cmd, "commands", {}).values():
+        with_debug(sub)
+    return cmd
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
+from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError
 
 SHA_KEY = "cloudtrain-sha256"  # the object's metadata key (S3 stores it as x-amz-meta-cloudtrain-sha256)
@@ -57,7 +58,7 @@ class S3Store:
 
     def upload(self, path: Path, key: str, sha256: str) -> None:
         with self._translated(f"uploading {self._where(key)}"):
-            self.client.upload_file(str(path), self.bucket, key, ExtraArgs={"Metadata": {SHA_KEY: sha256}})
+            put_file(self.client, path, self.bucket, key, {"Metadata": {SHA_KEY: sha256}})  # leaves nothing open
 
     def put_text(self, key: str, text: str) -> None:
         with self._translated(f"writing {self._where(key)}"):

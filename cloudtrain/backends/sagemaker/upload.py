@@ -11,12 +11,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.leftovers import temporary_dir
 from cloudtrain.packaging import BuiltPackage
 
 from .aws import error_code, translated
-from .multipart import put_file
 from .sourcedir import write_sourcedir
 
 log = logging.getLogger("cloudtrain.sagemaker")

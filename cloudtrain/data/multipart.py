@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
 
-log = logging.getLogger("cloudtrain.sagemaker")
+log = logging.getLogger("cloudtrain.data")
 
 PART = 8 * 2**20  # S3 wants ≥ 5 MiB for every part but the last
 KEY_PREFIX = "cloudtrain/"  # every object cloudtrain writes lives under it
