@@ -181,8 +181,14 @@ def main(argv=None) -> int:
         if args.benchmark:
             from trainer.benchmark import benchmark
 
-            return benchmark(s)
-        return train(s, started)
+            code = benchmark(s)
+        else:
+            code = train(s, started)
+        if code == 0:
+            from trainer.shutdown import leave_together
+
+            leave_together(s.strategy, s.cluster)  # no worker leaves the others to find it gone
+        return code
     except TrainerError as exc:
         if debug:
             raise

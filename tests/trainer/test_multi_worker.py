@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from tests.trainer.helpers import finish, free_ports, kill, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
+
+COORDINATION_ABORT = re.compile(r"UNAVAILABLE|StartAbort|barrier", re.I)
 
 
 def _run_two_workers(tmp_path, extra_args, worker_env=({}, {}), **env):
@@ -29,6 +32,9 @@ def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
     chief, other = _run_two_workers(tmp_path, [[], []])
     assert chief.returncode == 0, chief.stderr[-4000:]
     assert other.returncode == 0, other.stderr[-4000:]
+    # They leave together (trainer/shutdown.py): no coordination service aborts at the end.
+    # (One run; bench/multi_worker_end.py repeats it to measure the rate.)
+    assert [l for l in (chief.stderr + other.stderr).splitlines() if COORDINATION_ABORT.search(l)] == []
 
     plan = chief.one("plan")
     assert plan["strategy"] == "multi_worker_mirrored" and plan["workers"] == 2 and plan["replicas"] == 2
