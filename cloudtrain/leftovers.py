@@ -20,6 +20,7 @@ from typing import Iterator
 STALE_SECONDS = 24 * 3600
 _TEMP = re.compile(r"^cloudtrain-[a-z]+-(\d+)-[A-Za-z0-9_]+$")  # cloudtrain-<kind>-<pid>-<random>
 _PART = re.compile(r"^\..+\.(\d+)\.[A-Za-z0-9_]+\.part$")  # .<stem>.<pid>.<random>.part (packaging)
+PARTIAL_DIR = re.compile(r"^\.partial-.+-(\d+)$")  # .partial-<name>-<pid> (data downloads)
 
 
 def pid_alive(pid: int) -> bool:
@@ -34,8 +35,11 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def _leftover(path: Path, pattern: re.Pattern[str], now: float, stale_seconds: float) -> bool:
-    """Made by a process that is gone, or older than ``stale_seconds``."""
+def is_leftover(
+    path: Path, pattern: re.Pattern[str], now: float | None = None, stale_seconds: float = STALE_SECONDS
+) -> bool:
+    """Made by a process that is gone (``pattern``'s first group is its pid), or older than ``stale_seconds``."""
+    now = time.time() if now is None else now
     try:
         age = now - path.lstat().st_mtime
     except OSError:
@@ -61,7 +65,7 @@ def sweep_temp_dirs(root: Path | None = None, *, now: float | None = None) -> li
     now = time.time() if now is None else now
     removed = []
     for path in root.glob("cloudtrain-*"):
-        if _TEMP.match(path.name) and path.is_dir() and _leftover(path, _TEMP, now, STALE_SECONDS):
+        if _TEMP.match(path.name) and path.is_dir() and is_leftover(path, _TEMP, now):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -77,7 +81,7 @@ def sweep_part_files(folder: Path, *, now: float | None = None, stale_seconds: f
     now = time.time() if now is None else now
     removed = []
     for path in Path(folder).glob(".*.part"):
-        if _leftover(path, _PART, now, stale_seconds):
+        if is_leftover(path, _PART, now, stale_seconds):
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed.append(path)

@@ -60,3 +60,24 @@ def test_stale_part_files_are_swept_when_a_package_is_built(tmp_path):
     left = sorted(p.name for p in out.iterdir())
     assert mine.name in left and dead.name not in left and old.name not in left
     assert [n for n in left if not n.endswith(".part")] == [n for n in left if n.endswith(".tar.gz")]
+
+
+def test_a_partial_data_download_of_a_gone_process_is_swept(tmp_path):
+    from cloudtrain.data.cache import fetch
+    from cloudtrain.data.stores import ObjectInfo
+
+    class OneFile:
+        scheme = "s3"
+
+        def list(self, prefix):
+            return [ObjectInfo(prefix + "a.txt", 1, "v1")]
+
+        def download(self, key, dest):
+            dest.write_text("a")
+
+    dead = tmp_path / f".partial-old-download-{_dead_pid()}"
+    alive = tmp_path / f".partial-other-{os.getppid()}"
+    for path in (dead, alive):
+        (path / "x").mkdir(parents=True)
+    fetch("s3://bucket/data/", tmp_path, store=OneFile())
+    assert not dead.exists() and alive.exists()

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import leftovers
 from cloudtrain.data import schemes
 from cloudtrain.data.upload import human
 from cloudtrain.errors import UsageError
@@ -57,6 +58,9 @@ def fetch(uri: str, root: Path, *, store: Any) -> Path:
     log.info("data %s: downloading %d files, %s, into %s", uri, len(objects), human(total), dest)
     partial = dest.with_name(f".partial-{dest.name}-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
+    for old in Path(root).glob(".partial-*"):  # downloads of killed runs
+        if leftovers.is_leftover(old, leftovers.PARTIAL_DIR):
+            remove(old)
     try:
         for obj in objects:
             target = partial / obj.name[len(folder):]
