@@ -24,7 +24,7 @@ def test_moved_config_renders_a_valid_create_training_job(name):
     from botocore.validate import validate_parameters
 
     loaded = load_config(REPO / "job_configs" / f"{name}.yaml", TO_SAGEMAKER)
-    spec = build_spec(loaded, now=dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc))
+    spec = build_spec(loaded, now=dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc), suffix="abc123")
     params = BACKEND.render(spec, fake_package())
     validate_parameters(params, _input_shape())
     assert _strict(_input_shape(), params) == []
