@@ -140,7 +140,7 @@ def test_a_damaged_status_file_is_skipped_by_list(run_dir, capsys):
 def test_unexpected_errors_are_one_line_without_debug(capsys, monkeypatch):
     from cloudtrain import catalog
 
-    def broken(*_args):
+    def broken(*_args, **_kwargs):
         raise RuntimeError("catalog exploded\nsecond line")
 
     monkeypatch.setattr(catalog, "machines", broken)

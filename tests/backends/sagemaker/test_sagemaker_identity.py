@@ -99,5 +99,5 @@ def test_the_very_same_request_again_attaches(aws: MotoAws, build_package, caplo
     assert "training job retried already exists with this request; attached to it" in caplog.text
     sm = aws.client("sagemaker", "us-east-1")
     assert [s["TrainingJobName"] for s in sm.list_training_jobs()["TrainingJobSummaries"]] == ["retried"]
-    sent = backend.render(spec, package)["HyperParameters"]["cloudtrain_request"]
+    sent = backend.render(spec, package)["HyperParameters"]["sagemaker_cloudtrain_request"]
     assert len(json.loads(sent)) == 64
