@@ -107,7 +107,7 @@ def test_history_finds_the_local_run_from_anywhere(finished_run, cli, tmp_path):
     listed = json.loads(cli("list", "-o", "json", cwd=tmp_path).stdout)
     assert [(j["job_id"], j["backend"], j["state"]) for j in listed if j["job_id"] == job] == [(job, "local", "SUCCEEDED")]
     plain = cli("list", cwd=tmp_path).stdout.splitlines()
-    assert plain[0].split("\t")[:4] == ["job", "backend", "region", "state"] and any(job in line for line in plain)
+    assert plain[0].split("\t")[:5] == ["job", "kind", "backend", "region", "state"] and any(job in line for line in plain)
     assert job not in cli("list", "--backend", "vertex", "-o", "json", cwd=tmp_path).stdout
     status = cli("status", job, "-o", "json", cwd=tmp_path)
     assert json.loads(status.stdout)["state"] == "SUCCEEDED"

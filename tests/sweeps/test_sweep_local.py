@@ -69,6 +69,10 @@ def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_pa
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {line["trial"] for line in lines} == {"0", "1", "2", "3"}
     assert sum('"event": "metric"' in line["message"] for line in lines) == 4  # one epoch per trial
+    assert main(["list", "-o", "json"]) == 0
+    listed = {j["job_id"]: j for j in json.loads(capsys.readouterr().out)}
+    assert listed[table["sweep_id"]]["kind"] == "sweep"
+    assert listed[table["sweep_id"]]["state"].startswith("SUCCEEDED: 4/4 trials, best val_accuracy=")
 
 
 def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path) -> None:
