@@ -85,7 +85,7 @@ def _trainer(ax, data: dict) -> None:
     if not rows:
         return _empty(ax, title)
     labels = [r["case"] for r in rows]
-    colours = ["#7f7f7f" if "keras model.fit" in r["case"] else "#2ca02c" if "bfloat16" in r["case"]
+    colours = ["#7f7f7f" if ": fit, " in r["case"] else "#2ca02c" if "bfloat16" in r["case"]
                else "#1f77b4" for r in rows]
     values = [r["value"] for r in rows]
     _barh(ax, labels, values, colours)
@@ -93,7 +93,7 @@ def _trainer(ax, data: dict) -> None:
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,g}"))
     ax.set_xlim(right=max(values) * 3)
-    ax.set_xlabel("examples/s, log scale; grey: plain Keras fit, green: mixed_bfloat16")
+    ax.set_xlabel("examples/s, log scale; grey: Keras fit, green: mixed_bfloat16")
     ax.set_title(title)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 from bench import _logs_table, _plot
 from bench._machine import CPU_FLAGS
+from bench._stats import MIN_REPEATS, NO_DIFFERENCE, fmt_ratio
 
 # The source articles' GPU figures (issue 7), shown beside this run's CPU numbers.
 ARTICLES = (
@@ -180,35 +181,60 @@ def packaging_section(entry: dict | None, vertex: dict | None) -> str:
 
 # --- 3. trainer ------------------------------------------------------------------------
 
+def _is_headline(name: str) -> bool:
+    """The trainer-vs-fit ratio under matched conditions with many steps per call (issue 3's target)."""
+    return "trainer / fit, same pipeline" in name and "1 step/call" not in name
+
+
+def _ratio_value(r: dict | float) -> float:
+    return r["median"] if isinstance(r, dict) else r
+
+
+def _verdict(r: dict | float) -> str:
+    if not isinstance(r, dict):
+        return "single figure: no verdict"
+    verdict = r.get("verdict", "")
+    return f"**{verdict}**" if verdict == NO_DIFFERENCE else verdict
+
+
 def trainer_section(entry: dict | None, meta: dict) -> str:
     text = "## 3. Trainer\n\n" + provenance(entry) + "\n"
     data = (entry or {}).get("data") or {}
     if data.get("rows"):
-        text += f"TensorFlow {data.get('tensorflow', '?')}, {data.get('repeats', '?')} run(s) per case, " \
-                f"{data.get('epochs', '?')} epochs; examples/s is the median over runs.\n\n"
-        text += table(["case (CPU)", "examples/s", "each run"],
-                      [[r["case"], rate(r["value"]), ", ".join(rate(v) for v in r.get("runs", []))]
-                       for r in data["rows"]], "lrl") + "\n"
+        text += (f"TensorFlow {data.get('tensorflow', '?')}, {data.get('repeats', '?')} run(s) per case, each in a "
+                 f"fresh process, cases interleaved; {data.get('epochs', '?')} epochs, examples/s is the median of "
+                 "the epochs after the first (tracing). Trainer vs fit: same model, data, batch and Adam learning "
+                 "rate (constant); fit is fed the trainer's own cached tf.data pipeline unless the row says NumPy "
+                 "arrays; \"steps/call\" is steps per tf.function call on both sides (fit's `steps_per_execution`); "
+                 "neither side uses XLA unless the row says so (the trainer has none; Keras's default "
+                 "`jit_compile=\"auto\"` turns it on).\n\n")
+        text += table(["case (CPU)", "examples/s, median", "min–max", "each run"],
+                      [[r["case"], rate(r["value"]), f"{rate(min(r['runs']))}–{rate(max(r['runs']))}" if r.get("runs")
+                        else "–", ", ".join(rate(v) for v in r.get("runs", []))] for r in data["rows"]], "lrrl") + "\n"
     ratios = data.get("ratios", {})
     if ratios:
         rows = []
-        for name, value in ratios.items():
+        for name, r in ratios.items():
+            value = _ratio_value(r)
             target = f"≥ {TRAINER_TARGET}: " + ("yes" if value >= TRAINER_TARGET else "**no**") \
-                if name.endswith("trainer / fit") else "–"
-            rows.append([name, f"{value:.2f}×", target])
-        text += table(["ratio (examples/s)", "this run", "target (issue 3)"], rows, "lrl") + "\n"
+                if _is_headline(name) else "–"
+            rows.append([name, fmt_ratio(r), _verdict(r), target])
+        text += table(["ratio (examples/s)", "median of paired runs (min–max)", "verdict", "target (issue 3)"],
+                      rows, "lrll")
+        text += ("\nA ratio is the median of the per-repeat ratios (repeat i of both cases ran back to back), with "
+                 "their min–max. Where the two cases' min–max ranges overlap the verdict is "
+                 f"\"{NO_DIFFERENCE}\"; with fewer than {MIN_REPEATS} runs there is no verdict.\n\n")
     gpus = meta["machine"].get("gpus") or []
-    gpu_note = ("none in this run" if not gpus else
-                f"this run saw {', '.join(gpus)}, but trainer_bench.py has no GPU cases yet")
     rows = []
     for what, article, key, label in ARTICLES:
-        here = f"{label}: {ratios[key]:.2f}× examples/s" if key and key in ratios else "–"
+        here = f"{label}: {fmt_ratio(ratios[key])} examples/s" if key and key in ratios else "–"
         if key and key in ratios and "mixed" in key:
-            here += f" = {100 / ratios[key]:.0f} % of float32 time"
-        rows.append([what, article, "not measured (no GPU machine)" if not gpus else "not measured", here])
+            here += f" = {100 / _ratio_value(ratios[key]):.0f} % of float32 time"
+        rows.append([what, article, "not measured", here])
     text += "**Beside the source articles (GPU figures)**\n\n"
     text += table(["comparison", "source articles", "GPU, this run", "closest CPU figure, this run"], rows, "llll")
-    text += (f"\nGPU rows are filled only when a GPU machine was available ({gpu_note}). The CPU split into "
-             "logical devices shares the same cores, so no speed-up is expected there: that row checks the "
-             "mirrored path's overhead, not scaling.\n")
+    seen = f" (this machine shows {', '.join(gpus)}; trainer_bench.py has no GPU cases)" if gpus else \
+        " (no GPU on this machine)"
+    text += (f"\nGPU figures: not measured{seen}. The CPU split into logical devices shares the same cores, so no "
+             "speed-up is expected there: that row checks the mirrored path's overhead, not scaling.\n")
     return text

@@ -2,12 +2,18 @@
 
 Three comparisons, each case in its own fresh Python process:
 
-1. trainer custom loop vs a hand-written ``model.compile`` + ``model.fit`` of
-   the same model, data and batch (digits, the default run; and synthetic
-   28x28 MNIST-shaped images, where compute dominates). Examples/s over the
-   epochs after the first (the first includes tracing); median of the epochs,
-   then median of ``--repeats`` runs, cases interleaved so load drifts hit
-   both sides alike.
+1. trainer custom loop vs ``model.compile`` + ``model.fit`` of the same model,
+   data, batch and Adam learning rate (constant on both sides), under matched
+   conditions: fit is fed the trainer's own cached ``tf.data`` pipeline
+   (trainer.data.train_pipeline), both run the same steps per ``tf.function``
+   call (``steps_per_execution``), neither uses XLA (the trainer has no XLA;
+   Keras's default ``jit_compile="auto"`` would turn it on). What each of the
+   trainer's choices is worth is measured separately: the pipeline (fit on it vs
+   on NumPy arrays), steps per call (N vs 1, both sides) and XLA (fit with vs
+   without). Digits (the default run) and synthetic 28x28 images (not in
+   --quick). Examples/s over the epochs after the first (the first includes
+   tracing); ratios are the median of the per-repeat ratios with their min-max
+   (bench/_stats.py), cases interleaved so load drifts hit every case alike.
 2. MirroredStrategy over the CPU split into 2 logical devices vs the default
    strategy (``--benchmark``, same per-replica batch).
 3. float32 vs mixed_bfloat16 on the CPU (``--benchmark``; CNN, and ResNet-50
@@ -39,23 +45,28 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-# --- the baseline: plain Keras fit, run in a child process --------------------------
+# --- the baseline: Keras fit under the trainer's conditions, run in a child process ---
 
-def fit_baseline(data: str, epochs: int, batch: int, lr: float, examples: int) -> None:
-    """Print one JSON line: per-epoch seconds of ``model.fit`` (training only, no validation)."""
+def fit_baseline(cfg: dict) -> None:
+    """Print one JSON line: per-epoch seconds of ``model.fit`` (training only, no validation).
+
+    ``cfg``: data, epochs, batch, lr, examples, input ("pipeline": the trainer's own cached
+    tf.data pipeline from trainer.data.train_pipeline; "numpy": arrays, Keras batches them),
+    steps_per_execution, jit (XLA; Keras's own default "auto" turns it on for this model).
+    """
     import keras
 
     from trainer import data as data_lib
     from trainer.models import build_cnn
 
     keras.utils.set_random_seed(0)
-    if data == "digits":
+    if cfg["data"] == "digits":
         loaded = data_lib.load_digits(val_split=0.2, seed=0)
     else:
-        loaded = data_lib.synthetic((28, 28, 1), 10, examples, seed=0)
-    x, y = (t.numpy() for t in next(iter(loaded.train.batch(1_000_000))))
+        loaded = data_lib.synthetic((28, 28, 1), 10, cfg["examples"], seed=0)
     model = build_cnn(loaded.input_shape, loaded.num_classes)
-    model.compile(optimizer=keras.optimizers.Adam(lr), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.compile(optimizer=keras.optimizers.Adam(cfg["lr"]), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"], steps_per_execution=cfg["steps_per_execution"], jit_compile=cfg["jit"])
 
     class Timer(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
@@ -65,8 +76,17 @@ def fit_baseline(data: str, epochs: int, batch: int, lr: float, examples: int) -
             times.append(time.perf_counter() - self.t0)
 
     times: list[float] = []
-    model.fit(x, y, batch_size=batch, epochs=epochs, shuffle=True, verbose=0, callbacks=[Timer()])
-    print(json.dumps({"epoch_seconds": times, "examples_per_epoch": int(len(x))}))
+    batch = cfg["batch"]
+    if cfg["input"] == "pipeline":
+        steps = loaded.train_examples // batch
+        model.fit(data_lib.train_pipeline(loaded, batch, 0), epochs=cfg["epochs"], steps_per_epoch=steps,
+                  verbose=0, callbacks=[Timer()])
+        examples = steps * batch
+    else:
+        x, y = (t.numpy() for t in next(iter(loaded.train.batch(1_000_000))))
+        model.fit(x, y, batch_size=batch, epochs=cfg["epochs"], shuffle=True, verbose=0, callbacks=[Timer()])
+        examples = int(len(x))
+    print(json.dumps({"epoch_seconds": times, "examples_per_epoch": examples}))
 
 
 # --- running cases --------------------------------------------------------------------
@@ -95,8 +115,9 @@ def trainer_epochs(args: list[str], workdir: Path) -> float:
     return statistics.median(e["examples_per_sec"] for e in epochs)
 
 
-def fit_epochs(data: str, epochs: int, batch: int, lr: float, examples: int, workdir: Path) -> float:
-    out = _run([sys.executable, __file__, "--_fit", data, str(epochs), str(batch), str(lr), str(examples)], workdir)
+def fit_epochs(cfg: dict, workdir: Path) -> float:
+    """Median examples/s of ``model.fit``'s epochs after the first (the first includes tracing)."""
+    out = _run([sys.executable, __file__, "--_fit", json.dumps(cfg)], workdir)
     result = json.loads(out.strip().splitlines()[-1])
     return statistics.median(result["examples_per_epoch"] / s for s in result["epoch_seconds"][1:])
 
@@ -106,20 +127,83 @@ def trainer_benchmark(args: list[str], workdir: Path) -> dict:
     return next(e for e in _events(out) if e["event"] == "benchmark")
 
 
+# --- 1. trainer vs Keras fit, fair: same input pipeline, same steps per call, no XLA on either side
+
+FIT_DATASETS = (("digits", 32, 0.003), ("synthetic", 64, 0.001))
+STEPS_PER_CALL = 20  # both sides; the trainer's data sets here have 44 and 51 steps per epoch
+
+
+def fit_cases(n: int) -> dict[str, tuple[str, dict]]:
+    """Case name -> ("trainer", its extra flags) or ("fit", its config). Same model, data, batch, Adam lr."""
+    pipe = {"input": "pipeline", "jit": False}
+    return {
+        f"trainer, {n} steps/call": ("trainer", {"--steps-per-execution": n}),
+        "trainer, 1 step/call": ("trainer", {"--steps-per-execution": 1}),
+        f"fit, trainer's pipeline, {n} steps/call, no XLA": ("fit", {**pipe, "steps_per_execution": n}),
+        "fit, trainer's pipeline, 1 step/call, no XLA": ("fit", {**pipe, "steps_per_execution": 1}),
+        "fit, NumPy arrays, 1 step/call, no XLA": ("fit", {"input": "numpy", "jit": False, "steps_per_execution": 1}),
+        f"fit, trainer's pipeline, {n} steps/call, XLA": ("fit", {**pipe, "steps_per_execution": n, "jit": True}),
+    }
+
+
+def fit_ratios(label: str, runs: dict[str, list[float]], n: int) -> dict[str, dict]:
+    """The headline ratio (matched conditions) and what each choice is worth, each with its spread."""
+    from bench._stats import ratio
+
+    pipe_n, pipe_1 = f"fit, trainer's pipeline, {n} steps/call", "fit, trainer's pipeline, 1 step/call"
+    return {
+        f"{label}: trainer / fit, same pipeline, {n} steps/call, no XLA":
+            ratio(runs[f"trainer, {n} steps/call"], runs[pipe_n + ", no XLA"]),
+        f"{label}: trainer / fit, same pipeline, 1 step/call, no XLA":
+            ratio(runs["trainer, 1 step/call"], runs[pipe_1 + ", no XLA"]),
+        f"{label}: worth of the pipeline: fit on trainer's tf.data / on NumPy arrays (1 step/call, no XLA)":
+            ratio(runs[pipe_1 + ", no XLA"], runs["fit, NumPy arrays, 1 step/call, no XLA"]),
+        f"{label}: worth of {n} steps/call: trainer {n} / 1":
+            ratio(runs[f"trainer, {n} steps/call"], runs["trainer, 1 step/call"]),
+        f"{label}: worth of {n} steps/call: fit {n} / 1 (pipeline, no XLA)":
+            ratio(runs[pipe_n + ", no XLA"], runs[pipe_1 + ", no XLA"]),
+        f"{label}: worth of XLA: fit with / without (pipeline, {n} steps/call)":
+            ratio(runs[pipe_n + ", XLA"], runs[pipe_n + ", no XLA"]),
+    }
+
+
+def fit_comparison(data: str, batch: int, lr: float, epochs: int, synth_n: int, repeats: int, work: Path,
+                   row) -> dict[str, dict]:
+    """Run every case of ``fit_cases`` ``repeats`` times, interleaved, and return the ratios."""
+    n = STEPS_PER_CALL
+    common = ["--data", data, "--epochs", str(epochs), "--batch-size", str(batch), "--lr", str(lr),
+              "--lr-schedule", "constant", "--synthetic-examples", str(synth_n), "--val-split", "0.2"]
+    fit_cfg = {"data": data, "epochs": epochs, "batch": batch, "lr": lr, "examples": synth_n}
+    cases = fit_cases(n)
+    runs: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(repeats):  # interleaved: a load drift hits every case alike
+        for name, (kind, extra) in cases.items():
+            if kind == "trainer":
+                flags = [str(x) for kv in extra.items() for x in kv]
+                runs[name].append(trainer_epochs(common + flags, work))
+            else:
+                runs[name].append(fit_epochs({**fit_cfg, **extra}, work))
+    label = f"{data} cnn batch {batch}"
+    for name, values in runs.items():
+        row(f"{label}: {name}", statistics.median(values), runs=values)
+    return fit_ratios(data, runs, n)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes, one repeat, no ResNet-50 (CI smoke)")
     p.add_argument("--repeats", type=int, help="runs per case (default 3, quick 1)")
     p.add_argument("--json", help="also write the results here")
     p.add_argument("--calls-only", action="store_true", help="only section 4 (bounded calls vs one per epoch)")
-    p.add_argument("--_fit", nargs=5, help=argparse.SUPPRESS)
+    p.add_argument("--_fit", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a._fit:
-        data, epochs, batch, lr, examples = a._fit
-        fit_baseline(data, int(epochs), int(batch), float(lr), int(examples))
+        fit_baseline(json.loads(a._fit))
         return 0
 
     import tempfile
+
+    from bench._stats import fmt_ratio, ratio
 
     repeats = a.repeats or (1 if a.quick else 3)
     epochs = 3 if a.quick else 8
@@ -136,25 +220,10 @@ def main(argv=None) -> int:
           f"(repeats={repeats}, epochs={epochs})", flush=True)
 
     if not a.calls_only:
-        # 1. trainer vs model.fit
-        fit_cases = [("digits", 32, 0.003, 0), ("synthetic", 64, 0.001, synth_n)]
-        for data, batch, lr, n in fit_cases:
-            common = ["--data", data, "--epochs", str(epochs), "--batch-size", str(batch), "--lr", str(lr),
-                      "--synthetic-examples", str(max(n, 1)), "--val-split", "0.2"]
-            loop, loop1, fit = [], [], []
-            for _ in range(repeats):
-                loop.append(trainer_epochs(common, work))
-                if data == "digits":
-                    loop1.append(trainer_epochs(common + ["--steps-per-execution", "1"], work))
-                fit.append(fit_epochs(data, epochs, batch, lr, n, work))
-            label = f"{data} cnn batch {batch}"
-            row(f"{label}: trainer custom loop", statistics.median(loop), runs=loop)
-            if loop1:
-                row(f"{label}: trainer, 1 step per tf.function call", statistics.median(loop1), runs=loop1)
-            row(f"{label}: plain keras model.fit", statistics.median(fit), runs=fit)
-            comparisons[f"{data}: trainer / fit"] = statistics.median(loop) / statistics.median(fit)
-            if loop1:
-                comparisons[f"{data}: trainer (1 step/call) / fit"] = statistics.median(loop1) / statistics.median(fit)
+        # 1. trainer vs model.fit under matched conditions, and what each of the trainer's choices is worth
+        datasets = FIT_DATASETS[:1] if a.quick else FIT_DATASETS
+        for data, batch, lr in datasets:
+            comparisons.update(fit_comparison(data, batch, lr, epochs, synth_n, repeats, work, row))
 
     # 4. bounded calls (preemption notice within ~1 s) vs one tf.function call per epoch
     n4 = 2048 if a.quick else 16384
@@ -169,11 +238,10 @@ def main(argv=None) -> int:
             runs4[name].append(trainer_epochs(common + extra, work))
     for name, values in runs4.items():
         row(f"synthetic {n4} cnn batch 64: {name}", statistics.median(values), runs=values)
-    med4 = {k: statistics.median(v) for k, v in runs4.items()}
-    comparisons["bounded calls ~1 s / one call per epoch"] = med4["auto, ~1 s per call (default)"] / med4[
-        "one call per epoch"]
-    comparisons["bounded calls ~0.25 s / one call per epoch"] = med4["auto, ~0.25 s per call"] / med4[
-        "one call per epoch"]
+    comparisons["bounded calls ~1 s / one call per epoch"] = ratio(runs4["auto, ~1 s per call (default)"],
+                                                                   runs4["one call per epoch"])
+    comparisons["bounded calls ~0.25 s / one call per epoch"] = ratio(runs4["auto, ~0.25 s per call"],
+                                                                      runs4["one call per epoch"])
 
     if not a.calls_only:
         # 2. and 3. --benchmark mode
@@ -195,14 +263,14 @@ def main(argv=None) -> int:
         for name, values in results.items():
             row(name, med[name], runs=values)
         names = list(bench_cases)
-        comparisons["mirrored 2 logical CPUs / 1"] = med[names[1]] / med[names[0]]
-        comparisons["cnn mixed_bfloat16 / float32"] = med[names[2]] / med[names[0]]
+        comparisons["mirrored 2 logical CPUs / 1"] = ratio(results[names[1]], results[names[0]])
+        comparisons["cnn mixed_bfloat16 / float32"] = ratio(results[names[2]], results[names[0]])
         if not a.quick:
-            comparisons["resnet50 mixed_bfloat16 / float32"] = med[names[4]] / med[names[3]]
+            comparisons["resnet50 mixed_bfloat16 / float32"] = ratio(results[names[4]], results[names[3]])
 
-    print("\n  ratios")
+    print("\n  ratios (median of paired runs, min-max)")
     for name, value in comparisons.items():
-        print(f"  {name:<58} {value:>10.2f}x")
+        print(f"  {name:<58} {fmt_ratio(value)} {value.get('verdict', '') if isinstance(value, dict) else ''}")
     if a.json:
         from importlib.metadata import version
 

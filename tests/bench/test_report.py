@@ -8,6 +8,7 @@ import pytest
 
 from bench import __main__ as runner
 from bench import report
+from bench._stats import ratio
 
 
 def _entry(name: str, data: dict | None, status: str = "ok", error: str = "") -> dict:
@@ -69,7 +70,8 @@ def test_render_has_every_section_with_provenance(results):
     assert "| cloudtrain (in-process) | 11.0 |" in md
     assert "| Vertex SDK script packager (setup.py sdist) |" in md and "3/5 of the package's files" in md
     assert "No matching distribution" in md
-    assert "21 s → 9 s" in md and "68 s → 90.6 s" in md and "45–60 %" in md and "none in this run" in md
+    assert "21 s → 9 s" in md and "68 s → 90.6 s" in md and "45–60 %" in md
+    assert "GPU figures: not measured (no GPU on this machine)." in md and "filled" not in md
     assert "_Not measured in this run: not in --only._" in md
     assert "**failed**: exit 1, no JSON: boom" in md
     logs = md.split("## 4. Logs")[1]
@@ -77,6 +79,21 @@ def test_render_has_every_section_with_provenance(results):
         assert f"\n| {n} | " in logs
     assert "printed nothing" in logs and "2,218.7 (0 lost) †" in logs and "† never returned" in logs
     assert "![" in md and "(benchmarks.png)" in md
+
+
+def test_trainer_ratios_show_spread_and_verdict(results):
+    runs = {"trainer": [100.0, 110.0, 105.0], "fit": [104.0, 98.0, 101.0], "numpy": [50.0, 52.0, 51.0]}
+    rows = [{"case": f"digits: {k}", "value": sorted(v)[1], "unit": "examples/s", "runs": v} for k, v in runs.items()]
+    ratios = {"digits: trainer / fit, same pipeline, 20 steps/call, no XLA": ratio(runs["trainer"], runs["fit"]),
+              "digits: worth of the pipeline": ratio(runs["fit"], runs["numpy"]),
+              "cnn mixed_bfloat16 / float32": 0.5}  # an old results file: a bare float
+    results["benches"]["trainer"] = _entry("trainer_bench", {"rows": rows, "ratios": ratios, "repeats": 3})
+    md = report.render(results).split("## 3. Trainer")[1].split("## 4.")[0]
+    assert "| digits: fit | 101 | 98.0–104 | 104, 98.0, 101 |" in md
+    assert "| digits: trainer / fit, same pipeline, 20 steps/call, no XLA | 1.04× (0.96–1.12, 3 runs) | " \
+           "**no measurable difference** | ≥ 0.95: yes |" in md
+    assert "| digits: worth of the pipeline | 1.98× (1.88–2.08, 3 runs) | faster | – |" in md
+    assert "0.50× (single figure, no spread) examples/s = 200 % of float32 time" in md
 
 
 def test_write_makes_markdown_and_png(results, tmp_path):
