@@ -153,18 +153,19 @@ def packaging_section(entry: dict | None, vertex: dict | None) -> str:
         rows = []
         for t in case["tools"]:
             if not t.get("ok"):
-                rows.append([t["tool"], "failed", "–", "–", "–", "–", t.get("error", "")])
+                rows.append([t["tool"], "failed", "–", "–", "–", "–", "–", t.get("error", "")])
                 continue
             kept = (f"{t['package_files_kept']}/{t['package_files']} of the package's files in the archive"
                     if "package_files" in t else "")
             if t.get("left_out"):
                 more = t["package_files"] - t["package_files_kept"] > len(t["left_out"])
                 kept += "; left out: " + ", ".join(f"`{name}`" for name in t["left_out"]) + (", …" if more else "")
-            rows.append([t["tool"], ms(t["median_s"]), ms(t["min_s"]), len(t.get("times_s", [])), f"{t['size']:,}",
+            rows.append([t["tool"], ms(t["median_s"]), ms(t["min_s"]), ms(max(t.get("times_s") or [None])),
+                         len(t.get("times_s", [])), f"{t['size']:,}",
                          "yes" if t["identical_rebuild"] else "**no**", kept])
         text += f"**{case['package']} package**{size}\n\n"
-        text += table(["tool", "median ms", "min ms", "runs", "sdist bytes", "byte-identical rebuild", "note"],
-                      rows, "lrrrrll") + "\n"
+        text += table(["tool", "median ms", "min ms", "max ms", "runs", "sdist bytes", "byte-identical rebuild",
+                             "note"], rows, "lrrrrrll") + "\n"
     tools = {t["tool"] for case in cases.values() for t in case["tools"]}
     if cases:
         text += ("Byte-identical rebuild: built again after every file's mtime changed and at least a second later "
