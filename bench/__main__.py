@@ -63,6 +63,7 @@ def run_one(bench: Bench, quick: bool, raw: Path) -> dict:
     except subprocess.TimeoutExpired:
         rc, timed_out = None, True
     entry["seconds"] = round(time.perf_counter() - start, 1)
+    entry["load_after"] = _machine.loadavg()
     entry["rc"] = rc
     data = _read_json(out_json)
     entry["data"] = data

@@ -74,8 +74,10 @@ def provenance(entry: dict | None) -> str:
         return "_Not run._\n"
     if entry["status"] == "skipped":
         return f"_Not measured in this run: {entry['error']}._\n"
-    line = f"Measured {entry.get('started', '?')}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before"
-    line += f" (`python -m {entry['module']}`)."
+    line = f"Measured {entry.get('started', '?')}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before" + (
+        f", {entry['load_after']} after" if entry.get("load_after") else "") + " (1/5/15 min)"
+    line += f". Reproduce: `python -m bench --only {entry.get('name', entry['module'])}` (this bench alone: " \
+            f"`python -m {entry['module']}`)."
     if entry["status"] != "ok":
         line += f" **{entry['status']}**: {entry['error']}"
     return line + "\n"

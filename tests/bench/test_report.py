@@ -13,7 +13,7 @@ from bench._stats import ratio
 
 def _entry(name: str, data: dict | None, status: str = "ok", error: str = "") -> dict:
     return {"name": name, "module": f"bench.{name}", "what": name, "started": "2030-01-01 00:00:00 UTC",
-            "seconds": 1.5, "load_before": "0.10 0.20 0.30", "rc": 0, "status": status, "error": error, "data": data}
+            "seconds": 1.5, "load_before": "0.10 0.20 0.30", "load_after": "0.40 0.50 0.60", "rc": 0, "status": status, "error": error, "data": data}
 
 
 def _log(follower: str, **figures) -> dict:
@@ -66,6 +66,7 @@ def test_render_has_every_section_with_provenance(results):
     md = report.render(results)
     assert "2030-01-01 00:00:00 UTC" in md and "Test CPU" in md and "abc123" in md
     assert "1.00 1.00 1.00 at start, 2.00 2.00 2.00 at end" in md
+    assert "load 0.10 0.20 0.30 before, 0.40 0.50 0.60 after (1/5/15 min)" in md
     assert "| `cloudtrain --help` | 250 |" in md and "< 300 ms: yes" in md and "< 1000 ms: **no**" in md
     assert "| cloudtrain (in-process) | 11.0 |" in md
     assert "| Vertex SDK script packager (setup.py sdist) |" in md and "3/5 of the package's files" in md
