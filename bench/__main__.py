@@ -1,6 +1,7 @@
 """Run every benchmark, each in its own process, and write one report with a plot.
 
     python -m bench [--quick] [--out DIR] [--only NAME,...]
+    python -m bench --only trainer --args "trainer=--quick --repeats 3"   # extra arguments for one bench
     python -m bench --render RESULTS_JSON [--out DIR]     # re-render a saved run
 
 Without --out the report goes to docs/benchmarks.md and docs/benchmarks.png. A bench that
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -45,14 +47,15 @@ BENCHES = (
 TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
 
 
-def run_one(bench: Bench, quick: bool, raw: Path) -> dict:
+def run_one(bench: Bench, quick: bool, raw: Path, extra: list[str] | None = None) -> dict:
     """Run one bench in a fresh process; never raises for the bench's own failures."""
     out_json, log = raw / f"{bench.name}.json", raw / f"{bench.name}.log"
     out_json.unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", bench.module, "--json", str(out_json)] + (["--quick"] if quick else [])
+    own = (["--quick"] if quick else []) + list(extra or [])
+    cmd = [sys.executable, "-m", bench.module, "--json", str(out_json)] + own
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     entry = {"name": bench.name, "module": bench.module, "what": bench.what, "started": _machine.utc_now(),
-             "load_before": _machine.loadavg()}
+             "args": " ".join(own), "load_before": _machine.loadavg()}
     print(f"[bench] {bench.name}: {' '.join(cmd[1:])}", flush=True)
     start = time.perf_counter()
     try:
@@ -102,11 +105,25 @@ def select(only: str | None) -> list[Bench]:
     return [b for b in BENCHES if b.name in wanted]
 
 
+def bench_args(pairs: list[str]) -> dict[str, list[str]]:
+    """``--args NAME=ARGS`` → {name: argv}."""
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip().removesuffix("_bench")
+        if not sep or name not in {b.name for b in BENCHES}:
+            raise SystemExit(f"--args {pair!r}: expected NAME=ARGS with NAME one of {', '.join(b.name for b in BENCHES)}")
+        out[name] = shlex.split(value)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (the CI smoke run)")
     parser.add_argument("--out", type=Path, help="write benchmarks.md and benchmarks.png here instead of docs/")
     parser.add_argument("--only", help="comma-separated: " + ",".join(b.name for b in BENCHES))
+    parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
+                        help="extra arguments for one bench, e.g. trainer='--quick --repeats 3' (repeatable)")
     parser.add_argument("--render", type=Path, metavar="RESULTS_JSON", help="only re-render a saved results.json")
     args = parser.parse_args(argv)
     out = args.out or REPO / "docs"
@@ -120,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         raw.mkdir(parents=True, exist_ok=True)
         meta = {"started": _machine.utc_now(), "load_start": _machine.loadavg(), "quick": args.quick,
                 "machine": _machine.describe()}
-        ran = {b.name: run_one(b, args.quick, raw) for b in chosen}
+        extra = bench_args(args.args)
+        ran = {b.name: run_one(b, args.quick, raw, extra.get(b.name)) for b in chosen}
         skipped = {b.name: {"name": b.name, "module": b.module, "what": b.what, "status": "skipped",
                             "error": "not in --only", "data": None} for b in BENCHES if b.name not in ran}
         meta.update(finished=_machine.utc_now(), load_end=_machine.loadavg())

@@ -76,8 +76,10 @@ def provenance(entry: dict | None) -> str:
         return f"_Not measured in this run: {entry['error']}._\n"
     line = f"Measured {entry.get('started', '?')}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before" + (
         f", {entry['load_after']} after" if entry.get("load_after") else "") + " (1/5/15 min)"
-    line += f". Reproduce: `python -m bench --only {entry.get('name', entry['module'])}` (this bench alone: " \
-            f"`python -m {entry['module']}`)."
+    own = entry.get("args", "")
+    again = f"python -m bench --only {entry.get('name', entry['module'])}" + (f" --args '{entry['name']}={own}'"
+                                                                              if own and "name" in entry else "")
+    line += f". Reproduce: `{again}` (this bench alone: `python -m {entry['module']}{' ' + own if own else ''}`)."
     if entry["status"] != "ok":
         line += f" **{entry['status']}**: {entry['error']}"
     return line + "\n"

@@ -119,3 +119,13 @@ def test_only_accepts_bench_names_and_module_names():
 def test_a_bench_that_fails_is_reported_not_raised(tmp_path):
     entry = runner.run_one(runner.Bench("broken", "bench._no_such_module", "x"), quick=True, raw=tmp_path)
     assert entry["status"] == "failed" and "No module named" in entry["error"] and entry["data"] is None
+
+
+def test_extra_arguments_reach_one_bench_and_its_reproduce_line(results):
+    assert runner.bench_args(["trainer_bench=--quick --repeats 3"]) == {"trainer": ["--quick", "--repeats", "3"]}
+    with pytest.raises(SystemExit, match="expected NAME=ARGS"):
+        runner.bench_args(["trainer"])
+    results["benches"]["cli"].update(name="cli", args="--runs 9")
+    md = report.render(results)
+    assert "Reproduce: `python -m bench --only cli --args 'cli=--runs 9'` (this bench alone: " \
+           "`python -m bench.cli_bench --runs 9`)." in md
