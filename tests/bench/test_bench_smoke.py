@@ -37,7 +37,7 @@ def test_quick_bench_run_writes_report_and_plot(tmp_path):
     assert (tmp_path / "raw" / "results.json").exists()
     assert "skipped" not in md.split("\n## ")[0], "every bench runs"
     sections = dict(part.split("\n", 1) for part in md.split("\n## ")[1:])
-    assert list(sections) == ["1. CLI latency", "2. Packaging", "3. Trainer", "4. Logs"]
+    assert list(sections) == ["1. CLI latency", "2. Packaging", "3. Trainer", "4. Logs", "5. Preemption"]
     assert "| `cloudtrain --help` |" in sections["1. CLI latency"]
     assert "| cloudtrain (in-process) |" in sections["2. Packaging"]
     assert "| Vertex SDK script packager (setup.py sdist) |" in sections["2. Packaging"]
@@ -50,4 +50,5 @@ def test_quick_bench_run_writes_report_and_plot(tmp_path):
     for n in (1, 8, 60):
         assert f"\n| {n} | " in sections["4. Logs"]
     assert "| busy | cloudtrain → Vertex |" in sections["4. Logs"]
+    assert "| 1 | " in sections["5. Preemption"] and "| 2 | " in sections["5. Preemption"]
     assert "**failed**" not in md and "**timeout**" not in md

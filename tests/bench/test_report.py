@@ -59,6 +59,10 @@ def results() -> dict:
         "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
         "vertex_scale": _entry("_vertex_scale", vertex_scale),
         "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
+        "preemption": _entry("preemption_bench", {"repeats": 2, "rows": [{
+            "workers": 2, "steps_per_epoch": 64, "exit_codes_ok": True, "sigterm_to_saved_s_median": 2.5,
+            "sigterm_to_saved_s_max": 2.9, "steps_redone_notice": 0, "steps_redone_per_epoch_median": 36,
+            "steps_redone_per_epoch_max_possible": 64, "runs": [{"sigterm_to_saved_s": 2.1}, {"sigterm_to_saved_s": 2.9}]}]}),
     }}
 
 
@@ -80,6 +84,7 @@ def test_render_has_every_section_with_provenance(results):
         assert f"\n| {n} | " in logs
     assert "printed nothing" in logs and "2,218.7 (0 lost) †" in logs and "† never returned" in logs
     assert "![" in md and "(benchmarks.png)" in md
+    assert "| 2 | 2.50 | 2.10–2.90 | 2 | 0 | 36 of 64 | yes |" in md.split("## 5. Preemption")[1]
 
 
 def test_trainer_ratios_show_spread_and_verdict(results):
