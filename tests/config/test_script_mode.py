@@ -104,9 +104,12 @@ def test_multi_worker_mirrored_strategy_is_the_replica_count_mechanism(write):
     from cloudtrain.backends.sagemaker import BACKEND
     from cloudtrain.packaging import build_script_sdist
 
-    plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")))
+    import datetime as dt
+
+    same = {"now": dt.datetime(2025, 1, 2, tzinfo=dt.timezone.utc), "suffix": "abc123"}  # one job name for both
+    plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")), **same)
     spelled = build_spec(load_config(write(
-        SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")))
+        SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")), **same)
     package = build_script_sdist(plain.package.path, Path(write("").parent / "dist"), "mnist-2.py")
     ours = [BACKEND.render(s, package)["HyperParameters"] for s in (plain, spelled)]
     assert ours[0] == ours[1]
