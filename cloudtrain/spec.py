@@ -52,6 +52,14 @@ class PackageSpec:
 
 
 @dataclass(frozen=True)
+class ContainerSpec:
+    """``container:``: the user's own image, run with ``command`` (empty: its entrypoint) + the job's args."""
+
+    image_uri: str
+    command: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class DataChannel:
     """One input channel. The code finds it at ``$SM_CHANNEL_<NAME>`` on every backend."""
 
@@ -128,6 +136,7 @@ class JobSpec:
     flex_max_wait_seconds: int | None = None
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
+    container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
     model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
     resume: ResumeSpec | None = None  # submit --resume JOB
 
@@ -216,7 +225,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     job_name = cfg.name if cfg.backend == "vertex" and not cfg.name_suffix else run_id
     info = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
     tf_version = None
-    image = cfg.image.uri
+    image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
         image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0,
@@ -281,6 +290,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         model_dir=cfg.model_dir,
         local_python=cfg.local.python,
         image_python=cfg.image.python,
+        container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
     )
 
 

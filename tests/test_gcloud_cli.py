@@ -210,7 +210,8 @@ def test_custom_job_from_worker_pool_spec_flags(article, capsys):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("pythonPackageSpec: *code", "containerSpec: {imageUri: gcr.io/p/t:1}"), "containerSpec runs your own container"),
+        (("pythonPackageSpec: *code", "pythonPackageSpec: *code\n    containerSpec: {imageUri: gcr.io/p/t:1}"),
+         "a containerSpec or a pythonPackageSpec, not both"),
         (("scheduling: {timeout: 7200s}", "scheduling: {restartJobOnWorkerRestart: true}"), "restartJobOnWorkerRestart"),
         (("network:", "enableWebAccess: true\nnetwork:"), "interactive shell access"),
     ],
@@ -287,3 +288,46 @@ def test_a_whole_custom_job_as_dry_run_prints_it_loads_back_to_the_same_request(
     ours, theirs = again["jobSpec"], first["request"]["jobSpec"]
     assert ours["workerPoolSpecs"][0]["pythonPackageSpec"]["args"] == ["--epochs=2", f"--job-dir={JOB_DIR.rstrip('/')}"]
     assert ours == theirs
+
+
+def test_a_container_job_spec_runs_unchanged_nothing_built(article, capsys):
+    """The CustomJobSpec with containerSpec gives the request gcloud would send; no package, no bucket needed."""
+    from google.cloud.aiplatform_v1.types import CustomJobSpec
+    from google.protobuf import json_format
+    import yaml
+
+    from tests.config.test_gcloud import CONTAINER_JOB_SPEC
+
+    path = article / "spec.yaml"
+    path.write_text(CONTAINER_JOB_SPEC)
+    args = ["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "mnist_c", "--config",
+            str(path), "--project", "my-project", "--dry-run"]  # fmt: skip
+    code, out, err = run(capsys, *args, "-o", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["package"] is None
+    theirs = yaml.safe_load(CONTAINER_JOB_SPEC)
+    for pool in theirs["workerPoolSpecs"]:
+        pool["diskSpec"] = {"bootDiskType": "pd-ssd", "bootDiskSizeGb": 100}  # what Vertex fills in anyway
+    as_proto = lambda d: json_format.ParseDict(d, CustomJobSpec.pb(CustomJobSpec()))  # noqa: E731
+    assert as_proto(result["request"]["jobSpec"]) == as_proto(theirs)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "container: us-docker.pkg.dev/my-project/train/mnist:1: python -m trainer.task --epochs=3" in out
+    assert "nothing is uploaded" in out
+    code, _, err = run(capsys, *args, "--set", "backend=sagemaker", "--set", "role_arn=arn:aws:iam::123456789012:role/R",
+                       "--set", "output_dir=s3://b/out")  # fmt: skip
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "push the image to ECR" in err, err
+    code, _, err = run(capsys, *args, "--set", "backend=local")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "does not start containers" in err, err
+
+
+def test_container_image_uri_in_worker_pool_spec_with_command_and_args(article, capsys):
+    code, out, err = run(capsys, "ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "wpc",
+                         "--project", "my-project", "--worker-pool-spec",
+                         "machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",
+                         "--command=python,train.py", "--args=--epochs=1", "--set", "output_dir=gs://b/o",
+                         "--dry-run", "-o", "json")  # fmt: skip
+    assert code == 0, err
+    (pool,) = json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"]
+    assert pool["containerSpec"] == {"imageUri": "gcr.io/p/t:1", "command": ["python", "train.py"], "args": ["--epochs=1"]}

@@ -20,6 +20,9 @@ def load_spec(config_path: str | None, overrides, *, local: bool = False, strict
 
 
 def build_package(spec):
+    """The sdist of the spec's package; None for a ``container:`` job, which runs the user's own image."""
+    if spec.container:
+        return None
     from cloudtrain.history import cache_dir
     from cloudtrain.packaging import build_script_sdist, build_sdist
 
@@ -44,7 +47,9 @@ def stage_data(spec):
     return stage(spec, hash_cache_root=cache_dir() / "data-hashes")
 
 
-def package_dict(package) -> dict[str, Any]:
+def package_dict(package) -> dict[str, Any] | None:
+    if package is None:
+        return None
     return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
             "unpacked_size": package.unpacked_size, "metadata": package.metadata,
             "left_out": [{"path": path, "why": why} for path, why in package.left_out]}  # fmt: skip

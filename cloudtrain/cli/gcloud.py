@@ -26,7 +26,8 @@ _MLENGINE_VALUE_FLAGS = (
     "--parameter-server-machine-type", "--runtime-version", "--python-version", "--labels", "--project",
     "--service-account",
 )  # fmt: skip
-_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args")
+_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args",
+                           "--command")  # fmt: skip
 #: Taken so that they can be refused in one line each (cloudtrain.config.gcloud.REFUSED_FLAGS says why);
 #: listed here so that ``--help`` does not import the config package.
 _MLENGINE_REFUSED = (
@@ -35,7 +36,7 @@ _MLENGINE_REFUSED = (
     "--impersonate-service-account",
 )  # fmt: skip
 _CUSTOM_JOB_REFUSED = (
-    "--python-package-uris", "--command", "--kms-key", "--kms-keyring", "--kms-location", "--kms-project",
+    "--python-package-uris", "--kms-key", "--kms-keyring", "--kms-location", "--kms-project",
     "--persistent-resource-id", "--format", "--account", "--impersonate-service-account",
 )  # fmt: skip
 
@@ -55,7 +56,8 @@ _HELP = {
     "--runtime-version": "1.x → the cloud's default TF 2 image; 2.x → the nearest offered.",
     "--labels": "KEY=VALUE,…",
     "--project": "Google Cloud project (else gcloud's configuration, …).",
-    "--args": "Comma-separated arguments for the module.",
+    "--args": "Comma-separated arguments for the module (or the container).",
+    "--command": "Comma-separated command of the container-image-uri= pool (its ENTRYPOINT).",
 }
 
 
@@ -164,7 +166,7 @@ def custom_jobs() -> None:
 @click.option("--display-name", required=True, help="The job's display name, used as given.")
 @click.option("--worker-pool-spec", "g_worker_pool_spec", multiple=True, metavar="KEY=VALUE,…",
               help="machine-type=…,replica-count=…,accelerator-type=…,accelerator-count=…,executor-image-uri=…,"
-              "python-module=…,local-package-path=…; once per pool.")  # fmt: skip
+              "python-module=…,local-package-path=… (or container-image-uri=…); once per pool.")  # fmt: skip
 @_common_options
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
 @click.option("--enable-dashboard-access", "g_enable_dashboard_access", is_flag=True, help="Refused.")

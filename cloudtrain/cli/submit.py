@@ -150,15 +150,17 @@ def _print_summary(console, spec, package) -> None:
             ("region", None if local else spec.region),
             ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
             ("machine", f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}" if local else machine),
-            ("image", None if local else spec.image_uri),
-            ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"),
-            ("left out", left_out(package)),
-            ("metadata", package.metadata),
-            ("requires", ", ".join(package.requirements) or None),
+            ("image", None if local or spec.container else spec.image_uri),
+            ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})" if package
+             else "none: your own container runs as it is, nothing is uploaded"),
+            ("left out", left_out(package) if package else None),
+            ("metadata", package.metadata if package else None),
+            ("requires", ", ".join(package.requirements) or None if package else None),
             _run_row(spec),
             *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
-            ("staging", None if local or not spec.package_prefix else f"{spec.package_prefix}/{package.sha256}/"),
+            ("staging", None if local or not spec.package_prefix or not package else
+             f"{spec.package_prefix}/{package.sha256}/"),
             ("spot", "yes" if spec.spot else None),
             ("flex-start", None if not spec.flex_start else "yes (Dynamic Workload Scheduler)" + (
                 f", waits up to {spec.flex_max_wait_seconds / 3600:g} h for the machines"
@@ -225,6 +227,10 @@ def _sweep_line(sweep) -> str | None:
 
 def _run_row(spec) -> tuple[str, str]:
     """What the job runs; a script's ``--model_dir`` value depends on where it runs."""
+    if spec.container:  # ENTRYPOINT: the image's own, when no command is given
+        command = " ".join(shlex.quote(c) for c in spec.container.command) or "ENTRYPOINT"
+        args = " ".join(shlex.quote(a) for a in spec.module_args())
+        return "container", f"{spec.container.image_uri}: {command} {args}".rstrip()
     if spec.package.script:
         args = " ".join(shlex.quote(a) for a in spec.script_args("MODEL_DIR"))
         return "script", f"python {spec.package.script} {args}".rstrip() + f"  (in {spec.package.path})"

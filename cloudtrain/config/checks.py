@@ -21,6 +21,7 @@ _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _CHANNEL_NAME_MAX = 64  # SageMaker's limit
 _SAGEMAKER_MAX_CHANNELS = 20  # InputDataConfig's
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
+_ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
 _SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
 #: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
 _MAX_RUNTIME = {"vertex": 7 * 86400, "sagemaker": 28 * 86400}
@@ -74,12 +75,36 @@ def check_config(loaded: LoadedConfig) -> None:
     if cfg.network and cloud == "sagemaker":
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_data(loaded)
-    check_script_mode(loaded)
-    if cfg.package.script is None:
-        _check_package(loaded)
+    if cfg.container is not None:
+        _check_container(loaded)
+    else:
+        check_script_mode(loaded)
+        if cfg.package.script is None:
+            _check_package(loaded)
     _check_scheduling(loaded)
     if cfg.sweep is not None:
         _check_sweep(loaded)
+
+
+def _check_container(loaded: LoadedConfig) -> None:
+    """``container:`` runs on Vertex AI (any registry) and SageMaker (ECR only); not here, not as a sweep."""
+    cfg, err = loaded.config, loaded.error
+    image = cfg.container.image_uri
+    for key in ("package", "image", "distribution"):
+        if key in cfg.model_fields_set:
+            raise err((key,), f"{key} is for a Python package job; container runs your own image as it is",
+                      f"remove {key} (or container, to run a package)")  # fmt: skip
+    if cfg.backend == "local":
+        raise err(("container",), f"--local runs a Python package on this machine; it does not start containers "
+                  f"({image})", "run the package (package.path, package.module) instead of container, or run the "
+                  "image with docker yourself")  # fmt: skip
+    if cfg.sweep is not None:
+        raise err(("container",), "a sweep runs a package, not your own container",
+                  "remove sweep, or run the package (package.path, package.module) instead of container")
+    if cfg.backend == "sagemaker" and not _ECR_IMAGE.match(image):
+        raise err(("container", "image_uri"), f"SageMaker runs images from Amazon ECR only, not {image}",
+                  "push the image to ECR (docker tag + docker push) and set container.image_uri to "
+                  "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG")  # fmt: skip
 
 
 #: SageMaker's limits on a tuning job (botocore's model leaves them to the service).
@@ -176,7 +201,10 @@ def _check_cloud_fields(loaded: LoadedConfig) -> None:
         if not _ROLE_ARN.match(cfg.role_arn):
             raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>")
     scheme = _SCHEMES[cfg.backend]
-    if not cfg.staging_bucket and not cfg.job_dir:
+    # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
+    container_only = cfg.container is not None and cfg.output_dir and not any(
+        schemes.source_kind(e if isinstance(e, str) else e.source) == "local" for e in cfg.data.values())
+    if not cfg.staging_bucket and not cfg.job_dir and not container_only:
         raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket",
                   f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)")
     for field in ("staging_bucket", "output_dir", "job_dir"):

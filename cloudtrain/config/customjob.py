@@ -1,15 +1,15 @@
 """Read a Vertex ``CustomJobSpec`` (what ``gcloud ai custom-jobs create --config`` takes) as a config.
 
 The file has ``workerPoolSpecs`` (``machineSpec``, ``replicaCount``, ``diskSpec``,
-``pythonPackageSpec``), ``scheduling``, ``serviceAccount``, ``network`` and
-``baseOutputDirectory``; a whole ``CustomJob`` (``displayName`` + ``jobSpec``, as
+``pythonPackageSpec``, or ``containerSpec``: the user's own image, read as ``container:``),
+``scheduling``, ``serviceAccount``, ``network`` and ``baseOutputDirectory``; a whole ``CustomJob`` (``displayName`` + ``jobSpec``, as
 ``--dry-run -o json`` prints it) is read too. Keys may be camelCase or snake_case. cloudtrain
 keys next to them (``package``, ``region``, ``project``, …) win.
 
 Pool 0 is the chief, pool 1 the workers (same machine: one machine spec for all replicas),
 pool 2 parameter servers (they become workers, with a note), pool 3 evaluators (refused).
-What cloudtrain cannot run is refused in one line each: ``containerSpec`` (your own
-container), prebuilt ``packageUris`` without a package folder, web access, restarts.
+What cloudtrain cannot run is refused in one line each: prebuilt ``packageUris`` without a
+package folder, web access, restarts.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if len(parsed) > 1 and parsed[1]:
         if parsed[1]["machineSpec"] != machine or parsed[1].get("code") != chief.get("code"):
             raise fail(at(pools_key, 1), "workers must use the chief's machine and code (one spec for all replicas)",
-                       "give the second pool the first pool's machineSpec and pythonPackageSpec")  # fmt: skip
+                       "give the second pool the first pool's machineSpec and pythonPackageSpec (or containerSpec)")  # fmt: skip
         replicas += int(parsed[1]["replicaCount"])
     if len(parsed) > 2 and parsed[2]:
         servers = int(parsed[2]["replicaCount"])
@@ -145,6 +145,12 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
 
     code = chief.get("code") or {}
     source = at(pools_key, 0, code.get("_key", "pythonPackageSpec"))
+    if code.get("_kind") == "containerSpec":
+        if not code.get("imageUri"):
+            raise fail(source, "containerSpec.imageUri is required", "e.g. imageUri: us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG")
+        put(("container", "image_uri"), code["imageUri"], source)
+        if code.get("command"):
+            put(("container", "command"), [str(c) for c in code["command"]], source)
     if code.get("executorImageUri"):
         put(("image", "uri"), code["executorImageUri"], source)
     if code.get("pythonModule"):
@@ -191,10 +197,9 @@ def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[s
                        f"allowed: {', '.join(sorted(_POOL_KEYS))}")  # fmt: skip
     if "nfsMounts" in keys:
         raise fail((*path, keys["nfsMounts"]), _UNSUPPORTED["nfsMounts"], "remove nfsMounts")
-    if "containerSpec" in keys:
-        raise fail((*path, keys["containerSpec"]), "containerSpec runs your own container; cloudtrain runs a Python "
-                   "package in a prebuilt TensorFlow image (or image.uri)", "use pythonPackageSpec "
-                   "(executorImageUri, pythonModule) with the package folder in package.path")  # fmt: skip
+    if "containerSpec" in keys and "pythonPackageSpec" in keys:
+        raise fail((*path, keys["containerSpec"]), "a worker pool runs a containerSpec or a pythonPackageSpec, not both",
+                   "keep one")  # fmt: skip
     machine = {_camel(k): v for k, v in (pool.get(keys.get("machineSpec", "")) or {}).items()}
     if not machine.get("machineType"):
         raise fail((*path, keys.get("machineSpec", "machineSpec")), "machineSpec.machineType is required",
@@ -202,9 +207,11 @@ def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[s
     if "acceleratorCount" in machine:
         machine["acceleratorCount"] = int(machine["acceleratorCount"])
     code = None
-    if "pythonPackageSpec" in keys:
-        code = {_camel(k): v for k, v in (pool[keys["pythonPackageSpec"]] or {}).items()}
-        code["_key"] = keys["pythonPackageSpec"]
+    for kind in ("pythonPackageSpec", "containerSpec"):
+        if kind in keys:
+            code = {_camel(k): v for k, v in (pool[keys[kind]] or {}).items()}
+            code["_key"] = keys[kind]
+            code["_kind"] = kind
     disk = {_camel(k): v for k, v in (pool.get(keys.get("diskSpec", "")) or {}).items()}
     return {"machineSpec": machine, "replicaCount": int(pool.get(keys.get("replicaCount", ""), 1) or 1),
             "diskSpec": disk, "code": code}  # fmt: skip

@@ -54,6 +54,7 @@ CUSTOM_JOB_FLAGS: dict[str, Path_] = {
     "--service-account": ("service_account",),
     "--network": ("network",),
     "--args": ("args",),
+    "--command": ("container", "command"),
 }
 #: Flags cloudtrain cannot honour: flag → (why, what to do instead).
 REFUSED_FLAGS: dict[str, tuple[str, str]] = {
@@ -61,8 +62,6 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
                    "put dependencies in the package's requirements.txt (or package.requirements)"),
     "--python-package-uris": ("cloudtrain builds and stages the package itself",
                               "pass the source folder: --worker-pool-spec …,local-package-path=./trainer"),
-    "--command": ("a container command needs your own container; cloudtrain runs a Python package",
-                  "use python-module= in --worker-pool-spec"),
     "--kms-key": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
     "--kms-keyring": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
     "--kms-location": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
@@ -171,7 +170,7 @@ def custom_job_document(display_name: str, flags: Mapping[str, Any], config: Loa
             continue
         if flag == "--labels":
             value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
-        elif flag == "--args":
+        elif flag in ("--args", "--command"):
             value = [a for a in str(value).split(",") if a]
         _set(doc, path, value, flag)
     _set(doc, ("name",), display_name, "--display-name")

@@ -114,6 +114,15 @@ class Local(_Strict):
     )
 
 
+class Container(_Strict):
+    """Your own training container, run as it is: nothing is packaged or uploaded (Vertex containerSpec)."""
+
+    image_uri: StrictStr = Field(description="The image: any registry on Vertex AI; an ECR image on SageMaker.")
+    command: list[StrictStr] = Field(
+        default_factory=list, description="Overrides the image's ENTRYPOINT; empty = the image's own. `args` follow it."
+    )
+
+
 class Spot(_Strict):
     enabled: StrictBool = Field(False, description="Use spot / preemptible capacity.")
     max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
@@ -232,6 +241,9 @@ class JobConfig(_Strict):
     machine: Machine
     replica_count: Annotated[StrictInt, Field(ge=1, le=512)] = Field(1, description="Machines (replicas).")
     package: Package = Field(default_factory=Package)
+    container: Container | None = Field(
+        None, description="Run this container instead of a package: `package` and `image` are then not used."
+    )
     args: list[StrictStr] = Field(default_factory=list, description="Command-line args for the module.")
     hyperparameters: dict[StrictStr, Scalar] = Field(
         default_factory=dict, description="Passed as --key=value args (Vertex) or HyperParameters (SageMaker)."

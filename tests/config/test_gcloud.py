@@ -173,3 +173,36 @@ def test_parameter_server_machine_type_is_taken_and_servers_become_workers():
              "--parameter-server-count": "1", "--parameter-server-machine-type": "n1-standard-4"}  # fmt: skip
     config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
     assert config["replica_count"] == 4 and "become workers" in notes[0]
+
+
+CONTAINER_JOB_SPEC = """\
+workerPoolSpecs:
+  - machineSpec: {machineType: n1-standard-8, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 1}
+    replicaCount: 1
+    containerSpec: &code
+      imageUri: us-docker.pkg.dev/my-project/train/mnist:1
+      command: [python, -m, trainer.task]
+      args: [--epochs=3]
+      env: [{name: TF_CPP_MIN_LOG_LEVEL, value: "1"}]
+  - machineSpec: {machineType: n1-standard-8, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 1}
+    replicaCount: 2
+    containerSpec: *code
+scheduling: {timeout: 7200s}
+baseOutputDirectory: {outputUriPrefix: gs://my-bucket/outputs/mnist}
+"""
+
+
+def test_container_job_spec_and_container_image_uri_flags_match_golden():
+    from cloudtrain.config import customjob
+
+    config, notes = customjob.convert(load_yaml(CONTAINER_JOB_SPEC, "container.yaml"))
+    flags = {"--region": "us-central1", "--command": "python,train.py", "--args": "--epochs=1",
+             "--worker-pool-spec": ("machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",)}
+    doc = gcloud.custom_job_document("wps", flags, None)
+    from_flags, _ = customjob.convert(doc)
+    assert config["container"] == {"image_uri": "us-docker.pkg.dev/my-project/train/mnist:1",
+                                   "command": ["python", "-m", "trainer.task"]}  # fmt: skip
+    assert from_flags["container"] == {"image_uri": "gcr.io/p/t:1", "command": ["python", "train.py"]}
+    assert "package" not in config and "image" not in config
+    assert_golden("gcloud_container_job", {"file": {"config": config, "notes": notes},
+                                           "flags": {"document": doc.data, "config": from_flags}})

@@ -52,8 +52,10 @@ class SageMakerBackend:
         spec = stage(spec)
         params = self.render(spec, package)
         clients = self.clients(spec.region)
-        uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region,
-                                    script=bool(spec.package.script))  # fmt: skip
+        uploaded = None
+        if not spec.container:  # the user's own image needs no source dir
+            uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region,
+                                        script=bool(spec.package.script))  # fmt: skip
         bucket, _ = split_s3(spec.staging_bucket or spec.job_dir or "")
         upload_channels(spec, S3Store(clients.s3, bucket, translated), progress=default_progress)
         if spec.sweep is not None:

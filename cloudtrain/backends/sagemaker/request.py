@@ -58,16 +58,15 @@ def checkpoint_uri(spec: JobSpec) -> str:
     return f"{spec.output_dir}/{spec.job_name}/checkpoints"
 
 
-def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
     """The keyword arguments of ``sagemaker.create_training_job``, JSON-ready."""
     if not spec.role_arn:
         raise UsageError("SageMaker needs an execution role", hint="add role_arn: arn:aws:iam::123456789012:role/NAME")
     stopping: dict[str, int] = {"MaxRuntimeInSeconds": spec.max_runtime_seconds}
     params: dict[str, Any] = {
         "TrainingJobName": spec.job_name,
-        "AlgorithmSpecification": {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"},
+        "AlgorithmSpecification": algorithm(spec),
         "RoleArn": spec.role_arn,
-        "HyperParameters": hyperparameters(spec, sourcedir_uri(spec, package)),
         "OutputDataConfig": {"S3OutputPath": spec.output_dir},
         "ResourceConfig": {
             "InstanceType": spec.machine.type,
@@ -76,6 +75,8 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         },
         "StoppingCondition": stopping,
     }
+    if not spec.container:  # the launcher and the source dir; the user's own container gets its args instead
+        params["HyperParameters"] = hyperparameters(spec, sourcedir_uri(spec, package))
     if spec.channels:
         params["InputDataConfig"] = input_data_config(spec)
     if spec.spot:
@@ -90,6 +91,17 @@ def create_training_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
     params["HyperParameters"][REQUEST_HASH] = json.dumps(request_hash(params))
     return params
+
+
+def algorithm(spec: JobSpec) -> dict[str, Any]:
+    """The training image; for a ``container:`` job also its entrypoint (``command``) and arguments."""
+    out: dict[str, Any] = {"TrainingImage": spec.image_uri, "TrainingInputMode": "File"}
+    if spec.container:
+        if spec.container.command:
+            out["ContainerEntrypoint"] = list(spec.container.command)
+        if spec.module_args():
+            out["ContainerArguments"] = list(spec.module_args())
+    return out
 
 
 def input_data_config(spec: JobSpec) -> list[dict[str, Any]]:

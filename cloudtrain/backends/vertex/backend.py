@@ -165,12 +165,16 @@ class VertexBackend:
         creds = self._credentials(endpoint)
         project = self._project(spec.project, endpoint)
         job_spec = body["trialJobSpec"] if spec.sweep is not None else body["jobSpec"]
-        uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
         storage_creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
         client = storage_client(project, storage_creds)
-        done = upload_package(package, uri, client, progress=self._progress(package.size))
-        self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
-        upload_channels(spec, GcsStore(client, split_gs(uri)[0]), progress=default_progress)
+        if spec.container:  # the user's image: nothing of ours to stage
+            uri = spec.package_prefix or spec.output_dir
+        else:
+            uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
+            done = upload_package(package, uri, client, progress=self._progress(package.size))
+            self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
+        if spec.channels:
+            upload_channels(spec, GcsStore(client, split_gs(uri)[0]), progress=default_progress)
         service = self._service(spec.region)
         if spec.sweep is not None:
             from cloudtrain.backends.vertex.tuning_jobs import VertexSweep

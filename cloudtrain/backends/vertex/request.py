@@ -12,6 +12,7 @@ same image, env, outputs and cluster variables, and needs no code of ours to fet
 its ``pythonModule`` is a launcher that runs ``python SCRIPT ARGS`` from a copy of the folder
 (see :mod:`cloudtrain.packaging.script_main`). A ``containerSpec`` would need a command that
 downloads and unpacks the source itself, inside an image whose tools we do not control.
+A ``container:`` job is a ``containerSpec``: the user's image, command and args as given, nothing staged.
 """
 
 from __future__ import annotations
@@ -65,34 +66,26 @@ def submit_id(spec: JobSpec, package: BuiltPackage) -> str:
     ``create`` looks for a job carrying it before retrying, so a lost response never
     becomes a second job.
     """
-    key = "\n".join((spec.project or "", spec.region, spec.job_name, spec.created.isoformat(), package.sha256))
+    code = spec.container.image_uri if spec.container else package.sha256
+    key = "\n".join((spec.project or "", spec.region, spec.job_name, spec.created.isoformat(), code))
     return hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
-def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
-    """The ``CustomJob`` body of ``projects.locations.customJobs.create``, in REST JSON."""
+def render_custom_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
+    """The ``CustomJob`` body of ``projects.locations.customJobs.create``, in REST JSON. A ``container:``
+    job (``package`` None) gets a ``containerSpec``; a package job a ``pythonPackageSpec``."""
     machine: dict[str, Any] = {"machineType": spec.machine.type}
     if spec.machine.accelerator and spec.machine.accelerator_count:
         machine["acceleratorType"] = spec.machine.accelerator
         machine["acceleratorCount"] = spec.machine.accelerator_count
-    python: dict[str, Any] = {
-        "executorImageUri": spec.image_uri,
-        "packageUris": [package_uri(spec, package)],
-        "pythonModule": SCRIPT_MODULE if spec.package.script else spec.package.module,
-    }
-    args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())
-    if args:
-        python["args"] = args
-    env = {**spec.env, **channel_env(spec), **script_env(spec)}
-    if env:
-        python["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    code_key, code = _code(spec, package)
 
     def pool(replicas: int) -> dict[str, Any]:
         return {
             "machineSpec": dict(machine),
             "replicaCount": str(replicas),  # int64: a string in proto3 JSON
             "diskSpec": {"bootDiskType": BOOT_DISK_TYPE, "bootDiskSizeGb": spec.machine.disk_gb},
-            "pythonPackageSpec": {k: (list(v) if isinstance(v, list) else v) for k, v in python.items()},
+            code_key: {k: (list(v) if isinstance(v, list) else v) for k, v in code.items()},
         }
 
     # Pool 0 is the chief (exactly one replica); pool 1 holds the other workers, same machine.
@@ -115,6 +108,25 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
     labels = dict(spec.labels)
     labels[SUBMIT_ID_LABEL] = submit_id(spec, package)
     return {"displayName": spec.job_name, "jobSpec": job_spec, "labels": labels}
+
+
+def _code(spec: JobSpec, package: BuiltPackage | None) -> tuple[str, dict[str, Any]]:
+    """``containerSpec`` (the user's image, command and args) or ``pythonPackageSpec`` (the staged sdist)."""
+    code: dict[str, Any]
+    if spec.container:
+        code = {"imageUri": spec.container.image_uri}
+        if spec.container.command:
+            code["command"] = list(spec.container.command)
+    else:
+        code = {"executorImageUri": spec.image_uri, "packageUris": [package_uri(spec, package)],
+                "pythonModule": SCRIPT_MODULE if spec.package.script else spec.package.module}  # fmt: skip
+    args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())
+    if args:
+        code["args"] = args
+    env = {**spec.env, **channel_env(spec), **script_env(spec)}
+    if env:
+        code["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    return ("containerSpec" if spec.container else "pythonPackageSpec"), code
 
 
 def parent(project: str, region: str) -> str:

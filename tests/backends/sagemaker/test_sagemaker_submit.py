@@ -157,3 +157,15 @@ def test_a_request_the_service_refuses_is_one_line(aws: MotoAws, build_package) 
     with pytest.raises(BackendError) as err:
         backend.submit(make_spec(), build_package())
     assert str(err.value) == "creating training job mnist-20250102-030405: ValidationException: bad instance"
+
+
+def test_a_container_job_uploads_nothing_and_runs_the_ecr_image(aws: MotoAws) -> None:
+    from cloudtrain.spec import ContainerSpec
+
+    _bucket(aws, "us-east-1")
+    image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/mnist:1"
+    spec = make_spec(container=ContainerSpec(image, ("python", "train.py")), image_uri=image)
+    SageMakerBackend().submit(spec, None)
+    desc = aws.client("sagemaker", "us-east-1").describe_training_job(TrainingJobName=spec.job_name)
+    assert desc["AlgorithmSpecification"]["TrainingImage"] == image
+    assert aws.client("s3", "us-east-1").list_objects_v2(Bucket=BUCKET).get("KeyCount", 0) == 0

@@ -253,3 +253,15 @@ def test_resume_writes_under_the_continued_jobs_base_output_dir(backend, jobs, g
     assert later.resume.checkpoint_dir == spec.output_dir.rstrip("/") + "/checkpoints"
     second = backend.submit(later, package)
     assert jobs.jobs[second.job_id].job_spec.base_output_directory.output_uri_prefix == spec.output_dir
+
+
+def test_a_container_job_uploads_nothing_and_sends_its_container_spec(backend, jobs, gcs):
+    from cloudtrain.spec import ContainerSpec
+
+    spec = make_spec(container=ContainerSpec("gcr.io/p/t:1", ("python", "train.py")), image_uri="gcr.io/p/t:1")
+    handle = backend.submit(spec, None)
+    sent = jobs.jobs[handle.job_id]
+    pool = type(sent).pb(sent).job_spec.worker_pool_specs[0]
+    assert pool.container_spec.image_uri == "gcr.io/p/t:1" and list(pool.container_spec.command) == ["python", "train.py"]
+    assert not pool.HasField("python_package_spec")
+    assert list(gcs.bucket("my-bucket").list_blobs()) == []
