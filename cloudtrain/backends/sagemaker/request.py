@@ -67,6 +67,8 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         "TrainingJobName": spec.job_name,
         "AlgorithmSpecification": algorithm(spec),
         "RoleArn": spec.role_arn,
+        # the launcher and the source dir; the user's own container gets its args as ContainerArguments
+        **({} if spec.container else {"HyperParameters": hyperparameters(spec, sourcedir_uri(spec, package))}),
         "OutputDataConfig": {"S3OutputPath": spec.output_dir},
         "ResourceConfig": {
             "InstanceType": spec.machine.type,
@@ -75,8 +77,6 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         },
         "StoppingCondition": stopping,
     }
-    if not spec.container:  # the launcher and the source dir; the user's own container gets its args instead
-        params["HyperParameters"] = hyperparameters(spec, sourcedir_uri(spec, package))
     if spec.channels:
         params["InputDataConfig"] = input_data_config(spec)
     if spec.spot:
