@@ -97,7 +97,9 @@ def test_sagemaker_runs_an_ecr_image_with_entrypoint_and_arguments_botocore_acce
         "TrainingImage": ECR, "TrainingInputMode": "File", "ContainerEntrypoint": ["python", "-m", "trainer.task"],
         "ContainerArguments": ["--epochs=3", "--learning_rate=0.01"],
     }  # fmt: skip
-    assert "HyperParameters" not in params  # no launcher, no source dir: the image is the program
+    from cloudtrain.backends.sagemaker.request import REQUEST_HASH
+
+    assert list(params["HyperParameters"]) == [REQUEST_HASH]  # no launcher, no source dir: the image is the program
     assert params["Environment"] == {"TF_CPP_MIN_LOG_LEVEL": "1"}
     assert params["InputDataConfig"][0]["ChannelName"] == "training"
 

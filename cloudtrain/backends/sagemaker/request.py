@@ -89,7 +89,8 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         params["Environment"] = dict(spec.env)
     if spec.labels:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
-    params["HyperParameters"][REQUEST_HASH] = json.dumps(request_hash(params))
+    # a container job's HyperParameters hold only this (the image reads hyperparameters.json, if at all)
+    params.setdefault("HyperParameters", {})[REQUEST_HASH] = json.dumps(request_hash(params))
     return params
 
 
