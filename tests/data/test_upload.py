@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cloudtrain.data.manifest import build_manifest
-from cloudtrain.data.upload import PARALLEL, data_prefix, manifest_key, upload_folder
+from cloudtrain.data.upload import data_prefix, manifest_key, upload_folder
 from tests.data.conftest import make_folder
 
 pytestmark = pytest.mark.server
@@ -73,7 +73,9 @@ def test_a_killed_upload_is_completed_not_trusted(store, tmp_path):
                             env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     there = len(_names(store, prefix))
-    assert 3 <= there <= 3 + PARALLEL < len(files)  # some whole objects (up to 8 were in flight) …
+    # some whole objects, not all: the workers go on taking files while the progress callback that kills
+    # the process waits its turn, so more than 3 + PARALLEL can be whole under load
+    assert 3 <= there < len(files)
     assert store.stat(manifest_key("", manifest.digest)) is None  # … and no manifest: not complete
     # An object of the right name and size but other bytes (a foreign tool, a corrupted copy) is not trusted either.
     name = next(n for n in _names(store, prefix))
