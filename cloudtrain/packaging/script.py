@@ -31,9 +31,9 @@ from pathlib import Path, PurePosixPath
 from cloudtrain.errors import PackagingError
 
 from . import metadata
-from .archive import Member, write_archive
+from .archive import Member
 from .project import ProjectMetadata, find_script_metadata
-from .sdist import SIZE_WARNING_BYTES, BuiltPackage, name_and_version, tree_warnings
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, archive_package, name_and_version
 from .tree import collect
 
 PACKAGE = "cloudtrain_script"  # the module Vertex runs: python -m cloudtrain_script
@@ -114,22 +114,8 @@ def build_script_sdist(
         Member(f"{top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
         for f in tree.files
     ]
-    written = write_archive(Path(out_dir), top, members)
-    warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)
-    return BuiltPackage(
-        path=written.path,
-        sha256=written.sha256,
-        size=written.size,
-        name=dist,
-        version=version,
-        filename=written.path.name,
-        files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
-        warnings=tuple(warnings),
-        metadata=own.describe(root),
-        requirements=requires,
-        left_out=tuple((f"{root.name}/{path}", why) for path, why in tree.left_out),
-        unpacked_size=tree.unpacked_size,
-    )
+    return archive_package(out_dir, top, members, root=root, tree=tree, dist=dist, version=version,
+                           requires=requires, own=own, warnings=warnings, size_warning_bytes=size_warning_bytes)
 
 
 def has_setup_py(package: BuiltPackage) -> bool:

@@ -87,22 +87,8 @@ def build_sdist(
         Member(f"{top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
         for f in tree.files
     ]
-    written = write_archive(Path(out_dir), top, members)
-    warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)
-    return BuiltPackage(
-        path=written.path,
-        sha256=written.sha256,
-        size=written.size,
-        name=dist,
-        version=version,
-        filename=written.path.name,
-        files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
-        warnings=tuple(warnings),
-        metadata=own.describe(root),
-        requirements=requires,
-        left_out=tuple((f"{root.name}/{path}", why) for path, why in tree.left_out),
-        unpacked_size=tree.unpacked_size,
-    )
+    return archive_package(out_dir, top, members, root=root, tree=tree, dist=dist, version=version,
+                           requires=requires, own=own, warnings=warnings, size_warning_bytes=size_warning_bytes)
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
@@ -147,3 +133,24 @@ def _mib(n: int) -> str:
     if n < 2**10:
         return f"{n} B"
     return f"{n / 2**10:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"
+
+
+def archive_package(out_dir, top, members, *, root, tree, dist, version, requires, own, warnings,
+                    size_warning_bytes) -> BuiltPackage:
+    """Write the members as the normalised archive and describe it: the one ending of every sdist build."""
+    written = write_archive(Path(out_dir), top, members)
+    warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)
+    return BuiltPackage(
+        path=written.path,
+        sha256=written.sha256,
+        size=written.size,
+        name=dist,
+        version=version,
+        filename=written.path.name,
+        files=tuple(sorted((m.name for m in members), key=lambda n: n.split("/"))),
+        warnings=tuple(warnings),
+        metadata=own.describe(root),
+        requirements=requires,
+        left_out=tuple((f"{root.name}/{path}", why) for path, why in tree.left_out),
+        unpacked_size=tree.unpacked_size,
+    )
