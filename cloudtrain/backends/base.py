@@ -114,3 +114,10 @@ class Backend(Protocol):
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> JobHandle: ...
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]: ...
+
+
+def poll_until_terminal(status: Any, sleep: Any, seconds: float) -> JobStatus:
+    """Call ``status()`` every ``seconds`` until the job has ended; its last status."""
+    while not (current := status()).state.terminal:
+        sleep(seconds)
+    return current

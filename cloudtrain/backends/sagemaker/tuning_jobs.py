@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.sweeps.results import SweepResults, TrialRow
 
 from .aws import AwsClients, translated
@@ -55,11 +55,7 @@ class SageMakerSweep:
         return iter(())  # each trial is a training job with its own logs: cloudtrain logs TRIAL
 
     def wait(self) -> JobStatus:
-        while True:
-            status = self.status()
-            if status.state.terminal:
-                return status
-            self.sleep(self.poll_seconds)
+        return poll_until_terminal(self.status, self.sleep, self.poll_seconds)
 
     def cancel(self) -> JobStatus:
         with translated(f"stopping tuning job {self.job_id}"):

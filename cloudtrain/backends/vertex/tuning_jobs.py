@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any, Callable, Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.backends.vertex import request
 from cloudtrain.backends.vertex.jobs import STATES
 from cloudtrain.sweeps.results import SweepResults, TrialRow
@@ -78,11 +78,7 @@ class VertexSweep:
         return iter(())  # each trial is a CustomJob with its own logs
 
     def wait(self) -> JobStatus:
-        while True:
-            status = self.status()
-            if status.state.terminal:
-                return status
-            self.sleep(self.poll_seconds)
+        return poll_until_terminal(self.status, self.sleep, self.poll_seconds)
 
     def cancel(self) -> JobStatus:
         self.service._call(
