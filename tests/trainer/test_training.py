@@ -74,7 +74,8 @@ def test_default_run_writes_metrics_checkpoints_and_tensorboard(runs):
     assert metrics["val_accuracy"] == done["val_accuracy"]
     assert metrics["plan"]["batch"]["global_batch"] == 32
     assert len(metrics["history"]) == 12 and metrics["wall_time_s"] > 0
-    assert (run.dir / "checkpoints" / "checkpoint").exists()
+    final_step = 12 * metrics["plan"]["batch"]["steps_per_epoch"]
+    assert _checkpoint_steps(run.dir / "checkpoints")[-1] == final_step
 
     import tensorflow as tf
 
@@ -107,8 +108,13 @@ def test_vertex_contract_puts_the_saved_model_in_aip_model_dir(runs):
     assert plan["platform"] == "vertex" and plan["job_id"] == "777"
     assert plan["dirs_origin"]["model_dir"] == "AIP_MODEL_DIR"
     assert (run.dir / "model" / "saved_model.pb").exists()  # root layout: what Vertex serving loads
-    assert (run.dir / "checkpoints" / "checkpoint").exists()
+    assert _checkpoint_steps(run.dir / "checkpoints")[-1] == 3 * plan["batch"]["steps_per_epoch"]
     assert list((run.dir / "logs").glob("events.out.tfevents.*"))
+
+
+def _checkpoint_steps(directory):
+    """Steps of the complete (renamed) checkpoints: trainer.checkpoint writes ckpt-<step>/ckpt.*"""
+    return sorted(int(p.parent.name[5:]) for p in directory.glob("ckpt-*/ckpt.index"))
 
 
 @pytest.mark.parametrize("name", ["default", "mirrored"])
