@@ -30,10 +30,9 @@ from pathlib import Path, PurePosixPath
 
 from cloudtrain.errors import PackagingError
 
-from . import metadata
 from .archive import Member
 from .project import ProjectMetadata, find_script_metadata
-from .sdist import SIZE_WARNING_BYTES, BuiltPackage, archive_package, name_and_version
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, prepare
 from .tree import collect
 
 PACKAGE = "cloudtrain_script"  # the module Vertex runs: python -m cloudtrain_script
@@ -90,32 +89,17 @@ def build_script_sdist(
     root = check_source_dir(source_dir)
     check_script(root, script)
     own = project if project is not None else find_script_metadata(root)
-    warnings = [*own.ignored]
     if name is None and own.name is None and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name):
         name = DEFAULT_NAME  # a folder name that is no distribution name ("my code")
-    dist, version = name_and_version(root, own, name, version, given_in, warnings)
-    requires = metadata.read_requirements(
-        root, requirements, extra_where=f"package.requirements in {given_in}",
-        declared=own.requirements, declared_where=str(own.source),
-    )  # fmt: skip
-    tree = collect(root, skip=[Path(out_dir)])
-
-    top = f"{dist}-{version}"
-    generated = {
-        "PKG-INFO": metadata.pkg_info(dist, version, requires),
-        "pyproject.toml": metadata.pyproject_toml(),
-        "setup.py": metadata.setup_py(dist, version, PACKAGE, requires),
-        f"{PACKAGE}/__init__.py": "",
-        f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n",
-    }
-    members = [Member(f"{top}/{n}", data=text.encode()) for n, text in generated.items()]
-    members.append(Member(f"{top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))
+    p = prepare(root, own, name, version, requirements, given_in, out_dir)
+    launcher_files = {f"{PACKAGE}/__init__.py": "", f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n"}
+    members = p.generated_members(PACKAGE, launcher_files)
+    members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))
     members += [
-        Member(f"{top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
-        for f in tree.files
+        Member(f"{p.top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
+        for f in p.tree.files
     ]
-    return archive_package(out_dir, top, members, root=root, tree=tree, dist=dist, version=version,
-                           requires=requires, own=own, warnings=warnings, size_warning_bytes=size_warning_bytes)
+    return p.archive(out_dir, members, root, own, size_warning_bytes)
 
 
 def has_setup_py(package: BuiltPackage) -> bool:

@@ -68,27 +68,56 @@ def build_sdist(
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
     own = project if project is not None else find_metadata(root)
+    p = prepare(root, own, name, version, requirements, given_in, out_dir)
+    members = p.generated_members(root.name)
+    members += [
+        Member(f"{p.top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
+        for f in p.tree.files
+    ]
+    return p.archive(out_dir, members, root, own, size_warning_bytes)
+
+
+@dataclass
+class Prepared:
+    """What both kinds of sdist (package and script mode) settle before listing their members."""
+
+    dist: str
+    version: str
+    requires: list[str]
+    tree: Tree
+    warnings: list[str]
+
+    @property
+    def top(self) -> str:
+        return f"{self.dist}-{self.version}"
+
+    def generated_members(self, import_name: str, extra: dict[str, str] | None = None) -> list[Member]:
+        """PKG-INFO, pyproject.toml and a setup.py installing ``import_name``, then ``extra`` files."""
+        generated = {
+            "PKG-INFO": metadata.pkg_info(self.dist, self.version, self.requires),
+            "pyproject.toml": metadata.pyproject_toml(),
+            "setup.py": metadata.setup_py(self.dist, self.version, import_name, self.requires),
+            **(extra or {}),
+        }
+        return [Member(f"{self.top}/{n}", data=text.encode()) for n, text in generated.items()]
+
+    def archive(self, out_dir: Path, members: list[Member], root: Path, own: ProjectMetadata,
+                size_warning_bytes: int) -> BuiltPackage:  # fmt: skip
+        return archive_package(out_dir, self.top, members, root=root, tree=self.tree, dist=self.dist,
+                               version=self.version, requires=self.requires, own=own, warnings=self.warnings,
+                               size_warning_bytes=size_warning_bytes)  # fmt: skip
+
+
+def prepare(root: Path, own: ProjectMetadata, name: str | None, version: str | None, requirements: Sequence[str],
+            given_in: str, out_dir: Path) -> Prepared:  # fmt: skip
+    """Name and version (config over metadata), requirements and the file tree (minus ``out_dir``)."""
     warnings = [*own.ignored]
     dist, version = name_and_version(root, own, name, version, given_in, warnings)
     requires = metadata.read_requirements(
         root, requirements, extra_where=f"package.requirements in {given_in}",
         declared=own.requirements, declared_where=str(own.source),
     )  # fmt: skip
-    tree = collect(root, skip=[Path(out_dir)])
-
-    top = f"{dist}-{version}"
-    generated = {
-        "PKG-INFO": metadata.pkg_info(dist, version, requires),
-        "pyproject.toml": metadata.pyproject_toml(),
-        "setup.py": metadata.setup_py(dist, version, root.name, requires),
-    }
-    members = [Member(f"{top}/{n}", data=text.encode()) for n, text in generated.items()]
-    members += [
-        Member(f"{top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
-        for f in tree.files
-    ]
-    return archive_package(out_dir, top, members, root=root, tree=tree, dist=dist, version=version,
-                           requires=requires, own=own, warnings=warnings, size_warning_bytes=size_warning_bytes)
+    return Prepared(dist, version, requires, collect(root, skip=[Path(out_dir)]), warnings)
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:

@@ -17,6 +17,7 @@ from cloudtrain.backends import outputs
 from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
+from cloudtrain.leftovers import pid_alive
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 from cloudtrain.statefiles import StateError, read_json_object, write_atomic
 
@@ -293,7 +294,7 @@ class RecordedJob:
         details = data.get("details") or {}
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
-        if native == "running" and not any(venv.pid_alive(pid) for pid in _pids(details)):
+        if native == "running" and not any(pid_alive(pid) for pid in _pids(details)):
             native = "failed"  # cloudtrain died without writing the end of the run
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(

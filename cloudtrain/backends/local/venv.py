@@ -45,6 +45,7 @@ from typing import Callable, Sequence
 from cloudtrain.backends.local.image import Image
 from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
+from cloudtrain.leftovers import pid_alive
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
@@ -309,16 +310,6 @@ def _remove_stale_builds(envs: Path) -> None:
         pid = tmp.name.rsplit("-", 1)[-1]
         if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _site_dirs(env: Path, run: Runner) -> list[str]:

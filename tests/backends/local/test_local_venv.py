@@ -12,6 +12,7 @@ import pytest
 
 from cloudtrain.backends.local import venv
 from cloudtrain.errors import PackagingError
+from cloudtrain.leftovers import pid_alive
 
 from .conftest import bare_image
 
@@ -134,4 +135,4 @@ def test_a_requirement_that_cannot_be_installed_is_one_line_exit_2(tmp_path):
 def test_pid_alive():
     gone = subprocess.Popen(["true"])
     gone.wait()
-    assert venv.pid_alive(os.getpid()) and not venv.pid_alive(gone.pid)
+    assert pid_alive(os.getpid()) and not pid_alive(gone.pid)
