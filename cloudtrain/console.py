@@ -235,7 +235,8 @@ def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
 
 #: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.
 _SUMMARY_HIDDEN = {"contract", "replicas", "environment", "environment_cached", "environment_setup_s",
-                   "metrics_file", "labels", "display_name", "exit_codes", "failed_replica"}  # fmt: skip
+                   "metrics_file", "labels", "display_name", "exit_codes", "failed_replica",
+                   "spot_interruptions"}  # fmt: skip
 
 
 def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:

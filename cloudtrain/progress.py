@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cloudtrain.events import parse as parse_event
+from cloudtrain.interruptions import Tracker
 from cloudtrain.timeline import human_seconds, mark_line
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
@@ -71,6 +72,7 @@ class Progress:
     _steps_before: int = 0
     _billing_from: float | None = None  # machines bill from provisioning on
     marks: dict[str, Any] = field(default_factory=dict)  # timeline marks seen in the lines (cloudtrain.timeline)
+    interruptions: Tracker = field(default_factory=Tracker)  # preemptions and restarts seen in the lines
 
     def set_phase(self, phase: str) -> None:
         """From the job's state (queued / provisioning) before any line arrives."""
@@ -82,6 +84,7 @@ class Progress:
         if self.phase in ("queued", "provisioning", "pulling image"):
             self.set_phase("installing package")  # the container runs: it has its image
         mark_line(self.marks, line)
+        self.interruptions(line)
         event = parse_event(line.message)
         if event is None:
             return

@@ -142,9 +142,16 @@ def finish(console, status, progress=None, *, output: str = "text") -> None:
         rows.append(("cost", f"${cost['usd']:,.2f} ({cost['basis']}; {cost['price_region']} list price, "
                              f"{cost['price_date']})" + (f"; spot saved ${cost['spot_savings_usd']:,.2f}"
                                                         if cost.get("spot_savings_usd") else "")))
+    from cloudtrain import interruptions
+
+    interrupted = interruptions.summarize(progress.interruptions if progress else interruptions.Tracker(),
+                                          status.details.get("spot_interruptions"), state=status.state.value)
+    if interrupted:
+        rows.append(("interruptions", interruptions.describe(interrupted)))
     print_kv(console, f"Job {status.job_id}: {status.state.value}", rows)
     history.save_run(status.job_id, {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
-                                     "timeline": timeline.cost_shares(phases, cost_per_hour)})  # fmt: skip
+                                     "timeline": timeline.cost_shares(phases, cost_per_hour),
+                                     "interruptions": interrupted})  # fmt: skip
     if output == "json":
         print_json(status.to_dict())
     if status.state.exit_code:

@@ -82,13 +82,56 @@ def status(job_id, backend, region, project, config_path, output) -> None:
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     from cloudtrain.catalog.cost import cost_after
 
-    result = impl.attach(job_id, region=region, project=project).status()
+    handle = impl.attach(job_id, region=region, project=project)
+    result = handle.status()
     cost = cost_after(result)
+    interrupted = _interruptions(handle, result)
     if output == "json":
-        print_json(result.to_dict() | ({"cost": cost} if cost else {}))
+        print_json(result.to_dict() | ({"cost": cost} if cost else {}) | {"interruptions": interrupted})
         return
+    from cloudtrain.interruptions import describe
+
     rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
-    print_kv(make_console(), f"Job {result.job_id}", rows + flatten(result.details) + flatten({"cost": cost or {}}))
+    details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
+    rows += flatten(details) + flatten({"cost": cost or {}})
+    if interrupted:
+        rows.append(("interruptions", describe(interrupted)))
+        rows += [(f"interruption {n}", _interruption_line(item)) for n, item in enumerate(interrupted["items"], 1)]
+    print_kv(make_console(), f"Job {result.job_id}", rows)
+
+
+def _interruptions(handle, status) -> dict | None:
+    """From what ``finish`` kept for a job that ended here, else from the job's log (and the cloud's record)."""
+    from cloudtrain.errors import CloudtrainError
+    from cloudtrain.history import load_run
+    from cloudtrain.interruptions import of_status
+
+    saved = load_run(status.job_id) or {}
+    if status.state.terminal and "interruptions" in saved:
+        return saved["interruptions"]
+    try:
+        lines = list(handle.logs(follow=False))
+    except CloudtrainError:  # the log is advice here: the state and cost still show
+        lines = []
+    return of_status(status, lines)
+
+
+def _interruption_line(item: dict) -> str:
+    from cloudtrain.timeline import human_seconds
+
+    parts = [f"{item['at'] or '?'} ({item['source']})"]
+    if item.get("step") is not None:
+        parts.append(f"at step {item['step']:,}")
+    if item.get("resume_step") is not None:
+        parts.append(f"resumed from step {item['resume_step']:,}")
+    elif item.get("checkpoint_step") is not None:
+        parts.append(f"checkpoint at step {item['checkpoint_step']:,}")
+    if item.get("steps_redone") is not None:
+        parts.append(f"{item['steps_redone']:,} steps to redo" if item.get("resumed_at") is None
+                     else f"{item['steps_redone']:,} steps redone")  # fmt: skip
+    if item.get("seconds_lost") is not None:
+        parts.append(f"{human_seconds(item['seconds_lost'])} lost")
+    return ", ".join(parts)
 
 
 @cli.command()

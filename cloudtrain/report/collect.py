@@ -28,6 +28,19 @@ class RunData:
     cost_basis: str = "not priced (local run)"
     price_note: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
+    interruptions: dict[str, Any] | None = None  # cloudtrain.interruptions.summarize
+
+    def interruption_offsets(self) -> list[tuple[float, float | None]]:
+        """Each interruption as (seconds since created when it stopped, when it resumed), for the timeline."""
+        if self.created is None or not self.interruptions:
+            return []
+        out = []
+        for item in self.interruptions.get("items", []):
+            at, back = (dt.datetime.fromisoformat(v) if v else None for v in (item.get("at"), item.get("resumed_at")))
+            if at is not None:
+                out.append(((at - self.created).total_seconds(),
+                            None if back is None else (back - self.created).total_seconds()))  # fmt: skip
+        return out
 
     @property
     def wall_s(self) -> float | None:
@@ -89,6 +102,12 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
         data.phases = saved["timeline"]
     else:
         data.phases = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), data.cost_per_hour)
+    if "interruptions" in saved:  # what finish saw live
+        data.interruptions = saved["interruptions"]
+    else:
+        from cloudtrain.interruptions import of_status
+
+        data.interruptions = of_status(status, lines)
     _price(data, status)
     return data
 

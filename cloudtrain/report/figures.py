@@ -57,9 +57,13 @@ def _timeline(runs: list[RunData], path: Path) -> Path:
             ax.barh(row, phase["seconds"], left=left, color=_COLOURS.get(phase["phase"], "#ccc"),
                     label=phase["phase"], edgecolor="white")  # fmt: skip
             left += phase["seconds"]
+        for at, back in run.interruption_offsets():  # hatched red: no training until the restart
+            ax.barh(row, (back if back is not None else left) - at, left=at, height=0.9, color="none",
+                    edgecolor="#d32f2f", hatch="////", label="interrupted")  # fmt: skip
+            ax.plot([at], [row], marker="v", color="#d32f2f", markersize=8)
     handles = {h.get_label(): h for h in ax.get_legend_handles_labels()[0]}
-    order = [handles[p] for p in PHASES if p in handles]
-    ax.legend(order, [h.get_label() for h in order], ncol=6, fontsize=8, loc="lower center",
+    order = [handles[p] for p in (*PHASES, "interrupted") if p in handles]
+    ax.legend(order, [h.get_label() for h in order], ncol=7, fontsize=8, loc="lower center",
               bbox_to_anchor=(0.5, 1.0), frameon=False)  # fmt: skip
     ax.set_yticks(range(len(runs)), [r.job_id for r in runs], fontsize=8)
     ax.set_xlabel("seconds since the job was created")

@@ -9,6 +9,7 @@ import html
 from pathlib import Path
 from typing import Any, Iterable
 
+from cloudtrain.interruptions import describe as describe_interruptions
 from cloudtrain.report.collect import RunData
 from cloudtrain.timeline import human_seconds
 
@@ -36,6 +37,19 @@ def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
                  for p in run.phases], css_id=f"timeline-{_slug(run.job_id)}",
             ))  # fmt: skip
     parts += _figure(figures, "timeline", "Start-up timeline")
+    for run in runs:
+        if run.interruptions and run.interruptions.get("items"):
+            parts.append(f"<h2>Interruptions · {_e(run.job_id)}</h2>")
+            parts.append(_table(
+                ["stopped at", "source", "step reached", "resumed from step", "steps redone", "down (s)",
+                 "redo (s)", "time lost"],
+                [(i.get("at") or "", i.get("source"), _num(i.get("step")),
+                  _num(i.get("resume_step") if i.get("resume_step") is not None else i.get("checkpoint_step")),
+                  _num(i.get("steps_redone")) + ("" if i.get("exact", True) else " (at least)"),
+                  _num(i.get("down_s")), _num(i.get("redo_s")),
+                  human_seconds(i["seconds_lost"]) if i.get("seconds_lost") is not None else "")
+                 for i in run.interruptions["items"]], css_id=f"interruptions-{_slug(run.job_id)}",
+            ))  # fmt: skip
     epochs = [r for r in runs if r.epochs]
     for run in epochs:
         parts.append(f"<h2>Epochs · {_e(run.job_id)}</h2>")
@@ -70,10 +84,10 @@ def _summary(runs: list[RunData]) -> list[str]:
         rows.append((run.job_id, run.backend, run.state, run.replicas or "",
                      human_seconds(run.wall_s) if run.wall_s is not None else "", len(run.epochs) or "",
                      _num(speed), f"{speed / base:.2f}×" if speed and base else "", _usd(run.cost_usd),
-                     _usd(run.cost_per_epoch)))  # fmt: skip
+                     _usd(run.cost_per_epoch), describe_interruptions(run.interruptions) or "none"))  # fmt: skip
     notes = sorted({f"{r.job_id}: {r.cost_basis}" for r in runs})
     return ["<h2>Runs</h2>", _table(["job", "backend", "state", "replicas", "wall time", "epochs", "examples/s",
-                                     "speed-up", "cost (USD)", "cost/epoch"], rows, css_id="runs"),
+                                     "speed-up", "cost (USD)", "cost/epoch", "interruptions"], rows, css_id="runs"),
             "".join(f'<p class="note">{_e(n)}</p>' for n in notes)]  # fmt: skip
 
 

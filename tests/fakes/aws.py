@@ -73,9 +73,15 @@ class MotoAws:
         failure_reason: str | None = None,
         training_seconds: int | None = None,
         billable_seconds: int | None = None,
+        transitions: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Move a job moto created to another state (moto marks every job Completed at once)."""
+        """Move a job moto created to another state (moto marks every job Completed at once).
+
+        ``transitions``: its ``SecondaryStatusTransitions`` as SageMaker reports them (moto records only
+        one ``Starting``), e.g. a managed spot job's ``Interrupted`` and its restart."""
         job = self.training_job(region, name)
+        if transitions is not None:
+            job.secondary_status_transitions = transitions
         job.training_job_status = status
         job.secondary_status = secondary or status
         job.failure_reason = failure_reason

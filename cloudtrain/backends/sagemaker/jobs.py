@@ -89,6 +89,10 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
         from cloudtrain.timeline import sagemaker_marks
 
         details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
+        from cloudtrain.interruptions import sagemaker_transitions
+
+        if interrupted := sagemaker_transitions(desc["SecondaryStatusTransitions"]):  # managed spot lost its machines
+            details["spot_interruptions"] = interrupted
     if desc.get("ModelArtifacts", {}).get("S3ModelArtifacts"):
         details["model_artifacts"] = desc["ModelArtifacts"]["S3ModelArtifacts"]
     if desc.get("CheckpointConfig", {}).get("S3Uri"):  # what `submit --resume` continues

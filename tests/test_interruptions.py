@@ -1,0 +1,87 @@
+"""Interruptions and the work they cost, from the trainer's own event lines (cloudtrain/interruptions.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.interruptions import Tracker, describe, of_status, sagemaker_transitions, summarize
+from trainer.events import format_event
+
+T0 = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.timezone.utc)
+
+
+def line(seconds: float, event: str, **fields) -> LogLine:
+    return LogLine(T0 + dt.timedelta(seconds=seconds), "chief", format_event(event, **fields))
+
+
+def plan(seconds: float, resume_step: int = 0) -> LogLine:
+    return line(seconds, "plan", resume_step=resume_step, batch={"steps_per_epoch": 10})
+
+
+def epoch(seconds: float, n: int, checkpoint: str | None = None, steps: int = 10) -> LogLine:
+    return line(seconds, "epoch", epoch=n, steps=steps, epoch_time_s=5.0, checkpoint=checkpoint)
+
+
+def test_a_notice_saves_at_the_step_reached_nothing_is_redone_and_the_time_down_counts() -> None:
+    notice = (T0 + dt.timedelta(seconds=20)).timestamp()
+    lines = [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"),
+             line(21, "preempted", step=14, checkpoint="/c/ckpt-14/ckpt", notice="SIGTERM", notice_at=notice),
+             plan(320, resume_step=14), epoch(325, 2, "/c/ckpt-20/ckpt", steps=6), line(326, "done")]  # fmt: skip
+    summary = summarize(Tracker().feed(lines))
+    assert summary["count"] == 1 and summary["steps_redone"] == 0
+    item = summary["items"][0]
+    assert (item["step"], item["checkpoint_step"], item["resume_step"]) == (14, 14, 14)
+    assert item["down_s"] == 300.0 and item["redo_s"] == 0.0 and item["seconds_lost"] == 300.0 and item["exact"]
+    assert describe(summary) == "1; 0 steps redone; 5 min lost"
+
+
+def test_a_restart_without_a_notice_redoes_the_steps_since_the_last_checkpoint() -> None:
+    lines = [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), epoch(10, 2, None), plan(70, resume_step=10), epoch(80, 2)]
+    summary = summarize(Tracker().feed(lines))
+    item = summary["items"][0]
+    assert (item["step"], item["resume_step"], item["steps_redone"]) == (20, 10, 10)
+    assert item["down_s"] == 60.0 and item["redo_s"] == 5.0 and item["seconds_lost"] == 65.0  # 10 steps × 0.5 s
+    assert not item["exact"] and "at least 10 steps redone" in describe(summary)
+
+
+def test_a_cancelled_jobs_last_save_is_the_users_stop_not_an_interruption() -> None:
+    lines = [plan(0), epoch(5, 1), line(7, "preempted", step=13, checkpoint="/c/ckpt-13/ckpt", notice="SIGTERM")]
+    assert summarize(Tracker().feed(lines), state="CANCELLED") is None
+    preempted = summarize(Tracker().feed(lines), state="PREEMPTED")
+    assert preempted["count"] == 1 and preempted["items"][0]["resumed_at"] is None
+    assert preempted["items"][0]["steps_redone"] == 0  # the checkpoint is at the step reached
+
+
+def test_a_run_started_from_another_runs_checkpoint_says_so() -> None:
+    summary = summarize(Tracker().feed([plan(0, resume_step=14), epoch(5, 2, steps=6)]))
+    assert summary["count"] == 0 and summary["resumed_from_step"] == 14
+    assert describe(summary) == "none in this job; started from a checkpoint at step 14"
+
+
+def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
+    at = lambda s: T0 + dt.timedelta(seconds=s)  # noqa: E731
+    transitions = [{"Status": s, "StartTime": at(t)} for s, t in [
+        ("Starting", 0), ("Downloading", 60), ("Training", 90), ("Interrupted", 400), ("Starting", 410),
+        ("Downloading", 500), ("Training", 530), ("Interrupted", 900), ("Starting", 910), ("Training", 1000),
+        ("Uploading", 1200)]]  # fmt: skip
+    cloud = sagemaker_transitions(transitions)
+    assert [(c["at"], c["resumed_at"]) for c in cloud] == [(at(400).isoformat(), at(530).isoformat()),
+                                                             (at(900).isoformat(), at(1000).isoformat())]
+    log = [plan(100), epoch(200, 1, "/c/ckpt-10/ckpt"), plan(560, resume_step=10)]  # the second restart: no log yet
+    status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", details={"spot_interruptions": cloud})
+    summary = of_status(status, log)
+    assert summary["count"] == 2
+    first, second = summary["items"]
+    assert first["source"].startswith("SageMaker SecondaryStatus Interrupted") and first["steps_redone"] == 0
+    assert first["resumed_at"] == (T0 + dt.timedelta(seconds=560)).isoformat()  # the trainer's own restart
+    assert second["at"] == at(900).isoformat() and second["steps_redone"] is None and not second["exact"]
+
+
+def test_progress_collects_interruptions_while_following() -> None:
+    from cloudtrain.progress import Progress
+
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
+    for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), plan(50, resume_step=10)]:
+        progress(item)
+    assert summarize(progress.interruptions)["count"] == 1
