@@ -19,6 +19,22 @@ from typing import Any
 from cloudtrain import catalog
 
 
+#: What "cost/hour" is for a spot job, per cloud: the catalog holds on-demand list prices only. Vertex AI
+#: spot VMs bill Compute Engine's spot rates, which change up to once a day and are not in the catalog;
+#: SageMaker managed spot bills BillableTimeInSeconds at the on-demand rate (the saving shows after the job).
+SPOT_BASIS = {
+    "vertex": "on-demand list price; spot VMs bill less, at spot rates the catalog does not carry",
+    "sagemaker": "on-demand list price; managed spot bills only BillableTimeInSeconds of it, known after the job",
+}
+
+
+def price_basis(spec: Any) -> str:
+    """What a job's catalog $/hour stands for: ``on-demand list price``, and for a spot job what it bills instead."""
+    if getattr(spec, "spot", False):
+        return SPOT_BASIS.get(spec.backend, "on-demand list price; spot bills less")
+    return "on-demand list price"
+
+
 def cost_after(status: Any) -> dict[str, Any] | None:
     """``{"usd", "basis", "price_region", "price_date", …}`` for a job with a billing record, else None."""
     details = status.details or {}

@@ -141,7 +141,8 @@ def finish(console, status, progress=None, *, output: str = "text") -> None:
     if cost:
         rows.append(("cost", f"${cost['usd']:,.2f} ({cost['basis']}; {cost['price_region']} list price, "
                              f"{cost['price_date']})" + (f"; spot saved ${cost['spot_savings_usd']:,.2f}"
-                                                        if cost.get("spot_savings_usd") else "")))
+                                                        if cost.get("spot_savings_usd") else "")
+                     + (f"; {cost['note']}" if cost.get("note") else "")))
     from cloudtrain import interruptions
 
     interrupted = interruptions.summarize(progress.interruptions if progress else interruptions.Tracker(),

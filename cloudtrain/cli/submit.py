@@ -54,6 +54,8 @@ def run_submit(
     console = make_console(sys.stderr if output == "json" else None)
     candidates = _candidate_specs(loaded, spec)
     if dry_run:
+        from cloudtrain.catalog.cost import price_basis
+
         request = backend.render(spec, package)
         fallbacks = [(c, get_backend(c.backend).render(c, package)) for c in candidates[1:]]
         if output == "json":
@@ -62,7 +64,9 @@ def run_submit(
                         "notes": list(spec.notes), "package": package_dict(package),
                         **({"data": _data_lines(spec)} if spec.channels else {}), "request": request,
                         "fallbacks": [{"backend": c.backend, "region": c.region, "notes": list(c.notes),
-                                       "cost_per_hour": c.cost_per_hour, "request": r} for c, r in fallbacks]})  # fmt: skip
+                                       "cost_per_hour": c.cost_per_hour, "price_basis": price_basis(c),
+                                       "request": r} for c, r in fallbacks],
+                        "cost_per_hour": spec.cost_per_hour, "price_basis": price_basis(spec)})  # fmt: skip
         else:
             _print_summary(console, spec, package)
             console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
@@ -138,6 +142,8 @@ def resumed(spec, backend, job_id: str):
 def _print_summary(console, spec, package) -> None:
     from cloudtrain.console import counted, money, print_kv
 
+    from cloudtrain.catalog.cost import price_basis
+
     local = spec.backend == "local"
     gpus = f"{spec.machine.accelerator_count} × {spec.machine.gpu_model}" if spec.machine.accelerator_count else "CPU only"
     machine = f"{spec.machine.type}, {gpus}" + (f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else "")
@@ -169,8 +175,8 @@ def _print_summary(console, spec, package) -> None:
             ("batch", _batch_line(spec)),
             ("resume", f"{spec.resume.job_id}: {spec.resume.checkpoint_dir}" if spec.resume else None),
             ("cost/hour", None if cost is None else
-             f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} on-demand "
-             f"list price, {spec.machine.price_date}" + (
+             f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} "
+             f"{price_basis(spec)}, {spec.machine.price_date}" + (
                  f"; the job runs in {spec.region}, whose price may differ)" if spec.region != spec.machine.price_region
                  else ")")),
             ("estimate", None if cost is None or not spec.expected_hours else

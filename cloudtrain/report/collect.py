@@ -118,13 +118,14 @@ def _price(data: RunData, status: Any) -> None:
     recorded = cost_after(status)
     if recorded is not None:  # the cloud's own record of time × the catalog price
         data.cost_usd = recorded["usd"]
-        data.cost_basis = f"{recorded['basis']} ({recorded['price_region']} list price, {recorded['price_date']})"
+        data.cost_basis = f"{recorded['basis']} ({recorded['price_region']} list price, {recorded['price_date']})" + (
+            f"; {recorded['note']}" if recorded.get("note") else "")
         return
     if data.cost_per_hour is None:
         return
     billed = sum(p["seconds"] for p in data.phases if p["phase"] != "queued")
     data.cost_usd = data.cost_per_hour * billed / 3600
-    data.cost_basis = "billed time (from provisioning to the end) × catalog price of every replica"
+    data.cost_basis = "billed time (from provisioning to the end) × catalog on-demand list price of every replica"
 
 
 def _sweep(entry: Any) -> RunData:
