@@ -4,7 +4,11 @@
     python -m bench --only trainer --args "trainer=--quick --repeats 3"   # extra arguments for one bench
     python -m bench --render RESULTS_JSON [--out DIR]     # re-render a saved run
 
-Without --out the report goes to docs/benchmarks.md and docs/benchmarks.png. A bench that
+Without --out the report goes to docs/benchmarks.md and docs/benchmarks.png, and the results
+it was rendered from to docs/benchmarks.json. With --only, the benches not run keep their
+results from that file (when it came from a run of the same mode, quick or not), so a run of
+some benches refreshes their sections and leaves the others' as they were measured; the header
+lists every run the report draws on, and each section says when it was measured. A bench that
 fails or times out is reported as such and the others still run; the exit code is 1 when
 any bench produced no results. Raw JSON and each bench's output are kept in a folder that
 is printed at the end (DIR/raw with --out).
@@ -39,13 +43,14 @@ BENCHES = (
     Bench("cli", "bench.cli_bench", "CLI latency vs SDK import cost"),
     Bench("packaging", "bench.packaging_bench", "cloudtrain sdist vs python -m build"),
     Bench("vertex_packager", "bench._vertex_packager", "the Vertex SDK's script packager, same package"),
-    Bench("trainer", "bench.trainer_bench", "trainer vs Keras fit; 2 logical CPUs; bfloat16; bounded calls"),
+    Bench("trainer", "bench.trainer_bench", "trainer vs Keras fit; 2 logical CPUs; bfloat16; bounded calls; notice handler"),
     Bench("preemption", "bench.preemption_bench", "a preemption notice: time to checkpoint, steps redone"),
     Bench("vertex_logs", "bench.vertex_logs_bench", "Vertex log following, busy and idle job, vs gcloud"),
     Bench("vertex_scale", "bench._vertex_scale", "Vertex log following at 1, 8 and 60 replicas"),
     Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
 )
 TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
+RESULTS = "benchmarks.json"  # beside benchmarks.md: what it was rendered from
 
 
 def run_one(bench: Bench, quick: bool, raw: Path, extra: list[str] | None = None) -> dict:
@@ -56,7 +61,7 @@ def run_one(bench: Bench, quick: bool, raw: Path, extra: list[str] | None = None
     cmd = [sys.executable, "-m", bench.module, "--json", str(out_json)] + own
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     entry = {"name": bench.name, "module": bench.module, "what": bench.what, "started": _machine.utc_now(),
-             "args": " ".join(own), "load_before": _machine.loadavg()}
+             "args": " ".join(own), "load_before": _machine.loadavg(), "commit": _machine.describe()["git_commit"]}
     print(f"[bench] {bench.name}: {' '.join(cmd[1:])}", flush=True)
     start = time.perf_counter()
     try:
@@ -118,6 +123,31 @@ def bench_args(pairs: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def runs_of(results: dict) -> list[dict]:
+    """The runs a results file draws on (a file from before merging has one: its meta)."""
+    if "runs" in results:
+        return results["runs"]
+    meta = results["meta"]
+    ran = [n for n, b in results["benches"].items() if b["status"] != "skipped"]
+    return [{k: meta.get(k) for k in ("started", "finished", "load_start", "load_end", "quick")}
+            | {"commit": meta["machine"]["git_commit"], "benches": ran,
+               "command": "python -m bench" + (" --quick" if meta.get("quick") else "") + f" --only {','.join(ran)}"}]
+
+
+def merge(previous: dict | None, results: dict) -> dict:
+    """Fill the benches this run skipped with ``previous``'s results for them (same mode only)."""
+    if not previous or bool(previous["meta"].get("quick")) != bool(results["meta"].get("quick")):
+        return results
+    kept = {name: entry for name, entry in previous["benches"].items()
+            if entry["status"] != "skipped" and results["benches"].get(name, {}).get("status") == "skipped"}
+    if not kept:
+        return results
+    benches = {name: kept.get(name, entry) for name, entry in results["benches"].items()}
+    earlier = [r | {"benches": [n for n in r["benches"] if n in kept]} for r in runs_of(previous)]
+    runs = [r for r in earlier if r["benches"]] + runs_of(results)
+    return {"meta": results["meta"], "runs": runs, "benches": benches}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (the CI smoke run)")
@@ -144,9 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                             "error": "not in --only", "data": None} for b in BENCHES if b.name not in ran}
         meta.update(finished=_machine.utc_now(), load_end=_machine.loadavg())
         results = {"meta": meta, "benches": {b.name: ran.get(b.name) or skipped[b.name] for b in BENCHES}}
+        results["runs"] = runs_of(results)
+        results["runs"][0]["command"] = " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])])
         (raw / "results.json").write_text(json.dumps(results, indent=2) + "\n")
         print(f"[bench] raw results and logs: {raw}")
+        results = merge(_read_json(out / RESULTS), results)
 
+    (out / RESULTS).write_text(json.dumps(results, indent=2) + "\n")
     md, png = report.write(results, out)
     print(f"[bench] wrote {md} and {png}")
     failed = [n for n, b in results["benches"].items() if b["status"] in ("failed", "timeout")]

@@ -20,18 +20,33 @@ def spread(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "runs": list(values)}
 
 
+def overlap(a: list[float], b: list[float]) -> bool:
+    """Whether the min–max ranges of two sets of runs overlap (then they cannot be told apart)."""
+    return max(min(a), min(b)) <= min(max(a), max(b))
+
+
+def verdict(a: list[float], b: list[float], higher: str, lower: str) -> str:
+    """``higher`` / ``lower`` when every run of A is above / below every run of B, else no difference."""
+    runs = min(len(a), len(b))
+    if runs < MIN_REPEATS:
+        return f"{runs} run(s): too few for a verdict"
+    if overlap(a, b):
+        return NO_DIFFERENCE
+    return higher if min(a) > max(b) else lower
+
+
 def ratio(numerator: list[float], denominator: list[float]) -> dict:
     """A / B over interleaved repeats: median of the paired ratios, their min–max and a verdict."""
     pairs = [a / b for a, b in zip(numerator, denominator)]
     out = spread(pairs)
     out["repeats"] = len(pairs)
-    if len(pairs) < MIN_REPEATS:
-        out["verdict"] = f"{len(pairs)} run(s): too few for a verdict"
-    elif max(min(numerator), min(denominator)) <= min(max(numerator), max(denominator)):
-        out["verdict"] = NO_DIFFERENCE
-    else:
-        out["verdict"] = "faster" if out["median"] > 1 else "slower"
+    out["verdict"] = verdict(numerator, denominator, "faster", "slower")
     return out
+
+
+def fmt_spread(s: dict, fmt: str = "{:.2f}") -> str:
+    """``1.23 (1.10–1.31)``: a median with its min–max."""
+    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
 
 
 def fmt_ratio(r: dict | float) -> str:

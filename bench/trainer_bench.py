@@ -1,6 +1,11 @@
 """Throughput of the trainer on this machine, against a plain Keras ``model.fit``.
 
-Three comparisons, each case in its own fresh Python process:
+Four comparisons, each case in its own fresh Python process, cases interleaved (repeat i
+of every case runs back to back, so a load drift hits them alike); every case is the median
+of ``--repeats`` runs (default 3) with its min-max, every ratio the median of the per-repeat
+ratios with its min-max and a verdict (bench/_stats.py: "no measurable difference" when the
+two cases' ranges overlap). Examples/s of a training run is the median of its epochs after
+the first (the first includes tracing).
 
 1. trainer custom loop vs ``model.compile`` + ``model.fit`` of the same model,
    data, batch and Adam learning rate (constant on both sides), under matched
@@ -10,34 +15,37 @@ Three comparisons, each case in its own fresh Python process:
    Keras's default ``jit_compile="auto"`` would turn it on). What each of the
    trainer's choices is worth is measured separately: the pipeline (fit on it vs
    on NumPy arrays), steps per call (N vs 1, both sides) and XLA (fit with vs
-   without). Digits (the default run) and synthetic 28x28 images (not in
-   --quick). Examples/s over the epochs after the first (the first includes
-   tracing); ratios are the median of the per-repeat ratios with their min-max
-   (bench/_stats.py), cases interleaved so load drifts hit every case alike.
+   without). Digits; synthetic 28x28 images too with ``--long``.
 2. MirroredStrategy over the CPU split into 2 logical devices vs the default
    strategy (``--benchmark``, same per-replica batch).
 3. float32 vs mixed_bfloat16 on the CPU (``--benchmark``; CNN, and ResNet-50
-   unless ``--quick``).
-4. The cost of acting on a preemption notice within about a second: the default
-   ``--steps-per-execution auto`` (calls of ~1 s, each wrapped by TensorFlow's
-   PreemptionCheckpointHandler; also at 0.25 s) vs one call per epoch, on synthetic
-   data where an epoch takes several seconds (median and every run's value).
-   ``bench/preemption_bench.py`` measures what a notice then costs.
+   with ``--long``).
+4. What acting on a preemption notice within about a second costs (issue 20): the
+   default ``--steps-per-execution auto`` (calls of ~1 s, each wrapped by TensorFlow's
+   PreemptionCheckpointHandler) vs one call per epoch, and the notice handler on vs
+   off (``--no-preemption-handler``), also with the Vertex path's metadata watcher
+   polling a local metadata server. ``bench/preemption_bench.py`` measures what a
+   notice then costs.
+
+The default run (~15 minutes on a loaded 2-core CPU) is sized for ``make bench``;
+``--long`` adds the expensive cases.
 
 Usage::
 
-    python bench/trainer_bench.py [--quick] [--repeats N] [--json out.json]
+    python -m bench.trainer_bench [--quick] [--long] [--calls-only] [--repeats N] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.server
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -91,14 +99,15 @@ def fit_baseline(cfg: dict) -> None:
 
 # --- running cases --------------------------------------------------------------------
 
-def _env() -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC"))}
-    env.update(PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
+def _env(extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC", "GCE_METADATA_IP"))}
+    env.update(PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2", **(extra or {}))
     return env
 
 
-def _run(cmd: list[str], cwd: Path) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=900)
+def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=_env(env), capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
     return proc.stdout
@@ -108,9 +117,10 @@ def _events(stdout: str) -> list[dict]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith('{"event"')]
 
 
-def trainer_epochs(args: list[str], workdir: Path) -> float:
+def trainer_epochs(args: list[str], workdir: Path, env: dict | None = None) -> float:
     """Median examples/s of the trainer's epochs after the first."""
-    out = _run([sys.executable, "-m", "trainer.task", "--no-resume", "--job-dir", str(workdir / "job"), *args], workdir)
+    out = _run([sys.executable, "-m", "trainer.task", "--no-resume", "--job-dir", str(workdir / "job"), *args],
+               workdir, env)
     epochs = [e for e in _events(out) if e["event"] == "epoch"][1:]
     return statistics.median(e["examples_per_sec"] for e in epochs)
 
@@ -189,12 +199,79 @@ def fit_comparison(data: str, batch: int, lr: float, epochs: int, synth_n: int, 
     return fit_ratios(data, runs, n)
 
 
+# --- 4. what acting on a preemption notice within about a second costs -------------------
+
+class _Metadata(http.server.BaseHTTPRequestHandler):
+    """A GCE metadata server that answers only ``instance/preempted`` (FALSE): the trainer's
+    watcher polls it every second, as on Vertex AI; ``instance/hostname`` is 404, so TensorFlow
+    does not take this for a GCE CPU VM and keeps its own handler on (the GPU VM path)."""
+
+    polls = 0  # instance/preempted reads answered: the watcher really ran
+
+    def do_GET(self):  # noqa: N802
+        found = self.path == "/computeMetadata/v1/instance/preempted"
+        type(self).polls += found
+        self.send_response(200 if found else 404)
+        self.end_headers()
+        self.wfile.write(b"FALSE" if found else b"")
+
+    def log_message(self, *args):
+        pass
+
+
+def call_cases() -> dict[str, tuple[list[str], bool]]:
+    """Case name -> (trainer flags, needs the metadata server). The default is the second."""
+    return {
+        "one call per epoch, handler on": (["--steps-per-execution", "1000000"], False),
+        "bounded calls ~1 s, handler on (default)": ([], False),
+        "bounded calls ~1 s, handler off": (["--no-preemption-handler"], False),
+        "bounded calls ~1 s, handler on + metadata watcher": ([], True),
+    }
+
+
+def calls_and_handler(quick: bool, repeats: int, work: Path, row) -> dict[str, dict]:
+    """The default (``--steps-per-execution auto``: ~1 s calls, each through TensorFlow's
+    PreemptionCheckpointHandler) against one call per epoch, and the handler on against off
+    (``--no-preemption-handler``), plus the Vertex path's metadata watcher polling a local
+    metadata server every second. Small 8x8 images so that an epoch is several calls long and a
+    run stays cheap; the smaller the step, the larger a per-call cost shows."""
+    from bench._stats import ratio
+
+    n = 2048 if quick else 12288
+    common = ["--data", "synthetic", "--input-shape", "8,8,1", "--synthetic-examples", str(n),
+              "--epochs", "2" if quick else "4", "--batch-size", "32", "--val-split", "0.2"]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    metadata = {"GCE_METADATA_IP": f"127.0.0.1:{server.server_address[1]}"}
+    cases = call_cases()
+    runs: dict[str, list[float]] = {k: [] for k in cases}
+    try:
+        for _ in range(repeats):  # interleaved, so load drifts hit every case alike
+            for name, (extra, watcher) in cases.items():
+                runs[name].append(trainer_epochs(common + extra, work, metadata if watcher else None))
+    finally:
+        server.shutdown()
+    for name, values in runs.items():
+        polls = {"metadata_polls": _Metadata.polls} if cases[name][1] else {}
+        row(f"synthetic {n} 8x8 cnn batch 32: {name}", statistics.median(values), runs=values, **polls)
+    default = runs["bounded calls ~1 s, handler on (default)"]
+    return {
+        "bounded calls ~1 s / one call per epoch (handler on)": ratio(default, runs["one call per epoch, handler on"]),
+        "notice handler on / off (bounded calls ~1 s)": ratio(default, runs["bounded calls ~1 s, handler off"]),
+        "notice handler + metadata watcher / handler off": ratio(
+            runs["bounded calls ~1 s, handler on + metadata watcher"], runs["bounded calls ~1 s, handler off"]),
+    }
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="tiny sizes, one repeat, no ResNet-50 (CI smoke)")
-    p.add_argument("--repeats", type=int, help="runs per case (default 3, quick 1)")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI smoke)")
+    p.add_argument("--repeats", type=int, help="runs per case (default 3, the fewest that get a verdict; quick 1)")
+    p.add_argument("--long", action="store_true", help="also trainer vs fit on synthetic 28x28 data and ResNet-50 "
+                   "float32 vs mixed_bfloat16 (on a 2-core CPU that is several times the default's ~15 minutes)")
     p.add_argument("--json", help="also write the results here")
-    p.add_argument("--calls-only", action="store_true", help="only section 4 (bounded calls vs one per epoch)")
+    p.add_argument("--calls-only", action="store_true",
+                   help="only section 4 (bounded calls; the notice handler on vs off)")
     p.add_argument("--_fit", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a._fit:
@@ -206,7 +283,7 @@ def main(argv=None) -> int:
     from bench._stats import fmt_ratio, ratio
 
     repeats = a.repeats or (1 if a.quick else 3)
-    epochs = 3 if a.quick else 8
+    epochs = 3 if a.quick else 5
     synth_n = 512 if a.quick else 4096
     steps = 5 if a.quick else 30
     rows, comparisons = [], {}
@@ -221,27 +298,12 @@ def main(argv=None) -> int:
 
     if not a.calls_only:
         # 1. trainer vs model.fit under matched conditions, and what each of the trainer's choices is worth
-        datasets = FIT_DATASETS[:1] if a.quick else FIT_DATASETS
+        datasets = FIT_DATASETS if a.long else FIT_DATASETS[:1]
         for data, batch, lr in datasets:
             comparisons.update(fit_comparison(data, batch, lr, epochs, synth_n, repeats, work, row))
 
-    # 4. bounded calls (preemption notice within ~1 s) vs one tf.function call per epoch
-    n4 = 2048 if a.quick else 16384
-    common = ["--data", "synthetic", "--synthetic-examples", str(n4), "--epochs", str(min(epochs, 4)),
-              "--batch-size", "64", "--val-split", "0.2"]
-    cases4 = {"one call per epoch": ["--steps-per-execution", "1000000"],
-              "auto, ~1 s per call (default)": [],
-              "auto, ~0.25 s per call": ["--call-seconds", "0.25"]}
-    runs4: dict[str, list[float]] = {k: [] for k in cases4}
-    for _ in range(repeats):  # interleaved, so load drifts hit every case alike
-        for name, extra in cases4.items():
-            runs4[name].append(trainer_epochs(common + extra, work))
-    for name, values in runs4.items():
-        row(f"synthetic {n4} cnn batch 64: {name}", statistics.median(values), runs=values)
-    comparisons["bounded calls ~1 s / one call per epoch"] = ratio(runs4["auto, ~1 s per call (default)"],
-                                                                   runs4["one call per epoch"])
-    comparisons["bounded calls ~0.25 s / one call per epoch"] = ratio(runs4["auto, ~0.25 s per call"],
-                                                                      runs4["one call per epoch"])
+    # 4. bounded calls (a preemption notice acted on within ~1 s) and the notice handler, on vs off
+    comparisons.update(calls_and_handler(a.quick, repeats, work, row))
 
     if not a.calls_only:
         # 2. and 3. --benchmark mode
@@ -251,7 +313,7 @@ def main(argv=None) -> int:
             "cnn 28x28 float32, mirrored on 2 logical CPUs": base + ["--cpu-devices", "2"],
             "cnn 28x28 mixed_bfloat16, default strategy": base + ["--precision", "mixed_bfloat16"],
         }
-        if not a.quick:
+        if a.long:
             rn = ["--model", "resnet50", "--batch-size", "16", "--benchmark-steps", "5", "--warmup-steps", "2"]
             bench_cases["resnet50 224x224 float32"] = rn
             bench_cases["resnet50 224x224 mixed_bfloat16"] = rn + ["--precision", "mixed_bfloat16"]
@@ -265,7 +327,7 @@ def main(argv=None) -> int:
         names = list(bench_cases)
         comparisons["mirrored 2 logical CPUs / 1"] = ratio(results[names[1]], results[names[0]])
         comparisons["cnn mixed_bfloat16 / float32"] = ratio(results[names[2]], results[names[0]])
-        if not a.quick:
+        if a.long:
             comparisons["resnet50 mixed_bfloat16 / float32"] = ratio(results[names[4]], results[names[3]])
 
     print("\n  ratios (median of paired runs, min-max)")
@@ -276,7 +338,7 @@ def main(argv=None) -> int:
 
         Path(a.json).write_text(json.dumps({
             "machine": {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
-            "tensorflow": version("tensorflow"), "quick": a.quick, "repeats": repeats, "epochs": epochs,
+            "tensorflow": version("tensorflow"), "quick": a.quick, "long": a.long, "repeats": repeats, "epochs": epochs,
             "rows": rows, "ratios": comparisons,
         }, indent=2) + "\n")
     return 0

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "a preemption notice is acted on between calls)")
     g.add_argument("--call-seconds", type=float, default=1.0,
                    help="target duration of one tf.function call with --steps-per-execution auto (default 1)")
+    g.add_argument("--no-preemption-handler", action="store_true",
+                   help="no checkpoint on SIGTERM or a preemption notice (SIGTERM then ends the run unsaved); "
+                   "the trainer bench measures what the handler costs against this")
 
     g = p.add_argument_group("devices")
     g.add_argument("--strategy", choices=strategy.CHOICES, default="auto")

@@ -105,7 +105,9 @@ def render_plan(plan: Mapping[str, object]) -> str:
     )
     lines.append(_line("model", f"{plan['model']}  ({plan.get('params', '?')} parameters)"))
     lines.append(_line("epochs", f"{plan['epochs']} x {batch['steps_per_epoch']} steps"))
-    if plan.get("preemption"):
+    if plan.get("preemption", {}).get("handler"):
+        lines.append(_line("on notice", plan["preemption"]["handler"]))
+    elif plan.get("preemption"):
         p = plan["preemption"]
         calls = plan.get("steps_per_execution", "auto")
         calls = f"{calls} steps per call" if isinstance(calls, int) else calls

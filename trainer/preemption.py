@@ -53,6 +53,8 @@ GRACE_PERIOD_S = {"local": 0, "vertex": 20, "sagemaker": 90}
 #: Overrides the platform's grace period; cloudtrain's local backend sets 0 (it kills after a bounded wait).
 GRACE_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"
 PREEMPTED_PATH = "instance/preempted"
+#: The plan's ``preemption`` entry under ``--no-preemption-handler``.
+OFF = {"handler": "nothing saved (--no-preemption-handler)"}
 _METADATA_HOST_VAR = "GCE_METADATA_IP"  # the variable TensorFlow's own GCE helpers read
 
 
@@ -197,3 +199,13 @@ class Preemption:
 
     def close(self) -> None:
         self._notice.close()
+
+
+class Unguarded:
+    """``--no-preemption-handler``: each call runs bare (what the trainer bench compares against)."""
+
+    def run(self, fn, *args):
+        return fn(*args)
+
+    def close(self) -> None:
+        pass

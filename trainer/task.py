@@ -44,7 +44,8 @@ def train(s: Setup, started: float) -> int:
     from trainer.loop import CallSizer, TrainLoop, run_epochs
 
     args, cluster, strategy, dirs = s.args, s.cluster, s.strategy, s.contract.dirs
-    notice = preemption.make_notice(s.contract.platform)  # first: SIGTERM during start-up counts too
+    # first: SIGTERM during start-up counts too
+    notice = None if args.no_preemption_handler else preemption.make_notice(s.contract.platform)
     spec, data, presharded = _load_data(s)
     batch = plan_lib.plan_batches(args.batch_size, strategy.num_replicas_in_sync, args.lr, data.train_examples,
                                   scale_lr=not args.no_lr_scaling, max_steps_per_epoch=args.steps_per_epoch)
@@ -80,7 +81,7 @@ def train(s: Setup, started: float) -> int:
         dirs_origin=dict(dirs.origin), export_layout=s.contract.export_layout,
         resume_epoch=start_epoch, resume_step=start_step, resume_checkpoint=restored,
         steps_per_execution=args.steps_per_execution or f"auto (~{args.call_seconds:g} s per call)",
-        preemption=preemption.describe(s.contract.platform),
+        preemption=preemption.describe(s.contract.platform) if notice else preemption.OFF,
     )
     announce(s, plan)
     if args.plan_only:
@@ -96,7 +97,7 @@ def train(s: Setup, started: float) -> int:
         if cluster.is_chief:
             events.emit("preempted", step=step, epoch=step // batch.steps_per_epoch + 1,
                         steps_per_epoch=batch.steps_per_epoch, checkpoint=ckpts.last_saved, notice=notice.source,
-                        notice_at=notice.received_at, saved_at=time.time())  # fmt: skip
+                        notice_at=notice.received_at, saved_at=time.time(), steps_per_call=sizer.steps)  # fmt: skip
         else:
             print(f"preempted: saved step {step}; exiting {preemption.PREEMPTED_EXIT_CODE}", flush=True)
 
@@ -104,7 +105,7 @@ def train(s: Setup, started: float) -> int:
         strategy, ckpts, notice, grace_period_s=preemption.grace_period(s.contract.platform),
         on_exit=on_preempted, inert=preemption.is_inert(s.contract.platform, s.devices),
         num_workers=cluster.num_workers,
-    )  # fmt: skip
+    ) if notice else preemption.Unguarded()  # fmt: skip
 
     def on_epoch(result, saved):
         if cluster.is_chief:

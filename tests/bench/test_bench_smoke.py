@@ -2,7 +2,8 @@
 and writes the report and the plot, each section with rows.
 
 On an idle 2-core machine the run takes a few minutes, most of it TensorFlow processes of the
-trainer bench (digits only, one repeat, 3 epochs) and importing google.cloud.aiplatform.
+trainer bench (digits and tiny synthetic data, one repeat, 2-3 epochs), of the preemption bench
+(one preemption and restart at 1 and 2 workers) and importing google.cloud.aiplatform.
 """
 
 from __future__ import annotations
@@ -47,8 +48,14 @@ def test_quick_bench_run_writes_report_and_plot(tmp_path):
     assert "| digits: trainer / fit, same pipeline, 20 steps/call, no XLA | " in trainer
     assert "| cnn mixed_bfloat16 / float32 | " in trainer and "1 run(s): too few for a verdict" in trainer
     assert "| 1 → 4 GPUs (MirroredStrategy) | 21 s → 9 s" in trainer
+    # issue 20: bounded calls and the notice handler, on vs off; the metadata watcher really polled
+    assert "| synthetic 2048 8x8 cnn batch 32: bounded calls ~1 s, handler off |" in trainer
+    assert "| notice handler on / off (bounded calls ~1 s) | " in trainer
+    assert "| bounded calls ~1 s / one call per epoch (handler on) | " in trainer
+    assert "polls answered" in trainer and "(0 polls answered)" not in trainer
     for n in (1, 8, 60):
         assert f"\n| {n} | " in sections["4. Logs"]
     assert "| busy | cloudtrain → Vertex |" in sections["4. Logs"]
-    assert "| 1 | " in sections["5. Preemption"] and "| 2 | " in sections["5. Preemption"]
+    preemption = sections["5. Preemption"]
+    assert "| 1 | " in preemption and "| 2 | " in preemption and "| 0 (0–0) |" in preemption  # no step redone
     assert "**failed**" not in md and "**timeout**" not in md

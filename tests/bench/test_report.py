@@ -7,7 +7,7 @@ import math
 import pytest
 
 from bench import __main__ as runner
-from bench import report
+from bench import preemption_bench, report
 from bench._stats import ratio
 
 
@@ -59,10 +59,10 @@ def results() -> dict:
         "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
         "vertex_scale": _entry("_vertex_scale", vertex_scale),
         "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
-        "preemption": _entry("preemption_bench", {"repeats": 2, "rows": [{
-            "workers": 2, "steps_per_epoch": 64, "exit_codes_ok": True, "sigterm_to_saved_s_median": 2.5,
-            "sigterm_to_saved_s_max": 2.9, "steps_redone_notice": 0, "steps_redone_per_epoch_median": 36,
-            "steps_redone_per_epoch_max_possible": 64, "runs": [{"sigterm_to_saved_s": 2.1}, {"sigterm_to_saved_s": 2.9}]}]}),
+        "preemption": _entry("preemption_bench", {"repeats": 3, "args": ["--data", "synthetic"], "rows": [
+            preemption_bench.summarize(2, [{"exit_codes": [5, 5], "steps_per_epoch": 64, "sigterm_to_saved_s": s,
+                                            "steps_redone": 0, "per_epoch_redone": e, "steps_per_call": 9}
+                                           for s, e in ((2.5, 36), (2.1, 12), (2.9, 50))])]}),
     }}
 
 
@@ -84,7 +84,8 @@ def test_render_has_every_section_with_provenance(results):
         assert f"\n| {n} | " in logs
     assert "printed nothing" in logs and "2,218.7 (0 lost) †" in logs and "† never returned" in logs
     assert "![" in md and "(benchmarks.png)" in md
-    assert "| 2 | 2.50 | 2.10–2.90 | 2 | 0 | 36 of 64 | yes |" in md.split("## 5. Preemption")[1]
+    assert "| 2 | 2.50 (2.10–2.90) | 3 | 0 (0–0) | 36 (12–50) of 64 | fewer steps redone | 9 (9–9) | yes |" \
+        in md.split("## 5. Preemption")[1]
 
 
 def test_trainer_ratios_show_spread_and_verdict(results):
@@ -134,3 +135,54 @@ def test_extra_arguments_reach_one_bench_and_its_reproduce_line(results):
     md = report.render(results)
     assert "Reproduce: `python -m bench --only cli --args 'cli=--runs 9'` (this bench alone: " \
            "`python -m bench.cli_bench --runs 9`)." in md
+
+
+def _only(results: dict, *names: str) -> dict:
+    """``results`` as a ``--only NAMES`` run of an hour later would have them."""
+    later = {"meta": dict(results["meta"], started="2030-01-01 01:00:00 UTC", finished="2030-01-01 01:20:00 UTC",
+                          load_start="3.00 3.00 3.00", load_end="4.00 4.00 4.00"),
+             "benches": {n: dict(e, started="2030-01-01 01:00:00 UTC", commit="def456") if n in names
+                         else _entry(n, None, "skipped", "not in --only") for n, e in results["benches"].items()}}
+    later["runs"] = runner.runs_of(later)
+    later["runs"][0]["command"] = f"python -m bench --quick --only {','.join(names)}"
+    return later
+
+
+def test_an_only_run_keeps_the_other_benches_results(results):
+    later = _only(results, "trainer", "preemption")
+    merged = runner.merge(results, later)
+    assert merged["benches"]["cli"] is results["benches"]["cli"]  # kept as measured, with its own provenance
+    assert merged["benches"]["preemption"]["commit"] == "def456"
+    assert merged["benches"]["trainer"]["status"] == "skipped"  # skipped in both: stays skipped
+    assert [r["command"] for r in merged["runs"]] == [
+        "python -m bench --quick --only cli,packaging,vertex_packager,vertex_logs,vertex_scale,sagemaker_logs,"
+        "preemption", "python -m bench --quick --only trainer,preemption"]
+    assert "preemption" not in merged["runs"][0]["benches"]  # measured again by the later run
+    md = report.render(merged)
+    assert "by one of the runs listed below" in md
+    assert "on commit abc123: 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 1.00 at start" in md
+    assert "load 3.00 3.00 3.00 at start, 4.00 4.00 4.00 at end; measured preemption" in md
+    assert "| `cloudtrain --help` | 250 |" in md and "Measured 2030-01-01 01:00:00 UTC on commit def456" in md
+    # a third run replaces what it measures again and keeps the rest, with the runs that measured it
+    again = runner.merge(merged, _only(merged, "cli"))
+    assert [r["benches"] for r in again["runs"]] == [
+        ["packaging", "vertex_packager", "vertex_logs", "vertex_scale", "sagemaker_logs"], ["preemption"], ["cli"]]
+
+
+def test_a_quick_run_never_mixes_with_a_full_report(results):
+    later = _only(results, "preemption")
+    results["meta"]["quick"] = False
+    assert runner.merge(results, later) is later
+    assert runner.merge(None, later) is later
+
+
+def test_the_runner_writes_the_results_it_renders_and_merges_them(results, tmp_path, monkeypatch):
+    (tmp_path / "benchmarks.json").write_text(__import__("json").dumps(results))
+    monkeypatch.setattr(runner, "run_one", lambda bench, quick, raw, extra=None: dict(
+        _entry(bench.name, None, "failed", "exit 1, no JSON: boom"), name=bench.name))
+    assert runner.main(["--quick", "--only", "cli", "--out", str(tmp_path)]) == 1
+    saved = __import__("json").loads((tmp_path / "benchmarks.json").read_text())
+    assert saved["benches"]["cli"]["status"] == "failed"  # what this run measured, even a failure
+    assert saved["benches"]["packaging"] == results["benches"]["packaging"]
+    assert saved["runs"][-1]["command"] == f"python -m bench --quick --only cli --out {tmp_path}"
+    assert "| cloudtrain (in-process) | 11.0 |" in (tmp_path / "benchmarks.md").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench._stats import NO_DIFFERENCE, fmt_ratio, ratio, spread
+from bench._stats import NO_DIFFERENCE, fmt_ratio, fmt_spread, ratio, spread, verdict
 
 
 def test_spread_is_median_min_max():
@@ -30,3 +30,12 @@ def test_too_few_runs_get_no_verdict(n):
 
 def test_a_bare_float_says_it_has_no_spread():
     assert fmt_ratio(1.5) == "1.50× (single figure, no spread)"
+
+
+def test_a_verdict_compares_two_sets_of_runs_where_a_ratio_cannot():
+    """Steps redone: 0 with the notice save, so no ratio; the ranges still say which is fewer."""
+    assert verdict([0.0, 0.0, 0.0], [12.0, 36.0, 50.0], "more", "fewer") == "fewer"
+    assert verdict([40.0, 60.0, 50.0], [12.0, 36.0, 30.0], "more", "fewer") == "more"
+    assert verdict([0.0, 20.0, 0.0], [12.0, 36.0, 50.0], "more", "fewer") == NO_DIFFERENCE
+    assert verdict([0.0, 0.0], [12.0, 36.0], "more", "fewer") == "2 run(s): too few for a verdict"
+    assert fmt_spread(spread([2.5, 2.1, 2.9])) == "2.50 (2.10–2.90)"

@@ -112,3 +112,7 @@ def test_plan_block_says_where_a_run_saved_on_notice_resumes_and_what_a_notice_d
     text = render_plan(plan)
     assert "from step 100 (epoch 3, step 12 of 44)" in text
     assert "SIGTERM: checkpoint after this call (auto (~1 s per call)), grace 90 s, exit 5" in text
+    from trainer.preemption import OFF
+
+    assert "on notice" in render_plan(plan | {"preemption": OFF}) and \
+        "nothing saved (--no-preemption-handler)" in render_plan(plan | {"preemption": OFF})
