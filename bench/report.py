@@ -259,7 +259,8 @@ def trainer_section(entry: dict | None, meta: dict) -> str:
     gpus = meta["machine"].get("gpus") or []
     rows = []
     for what, article, key, label in ARTICLES:
-        here = f"{label}: {fmt_ratio(ratios[key])} examples/s" if key and key in ratios else "–"
+        here = f"{label}: {fmt_ratio(ratios[key])} examples/s" if key and key in ratios else \
+            "not run (`--long`)" if key and "resnet" in key else "–"
         if key and key in ratios and "mixed" in key:
             here += f" = {100 / _ratio_value(ratios[key]):.0f} % of float32 time"
         rows.append([what, article, "not measured", here])

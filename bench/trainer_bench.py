@@ -239,7 +239,7 @@ def calls_and_handler(quick: bool, repeats: int, work: Path, row) -> dict[str, d
 
     n = 2048 if quick else 12288
     common = ["--data", "synthetic", "--input-shape", "8,8,1", "--synthetic-examples", str(n),
-              "--epochs", "2" if quick else "4", "--batch-size", "32", "--val-split", "0.2"]
+              "--epochs", "2" if quick else "3", "--batch-size", "32", "--val-split", "0.2"]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     metadata = {"GCE_METADATA_IP": f"127.0.0.1:{server.server_address[1]}"}
