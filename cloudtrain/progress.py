@@ -33,6 +33,7 @@ class Snapshot:
     metric: tuple[str, float] | None = None
     examples_per_sec: float | None = None
     eta_s: float | None = None
+    interruptions: int | None = None  # preemptions / restarts seen so far
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if v is not None}
@@ -54,6 +55,8 @@ class Snapshot:
             parts.append(f"{self.examples_per_sec:,.0f} ex/s")
         if self.eta_s is not None:
             parts.append(f"ETA {human_seconds(self.eta_s)}")
+        if self.interruptions:
+            parts.append(f"{self.interruptions} interruption" + ("s" if self.interruptions > 1 else ""))
         parts.append(f"elapsed {human_seconds(self.elapsed_s)}")
         if self.cost_usd is not None:
             parts.append(f"${self.cost_usd:,.2f}")
@@ -119,6 +122,7 @@ class Progress:
             epoch=epoch, epochs=epochs, steps=self._steps_before or None,
             loss=self._epoch.get("loss"), metric=metric,
             examples_per_sec=sum(self._rates.values()) if self._rates else None, eta_s=eta,
+            interruptions=len(self.interruptions.items) or None,
         )  # fmt: skip
 
 

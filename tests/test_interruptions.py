@@ -85,3 +85,25 @@ def test_progress_collects_interruptions_while_following() -> None:
     for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), plan(50, resume_step=10)]:
         progress(item)
     assert summarize(progress.interruptions)["count"] == 1
+    assert "1 interruption · elapsed" in progress.snapshot().line()  # the live status line
+
+
+def test_the_end_of_run_summary_shows_them_and_history_keeps_them(tmp_path, monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from cloudtrain import history
+    from cloudtrain.cli._follow import finish
+    from cloudtrain.progress import Progress
+
+    monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path))
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
+    for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), epoch(10, 2), plan(50, resume_step=10), epoch(60, 2)]:
+        progress(item)
+    status = JobStatus("job-1", "job-1", JobState.SUCCEEDED, "succeeded", created=T0, ended=T0 + dt.timedelta(seconds=70))
+    out = io.StringIO()
+    finish(Console(file=out, width=200), status, progress)
+    assert "interruptions" in out.getvalue() and "at least 10 steps redone" in out.getvalue()
+    kept = history.load_run("job-1")["interruptions"]
+    assert kept["count"] == 1 and kept["steps_redone"] == 10 and kept["items"][0]["resume_step"] == 10
