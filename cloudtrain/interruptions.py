@@ -9,7 +9,9 @@ Where each cloud says a job was interrupted:
   the status messages are not read (AWS says they are subject to change).
 * **Vertex AI**: a preempted spot VM's worker is restarted inside the same CustomJob, which stays
   ``JOB_STATE_RUNNING`` and keeps no count of restarts (cloud.google.com/vertex-ai/docs/training/understanding-training-service):
-  only the log tells, through the trainer's events below.
+  only the log tells, through the trainer's events below. When the restarts are used up the job
+  fails with ``STOCKOUT`` (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms): the backend
+  records that one as ``details["spot_interruptions"]``.
 * **Local runs**: a replica that saves and exits 5 on a SIGTERM from outside cloudtrain ends the run
   PREEMPTED; ``submit --resume`` continues it in a new run, whose ``plan`` event starts past step 0.
 

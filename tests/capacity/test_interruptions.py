@@ -113,3 +113,30 @@ def test_vertex_worker_restart_seen_in_the_log_only(backend, jobs, logging_fake,
     item = interrupted["items"][0]
     assert item["source"] == "restart with no notice in the log" and not item["exact"]
     assert item["down_s"] == 170.0 and item["redo_s"] == 8.0  # 10 steps × 0.8 s
+
+
+def test_vertex_spot_job_that_failed_with_stockout_after_running(backend, jobs, logging_fake, gcs, clock, tmp_path,
+                                                                 monkeypatch, capsys):  # fmt: skip
+    """Vertex's own record of a spot job whose restarts were used up: it fails with STOCKOUT after it ran;
+    the trainer's last ``preempted`` line says what was saved, so a ``--resume`` redoes nothing."""
+    import cloudtrain.backends.vertex as vertex_module
+    from tests.backends.vertex.conftest import make_package, make_spec
+
+    monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(vertex_module, "BACKEND", backend)
+    jobs.scripts = [Script(timeline=[(0, "RUNNING"), (600, "FAILED")],
+                           error="STOCKOUT: the spot VMs of workerpool0 were preempted")]  # fmt: skip
+    handle = backend.submit(make_spec(spot=True), make_package(tmp_path))
+    clock.sleep(5)
+    assert handle.status().details.get("start_time")  # it ran
+    first, _ = _events(clock.time(), notice_offset=300, restart_offset=0)
+    for seconds, message in first:
+        logging_fake.add(handle.job_id, "workerpool0-0", message, at=clock.time() + seconds)
+    clock.sleep(700)
+    assert main(["status", handle.job_id, "--backend", "vertex", "--region", "us-central1", "--project",
+                 "my-project", "-o", "json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["state"] == "FAILED" and out["details"]["spot_interruptions"][0]["resumed_at"] is None
+    item = out["interruptions"]["items"][0]
+    assert out["interruptions"]["count"] == 1 and item["source"].startswith("Vertex AI STOCKOUT")
+    assert (item["step"], item["checkpoint_step"], item["steps_redone"]) == (14, 14, 0)

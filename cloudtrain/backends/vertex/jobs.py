@@ -72,6 +72,9 @@ def to_status(job: Any) -> JobStatus:
                             for p in pools]  # fmt: skip
     if job.job_spec.scheduling.strategy:
         details["scheduling_strategy"] = getattr(job.job_spec.scheduling.strategy, "name", None)
+    if spot_stockout(details, state, message):
+        details["spot_interruptions"] = [{"at": details.get("end_time"), "resumed_at": None,
+                                          "source": "Vertex AI STOCKOUT (spot VMs taken back, restarts used up)"}]
     base = job.job_spec.base_output_directory.output_uri_prefix
     if base:  # what `submit --resume` continues: AIP_CHECKPOINT_DIR is <base>/checkpoints
         details["output_dir"] = base.rstrip("/")
@@ -87,6 +90,14 @@ def to_status(job: Any) -> JobStatus:
         ended=job.end_time or None,
         details=details,
     )
+
+
+def spot_stockout(details: dict[str, Any], state: JobState, message: str | None) -> bool:
+    """A spot job that ran and then failed with ``STOCKOUT``: Vertex AI's spot VMs were preempted and its
+    restarts used up (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms: a preempted job "fails
+    with a STOCKOUT error" after up to six restarts). Earlier restarts leave no trace in the job."""
+    return (details.get("scheduling_strategy") == "SPOT" and state is JobState.FAILED and "start_time" in details
+            and "stockout" in (message or "").lower())
 
 
 def custom_job_message(body: dict[str, Any]) -> Any:
