@@ -16,6 +16,7 @@ from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.backends.sagemaker.aws import AwsClients
 from cloudtrain.backends.sagemaker.logs import LOG_GROUP, LogTailer, replica_name
 from tests.fakes.aws import ROLE_ARN, LogWriter, MotoAws
+from tests.fakes.fault_proxy import UNAVAILABLE, FaultProxy, answer, refuse
 
 pytestmark = pytest.mark.server
 
@@ -287,17 +288,17 @@ def test_replica_names() -> None:
     assert replica_name("job/other") == "other"
 
 
-def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_its_exit_code(aws: MotoAws) -> None:
-    """CloudWatch Logs answers 503 for 10 s, then refuses connections for 15 s, while the job runs:
-    every line is printed exactly once, one line says the connection is lost and one that it is
-    back (per outage), and the job's own outcome (failed: 1) is what remains."""
-    import botocore.exceptions
-
+def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_its_exit_code(
+    aws: MotoAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CloudWatch Logs (moto behind a fault proxy, reached through AWS_ENDPOINT_URL_CLOUDWATCH_LOGS)
+    answers 503 for 10 s, then refuses connections for 15 s, while the job runs: every line is
+    printed exactly once, one line says the connection is lost and one that it is back (per
+    outage), and the job's own outcome (failed: 1) is what remains."""
     _create_job(aws, "flaky", instances=2)
     writer = LogWriter(aws.client("logs", "us-east-1"), "flaky")
     names = [writer.open(i) for i in (1, 2)]
     rounds = itertools.count()
-    fake: FakeTime
 
     def step(_s: float) -> None:
         k = next(rounds)
@@ -308,25 +309,17 @@ def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_i
             aws.set_job("us-east-1", "flaky", "Failed", "Failed", failure_reason="exit code 3")
 
     fake = FakeTime(step)
-    start = fake.now
-    clients = AwsClients("us-east-1")
-
-    def before_send(request, **kwargs):
-        t = fake.now - start
-        if 10 <= t < 20:
-            body = json.dumps({"__type": "ServiceUnavailableException", "message": "unavailable"}).encode()
-            return AWSResponse(request.url, 503, {"Content-Type": "application/x-amz-json-1.1"}, _Raw(body))
-        if 30 <= t < 45:
-            raise botocore.exceptions.EndpointConnectionError(endpoint_url=request.url)
-        return None
-
-    clients.logs.meta.events.register("before-send.logs", before_send)
+    t0 = fake.now
+    proxy = FaultProxy(aws.endpoint.removeprefix("http://"), http=True, clock=fake.clock)
+    proxy.schedule(answer(t0 + 10, t0 + 20, **UNAVAILABLE), refuse(t0 + 30, t0 + 45))
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", proxy.url)
     notes: list[str] = []
-    backend = SageMakerBackend(clients=lambda region: clients, sleep=fake.sleep, clock=fake.clock,
-                               tailer_options={"status_seconds": 0, "notify": notes.append})  # fmt: skip
-    job = backend.attach("flaky", region="us-east-1")
-    lines = list(job.logs(follow=True))
+    backend = SageMakerBackend(sleep=fake.sleep, clock=fake.clock, tailer_options={"status_seconds": 0, "notify": notes.append})
+    with proxy:
+        job = backend.attach("flaky", region="us-east-1")
+        lines = list(job.logs(follow=True))
 
+    assert proxy.counts["answered"] and proxy.counts["closed"]  # the faults happened while it followed
     got = _by_replica(lines)
     for i in (1, 2):
         assert got[f"algo-{i}"] == [f"{i}:{k}:{n}" for k in range(30) for n in range(3)]

@@ -21,6 +21,7 @@ from cloudtrain.backends.vertex.retry import Backoff
 from cloudtrain.cli import main
 from tests.fakes import AcceleratedClock
 from tests.fakes.cloud_logging import FakeLogging, write_lines
+from tests.fakes.fault_proxy import FaultProxy, refuse
 from tests.fakes.vertex_jobs import FakeJobService, Script
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -129,16 +130,23 @@ def _message(entry) -> str:
     return (entry.text_payload or entry.json_payload["message"]).rstrip("\n")
 
 
-def test_an_outage_of_the_logging_endpoint_loses_nothing_and_exits_with_the_jobs_code(world, capsys):
+def test_an_outage_of_the_logging_endpoint_loses_nothing_and_exits_with_the_jobs_code(world, capsys, monkeypatch):
+    """Cloud Logging answers UNAVAILABLE for 10 s (the fake), then its endpoint refuses connections
+    for 15 s (a fault proxy in front of it, reached through CLOUDTRAIN_LOGGING_ENDPOINT), while the
+    job runs: every line once, and the job's own exit code."""
     clock, jobs, logging = world
     t0 = clock.time()
     job = _create(jobs, Script(timeline=[(0, "RUNNING"), (90, "FAILED")], error="exit status 3"))
     written = []
     for r in range(4):
         written += write_lines(logging, job, f"workerpool0-{r}", start=t0 + 2, end=t0 + 85, every=1.0, seed=r)
-    logging.outages = [(t0 + 20, t0 + 30), (t0 + 45, t0 + 60)]  # UNAVAILABLE 10 s, then 15 s
-    code = main(["logs", job, "--follow", "--backend", "vertex", "--region", "us-central1", "--project", "p"])
+    logging.outages = [(t0 + 20, t0 + 30)]  # UNAVAILABLE for 10 s
+    proxy = FaultProxy(logging.address, http=False, clock=clock.time).schedule(refuse(t0 + 45, t0 + 60))
+    monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", proxy.address)
+    with proxy:
+        code = main(["logs", job, "--follow", "--backend", "vertex", "--region", "us-central1", "--project", "p"])
     captured = capsys.readouterr()
+    assert proxy.counts["closed"] == 1 and proxy.counts["forwarded"] >= 2  # refused while it followed, then back
     messages = [row["message"] for row in _printed(captured.out)]
     assert sorted(messages) == sorted(written)  # exactly once
     assert code == 1  # the job's own outcome, not an error of the follower
