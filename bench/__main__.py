@@ -48,6 +48,7 @@ BENCHES = (
     Bench("vertex_logs", "bench.vertex_logs_bench", "Vertex log following, busy and idle job, vs gcloud"),
     Bench("vertex_scale", "bench._vertex_scale", "Vertex log following at 1, 8 and 60 replicas"),
     Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
+    Bench("log_faults", "bench.log_faults_bench", "both clouds' log followers under 503s, throttling and outages"),
 )
 TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
 RESULTS = "benchmarks.json"  # beside benchmarks.md: what it was rendered from

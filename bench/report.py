@@ -47,6 +47,7 @@ def render(results: dict, png_name: str = "benchmarks.png") -> str:
         trainer_section(benches.get("trainer"), results["meta"]),
         _logs_table.section(benches.get("vertex_scale"), benches.get("sagemaker_logs"), benches.get("vertex_logs")),
         section("5. Preemption", benches.get("preemption"), preemption_section),
+        section("6. Logs under faults", benches.get("log_faults"), log_faults_section),
     ]
     return "\n".join(parts).rstrip() + "\n"
 
@@ -295,3 +296,28 @@ def preemption_section(data: dict) -> str:
     return text + table(["workers", "SIGTERM → checkpoint saved, s", "runs", "steps redone after restart (notice save)",
                          "per-epoch checkpoints would redo", "verdict (steps redone)", "steps per call",
                          "every worker exit 5"], rows, "rrrrrlrl")
+
+
+# --- 6. logs under faults ------------------------------------------------------------------
+
+def log_faults_section(data: dict) -> str:
+    rows = []
+    for r in data.get("rows", []):
+        rec = r.get("recovery_s")
+        rows.append([{"sagemaker": "SageMaker (CloudWatch Logs)", "vertex": "Vertex (Cloud Logging)"}[r["cloud"]],
+                     f"{r['schedule']}: {r['what']}", r["repeats"], f"{r['written']:,}",
+                     r["lost"] if not r["lost"] else f"**{r['lost']}**",
+                     r["duplicates"] if not r["duplicates"] else f"**{r['duplicates']}**",
+                     f"{rec['median']:.1f}" if rec else "–", f"{rec['min']:.1f}–{rec['max']:.1f}" if rec else "–",
+                     len(rec["runs"]) if rec else 0, "; ".join(r.get("errors", [])) or "–"])  # fmt: skip
+    text = (f"Each cloud's follower (`logs(follow=True)` on a job handle, real time) through a fault proxy "
+            f"(`tests/fakes/fault_proxy.py`) set in the user's endpoint settings, in front of moto and the Cloud "
+            f"Logging fake; {data.get('repeats', '?')} job(s) per cloud and schedule at once, {data.get('replicas', '?')} "
+            f"replicas writing a line every {data.get('line_every_s', '?')} s while the job runs on. \"Back → first "
+            "line\" is the time from the end of each fault window (the endpoint answers again) to the first line the "
+            "follower yields after it, over every window of every job. Both followers retry with capped "
+            "exponential backoff and jitter (`cloudtrain/backends/follow.py`: 1 s doubling up to 30 s), so the wait "
+            "after a long outage can be up to that cap; Vertex's gRPC channel adds its own reconnect backoff "
+            "(real time, 1 s growing 1.6× per failed connect).\n\n")  # fmt: skip
+    return text + table(["cloud", "schedule", "jobs", "lines written", "lost", "printed twice",
+                         "back → first line, median s", "min–max s", "windows", "errors"], rows, "llrrrrrrrl")

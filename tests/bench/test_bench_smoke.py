@@ -38,7 +38,11 @@ def test_quick_bench_run_writes_report_and_plot(tmp_path):
     assert (tmp_path / "raw" / "results.json").exists()
     assert "skipped" not in md.split("\n## ")[0], "every bench runs"
     sections = dict(part.split("\n", 1) for part in md.split("\n## ")[1:])
-    assert list(sections) == ["1. CLI latency", "2. Packaging", "3. Trainer", "4. Logs", "5. Preemption"]
+    assert list(sections) == ["1. CLI latency", "2. Packaging", "3. Trainer", "4. Logs", "5. Preemption",
+                              "6. Logs under faults"]
+    faults = sections["6. Logs under faults"]
+    for cloud in ("SageMaker (CloudWatch Logs)", "Vertex (Cloud Logging)"):
+        assert f"| {cloud} | outage-2s: connections refused for 2 s | 1 | " in faults
     assert "| `cloudtrain --help` |" in sections["1. CLI latency"]
     assert "| cloudtrain (in-process) |" in sections["2. Packaging"]
     assert "| Vertex SDK script packager (setup.py sdist) |" in sections["2. Packaging"]

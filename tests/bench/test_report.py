@@ -186,3 +186,18 @@ def test_the_runner_writes_the_results_it_renders_and_merges_them(results, tmp_p
     assert saved["benches"]["packaging"] == results["benches"]["packaging"]
     assert saved["runs"][-1]["command"] == f"python -m bench --quick --only cli --out {tmp_path}"
     assert "| cloudtrain (in-process) | 11.0 |" in (tmp_path / "benchmarks.md").read_text()
+
+
+def _faults_row(cloud: str, schedule: str, lost: int = 0) -> dict:
+    return {"cloud": cloud, "schedule": schedule, "what": "connections refused for 15 s", "kind": "refused",
+            "repeats": 3, "written": 1200, "lost": lost, "duplicates": 0, "windows": 3, "errors": [],
+            "recovery_s": {"median": 2.5, "min": 1.25, "max": 7.0, "runs": [1.25, 2.5, 7.0]}}
+
+
+def test_log_faults_section_shows_losses_and_recovery(results):
+    results["benches"]["log_faults"] = _entry("log_faults_bench", {"repeats": 3, "replicas": 2, "line_every_s": 0.5,
+        "rows": [_faults_row("sagemaker", "outage-15s"), _faults_row("vertex", "outage-15s", lost=4)]})
+    md = report.render(results).split("## 6. Logs under faults")[1]
+    assert "| SageMaker (CloudWatch Logs) | outage-15s: connections refused for 15 s | 3 | 1,200 | 0 | 0 | 2.5 | " \
+           "1.2–7.0 | 3 | – |" in md
+    assert "| Vertex (Cloud Logging) | outage-15s: connections refused for 15 s | 3 | 1,200 | **4** |" in md

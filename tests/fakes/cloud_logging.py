@@ -14,6 +14,10 @@ lateness knob: ``readable - at``), out of order, and twice (``add(..., insert_id
   ``UNIMPLEMENTED`` when ``tail_mode == "unimplemented"`` (as proxies and emulators do);
   ``suppress_next = n`` drops the next n entries and says so in ``suppression_info``;
   ``break_tails()`` ends every open stream with UNAVAILABLE.
+
+``outages`` and ``throttled`` are windows of the clock in which every call (list, tail open,
+open tails) fails with UNAVAILABLE or RESOURCE_EXHAUSTED: Cloud Logging's 503 and 429. A
+refused or dropped connection is a fault proxy's job (tests/fakes/fault_proxy.py).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ class FakeLogging:
         self.suppressed = 0  # entries dropped from tails
         self.suppressed_messages: list[str] = []
         self.outages: list[tuple[float, float]] = []  # (from, to) virtual times: every call UNAVAILABLE
+        self.throttled: list[tuple[float, float]] = []  # (from, to): every call RESOURCE_EXHAUSTED
         self._index: list[tuple] = []  # sorted (timestamp, insertId, seq): for timestamp filters
         self._received: list[tuple] = []  # sorted (readable, seq): for receiveTimestamp filters and tails
         self._items: dict[int, tuple[dt.datetime, str, float, str, object]] = {}  # seq → (ts, id, readable, job, pb)
@@ -122,6 +127,8 @@ class FakeLogging:
             now = self.clock.time()
             if any(a <= now < b for a, b in self.outages):
                 self.faults.insert(0, grpc.StatusCode.UNAVAILABLE)
+            elif any(a <= now < b for a, b in self.throttled):
+                self.faults.insert(0, grpc.StatusCode.RESOURCE_EXHAUSTED)
             if self.faults:
                 code = self.faults.pop(0)
                 self.reads.append(Read(now, req.filter, 0, code.name))
@@ -169,6 +176,13 @@ class FakeLogging:
         """End every open tail stream with UNAVAILABLE, as a dropped connection does."""
         self._generation += 1
 
+    def _window_fault(self, context, unavailable: str) -> None:
+        now = self.clock.time()
+        if any(a <= now < b for a, b in self.outages):
+            context.abort(grpc.StatusCode.UNAVAILABLE, unavailable)
+        if any(a <= now < b for a, b in self.throttled):
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "fake: Quota exceeded for quota metric 'Read requests'")
+
     def _tail(self, requests, context):
         if self.tail_mode == "unimplemented":
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "fake: Method not found: TailLogEntries")
@@ -176,16 +190,16 @@ class FakeLogging:
         job = re.search(r'resource\.labels\.job_id="([^"]+)"', req.filter)
         window = req.buffer_window.total_seconds() if req.buffer_window else 2.0
         generation = self._generation
-        if any(a <= self.clock.time() < b for a, b in self.outages):
-            context.abort(grpc.StatusCode.UNAVAILABLE, "fake: unavailable")
+        self._window_fault(context, "fake: unavailable")
         with self._lock:
             self.tail_sessions += 1
             self.tail_opened.append(self.clock.time())
             cursor = (self.clock.time(), float("inf"))  # only entries received from now on
         yield TailLogEntriesResponse.pb(TailLogEntriesResponse())  # the session is open
         while context.is_active():
-            if generation != self._generation or any(a <= self.clock.time() < b for a, b in self.outages):
+            if generation != self._generation:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "fake: connection reset")
+            self._window_fault(context, "fake: connection reset")
             with self._lock:
                 now = self.clock.time()
                 first = bisect.bisect_right(self._received, cursor)

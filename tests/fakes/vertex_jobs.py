@@ -115,6 +115,15 @@ class FakeJobService:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "fake: response lost after the job was created")
             return job
 
+    def start(self, script: Script, parent: str = "projects/p/locations/us-central1") -> str:
+        """A job created as CreateCustomJob would, running ``script``; returns its id (no RPC)."""
+        from google.cloud.aiplatform_v1.types import CustomJob
+
+        self.scripts.append(script)
+        context = type("Context", (), {"abort": lambda *a: None})()
+        created = self._create(type("Request", (), {"parent": parent, "custom_job": CustomJob(display_name="t")})(), context)
+        return created.name.rsplit("/", 1)[1]
+
     def _get(self, req, context):
         with self._lock:
             self.calls.append("get")

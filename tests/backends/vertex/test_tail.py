@@ -45,15 +45,6 @@ def world(monkeypatch):
     logging.stop()
 
 
-def _create(jobs: FakeJobService, script: Script) -> str:
-    from google.cloud.aiplatform_v1.types import CustomJob
-
-    jobs.scripts.append(script)
-    ctx = type("Ctx", (), {"abort": lambda *a: None})()
-    req = type("Req", (), {"parent": "projects/p/locations/us-central1", "custom_job": CustomJob(display_name="t")})()
-    return jobs._create(req, ctx).name.rsplit("/", 1)[1]
-
-
 def _lateness(rng: random.Random) -> float:
     """Most batches on time; one in ten held back up to ten minutes."""
     return rng.uniform(30, 600) if rng.random() < 0.1 else 0.0
@@ -74,7 +65,7 @@ def test_ten_minutes_late_out_of_order_duplicates_and_a_suppression_gap(world, c
     clock, jobs, logging = world
     logging.tail_mode = tail_mode
     t0 = clock.time()
-    job = _create(jobs, Script(timeline=[(0, "PENDING"), (5, "RUNNING"), (125, "SUCCEEDED")]))
+    job = jobs.start(Script(timeline=[(0, "PENDING"), (5, "RUNNING"), (125, "SUCCEEDED")]))
     replicas = ["workerpool0-0"] + [f"workerpool1-{i}" for i in range(count - 1)]
     written: dict[str, list[str]] = {}
     for r, replica in enumerate(replicas):
@@ -136,7 +127,7 @@ def test_an_outage_of_the_logging_endpoint_loses_nothing_and_exits_with_the_jobs
     job runs: every line once, and the job's own exit code."""
     clock, jobs, logging = world
     t0 = clock.time()
-    job = _create(jobs, Script(timeline=[(0, "RUNNING"), (90, "FAILED")], error="exit status 3"))
+    job = jobs.start(Script(timeline=[(0, "RUNNING"), (90, "FAILED")], error="exit status 3"))
     written = []
     for r in range(4):
         written += write_lines(logging, job, f"workerpool0-{r}", start=t0 + 2, end=t0 + 85, every=1.0, seed=r)
