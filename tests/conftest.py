@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
+
 VERTEX_BASE = """\
 name: demo
 backend: vertex

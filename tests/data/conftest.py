@@ -1,25 +1,11 @@
-"""Real servers for the data tests: moto (S3) and gcp-storage-emulator (Cloud Storage)."""
+"""Real servers for the data tests: moto (S3, the ``aws`` fixture of tests/fakes/fixtures.py) and
+gcp-storage-emulator (Cloud Storage)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from tests.fakes.aws import MotoAws, moto_server, use_moto
-
-
-@pytest.fixture(scope="session")
-def moto_session() -> MotoAws:
-    with moto_server() as moto:
-        yield moto
-
-
-@pytest.fixture
-def aws(moto_session: MotoAws, monkeypatch: pytest.MonkeyPatch) -> MotoAws:
-    moto_session.reset()
-    use_moto(monkeypatch, moto_session)
-    return moto_session
 
 
 @pytest.fixture

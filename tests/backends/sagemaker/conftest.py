@@ -1,4 +1,5 @@
-"""Fixtures for the SageMaker backend: a job spec, a real sdist, and a moto server."""
+"""Fixtures for the SageMaker backend: a job spec and a real sdist (the moto server, ``aws``, is
+tests/fakes/fixtures.py's, shared with every folder)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from cloudtrain.packaging import BuiltPackage, build_sdist
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
-from tests.fakes.aws import ROLE_ARN, MotoAws, moto_server, use_moto
+from tests.fakes.aws import ROLE_ARN
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.16.2-gpu-py310-cu123-ubuntu20.04-sagemaker"
 CREATED = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -105,17 +106,3 @@ def build_package(tmp_path: Path) -> Callable[..., BuiltPackage]:
         return build_sdist(src, tmp_path / "dist", version="0.1")
 
     return build
-
-
-@pytest.fixture(scope="session")
-def moto_session() -> MotoAws:
-    with moto_server() as moto:
-        yield moto
-
-
-@pytest.fixture
-def aws(moto_session: MotoAws, monkeypatch: pytest.MonkeyPatch) -> MotoAws:
-    """A clean moto server, with boto3 pointed at it (default region us-east-1)."""
-    moto_session.reset()
-    use_moto(monkeypatch, moto_session)
-    return moto_session

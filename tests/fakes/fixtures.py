@@ -1,0 +1,22 @@
+"""The fakes' servers as pytest fixtures, defined once for every test folder (a plugin that
+tests/conftest.py registers): one moto server per session, cleaned for each test."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.aws import MotoAws, moto_server, use_moto
+
+
+@pytest.fixture(scope="session")
+def moto_session() -> MotoAws:
+    with moto_server() as moto:
+        yield moto
+
+
+@pytest.fixture
+def aws(moto_session: MotoAws, monkeypatch: pytest.MonkeyPatch) -> MotoAws:
+    """A clean moto server, with boto3 pointed at it (default region us-east-1)."""
+    moto_session.reset()
+    use_moto(monkeypatch, moto_session)
+    return moto_session
