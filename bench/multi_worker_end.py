@@ -1,12 +1,19 @@
 """How often a two-worker trainer run ends with coordination-service abort lines.
 
-    python -m bench.multi_worker_end [--runs 20] [--out results.json]
+    python -m bench.multi_worker_end [--runs 20] [--no-barrier] [--out results.json]
 
 Each run starts ``python -m trainer.task`` twice on 127.0.0.1 under one TF_CONFIG
 (MultiWorkerMirroredStrategy, 1 epoch of 2 steps on synthetic data) and counts the stderr
 lines that say a worker found the other gone (``UNAVAILABLE``, ``StartAbort``, a failed
 end-of-run barrier). The trainer's end-of-run barrier (trainer/shutdown.py) is meant to
-keep that at 0. Not part of ``python -m bench``: a run costs minutes on a busy 2-core machine.
+keep that at 0; ``--no-barrier`` runs the trainer with that barrier replaced by a no-op
+(here, not in the trainer: no setting turns it off for users) to show the fault it prevents.
+The workers run under the interpreter that runs this script, so a run on another TensorFlow is
+that environment's python (PYTHONPATH only adds this checkout)::
+
+    <env>/bin/python -m bench.multi_worker_end --runs 20
+
+Not part of ``python -m bench``: a run costs minutes on a busy 2-core machine.
 """
 
 from __future__ import annotations
@@ -19,11 +26,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ABORT = re.compile(r"UNAVAILABLE|StartAbort|end-of-run barrier", re.I)
+#: ``python -m trainer.task`` with the end-of-run barrier replaced by a no-op, for ``--no-barrier``.
+WITHOUT_BARRIER = ("import sys, trainer.shutdown as s; s.leave_together = lambda *a, **k: True; "
+                   "from trainer.task import main; sys.exit(main(sys.argv[1:]))")  # fmt: skip
 ARGS = ["--epochs", "1", "--steps-per-epoch", "2", "--data", "synthetic", "--synthetic-examples", "256", "--no-resume"]
 
 
@@ -37,7 +48,7 @@ def _ports(n: int) -> list[int]:
     return ports
 
 
-def one_run(workdir: Path) -> dict:
+def one_run(workdir: Path, *, barrier: bool = True) -> dict:
     workers = [f"127.0.0.1:{p}" for p in _ports(2)]
     started = time.monotonic()
     procs = []
@@ -45,17 +56,39 @@ def one_run(workdir: Path) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC"))}
         env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
                    TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}))
-        procs.append(subprocess.Popen([sys.executable, "-m", "trainer.task", *ARGS, "--job-dir", str(workdir / f"w{index}")],
+        entry = ["-m", "trainer.task"] if barrier else ["-c", WITHOUT_BARRIER]
+        procs.append(subprocess.Popen([sys.executable, *entry, *ARGS, "--job-dir", str(workdir / f"w{index}")],
                                       cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))  # fmt: skip
-    outputs = [p.communicate(timeout=1800) for p in procs]
-    lines = [line for _, err in outputs for line in err.splitlines() if ABORT.search(line)]
+    outputs: list = [None, None]
+    ended = [0.0, 0.0]  # when each process exited (monotonic)
+
+    def collect(index: int) -> None:
+        outputs[index] = procs[index].communicate(timeout=1800)
+        ended[index] = time.monotonic()
+
+    threads = [threading.Thread(target=collect, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    per_worker = [[line for line in err.splitlines() if ABORT.search(line)] for _, err in outputs]
+    lines = per_worker[0] + per_worker[1]
     return {"exit_codes": [p.returncode for p in procs], "abort_lines": len(lines), "examples": lines[:4],
+            "abort_lines_by_worker": [len(x) for x in per_worker],
+            "chief_exit_after_worker_s": round(ended[0] - ended[1], 2),  # > 0: the chief (service host) left last
             "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
+
+
+def _tensorflow_version() -> str | None:
+    probe = subprocess.run([sys.executable, "-c", "import tensorflow as tf; print(tf.__version__)"],
+                           capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+    return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 and probe.stdout.strip() else None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--no-barrier", action="store_true", help="replace the trainer's end-of-run barrier by a no-op")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     runs = []
@@ -63,9 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             workdir = Path(tmp, f"run{i}")
             workdir.mkdir()
-            runs.append(one_run(workdir))
+            runs.append(one_run(workdir, barrier=not args.no_barrier))
             print(json.dumps({"run": i + 1, **runs[-1]}), flush=True)
     summary = {
+        "tensorflow": _tensorflow_version(),
+        "python": sys.version.split()[0],
+        "barrier": not args.no_barrier,
+        "load_average": [round(x, 1) for x in os.getloadavg()],
         "runs": len(runs),
         "runs_with_abort_lines": sum(1 for r in runs if r["abort_lines"]),
         "abort_lines": sum(r["abort_lines"] for r in runs),
