@@ -1,4 +1,4 @@
 """The servers the sweep tests create tuning jobs on: the backends' own fixtures."""
 
-from tests.backends.sagemaker.conftest import aws, build_package, moto_session  # noqa: F401
+from tests.backends.sagemaker.conftest import build_package  # noqa: F401 — aws: tests/fakes/fixtures.py
 from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401

@@ -17,7 +17,7 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.spec import DataChannel
-from tests.data.conftest import aws, gcs_host, gcs_store, make_folder, moto_session, s3_store  # noqa: F401
+from tests.data.conftest import gcs_host, gcs_store, make_folder, s3_store  # noqa: F401 — aws: tests/fakes/fixtures.py
 
 from .conftest import make_spec
 
