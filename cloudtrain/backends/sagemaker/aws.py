@@ -61,14 +61,14 @@ class AwsClients:
             raise CredentialsError("no AWS credentials found", CREDENTIALS_HINT)
         return session
 
-    def client(self, service: str, **retries: Any) -> Any:
+    def client(self, service: str, config: dict[str, Any] | None = None, **retries: Any) -> Any:
         from botocore.config import Config
 
         # botocore's standard retries (throttling, 5xx, connections); 5 attempts unless the
         # user set AWS_MAX_ATTEMPTS, which botocore reads itself.
         default = {"mode": "standard"} if os.environ.get("AWS_MAX_ATTEMPTS") else {"mode": "standard", "max_attempts": 5}
-        config = Config(retries=retries or default, user_agent_extra="cloudtrain")
-        return self.session.client(service, region_name=self.region, config=config)
+        settings = Config(retries=retries or default, user_agent_extra="cloudtrain", **(config or {}))
+        return self.session.client(service, region_name=self.region, config=settings)
 
     @cached_property
     def s3(self) -> Any:
@@ -81,6 +81,16 @@ class AwsClients:
     @cached_property
     def logs(self) -> Any:
         return self.client("logs", mode="standard", total_max_attempts=1)
+
+    @cached_property
+    def logs_tail(self) -> Any:
+        """The client for ``StartLiveTail``. botocore sends that call to the ``stream-`` host
+        prefix of the endpoint (``stream-logs.<region>.amazonaws.com``); an endpoint URL the
+        user set (``AWS_ENDPOINT_URL…``: a proxy, a VPC endpoint, a fake) takes it as it is."""
+        default = self.client("logs", {"ignore_configured_endpoint_urls": True}).meta.endpoint_url
+        custom = self.logs.meta.endpoint_url != default
+        return self.client("logs", {"inject_host_prefix": not custom, "read_timeout": 20}, mode="standard",
+                           total_max_attempts=1)  # fmt: skip
 
 
 def error_code(exc: BaseException) -> str | None:

@@ -12,7 +12,8 @@ from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.errors import BackendError, CloudSetupError
 
 from .aws import AwsClients, error_code, translated
-from .logs import LogTailer
+from .live_tail import session_opener
+from .logs import LOG_GROUP, LogTailer
 
 #: TrainingJobStatus → JobState.
 STATES: Mapping[str, JobState] = {
@@ -169,6 +170,10 @@ class SageMakerJob:
         if self.last is None:
             self.status()
         options = {"sleep": self.sleep, "clock": self.clock, **self.tailer_options}
+        if follow and options.pop("live_tail", True):  # built here: boto3 clients are not made on threads
+            options["open_tail"] = session_opener(self.clients.logs, self.clients.logs_tail, LOG_GROUP,
+                                                  f"{self.job_id}/")  # fmt: skip
+        options.pop("live_tail", None)
         self.tailer = LogTailer(
             self.clients.logs,
             self.job_id,

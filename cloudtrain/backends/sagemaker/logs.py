@@ -1,7 +1,27 @@
 """Follow a training job's CloudWatch logs: every line once, in order per instance, and stop.
 
 SageMaker writes one stream per instance (and per container start) into
-``/aws/sagemaker/TrainingJobs``, named ``<job>/algo-<n>-<epoch seconds>``. Each round:
+``/aws/sagemaker/TrainingJobs``, named ``<job>/algo-<n>-<epoch seconds>``.
+
+**Live view: Live Tail.** ``StartLiveTail`` for the ``<job>/`` streams (:mod:`.live_tail`),
+on a background thread: an update a second with the events ingested since the previous one,
+shown as they come. While it runs, the calls a minute do not depend on the instance count:
+one session (reopened after its three hours), one ``GetLogEvents`` every ``verify_seconds``
+for one stream in turn (the ground truth walking behind the tail, so that even a drop nothing
+announced is shown, and the memory of shown events stays small), and the job's state.
+
+**Ground truth: GetLogEvents by stream and token.** The polling round below reads every stream
+to its end, skipping events the tail already showed (:class:`~.live_tail.Merge`). It runs
+when the tail cannot be trusted to have everything: before the first session and after each
+new one (what was ingested between sessions is in neither), when an update says ``sampled``
+(over 500 events a second) or comes ``stall_seconds`` late (the service drops the oldest
+updates of a slow reader) — then the tail's updates are held until the read is done, so each
+instance's lines stay in order — at most once per round pace; and while the tail is down or
+connecting. Where the endpoint has no Live Tail (AccessDenied, an unknown operation, an
+emulator that answers with one snapshot and closes), the follower says so once and polls,
+with the same guarantee.
+
+**Polling rounds.** Each round:
 
 1. *discover* streams: ``DescribeLogStreams`` with the ``<job>/`` prefix, following
    ``nextToken`` to the end (50 streams a page). Every round until there is a stream
@@ -14,29 +34,32 @@ SageMaker writes one stream per instance (and per container start) into
    otherwise picked up from its token next round. A stream that keeps returning
    nothing is read every 2nd, then 4th round (at most ``idle_rounds_max``).
 3. *merge* the round's events by timestamp (stable, so each stream keeps its order)
-   and yield them as :class:`LogLine` with the replica name ``algo-<n>``.
+   and yield them as :class:`LogLine` with the replica name ``algo-<n>``; a line older
+   than one already shown for its instance is marked ``late``.
 
 Rounds start at least ``poll_seconds`` apart, and further apart when a round needed
 more calls than ``max_calls_per_second`` allows (CloudWatch Logs allows 25 per second
 per account and region, shared with everything else). ``ThrottlingException`` backs
 off exponentially and retries the same call. Every ``status_seconds`` the job's state
 is asked for; once it is terminal, after ``final_grace_seconds``, a final read drains
-every stream and the iterator ends.
+every stream (once each, from its token) and the iterator ends.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from cloudtrain.backends.base import LogLine
-from cloudtrain.backends.follow import Notify, Outage, default_notify
+from cloudtrain.backends.follow import LateMarker, Notify, Outage, default_notify, event_waiter
 from cloudtrain.errors import CloudUnreachable
 from .aws import THROTTLING, error_code, translated
+from .live_tail import LiveTail, Merge, TailUpdate
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 PAGE_EVENTS = 10_000  # GetLogEvents returns at most 10,000 events or 1 MB a page
@@ -69,6 +92,7 @@ class LogTailer:
         *,
         job_done: Callable[[], bool],
         instance_count: int = 1,
+        open_tail: Callable[[], Any] | None = None,
         poll_seconds: float = 2.0,
         status_seconds: float = 5.0,
         rediscover_seconds: float = 30.0,
@@ -76,15 +100,20 @@ class LogTailer:
         max_calls_per_second: float = 10.0,
         idle_rounds_max: int = 4,
         max_throttle_retries: int = 12,
+        verify_seconds: float = 10.0,
+        stall_seconds: float = 3.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Event, float], bool] | None = None,
         notify: Notify = default_notify,
         give_up_after: float = 24 * 3600.0,
     ):
         self.client = client
+        self.job_name = job_name
         self.prefix = f"{job_name}/"
         self.job_done = job_done
         self.instance_count = instance_count
+        self.open_tail = open_tail
         self.poll_seconds = poll_seconds
         self.status_seconds = status_seconds
         self.rediscover_seconds = rediscover_seconds
@@ -92,11 +121,28 @@ class LogTailer:
         self.max_calls_per_second = max_calls_per_second
         self.idle_rounds_max = idle_rounds_max
         self.max_throttle_retries = max_throttle_retries
+        self.verify_seconds = verify_seconds
+        self.stall_seconds = stall_seconds
         self.sleep = sleep
         self.clock = clock
+        # The tail thread waits in real time unless told otherwise; the follower waits on its
+        # clock (an injected ``sleep`` is a virtual clock that only moves when slept on).
+        self.tail_wait = wait or event_waiter(None)
+        self.wait = wait or event_waiter(None if sleep is time.sleep else sleep)
+        self.notify = notify
         self.streams: dict[str, _Stream] = {}
         self.calls: Counter[str] = Counter()  # API calls made, by operation
+        self.phase_calls: Counter[str] = Counter()  # … by why: poll, reconcile, verify, final
         self.throttled = 0  # calls answered with a throttling error (and retried)
+        self.merge = Merge()
+        self.marker = LateMarker()
+        self.tail: LiveTail | None = None
+        self.reconciles = 0  # ground-truth reads of every stream while the tail ran
+        self.verifies = 0  # single-stream ground-truth reads behind the tail
+        self.from_tail = 0  # lines first shown by the live tail
+        self.shown = 0
+        self._phase = "poll"
+        self._verify_next = 0
         self._discovered_at: float | None = None
         self.outage = Outage("CloudWatch Logs", clock=clock, notify=notify, give_up_after=give_up_after,
                              reattach=f"cloudtrain logs {job_name} --follow")  # fmt: skip
@@ -109,34 +155,163 @@ class LogTailer:
     def follow(self) -> Iterator[LogLine]:
         """Lines as they arrive; ends after a final read once the job is terminal."""
         with translated("reading CloudWatch logs"):
-            done = self._job_done()
-            if done:  # already over: one read of everything
+            if self._job_done():  # already over: one read of everything
                 yield from self._round(drain=True)
                 return
-            checked = self.clock()
-            while True:
-                start = self.clock()
+            if self.open_tail is None:
+                yield from self._poll(self.clock())
+                return
+            wake = threading.Event()
+            self.tail = LiveTail(self.open_tail, clock=self.clock, wait=self.tail_wait, wake=wake,
+                                 stall_seconds=self.stall_seconds)  # fmt: skip
+            self.merge.tracking = True
+            self.tail.start()
+            try:
+                yield from self._live(wake)
+            finally:
+                self.tail.stop()
+
+    def _poll(self, checked: float) -> Iterator[LogLine]:
+        """Polling alone: a round of every stream every ``poll_seconds`` (paced), until the end."""
+        self._phase = "poll"
+        while True:
+            start = self.clock()
+            calls = sum(self.calls.values())
+            yield from self._round(drain=False)
+            if self.clock() - checked >= self.status_seconds:
+                checked = self.clock()
+                if self._job_done():
+                    yield from self._final([])
+                    return
+            made = sum(self.calls.values()) - calls
+            pause = max(self.poll_seconds, made / self.max_calls_per_second) - (self.clock() - start)
+            if pause > 0:
+                self.sleep(pause)
+
+    def _live(self, wake: threading.Event) -> Iterator[LogLine]:
+        """The live tail shows lines; the ground truth fills in where it cannot be trusted."""
+        tail = self.tail
+        assert tail is not None
+        checked = self.clock()
+        reconcile = True  # what was ingested before the first session
+        held: list[TailUpdate] = []  # updates waiting for a ground-truth read, in order
+        next_reconcile = next_verify = next_poll = self.clock()
+        while True:
+            wake.clear()
+            while tail.notes:
+                self.notify(tail.notes.popleft())
+            if tail.state == "unavailable":
+                self.notify(f"CloudWatch Logs Live Tail is not available here ({tail.reason}); reading every "
+                            f"stream every {self.poll_seconds:g} s instead — no line will be lost")  # fmt: skip
+                held += tail.take()
+                yield from self._show_tail(held)
+                yield from self._poll(checked)
+                return
+            for item in tail.take():
+                reconcile = reconcile or item.start or item.sampled or item.stalled
+                if item.start:
+                    continue
+                if reconcile:
+                    held.append(item)
+                else:
+                    yield from self._show_tail([item])
+            now = self.clock()
+            live = tail.live(now)
+            if not live and now >= next_poll:  # connecting, or down: read every stream meanwhile
                 calls = sum(self.calls.values())
+                self._phase = "poll"
                 yield from self._round(drain=False)
-                if self.clock() - checked >= self.status_seconds:
-                    checked = self.clock()
-                    if self._job_done():
-                        self.sleep(self.final_grace_seconds)
-                        yield from self._round(drain=True)
-                        return
-                made = sum(self.calls.values()) - calls
-                pause = max(self.poll_seconds, made / self.max_calls_per_second) - (self.clock() - start)
-                if pause > 0:
-                    self.sleep(pause)
+                next_poll = next_reconcile = now + self._pace(calls)
+            elif live and reconcile and now >= next_reconcile:
+                calls = sum(self.calls.values())
+                self._phase = "reconcile"
+                yield from self._round(drain=False, every=True)
+                self.reconciles += 1
+                reconcile = False
+                yield from self._show_tail(held)
+                held = []
+                next_reconcile = now + self._pace(calls)
+                next_verify = self.clock() + self.verify_seconds
+            elif live and not reconcile and now >= next_verify:
+                yield from self._verify_one()
+                next_verify = self.clock() + self.verify_seconds
+            if self.clock() - checked >= self.status_seconds:
+                checked = self.clock()
+                if self._job_done():
+                    yield from self._final(held + tail.take())
+                    return
+            if not tail.live(self.clock()):
+                until = next_poll
+            elif reconcile:
+                until = min(next_reconcile, checked + self.status_seconds)
+            else:
+                until = min(next_verify, checked + self.status_seconds)
+            self.wait(wake, until - self.clock())
+
+    def _pace(self, calls: int) -> float:
+        """Seconds from the start of a read of every stream to the next: ``poll_seconds``, or more
+        when it made more calls than ``max_calls_per_second`` allows."""
+        return max(self.poll_seconds, (sum(self.calls.values()) - calls) / self.max_calls_per_second)
+
+    def _final(self, held: list[TailUpdate]) -> Iterator[LogLine]:
+        """The job is over: after the grace, every stream once more to its end, then what the tail still held."""
+        self.sleep(self.final_grace_seconds)
+        self._phase = "final"
+        yield from self._round(drain=True)
+        yield from self._show_tail(held + (self.tail.take() if self.tail else []))
+
+    def _verify_one(self) -> Iterator[LogLine]:
+        """The ground truth walks behind the tail: one stream per call, in turn."""
+        if not self.streams:
+            return
+        names = sorted(self.streams)
+        stream = self.streams[names[self._verify_next % len(names)]]
+        self._verify_next += 1
+        self._phase = "verify"
+        events = self._read(stream, drain=False)
+        self.verifies += 1
+        yield from self._lines([(stream, events)])
+        self.merge.prune()
+
+    def _show_tail(self, items: Iterable[TailUpdate]) -> Iterator[LogLine]:
+        for item in items:
+            found = []
+            for event in item.events:
+                name = event.get("logStreamName", "")
+                stream = self.streams.get(name)
+                if stream is None:  # a new stream, found by the tail: no DescribeLogStreams needed
+                    stream = self.streams[name] = _Stream(name, replica_name(name))
+                if self.merge.from_tail(name, event, item.session):
+                    found.append((stream, event))
+            before = self.shown
+            yield from self._lines([(s, [e]) for s, e in found], merged=True)
+            self.from_tail += self.shown - before
+
+    def _lines(self, read: list[tuple[_Stream, list[dict[str, Any]]]], merged: bool = False) -> Iterator[LogLine]:
+        """Events that arrived together, as lines: new ones only, in timestamp order, late ones marked."""
+        lines = []
+        for stream, events in read:
+            for event in events:
+                if merged or self.merge.from_ground_truth(stream.name, event):
+                    lines.append(LogLine(
+                        timestamp=dt.datetime.fromtimestamp(event["timestamp"] / 1000, dt.timezone.utc),
+                        replica=stream.replica,
+                        message=event["message"].rstrip("\n"),
+                        receive_timestamp=_ms(event.get("ingestionTime")),
+                    ))  # fmt: skip
+        self.shown += len(lines)
+        yield from self.marker.batch(lines)
 
     # -- one round ---------------------------------------------------------------------
 
-    def _round(self, drain: bool) -> Iterator[LogLine]:
-        if drain or self._discovery_due():
+    def _round(self, drain: bool, every: bool = False) -> Iterator[LogLine]:
+        """A read of the streams: with ``drain`` each to its very end (a page that says so), with
+        ``every`` each stream, idle or not, once up to now (a page short of full)."""
+        if drain or every or self._discovery_due():
             self._discover()
-        batch: list[tuple[int, int, LogLine]] = []
+        read: list[tuple[_Stream, list[dict[str, Any]]]] = []
         for stream in list(self.streams.values()):
-            if not drain and stream.wait > 0:
+            if not drain and not every and stream.wait > 0:
                 stream.wait -= 1
                 continue
             events = self._read(stream, drain)
@@ -145,16 +320,8 @@ class LogTailer:
             else:
                 stream.idle += 1
                 stream.wait = min(2 ** (stream.idle - 1) - 1, self.idle_rounds_max - 1) if stream.idle > 1 else 0
-            for event in events:
-                line = LogLine(
-                    timestamp=dt.datetime.fromtimestamp(event["timestamp"] / 1000, dt.timezone.utc),
-                    replica=stream.replica,
-                    message=event["message"].rstrip("\n"),
-                )
-                batch.append((event["timestamp"], len(batch), line))
-        batch.sort(key=lambda item: item[:2])
-        for _, _, line in batch:
-            yield line
+            read.append((stream, events))
+        yield from self._lines(read)
 
     def _discovery_due(self) -> bool:
         if self._discovered_at is None or len(self.streams) < self.instance_count:
@@ -207,6 +374,7 @@ class LogTailer:
         delay, attempt = 1.0, 0
         while True:
             self.calls[operation] += 1
+            self.phase_calls[self._phase] += 1
             try:
                 page = getattr(self.client, operation)(**kwargs)
             except Exception as exc:
@@ -229,6 +397,10 @@ class LogTailer:
             return self.job_done()
         except CloudUnreachable:
             return False
+
+
+def _ms(value: int | None) -> dt.datetime | None:
+    return None if value is None else dt.datetime.fromtimestamp(value / 1000, dt.timezone.utc)
 
 
 def _transient(exc: BaseException) -> bool:
