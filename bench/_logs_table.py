@@ -13,6 +13,7 @@ FOLLOWERS = {
     ("vertex", "cloudtrain"): "cloudtrain → Vertex",
     ("vertex", "gcloud-60s"): "gcloud, 60 s poll",
     ("sagemaker", "cloudtrain"): "cloudtrain → SageMaker",
+    ("sagemaker", "cloudtrain polling (before)"): "cloudtrain → SageMaker, polling (before)",
     ("sagemaker", "sm-core logs_for_job"): "SageMaker SDK logs_for_job, 10 s poll",
     ("sagemaker", "sm-core TrainingJob.wait"): "SageMaker SDK TrainingJob.wait, 5 s poll",
     ("sagemaker", "…wait, default region"): "TrainingJob.wait, client in the default region",
@@ -78,6 +79,7 @@ def section(vertex_scale: dict | None, sagemaker: dict | None, vertex_logs: dict
         text += "**API requests per minute while following (lines lost)**\n\n"
         text += table(["replicas"] + followers, [[n] + [_cell(by.get((f, n)), "calls") for f in followers]
                                                  for n in counts]) + "\n"
+        text += before_after(sm)
         notes = {r["note"] for r in recs if r["note"]}
         if notes:
             text += "† " + "; ".join(sorted(notes)) + " (figures up to where it was stopped).\n\n"
@@ -89,7 +91,8 @@ def section(vertex_scale: dict | None, sagemaker: dict | None, vertex_logs: dict
                        for r in sorted(recs, key=lambda r: (r["replicas"], r["cloud"]))], "lrrrrrrrrrl")
         text += "\n</details>\n\n"
         text += ("Vertex requests count only ListLogEntries (the job's state comes from the bench, not the fake); "
-                 "SageMaker requests count every call (DescribeLogStreams, GetLogEvents, DescribeTrainingJob). "
+                 "SageMaker requests count every call (DescribeLogStreams, GetLogEvents, DescribeTrainingJob; "
+                 "with Live Tail also StartLiveTail and DescribeLogGroups). "
                  "The SageMaker job runs in eu-west-1 with AWS_DEFAULT_REGION=us-east-1: `TrainingJob.wait` builds "
                  "its logs client in the default region, finds no streams there and prints nothing (its last "
                  "column); the other SageMaker SDK column gives it a client in the job's region. "
@@ -100,6 +103,27 @@ def section(vertex_scale: dict | None, sagemaker: dict | None, vertex_logs: dict
                  "lines counts as out of order.\n\n")
     text += busy_idle(vertex_logs)
     return text
+
+
+def before_after(sm: dict) -> str:
+    """SageMaker: CloudWatch Logs calls a minute while the job runs, polling every stream vs Live Tail."""
+    from bench.report import table
+
+    by = {(r["follower"], r["instances"]): r for r in sm.get("results", [])}
+    rows = []
+    for n in sorted({r["instances"] for r in sm.get("results", [])}):
+        before, after = by.get(("cloudtrain polling (before)", n)), by.get(("cloudtrain", n))
+        if before and after and after.get("logs_calls_per_minute_running") is not None:
+            rows.append([n, _f(before.get("logs_calls_per_minute_running")), _f(after["logs_calls_per_minute_running"]),
+                         after.get("detail", "")])
+    if not rows:
+        return ""
+    return ("**SageMaker: CloudWatch Logs calls per minute while the job runs** (until it is Completed, so without "
+            "the final read of every stream), before (polling every stream) and after (Live Tail, with GetLogEvents "
+            f"as the ground truth behind it; the Live Tail follower runs on a clock sped up {sm.get('speed', '?')}×, "
+            "so its delays include this machine's scheduling noise times that)\n\n"
+            + table(["instances", "before: polling", "after: Live Tail", "Live Tail follower's own counts"], rows,
+                    "rrrl") + "\n")
 
 
 def busy_idle(entry: dict | None) -> str:

@@ -16,6 +16,7 @@ COLOURS = {
     "cloudtrain → Vertex": "#1f77b4",
     "gcloud, 60 s poll": "#aec7e8",
     "cloudtrain → SageMaker": "#d62728",
+    "cloudtrain → SageMaker, polling (before)": "#9467bd",
     "SageMaker SDK logs_for_job, 10 s poll": "#ff9896",
     "SageMaker SDK TrainingJob.wait, 5 s poll": "#ffbb78",
     "TrainingJob.wait, client in the default region": "#c7c7c7",

@@ -4,8 +4,15 @@ Both followers read the same scripted job from a moto server (``tests/fakes/aws.
 through real boto3 clients, on a virtual clock (each follower's ``sleep`` moves the job
 on), so minutes of a job run in seconds and the figures are exact and repeatable:
 
-* **cloudtrain**: ``SageMakerJob.logs(follow=True)`` with its default policy (2 s
-  rounds paced to 10 calls/s, status every 5 s, final read 2 s after the end).
+* **cloudtrain**: ``SageMakerJob.logs(follow=True)`` with its default policy: CloudWatch
+  Logs Live Tail for the live view (served by the streaming fake ``tests/fakes/live_tail.py``
+  in front of moto: an update a second, new events only), ``GetLogEvents`` by stream as the
+  ground truth (one stream every 10 s while the tail is healthy), status every 5 s, final
+  read 2 s after the end. A thread plays the job on an *accelerated* clock (``--speed``
+  virtual seconds per real second) shared by the fake, the job and the follower, since the
+  tail runs on a thread of its own; its delays carry this machine's scheduling noise × speed.
+* **cloudtrain polling (before)**: the same follower without Live Tail (``live_tail=False``),
+  as it was before: 2 s rounds of every stream paced to 10 calls/s, on the virtual clock.
 * **sm-core logs_for_job**: the SageMaker Python SDK's classic follower, imported from
   the installed sagemaker-core 2.27 (``sagemaker.core.helper.session_helper``):
   ``_logs_init`` builds the client, ``_flush_log_streams`` discovers streams with
@@ -30,7 +37,11 @@ to the follower yielding its lines, in virtual seconds (moto answers in ~1–3 m
 time; CloudWatch in ~20–50 ms). A follower that makes 500 DescribeLogStreams calls
 without ever sleeping is stopped and reported as looping.
 
-    uv run --frozen python bench/sagemaker_logs_bench.py [--quick] [--json PATH]
+Calls a minute are over the whole follow (``calls_per_minute``, every call, as in the
+report's table) and, for CloudWatch Logs alone, while the job runs (``logs_calls_per_minute_running``:
+up to the moment it is Completed, so without the final sweep of every stream).
+
+    python -m bench.sagemaker_logs_bench [--quick] [--json PATH] [--speed 5]
 """
 
 from __future__ import annotations
@@ -43,8 +54,10 @@ import io
 import json
 import math
 import random
+import os
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -55,7 +68,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cloudtrain.backends.sagemaker.aws import AwsClients  # noqa: E402
 from cloudtrain.backends.sagemaker.jobs import SageMakerJob  # noqa: E402
+from tests.fakes import AcceleratedClock  # noqa: E402
 from tests.fakes.aws import LOG_GROUP, ROLE_ARN, LogWriter, MotoAws, env_for, moto_server  # noqa: E402
+from tests.fakes.live_tail import LiveTailFake  # noqa: E402
 
 REGION = "eu-west-1"
 SHIP_EVERY = 5.0  # seconds between an instance's log batches
@@ -89,8 +104,10 @@ class Result:
     ended_after_job_s: float | None  # how long after Completed the follower stopped
     calls: dict[str, int]
     calls_per_minute: float
+    logs_calls_per_minute_running: float | None  # CloudWatch Logs calls a minute until the job is Completed
     wall_s: float
     note: str = ""
+    detail: str = ""  # the Live Tail follower's own counts
 
 
 class Looping(Exception):
@@ -106,6 +123,8 @@ class World:
         self.epoch_ms = int(time.time() * 1000) - 3_600_000  # virtual t=0, an hour ago
         self.shipped: dict[str, float] = {}  # message → when it reached CloudWatch
         self.completed_at: float | None = None
+        self.counts: Counter = Counter()  # the follower's calls (Counting adds to it)
+        self.counts_at_completion: Counter | None = None
         self.writer = LogWriter(aws.client("logs", REGION), sc.job_name)
         self.streams: dict[int, str] = {}
         self.events: list[tuple[float, int, Callable[[], None]]] = []
@@ -148,6 +167,7 @@ class World:
         self.aws.set_job(REGION, self.sc.job_name, "Completed", "Completed", training_seconds=int(self.now),
                          billable_seconds=int(self.now))  # fmt: skip
         self.completed_at = self.now
+        self.counts_at_completion = Counter(self.counts)
 
     def clock(self) -> float:
         return self.now
@@ -160,6 +180,38 @@ class World:
             action()
         self.now = target
         self.describes_since_sleep = 0
+
+
+class LiveWorld(World):
+    """The same job, played by a thread on an accelerated clock: the follower's live tail runs
+    on a thread of its own, which a clock that moves only when the follower sleeps cannot serve."""
+
+    def __init__(self, aws: MotoAws, sc: Scenario, speed: float):
+        self.accel = AcceleratedClock(start=0.0, speed=speed)
+        super().__init__(aws, sc)
+        self.player = threading.Thread(target=self._play, daemon=True, name="bench-job")
+
+    @property  # type: ignore[override]
+    def now(self) -> float:
+        return self.accel.time()
+
+    @now.setter
+    def now(self, _value: float) -> None:  # World.__init__ sets t=0: the accelerated clock starts there
+        pass
+
+    def _play(self) -> None:
+        while self.events:
+            t, _, action = heapq.heappop(self.events)
+            self.accel.sleep(t - self.accel.time())
+            action()
+
+    def sleep(self, seconds: float) -> None:
+        self.accel.sleep(seconds)
+        self.describes_since_sleep = 0
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        self.describes_since_sleep = 0
+        return self.accel.wait(event, seconds)
 
 
 class Counting:
@@ -196,13 +248,38 @@ def _create_job(aws: MotoAws, sc: Scenario) -> None:
     aws.set_job(REGION, sc.job_name, "InProgress", "Training")
 
 
-def follow_cloudtrain(world: World, counts: Counter, seen: list[tuple[str, float]]) -> None:
-    clients = AwsClients(REGION)
-    clients.__dict__["logs"] = Counting(clients.logs, counts, world)
-    clients.__dict__["sagemaker"] = Counting(clients.sagemaker, counts, world)
-    job = SageMakerJob(world.sc.job_name, clients, sleep=world.sleep, clock=world.clock)
-    for line in job.logs(follow=True):
-        seen.append((line.message, world.now))
+def follow_cloudtrain(world: World, counts: Counter, seen: list[tuple[str, float]], *, live_tail: bool = True) -> None:
+    """``SageMakerJob.logs(follow=True)``; with Live Tail on the accelerated clock through the
+    streaming fake, without it (the follower before Live Tail) on the virtual clock."""
+    if not live_tail:
+        clients = AwsClients(REGION)
+        clients.__dict__["logs"] = Counting(clients.logs, counts, world)
+        clients.__dict__["sagemaker"] = Counting(clients.sagemaker, counts, world)
+        job = SageMakerJob(world.sc.job_name, clients, sleep=world.sleep, clock=world.clock,
+                           tailer_options={"live_tail": False})  # fmt: skip
+        for line in job.logs(follow=True):
+            seen.append((line.message, world.now))
+        return
+    assert isinstance(world, LiveWorld)
+    with LiveTailFake(world.aws.endpoint, sleep=world.accel.sleep) as fake:
+        os.environ["AWS_ENDPOINT_URL_CLOUDWATCH_LOGS"] = fake.endpoint
+        try:
+            clients = AwsClients(REGION)
+            for name in ("logs", "logs_tail", "sagemaker"):
+                clients.__dict__[name] = Counting(getattr(clients, name), counts, world)
+        finally:
+            del os.environ["AWS_ENDPOINT_URL_CLOUDWATCH_LOGS"]
+        job = SageMakerJob(world.sc.job_name, clients, sleep=world.sleep, clock=world.clock,
+                           tailer_options={"wait": world.wait})  # fmt: skip
+        lines = job.logs(follow=True)
+        world.player.start()
+        for line in lines:
+            seen.append((line.message, world.now))
+        world.follow_ended = world.now  # before the fake's shutdown
+        t = job.tailer
+        world.tail_note = (f"Live Tail: {t.from_tail} of {t.shown} lines first shown by the tail, "
+                           f"{t.reconciles} reads of every stream, {t.verifies} single-stream checks")
+        world.player.join()
 
 
 def follow_sagemaker_core(world: World, counts: Counter, seen: list[tuple[str, float]]) -> None:
@@ -273,17 +350,18 @@ _SDK_BUILT_CLIENT: Any = None
 
 FOLLOWERS: dict[str, Callable[..., None]] = {
     "cloudtrain": follow_cloudtrain,
+    "cloudtrain polling (before)": lambda w, c, s: follow_cloudtrain(w, c, s, live_tail=False),
     "sm-core logs_for_job": follow_sagemaker_core,
     "sm-core TrainingJob.wait": follow_training_job_wait,
     "…wait, default region": lambda w, c, s: follow_training_job_wait(w, c, s, job_region=False),
 }
 
 
-def run(aws: MotoAws, sc: Scenario, follower: str) -> Result:
+def run(aws: MotoAws, sc: Scenario, follower: str, speed: float = 5.0) -> Result:
     aws.reset()
     _create_job(aws, sc)
-    world = World(aws, sc)
-    counts: Counter = Counter()
+    world = LiveWorld(aws, sc, speed) if follower == "cloudtrain" else World(aws, sc)
+    counts = world.counts
     seen: list[tuple[str, float]] = []
     note = ""
     start = time.perf_counter()
@@ -307,6 +385,9 @@ def run(aws: MotoAws, sc: Scenario, follower: str) -> Result:
     total_calls = sum(counts.values())
     minutes = (world.now / 60) if not note else (wall / 60)
     q = statistics.quantiles(delays, n=20) if len(delays) >= 2 else None
+    running = world.counts_at_completion
+    logs_running = (round(sum(v for k, v in running.items() if k != "describe_training_job") / (world.completed_at / 60), 1)
+                    if running is not None and world.completed_at and not note else None)  # fmt: skip
     return Result(
         follower=follower,
         instances=sc.instances,
@@ -319,11 +400,14 @@ def run(aws: MotoAws, sc: Scenario, follower: str) -> Result:
         delay_p95_s=round(q[18], 2) if q else None,
         delay_max_s=round(max(delays), 2) if delays else None,
         first_line_s=round(seen[0][1], 2) if seen else None,
-        ended_after_job_s=round(world.now - world.completed_at, 1) if world.completed_at is not None and not note else None,
+        ended_after_job_s=(round(getattr(world, "follow_ended", world.now) - world.completed_at, 1)
+                           if world.completed_at is not None and not note else None),
         calls=dict(sorted(counts.items())),
         calls_per_minute=round(total_calls / minutes, 1) if minutes else 0.0,
+        logs_calls_per_minute_running=logs_running,
         wall_s=round(wall, 2),
         note=note,
+        detail=getattr(world, "tail_note", ""),
     )
 
 
@@ -331,24 +415,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 s jobs: a CI smoke test")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--speed", type=float, default=5.0,
+                        help="virtual seconds per real second for the Live Tail follower (default 5)")
+    parser.add_argument("--only", help="comma-separated followers to run (default: all)")
     args = parser.parse_args(argv)
     running = 30.0 if args.quick else 300.0
     scenarios = [Scenario(n, running) for n in (1, 8, 60)]
 
-    import os
-
+    followers = [f.strip() for f in args.only.split(",")] if args.only else list(FOLLOWERS)
+    unknown = [f for f in followers if f not in FOLLOWERS]
+    if unknown:
+        parser.error(f"--only: unknown follower {', '.join(unknown)}; known: {', '.join(FOLLOWERS)}")
     results: list[Result] = []
     with moto_server() as aws:
         os.environ.update(env_for(aws.endpoint, default_region="us-east-1"))
         for sc in scenarios:
-            for follower in FOLLOWERS:
-                results.append(run(aws, sc, follower))
+            for follower in followers:
+                results.append(run(aws, sc, follower, args.speed))
                 _print(results[-1])
+    _print_before_after(results)
     if args.json:
-        payload = {"running_s": running, "taken": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        payload = {"running_s": running, "speed": args.speed,
+                   "taken": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                    "results": [asdict(r) for r in results]}  # fmt: skip
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
-    bad = [r for r in results if r.follower == "cloudtrain" and (r.lost or r.duplicated or r.out_of_order)]
+    bad = [r for r in results if r.follower.startswith("cloudtrain") and (r.lost or r.duplicated or r.out_of_order)]
     return 1 if bad else 0
 
 
@@ -361,9 +452,19 @@ def _print(r: Result) -> None:
         f"{r.instances:>3} inst  {r.follower:<26} shown {r.shown:>6}/{r.written:<6} lost {r.lost:>5} dup {r.duplicated:>3} "
         f"ooo {r.out_of_order:>3}  delay p50 {s(r.delay_p50_s)} p95 {s(r.delay_p95_s)} max {s(r.delay_max_s)} s  "
         f"end+{s(r.ended_after_job_s)} s  {r.calls_per_minute:>8.1f} calls/min  ({calls})  wall {r.wall_s:.1f} s"
-        + (f"\n      {r.note}" if r.note else ""),
+        + (f"\n      {r.note}" if r.note else "") + (f"\n      {r.detail}" if r.detail else ""),
         flush=True,
     )
+
+
+def _print_before_after(results: list[Result]) -> None:
+    """CloudWatch Logs calls a minute while the job runs: the polling follower, then Live Tail."""
+    by = {(r.follower, r.instances): r for r in results}
+    for n in sorted({r.instances for r in results}):
+        before, after = by.get(("cloudtrain polling (before)", n)), by.get(("cloudtrain", n))
+        if before and after:
+            print(f"{n:>3} inst  CloudWatch Logs calls/min while running: {before.logs_calls_per_minute_running} "
+                  f"(polling) → {after.logs_calls_per_minute_running} (Live Tail)", flush=True)
 
 
 if __name__ == "__main__":

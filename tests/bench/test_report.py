@@ -44,7 +44,10 @@ def results() -> dict:
         _log(f, replicas=n, lines=30 * n, delay_median_s=d * n, requests=9) for n in (1, 8, 60)
         for f, d in (("cloudtrain", 1.0), ("gcloud-60s", 13.0))]}
     vertex_scale["results"][-1]["delay_median_s"] = math.nan  # a follower that printed nothing
-    sagemaker = {"running_s": 30.0, "results": [_sm("cloudtrain", 1, 1.0, 42.0), _sm("sm-core logs_for_job", 1, 4.0, 20.0),
+    sagemaker = {"running_s": 30.0, "speed": 5.0, "results": [
+        dict(_sm("cloudtrain", 1, 0.6, 25.1), logs_calls_per_minute_running=10.5, detail="Live Tail: 20 of 24 lines"),
+        dict(_sm("cloudtrain polling (before)", 1, 1.0, 42.0), logs_calls_per_minute_running=27.0),
+        _sm("sm-core logs_for_job", 1, 4.0, 20.0),
                                                 _sm("sm-core logs_for_job", 60, 3.8, 2218.7, note="never returned")]}
     meta = {"started": "2030-01-01 00:00:00 UTC", "finished": "2030-01-01 00:10:00 UTC", "quick": True,
             "load_start": "1.00 1.00 1.00", "load_end": "2.00 2.00 2.00",
@@ -83,6 +86,8 @@ def test_render_has_every_section_with_provenance(results):
     for n in (1, 8, 60):
         assert f"\n| {n} | " in logs
     assert "printed nothing" in logs and "2,218.7 (0 lost) †" in logs and "† never returned" in logs
+    assert "| 1 | 27.0 | 10.5 | Live Tail: 20 of 24 lines |" in logs  # CloudWatch Logs calls/min, before → after
+    assert "cloudtrain → SageMaker, polling (before)" in logs
     assert "![" in md and "(benchmarks.png)" in md
     assert "| 2 | 2.50 (2.10–2.90) | 3 | 0 (0–0) | 36 (12–50) of 64 | fewer steps redone | 9 (9–9) | yes |" \
         in md.split("## 5. Preemption")[1]
