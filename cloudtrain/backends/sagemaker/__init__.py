@@ -6,7 +6,8 @@
 (:mod:`.upload`), and sends ``CreateTrainingJob`` (:mod:`.request`, a pure function
 that ``--dry-run`` prints). The container runs the launcher, which pip-installs the
 sdist and execs ``python -m MODULE ARGS`` (:mod:`.cloudtrain_launch`). Logs come from
-CloudWatch (:mod:`.logs`); states map through one table (:mod:`.jobs`).
+CloudWatch (:mod:`.logs`, with Live Tail as the live view: :mod:`.live_tail`); states map
+through one table (:mod:`.jobs`).
 
 Settings are boto3's (see :mod:`.aws`): the credential chain (``AWS_PROFILE``, …) and
 ``AWS_ENDPOINT_URL`` to point every call at another endpoint. The region is the job's,

@@ -6,8 +6,10 @@ every second with the events ingested since the previous one. Its limits decide 
 follower must do around it:
 
 * above 500 events a second an update is *sampled* (``sessionMetadata.sampled``);
-* a reader slower than the stream loses the oldest updates past ten, with no word about it,
-  except that the updates it still gets arrive late and back to back (``stalled`` below);
+* a reader slower than the stream loses the oldest updates past ten (or 5,000 events), with
+  no word about it, except that the updates it still gets arrive late and back to back: an
+  update more than ``stall_seconds`` (8) after the previous one is ``stalled``. A shorter gap
+  cannot have cost an update, and 5,000 events in less than that would have been sampled;
 * a session lasts at most three hours (``SessionTimeoutException``) and ends when the
   connection breaks; what was ingested between two sessions is in neither.
 
@@ -53,7 +55,7 @@ class LiveTail(threading.Thread):
 
     def __init__(self, open_session: Callable[[], Any], *, clock: Callable[[], float],
                  wait: Callable[[threading.Event, float], bool], wake: threading.Event,
-                 stall_seconds: float = 3.0, snapshot_seconds: float = 30.0, busy_retry_seconds: float = 60.0,
+                 stall_seconds: float = 8.0, snapshot_seconds: float = 30.0, busy_retry_seconds: float = 60.0,
                  backoff: Backoff | None = None):  # fmt: skip
         super().__init__(daemon=True, name="cloudtrain-live-tail")
         self.open_session, self.clock, self.wait, self.wake = open_session, clock, wait, wake
@@ -194,6 +196,7 @@ class Merge:
         self.tracking = False  # only while a tail runs: polling alone needs no memory
         self.counts: dict[tuple[str, int, int | None, str], list[int]] = {}  # → [truth, tail best, session, in session]
         self.newest_ingest = 0
+        self._pruned_at = 0
 
     def from_tail(self, stream: str, event: dict[str, Any], session: int) -> bool:
         key = (stream, event["timestamp"], event.get("ingestionTime"), event["message"])
@@ -216,6 +219,9 @@ class Merge:
         return c[0] > c[1]
 
     def prune(self) -> None:
+        if self.newest_ingest - self._pruned_at < self.keep_ms // 10:  # a scan every tenth of keep_ms at most
+            return
+        self._pruned_at = self.newest_ingest
         horizon = self.newest_ingest - self.keep_ms
         for key in [k for k, c in self.counts.items() if (k[2] or 0) < horizon and c[0] >= c[1]]:
             del self.counts[key]

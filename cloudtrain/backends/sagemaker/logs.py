@@ -101,7 +101,7 @@ class LogTailer:
         idle_rounds_max: int = 4,
         max_throttle_retries: int = 12,
         verify_seconds: float = 10.0,
-        stall_seconds: float = 3.0,
+        stall_seconds: float = 8.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], bool] | None = None,
@@ -271,7 +271,7 @@ class LogTailer:
         events = self._read(stream, drain=False)
         self.verifies += 1
         yield from self._lines([(stream, events)])
-        self.merge.prune()
+        self.merge.prune()  # what the ground truth passed is forgotten a while later
 
     def _show_tail(self, items: Iterable[TailUpdate]) -> Iterator[LogLine]:
         for item in items:
@@ -322,6 +322,8 @@ class LogTailer:
                 stream.wait = min(2 ** (stream.idle - 1) - 1, self.idle_rounds_max - 1) if stream.idle > 1 else 0
             read.append((stream, events))
         yield from self._lines(read)
+        if self.merge.tracking:
+            self.merge.prune()
 
     def _discovery_due(self) -> bool:
         if self._discovered_at is None or len(self.streams) < self.instance_count:

@@ -148,6 +148,19 @@ def test_without_live_tail_access_the_follower_says_so_once_and_polls(aws: MotoA
     assert tailer.from_tail == 0 and tailer.phase_calls["poll"] > 0
 
 
+@pytest.mark.slow
+def test_when_every_live_tail_session_of_the_account_is_taken_it_says_so_once_and_polls(
+    aws: MotoAws, fake_tail: LiveTailFake
+) -> None:
+    fake_tail.refuse = (400, "LimitExceededException")
+    job = Job(aws, fake_tail.clock, "busy", instances=2, seconds=20)
+    notes: list[str] = []
+    lines, tailer = _follow(job, notes)
+    assert _by_replica(lines) == dict(job.written)
+    assert sum("Live Tail session of the account is in use" in n for n in notes) == 1
+    assert not any("not available" in n for n in notes) and tailer.from_tail == 0
+
+
 def test_moto_answers_live_tail_with_a_snapshot_and_the_follower_polls_instead(
     aws: MotoAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -215,3 +228,21 @@ def test_merge_counts_repeated_lines_and_forgets_what_the_ground_truth_passed() 
     merge.from_ground_truth("s", {"timestamp": 9, "ingestionTime": 5000, "message": "later"})
     merge.prune()
     assert ("s", 5, 10, ".") not in merge.counts and ("s", 9, 5000, "later") in merge.counts
+
+
+def test_the_stream_host_prefix_is_kept_for_aws_and_left_out_for_an_endpoint_the_user_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cloudtrain.backends.sagemaker.aws import AwsClients
+    from tests.fakes.aws import FAKE_CREDENTIALS
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in FAKE_CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    aws = AwsClients("eu-west-1").logs_tail
+    assert aws.meta.config.inject_host_prefix and aws.meta.endpoint_url == "https://logs.eu-west-1.amazonaws.com"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", "http://127.0.0.1:9")
+    custom = AwsClients("eu-west-1").logs_tail
+    assert not custom.meta.config.inject_host_prefix and custom.meta.endpoint_url == "http://127.0.0.1:9"
