@@ -191,11 +191,13 @@ def describe(summary: Mapping[str, Any] | None) -> str | None:
         return None
     parts = []
     if summary.get("count"):
-        parts.append(f"{summary['count']}")
+        items = summary["items"]
+        resumed = any(i.get("resumed_at") for i in items)  # else: stopped here, continued (if at all) elsewhere
+        parts.append(f"{summary['count']}" + ("" if resumed else ", not resumed in this job"))
         if summary.get("steps_redone") is not None:
-            approx = "" if all(i.get("exact", True) for i in summary["items"]) else "at least "
-            parts.append(f"{approx}{summary['steps_redone']:,} steps redone")
-        if summary.get("seconds_lost") is not None:
+            approx = "" if all(i.get("exact", True) for i in items) else "at least "
+            parts.append(f"{approx}{summary['steps_redone']:,} steps " + ("redone" if resumed else "to redo"))
+        if summary.get("seconds_lost") is not None and resumed:
             parts.append(f"{human_seconds(summary['seconds_lost'])} lost")
     else:
         parts.append("none in this job")

@@ -51,6 +51,7 @@ def test_a_cancelled_jobs_last_save_is_the_users_stop_not_an_interruption() -> N
     preempted = summarize(Tracker().feed(lines), state="PREEMPTED")
     assert preempted["count"] == 1 and preempted["items"][0]["resumed_at"] is None
     assert preempted["items"][0]["steps_redone"] == 0  # the checkpoint is at the step reached
+    assert describe(preempted) == "1, not resumed in this job; 0 steps to redo"  # the time lost is not known yet
 
 
 def test_a_run_started_from_another_runs_checkpoint_says_so() -> None:
