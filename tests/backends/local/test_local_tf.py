@@ -128,6 +128,6 @@ def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(
     d = status["details"]
     assert d["exit_codes"] == {"chief": 5, "worker-0": 5}  # both saved and exited by themselves
     saved = d["saved"]
-    assert saved["source"] == "saved on SIGTERM" and saved["step"] > 2 * 30
+    assert saved["source"] == "saved on SIGTERM" and saved["step"] >= 2 * 30  # at or after the epoch shown (exactly 60 when the signal lands on the boundary)
     assert Path(saved["checkpoint"]).parent.is_dir() and f"step {saved['step']}" in status["message"]
     assert d["wall_time_s"] > 1.0 and d["exit_code"] == 130
