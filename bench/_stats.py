@@ -54,3 +54,14 @@ def fmt_ratio(r: dict | float) -> str:
     if not isinstance(r, dict):
         return f"{r:.2f}× (single figure, no spread)"
     return f"{r['median']:.2f}× ({r['min']:.2f}–{r['max']:.2f}, {r['repeats']} runs)"
+
+
+def compare(ours: list[float], theirs: list[float]) -> str:
+    """A figure of ours against another tool's over repeats (seeds), where a ratio means nothing
+    (counts that may be 0): "lower" or "higher" for ours, or "no measurable difference" when
+    the two min–max ranges overlap; fewer than ``MIN_REPEATS`` on either side: no verdict."""
+    if min(len(ours), len(theirs)) < MIN_REPEATS:
+        return f"{min(len(ours), len(theirs))} run(s): too few for a verdict"
+    if max(min(ours), min(theirs)) <= min(max(ours), max(theirs)):
+        return NO_DIFFERENCE
+    return "lower" if statistics.median(ours) < statistics.median(theirs) else "higher"

@@ -227,6 +227,7 @@ class LogTailer:
         self._floor_interval = p.min_interval
         self._tail_receive: dt.datetime | None = None  # newest receive time of the previous tail response
         self._reread_from: dt.datetime | None = None
+        self._wake: threading.Event | None = None  # set by the tail thread when it has lines
 
     # -- turning entries into lines -----------------------------------------------------
 
@@ -260,6 +261,7 @@ class LogTailer:
         query = log_filter(self.job_id, floor or self.floor)
         token: str | None = None
         while True:
+            yield from self._tail_while_budget_refills()
             self.budget.acquire()
             self.requests += 1
             entries, token = self.read_page(query, token, self.policy.page_size)
@@ -269,6 +271,15 @@ class LogTailer:
         if began_with is not None:
             self.floor = max(self.floor, began_with - dt.timedelta(seconds=self.policy.margin))
         self._forget()
+
+    def _tail_while_budget_refills(self) -> Iterator[LogLine]:
+        """Before each page of a ground-truth read: while the read budget refills, keep showing
+        the live tail's lines. A read of many pages (60 replicas: 3 or more at the tail's 10 reads a
+        minute) would otherwise hold the tail's lines back for as long as the budget waits."""
+        while self._wake is not None and self._live() and (wait := self.budget.ready_in()) > 0:
+            self._wake.clear()  # before taking: a batch that comes after the take sets it again
+            yield from self._from_tail()
+            self.wait(self._wake, wait)
 
     def read_all(self) -> Iterator[LogLine]:
         """Everything there is, once (retried until it succeeds): ``logs`` without ``--follow``."""
@@ -292,7 +303,7 @@ class LogTailer:
 
     def follow(self, drain: float | None = None) -> Iterator[LogLine]:
         """Lines as they arrive; ends by the stop rule once the job is terminal."""
-        wake = threading.Event()
+        wake = self._wake = threading.Event()
         if self.open_tail is not None and self.policy.tail:
             self.tail = _Tail(self.open_tail, job_filter(self.job_id), self.policy, wake, self.wait)
             self.tail.start()
