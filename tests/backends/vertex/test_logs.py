@@ -230,3 +230,32 @@ def test_read_all_is_one_pass(clock):
     assert t.requests == 3  # pages of 1000
 
 
+
+
+def test_a_read_of_many_pages_does_not_hold_the_live_tail_back():
+    """While the read budget refills between the pages of a ground-truth read, the live tail's
+    lines are shown, not held until the read ends (60 replicas: 3 pages or more per read)."""
+    import threading
+
+    from cloudtrain.backends.vertex.cloud_logging import TailBatch
+
+    clock = VirtualClock(T0)
+    log = MemoryLog(clock)
+    for i in range(6):
+        log.add("workerpool0-0", f"old {i}", at=T0 - 10 + i)
+    tailer = LogTailer(log, "1", start=ts(T0 - 60), job_status=timeline(clock, (0, JobState.RUNNING)),
+                       policy=TailPolicy(page_size=2, burst=1), clock=clock.time, sleep=clock.sleep)  # fmt: skip
+
+    class LiveTail:  # a live TailLogEntries with one response waiting
+        state = "live"
+        batches = [TailBatch([Entry(ts(T0), "t1", "workerpool1-0", "INFO", "from the tail", ts(T0))])]
+
+        def take(self):
+            out, self.batches = self.batches, []
+            return out
+
+    tailer.tail, tailer._wake = LiveTail(), threading.Event()
+    shown = [line.message for line in tailer.read()]
+    assert sorted(shown) == sorted([f"old {i}" for i in range(6)] + ["from the tail"])
+    assert shown.index("from the tail") < shown.index("old 2"), "shown before the read's second page"
+    assert len(log.calls) == 3 and log.calls[1] > log.calls[0], "the second page waited for the budget"
