@@ -46,7 +46,8 @@ BENCHES = (
     Bench("trainer", "bench.trainer_bench", "trainer vs Keras fit; 2 logical CPUs; bfloat16; bounded calls; notice handler"),
     Bench("preemption", "bench.preemption_bench", "a preemption notice: time to checkpoint, steps redone"),
     Bench("vertex_logs", "bench.vertex_logs_bench", "Vertex log following, busy and idle job, vs gcloud"),
-    Bench("vertex_scale", "bench._vertex_scale", "Vertex log following at 1, 8 and 60 replicas"),
+    Bench("vertex_late", "bench.vertex_late_bench",
+          "Vertex logs at 1, 8 and 60 replicas, lines up to 10 min late: vs the previous follower and gcloud"),
     Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
     Bench("log_faults", "bench.log_faults_bench", "both clouds' log followers under 503s, throttling and outages"),
 )

@@ -14,7 +14,8 @@ from bench import _logs_table  # noqa: E402
 
 COLOURS = {
     "cloudtrain → Vertex": "#1f77b4",
-    "gcloud, 60 s poll": "#aec7e8",
+    "previous cloudtrain follower (60 s look-back)": "#9edae5",
+    "gcloud ml-engine stream-logs": "#aec7e8",
     "cloudtrain → SageMaker": "#d62728",
     "cloudtrain → SageMaker, polling (before)": "#9467bd",
     "SageMaker SDK logs_for_job, 10 s poll": "#ff9896",
@@ -28,7 +29,7 @@ def figure(results: dict, path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(15, 11.5))
     _cli(axes[0][0], _data(benches, "cli"))
     _trainer(axes[0][1], _data(benches, "trainer"))
-    recs = _logs_table.records(benches.get("vertex_scale"), benches.get("sagemaker_logs"))
+    recs = _logs_table.records(benches.get("vertex_late"), benches.get("sagemaker_logs"))
     _by_replicas(axes[1][0], recs, "p50", "seconds (log scale)", "Log delay, readable → printed, median")
     _by_replicas(axes[1][1], recs, "per_min", "requests per minute (log scale)", "Log API requests per minute")
     handles, labels = axes[1][1].get_legend_handles_labels()

@@ -65,3 +65,27 @@ def compare(ours: list[float], theirs: list[float]) -> str:
     if max(min(ours), min(theirs)) <= min(max(ours), max(theirs)):
         return NO_DIFFERENCE
     return "lower" if statistics.median(ours) < statistics.median(theirs) else "higher"
+
+
+def summarize(runs: list[dict], group: tuple[str, ...], figures: tuple[str, ...], verdict_figures: tuple[str, ...],
+              who: str = "follower", ours: str = "cloudtrain") -> list[dict]:
+    """Repeated runs (one dict of figures each) → one row per ``group`` key: each figure's
+    :func:`spread` over the runs, and for every ``who`` other than ``ours`` a verdict per
+    ``verdict_figures`` from :func:`compare` against ``ours`` in the same group."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault(tuple(run[k] for k in group), []).append(run)
+    rows = []
+    for key, rs in groups.items():
+        row = dict(zip(group, key), runs=len(rs))
+        for fig in figures:
+            values = [r[fig] for r in rs if r.get(fig) is not None]
+            if values:
+                row[fig] = spread(values)
+        mine = groups.get(tuple(ours if k == who else v for k, v in zip(group, key)))
+        if mine and row.get(who) != ours:
+            row["verdicts"] = {fig: compare([r[fig] for r in mine if r.get(fig) is not None],
+                                            [r[fig] for r in rs if r.get(fig) is not None])
+                               for fig in verdict_figures}
+        rows.append(row)
+    return rows

@@ -45,7 +45,7 @@ def render(results: dict, png_name: str = "benchmarks.png") -> str:
         section("1. CLI latency", benches.get("cli"), cli_section),
         packaging_section(benches.get("packaging"), benches.get("vertex_packager")),
         trainer_section(benches.get("trainer"), results["meta"]),
-        _logs_table.section(benches.get("vertex_scale"), benches.get("sagemaker_logs"), benches.get("vertex_logs")),
+        _logs_table.section(benches.get("vertex_late"), benches.get("sagemaker_logs"), benches.get("vertex_logs")),
         section("5. Preemption", benches.get("preemption"), preemption_section),
         section("6. Logs under faults", benches.get("log_faults"), log_faults_section),
     ]

@@ -75,9 +75,8 @@ FLUSH, DELAY = 5.0, 2.0
 SUPPRESSED = 50
 FOLLOWERS = ("cloudtrain", "cloudtrain, polling alone", "previous follower", "gcloud ml-engine", "gcloud ai custom-jobs")
 BASELINES = FOLLOWERS[1:]
-# figure → lower is better (for the verdict's wording)
-FIGURES = ("lost", "after_stop", "duplicates", "out_of_order", "delay_p50_s", "delay_p95_s", "delay_max_s",
-           "list_per_minute", "peak_list_in_60s", "stopped_after_end_s")
+FIGURES = ("lost", "after_stop", "duplicates", "out_of_order", "marked_late", "delay_p50_s", "delay_p95_s",
+           "delay_max_s", "list_per_minute", "peak_list_in_60s", "stopped_after_end_s", "last_arrival_after_end_s")
 VERDICT_FIGURES = ("lost", "duplicates", "delay_p50_s", "delay_p95_s", "list_per_minute")
 
 
@@ -232,27 +231,6 @@ def measure(shown: list, arrivals: dict[str, float], reads: list[float], last_lo
     }
 
 
-def summarize(runs: list[dict]) -> list[dict]:
-    """Per (replicas, follower): each figure's median and min–max over seeds; verdicts against cloudtrain."""
-    out = []
-    groups: dict[tuple[int, str], list[dict]] = {}
-    for r in runs:
-        groups.setdefault((r["replicas"], r["follower"]), []).append(r)
-    for (replicas, follower), rs in groups.items():
-        row = {"replicas": replicas, "follower": follower, "seeds": [r["seed"] for r in rs], "lines": rs[0]["lines"]}
-        for fig in FIGURES + ("logs_after_shows",):
-            values = [r[fig] for r in rs if r.get(fig) is not None]
-            if values:
-                row[fig] = _stats.spread(values)
-        ours = groups.get((replicas, "cloudtrain"))
-        if ours and follower != "cloudtrain":
-            row["verdicts"] = {fig: _stats.compare([r[fig] for r in ours if r[fig] is not None],
-                                                   [r[fig] for r in rs if r[fig] is not None])
-                               for fig in VERDICT_FIGURES}
-        out.append(row)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1-minute jobs at 1 and 8 replicas, 3 seeds: a smoke run")
@@ -265,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     minutes = args.minutes or (1.0 if args.quick else 5.0)
     counts = [int(n) for n in (args.replicas or ("1,8" if args.quick else "1,8,60")).split(",")]
-    speed = args.speed or (40.0 if args.quick else 20.0)
+    speed = args.speed or (60.0 if args.quick else 20.0)
     followers = [f.strip() for f in args.followers.split(",")] if args.followers else list(FOLLOWERS)
     runs, wall = [], time.perf_counter()
     for n in counts:
@@ -278,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"p95 {r['delay_p95_s']} max {r['delay_max_s']} s  {r['list_per_minute']:5.1f} list/min "
                       f"(peak {r['peak_list_in_60s']})  stopped {r['stopped_after_end_s']:+.0f} s after the end"
                       + (f"  logs afterwards: {r['logs_after_shows']}" if "logs_after_shows" in r else ""), flush=True)
-    summary = summarize(runs)
+    summary = _stats.summarize(runs, ("replicas", "follower"), FIGURES + ("lines", "logs_after_shows"),
+                               VERDICT_FIGURES)
     print(f"({minutes:g}-minute jobs, {args.repeats} seeds, tail at {speed:g}× real time; "
           f"{time.perf_counter() - wall:.0f} s wall)")
     if args.json:

@@ -40,10 +40,18 @@ def results() -> dict:
     vertex_packager = {"cases": [{"package": "small", "tools": [dict(
         tool, tool="Vertex SDK script packager (setup.py sdist)", identical_rebuild=False, package_files_kept=3,
         package_files=5)]}]}
-    vertex_scale = {"minutes": 0.5, "results": [
-        _log(f, replicas=n, lines=30 * n, delay_median_s=d * n, requests=9) for n in (1, 8, 60)
-        for f, d in (("cloudtrain", 1.0), ("gcloud-60s", 13.0))]}
-    vertex_scale["results"][-1]["delay_median_s"] = math.nan  # a follower that printed nothing
+    spread = lambda v: {"median": v, "min": v, "max": v, "runs": [v] * 3}  # noqa: E731
+    vertex_late = {"minutes": 0.5, "repeats": 3, "speed": 20.0, "suppressed": 50, "summary": [
+        {"replicas": n, "follower": f, "runs": 3, "lines": spread(30 * n), "lost": spread(lost), "after_stop": spread(2),
+         "duplicates": spread(0), "out_of_order": spread(1), "marked_late": spread(1), "delay_p50_s": spread(d * n),
+         "delay_p95_s": spread(3.0), "delay_max_s": spread(4.0), "list_per_minute": spread(9.0),
+         "peak_list_in_60s": spread(12), "stopped_after_end_s": spread(60.0),
+         **({"logs_after_shows": spread(30 * n)} if f == "cloudtrain" else
+            {"verdicts": {"lost": "lower", "duplicates": "no measurable difference", "delay_p50_s": "lower",
+                          "delay_p95_s": "lower", "list_per_minute": "higher"}})}
+        for n in (1, 8, 60) for f, d, lost in (("cloudtrain", 1.0, 0), ("gcloud ml-engine", 13.0, 7),
+                                               ("gcloud ai custom-jobs", 13.0, 9))]}
+    del vertex_late["summary"][7]["delay_p50_s"]  # 60 replicas, gcloud ml-engine: a follower that printed nothing
     sagemaker = {"running_s": 30.0, "speed": 5.0, "results": [
         dict(_sm("cloudtrain", 1, 0.6, 25.1), logs_calls_per_minute_running=10.5, detail="Live Tail: 20 of 24 lines"),
         dict(_sm("cloudtrain polling (before)", 1, 1.0, 42.0), logs_calls_per_minute_running=27.0),
@@ -60,7 +68,7 @@ def results() -> dict:
         "vertex_packager": _entry("_vertex_packager", vertex_packager),
         "trainer": _entry("trainer_bench", None, "skipped", "not in --only"),
         "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
-        "vertex_scale": _entry("_vertex_scale", vertex_scale),
+        "vertex_late": _entry("vertex_late_bench", vertex_late),
         "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
         "preemption": _entry("preemption_bench", {"repeats": 3, "args": ["--data", "synthetic"], "rows": [
             preemption_bench.summarize(2, [{"exit_codes": [5, 5], "steps_per_epoch": 64, "sigterm_to_saved_s": s,
@@ -206,3 +214,13 @@ def test_log_faults_section_shows_losses_and_recovery(results):
     assert "| SageMaker (CloudWatch Logs) | outage-15s: connections refused for 15 s | 3 | 1,200 | 0 | 0 | 2.5 | " \
            "1.2–7.0 | 3 | – |" in md
     assert "| Vertex (Cloud Logging) | outage-15s: connections refused for 15 s | 3 | 1,200 | **4** |" in md
+
+
+def test_vertex_lateness_table_has_spread_verdicts_and_the_gcloud_source(results):
+    logs = report.render(results).split("## 4. Logs")[1].split("## 5.")[0]
+    assert "| 8 | gcloud ml-engine stream-logs | 240 | 7 | 2 | 0 | 1 | – | 104.00 |" in logs
+    assert "| 8 | gcloud ai custom-jobs stream-logs ‡ |" in logs and "never stops on its own" in logs
+    assert "| 8 | gcloud ml-engine stream-logs | cloudtrain loses fewer | **no measurable difference** | " \
+           "cloudtrain sooner | cloudtrain sooner | cloudtrain more |" in logs
+    assert "showed every line in every cloudtrain run" in logs
+    assert "`command_lib/ml_engine/log_utils.py` l. 60-88" in logs
