@@ -51,7 +51,7 @@ def _data(benches: dict, name: str) -> dict:
 
 def _empty(ax, title: str) -> None:
     ax.set_title(title)
-    ax.text(0.5, 0.5, "not measured in this run", ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.text(0.5, 0.5, "not measured in this run: see its section of the report", ha="center", va="center", transform=ax.transAxes, color="grey")
     ax.set_xticks([])
     ax.set_yticks([])
 
