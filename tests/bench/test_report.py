@@ -168,7 +168,7 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     assert merged["benches"]["preemption"]["commit"] == "def456"
     assert merged["benches"]["trainer"]["status"] == "skipped"  # skipped in both: stays skipped
     assert [r["command"] for r in merged["runs"]] == [
-        "python -m bench --quick --only cli,packaging,vertex_packager,vertex_logs,vertex_scale,sagemaker_logs,"
+        "python -m bench --quick --only cli,packaging,vertex_packager,vertex_logs,vertex_late,sagemaker_logs,"
         "preemption", "python -m bench --quick --only trainer,preemption"]
     assert "preemption" not in merged["runs"][0]["benches"]  # measured again by the later run
     md = report.render(merged)
@@ -179,7 +179,7 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     # a third run replaces what it measures again and keeps the rest, with the runs that measured it
     again = runner.merge(merged, _only(merged, "cli"))
     assert [r["benches"] for r in again["runs"]] == [
-        ["packaging", "vertex_packager", "vertex_logs", "vertex_scale", "sagemaker_logs"], ["preemption"], ["cli"]]
+        ["packaging", "vertex_packager", "vertex_logs", "vertex_late", "sagemaker_logs"], ["preemption"], ["cli"]]
 
 
 def test_a_quick_run_never_mixes_with_a_full_report(results):
