@@ -59,7 +59,8 @@ def test_quick_bench_run_writes_report_and_plot(tmp_path):
     assert "polls answered" in trainer and "(0 polls answered)" not in trainer
     for n in (1, 8, 60):
         assert f"\n| {n} | " in sections["4. Logs"]
-    assert "| busy | cloudtrain → Vertex |" in sections["4. Logs"]
+    assert "| busy | cloudtrain → Vertex, polling alone |" in sections["4. Logs"]
+    assert "| 8 | gcloud ml-engine stream-logs |" in sections["4. Logs"]  # the lateness table, quick: 1 and 8 replicas
     preemption = sections["5. Preemption"]
     assert "| 1 | " in preemption and "| 2 | " in preemption and "| 0 (0–0) |" in preemption  # no step redone
     assert "**failed**" not in md and "**timeout**" not in md
