@@ -2,8 +2,8 @@
 
 Two reads, one guarantee.
 
-* **Live view**: ``TailLogEntries``, Cloud Logging's streaming read (``buffer_window`` 1 s),
-  on a background thread. Its lines are shown as they come, about a second after Cloud
+* **Live view**: ``TailLogEntries``, Cloud Logging's streaming read (``buffer_window`` 0.5 s),
+  on a background thread. Its lines are shown as they come, within about a second after Cloud
   Logging receives them.
 * **Ground truth**: ``entries.list`` filtered on ``receiveTimestamp`` — when Cloud Logging
   received an entry, a clock that only moves forward, unlike the entry's own ``timestamp``,
@@ -91,7 +91,7 @@ class TailPolicy:
     status_every: float = 5.0  # check the job's state at most this often
     drain: float = 60.0  # after the end: stop once this long passed with nothing new
     tail: bool = True  # use TailLogEntries for the live view where the server has it
-    buffer_window: float = 1.0  # TailLogEntries' buffer_window, seconds
+    buffer_window: float = 0.5  # TailLogEntries' buffer_window, seconds: the floor of the live delay (1.0 gave p50 1.04–1.14 s)
     page_size: int = 1000
     retry_initial: float = 1.0  # outage backoff: 1 s, 2 s, 4 s … up to retry_cap, with jitter
     retry_cap: float = 30.0
