@@ -109,7 +109,8 @@ def schema() -> None:
     import json
 
     from cloudtrain.config import JobConfig
+    from cloudtrain.config.twin import model_of
 
-    click.echo(json.dumps(JobConfig.model_json_schema(), indent=2))
+    click.echo(json.dumps(model_of(JobConfig).model_json_schema(), indent=2))
 
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from pydantic import BaseModel, ValidationError
-
-from cloudtrain.config import crosscloud, customjob, legacy
+from cloudtrain.config import crosscloud, customjob, legacy, twin
 from cloudtrain.config.project import find_project
+from cloudtrain.config.records import Record
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
@@ -119,9 +118,9 @@ def load_document(
                           hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
 
     try:
-        config = JobConfig.model_validate(loaded.data)
-    except ValidationError as exc:
-        raise _translate(exc, loaded) from None
+        config = twin.validate(JobConfig, loaded.data)
+    except twin.Invalid as exc:
+        raise _translate(exc.errors, loaded) from None
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result)
     if config.fallback and config.backend != "local":  # a local run needs no capacity
@@ -180,7 +179,7 @@ def _text_field(path: Path_) -> bool:
     """Whether the schema takes only text at ``path`` (image.tensorflow, name, region, …)."""
     kinds: set = {JobConfig}
     for part in path:
-        model = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+        model = next((k for k in kinds if isinstance(k, type) and issubclass(k, Record)), None)
         if model is None or not isinstance(part, str) or part not in model.model_fields:
             return False
         kinds = _kinds(model.model_fields[part].annotation)
@@ -203,9 +202,8 @@ def _has(container: dict | list, key: str | int) -> bool:
     return key in container if isinstance(container, dict) else isinstance(key, int) and key < len(container)
 
 
-def _translate(exc: ValidationError, loaded: LoadedYaml) -> ConfigError:
+def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
-    errors = exc.errors(include_url=False)
     aliased = next((e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])), None)
     if aliased is not None:  # an unknown key people often write for a known one explains the "missing" it causes
         path, error = _data_path(aliased["loc"], loaded.data, missing=False), aliased
@@ -295,7 +293,7 @@ def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:
 
 
 def _fields_at(path: Path_) -> set[str]:
-    model: type[BaseModel] = JobConfig
+    model: type[Record] = JobConfig
     for part in path:
         if part not in model.model_fields:  # a key of a mapping whose values are models (data.NAME)
             continue
@@ -303,9 +301,9 @@ def _fields_at(path: Path_) -> set[str]:
     return set(model.model_fields)
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The model inside ``X | None``, ``dict[str, str | X]`` and the like."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+def _model_in(annotation: Any) -> type[Record] | None:
+    """The record inside ``X | None``, ``dict[str, str | X]`` and the like."""
+    if isinstance(annotation, type) and issubclass(annotation, Record):
         return annotation
     for arg in getattr(annotation, "__args__", ()):
         if found := _model_in(arg):

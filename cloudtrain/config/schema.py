@@ -4,19 +4,19 @@ Unknown keys are refused (the loader adds a did-you-mean), booleans accept only
 ``true``/``false``, counts must be positive, and durations read as ``90s``, ``30m``,
 ``24h``, ``2d`` or plain seconds. Checks that need the cloud catalog or the file system
 (machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
+
+The classes are records (:class:`~cloudtrain.config.records.Record`), written as pydantic models are;
+pydantic itself (:mod:`cloudtrain.config.twin`) words the errors and prints the JSON Schema.
+Annotations are evaluated as the classes are defined (no ``from __future__ import annotations``).
 """
 
-from __future__ import annotations
-
-import os
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (
-    BaseModel,
+from cloudtrain.config.records import (
     BeforeValidator,
-    ConfigDict,
     Field,
+    Record,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -30,7 +30,7 @@ _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s
 
 
 def parse_duration(value: object) -> object:
-    """``"1h30m"`` → 5400. Ints are seconds. Anything else is left for pydantic to refuse."""
+    """``"1h30m"`` → 5400. Ints are seconds. Anything else is left for the type check to refuse."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -55,15 +55,8 @@ Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
 JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
 
 
-# cloudtrain's models take no third-party pydantic plugins; looking for them scans the entry points
-# of every installed distribution (~50 ms of each command with TensorFlow and the cloud SDKs
-# installed). Off while these classes are built, then as it was, so a job's own code is unaffected.
-_PLUGINS_SETTING = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+class _Strict(Record):
+    pass  # unknown keys refused, frozen, strings stripped: what every Record is
 
 
 class Machine(_Strict):
@@ -143,6 +136,16 @@ class Budget(_Strict):
     )
 
 
+class DataChannel(_Strict):
+    source: StrictStr = Field(description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder.")
+    input_mode: Literal["File", "FastFile"] | None = Field(
+        None, description="SageMaker: File (copied before start, the default) or FastFile (streamed on read)."
+    )
+    distribution: Literal["FullyReplicated", "ShardedByS3Key"] | None = Field(
+        None, description="SageMaker: every instance gets all objects (FullyReplicated, the default) or a share."
+    )
+
+
 class FallbackMachine(_Strict):
     type: StrictStr | None = None
     accelerator: StrictStr | None = None
@@ -163,18 +166,8 @@ class Fallback(_Strict):
     spot: Spot | None = None
     flex_start: FlexStart | None = None
     image: Image | None = None
-    data: dict[StrictStr, Union[StrictStr, "DataChannel"]] | None = None
+    data: dict[StrictStr, Union[StrictStr, DataChannel]] | None = None
     max_runtime: Seconds | None = None
-
-
-class DataChannel(_Strict):
-    source: StrictStr = Field(description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder.")
-    input_mode: Literal["File", "FastFile"] | None = Field(
-        None, description="SageMaker: File (copied before start, the default) or FastFile (streamed on read)."
-    )
-    distribution: Literal["FullyReplicated", "ShardedByS3Key"] | None = Field(
-        None, description="SageMaker: every instance gets all objects (FullyReplicated, the default) or a share."
-    )
 
 
 class SweepParam(_Strict):
@@ -291,9 +284,3 @@ class JobConfig(_Strict):
         if self.backend == "local":
             return self.target or "vertex"
         return self.backend
-
-
-if _PLUGINS_SETTING is None:
-    del os.environ["PYDANTIC_DISABLE_PLUGINS"]
-else:
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = _PLUGINS_SETTING

@@ -1,0 +1,131 @@
+"""The schema's pydantic twin: the same records as pydantic models, built only when needed.
+
+Data that :func:`cloudtrain.config.records.read` does not plainly accept goes through
+pydantic, so every error (its kind, location and words) is pydantic's; ``cloudtrain schema``
+prints the twin's JSON Schema. A valid config never imports pydantic (importing it and
+building these models was about 100 ms of every dry-run).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+import typing
+from contextlib import contextmanager
+from typing import Annotated, Any, Iterator
+
+from cloudtrain.config.records import STRICT, BeforeValidator, Field, FieldInfo, Mismatch, Record, make, read
+
+__all__ = ["Invalid", "model_of", "validate"]
+
+
+class Invalid(Exception):
+    """pydantic refused the data: its errors, as ``ValidationError.errors(include_url=False)`` lists them."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+def validate(cls: type[Record], data: Any) -> Record:
+    """``data`` as a ``cls`` record; :class:`Invalid` with pydantic's errors when it is not valid."""
+    try:
+        return read(cls, data)
+    except Mismatch:
+        pass
+    from pydantic import ValidationError
+
+    try:
+        model = model_of(cls).model_validate(data)
+    except ValidationError as exc:
+        raise Invalid(exc.errors(include_url=False)) from None
+    return _record(model)  # valid after all (a string pydantic strips, say): the same values as a record
+
+
+_RECORD_OF: dict[type, type[Record]] = {}
+
+
+@functools.cache
+def model_of(cls: type[Record]) -> Any:
+    """The pydantic model of a record class: same name, fields, bounds, defaults and descriptions."""
+    import pydantic
+
+    with _no_plugins():
+        fields = {name: (_annotation(info.annotation), _field(info)) for name, info in cls.model_fields.items()}
+        config = pydantic.ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+        model = pydantic.create_model(cls.__name__, __config__=config, __doc__=cls.__dict__.get("__doc__"),
+                                      __module__=cls.__module__, **fields)  # fmt: skip
+    _RECORD_OF[model] = cls
+    return model
+
+
+@contextmanager
+def _no_plugins() -> Iterator[None]:
+    """cloudtrain's models take no third-party pydantic plugins; looking for them scans the entry points of
+    every installed distribution (~50 ms with TensorFlow and the cloud SDKs installed). Off while the
+    models are built, then as it was, so a job's own code is unaffected."""
+    setting = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    try:
+        yield
+    finally:
+        if setting is None:
+            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+        else:
+            os.environ["PYDANTIC_DISABLE_PLUGINS"] = setting
+
+
+def _annotation(annotation: Any) -> Any:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return Annotated[(_annotation(args[0]), *(_metadata(m) for m in args[1:]))]
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return model_of(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_annotation(a) for a in args)]
+    if origin in (list, dict):
+        return origin[tuple(_annotation(a) for a in args)]
+    if origin not in (None, typing.Literal):
+        raise TypeError(f"no pydantic form for {annotation!r}")
+    return annotation  # str, int, Any, NoneType, Literal[…]
+
+
+def _metadata(item: Any) -> Any:
+    import pydantic
+
+    if item is STRICT:
+        return pydantic.Strict()
+    if isinstance(item, BeforeValidator):
+        return pydantic.BeforeValidator(item.func)
+    if isinstance(item, Field):
+        return pydantic.Field(**item.bounds())
+    return item
+
+
+def _field(info: FieldInfo) -> Any:
+    import pydantic
+
+    factory = info.default_factory
+    if isinstance(factory, type) and issubclass(factory, Record):
+        factory = model_of(factory)
+    if factory is not None:
+        return pydantic.Field(default_factory=factory, description=info.description)
+    if info.is_required():
+        return pydantic.Field(description=info.description)
+    return pydantic.Field(info.default, description=info.description)
+
+
+def _record(model: Any) -> Record:
+    cls = _RECORD_OF[type(model)]
+    return make(cls, {name: _plain(getattr(model, name)) for name in cls.model_fields}, model.model_fields_set)
+
+
+def _plain(value: Any) -> Any:
+    if type(value) in _RECORD_OF:
+        return _record(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
