@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
-import difflib
 import os
 from collections.abc import Mapping
 import types
@@ -218,6 +216,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     if kind == "extra_forbidden":
         allowed = sorted(_fields_at(path[:-1]))
         alias = _alias_of(path)
+        import difflib  # only on the error path
+
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
         hint = (f"did you mean {alias}?" if alias else f"did you mean {guess[0]!r}?" if guess
                 else f"allowed keys here: {', '.join(allowed)}")  # fmt: skip

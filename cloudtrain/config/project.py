@@ -19,7 +19,6 @@ called (with gcloud-made credentials it runs ``gcloud config get project`` in a 
 
 from __future__ import annotations
 
-import configparser
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,6 +80,8 @@ def _read(path: Path) -> str:
 
 
 def _ini_value(path: Path, section: str, key: str) -> str | None:
+    import configparser  # only when a gcloud configuration is read
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(_read(path))

@@ -13,17 +13,21 @@ import hashlib
 import logging
 import sys
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from cloudtrain.data import schemes
-from cloudtrain.data.manifest import build_manifest
-from cloudtrain.data.upload import FolderUpload, Progress, data_prefix, human, upload_folder
+
+if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without data pays neither
+    from cloudtrain.data.upload import FolderUpload, Progress
 
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
     if spec.backend == "local" or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
         return spec
+    from cloudtrain.data.manifest import build_manifest
+    from cloudtrain.data.upload import data_prefix
+
     bucket = (spec.staging_bucket or spec.job_dir or "").rstrip("/")  # a job dir stands in, as for packages
     scheme = schemes.NATIVE[spec.cloud]
     staged = {}
@@ -45,6 +49,8 @@ def upload_channels(spec: Any, store: Any, *, progress: Callable[[str], Progress
     """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
     if not any(ch.kind == "local" for ch in spec.channels.values()):
         return []
+    from cloudtrain.data.upload import upload_folder
+
     _, path = schemes.split_bucket(spec.staging_bucket or spec.job_dir)
     done = []
     for ch in spec.channels.values():
@@ -55,6 +61,10 @@ def upload_channels(spec: Any, store: Any, *, progress: Callable[[str], Progress
 
 def describe(spec: Any) -> dict[str, str]:
     """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
+    if not spec.channels:
+        return {}
+    from cloudtrain.data.upload import human
+
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":
@@ -71,6 +81,8 @@ def describe(spec: Any) -> dict[str, str]:
 
 def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
     """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
+    from cloudtrain.data.upload import human
+
     log = logging.getLogger("cloudtrain.data")
     shown = [-1]
 

@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 from cloudtrain.errors import PackagingError
 
-from . import setup_run
 
 _FIELDS = ("name", "version", "install_requires")
 
@@ -55,7 +54,14 @@ class ProjectMetadata:
         return f"{self.source} ({where} the package, {how})"
 
 
-def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = setup_run.run_setup_py) -> ProjectMetadata:
+def _run_setup_py(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`.setup_run.run_setup_py`, imported when a setup.py is run (it brings subprocess along)."""
+    from .setup_run import run_setup_py
+
+    return run_setup_py(*args, **kwargs)
+
+
+def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py) -> ProjectMetadata:
     """The metadata of the package folder ``package_dir`` (already checked to be a package)."""
     root = Path(package_dir)
     folder = root.name
@@ -81,7 +87,7 @@ def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = set
 
 
 def find_script_metadata(
-    source_dir: Path, *, run: Callable[..., dict[str, Any]] = setup_run.run_setup_py
+    source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py
 ) -> ProjectMetadata:
     """A script's source folder: only its own ``setup.py`` counts, where the SageMaker training
     toolkit looks for one (it then runs ``pip install .`` there)."""

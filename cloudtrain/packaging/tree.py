@@ -10,7 +10,6 @@ found inside a linked folder are not followed a second time.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import re
@@ -238,6 +237,8 @@ def check_module(package_dir: Path, module: str) -> str:
             "remove the pattern that matches it from .gitignore / .cloudtrainignore,"
             f" or re-include it with '!{on_disk[0]}'",
         )
+    import difflib  # only on the error path
+
     tails = {m[len(name) + 1 :]: m for m in available if m != name}
     close = [tails[t] for t in difflib.get_close_matches(".".join(parts[1:]), list(tails), n=1)] if rel else []
     hint = (f"did you mean {close[0]!r}? " if close else "") + f"modules in it: {listed}"
