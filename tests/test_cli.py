@@ -14,9 +14,12 @@ from tests.conftest import REPO, VERTEX_BASE
 # `google.cloud` itself is an empty namespace a .pth file creates at start-up; its submodules are the SDKs.
 CLOUD_MODULES = ("google.cloud.", "google.api_core", "google.auth", "grpc", "boto3", "botocore", "sagemaker",
                  "tensorflow", "keras")
-#: Not cloud SDKs, but most of a dry-run's time when they were imported: a valid config never needs them
-#: (pydantic words the errors of an invalid one; rich draws on a terminal only).
-SLOW_MODULES = ("pydantic", "annotated_types", "rich")
+#: Not cloud SDKs, but a good part of a dry-run's time when they were imported, and not needed by these paths:
+#: pydantic words the errors of an invalid config; rich draws on a terminal only; the rest serve a real submit
+#: (log followers, uploads), a gcloud configuration (configparser) or a setup.py (subprocess).
+SLOW_MODULES = ("pydantic", "annotated_types", "rich", "configparser", "subprocess", "concurrent.futures",
+                "cloudtrain.backends.vertex.logs", "cloudtrain.backends.sagemaker.logs",
+                "cloudtrain.backends.sagemaker.upload", "cloudtrain.data.upload")
 
 
 def run(capsys, *args):

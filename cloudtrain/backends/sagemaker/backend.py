@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from cloudtrain.backends.base import JobStatus
 from cloudtrain.errors import UsageError
@@ -13,8 +13,9 @@ from cloudtrain.spec import JobSpec
 
 from . import request
 from .aws import AwsClients, error_code, translated
-from .jobs import SageMakerJob, list_jobs
-from .upload import split_s3, upload_sourcedir
+
+if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
+    from .jobs import SageMakerJob
 
 log = logging.getLogger("cloudtrain.sagemaker")
 
@@ -48,6 +49,8 @@ class SageMakerBackend:
         """Upload the source dir (unless already there), create the job, return its handle."""
         from cloudtrain.data.staging import default_progress, stage, upload_channels
         from cloudtrain.data.stores import S3Store
+
+        from .upload import split_s3, upload_sourcedir
 
         spec = stage(spec)
         params = self.render(spec, package)
@@ -86,9 +89,13 @@ class SageMakerBackend:
         return SageMakerSweep(name, clients, sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        from .jobs import list_jobs
+
         return list_jobs(self.clients(region), limit)
 
     def _job(self, job_id: str, clients: AwsClients) -> SageMakerJob:
+        from .jobs import SageMakerJob
+
         return SageMakerJob(job_id, clients, sleep=self.sleep, clock=self.clock, tailer_options=self.tailer_options)
 
     def _create(self, clients: AwsClients, params: dict[str, Any]) -> None:

@@ -8,14 +8,16 @@ import posixpath
 import sys
 import time
 from collections import Counter
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from cloudtrain.backends.base import JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
-from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
-from cloudtrain.backends.vertex.retry import Backoff
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
+
+if TYPE_CHECKING:  # the log follower and retries are imported by the calls that use them: --dry-run renders only
+    from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
+    from cloudtrain.backends.vertex.retry import Backoff
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -83,6 +85,8 @@ class VertexJob:
 
         def job_status() -> JobStatus:
             return next(statuses, None) or self.status()
+
+        from cloudtrain.backends.vertex.logs import LogTailer
 
         reader = self._reader()
         self.tailer = LogTailer(
@@ -209,6 +213,8 @@ class VertexBackend:
     # -- wiring ------------------------------------------------------------------------
 
     def _handle(self, service: Any, name: str) -> VertexJob:
+        from cloudtrain.backends.vertex.logs import TailPolicy
+
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
         return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep, wait=self.wait,
@@ -216,6 +222,7 @@ class VertexBackend:
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService
+        from cloudtrain.backends.vertex.retry import Backoff
 
         endpoint = settings.vertex_endpoint(region, self.env)
         backoff = self.backoff or Backoff(sleep=self.sleep)
