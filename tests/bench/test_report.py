@@ -99,6 +99,21 @@ def test_render_has_every_section_with_provenance(results):
         in md.split("## 5. Preemption")[1]
 
 
+def test_cli_section_gives_cpu_time_and_issue_17s_two_figures(results):
+    cli = results["benches"]["cli"]["data"]
+    cpu = {"cloudtrain --help": 0.09, "cloudtrain submit --dry-run (vertex)": 0.2,
+           "cloudtrain submit --dry-run (sagemaker)": 0.26, "python -c 'pass' (interpreter start)": 0.02,
+           "cloudtrain submit --dry-run (vertex), first run, bytecode compiled at install": 0.21}  # fmt: skip
+    for name, seconds in cpu.items():
+        cli.setdefault(name, {"median_s": seconds * 2, "min_s": seconds, "max_s": seconds * 3, "runs": 5})
+        cli[name].update(cpu_median_s=seconds, cpu_min_s=seconds)
+    md = report.render(results).split("## 1. CLI latency")[1].split("## 2.")[0]
+    assert "| `cloudtrain submit --dry-run (vertex)` | 1,200 | 1,100 | 1,300 | 5 | 1,180 | 200 | 180 |" in md
+    assert "takes 1.05× the CPU of a warm one (target ≤ 1.2×: yes)" in md
+    assert "180 ms (vertex), 240 ms (sagemaker) (target: at most half of the 444 ms measured when that work " \
+           "began, ≤ 222 ms: **no**)" in md
+
+
 def test_trainer_ratios_show_spread_and_verdict(results):
     runs = {"trainer": [100.0, 110.0, 105.0], "fit": [104.0, 98.0, 101.0], "numpy": [50.0, 52.0, 51.0]}
     rows = [{"case": f"digits: {k}", "value": sorted(v)[1], "unit": "examples/s", "runs": v} for k, v in runs.items()]
