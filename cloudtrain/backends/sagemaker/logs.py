@@ -238,7 +238,7 @@ class LogTailer:
             if self.clock() - checked >= self.status_seconds:
                 checked = self.clock()
                 if self._job_done():
-                    yield from self._final(held + tail.take())
+                    yield from self._final(held + tail.take(), trusted=not reconcile and tail.live(self.clock()))
                     return
             if not tail.live(self.clock()):
                 until = next_poll
@@ -253,9 +253,14 @@ class LogTailer:
         when it made more calls than ``max_calls_per_second`` allows."""
         return max(self.poll_seconds, (sum(self.calls.values()) - calls) / self.max_calls_per_second)
 
-    def _final(self, held: list[TailUpdate]) -> Iterator[LogLine]:
-        """The job is over: after the grace, every stream once more to its end, then what the tail still held."""
+    def _final(self, held: list[TailUpdate], trusted: bool = False) -> Iterator[LogLine]:
+        """The job is over: after the grace, what the tail delivered meanwhile (when nothing waits
+        for a ground-truth read: the sweep below takes a call or two per stream before it shows
+        anything), every stream once more to its end, then what the tail still held."""
         self.sleep(self.final_grace_seconds)
+        if trusted and self.tail is not None:
+            yield from self._show_tail(held + self.tail.take())
+            held = []
         self._phase = "final"
         yield from self._round(drain=True)
         yield from self._show_tail(held + (self.tail.take() if self.tail else []))
