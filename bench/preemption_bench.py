@@ -1,7 +1,7 @@
 """What a preemption costs with checkpoint-on-notice, against per-epoch checkpoints.
 
 For 1 worker and 2 workers (MultiWorkerMirroredStrategy over 127.0.0.1), each repeat
-starts the real trainer (synthetic 8x8 images, 307 steps per epoch, ``--steps-per-execution
+starts the real trainer (synthetic 8x8 images, 384 steps per epoch, ``--steps-per-execution
 auto``, so a call lasts about ``--call-seconds``), waits for the first epoch line, sleeps a
 random part of an epoch, sends SIGTERM (to one worker chosen at random) and measures:
 
@@ -108,7 +108,7 @@ def resume_step(workers: int, args: list[str], job: Path) -> int:
 
 
 def trainer_args(examples: int) -> list[str]:
-    """12288 examples: 307 steps per epoch of a few seconds on one worker, so a notice lands
+    """12288 examples: 384 steps per epoch of a few seconds on one worker, so a notice lands
     mid-epoch, several calls in; 20 epochs, so the run is still training when it comes."""
     return ["--data", "synthetic", "--input-shape", "8,8,1", "--synthetic-examples", str(examples),
             "--batch-size", "32", "--epochs", "20"]
