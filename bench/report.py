@@ -118,7 +118,8 @@ def header(meta: dict, benches: dict, runs: list[dict] | None = None) -> str:
         + ". "
         + ("Every figure below was measured on this machine by one of the runs listed below; "
            if runs and len(runs) > 1 else "Every figure below was measured in this one run, on this machine; ")
-        + "nothing reaches a cloud (log followers run against local fakes and moto on a virtual or sped-up clock).",
+        + "nothing reaches a cloud (log followers run against local fakes and moto on a virtual or sped-up "
+          "clock, except under faults, section 6, which runs in real time).",
         "",
         *(_runs_lines(runs, m["cores"]) if runs and len(runs) > 1 else [
             f"- **When:** {meta['started']} → {meta['finished']}" + (" — **quick mode: tiny sizes**" if meta.get("quick") else "")]),
