@@ -2,8 +2,9 @@
 
 Each cloud's follower runs through its public entry point, a job handle's
 ``logs(follow=True)``, **in real time** (gRPC's own reconnect backoff is real time, so a
-virtual clock would misstate it), against moto's CloudWatch Logs and the Cloud Logging gRPC
-fake. Both are reached through a fault proxy (``tests/fakes/fault_proxy.py``) set in the
+virtual clock would misstate it), against CloudWatch Logs (moto, with the streaming
+``StartLiveTail`` fake of ``tests/fakes/live_tail.py`` in front for SageMaker's live view) and
+the Cloud Logging gRPC fake. Both are reached through a fault proxy (``tests/fakes/fault_proxy.py``) set in the
 endpoint settings a user has: ``AWS_ENDPOINT_URL_CLOUDWATCH_LOGS`` and
 ``CLOUDTRAIN_LOGGING_ENDPOINT``. The job runs on (its state comes from the job services,
 which stay reachable) while the schedule plays:
@@ -110,8 +111,12 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
     from cloudtrain.backends.sagemaker.aws import AwsClients
     from tests.fakes.aws import ROLE_ARN, LogWriter
 
+    from tests.fakes.live_tail import LiveTailFake
+
     region = "us-east-1"
-    proxy = fp.FaultProxy(moto.endpoint.removeprefix("http://"), http=True, clock=time.time)
+    live = LiveTailFake(moto.endpoint)  # StartLiveTail streamed as the service does; the rest passed to moto
+    live.server.handle_error = lambda *a: None  # the proxy's resets are the point, not news for stderr
+    proxy = fp.FaultProxy(live.endpoint.removeprefix("http://"), http=True, clock=time.time)
     shape = {"unavailable": fp.UNAVAILABLE, "throttled": fp.THROTTLED}.get(sc.kind)
     windows = [(t0 + sc.lead + a, t0 + sc.lead + b) for a, b in sc.windows]
     proxy.schedule(*[fp.answer(a, b, **shape) if shape else fp.refuse(a, b) for a, b in windows])
@@ -119,7 +124,7 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
     sm = moto.client("sagemaker", region)
     runs: list[Followed] = []
     threads = []
-    with proxy:
+    with live, proxy:
         os.environ["AWS_ENDPOINT_URL_CLOUDWATCH_LOGS"] = proxy.url  # what a user would set
         for r in range(repeats):
             name = f"faults-{tag}-{sc.name}-{r}"
@@ -135,7 +140,8 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
             out = Followed([], [])
             runs.append(out)
             clients = AwsClients(region)
-            clients.logs  # noqa: B018 — built now, on the proxy's endpoint
+            for client in ("logs", "logs_tail"):  # built now, on the proxy's endpoint (not on the follower's thread)
+                getattr(clients, client, None)
             job = SageMakerBackend(clients=lambda _region, c=clients: c, clock=time.time).attach(name, region=region)
             threads.append(threading.Thread(target=_write_sagemaker, args=(moto, writer, streams, name, out, ends_at)))
             threads.append(threading.Thread(target=_follow, args=(job, out)))
@@ -226,7 +232,7 @@ def summarize(cloud: str, sc: Schedule, runs: list[Followed], t0: float) -> dict
 
 
 def run_schedule(moto, sc: Schedule, repeats: int, tag: str) -> list[dict]:
-    t0 = time.time() + 1.0  # set-up of both clouds' jobs fits in a second
+    t0 = time.time() + 2.0  # set-up of both clouds' jobs (modules imported already) fits in two seconds
     results: dict[str, list[Followed]] = {}
 
     def go(cloud: str, fn: Callable[[], list[Followed]]) -> None:
@@ -257,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         wanted = {n.strip() for n in args.only.split(",")}
         chosen = [s for s in chosen if s.name in wanted]
     from tests.fakes.aws import env_for, moto_server
+
+    import cloudtrain.backends.sagemaker  # noqa: F401 — imported before the clock starts, not inside the first schedule
+    import cloudtrain.backends.vertex  # noqa: F401
+    import tests.fakes.cloud_logging  # noqa: F401
+    import tests.fakes.live_tail  # noqa: F401
+    import tests.fakes.vertex_jobs  # noqa: F401
 
     logging.getLogger("cloudtrain").setLevel(logging.ERROR)  # the followers' "lost the connection" lines
     rows = []

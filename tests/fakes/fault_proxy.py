@@ -93,9 +93,11 @@ class FaultProxy:
         self.target = (host or "127.0.0.1", int(port))
         self.http, self.clock, self.poll = http, clock, poll
         self.faults: list[Fault] = []
+        self._relative: list[Fault] = []  # for after_first_request
         #: forwarded, answered, refused (a connection or request cut at once), closed (the listener),
         #: reset (a response cut off), delayed
         self.counts: Counter[str] = Counter()
+        self.events: list[tuple[float, str]] = []  # (clock time, one of the counts' names), in order
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
         self._closing = threading.Event()
@@ -120,9 +122,22 @@ class FaultProxy:
     def _fault(self, kind: str, now: float, head: bytes | None = None) -> Fault | None:
         return next((f for f in self.faults if f.kind == kind and f.active(now, head)), None)
 
+    def after_first_request(self, *faults: Fault) -> "FaultProxy":
+        """Schedule ``faults`` with their windows counted from the first request (HTTP) or connection
+        (TCP) forwarded: faults that meet a client that is following, however late it started."""
+        with self._lock:
+            self._relative.extend(faults)
+        return self
+
     def _count(self, what: str) -> None:
         with self._lock:
+            now = self.clock()
             self.counts[what] += 1
+            self.events.append((now, what))
+            if what == "forwarded" and self._relative:
+                shifted = [dataclasses.replace(f, start=now + f.start, end=now + f.end) for f in self._relative]
+                self.faults.extend(shifted)
+                self._relative = []
 
     # -- life -----------------------------------------------------------------------------
 

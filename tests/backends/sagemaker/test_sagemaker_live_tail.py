@@ -19,6 +19,7 @@ from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.backends.sagemaker.live_tail import Merge
 from tests.fakes import AcceleratedClock
 from tests.fakes.aws import ROLE_ARN, LogWriter, MotoAws
+from tests.fakes.fault_proxy import UNAVAILABLE, FaultProxy, answer, refuse
 from tests.fakes.live_tail import LiveTailFake
 
 pytestmark = pytest.mark.server
@@ -246,3 +247,26 @@ def test_the_stream_host_prefix_is_kept_for_aws_and_left_out_for_an_endpoint_the
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", "http://127.0.0.1:9")
     custom = AwsClients("eu-west-1").logs_tail
     assert not custom.meta.config.inject_host_prefix and custom.meta.endpoint_url == "http://127.0.0.1:9"
+
+
+@pytest.mark.slow
+def test_503s_then_refused_connections_in_front_of_live_tail_lose_nothing(
+    aws: MotoAws, fake_tail: LiveTailFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CloudWatch Logs (the streaming fake and moto, behind a fault proxy reached through
+    AWS_ENDPOINT_URL_CLOUDWATCH_LOGS) answers 503 for 10 s, then refuses connections for 15 s,
+    while the job runs: the open Live Tail session is cut, every line is printed exactly once,
+    and the job's own outcome is what remains."""
+    clock = fake_tail.clock
+    fake_tail.server.handle_error = lambda *a: None  # the proxy's resets are the point, not news for stderr
+    proxy = FaultProxy(fake_tail.endpoint.removeprefix("http://"), http=True, clock=clock.time)
+    proxy.after_first_request(answer(10, 20, **UNAVAILABLE), refuse(30, 45))  # seconds after the follower's first call
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", proxy.url)
+    job = Job(aws, clock, "flaky-live", instances=2, seconds=60)
+    notes: list[str] = []
+    with proxy:
+        lines, tailer = _follow(job, notes, verify_seconds=2.0)  # a ground-truth read every 2 s meets the 503s
+    assert _by_replica(lines) == dict(job.written)
+    assert proxy.counts["answered"] and proxy.counts["closed"] == 1  # both faults happened while it followed
+    assert tailer.from_tail > 0  # the live view was in use
+    assert 1 <= sum("lost the connection" in n for n in notes) == sum("is back after" in n for n in notes)

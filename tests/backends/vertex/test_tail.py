@@ -132,7 +132,8 @@ def test_an_outage_of_the_logging_endpoint_loses_nothing_and_exits_with_the_jobs
     for r in range(4):
         written += write_lines(logging, job, f"workerpool0-{r}", start=t0 + 2, end=t0 + 85, every=1.0, seed=r)
     logging.outages = [(t0 + 20, t0 + 30)]  # UNAVAILABLE for 10 s
-    proxy = FaultProxy(logging.address, http=False, clock=clock.time).schedule(refuse(t0 + 45, t0 + 60))
+    proxy = FaultProxy(logging.address, http=False, clock=clock.time)
+    proxy.after_first_request(refuse(25, 40))  # seconds after the follower's first connection, while the job runs
     monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", proxy.address)
     with proxy:
         code = main(["logs", job, "--follow", "--backend", "vertex", "--region", "us-central1", "--project", "p"])
