@@ -224,7 +224,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         return at(f"unknown key {path[-1]!r}", hint)
     if kind == "missing":
         return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
-    if kind == "bool_type" and received in YAML11_BOOLEAN_WORDS:
+    if kind == "bool_type" and isinstance(received, str) and received in YAML11_BOOLEAN_WORDS:
         return at(f"received {received!r}, which YAML 1.1 tools read as a boolean but cloudtrain does not",
                   "write true or false")  # fmt: skip
     if kind == "literal_error":
@@ -239,13 +239,21 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
     message = error["msg"].removeprefix("Value error, ")
+    # A value that may be one of several plain types (hyperparameters: true, 3, 0.1 or "adam") refused by each.
+    allowed = [e["msg"].removeprefix("Input should be a valid ") for e in errors if e["type"] in _SCALAR_KINDS
+               and _data_path(e["loc"], loaded.data, missing=False) == path]  # fmt: skip
+    if kind in _SCALAR_KINDS and len(allowed) > 1:
+        message = "Input should be a valid " + ", ".join(allowed[:-1]) + " or " + allowed[-1]
     if kind == "string_type" and received in (True, False):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
         return at(f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, "
                   "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
-    return at(f"{shown}{message[0].lower()}{message[1:]}")
+    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]))  # YAML stays YAML
+
+
+_SCALAR_KINDS = ("bool_type", "int_type", "float_type", "string_type")
 
 
 #: Keys people write (from other tools or by habit) and the key cloudtrain has for them.

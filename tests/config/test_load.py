@@ -79,6 +79,17 @@ def test_unquoted_version_number_is_refused(project):
     assert error.field == "image.tensorflow" and 'tensorflow: "2.10"' in str(error) and '"2.1"' not in str(error)
 
 
+def test_a_value_of_none_of_the_allowed_types_lists_them(project):
+    error = error_of(project(VERTEX_BASE + "hyperparameters:\n  lr: [0.1, 0.01]\n"))  # a list, where one value goes
+    assert error.field == "hyperparameters.lr" and error.line == 14
+    assert "input should be a valid boolean, integer, number or string" in str(error)
+
+
+def test_a_message_that_starts_with_yaml_keeps_its_capitals(project):
+    error = error_of(project(VERTEX_BASE + "local:\n  python: 3.1\n"))
+    assert 'YAML read this version as the number 3.1; quote it, e.g. "3.1"' in str(error)
+
+
 @pytest.mark.parametrize("value", ["2.17", "'2.17'", '"2.17"'])
 def test_set_takes_a_version_as_typed(project, value):
     loaded = load_config(project(), [f"image.tensorflow={value}"])
