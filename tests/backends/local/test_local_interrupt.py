@@ -59,7 +59,7 @@ def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, lis
     raise AssertionError("replicas did not start")
 
 
-def _gone(pids: list[int], timeout: float = 10) -> bool:
+def _gone(pids: list[int], timeout: float = 30) -> bool:  # generous: a loaded 2-core box is slow to reap
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
         time.sleep(0.05)
