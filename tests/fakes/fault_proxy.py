@@ -14,6 +14,10 @@ default; a test's virtual clock when the code under test sleeps on one):
 * :func:`delay` — every request (HTTP) or every chunk from the server (TCP) waits ``seconds``
   of real time first.
 
+:meth:`FaultProxy.after_first_request` counts the windows from the first call forwarded instead,
+so that faults meet a client that started late on a loaded machine; ``counts`` and ``events``
+say what the proxy did, and when.
+
 ``http=True`` reads HTTP/1.1 requests and responses (keep-alive, ``Content-Length`` and
 chunked bodies, streamed through as they come); ``http=False`` forwards bytes (HTTP/2, gRPC),
 where a refused or reset connection is what the client sees as ``UNAVAILABLE``. Status-code
