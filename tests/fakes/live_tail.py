@@ -18,6 +18,7 @@ Fault knobs (attributes, read at each update): ``max_events`` (sample above it),
 ``pauses`` (update index → seconds the reader is "slow": updates are buffered, ten at most,
 the oldest dropped), ``end_after`` (updates per session, then ``SessionTimeoutException``),
 ``cut_after`` (updates per session, then the connection drops without a word),
+``lose`` (update indices whose events vanish with no sign at all: the update comes, empty),
 ``refuse`` ((status, error code) to answer every ``StartLiveTail`` with).
 """
 
@@ -77,6 +78,8 @@ class LiveTailFake:
         self.end_after: int | None = None
         self.cut_after: int | None = None
         self.refuse: tuple[int, str] | None = None
+        self.lose: set[int] = set()
+        self.lost: list[str] = []  # messages of the events ``lose`` took
         self.calls: Counter[str] = Counter()  # requests by operation, StartLiveTail included
         self.sessions = 0
         self.sampled_away = 0  # events left out of sampled updates
@@ -195,7 +198,7 @@ class LiveTailFake:
                 if self.end_after is not None and index > self.end_after:
                     send(exception("SessionTimeoutException", "Session timed out after 3 hours"))
                     break
-                update = self._update(streams(), sent, prefixes, arn)
+                update = self._update(streams(), sent, prefixes, arn, lose=index in self.lose)
                 if index in self.pauses:
                     paused_until = index + self.pauses[index] / self.period
                 buffered.append(update)
@@ -213,7 +216,8 @@ class LiveTailFake:
         except (BrokenPipeError, ConnectionResetError, OSError):
             return  # the reader went away
 
-    def _update(self, streams: dict[str, list[Any]], sent: dict[str, int], prefixes: list[str], arn: str) -> bytes:
+    def _update(self, streams: dict[str, list[Any]], sent: dict[str, int], prefixes: list[str], arn: str,
+                lose: bool = False) -> bytes:
         results = []
         for name, events in list(streams.items()):
             if prefixes and not any(name.startswith(p) for p in prefixes):
@@ -223,6 +227,10 @@ class LiveTailFake:
             for e in events[start:end]:
                 results.append({"logStreamName": name, "logGroupIdentifier": arn, "message": e.message,
                                 "timestamp": e.timestamp, "ingestionTime": e.ingestion_time})  # fmt: skip
+        if lose:
+            with self._lock:
+                self.lost += [r["message"] for r in results]
+            results = []
         sampled = len(results) > self.max_events
         if sampled:
             keep = sorted(self.rng.sample(range(len(results)), self.max_events))

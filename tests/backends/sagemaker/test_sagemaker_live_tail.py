@@ -128,6 +128,21 @@ def test_sampled_dropped_and_expired_tail_sessions_still_print_every_line_once_i
 
 
 @pytest.mark.slow
+def test_lines_the_tail_loses_without_a_sign_are_shown_by_the_ground_truth_marked_late(
+    aws: MotoAws, fake_tail: LiveTailFake
+) -> None:
+    """Two updates come empty though lines were ingested (nothing says so). With the single-stream
+    checks turned off, the final read of every stream finds those lines: printed once, after newer
+    lines of their instance, marked late (with their own timestamps); no other line is."""
+    fake_tail.lose = {6, 7}
+    job = Job(aws, fake_tail.clock, "silent", instances=2, seconds=20)
+    lines, tailer = _follow(job, verify_seconds=1e9)
+    assert sorted(line.message for line in lines) == sorted(m for ms in job.written.values() for m in ms)
+    assert fake_tail.lost, "the fault happened"
+    assert {line.message for line in lines if line.late} == set(fake_tail.lost)
+
+
+@pytest.mark.slow
 def test_a_dropped_connection_reopens_the_tail_and_loses_nothing(aws: MotoAws, fake_tail: LiveTailFake) -> None:
     fake_tail.cut_after = 8  # every session's connection drops after 8 updates, with no closing frame
     job = Job(aws, fake_tail.clock, "cut", instances=2, seconds=30)
