@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from cloudtrain import catalog
-from cloudtrain.config.load import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, PackagingError

@@ -8,42 +8,16 @@ from collections.abc import Mapping
 import types
 import typing
 from functools import partial
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from cloudtrain.config import crosscloud, customjob, legacy, twin
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.project import find_project
 from cloudtrain.config.records import Record
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class LoadedConfig:
-    config: JobConfig
-    source: LoadedYaml
-    #: One line per setting mapped to its nearest (retired GPUs, another cloud, old versions).
-    notes: tuple[str, ...] = ()
-    #: Where ``config.project`` came from (``--project``, ``job.yaml:3``, ``CLOUDSDK_CORE_PROJECT``, …).
-    project_source: str | None = None
-    #: The folder relative paths are read from; default: the config file's folder.
-    base: Path | None = None
-    #: The ``fallback:`` entries, each a whole validated config, in the order they are tried.
-    candidates: tuple["LoadedConfig", ...] = ()
-
-    @property
-    def file(self) -> Path:
-        return Path(self.source.file)
-
-    @property
-    def base_dir(self) -> Path:
-        """Relative paths in the config (package.path) are relative to the config's folder."""
-        return self.base.resolve() if self.base else self.file.resolve().parent
-
-    def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
-        return self.source.error(path, message, hint)
 
 
 def load_config(

@@ -103,10 +103,10 @@ class Record:
         cls.model_fields = fields
 
     def __init__(self, **data: Any) -> None:
-        """Build from keyword values, validated like YAML data (pydantic's error when invalid)."""
-        from cloudtrain.config import twin
-
-        _fill(self, twin.validate(type(self), data))
+        """Build from keyword values that are plainly valid, else :class:`Mismatch`. Config data
+        goes through :func:`cloudtrain.config.twin.validate`, which words pydantic's errors
+        (records never import the twin: it imports them)."""
+        _fill(self, read(type(self), data))
 
     @property
     def model_fields_set(self) -> set[str]:

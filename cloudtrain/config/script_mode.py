@@ -7,7 +7,7 @@ arguments of the same names. Each problem is one line naming the key and a fix.
 
 from __future__ import annotations
 
-from cloudtrain.config.load import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.errors import PackagingError
 
 #: The hyperparameter the estimator adds for ``model_dir`` (and the script's argparse reads).

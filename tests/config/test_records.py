@@ -179,5 +179,5 @@ def test_records_read_like_pydantic_models() -> None:
     assert hash(config.machine) == hash(validate(Machine, {**FULL["machine"]}))
     with pytest.raises(TypeError, match="frozen"):
         config.machine.type = "n1-standard-4"  # type: ignore[misc]
-    with pytest.raises(Invalid):
+    with pytest.raises(Mismatch):
         SweepParam(scale="cubic")

@@ -22,6 +22,8 @@ from tests.fakes.aws import ROLE_ARN, LogWriter, MotoAws
 from tests.fakes.fault_proxy import UNAVAILABLE, FaultProxy, answer, refuse
 from tests.fakes.live_tail import LiveTailFake
 
+from .test_sagemaker_logs import _by_replica
+
 pytestmark = pytest.mark.server
 REGION = "us-east-1"
 
@@ -97,13 +99,6 @@ def _follow(job: Job, notes: list[str] | None = None, **options: Any) -> tuple[l
     assert job.error is None, job.error
     assert handle.wait().state is JobState.SUCCEEDED
     return lines, handle.tailer
-
-
-def _by_replica(lines: list[LogLine]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = defaultdict(list)
-    for line in lines:
-        out[line.replica].append(line.message)
-    return dict(out)
 
 
 @pytest.mark.slow
