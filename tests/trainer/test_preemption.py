@@ -19,7 +19,9 @@ from trainer.events import parse_events
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
-EPOCHS, STEPS = 3, 20  # two workers' global batch of 64 gives digits 22 steps per epoch: capped at 20
+EPOCHS, STEPS = 8, 20  # two workers' global batch of 64 gives digits 22 steps per epoch: capped at 20
+# 8 epochs, not 3: on a quiet machine the two epochs left after the first took ~0.3 s, and a notice
+# sent up to 0.15 s after the epoch-1 line (read late through the pipe) could land after training ended.
 # One step per call, so a notice lands mid-epoch; digits, so a run takes seconds.
 ARGS = ["--epochs", str(EPOCHS), "--steps-per-epoch", str(STEPS), "--steps-per-execution", "1", "--seed", "7"]
 
