@@ -1,15 +1,23 @@
 """How often a two-worker trainer run ends with coordination-service abort lines.
 
-    python -m bench.multi_worker_end [--runs 20] [--no-barrier] [--out results.json]
+    python -m bench.multi_worker_end [--runs 20] [--end trainer|grace|none] [--busy N] [--out results.json]
 
 Each run starts ``python -m trainer.task`` twice on 127.0.0.1 under one TF_CONFIG
 (MultiWorkerMirroredStrategy, 1 epoch of 2 steps on synthetic data) and counts the stderr
-lines that say a worker found the other gone (``UNAVAILABLE``, ``StartAbort``, a failed
-end-of-run barrier). The trainer's end-of-run barrier (trainer/shutdown.py) is meant to
-keep that at 0; ``--no-barrier`` runs the trainer with that barrier replaced by a no-op
-(here, not in the trainer: no setting turns it off for users) to show the fault it prevents.
-The workers run under the interpreter that runs this script, so a run on another TensorFlow is
-that environment's python (PYTHONPATH only adds this checkout)::
+lines that say a worker found the other gone (``UNAVAILABLE``, ``StartAbort``, a heartbeat
+timeout, a failed end-of-run barrier). ``--end`` picks how the workers leave:
+
+- ``trainer`` (default): the trainer's own end (trainer/shutdown.py): a barrier, then the
+  other workers end their processes at once and the chief ends its own when their ports close;
+- ``grace``: the previous end, rebuilt here: the barrier, the chief waits a fixed 2 s, then
+  both exit through the interpreter's normal teardown;
+- ``none``: no barrier, normal teardown: each worker leaves when its own work is done.
+
+``grace`` and ``none`` replace the trainer's end inside this bench only (no setting changes it
+for users). ``--busy N`` keeps N CPU-bound processes running during the runs, to measure the
+end on a loaded machine (the fault showed under load). The workers run under the interpreter
+that runs this script, so a run on another TensorFlow is that environment's python
+(PYTHONPATH only adds this checkout)::
 
     <env>/bin/python -m bench.multi_worker_end --runs 20
 
@@ -31,10 +39,23 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-ABORT = re.compile(r"UNAVAILABLE|StartAbort|end-of-run barrier", re.I)
-#: ``python -m trainer.task`` with the end-of-run barrier replaced by a no-op, for ``--no-barrier``.
-WITHOUT_BARRIER = ("import sys, trainer.shutdown as s; s.leave_together = lambda *a, **k: True; "
-                   "from trainer.task import main; sys.exit(main(sys.argv[1:]))")  # fmt: skip
+ABORT = re.compile(r"UNAVAILABLE|StartAbort|heartbeat timeout|end-of-run barrier", re.I)
+#: ``python -m trainer.task`` with the trainer's end replaced, for ``--end grace`` / ``--end none``.
+_REPLACED_END = """
+import sys, time, trainer.shutdown as s
+barrier, chief_wait = s.leave_together, {wait}
+def leave(strategy, cluster, **kw):
+    if {barrier}:
+        barrier(strategy, cluster, peer_alive=lambda address: False)
+    if cluster.is_chief:
+        time.sleep(chief_wait)
+    return True
+s.leave_together, s.end_process = leave, lambda code: None
+from trainer.task import main
+sys.exit(main(sys.argv[1:]))
+"""
+ENDS = {"trainer": None, "grace": _REPLACED_END.format(wait=2.0, barrier=True),
+        "none": _REPLACED_END.format(wait=0.0, barrier=False)}  # fmt: skip
 ARGS = ["--epochs", "1", "--steps-per-epoch", "2", "--data", "synthetic", "--synthetic-examples", "256", "--no-resume"]
 
 
@@ -48,7 +69,7 @@ def _ports(n: int) -> list[int]:
     return ports
 
 
-def one_run(workdir: Path, *, barrier: bool = True) -> dict:
+def one_run(workdir: Path, *, end: str = "trainer") -> dict:
     workers = [f"127.0.0.1:{p}" for p in _ports(2)]
     started = time.monotonic()
     procs = []
@@ -56,7 +77,7 @@ def one_run(workdir: Path, *, barrier: bool = True) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC"))}
         env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
                    TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}))
-        entry = ["-m", "trainer.task"] if barrier else ["-c", WITHOUT_BARRIER]
+        entry = ["-c", ENDS[end]] if ENDS[end] else ["-m", "trainer.task"]
         procs.append(subprocess.Popen([sys.executable, *entry, *ARGS, "--job-dir", str(workdir / f"w{index}")],
                                       cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))  # fmt: skip
     outputs: list = [None, None]
@@ -85,30 +106,46 @@ def _tensorflow_version() -> str | None:
     return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 and probe.stdout.strip() else None
 
 
+def _busy(n: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--no-barrier", action="store_true", help="replace the trainer's end-of-run barrier by a no-op")
+    parser.add_argument("--end", choices=sorted(ENDS), default="trainer", help="how the workers leave (see above)")
+    parser.add_argument("--busy", type=int, default=0, metavar="N", help="CPU-bound processes kept running meanwhile")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     runs = []
-    with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-mw-") as tmp:
-        for i in range(args.runs):
-            workdir = Path(tmp, f"run{i}")
-            workdir.mkdir()
-            runs.append(one_run(workdir, barrier=not args.no_barrier))
-            print(json.dumps({"run": i + 1, **runs[-1]}), flush=True)
+    load_at_start = round(os.getloadavg()[0], 1)
+    hogs = _busy(args.busy)
+    try:
+        with tempfile.TemporaryDirectory(prefix="cloudtrain-bench-mw-") as tmp:
+            for i in range(args.runs):
+                workdir = Path(tmp, f"run{i}")
+                workdir.mkdir()
+                runs.append(one_run(workdir, end=args.end))
+                print(json.dumps({"run": i + 1, **runs[-1]}), flush=True)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    seconds = sorted(r["seconds"] for r in runs)
     summary = {
         "tensorflow": _tensorflow_version(),
         "python": sys.version.split()[0],
-        "barrier": not args.no_barrier,
-        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "end": args.end,
+        "busy_processes": args.busy,
+        "load_average_start_end": [load_at_start, round(os.getloadavg()[0], 1)],
         "runs": len(runs),
         "runs_with_abort_lines": sum(1 for r in runs if r["abort_lines"]),
         "abort_lines": sum(r["abort_lines"] for r in runs),
         "failed_runs": sum(1 for r in runs if any(r["exit_codes"])),
-        "median_seconds": sorted(r["seconds"] for r in runs)[len(runs) // 2] if runs else None,
-    }
+        "seconds_median_min_max": [seconds[len(seconds) // 2], seconds[0], seconds[-1]] if runs else None,
+        "chief_exit_after_worker_s_min_max": [min(r["chief_exit_after_worker_s"] for r in runs),
+                                              max(r["chief_exit_after_worker_s"] for r in runs)] if runs else None,
+    }  # fmt: skip
     print(json.dumps(summary), flush=True)
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "runs": runs}, indent=2) + "\n")

@@ -185,10 +185,11 @@ def main(argv=None) -> int:
             code = benchmark(s)
         else:
             code = train(s, started)
-        if code == 0:
-            from trainer.shutdown import leave_together
+        if code == 0 and s.cluster.is_multi_worker:
+            from trainer import shutdown
 
-            leave_together(s.strategy, s.cluster)  # no worker leaves the others to find it gone
+            shutdown.leave_together(s.strategy, s.cluster)  # no worker leaves the others to find it gone
+            shutdown.end_process(code)
         return code
     except TrainerError as exc:
         if debug:

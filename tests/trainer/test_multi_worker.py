@@ -11,7 +11,7 @@ from tests.trainer.helpers import finish, free_ports, kill, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
-COORDINATION_ABORT = re.compile(r"UNAVAILABLE|StartAbort|end-of-run barrier", re.I)
+COORDINATION_ABORT = re.compile(r"UNAVAILABLE|StartAbort|heartbeat timeout|end-of-run barrier", re.I)
 
 
 def _run_two_workers(tmp_path, extra_args, worker_env=({}, {}), **env):

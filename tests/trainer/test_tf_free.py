@@ -10,7 +10,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PURE = ["trainer", "trainer.env", "trainer.cluster", "trainer.precision", "trainer.plan", "trainer.schedule",
         "trainer.data_spec", "trainer.events", "trainer.errors", "trainer.hardware", "trainer.strategy",
-        "trainer.cli", "trainer.runtime", "trainer.task", "trainer.benchmark", "trainer.preemption"]
+        "trainer.cli", "trainer.runtime", "trainer.task", "trainer.benchmark", "trainer.preemption",
+        "trainer.shutdown"]
 
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess:
