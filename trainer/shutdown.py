@@ -28,6 +28,7 @@ A barrier that fails (a worker died) is one warning line, never a failed run.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import socket
@@ -91,12 +92,19 @@ def port_open(address: str, timeout_s: float = 1.0) -> bool:
 
 
 def end_process(code: int) -> None:
-    """Flush what this process printed and end it now, skipping the interpreter's teardown.
+    """Run the exit hooks, flush what this process printed and end it now, skipping the rest of
+    the interpreter's teardown.
 
     Only after a multi-worker run whose outputs are all written and closed: TensorFlow's
     teardown of a distributed context takes seconds on a loaded machine, time in which this
     worker could outlive the coordination service or the chief outlive the others' heartbeats.
+    The ``atexit`` hooks still run: they are quick, and one of them removes the modules
+    TensorFlow's autograph wrote to the temp folder (about 15 files a run, left behind otherwise).
     """
+    try:
+        atexit._run_exitfuncs()
+    except Exception:  # noqa: BLE001 — a hook that fails must not turn a finished run into a failed one
+        pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

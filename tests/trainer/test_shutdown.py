@@ -106,14 +106,18 @@ def test_a_port_answers_while_its_process_listens_and_not_after():
     assert not shutdown.port_open("not-an-address")
 
 
-def test_end_process_keeps_what_was_printed_and_the_exit_code():
-    code = ("import sys, logging\nfrom trainer.shutdown import end_process\n"
+def test_end_process_runs_the_exit_hooks_keeps_the_output_and_skips_the_teardown(tmp_path):
+    hooked = tmp_path / "autograph-module.py"  # what TensorFlow's autograph leaves in the temp folder
+    hooked.write_text("")
+    code = ("import atexit, logging, os, sys, threading, time\nfrom trainer.shutdown import end_process\n"
             "sys.stdout.write('no newline yet'); sys.stderr.write('err too')\n"
             "logging.basicConfig(); logging.getLogger('x').warning('logged')\n"
-            "import atexit; atexit.register(lambda: print('teardown ran'))\n"
+            f"atexit.register(os.remove, {str(hooked)!r})\n"
+            "threading.Thread(target=time.sleep, args=(600,)).start()  # a normal exit would wait for it\n"
             "end_process(3)\n")  # fmt: skip
     ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                            env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
     assert ended.returncode == 3
-    assert ended.stdout == "no newline yet"  # flushed, and no teardown after it
+    assert ended.stdout == "no newline yet"  # flushed
     assert ended.stderr.startswith("err too") and "WARNING:x:logged" in ended.stderr
+    assert not hooked.exists()  # the exit hooks ran
