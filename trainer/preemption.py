@@ -190,12 +190,12 @@ class Preemption:
         return float(self._strategy.reduce("SUM", self._strategy.run(lambda: tf.identity(flag)), axis=None)) > 0
 
     def _exit(self) -> None:
+        from trainer.shutdown import end_process
+
         self._on_exit()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # os._exit: the other workers exit at the same moment, and a normal interpreter
-        # shutdown would wait on the collective runtime's teardown with peers that are gone.
-        os._exit(PREEMPTED_EXIT_CODE)
+        # No interpreter teardown: the other workers exit at the same moment, and it would wait
+        # on the collective runtime's teardown with peers that are gone.
+        end_process(PREEMPTED_EXIT_CODE)
 
     def close(self) -> None:
         self._notice.close()

@@ -95,9 +95,10 @@ def end_process(code: int) -> None:
     """Run the exit hooks, flush what this process printed and end it now, skipping the rest of
     the interpreter's teardown.
 
-    Only after a multi-worker run whose outputs are all written and closed: TensorFlow's
+    Only once every output is written and closed: after a multi-worker run, where TensorFlow's
     teardown of a distributed context takes seconds on a loaded machine, time in which this
-    worker could outlive the coordination service or the chief outlive the others' heartbeats.
+    worker could outlive the coordination service or the chief outlive the others' heartbeats;
+    and after a preemption checkpoint (trainer/preemption.py), where the peers are leaving too.
     The ``atexit`` hooks still run: they are quick, and one of them removes the modules
     TensorFlow's autograph wrote to the temp folder (about 15 files a run, left behind otherwise).
     """
