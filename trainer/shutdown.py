@@ -3,8 +3,9 @@
 Under ``MultiWorkerMirroredStrategy`` the chief (rank 0) hosts TensorFlow's coordination
 service; every worker's coordination agent sends it a heartbeat every few seconds, and the
 service marks a worker whose heartbeats stop for ``heartbeat_timeout`` (10 s by default) as
-failed. TensorFlow 2.16–2.17 never disconnect an agent when the process ends (no Python API
-shuts it down, and the eager context is not destroyed at exit), so the end of a run is a race:
+failed. TensorFlow does not disconnect an agent when the process ends (no Python API shuts it
+down, and the eager context is not destroyed at exit: on TF 2.17 the agent's "initiated
+Shutdown()" line never appears), so the end of a run is a race:
 
 - a worker that is still up when the chief (and with it the service) is gone finds its next
   heartbeat ``UNAVAILABLE``;
@@ -29,7 +30,6 @@ A barrier that fails (a worker died) is one warning line, never a failed run.
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import socket
 import sys
@@ -106,12 +106,11 @@ def end_process(code: int) -> None:
         atexit._run_exitfuncs()
     except Exception:  # noqa: BLE001 — a hook that fails must not turn a finished run into a failed one
         pass
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):  # logging's own hook has flushed its handlers
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    logging.shutdown()
     os._exit(code)
 
 
