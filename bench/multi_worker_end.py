@@ -38,7 +38,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,9 +45,11 @@ import threading
 import time
 from pathlib import Path
 
+from tests.trainer.helpers import free_ports
+
 REPO = Path(__file__).resolve().parents[1]
 ABORT = re.compile(r"UNAVAILABLE|StartAbort|heartbeat timeout|end-of-run barrier", re.I)
-#: ``python -m trainer.task`` with the trainer's end replaced, for ``--end grace`` / ``--end none``.
+#: ``python -m trainer.task`` with the trainer's end replaced, for every ``--end`` but ``trainer``.
 _REPLACED_END = """
 import sys, time, trainer.shutdown as s
 barrier, chief_wait, worker_wait = s.leave_together, {wait}, {worker_wait}
@@ -70,18 +71,8 @@ ARGS = ["--epochs", "1", "--steps-per-epoch", "2", "--data", "synthetic", "--syn
 LOCAL_ARGS = [f"{flag}={value}" for flag, value in zip(ARGS[:-1:2], ARGS[1::2])] + [ARGS[-1]]
 
 
-def _ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 def one_run(workdir: Path, *, end: str = "trainer") -> dict:
-    workers = [f"127.0.0.1:{p}" for p in _ports(2)]
+    workers = [f"127.0.0.1:{p}" for p in free_ports(2)]
     started = time.monotonic()
     procs = []
     for index in range(2):

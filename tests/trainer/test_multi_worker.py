@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
+from bench.multi_worker_end import ABORT  # the lines the bench counts
 from tests.trainer.helpers import finish, free_ports, kill, start
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
-COORDINATION_ABORT = re.compile(r"UNAVAILABLE|StartAbort|heartbeat timeout|end-of-run barrier", re.I)
 
 
 def _run_two_workers(tmp_path, extra_args, worker_env=({}, {}), **env):
@@ -34,7 +33,7 @@ def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
     assert other.returncode == 0, other.stderr[-4000:]
     # They leave together (trainer/shutdown.py): no coordination service aborts at the end.
     # (One run; bench/multi_worker_end.py repeats it to measure the rate.)
-    assert [l for l in (chief.stderr + other.stderr).splitlines() if COORDINATION_ABORT.search(l)] == []
+    assert [l for l in (chief.stderr + other.stderr).splitlines() if ABORT.search(l)] == []
 
     plan = chief.one("plan")
     assert plan["strategy"] == "multi_worker_mirrored" and plan["workers"] == 2 and plan["replicas"] == 2
