@@ -35,7 +35,7 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
         return
     click.echo(f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})")
     for note in spec.notes:
-        click.echo(f"mapped: {note}")
+        click.echo(note)
 
 
 @cli.command()

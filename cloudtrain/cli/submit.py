@@ -190,7 +190,7 @@ def _print_summary(console, spec, package) -> None:
     from cloudtrain.console import escape
 
     for note in spec.notes:
-        console.print(f"[yellow]mapped:[/yellow] {escape(note)}")
+        console.print(f"[yellow]mapped:[/yellow] {escape(note.removeprefix('mapped: '))}")
 
 
 def _data_lines(spec) -> dict[str, str]:
