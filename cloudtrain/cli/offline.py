@@ -20,8 +20,19 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
     from cloudtrain.console import counted
 
+    from cloudtrain.errors import ConfigError
+
     path = pick_config(config_arg, config_path)
-    loaded, spec = load_spec(path, overrides, strict=strict)
+    try:
+        loaded, spec = load_spec(path, overrides, strict=strict)
+    except ConfigError as exc:
+        if output == "json":  # every error as data too; the lines still go to stderr, exit 2
+            from cloudtrain.console import print_json
+
+            print_json({"config": path, "valid": False, "errors": [
+                {"file": e.file, "line": e.line, "field": e.field, "message": e.detail, "fix": e.hint}
+                for e in getattr(exc, "errors", None) or (exc,)]})  # fmt: skip
+        raise
     m = spec.machine
     gpus = f"{m.accelerator_count} × {m.gpu_model}" if m.accelerator_count else "CPU only"
     if output == "json":
