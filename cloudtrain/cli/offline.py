@@ -42,7 +42,9 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
                     "region": spec.region, "name": spec.name, "machine_type": m.type, "gpu": m.gpu_model,
                     "gpu_count": m.accelerator_count, "accelerator": m.accelerator,
                     "replica_count": spec.replica_count, "image": spec.image_uri,
-                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes)})  # fmt: skip
+                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes),
+                    "max_runtime": spec.max_runtime_seconds, "tensorflow": spec.tensorflow_version,
+                    "defaults": list(spec.defaults)})  # fmt: skip
         return
     click.echo(f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})")
     for note in spec.notes:
