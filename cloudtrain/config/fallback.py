@@ -25,13 +25,13 @@ _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 _NOT_INHERITED = ("fallback",)
 
 
-def expand(loaded: Any, load_candidate) -> tuple[Any, ...]:
+def expand(loaded: Any, load_candidate, *, strict: bool = False) -> tuple[Any, ...]:
     """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
 
     ``load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig`` validates one
     candidate document (the same path the main config took after its translation); a candidate
     on another backend is translated (machine, region) and runs the main request's TensorFlow
-    and Python (:func:`same_runtime`)."""
+    and Python (:func:`same_runtime`). ``strict``: a mapping is an error (``--strict-legacy``)."""
     source: LoadedYaml = loaded.source
     entries = source.data.get("fallback") or []
     out = []
@@ -39,6 +39,10 @@ def expand(loaded: Any, load_candidate) -> tuple[Any, ...]:
         doc = candidate_document(source, index, entry)
         other_backend = doc.data.get("backend") != loaded.config.backend
         notes = same_runtime(loaded, doc, entry) if other_backend else []
+        if strict and notes:  # as the loader does for the candidate's other mappings
+            more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+            raise ConfigError(f"{notes[0]}{more}", file="--strict-legacy", field=f"fallback[{index}]",
+                              hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
         try:
             candidate = load_candidate(doc, other_backend=other_backend)
         except ConfigError as exc:  # name the candidate: the main config's key may be fine on its own

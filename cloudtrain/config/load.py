@@ -124,7 +124,7 @@ def load_document(
             return load_document(doc, (), base=base or result.base_dir, environ=environ, strict=strict,
                                  gcloud_configuration=gcloud_configuration, translate=other_backend)  # fmt: skip
 
-        result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate))
+        result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
 
 

@@ -169,3 +169,9 @@ def test_a_vertex_fallback_of_a_sagemaker_job_keeps_its_tensorflow_where_offered
     assert vertex["request"]["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]["executorImageUri"].endswith(
         f"/{uri}:latest")
     assert vertex["notes"] == notes
+
+
+def test_strict_legacy_refuses_a_fallbacks_mapping_too(capsys):
+    code, _, err = run(capsys, "validate", str(REPO / "job_configs" / "fallback.yaml"), "--strict-legacy")
+    assert code == 2
+    assert err.startswith("error: --strict-legacy: fallback[1]: mapped: image.tensorflow: 2.17 → 2.18 (")
