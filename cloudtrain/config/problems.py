@@ -44,7 +44,7 @@ class Problems:
 
 def _overlap(a: str, b: str) -> bool:
     if not a or not b:
-        return not b  # an error of the whole config (no field) stops every check
+        return False  # an error about no field (a malformed --set, --strict-legacy) holds no check back
     return a == b or a.startswith(b + ".") or b.startswith(a + ".") or a.startswith(b + "[") or b.startswith(a + "[")
 
 

@@ -100,3 +100,9 @@ def test_a_mis_indented_block_names_the_fix(project, capsys):
     assert re.search(r"job\.yaml:6: machine: expected a mapping of keys \(type, accelerator, accelerator_count, \.\.\.\)"
                      r", received nothing — check its indentation", lines[0])  # fmt: skip
     assert lines[1].endswith("job.yaml:7: type: unknown key 'type' — type belongs under machine: indent it")
+
+
+def test_a_malformed_set_does_not_hold_back_the_files_checks(project, capsys):
+    path = project(VERTEX_BASE.replace("us-central1", "us-centrl1"))
+    errors = errors_of(capsys, str(path), "--set", "replica_count")
+    assert [(e["file"], e["field"]) for e in errors] == [("--set", None), (str(path), "region")]
