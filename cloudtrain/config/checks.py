@@ -78,7 +78,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             run(("backend", field), check)
     if cfg.max_runtime > _MAX_RUNTIME[cloud]:
         run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
-                                   f"{_MAX_RUNTIME[cloud]} s"))  # fmt: skip
+                                   f"{_MAX_RUNTIME[cloud]} s", f"set max_runtime: {_MAX_RUNTIME[cloud] // 86400}d "
+                                   "or less"))  # fmt: skip
     if cfg.spot.max_wait is not None:
         if cloud != "sagemaker":
             run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
@@ -233,7 +234,8 @@ def _cloud_field_checks(loaded: LoadedConfig):
             raise err(("role_arn",), "SageMaker needs an execution role",
                       "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole")  # fmt: skip
         if not _ROLE_ARN.match(cfg.role_arn):
-            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>")
+            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
+                      "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole")
         if _placeholder(cfg.role_arn):
             raise err(("role_arn",), f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
                       "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>")  # fmt: skip

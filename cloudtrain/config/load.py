@@ -298,13 +298,33 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
                and _data_path(e["loc"], loaded.data, missing=False) == path]  # fmt: skip
     if kind in _SCALAR_KINDS and len(allowed) > 1:
         message = "Input should be a valid " + ", ".join(allowed[:-1]) + " or " + allowed[-1]
-    if kind == "string_type" and received in (True, False):
+    if kind == "string_type" and isinstance(received, bool):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
         return at(f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, "
                   "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
-    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]))  # YAML stays YAML
+    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]),  # YAML stays YAML
+              _FIXES.get(kind, "").format(key=path[-1] if path else "", expected=(error.get("ctx") or {}).get(
+                  "expected", ""), **(error.get("ctx") or {})) or None)  # fmt: skip
+
+
+#: The fix for the pydantic error kinds whose message names no fix of its own.
+_FIXES = {
+    "int_type": "write a whole number, e.g. {key}: 2",
+    "int_parsing": "write a whole number, e.g. {key}: 2",
+    "int_from_float": "write a whole number, e.g. {key}: 2",
+    "float_type": "write a number, e.g. {key}: 0.5",
+    "float_parsing": "write a number, e.g. {key}: 0.5",
+    "bool_type": "write true or false",
+    "string_type": 'write text; quote it where YAML reads it as something else ("…")',
+    "list_type": "write a list: {key}: [a, b]",
+    "dict_type": "write a mapping of keys to values under {key}:",
+    "greater_than": "use a value greater than {gt}",
+    "greater_than_equal": "use a value of at least {ge}",
+    "less_than_equal": "use a value of at most {le}",
+    "less_than": "use a value less than {lt}",
+}
 
 
 _SCALAR_KINDS = ("bool_type", "int_type", "float_type", "string_type")

@@ -69,6 +69,7 @@ def test_set_errors_come_first_and_say_set(project, capsys):
     path = project(VERTEX_BASE.replace("us-central1", "us-centrl1"))
     errors = errors_of(capsys, str(path), "--set", "replica_count=two")
     assert [(e["file"], e["field"]) for e in errors] == [("--set", "replica_count"), (str(path), "region")]
+    assert errors[0]["fix"] == "write a whole number, e.g. replica_count: 2"  # every line names its fix
 
 
 def test_a_check_on_a_field_that_failed_is_skipped(project, capsys):
