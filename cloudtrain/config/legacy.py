@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
-from cloudtrain.errors import ConfigError
+from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
 
 
@@ -131,12 +131,13 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     originals.update({_camel(k): k for k in ti_raw})
     ti = {_camel(k): v for k, v in ti_raw.items()}
 
-    for key in ti:
-        if key not in _KNOWN_KEYS:
-            raise fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
-    for key, (message, hint) in _REFUSED.items():
-        if ti.get(key) not in (None, False, 0, [], {}):
-            raise fail(message, key, hint)
+    problems = [fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
+                for key in ti if key not in _KNOWN_KEYS]  # fmt: skip
+    problems += [fail(message, key, hint) for key, (message, hint) in _REFUSED.items()
+                 if ti.get(key) not in (None, False, 0, [], {})]  # fmt: skip
+    if problems:  # every key that cannot be read, at once, in file order
+        problems.sort(key=lambda e: e.line or 0)
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
 
     out: dict[str, Any] = copy.deepcopy({k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")})
 

@@ -107,3 +107,12 @@ def test_a_malformed_set_does_not_hold_back_the_files_checks(project, capsys):
     path = project(VERTEX_BASE.replace("us-central1", "us-centrl1"))
     errors = errors_of(capsys, str(path), "--set", "replica_count")
     assert [(e["file"], e["field"]) for e in errors] == [("--set", None), (str(path), "region")]
+
+
+def test_every_unreadable_ml_engine_key_at_once(project, capsys):
+    text = ("name: legacy\nproject: my-project\nstaging_bucket: gs://b\npackage: {path: trainer}\ntrainingInput:\n"
+            "  scaleTier: BASIC\n  packageUris: [gs://b/p.tar.gz]\n  masterTyp: standard\n  enableWebAccess: true\n")
+    errors = errors_of(capsys, str(project(text)))
+    assert [(e["line"], e["field"]) for e in errors] == [(7, "trainingInput.packageUris"),
+                                                          (8, "trainingInput.masterTyp"),
+                                                          (9, "trainingInput.enableWebAccess")]  # fmt: skip
