@@ -61,6 +61,20 @@ class ConfigError(UsageError):
         super().__init__(f"{prefix}: {message}" if prefix else message, hint)
 
 
+class ConfigErrors(ConfigError):
+    """Every problem found in one config, in the order to show them (``--set`` first, then by line).
+
+    Behaves as its first error (``file``, ``line``, ``field``) for code that reads one; the CLI
+    prints each as its own ``error:`` line.
+    """
+
+    def __init__(self, errors: "list[ConfigError] | tuple[ConfigError, ...]"):
+        first = errors[0]
+        super().__init__(first.detail, file=first.file, line=first.line, field=first.field, hint=first.hint)
+        self.errors = tuple(errors)
+        self.message, self.hint = "\n".join(str(e) for e in self.errors), None
+
+
 class PackagingError(UsageError):
     """The training package cannot be built as configured."""
 

@@ -139,6 +139,9 @@ class JobSpec:
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
     model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
     resume: ResumeSpec | None = None  # submit --resume JOB
+    #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
+    #: the summary says "(default)" where they apply.
+    defaults: tuple[str, ...] = ()
 
     @property
     def package_prefix(self) -> str | None:
@@ -291,6 +294,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         local_python=cfg.local.python,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
+        defaults=(*(("max_runtime",) if "max_runtime" not in cfg.model_fields_set else ()),
+                  *(("image.tensorflow",) if tf_version and not cfg.image.tensorflow else ())),
     )
 
 

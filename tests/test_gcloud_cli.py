@@ -63,8 +63,8 @@ def test_article_command_gives_the_expected_vertex_request(article, capsys):
     assert body["jobSpec"]["baseOutputDirectory"] == {"outputUriPrefix": JOB_DIR.rstrip("/")}
     assert result["project"]["id"] == "segment-expansion-dev"
     assert "gcloud configuration 'segment'" in result["project"]["source"]
-    assert any("K80" in n and "T4" in n and "/hour" in n for n in result["notes"])
-    assert any("runtimeVersion 1.10" in n for n in result["notes"])
+    assert any("K80" in n and "T4" in n and n.endswith("/h") for n in result["notes"])
+    assert any(n.startswith("mapped: trainingInput.runtimeVersion: 1.10 → 2.17") for n in result["notes"])
 
     from google.cloud.aiplatform_v1.types import CustomJob
     from google.protobuf import json_format
@@ -97,7 +97,7 @@ def test_user_args_after_double_dash_in_order(article, capsys):
 def test_strict_legacy_refuses_the_k80_in_one_line(article, capsys):
     code, _, err = run(capsys, *ARTICLE, "--dry-run", "--strict-legacy")
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert err.startswith("error: --strict-legacy: masterType complex_model_m_gpu")
+    assert err.startswith("error: --strict-legacy: mapped: trainingInput.masterType: complex_model_m_gpu")
 
 
 def test_set_changes_legacy_keys_and_flags(article, capsys):
@@ -272,7 +272,7 @@ def test_the_article_config_alone_needs_only_a_region_and_a_bucket(article, caps
     assert result["job_name"].startswith("config_gpu4-") and result["project"]["id"] == "segment-expansion-dev"
     pool = result["request"]["jobSpec"]["workerPoolSpecs"][0]
     assert pool["machineSpec"]["acceleratorCount"] == 4  # BASIC + master_type: read as CUSTOM, with a line
-    assert any(n.startswith("scaleTier BASIC with masterType") for n in result["notes"])
+    assert any(n.startswith("mapped: trainingInput.scaleTier: BASIC → CUSTOM (masterType") for n in result["notes"])
 
 
 def test_a_whole_custom_job_as_dry_run_prints_it_loads_back_to_the_same_request(article, capsys):

@@ -91,12 +91,6 @@ def describe(m: MachineInfo) -> str:
     return table(m.cloud).describe(m)
 
 
-def price_text(m: MachineInfo) -> str:
-    if m.price_per_hour is None:
-        return "no list price in the catalog"
-    return f"${m.price_per_hour:,.2f}/hour ({m.price_region} on-demand list price, {m.price_date})"
-
-
 def nearest_region(cloud: str, region: str) -> str | None:
     """The ``cloud`` region nearest to the other cloud's ``region``; None if the table lacks it."""
     return load("crosscloud")[_REGION_TABLES[cloud]].get(region)

@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     except CloudtrainError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        for each in getattr(exc, "errors", None) or (exc,):  # a config's every error, one line each
+            click.echo(f"error: {each}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         if debug:

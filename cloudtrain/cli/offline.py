@@ -20,8 +20,19 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
     from cloudtrain.console import counted
 
+    from cloudtrain.errors import ConfigError
+
     path = pick_config(config_arg, config_path)
-    loaded, spec = load_spec(path, overrides, strict=strict)
+    try:
+        loaded, spec = load_spec(path, overrides, strict=strict)
+    except ConfigError as exc:
+        if output == "json":  # every error as data too; the lines still go to stderr, exit 2
+            from cloudtrain.console import print_json
+
+            print_json({"config": path, "valid": False, "errors": [
+                {"file": e.file, "line": e.line, "field": e.field, "message": e.detail, "fix": e.hint}
+                for e in getattr(exc, "errors", None) or (exc,)]})  # fmt: skip
+        raise
     m = spec.machine
     gpus = f"{m.accelerator_count} × {m.gpu_model}" if m.accelerator_count else "CPU only"
     if output == "json":
@@ -31,11 +42,13 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
                     "region": spec.region, "name": spec.name, "machine_type": m.type, "gpu": m.gpu_model,
                     "gpu_count": m.accelerator_count, "accelerator": m.accelerator,
                     "replica_count": spec.replica_count, "image": spec.image_uri,
-                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes)})  # fmt: skip
+                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes),
+                    "max_runtime": spec.max_runtime_seconds, "tensorflow": spec.tensorflow_version,
+                    "defaults": list(spec.defaults)})  # fmt: skip
         return
     click.echo(f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})")
     for note in spec.notes:
-        click.echo(f"mapped: {note}")
+        click.echo(note)
 
 
 @cli.command()

@@ -156,7 +156,9 @@ def _print_summary(console, spec, package) -> None:
             ("region", None if local else spec.region),
             ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
             ("machine", f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}" if local else machine),
-            ("image", None if local or spec.container else spec.image_uri),
+            ("image", None if local or spec.container else spec.image_uri + (
+                f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"
+                if "image.tensorflow" in spec.defaults else "")),
             ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})" if package
              else "none: your own container runs as it is, nothing is uploaded"),
             ("left out", left_out(package) if package else None),
@@ -184,13 +186,16 @@ def _print_summary(console, spec, package) -> None:
             ("cost cap", None if cost is None else
              f"{money(spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
              f"budget.max_usd {money(spec.budget_usd)}" if spec.budget_usd else
-             f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h)"),
+             f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
+             + (", the default)" if "max_runtime" in spec.defaults else ")")),
+            ("max runtime", f"{spec.max_runtime_seconds / 3600:g} h (default)" if cost is None
+             and "max_runtime" in spec.defaults else None),
         ],
     )  # fmt: skip
     from cloudtrain.console import escape
 
     for note in spec.notes:
-        console.print(f"[yellow]mapped:[/yellow] {escape(note)}")
+        console.print(f"[yellow]mapped:[/yellow] {escape(note.removeprefix('mapped: '))}")
 
 
 def _data_lines(spec) -> dict[str, str]:

@@ -10,9 +10,10 @@ import re
 
 from cloudtrain import catalog
 from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.problems import Problems
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
-from cloudtrain.errors import ConfigError, PackagingError
+from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 
 _VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -27,23 +28,40 @@ _SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
 _MAX_RUNTIME = {"vertex": 7 * 86400, "sagemaker": 28 * 86400}
 
 
-def check_config(loaded: LoadedConfig) -> None:
+def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
+    """Every check whose fields are valid, each error collected (:class:`Problems`); raises them at the end.
+
+    ``problems`` may already hold the schema's errors: checks reading those fields are skipped."""
+    problems = problems if problems is not None else Problems()
     cfg = loaded.config
     cloud = cfg.cloud
     err = loaded.error
+    run = problems.run
+
+    def fail(path: tuple, message: str, hint: str | None = None):
+        def check() -> None:
+            raise err(path, message, hint)
+
+        return check
 
     if cfg.target and cfg.backend != "local":
-        raise err(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target")
-    try:
-        catalog.check_region(cloud, cfg.region)
-    except catalog.CatalogError as exc:
-        raise err(("region",), str(exc), _alternatives(exc)) from None
-    try:
-        catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
-    except catalog.CatalogError as exc:
-        field = {"machine_type": "type"}.get(exc.field or "", exc.field or "type")
-        raise err(("machine", field), str(exc), _alternatives(exc)) from None
-    if cfg.image.uri is None and cfg.image.tensorflow is not None:
+        run(("target",), fail(("target",), f"target is only for backend local (backend is {cfg.backend})",
+                              "remove target"))  # fmt: skip
+
+    def region() -> None:
+        try:
+            catalog.check_region(cloud, cfg.region)
+        except catalog.CatalogError as exc:
+            raise err(("region",), str(exc), _alternatives(exc)) from None
+
+    def machine() -> None:
+        try:
+            catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+        except catalog.CatalogError as exc:
+            field = {"machine_type": "type"}.get(exc.field or "", exc.field or "type")
+            raise err(("machine", field), str(exc), _alternatives(exc)) from None
+
+    def image() -> None:
         try:
             catalog.training_image(cloud, cfg.region, cfg.image.tensorflow, gpu=False,
                                    py_version=catalog.python_tag(cfg.image.python))  # fmt: skip
@@ -51,39 +69,50 @@ def check_config(loaded: LoadedConfig) -> None:
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
 
+    run(("target", "backend", "region"), region)
+    run(("target", "backend", "machine"), machine)
+    if cfg.image.uri is None and cfg.image.tensorflow is not None:
+        run(("target", "backend", "region", "image"), image)
     if cfg.backend != "local":
-        _check_cloud_fields(loaded)
+        for field, check in _cloud_field_checks(loaded):
+            run(("backend", field), check)
     if cfg.max_runtime > _MAX_RUNTIME[cloud]:
-        raise err(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most {_MAX_RUNTIME[cloud]} s")
+        run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
+                                   f"{_MAX_RUNTIME[cloud]} s", f"set max_runtime: {_MAX_RUNTIME[cloud] // 86400}d "
+                                   "or less"))  # fmt: skip
     if cfg.spot.max_wait is not None:
         if cloud != "sagemaker":
-            raise err(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait")
-        if cfg.spot.max_wait < cfg.max_runtime:
-            raise err(("spot", "max_wait"), f"received {cfg.spot.max_wait} s, shorter than max_runtime "
-                      f"({cfg.max_runtime} s)", "make max_wait at least max_runtime")  # fmt: skip
+            run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
+        elif cfg.spot.max_wait < cfg.max_runtime:
+            run(("spot", "max_runtime"), fail(("spot", "max_wait"), f"received {cfg.spot.max_wait} s, shorter than "
+                f"max_runtime ({cfg.max_runtime} s)", "make max_wait at least max_runtime"))  # fmt: skip
     for key in cfg.env:
         if not _ENV_NAME.match(key):
-            raise err(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
+            run((f"env.{key}",), fail(("env", key), f"{key!r} is not a valid environment variable name",
+                                      "use A-Z, 0-9 and _"))  # fmt: skip
     if cloud == "vertex":
         for key, value in cfg.labels.items():
             if not _VERTEX_LABEL_KEY.match(key) or not _VERTEX_LABEL_VALUE.match(value):
-                raise err(("labels", key), f"received {key}: {value!r}; Vertex labels allow lowercase letters, "
-                          "digits, _ and -, at most 63, keys starting with a letter", "lowercase it")  # fmt: skip
+                run((f"labels.{key}",), fail(("labels", key), f"received {key}: {value!r}; Vertex labels allow "
+                    "lowercase letters, digits, _ and -, at most 63, keys starting with a letter",
+                    "lowercase it"))  # fmt: skip
     if cfg.service_account and cloud == "sagemaker":
-        raise err(("service_account",), "service_account is a Vertex setting; SageMaker runs as role_arn",
-                  "remove service_account")  # fmt: skip
+        run(("service_account",), fail(("service_account",), "service_account is a Vertex setting; SageMaker runs "
+                                       "as role_arn", "remove service_account"))  # fmt: skip
     if cfg.network and cloud == "sagemaker":
-        raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
-    _check_data(loaded)
+        run(("network",), fail(("network",), "network is a Vertex setting",
+                               "for SageMaker VPCs, remove network (not supported yet)"))  # fmt: skip
+    run(("backend", "data"), lambda: _check_data(loaded))
     if cfg.container is not None:
-        _check_container(loaded)
+        run(("backend", "container", "package", "image", "distribution", "sweep"), lambda: _check_container(loaded))
     else:
-        check_script_mode(loaded)
+        run(("backend", "package", "hyperparameters", "distribution", "image"), lambda: check_script_mode(loaded))
         if cfg.package.script is None:
-            _check_package(loaded)
-    _check_scheduling(loaded)
+            run(("package",), lambda: _check_package(loaded))
+    run(("backend", "machine", "replica_count", "flex_start", "spot", "budget"), lambda: _check_scheduling(loaded))
     if cfg.sweep is not None:
-        _check_sweep(loaded)
+        run(("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded))
+    problems.raise_any()
 
 
 def _check_container(loaded: LoadedConfig) -> None:
@@ -152,7 +181,7 @@ def _check_data(loaded: LoadedConfig) -> None:
     if len(problems) == 1:
         raise problems[0]
     if problems:
-        raise ConfigError("\n".join(str(p) for p in problems))
+        raise ConfigErrors(problems)
 
 
 def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[ConfigError]:
@@ -190,28 +219,58 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
     return out
 
 
-def _check_cloud_fields(loaded: LoadedConfig) -> None:
+def _cloud_field_checks(loaded: LoadedConfig):
+    """(field, check) for the cloud's own settings, each checked on its own."""
     cfg, err = loaded.config, loaded.error
-    if cfg.backend == "vertex" and not cfg.project:
-        raise err(("project",), "Vertex AI needs the Google Cloud project id", "add project: my-project")
-    if cfg.backend == "sagemaker":
+
+    def project() -> None:
+        if cfg.backend == "vertex" and not cfg.project:
+            raise err(("project",), "Vertex AI needs the Google Cloud project id", "add project: my-project")
+
+    def role_arn() -> None:
+        if cfg.backend != "sagemaker":
+            return
         if not cfg.role_arn:
             raise err(("role_arn",), "SageMaker needs an execution role",
                       "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole")  # fmt: skip
         if not _ROLE_ARN.match(cfg.role_arn):
-            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>")
+            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
+                      "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole")
+        if _placeholder(cfg.role_arn):
+            raise err(("role_arn",), f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
+                      "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>")  # fmt: skip
+
     scheme = _SCHEMES[cfg.backend]
-    # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
-    container_only = cfg.container is not None and cfg.output_dir and not any(
-        schemes.source_kind(e if isinstance(e, str) else e.source) == "local" for e in cfg.data.values())
-    if not cfg.staging_bucket and not cfg.job_dir and not container_only:
-        raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket",
-                  f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)")
-    for field in ("staging_bucket", "output_dir", "job_dir"):
-        value = getattr(cfg, field)
-        if value and not (value.startswith(scheme) and len(value) > len(scheme)):
-            raise err((field,), f"received {value!r}; {cfg.backend} needs a {scheme}… location",
-                      f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}")  # fmt: skip
+
+    def staging() -> None:
+        # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
+        container_only = cfg.container is not None and cfg.output_dir and not any(
+            schemes.source_kind(e if isinstance(e, str) else e.source) == "local" for e in cfg.data.values())
+        if not cfg.staging_bucket and not cfg.job_dir and not container_only:
+            raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket", f"add staging_bucket: "
+                      f"{scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)")  # fmt: skip
+
+    def location(field: str):
+        def check() -> None:
+            value = getattr(cfg, field)
+            if value and not (value.startswith(scheme) and len(value) > len(scheme)):
+                raise err((field,), f"received {value!r}; {cfg.backend} needs a {scheme}… location",
+                          f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}")  # fmt: skip
+            if value and _placeholder(value):
+                raise err((field,), f"received {value!r}, the placeholder `cloudtrain init` wrote",
+                          f"write your bucket: {scheme}my-bucket")  # fmt: skip
+
+        return check
+
+    return [("project", project), ("role_arn", role_arn), ("staging_bucket", staging),
+            *((field, location(field)) for field in ("staging_bucket", "output_dir", "job_dir"))]  # fmt: skip
+
+
+def _placeholder(value: str) -> bool:
+    """A value ``cloudtrain init`` wrote for the user to fill in (``…:role/FILL-IN``, ``s3://FILL-IN-BUCKET``)."""
+    from cloudtrain.config.estimator import PLACEHOLDER_MARK
+
+    return PLACEHOLDER_MARK in value
 
 
 def _check_package(loaded: LoadedConfig) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
+from cloudtrain.mapping import mapped_line
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 _SCHEME = {"vertex": "gs://", "sagemaker": "s3://"}
@@ -40,18 +41,21 @@ def other(cloud: str) -> str:
     return "sagemaker" if cloud == "vertex" else "vertex"
 
 
-def fit_to_cloud(data: dict[str, Any], cloud: str) -> tuple[dict[str, Any], list[str]]:
-    """``data`` (a config dict, before validation) made to run on ``cloud``, and one line per mapping.
+def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) -> tuple[dict[str, Any], list[str]]:
+    """``data`` (a config dict, before validation) made to run on ``cloud``, and one ``mapped:`` line per mapping.
 
     Settings that already belong to ``cloud`` are left alone, so a native config comes back
-    unchanged with no lines. Raises :class:`Refused` for what cannot be mapped.
+    unchanged with no lines. Raises :class:`Refused` for what cannot be mapped. ``translate``
+    False (nothing asked for a translation) leaves the machine alone: the other cloud's machine
+    type typed into a config is a mistake, which the loader refuses with :func:`foreign_machine`.
     """
     if cloud not in _LABEL:
         return data, []
     out = copy.deepcopy(data)
     notes: list[str] = []
     source = other(cloud)
-    _machine(out, cloud, source, notes)
+    if translate:
+        _machine(out, cloud, source, notes)
     _region(out, cloud, source, notes)
     _image(out, cloud, source, notes)
     _buckets(out, cloud, source)
@@ -59,16 +63,10 @@ def fit_to_cloud(data: dict[str, Any], cloud: str) -> tuple[dict[str, Any], list
 
 
 def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
-    machine = out.get("machine")
-    if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
+    info = _foreign(out, cloud, source)
+    if info is None:
         return
-    if machine["type"] in _types(cloud) or machine["type"] not in _types(source):
-        return
-    try:
-        info = catalog.resolve_machine(source, machine["type"], machine.get("accelerator"),
-                                       machine.get("accelerator_count"))  # fmt: skip
-    except catalog.CatalogError:
-        return  # invalid on its own cloud too: validation names the problem
+    machine = out["machine"]
     gpu = info.gpu.name if info.gpu else None
     found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
     why = []
@@ -76,13 +74,47 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
         why.append(f"{_LABEL[cloud]} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
     if gpu and found.accelerator_count != info.accelerator_count:
         why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
-    notes.append(f"machine: {crosscloud.describe(info)} ({_LABEL[source]}) → {crosscloud.describe(found)} on "
-                 f"{_LABEL[cloud]}" + (f" ({'; '.join(why)})" if why else "") + f"; {crosscloud.price_text(found)}")
+    if not why:
+        why.append(f"{_LABEL[cloud]}'s cheapest machine with these " + ("GPUs" if gpu else "CPUs") +
+                   " and at least the vCPUs and memory")  # fmt: skip
+    notes.append(mapped_line("machine", f"{crosscloud.describe(info)} ({_LABEL[source]})", crosscloud.describe(found),
+                             "; ".join(why), (info.price_per_hour, found.price_per_hour)))  # fmt: skip
     new: dict[str, Any] = {"type": found.machine_type}
     if found.accelerator_count and cloud == "vertex":
         new.update(accelerator=found.accelerator, accelerator_count=found.accelerator_count)
     new.update({k: v for k, v in machine.items() if k not in ("type", "accelerator", "accelerator_count")})
     out["machine"] = new
+
+
+def _foreign(out: dict[str, Any], cloud: str, source: str):
+    """The machine of ``out`` when it is one of ``source``'s (and not ``cloud``'s), resolved there; else None."""
+    machine = out.get("machine")
+    if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
+        return None
+    if machine["type"] in _types(cloud) or machine["type"] not in _types(source):
+        return None
+    try:
+        return catalog.resolve_machine(source, machine["type"], machine.get("accelerator"),
+                                       machine.get("accelerator_count"))  # fmt: skip
+    except catalog.CatalogError:
+        return None  # invalid on its own cloud too: validation names the problem
+
+
+def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
+    """The refusal of a machine type of the other cloud in a config for ``cloud``, naming the nearest of
+    ``cloud``'s and the ``--set backend=…`` that runs it where it belongs; None when the type is not one."""
+    source = other(cloud)
+    info = _foreign(data, cloud, source)
+    if info is None:
+        return None
+    gpu = info.gpu.name if info.gpu else None
+    found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
+    kind = "instance type" if source == "sagemaker" else "machine type"
+    price = f" (${found.price_per_hour:,.2f}/h)" if found.price_per_hour is not None else ""
+    needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
+    return Refused(("machine", "type"), f"{info.machine_type} is a {_LABEL[source]} {kind} and this config runs on "
+                   f"{_LABEL[cloud]}", f"nearest on {_LABEL[cloud]}: {crosscloud.describe(found)}{price}; or run it "
+                   f"on {_LABEL[source]}: --set backend={source} (with {needs[source]})")  # fmt: skip
 
 
 def _types(cloud: str):
@@ -98,7 +130,7 @@ def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> N
     nearest = crosscloud.nearest_region(cloud, region)
     if nearest:
         out["region"] = nearest
-        notes.append(f"region: {region} ({_LABEL[source]}) → {nearest}, the nearest {_LABEL[cloud]} region")
+        notes.append(mapped_line("region", region, nearest, f"the nearest {_LABEL[cloud]} region"))
 
 
 def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
@@ -115,8 +147,8 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
         image = {k: v for k, v in image.items() if k != "uri"}
         image["tensorflow"] = f"{match[1]}.{match[2]}"
         out["image"] = image
-        notes.append(f"image: {uri} is {_LABEL[source]}'s TensorFlow {image['tensorflow']} image; "
-                     f"using {_LABEL[cloud]}'s")
+        notes.append(mapped_line("image.uri", uri, f"{_LABEL[cloud]}'s TensorFlow {image['tensorflow']} image",
+                                 f"it is {_LABEL[source]}'s TensorFlow {image['tensorflow']} image"))
     version = image.get("tensorflow")
     if not isinstance(version, str) or image.get("uri"):
         return
@@ -126,8 +158,8 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
         return
     nearest = crosscloud.nearest_tensorflow(wanted, offered)
     out["image"] = {**image, "tensorflow": nearest}
-    notes.append(f"image.tensorflow: {_LABEL[cloud]} has no TensorFlow {wanted} image; using {nearest}, "
-                 "the nearest it offers (the newer on a tie)")
+    notes.append(mapped_line("image.tensorflow", wanted, nearest, f"{_LABEL[cloud]} has no TensorFlow {wanted} "
+                             "image; the nearest it offers, the newer on a tie"))
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:

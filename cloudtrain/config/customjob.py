@@ -20,6 +20,7 @@ from typing import Any
 
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
+from cloudtrain.mapping import mapped_line
 
 BOOT_DISK_TYPE = "pd-ssd"
 _SPEC_KEYS = {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "baseOutputDirectory",
@@ -123,7 +124,8 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if disk.get("bootDiskSizeGb"):
         put(("machine", "disk_gb"), int(disk["bootDiskSizeGb"]), at(pools_key, 0))
     if disk.get("bootDiskType") not in (None, BOOT_DISK_TYPE):
-        notes.append(f"diskSpec.bootDiskType {disk['bootDiskType']}: cloudtrain uses {BOOT_DISK_TYPE}")
+        notes.append(mapped_line(f"{pools_key}[0].diskSpec.bootDiskType", disk["bootDiskType"], BOOT_DISK_TYPE,
+                                 "the one boot disk type cloudtrain requests"))
 
     replicas = 1
     if len(parsed) > 1 and parsed[1]:
@@ -134,8 +136,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if len(parsed) > 2 and parsed[2]:
         servers = int(parsed[2]["replicaCount"])
         replicas += servers
-        notes.append(f"workerPoolSpecs[2]: {servers} parameter server(s) become workers: {replicas} replicas of the "
-                     "chief's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
+        notes.append(mapped_line(f"{pools_key}[2]", f"{servers} parameter server{'s' * (servers != 1)}",
+                                 f"{replicas} replicas of the chief's machine", "parameter servers become workers: "
+                                 "MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
     if len(parsed) > 3 and parsed[3]:
         raise fail(at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool")
     if len(parsed) > 4:
@@ -165,8 +168,8 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             raise fail(source, f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
                        "stages the package from its source folder", "give the folder: --set package.path=./trainer "
                        "(or local-package-path= in --worker-pool-spec) and drop packageUris")  # fmt: skip
-        notes.append(f"packageUris {', '.join(uris)}: replaced by the package built from package.path "
-                     f"{out['package']['path']}")
+        notes.append(mapped_line("packageUris", ", ".join(uris), f"the package built from package.path "
+                                 f"{out['package']['path']}", "cloudtrain builds and stages the package itself"))
 
     scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
     source = at(keys.get("scheduling", "scheduling"))

@@ -38,8 +38,10 @@ from typing import Any
 from cloudtrain.errors import ConfigError
 
 DEFAULT_REGION = "us-east-1"
-PLACEHOLDER_BUCKET = "s3://FILL-IN-BUCKET"
-PLACEHOLDER_ROLE = "arn:aws:iam::000000000000:role/FILL-IN"
+#: What marks a value written for the user to fill in; validation refuses a value holding it.
+PLACEHOLDER_MARK = "FILL-IN"
+PLACEHOLDER_BUCKET = f"s3://{PLACEHOLDER_MARK}-BUCKET"
+PLACEHOLDER_ROLE = f"arn:aws:iam::000000000000:role/{PLACEHOLDER_MARK}"
 _SIMPLE = {
     "instance_count": ("replica_count",),
     "instance_type": ("machine", "type"),

@@ -11,31 +11,91 @@ offending key, else at the main config's.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
+from cloudtrain.catalog.suggest import version_key
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
-from cloudtrain.errors import ConfigError
+from cloudtrain.errors import ConfigError, ConfigErrors
+from cloudtrain.mapping import mapped_line
+
+_LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 
 #: Main-config keys a candidate never inherits: its own list of fallbacks.
 _NOT_INHERITED = ("fallback",)
 
 
-def expand(loaded: Any, load_candidate) -> tuple[Any, ...]:
+def expand(loaded: Any, load_candidate, *, strict: bool = False) -> tuple[Any, ...]:
     """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
 
-    ``load_candidate(doc: LoadedYaml) -> LoadedConfig`` validates one candidate document (the same
-    path the main config took after its translation)."""
+    ``load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig`` validates one
+    candidate document (the same path the main config took after its translation); a candidate
+    on another backend is translated (machine, region) and runs the main request's TensorFlow
+    and Python (:func:`same_runtime`). ``strict``: a mapping is an error (``--strict-legacy``)."""
     source: LoadedYaml = loaded.source
     entries = source.data.get("fallback") or []
     out = []
     for index, entry in enumerate(entries):
         doc = candidate_document(source, index, entry)
+        other_backend = doc.data.get("backend") != loaded.config.backend
+        notes = same_runtime(loaded, doc, entry) if other_backend else []
+        if strict and notes:  # as the loader does for the candidate's other mappings
+            more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+            raise ConfigError(f"{notes[0]}{more}", file="--strict-legacy", field=f"fallback[{index}]",
+                              hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
         try:
-            out.append(load_candidate(doc))
+            candidate = load_candidate(doc, other_backend=other_backend)
         except ConfigError as exc:  # name the candidate: the main config's key may be fine on its own
-            field = f"fallback[{index}]" + (f" → {exc.field}" if exc.field else "")
-            raise ConfigError(exc.detail, file=exc.file, line=exc.line, field=field, hint=exc.hint) from None
+            errors = [_in_candidate(e, index) for e in getattr(exc, "errors", None) or (exc,)]
+            raise errors[0] if len(errors) == 1 else ConfigErrors(errors) from None
+        out.append(dataclasses.replace(candidate, notes=(*notes, *candidate.notes)))
     return tuple(out)
+
+
+def _in_candidate(exc: ConfigError, index: int) -> ConfigError:
+    field = f"fallback[{index}]" + (f" → {exc.field}" if exc.field else "")
+    return ConfigError(exc.detail, file=exc.file, line=exc.line, field=field, hint=exc.hint)
+
+
+def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]:
+    """Give a candidate on another backend the main request's TensorFlow and Python where that backend
+    offers them, else the nearest newer (the newest, when it has none newer); one ``mapped:`` line each.
+
+    Without this a candidate ran its own cloud's default image: TF 2.21 on SageMaker for a main
+    request on 2.17. What the entry says itself is left alone."""
+    from cloudtrain import catalog
+
+    cfg = main.config
+    cloud = doc.data.get("backend")
+    given = entry.get("image") if isinstance(entry.get("image"), dict) else {}
+    if cfg.image.uri or cfg.container is not None or "uri" in given or cloud not in _LABEL:
+        return []
+    tensorflow = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
+    tensorflow = ".".join(tensorflow.strip().split(".")[:2])
+    python = cfg.image.python or (catalog.image_pythons(cfg.cloud, tensorflow) or (None,))[-1]
+    image = doc.data.setdefault("image", {}) if isinstance(doc.data.get("image", {}), dict) else None
+    if image is None:
+        return []
+    notes = []
+    if "tensorflow" not in given:
+        offered = catalog.tensorflow_versions(cloud)
+        newer = [v for v in offered if version_key(v) >= version_key(tensorflow)]
+        chosen = newer[0] if newer else offered[-1]
+        image["tensorflow"] = chosen
+        if chosen != tensorflow:
+            why = ("; the nearest newer it offers" if newer else ", nor a newer one; the newest it offers")
+            notes.append(mapped_line("image.tensorflow", tensorflow, chosen, f"{_LABEL[cloud]} has no TensorFlow "
+                                     f"{tensorflow} image, which the main request runs{why}"))  # fmt: skip
+    if "python" not in given and python:
+        have = catalog.image_pythons(cloud, image["tensorflow"])
+        if python in have:
+            image["python"] = python
+        else:
+            image.pop("python", None)
+            if have:
+                notes.append(mapped_line("image.python", python, have[-1], f"the {_LABEL[cloud]} TensorFlow "
+                                         f"{image['tensorflow']} image has Python {', '.join(have)} only"))  # fmt: skip
+    return notes
 
 
 def candidate_document(source: LoadedYaml, index: int, entry: dict[str, Any]) -> LoadedYaml:

@@ -30,7 +30,8 @@ from typing import Any, NamedTuple
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
-from cloudtrain.errors import ConfigError
+from cloudtrain.errors import ConfigError, ConfigErrors
+from cloudtrain.mapping import mapped_line
 
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
@@ -130,12 +131,13 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     originals.update({_camel(k): k for k in ti_raw})
     ti = {_camel(k): v for k, v in ti_raw.items()}
 
-    for key in ti:
-        if key not in _KNOWN_KEYS:
-            raise fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
-    for key, (message, hint) in _REFUSED.items():
-        if ti.get(key) not in (None, False, 0, [], {}):
-            raise fail(message, key, hint)
+    problems = [fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
+                for key in ti if key not in _KNOWN_KEYS]  # fmt: skip
+    problems += [fail(message, key, hint) for key, (message, hint) in _REFUSED.items()
+                 if ti.get(key) not in (None, False, 0, [], {})]  # fmt: skip
+    if problems:  # every key that cannot be read, at once, in file order
+        problems.sort(key=lambda e: e.line or 0)
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
 
     out: dict[str, Any] = copy.deepcopy({k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")})
 
@@ -167,8 +169,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
                    f"use one of {', '.join(SCALE_TIERS)}")  # fmt: skip
     tier = SCALE_TIERS[tier_name]
     if tier and "masterType" in ti:  # ML Engine refused this; the machine named is what the user means
-        notes.append(f"scaleTier {tier_name} with masterType {ti['masterType']}: ML Engine read masterType only "
-                     "with scaleTier CUSTOM; read as CUSTOM (--scale-tier CUSTOM says so explicitly)")
+        notes.append(mapped_line("trainingInput.scaleTier", tier_name, "CUSTOM", f"masterType {ti['masterType']} "
+                                 "is given, and ML Engine read masterType only with scaleTier CUSTOM; "
+                                 "--scale-tier CUSTOM says so explicitly"))  # fmt: skip
         tier_name, tier = "CUSTOM", None
     master = tier.master if tier else ti.get("masterType")
     source = "scaleTier" if tier else "masterType"
@@ -177,8 +180,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     accel = _accelerator_config(ti.get("masterConfig"), fail)
     if accel:
         source = "masterConfig"
-    label = f"scaleTier {tier_name}" if tier else f"masterType {master}"
-    machine = _machine(str(master), accel, cloud, label if source != "masterConfig" else source, notes)
+    machine = _machine(str(master), accel, cloud, source, tier_name if tier else None, notes)
     if machine:
         put(("machine", "type"), machine.machine_type, source)
         if machine.accelerator_count:
@@ -195,9 +197,10 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
                        f"set workerType: {master} and the same acceleratorConfig")  # fmt: skip
     servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
     if servers:
-        where = tier_name if tier else "parameterServerCount"
-        notes.append(f"{where}: {servers} parameter server(s) become workers: {1 + workers + servers} replicas of "
-                     f"the master's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
+        where = "scaleTier" if tier else "parameterServerCount"
+        notes.append(mapped_line(f"trainingInput.{where}", f"{servers} parameter server{'s' * (servers != 1)}",
+                                 f"{1 + workers + servers} replicas of the master's machine", "parameter servers "
+                                 "become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
     if workers or servers:
         put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")
 
@@ -238,8 +241,12 @@ def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
     return str(accel["type"]).upper().replace("-", "_"), int(accel.get("count") or 1)
 
 
-def _machine(name: str, accel: tuple[str, int] | None, cloud: str, key: str, notes: list[str]):
-    """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest."""
+def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None,
+             notes: list[str]):  # fmt: skip
+    """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest.
+
+    A legacy name (``standard_p100``) is a mapping even where the machine is offered as it was:
+    the config now says ``n1-standard-8`` + 1 × P100, so a line says so."""
     legacy = LEGACY_MACHINES.get(name)
     gpu, count = (legacy.gpu, legacy.count) if legacy else (None, 0)
     machine_type = legacy.machine_type if legacy else name
@@ -247,21 +254,31 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, key: str, not
         gpu, count = crosscloud.gpu_model(accel[0]), accel[1]
         if gpu is None:  # not a GPU cloudtrain knows: the catalog names the valid ones
             return _Fixed(machine_type, accel[0], count)
+    shape = machine_type + (f" with {count} × {gpu}" if gpu else "")
+    was = f"{name} ({shape})" if legacy and source != "masterConfig" else shape
+    if tier:
+        was = f"{tier}: {was}"
+    key = f"trainingInput.{source}"
     if cloud == "vertex" and not (gpu and crosscloud.is_retired(gpu)):
         try:
-            return catalog.resolve_machine("vertex", machine_type, _vertex_accelerator(gpu) if gpu else None, count)
+            info = catalog.resolve_machine("vertex", machine_type, _vertex_accelerator(gpu) if gpu else None, count)
         except catalog.CatalogError:
             if legacy is None:  # a Compute Engine name as typed: the catalog explains what is wrong
                 return _Fixed(name, accel[0] if accel else None, count)
+        else:
+            if legacy and source != "masterConfig":
+                notes.append(mapped_line(key, was, crosscloud.describe(info), "ML Engine's name for this machine; "
+                                         "Vertex AI names it by machine type and GPUs", (None, info.price_per_hour)))
+            return info
     if legacy:
         vcpus, memory_gb = legacy.vcpus, legacy.memory_gb
     else:
         from cloudtrain.catalog.table import table
 
-        shape = table("vertex").types.get(name)
-        if shape is None:
+        known = table("vertex").types.get(name)
+        if known is None:
             return _Fixed(name, accel[0] if accel else None, count)
-        vcpus, memory_gb = shape.vcpus, shape.memory_gb
+        vcpus, memory_gb = known.vcpus, known.memory_gb
     found = crosscloud.nearest_machine(cloud, gpu, count, vcpus, memory_gb)
     why = []
     if gpu and crosscloud.is_retired(gpu):
@@ -272,9 +289,9 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, key: str, not
         why.append(f"{count} × {found.gpu.name} is not offered, {found.accelerator_count} is the nearest count")
     if not gpu and cloud == "vertex":
         why.append(f"{machine_type} is not a Vertex AI training machine type")
-    was = machine_type + (f" with {count} × {gpu}" if gpu else "")
-    notes.append(f"{key}: {was} → {crosscloud.describe(found)}" + (f" ({'; '.join(why)})" if why else "")
-                 + f"; {crosscloud.price_text(found)}")  # fmt: skip
+    if not why:
+        why.append(f"{_LABEL[cloud]}'s cheapest machine with these GPUs and at least the vCPUs and memory")
+    notes.append(mapped_line(key, was, crosscloud.describe(found), "; ".join(why), (None, found.price_per_hour)))
     return found
 
 
@@ -298,14 +315,14 @@ def _tensorflow(runtime: str, cloud: str, notes: list[str]) -> str:
     label = _LABEL[cloud]
     if runtime.startswith("1."):
         version = catalog.default_tensorflow(cloud)
-        notes.append(f"runtimeVersion {runtime} is TensorFlow 1, which no prebuilt image has any more: using "
-                     f"TensorFlow {version}, the newest {label} image (what native configs get); "
-                     "TF 1 code needs tf.compat.v1 or a port")  # fmt: skip
+        notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, "TensorFlow 1 has no prebuilt "
+                                 f"image any more; the newest {label} image, as native configs get; TF 1 code needs "
+                                 "tf.compat.v1 or a port"))  # fmt: skip
         return version
     version = crosscloud.nearest_tensorflow(runtime, offered)
     if version != ".".join(runtime.split(".")[:2]):
-        notes.append(f"runtimeVersion {runtime}: {label} has no TensorFlow {runtime} image; using {version}, the "
-                     "nearest it offers")
+        notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, f"{label} has no TensorFlow "
+                                 f"{runtime} image; the nearest it offers, the newer on a tie"))  # fmt: skip
     return version
 
 
@@ -316,8 +333,8 @@ def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> N
         if len(have) > 1:  # honoured: the image comes with that Python too
             out.setdefault("image", {}).setdefault("python", wanted)
     elif have:
-        notes.append(f"pythonVersion {wanted}: the TensorFlow {tensorflow} image has Python {', '.join(have)}; "
-                     "your code runs on that")
+        notes.append(mapped_line("trainingInput.pythonVersion", wanted, ", ".join(have), f"the TensorFlow "
+                                 f"{tensorflow} image has Python {', '.join(have)}; your code runs on that"))
 
 
 def _name_from_file(file: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 from collections.abc import Mapping
@@ -13,6 +14,7 @@ from typing import Any, Sequence
 
 from cloudtrain.config import crosscloud, customjob, legacy, twin
 from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
 from cloudtrain.config.records import Record
 from cloudtrain.config.schema import JobConfig
@@ -53,6 +55,7 @@ def load_document(
     *,
     local: bool = False,
     strict: bool = False,
+    translate: bool = False,
     base: Path | None = None,
     environ: Mapping[str, str] | None = None,
     gcloud_configuration: str | None = None,
@@ -61,49 +64,95 @@ def load_document(
 
     ``--set`` applies first, to the document as written, so it can change legacy keys too; then
     the old formats are translated and the config is fitted to its cloud. ``strict`` turns every
-    mapping line into an error (``--strict-legacy``).
+    mapping line into an error (``--strict-legacy``). Every error whose inputs are valid is
+    reported at once (:class:`~cloudtrain.config.problems.Problems`); a file that cannot be read
+    as YAML stops at once. ``translate``: the other cloud's machine type is mapped, not refused
+    (a fallback candidate on another backend); translated formats and ``--set backend=…`` ask
+    for it too.
     """
     from cloudtrain.config.checks import check_config
 
+    problems = Problems()
     for override in overrides:
-        apply_override(loaded, override)
+        problems.run((), partial(apply_override, loaded, override))
     notes: list[str] = []
+    translated = False
     if customjob.is_custom_job(loaded.data):
         loaded.data, more = customjob.convert(loaded)
         notes += more
+        translated = True
     if legacy.is_legacy(loaded.data):
         loaded.data, more = legacy.convert(loaded)
         notes += more
+        translated = True
     if local and loaded.data.get("backend") != "local":
         loaded.data.setdefault("target", loaded.data.get("backend"))
         loaded.data["backend"] = "local"
     backend = loaded.data.get("backend")
+    cloud = loaded.data.get("target") if backend == "local" else backend
+    # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
+    translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
+    if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
+        problems.add(loaded.error(refused.path, refused.message, refused.hint))
     try:
-        loaded.data, more = crosscloud.fit_to_cloud(loaded.data, loaded.data.get("target") if backend == "local" else backend)
+        loaded.data, more = crosscloud.fit_to_cloud(loaded.data, cloud, translate=translate)
     except crosscloud.Refused as exc:
-        raise loaded.error(exc.path, exc.message, exc.hint) from None
+        problems.add(loaded.error(exc.path, exc.message, exc.hint))
+        problems.raise_any()
     notes += more
-    project_source = _find_project(loaded, environ, gcloud_configuration) if backend == "vertex" else None
+    project_source = None
+    if backend == "vertex":
+        def find() -> None:
+            nonlocal project_source
+            project_source = _find_project(loaded, environ, gcloud_configuration)
+
+        problems.run(("project",), find)
     if strict and notes:
         more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
-        raise ConfigError(f"{notes[0]}{more}", file="--strict-legacy",
-                          hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
+        problems.add(ConfigError(f"{notes[0]}{more}", file="--strict-legacy",
+                                 hint="fix the config, or drop --strict-legacy to accept the mapping"))  # fmt: skip
 
-    try:
-        config = twin.validate(JobConfig, loaded.data)
-    except twin.Invalid as exc:
-        raise _translate(exc.errors, loaded) from None
+    config = _validate(loaded, problems)
+    if config is None:
+        problems.raise_any()
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
-    check_config(result)
+    check_config(result, problems)
     if config.fallback and config.backend != "local":  # a local run needs no capacity
         from cloudtrain.config import fallback
 
-        def load_candidate(doc: LoadedYaml) -> LoadedConfig:
-            return load_document(doc, (), base=base or result.base_dir, environ=environ,
-                                 gcloud_configuration=gcloud_configuration)  # fmt: skip
+        def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
+            return load_document(doc, (), base=base or result.base_dir, environ=environ, strict=strict,
+                                 gcloud_configuration=gcloud_configuration, translate=other_backend)  # fmt: skip
 
-        result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate))
+        result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
+
+
+def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
+    """The config; on schema errors, each is collected and the config is read again without the failed
+    values (defaults in their place), so the checks of the other fields still run. None when it cannot be."""
+    try:
+        return twin.validate(JobConfig, loaded.data)
+    except twin.Invalid as exc:
+        failed = _translate_all(exc.errors, loaded)
+    for _, error in failed:
+        problems.add(error)
+    rest = copy.deepcopy(loaded.data)
+    for path, _ in failed:
+        _drop(rest, path)
+    try:
+        return twin.validate(JobConfig, rest)
+    except twin.Invalid:
+        return None  # a required value failed: nothing more can be checked
+
+
+def _drop(data: Any, path: Path_) -> None:
+    for part in path[:-1]:
+        if not isinstance(data, (dict, list)) or not _has(data, part):
+            return
+        data = data[part]
+    if path and isinstance(data, dict):
+        data.pop(path[-1], None)
 
 
 def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configuration: str | None) -> str | None:
@@ -174,6 +223,27 @@ def _has(container: dict | list, key: str | int) -> bool:
     return key in container if isinstance(container, dict) else isinstance(key, int) and key < len(container)
 
 
+def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tuple[Path_, ConfigError]]:
+    """Each value pydantic refused as one line, with the data path to leave out on the second reading.
+
+    Errors about one value (a union's alternatives, a block and a key in it) make one line; an
+    unknown key people write for a known one explains the "missing" that it causes."""
+    def path_of(error: dict[str, Any]) -> Path_:
+        return _data_path(error["loc"], loaded.data, missing=error["type"] == "missing")
+
+    remaining = list(errors)
+    for alias in [e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])]:
+        meant = tuple(str(_alias_of(alias["loc"])).split("."))
+        remaining = [e for e in remaining if not (e["type"] == "missing" and meant[: len(path_of(e))] == path_of(e))]
+    out = []
+    while remaining:
+        head = path_of(remaining[0])
+        group = [e for e in remaining if path_of(e)[: len(head)] == head or head[: len(path_of(e))] == path_of(e)]
+        remaining = [e for e in remaining if e not in group]
+        out.append((head, _translate(group, loaded)))
+    return out
+
+
 def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
     aliased = next((e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])), None)
@@ -195,6 +265,11 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
         hint = (f"did you mean {alias}?" if alias else f"did you mean {guess[0]!r}?" if guess
                 else f"allowed keys here: {', '.join(allowed)}")  # fmt: skip
+        parent = next((k for k, v in JobConfig.model_fields.items() if len(path) == 1 and _model_in(v.annotation)
+                       and str(path[0]) in _model_in(v.annotation).model_fields
+                       and not isinstance(loaded.data.get(k), dict) and k in loaded.data), None)  # fmt: skip
+        if parent:  # ``type:`` at the top, under an empty ``machine:``: a block that lost its indentation
+            hint = f"{path[0]} belongs under {parent}: indent it"
         return at(f"unknown key {path[-1]!r}", hint)
     if kind == "missing":
         return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
@@ -212,19 +287,44 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
+    if kind in ("model_type", "model_attributes_type", "dict_type") and _model_at(path):
+        keys = ", ".join(list(_model_at(path).model_fields)[:3])
+        shown = "nothing" if received is None else f"{type(received).__name__} {received!r}"
+        return at(f"expected a mapping of keys ({keys}, ...), received {shown}",
+                  f"check its indentation: the keys of {dotted(path)}: go on the lines below it, indented")
     message = error["msg"].removeprefix("Value error, ")
     # A value that may be one of several plain types (hyperparameters: true, 3, 0.1 or "adam") refused by each.
     allowed = [e["msg"].removeprefix("Input should be a valid ") for e in errors if e["type"] in _SCALAR_KINDS
                and _data_path(e["loc"], loaded.data, missing=False) == path]  # fmt: skip
     if kind in _SCALAR_KINDS and len(allowed) > 1:
         message = "Input should be a valid " + ", ".join(allowed[:-1]) + " or " + allowed[-1]
-    if kind == "string_type" and received in (True, False):
+    if kind == "string_type" and isinstance(received, bool):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
         return at(f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, "
                   "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
-    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]))  # YAML stays YAML
+    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]),  # YAML stays YAML
+              _FIXES.get(kind, "").format(key=path[-1] if path else "", expected=(error.get("ctx") or {}).get(
+                  "expected", ""), **(error.get("ctx") or {})) or None)  # fmt: skip
+
+
+#: The fix for the pydantic error kinds whose message names no fix of its own.
+_FIXES = {
+    "int_type": "write a whole number, e.g. {key}: 2",
+    "int_parsing": "write a whole number, e.g. {key}: 2",
+    "int_from_float": "write a whole number, e.g. {key}: 2",
+    "float_type": "write a number, e.g. {key}: 0.5",
+    "float_parsing": "write a number, e.g. {key}: 0.5",
+    "bool_type": "write true or false",
+    "string_type": 'write text; quote it where YAML reads it as something else ("…")',
+    "list_type": "write a list: {key}: [a, b]",
+    "dict_type": "write a mapping of keys to values under {key}:",
+    "greater_than": "use a value greater than {gt}",
+    "greater_than_equal": "use a value of at least {ge}",
+    "less_than_equal": "use a value of at most {le}",
+    "less_than": "use a value less than {lt}",
+}
 
 
 _SCALAR_KINDS = ("bool_type", "int_type", "float_type", "string_type")
@@ -281,6 +381,17 @@ def _fields_at(path: Path_) -> set[str]:
             continue
         model = _model_in(model.model_fields[str(part)].annotation) or model
     return set(model.model_fields)
+
+
+def _model_at(path: Path_) -> type[Record] | None:
+    """The record a config path holds (``("machine",)`` → Machine), if it holds one."""
+    if not path or not isinstance(path[-1], str):
+        return None
+    fields = JobConfig.model_fields if len(path) == 1 else None
+    if fields is None:
+        parent = _model_at(path[:-1])
+        fields = parent.model_fields if parent else {}
+    return _model_in(fields[path[-1]].annotation) if path[-1] in fields else None
 
 
 def _model_in(annotation: Any) -> type[Record] | None:

@@ -32,7 +32,7 @@ def test_gpu4_on_sagemaker_takes_g4dn_the_nearest_region_and_tf_2_18():
     loaded = load_config(REPO / "job_configs" / "gpu4.yaml", TO_SAGEMAKER)
     cfg = loaded.config
     assert (cfg.machine.type, cfg.region, cfg.image.tensorflow) == ("ml.g4dn.12xlarge", "us-east-2", "2.18")
-    assert len(loaded.notes) == 3 and "no TensorFlow 2.17 image; using 2.18" in loaded.notes[2]
+    assert len(loaded.notes) == 3 and loaded.notes[2].startswith("mapped: image.tensorflow: 2.17 → 2.18 (")
 
 
 def test_sagemaker_config_on_vertex():

@@ -40,7 +40,10 @@ def test_snake_case_keys_and_legacy_names_that_still_exist(project):
     loaded = load_config(project(HEAD + "trainingInput: {scale_tier: CUSTOM, master_type: complex_model_m_v100, region: us-central1}\n"))
     cfg = loaded.config
     assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == ("n1-standard-16", "NVIDIA_TESLA_V100", 4)
-    assert loaded.notes == ()  # V100 is still offered: nothing changed, nothing to say
+    # V100 is still offered, but the config now names it differently: one line says what it became
+    assert loaded.notes == ("mapped: trainingInput.masterType: complex_model_m_v100 (n1-standard-16 with 4 × V100) → "
+                            "n1-standard-16 with 4 × NVIDIA_TESLA_V100 (ML Engine's name for this machine; Vertex AI "
+                            "names it by machine type and GPUs); (no current price) → $12.28/h",)
 
 
 # Each legacy machine and tier: what it becomes and the line that says so (golden files).
@@ -75,7 +78,7 @@ def test_article_config_maps_k80_to_t4_at_the_same_count_with_the_price():
     out = convert(CASES["article_config"])
     assert out["config"]["machine"] == {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4}
     (note,) = out["notes"]
-    assert "K80" in note and "T4" in note and "$2.48/hour" in note
+    assert "K80" in note and "T4" in note and note.endswith("; (no current price) → $2.48/h")
 
 
 def test_eight_k80_become_the_nearest_count_of_t4_and_say_so():
@@ -87,13 +90,14 @@ def test_eight_k80_become_the_nearest_count_of_t4_and_say_so():
 def test_parameter_servers_become_workers():
     out = convert(CASES["standard_1"])
     assert out["config"]["replica_count"] == 8  # 1 master + 4 workers + 3 parameter servers
-    assert any("parameter server(s) become workers" in n for n in out["notes"])
+    assert "mapped: trainingInput.scaleTier: 3 parameter servers → 8 replicas of the master's machine (parameter " \
+           "servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers)" in out["notes"]
 
 
 def test_tf1_runtime_maps_to_the_default_image_with_a_line():
     out = convert("trainingInput: {scaleTier: BASIC, runtimeVersion: '1.10'}\n")
     assert out["config"]["image"] == {"tensorflow": "2.17"}
-    assert "TensorFlow 1" in out["notes"][0]
+    assert out["notes"][1].startswith("mapped: trainingInput.runtimeVersion: 1.10 → 2.17 (TensorFlow 1 has no")
 
 
 def test_strict_legacy_turns_a_mapping_into_an_error(project):
@@ -105,7 +109,7 @@ def test_strict_legacy_turns_a_mapping_into_an_error(project):
 def test_master_type_with_a_fixed_tier_is_read_as_custom_with_a_line():
     out = convert("trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n")
     assert out["config"]["machine"]["accelerator_count"] == 4
-    assert out["notes"][0].startswith("scaleTier BASIC with masterType complex_model_m_gpu")
+    assert out["notes"][0].startswith("mapped: trainingInput.scaleTier: BASIC → CUSTOM (masterType complex_model_m_gpu")
 
 
 @pytest.mark.parametrize(

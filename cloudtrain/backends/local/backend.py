@@ -262,7 +262,7 @@ class LocalBackend:
         _claim(out, spec)
         image = self._image_for(spec)
         if image.note:
-            self._log(f"warning: {image.note}")
+            self._log(image.note)  # a mapped: line
         environment = venv.ensure_env(package, image, root=self._cache_root, log=self._log)
         note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))

@@ -27,6 +27,7 @@ from pathlib import Path
 from cloudtrain import catalog
 from cloudtrain.catalog._data import load
 from cloudtrain.errors import UsageError
+from cloudtrain.mapping import mapped_line
 
 #: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
 PYENV_ROOT_DEFAULT = "~/.pyenv"
@@ -118,10 +119,9 @@ def _fallback(cloud, tf, wanted_py, interpreters: list[Interpreter], shipped, lo
     for candidate in newer_first:
         for interpreter in interpreters:
             if interpreter.version in supported_pythons(candidate):
-                note = (
-                    f"TensorFlow {tf} (the image's) has no wheels for Python {interpreter.version} and no {need} was "
-                    f"found ({looked}); using TensorFlow {candidate} on Python {interpreter.version} instead"
-                )
+                note = mapped_line("image.tensorflow", tf, candidate, f"locally: TensorFlow {tf}, the image's, has "
+                                   f"no wheels for Python {interpreter.version} and no {need} was found ({looked}); "
+                                   f"the nearest version Python {interpreter.version} installs, newer first")  # fmt: skip
                 return Image(cloud, interpreter, (f"tensorflow=={candidate}.*", *shipped), candidate, tf, wanted_py, note)
     raise UsageError(
         f"no Python here can install TensorFlow {tf} or any version near it (looked in {looked})",

@@ -46,8 +46,9 @@ def test_only_a_newer_python_means_one_line_naming_the_tensorflow_used_instead()
     img = resolve_image("vertex", "2.17", find=finder("3.13"))
     assert (img.python.version, img.tensorflow) == ("3.13", "2.20")
     assert img.note == (
-        "TensorFlow 2.17 (the image's) has no wheels for Python 3.13 and no Python 3.9–3.12 was found "
-        "(PATH, pyenv's versions folder and this interpreter); using TensorFlow 2.20 on Python 3.13 instead"
+        "mapped: image.tensorflow: 2.17 → 2.20 (locally: TensorFlow 2.17, the image's, has no wheels for Python 3.13 "
+        "and no Python 3.9–3.12 was found (PATH, pyenv's versions folder and this interpreter); the nearest "
+        "version Python 3.13 installs, newer first)"
     )
 
 

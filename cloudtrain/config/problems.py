@@ -1,0 +1,56 @@
+"""Collect every error of a config instead of stopping at the first (issue #28, item 2).
+
+A check runs only when the fields it reads passed so far: a check that depends on a field that
+already failed is skipped, so each mistake is reported once, where it was made. The errors come
+out in the order a user fixes them: ``--set`` first, then the gcloud flags, then by file line.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from cloudtrain.errors import ConfigError, ConfigErrors
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+        self._failed: list[str] = []  # dotted fields
+
+    def add(self, error: ConfigError) -> None:
+        for one in getattr(error, "errors", None) or (error,):
+            self.errors.append(one)
+            self._failed.append(one.field or "")
+
+    def failed(self, *fields: str) -> bool:
+        """Whether any of ``fields`` (dotted), a field inside one of them, or one around it, failed."""
+        return any(_overlap(f, done) for f in fields for done in self._failed)
+
+    def run(self, reads: Iterable[str], check: Callable[[], object]) -> None:
+        """Run ``check`` unless a field it reads failed; collect the ConfigError(s) it raises."""
+        if self.failed(*reads):
+            return
+        try:
+            check()
+        except ConfigError as exc:
+            self.add(exc)
+
+    def raise_any(self) -> None:
+        if not self.errors:
+            return
+        ordered = sorted(self.errors, key=_order)
+        raise ordered[0] if len(ordered) == 1 else ConfigErrors(ordered)
+
+
+def _overlap(a: str, b: str) -> bool:
+    if not a or not b:
+        return False  # an error about no field (a malformed --set, --strict-legacy) holds no check back
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".") or a.startswith(b + "[") or b.startswith(a + "[")
+
+
+def _order(error: ConfigError) -> tuple[int, int]:
+    if error.file == "--set":
+        return (0, 0)
+    if error.line is None and error.file and error.file.startswith("--"):
+        return (1, 0)  # a gcloud flag or another option
+    return (2, error.line or 0)
