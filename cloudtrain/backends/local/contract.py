@@ -18,7 +18,9 @@ documentation and its own code:
   ``output/data/``, ``checkpoints/``; the ``SM_*`` variables; and with several hosts the
   ``TF_CONFIG`` the SageMaker TensorFlow container writes for multi-worker mirrored
   training (``worker`` tasks only, host 0 first). ``SAGEMAKER_BASE_DIR`` points at the
-  tree: it is sagemaker-training's own override of ``/opt/ml``.
+  tree: it is sagemaker-training's own override of ``/opt/ml``. Also what the entry the TF
+  training images run sets before it starts the script (see :func:`sagemaker_entry_env`), and
+  not what its shell drops (:func:`shell_drops`).
 
 Hosts are ``127.0.0.1:<port>`` instead of the cloud's host names, since every replica
 runs on this machine.
@@ -27,6 +29,7 @@ runs on this machine.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -49,6 +52,10 @@ _SM_RESERVED = (
     "sagemaker_s3_output",
 )
 _MWMS = "sagemaker_multi_worker_mirrored_strategy_enabled"
+#: A name a POSIX shell passes on to what it runs. The TF training images' entry
+#: (sagemaker-tensorflow-training 20.5.0, which pins sagemaker-training <= 4.8.3) starts the
+#: script through ``/bin/sh`` (dash), which leaves every other name out of its environment.
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -262,7 +269,8 @@ def sagemaker_plan(
             log_level=decoded.get("sagemaker_container_log_level", SM_LOG_LEVEL),
         )  # fmt: skip
         env = {
-            **sm,
+            **{k: v for k, v in sm.items() if not shell_drops(k)},
+            **sagemaker_entry_env(spec, decoded, code_dir=_join(base, "code")),
             "SAGEMAKER_BASE_DIR": base,
             "SAGEMAKER_TRAINING_MODULE": SM_TF_TRAINING_MODULE,
             "SAGEMAKER_REGION": spec.region,
@@ -298,6 +306,57 @@ def sagemaker_plan(
             )
         )
     return plans
+
+
+def shell_drops(name: str) -> bool:
+    """Whether the images' ``/bin/sh`` leaves variable ``name`` out of the script's environment."""
+    return _SHELL_NAME.fullmatch(name) is None
+
+
+def shell_dropped_hyperparameters(spec: JobSpec) -> list[str]:
+    """The hyperparameters whose ``SM_HP_<NAME>`` a script under the SageMaker contract never sees."""
+    if spec.cloud != "sagemaker" or spec.container:
+        return []
+    return [key for key in spec.hyperparameters if shell_drops(f"SM_HP_{key.upper()}")]
+
+
+def hyperparameter_warnings(spec: JobSpec) -> list[str]:
+    """One line per hyperparameter a SageMaker script cannot read from ``SM_HP_*``, with the fix."""
+    lines = []
+    for key in shell_dropped_hyperparameters(spec):
+        fix = re.sub(r"[^A-Za-z0-9_]", "_", key)
+        lines.append(
+            f"hyperparameters: {key!r}: SageMaker's TensorFlow containers drop SM_HP_{key.upper()} (their "
+            f"/bin/sh passes no variable whose name has {_bad_chars(key)}); rename it {fix!r}, or read "
+            f"SM_HPS or the --{key} argument"
+        )
+    return lines
+
+
+def _bad_chars(key: str) -> str:
+    return " or ".join(repr(c) for c in dict.fromkeys(re.findall(r"[^A-Za-z0-9_]", key)))
+
+
+def sagemaker_entry_env(spec: JobSpec, hyperparameters: Mapping[str, Any], *, code_dir: str) -> dict[str, str]:
+    """What the SageMaker platform and the TF container's entry set besides ``SM_*``:
+
+    - ``AWS_REGION``: the platform's;
+    - ``SAGEMAKER_JOB_NAME``: ``sagemaker_training.environment``, from the ``sagemaker_job_name``
+      hyperparameter;
+    - ``S3_REGION`` (the region of ``model_dir``'s bucket, else the job's: here the job's),
+      ``S3_USE_HTTPS``, ``TF_CPP_MIN_LOG_LEVEL``: ``sagemaker_tensorflow_container.s3_utils.configure``;
+    - ``PYTHONPATH``: the code directory, then the launcher's own ``sys.path``
+      (``environment.write_env_vars``); here the code directory alone;
+    - ``PWD``: the code directory, where ``/bin/sh`` starts the script (the shell exports it)."""
+    return {
+        "AWS_REGION": spec.region,
+        "SAGEMAKER_JOB_NAME": str(hyperparameters.get("sagemaker_job_name", "")),
+        "S3_REGION": spec.region,
+        "S3_USE_HTTPS": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "1",
+        "PYTHONPATH": code_dir,
+        "PWD": code_dir,
+    }
 
 
 def _sm_value(value: Any) -> str:
@@ -376,7 +435,6 @@ def sagemaker_env_vars(
         is_smddprun_installed=False,
         job_name=job_name,
         master_hostname=master,
-        topology=[],
     )
     values["training_env"] = training_env
     for name, path in channels.items():
