@@ -20,7 +20,7 @@ documentation and its own code:
   training (``worker`` tasks only, host 0 first). ``SAGEMAKER_BASE_DIR`` points at the
   tree: it is sagemaker-training's own override of ``/opt/ml``. Also what the entry the TF
   training images run sets before it starts the script (see :func:`sagemaker_entry_env`), and
-  not what its shell drops (:func:`shell_drops`).
+  not what its shell drops (:mod:`cloudtrain.backends.sagemaker.entry_shell`).
 
 Hosts are ``127.0.0.1:<port>`` instead of the cloud's host names, since every replica
 runs on this machine.
@@ -29,10 +29,10 @@ runs on this machine.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from cloudtrain.backends.sagemaker.entry_shell import shell_drops
 from cloudtrain.data import schemes
 from cloudtrain.spec import JobSpec, sagemaker_cmd_args
 
@@ -52,10 +52,6 @@ _SM_RESERVED = (
     "sagemaker_s3_output",
 )
 _MWMS = "sagemaker_multi_worker_mirrored_strategy_enabled"
-#: A name a POSIX shell passes on to what it runs. The TF training images' entry
-#: (sagemaker-tensorflow-training 20.5.0, which pins sagemaker-training <= 4.8.3) starts the
-#: script through ``/bin/sh`` (dash), which leaves every other name out of its environment.
-_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -306,35 +302,6 @@ def sagemaker_plan(
             )
         )
     return plans
-
-
-def shell_drops(name: str) -> bool:
-    """Whether the images' ``/bin/sh`` leaves variable ``name`` out of the script's environment."""
-    return _SHELL_NAME.fullmatch(name) is None
-
-
-def shell_dropped_hyperparameters(spec: JobSpec) -> list[str]:
-    """The hyperparameters whose ``SM_HP_<NAME>`` a script under the SageMaker contract never sees."""
-    if spec.cloud != "sagemaker" or spec.container:
-        return []
-    return [key for key in spec.hyperparameters if shell_drops(f"SM_HP_{key.upper()}")]
-
-
-def hyperparameter_warnings(spec: JobSpec) -> list[str]:
-    """One line per hyperparameter a SageMaker script cannot read from ``SM_HP_*``, with the fix."""
-    lines = []
-    for key in shell_dropped_hyperparameters(spec):
-        fix = re.sub(r"[^A-Za-z0-9_]", "_", key)
-        lines.append(
-            f"hyperparameters: {key!r}: SageMaker's TensorFlow containers drop SM_HP_{key.upper()} (their "
-            f"/bin/sh passes no variable whose name has {_bad_chars(key)}); rename it {fix!r}, or read "
-            f"SM_HPS or the --{key} argument"
-        )
-    return lines
-
-
-def _bad_chars(key: str) -> str:
-    return " or ".join(repr(c) for c in dict.fromkeys(re.findall(r"[^A-Za-z0-9_]", key)))
 
 
 def sagemaker_entry_env(spec: JobSpec, hyperparameters: Mapping[str, Any], *, code_dir: str) -> dict[str, str]:
