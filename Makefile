@@ -24,7 +24,7 @@ bench: .venv/.synced  ## full benchmarks → docs/benchmarks.md
 	$(RUN) python -m bench
 
 bench-smoke: .venv/.synced
-	$(RUN) python -m bench --quick --out /tmp/cloudtrain-bench-smoke
+	$(RUN) python -m bench --quick --allow-dirty --out /tmp/cloudtrain-bench-smoke
 
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
