@@ -339,12 +339,13 @@ def trainer_section(entry: dict | None, meta: dict) -> str:
                  f"\"{NO_DIFFERENCE}\"; with fewer than {MIN_REPEATS} runs there is no verdict.\n\n")
     if any("notice handler" in name for name in ratios):
         polls = sum(r.get("metadata_polls", 0) for r in data.get("rows", []))
-        text += ("**Acting on a preemption notice within about a second** (the synthetic 8x8 rows; issue 20): the "
-                 "default `--steps-per-execution auto` runs as many steps per tf.function call as take ~1 s and "
-                 "wraps each call in TensorFlow's PreemptionCheckpointHandler, which can act only between calls; "
+        text += ("**Acting on a preemption notice within a bounded time** (the synthetic rows; issue 20): the "
+                 "default `--steps-per-execution auto` runs as many steps per tf.function call as fit a bounded time "
+                 "(`trainer/`) and wraps each call in TensorFlow's PreemptionCheckpointHandler, which can act only "
+                 "between calls; "
                  "\"one call per epoch\" is what a notice used to wait for. \"handler off\" is "
                  "`--no-preemption-handler` (no SIGTERM handler, no watcher thread, calls unwrapped); \"metadata "
-                 "watcher\" adds the Vertex AI path's poll of `instance/preempted` every second, here against a "
+                 "watcher\" adds the Vertex AI path's poll of `instance/preempted`, here against a "
                  f"local metadata server ({polls} polls answered). Small images make the per-call cost as large a "
                  "share of a step as it gets.\n\n")
     gpus = meta["machine"].get("gpus") or []
@@ -376,9 +377,10 @@ def preemption_section(data: dict) -> str:
                      _verdict({"verdict": r["verdict_steps_redone"]}),
                      fmt_spread(calls, "{:g}"), "yes" if r["exit_codes_ok"] else "**no**"])
     args = " ".join(data.get("args", []))
-    text = (f"The real trainer (`python -m trainer.task {args}`: `--steps-per-execution auto`, calls of ~1 s) gets "
-            "SIGTERM at a random point of an epoch after the first; one worker, and one of 2 "
-            "MultiWorkerMirroredStrategy workers over 127.0.0.1 chosen at random. After every preemption a restart's "
+    workers = " and ".join(str(r["workers"]) for r in data.get("rows", [])) or "?"
+    text = (f"The real trainer (`python -m trainer.task {args}`: `--steps-per-execution auto`, bounded calls) gets "
+            f"SIGTERM at a random point of an epoch after the first, with {workers} worker(s) (several: "
+            "MultiWorkerMirroredStrategy over localhost, one worker chosen at random). After every preemption a restart's "
             "plan (`--plan-only` on the same job dir) gives the step it resumes at; steps redone = saved step − that "
             "step. Per-epoch checkpoints (the trainer before checkpoint-on-notice) would restart the same notice "
             "from the epoch's start: the stopped epoch's steps done so far. Every figure: median (min–max) of "
@@ -406,8 +408,8 @@ def log_faults_section(data: dict) -> str:
             f"replicas writing a line every {data.get('line_every_s', '?')} s while the job runs on. \"Back → first "
             "line\" is the time from the end of each fault window (the endpoint answers again) to the first line the "
             "follower yields after it, over every window of every job. Both followers retry with capped "
-            "exponential backoff and jitter (`cloudtrain/backends/follow.py`: 1 s doubling up to 30 s), so the wait "
-            "after a long outage can be up to that cap; Vertex's gRPC channel adds its own reconnect backoff "
-            "(real time, 1 s growing 1.6× per failed connect).\n\n")  # fmt: skip
+            "exponential backoff and jitter (`cloudtrain/backends/follow.py`), so the wait after a long outage can "
+            "be up to that cap; Vertex's gRPC channel adds its own reconnect backoff (gRPC's defaults, in real "
+            "time).\n\n")  # fmt: skip
     return text + table(["cloud", "schedule", "jobs", "lines written", "lost", "printed twice",
                          "back → first line, median s", "min–max s", "windows", "errors"], rows, "llrrrrrrrl")
