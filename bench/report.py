@@ -99,7 +99,15 @@ def commit_note(check: _provenance.Check | None) -> str:
         return ""
     if check.on_main is None:
         return " (not checked: no git repository here)"
-    return " — **not on main**: no such commit in this report's history, so what changed since cannot be told"
+    return " (**not on main**)"
+
+
+def off_main_note(check: _provenance.Check | None) -> str:
+    """A sentence when the bench's commit is not in the report's history."""
+    if check is None or check.on_main is not False:
+        return ""
+    return (f" **Not on main:** commit {check.commit or '(none recorded)'} is not in this report's history, so what "
+            "changed since it cannot be told: these figures may not describe this report's code.")
 
 
 def stale_note(check: _provenance.Check | None) -> str:
@@ -128,7 +136,7 @@ def provenance(entry: dict | None) -> str:
     line += f". Reproduce: `{again}` (this bench alone: `python -m {entry['module']}{' ' + own if own else ''}`)."
     if entry["status"] != "ok":
         line += f" **{entry['status']}**: {entry['error']}"
-    return line + stale_note(check) + "\n"
+    return line + off_main_note(check) + stale_note(check) + "\n"
 
 
 def section(title: str, entry: dict | None, body: Callable[[dict], str]) -> str:

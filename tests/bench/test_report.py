@@ -186,11 +186,12 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     assert "preemption" not in merged["runs"][0]["benches"]  # measured again by the later run
     md = report.render(merged)
     assert "by one of the runs listed below" in md
-    assert ("on commit abc123 — **not on main**: no such commit in this report's history, so what changed since "
-            "cannot be told: 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 1.00 at start") in md
+    assert ("on commit abc123 (**not on main**): 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 "
+            "1.00 at start") in md
     assert "load 3.00 3.00 3.00 at start, 4.00 4.00 4.00 at end; measured preemption" in md
     assert "| `cloudtrain --help` | 250 |" in md
-    assert "Measured 2030-01-01 01:00:00 UTC on commit def456 — **not on main**" in md
+    assert "Measured 2030-01-01 01:00:00 UTC on commit def456 (**not on main**), " in md
+    assert "**Not on main:** commit def456 is not in this report's history" in md
     # a third run replaces what it measures again and keeps the rest, with the runs that measured it
     again = runner.merge(merged, _only(merged, "cli"))
     assert [r["benches"] for r in again["runs"]] == [
