@@ -105,3 +105,15 @@ def test_a_development_run_on_a_dirty_tree_says_so_in_the_report(results):  # no
     head = report.render(results).split("\n## ")[0]
     assert ("- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
             "commit below does not describe the code measured.") in head
+
+
+def test_allow_dirty_runs_and_the_report_names_the_uncommitted_files(repo, tmp_path, monkeypatch):
+    """The real runner on a dirty tree: the bench itself cannot start there (no bench package in this
+    repository), and the report still says it was a development run, with the files."""
+    (repo["path"] / "trainer" / "task.py").write_text("uncommitted")
+    monkeypatch.setattr(runner, "REPO", repo["path"])
+    out = tmp_path / "out"
+    assert runner.main(["--only", "cli", "--out", str(out), "--allow-dirty"]) == 1  # the bench failed: exit 1
+    md = (out / "benchmarks.md").read_text()
+    assert ("- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
+            "commit below does not describe the code measured.") in md
