@@ -14,7 +14,7 @@ install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/
 run: .venv/.synced  ## the main job on this machine
 	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local
 
-test: .venv/.synced  ## the whole test suite, slow tests included (what CI runs)
+test: .venv/.synced .venv-sm-toolkit/.synced  ## the whole test suite, slow tests included (what CI runs)
 	$(RUN) pytest -q
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
@@ -24,7 +24,7 @@ bench: .venv/.synced  ## full benchmarks → docs/benchmarks.md
 	$(RUN) python -m bench
 
 bench-smoke: .venv/.synced
-	$(RUN) python -m bench --quick --out /tmp/cloudtrain-bench-smoke
+	$(RUN) python -m bench --quick --allow-dirty --out /tmp/cloudtrain-bench-smoke
 
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
@@ -33,9 +33,17 @@ schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(UV) sync --frozen
 	@touch $@
 
+# AWS's own SageMaker TensorFlow container entry (sagemaker-tensorflow-training + sagemaker-training
+# as the TF training images ship them), which the local contract is tested against. Its own
+# environment: it pins numpy<1.24, which the project's cannot share.
+.venv-sm-toolkit/.synced: tests/sm_toolkit/requirements.txt $(UV)
+	$(UV) venv --quiet --allow-existing --python 3.11 .venv-sm-toolkit
+	$(UV) pip install --quiet --python .venv-sm-toolkit/bin/python --require-hashes -r tests/sm_toolkit/requirements.txt
+	@touch $@
+
 .tools/bin/uv:
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet uv==0.13.8
 
 clean:
-	rm -rf .venv .tools dist cloudtrain-runs
+	rm -rf .venv .venv-sm-toolkit .tools dist cloudtrain-runs

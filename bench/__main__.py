@@ -3,6 +3,11 @@
     python -m bench [--quick] [--out DIR] [--only NAME,...]
     python -m bench --only trainer --args "trainer=--quick --repeats 3"   # extra arguments for one bench
     python -m bench --render RESULTS_JSON [--out DIR]     # re-render a saved run
+    python -m bench --quick --allow-dirty --out DIR       # a development run on uncommitted code
+
+A run refuses a tree with uncommitted changes (exit 2): every figure names the commit it was
+measured on, and that commit must be the code measured. ``--allow-dirty`` runs anyway and the
+report says so, with the files.
 
 Without --out the report goes to docs/benchmarks.md and docs/benchmarks.png, and the results
 it was rendered from to docs/benchmarks.json. With --only, the benches not run keep their
@@ -27,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import _machine, report
+from bench import _machine, _provenance, report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -158,7 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
                         help="extra arguments for one bench, e.g. trainer='--quick --repeats 3' (repeatable)")
     parser.add_argument("--render", type=Path, metavar="RESULTS_JSON", help="only re-render a saved results.json")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="run on a tree with uncommitted changes (a development run; the report says so)")
     args = parser.parse_args(argv)
+    dirty = [] if args.render else _provenance.dirty(REPO)
+    if dirty and not args.allow_dirty:
+        shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+        print(f"python -m bench: the tree has uncommitted changes ({shown}), so no commit describes the code it "
+              "would measure; commit or stash them, or pass --allow-dirty for a development run", file=sys.stderr)
+        return 2
     out = args.out or REPO / "docs"
     out.mkdir(parents=True, exist_ok=True)
 
@@ -169,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = out / "raw" if args.out else Path(tempfile.mkdtemp(prefix="cloudtrain-bench-"))
         raw.mkdir(parents=True, exist_ok=True)
         meta = {"started": _machine.utc_now(), "load_start": _machine.loadavg(), "quick": args.quick,
-                "machine": _machine.describe()}
+                "machine": _machine.describe(), **({"dirty": dirty} if dirty else {})}
         extra = bench_args(args.args)
         ran = {b.name: run_one(b, args.quick, raw, extra.get(b.name)) for b in chosen}
         skipped = {b.name: {"name": b.name, "module": b.module, "what": b.what, "status": "skipped",

@@ -23,7 +23,8 @@ FOLLOWERS = {
 }
 # Vertex followers in the table by replica count beside SageMaker (all of them: the lateness table).
 COMBINED = {"cloudtrain", "previous follower", "gcloud ml-engine"}
-AI_NOTE = "gcloud ai custom-jobs stream-logs never stops on its own here; the bench stopped it 3 polls after the last line arrived"
+AI_NOTE = ("gcloud ai custom-jobs stream-logs never stops on its own here; the bench stopped it a few polls after the "
+           "last line arrived (`bench/vertex_late_bench.py`)")
 
 
 def _num(value: Any) -> float | None:
@@ -59,6 +60,11 @@ def records(vertex_late: dict | None, sagemaker: dict | None) -> list[dict]:
     return out
 
 
+def _counts(recs: list[dict], cloud: str) -> str:
+    """The replica counts measured for ``cloud``, as ``1/8/60``."""
+    return "/".join(str(n) for n in sorted({r["replicas"] for r in recs if r["cloud"] == cloud})) or "?"
+
+
 def _cell(rec: dict | None, kind: str) -> str:
     if rec is None:
         return "–"
@@ -75,15 +81,17 @@ def section(vertex_late: dict | None, sagemaker: dict | None, vertex_logs: dict 
 
     recs = records(vertex_late, sagemaker)
     text = "## 4. Logs\n\n"
-    text += "Vertex at 1/8/60 replicas, lines up to 10 minutes late (`bench/vertex_late_bench.py`): " + provenance(vertex_late)
-    text += "SageMaker at 1/8/60 instances: " + provenance(sagemaker) + "\n"
+    text += (f"Vertex at {_counts(recs, 'vertex')} replicas, lines arriving late (`bench/vertex_late_bench.py`): "
+             + provenance(vertex_late))
+    text += f"SageMaker at {_counts(recs, 'sagemaker')} instances: " + provenance(sagemaker) + "\n"
     if recs:
         followers = [f for f in FOLLOWERS.values() if any(r["follower"] == f for r in recs)]
         counts = sorted({r["replicas"] for r in recs})
         by = {(r["follower"], r["replicas"]): r for r in recs}
         vs = (vertex_late or {}).get("data") or {}
         sm = (sagemaker or {}).get("data") or {}
-        text += (f"Each replica prints one line a second: Vertex jobs run {vs.get('minutes', '?')} min on the Cloud "
+        text += (f"Each Vertex replica prints {_rate(vs.get('lines_per_second'))} (SageMaker's: the rate set in "
+                 f"`bench/sagemaker_logs_bench.py`): Vertex jobs run {vs.get('minutes', '?')} min on the Cloud "
                  f"Logging fake, SageMaker jobs {sm.get('running_s', '?')} s on moto, both on a virtual clock, so the "
                  "seconds below are the followers' own pacing, not this machine's speed (cloudtrain's Vertex live tail "
                  f"runs on a real clock sped up {vs.get('speed', '?')}×: see below). Vertex figures are medians over "
@@ -154,6 +162,13 @@ def _count(value: dict | None) -> str:
         else _spread(value, "{:,.1f}")
 
 
+def _rate(per_second: float | None) -> str:
+    """Lines per second as the bench recorded them; where the rate is set when it did not."""
+    if per_second is None:
+        return "lines at the rate set in `bench/vertex_late_bench.py`"
+    return f"{per_second:g} line(s) a second"
+
+
 def _verdict(word: str, better: str, worse: str) -> str:
     from bench._stats import NO_DIFFERENCE
 
@@ -171,13 +186,14 @@ def late(entry: dict | None) -> str:
     order = list(FOLLOWERS)
     rows = sorted(rows, key=lambda r: (r["replicas"], order.index(("vertex", r["follower"]))
                                        if ("vertex", r["follower"]) in FOLLOWERS else 99))
-    text = (f"**Vertex, lines up to 10 minutes late** (`bench/vertex_late_bench.py`; {data.get('minutes', '?')}-minute "
+    text = (f"**Vertex, lines arriving late** (`bench/vertex_late_bench.py`; {data.get('minutes', '?')}-minute "
             f"jobs, {data.get('repeats', '?')} seeds per case; each cell is the median over the seeds with its min–max "
             "when they differ)\n\n"
-            "Each replica's logging agent ships a batch every 5 s that Cloud Logging receives 2 s later, plus a "
-            "lateness drawn per batch: 90 % none, 5 % 10–40 s, 5 % 1–10 minutes; a batch's lines arrive in shuffled "
-            "order, 2 % of batches arrive a second time (same insertIds) 5–120 s later, and halfway through the run "
-            f"the live tail drops {data.get('suppressed', '?')} entries and says so (`suppression_info`). A line is "
+            "Each replica's logging agent ships its lines in batches that Cloud Logging receives a little later, "
+            "some of them seconds to minutes late; a batch's lines arrive in shuffled order, some batches arrive a "
+            "second time (same insertIds), and halfway through the run "
+            f"the live tail drops {data.get('suppressed', '?')} entries and says so (`suppression_info`); the "
+            "intervals and shares are set in `bench/vertex_late_bench.py`. A line is "
             "**lost** when it was readable at the follower's last read and was never shown; a line that arrived only "
             "after that is counted apart (**after its stop**): not lost, `cloudtrain logs JOB` shows it. Delay: from "
             "the line's arrival (its receiveTimestamp) to the follower yielding it.\n\n")
@@ -211,12 +227,12 @@ def late(entry: dict | None) -> str:
                  + ("every line in every cloudtrain run" if every else "**not** every line in some run") + ", the lines "
                  "that arrived after the follower's stop included.\n")
     text += (f"\n‡ {AI_NOTE}. Followers: **cloudtrain** is `LogTailer` as `submit` and `logs --follow` run it "
-             "(TailLogEntries live view with a 1 s buffer window, `entries.list` on receiveTimestamp as ground truth, "
-             f"`--drain` 60 s); its tail runs on a thread, so it runs on a real clock sped up {data.get('speed', '?')}×, "
+             "(TailLogEntries live view, `entries.list` on receiveTimestamp as ground truth, `--drain` at its default; "
+             "the buffer window, look-back and read rate are in `cloudtrain/backends/vertex/logs.py`); its tail runs on "
+             f"a thread, so it runs on a real clock sped up {data.get('speed', '?')}×, "
              "and its delays carry this machine's scheduling noise times that factor; its largest delays are the "
-             "entries the tail dropped (`suppression_info`), which wait for the re-read: it pages through the entries "
-             "received since 30 s before the newest one seen, at the tail's 10 reads a minute (at 60 replicas, 3 pages "
-             "or more: checked in one 60-replica run, all 50 dropped entries, about 17 s). **Polling alone** is its fallback "
+             "entries the tail dropped (`suppression_info`), which wait for the re-read of the entries received "
+             "shortly before the newest one seen, at the tail's own read rate. **Polling alone** is its fallback "
              "where the server has no TailLogEntries. The **previous cloudtrain follower** is the one before 79b4f06 (a "
              "60 s look-back on the entry's own timestamp), kept in `bench/_vertex_baselines.py`. **gcloud** is "
              "re-implemented from the Google Cloud SDK 578.0.0 source (`bench/_vertex_baselines.py` names every line "
@@ -239,12 +255,13 @@ BUSY_VERDICTS = {"lost": ("lost", "fewer", "more"), "delay_median_s": ("p50", "s
 def busy_idle(entry: dict | None) -> str:
     from bench.report import provenance, table
 
-    text = "**Vertex, a busy and an idle 2-replica job** (`bench/vertex_logs_bench.py`): " + provenance(entry) + "\n"
+    text = "**Vertex, a busy and an idle job** (`bench/vertex_logs_bench.py`): " + provenance(entry) + "\n"
     data = (entry or {}).get("data") or {}
     rows = data.get("summary") or []
     if rows:
-        text += (f"{data.get('minutes', '?')}-minute jobs, virtual clock; busy: 5 lines/s per replica, idle: one line "
-                 "a minute; 5 % of batches held back 10–40 s. Each cell is the median over "
+        text += (f"{data.get('minutes', '?')}-minute jobs, virtual clock; the busy job prints many lines a second per "
+                 "replica, the idle one a line now and then, and some batches are held back (the rates and the share: "
+                 "`bench/vertex_logs_bench.py`). Each cell is the median over "
                  f"{data.get('repeats', '?')} seeds (min–max when they differ); the verdict compares gcloud with "
                  "cloudtrain, polling alone, figure by figure.\n\n")
         text += table(["job", "follower", "lines", "lost", "out of order", "p50 s", "p95 s", "max s", "requests/min",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from bench import _logs_table, _plot
+from bench import _logs_table, _plot, _provenance
 from bench._machine import CPU_FLAGS
 from bench._stats import MIN_REPEATS, NO_DIFFERENCE, fmt_ratio, fmt_spread
 
@@ -37,10 +37,13 @@ def write(results: dict, out: Path) -> tuple[Path, Path]:
     return md, png
 
 
-def render(results: dict, png_name: str = "benchmarks.png") -> str:
-    benches = results["benches"]
+def render(results: dict, png_name: str = "benchmarks.png", repo: Path = _provenance.REPO) -> str:
+    """``repo``: the git repository whose HEAD the report describes; each bench's run commit is checked
+    against it (on main? files on its measured path changed since?)."""
+    runs = results.get("runs") or []
+    benches = with_checks(results["benches"], runs, results["meta"], repo)
     parts = [
-        header(results["meta"], benches, results.get("runs") or []),
+        header(results["meta"], benches, runs, repo),
         f"![CLI latency, trainer throughput, log delay and API reads per minute]({png_name})\n",
         section("1. CLI latency", benches.get("cli"), cli_section),
         packaging_section(benches.get("packaging"), benches.get("vertex_packager")),
@@ -70,13 +73,61 @@ def rate(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
+def run_commit(name: str, entry: dict, runs: list[dict], meta: dict) -> str:
+    """The commit bench ``name`` ran on: its own record, else the run that lists it, else the report's."""
+    for text in (entry.get("commit"), *(r.get("commit") for r in runs if name in r.get("benches", []))):
+        if _provenance.commit_hash(text):
+            return _provenance.commit_hash(text)
+    return _provenance.commit_hash(meta["machine"].get("git_commit"))
+
+
+def with_checks(benches: dict, runs: list[dict], meta: dict, repo: Path) -> dict:
+    """Each bench entry that ran, with ``check``: what git says about its commit and measured path."""
+    out = {}
+    for name, entry in benches.items():
+        if entry and entry.get("status") != "skipped":
+            commit = run_commit(name, entry, runs, meta)
+            entry = dict(entry, commit=entry.get("commit") or commit or None,
+                         check=_provenance.check(repo, commit, _provenance.PATHS.get(name, ())))
+        out[name] = entry
+    return out
+
+
+def commit_note(check: _provenance.Check | None) -> str:
+    """After "on commit X": nothing when it is on main, else why its code cannot be compared."""
+    if check is None or check.on_main:
+        return ""
+    if check.on_main is None:
+        return " (not checked: no git repository here)"
+    return " (**not on main**)"
+
+
+def off_main_note(check: _provenance.Check | None) -> str:
+    """A sentence when the bench's commit is not in the report's history."""
+    if check is None or check.on_main is not False:
+        return ""
+    return (f" **Not on main:** commit {check.commit or '(none recorded)'} is not in this report's history, so what "
+            "changed since it cannot be told: these figures may not describe this report's code.")
+
+
+def stale_note(check: _provenance.Check | None) -> str:
+    """A sentence when files on the bench's measured path changed after its run."""
+    if check is None or not check.stale:
+        return ""
+    shown = ", ".join(f"`{path}`" for path in check.changed[:5])
+    more = f" and {len(check.changed) - 5} more" if len(check.changed) > 5 else ""
+    return (f" **Stale:** {len(check.changed)} file(s) on its measured path changed since commit {check.commit} "
+            f"({shown}{more}): these figures describe that commit's code, not this report's.")
+
+
 def provenance(entry: dict | None) -> str:
-    """One line: when this bench ran and how it ended."""
+    """One line: when this bench ran and how it ended, and whether its figures still describe the code."""
     if not entry:
         return "_Not run._\n"
     if entry["status"] == "skipped":
         return f"_Not measured in this run: {entry['error']}._\n"
-    commit = f" on commit {entry['commit']}" if entry.get("commit") else ""
+    check = entry.get("check")
+    commit = f" on commit {entry['commit']}{commit_note(check)}" if entry.get("commit") else ""
     line = f"Measured {entry.get('started', '?')}{commit}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before" + (
         f", {entry['load_after']} after" if entry.get("load_after") else "") + " (1/5/15 min)"
     own = entry.get("args", "")
@@ -85,7 +136,7 @@ def provenance(entry: dict | None) -> str:
     line += f". Reproduce: `{again}` (this bench alone: `python -m {entry['module']}{' ' + own if own else ''}`)."
     if entry["status"] != "ok":
         line += f" **{entry['status']}**: {entry['error']}"
-    return line + "\n"
+    return line + off_main_note(check) + stale_note(check) + "\n"
 
 
 def section(title: str, entry: dict | None, body: Callable[[dict], str]) -> str:
@@ -95,18 +146,31 @@ def section(title: str, entry: dict | None, body: Callable[[dict], str]) -> str:
     return text
 
 
-def _runs_lines(runs: list[dict], cores) -> list[str]:
+def _runs_lines(runs: list[dict], cores, repo: Path) -> list[str]:
     """One line per run the report draws on (several when ``--only`` runs refreshed some sections)."""
     lines = ["- **Runs in this report** (each section below says which measured it; load average 1/5/15 min on "
              f"{cores} cores):"]
     for r in runs:
-        lines.append(f"  - `{r.get('command', 'python -m bench')}` on commit {r.get('commit', '?')}: "
+        note = commit_note(_provenance.check(repo, _provenance.commit_hash(r.get("commit")), ()))
+        lines.append(f"  - `{r.get('command', 'python -m bench')}` on commit {r.get('commit', '?')}{note}: "
                      f"{r.get('started')} → {r.get('finished')}, load {r.get('load_start')} at start, "
                      f"{r.get('load_end')} at end; measured {', '.join(r.get('benches', []))}")
     return lines
 
 
-def header(meta: dict, benches: dict, runs: list[dict] | None = None) -> str:
+def _stale_line(benches: dict) -> list[str]:
+    """The header's list of sections whose figures may not describe this report's code."""
+    stale = [n for n, b in benches.items() if b and b.get("check") and b["check"].stale]
+    unknown = [n for n, b in benches.items() if b and b.get("check") and b["check"].on_main is False]
+    if not stale and not unknown:
+        return []
+    parts = ([f"stale (files on their measured path changed since their run): {', '.join(stale)}"] if stale else []) \
+        + ([f"measured on a commit that is not on main: {', '.join(unknown)}"] if unknown else [])
+    return [f"- **Not current:** {'; '.join(parts)}. Each section says which files; `python -m bench --only NAME` "
+            "measures it again."]
+
+
+def header(meta: dict, benches: dict, runs: list[dict] | None = None, repo: Path = _provenance.REPO) -> str:
     m = meta["machine"]
     flags = ", ".join(m.get("cpu_flags") or []) or "none of " + ", ".join(CPU_FLAGS)
     pkgs = ", ".join(f"{k} {v}" for k, v in m.get("packages", {}).items())
@@ -121,13 +185,18 @@ def header(meta: dict, benches: dict, runs: list[dict] | None = None) -> str:
         + "nothing reaches a cloud (log followers run against local fakes and moto on a virtual or sped-up "
           "clock, except under faults, section 6, which runs in real time).",
         "",
-        *(_runs_lines(runs, m["cores"]) if runs and len(runs) > 1 else [
+        *(["- **Development run on a tree with uncommitted changes** (`--allow-dirty`): "
+           + ", ".join(f"`{f}`" for f in meta["dirty"]) + "; the commit below does not describe the code measured."]
+          if meta.get("dirty") else []),
+        *_stale_line(benches),
+        *(_runs_lines(runs, m["cores"], repo) if runs and len(runs) > 1 else [
             f"- **When:** {meta['started']} → {meta['finished']}" + (" — **quick mode: tiny sizes**" if meta.get("quick") else "")]),
         f"- **CPU:** {m['cpu']} ({m.get('cpu_family_model', '')}), {m['cores']} logical cores; flags: {flags}",
         f"- **Memory:** {m.get('memory_gib')} GiB; **GPU:** {gpus}; **OS:** {m.get('os', '?')}",
         f"- **Python** {m['python']}; {pkgs}",
         *([] if runs and len(runs) > 1 else [
-            f"- **Commit:** {m['git_commit']}",
+            f"- **Commit:** {m['git_commit']}"
+            + commit_note(_provenance.check(repo, _provenance.commit_hash(m["git_commit"]), ())),
             f"- **Load average (1/5/15 min):** {meta['load_start']} at start, {meta['load_end']} at end, on "
             f"{m['cores']} cores"]),
         "- **A shared machine:** other work ran beside the benches, so absolute times carry noise; ratios "
@@ -278,12 +347,13 @@ def trainer_section(entry: dict | None, meta: dict) -> str:
                  f"\"{NO_DIFFERENCE}\"; with fewer than {MIN_REPEATS} runs there is no verdict.\n\n")
     if any("notice handler" in name for name in ratios):
         polls = sum(r.get("metadata_polls", 0) for r in data.get("rows", []))
-        text += ("**Acting on a preemption notice within about a second** (the synthetic 8x8 rows; issue 20): the "
-                 "default `--steps-per-execution auto` runs as many steps per tf.function call as take ~1 s and "
-                 "wraps each call in TensorFlow's PreemptionCheckpointHandler, which can act only between calls; "
+        text += ("**Acting on a preemption notice within a bounded time** (the synthetic rows; issue 20): the "
+                 "default `--steps-per-execution auto` runs as many steps per tf.function call as fit a bounded time "
+                 "(`trainer/`) and wraps each call in TensorFlow's PreemptionCheckpointHandler, which can act only "
+                 "between calls; "
                  "\"one call per epoch\" is what a notice used to wait for. \"handler off\" is "
                  "`--no-preemption-handler` (no SIGTERM handler, no watcher thread, calls unwrapped); \"metadata "
-                 "watcher\" adds the Vertex AI path's poll of `instance/preempted` every second, here against a "
+                 "watcher\" adds the Vertex AI path's poll of `instance/preempted`, here against a "
                  f"local metadata server ({polls} polls answered). Small images make the per-call cost as large a "
                  "share of a step as it gets.\n\n")
     gpus = meta["machine"].get("gpus") or []
@@ -315,9 +385,10 @@ def preemption_section(data: dict) -> str:
                      _verdict({"verdict": r["verdict_steps_redone"]}),
                      fmt_spread(calls, "{:g}"), "yes" if r["exit_codes_ok"] else "**no**"])
     args = " ".join(data.get("args", []))
-    text = (f"The real trainer (`python -m trainer.task {args}`: `--steps-per-execution auto`, calls of ~1 s) gets "
-            "SIGTERM at a random point of an epoch after the first; one worker, and one of 2 "
-            "MultiWorkerMirroredStrategy workers over 127.0.0.1 chosen at random. After every preemption a restart's "
+    workers = " and ".join(str(r["workers"]) for r in data.get("rows", [])) or "?"
+    text = (f"The real trainer (`python -m trainer.task {args}`: `--steps-per-execution auto`, bounded calls) gets "
+            f"SIGTERM at a random point of an epoch after the first, with {workers} worker(s) (several: "
+            "MultiWorkerMirroredStrategy over localhost, one worker chosen at random). After every preemption a restart's "
             "plan (`--plan-only` on the same job dir) gives the step it resumes at; steps redone = saved step − that "
             "step. Per-epoch checkpoints (the trainer before checkpoint-on-notice) would restart the same notice "
             "from the epoch's start: the stopped epoch's steps done so far. Every figure: median (min–max) of "
@@ -345,8 +416,8 @@ def log_faults_section(data: dict) -> str:
             f"replicas writing a line every {data.get('line_every_s', '?')} s while the job runs on. \"Back → first "
             "line\" is the time from the end of each fault window (the endpoint answers again) to the first line the "
             "follower yields after it, over every window of every job. Both followers retry with capped "
-            "exponential backoff and jitter (`cloudtrain/backends/follow.py`: 1 s doubling up to 30 s), so the wait "
-            "after a long outage can be up to that cap; Vertex's gRPC channel adds its own reconnect backoff "
-            "(real time, 1 s growing 1.6× per failed connect).\n\n")  # fmt: skip
+            "exponential backoff and jitter (`cloudtrain/backends/follow.py`), so the wait after a long outage can "
+            "be up to that cap; Vertex's gRPC channel adds its own reconnect backoff (gRPC's defaults, in real "
+            "time).\n\n")  # fmt: skip
     return text + table(["cloud", "schedule", "jobs", "lines written", "lost", "printed twice",
                          "back → first line, median s", "min–max s", "windows", "errors"], rows, "llrrrrrrrl")

@@ -49,6 +49,11 @@ def run_submit(
     from cloudtrain.console import make_console, print_json
 
     package = build_package(spec)
+    if spec.cloud == "sagemaker":
+        from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
+
+        for warning in hyperparameter_warnings(spec):
+            click.echo(f"warning: {warning}", err=True)
     spec = stage_data(spec)
     backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)

@@ -186,9 +186,12 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     assert "preemption" not in merged["runs"][0]["benches"]  # measured again by the later run
     md = report.render(merged)
     assert "by one of the runs listed below" in md
-    assert "on commit abc123: 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 1.00 at start" in md
+    assert ("on commit abc123 (**not on main**): 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 "
+            "1.00 at start") in md
     assert "load 3.00 3.00 3.00 at start, 4.00 4.00 4.00 at end; measured preemption" in md
-    assert "| `cloudtrain --help` | 250 |" in md and "Measured 2030-01-01 01:00:00 UTC on commit def456" in md
+    assert "| `cloudtrain --help` | 250 |" in md
+    assert "Measured 2030-01-01 01:00:00 UTC on commit def456 (**not on main**), " in md
+    assert "**Not on main:** commit def456 is not in this report's history" in md
     # a third run replaces what it measures again and keeps the rest, with the runs that measured it
     again = runner.merge(merged, _only(merged, "cli"))
     assert [r["benches"] for r in again["runs"]] == [
@@ -206,11 +209,12 @@ def test_the_runner_writes_the_results_it_renders_and_merges_them(results, tmp_p
     (tmp_path / "benchmarks.json").write_text(__import__("json").dumps(results))
     monkeypatch.setattr(runner, "run_one", lambda bench, quick, raw, extra=None: dict(
         _entry(bench.name, None, "failed", "exit 1, no JSON: boom"), name=bench.name))
-    assert runner.main(["--quick", "--only", "cli", "--out", str(tmp_path)]) == 1
+    # --allow-dirty: this test runs on developers' uncommitted trees too (the refusal: test_provenance.py)
+    assert runner.main(["--quick", "--only", "cli", "--out", str(tmp_path), "--allow-dirty"]) == 1
     saved = __import__("json").loads((tmp_path / "benchmarks.json").read_text())
     assert saved["benches"]["cli"]["status"] == "failed"  # what this run measured, even a failure
     assert saved["benches"]["packaging"] == results["benches"]["packaging"]
-    assert saved["runs"][-1]["command"] == f"python -m bench --quick --only cli --out {tmp_path}"
+    assert saved["runs"][-1]["command"] == f"python -m bench --quick --only cli --out {tmp_path} --allow-dirty"
     assert "| cloudtrain (in-process) | 11.0 |" in (tmp_path / "benchmarks.md").read_text()
 
 

@@ -18,7 +18,9 @@ documentation and its own code:
   ``output/data/``, ``checkpoints/``; the ``SM_*`` variables; and with several hosts the
   ``TF_CONFIG`` the SageMaker TensorFlow container writes for multi-worker mirrored
   training (``worker`` tasks only, host 0 first). ``SAGEMAKER_BASE_DIR`` points at the
-  tree: it is sagemaker-training's own override of ``/opt/ml``.
+  tree: it is sagemaker-training's own override of ``/opt/ml``. Also what the entry the TF
+  training images run sets before it starts the script (see :func:`sagemaker_entry_env`), and
+  not what its shell drops (:mod:`cloudtrain.backends.sagemaker.entry_shell`).
 
 Hosts are ``127.0.0.1:<port>`` instead of the cloud's host names, since every replica
 runs on this machine.
@@ -30,6 +32,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from cloudtrain.backends.sagemaker.entry_shell import shell_drops
 from cloudtrain.data import schemes
 from cloudtrain.spec import JobSpec, sagemaker_cmd_args
 
@@ -262,7 +265,8 @@ def sagemaker_plan(
             log_level=decoded.get("sagemaker_container_log_level", SM_LOG_LEVEL),
         )  # fmt: skip
         env = {
-            **sm,
+            **{k: v for k, v in sm.items() if not shell_drops(k)},
+            **sagemaker_entry_env(spec, decoded, code_dir=_join(base, "code")),
             "SAGEMAKER_BASE_DIR": base,
             "SAGEMAKER_TRAINING_MODULE": SM_TF_TRAINING_MODULE,
             "SAGEMAKER_REGION": spec.region,
@@ -298,6 +302,28 @@ def sagemaker_plan(
             )
         )
     return plans
+
+
+def sagemaker_entry_env(spec: JobSpec, hyperparameters: Mapping[str, Any], *, code_dir: str) -> dict[str, str]:
+    """What the SageMaker platform and the TF container's entry set besides ``SM_*``:
+
+    - ``AWS_REGION``: the platform's;
+    - ``SAGEMAKER_JOB_NAME``: ``sagemaker_training.environment``, from the ``sagemaker_job_name``
+      hyperparameter;
+    - ``S3_REGION`` (the region of ``model_dir``'s bucket, else the job's: here the job's),
+      ``S3_USE_HTTPS``, ``TF_CPP_MIN_LOG_LEVEL``: ``sagemaker_tensorflow_container.s3_utils.configure``;
+    - ``PYTHONPATH``: the code directory, then the launcher's own ``sys.path``
+      (``environment.write_env_vars``); here the code directory alone;
+    - ``PWD``: the code directory, where ``/bin/sh`` starts the script (the shell exports it)."""
+    return {
+        "AWS_REGION": spec.region,
+        "SAGEMAKER_JOB_NAME": str(hyperparameters.get("sagemaker_job_name", "")),
+        "S3_REGION": spec.region,
+        "S3_USE_HTTPS": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "1",
+        "PYTHONPATH": code_dir,
+        "PWD": code_dir,
+    }
 
 
 def _sm_value(value: Any) -> str:
@@ -376,7 +402,6 @@ def sagemaker_env_vars(
         is_smddprun_installed=False,
         job_name=job_name,
         master_hostname=master,
-        topology=[],
     )
     values["training_env"] = training_env
     for name, path in channels.items():

@@ -15,7 +15,8 @@ request carries:
 * for a ``package.script`` job instead: ``sagemaker_program`` is the script itself (the
   container runs it from the unpacked source folder) and ``model_dir`` is added as the
   SageMaker TensorFlow estimator adds it (``OUTPUT/JOB/model``) unless ``model_dir: false``;
-* ``sagemaker_region``, ``sagemaker_container_log_level``, and with more than one
+* ``sagemaker_region``, ``sagemaker_container_log_level``, ``sagemaker_job_name`` (as the SDK sends it;
+  the container exports it as ``SAGEMAKER_JOB_NAME``, empty without it), and with more than one
   instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
   writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``;
 * ``sagemaker_cloudtrain_request``: the sha256 of the whole request (every other parameter, tags and
@@ -157,6 +158,7 @@ def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | No
     hps["sagemaker_submit_directory"] = json.dumps(submit_directory)
     hps["sagemaker_region"] = json.dumps(spec.region)
     hps["sagemaker_container_log_level"] = json.dumps(CONTAINER_LOG_LEVEL)
+    hps["sagemaker_job_name"] = json.dumps(spec.job_name)
     if spec.replica_count > 1:
         hps["sagemaker_multi_worker_mirrored_strategy_enabled"] = json.dumps(True)
     if len(hps) + 1 > MAX_HYPERPARAMETERS:  # + the request hash

@@ -82,3 +82,14 @@ def test_second_submit_skips_the_unchanged_upload(config, aws, capsys):
     submit_detached(config, capsys)
     code = main(["submit", "--config", str(config), "--detach"])
     assert code == 0 and "skipped" in capsys.readouterr().err
+
+
+def test_submit_warns_once_about_a_hyperparameter_the_container_shell_drops(config, aws, capsys):
+    config.write_text(config.read_text().replace("{epochs: 2}", "{epochs: 2, learning-rate: 0.1}"))
+    assert main(["submit", "--config", str(config), "--detach"]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if "SM_HP_" in line] == [
+        "warning: hyperparameters: 'learning-rate': SageMaker's TensorFlow containers drop SM_HP_LEARNING-RATE "
+        "(their /bin/sh passes no variable whose name has '-'); rename it 'learning_rate', or read SM_HPS or the "
+        "--learning-rate argument"
+    ]

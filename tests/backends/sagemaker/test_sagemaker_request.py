@@ -126,6 +126,8 @@ def test_hyperparameters_are_json_as_the_container_decodes_them() -> None:
     )
     assert decoded["sagemaker_region"] == "us-east-1"
     assert decoded["sagemaker_container_log_level"] == 20
+    # as the SageMaker SDK sends it: the container exports it as SAGEMAKER_JOB_NAME (empty without it)
+    assert decoded["sagemaker_job_name"] == make_spec().job_name
     assert "sagemaker_multi_worker_mirrored_strategy_enabled" not in decoded
 
 
