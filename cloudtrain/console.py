@@ -191,8 +191,12 @@ def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
     console.print(table)
 
 
-def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None) -> None:
-    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr)."""
+def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None,
+                id_columns: Iterable[str] = ()) -> None:
+    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
+
+    The cells of ``id_columns`` (job ids, names, run folders: what people copy) are never wrapped
+    or cut on a terminal: the other columns are narrowed to make room, and wrap instead."""
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not console.is_terminal:
         if title:
@@ -201,12 +205,32 @@ def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], titl
         return
     from rich.table import Table
 
+    ids = set(id_columns)
+    natural = [max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)]
+    id_width = sum(w for column, w in zip(columns, natural) if column in ids)
+    frame = 3 * len(columns) + 1  # a border and one space of padding either side of every cell
+    cap = _fair_cap([w for column, w in zip(columns, natural) if column not in ids],
+                    console.width - frame - id_width)  # fmt: skip
     table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")  # a narrow terminal wraps cells; nothing is cut
+    for column, width in zip(columns, natural):
+        if column in ids:
+            table.add_column(column, no_wrap=True, min_width=width)
+        else:  # a narrow terminal wraps these cells; nothing is cut
+            table.add_column(column, overflow="fold", max_width=None if cap is None else max(cap, 1))
     for row in cells:
         table.add_row(*row)
     console.print(table)
+
+
+def _fair_cap(widths: list[int], budget: int) -> int | None:
+    """The largest width that every column can be cut to so that together they fit ``budget``
+    (the widest shrink first); None when they fit as they are."""
+    if sum(widths) <= budget:
+        return None
+    for cap in range(max(widths, default=0), 0, -1):
+        if sum(min(w, cap) for w in widths) <= budget:
+            return cap
+    return 1
 
 
 def _plain_lines(console, lines: Iterable[str]) -> None:

@@ -211,7 +211,7 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
         print_json([j.to_dict() for j in jobs])
         return
     print_table(make_console(), ["job", "state", "created", "message"],
-                [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip
+                [(j.job_id, j.state.value, j.created, j.message) for j in jobs], id_columns=["job"])  # fmt: skip
 
 
 def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
@@ -232,7 +232,7 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
         return
     print_table(make_console(), ["job", "kind", "backend", "region", "state", "created", "name"],
                 [(j["job_id"], j.get("kind") or "job", j["backend"], j["region"], j["state"] or "",
-                  (j["created"] or "")[:19], j["name"]) for j in jobs])  # fmt: skip
+                  (j["created"] or "")[:19], j["name"]) for j in jobs], id_columns=["job"])  # fmt: skip
 
 
 def _sweep_state(job_id: str) -> str | None:

@@ -90,6 +90,7 @@ def _show(console, table, output: str) -> None:
         [(("★ " if best is t else "") + t.trial, t.state, "-" if t.value is None else f"{t.value:.6g}",
           *(t.params.get(p, "-") for p in params), t.job_id or "-") for t in table.trials],  # fmt: skip
         title=f"sweep {table.sweep_id}: {table.state}, goal {table.goal} {table.metric}",
+        id_columns=["job"],
     )
     if best is not None:
         click.echo(f"best: trial {best.trial}, {table.metric}={best.value:.6g}, "
