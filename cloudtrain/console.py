@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, TextIO
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
+from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -110,21 +111,21 @@ def format_event(message: str) -> str | None:
         parts = [f"epoch {event.get('epoch')}/{event.get('epochs')}"]
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
             if isinstance(event.get(key), (int, float)):
-                parts.append(f"{key} {event[key]:.4f}")
+                parts.append(f"{key} {measured(event[key])}")
         if isinstance(event.get("examples_per_sec"), (int, float)):
-            parts.append(f"{event['examples_per_sec']:,.0f} examples/s")
+            parts.append(f"{measured(event['examples_per_sec'])} examples/s")
         if isinstance(event.get("epoch_time_s"), (int, float)):
-            parts.append(f"{event['epoch_time_s']:.2f} s")
+            parts.append(f"{measured(event['epoch_time_s'])} s")
         return "  ".join(parts)
     if kind == "benchmark":
         return (f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
                 f"{event.get('precision')}, global batch {event.get('global_batch')}: "
-                f"{_num(event.get('examples_per_sec') or 0.0)} examples/s, {_num(event.get('step_time_ms') or 0.0)} ms/step")
+                f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, {measured(event.get('step_time_ms') or 0.0)} ms/step")
     if kind == "worker_done":
         return f"done ({event.get('task')})"
     if kind == "done":
         keys = ("val_accuracy", "accuracy", "examples_per_sec", "wall_time_s")
-        return "done: " + "  ".join(f"{k} {_num(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
+        return "done: " + "  ".join(f"{k} {measured(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
     return message
 
 
@@ -243,17 +244,13 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
     (stream or sys.stdout).write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
 
-def money(value: float | None) -> str | None:
-    return None if value is None else f"${value:,.2f}"
-
-
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
         if isinstance(value, Mapping):
             rows.extend(flatten(value, f"{prefix}{key}."))
         else:
-            rows.append((f"{prefix}{key}", _num(value) if isinstance(value, float) else value))
+            rows.append((f"{prefix}{key}", measured(value) if isinstance(value, float) else value))
     return rows
 
 
@@ -267,10 +264,6 @@ def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
     rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
     return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def counted(n: int, word: str, plural: str | None = None) -> str:

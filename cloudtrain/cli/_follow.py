@@ -139,8 +139,10 @@ def finish(console, status, progress=None, *, output: str = "text") -> None:
 
     cost = cost_after(status)
     if cost:
-        rows.append(("cost", f"${cost['usd']:,.2f} ({cost['basis']}; {cost['price_region']} list price, "
-                             f"{cost['price_date']})" + (f"; spot saved ${cost['spot_savings_usd']:,.2f}"
+        from cloudtrain.numbers import money
+
+        rows.append(("cost", f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
+                             f"{cost['price_date']})" + (f"; spot saved {money(cost['spot_savings_usd'])}"
                                                         if cost.get("spot_savings_usd") else "")
                      + (f"; {cost['note']}" if cost.get("note") else "")))
     from cloudtrain import interruptions

@@ -14,6 +14,7 @@ from cloudtrain.cli._common import load_spec
 from cloudtrain.cli._follow import drain_kwargs, follow as follow_job
 from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
 from cloudtrain.errors import UsageError
+from cloudtrain.numbers import measured
 
 _JOB_OPTIONS = [
     click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local"]), help="Default: from history."),
@@ -246,7 +247,7 @@ def _sweep_state(job_id: str) -> str | None:
     done = sum(n for state, n in table.counts().items() if state in ("COMPLETE", "PRUNED", "FAIL"))
     best = table.best
     text = f"{table.state}: {done}/{table.max_trials or '?'} trials"
-    return text + (f", best {table.metric}={best.value:.4g} (trial {best.trial})" if best else "")
+    return text + (f", best {table.metric}={measured(best.value)} (trial {best.trial})" if best else "")
 
 
 def _last_state(entry) -> str | None:

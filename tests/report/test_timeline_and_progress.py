@@ -70,7 +70,7 @@ def test_progress_from_events() -> None:
     assert snap.metric == ("val_accuracy", 0.7) and snap.examples_per_sec == 2000.0 and snap.eta_s == 20.0
     assert snap.elapsed_s == 2160 and abs(snap.cost_usd - 0.2) < 1e-9  # 360 s billed at $2/h
     line = snap.line()
-    assert "epoch 2/4" in line and "val_accuracy 0.7000" in line and "ETA 20 s" in line and "$0.20" in line
+    assert "epoch 2/4" in line and "val_accuracy 0.7 · " in line and "ETA 20 s" in line and "$0.20" in line
 
 
 def test_code_that_prints_no_events_still_gives_phase_elapsed_and_cost() -> None:
