@@ -96,10 +96,12 @@ def plain(text: str) -> str:
     return _CONTROL.sub("", text.rsplit("\r", 1)[-1]).rstrip()
 
 
-def format_event(message: str) -> str | None:
-    """The trainer's JSON event lines, made readable; ``None`` hides one (the plan, printed as text already).
+def format_event(message: str, epochs: int | None = None) -> str | None:
+    """The trainer's JSON event lines (and a user package's, in the same format), made readable;
+    ``None`` hides one (the plan, printed as text already).
 
-    Lines that are not trainer events come back unchanged.
+    An epoch line's total is the event's own ``epochs``, else ``epochs`` (the job's ``--epochs``
+    argument), else not shown. Lines that are not events come back unchanged.
     """
     event = parse_event(message)
     if event is None:
@@ -108,7 +110,8 @@ def format_event(message: str) -> str | None:
     if kind == "plan":
         return None
     if kind == "epoch":
-        parts = [f"epoch {event.get('epoch')}/{event.get('epochs')}"]
+        total = event.get("epochs") or epochs
+        parts = [f"epoch {event.get('epoch')}/{total}" if total else f"epoch {event.get('epoch')}"]
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
             if isinstance(event.get(key), (int, float)):
                 parts.append(f"{key} {measured(event[key])}")
@@ -126,7 +129,18 @@ def format_event(message: str) -> str | None:
     if kind == "done":
         keys = ("val_accuracy", "accuracy", "examples_per_sec", "wall_time_s")
         return "done: " + "  ".join(f"{k} {measured(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
-    return message
+    if kind == "metric":
+        step = f" (step {event['step']})" if event.get("step") is not None else ""
+        return f"{event.get('name')} {measured(event.get('value'))}{step}"
+    fields = "  ".join(f"{k} {measured(v)}" for k, v in event.items() if k != "event")
+    return f"{kind}: {fields}" if fields else str(kind)
+
+
+def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
+    """A metric event that says again what the replica's last epoch line showed (the trainer reports
+    the sweep's metric right after the epoch)."""
+    return (event is not None and last_epoch is not None and event.get("event") == "metric"
+            and last_epoch.get(str(event.get("name"))) == event.get("value"))  # fmt: skip
 
 
 class ReplicaPrinter:
@@ -135,16 +149,23 @@ class ReplicaPrinter:
     Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
     machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
 
-    def __init__(self, console=None, *, show_debug: bool = False):
+    def __init__(self, console=None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
         self.show_debug = show_debug
+        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
         self._colours: dict[str, str] = {}
         self._width = 8
+        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
 
     def __call__(self, line: LogLine) -> None:
         if line.severity.upper() == "DEBUG" and not self.show_debug:
             return
-        message = format_event(line.message)  # `logs -o json` keeps the trainer's event lines as they are
+        event = parse_event(line.message)
+        if event is not None and event.get("event") == "epoch":
+            self._last_epoch[line.replica] = event
+        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
+            return
+        message = format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
         if message is None:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])

@@ -77,6 +77,7 @@ class Progress:
     _billing_from: float | None = None  # machines bill from provisioning on
     marks: dict[str, Any] = field(default_factory=dict)  # timeline marks seen in the lines (cloudtrain.timeline)
     interruptions: Tracker = field(default_factory=Tracker)  # preemptions and restarts seen in the lines
+    epochs: int | None = None  # the job's --epochs: the total when its events give none
 
     def set_phase(self, phase: str) -> None:
         """From the job's state (queued / provisioning) before any line arrives."""
@@ -111,7 +112,7 @@ class Progress:
         now = self.clock()
         billed = 0.0 if self._billing_from is None else now - self._billing_from
         cost = None if self.cost_per_hour is None else self.cost_per_hour * billed / 3600
-        epoch, epochs = self._epoch.get("epoch"), self._epoch.get("epochs")
+        epoch, epochs = self._epoch.get("epoch"), self._epoch.get("epochs") or self.epochs
         eta = None
         if epoch and epochs and self._epoch_times and self.phase == "training":
             recent = self._epoch_times[-3:]

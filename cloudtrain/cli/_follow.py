@@ -18,8 +18,8 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
     ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
     from cloudtrain.console import ReplicaPrinter
 
-    printer = ReplicaPrinter(console, show_debug=debug)
     progress = progress or _progress_of(handle)
+    printer = ReplicaPrinter(console, show_debug=debug, epochs=progress.epochs)
     sink = lambda line: (progress(line), printer(line))  # noqa: E731
     shown = contextlib.nullcontext(sink)
     if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json

@@ -107,10 +107,11 @@ def run_submit(
         if output == "json":
             print_json(first.to_dict())
         return
+    from cloudtrain.events import epochs_in_args
     from cloudtrain.progress import Progress, phase_of
 
     progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
-                        started=spec.created.timestamp())  # fmt: skip
+                        started=spec.created.timestamp(), epochs=epochs_in_args(spec.module_args()))  # fmt: skip
     progress.set_phase(phase_of(first))
     follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
            live=output != "json", output=output, debug=debug_enabled(), drain=drain)  # fmt: skip
