@@ -3,7 +3,9 @@
 * :func:`measured` — a measured or computed value (a metric, a parameter, a rate, a time):
   4 significant digits, thousands grouped (``0.0001694``, ``0.9811``, ``12,350``);
 * :func:`money` — US dollars to the cent (``$1,234.56``);
-* :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``).
+* :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``);
+* :func:`size` — a size in binary units, 4 significant digits (``1.934 GiB``), where exact bytes
+  would be too long to read.
 
 Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for
 people goes through here.
@@ -42,3 +44,11 @@ def money(value: float | None) -> str | None:
 def count(value: int) -> str:
     """``19446`` → ``19,446``: counts, bytes and steps are exact."""
     return f"{value:,}"
+
+
+def size(n: int) -> str:
+    """``1.934 GiB``, ``412.3 MiB``, ``18.2 KiB``, ``512 bytes``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{measured(n / scale)} {unit}"
+    return f"{n} bytes"

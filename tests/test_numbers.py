@@ -30,3 +30,10 @@ def test_measured_values_have_four_significant_digits(value, shown):
 def test_money_is_to_the_cent_and_counts_are_exact():
     assert money(0.1149) == "$0.11" and money(1234.5) == "$1,234.50" and money(None) is None
     assert count(19446) == "19,446"
+
+
+def test_sizes_have_binary_units_and_four_significant_digits():
+    from cloudtrain.numbers import size
+
+    assert [size(n) for n in (512, 18_637, 432_345_678, 2_077_000_000)] == [
+        "512 bytes", "18.2 KiB", "412.3 MiB", "1.934 GiB"]  # fmt: skip

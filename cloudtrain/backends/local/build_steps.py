@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from cloudtrain.numbers import measured
+from cloudtrain.numbers import measured, size
 from cloudtrain.timeline import human_seconds
 
 Log = Callable[[str], None]
@@ -34,14 +34,6 @@ def folder_bytes(folder: Path) -> int:
             except OSError:
                 pass
     return total
-
-
-def size_text(n: int) -> str:
-    """``1.934 GiB``, ``412.3 MiB``, ``18.2 KiB``: 4 significant digits, binary units."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{measured(n / scale)} {unit}"
-    return f"{n} bytes"
 
 
 @contextmanager
@@ -61,7 +53,7 @@ def phase(what: str, log: Log | None, *, folder: Path | None = None, live: bool 
         if status is not None:
             status.join()
     if folder is not None and folder.exists():
-        details.append(size_text(folder_bytes(folder)))
+        details.append(size(folder_bytes(folder)))
     if log:
         log(f"{what}: {', '.join(details)} in {seconds_text(time.monotonic() - start)}" if details else
             f"{what} in {seconds_text(time.monotonic() - start)}")  # fmt: skip
@@ -79,7 +71,7 @@ def _live_line(what: str, folder: Path | None, start: float, stop: threading.Eve
     def run() -> None:
         with Console(stderr=True).status(what) as status:
             while not stop.wait(1.0):
-                grown = f" · {size_text(folder_bytes(folder))}" if folder is not None and folder.exists() else ""
+                grown = f" · {size(folder_bytes(folder))}" if folder is not None and folder.exists() else ""
                 status.update(f"{what} · {seconds_text(time.monotonic() - start)}{grown}")
 
     thread = threading.Thread(target=run, name="build-progress", daemon=True)

@@ -47,6 +47,7 @@ from cloudtrain.backends.local.image import Image
 from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
+from cloudtrain.numbers import size
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
@@ -153,7 +154,7 @@ def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None
                                folder=tmp) as details:  # fmt: skip
             result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
             downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
-            details.append(f"{build_steps.size_text(downloaded)} downloaded" if downloaded else "nothing downloaded")
+            details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
     else:
         return False
     if result.returncode != 0:
@@ -177,7 +178,7 @@ def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, fol
     count, took = steps.get("installed", (0, 0.0))
     source = " from uv's cache" if cached else ""
     log(f"{what}: installed {count} package{'s' if count != 1 else ''}{source}, "
-        f"{build_steps.size_text(build_steps.folder_bytes(folder))}, in {seconds(took)}")  # fmt: skip
+        f"{size(build_steps.folder_bytes(folder))}, in {seconds(took)}")  # fmt: skip
 
 
 # --- the package layer ---------------------------------------------------------------------
