@@ -10,7 +10,9 @@ or the end of the run signals the whole group). One reader thread per replica tu
 the first replica that fails stops the others. stdout and stderr are read as two pipes, each
 with its own partial line, and a line is passed on when its newline arrives: a progress bar
 drawn with ``\r`` and no newline yet (Keras) is never joined to a line of the other stream
-(TensorFlow's warnings on stderr), as it would be in one merged pipe.
+(TensorFlow's warnings on stderr), as it would be in one merged pipe. The price: lines of the two
+streams are in the order cloudtrain reads them, which within a burst (both pipes full) can differ
+from the order they were written — as in the clouds, whose log agents read the two streams apart.
 """
 
 from __future__ import annotations
