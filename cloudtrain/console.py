@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, TextIO
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
+from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -95,10 +96,12 @@ def plain(text: str) -> str:
     return _CONTROL.sub("", text.rsplit("\r", 1)[-1]).rstrip()
 
 
-def format_event(message: str) -> str | None:
-    """The trainer's JSON event lines, made readable; ``None`` hides one (the plan, printed as text already).
+def format_event(message: str, epochs: int | None = None) -> str | None:
+    """The trainer's JSON event lines (and a user package's, in the same format), made readable;
+    ``None`` hides one (the plan, printed as text already).
 
-    Lines that are not trainer events come back unchanged.
+    An epoch line's total is the event's own ``epochs``, else ``epochs`` (the job's ``--epochs``
+    argument), else not shown. Lines that are not events come back unchanged.
     """
     event = parse_event(message)
     if event is None:
@@ -107,25 +110,37 @@ def format_event(message: str) -> str | None:
     if kind == "plan":
         return None
     if kind == "epoch":
-        parts = [f"epoch {event.get('epoch')}/{event.get('epochs')}"]
+        total = event.get("epochs") or epochs
+        parts = [f"epoch {event.get('epoch')}/{total}" if total else f"epoch {event.get('epoch')}"]
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
             if isinstance(event.get(key), (int, float)):
-                parts.append(f"{key} {event[key]:.4f}")
+                parts.append(f"{key} {measured(event[key])}")
         if isinstance(event.get("examples_per_sec"), (int, float)):
-            parts.append(f"{event['examples_per_sec']:,.0f} examples/s")
+            parts.append(f"{measured(event['examples_per_sec'])} examples/s")
         if isinstance(event.get("epoch_time_s"), (int, float)):
-            parts.append(f"{event['epoch_time_s']:.2f} s")
+            parts.append(f"{measured(event['epoch_time_s'])} s")
         return "  ".join(parts)
     if kind == "benchmark":
         return (f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
                 f"{event.get('precision')}, global batch {event.get('global_batch')}: "
-                f"{_num(event.get('examples_per_sec') or 0.0)} examples/s, {_num(event.get('step_time_ms') or 0.0)} ms/step")
+                f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, {measured(event.get('step_time_ms') or 0.0)} ms/step")
     if kind == "worker_done":
         return f"done ({event.get('task')})"
     if kind == "done":
         keys = ("val_accuracy", "accuracy", "examples_per_sec", "wall_time_s")
-        return "done: " + "  ".join(f"{k} {_num(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
-    return message
+        return "done: " + "  ".join(f"{k} {measured(event[k])}" for k in keys if isinstance(event.get(k), (int, float)))
+    if kind == "metric":
+        step = f" (step {event['step']})" if event.get("step") is not None else ""
+        return f"{event.get('name')} {measured(event.get('value'))}{step}"
+    fields = "  ".join(f"{k} {measured(v)}" for k, v in event.items() if k != "event")
+    return f"{kind}: {fields}" if fields else str(kind)
+
+
+def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
+    """A metric event that says again what the replica's last epoch line showed (the trainer reports
+    the sweep's metric right after the epoch)."""
+    return (event is not None and last_epoch is not None and event.get("event") == "metric"
+            and last_epoch.get(str(event.get("name"))) == event.get("value"))  # fmt: skip
 
 
 class ReplicaPrinter:
@@ -134,16 +149,23 @@ class ReplicaPrinter:
     Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
     machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
 
-    def __init__(self, console=None, *, show_debug: bool = False):
+    def __init__(self, console=None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
         self.show_debug = show_debug
+        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
         self._colours: dict[str, str] = {}
         self._width = 8
+        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
 
     def __call__(self, line: LogLine) -> None:
         if line.severity.upper() == "DEBUG" and not self.show_debug:
             return
-        message = format_event(line.message)  # `logs -o json` keeps the trainer's event lines as they are
+        event = parse_event(line.message)
+        if event is not None and event.get("event") == "epoch":
+            self._last_epoch[line.replica] = event
+        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
+            return
+        message = format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
         if message is None:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
@@ -191,8 +213,12 @@ def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
     console.print(table)
 
 
-def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None) -> None:
-    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr)."""
+def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None,
+                id_columns: Iterable[str] = ()) -> None:
+    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
+
+    The cells of ``id_columns`` (job ids, names, run folders: what people copy) are never wrapped
+    or cut on a terminal: the other columns are narrowed to make room, and wrap instead."""
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not console.is_terminal:
         if title:
@@ -201,12 +227,32 @@ def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], titl
         return
     from rich.table import Table
 
+    ids = set(id_columns)
+    natural = [max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)]
+    id_width = sum(w for column, w in zip(columns, natural) if column in ids)
+    frame = 3 * len(columns) + 1  # a border and one space of padding either side of every cell
+    cap = _fair_cap([w for column, w in zip(columns, natural) if column not in ids],
+                    console.width - frame - id_width)  # fmt: skip
     table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")  # a narrow terminal wraps cells; nothing is cut
+    for column, width in zip(columns, natural):
+        if column in ids:
+            table.add_column(column, no_wrap=True, min_width=width)
+        else:  # a narrow terminal wraps these cells; nothing is cut
+            table.add_column(column, overflow="fold", max_width=None if cap is None else max(cap, 1))
     for row in cells:
         table.add_row(*row)
     console.print(table)
+
+
+def _fair_cap(widths: list[int], budget: int) -> int | None:
+    """The largest width that every column can be cut to so that together they fit ``budget``
+    (the widest shrink first); None when they fit as they are."""
+    if sum(widths) <= budget:
+        return None
+    for cap in range(max(widths, default=0), 0, -1):
+        if sum(min(w, cap) for w in widths) <= budget:
+            return cap
+    return 1
 
 
 def _plain_lines(console, lines: Iterable[str]) -> None:
@@ -219,17 +265,13 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
     (stream or sys.stdout).write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
 
-def money(value: float | None) -> str | None:
-    return None if value is None else f"${value:,.2f}"
-
-
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
         if isinstance(value, Mapping):
             rows.extend(flatten(value, f"{prefix}{key}."))
         else:
-            rows.append((f"{prefix}{key}", _num(value) if isinstance(value, float) else value))
+            rows.append((f"{prefix}{key}", measured(value) if isinstance(value, float) else value))
     return rows
 
 
@@ -243,10 +285,6 @@ def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
     rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
     return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def counted(n: int, word: str, plural: str | None = None) -> str:

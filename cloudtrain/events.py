@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Sequence
 
 PREFIX = '{"event"'
 
@@ -17,3 +18,19 @@ def parse(message: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return event if isinstance(event, dict) else None
+
+
+_EPOCHS_ARG = re.compile(r"--?epochs(?:=(\d+))?")
+
+
+def epochs_in_args(args: Sequence[str]) -> int | None:
+    """The epoch total a job was given: ``--epochs=N`` or ``--epochs N`` in its args (a hyperparameter
+    ``epochs`` becomes ``--epochs=N`` there too); the last one wins, as with argparse. None if absent."""
+    total = None
+    for i, arg in enumerate(args):
+        m = _EPOCHS_ARG.fullmatch(arg)
+        if not m:
+            continue
+        value = m[1] if m[1] is not None else (args[i + 1] if i + 1 < len(args) else "")
+        total = int(value) if value.isdigit() else total
+    return total

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import Tracker
+from cloudtrain.numbers import count, measured, money
 from cloudtrain.timeline import human_seconds, mark_line
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
@@ -46,20 +47,20 @@ class Snapshot:
         if self.epoch is not None:
             parts.append(f"epoch {self.epoch}/{self.epochs}" if self.epochs else f"epoch {self.epoch}")
         if self.steps is not None:
-            parts.append(f"step {self.steps:,}")
+            parts.append(f"step {count(self.steps)}")
         if self.loss is not None:
-            parts.append(f"loss {self.loss:.4f}")
+            parts.append(f"loss {measured(self.loss)}")
         if self.metric is not None:
-            parts.append(f"{self.metric[0]} {self.metric[1]:.4f}")
+            parts.append(f"{self.metric[0]} {measured(self.metric[1])}")
         if self.examples_per_sec is not None:
-            parts.append(f"{self.examples_per_sec:,.0f} ex/s")
+            parts.append(f"{measured(self.examples_per_sec)} ex/s")
         if self.eta_s is not None:
             parts.append(f"ETA {human_seconds(self.eta_s)}")
         if self.interruptions:
             parts.append(f"{self.interruptions} interruption" + ("s" if self.interruptions > 1 else ""))
         parts.append(f"elapsed {human_seconds(self.elapsed_s)}")
         if self.cost_usd is not None:
-            parts.append(f"${self.cost_usd:,.2f}")
+            parts.append(money(self.cost_usd))
         return " · ".join(parts)
 
 
@@ -76,6 +77,7 @@ class Progress:
     _billing_from: float | None = None  # machines bill from provisioning on
     marks: dict[str, Any] = field(default_factory=dict)  # timeline marks seen in the lines (cloudtrain.timeline)
     interruptions: Tracker = field(default_factory=Tracker)  # preemptions and restarts seen in the lines
+    epochs: int | None = None  # the job's --epochs: the total when its events give none
 
     def set_phase(self, phase: str) -> None:
         """From the job's state (queued / provisioning) before any line arrives."""
@@ -110,7 +112,7 @@ class Progress:
         now = self.clock()
         billed = 0.0 if self._billing_from is None else now - self._billing_from
         cost = None if self.cost_per_hour is None else self.cost_per_hour * billed / 3600
-        epoch, epochs = self._epoch.get("epoch"), self._epoch.get("epochs")
+        epoch, epochs = self._epoch.get("epoch"), self._epoch.get("epochs") or self.epochs
         eta = None
         if epoch and epochs and self._epoch_times and self.phase == "training":
             recent = self._epoch_times[-3:]

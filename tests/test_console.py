@@ -14,7 +14,7 @@ def test_epoch_event_becomes_one_readable_line():
     line = json.dumps({"event": "epoch", "epoch": 3, "epochs": 8, "loss": 0.26102, "accuracy": 0.9219,
                        "val_accuracy": 0.96379, "examples_per_sec": 3280.03, "epoch_time_s": 0.7379})  # fmt: skip
     assert format_event(line) == (
-        "epoch 3/8  loss 0.2610  accuracy 0.9219  val_accuracy 0.9638  3,280 examples/s  0.74 s"
+        "epoch 3/8  loss 0.261  accuracy 0.9219  val_accuracy 0.9638  3,280 examples/s  0.7379 s"
     )
 
 

@@ -18,8 +18,8 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
     ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
     from cloudtrain.console import ReplicaPrinter
 
-    printer = ReplicaPrinter(console, show_debug=debug)
     progress = progress or _progress_of(handle)
+    printer = ReplicaPrinter(console, show_debug=debug, epochs=progress.epochs)
     sink = lambda line: (progress(line), printer(line))  # noqa: E731
     shown = contextlib.nullcontext(sink)
     if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json
@@ -139,8 +139,10 @@ def finish(console, status, progress=None, *, output: str = "text") -> None:
 
     cost = cost_after(status)
     if cost:
-        rows.append(("cost", f"${cost['usd']:,.2f} ({cost['basis']}; {cost['price_region']} list price, "
-                             f"{cost['price_date']})" + (f"; spot saved ${cost['spot_savings_usd']:,.2f}"
+        from cloudtrain.numbers import money
+
+        rows.append(("cost", f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
+                             f"{cost['price_date']})" + (f"; spot saved {money(cost['spot_savings_usd'])}"
                                                         if cost.get("spot_savings_usd") else "")
                      + (f"; {cost['note']}" if cost.get("note") else "")))
     from cloudtrain import interruptions

@@ -14,6 +14,7 @@ from cloudtrain.cli._common import load_spec
 from cloudtrain.cli._follow import drain_kwargs, follow as follow_job
 from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
 from cloudtrain.errors import UsageError
+from cloudtrain.numbers import measured
 
 _JOB_OPTIONS = [
     click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local"]), help="Default: from history."),
@@ -211,7 +212,7 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
         print_json([j.to_dict() for j in jobs])
         return
     print_table(make_console(), ["job", "state", "created", "message"],
-                [(j.job_id, j.state.value, j.created, j.message) for j in jobs])  # fmt: skip
+                [(j.job_id, j.state.value, j.created, j.message) for j in jobs], id_columns=["job"])  # fmt: skip
 
 
 def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
@@ -232,7 +233,7 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
         return
     print_table(make_console(), ["job", "kind", "backend", "region", "state", "created", "name"],
                 [(j["job_id"], j.get("kind") or "job", j["backend"], j["region"], j["state"] or "",
-                  (j["created"] or "")[:19], j["name"]) for j in jobs])  # fmt: skip
+                  (j["created"] or "")[:19], j["name"]) for j in jobs], id_columns=["job"])  # fmt: skip
 
 
 def _sweep_state(job_id: str) -> str | None:
@@ -246,7 +247,7 @@ def _sweep_state(job_id: str) -> str | None:
     done = sum(n for state, n in table.counts().items() if state in ("COMPLETE", "PRUNED", "FAIL"))
     best = table.best
     text = f"{table.state}: {done}/{table.max_trials or '?'} trials"
-    return text + (f", best {table.metric}={best.value:.4g} (trial {best.trial})" if best else "")
+    return text + (f", best {table.metric}={measured(best.value)} (trial {best.trial})" if best else "")
 
 
 def _last_state(entry) -> str | None:

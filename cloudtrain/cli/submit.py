@@ -112,10 +112,11 @@ def run_submit(
         if output == "json":
             print_json(first.to_dict())
         return
+    from cloudtrain.events import epochs_in_args
     from cloudtrain.progress import Progress, phase_of
 
     progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
-                        started=spec.created.timestamp())  # fmt: skip
+                        started=spec.created.timestamp(), epochs=epochs_in_args(spec.module_args()))  # fmt: skip
     progress.set_phase(phase_of(first))
     follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
            live=output != "json", output=output, debug=debug_enabled(), drain=drain)  # fmt: skip
@@ -187,11 +188,12 @@ def _print_summary(console, spec, package) -> None:
                  f"; the job runs in {spec.region}, whose price may differ)" if spec.region != spec.machine.price_region
                  else ")")),
             ("estimate", None if cost is None or not spec.expected_hours else
-             f"{money(cost * spec.expected_hours)} for {spec.expected_hours:g} h (budget.max_hours × cost/hour)"),
+             _per_trial(spec, cost * spec.expected_hours) +
+             f" for {spec.expected_hours:g} h (budget.max_hours × cost/hour)"),
             ("cost cap", None if cost is None else
-             f"{money(spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
+             f"{_per_trial(spec, spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
              f"budget.max_usd {money(spec.budget_usd)}" if spec.budget_usd else
-             f"{money(spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
+             f"{_per_trial(spec, spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
              + (", the default)" if "max_runtime" in spec.defaults else ")")),
             ("max runtime", f"{spec.max_runtime_seconds / 3600:g} h (default)" if cost is None
              and "max_runtime" in spec.defaults else None),
@@ -201,6 +203,16 @@ def _print_summary(console, spec, package) -> None:
 
     for note in spec.notes:
         console.print(f"[yellow]mapped:[/yellow] {escape(note.removeprefix('mapped: '))}")
+
+
+def _per_trial(spec, usd: float) -> str:
+    """A job's amount; a sweep's per trial and for all its trials (each trial is one such job)."""
+    from cloudtrain.console import money
+
+    if spec.sweep is None:
+        return money(usd)
+    trials = spec.sweep.max_trials
+    return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {trials} trials"
 
 
 def _data_lines(spec) -> dict[str, str]:

@@ -10,6 +10,7 @@ import click
 from cloudtrain.cli._common import build_package, load_spec
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.errors import ExitCode, UsageError
+from cloudtrain.numbers import measured
 
 
 def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: bool, output: str) -> None:
@@ -58,8 +59,8 @@ def run_local(console, spec, package, backend, *, output: str, create: bool) -> 
         if event.state == "requeued":
             console.print(f"[yellow]{event.message}[/yellow]")
             return
-        params = " ".join(f"{k}={v}" for k, v in event.params.items())
-        value = "" if event.value is None else f" {spec.sweep.metric}={event.value:.6g}"
+        params = " ".join(f"{k}={measured(v)}" for k, v in event.params.items())
+        value = "" if event.value is None else f" {spec.sweep.metric}={measured(event.value)}"
         tail = f" ({event.message})" if event.message else ""
         console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
 
@@ -87,13 +88,16 @@ def _show(console, table, output: str) -> None:
     print_table(
         make_console() if console is None else console,
         ["trial", "state", table.metric, *params, "job"],
-        [(("★ " if best is t else "") + t.trial, t.state, "-" if t.value is None else f"{t.value:.6g}",
-          *(t.params.get(p, "-") for p in params), t.job_id or "-") for t in table.trials],  # fmt: skip
+        [(("★ " if best is t else "") + t.trial, t.state, "-" if t.value is None else measured(t.value),
+          *(measured(t.params[p]) if p in t.params else "-" for p in params), t.job_id or "-")
+         for t in table.trials],  # fmt: skip
         title=f"sweep {table.sweep_id}: {table.state}, goal {table.goal} {table.metric}",
+        id_columns=["job"],
     )
     if best is not None:
-        click.echo(f"best: trial {best.trial}, {table.metric}={best.value:.6g}, "
-                   + " ".join(f"--{k}={v}" for k, v in best.params.items()), err=output == "json")  # fmt: skip
+        click.echo(f"best: trial {best.trial}, {table.metric}={measured(best.value)}, "
+                   + " ".join(f"--{k}={measured(v)}" for k, v in best.params.items())
+                   + " (full precision: -o json)", err=output == "json")  # fmt: skip
 
 
 @cli.group()

@@ -28,6 +28,7 @@ class RunData:
     cost_basis: str = "not priced (local run)"
     price_note: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
+    metric: str | None = None  # the metric a sweep's trials report
     interruptions: dict[str, Any] | None = None  # cloudtrain.interruptions.summarize
 
     def interruption_offsets(self) -> list[tuple[float, float | None]]:
@@ -132,6 +133,7 @@ def _sweep(entry: Any) -> RunData:
     from cloudtrain.sweeps.lookup import load_results
 
     table = load_results(entry.job_id)
-    data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial")
+    data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial",
+                   metric=table.metric)  # fmt: skip
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
     return data

@@ -118,14 +118,31 @@ def _comparison(runs: list[RunData], path: Path) -> Path:
 
 
 def _trials(runs: list[RunData], path: Path) -> Path:
+    return _save(trials_figure(runs), path)
+
+
+def trials_figure(runs: list[RunData]) -> Any:
+    """The metric against each swept parameter, one panel per parameter (a log axis where a parameter
+    spans more than two decades), the y axis named for the metric, the best trial starred."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 3.4))
-    for run in runs:
-        done = [t for t in run.trials if t.get("value") is not None]
-        ax.scatter([str(t["trial"]) for t in done], [t["value"] for t in done], label=run.job_id)
-        best = [t for t in done if t.get("best")]
-        ax.scatter([str(t["trial"]) for t in best], [t["value"] for t in best], marker="*", s=220, color="gold",
-                   edgecolors="black", zorder=3)  # fmt: skip
-    ax.set(xlabel="trial", ylabel="metric", title="Sweep trials (★ best)")
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    swept = [r for r in runs if r.trials]
+    params = sorted({k for r in swept for t in r.trials for k in t.get("params", {})}) or ["trial"]
+    fig, axes = plt.subplots(1, len(params), figsize=(max(9, 4.2 * len(params)), 3.6), squeeze=False)
+    metrics = sorted({r.metric or "value" for r in swept})
+    for ax, param in zip(axes[0], params):
+        xs_all: list[float] = []
+        for run in swept:
+            done = [t for t in run.trials if t.get("value") is not None
+                    and (param == "trial" or param in t.get("params", {}))]  # a categorical one: its values as labels
+            xs = [str(t["trial"]) if param == "trial" else t["params"][param] for t in done]
+            xs_all += xs
+            ax.scatter(xs, [t["value"] for t in done], label=run.job_id)
+            best = [(x, t["value"]) for x, t in zip(xs, done) if t.get("best")]
+            ax.scatter([x for x, _ in best], [v for _, v in best], marker="*", s=220, color="gold",
+                       edgecolors="black", zorder=3)  # fmt: skip
+        positive = [x for x in xs_all if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
+        if positive and len(positive) == len(xs_all) and max(positive) / min(positive) > 100:
+            ax.set_xscale("log")
+        ax.set(xlabel=param, ylabel=" / ".join(metrics), title=f"{' / '.join(metrics)} by {param} (★ best)")
+        ax.grid(alpha=0.3)
+    return fig

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cloudtrain.interruptions import describe as describe_interruptions
+from cloudtrain.numbers import measured, money
 from cloudtrain.report.collect import RunData
 from cloudtrain.timeline import human_seconds
 
@@ -22,53 +23,21 @@ img { max-width: 100%; border: 1px solid #eee; } .note { color: #666; font-size:
 """
 
 
+COLLAPSE_ROWS = 20  # a longer table is folded away (<details>) so it does not push the rest down
+
+
 def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
+    """The page: the runs' summary, then the charts, then the long tables of the real numbers."""
     title = "cloudtrain run report: " + ", ".join(r.job_id for r in runs)
     parts = [f"<h1>{_e(title)}</h1>",
              f'<p class="note">Written {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M UTC} by cloudtrain. '
              "Costs are catalog list prices × time, not an invoice.</p>"]  # fmt: skip
     parts += _summary(runs)
-    for run in runs:
-        if run.phases:
-            parts.append(f"<h2>Timeline · {_e(run.job_id)}</h2>")
-            parts.append(_table(
-                ["phase", "seconds", "share", "cost (USD)"],
-                [(p["phase"], f"{p['seconds']:.1f}", f"{p['share'] * 100:.1f} %", _usd(p.get("cost_usd")))
-                 for p in run.phases], css_id=f"timeline-{_slug(run.job_id)}",
-            ))  # fmt: skip
-    parts += _figure(figures, "timeline", "Start-up timeline")
-    for run in runs:
-        if run.interruptions and run.interruptions.get("items"):
-            parts.append(f"<h2>Interruptions · {_e(run.job_id)}</h2>")
-            parts.append(_table(
-                ["stopped at", "source", "step reached", "resumed from step", "steps redone", "down (s)",
-                 "redo (s)", "time lost"],
-                [(i.get("at") or "", i.get("source"), _num(i.get("step")),
-                  _num(i.get("resume_step") if i.get("resume_step") is not None else i.get("checkpoint_step")),
-                  _num(i.get("steps_redone")) + ("" if i.get("exact", True) else " (at least)"),
-                  _num(i.get("down_s")), _num(i.get("redo_s")),
-                  human_seconds(i["seconds_lost"]) if i.get("seconds_lost") is not None else "")
-                 for i in run.interruptions["items"]], css_id=f"interruptions-{_slug(run.job_id)}",
-            ))  # fmt: skip
-    epochs = [r for r in runs if r.epochs]
-    for run in epochs:
-        parts.append(f"<h2>Epochs · {_e(run.job_id)}</h2>")
-        keys = [k for k in ("loss", "accuracy", "val_loss", "val_accuracy", "examples_per_sec", "epoch_time_s")
-                if any(isinstance(e.get(k), (int, float)) for e in run.epochs)]  # fmt: skip
-        parts.append(_table(["epoch", *keys], [(e.get("epoch"), *(_num(e.get(k)) for k in keys)) for e in run.epochs],
-                            css_id=f"epochs-{_slug(run.job_id)}"))  # fmt: skip
-    parts += _figure(figures, "epochs", "Loss and metric per epoch")
-    parts += _figure(figures, "throughput", "Examples/s per replica")
-    parts += _figure(figures, "comparison", "Side by side")
-    for run in runs:
-        if run.trials:
-            parts.append(f"<h2>Trials · {_e(run.job_id)}</h2>")
-            params = sorted({k for t in run.trials for k in t.get("params", {})})
-            parts.append(_table(["trial", "state", "value", *params],
-                                [(("★ " if t.get("best") else "") + str(t["trial"]), t["state"], _num(t.get("value")),
-                                  *(t.get("params", {}).get(p, "") for p in params)) for t in run.trials],
-                                css_id=f"trials-{_slug(run.job_id)}"))  # fmt: skip
-    parts += _figure(figures, "trials", "Sweep trials")
+    for name, caption in (("timeline", "Start-up timeline"), ("epochs", "Loss and metric per epoch"),
+                          ("throughput", "Examples/s per replica"), ("comparison", "Side by side"),
+                          ("trials", "Sweep trials")):  # fmt: skip
+        parts += _figure(figures, name, caption)
+    parts += _tables(runs)
     page = (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")  # fmt: skip
     path = out / "report.html"
@@ -76,18 +45,64 @@ def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
     return path
 
 
+def _tables(runs: list[RunData]) -> list[str]:
+    parts = []
+    for run in runs:
+        if run.phases:
+            parts.append(f"<h2>Timeline · {_e(run.job_id)}</h2>")
+            parts.append(_table(
+                ["phase", "seconds", "share", "cost"],
+                [(p["phase"], measured(p["seconds"]), f"{measured(p['share'] * 100)} %", _usd(p.get("cost_usd")))
+                 for p in run.phases], css_id=f"timeline-{_slug(run.job_id)}",
+            ))  # fmt: skip
+    for run in runs:
+        if run.interruptions and run.interruptions.get("items"):
+            parts.append(f"<h2>Interruptions · {_e(run.job_id)}</h2>")
+            parts.append(_table(
+                ["stopped at", "source", "step reached", "resumed from step", "steps redone", "down (s)",
+                 "redo (s)", "time lost"],
+                [(i.get("at") or "", i.get("source"), measured(i.get("step")),
+                  measured(i.get("resume_step") if i.get("resume_step") is not None else i.get("checkpoint_step")),
+                  measured(i.get("steps_redone")) + ("" if i.get("exact", True) else " (at least)"),
+                  measured(i.get("down_s")), measured(i.get("redo_s")),
+                  human_seconds(i["seconds_lost"]) if i.get("seconds_lost") is not None else "")
+                 for i in run.interruptions["items"]], css_id=f"interruptions-{_slug(run.job_id)}",
+            ))  # fmt: skip
+    for run in runs:
+        if run.epochs:
+            parts.append(f"<h2>Epochs · {_e(run.job_id)}</h2>")
+            keys = [k for k in ("loss", "accuracy", "val_loss", "val_accuracy", "examples_per_sec", "epoch_time_s")
+                    if any(isinstance(e.get(k), (int, float)) for e in run.epochs)]  # fmt: skip
+            parts.append(_table(["epoch", *keys],
+                                [(e.get("epoch"), *(measured(e.get(k)) for k in keys)) for e in run.epochs],
+                                css_id=f"epochs-{_slug(run.job_id)}"))  # fmt: skip
+    for run in runs:
+        if run.trials:
+            parts.append(f"<h2>Trials · {_e(run.job_id)}</h2>")
+            params = sorted({k for t in run.trials for k in t.get("params", {})})
+            parts.append(_table(["trial", "state", run.metric or "value", *params],
+                                [(("★ " if t.get("best") else "") + str(t["trial"]), t["state"], measured(t.get("value")),
+                                  *(measured(t.get("params", {}).get(p)) for p in params)) for t in run.trials],
+                                css_id=f"trials-{_slug(run.job_id)}"))  # fmt: skip
+    return parts
+
+
 def _summary(runs: list[RunData]) -> list[str]:
+    """One row per run; the speed-up column only when there is a run to compare with the first."""
     base = runs[0].examples_per_sec
+    compare = len(runs) > 1
     rows = []
     for run in runs:
         speed = run.examples_per_sec
+        speed_up = [f"{measured(speed / base)}×" if speed and base else ""] if compare else []
         rows.append((run.job_id, run.backend, run.state, run.replicas or "",
                      human_seconds(run.wall_s) if run.wall_s is not None else "", len(run.epochs) or "",
-                     _num(speed), f"{speed / base:.2f}×" if speed and base else "", _usd(run.cost_usd),
+                     measured(speed), *speed_up, _usd(run.cost_usd),
                      _usd(run.cost_per_epoch), describe_interruptions(run.interruptions) or "none"))  # fmt: skip
     notes = sorted({f"{r.job_id}: {r.cost_basis}" for r in runs})
-    return ["<h2>Runs</h2>", _table(["job", "backend", "state", "replicas", "wall time", "epochs", "examples/s",
-                                     "speed-up", "cost (USD)", "cost/epoch", "interruptions"], rows, css_id="runs"),
+    columns = ["job", "backend", "state", "replicas", "wall time", "epochs", "examples/s",
+               *(["speed-up"] if compare else []), "cost", "cost/epoch", "interruptions"]  # fmt: skip
+    return ["<h2>Runs</h2>", _table(columns, rows, css_id="runs"),
             "".join(f'<p class="note">{_e(n)}</p>' for n in notes)]  # fmt: skip
 
 
@@ -101,19 +116,18 @@ def _figure(figures: dict[str, Path], name: str, caption: str) -> list[str]:
 
 
 def _table(columns: list[str], rows: Iterable[Iterable[Any]], css_id: str) -> str:
+    """An HTML table; past :data:`COLLAPSE_ROWS` rows, folded under a line that says how many."""
+    rows = list(rows)
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in rows)
-    return f'<table id="{_e(css_id)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _num(value: Any) -> str:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return "" if value is None else str(value)
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    table = f'<table id="{_e(css_id)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    if len(rows) <= COLLAPSE_ROWS:
+        return table
+    return f"<details><summary>{len(rows)} rows</summary>{table}</details>"
 
 
 def _usd(value: float | None) -> str:
-    return "" if value is None else f"{value:,.4f}"
+    return money(value) or ""
 
 
 def _slug(text: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.cli import main
+from cloudtrain.numbers import measured
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,7 @@ def test_report_of_two_real_runs_in_a_real_browser(tmp_path, monkeypatch, capsys
     for job_id in ids:
         saved = json.loads((tmp_path / "cache" / "runs" / f"{job_id}.json").read_text())
         assert [row[0] for row in phases[job_id]] == [p["phase"] for p in saved["timeline"]]
-        assert [row[1] for row in phases[job_id]] == [f"{p['seconds']:.1f}" for p in saved["timeline"]]
+        assert [row[1] for row in phases[job_id]] == [measured(p["seconds"]) for p in saved["timeline"]]
         assert "training" in [p["phase"] for p in saved["timeline"]]
     speedups = [r[7] for r in runs]
-    assert speedups[0] == "1.00×" and speedups[1].endswith("×")
+    assert speedups[0] == "1×" and speedups[1].endswith("×")

@@ -70,7 +70,7 @@ def test_progress_from_events() -> None:
     assert snap.metric == ("val_accuracy", 0.7) and snap.examples_per_sec == 2000.0 and snap.eta_s == 20.0
     assert snap.elapsed_s == 2160 and abs(snap.cost_usd - 0.2) < 1e-9  # 360 s billed at $2/h
     line = snap.line()
-    assert "epoch 2/4" in line and "val_accuracy 0.7000" in line and "ETA 20 s" in line and "$0.20" in line
+    assert "epoch 2/4" in line and "val_accuracy 0.7 · " in line and "ETA 20 s" in line and "$0.20" in line
 
 
 def test_code_that_prints_no_events_still_gives_phase_elapsed_and_cost() -> None:
@@ -128,3 +128,16 @@ def test_the_live_line_is_drawn_on_a_terminal_and_never_on_a_pipe(tmp_path, monk
     assert "training · epoch" in shown and "500 ex/s" in shown
     saved = json.loads((tmp_path / "runs" / "job-1.json").read_text())
     assert [p["phase"] for p in saved["timeline"]] == ["installing package", "training", "uploading"]
+
+
+def test_the_live_line_takes_the_epoch_total_from_the_jobs_args_when_events_give_none() -> None:
+    from cloudtrain.events import epochs_in_args
+
+    assert epochs_in_args(("--data=digits", "--epochs=3")) == 3 and epochs_in_args(("--epochs", "7")) == 7
+    assert epochs_in_args(("--epochs-per-cycle=2",)) is None
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0, epochs=epochs_in_args(("--epochs=3",)))
+    progress(LogLine(at(1), "chief", json.dumps({"event": "epoch", "epoch": 2, "loss": 0.5})))
+    assert progress.snapshot().line().startswith("training · epoch 2/3 · loss 0.5")
+    bare = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
+    bare(LogLine(at(1), "chief", json.dumps({"event": "epoch", "epoch": 2})))
+    assert bare.snapshot().line().startswith("training · epoch 2 · ") and "None" not in bare.snapshot().line()

@@ -18,6 +18,7 @@ from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import pid_alive
+from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 from cloudtrain.statefiles import StateError, read_json_object, write_atomic
 
@@ -68,7 +69,7 @@ class LocalJob:
             journal=self.output_dir / RUN_DIR / JOURNAL,
         )  # fmt: skip
         env = self.environment
-        how = "reused" if env.cached else f"built in {env.setup_seconds:.1f}s"
+        how = "reused" if env.cached else f"built in {measured(env.setup_seconds)} s"
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
         image = f"{env.description}, " if env.description else ""
         group.notice(f"{self.spec.cloud} contract, {replicas}; environment {image}{env.path} ({how})")

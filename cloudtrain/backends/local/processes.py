@@ -5,9 +5,14 @@ signals the whole group, which takes any process the trainer started along with 
 (SIGTERM, a grace period, then SIGKILL). On Linux each child also gets
 ``PR_SET_PDEATHSIG`` so that it dies with cloudtrain even if cloudtrain is killed
 outright (processes the replica started itself are beyond that: only a cancel, a failure
-or the end of the run signals the whole group). One reader thread per replica turns its output (stdout and stderr merged, in
-order) into :class:`LogLine` objects and copies it to that replica's log file; one
-monitor thread watches exits: the first replica that fails stops the others.
+or the end of the run signals the whole group). One reader thread per replica turns its output into
+:class:`LogLine` objects and copies it to that replica's log file; one monitor thread watches exits:
+the first replica that fails stops the others. stdout and stderr are read as two pipes, each
+with its own partial line, and a line is passed on when its newline arrives: a progress bar
+drawn with ``\r`` and no newline yet (Keras) is never joined to a line of the other stream
+(TensorFlow's warnings on stderr), as it would be in one merged pipe. The price: lines of the two
+streams are in the order cloudtrain reads them, which within a burst (both pipes full) can differ
+from the order they were written — as in the clouds, whose log agents read the two streams apart.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import ctypes.util
 import datetime as dt
 import json
 import os
+import selectors
 import signal
 import socket
 import subprocess
@@ -135,7 +141,7 @@ class ReplicaGroup:
                     cwd=launch.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
+                    stderr=subprocess.PIPE,
                     start_new_session=True,
                     preexec_fn=preexec,
                 )
@@ -211,14 +217,15 @@ class ReplicaGroup:
     def _read(self, launch: Launch) -> None:
         proc = self._procs[launch.name]
         with open(launch.log_path, "ab", buffering=0) as log:
-            for raw in iter(proc.stdout.readline, b""):
+            for raw in _whole_lines(proc.stdout, proc.stderr):
                 try:
                     log.write(raw)
-                except OSError:  # a full disk must not stop the draining of the pipe
+                except OSError:  # a full disk must not stop the draining of the pipes
                     pass
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n").rsplit("\r", 1)[-1]
                 self._add(LogLine(_now(), launch.name, text, severity_of(text)))
         proc.stdout.close()
+        proc.stderr.close()
 
     # --- exits and stopping ----------------------------------------------------------------
 
@@ -302,6 +309,35 @@ class ReplicaGroup:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+
+
+_MAX_PARTIAL = 1 << 20  # a "line" that never ends is passed on in pieces of this size
+
+
+def _whole_lines(*pipes) -> Iterator[bytes]:
+    """The lines of several pipes in the order their newlines arrive, each pipe's partial line kept
+    apart until it ends; what is left when a pipe closes comes last, with a newline added."""
+    partial = {pipe.fileno(): b"" for pipe in pipes}
+    with selectors.DefaultSelector() as selector:
+        for pipe in pipes:
+            selector.register(pipe.fileno(), selectors.EVENT_READ)
+        while partial:
+            for key, _ in selector.select():
+                fd = key.fd
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    selector.unregister(fd)
+                    rest = partial.pop(fd)
+                    if rest:
+                        yield rest + b"\n"
+                    continue
+                lines = (partial[fd] + chunk).split(b"\n")
+                partial[fd] = lines.pop()
+                for line in lines:
+                    yield line + b"\n"
+                if len(partial[fd]) > _MAX_PARTIAL:
+                    yield partial[fd] + b"\n"
+                    partial[fd] = b""
 
 
 def _signal_group(pgid: int, sig: int) -> None:

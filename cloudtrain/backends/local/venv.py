@@ -42,10 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from cloudtrain.backends.local import build_steps
 from cloudtrain.backends.local.image import Image
 from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
+from cloudtrain.numbers import size
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
@@ -116,8 +118,11 @@ def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subpro
         # uv: a bare venv, pip installed from uv's cache like the rest; else the interpreter's venv + ensurepip
         cmd = [uv, "venv", "--quiet", "--python", image.python.path, str(tmp)] if uv else [
             image.python.path, "-m", "venv", str(tmp)]  # fmt: skip
-        _check(run(cmd, capture_output=True, text=True), f"cannot create a virtual environment with {image.python.path}", cmd)
-        online = _install_image_packages(tmp, image, run, uv)
+        with build_steps.phase(f"image environment: creating a Python {image.python.version} virtual environment", log,
+                               folder=tmp):  # fmt: skip
+            _check(run(cmd, capture_output=True, text=True), f"cannot create a virtual environment with {image.python.path}",
+                   cmd)  # fmt: skip
+        online = _install_image_packages(tmp, image, run, uv, log)
         return {"kind": "image", "python": image.python.path, "python_version": image.python.version,
                 "tensorflow": image.tensorflow, "packages": list(image.packages), "online": online,
                 "installer": "uv" if uv else "pip"}  # fmt: skip
@@ -126,16 +131,30 @@ def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subpro
     return final, True
 
 
-def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None) -> bool:
+def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None,
+                            log: Callable[[str], None] | None = None) -> bool:  # fmt: skip
+    """Install the image's packages into ``tmp``; returns whether the index was used. Each phase (from
+    uv's cache; download; install) is one ``log`` line with its size and time, and live on a terminal."""
     python = str(env_python(tmp))
+    what = "image environment"
     if uv:
         pip = [] if any(p.split("=")[0].split("<")[0].split(">")[0].strip() == "pip" for p in image.packages) else ["pip"]
-        base = [uv, "pip", "install", "--python", python, "--quiet", *pip, *image.packages]
-        if run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True).returncode == 0:
+        base = [uv, "pip", "install", "--python", python, *pip, *image.packages]  # not --quiet: its step lines
+        with build_steps.phase(f"{what}: installing from uv's cache", None, folder=tmp):
+            offline = run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True)
+        if offline.returncode == 0:
+            _log_uv_steps(log, what, offline.stderr or "", tmp, cached=True)
             return False
-        result = run(base, capture_output=True, text=True)
+        with build_steps.phase(f"{what}: downloading and installing {', '.join(image.packages)}", None, folder=tmp):
+            result = run(base, capture_output=True, text=True)
+        if result.returncode == 0:
+            _log_uv_steps(log, what, result.stderr or "", tmp, cached=False)
     elif image.packages:
-        result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+        with build_steps.phase(f"{what}: downloading and installing {', '.join(image.packages)}", log,
+                               folder=tmp) as details:  # fmt: skip
+            result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+            downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
+            details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
     else:
         return False
     if result.returncode != 0:
@@ -145,6 +164,21 @@ def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None
             "connect to the package index once (later runs are offline), or set local.python / image.tensorflow",
         )
     return True
+
+
+def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, folder: Path, *, cached: bool) -> None:
+    """uv's download and install steps as one line each: packages, size, time."""
+    if log is None:
+        return
+    steps = build_steps.uv_steps(output)
+    seconds = build_steps.seconds_text
+    if "prepared" in steps and not cached:  # offline, "prepared" is unpacking from uv's cache
+        count, took = steps["prepared"]
+        log(f"{what}: downloaded {count} package{'s' if count != 1 else ''} in {seconds(took)}")
+    count, took = steps.get("installed", (0, 0.0))
+    source = " from uv's cache" if cached else ""
+    log(f"{what}: installed {count} package{'s' if count != 1 else ''}{source}, "
+        f"{size(build_steps.folder_bytes(folder))}, in {seconds(took)}")  # fmt: skip
 
 
 # --- the package layer ---------------------------------------------------------------------
@@ -181,7 +215,8 @@ def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str
         _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
         lines = [f"import site; site.addsitedir({p!r})" for p in _site_dirs(base, run)]
         (Path(_site_dirs(tmp, run)[0]) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
-        online = _pip_install(tmp, list(targets), label, requirements, image, run)
+        with build_steps.phase(f"package environment: installing {label}", log, folder=tmp):
+            online = _pip_install(tmp, list(targets), label, requirements, image, run)
         return {"kind": "package", "image": base.name, "installs": list(targets), "label": label,
                 "python": image.python.path, "online": online}  # fmt: skip
 

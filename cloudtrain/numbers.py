@@ -1,0 +1,54 @@
+"""Numbers as people read them: the one place that decides how a number is shown.
+
+* :func:`measured` — a measured or computed value (a metric, a parameter, a rate, a time):
+  4 significant digits, thousands grouped (``0.0001694``, ``0.9811``, ``12,350``);
+* :func:`money` — US dollars to the cent (``$1,234.56``);
+* :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``);
+* :func:`size` — a size in binary units, 4 significant digits (``1.934 GiB``), where exact bytes
+  would be too long to read.
+
+Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for
+people goes through here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+SIGNIFICANT = 4
+
+
+def measured(value: Any) -> str:
+    """``0.0001694044709524275`` → ``0.0001694``; ``12345.6`` → ``12,350``; an int stays exact;
+    anything that is not a number comes back as ``str(value)`` (``""`` for None)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return count(value)
+    if not math.isfinite(value):
+        return str(value)
+    rounded = float(f"{value:.{SIGNIFICANT}g}")
+    if abs(rounded) >= 10 ** (SIGNIFICANT - 1):  # a whole number once rounded: grouped, no exponent
+        return f"{rounded:,.0f}"
+    return f"{value:.{SIGNIFICANT}g}"  # 0.0001694, 0.9811, 123.5, 2, 1.694e-07
+
+
+def money(value: float | None) -> str | None:
+    """``$1,234.56``; None stays None (a row that shows nothing)."""
+    return None if value is None else f"${value:,.2f}"
+
+
+def count(value: int) -> str:
+    """``19446`` → ``19,446``: counts, bytes and steps are exact."""
+    return f"{value:,}"
+
+
+def size(n: int) -> str:
+    """``1.934 GiB``, ``412.3 MiB``, ``18.2 KiB``, ``512 bytes``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{measured(n / scale)} {unit}"
+    return f"{n} bytes"

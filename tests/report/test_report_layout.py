@@ -1,0 +1,71 @@
+"""The report page as people read it: charts first, long tables folded, a speed-up only to compare,
+a sweep's metric against each parameter, numbers to 4 significant digits."""
+
+from __future__ import annotations
+
+import re
+
+from cloudtrain.report import figures, page
+from cloudtrain.report.collect import RunData
+
+
+def _run(job_id: str, epochs: int, rate: float) -> RunData:
+    run = RunData(job_id, "local", "SUCCEEDED", None, None)
+    run.epochs = [{"epoch": n, "loss": 1 / n, "val_accuracy": 0.9 + n / 1e4 + 1e-9, "examples_per_sec": rate}
+                  for n in range(1, epochs + 1)]  # fmt: skip
+    return run
+
+
+def _runs_header(html: str) -> list[str]:
+    head = re.search(r'<table id="runs"><thead><tr>(.*?)</tr>', html).group(1)
+    return re.findall(r"<th>(.*?)</th>", head)
+
+
+def test_a_sixty_epoch_run_shows_its_charts_before_a_folded_table(tmp_path):
+    run = _run("long-run", 60, 1234.5678)
+    html = page.write([run], figures.draw_all([run], tmp_path), tmp_path).read_text()
+    assert html.index('id="fig-epochs"') < html.index('id="epochs-long-run"')
+    assert '<details><summary>60 rows</summary><table id="epochs-long-run">' in html
+    assert "<td>0.9001</td>" in html and "0.900100001" not in html  # 4 significant digits
+    assert "<td>1,235</td>" in html  # examples/s
+
+
+def test_a_short_table_is_not_folded(tmp_path):
+    run = _run("short-run", 20, 10.0)
+    html = page.write([run], {}, tmp_path).read_text()
+    assert '<table id="epochs-short-run">' in html and "<details>" not in html
+
+
+def test_speed_up_only_when_there_is_something_to_compare(tmp_path):
+    one = page.write([_run("a", 2, 100.0)], {}, tmp_path).read_text()
+    assert "speed-up" not in _runs_header(one) and "×</td>" not in one
+    two = page.write([_run("a", 2, 100.0), _run("b", 2, 187.3)], {}, tmp_path).read_text()
+    assert "speed-up" in _runs_header(two)
+    assert "<td>1×</td>" in two and "<td>1.873×</td>" in two
+
+
+def _sweep() -> RunData:
+    run = RunData("lr-sweep", "local", "SUCCEEDED", None, None, metric="val_accuracy")
+    params = [(0.0001694044709524275, 32, "adam", 0.91), (0.0123, 64, "sgd", 0.95), (0.2, 128, "adam", 0.5)]
+    run.trials = [{"trial": str(i), "state": "COMPLETE", "value": v, "best": v == 0.95,
+                   "params": {"lr": lr, "batch-size": bs, "optimizer": opt}}
+                  for i, (lr, bs, opt, v) in enumerate(params)]  # fmt: skip
+    return run
+
+
+def test_a_sweep_plots_its_metric_against_each_parameter():
+    fig = figures.trials_figure([_sweep()])
+    axes = fig.axes
+    assert [ax.get_xlabel() for ax in axes] == ["batch-size", "lr", "optimizer"]
+    assert {ax.get_ylabel() for ax in axes} == {"val_accuracy"}
+    lr_points = axes[1].collections[0].get_offsets()
+    assert [float(x) for x, _ in lr_points] == [0.0001694044709524275, 0.0123, 0.2]
+    assert axes[1].get_xscale() == "log"  # 0.00017 … 0.2: three decades
+    star = axes[1].collections[1].get_offsets()
+    assert [(float(x), float(y)) for x, y in star] == [(0.0123, 0.95)]
+
+
+def test_a_sweep_table_names_the_metric_and_rounds_parameters(tmp_path):
+    html = page.write([_sweep()], {}, tmp_path).read_text()
+    assert "<th>val_accuracy</th>" in html
+    assert "<td>0.0001694</td>" in html and "0.0001694044709524275" not in html
