@@ -177,14 +177,8 @@ def _session_commands() -> list[tuple[str, list[str]]]:
     return [(c, lines) for s in readme_sessions() for c, lines in s if _runnable(c)]
 
 
-_ONE_ERROR_A_RUN = pytest.mark.xfail(
-    strict=True, reason="validate reports one error per run until the collected validation errors (issue 28, "
-    "item 2) are merged; then this passes and the marker must go")  # fmt: skip
-
-
 @pytest.mark.parametrize(("command", "shown"), [
-    pytest.param(c, lines, marks=[_ONE_ERROR_A_RUN] if len(lines) > 1 and "validate" in c else [], id=c)
-    for c, lines in _session_commands()
+    pytest.param(c, lines, id=c) for c, lines in _session_commands()
 ])  # fmt: skip
 def test_a_readme_session_prints_what_the_readme_shows(command, shown, tmp_path):
     printed = _run_session_command(command, tmp_path)
