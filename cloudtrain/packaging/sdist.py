@@ -135,7 +135,9 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
             f" and add it to {root / '.cloudtrainignore'}"
         )
     if tree.credentials:
-        listed = ", ".join(f"{root.name}/{c}" for c in tree.credentials)
+        why = dict(tree.left_out)
+        listed = ", ".join(f"{root.name}/{c}" + (f" ({why[c]})" if why.get(c, "").startswith("holds") else "")
+                           for c in tree.credentials)
         warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
     return warnings
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cloudtrain.errors import PackagingError
 
-from .ignore import IGNORE_FILES, IgnoreRule, builtin_exclude, is_ignored, parse_ignore_lines
+from .ignore import IGNORE_FILES, SNIFF_BYTES, IgnoreRule, builtin_exclude, credential_content, is_ignored, parse_ignore_lines
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -127,6 +127,11 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
                         f"{root / child} is not a regular file (a socket, pipe or device)",
                         f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
                     )
+                held = _credential_in(entry.path, st.st_size)
+                if held:
+                    credentials.append(child)
+                    left_out.append((child, held))
+                    continue
                 files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
 
     try:
@@ -143,6 +148,14 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
             left_out.append((link, "link to an excluded file"))
         files.update(followed)
     return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)), tuple(sorted(left_out)))
+
+
+def _credential_in(path: str, size: int) -> str | None:
+    """Why a small file is a credential by its content (see :func:`~.ignore.credential_content`), or ``None``."""
+    if size > SNIFF_BYTES:
+        return None
+    with open(path, "rb") as f:
+        return credential_content(f.read(SNIFF_BYTES))
 
 
 def _check_name(root: Path, rel: str) -> None:
