@@ -13,6 +13,7 @@ from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, PackagingError
+from cloudtrain.secrets.checks import check_secrets
 
 _VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -75,6 +76,7 @@ def check_config(loaded: LoadedConfig) -> None:
     if cfg.network and cloud == "sagemaker":
         raise err(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)")
     _check_data(loaded)
+    check_secrets(loaded)
     if cfg.container is not None:
         _check_container(loaded)
     else:

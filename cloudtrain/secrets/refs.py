@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 KINDS = ("shell", "gcp", "aws")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_GCP = re.compile(r"^projects/([a-z0-9][a-z0-9.:-]*[a-z0-9]|\d+)/secrets/([A-Za-z0-9_-]{1,255})/versions/(latest|[1-9]\d*)$")
+_GCP = re.compile(r"^projects/([A-Za-z0-9][A-Za-z0-9.:_-]*)/secrets/([A-Za-z0-9_-]{1,255})/versions/(latest|[1-9]\d*)$")
 _AWS = re.compile(r"^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d):(\d{12}):secret:([A-Za-z0-9/_+=.@-]+)$")
 EXAMPLES = {
     "shell": "shell:WANDB_API_KEY",
