@@ -139,6 +139,9 @@ class JobSpec:
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
     model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
     resume: ResumeSpec | None = None  # submit --resume JOB
+    #: ``secrets:``: variable name → reference (``gcp:…``, ``aws:…``, ``shell:…`` locally); the request
+    #: carries these, the launcher on the machine reads the values (cloudtrain.secrets)
+    secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def package_prefix(self) -> str | None:
@@ -276,6 +279,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         network=cfg.network,
         labels=MappingProxyType(dict(cfg.labels)),
         env=MappingProxyType(dict(cfg.env)),
+        secrets=MappingProxyType(dict(cfg.secrets)),
         config_file=loaded.file,
         created=now,
         channels=MappingProxyType(build_channels(loaded)),

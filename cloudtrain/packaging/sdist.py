@@ -51,6 +51,7 @@ def build_sdist(
     size_warning_bytes: int = SIZE_WARNING_BYTES,
     given_in: str = "the config",
     project: ProjectMetadata | None = None,
+    extra: dict[str, str] | None = None,
 ) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
@@ -59,7 +60,8 @@ def build_sdist(
     config's came from); unset in both, the name is the folder's and the version ``0.0.0``, as
     gcloud generates them. The requirements are the metadata's, then ``requirements``, then
     ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
-    anything the user must fix.
+    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as
+    cloudtrain's secrets launcher.
     """
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
@@ -69,7 +71,7 @@ def build_sdist(
         )
     own = project if project is not None else find_metadata(root)
     p = prepare(root, own, name, version, requirements, given_in, out_dir)
-    members = p.generated_members(root.name)
+    members = p.generated_members(root.name, extra)
     members += [
         Member(f"{p.top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
         for f in p.tree.files

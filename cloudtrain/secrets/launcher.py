@@ -1,9 +1,10 @@
 """cloudtrain's secrets launcher: reads the job's ``secrets:`` on the training machine, puts the
 values into the training process's environment, and runs the user's code.
 
-Only a job with ``secrets:`` runs it. The request carries the references, never a value, in
-``CLOUDTRAIN_SECRETS`` (JSON: variable name → reference); each start of the job reads them
-again, so ``latest`` / ``AWSCURRENT`` pick up a rotation on a restart.
+Only a job with ``secrets:`` runs it. The request carries the references, never a value, one
+variable each: ``CLOUDTRAIN_SECRET_HF_TOKEN=gcp:projects/…`` (each well within SageMaker's 512
+characters a value); each start of the job reads them again, so ``latest`` / ``AWSCURRENT``
+pick up a rotation on a restart. The training process gets ``HF_TOKEN`` and not the reference.
 
 * ``gcp:`` references: Secret Manager's REST ``…/versions/V:access`` with the token of the
   machine's service account from the metadata server (``GCE_METADATA_HOST``, as Google's
@@ -31,7 +32,7 @@ import sys
 import urllib.error
 import urllib.request
 
-SECRETS_ENV = "CLOUDTRAIN_SECRETS"
+SECRET_PREFIX = "CLOUDTRAIN_SECRET_"  # + the variable's name: its reference
 RUN_MODULE_ENV = "CLOUDTRAIN_RUN_MODULE"
 SECRET_MANAGER_ENV = "CLOUDTRAIN_SECRETMANAGER_ENDPOINT"
 SECRET_MANAGER = "https://secretmanager.googleapis.com"
@@ -112,11 +113,15 @@ def read_secrets(refs, environ=os.environ, gcp_token=None, aws_session=None):
     return values
 
 
+def references(environ=os.environ):
+    """``{name: reference}`` from the ``CLOUDTRAIN_SECRET_<NAME>`` variables of the request."""
+    return {k[len(SECRET_PREFIX):]: v for k, v in environ.items() if k.startswith(SECRET_PREFIX)}
+
+
 def environment_with_secrets(environ=os.environ):
     """A copy of ``environ`` with the secrets read and set, and the launcher's own variables removed."""
-    refs = json.loads(environ.get(SECRETS_ENV) or "{}")
-    env = {k: v for k, v in environ.items() if k not in (SECRETS_ENV, RUN_MODULE_ENV)}
-    env.update(read_secrets(refs, environ))
+    env = {k: v for k, v in environ.items() if not k.startswith(SECRET_PREFIX) and k != RUN_MODULE_ENV}
+    env.update(read_secrets(references(environ), environ))
     return env
 
 

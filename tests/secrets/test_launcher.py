@@ -20,7 +20,7 @@ PROBE = """\
 import hashlib, json, os, sys
 print(json.dumps({"args": sys.argv[1:], "HF_TOKEN": os.environ.get("HF_TOKEN"),
                   "DB_PASSWORD": os.environ.get("DB_PASSWORD"),
-                  "launcher_vars": sorted(k for k in ("CLOUDTRAIN_SECRETS", "CLOUDTRAIN_RUN_MODULE") if k in os.environ)}))
+                  "launcher_vars": sorted(k for k in os.environ if k.startswith(("CLOUDTRAIN_SECRET_", "CLOUDTRAIN_RUN")))}))
 """
 
 
@@ -89,7 +89,8 @@ def test_launcher_runs_the_module_with_the_secrets_in_its_environment_only(tmp_p
     secret_manager.add(HF, "hf_abc123")
     arn = aws.client("secretsmanager", "us-east-1").create_secret(Name="db", SecretString="pw")["ARN"]
     refs = {"HF_TOKEN": f"gcp:{HF}/versions/latest", "DB_PASSWORD": f"aws:{arn}"}
-    done = _run(_vertex_machine(tmp_path), {"CLOUDTRAIN_SECRETS": json.dumps(refs), "CLOUDTRAIN_RUN_MODULE": "probe"})
+    done = _run(_vertex_machine(tmp_path), {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()},
+                                             "CLOUDTRAIN_RUN_MODULE": "probe"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {
         "args": ["--epochs=2", "x y"], "HF_TOKEN": "hf_abc123", "DB_PASSWORD": "pw", "launcher_vars": []}
@@ -100,7 +101,8 @@ def test_launcher_permission_failure_is_one_log_line_and_exit_1(tmp_path, secret
     secret_manager.add(HF, "hf_abc123")
     secret_manager.denied.add(HF)
     refs = {"HF_TOKEN": f"gcp:{HF}/versions/latest"}
-    done = _run(_vertex_machine(tmp_path), {"CLOUDTRAIN_SECRETS": json.dumps(refs), "CLOUDTRAIN_RUN_MODULE": "probe"})
+    done = _run(_vertex_machine(tmp_path), {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()},
+                                             "CLOUDTRAIN_RUN_MODULE": "probe"})
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines() == [f"cloudtrain: cannot read secret gcp:{HF}/versions/latest: 403 "
