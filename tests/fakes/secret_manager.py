@@ -4,7 +4,9 @@ server on a free port of 127.0.0.1 serving the REST paths cloudtrain's launcher 
 * ``GET /computeMetadata/v1/instance/service-accounts/default/token`` (header
   ``Metadata-Flavor: Google``) → ``{"access_token", "expires_in", "token_type"}``;
 * ``GET /v1/projects/P/secrets/S/versions/V:access`` → ``{"name", "payload": {"data": base64}}``;
-* ``GET /v1/projects/P/secrets/S/versions/V`` → the version's metadata (no value).
+* ``GET /v1/projects/P/secrets/S/versions/V`` → the version's metadata (no value);
+* ``POST /token``: Google's OAuth token endpoint for a user's Application Default Credentials
+  (:meth:`FakeSecretManager.user_credentials` writes a file whose ``token_uri`` points here).
 
 Refusals are worded as the API words them: 401 without a token, 403 PERMISSION_DENIED for a
 secret in ``denied``, 404 NOT_FOUND for one that does not exist. ``requests`` records each
@@ -22,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterator
 
 TOKEN = "ya29.fake-metadata-token"
+USER_TOKEN = "ya29.fake-user-token"
 _VERSION = re.compile(r"^/v1/(projects/([^/]+)/secrets/([^/]+))/versions/([^/:]+)(:access)?$")
 
 
@@ -40,6 +43,18 @@ class FakeSecretManager:
         self.secrets.setdefault(name, []).append(value)
         return f"{name}/versions/{len(self.secrets[name])}"
 
+    def user_credentials(self, path) -> str:
+        """Write Application Default Credentials of a user refreshed here; returns the path, for
+        ``GOOGLE_APPLICATION_CREDENTIALS``. (A workforce user's ``external_account_authorized_user``: the one
+        user type whose token address the file sets; ``authorized_user`` files always use Google's.)"""
+        path.write_text(json.dumps({
+            "type": "external_account_authorized_user",
+            "audience": "//iam.googleapis.com/locations/global/workforcePools/fake-pool/providers/fake",
+            "refresh_token": "fake-refresh", "token_url": f"{self.endpoint}/token",
+            "client_id": "fake-client", "client_secret": "fake-secret",
+        }))  # fmt: skip
+        return str(path)
+
     def env(self) -> dict[str, str]:
         """What points cloudtrain and its launcher at this server."""
         return {"CLOUDTRAIN_SECRETMANAGER_ENDPOINT": self.endpoint, "GCE_METADATA_HOST": self.metadata_host}
@@ -49,6 +64,13 @@ def _handler(fake: FakeSecretManager) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args) -> None:  # no line per request
             pass
+
+        def do_POST(self) -> None:  # noqa: N802 — http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            fake.requests.append((self.path, None))
+            if self.path != "/token":
+                return self._error(404, "NOT_FOUND", f"Unknown path {self.path}.")
+            return self._send(200, {"access_token": USER_TOKEN, "expires_in": 3599, "token_type": "Bearer"})
 
         def do_GET(self) -> None:  # noqa: N802 — http.server's name
             auth = self.headers.get("Authorization", "")
