@@ -22,32 +22,50 @@ from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRIC
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
 @click.option("--resume", "resume_job", metavar="JOB",
               help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.")
+@click.option("--show-secrets", is_flag=True,
+              help="Show env: values that look secret (shown as ***) in the text output, on a terminal only.")
 @STRICT_OPTION
 @DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, strict, drain,
-           output) -> None:  # fmt: skip
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, show_secrets,
+           strict, drain, output) -> None:  # fmt: skip
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
+    if show_secrets:
+        refuse_show_secrets(output)
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
     if resume_job:
         from cloudtrain.backends import get_backend
 
         spec = resumed(spec, get_backend(spec.backend), resume_job)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
-               overrides=overrides, drain=drain)  # fmt: skip
+               overrides=overrides, drain=drain, show_secrets=show_secrets)  # fmt: skip
+
+
+def refuse_show_secrets(output: str) -> None:
+    """``--show-secrets`` is for a person at a terminal: never into JSON, a pipe or a file."""
+    from cloudtrain.errors import UsageError
+
+    if output == "json" or not sys.stdout.isatty():
+        where = "-o json" if output == "json" else "output that is not a terminal"
+        raise UsageError(f"--show-secrets is refused with {where}: secret values would end up in a file or "
+                         "another program", hint="drop --show-secrets (values show as ***), or run it in a terminal")
 
 
 def run_submit(
     loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=(),
-    drain: float | None = None,
+    drain: float | None = None, show_secrets: bool = False,
 ) -> None:
     """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
-    upload, create and (unless ``detach``) follow the job to its end."""
+    upload, create and (unless ``detach``) follow the job to its end. ``env:`` values that look secret
+    are sent as written but shown as ``***`` (with one warning) unless ``show_secrets``."""
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console, print_json
+    from cloudtrain.secrets.masking import env_warnings, mask_spec_document
 
+    for warning in env_warnings(spec.env):
+        click.echo(f"warning: {warning}", err=True)
     package = build_package(spec)
     spec = stage_data(spec)
     backend = get_backend(spec.backend)
@@ -56,8 +74,11 @@ def run_submit(
     if dry_run:
         from cloudtrain.catalog.cost import price_basis
 
-        request = backend.render(spec, package)
-        fallbacks = [(c, get_backend(c.backend).render(c, package)) for c in candidates[1:]]
+        def shown(candidate, request):
+            return request if show_secrets else mask_spec_document(request, candidate.env)
+
+        request = shown(spec, backend.render(spec, package))
+        fallbacks = [(c, shown(c, get_backend(c.backend).render(c, package))) for c in candidates[1:]]
         if output == "json":
             print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
                         "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,

@@ -66,12 +66,14 @@ def mask_env(env: Mapping[str, str], *, extra: Iterable[str] = ()) -> dict[str, 
     return {name: MASK if name in hidden else value for name, value in env.items()}
 
 
-def mask_document(doc: Any, names: Iterable[str]) -> Any:
+def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
     """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``:
     ``{"NAME": value}`` entries (SageMaker ``Environment``, a local run's ``env``) and
-    ``{"name": NAME, "value": value}`` items (Vertex ``env``)."""
+    ``{"name": NAME, "value": value}`` items (Vertex ``env``); and ``values`` wherever a string holds
+    them (a local run's ``CLUSTER_SPEC`` holds the whole job, env included)."""
     names = set(names)
-    if not names:
+    masker = ValueMasker(values)
+    if not names and not masker:
         return doc
 
     def walk(node: Any) -> Any:
@@ -81,9 +83,15 @@ def mask_document(doc: Any, names: Iterable[str]) -> Any:
             return {k: MASK if k in names and isinstance(v, str) else walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(item) for item in node]
-        return node
+        return masker(node) if isinstance(node, str) and masker else node
 
     return walk(doc)
+
+
+def mask_spec_document(doc: Any, env: Mapping[str, str]) -> Any:
+    """``doc`` (a rendered request) with the secret-looking ``env:`` values of its job masked."""
+    names = secret_names(env)
+    return mask_document(doc, names, [env[n] for n in names])
 
 
 class ValueMasker:
