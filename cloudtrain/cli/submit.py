@@ -98,6 +98,13 @@ def run_submit(
                 console.print_json(data=candidate_request)
         return
     _print_summary(console, spec, package)
+    if spec.secrets and spec.backend != "local":  # a local run reads them, which is the check
+        import os
+
+        from cloudtrain.secrets.resolve import check_exist
+
+        check_exist(spec.secrets, os.environ, cloud=spec.backend,
+                    warn=lambda line: click.echo(f"warning: {line}", err=True))  # fmt: skip
     if spec.sweep is not None:
         from cloudtrain.cli.sweep import submit_sweep
 

@@ -58,17 +58,21 @@ def metadata_token(environ=os.environ):
         raise SecretError("cannot get a token from the metadata server at %s: %s" % (host, _reason(exc)))
 
 
+def gcp_get(path, token, environ=os.environ):
+    """``GET`` Secret Manager's ``/v1/<path>`` as JSON; ``urllib.error.HTTPError`` when it refuses."""
+    endpoint = (environ.get(SECRET_MANAGER_ENV) or SECRET_MANAGER).rstrip("/")
+    request = urllib.request.Request("%s/v1/%s" % (endpoint, path), headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        return json.loads(response.read().decode())
+
+
 def read_gcp(name, token, environ=os.environ):
     """The value of Secret Manager version ``name`` (``projects/P/secrets/S/versions/V``)."""
-    endpoint = (environ.get(SECRET_MANAGER_ENV) or SECRET_MANAGER).rstrip("/")
-    request = urllib.request.Request("%s/v1/%s:access" % (endpoint, name),
-                                     headers={"Authorization": "Bearer " + token})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            body = json.loads(response.read().decode())
+        body = gcp_get(name + ":access", token, environ)
         return base64.b64decode(body["payload"]["data"]).decode("utf-8")
     except urllib.error.HTTPError as exc:
-        raise SecretError("gcp:%s: %s" % (name, _api_message(exc)))
+        raise SecretError("gcp:%s: %s" % (name, api_message(exc)))
     except (OSError, ValueError, KeyError) as exc:
         raise SecretError("gcp:%s: %s" % (name, _reason(exc)))
 
@@ -142,7 +146,7 @@ def main(argv=None):
     os.execve(command[0], command, env)
 
 
-def _api_message(exc):
+def api_message(exc):
     """Google's JSON error body (``{"error": {"code", "message", "status"}}``) as one line."""
     try:
         error = json.loads(exc.read().decode())["error"]

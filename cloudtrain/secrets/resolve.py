@@ -10,7 +10,8 @@ replicas' environment only: never an argument, never a file cloudtrain writes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import urllib.error
+from collections.abc import Callable, Mapping
 
 from cloudtrain.errors import CredentialsError, UsageError
 from cloudtrain.secrets import launcher
@@ -56,3 +57,41 @@ def resolve_here(secrets: Mapping[str, str], environ: Mapping[str, str]) -> dict
             raise UsageError(f"secrets: {name}: cannot read {exc}",
                              hint="check the reference and that your credentials may read it") from None
     return values
+
+
+def check_exist(secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud: str,
+                warn: Callable[[str], None]) -> None:  # fmt: skip
+    """At submit: each ``gcp:`` / ``aws:`` secret exists, asked with the user's credentials (Secret Manager
+    ``versions.get``, Secrets Manager ``DescribeSecret``: neither reads the value). One that does not exist
+    is refused; one the user may not see is a warning (the job's identity may still read it)."""
+    token: list[str] = []
+    for name, text in secrets.items():
+        ref = parse_ref(text)
+        if ref.kind == "gcp":
+            token = token or [user_token()]
+            try:
+                launcher.gcp_get(ref.target, token[0], environ)
+            except urllib.error.HTTPError as exc:
+                _verdict(name, text, exc.code == 404, launcher.api_message(exc), cloud, warn)
+            except OSError as exc:
+                warn(f"secrets: {name}: could not check {text}: {exc}")
+        elif ref.kind == "aws":
+            import boto3
+            import botocore.exceptions
+
+            try:
+                boto3.client("secretsmanager", region_name=ref.region).describe_secret(SecretId=ref.target)
+            except botocore.exceptions.ClientError as exc:
+                error = exc.response.get("Error", {})
+                missing = error.get("Code") == "ResourceNotFoundException"
+                _verdict(name, text, missing, f"{error.get('Code')}: {error.get('Message')}", cloud, warn)
+            except botocore.exceptions.BotoCoreError as exc:
+                warn(f"secrets: {name}: could not check {text}: {exc}")
+
+
+def _verdict(name: str, text: str, missing: bool, why: str, cloud: str, warn: Callable[[str], None]) -> None:
+    if missing:
+        raise UsageError(f"secrets: {name}: {text} does not exist ({why})",
+                         hint="check the reference, or create the secret (docs/secrets.md)")  # fmt: skip
+    who = "the job's service account" if cloud == "vertex" else "the job's role"
+    warn(f"secrets: {name}: could not check {text} with your credentials ({why}); {who} must be able to read it")
