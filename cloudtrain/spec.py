@@ -49,6 +49,7 @@ class PackageSpec:
     name: str | None  # None: from the package's own metadata, else the folder name
     version: str | None  # None: from the package's own metadata, else 0.0.0
     script: str | None = None  # "train.py": a script job; ``path`` is then its source folder
+    include: tuple[str, ...] = ()  # --include: credential-like files packaged all the same (with a warning)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ def build_package(spec):
     from cloudtrain.secrets.job import sdist_files
 
     options = dict(name=spec.package.name, version=spec.package.version, requirements=spec.package.requirements,
-                   given_in=str(spec.config_file), extra=sdist_files(spec.secrets))  # fmt: skip
+                   given_in=str(spec.config_file), extra=sdist_files(spec.secrets),
+                   include=spec.package.include)  # fmt: skip
     if spec.package.script:
         package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
     else:

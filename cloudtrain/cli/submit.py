@@ -22,19 +22,26 @@ from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRIC
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
 @click.option("--resume", "resume_job", metavar="JOB",
               help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.")
+@click.option("--include", "include", multiple=True, metavar="PATTERN",
+              help="Package files matching PATTERN (gitignore syntax, in the package folder) that look like "
+                   "credentials and would be left out; with a warning (repeatable).")
 @click.option("--show-secrets", is_flag=True,
               help="Show env: values that look secret (shown as ***) in the text output, on a terminal only.")
 @STRICT_OPTION
 @DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, show_secrets,
-           strict, drain, output) -> None:  # fmt: skip
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, include,
+           show_secrets, strict, drain, output) -> None:  # fmt: skip
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
     if show_secrets:
         refuse_show_secrets(output)
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
+    if include:
+        from dataclasses import replace
+
+        spec = replace(spec, package=replace(spec.package, include=tuple(include)))
     if resume_job:
         from cloudtrain.backends import get_backend
 
@@ -145,10 +152,14 @@ def run_submit(
 
 
 def _candidate_specs(loaded, spec) -> list:
-    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded)."""
+    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded); a
+    fallback cannot change the package, so each takes the main one's (``--include`` included)."""
+    from dataclasses import replace
+
     from cloudtrain.spec import build_spec
 
-    return [spec] + [stage_data(build_spec(candidate, now=spec.created)) for candidate in loaded.candidates]
+    return [spec] + [stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
+                     for candidate in loaded.candidates]
 
 
 def resumed(spec, backend, job_id: str):

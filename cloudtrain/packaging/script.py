@@ -85,6 +85,7 @@ def build_script_sdist(
     given_in: str = "the config",
     project: ProjectMetadata | None = None,
     extra: dict[str, str] | None = None,
+    include: Sequence[str] = (),
 ) -> BuiltPackage:
     """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly); ``extra``
     adds generated files (path in the sdist → text)."""
@@ -93,7 +94,7 @@ def build_script_sdist(
     own = project if project is not None else find_script_metadata(root)
     if name is None and own.name is None and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name):
         name = DEFAULT_NAME  # a folder name that is no distribution name ("my code")
-    p = prepare(root, own, name, version, requirements, given_in, out_dir)
+    p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
     launcher_files = {f"{PACKAGE}/__init__.py": "", f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n"}
     members = p.generated_members(PACKAGE, {**launcher_files, **(extra or {})})
     members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))

@@ -48,7 +48,7 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     lines = []
     names = secret_names(env)
     if names:
-        lines.append(f"env: {', '.join(names)} look{'s' if len(names) == 1 else ''} like secret{'s' if len(names) > 1 else ''}:"
+        lines.append(f"env: {', '.join(names)} " + ("looks like a secret:" if len(names) == 1 else "look like secrets:") +
                      " env: values are written into the job's request, where anyone who can read jobs sees them"
                      " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/secrets.md)")
     for name, value in env.items():

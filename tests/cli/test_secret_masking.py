@@ -99,3 +99,22 @@ def test_dollar_brace_value_warns_and_points_at_secrets(cli, tmp_path):
     assert ("warning: env: REGION_NAME: '${MY_REGION}' is sent as written (cloudtrain does not expand ${…}); for a "
             "value from your shell or a secret store use secrets: (REGION_NAME: shell:MY_REGION for --local; "
             "docs/secrets.md)") in done.stderr.splitlines()
+
+
+def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_path):
+    config = _config(tmp_path, "vertex", {"A": "1"})
+    (tmp_path / "mini_trainer" / "kubeconfig").write_text("apiVersion: v1\n")
+    left = cli("submit", config, "--dry-run", "-o", "json")
+    assert {"path": "mini_trainer/kubeconfig", "why": "credential-like"} in json.loads(left.stdout)["package"]["left_out"]
+    kept = cli("submit", config, "--dry-run", "-o", "json", "--include", "kubeconfig")
+    assert kept.returncode == 0, kept.stderr
+    import tarfile
+
+    package = json.loads(kept.stdout)["package"]
+    assert package["left_out"] == []
+    with tarfile.open(package["file"]) as tar:
+        assert "mini_trainer-0.0.0/mini_trainer/kubeconfig" in tar.getnames()
+    assert [line for line in kept.stderr.splitlines() if "packaged credential-like files" in line] == [
+        "warning: packaged credential-like files: mini_trainer/kubeconfig (--include kubeconfig) — whoever can read "
+        "the staging bucket or the job's package can read them; refer to secrets under secrets: instead "
+        "(docs/secrets.md)"]

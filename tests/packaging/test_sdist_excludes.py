@@ -262,3 +262,15 @@ def test_files_that_only_mention_keys_are_kept(mini, tmp_path):
     write(mini, "public.txt", "-----BEGIN PUBLIC KEY-----\nMII\n-----END PUBLIC KEY-----\n")
     got = packaged(build_sdist(mini, tmp_path / "out"))
     assert {"mini_trainer/configs/model.json", "mini_trainer/keys.py", "mini_trainer/public.txt"} <= got
+
+
+def test_include_packages_a_credential_like_file_with_one_warning(mini, tmp_path):
+    write(mini, "gcp-key.json", SERVICE_ACCOUNT_KEY)
+    write(mini, "fixtures/test.pem", "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----\n")
+    write(mini, "server.pem")
+    built = build_sdist(mini, tmp_path / "out", include=["gcp-key.json", "fixtures/*.pem"])
+    assert packaged(built) == KEPT | {"mini_trainer/gcp-key.json", "mini_trainer/fixtures/test.pem"}
+    (warning,) = [w for w in built.warnings if w.startswith("packaged credential-like files")]
+    assert warning.startswith("packaged credential-like files: mini_trainer/fixtures/test.pem (--include "
+                              "fixtures/*.pem), mini_trainer/gcp-key.json (--include gcp-key.json) — ")
+    assert ("mini_trainer/server.pem", "credential-like") in built.left_out  # not named: still left out
