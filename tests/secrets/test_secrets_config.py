@@ -99,3 +99,35 @@ def test_yaml_env_tag_is_refused_pointing_at_secrets(project):
     assert error.line == 14
     assert "!env" in str(error) and "secrets:" in str(error)
     assert "API_KEY: shell:MY_KEY" in str(error)
+
+
+def test_fallback_candidates_and_sweeps_keep_the_secrets(project):
+    from cloudtrain.spec import build_spec
+
+    text = VERTEX_BASE + ("secrets:\n  HF_TOKEN: gcp:projects/p/secrets/s/versions/latest\n"
+                          "fallback:\n  - region: us-east1\n"
+                          "sweep:\n  metric: acc\n  params: {lr: {min: 0.001, max: 0.1}}\n")
+    loaded = load_config(project(text))
+    (candidate,) = loaded.candidates
+    assert dict(build_spec(candidate).secrets) == {"HF_TOKEN": "gcp:projects/p/secrets/s/versions/latest"}
+    assert dict(build_spec(loaded).secrets) == dict(build_spec(candidate).secrets)
+
+
+def test_tuning_trials_get_the_launcher_and_the_references(project):
+    from cloudtrain.backends.sagemaker.tuning import create_tuning_job
+    from cloudtrain.backends.vertex.tuning import render_tuning_job
+    from cloudtrain.spec import build_spec
+    from tests.backends.sagemaker.conftest import fake_package
+
+    sweep = "sweep:\n  metric: acc\n  params: {lr: {min: 0.001, max: 0.1}}\n"
+    ref = "gcp:projects/p/secrets/s/versions/latest"
+    spec = build_spec(load_config(project(VERTEX_BASE + f"secrets:\n  HF_TOKEN: {ref}\n" + sweep)))
+    code = render_tuning_job(spec, fake_package())["trialJobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]
+    env = {e["name"]: e["value"] for e in code["env"]}
+    assert code["pythonModule"] == "cloudtrain_secrets"
+    assert (env["CLOUDTRAIN_SECRET_HF_TOKEN"], env["CLOUDTRAIN_RUN_MODULE"]) == (ref, "trainer.task")
+
+    arn = "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"
+    spec = build_spec(load_config(project(SAGEMAKER_BASE + f"secrets:\n  DB: {arn}\n" + sweep)))
+    definition = create_tuning_job(spec, fake_package())["TrainingJobDefinition"]
+    assert definition["Environment"]["CLOUDTRAIN_SECRET_DB"] == arn
