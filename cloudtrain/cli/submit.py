@@ -69,10 +69,12 @@ def run_submit(
     are sent as written but shown as ``***`` (with one warning) unless ``show_secrets``."""
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console, print_json
-    from cloudtrain.secrets.masking import env_warnings, mask_spec_document
+    from cloudtrain.secrets.masking import env_warnings, mask_logs, mask_spec_document, secret_names
 
     for warning in env_warnings(spec.env):
         click.echo(f"warning: {warning}", err=True)
+    if not show_secrets:
+        mask_logs(spec.env[name] for name in secret_names(spec.env))
     package = build_package(spec)
     spec = stage_data(spec)
     backend = get_backend(spec.backend)

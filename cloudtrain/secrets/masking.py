@@ -10,6 +10,7 @@ never in the request at all.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -110,3 +111,21 @@ class ValueMasker:
             if value in text:
                 text = text.replace(value, MASK)
         return text
+
+
+class _MaskRecords(logging.Filter):
+    def __init__(self, masker: ValueMasker):
+        super().__init__()
+        self._masker = masker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self._masker(record.getMessage()), None
+        return True
+
+
+def mask_logs(values: Iterable[str], logger: str = "cloudtrain") -> None:
+    """Mask ``values`` in every line the handlers of ``logger`` print (its ``--debug`` lines included)."""
+    masker = ValueMasker(values)
+    if masker:
+        for handler in logging.getLogger(logger).handlers:
+            handler.addFilter(_MaskRecords(masker))

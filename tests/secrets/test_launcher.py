@@ -108,3 +108,4 @@ def test_launcher_permission_failure_is_one_log_line_and_exit_1(tmp_path, secret
     assert done.stderr.splitlines() == [f"cloudtrain: cannot read secret gcp:{HF}/versions/latest: 403 "
                                         f"PERMISSION_DENIED: Permission 'secretmanager.versions.access' denied for "
                                         f"resource '{HF}/versions/latest' (or it may not exist)."]
+
