@@ -204,6 +204,7 @@ def _print_summary(console, spec, package) -> None:
             ("metadata", package.metadata if package else None),
             ("requires", ", ".join(package.requirements) or None if package else None),
             _run_row(spec),
+            ("secrets", ", ".join(f"{name} ← {ref}" for name, ref in spec.secrets.items()) or None),
             *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             ("staging", None if local or not spec.package_prefix or not package else

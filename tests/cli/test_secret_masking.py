@@ -118,3 +118,13 @@ def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_
         "warning: packaged credential-like files: mini_trainer/kubeconfig (--include kubeconfig) — whoever can read "
         "the staging bucket or the job's package can read them; refer to secrets under secrets: instead "
         "(docs/secrets.md)"]
+
+
+def test_the_summary_names_each_secret_by_its_reference(cli, tmp_path):
+    config = _config(tmp_path, "vertex", {"A": "1"})
+    with open(config, "a") as f:
+        f.write("secrets:\n  HF_TOKEN: gcp:projects/my-project/secrets/hf-token/versions/latest\n")
+    done = cli("submit", config, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.lstrip().startswith("secrets"))
+    assert row.split(None, 1)[1] == "HF_TOKEN ← gcp:projects/my-project/secrets/hf-token/versions/latest"
