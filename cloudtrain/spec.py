@@ -49,6 +49,7 @@ class PackageSpec:
     name: str | None  # None: from the package's own metadata, else the folder name
     version: str | None  # None: from the package's own metadata, else 0.0.0
     script: str | None = None  # "train.py": a script job; ``path`` is then its source folder
+    include: tuple[str, ...] = ()  # --include: credential-like files packaged all the same (with a warning)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,9 @@ class JobSpec:
     #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
     #: the summary says "(default)" where they apply.
     defaults: tuple[str, ...] = ()
+    #: ``secrets:``: variable name → reference (``gcp:…``, ``aws:…``, ``shell:…`` locally); the request
+    #: carries these, the launcher on the machine reads the values (cloudtrain.secrets)
+    secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def package_prefix(self) -> str | None:
@@ -279,6 +283,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         network=cfg.network,
         labels=MappingProxyType(dict(cfg.labels)),
         env=MappingProxyType(dict(cfg.env)),
+        secrets=MappingProxyType(dict(cfg.secrets)),
         config_file=loaded.file,
         created=now,
         channels=MappingProxyType(build_channels(loaded)),

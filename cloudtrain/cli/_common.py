@@ -25,9 +25,11 @@ def build_package(spec):
         return None
     from cloudtrain.history import cache_dir
     from cloudtrain.packaging import build_script_sdist, build_sdist
+    from cloudtrain.secrets.job import sdist_files
 
     options = dict(name=spec.package.name, version=spec.package.version, requirements=spec.package.requirements,
-                   given_in=str(spec.config_file))  # fmt: skip
+                   given_in=str(spec.config_file), extra=sdist_files(spec.secrets),
+                   include=spec.package.include)  # fmt: skip
     if spec.package.script:
         package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
     else:

@@ -95,15 +95,17 @@ def _grouped(rows) -> list[tuple]:
 @click.argument("path", type=click.Path())
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="dist", show_default=True)
 @click.option("--requirement", "-r", "requirements", multiple=True, help="Extra requirement (repeatable).")
+@click.option("--include", "include", multiple=True, metavar="PATTERN",
+              help="Package credential-like files matching PATTERN all the same, with a warning (repeatable).")
 @OUTPUT_OPTION
-def package(path, out_dir, requirements, output) -> None:
+def package(path, out_dir, requirements, include, output) -> None:
     """Build the deterministic sdist of a package directory and print its path and hash.
 
     Name, version and requirements come from the package's own setup.py / pyproject.toml (as
     with submit), so the same folder gives the same artifact either way."""
     from cloudtrain.packaging import build_sdist
 
-    built = build_sdist(Path(path), Path(out_dir), requirements=requirements, given_in="--requirement")
+    built = build_sdist(Path(path), Path(out_dir), requirements=requirements, given_in="--requirement", include=include)
     for warning in built.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output == "json":

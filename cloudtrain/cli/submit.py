@@ -22,32 +22,59 @@ from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRIC
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
 @click.option("--resume", "resume_job", metavar="JOB",
               help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.")
+@click.option("--include", "include", multiple=True, metavar="PATTERN",
+              help="Package files matching PATTERN (gitignore syntax, in the package folder) that look like "
+                   "credentials and would be left out; with a warning (repeatable).")
+@click.option("--show-secrets", is_flag=True,
+              help="Show env: values that look secret (shown as ***) in the text output, on a terminal only.")
 @STRICT_OPTION
 @DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, strict, drain,
-           output) -> None:  # fmt: skip
+def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, include,
+           show_secrets, strict, drain, output) -> None:  # fmt: skip
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
+    if show_secrets:
+        refuse_show_secrets(output)
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
+    if include:
+        from dataclasses import replace
+
+        spec = replace(spec, package=replace(spec.package, include=tuple(include)))
     if resume_job:
         from cloudtrain.backends import get_backend
 
         spec = resumed(spec, get_backend(spec.backend), resume_job)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
-               overrides=overrides, drain=drain)  # fmt: skip
+               overrides=overrides, drain=drain, show_secrets=show_secrets)  # fmt: skip
+
+
+def refuse_show_secrets(output: str) -> None:
+    """``--show-secrets`` is for a person at a terminal: never into JSON, a pipe or a file."""
+    from cloudtrain.errors import UsageError
+
+    if output == "json" or not sys.stdout.isatty():
+        where = "-o json" if output == "json" else "output that is not a terminal"
+        raise UsageError(f"--show-secrets is refused with {where}: secret values would end up in a file or "
+                         "another program", hint="drop --show-secrets (values show as ***), or run it in a terminal")
 
 
 def run_submit(
     loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=(),
-    drain: float | None = None,
+    drain: float | None = None, show_secrets: bool = False,
 ) -> None:
     """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
-    upload, create and (unless ``detach``) follow the job to its end."""
+    upload, create and (unless ``detach``) follow the job to its end. ``env:`` values that look secret
+    are sent as written but shown as ``***`` (with one warning) unless ``show_secrets``."""
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console, print_json
+    from cloudtrain.secrets.masking import env_warnings, mask_logs, mask_spec_document, secret_names
 
+    for warning in env_warnings(spec.env):
+        click.echo(f"warning: {warning}", err=True)
+    if not show_secrets:
+        mask_logs(spec.env[name] for name in secret_names(spec.env))
     package = build_package(spec)
     if spec.cloud == "sagemaker":
         from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
@@ -61,8 +88,11 @@ def run_submit(
     if dry_run:
         from cloudtrain.catalog.cost import price_basis
 
-        request = backend.render(spec, package)
-        fallbacks = [(c, get_backend(c.backend).render(c, package)) for c in candidates[1:]]
+        def shown(candidate, request):
+            return request if show_secrets else mask_spec_document(request, candidate.env)
+
+        request = shown(spec, backend.render(spec, package))
+        fallbacks = [(c, shown(c, get_backend(c.backend).render(c, package))) for c in candidates[1:]]
         if output == "json":
             print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
                         "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
@@ -82,6 +112,13 @@ def run_submit(
                 console.print_json(data=candidate_request)
         return
     _print_summary(console, spec, package)
+    if spec.secrets and spec.backend != "local":  # a local run reads them, which is the check
+        import os
+
+        from cloudtrain.secrets.resolve import check_exist
+
+        check_exist(spec.secrets, os.environ, cloud=spec.backend,
+                    warn=lambda line: click.echo(f"warning: {line}", err=True))  # fmt: skip
     if spec.sweep is not None:
         from cloudtrain.cli.sweep import submit_sweep
 
@@ -123,10 +160,14 @@ def run_submit(
 
 
 def _candidate_specs(loaded, spec) -> list:
-    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded)."""
+    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded); a
+    fallback cannot change the package, so each takes the main one's (``--include`` included)."""
+    from dataclasses import replace
+
     from cloudtrain.spec import build_spec
 
-    return [spec] + [stage_data(build_spec(candidate, now=spec.created)) for candidate in loaded.candidates]
+    return [spec] + [stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
+                     for candidate in loaded.candidates]
 
 
 def resumed(spec, backend, job_id: str):
@@ -171,6 +212,7 @@ def _print_summary(console, spec, package) -> None:
             ("metadata", package.metadata if package else None),
             ("requires", ", ".join(package.requirements) or None if package else None),
             _run_row(spec),
+            ("secrets", ", ".join(f"{name} ← {ref}" for name, ref in spec.secrets.items()) or None),
             *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             ("staging", None if local or not spec.package_prefix or not package else

@@ -14,6 +14,7 @@ from cloudtrain.config.problems import Problems
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
+from cloudtrain.secrets.checks import check_secrets
 
 _VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -103,6 +104,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
         run(("network",), fail(("network",), "network is a Vertex setting",
                                "for SageMaker VPCs, remove network (not supported yet)"))  # fmt: skip
     run(("backend", "data"), lambda: _check_data(loaded))
+    run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
     if cfg.container is not None:
         run(("backend", "container", "package", "image", "distribution", "sweep"), lambda: _check_container(loaded))
     else:

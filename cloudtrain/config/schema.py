@@ -13,6 +13,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 import re
 from typing import Annotated, Any, Literal, Union
 
+from cloudtrain.secrets.refs import parse_ref
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
@@ -46,6 +47,13 @@ def _no_float_version(value: object) -> object:
     """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
+    return value
+
+
+def _secret_ref(value: object) -> object:
+    """A ``secrets:`` value must be a reference (``shell:``, ``gcp:``, ``aws:``), never the secret itself."""
+    if isinstance(value, str):
+        parse_ref(value.strip())
     return value
 
 
@@ -254,6 +262,12 @@ class JobConfig(_Strict):
     network: StrictStr | None = Field(None, description="Vertex: VPC network; SageMaker: not supported here.")
     labels: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Vertex labels / SageMaker tags.")
     env: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Environment variables for the job.")
+    secrets: dict[StrictStr, Annotated[StrictStr, BeforeValidator(_secret_ref)]] = Field(
+        default_factory=dict,
+        description="Environment variables read from a secret store when the job starts: NAME → shell:VAR "
+        "(--local only), gcp:projects/P/secrets/S/versions/latest or aws:arn:aws:secretsmanager:…; "
+        "the request carries the reference, never the value (docs/secrets.md).",
+    )
     model_dir: StrictBool = Field(
         True,
         description="package.script jobs: pass --model_dir as the SageMaker TensorFlow estimator does "

@@ -112,6 +112,8 @@ def load_yaml(text: str, file: str) -> LoadedYaml:
 
 def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
     out.lines.setdefault(path, node.start_mark.line + 1)
+    if node.tag.startswith("!"):  # a local tag: nothing expands it, and it would silently become text
+        _refuse_tag(node, path, out)
     if isinstance(node, yaml.ScalarNode):
         # Plain scalars (style None, or "" from the C loader) get YAML 1.2 resolution; quoted ones stay text.
         if node.style:
@@ -147,6 +149,20 @@ def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
         out.lines.pop((*path, "<key>"), None)
         return result
     raise ConfigError(f"unsupported YAML node {node.tag}", file=out.file, line=node.start_mark.line + 1)
+
+
+def _refuse_tag(node: yaml.Node, path: Path_, out: LoadedYaml) -> None:
+    """``API_KEY: !env MY_KEY`` would be the string ``MY_KEY``: refused, pointing at ``secrets:``."""
+    value = node.value if isinstance(node, yaml.ScalarNode) else "…"
+    name = path[-1] if path and isinstance(path[-1], str) else "NAME"
+    raise ConfigError(
+        f"YAML tag {node.tag} is not supported: {node.tag} {value} would be read as the text {value!r}",
+        file=out.file,
+        line=node.start_mark.line + 1,
+        field=dotted(path) or None,
+        hint=f"to pass a variable of your shell, move it to secrets: ({name}: shell:{value}); "
+        "see docs/secrets.md for secrets stored in the cloud",
+    )
 
 
 def dotted(path: Path_) -> str:

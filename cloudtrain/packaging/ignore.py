@@ -32,12 +32,25 @@ BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
         "__pycache__", "*.pyc", "*.pyo", ".DS_Store", ".pytest_cache", ".mypy_cache",
         ".ruff_cache", ".ipynb_checkpoints", ".venv",
     ),
-    "environment file": (".env", ".env.*"),
+    "environment file": (".env", ".env.*", ".envrc"),
     "credential": (
-        "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "id_rsa*", "id_dsa*",
-        "id_ecdsa*", "id_ed25519*", "credentials.json", "*service-account*.json",
-        "*service_account*.json", "application_default_credentials.json", ".aws", ".ssh",
-        ".netrc", ".pypirc", ".boto", ".git-credentials", ".docker",
+        # keys and certificates
+        "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.ppk", "*.gpg", "id_rsa*", "id_dsa*",
+        "id_ecdsa*", "id_ed25519*", "*deploy_key*", "keys.json", "key.json", "*-key.json", "*_key.json",
+        # cloud credentials
+        "credentials.json", "*service-account*.json", "*service_account*.json", "application_default_credentials.json",
+        ".aws", ".ssh", ".gcloud", ".azure", ".boto", ".s3cfg", ".oci",
+        # package managers
+        ".netrc", ".pypirc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".gem", ".cargo", ".composer", "auth.json",
+        ".git-credentials",
+        # databases
+        ".pgpass", ".my.cnf", ".mylogin.cnf",
+        # web servers, Kubernetes, Terraform, Docker, Vault
+        ".htpasswd", ".kube", "kubeconfig", "kubeconfig.*", "*.kubeconfig", "*.tfvars", "*.tfvars.json",
+        "*.tfstate", "*.tfstate.*", ".terraformrc", "terraform.rc", ".docker", ".dockercfg", ".vault-token",
+        # files named for what they hold
+        "secrets.yaml", "secrets.yml", "secrets.json", "secrets.toml", "secrets.env", "secrets.txt", "secrets.ini",
+        "*.secret", "*.secrets", "token.txt", "tokens.txt", "*.token",
     ),
 }
 
@@ -57,6 +70,26 @@ def builtin_exclude(name: str) -> str | None:
     for category, regex in _BUILTIN:
         if regex.match(lowered):
             return category
+    return None
+
+
+#: Files this small or smaller are read to look for credentials whatever their name.
+SNIFF_BYTES = 64 * 1024
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
+_DOCKER_AUTHS = re.compile(rb'"auths"\s*:\s*\{[^}]*"auth"\s*:\s*"', re.DOTALL)
+
+
+def credential_content(head: bytes) -> str | None:
+    """What credential the start of a file holds, or ``None``: a private key (PEM or OpenSSH), a
+    Google service-account key (``"type": "service_account"`` with a ``private_key``), or a Docker
+    ``config.json`` with registry logins. Caught whatever the file is called."""
+    if _PRIVATE_KEY.search(head):
+        return "holds a private key"
+    if _SERVICE_ACCOUNT.search(head) and b'"private_key"' in head:
+        return "holds a service-account key"
+    if _DOCKER_AUTHS.search(head):
+        return "holds registry logins"
     return None
 
 

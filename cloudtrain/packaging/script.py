@@ -84,16 +84,19 @@ def build_script_sdist(
     size_warning_bytes: int = SIZE_WARNING_BYTES,
     given_in: str = "the config",
     project: ProjectMetadata | None = None,
+    extra: dict[str, str] | None = None,
+    include: Sequence[str] = (),
 ) -> BuiltPackage:
-    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly)."""
+    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly); ``extra``
+    adds generated files (path in the sdist → text)."""
     root = check_source_dir(source_dir)
     check_script(root, script)
     own = project if project is not None else find_script_metadata(root)
     if name is None and own.name is None and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name):
         name = DEFAULT_NAME  # a folder name that is no distribution name ("my code")
-    p = prepare(root, own, name, version, requirements, given_in, out_dir)
+    p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
     launcher_files = {f"{PACKAGE}/__init__.py": "", f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n"}
-    members = p.generated_members(PACKAGE, launcher_files)
+    members = p.generated_members(PACKAGE, {**launcher_files, **(extra or {})})
     members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))
     members += [
         Member(f"{p.top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)

@@ -51,6 +51,8 @@ def build_sdist(
     size_warning_bytes: int = SIZE_WARNING_BYTES,
     given_in: str = "the config",
     project: ProjectMetadata | None = None,
+    extra: dict[str, str] | None = None,
+    include: Sequence[str] = (),
 ) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
@@ -59,7 +61,9 @@ def build_sdist(
     config's came from); unset in both, the name is the folder's and the version ``0.0.0``, as
     gcloud generates them. The requirements are the metadata's, then ``requirements``, then
     ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
-    anything the user must fix.
+    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as
+    cloudtrain's secrets launcher. ``include`` packages credential-like files matching these patterns,
+    with a warning (``--include``).
     """
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
@@ -68,8 +72,8 @@ def build_sdist(
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
     own = project if project is not None else find_metadata(root)
-    p = prepare(root, own, name, version, requirements, given_in, out_dir)
-    members = p.generated_members(root.name)
+    p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
+    members = p.generated_members(root.name, extra)
     members += [
         Member(f"{p.top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
         for f in p.tree.files
@@ -109,7 +113,7 @@ class Prepared:
 
 
 def prepare(root: Path, own: ProjectMetadata, name: str | None, version: str | None, requirements: Sequence[str],
-            given_in: str, out_dir: Path) -> Prepared:  # fmt: skip
+            given_in: str, out_dir: Path, include: Sequence[str] = ()) -> Prepared:  # fmt: skip
     """Name and version (config over metadata), requirements and the file tree (minus ``out_dir``)."""
     warnings = [*own.ignored]
     dist, version = name_and_version(root, own, name, version, given_in, warnings)
@@ -117,7 +121,7 @@ def prepare(root: Path, own: ProjectMetadata, name: str | None, version: str | N
         root, requirements, extra_where=f"package.requirements in {given_in}",
         declared=own.requirements, declared_where=str(own.source),
     )  # fmt: skip
-    return Prepared(dist, version, requires, collect(root, skip=[Path(out_dir)]), warnings)
+    return Prepared(dist, version, requires, collect(root, skip=[Path(out_dir)], include=include), warnings)
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
@@ -135,8 +139,14 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
             f" and add it to {root / '.cloudtrainignore'}"
         )
     if tree.credentials:
-        listed = ", ".join(f"{root.name}/{c}" for c in tree.credentials)
+        why = dict(tree.left_out)
+        listed = ", ".join(f"{root.name}/{c}" + (f" ({why[c]})" if why.get(c, "").startswith("holds") else "")
+                           for c in tree.credentials)
         warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
+    if tree.forced:
+        listed = ", ".join(f"{root.name}/{path} (--include {pattern})" for path, pattern in tree.forced)
+        warnings.append(f"packaged credential-like files: {listed} — whoever can read the staging bucket or the "
+                        "job's package can read them; refer to secrets under secrets: instead (docs/secrets.md)")
     return warnings
 
 

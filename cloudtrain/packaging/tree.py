@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cloudtrain.errors import PackagingError
 
-from .ignore import IGNORE_FILES, IgnoreRule, builtin_exclude, is_ignored, parse_ignore_lines
+from .ignore import IGNORE_FILES, SNIFF_BYTES, IgnoreRule, builtin_exclude, credential_content, is_ignored, parse_ignore_lines
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -38,6 +38,7 @@ class Tree:
     files: tuple[SourceFile, ...]  # sorted by relpath
     credentials: tuple[str, ...]  # credential-like paths that were left out
     left_out: tuple[tuple[str, str], ...] = ()  # (path, why) of what a user may miss: secrets, .env, links
+    forced: tuple[tuple[str, str], ...] = ()  # (path, --include pattern) of credential-like files packaged anyway
 
     @property
     def unpacked_size(self) -> int:
@@ -81,11 +82,22 @@ def check_package_dir(package_dir: Path) -> Path:
     return root
 
 
-def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
+def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[str] = ()) -> Tree:
     """Walk ``package_dir`` (already checked) and list what goes into the package.
 
     ``skip`` names folders never packaged, such as an output folder inside the package.
+    ``include`` (``--include``, gitignore patterns relative to the package folder) packages files that
+    look like credentials or environment files all the same; each is listed in ``Tree.forced``.
     """
+    forced: dict[str, str] = {}
+    wanted = parse_ignore_lines(include, source="--include")
+
+    def overridden(child: str, is_dir: bool) -> bool:
+        rule = is_ignored(wanted, child, is_dir)
+        if rule is not None:
+            forced[child] = rule.pattern
+        return rule is not None
+
     root = Path(package_dir).resolve()
     skipped = {Path(p).resolve() for p in skip}
     files: dict[str, SourceFile] = {}
@@ -100,6 +112,8 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             category = builtin_exclude(entry.name)
+            if category in ("credential", "environment file") and overridden(child, entry.is_dir()):
+                category = None
             if category:
                 if category == "credential":
                     credentials.append(child)
@@ -127,6 +141,11 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
                         f"{root / child} is not a regular file (a socket, pipe or device)",
                         f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
                     )
+                held = _credential_in(entry.path, st.st_size)
+                if held and not overridden(child, False):
+                    credentials.append(child)
+                    left_out.append((child, held))
+                    continue
                 files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
 
     try:
@@ -142,7 +161,16 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = ()) -> Tree:
         if not followed:
             left_out.append((link, "link to an excluded file"))
         files.update(followed)
-    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)), tuple(sorted(left_out)))
+    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)), tuple(sorted(left_out)),
+                tuple(sorted(forced.items())))
+
+
+def _credential_in(path: str, size: int) -> str | None:
+    """Why a small file is a credential by its content (see :func:`~.ignore.credential_content`), or ``None``."""
+    if size > SNIFF_BYTES:
+        return None
+    with open(path, "rb") as f:
+        return credential_content(f.read(SNIFF_BYTES))
 
 
 def _check_name(root: Path, rel: str) -> None:

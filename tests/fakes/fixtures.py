@@ -20,3 +20,14 @@ def aws(moto_session: MotoAws, monkeypatch: pytest.MonkeyPatch) -> MotoAws:
     moto_session.reset()
     use_moto(monkeypatch, moto_session)
     return moto_session
+
+
+@pytest.fixture
+def secret_manager(monkeypatch: pytest.MonkeyPatch):
+    """A fresh Secret Manager + metadata server fake, with cloudtrain pointed at it."""
+    from tests.fakes.secret_manager import secret_manager_server
+
+    with secret_manager_server() as fake:
+        for key, value in fake.env().items():
+            monkeypatch.setenv(key, value)
+        yield fake

@@ -204,3 +204,73 @@ def test_special_files_are_refused(mini, tmp_path):
     os.mkfifo(mini / "pipe")
     with pytest.raises(PackagingError, match=r"pipe is not a regular file"):
         build_sdist(mini, tmp_path / "out")
+
+
+#: Credential files users keep beside their code (issue #26), as they name them.
+CREDENTIAL_FILES = [
+    ".npmrc", ".pgpass", ".htpasswd", "gcp-key.json", "kubeconfig", "prod.tfvars", "secrets.yaml",
+    "token.txt", "keys/deploy_key", ".kube/config", ".pypirc", ".my.cnf", ".docker/config.json",
+    "terraform.tfstate", ".vault-token", ".git-credentials", ".s3cfg", ".yarnrc.yml", ".dockercfg",
+]
+
+
+def test_credential_files_of_every_kind_are_left_out_and_named(mini, tmp_path):
+    for rel in CREDENTIAL_FILES:
+        write(mini, rel)
+    built = build_sdist(mini, tmp_path / "out")
+    assert packaged(built) == KEPT
+    (warning,) = [w for w in built.warnings if "credential" in w]
+    tops = {rel.split("/")[0] for rel in CREDENTIAL_FILES}
+    for top in tops:
+        assert f"mini_trainer/{top}" in warning
+    named = {path for path, _ in built.left_out}
+    for rel in CREDENTIAL_FILES:  # the file, or the credential folder holding it
+        assert any(f"mini_trainer/{rel}" == p or f"mini_trainer/{rel}".startswith(p + "/") for p in named), rel
+
+
+def test_envrc_is_left_out_as_an_environment_file(mini, tmp_path):
+    write(mini, ".envrc", "export WANDB_API_KEY=abc\n")
+    built = build_sdist(mini, tmp_path / "out")
+    assert packaged(built) == KEPT
+    assert ("mini_trainer/.envrc", "environment file") in built.left_out
+
+
+SERVICE_ACCOUNT_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n' \
+                      '  "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n"\n}\n'
+
+
+@pytest.mark.parametrize(("name", "content", "why"), [
+    ("configs/model.json", SERVICE_ACCOUNT_KEY.replace("-----BEGIN PRIVATE KEY-----", "xx"),
+     "holds a service-account key"),
+    ("notes.txt", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
+     "holds a private key"),
+    ("util/cert_data.py", 'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMII\n"""\n', "holds a private key"),
+    ("configs/config.json", '{"auths": {"ghcr.io": {"auth": "dXNlcjpwYXNz"}}}\n', "holds registry logins"),
+])
+def test_a_file_holding_a_credential_is_left_out_whatever_its_name(mini, tmp_path, name, content, why):
+    write(mini, name, content)
+    built = build_sdist(mini, tmp_path / "out")
+    assert packaged(built) == KEPT
+    assert (f"mini_trainer/{name}", why) in built.left_out
+    (warning,) = [w for w in built.warnings if "credential" in w]
+    assert f"mini_trainer/{name} ({why})" in warning
+
+
+def test_files_that_only_mention_keys_are_kept(mini, tmp_path):
+    write(mini, "configs/model.json", '{"type": "dense", "key": "value", "auths": []}\n')
+    write(mini, "keys.py", "PRIVATE_KEY_ENV = 'PRIVATE_KEY'\n")
+    write(mini, "public.txt", "-----BEGIN PUBLIC KEY-----\nMII\n-----END PUBLIC KEY-----\n")
+    got = packaged(build_sdist(mini, tmp_path / "out"))
+    assert {"mini_trainer/configs/model.json", "mini_trainer/keys.py", "mini_trainer/public.txt"} <= got
+
+
+def test_include_packages_a_credential_like_file_with_one_warning(mini, tmp_path):
+    write(mini, "gcp-key.json", SERVICE_ACCOUNT_KEY)
+    write(mini, "fixtures/test.pem", "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----\n")
+    write(mini, "server.pem")
+    built = build_sdist(mini, tmp_path / "out", include=["gcp-key.json", "fixtures/*.pem"])
+    assert packaged(built) == KEPT | {"mini_trainer/gcp-key.json", "mini_trainer/fixtures/test.pem"}
+    (warning,) = [w for w in built.warnings if w.startswith("packaged credential-like files")]
+    assert warning.startswith("packaged credential-like files: mini_trainer/fixtures/test.pem (--include "
+                              "fixtures/*.pem), mini_trainer/gcp-key.json (--include gcp-key.json) — ")
+    assert ("mini_trainer/server.pem", "credential-like") in built.left_out  # not named: still left out

@@ -18,8 +18,10 @@ from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJ
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.packaging.script import extract_sources
+from cloudtrain.secrets.masking import ValueMasker, secret_names
+from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
-from cloudtrain.statefiles import StateError
+from cloudtrain.statefiles import StateError, write_atomic
 
 log = logging.getLogger("cloudtrain.local")
 
@@ -51,13 +53,15 @@ def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
 
 
 def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan, env_dir: Path,
-              cuda: str | None, *, shared_gpus: bool = False) -> dict[str, str]:  # fmt: skip
-    """This shell's variables less inherited contracts, then the config's ``env``, then the contract.
+              cuda: str | None, *, shared_gpus: bool = False, secrets: Mapping[str, str] = {}) -> dict[str, str]:  # fmt: skip
+    """This shell's variables less inherited contracts, then the config's ``env`` and the values of its
+    ``secrets`` (read on this machine), then the contract.
 
     ``cuda``: this replica's share of the GPUs; ``shared_gpus``: several replicas use the same
     GPUs, so TensorFlow must not take all their memory at start."""
     env = {k: v for k, v in base.items() if k not in _STRIP and not k.startswith(_STRIP_PREFIXES)}
     env.update(spec.env)
+    env.update(secrets)
     env.update(plan.env)
     env["PYTHONUNBUFFERED"] = "1"
     # The bundled trainer saves at once on SIGTERM (Ctrl-C) instead of training on for the cloud's grace period.
@@ -276,20 +280,22 @@ class LocalBackend:
         if spec.resume:
             copy_checkpoints(plans, spec.resume.checkpoint_dir)
         base = dict(os.environ if self._environ is None else self._environ)
+        secrets = resolve_here(spec.secrets, base)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
         argvs = [contract.argv(spec, p, str(environment.python), package) for p in plans]
         launches = [
-            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared),
-                   p.cwd, run_dir / f"{p.name}.log")  # fmt: skip
+            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared,
+                                           secrets=secrets), p.cwd, run_dir / f"{p.name}.log")  # fmt: skip
             for p, argv in zip(plans, argvs)
         ]
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "replicas.json").write_text(
-            json.dumps([{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {**spec.env, **p.env}}
-                        for p, argv in zip(plans, argvs)], indent=2)  # fmt: skip
-        )
-        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace)
+        # the values this run knows are secret: masked in replicas.json (where env: values are also inside
+        # CLUSTER_SPEC / TF_CONFIG) and in every log line
+        masker = ValueMasker([*secrets.values(), *(spec.env[n] for n in secret_names(spec.env))])
+        replicas = [{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()}}
+                    for p, argv in zip(plans, argvs)]  # fmt: skip
+        write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
+        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace, masker=masker)
         job._start(launches)
         return job
 

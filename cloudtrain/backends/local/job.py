@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends import outputs
@@ -45,8 +45,9 @@ class LocalJob:
     """A running local job: the replicas, their merged lines, and the end-of-run summary."""
 
     def __init__(self, spec: JobSpec, out: Path, plans, environment: venv.PackageEnv, *, note: str | None,
-                 stop_grace_s: float):  # fmt: skip
+                 stop_grace_s: float, masker: Callable[[str], str] | None = None):  # fmt: skip
         self.spec = spec
+        self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
         self.output_dir = out
         self.plans = list(plans)
@@ -66,7 +67,7 @@ class LocalJob:
         self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
         group = ReplicaGroup(
             launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch,
-            journal=self.output_dir / RUN_DIR / JOURNAL,
+            journal=self.output_dir / RUN_DIR / JOURNAL, mask=self._masker,
         )  # fmt: skip
         env = self.environment
         how = "reused" if env.cached else f"built in {measured(env.setup_seconds)} s"

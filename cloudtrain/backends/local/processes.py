@@ -102,8 +102,10 @@ class ReplicaGroup:
         on_line: Callable[[LogLine], None] | None = None,
         poll_s: float = 0.05,
         journal: Path | None = None,
+        mask: Callable[[str], str] | None = None,
     ):
         self._launches = list(launches)
+        self._mask = mask or None  # a ValueMasker with no values is falsy: nothing to replace
         self._grace = stop_grace_s
         self._max_runtime = max_runtime_s
         self._on_line = on_line
@@ -218,6 +220,8 @@ class ReplicaGroup:
         proc = self._procs[launch.name]
         with open(launch.log_path, "ab", buffering=0) as log:
             for raw in _whole_lines(proc.stdout, proc.stderr):
+                if self._mask is not None:  # the secret values this run knows never reach a log or the screen
+                    raw = self._mask(raw.decode("utf-8", errors="replace")).encode("utf-8")
                 try:
                     log.write(raw)
                 except OSError:  # a full disk must not stop the draining of the pipes

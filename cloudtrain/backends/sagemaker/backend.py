@@ -58,7 +58,7 @@ class SageMakerBackend:
         uploaded = None
         if not spec.container:  # the user's own image needs no source dir
             uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region,
-                                        script=bool(spec.package.script))  # fmt: skip
+                                        script=bool(spec.package.script), secrets=bool(spec.secrets))  # fmt: skip
         bucket, _ = split_s3(spec.staging_bucket or spec.job_dir or "")
         upload_channels(spec, S3Store(clients.s3, bucket, translated), progress=default_progress)
         if spec.sweep is not None:

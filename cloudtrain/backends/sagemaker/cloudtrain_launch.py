@@ -10,6 +10,13 @@ archive into /opt/ml/code and runs ``python cloudtrain_launch.py``; this script 
    so the module's exit status (or signal) is the job's and ``TF_CONFIG`` and the
    ``SM_*`` variables reach it unchanged.
 
+A job with ``secrets:`` (``CLOUDTRAIN_SECRET_<NAME>`` references in its environment) runs the
+module through ``python -m cloudtrain_secrets`` (a package of the sdist), which reads the
+secrets and then runs it. A script job with secrets has this file as its ``sagemaker_program``
+and the script in ``sagemaker_cloudtrain_script``: the container has installed the folder's
+requirements, so this reads the secrets (``cloudtrain_secrets.py``, beside this file) and
+replaces itself with ``python SCRIPT ARGS``, the container's arguments passed on.
+
 The module and its arguments come from the hyperparameters file SageMaker writes
 (``$SM_INPUT_CONFIG_DIR/hyperparameters.json``, default /opt/ml/input/config); the
 ``--key value`` arguments the container passes to this script are ignored.
@@ -28,6 +35,10 @@ import sys
 CONFIG_DIR_ENV = "SM_INPUT_CONFIG_DIR"
 DEFAULT_CONFIG_DIR = "/opt/ml/input/config"
 RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
+SECRET_PREFIX = "CLOUDTRAIN_SECRET_"  # the references of a job with secrets (see cloudtrain_secrets)
+RUN_MODULE_ENV = "CLOUDTRAIN_RUN_MODULE"
+SECRETS_MODULE = "cloudtrain_secrets"
+SCRIPT_KEY = "sagemaker_cloudtrain_script"
 
 
 def read_hyperparameters(config_dir):
@@ -70,19 +81,49 @@ def install_command(here, python=sys.executable):
     return cmd + [sdists[0]]
 
 
+def with_secrets(command, environ=os.environ):
+    """``python -m MODULE ARGS`` → (``python -m cloudtrain_secrets ARGS``, the environment naming MODULE)
+    when the job has secrets; unchanged (environment None) without."""
+    if not any(key.startswith(SECRET_PREFIX) for key in environ):
+        return command, None
+    env = dict(environ)
+    env[RUN_MODULE_ENV] = command[2]
+    return command[:2] + [SECRETS_MODULE] + command[3:], env
+
+
+def run_script(here, script, argv):
+    """A script job with secrets: read them, then become ``python SCRIPT ARGS``."""
+    sys.path.insert(0, here)
+    import cloudtrain_secrets
+
+    try:
+        env = cloudtrain_secrets.environment_with_secrets()
+    except cloudtrain_secrets.SecretError as exc:
+        print("cloudtrain: cannot read secret %s" % exc, file=sys.stderr, flush=True)
+        return 1
+    command = [sys.executable, script] + list(argv)
+    print("cloudtrain: " + " ".join(shlex.quote(c) for c in command), flush=True)
+    sys.stderr.flush()
+    os.execve(command[0], command, env)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     hyperparameters = read_hyperparameters(os.environ.get(CONFIG_DIR_ENV, DEFAULT_CONFIG_DIR))
+    if hyperparameters.get(SCRIPT_KEY):
+        return run_script(here, hyperparameters[SCRIPT_KEY], sys.argv[1:])
     install = install_command(here)
     print("cloudtrain: " + " ".join(shlex.quote(c) for c in install), flush=True)
     code = subprocess.call(install)
     if code != 0:
         print("cloudtrain: pip install failed with exit code %d" % code, file=sys.stderr, flush=True)
         return code
-    command = module_command(hyperparameters)
+    command, env = with_secrets(module_command(hyperparameters))
     print("cloudtrain: " + " ".join(shlex.quote(c) for c in command), flush=True)
     sys.stderr.flush()
-    os.execv(command[0], command)
+    if env is None:
+        os.execv(command[0], command)
+    os.execve(command[0], command, env)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ request carries:
 * for a ``package.script`` job instead: ``sagemaker_program`` is the script itself (the
   container runs it from the unpacked source folder) and ``model_dir`` is added as the
   SageMaker TensorFlow estimator adds it (``OUTPUT/JOB/model``) unless ``model_dir: false``;
+* a job with ``secrets:``: the references in ``Environment`` (``CLOUDTRAIN_SECRET_<NAME>``, never
+  a value); a script job's ``sagemaker_program`` is then the launcher, with the script in
+  ``sagemaker_cloudtrain_script``, so that the secrets are read before the script starts;
 * ``sagemaker_region``, ``sagemaker_container_log_level``, ``sagemaker_job_name`` (as the SDK sends it;
   the container exports it as ``SAGEMAKER_JOB_NAME``, empty without it), and with more than one
   instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
@@ -33,6 +36,7 @@ from typing import Any
 
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.secrets.job import reference_env
 from cloudtrain.spec import JobSpec
 
 SOURCEDIR = "sourcedir.tar.gz"
@@ -44,6 +48,7 @@ RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
 MAX_HYPERPARAMETERS = 100  # the service's limits (botocore's model; its validator checks neither)
 MAX_HYPERPARAMETER_VALUE = 2500
 REQUEST_HASH = "sagemaker_cloudtrain_request"  # sagemaker_: the container never passes it to a script
+SCRIPT = "sagemaker_cloudtrain_script"  # a script job with secrets: the script the launcher runs
 
 
 def sourcedir_uri(spec: JobSpec, package: BuiltPackage) -> str:
@@ -86,8 +91,9 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         params["EnableManagedSpotTraining"] = True
     # Always: a job stopped for any reason (spot, a cancel, max_runtime) can be continued with --resume.
     params["CheckpointConfig"] = {"S3Uri": checkpoint_uri(spec)}
-    if spec.env:
-        params["Environment"] = dict(spec.env)
+    environment = {**spec.env, **reference_env(spec.secrets)}
+    if environment:
+        params["Environment"] = environment
     if spec.labels:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
     # a container job's HyperParameters hold only this (the image reads hyperparameters.json, if at all)
@@ -149,7 +155,9 @@ def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | No
     if spec.package.script:
         user = spec.script_hyperparameters(model_dir or model_dir_uri(spec))
         hps.update((key, json.dumps(value)) for key, value in user.items())
-        hps["sagemaker_program"] = json.dumps(spec.package.script)
+        hps["sagemaker_program"] = json.dumps(LAUNCHER if spec.secrets else spec.package.script)
+        if spec.secrets:
+            hps[SCRIPT] = json.dumps(spec.package.script)
     else:
         hps.update((key, json.dumps(value)) for key, value in spec.hyperparameters.items())
         hps["cloudtrain_module"] = json.dumps(spec.package.module)

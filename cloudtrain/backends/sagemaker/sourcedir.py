@@ -8,6 +8,11 @@ Layout (what ``sagemaker_submit_directory`` points at)::
 No ``setup.py`` and no ``requirements.txt`` at the top: the container would otherwise
 install the folder itself; the launcher installs the sdist instead.
 
+A script job with ``secrets:`` gets the launcher too, beside the source folder's files, with the
+secrets launcher (``cloudtrain_secrets.py``): ``cloudtrain_launch.py`` is then its
+``sagemaker_program`` and runs the script once the secrets are read. A package job with secrets
+needs nothing more here: the secrets launcher is a package of its sdist.
+
 A script job (``package.script``) is the other way round: the archive is the user's source
 folder, file for file (taken from the script sdist, see :func:`cloudtrain.packaging.script.
 source_members`), its script is the ``sagemaker_program``, and the container installs its
@@ -28,6 +33,8 @@ from typing import BinaryIO
 
 from cloudtrain.packaging import BuiltPackage
 
+from cloudtrain.secrets.job import LAUNCHER_SOURCE as SECRETS_SOURCE, MODULE_FILE as SECRETS_FILE
+
 from .request import LAUNCHER
 
 MTIME = 315532800  # 1980-01-01T00:00:00Z: valid in every archive format
@@ -41,20 +48,24 @@ class Sourcedir:
     size: int
 
 
-def members(package: BuiltPackage, *, script: bool = False) -> list[tuple[str, Path | bytes, int]]:
+def members(package: BuiltPackage, *, script: bool = False, secrets: bool = False) -> list[tuple[str, Path | bytes, int]]:
     """(archive name, source file or bytes, mode), in archive order."""
     if script:
         from cloudtrain.packaging.script import source_members
 
-        return [(name, data, 0o755 if mode & 0o111 else 0o644) for name, data, mode in source_members(package.path)]
+        files = [(name, data, 0o755 if mode & 0o111 else 0o644) for name, data, mode in source_members(package.path)]
+        if secrets:
+            ours = {LAUNCHER: (LAUNCHER_SOURCE, 0o755), SECRETS_FILE: (SECRETS_SOURCE, 0o644)}
+            files = [f for f in files if f[0] not in ours] + [(n, src, mode) for n, (src, mode) in ours.items()]
+        return sorted(files, key=lambda f: f[0])
     return sorted([(LAUNCHER, LAUNCHER_SOURCE, 0o755), (f"dist/{package.filename}", Path(package.path), 0o644)])
 
 
-def write_sourcedir(package: BuiltPackage, dest: Path, *, script: bool = False) -> Sourcedir:
+def write_sourcedir(package: BuiltPackage, dest: Path, *, script: bool = False, secrets: bool = False) -> Sourcedir:
     """Write the archive to ``dest`` and return its hash and size."""
     dest = Path(dest)
     with open(dest, "wb") as raw:
-        _write(members(package, script=script), raw)
+        _write(members(package, script=script, secrets=secrets), raw)
     digest = hashlib.sha256()
     with open(dest, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

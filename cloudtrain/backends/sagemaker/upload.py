@@ -72,11 +72,12 @@ def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
     )
 
 
-def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False) -> Uploaded:
+def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False,
+                     secrets: bool = False) -> Uploaded:  # fmt: skip
     bucket, key = split_s3(uri)
     check_bucket(s3, bucket, region)
     with temporary_dir("sourcedir") as tmp:
-        built = write_sourcedir(package, tmp / "sourcedir.tar.gz", script=script)
+        built = write_sourcedir(package, tmp / "sourcedir.tar.gz", script=script, secrets=secrets)
         if _stored_sha256(s3, bucket, key) == built.sha256:
             log.info("%s already uploaded (sha256 %s); skipped", uri, built.sha256[:12])
             return Uploaded(uri, built.sha256, built.size, skipped=True)

@@ -25,6 +25,7 @@ from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.script import PACKAGE as SCRIPT_MODULE  # python -m cloudtrain_script
+from cloudtrain.secrets import job as secrets_job
 from cloudtrain.spec import JobSpec
 
 SUBMIT_ID_LABEL = "cloudtrain-submit-id"
@@ -119,14 +120,27 @@ def _code(spec: JobSpec, package: BuiltPackage | None) -> tuple[str, dict[str, A
             code["command"] = list(spec.container.command)
     else:
         code = {"executorImageUri": spec.image_uri, "packageUris": [package_uri(spec, package)],
-                "pythonModule": SCRIPT_MODULE if spec.package.script else spec.package.module}  # fmt: skip
+                "pythonModule": secrets_job.PACKAGE if spec.secrets else python_module(spec)}  # fmt: skip
     args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())
     if args:
         code["args"] = args
-    env = {**spec.env, **channel_env(spec), **script_env(spec)}
+    env = {**spec.env, **channel_env(spec), **script_env(spec), **secrets_env(spec)}
     if env:
         code["env"] = [{"name": k, "value": v} for k, v in env.items()]
     return ("containerSpec" if spec.container else "pythonPackageSpec"), code
+
+
+def python_module(spec: JobSpec) -> str:
+    """The module the job's code is: the user's, or the script launcher."""
+    return SCRIPT_MODULE if spec.package.script else spec.package.module
+
+
+def secrets_env(spec: JobSpec) -> dict[str, str]:
+    """A job with ``secrets:`` runs ``python -m cloudtrain_secrets`` (packaged in its sdist), which reads
+    the ``CLOUDTRAIN_SECRET_<NAME>`` references and then runs ``CLOUDTRAIN_RUN_MODULE``."""
+    if not spec.secrets:
+        return {}
+    return {**secrets_job.reference_env(spec.secrets), secrets_job.RUN_MODULE_ENV: python_module(spec)}
 
 
 def parent(project: str, region: str) -> str:

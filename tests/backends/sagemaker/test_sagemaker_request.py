@@ -94,6 +94,14 @@ SPECS = {
             "extra": DataChannel("extra", "/home/me/extra", uri="s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"),
         }),
     ),
+    # secrets: the references in Environment, never a value; the launcher reads them at each start.
+    "secrets": make_spec(secrets=MappingProxyType({
+        "DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"})),
+    # a script job with secrets: the launcher is the sagemaker_program, the script in sagemaker_cloudtrain_script.
+    "secrets-script": make_spec(secrets=MappingProxyType({
+        "DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"}),
+        package=make_spec().package.__class__(path=Path("/src"), module="", requirements=(), name=None, version=None,
+                                              script="train.py")),
     # submit --resume: SageMaker copies the continued job's checkpoints to /opt/ml/checkpoints at start.
     "spot-resume": make_spec(spot=True, resume=ResumeSpec("old-job", "s3://cloudtrain-staging/old-job/checkpoints")),
 }

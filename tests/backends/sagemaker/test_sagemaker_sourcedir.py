@@ -89,7 +89,8 @@ CONTAINER_MAIN = textwrap.dedent(
 )
 
 
-def _run_in_container(python: Path, sourcedir: Path, hyperparameters: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+def _run_in_container(python: Path, sourcedir: Path, hyperparameters: dict, tmp_path: Path,
+                      extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:  # fmt: skip
     base = tmp_path / "opt" / "ml"
     config = base / "input" / "config"
     config.mkdir(parents=True)
@@ -103,6 +104,7 @@ def _run_in_container(python: Path, sourcedir: Path, hyperparameters: dict, tmp_
         "SM_STUDIO_LOCAL_MODE": "true",  # skip the wait for algo-N host names to resolve
         "PIP_NO_INDEX": "1",  # offline: the package has no requirements to fetch
         "PIP_CACHE_DIR": str(tmp_path / "pip-cache"),
+        **(extra_env or {}),  # the job's Environment
     }
     main = tmp_path / "container_main.py"
     main.write_text(CONTAINER_MAIN)

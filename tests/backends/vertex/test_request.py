@@ -47,6 +47,9 @@ SPECS = {
             "extra": DataChannel("extra", "/home/me/extra", uri="gs://my-bucket/cloudtrain/data/" + "e" * 64 + "/"),
         },
     ),
+    # secrets: python -m cloudtrain_secrets reads the references and runs the module; no value in the request.
+    "secrets": dict(secrets={"HF_TOKEN": "gcp:projects/my-project/secrets/hf-token/versions/latest",
+                             "WANDB_API_KEY": "gcp:projects/my-project/secrets/wandb/versions/3"}),
     # submit --resume: the new job writes under the base output directory of the job it continues.
     "resume": dict(spot=True, resume=ResumeSpec("1234567890", "gs://my-bucket/out/old-job/checkpoints",
                                                 "gs://my-bucket/out/old-job")),

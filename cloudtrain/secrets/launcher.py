@@ -1,0 +1,163 @@
+"""cloudtrain's secrets launcher: reads the job's ``secrets:`` on the training machine, puts the
+values into the training process's environment, and runs the user's code.
+
+Only a job with ``secrets:`` runs it. The request carries the references, never a value, one
+variable each: ``CLOUDTRAIN_SECRET_HF_TOKEN=gcp:projects/…`` (each well within SageMaker's 512
+characters a value); each start of the job reads them again, so ``latest`` / ``AWSCURRENT``
+pick up a rotation on a restart. The training process gets ``HF_TOKEN`` and not the reference.
+
+* ``gcp:`` references: Secret Manager's REST ``…/versions/V:access`` with the token of the
+  machine's service account from the metadata server (``GCE_METADATA_HOST``, as Google's
+  libraries read it; ``CLOUDTRAIN_SECRETMANAGER_ENDPOINT`` overrides the API's address);
+* ``aws:`` references: ``GetSecretValue`` with boto3 (in SageMaker's TensorFlow images), which
+  honours ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` / ``AWS_ENDPOINT_URL``.
+
+A reference it cannot read is one line on stderr and exit 1, before the user's code starts.
+The values are never printed and never written to a file.
+
+On Vertex AI this file is ``python -m cloudtrain_secrets`` (a package inside the sdist), and
+runs ``python -m $CLOUDTRAIN_RUN_MODULE ARGS``; on SageMaker it sits beside
+``cloudtrain_launch.py`` in the source dir, which calls :func:`read_secrets` before it runs the
+user's module or script. ``cloudtrain --local`` reads cloud references through the same
+functions, with the user's own credentials.
+
+Standard library only (and boto3 where it is there), Python 3.7+: it runs inside the clouds'
+images.
+"""
+
+import base64
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+SECRET_PREFIX = "CLOUDTRAIN_SECRET_"  # + the variable's name: its reference
+RUN_MODULE_ENV = "CLOUDTRAIN_RUN_MODULE"
+SECRET_MANAGER_ENV = "CLOUDTRAIN_SECRETMANAGER_ENDPOINT"
+SECRET_MANAGER = "https://secretmanager.googleapis.com"
+METADATA_HOST_ENV = "GCE_METADATA_HOST"
+METADATA_HOST = "metadata.google.internal"
+TOKEN_PATH = "/computeMetadata/v1/instance/service-accounts/default/token"
+TIMEOUT_S = 30
+
+
+class SecretError(Exception):
+    """A reference that cannot be read: ``str()`` is the one line printed."""
+
+
+def metadata_token(environ=os.environ):
+    """The access token of the machine's service account, from the metadata server."""
+    host = environ.get(METADATA_HOST_ENV) or METADATA_HOST
+    url = ("" if "://" in host else "http://") + host + TOKEN_PATH
+    request = urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            return json.loads(response.read().decode())["access_token"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise SecretError("cannot get a token from the metadata server at %s: %s" % (host, _reason(exc)))
+
+
+def gcp_get(path, token, environ=os.environ):
+    """``GET`` Secret Manager's ``/v1/<path>`` as JSON; ``urllib.error.HTTPError`` when it refuses."""
+    endpoint = (environ.get(SECRET_MANAGER_ENV) or SECRET_MANAGER).rstrip("/")
+    request = urllib.request.Request("%s/v1/%s" % (endpoint, path), headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        return json.loads(response.read().decode())
+
+
+def read_gcp(name, token, environ=os.environ):
+    """The value of Secret Manager version ``name`` (``projects/P/secrets/S/versions/V``)."""
+    try:
+        body = gcp_get(name + ":access", token, environ)
+        return base64.b64decode(body["payload"]["data"]).decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        raise SecretError("gcp:%s: %s" % (name, api_message(exc)))
+    except (OSError, ValueError, KeyError) as exc:
+        raise SecretError("gcp:%s: %s" % (name, _reason(exc)))
+
+
+def read_aws(arn, session=None):
+    """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or
+    ``SecretBinary`` as UTF-8)."""
+    try:
+        import boto3
+        import botocore.exceptions
+    except ImportError:
+        raise SecretError("aws:%s: boto3 is not installed in this image" % arn)
+    region = arn.split(":")[3]
+    try:
+        client = (session or boto3).client("secretsmanager", region_name=region)
+        value = client.get_secret_value(SecretId=arn)
+    except botocore.exceptions.ClientError as exc:
+        error = exc.response.get("Error", {})
+        raise SecretError("aws:%s: %s: %s" % (arn, error.get("Code"), error.get("Message")))
+    except botocore.exceptions.BotoCoreError as exc:
+        raise SecretError("aws:%s: %s" % (arn, exc))
+    if "SecretString" in value:
+        return value["SecretString"]
+    return bytes(value["SecretBinary"]).decode("utf-8")
+
+
+def read_secrets(refs, environ=os.environ, gcp_token=None, aws_session=None):
+    """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``. ``gcp_token`` (a function) gives the token
+    (default: the metadata server's, fetched once)."""
+    values = {}
+    token = []
+    for name, ref in refs.items():
+        kind, _, target = ref.partition(":")
+        if kind == "gcp":
+            if not token:
+                token.append((gcp_token or (lambda: metadata_token(environ)))())
+            values[name] = read_gcp(target, token[0], environ)
+        elif kind == "aws":
+            values[name] = read_aws(target, aws_session)
+        else:
+            raise SecretError("%s: %s: only gcp: and aws: references are read on the training machine" % (name, ref))
+    return values
+
+
+def references(environ=os.environ):
+    """``{name: reference}`` from the ``CLOUDTRAIN_SECRET_<NAME>`` variables of the request."""
+    return {k[len(SECRET_PREFIX):]: v for k, v in environ.items() if k.startswith(SECRET_PREFIX)}
+
+
+def environment_with_secrets(environ=os.environ):
+    """A copy of ``environ`` with the secrets read and set, and the launcher's own variables removed."""
+    env = {k: v for k, v in environ.items() if not k.startswith(SECRET_PREFIX) and k != RUN_MODULE_ENV}
+    env.update(read_secrets(references(environ), environ))
+    return env
+
+
+def main(argv=None):
+    """``python -m cloudtrain_secrets ARGS`` → ``python -m $CLOUDTRAIN_RUN_MODULE ARGS`` with the secrets set."""
+    argv = sys.argv[1:] if argv is None else argv
+    module = os.environ.get(RUN_MODULE_ENV)
+    if not module:
+        print("cloudtrain: %s is not set; was this job created by cloudtrain?" % RUN_MODULE_ENV, file=sys.stderr)
+        return 2
+    try:
+        env = environment_with_secrets()
+    except SecretError as exc:
+        print("cloudtrain: cannot read secret %s" % exc, file=sys.stderr, flush=True)
+        return 1
+    command = [sys.executable, "-m", module] + list(argv)
+    sys.stdout.flush()
+    os.execve(command[0], command, env)
+
+
+def api_message(exc):
+    """Google's JSON error body (``{"error": {"code", "message", "status"}}``) as one line."""
+    try:
+        error = json.loads(exc.read().decode())["error"]
+        return "%s %s: %s" % (error.get("code", exc.code), error.get("status", ""), error.get("message", ""))
+    except (ValueError, KeyError, TypeError, OSError):
+        return "HTTP %d %s" % (exc.code, exc.reason)
+
+
+def _reason(exc):
+    return str(getattr(exc, "reason", None) or exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
