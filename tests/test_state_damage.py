@@ -101,40 +101,71 @@ def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, cap
     assert f"{path}: cannot record job demo-1" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    ("content", "problem"),
-    [
-        (b'{"job_id": "demo-1", "native_st', "not valid JSON"),
-        (b"", "empty"),
-        (b"\xff\xfe\x00{}", "not UTF-8"),
-        (b"[]", "holds an array, not a JSON object"),
-        (json.dumps({k: v for k, v in STATUS.items() if k != "native_state"}).encode(), "has no native_state"),
-        (json.dumps({**STATUS, "native_state": "exploded"}).encode(), "unknown native_state"),
-        (json.dumps({**STATUS, "details": 7}).encode(), "details is not an object"),
-    ],
-    ids=["truncated", "empty", "non-utf8", "list", "no-native-state", "bad-state", "bad-details"],
-)
-def test_a_damaged_status_file_is_one_line_for_status_and_logs_still_show(run_dir, capsys, content, problem):
-    path = run_dir / "status.json"
-    path.write_bytes(content)
-    code, out, err = run(capsys, "status", "demo-1")
-    assert code == 2
-    assert err.strip().splitlines() == [err.strip()] and err.startswith(f"error: {os.path.relpath(path)}: ")
-    assert problem in err
-    code, out, err = run(capsys, "logs", "demo-1")
-    assert code == 0 and "epoch 2" in out  # the log files are still there: show them
-    assert [line for line in err.splitlines() if line.startswith("warning:")] == [err.strip()]
-    assert problem in err
+DAMAGED_STATUS = [
+    (b'{"job_id": "demo-1", "native_st', "not valid JSON, truncated? (line 1: Unterminated string starting at)"),
+    (b"{", "not valid JSON, truncated? (line 1: Expecting property name enclosed in double quotes)"),
+    (b"", "empty"),
+    (b"\xff\xfe\x00{}", "not UTF-8 (byte 0)"),
+    (b"[1,2]", "holds an array, not a JSON object"),
+    (json.dumps({k: v for k, v in STATUS.items() if k != "native_state"}).encode(), "has no native_state"),
+    (json.dumps({**STATUS, "native_state": "exploded"}).encode(),
+     "damaged (ValueError: unknown native_state 'exploded')"),
+    (json.dumps({**STATUS, "details": 7}).encode(), "damaged (TypeError: details is not an object)"),
+]  # fmt: skip
+DAMAGE_IDS = ["truncated", "brace", "empty", "non-utf8", "list", "no-native-state", "bad-state", "bad-details"]
 
 
-def test_a_damaged_status_file_is_skipped_by_list(run_dir, capsys):
+def _damage_line(run_dir, problem: str) -> str:
+    folder = os.path.relpath(run_dir.parent)
+    return (f"{os.path.relpath(run_dir / 'status.json')}: {problem} — remove the run folder {folder} "
+            f"(its replicas' logs are {os.path.relpath(run_dir)}/*.log), or repair the file")  # fmt: skip
+
+
+@pytest.fixture
+def two_runs(run_dir):
+    """demo-1 (the one the tests damage) and a sound demo-2, both in history."""
     other = run_dir.parent.parent / "demo-2" / "local-run"
     other.mkdir(parents=True)
-    (other / "status.json").write_text(json.dumps({**STATUS, "job_id": "demo-2"}))
-    (run_dir / "status.json").write_bytes(b"{")
-    code, out, err = run(capsys, "list", "--backend", "local", "--region", "local")
-    assert code == 0 and "demo-2" in out and "demo-1" not in out
-    assert "status.json: not valid JSON" in err and "skipped" in err
+    (other / "status.json").write_text(json.dumps({**STATUS, "job_id": "demo-2", "name": "cloudtrain-runs/demo-2"}))
+    history.record(history.JobRecord(**{**GOOD, "job_id": "demo-2", "name": "cloudtrain-runs/demo-2"}))
+    return run_dir
+
+
+@pytest.mark.parametrize(("content", "problem"), DAMAGED_STATUS, ids=DAMAGE_IDS)
+@pytest.mark.parametrize("flags", [(), ("--backend", "local", "--region", "local")], ids=["history", "local"])
+def test_list_shows_a_damaged_run_as_unknown_with_one_warning_and_every_other_run(two_runs, capsys, content,
+                                                                                  problem, flags):  # fmt: skip
+    (two_runs / "status.json").write_bytes(content)
+    code, out, err = run(capsys, "list", *flags, "-o", "json")
+    assert code == 0, err
+    states = {job["job_id"]: job["state"] for job in json.loads(out)}
+    assert states == {"demo-1": "UNKNOWN", "demo-2": "SUCCEEDED"}
+    assert err.splitlines() == [f"warning: {_damage_line(two_runs, problem)}"]
+
+
+def test_list_as_a_table_marks_the_damaged_run_unknown(two_runs, capsys):
+    (two_runs / "status.json").write_bytes(b"{")
+    code, out, err = run(capsys, "list")
+    assert code == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith("demo-")}
+    assert rows["demo-1"][4] == "UNKNOWN" and rows["demo-2"][4] == "SUCCEEDED"
+    assert len(err.splitlines()) == 1 and err.startswith("warning: ")
+
+
+@pytest.mark.parametrize(("content", "problem"), DAMAGED_STATUS, ids=DAMAGE_IDS)
+@pytest.mark.parametrize("command", [("status",), ("status", "-o", "json"), ("cancel",), ("logs",),
+                                     ("logs", "-o", "json"), ("report",)])  # fmt: skip
+def test_a_command_on_the_damaged_run_is_one_line_and_exit_2_and_other_runs_still_work(two_runs, capsys, content,
+                                                                                       problem, command):  # fmt: skip
+    (two_runs / "status.json").write_bytes(content)
+    code, out, err = run(capsys, command[0], "demo-1", *command[1:])
+    assert code == 2
+    assert err.splitlines() == [f"error: {_damage_line(two_runs, problem)}"]
+    if command[0] == "logs":  # what the replicas wrote is still shown, before the error
+        assert "epoch 2" in out
+    statefiles._warned.clear()
+    code, out, err = run(capsys, command[0], "demo-2", *command[1:])
+    assert code == 0 or command[0] == "report" and "matplotlib" in err, err
 
 
 def test_unexpected_errors_are_one_line_without_debug(capsys, monkeypatch):

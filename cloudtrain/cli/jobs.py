@@ -254,8 +254,5 @@ def _last_state(entry) -> str | None:
     if entry.backend == "local" and _is_local_run(entry.name):
         from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
 
-        try:
-            return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").status().state.value
-        except (OSError, ValueError, KeyError):
-            return entry.state
+        return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").recorded().state.value  # damaged: UNKNOWN
     return entry.state

@@ -25,7 +25,7 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
         record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, str(loaded.file), kind="sweep"))
         console.print(f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
                       f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {folder}")  # fmt: skip
-        run_local(console, spec, package, backend, output=output, create=True)
+        run_local(console, spec, package, backend, output=output)
         return
     handle = backend.submit(spec, package)
     first = handle.status()
@@ -46,7 +46,7 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
         raise SystemExit(status.state.exit_code)
 
 
-def run_local(console, spec, package, backend, *, output: str, create: bool) -> None:
+def run_local(console, spec, package, backend, *, output: str) -> None:
     from cloudtrain.history import JobRecord, record
     from cloudtrain.sweeps import local, results
 
@@ -64,7 +64,7 @@ def run_local(console, spec, package, backend, *, output: str, create: bool) -> 
         console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
 
     try:
-        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember, create=create)
+        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember)
     except KeyboardInterrupt:
         console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
         console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
@@ -135,7 +135,7 @@ def resume(job_id, output) -> None:
     package = build_package(spec)
     console = make_console(sys.stderr if output == "json" else None)
     console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {entry.name}")
-    run_local(console, spec, package, get_backend("local"), output=output, create=False)
+    run_local(console, spec, package, get_backend("local"), output=output)
 
 
 def load_results(job_id: str):
