@@ -47,6 +47,12 @@ def replay_failed(path: Path, exc: Exception) -> Damage:
     return Damage(path, f"Optuna cannot replay it ({what})", "move it away and start a new sweep")
 
 
+def missing_study(path: Path, name: str) -> Damage:
+    """A journal that replays but holds no study of this sweep (its first records were cut off)."""
+    return Damage(path, f"holds no study {name!r} (its first records are missing)",
+                  f"move it away (mv {path} {path}.damaged) to start the sweep again")
+
+
 def _problem(line: bytes) -> str | None:
     try:
         entry = json.loads(line.decode("utf-8"))

@@ -92,7 +92,8 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     damage = journal.damage(path)  # also removes a 0-byte journal a kill left
     if damage is not None:
         raise damage.error()
-    if not path.exists() and not create:
+    recorded = path.exists()
+    if not recorded and not create:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -102,6 +103,8 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
         raise journal.replay_failed(path, exc).error() from None
     if spec.job_name in names:
         return optuna.load_study(study_name=spec.job_name, storage=storage, sampler=_sampler(sweep, params))
+    if recorded:  # records, but not this sweep's study: its first lines are gone, or it is another sweep's
+        raise journal.missing_study(path, spec.job_name).error()
     if not create:
         return None
     return optuna.create_study(
