@@ -168,7 +168,7 @@ def _parse_line(line: bytes, check: Callable[[dict[str, Any]], str | None] | Non
 
 def last_json_line(
     path: Path, match: Callable[[dict[str, Any]], bool], *, contains: Iterable[bytes] = (),
-    check: Callable[[dict[str, Any]], str | None] | None = None, block: int = 1 << 16,
+    check: Callable[[dict[str, Any]], str | None] | None = None, block: int = 1 << 18,
 ) -> dict[str, Any] | None:  # fmt: skip
     """The newest good line of ``path`` that ``match`` accepts, reading blocks backwards from the end.
 
@@ -190,9 +190,17 @@ def last_json_line(
             step = min(block, pos)
             pos -= step
             f.seek(pos)
-            lines = (f.read(step) + tail).split(b"\n")
-            tail = lines.pop(0) if pos > 0 else b""  # maybe a partial line: completed by the next block
-            for line in reversed(lines):
+            chunk = f.read(step) + tail
+            tail = b""
+            if pos > 0:  # up to the first newline, maybe a partial line: completed by the next block
+                first = chunk.find(b"\n")
+                if first < 0:
+                    tail = chunk
+                    continue
+                tail, chunk = chunk[:first], chunk[first + 1 :]
+            if needles and not any(n in chunk for n in needles):
+                continue  # the common case far from the job: one bytes search, no line split
+            for line in reversed(chunk.split(b"\n")):
                 if not line.strip() or (needles and not any(n in line for n in needles)):
                     continue
                 entry, problem = _parse_line(line, check)

@@ -74,10 +74,35 @@ def test_a_bad_history_line_is_one_warning_and_every_good_record_is_found(run_di
     before = json.dumps({**GOOD, "job_id": "older"}).encode()
     _history_lines(before, bad, json.dumps(GOOD).encode())
     code, out, err = run(capsys, command, "demo-1")
+    assert code == 0 and err == ""  # a lookup reads from the end: damage elsewhere is list's to report
+    code, out, err = run(capsys, "list", "-o", "json")
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert warnings == [f"warning: {history.history_file()}: skipped line 2 ({why}{warnings[0].split(why, 1)[1]}"]
     assert [r.job_id for r in history.records()] == ["older", "demo-1"]
+
+
+def test_a_damaged_newer_line_of_the_job_is_one_warning_and_its_older_record_is_found(run_dir, capsys):
+    _history_lines(json.dumps(GOOD).encode(), b'{"job_id": "demo-1", "name": "cloudtrain-runs/de')
+    code, out, err = run(capsys, "status", "demo-1", "-o", "json")
+    assert code == 0 and json.loads(out)["state"] == "SUCCEEDED"
+    assert err.splitlines() == [f"warning: {history.history_file()}: skipped a line (not JSON); "
+                                "the other records are read"]  # fmt: skip
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 16])
+def test_find_reading_backwards_gives_the_newest_record_of_each_job(block, monkeypatch):
+    """Whatever the block size, backwards lookup agrees with reading the whole history forwards."""
+    entries = [history.JobRecord(f"job-{n % 7}", f"/runs/job-{n % 7}", "local", "local", state=f"S{n}")
+               for n in range(40)] + [history.JobRecord("ünï", "/runs/\"q\"", "vertex", "r", state="last")]
+    for entry in entries:
+        history.record(entry)
+    real = statefiles.last_json_line
+    monkeypatch.setattr(statefiles, "last_json_line", lambda *a, **k: real(*a, **{**k, "block": block}))
+    for job in {e.job_id for e in entries} | {e.name for e in entries}:
+        newest = [e for e in history.records() if job in (e.job_id, e.name)][-1]
+        assert history.find(job) == newest
+    assert history.find("job-") is None and history.find("nope") is None
 
 
 def test_an_unknown_backend_is_reported_not_raised(run_dir, capsys):
