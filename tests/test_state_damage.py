@@ -235,3 +235,37 @@ def test_concurrent_appends_never_tear_a_record(tmp_path):
     lines = (tmp_path / "jobs.jsonl").read_bytes().splitlines()
     assert len(lines) == 1200
     assert sorted(json.loads(line)["job_id"] for line in lines) == sorted(f"{n}-{i}" for n in range(4) for i in range(300))
+
+
+def _line(replica: str, message: str) -> bytes:
+    return json.dumps({"timestamp": "2025-01-01T00:00:01+00:00", "replica": replica, "message": message,
+                       "severity": "INFO"}).encode()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"\x00\x13garbage\n" + _line("worker-0", "epoch 1") + b"\n", "skipped line 1 (not JSON)"),
+        (_line("worker-0", "epoch 1") + b"\n" + _line("worker-0", "epoch 2")[:30], "skipped line 2 (not JSON)"),
+        (b'{"timestamp": "yesterday", "replica": "worker-0", "message": "x", "severity": "INFO"}\n',
+         "skipped line 1 (timestamp is not a time)"),
+        (b"[1, 2]\n" + b'{"replica": "worker-0"}\n', "skipped lines 1 (not a JSON object), 2 (no timestamp, message, "
+         "severity)"),
+    ],
+    ids=["garbage", "torn", "bad-time", "not-lines"],
+)
+def test_a_garbled_lines_file_says_so_and_logs_show_the_replicas_own_files(run_dir, capsys, content, problem):
+    lines = run_dir / "lines.jsonl"
+    lines.write_bytes(content)
+    code, out, err = run(capsys, "logs", "demo-1")
+    assert code == 0
+    assert "epoch 1" in out and "epoch 2" in out  # worker-0.log, whole
+    assert err.splitlines() == [f"warning: {os.path.relpath(lines)}: {problem} — the replicas' own log files hold "
+                                f"the same lines; showing the replicas' own log files in {os.path.relpath(run_dir)}"]
+
+
+def test_a_sound_lines_file_is_what_logs_show(run_dir, capsys):
+    (run_dir / "lines.jsonl").write_bytes(_line("worker-0", "from the lines file") + b"\n")
+    code, out, err = run(capsys, "logs", "demo-1", "-o", "json")
+    assert code == 0 and err == ""
+    assert [json.loads(line)["message"] for line in out.splitlines()] == ["from the lines file"]
