@@ -132,8 +132,6 @@ def save_run(job_id: str, data: dict) -> None:
 
 
 def load_run(job_id: str) -> dict | None:
-    try:
-        data = json.loads(run_file(job_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """What ``save_run`` kept; None when absent or damaged (it is advice: callers fall back to the job's log)."""
+    data = statefiles.load_json_object(run_file(job_id))
+    return None if isinstance(data, statefiles.Damage) else data

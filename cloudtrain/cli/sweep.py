@@ -122,13 +122,16 @@ def resume(job_id, output) -> None:
 
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console
-    from cloudtrain.sweeps import local
+    from cloudtrain.sweeps import journal, local
 
     entry = sweep_record(job_id)
     if entry.backend != "local":
         raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
                          hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
     state = local.read_state(Path(entry.name))
+    damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built or printed
+    if damage is not None:
+        raise damage.error()
     _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
     spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
                                created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip

@@ -276,10 +276,9 @@ class RecordedJob:
 
     def __init__(self, status_path: Path):
         self._path = status_path
-        try:
-            self.job_id = str(json.loads(status_path.read_text())["job_id"])
-        except (OSError, ValueError, KeyError, TypeError):  # damaged: status() says how
-            self.job_id = status_path.parent.parent.name
+        data = load_json_object(status_path)
+        known = data.get("job_id") if isinstance(data, dict) else None
+        self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
 
     def damage(self) -> Damage | None:
         """What is wrong with the run's ``status.json``, or None when it reads."""
