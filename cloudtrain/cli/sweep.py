@@ -190,6 +190,7 @@ def show_logs(job_id: str, output: str) -> None:
 
     from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
     from cloudtrain.console import ReplicaPrinter, make_console
+    from cloudtrain.statefiles import StateError
 
     entry = sweep_entry(job_id)
     table = load_results(job_id)
@@ -203,11 +204,15 @@ def show_logs(job_id: str, output: str) -> None:
         status_file = Path(entry.name, f"trial-{int(t.trial):03d}", RUN_DIR, "status.json")
         if not status_file.is_file():
             continue
-        for line in RecordedJob(status_file).logs():
-            tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
-            if output == "json":
-                click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
-                                       "replica": line.replica, "severity": line.severity,
-                                       "message": line.message}))  # fmt: skip
-            else:
-                printer(tagged)
+        try:
+            for line in RecordedJob(status_file).logs():
+                tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message,
+                                    line.severity)  # fmt: skip
+                if output == "json":
+                    click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
+                                           "replica": line.replica, "severity": line.severity,
+                                           "message": line.message}))  # fmt: skip
+                else:
+                    printer(tagged)
+        except StateError as exc:  # a trial's damaged status is that trial's: the others' lines still show
+            click.echo(f"warning: {exc}", err=True)

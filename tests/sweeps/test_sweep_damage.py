@@ -150,3 +150,19 @@ def test_a_damaged_sweep_state_file_is_one_line_and_exit_2(swept, capsys, conten
     code, out, err = run(capsys, "list", "-o", "json")
     assert code == 0 and {j["job_id"]: j["state"] for j in json.loads(out)} == {"lr-sweep": "UNKNOWN",
                                                                                 "demo-2": "SUCCEEDED"}  # fmt: skip
+
+
+def test_logs_of_a_sweep_with_one_damaged_trial_show_every_trial_and_one_warning(swept, capsys):
+    for number, status in ((0, b"{"), (1, json.dumps({**STATUS, "job_id": "lr-sweep-t001"}).encode())):
+        run_dir = swept.parent / f"trial-{number:03d}" / "local-run"
+        run_dir.mkdir(parents=True)
+        (run_dir / "status.json").write_bytes(status)
+        (run_dir / "worker-0.log").write_text(f"line of trial {number}\n")
+    code, out, err = run(capsys, "logs", "lr-sweep", "-o", "json")
+    assert code == 0
+    assert [(json.loads(line)["trial"], json.loads(line)["message"]) for line in out.splitlines()] == [
+        ("0", "line of trial 0"), ("1", "line of trial 1")]
+    damaged = swept.parent / "trial-000" / "local-run"
+    assert err.splitlines() == [f"warning: {damaged / 'status.json'}: not valid JSON, truncated? (line 1: Expecting "
+                                f"property name enclosed in double quotes) — remove the run folder {damaged.parent} "
+                                f"(its replicas' logs are {damaged}/*.log), or repair the file"]  # fmt: skip
