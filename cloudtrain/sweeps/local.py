@@ -126,7 +126,9 @@ def _sampler(sweep: Any, params: list[Param]) -> Any:
             return optuna.samplers.RandomSampler(seed=seed)
         return optuna.samplers.TPESampler(seed=seed)
 
-    return make(None) if sweep.seed is None else PerTrialSeedSampler(make, sweep.seed)
+    if sweep.seed is None or sweep.algorithm == "grid":  # the grid's seed orders its points: it must stay one
+        return make(sweep.seed)  # (a grid never revisits a point: it reads the visited ones from the study)
+    return PerTrialSeedSampler(make, sweep.seed)
 
 
 def suggest(trial: Any, param: Param) -> Any:

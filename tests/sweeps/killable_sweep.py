@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from tests.sweeps.test_sweep_driver import ScriptedBackend, ScriptedRun, _spec, curve
+from tests.sweeps.test_sweep_driver import ScriptedBackend, ScriptedRun, curve, killable_spec
 
 
 class HangingRun(ScriptedRun):
@@ -21,7 +21,7 @@ class HangingRun(ScriptedRun):
 
 def main() -> None:
     folder, algorithm, stop_at = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    spec = _spec(folder, max_trials=5, parallel_trials=1, algorithm=algorithm)
+    spec = killable_spec(folder, algorithm)
     backend = ScriptedBackend(curve)
     plain_submit = backend.submit
 

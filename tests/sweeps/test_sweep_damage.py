@@ -3,7 +3,6 @@ exit 2 for a command on it, UNKNOWN in ``list``, the journal's bytes untouched b
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -129,7 +128,7 @@ def test_a_0_byte_journal_left_by_a_kill_is_removed_and_the_sweep_has_no_trials_
 
 def test_a_resume_after_a_0_byte_journal_starts_the_study_again(swept, tmp_path):
     swept.write_bytes(b"")
-    spec = dataclasses.replace(_spec(tmp_path, max_trials=2, parallel_trials=1, algorithm="random"))
+    spec = _spec(tmp_path, max_trials=2, parallel_trials=1, algorithm="random")
     backend = ScriptedBackend(curve)
     study, _ = _run(spec, backend)
     assert [t.state.name for t in study.trials] == ["COMPLETE", "COMPLETE"] and len(backend.runs) == 2
