@@ -11,8 +11,8 @@
   that job; :func:`read_json_object` raises that damage as one :class:`StateError` line.
 * :func:`scan_json_lines`: the good lines of a JSON-lines file and the :class:`Damage` of
   the bad ones, for callers that fall back to another source.
-* :func:`last_json_line`: the newest matching line, read backwards from the end, so looking
-  up one record costs the distance from the end, not the size of the file.
+* :func:`last_json_line`: the newest line holding a given string, searched backwards from
+  the end: looking up one record parses only the lines that hold its id.
 
 A 0-byte file is what a kill between a file's creation and its first write leaves: readers
 of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
@@ -167,47 +167,46 @@ def _parse_line(line: bytes, check: Callable[[dict[str, Any]], str | None] | Non
 
 
 def last_json_line(
-    path: Path, match: Callable[[dict[str, Any]], bool], *, contains: Iterable[bytes] = (),
-    check: Callable[[dict[str, Any]], str | None] | None = None, block: int = 1 << 18,
-) -> dict[str, Any] | None:  # fmt: skip
-    """The newest good line of ``path`` that ``match`` accepts, reading blocks backwards from the end.
+    path: Path, match: Callable[[dict[str, Any]], bool], *, contains: Iterable[bytes],
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> dict[str, Any] | None:
+    """The newest good line of ``path`` that holds one of the ``contains`` byte strings and that
+    ``match`` accepts, searched backwards from the end.
 
-    Only lines holding one of the ``contains`` byte strings are parsed (a cheap filter; all
-    lines when empty). A candidate line that is damaged is one warning; damage elsewhere in
-    the file is not this lookup's business (``read_json_lines`` reports it)."""
-    needles = tuple(contains)
+    The file is mapped and searched with ``rfind`` (a byte search, no line splitting); only
+    the lines around a hit are parsed. A damaged candidate line is one warning; damage
+    elsewhere in the file is not this lookup's business (``read_json_lines`` reports it)."""
+    import mmap
+
+    needles = tuple(n for n in contains if n)
     try:
-        f = open(path, "rb")  # noqa: SIM115 (closed below)
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _search_backwards(data, needles, match, check, path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         _warn_once(f"warning: {path}: cannot be read ({exc.strerror or exc}); its records are ignored")
         return None
-    with f:
-        pos = f.seek(0, os.SEEK_END)
-        tail = b""
-        while pos > 0:
-            step = min(block, pos)
-            pos -= step
-            f.seek(pos)
-            chunk = f.read(step) + tail
-            tail = b""
-            if pos > 0:  # up to the first newline, maybe a partial line: completed by the next block
-                first = chunk.find(b"\n")
-                if first < 0:
-                    tail = chunk
-                    continue
-                tail, chunk = chunk[:first], chunk[first + 1 :]
-            if needles and not any(n in chunk for n in needles):
-                continue  # the common case far from the job: one bytes search, no line split
-            for line in reversed(chunk.split(b"\n")):
-                if not line.strip() or (needles and not any(n in line for n in needles)):
-                    continue
-                entry, problem = _parse_line(line, check)
-                if problem:
-                    _warn_once(f"warning: {path}: skipped a line ({problem}); the other records are read")
-                elif match(entry):
-                    return entry
+
+
+def _search_backwards(data: Any, needles: tuple[bytes, ...], match: Callable[[dict[str, Any]], bool],
+                      check: Callable[[dict[str, Any]], str | None] | None, path: Path) -> dict[str, Any] | None:  # fmt: skip
+    end = len(data)
+    while end > 0:
+        hit = max(data.rfind(n, 0, end) for n in needles)
+        if hit < 0:
+            return None
+        start = data.rfind(b"\n", 0, hit) + 1
+        stop = data.find(b"\n", hit)
+        entry, problem = _parse_line(data[start : stop if stop >= 0 else len(data)], check)
+        if problem:
+            _warn_once(f"warning: {path}: skipped a line ({problem}); the other records are read")
+        elif match(entry):
+            return entry
+        end = start
     return None
 
 

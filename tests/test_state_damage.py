@@ -90,19 +90,27 @@ def test_a_damaged_newer_line_of_the_job_is_one_warning_and_its_older_record_is_
                                 "the other records are read"]  # fmt: skip
 
 
-@pytest.mark.parametrize("block", [1, 7, 64, 1 << 16])
-def test_find_reading_backwards_gives_the_newest_record_of_each_job(block, monkeypatch):
-    """Whatever the block size, backwards lookup agrees with reading the whole history forwards."""
+def test_find_searching_backwards_gives_the_newest_record_of_each_job():
+    """Backwards lookup agrees with reading the whole history forwards, for ids that are prefixes of
+    others, a non-ASCII id, a name with quotes, and ids that are not there."""
     entries = [history.JobRecord(f"job-{n % 7}", f"/runs/job-{n % 7}", "local", "local", state=f"S{n}")
-               for n in range(40)] + [history.JobRecord("ünï", "/runs/\"q\"", "vertex", "r", state="last")]
+               for n in range(40)] + [history.JobRecord("job-1-b", "/runs/x", "local", "local", state="b"),
+                                      history.JobRecord("ünï", '/runs/"q"', "vertex", "r", state="last")]  # fmt: skip
     for entry in entries:
         history.record(entry)
-    real = statefiles.last_json_line
-    monkeypatch.setattr(statefiles, "last_json_line", lambda *a, **k: real(*a, **{**k, "block": block}))
     for job in {e.job_id for e in entries} | {e.name for e in entries}:
         newest = [e for e in history.records() if job in (e.job_id, e.name)][-1]
         assert history.find(job) == newest
     assert history.find("job-") is None and history.find("nope") is None
+
+
+def test_find_in_an_empty_or_unterminated_history(capsys):
+    path = history.history_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"")
+    assert history.find("demo-1") is None
+    path.write_bytes(json.dumps(GOOD).encode())  # no newline at the end
+    assert history.find("demo-1") == history.JobRecord(**GOOD)
 
 
 def test_an_unknown_backend_is_reported_not_raised(run_dir, capsys):
