@@ -10,7 +10,7 @@ tenth record is a later state line of an earlier job) into a temp cache, then ti
   at the end of that history, next to the same command with a history of one record.
 
 Each row: the median of ``--repeats`` runs and the spread (min–max).
-    python -m bench.status_lookup [--records 200000] [--repeats 7] [--json PATH]
+    python -m bench.status_lookup [--records 200000] [--repeats 7] [--json PATH] [--no-cli]
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-cli", action="store_true", help="only the in-process rows (no CLI dependencies)")
     args = parser.parse_args(argv)
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,12 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         rows["find, newest job"] = timed(lambda: history.find("target"), args.repeats)
         rows["find, oldest job (worst case)"] = timed(lambda: history.find("job-0"), args.repeats)
         rows["full scan (before), any job"] = timed(lambda: full("target"), max(3, args.repeats // 2))
+        if args.no_cli:
+            return _report(args, size, rows)
         cli = [sys.executable, "-m", "cloudtrain", "status", "target", "-o", "json"]
         env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cache)}
         run_cli = lambda: subprocess.run(cli, env=env, cwd=REPO, check=True, capture_output=True)  # noqa: E731
         rows[f"cloudtrain status JOB, {args.records:,} records"] = timed(run_cli, args.repeats)
         history.history_file().write_text(history.history_file().read_text().splitlines()[-1] + "\n")
         rows["cloudtrain status JOB, 1 record"] = timed(run_cli, args.repeats)
+    return _report(args, size, rows)
+
+
+def _report(args: argparse.Namespace, size: int, rows: dict[str, dict[str, float]]) -> int:
     print(f"history: {args.records:,} records, {size / 1e6:.1f} MB")
     for name, row in rows.items():
         print(f"{name:<45} median {row['median_s'] * 1000:8.1f} ms  (min {row['min_s'] * 1000:.1f}, "
