@@ -19,7 +19,7 @@ from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
-from cloudtrain.statefiles import Damage, load_json_object, read_json_object, scan_json_lines, write_atomic
+from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
@@ -280,16 +280,15 @@ class RecordedJob:
         known = data.get("job_id") if isinstance(data, dict) else None
         self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
 
-    def damage(self) -> Damage | None:
-        """What is wrong with the run's ``status.json``, or None when it reads."""
+    def read(self) -> JobStatus | Damage:
+        """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
         data = load_json_object(self._path, required=("native_state",), recover=self._recover())
         if isinstance(data, Damage):
             return data
         try:
-            self._parse(data)
+            return self._parse(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return Damage(self._path, f"damaged ({type(exc).__name__}: {exc})", self._recover())
-        return None
 
     def _recover(self) -> str:
         logs = self._path.parent
@@ -298,19 +297,19 @@ class RecordedJob:
     def recorded(self) -> JobStatus:
         """The run's status for a listing; when the file is damaged, UNKNOWN (``details["damaged"]``:
         file, problem, recover) and one warning line saying so."""
-        damage = self.damage()
-        if damage is None:
-            return self._parse(read_json_object(self._path))
-        damage.warn()
+        found = self.read()
+        if not isinstance(found, Damage):
+            return found
+        found.warn()
         return JobStatus(job_id=self.job_id, name=str(self._path.parent.parent), state=JobState.UNKNOWN,
-                         native_state="unknown", message=damage.line(),
-                         details={"damaged": damage.to_dict()})  # fmt: skip
+                         native_state="unknown", message=found.line(),
+                         details={"damaged": found.to_dict()})  # fmt: skip
 
     def status(self) -> JobStatus:
-        damage = self.damage()
-        if damage is not None:
-            raise damage.error()
-        return self._parse(read_json_object(self._path))
+        found = self.read()
+        if isinstance(found, Damage):
+            raise found.error()
+        return found
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
         native = recorded = data["native_state"]
@@ -335,7 +334,7 @@ class RecordedJob:
         A lines file with damaged lines is one warning, then the replicas' own log files, one
         after the other (as for runs recorded before the lines file existed). A damaged
         ``status.json`` is raised after every line found was yielded."""
-        damage = self.damage()
+        found = self.read()
         journal = self._path.parent / JOURNAL
         lines, garbled = read_lines_file(journal)
         if garbled is not None:
@@ -343,15 +342,15 @@ class RecordedJob:
         if journal.is_file() and garbled is None:
             yield from lines
         else:
-            yield from self._replica_logs(damage)
-        if damage is not None:
-            raise damage.error()
+            yield from self._replica_logs(found)
+        if isinstance(found, Damage):
+            raise found.error()
 
-    def _replica_logs(self, damage: Damage | None) -> Iterator[LogLine]:
+    def _replica_logs(self, found: JobStatus | Damage) -> Iterator[LogLine]:
         folder = self._path.parent
         names = sorted(p.stem for p in folder.glob("*.log"))
-        if damage is None:
-            names = list(self.status().details.get("replicas") or []) or names
+        if isinstance(found, JobStatus):
+            names = list(found.details.get("replicas") or []) or names
         for name in names:
             log_file = folder / f"{name}.log"
             if log_file.is_file():
