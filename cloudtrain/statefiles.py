@@ -6,8 +6,16 @@
   appending at once cannot interleave or tear a record.
 * :func:`read_json_lines`: every good line of a JSON-lines file; bad lines (not UTF-8, not
   JSON, not an object) are skipped and named in one warning.
-* :func:`read_json_object`: a JSON object file, or one :class:`StateError` line naming the
-  file and what is wrong with it.
+* :func:`load_json_object`: a JSON object file, or the :class:`Damage` it has (the file,
+  what is wrong, how to recover): the job it describes is in an *unknown* state, and only
+  that job; :func:`read_json_object` raises that damage as one :class:`StateError` line.
+* :func:`scan_json_lines`: the good lines of a JSON-lines file and the :class:`Damage` of
+  the bad ones, for callers that fall back to another source.
+* :func:`last_json_line`: the newest line holding a given string, searched backwards from
+  the end: looking up one record parses only the lines that hold its id.
+
+A 0-byte file is what a kill between a file's creation and its first write leaves: readers
+of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
 """
 
 from __future__ import annotations
@@ -16,8 +24,9 @@ import json
 import logging
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from cloudtrain.errors import UsageError
 
@@ -26,6 +35,42 @@ log = logging.getLogger("cloudtrain.state")
 
 class StateError(UsageError):
     """A file cloudtrain wrote is damaged (truncated, emptied, edited, or not a file)."""
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A damaged state file, returned instead of raised: the state it holds is unknown.
+
+    ``line()`` is what every command prints about it: the file, what is wrong, how to recover."""
+
+    path: Path
+    problem: str
+    recover: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.problem} — {self.recover}"
+
+    def error(self) -> StateError:
+        """For a command on the damaged job itself: exit 2 with :meth:`line`."""
+        return StateError(f"{self.path}: {self.problem}", hint=self.recover)
+
+    def warn(self, *, then: str | None = None) -> None:
+        """For a command that goes on (``list``, ``logs`` falling back): one warning line per process."""
+        _warn_once(f"warning: {self.line()}" + (f"; {then}" if then else ""))
+
+    def to_dict(self) -> dict[str, str]:
+        return {"file": str(self.path), "problem": self.problem, "recover": self.recover}
+
+
+def remove_if_empty(path: Path) -> bool:
+    """Remove ``path`` when it is a 0-byte file (what a kill right after creating it leaves); True if it did."""
+    try:
+        if Path(path).is_file() and Path(path).stat().st_size == 0:
+            Path(path).unlink()
+            return True
+    except OSError:
+        pass
+    return False
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -72,38 +117,97 @@ def read_json_lines(
     """(line number, object) for every good line of ``path``; [] when it does not exist.
 
     A line that is not UTF-8, not JSON or not an object, or that ``check`` finds a problem
-    with, is skipped; all skipped lines are named in one warning. A ``path`` that cannot be read at all (a folder, no permission)
-    is one warning and no records."""
+    with, is skipped; all skipped lines are named in one warning. A ``path`` that cannot be
+    read at all (a folder, no permission) is one warning and no records."""
+    found, damage = scan_json_lines(path, check)
+    if damage is not None:
+        _warn_once(f"warning: {damage.path}: {damage.problem}; {damage.recover}")
+    return found
+
+
+def scan_json_lines(
+    path: Path, check: Callable[[dict[str, Any]], str | None] | None = None
+) -> tuple[list[tuple[int, dict[str, Any]]], Damage | None]:
+    """(line number, object) for every good line of ``path``, and the :class:`Damage` of the bad ones (or None)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return []
+        return [], None
     except OSError as exc:
-        _warn_once(f"warning: {path}: cannot be read ({exc.strerror or exc}); its records are ignored")
-        return []
+        return [], Damage(path, f"cannot be read ({exc.strerror or exc})", "its records are ignored")
     found: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []
     for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            bad.append(f"{number} (not UTF-8)")
-            continue
-        except ValueError:
-            bad.append(f"{number} (not JSON)")
-            continue
-        problem = "not a JSON object" if not isinstance(entry, dict) else check(entry) if check else None
+        entry, problem = _parse_line(line, check)
         if problem:
             bad.append(f"{number} ({problem})")
-            continue
-        found.append((number, entry))
-    if bad:
-        what = "line" if len(bad) == 1 else "lines"
-        _warn_once(f"warning: {path}: skipped {what} {', '.join(bad)}; the other records are read")
-    return found
+        else:
+            found.append((number, entry))
+    if not bad:
+        return found, None
+    what = "line" if len(bad) == 1 else "lines"
+    return found, Damage(path, f"skipped {what} {', '.join(bad)}", "the other records are read")
+
+
+def _parse_line(line: bytes, check: Callable[[dict[str, Any]], str | None] | None) -> tuple[Any, str | None]:
+    """(object, None) for a good JSON-lines line, else (None, what is wrong with it)."""
+    try:
+        entry = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except ValueError:
+        return None, "not JSON"
+    if not isinstance(entry, dict):
+        return None, "not a JSON object"
+    problem = check(entry) if check else None
+    return (None, problem) if problem else (entry, None)
+
+
+def last_json_line(
+    path: Path, match: Callable[[dict[str, Any]], bool], *, contains: Iterable[bytes],
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> dict[str, Any] | None:
+    """The newest good line of ``path`` that holds one of the ``contains`` byte strings and that
+    ``match`` accepts, searched backwards from the end.
+
+    The file is mapped and searched with ``rfind`` (a byte search, no line splitting); only
+    the lines around a hit are parsed. A damaged candidate line is one warning; damage
+    elsewhere in the file is not this lookup's business (``read_json_lines`` reports it)."""
+    import mmap
+
+    needles = tuple(n for n in contains if n)
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _search_backwards(data, needles, match, check, path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _warn_once(f"warning: {path}: cannot be read ({exc.strerror or exc}); its records are ignored")
+        return None
+
+
+def _search_backwards(data: Any, needles: tuple[bytes, ...], match: Callable[[dict[str, Any]], bool],
+                      check: Callable[[dict[str, Any]], str | None] | None, path: Path) -> dict[str, Any] | None:  # fmt: skip
+    end = len(data)
+    while end > 0:
+        hit = max(data.rfind(n, 0, end) for n in needles)
+        if hit < 0:
+            return None
+        start = data.rfind(b"\n", 0, hit) + 1
+        stop = data.find(b"\n", hit)
+        entry, problem = _parse_line(data[start : stop if stop >= 0 else len(data)], check)
+        if problem:
+            _warn_once(f"warning: {path}: skipped a line ({problem}); the other records are read")
+        elif match(entry):
+            return entry
+        end = start
+    return None
 
 
 _warned: set[str] = set()
@@ -116,15 +220,26 @@ def _warn_once(message: str) -> None:
         log.warning("%s", message)
 
 
+RECOVER = "the file is damaged; remove it (or its run folder) and run again"
+
+
 def read_json_object(path: Path, *, required: tuple[str, ...] = ()) -> dict[str, Any]:
     """The JSON object in ``path``, which must have the ``required`` keys; else one StateError line."""
+    data = load_json_object(path, required=required)
+    if isinstance(data, Damage):
+        raise data.error()
+    return data
+
+
+def load_json_object(path: Path, *, required: tuple[str, ...] = (), recover: str = RECOVER) -> dict[str, Any] | Damage:
+    """The JSON object in ``path`` with the ``required`` keys, or the :class:`Damage` it has (never raises)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise StateError(f"{path}: missing") from None
+        return Damage(path, "missing", recover)
     except OSError as exc:
-        raise StateError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        return Damage(path, f"cannot be read ({exc.strerror or exc})", recover)
     problem = None
     data: Any = None
     if not raw.strip():
@@ -143,6 +258,4 @@ def read_json_object(path: Path, *, required: tuple[str, ...] = ()) -> dict[str,
         missing = [key for key in required if key not in data]
         if missing:
             problem = f"has no {', '.join(missing)}"
-    if problem is not None:
-        raise StateError(f"{path}: {problem}", hint="the file is damaged; remove it (or its run folder) and run again")
-    return data
+    return Damage(path, problem, recover) if problem is not None else data

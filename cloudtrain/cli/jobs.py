@@ -237,11 +237,16 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
 
 
 def _sweep_state(job_id: str) -> str | None:
-    """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; None when it cannot be read now."""
+    """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
+    state files are damaged; None when it cannot be read now (a cloud out of reach)."""
     from cloudtrain.errors import CloudtrainError
+    from cloudtrain.statefiles import StateError
 
     try:
         table = sweep.load_results(job_id)
+    except StateError as exc:
+        click.echo(f"warning: {exc}", err=True)
+        return "UNKNOWN"
     except CloudtrainError:
         return None
     done = sum(n for state, n in table.counts().items() if state in ("COMPLETE", "PRUNED", "FAIL"))
@@ -255,8 +260,5 @@ def _last_state(entry) -> str | None:
     if entry.backend == "local" and _is_local_run(entry.name):
         from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
 
-        try:
-            return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").status().state.value
-        except (OSError, ValueError, KeyError):
-            return entry.state
+        return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").recorded().state.value  # damaged: UNKNOWN
     return entry.state

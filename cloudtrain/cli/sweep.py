@@ -26,7 +26,7 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
         record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, str(loaded.file), kind="sweep"))
         console.print(f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
                       f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {folder}")  # fmt: skip
-        run_local(console, spec, package, backend, output=output, create=True)
+        run_local(console, spec, package, backend, output=output)
         return
     handle = backend.submit(spec, package)
     first = handle.status()
@@ -47,7 +47,7 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
         raise SystemExit(status.state.exit_code)
 
 
-def run_local(console, spec, package, backend, *, output: str, create: bool) -> None:
+def run_local(console, spec, package, backend, *, output: str) -> None:
     from cloudtrain.history import JobRecord, record
     from cloudtrain.sweeps import local, results
 
@@ -65,7 +65,7 @@ def run_local(console, spec, package, backend, *, output: str, create: bool) -> 
         console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
 
     try:
-        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember, create=create)
+        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember)
     except KeyboardInterrupt:
         console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
         console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
@@ -126,20 +126,23 @@ def resume(job_id, output) -> None:
 
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console
-    from cloudtrain.sweeps import local
+    from cloudtrain.sweeps import journal, local
 
     entry = sweep_record(job_id)
     if entry.backend != "local":
         raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
                          hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
     state = local.read_state(Path(entry.name))
+    damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built or printed
+    if damage is not None:
+        raise damage.error()
     _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
     spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
                                created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip
     package = build_package(spec)
     console = make_console(sys.stderr if output == "json" else None)
     console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {entry.name}")
-    run_local(console, spec, package, get_backend("local"), output=output, create=False)
+    run_local(console, spec, package, get_backend("local"), output=output)
 
 
 def load_results(job_id: str):
@@ -191,6 +194,7 @@ def show_logs(job_id: str, output: str) -> None:
 
     from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
     from cloudtrain.console import ReplicaPrinter, make_console
+    from cloudtrain.statefiles import StateError
 
     entry = sweep_entry(job_id)
     table = load_results(job_id)
@@ -204,11 +208,15 @@ def show_logs(job_id: str, output: str) -> None:
         status_file = Path(entry.name, f"trial-{int(t.trial):03d}", RUN_DIR, "status.json")
         if not status_file.is_file():
             continue
-        for line in RecordedJob(status_file).logs():
-            tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
-            if output == "json":
-                click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
-                                       "replica": line.replica, "severity": line.severity,
-                                       "message": line.message}))  # fmt: skip
-            else:
-                printer(tagged)
+        try:
+            for line in RecordedJob(status_file).logs():
+                tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message,
+                                    line.severity)  # fmt: skip
+                if output == "json":
+                    click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
+                                           "replica": line.replica, "severity": line.severity,
+                                           "message": line.message}))  # fmt: skip
+                else:
+                    printer(tagged)
+        except StateError as exc:  # a trial's damaged status is that trial's: the others' lines still show
+            click.echo(f"warning: {exc}", err=True)

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
+from cloudtrain.statefiles import remove_if_empty, write_atomic
 
 log = logging.getLogger("cloudtrain.data")
 
@@ -68,6 +69,8 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
     cloudtrain's uploads there older than STALE_SECONDS. Best effort; returns how many."""
     aborted = 0
     for entry in sorted(journal_dir().glob("*.json")):
+        if remove_if_empty(entry):  # a kill while the entry was written: no upload id to abort
+            continue
         try:
             data = json.loads(entry.read_text())
             mine = data["bucket"] == bucket and data["host"] == socket.gethostname()
@@ -95,7 +98,7 @@ def _journal(bucket: str, key: str, upload_id: str) -> Path:
     entry = folder / f"{hashlib.sha256(upload_id.encode()).hexdigest()[:24]}.json"
     data = {"bucket": bucket, "key": key, "upload_id": upload_id, "pid": os.getpid(),
             "host": socket.gethostname(), "started": time.time()}  # fmt: skip
-    entry.write_text(json.dumps(data))
+    write_atomic(entry, json.dumps(data))  # whole or absent: a kill here leaves no 0-byte entry
     return entry
 
 

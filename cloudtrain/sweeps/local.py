@@ -8,9 +8,13 @@ metric from the trainer's event lines while it runs (``metric`` events, else the
 ``epoch`` events), reports each one to Optuna's pruner when early stopping is on, and is
 cancelled when the pruner says so.
 
-Resuming (:func:`resume_sweep`): trials that finished (complete, pruned or failed) are kept;
-a trial that was running when the sweep died is marked failed-interrupted and its
-parameters are queued again, so it reruns; then the sweep continues to ``max_trials``.
+Resuming (``cloudtrain sweep resume``): trials that finished (complete, pruned or failed)
+are kept; a trial that was running when the sweep died runs again under its own number,
+with its own parameters (:func:`rerun_interrupted`); then the sweep continues to
+``max_trials``. A seeded sampler draws each trial's parameters from (seed, trial number)
+(:mod:`.seeding`), so a resumed sweep picks what it would have picked had it never stopped,
+and never a finished trial's point again. A damaged journal is refused before Optuna
+touches it (:mod:`.journal`): nothing is written to a journal that could not be read.
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ from cloudtrain.backends.base import JobState, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
 from cloudtrain.spec import JobSpec
-from cloudtrain.sweeps import trial_base
+from cloudtrain.statefiles import Damage, load_json_object, write_atomic
+from cloudtrain.sweeps import journal, trial_base
 from cloudtrain.sweeps.params import Param, resolve
 
 STATE_FILE = "sweep.json"
-JOURNAL = "optuna.journal"
-INTERRUPTED = "interrupted"  # user attribute of a trial that was running when the sweep died
+JOURNAL = journal.NAME
+INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requeued as new ones after a kill
 
 
 class TrialFailed(Exception):
@@ -56,27 +61,26 @@ def sweep_dir_of(spec: JobSpec) -> Path:
 
 
 def write_state(folder: Path, *, config: str, overrides: tuple[str, ...], job_name: str, created: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps({"config": config, "overrides": list(overrides), "job_name": job_name,
-                               "created": created}, indent=2))  # fmt: skip
-    tmp.replace(folder / STATE_FILE)
+    write_atomic(folder / STATE_FILE, json.dumps({"config": config, "overrides": list(overrides),
+                                                  "job_name": job_name, "created": created}, indent=2))  # fmt: skip
 
 
 def read_state(folder: Path) -> dict[str, Any]:
-    try:
-        state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"{folder} is not a local sweep (no {STATE_FILE})", hint="pass the sweep's job id") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{folder / STATE_FILE}: cannot read it ({exc.__class__.__name__})",
-                         hint="the sweep cannot be resumed; start a new one") from None  # fmt: skip
-    if not isinstance(state, dict) or not {"config", "overrides", "job_name"} <= set(state):
-        raise UsageError(f"{folder / STATE_FILE}: damaged", hint="the sweep cannot be resumed; start a new one")
+    """The sweep's ``sweep.json``; one StateError line (file, problem, recovery) when it is damaged."""
+    if not (folder / STATE_FILE).exists():
+        raise UsageError(f"{folder} is not a local sweep (no {STATE_FILE})", hint="pass the sweep's job id")
+    state = load_json_object(folder / STATE_FILE, required=("config", "overrides", "job_name"),
+                             recover="the sweep cannot be resumed; start a new one")  # fmt: skip
+    if isinstance(state, Damage):
+        raise state.error()
     return state
 
 
 def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
+    """The sweep's study; None when its journal records none and ``create`` is false.
+
+    The journal is checked first (:func:`journal.damage`) and replayed read-only before any
+    write: a damaged one is one StateError line and stays byte for byte as it was."""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
@@ -84,14 +88,27 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sweep = spec.sweep
     params = resolve(sweep.params, sweep.algorithm)
-    if create:
-        folder.mkdir(parents=True, exist_ok=True)
-    storage = JournalStorage(JournalFileBackend(str(folder / JOURNAL)))
-    if not create:
+    path = folder / JOURNAL
+    damage = journal.damage(path)  # also removes a 0-byte journal a kill left
+    if damage is not None:
+        raise damage.error()
+    recorded = path.exists()
+    if not recorded and not create:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        storage = JournalStorage(JournalFileBackend(str(path)))  # replays the journal; writes nothing
+        names = {s.study_name for s in storage.get_all_studies()}
+    except Exception as exc:  # noqa: BLE001 — whatever Optuna's replay raises, the journal is the cause
+        raise journal.replay_failed(path, exc).error() from None
+    if spec.job_name in names:
         return optuna.load_study(study_name=spec.job_name, storage=storage, sampler=_sampler(sweep, params))
+    if recorded:  # records, but not this sweep's study: its first lines are gone, or it is another sweep's
+        raise journal.missing_study(path, spec.job_name).error()
+    if not create:
+        return None
     return optuna.create_study(
-        study_name=spec.job_name, storage=storage, direction=sweep.goal, load_if_exists=True,
-        sampler=_sampler(sweep, params),
+        study_name=spec.job_name, storage=storage, direction=sweep.goal, sampler=_sampler(sweep, params),
         pruner=optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=1) if sweep.early_stopping
         else optuna.pruners.NopPruner(),
     )  # fmt: skip
@@ -100,11 +117,18 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
 def _sampler(sweep: Any, params: list[Param]) -> Any:
     import optuna
 
-    if sweep.algorithm == "grid":
-        return optuna.samplers.GridSampler({p.name: list(p.grid_values()) for p in params}, seed=sweep.seed)
-    if sweep.algorithm == "random":
-        return optuna.samplers.RandomSampler(seed=sweep.seed)
-    return optuna.samplers.TPESampler(seed=sweep.seed)
+    from cloudtrain.sweeps.seeding import PerTrialSeedSampler
+
+    def make(seed: int | None) -> Any:
+        if sweep.algorithm == "grid":
+            return optuna.samplers.GridSampler({p.name: list(p.grid_values()) for p in params}, seed=seed)
+        if sweep.algorithm == "random":
+            return optuna.samplers.RandomSampler(seed=seed)
+        return optuna.samplers.TPESampler(seed=seed)
+
+    if sweep.seed is None or sweep.algorithm == "grid":  # the grid's seed orders its points: it must stay one
+        return make(sweep.seed)  # (a grid never revisits a point: it reads the visited ones from the study)
+    return PerTrialSeedSampler(make, sweep.seed)
 
 
 def suggest(trial: Any, param: Param) -> Any:
@@ -123,31 +147,44 @@ def counted_trials(study: Any) -> int:
     return sum(1 for t in study.trials if t.state in done and not t.user_attrs.get(INTERRUPTED))
 
 
-def requeue_interrupted(study: Any) -> int:
-    """Trials left RUNNING by a sweep that died: mark them failed-interrupted and queue their params again."""
+def interrupted_trials(study: Any) -> list[Any]:
+    """Trials a sweep that died left RUNNING (Optuna marks a trial FAIL on any exception it sees)."""
     from optuna.trial import TrialState
 
-    count = 0
-    for t in study.trials:
-        if t.state in (TrialState.RUNNING, TrialState.WAITING) and t.params:
-            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)
-            study._storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
-            study.enqueue_trial(dict(t.params), skip_if_exists=False)
-            count += 1
-    return count
+    return [t for t in study.trials if t.state is TrialState.RUNNING]
+
+
+def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
+    """Run each interrupted trial again under its own number: its recorded params are reused
+    (Optuna's suggest returns a param a trial already has), the rest are sampled."""
+    import optuna
+    from optuna.trial import TrialState
+
+    for frozen in interrupted_trials(study):
+        trial = optuna.trial.Trial(study, frozen._trial_id)
+        try:
+            value = objective(trial)
+        except optuna.TrialPruned:
+            study.tell(trial, state=TrialState.PRUNED)
+        except TrialFailed:
+            study.tell(trial, state=TrialState.FAIL)
+        else:
+            study.tell(trial, value)
 
 
 def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[[TrialEvent], None],
-               remember: Callable[[Any, JobSpec], None], create: bool = True) -> Any:  # fmt: skip
+               remember: Callable[[Any, JobSpec], None]) -> Any:  # fmt: skip
     """Run the sweep in ``spec`` until max_trials count; returns the Optuna study."""
     import optuna
 
     sweep = spec.sweep
     folder = sweep_dir_of(spec)
-    study = open_study(folder, spec, create=create)
-    requeued = requeue_interrupted(study)
-    if requeued:
-        on_event(TrialEvent(-1, "", {}, "requeued", message=f"{requeued} interrupted trial(s) queued again"))
+    study = open_study(folder, spec, create=True)
+    rerun = [t.number for t in interrupted_trials(study)]
+    if rerun:
+        numbers = ", ".join(str(n) for n in rerun)
+        on_event(TrialEvent(-1, "", {}, "requeued", message=f"interrupted trial{'s' if len(rerun) > 1 else ''} "
+                                                            f"{numbers} run{'' if len(rerun) > 1 else 's'} again"))
     params = resolve(sweep.params, sweep.algorithm)
     base = trial_base(spec)
     lock = threading.Lock()
@@ -185,6 +222,7 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "COMPLETE", last))
         return last
 
+    rerun_interrupted(study, objective)
     remaining = sweep.max_trials - counted_trials(study)
     if remaining > 0:
         study.optimize(objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,),

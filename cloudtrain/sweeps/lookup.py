@@ -31,7 +31,10 @@ def load_results(job_id: str):
         state = local.read_state(folder)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
-        study = local.open_study(folder, spec, create=False)
+        study = local.open_study(folder, spec, create=False)  # a damaged journal: one StateError line
+        if study is None:  # killed before its first record: nothing to show yet
+            return results.SweepResults(spec.job_name, spec.sweep.metric, spec.sweep.goal, "STOPPED", (),
+                                        spec.sweep.max_trials)  # fmt: skip
         counted = local.counted_trials(study)
         done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
         return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,

@@ -68,8 +68,26 @@ class ScriptedBackend:
 def _spec(tmp_path: Path, **sweep) -> object:
     spec = build_spec(load_config(ROOT / "job_configs" / "sweep.yaml", ["backend=local"]))
     cfg = spec.sweep.model_copy(update={"params": {"lr": spec.sweep.params["lr"]}, "seed": 7, **sweep})
-    return dataclasses.replace(spec, sweep=cfg, output_dir=str(tmp_path / "sweep"),
+    return dataclasses.replace(spec, sweep=cfg, output_dir=str(tmp_path / "sweep"), job_name="lr-sweep",
                                hyperparameters=MappingProxyType({}))  # fmt: skip
+
+
+GRID = [0.001, 0.002, 0.003, 0.004, 0.005]
+
+
+def killable_spec(folder: Path, algorithm: str) -> object:
+    """Five trials, one at a time, seed 7; on a grid, five learning rates."""
+    from cloudtrain.config.schema import SweepParam
+
+    spec = _spec(folder, max_trials=5, parallel_trials=1, algorithm=algorithm)
+    if algorithm != "grid":
+        return spec
+    return dataclasses.replace(spec, sweep=spec.sweep.model_copy(update={"params": {"lr": SweepParam(values=GRID)}}))
+
+
+def curve(lr: float, epoch: int) -> float:
+    """A metric that rises with the epoch and is best at small learning rates."""
+    return 1 - lr + 0.01 * epoch
 
 
 def _run(spec, backend):
@@ -126,3 +144,44 @@ def test_max_failed_trials_stops_the_sweep(tmp_path: Path) -> None:
     study, _ = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, algorithm="random", max_failed_trials=2),
                     backend)  # fmt: skip
     assert [t.state.name for t in study.trials] == ["FAIL", "FAIL"]
+
+
+@pytest.mark.parametrize("algorithm", ["random", "bayesian", "grid"])
+def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path, algorithm: str) -> None:
+    """SIGKILL during trial 2; the resume re-runs trial 2 (same number, same params), runs none of
+    trials 0-1 again, and (random, bayesian) every trial has the params an uninterrupted sweep
+    with that seed gives; a grid visits each point once."""
+    import ast
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "tests.sweeps.killable_sweep", str(killed), algorithm, "2"],
+                            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        for line in proc.stdout:
+            if line.startswith("trial 2 started"):
+                started = ast.literal_eval(line.split(" ", 3)[3])
+                break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+
+    resumed = ScriptedBackend(curve)
+    study, _ = _run(killable_spec(killed, algorithm), resumed)
+
+    assert [(t.number, t.state.name) for t in study.trials] == [(n, "COMPLETE") for n in range(5)]
+    assert study.trials[2].params == started  # the interrupted trial, again, with its own params
+    lrs = [t.params["lr"] for t in study.trials]
+    assert [r.lr for r in resumed.runs] == lrs[2:]  # trial 2 again, then 3 and 4; never 0 or 1
+    assert [Path(r.output_dir).name for r in resumed.runs] == ["trial-002", "trial-003", "trial-004"]
+    assert len(set(lrs)) == 5
+    if algorithm == "grid":
+        assert sorted(lrs) == GRID
+    else:
+        uninterrupted, _ = _run(killable_spec(tmp_path / "whole", algorithm), ScriptedBackend(curve))
+        assert [t.params for t in study.trials] == [t.params for t in uninterrupted.trials]

@@ -21,7 +21,7 @@ from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_names
 from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
-from cloudtrain.statefiles import StateError, write_atomic
+from cloudtrain.statefiles import write_atomic
 
 log = logging.getLogger("cloudtrain.local")
 
@@ -302,7 +302,7 @@ class LocalBackend:
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
         """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs.
 
-        A missing or damaged ``status.json`` in a run folder is a StateError when it is read."""
+        A missing or damaged ``status.json`` in a run folder is a StateError when the job is read."""
         for folder in (Path(job_id).expanduser(), Path(RUNS_DIR, job_id)):
             if (folder / RUN_DIR).is_dir():
                 return RecordedJob(folder / RUN_DIR / "status.json")
@@ -314,12 +314,6 @@ class LocalBackend:
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
         found.reverse()
-        statuses = []
-        for path in found[:limit]:
-            try:
-                statuses.append(RecordedJob(path).status())
-            except StateError as exc:
-                log.warning("warning: %s; skipped", exc.message)
-        return statuses
+        return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning
 
 

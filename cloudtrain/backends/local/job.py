@@ -20,7 +20,7 @@ from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
-from cloudtrain.statefiles import StateError, read_json_object, write_atomic
+from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
@@ -271,23 +271,47 @@ def latest_checkpoint(directory: Path) -> tuple[int, Path] | None:
 class RecordedJob:
     """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``).
 
-    A damaged ``status.json`` is one :class:`StateError` line for ``status``; ``logs`` still
-    prints the replicas' log files it finds, after one warning."""
+    :meth:`recorded` never raises: a damaged ``status.json`` is an UNKNOWN status that names
+    the file and how to recover (``list`` shows it so). A command on the job itself
+    (:meth:`status`, :meth:`cancel`) raises that line as a :class:`StateError` (exit 2);
+    :meth:`logs` first prints every line it finds, then raises it."""
 
     def __init__(self, status_path: Path):
         self._path = status_path
-        try:
-            self.job_id = str(json.loads(status_path.read_text())["job_id"])
-        except (OSError, ValueError, KeyError, TypeError):  # damaged: status() says how
-            self.job_id = status_path.parent.parent.name
+        data = load_json_object(status_path)
+        known = data.get("job_id") if isinstance(data, dict) else None
+        self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
 
-    def status(self) -> JobStatus:
-        data = read_json_object(self._path, required=("native_state",))
+    def read(self) -> JobStatus | Damage:
+        """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
+        data = load_json_object(self._path, required=("native_state",), recover=self._recover())
+        if isinstance(data, Damage):
+            return data
         try:
             return self._parse(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise StateError(f"{self._path}: damaged ({type(exc).__name__}: {exc})",
-                             hint="remove the run folder, or repair the file") from None  # fmt: skip
+            return Damage(self._path, f"damaged ({type(exc).__name__}: {exc})", self._recover())
+
+    def _recover(self) -> str:
+        logs = self._path.parent
+        return f"remove the run folder {logs.parent} (its replicas' logs are {logs}/*.log), or repair the file"
+
+    def recorded(self) -> JobStatus:
+        """The run's status for a listing; when the file is damaged, UNKNOWN (``details["damaged"]``:
+        file, problem, recover) and one warning line saying so."""
+        found = self.read()
+        if not isinstance(found, Damage):
+            return found
+        found.warn()
+        return JobStatus(job_id=self.job_id, name=str(self._path.parent.parent), state=JobState.UNKNOWN,
+                         native_state="unknown", message=found.line(),
+                         details={"damaged": found.to_dict()})  # fmt: skip
+
+    def status(self) -> JobStatus:
+        found = self.read()
+        if isinstance(found, Damage):
+            raise found.error()
+        return found
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
         native = recorded = data["native_state"]
@@ -306,28 +330,31 @@ class RecordedJob:
             created=parse(data.get("created")), ended=parse(data.get("ended")), details=details,
         )  # fmt: skip
 
-    def _replicas(self) -> list[str]:
-        try:
-            return list(self.status().details.get("replicas") or [])
-        except StateError as exc:
-            log.warning("warning: %s; showing the log files found in %s", exc.message, self._path.parent)
-            return sorted(p.stem for p in self._path.parent.glob("*.log"))
-
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Every line as it was printed live, interleaved by time, each with its own time and severity.
 
-        Runs recorded before the journal existed: the replicas' log files one after the other."""
+        A lines file with damaged lines is one warning, then the replicas' own log files, one
+        after the other (as for runs recorded before the lines file existed). A damaged
+        ``status.json`` is raised after every line found was yielded."""
+        found = self.read()
         journal = self._path.parent / JOURNAL
-        if journal.is_file():
-            for raw in journal.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    d = json.loads(raw)
-                    yield LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"])
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by a crash
-            return
-        for name in self._replicas():
-            log_file = self._path.parent / f"{name}.log"
+        lines, garbled = read_lines_file(journal)
+        if garbled is not None:
+            garbled.warn(then=f"showing the replicas' own log files in {self._path.parent}")
+        if journal.is_file() and garbled is None:
+            yield from lines
+        else:
+            yield from self._replica_logs(found)
+        if isinstance(found, Damage):
+            raise found.error()
+
+    def _replica_logs(self, found: JobStatus | Damage) -> Iterator[LogLine]:
+        folder = self._path.parent
+        names = sorted(p.stem for p in folder.glob("*.log"))
+        if isinstance(found, JobStatus):
+            names = list(found.details.get("replicas") or []) or names
+        for name in names:
+            log_file = folder / f"{name}.log"
             if log_file.is_file():
                 stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
                 for text in log_file.read_text(errors="replace").splitlines():
@@ -350,6 +377,27 @@ class RecordedJob:
                     pass
         return self.status()
 
+
+
+def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
+    """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
+    found, damage = scan_json_lines(path, check=_line_problem)
+    lines = [LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"])
+             for _, d in found]  # fmt: skip
+    if damage is not None:
+        damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")
+    return lines, damage
+
+
+def _line_problem(entry: dict[str, Any]) -> str | None:
+    missing = [k for k in ("timestamp", "replica", "message", "severity") if not isinstance(entry.get(k), str)]
+    if missing:
+        return f"no {', '.join(missing)}"
+    try:
+        dt.datetime.fromisoformat(entry["timestamp"])
+    except ValueError:
+        return "timestamp is not a time"
+    return None
 
 
 def _pids(details: dict[str, Any]) -> list[int]:
