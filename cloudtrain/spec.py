@@ -322,5 +322,7 @@ def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
         source, settings = (entry, {}) if isinstance(entry, str) else (entry.source, entry.model_dump(exclude={"source"}))
         if schemes.source_kind(source) == "local":
             source = str((loaded.base_dir / source).resolve())
+        else:
+            source = schemes.normalise_bucket_uri(source)
         channels[name] = DataChannel(name, source, **{k: v for k, v in settings.items() if v is not None})
     return channels
