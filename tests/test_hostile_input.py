@@ -95,9 +95,11 @@ def _fifo_config(tmp: Path) -> list[str]:
 HOSTILE = {
     # the loader: refused while reading, in one line with the line where there is one
     "larger than 1 MiB": (validate(SAGEMAKER + "#" + "x" * 2**20 + "\n"), "larger than 1 MiB"),
-    "billion laughs": (validate(BILLION_LAUGHS), "job.yaml:5: YAML aliases expand to more than 10,000 values"),
+    "billion laughs": (validate(BILLION_LAUGHS), "job.yaml:5: YAML aliases expand the config past 10,000 values"),
     "billion laughs under an unused key": (validate(SAGEMAKER + "unused:\n" + textwrap.indent(BILLION_LAUGHS, "  ")),
                                            "job.yaml:13: YAML aliases expand"),
+    "10,001 arguments": (validate(SAGEMAKER + "args: [" + ",".join(["a"] * 10_001) + "]\n"),
+                         "job.yaml:8: the config holds more than 10,000 values"),
     "recursive alias": (validate(SAGEMAKER + "args: &a [x, *a]\n"), "job.yaml:8: the alias *a refers to the collection"),
     "nesting 101 deep": (validate("args: " + "[" * 101 + "]" * 101 + "\n"), "job.yaml:1: nested deeper than 100"),
     "nesting 500 000 deep": (validate("x: " + "[" * 500_000 + "]" * 500_000), "nested deeper than 100"),
