@@ -108,8 +108,8 @@ HOSTILE = {
     "a FIFO as the config": (_fifo_config, "pipe.yaml: the config is not a regular file"),
     "not UTF-8": (validate(b"name: demo\nregion: us-\xff\n"), "job.yaml:2: not UTF-8: byte 22 (0xff)"),
     # data folders: nothing outside the folder is read, nothing the cloud cannot store is sent
-    "absolute link out": (dry_run("digits", files=_link("host", "/etc/hostname")),
-                          "host is a link to /etc/hostname, outside the folder"),
+    "absolute link out": (dry_run("digits", files=_link("host", "/etc/passwd")),
+                          "host is a link to /etc/passwd, outside the folder"),
     "absolute link to a file beside the folder": (dry_run("digits", files=_link("s", _outside_file)),
                                                   "/secret.txt, outside the folder"),
     "../ link out": (dry_run("digits", files=lambda d: (_outside_file(d), os.symlink("../secret.txt", d / "s"))),
