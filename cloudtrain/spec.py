@@ -24,7 +24,7 @@ from cloudtrain.config.schema import Sweep
 LOCAL_RUNS_DIR = "cloudtrain-runs"
 #: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
 #: submits in the same second never share a name or an output folder. On SageMaker the
-#: name is cut to 40 characters so that name, time and suffix fit its 63; Vertex allows 128.
+#: name is cut to 40 characters so that name, time and suffix fit its 63; on Vertex to 105, for 128.
 SUFFIX_LENGTH = 6
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -308,11 +308,18 @@ def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
     """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (except on Vertex with
     ``name_suffix: false``, the gcloud forms, where the display name is the name as given and
     Vertex's job id is unique) and the output folder cloudtrain chooses. On SageMaker ``_``
-    becomes ``-`` (its name rule) and the name is cut so the whole stays within 63 characters."""
+    becomes ``-`` (its name rule); on both clouds the name is cut so the whole stays within the
+    cloud's limit (:data:`JOB_NAME_LIMITS`)."""
     name = cfg.name
     if cfg.backend == "sagemaker":
-        name = name.replace("_", "-")[: 63 - len(f"-{now:%Y%m%d-%H%M%S}-{suffix}")].rstrip("-")
+        name = name.replace("_", "-")
+    if cfg.backend in JOB_NAME_LIMITS:
+        name = name[: JOB_NAME_LIMITS[cfg.backend] - len(f"-{now:%Y%m%d-%H%M%S}-{suffix}")].rstrip("-_")
     return f"{name}-{now:%Y%m%d-%H%M%S}-{suffix}"
+
+
+#: The longest job name each cloud accepts: SageMaker's TrainingJobName, Vertex's displayName.
+JOB_NAME_LIMITS = {"sagemaker": 63, "vertex": 128}
 
 
 def _job_dir_args(cfg) -> tuple[str, ...]:
@@ -332,5 +339,7 @@ def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
         source, settings = (entry, {}) if isinstance(entry, str) else (entry.source, entry.model_dump(exclude={"source"}))
         if schemes.source_kind(source) == "local":
             source = str((loaded.base_dir / source).resolve())
+        else:
+            source = schemes.normalise_bucket_uri(source)
         channels[name] = DataChannel(name, source, **{k: v for k, v in settings.items() if v is not None})
     return channels

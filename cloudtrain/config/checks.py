@@ -6,7 +6,9 @@ of the offending key and the nearest valid alternatives.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 from cloudtrain import catalog
 from cloudtrain.config.loaded import LoadedConfig
@@ -208,7 +210,10 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
         out.append(err(at, f"received {source!r}; {problem[0]}", problem[1]))
     elif schemes.source_kind(source) == "local":
         folder = loaded.base_dir / source
-        if not folder.is_dir():
+        refused = local_folder_problem(source, loaded.base_dir)
+        if refused:
+            out.append(err(at, f"received {source!r}; {refused[0]}", refused[1]))
+        elif not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "does not exist"
             out.append(err(at, f"local folder {source!r} {what} (relative paths start at the config's folder)",
                            "point it at a folder holding the data, or at gs:// / s3://"))  # fmt: skip
@@ -219,6 +224,27 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
                                f"{schemes.CLOUD_NAMES[cfg.cloud]} reads gs:// through Cloud Storage FUSE",
                                f"remove {field}"))  # fmt: skip
     return out
+
+
+#: Folders of the system, never data: reading them uploads the machine's secrets or never ends.
+SYSTEM_FOLDERS = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc"))
+
+
+def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
+    """Why a local data folder is refused before anything is read (the problem, the fix); None if it is not.
+
+    A relative path may not climb above the config's folder (judged on the text, so a data folder
+    that is itself a link to a disk elsewhere is fine); no path may name the root or a system folder."""
+    if not source.strip():
+        return ("an empty path would be the config's own folder, uploading everything beside the config",
+                "name the data folder, e.g. ./data")  # fmt: skip
+    if not Path(source).is_absolute() and os.path.normpath(source).split(os.sep)[0] == "..":
+        return ("relative data paths start at the config's folder and may not climb above it",
+                "move the data beside the config, or write the folder's absolute path")  # fmt: skip
+    resolved = (base / source).resolve()
+    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(d) for d in SYSTEM_FOLDERS):
+        return f"{resolved} is a system folder, not data", "point it at the folder holding the data"
+    return None
 
 
 def _cloud_field_checks(loaded: LoadedConfig):
@@ -261,6 +287,9 @@ def _cloud_field_checks(loaded: LoadedConfig):
             if value and _placeholder(value):
                 raise err((field,), f"received {value!r}, the placeholder `cloudtrain init` wrote",
                           f"write your bucket: {scheme}my-bucket")  # fmt: skip
+            problem = schemes.scheme_problem(cfg.cloud, value) if value else None
+            if problem:
+                raise err((field,), f"received {value!r}; {problem[0]}", problem[1])
 
         return check
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import stat
 from collections.abc import Mapping
 import types
 import typing
@@ -29,24 +30,50 @@ def load_config(
     return load_document(read_document(path), overrides, local=local, strict=strict)
 
 
+#: The largest config file read (real ones are a few KiB; a bigger one is a mistake or an attack).
+MAX_CONFIG_BYTES = 2**20
+
+
 def read_document(path: str | Path) -> LoadedYaml:
     """A config file as parsed YAML with its lines; one clear error when it cannot be read."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(
-            "config file not found", file=file, hint="check the path; examples are in job_configs/"
-        ) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config: {exc.__class__.__name__}", file=file) from None
-
+    text = _read_text(Path(path), file)
     loaded = load_yaml(text, file)
     if loaded.data is None:
         raise ConfigError("the config is empty", file=file, hint="start from job_configs/gpu4.yaml")
     if not isinstance(loaded.data, dict):
         raise ConfigError("the config must be a mapping of keys to values", file=file, line=1)
     return loaded
+
+
+def _read_text(path: Path, file: str) -> str:
+    """The file's text: a regular file of at most MAX_CONFIG_BYTES, in UTF-8 (a device or FIFO is never opened)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ConfigError("config file not found", file=file, hint="check the path; examples are in job_configs/") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror or exc.__class__.__name__}", file=file) from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
+        raise ConfigError(f"the config is {what}", file=file, hint="point --config at a YAML file")
+    too_big = ConfigError(f"the config is larger than {MAX_CONFIG_BYTES // 2**20} MiB", file=file,
+                          hint="a job config is a few KiB; check that this is the right file")  # fmt: skip
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise too_big
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)  # bounded even where st_size says 0 (/proc)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror or exc.__class__.__name__}", file=file) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise too_big
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) cannot be decoded",
+                          file=file, line=raw.count(b"\n", 0, exc.start) + 1,
+                          hint="save the file as UTF-8") from None  # fmt: skip
 
 
 def load_document(

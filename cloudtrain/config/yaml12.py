@@ -6,6 +6,13 @@ node tree with PyYAML (fast, C-accelerated where present) and build values ourse
 the YAML 1.2 core schema: only ``true``/``false`` are booleans, ``1e-3`` is a float, ``010``
 is ten. YAML 1.1 boolean words are kept as strings and flagged, so the schema can say
 "write true or false" instead of silently flipping a setting.
+
+Hostile input is refused before any node is built, by one pass over the parser's events
+(:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH` (PyYAML's C composer recurses
+without a guard and crashes the interpreter on deep nesting), an alias that refers to the
+collection it sits in, and more than :data:`MAX_VALUES` values, counting what aliases expand
+to ("billion laughs": a few hundred bytes that expand to gigabytes; a 600 KB list of 300,000
+arguments took 8 s to build). Each refusal names the line.
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ _SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-
 YAML11_BOOLEAN_WORDS = frozenset(
     w for base in ("y", "yes", "n", "no", "on", "off") for w in (base, base.capitalize(), base.upper())
 )
+#: Deepest nesting of lists and mappings a config may have (real ones stay under 10).
+MAX_DEPTH = 100
+#: Most values (scalars, lists, mappings; aliases expanded) one document may hold; real configs hold < 1,000.
+MAX_VALUES = 10_000
 
 @dataclass
 class LoadedYaml:
@@ -93,8 +104,10 @@ def resolve_scalar(text: str) -> Any:
 
 
 def load_yaml(text: str, file: str) -> LoadedYaml:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        _check_shape(text, file, loader)
+        root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -108,6 +121,48 @@ def load_yaml(text: str, file: str) -> LoadedYaml:
     if root is not None:
         loaded.data = _build(root, (), loaded)
     return loaded
+
+
+def _check_shape(text: str, file: str, loader: Any) -> None:
+    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing.
+
+    ``expanded`` counts nodes as they would be built (an alias counts its anchor's whole
+    subtree); an anchor's size is the count between its start and its end.
+    """
+    expanded = 0
+    open_anchors: list[tuple[str | None, int]] = []  # the collections being read: (anchor, expanded at start)
+    sizes: dict[str, int] = {}
+
+    def refuse(event: Any, message: str, hint: str) -> ConfigError:
+        return ConfigError(message, file=file, line=event.start_mark.line + 1, hint=hint)
+
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for anchor, _ in open_anchors):
+                raise refuse(event, f"the alias *{event.anchor} refers to the collection it is part of (a loop)",
+                             "write the value out")  # fmt: skip
+            expanded += sizes.get(event.anchor, 1)
+            if expanded > MAX_VALUES:
+                raise refuse(event, f"YAML aliases expand the config past {MAX_VALUES:,} values",
+                             "write the values out, or reuse fewer of them")  # fmt: skip
+            continue
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(open_anchors) >= MAX_DEPTH:
+                raise refuse(event, f"nested deeper than {MAX_DEPTH} levels", "flatten the structure")
+            open_anchors.append((event.anchor, expanded))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor, start = open_anchors.pop()
+            if anchor is not None:
+                sizes[anchor] = expanded - start
+            continue
+        elif not isinstance(event, yaml.ScalarEvent):
+            continue
+        elif event.anchor is not None:
+            sizes[event.anchor] = 1
+        expanded += 1
+        if expanded > MAX_VALUES:
+            raise refuse(event, f"the config holds more than {MAX_VALUES:,} values",
+                         "a job config holds a few hundred; pass long lists in a file the job reads")  # fmt: skip
 
 
 def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:

@@ -2,11 +2,12 @@
 
 Files up to :data:`PART` bytes go up in one ``PutObject``: complete or absent. Larger ones go
 up as a multipart upload in :data:`PART`-sized parts, one after the other, and the upload is
-written down first in ``<cache>/uploads/`` (bucket, key, upload id, pid, host). It is
-aborted when anything fails (an error, Ctrl-C, SIGTERM); a kill that leaves no chance for
-that leaves its journal entry, and the next upload from this machine aborts every journaled
-upload whose process is gone. Multipart uploads under cloudtrain's own key prefix that
-were started more than :data:`STALE_SECONDS` ago (from any machine) are aborted too.
+written down first in ``<cache>/uploads/`` (bucket, key, pid, host before the upload is
+created; its id right after). It is aborted when anything fails (an error, Ctrl-C, SIGTERM);
+a kill that leaves no chance for that leaves its journal entry, and the next upload from
+this machine aborts every journaled upload whose process is gone (an entry without an id:
+the uploads of its key started since the entry was written). An emptied or torn entry is
+removed. Multipart uploads under cloudtrain's own key prefix that were started more than :data:`STALE_SECONDS` ago (from any machine) are aborted too.
 A file's object is therefore complete or absent; nothing resumes half-way.
 """
 
@@ -45,8 +46,13 @@ def put_file(s3: Any, path: Path, bucket: str, key: str, extra: Mapping[str, Any
         with open(path, "rb") as body:
             s3.put_object(Bucket=bucket, Key=key, Body=body, **extra)
         return
-    upload_id = s3.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
-    entry = _journal(bucket, key, upload_id)
+    entry = _journal(bucket, key, None)  # before the upload exists: a kill right after creating it is found
+    try:
+        upload_id = s3.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
+    except BaseException:
+        entry.unlink(missing_ok=True)
+        raise
+    _journal(bucket, key, upload_id, entry)
     try:
         parts = []
         with open(path, "rb") as f:
@@ -68,19 +74,28 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
     """Abort this machine's journaled uploads to ``bucket`` whose process is gone, and
     cloudtrain's uploads there older than STALE_SECONDS. Best effort; returns how many."""
     aborted = 0
+    entries = []
     for entry in sorted(journal_dir().glob("*.json")):
         if remove_if_empty(entry):  # a kill while the entry was written: no upload id to abort
             continue
         try:
             data = json.loads(entry.read_text())
-            mine = data["bucket"] == bucket and data["host"] == socket.gethostname()
-            if not mine or pid_alive(int(data["pid"])):
-                continue
-            if _abort(s3, bucket, data["key"], data["upload_id"]):
-                entry.unlink(missing_ok=True)
-                aborted += 1
+            entries.append((entry, data, data["host"] == socket.gethostname() and pid_alive(int(data["pid"]))))
         except (OSError, ValueError, KeyError, TypeError):
-            continue  # a damaged entry: the age rule below still catches its upload
+            entry.unlink(missing_ok=True)  # emptied or torn by a kill: nothing to act on (the age rule below
+            continue  # still catches its upload)
+    live_ids = {data.get("upload_id") for _, data, alive in entries if alive}
+    for entry, data, alive in entries:
+        try:
+            if alive or data["bucket"] != bucket or data["host"] != socket.gethostname():
+                continue
+            gone = _abort_started(s3, bucket, data["key"], live_ids) if data.get("upload_id") is None \
+                else int(_abort(s3, bucket, data["key"], data["upload_id"]))  # fmt: skip
+            if gone >= 0:
+                entry.unlink(missing_ok=True)
+                aborted += gone
+        except (KeyError, TypeError):
+            entry.unlink(missing_ok=True)  # an entry without the fields it needs
     cutoff = dt.datetime.fromtimestamp((now or time.time()) - STALE_SECONDS, dt.timezone.utc)
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=KEY_PREFIX).get("Uploads", [])
@@ -92,14 +107,27 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
     return aborted
 
 
-def _journal(bucket: str, key: str, upload_id: str) -> Path:
-    folder = journal_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    entry = folder / f"{hashlib.sha256(upload_id.encode()).hexdigest()[:24]}.json"
+def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = None) -> Path:
+    """Write down an upload about to start (``upload_id`` None) or started; the entry's path."""
+    if entry is None:
+        name = f"{bucket}/{key}/{os.getpid()}/{time.time_ns()}"
+        entry = journal_dir() / f"{hashlib.sha256(name.encode()).hexdigest()[:24]}.json"
     data = {"bucket": bucket, "key": key, "upload_id": upload_id, "pid": os.getpid(),
             "host": socket.gethostname(), "started": time.time()}  # fmt: skip
     write_atomic(entry, json.dumps(data))  # whole or absent: a kill here leaves no 0-byte entry
     return entry
+
+
+def _abort_started(s3: Any, bucket: str, key: str, live_ids: set[str]) -> int:
+    """A process killed between creating an upload and writing its id down: abort the open uploads
+    of ``key`` (content-addressed: the same bytes) but those that live processes here have written
+    down. -1 if the uploads cannot be listed, else how many were aborted."""
+    try:
+        listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", [])
+    except Exception:  # noqa: BLE001 — no permission to list: keep the entry, the age rule still applies
+        return -1
+    return sum(_abort(s3, bucket, u["Key"], u["UploadId"]) for u in listed
+               if u["Key"] == key and u["UploadId"] not in live_ids)  # fmt: skip
 
 
 def _abort(s3: Any, bucket: str, key: str, upload_id: str) -> bool:

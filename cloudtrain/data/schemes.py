@@ -42,6 +42,16 @@ def split_bucket(uri: str) -> tuple[str, str]:
     return bucket, path
 
 
+def normalise_bucket_uri(uri: str) -> str:
+    """``s3://b//data/./x/`` → ``s3://b/data/x/``: empty and ``.`` segments dropped (``..`` is refused
+    by :func:`scheme_problem`, never resolved: a bucket has no parent folders)."""
+    scheme, _, rest = uri.partition("://")
+    bucket, _, path = rest.partition("/")
+    segments = [s for s in path.split("/") if s not in ("", ".")]
+    tail = "/" if path.endswith("/") or (rest.endswith("/") and not segments) else ""
+    return f"{scheme}://{'/'.join([bucket, *segments])}{tail}"
+
+
 def cloud_can_read(cloud: str, source: str) -> bool:
     """Can a job on ``cloud`` (vertex, sagemaker, local) read ``source``?
 
@@ -64,6 +74,9 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
         bucket, _ = split_bucket(source)
         if not bucket:
             return f"{source!r} names no bucket", f"write {kind}://BUCKET/path"
+        if ".." in source.split("://", 1)[1].split("/"):
+            return ("a bucket path has no parent folders: `..` would be sent to the cloud as part of the name",
+                    "write the path without `..`")  # fmt: skip
     if cloud_can_read(cloud, source):
         return None
     name, own = CLOUD_NAMES[cloud], NATIVE[cloud]

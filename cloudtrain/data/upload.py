@@ -10,7 +10,8 @@ by one lookup of its manifest and skipped. Each object is complete or absent (bo
 create an object only when its upload finishes); after an interrupted upload the next
 submit finds no manifest, keeps the objects that are there with the right size and hash,
 sends the rest, and only then writes the manifest. A half-uploaded prefix is never taken
-for a complete one.
+for a complete one, and a manifest is trusted only when one listing of the prefix shows
+every object it names (objects deleted by hand or by a lifecycle rule are sent again).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class FolderUpload:
     bytes: int
     files_sent: int
     bytes_sent: int
-    skipped: bool  # the manifest was there: nothing was even listed
+    skipped: bool  # the manifest was there and one listing showed every object: nothing was sent
 
 
 def data_prefix(staging_path: str, digest: str) -> str:
@@ -56,10 +57,13 @@ def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
     prefix = data_prefix(staging_path, digest)
     uri = f"{store.scheme}://{store.bucket}/{prefix}"
     total, count = manifest.total_bytes, len(manifest.files)
-    if store.stat(manifest_key(staging_path, digest)) is not None:
+    recorded = store.stat(manifest_key(staging_path, digest)) is not None
+    present = {o.name: o for o in store.list(prefix)}
+    if recorded and all(present.get(prefix + f.path, _GONE).size == f.size for f in manifest.files):
         log.info("data %s unchanged (%d files, %s): upload skipped, %s", manifest.root, count, human(total), uri)
         return FolderUpload(uri, count, total, 0, 0, skipped=True)
-    present = {o.name: o for o in store.list(prefix)}
+    if recorded:  # someone deleted objects under a complete upload: the manifest alone is not trusted
+        log.info("data %s: the bucket lost objects of an earlier upload; sending them again", manifest.root)
 
     def send(entry: FileEntry) -> bool:
         key = prefix + entry.path
@@ -90,6 +94,9 @@ def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
     resumed = f", {count - sent_files} already there from an earlier try" if sent_files < count else ""
     log.info("data %s uploaded: %d files, %s%s → %s", manifest.root, sent_files, human(sent_bytes), resumed, uri)
     return FolderUpload(uri, count, total, sent_files, sent_bytes, skipped=False)
+
+
+_GONE = FileEntry("", -1, "")  # stands in for an object the listing lacks
 
 
 def _complete(store: Any, listed: Any, entry: Any) -> bool:

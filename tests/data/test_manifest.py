@@ -44,3 +44,22 @@ def test_empty_or_missing_folders_are_one_line(tmp_path):
         build_manifest(tmp_path / "empty")
     with pytest.raises(UsageError, match="does not exist"):
         build_manifest(tmp_path / "nope")
+
+
+def test_links_that_stay_inside_the_folder_are_followed(tmp_path):
+    folder = make_folder(tmp_path / "d", {"real/a.npz": b"A" * 3, "b.npz": b"B"})
+    os.symlink("real/a.npz", folder / "alias.npz")  # a file link inside: uploaded with the target's bytes
+    os.symlink(folder / "real", folder / "again")  # a folder link inside: walked like a folder
+    manifest = build_manifest(folder)
+    assert [(f.path, f.size) for f in manifest.files] == [("again/a.npz", 3), ("alias.npz", 3), ("b.npz", 1),
+                                                          ("real/a.npz", 3)]  # fmt: skip
+    assert manifest.files[1].sha256 == manifest.files[3].sha256
+
+
+def test_bucket_uris_are_normalised_in_the_spec(project):
+    from cloudtrain.config import load_config
+    from cloudtrain.spec import build_spec
+    from tests.conftest import VERTEX_BASE
+
+    path = project(VERTEX_BASE + "data:\n  train: gs://datasets//digits/./train/\n")
+    assert build_spec(load_config(path)).channels["train"].source == "gs://datasets/digits/train/"

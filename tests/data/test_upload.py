@@ -111,3 +111,26 @@ def test_changed_content_goes_to_a_new_prefix(store, tmp_path):
     (folder / "a.npz").write_bytes(b"2")
     second = upload_folder(build_manifest(folder), store)
     assert second.uri != first.uri and not second.skipped
+
+
+def test_a_manifest_is_trusted_only_while_its_objects_are_there(store, tmp_path):
+    """An object deleted under a complete upload (by hand, by a lifecycle rule) is sent again, not
+    skipped because the manifest is still there (issue 27: the job's prefix held 2 of 3 files)."""
+    manifest = build_manifest(make_folder(tmp_path / "d", {"a.npz": b"A" * 10, "b.npz": b"B" * 20, "c/d.npz": b"D"}))
+    prefix = data_prefix("team", manifest.digest)
+    upload_folder(manifest, store, "team")
+    _delete(store, prefix + "b.npz")
+    assert _names(store, prefix) == [prefix + "a.npz", prefix + "c/d.npz"]
+
+    again = upload_folder(manifest, store, "team")
+    assert (again.skipped, again.files_sent, again.bytes_sent) == (False, 1, 20)
+    assert _names(store, prefix) == sorted(prefix + p for p in ("a.npz", "b.npz", "c/d.npz"))
+    assert store.stat(prefix + "b.npz").sha256 == next(f.sha256 for f in manifest.files if f.path == "b.npz")
+    assert upload_folder(manifest, store, "team").skipped
+
+
+def _delete(store, key):
+    if store.scheme == "s3":
+        store.client.delete_object(Bucket=store.bucket, Key=key)
+    else:
+        store.client.bucket(store.bucket).blob(key).delete()

@@ -31,6 +31,7 @@ rebuilds what is missing).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,12 +41,13 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from cloudtrain.backends.local import build_steps
 from cloudtrain.backends.local.image import Image
 from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
+from cloudtrain import leftovers
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import size
 
@@ -305,7 +307,8 @@ def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> d
     shutil.rmtree(tmp, ignore_errors=True)
     start = time.monotonic()
     try:
-        marker = build(tmp)
+        with leftovers.temporary_dir("build") as scratch, _temp_dir_for_children(scratch):
+            marker = build(tmp)
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         marker.update(key=key, created=now, last_used=now, build_seconds=round(time.monotonic() - start, 3))
         (tmp / MARKER).write_text(json.dumps(marker, indent=2))
@@ -317,6 +320,24 @@ def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> d
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return marker
+
+
+@contextlib.contextmanager
+def _temp_dir_for_children(folder: Path) -> Iterator[None]:
+    """pip and uv put their temp folders (hundreds of MB while unpacking TensorFlow) in ``folder``:
+    cloudtrain's own temp folder, removed on the way out (an error, Ctrl-C, SIGTERM) and swept by
+    the next run when a kill left it (:mod:`cloudtrain.leftovers`)."""
+    names = ("TMPDIR", "TEMP", "TMP")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ.update({name: str(folder) for name in names})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _is_complete(path: Path, key: str) -> bool:

@@ -136,3 +136,30 @@ def test_pid_alive():
     gone = subprocess.Popen(["true"])
     gone.wait()
     assert pid_alive(os.getpid()) and not pid_alive(gone.pid)
+
+
+def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interruption(fake_package, tmp_path,
+                                                                                       monkeypatch):  # fmt: skip
+    """pip unpacks into $TMPDIR (~600 MB for TensorFlow); a SIGTERM (which unwinds as Ctrl-C) during
+    a first build left those folders behind each time (issue 27)."""
+    import tempfile
+
+    system_tmp = tmp_path / "tmp"
+    system_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(system_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    venv.ensure_image(bare_image(), root=tmp_path)
+    seen = []
+
+    def interrupted(cmd, **kwargs):
+        if cmd[1:3] == ["-m", "pip"]:
+            seen.append(Path(os.environ["TMPDIR"]))
+            (seen[-1] / "pip-unpack-x1y2").mkdir()  # as pip does, before the interruption reaches it
+            raise KeyboardInterrupt
+        return subprocess.run(cmd, **kwargs)
+
+    with pytest.raises(KeyboardInterrupt):
+        venv.ensure_env(fake_package, bare_image(), root=tmp_path, run=interrupted)
+    assert seen and seen[0].parent == system_tmp and seen[0].name.startswith(f"cloudtrain-build-{os.getpid()}-")
+    assert list(system_tmp.iterdir()) == []  # pip's folder went with cloudtrain's
+    assert os.environ["TMPDIR"] == str(system_tmp)
