@@ -6,7 +6,7 @@ RUN := $(UV) run --frozen
 # Compile bytecode at install, so the first `cloudtrain` run is as fast as later ones.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: install run test test-fast bench bench-smoke schema clean
+.PHONY: install run test test-fast bench bench-smoke schema mutate clean
 
 install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
 	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
@@ -28,6 +28,21 @@ bench-smoke: .venv/.synced
 
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
+
+# Mutation testing of one module against named fast tests (docs/mutation-testing.md); not part of
+# `make test`. mutmut reads its settings from pyproject.toml and writes mutants/ where it runs, so it
+# runs in a scratch copy of the working tree (.mutmut/, git-ignored) whose pyproject.toml names
+# MODULE and TESTS: the worktree's own files stay as they are. WORKERS=1 by default (a shared machine).
+WORKERS ?= 1
+MUTMUT := $(CURDIR)/.venv/bin/mutmut
+mutate: .venv/.synced  ## make mutate MODULE=cloudtrain/statefiles.py TESTS="tests/test_state_damage.py" [WORKERS=1]
+	@test -n "$(MODULE)" -a -n "$(TESTS)" || { echo "usage: make mutate MODULE=path/to/module.py TESTS=\"tests/test_a.py tests/test_b.py::test_c\""; exit 2; }
+	@test -f "$(MODULE)" || { echo "make mutate: MODULE=$(MODULE) is not a file"; exit 2; }
+	rm -rf .mutmut && mkdir .mutmut
+	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t .mutmut
+	printf '\n[tool.mutmut]\nsource_paths = ["cloudtrain", "bench", "trainer"]\nonly_mutate = ["$(MODULE)"]\npytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\npytest_add_cli_args_test_selection = [$(foreach t,$(TESTS),"$(t)",)]\n' >> .mutmut/pyproject.toml
+	cd .mutmut && $(MUTMUT) run --max-children $(WORKERS); status=$$?; $(MUTMUT) results --all true > results.txt; \
+	  grep -v ': killed' results.txt; awk -F': ' '{n[$$2]++} END {for (k in n) printf "%s: %d\n", k, n[k]}' results.txt; exit $$status
 
 .venv/.synced: uv.lock pyproject.toml $(UV)
 	$(UV) sync --frozen
