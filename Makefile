@@ -35,12 +35,14 @@ schema: .venv/.synced  ## refresh the JSON Schema editors use
 # MODULE and TESTS: the worktree's own files stay as they are. WORKERS=1 by default (a shared machine).
 WORKERS ?= 1
 MUTMUT := $(CURDIR)/.venv/bin/mutmut
+# Everything else at the top of the tree (job_configs/, README.md, …): tests read them beside the code.
+MUTATE_ALSO = $(filter-out cloudtrain bench trainer tests,$(shell git ls-files --cached --others --exclude-standard | cut -d/ -f1 | sort -u))
 mutate: .venv/.synced  ## make mutate MODULE=cloudtrain/statefiles.py TESTS="tests/test_state_damage.py" [WORKERS=1]
 	@test -n "$(MODULE)" -a -n "$(TESTS)" || { echo "usage: make mutate MODULE=path/to/module.py TESTS=\"tests/test_a.py tests/test_b.py::test_c\""; exit 2; }
 	@test -f "$(MODULE)" || { echo "make mutate: MODULE=$(MODULE) is not a file"; exit 2; }
 	rm -rf .mutmut && mkdir .mutmut
 	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t .mutmut
-	printf '\n[tool.mutmut]\nsource_paths = ["cloudtrain", "bench", "trainer"]\nonly_mutate = ["$(MODULE)"]\npytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\npytest_add_cli_args_test_selection = [$(foreach t,$(TESTS),"$(t)",)]\n' >> .mutmut/pyproject.toml
+	printf '\n[tool.mutmut]\nsource_paths = ["cloudtrain", "bench", "trainer"]\nonly_mutate = ["$(MODULE)"]\npytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\npytest_add_cli_args_test_selection = [$(foreach t,$(TESTS),"$(t)",)]\nalso_copy = [$(foreach f,$(MUTATE_ALSO),"$(f)",)]\n' >> .mutmut/pyproject.toml
 	cd .mutmut && $(MUTMUT) run --max-children $(WORKERS); status=$$?; $(MUTMUT) results --all true > results.txt; \
 	  grep -v ': killed' results.txt; awk -F': ' '{n[$$2]++} END {for (k in n) printf "%s: %d\n", k, n[k]}' results.txt; exit $$status
 
