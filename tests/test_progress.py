@@ -7,6 +7,8 @@ import datetime as dt
 import io
 import json
 
+import pytest
+
 from cloudtrain.backends.base import LogLine
 from cloudtrain.live import LiveStatus
 from cloudtrain.progress import Progress
@@ -87,3 +89,36 @@ def test_the_live_line_on_a_terminal_shows_the_sum(monkeypatch) -> None:
         shown = out.getvalue()
     assert "training · epoch 1/10" in shown and "2,900 ex/s" in shown
     assert len(printed) == 2  # every line is printed as well as counted
+
+
+@pytest.mark.parametrize("before", ["queued", "provisioning", "pulling image"])
+def test_the_first_line_means_the_machines_run_and_the_package_installs(before) -> None:
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress.set_phase(before)
+    progress(LogLine(T0, "chief", "Processing /tmp/trainer.tar.gz"))
+    assert progress.snapshot().phase == "installing package"
+
+
+def test_the_plan_gives_the_epoch_count_before_the_first_epoch() -> None:
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress(LogLine(T0, "chief", json.dumps({"event": "plan", "args": {"epochs": 7}})))
+    snap = progress.snapshot()
+    assert (snap.phase, snap.epochs, snap.epoch) == ("training", 7, None)
+    other = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    other(LogLine(T0, "chief", json.dumps({"event": "plan", "epochs": 5})))
+    assert other.snapshot().epochs == 5
+
+
+@pytest.mark.parametrize("kind", ["done", "worker_done"])
+def test_the_end_of_training_is_uploading(kind) -> None:
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress(epoch_line("chief", 1, 100.0))
+    progress(LogLine(T0, "worker-0", json.dumps({"event": kind})))
+    assert progress.snapshot().phase == "uploading"
+
+
+def test_an_interruption_is_counted_in_the_line() -> None:
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress(LogLine(T0, "chief", json.dumps({"event": "preempted", "step": 3, "notice": "SIGTERM"})))
+    snap = progress.snapshot()
+    assert snap.interruptions == 1 and "· 1 interruption ·" in snap.line()
