@@ -73,3 +73,19 @@ def test_the_best_trial_is_by_the_goal_among_completed_trials_only() -> None:
     assert (summary["best_trial"], summary["best_value"], summary["max_trials"]) == ("1", 0.2, 8)
     assert SweepResults("s", "m", "minimize", "RUNNING", trials).counts() == {
         "COMPLETE": 4, "FAIL": 1, "PRUNED": 1, "RUNNING": 1}  # fmt: skip
+
+
+def test_vertex_early_stopping_and_max_failed_trials_are_sent_as_set(tmp_path: Path) -> None:
+    body = VertexBackend().render(_spec("sweep.early_stopping=true", "sweep.max_failed_trials=3"), make_package(tmp_path))
+    assert body["studySpec"]["medianAutomatedStoppingSpec"] == {"useElapsedDuration": False}  # by steps, not time
+    assert body["maxFailedTrialCount"] == 3
+    plain = VertexBackend().render(_spec(), make_package(tmp_path))
+    assert "medianAutomatedStoppingSpec" not in plain["studySpec"] and "maxFailedTrialCount" not in plain
+
+
+def test_sagemaker_early_stopping_and_seed_are_sent_as_set(tmp_path: Path) -> None:
+    config = SageMakerBackend().render(_spec(*SAGEMAKER, "sweep.early_stopping=true", "sweep.seed=11"),
+                                       make_package(tmp_path))["HyperParameterTuningJobConfig"]  # fmt: skip
+    assert (config["TrainingJobEarlyStoppingType"], config["RandomSeed"]) == ("Auto", 11)
+    plain = SageMakerBackend().render(_spec(*SAGEMAKER), make_package(tmp_path))["HyperParameterTuningJobConfig"]
+    assert plain["TrainingJobEarlyStoppingType"] == "Off" and "RandomSeed" not in plain
