@@ -148,3 +148,12 @@ def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(aws, tm
              if ax.get_title().startswith("Sweep trials")]  # fmt: skip
     points = [[tuple(p) for p in c.get_offsets()] for c in stars]
     assert [(1.0, 0.12)] in [[(float(x), float(y)) for x, y in pts] for pts in points]  # the gold star: trial 2
+
+
+def test_interruptions_on_the_timeline_are_seconds_since_created_and_an_open_one_has_no_end() -> None:
+    at = lambda s: (T0 + dt.timedelta(seconds=s)).isoformat()  # noqa: E731
+    items = [{"at": at(100), "resumed_at": at(400)}, {"at": at(900), "resumed_at": None}, {"at": None}]
+    data = collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"items": items})
+    assert data.interruption_offsets() == [(100.0, 400.0), (900.0, None)]
+    assert collect.RunData("r", "vertex", "SUCCEEDED", None, None, interruptions={"items": items}).interruption_offsets() == []
+    assert collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={}).interruption_offsets() == []
