@@ -156,4 +156,4 @@ def test_interruptions_on_the_timeline_are_seconds_since_created_and_an_open_one
     data = collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"items": items})
     assert data.interruption_offsets() == [(100.0, 400.0), (900.0, None)]
     assert collect.RunData("r", "vertex", "SUCCEEDED", None, None, interruptions={"items": items}).interruption_offsets() == []
-    assert collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={}).interruption_offsets() == []
+    assert collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"count": 0}).interruption_offsets() == []
