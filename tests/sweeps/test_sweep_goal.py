@@ -89,3 +89,25 @@ def test_sagemaker_early_stopping_and_seed_are_sent_as_set(tmp_path: Path) -> No
     assert (config["TrainingJobEarlyStoppingType"], config["RandomSeed"]) == ("Auto", 11)
     plain = SageMakerBackend().render(_spec(*SAGEMAKER), make_package(tmp_path))["HyperParameterTuningJobConfig"]
     assert plain["TrainingJobEarlyStoppingType"] == "Off" and "RandomSeed" not in plain
+
+
+@pytest.mark.parametrize(("job_name", "prefix"), [
+    ("mnist-sweep-20261123-101010", "mnist-sweep-20261123-10"),  # cut to 32 with "-" and 8 hex
+    ("my_sweep.v2", "my-sweep-v2"),  # what SageMaker's name rule refuses becomes "-"
+    ("--lead-and-trail--", "lead-and-trail"),
+    ("abcdefghijklmnopqrstuv-wxyz", "abcdefghijklmnopqrstuv"),  # the cut lands after a "-": no "--"
+    ("___", ""),  # nothing left: the digest alone
+])  # fmt: skip
+def test_tuning_job_names_are_the_prefix_and_8_hex_of_the_whole_name(job_name, prefix) -> None:
+    import hashlib
+
+    from cloudtrain.backends.sagemaker.tuning import tuning_job_name
+
+    digest = hashlib.sha256(job_name.encode()).hexdigest()[:8]
+    assert tuning_job_name(job_name) == (f"{prefix}-{digest}" if prefix else digest)
+
+
+def test_sagemaker_tags_go_on_the_tuning_job_not_its_training_definition(tmp_path: Path) -> None:
+    request = SageMakerBackend().render(_spec(*SAGEMAKER, "labels={team: vision}"), make_package(tmp_path))
+    assert {"Key": "team", "Value": "vision"} in request["Tags"]
+    assert "Tags" not in request["TrainingJobDefinition"]
