@@ -8,8 +8,8 @@ begins, and the last until the job ended. Sources, from the most to the least ex
 * the job's own times (created, started, ended: Vertex AI's ``create_time`` / ``start_time`` /
   ``end_time``; a local run's start and its environment set-up);
 * the log: the first line of any replica (the container runs: the image is there), the
-  trainer's ``plan`` event (the package is installed and training starts), its ``done`` or
-  ``worker_done`` event (training ended: export and upload follow).
+  trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
+  or ``worker_done`` event (training ended: export and upload follow).
 
 Code that prints no ``plan`` event (a user's own package, a script) still trains: then training
 starts at its first event of any kind, else where cloudtrain's launcher starts the user's module,
@@ -29,8 +29,9 @@ from cloudtrain.events import parse as parse_event
 
 PHASES = ("queued", "provisioning", "pulling image", "installing package", "training", "uploading")
 
-#: Where training starts, the first known in this order: the bundled trainer's ``plan`` event, then
-#: (code without one) its first event, the launcher starting the user's module, its first own line.
+#: Where training starts, the first known in this order: a ``training`` mark a caller gives, the first
+#: event (the bundled trainer's first is its ``plan``: the package is installed and training starts),
+#: the launcher starting the user's module, the user code's first own line.
 TRAINING_STARTS = ("training", "first event", "user code launched", "first output")
 
 #: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
@@ -98,13 +99,11 @@ def log_marks(lines: Iterable[Any]) -> dict[str, dt.datetime]:
 
 
 def mark_line(marks: dict[str, dt.datetime], line: Any) -> None:
-    """Add what one line says: any first line starts the install, the plan event training, done the
-    upload; the first event, launch and own line of code without a plan (see :data:`TRAINING_STARTS`)."""
+    """Add what one line says: any first line starts the install, done the upload; the first event,
+    the launch and the first own line are where training may start (see :data:`TRAINING_STARTS`)."""
     marks.setdefault("installing package", line.timestamp)
     kind = event_kind(line.message)
-    if kind == "plan":
-        marks.setdefault("training", line.timestamp)
-    elif kind in ("done", "worker_done"):
+    if kind in ("done", "worker_done"):
         marks.setdefault("uploading", line.timestamp)
     if kind is not None:
         marks.setdefault("first event", line.timestamp)

@@ -108,3 +108,17 @@ def test_a_local_run_of_a_users_package_puts_its_epochs_under_training(tmp_path)
     assert list(rows) == ["installing package", "training"]
     assert dt.datetime.fromisoformat(rows["training"]["start"]) == dt.datetime.fromisoformat(first_own)
     assert rows["training"]["end"] == saved["timeline"][-1]["end"]
+
+
+def test_a_running_job_ends_at_its_last_mark_and_phases_keep_their_times_to_the_millisecond() -> None:
+    phases_ = timeline.build({"queued": at(0), "provisioning": at(30.12345)}, None)
+    assert [(p.name, p.seconds) for p in phases_] == [("queued", 30.12345), ("provisioning", 0)]
+    rows = timeline.cost_shares(phases_, cost_per_hour=3.6)
+    assert rows[0] == {"phase": "queued", "start": at(0).isoformat(), "end": at(30.12345).isoformat(),
+                       "seconds": 30.123, "share": 1.0, "cost_usd": None}  # fmt: skip
+    assert rows[1]["cost_usd"] == 0.0  # billed from provisioning on
+
+
+def test_a_training_mark_given_by_the_caller_wins() -> None:
+    marks = {"installing package": at(0), "training": at(50), "first output": at(10)}
+    assert [(p.name, p.seconds) for p in timeline.build(marks, at(60))] == [("installing package", 50), ("training", 10)]
