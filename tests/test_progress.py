@@ -122,3 +122,20 @@ def test_an_interruption_is_counted_in_the_line() -> None:
     progress(LogLine(T0, "chief", json.dumps({"event": "preempted", "step": 3, "notice": "SIGTERM"})))
     snap = progress.snapshot()
     assert snap.interruptions == 1 and "· 1 interruption ·" in snap.line()
+
+
+def test_line_counts_steps_and_plural_interruptions_and_elapsed_is_since_the_job_was_created() -> None:
+    from cloudtrain.progress import Snapshot
+
+    snap = Snapshot(phase="training", elapsed_s=65.0, cost_usd=None, epoch=3, steps=1234, interruptions=2)
+    assert snap.line() == "training · epoch 3 · step 1,234 · 2 interruptions · elapsed 1 min 5 s"
+    progress = Progress(cost_per_hour=None, started=1000.0, clock=lambda: 1600.0)
+    assert progress.snapshot().elapsed_s == 600.0
+
+
+def test_sagemakers_pending_secondary_status_is_queued() -> None:
+    from cloudtrain.backends.base import JobState, JobStatus
+    from cloudtrain.progress import phase_of
+
+    status = JobStatus("j", "j", JobState.PENDING, "InProgress", details={"secondary_status": "Pending"})
+    assert phase_of(status) == "queued"
