@@ -97,6 +97,8 @@ def test_sagemaker_early_stopping_and_seed_are_sent_as_set(tmp_path: Path) -> No
     ("--lead-and-trail--", "lead-and-trail"),
     ("abcdefghijklmnopqrstuv-wxyz", "abcdefghijklmnopqrstuv"),  # the cut lands after a "-": no "--"
     ("___", ""),  # nothing left: the digest alone
+    ("Xylo-X", "Xylo-X"),  # capitals kept, and an X is not a "-" to strip
+    ("_" + "a" * 30, "a" * 23),  # refused characters at the start are dropped before the cut
 ])  # fmt: skip
 def test_tuning_job_names_are_the_prefix_and_8_hex_of_the_whole_name(job_name, prefix) -> None:
     import hashlib
