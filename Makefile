@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install run test test-fast bench bench-smoke schema clean
+.PHONY: install run test test-fast bench bench-smoke schema mutate clean
 
 install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
 	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
@@ -26,6 +26,23 @@ bench-smoke: .venv/.synced
 
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
+
+# Mutation testing of one module against named fast tests (docs/mutation-testing.md); not part of
+# `make test`. mutmut reads its settings from pyproject.toml and writes mutants/ where it runs, so it
+# runs in a scratch copy of the working tree (.mutmut/, git-ignored) whose pyproject.toml names
+# MODULE and TESTS: the worktree's own files stay as they are. WORKERS=1 by default (a shared machine).
+WORKERS ?= 1
+MUTMUT := $(CURDIR)/.venv/bin/mutmut
+# Everything else at the top of the tree (job_configs/, README.md, …): tests read them beside the code.
+MUTATE_ALSO = $(filter-out cloudtrain bench trainer tests,$(shell git ls-files --cached --others --exclude-standard | cut -d/ -f1 | sort -u))
+mutate: .venv/.synced  ## make mutate MODULE=cloudtrain/statefiles.py TESTS="tests/test_state_damage.py" [WORKERS=1]
+	@test -n "$(MODULE)" -a -n "$(TESTS)" || { echo "usage: make mutate MODULE=path/to/module.py TESTS=\"tests/test_a.py tests/test_b.py::test_c\""; exit 2; }
+	@test -f "$(MODULE)" || { echo "make mutate: MODULE=$(MODULE) is not a file"; exit 2; }
+	rm -rf .mutmut && mkdir .mutmut
+	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t .mutmut
+	printf '\n[tool.mutmut]\nsource_paths = ["cloudtrain", "bench", "trainer"]\nonly_mutate = ["$(MODULE)"]\npytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\npytest_add_cli_args_test_selection = [$(foreach t,$(TESTS),"$(t)",)]\nalso_copy = [$(foreach f,$(MUTATE_ALSO),"$(f)",)]\n' >> .mutmut/pyproject.toml
+	cd .mutmut && $(MUTMUT) run --max-children $(WORKERS); status=$$?; $(MUTMUT) results --all true > results.txt; \
+	  grep -v ': killed' results.txt; awk -F': ' '{n[$$2]++} END {for (k in n) printf "%s: %d\n", k, n[k]}' results.txt; exit $$status
 
 # Bytecode at install only for what the CLI imports when it starts (about 2 s), so the first `cloudtrain`
 # run is as fast as later ones; TensorFlow's and the SDKs' ~19,000 files (50 s) compile when first imported.

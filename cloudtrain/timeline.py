@@ -8,8 +8,12 @@ begins, and the last until the job ended. Sources, from the most to the least ex
 * the job's own times (created, started, ended: Vertex AI's ``create_time`` / ``start_time`` /
   ``end_time``; a local run's start and its environment set-up);
 * the log: the first line of any replica (the container runs: the image is there), the
-  trainer's ``plan`` event (the package is installed and training starts), its ``done`` or
-  ``worker_done`` event (training ended: export and upload follow).
+  trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
+  or ``worker_done`` event (training ended: export and upload follow).
+
+Code that prints no ``plan`` event (a user's own package, a script) still trains: then training
+starts at its first event of any kind, else where cloudtrain's launcher starts the user's module,
+else at the first line that is not the set-up's (:mod:`cloudtrain.setup_output`) — not at the end.
 
 Nothing here talks to a cloud: backends and the CLI pass plain data in.
 """
@@ -20,9 +24,15 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from cloudtrain import setup_output
 from cloudtrain.events import parse as parse_event
 
 PHASES = ("queued", "provisioning", "pulling image", "installing package", "training", "uploading")
+
+#: Where training starts, the first known in this order: a ``training`` mark a caller gives, the first
+#: event (the bundled trainer's first is its ``plan``: the package is installed and training starts),
+#: the launcher starting the user's module, the user code's first own line.
+TRAINING_STARTS = ("training", "first event", "user code launched", "first output")
 
 #: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
 SAGEMAKER_PHASES = {
@@ -55,6 +65,8 @@ class Phase:
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
     """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
     (clock skew between a VM and the API) is moved up to it."""
+    training = next((marks[k] for k in TRAINING_STARTS if marks.get(k) is not None), None)
+    marks = {**marks, "training": training}
     known = [(name, marks[name]) for name in PHASES if marks.get(name) is not None]
     if not known:
         return []
@@ -87,13 +99,18 @@ def log_marks(lines: Iterable[Any]) -> dict[str, dt.datetime]:
 
 
 def mark_line(marks: dict[str, dt.datetime], line: Any) -> None:
-    """Add what one line says: any first line starts the install, the plan event training, done the upload."""
+    """Add what one line says: any first line starts the install, done the upload; the first event,
+    the launch and the first own line are where training may start (see :data:`TRAINING_STARTS`)."""
     marks.setdefault("installing package", line.timestamp)
     kind = event_kind(line.message)
-    if kind == "plan":
-        marks.setdefault("training", line.timestamp)
-    elif kind in ("done", "worker_done"):
+    if kind in ("done", "worker_done"):
         marks.setdefault("uploading", line.timestamp)
+    if kind is not None:
+        marks.setdefault("first event", line.timestamp)
+    elif setup_output.launches_user_code(line.message):
+        marks.setdefault("user code launched", line.timestamp)
+    elif not setup_output.is_setup(line.replica, line.message):
+        marks.setdefault("first output", line.timestamp)
 
 
 def event_kind(message: str) -> str | None:

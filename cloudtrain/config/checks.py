@@ -6,6 +6,7 @@ of the offending key and the nearest valid alternatives.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -328,6 +329,12 @@ def _alternatives(exc: catalog.CatalogError) -> str | None:
 MIN_BUDGET_SECONDS = 600
 
 
+def least_budget(per_hour: float) -> float:
+    """The least whole-cent budget that buys :data:`MIN_BUDGET_SECONDS`: rounded up, so the figure a
+    refusal names is accepted (rounded to nearest, $2.484/h asked for $0.41, which buys 594 s)."""
+    return math.ceil(round(per_hour * MIN_BUDGET_SECONDS / 3600 * 100, 6)) / 100
+
+
 def _check_scheduling(loaded: LoadedConfig) -> None:
     """Spot or flex-start (never both); flex-start on Vertex AI only; a budget that buys a real run."""
     cfg, err = loaded.config, loaded.error
@@ -352,5 +359,5 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
     if seconds < MIN_BUDGET_SECONDS:
         raise err(("budget", "max_usd"), f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "
                   f"{info.machine_type} at ${per_hour:,.2f}/h ({info.price_region} list price, {info.price_date})",
-                  f"raise max_usd to at least ${per_hour * MIN_BUDGET_SECONDS / 3600:,.2f} or choose a cheaper "
+                  f"raise max_usd to at least ${least_budget(per_hour):,.2f} or choose a cheaper "
                   "machine")  # fmt: skip

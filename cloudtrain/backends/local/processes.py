@@ -39,8 +39,9 @@ from typing import Callable, Iterator, Mapping, Sequence
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
 from cloudtrain.errors import BackendError, ExitCode
+from cloudtrain.setup_output import CLOUDTRAIN_REPLICA
 
-NOTICE = "cloudtrain"  # the replica name of cloudtrain's own lines
+NOTICE = CLOUDTRAIN_REPLICA  # the replica name of cloudtrain's own lines
 _PR_SET_PDEATHSIG = 1
 
 
