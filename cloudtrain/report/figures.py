@@ -121,6 +121,17 @@ def _trials(runs: list[RunData], path: Path) -> Path:
     return _save(trials_figure(runs), path)
 
 
+def _number(value: Any) -> Any:
+    """A parameter as the cloud reported it (SageMaker's tuned values are strings): a number where it is one,
+    so a continuous parameter gets a numeric axis, not one category per value."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def trials_figure(runs: list[RunData]) -> Any:
     """The metric against each swept parameter, one panel per parameter (a log axis where a parameter
     spans more than two decades), the y axis named for the metric, the best trial starred."""
@@ -134,7 +145,7 @@ def trials_figure(runs: list[RunData]) -> Any:
         for run in swept:
             done = [t for t in run.trials if t.get("value") is not None
                     and (param == "trial" or param in t.get("params", {}))]  # a categorical one: its values as labels
-            xs = [str(t["trial"]) if param == "trial" else t["params"][param] for t in done]
+            xs = [str(t["trial"]) if param == "trial" else _number(t["params"][param]) for t in done]
             xs_all += xs
             ax.scatter(xs, [t["value"] for t in done], label=run.job_id)
             best = [(x, t["value"]) for x, t in zip(xs, done) if t.get("best")]

@@ -140,14 +140,14 @@ def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(aws, tm
     assert main(["report", job_id, "--out", str(tmp_path / "report"), "-o", "json"]) == 0
     written = json.loads(capsys.readouterr().out)
     rows = Tables((tmp_path / "report" / "report.html").read_text()).tables[f"trials-{job_id}"]
-    assert rows[0] == ["trial", "state", "value", "lr"]
+    assert rows[0] == ["trial", "state", "val_loss", "lr"]  # the column is named for the metric
     assert rows[1:] == [[f"{job_id}-001-x", "COMPLETE", "0.31", "0.01"], [f"★ {job_id}-002-x", "COMPLETE", "0.12", "0.001"],
                         [f"{job_id}-003-x", "COMPLETE", "0.45", "0.05"], [f"{job_id}-004-x", "FAIL", "", "0.09"]]  # fmt: skip
     assert "trials" in written["figures"]
     stars = [c for n in kept_figures.get_fignums() for ax in kept_figures.figure(n).axes for c in ax.collections
-             if ax.get_title().startswith("Sweep trials")]  # fmt: skip
+             if ax.get_title() == "val_loss by lr (★ best)"]  # fmt: skip
     points = [[tuple(p) for p in c.get_offsets()] for c in stars]
-    assert [(1.0, 0.12)] in [[(float(x), float(y)) for x, y in pts] for pts in points]  # the gold star: trial 2
+    assert [(0.001, 0.12)] in [[(float(x), float(y)) for x, y in pts] for pts in points]  # the gold star: trial 2 (lr 0.001)
 
 
 def test_interruptions_on_the_timeline_are_seconds_since_created_and_an_open_one_has_no_end() -> None:
