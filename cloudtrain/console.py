@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, TextIO
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
+from cloudtrain.words import counted  # noqa: F401  (the console's callers use it from here)
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -249,6 +250,3 @@ def _num(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def counted(n: int, word: str, plural: str | None = None) -> str:
-    """``1 replica``, ``2 replicas``, ``2 processes``: words, not "replica(s)"."""
-    return f"{n} {word if n == 1 else plural or word + 's'}"

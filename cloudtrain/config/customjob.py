@@ -20,6 +20,7 @@ from typing import Any
 
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
+from cloudtrain.words import counted
 
 BOOT_DISK_TYPE = "pd-ssd"
 _SPEC_KEYS = {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "baseOutputDirectory",
@@ -134,7 +135,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if len(parsed) > 2 and parsed[2]:
         servers = int(parsed[2]["replicaCount"])
         replicas += servers
-        notes.append(f"workerPoolSpecs[2]: {servers} parameter server(s) become workers: {replicas} replicas of the "
+        notes.append(f"workerPoolSpecs[2]: {servers_become_workers(servers)}: {replicas} replicas of the "
                      "chief's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
     if len(parsed) > 3 and parsed[3]:
         raise fail(at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool")
@@ -222,3 +223,8 @@ def _duration(value: Any) -> Any:
     if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?s", value.strip()):
         return max(1, int(-(-float(value.strip()[:-1]) // 1)))
     return value  # the schema reads 2h, 90m, … and names the problem otherwise
+
+
+def servers_become_workers(servers: int) -> str:
+    """``1 parameter server becomes a worker``, ``3 parameter servers become workers``."""
+    return f"{counted(servers, 'parameter server')} " + ("becomes a worker" if servers == 1 else "become workers")

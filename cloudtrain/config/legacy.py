@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
+from cloudtrain.config.customjob import servers_become_workers
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 
@@ -196,7 +197,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
     if servers:
         where = tier_name if tier else "parameterServerCount"
-        notes.append(f"{where}: {servers} parameter server(s) become workers: {1 + workers + servers} replicas of "
+        notes.append(f"{where}: {servers_become_workers(servers)}: {1 + workers + servers} replicas of "
                      f"the master's machine train with MultiWorkerMirroredStrategy (all-reduce, no parameter servers)")
     if workers or servers:
         put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")

@@ -29,6 +29,7 @@ from cloudtrain.events import parse as parse_event
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps import trial_base
 from cloudtrain.sweeps.params import Param, resolve
+from cloudtrain.words import counted
 
 STATE_FILE = "sweep.json"
 JOURNAL = "optuna.journal"
@@ -147,7 +148,7 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
     study = open_study(folder, spec, create=create)
     requeued = requeue_interrupted(study)
     if requeued:
-        on_event(TrialEvent(-1, "", {}, "requeued", message=f"{requeued} interrupted trial(s) queued again"))
+        on_event(TrialEvent(-1, "", {}, "requeued", message=f"{counted(requeued, 'interrupted trial')} queued again"))
     params = resolve(sweep.params, sweep.algorithm)
     base = trial_base(spec)
     lock = threading.Lock()

@@ -87,7 +87,10 @@ def test_eight_k80_become_the_nearest_count_of_t4_and_say_so():
 def test_parameter_servers_become_workers():
     out = convert(CASES["standard_1"])
     assert out["config"]["replica_count"] == 8  # 1 master + 4 workers + 3 parameter servers
-    assert any("parameter server(s) become workers" in n for n in out["notes"])
+    assert any(n.startswith("STANDARD_1: 3 parameter servers become workers: 8 replicas") for n in out["notes"])
+    one = convert(CASES["custom_parameter_servers"])
+    assert any(n.startswith("parameterServerCount: 1 parameter server becomes a worker: 4 replicas")
+               for n in one["notes"])  # fmt: skip
 
 
 def test_tf1_runtime_maps_to_the_default_image_with_a_line():

@@ -96,7 +96,7 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path
     resumed = subprocess.run([*cli, "sweep", "resume", sweep_id, "-o", "json"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=300)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
-    assert "1 interrupted trial(s) queued again" in resumed.stderr
+    assert "1 interrupted trial queued again" in resumed.stderr
     assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
     table = json.loads(resumed.stdout)
     states = {t["trial"]: t["state"] for t in table["trials"]}
