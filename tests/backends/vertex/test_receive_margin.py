@@ -45,3 +45,21 @@ def test_an_entry_stamped_by_a_slow_frontend_clock_is_printed_once(backend, monk
     for name, arrives in skewed.items():
         before = messages[: messages.index(name)]
         assert any(m.startswith("a") and int(m[1:]) + 2 > arrives - SKEW_S for m in before), name
+
+
+def test_an_entry_received_15_minutes_after_it_was_written_is_printed_once(backend, monkeypatch, jobs, logging_fake,
+                                                                           clock, capsys):  # fmt: skip
+    """Remembered by its receive time, not its own timestamp: forgotten by timestamp (older than
+    the 10-minute forget window at once), the next read would print it again."""
+    monkeypatch.setattr(vertex_module, "BACKEND", backend)
+    t0 = clock.time()
+    job = jobs.start(Script(timeline=[(0, "RUNNING"), (1200, "SUCCEEDED")]))
+    for i in range(110):
+        logging_fake.add(job, "workerpool0-0", f"a{i}", at=t0 + 2 + 10 * i)
+    logging_fake.add(job, "workerpool0-1", "written at 100 s, received at 1000 s", at=t0 + 100, readable=t0 + 1000)
+    code = main(["logs", job, "--follow", "-o", "json", "--backend", "vertex", "--region", "us-central1",
+                 "--project", "p"])  # fmt: skip
+    assert code == 0
+    messages = [json.loads(line)["message"] for line in capsys.readouterr().out.splitlines()]
+    assert messages.count("written at 100 s, received at 1000 s") == 1
+    assert sorted(m for m in messages if m.startswith("a")) == sorted(f"a{i}" for i in range(110))
