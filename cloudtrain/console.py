@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, TextIO
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
 from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
+from cloudtrain.words import counted  # noqa: F401  (the console's callers use it from here)
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -287,6 +288,3 @@ def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
 
 
-def counted(n: int, word: str, plural: str | None = None) -> str:
-    """``1 replica``, ``2 replicas``, ``2 processes``: words, not "replica(s)"."""
-    return f"{n} {word if n == 1 else plural or word + 's'}"

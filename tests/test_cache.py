@@ -64,7 +64,13 @@ def test_prune_keeps_the_last_n_and_the_image_they_stand_on(capsys):
                                                                     "p1-0.1-000000000001.tar.gz"]  # fmt: skip
     assert sorted(p.name for p in (root / "envs").iterdir()) == [".tmp-pkg-9-12345", "image-base", "pkg-0", "pkg-1"]
     assert (root / "jobs.jsonl").exists()
-    assert "removed 3 item(s)" in out
+    assert "removed 3 items, " in out
+
+
+def test_prune_says_one_item_in_the_singular(capsys):
+    _cache()
+    assert main(["cache", "prune", "--keep", "3"]) == 0  # the oldest package goes; three package envs stay
+    assert capsys.readouterr().out.splitlines()[-1].startswith("removed 1 item, ")
 
 
 def test_prune_to_zero_and_an_empty_cache(capsys):

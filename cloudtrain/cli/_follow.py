@@ -7,7 +7,7 @@ from typing import Iterator
 
 
 def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
-           debug: bool = False, drain: float | None = None) -> None:  # fmt: skip
+           debug: bool = False, drain: float | None = None, show_line=None) -> None:  # fmt: skip
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
     With ``progress`` (a :class:`cloudtrain.progress.Progress`) and a terminal, a live status line
@@ -15,11 +15,13 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
     (a local run's TensorFlow start-up noise) are shown only with ``debug``. Cloud trouble while
     following (5xx, throttling, refused connections) is retried by the backend's follower; only an
     outage it gives up on ends here, with exit code 3, never 1 (kept for a job that failed).
-    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
+    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default.
+    ``show_line``: prints each line instead of the replica printer (``logs -o json``: a JSON object
+    per line on stdout, while ``console`` gets the summary and the outcome the same way as text)."""
     from cloudtrain.console import ReplicaPrinter
 
     progress = progress or _progress_of(handle)
-    printer = ReplicaPrinter(console, show_debug=debug, epochs=progress.epochs)
+    printer = show_line or ReplicaPrinter(console, show_debug=debug, epochs=progress.epochs)
     sink = lambda line: (progress(line), printer(line))  # noqa: E731
     shown = contextlib.nullcontext(sink)
     if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json

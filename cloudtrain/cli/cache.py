@@ -46,7 +46,7 @@ def cache(ctx: click.Context, output: str) -> None:
 def prune(keep: int, dry_run: bool, output: str) -> None:
     """Remove all but the last N built packages and local environments."""
     from cloudtrain.cache import prune as prune_cache
-    from cloudtrain.console import print_json
+    from cloudtrain.console import counted, print_json
 
     removed = prune_cache(keep, dry_run=dry_run)
     freed = sum(e.size for e in removed)
@@ -56,4 +56,4 @@ def prune(keep: int, dry_run: bool, output: str) -> None:
     verb = "would remove" if dry_run else "removed"
     for entry in removed:
         click.echo(f"{verb} {entry.path} ({_size(entry.size)})")
-    click.echo(f"{verb} {len(removed)} item(s), {_size(freed)}; kept the last {keep} packages and environments")
+    click.echo(f"{verb} {counted(len(removed), 'item')}, {_size(freed)}; kept the last {keep} packages and environments")

@@ -33,6 +33,9 @@ def init(estimator: str, to: str | None, force: bool) -> None:
         Path(to).write_text(text, encoding="utf-8")
         click.echo(f"wrote {to}", err=True)
     if translation.fill_in:
-        click.echo(f"{len(translation.fill_in)} setting(s) to fill in (listed at the top of the config):", err=True)
+        from cloudtrain.words import counted
+
+        click.echo(f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):",
+                   err=True)  # fmt: skip
         for item in translation.fill_in:
             click.echo(f"  - {item}", err=True)

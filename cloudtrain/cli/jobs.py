@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,17 +156,24 @@ def logs(job_id, follow, drain, backend, region, project, config_path, output) -
         return
     impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
     handle = impl.attach(job_id, region=region, project=project)
-    console = make_console()
     if output == "json":  # JSON Lines: each line with its own time and severity, start-up noise included
         from cloudtrain.events import parse as parse_event
 
-        for line in handle.logs(follow=follow, **drain_kwargs(drain)):
+        def show_json(line) -> None:
             record = {**line_dict(line), "message": plain(line.message)}
             event = parse_event(line.message)
             if event is not None:  # the trainer's progress, parsed: what the live line shows on a terminal
                 record["event"] = event
             click.echo(json.dumps(record))
+
+        if follow:  # stdout stays JSON Lines; the summary goes to stderr and the exit code is the job's outcome
+            follow_job(make_console(sys.stderr), handle, cancel_on_interrupt=False, live=False, drain=drain,
+                       show_line=show_json)  # fmt: skip
+            return
+        for line in handle.logs(follow=False):
+            show_json(line)
         return
+    console = make_console()
     if follow:
         follow_job(console, handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return

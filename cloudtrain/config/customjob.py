@@ -21,6 +21,7 @@ from typing import Any
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 from cloudtrain.mapping import mapped_line
+from cloudtrain.words import counted
 
 BOOT_DISK_TYPE = "pd-ssd"
 _SPEC_KEYS = {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "baseOutputDirectory",
@@ -136,7 +137,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if len(parsed) > 2 and parsed[2]:
         servers = int(parsed[2]["replicaCount"])
         replicas += servers
-        notes.append(mapped_line(f"{pools_key}[2]", f"{servers} parameter server{'s' * (servers != 1)}",
+        notes.append(mapped_line(f"{pools_key}[2]", counted(servers, "parameter server"),
                                  f"{replicas} replicas of the chief's machine", "parameter servers become workers: "
                                  "MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
     if len(parsed) > 3 and parsed[3]:

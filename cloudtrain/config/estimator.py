@@ -36,6 +36,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cloudtrain.errors import ConfigError
+from cloudtrain.words import counted
 
 DEFAULT_REGION = "us-east-1"
 #: What marks a value written for the user to fill in; validation refuses a value holding it.
@@ -102,7 +103,7 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
     call = min(calls, key=lambda c: (c.lineno, c.col_offset))
     out = Translation(config={}, line=call.lineno)
     if len(calls) > 1:
-        out.not_translated.append(f"{len(calls) - 1} more TensorFlow(...) call(s) after line {call.lineno}: "
+        out.not_translated.append(f"{counted(len(calls) - 1, 'more TensorFlow(...) call')} after line {call.lineno}: "
                                   "translate them one file at a time")  # fmt: skip
     args = {k.arg: k.value for k in call.keywords if k.arg}
     if any(k.arg is None for k in call.keywords):

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
+from cloudtrain.words import counted
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
@@ -198,7 +199,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
     if servers:
         where = "scaleTier" if tier else "parameterServerCount"
-        notes.append(mapped_line(f"trainingInput.{where}", f"{servers} parameter server{'s' * (servers != 1)}",
+        notes.append(mapped_line(f"trainingInput.{where}", counted(servers, "parameter server"),
                                  f"{1 + workers + servers} replicas of the master's machine", "parameter servers "
                                  "become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
     if workers or servers:

@@ -163,7 +163,7 @@ def test_cli_writes_the_config_and_lists_the_fill_ins(folder, capsys):
     target = folder / "job.yaml"
     assert main(["init", "--from-estimator", str(source), "--to", str(target)]) == 0
     err = capsys.readouterr().err
-    assert "4 setting(s) to fill in" in err and "role=role" in err
+    assert "\n4 settings to fill in (listed at the top of the config):\n" in f"\n{err}" and "role=role" in err
     text = target.read_text()
     assert text.startswith("# From the TensorFlow estimator in") and "#   - role=role" in text
     capsys.readouterr()
@@ -197,3 +197,24 @@ def test_framework_version_picks_the_image_the_sdk_picks(version, python, gpu):
                    image_scope="training")  # fmt: skip
     assert catalog.training_image("sagemaker", "us-east-1", version, gpu=gpu, py_version=pythons[0]) == sdk
     assert catalog.python_tag("3.10") == "py310"  # image.python "3.10" is the SDK's py_version py310
+
+
+ONE_FILL_IN = '''
+import sagemaker
+from sagemaker.tensorflow import TensorFlow
+session = sagemaker.Session(boto3.Session(region_name="eu-west-1"))
+est = TensorFlow(entry_point="train.py", role=role, instance_type="ml.g4dn.xlarge", instance_count=1,
+                 framework_version="2.16", py_version="py310", output_path="s3://b/out", sagemaker_session=session)
+'''
+
+
+def test_counts_in_the_messages_are_words_singular_and_plural(folder, capsys):
+    source = folder / "one.py"
+    source.write_text(ONE_FILL_IN)
+    assert main(["init", "--from-estimator", str(source), "--to", str(folder / "one.yaml")]) == 0
+    assert "1 setting to fill in (listed at the top of the config):" in capsys.readouterr().err.splitlines()
+    call = ONE_FILL_IN.split("est = ", 1)[1]
+    two = translate_estimator(ONE_FILL_IN + f"again = {call}", "two.py")
+    assert two.not_translated[0] == "1 more TensorFlow(...) call after line 5: translate them one file at a time"
+    three = translate_estimator(ONE_FILL_IN + f"again = {call}" + f"more = {call}", "three.py")
+    assert three.not_translated[0] == "2 more TensorFlow(...) calls after line 5: translate them one file at a time"

@@ -173,7 +173,7 @@ def test_parameter_server_machine_type_is_taken_and_servers_become_workers():
     flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8", "--worker-count": "2",
              "--parameter-server-count": "1", "--parameter-server-machine-type": "n1-standard-4"}  # fmt: skip
     config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
-    assert config["replica_count"] == 4 and "become workers" in notes[0]
+    assert config["replica_count"] == 4 and "parameterServerCount: 1 parameter server → 4 replicas" in notes[0]
 
 
 CONTAINER_JOB_SPEC = """\
@@ -207,3 +207,29 @@ def test_container_job_spec_and_container_image_uri_flags_match_golden():
     assert "package" not in config and "image" not in config
     assert_golden("gcloud_container_job", {"file": {"config": config, "notes": notes},
                                            "flags": {"document": doc.data, "config": from_flags}})
+
+
+PARAMETER_SERVER_POOLS = """\
+workerPoolSpecs:
+  - machineSpec: {{machineType: n1-standard-8}}
+    replicaCount: 1
+    containerSpec: &code {{imageUri: us-docker.pkg.dev/my-project/train/mnist:1, command: [python, -m, trainer.task]}}
+  - machineSpec: {{machineType: n1-standard-8}}
+    replicaCount: 2
+    containerSpec: *code
+  - machineSpec: {{machineType: n1-standard-4}}
+    replicaCount: {servers}
+    containerSpec: *code
+"""
+
+
+@pytest.mark.parametrize(("servers", "note"), [
+    (1, "mapped: workerPoolSpecs[2]: 1 parameter server → 4 replicas of the chief's machine"),
+    (2, "mapped: workerPoolSpecs[2]: 2 parameter servers → 5 replicas of the chief's machine"),
+])  # fmt: skip
+def test_a_custom_jobs_parameter_servers_become_workers_counted_in_words(servers, note):
+    from cloudtrain.config import customjob
+
+    config, notes = customjob.convert(load_yaml(PARAMETER_SERVER_POOLS.format(servers=servers), "ps.yaml"))
+    assert config["replica_count"] == 3 + servers
+    assert [n for n in notes if n.startswith("mapped: workerPoolSpecs[2]")][0].startswith(note)

@@ -92,6 +92,9 @@ def test_parameter_servers_become_workers():
     assert out["config"]["replica_count"] == 8  # 1 master + 4 workers + 3 parameter servers
     assert "mapped: trainingInput.scaleTier: 3 parameter servers → 8 replicas of the master's machine (parameter " \
            "servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers)" in out["notes"]
+    one = convert(CASES["custom_parameter_servers"])
+    assert any(n.startswith("mapped: trainingInput.parameterServerCount: 1 parameter server → 4 replicas")
+               for n in one["notes"])  # fmt: skip
 
 
 def test_tf1_runtime_maps_to_the_default_image_with_a_line():

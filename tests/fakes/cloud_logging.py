@@ -3,6 +3,9 @@
 Entries are added with the (virtual) time Cloud Logging receives them — ``readable``, which
 is also their ``receiveTimestamp`` — so a test can make them arrive minutes late (the
 lateness knob: ``readable - at``), out of order, and twice (``add(..., insert_id=…)`` again).
+``received`` stamps another ``receiveTimestamp`` than the arrival: a logging frontend whose
+clock runs behind another's, so an entry that arrives now can carry a receive time older than
+the newest one a reader has seen (``receiveTimestamp`` filters use the stamp, as Cloud Logging's do).
 
 * **ListLogEntries** understands the filter cloudtrain sends (job id, ``receiveTimestamp>=``)
   and gcloud's (``timestamp>=``, ``timestamp<``), orders by timestamp then insertId, pages by
@@ -75,7 +78,8 @@ class FakeLogging:
         self.outages: list[tuple[float, float]] = []  # (from, to) virtual times: every call UNAVAILABLE
         self.throttled: list[tuple[float, float]] = []  # (from, to): every call RESOURCE_EXHAUSTED
         self._index: list[tuple] = []  # sorted (timestamp, insertId, seq): for timestamp filters
-        self._received: list[tuple] = []  # sorted (readable, seq): for receiveTimestamp filters and tails
+        self._received: list[tuple] = []  # sorted (readable, seq): for tails
+        self._stamped: list[tuple] = []  # sorted (receiveTimestamp, seq): for receiveTimestamp filters
         self._items: dict[int, tuple[dt.datetime, str, float, str, object]] = {}  # seq → (ts, id, readable, job, pb)
         self._ids = itertools.count()
         self._seq = itertools.count()
@@ -91,18 +95,20 @@ class FakeLogging:
         self.server.stop(grace=None)
 
     def add(self, job_id: str, replica: str, message: str, *, at: float, readable: float | None = None,
-            severity: str = "INFO", json: bool = False, label: bool = True, insert_id: str | None = None) -> str:
+            severity: str = "INFO", json: bool = False, label: bool = True, insert_id: str | None = None,
+            received: float | None = None) -> str:
         """An entry written at ``at`` (virtual seconds) that Cloud Logging receives at ``readable``.
 
         Passing the ``insert_id`` of an earlier entry delivers that entry again (a duplicate)."""
         insert_id = insert_id or f"id{next(self._ids):07d}"
         stamp = dt.datetime.fromtimestamp(at, dt.timezone.utc)
         readable = at if readable is None else readable
+        received = readable if received is None else received
         entry = LogEntry(
             log_name=f"projects/p/logs/{replica}",
             resource={"type": "ml_job", "labels": {"job_id": job_id, "task_name": replica}},
             timestamp=stamp,
-            receive_timestamp=dt.datetime.fromtimestamp(readable, dt.timezone.utc),
+            receive_timestamp=dt.datetime.fromtimestamp(received, dt.timezone.utc),
             insert_id=insert_id,
             severity=_SEVERITY[severity],
             labels={"ml.googleapis.com/task_name": replica} if label else {},
@@ -118,6 +124,7 @@ class FakeLogging:
             self._items[seq] = (stamp, insert_id, readable, job_id, LogEntry.pb(entry))
             bisect.insort(self._index, (stamp, insert_id, seq))
             bisect.insort(self._received, (readable, seq))
+            bisect.insort(self._stamped, (received, seq))
         return insert_id
 
     # -- ListLogEntries ---------------------------------------------------------------
@@ -141,11 +148,9 @@ class FakeLogging:
             received = re.search(r'receiveTimestamp>="([^"]+)"', req.filter)
             lo = _when(floor[1]) if floor else None
             hi = _when(ceiling[1]) if ceiling else None
-            if received:  # entries received in [floor, now − lag], in timestamp order
+            if received:  # entries stamped from the floor on, listable by now (below), in timestamp order
                 r_floor = _when(received[1]).timestamp()
-                first = bisect.bisect_left(self._received, (r_floor,))
-                last = bisect.bisect_right(self._received, (now - self.list_lag, float("inf")))
-                seqs = [s for _, s in self._received[first:last]]
+                seqs = [s for _, s in self._stamped[bisect.bisect_left(self._stamped, (r_floor,)):]]
                 candidates = sorted((self._items[s][0], self._items[s][1], s) for s in seqs)
             else:
                 candidates = self._index[bisect.bisect_left(self._index, (lo,)) if lo else 0:]

@@ -56,6 +56,7 @@ class Script:
     states: list[str] = field(default_factory=lambda: ["PENDING", "RUNNING", "SUCCEEDED"])
     timeline: list[tuple[float, str]] | None = None  # (seconds after create, state) on the clock
     error: str = "The replica workerpool0-0 exited with a non-zero status of 1."
+    error_code: int | None = None  # google.rpc.Code of a FAILED job's error; None: 8 for NO_RESOURCES, else 3
     cancel_gets: int = 2  # gets in CANCELLING before CANCELLED
 
 
@@ -148,7 +149,8 @@ class FakeJobService:
         if state in ("SUCCEEDED", "FAILED", "CANCELLED") and not job.end_time:
             job.end_time = self._now()
         if state == "FAILED":
-            job.error = {"code": 8 if script.error == NO_RESOURCES_ERROR else 3, "message": script.error}
+            code = script.error_code if script.error_code is not None else 8 if script.error == NO_RESOURCES_ERROR else 3
+            job.error = {"code": code, "message": script.error}
         if state == "CANCELLED":
             job.error = {"code": 1, "message": "CANCELED"}
         job.state = S[f"JOB_STATE_{state}"]

@@ -24,7 +24,11 @@ from .conftest import JOB_NAME, make_spec
 
 REPO = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
-EPOCHS, STEPS = 3, 40  # digits: an epoch of 40 one-step calls outlasts the SIGTERM
+EPOCHS, STEPS = 12, 40  # digits (one pass is 45 steps of 32): one-step calls, so a notice lands mid-epoch
+# The SIGTERM is sent once the epoch-1 line has come through the run's log, which can trail the
+# trainer by a good part of a second on a loaded machine: with 3 epochs the two left (~0.3 s quiet)
+# could end before the signal landed (exit 0, no save). Eleven epochs left outlast that trail by
+# seconds; the resumed run pays for them (a few seconds), the preempted one does not.
 ARGS = ("--data=digits", f"--epochs={EPOCHS}", f"--steps-per-epoch={STEPS}", "--steps-per-execution=1")
 
 
@@ -44,10 +48,13 @@ def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(cloud, tf_c
     spec = make_spec(tmp_path, cloud=cloud, module="trainer.task", args=ARGS,
                      output_dir=str(tmp_path / LOCAL_RUNS_DIR / JOB_NAME))  # fmt: skip
     first = backend.submit(spec, package)
+    signalled = False
     for line in first.logs(follow=True):
-        if line.message.startswith('{"event": "epoch", "epoch": 1,'):  # the platform reclaims the machine
+        if line.message.startswith('{"event": "epoch", "epoch": 1,'):  # training runs: the platform reclaims the machine
             os.killpg(first.status().details["pids"]["chief" if cloud == "vertex" else "algo-1"], signal.SIGTERM)
+            signalled = True
             break
+    assert signalled, "the run ended before its first epoch line came through"
     stopped = first.wait()
     assert stopped.state is JobState.PREEMPTED, [line.message for line in first.logs()][-30:]
     saved = stopped.details["saved"]

@@ -1,12 +1,16 @@
 """A user's trainer as the CLI meets it: Keras-style progress bars, TensorFlow's start-up noise
 on stderr, argparse, a chosen exit code, a long sleep. No TensorFlow (fast to run).
 
-``python -m chatty_trainer.task [--epochs N] [--exit CODE] [--sleep S]``
+``python -m chatty_trainer.task [--epochs N] [--exit CODE] [--sleep S] [--stubborn]``
+
+``--stubborn``: a SIGTERM is answered with a line and otherwise ignored, as a trainer whose
+checkpoint save hangs: only SIGKILL ends it.
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -40,8 +44,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--sleep", type=float, default=0.0)
+    parser.add_argument("--stubborn", action="store_true")
     args = parser.parse_args()
     name = replica()
+    if args.stubborn:
+        signal.signal(signal.SIGTERM, lambda *_: print(f"{name}: SIGTERM; still saving", flush=True))
     for line in NOISE:
         print(line, file=sys.stderr, flush=True)
     print(f"W0000 00:00:1732350001.000000   23681 real.cc:1] a real warning from {name}", file=sys.stderr, flush=True)
