@@ -10,25 +10,8 @@ import json
 import re
 
 from cloudtrain.cli import main
+from tests.cli.test_readme_commands import MY_YAML  # the README's "Errors" example: mistakes at lines 3, 9, 14
 from tests.conftest import REPO, VERTEX_BASE
-
-#: The README's "Errors" example: three mistakes, at lines 3, 9 and 14.
-MY_YAML = """\
-name: demo
-backend: vertex
-region: us-centrl1
-project: my-project
-staging_bucket: gs://my-bucket
-machine:
-  type: n1-standard-16
-  accelerator: NVIDIA_TESLA_T4
-  accelerator_cout: 4
-package:
-  path: trainer
-  module: trainer.task
-spot:
-  enabled: off
-"""
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

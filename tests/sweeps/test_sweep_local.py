@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.numbers import measured
+
 from cloudtrain.cli import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
@@ -102,6 +104,6 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path
     assert [(t["trial"], t["state"]) for t in table["trials"]] == [("0", "COMPLETE"), ("1", "COMPLETE"),
                                                                    ("2", "COMPLETE")]  # fmt: skip
     trial0, trial1 = table["trials"][:2]
-    assert f"val_accuracy={trial0['value']:.6g}" in first
+    assert f"val_accuracy={measured(trial0['value'])}" in first  # shown to 4 significant digits
     started = next(line for line in seen if "trial   1 started" in line)
-    assert f"lr={trial1['params']['lr']}" in started  # the interrupted trial, again, with its own params
+    assert f"lr={measured(trial1['params']['lr'])}" in started  # the interrupted trial, again, with its own params
