@@ -13,7 +13,7 @@ run: .venv/.synced  ## the main job on this machine
 	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local
 
 test: .venv/.synced .venv-sm-toolkit/.synced  ## the whole test suite, slow tests included (what CI runs)
-	$(RUN) pytest -q
+	$(RUN) pytest -q -n 2 --dist loadfile
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
 	$(RUN) pytest -q -m "not slow"
