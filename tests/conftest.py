@@ -28,6 +28,19 @@ package:
   module: trainer.task
 """
 
+SAGEMAKER_BASE = """\
+name: demo
+backend: sagemaker
+region: us-east-1
+role_arn: arn:aws:iam::123456789012:role/SageMakerRole
+staging_bucket: s3://my-bucket
+machine:
+  type: ml.g4dn.xlarge
+package:
+  path: trainer
+  module: trainer.task
+"""
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):

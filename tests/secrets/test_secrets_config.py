@@ -7,20 +7,8 @@ import pytest
 
 from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
-from tests.conftest import VERTEX_BASE
+from tests.conftest import SAGEMAKER_BASE, VERTEX_BASE
 
-SAGEMAKER_BASE = """\
-name: demo
-backend: sagemaker
-region: us-east-1
-role_arn: arn:aws:iam::123456789012:role/SageMakerRole
-staging_bucket: s3://my-bucket
-machine:
-  type: ml.g4dn.xlarge
-package:
-  path: trainer
-  module: trainer.task
-"""
 ISSUE_FORM = """\
 secrets:
   WANDB_API_KEY: shell:WANDB_API_KEY
