@@ -27,7 +27,7 @@ bench-smoke: .venv/.synced
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
 
-# Mutation testing of one module against named fast tests (docs/mutation-testing.md); not part of
+# Mutation testing of one module against named fast tests (docs/how-to/mutation-testing.md); not part of
 # `make test`. mutmut reads its settings from pyproject.toml and writes mutants/ where it runs, so it
 # runs in a scratch copy of the working tree (.mutmut/, git-ignored) whose pyproject.toml names
 # MODULE and TESTS: the worktree's own files stay as they are. WORKERS=1 by default (a shared machine).
