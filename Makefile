@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: install run test test-fast bench bench-smoke schema mutate clean
+.PHONY: install run test test-fast bench bench-smoke schema docs lint mutate clean
 
 install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
 	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
@@ -26,6 +26,9 @@ bench-smoke: .venv/.synced
 
 schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
+
+docs: schema  ## regenerate what the docs take from the code: the JSON Schema and docs/reference/config-keys.md
+	$(RUN) python tools/config_reference.py
 
 # Mutation testing of one module against named fast tests (docs/how-to/mutation-testing.md); not part of
 # `make test`. mutmut reads its settings from pyproject.toml and writes mutants/ where it runs, so it
