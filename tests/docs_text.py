@@ -29,8 +29,9 @@ def section(title: str) -> str:
         text = page.read_text()
         for m in re.finditer(rf"^(#+) {re.escape(title)}\n", text, re.M):
             end = re.compile(rf"^#{{1,{len(m[1])}}} ", re.M).search(text, m.end())
-            found.append((page, text[m.end():end.start() if end else len(text)]))
-    assert len(found) == 1, f"the heading {title!r} should be in exactly one page, found in {[str(p) for p, _ in found]}"
+            found.append((page, text[m.end() : end.start() if end else len(text)]))
+    where = [str(page) for page, _ in found]
+    assert len(found) == 1, f"the heading {title!r} should be in exactly one page, found in {where}"
     return found[0][1]
 
 

@@ -62,14 +62,14 @@ def type_of(node: Schema, defs: dict[str, Schema]) -> str:
         return f"`{node['const']}`"
     if "anyOf" in node:
         return " or ".join(dict.fromkeys(type_of(o, defs) for o in node["anyOf"] if o.get("type") != "null"))
-    kind = node.get("type")
+    kind = str(node.get("type"))
     if kind == "array":
         return f"list of {type_of(node.get('items', {}), defs)}"
     if kind == "object":
         values = node.get("additionalProperties")
         if isinstance(values, dict):
             return f"map of name → {type_of(values, defs)}"
-        return node.get("title", "mapping")
+        return str(node.get("title", "mapping"))
     return {"integer": "whole number", "number": "number", "string": "text", "boolean": "true/false"}.get(kind, "any")
 
 

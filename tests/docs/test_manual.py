@@ -28,7 +28,8 @@ def test_every_page_is_in_one_of_the_four_kinds_or_written_by_a_tool():
 def test_the_config_reference_is_the_schemas():
     committed = config_reference.PAGE.read_text()
     assert committed == config_reference.render(config_reference.current_schema()), (
-        "docs/reference/config-keys.md is stale: run `make docs` and commit it")
+        "docs/reference/config-keys.md is stale: run `make docs` and commit it"
+    )
 
 
 def test_the_config_reference_names_every_key_of_the_schema_with_its_description():
@@ -40,7 +41,8 @@ def test_the_config_reference_names_every_key_of_the_schema_with_its_description
         description = field.get("description") or ""
         assert " ".join(description.split()).replace("|", "\\|") in row[0], name
     assert re.search(r"^\| `machine\.accelerator_count` \| whole number \| 0 \|", page, re.M)
-    assert re.search(r"^\| `fallback\[\]\.region` \|", page, re.M) and re.search(r"^\| `data\.<name>\.source` \|", page, re.M)
+    assert re.search(r"^\| `fallback\[\]\.region` \|", page, re.M)
+    assert re.search(r"^\| `data\.<name>\.source` \|", page, re.M)
 
 
 def test_the_hand_written_key_table_names_only_keys_the_schema_has():
