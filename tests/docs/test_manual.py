@@ -97,3 +97,9 @@ def test_the_tutorials_excerpts_are_its_projects_own_text():
     assert readme_job.startswith("# docs/tutorial/my-project/job.yaml\n")
     shown = [line.split("#")[0].rstrip() for line in readme_job.splitlines()[1:]]
     assert all(line in job for line in shown if line)  # the README's short form is the file's, line by line
+
+
+def test_every_example_config_is_in_the_config_files_table():
+    table = docs_text.section("Config files").split("| file | what |", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", table, re.M))
+    assert listed == {path.name for path in (REPO / "job_configs").glob("*.yaml")}
