@@ -206,7 +206,7 @@ def test_a_session_prints_what_the_manual_shows(command, shown, tmp_path):
     if shown[-1] == "…":
         shown, printed = shown[:-1], printed[:len(shown) - 1]
     assert len(printed) == len(shown), f"{command}: printed\n" + "\n".join(printed)
-    for line, out in zip(shown, printed):
+    for line, out in zip(shown, printed, strict=True):
         assert _matches(line, out), f"{command}:\nshown:   {line}\nprinted: {out}"
 
 
