@@ -11,7 +11,7 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """The CLI's one closed table of exit codes (README: "Exit codes"). Every command uses it."""
+    """The CLI's one closed table of exit codes (docs/reference/exit-codes.md). Every command uses it."""
 
     OK = 0  # success
     JOB_FAILED = 1  # the job's own code failed (a replica's code is shown, never passed through)

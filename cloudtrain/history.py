@@ -48,6 +48,12 @@ class JobRecord:
     created: str | None = None  # ISO time of the submit
     state: str | None = None  # the last state this machine saw (JobState value)
 
+    @property
+    def attach_id(self) -> str:
+        """What the backend's ``attach`` takes: a local run's output folder (its absolute path, so the
+        run is found from any directory), else the job id."""
+        return self.name if self.backend == "local" else self.job_id
+
 
 _FIELDS = {f.name for f in fields(JobRecord)}
 _REQUIRED = ("job_id", "name", "backend", "region")

@@ -55,7 +55,7 @@ def _where(job_id: str | None, backend, region, project, config_path) -> tuple[A
 
             entry = find(job_id)
             if entry and entry.backend == "local":  # by the output folder it recorded, from any directory
-                return get_backend("local"), entry.name, region or entry.region, project
+                return get_backend("local"), entry.attach_id, region or entry.region, project
             if entry:
                 backend, region, project = entry.backend, region or entry.region, project or entry.project
     if not backend or not region:

@@ -266,7 +266,7 @@ class JobConfig(_Strict):
         default_factory=dict,
         description="Environment variables read from a secret store when the job starts: NAME → shell:VAR "
         "(--local only), gcp:projects/P/secrets/S/versions/latest or aws:arn:aws:secretsmanager:…; "
-        "the request carries the reference, never the value (docs/secrets.md).",
+        "the request carries the reference, never the value (docs/how-to/secrets.md).",
     )
     model_dir: StrictBool = Field(
         True,

@@ -216,7 +216,7 @@ def _refuse_tag(node: yaml.Node, path: Path_, out: LoadedYaml) -> None:
         line=node.start_mark.line + 1,
         field=dotted(path) or None,
         hint=f"to pass a variable of your shell, move it to secrets: ({name}: shell:{value}); "
-        "see docs/secrets.md for secrets stored in the cloud",
+        "see docs/how-to/secrets.md for secrets stored in the cloud",
     )
 
 

@@ -146,7 +146,7 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
     if tree.forced:
         listed = ", ".join(f"{root.name}/{path} (--include {pattern})" for path, pattern in tree.forced)
         warnings.append(f"packaged credential-like files: {listed} — whoever can read the staging bucket or the "
-                        "job's package can read them; refer to secrets under secrets: instead (docs/secrets.md)")
+                        "job's package can read them; refer to secrets under secrets: instead (docs/how-to/secrets.md)")
     return warnings
 
 

@@ -71,7 +71,7 @@ def collect(job_id: str) -> RunData:
         raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
     if getattr(entry, "kind", "job") == "sweep":
         return _sweep(entry)
-    handle = get_backend(entry.backend).attach(entry.job_id, region=entry.region, project=entry.project)
+    handle = get_backend(entry.backend).attach(entry.attach_id, region=entry.region, project=entry.project)
     status = handle.status()
     lines = list(handle.logs(follow=False))
     saved = history.load_run(entry.job_id) or {}

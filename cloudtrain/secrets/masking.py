@@ -51,13 +51,13 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     if names:
         lines.append(f"env: {', '.join(names)} " + ("looks like a secret:" if len(names) == 1 else "look like secrets:") +
                      " env: values are written into the job's request, where anyone who can read jobs sees them"
-                     " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/secrets.md)")
+                     " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/how-to/secrets.md)")
     for name, value in env.items():
         if _INTERPOLATION.search(str(value)):
             var = re.sub(r"[${}]", "", _INTERPOLATION.search(str(value)).group(0)).split(":")[0] or "VAR"
             lines.append(f"env: {name}: {value!r} is sent as written (cloudtrain does not expand ${{…}}); for a value "
                          f"from your shell or a secret store use secrets: ({name}: shell:{var} for --local; "
-                         "docs/secrets.md)")
+                         "docs/how-to/secrets.md)")
     return lines
 
 

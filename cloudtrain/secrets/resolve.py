@@ -92,6 +92,6 @@ def check_exist(secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud
 def _verdict(name: str, text: str, missing: bool, why: str, cloud: str, warn: Callable[[str], None]) -> None:
     if missing:
         raise UsageError(f"secrets: {name}: {text} does not exist ({why})",
-                         hint="check the reference, or create the secret (docs/secrets.md)")  # fmt: skip
+                         hint="check the reference, or create the secret (docs/how-to/secrets.md)")  # fmt: skip
     who = "the job's service account" if cloud == "vertex" else "the job's role"
     warn(f"secrets: {name}: could not check {text} with your credentials ({why}); {who} must be able to read it")

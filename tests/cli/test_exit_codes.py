@@ -1,7 +1,8 @@
-"""The README's exit-code table is the one the code uses: every row has a path that ends with it.
+"""The manual's exit-code table is the one the code uses: every row has a path that ends with it.
 
-The table is read from the README itself; ``PATHS`` names, for each code, the tests below that
-drive a real command (or the one function every command's end goes through) to that code.
+The table is read from the manual itself (docs/reference/exit-codes.md, through tests/docs_text.py);
+``PATHS`` names, for each code, the tests below that drive a real command (or the one function
+every command's end goes through) to that code.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pytest
 import cloudtrain.backends.vertex as vertex_module
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
+from tests import docs_text
 from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401 (fixtures)
-from tests.conftest import REPO, VERTEX_BASE
+from tests.conftest import VERTEX_BASE
 
 PATHS = {
     0: ["test_0_a_run_that_succeeds"],
@@ -33,9 +35,7 @@ PATHS = {
 
 
 def readme_exit_codes() -> dict[int, str]:
-    text = (REPO / "README.md").read_text()
-    section = text.split("### Exit codes", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+) \|$", section, re.M)}
+    return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+) \|$", docs_text.section("Exit codes"), re.M)}
 
 
 def test_the_readme_table_is_errors_exitcode():

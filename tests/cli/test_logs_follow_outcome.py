@@ -1,6 +1,6 @@
 """``cloudtrain logs JOB --follow`` exits with the job's outcome, in text and in ``-o json``.
 
-The README's exit-code table row by row, through ``logs --follow`` of a job that ended that way:
+The exit-code table (docs/reference/exit-codes.md) row by row, through ``logs --follow`` of a job that ended that way:
 a real local run (its own process, its run folder), a Vertex job on the fake JobService, a
 SageMaker job on moto. With ``-o json`` stdout stays JSON Lines (one object per log line) and the
 outcome is the exit code and one ``error:`` line on stderr, exactly as in text mode.

@@ -1,4 +1,4 @@
-"""A second Ctrl-C during ``cloudtrain submit --local`` kills every replica at once (README "Exit codes").
+"""A second Ctrl-C during ``cloudtrain submit --local`` kills every replica at once (docs/reference/exit-codes.md).
 
 The real CLI in its own process, two replicas of a trainer that ignores SIGTERM (its save
 "hangs"), two real SIGINTs: the first starts the 10 s grace, the second must end it — the

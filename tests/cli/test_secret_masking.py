@@ -52,7 +52,7 @@ def test_dry_run_json_and_text_mask_secret_looking_values_with_one_warning(cli, 
     warnings = [line for line in done.stderr.splitlines() if "look like secrets" in line]
     assert warnings == ["warning: env: WANDB_API_KEY, MY_VAR, HF look like secrets: env: values are written into the "
                         "job's request, where anyone who can read jobs sees them (cloudtrain shows them as ***); "
-                        "refer to them under secrets: instead (docs/secrets.md)"]
+                        "refer to them under secrets: instead (docs/how-to/secrets.md)"]
     text = cli("submit", config, "--dry-run")
     assert text.returncode == 0, text.stderr
     for value in ENV.values():
@@ -98,7 +98,7 @@ def test_dollar_brace_value_warns_and_points_at_secrets(cli, tmp_path):
     assert done.returncode == 0
     assert ("warning: env: REGION_NAME: '${MY_REGION}' is sent as written (cloudtrain does not expand ${…}); for a "
             "value from your shell or a secret store use secrets: (REGION_NAME: shell:MY_REGION for --local; "
-            "docs/secrets.md)") in done.stderr.splitlines()
+            "docs/how-to/secrets.md)") in done.stderr.splitlines()
 
 
 def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_path):
@@ -117,7 +117,7 @@ def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_
     assert [line for line in kept.stderr.splitlines() if "packaged credential-like files" in line] == [
         "warning: packaged credential-like files: mini_trainer/kubeconfig (--include kubeconfig) — whoever can read "
         "the staging bucket or the job's package can read them; refer to secrets under secrets: instead "
-        "(docs/secrets.md)"]
+        "(docs/how-to/secrets.md)"]
 
 
 def test_the_summary_names_each_secret_by_its_reference(cli, tmp_path):

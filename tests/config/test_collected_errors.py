@@ -10,7 +10,8 @@ import json
 import re
 
 from cloudtrain.cli import main
-from tests.cli.test_readme_commands import MY_YAML  # the README's "Errors" example: mistakes at lines 3, 9, 14
+from tests import docs_text
+from tests.cli.test_readme_commands import MY_YAML  # the "Errors" example: mistakes at lines 3, 9, 14
 from tests.conftest import REPO, VERTEX_BASE
 
 
@@ -38,8 +39,9 @@ def test_three_mistakes_are_three_lines_from_one_validate_in_file_order(project,
 
 
 def test_the_readme_shows_what_validate_prints(project, capsys, monkeypatch):
-    """The README's "Errors" section: the three lines of `cloudtrain validate my.yaml`, word for word."""
-    section = (REPO / "README.md").read_text().split("\n## Errors\n", 1)[1].split("\n## ", 1)[0]
+    """The "Errors" section (docs/reference/errors.md): the three lines of `cloudtrain validate my.yaml`,
+    word for word."""
+    section = docs_text.section("Errors")
     block = section.split("$ cloudtrain validate my.yaml\n", 1)[1].split("```", 1)[0]
     shown = [line for line in block.splitlines() if line.startswith("error: ")]
     project(MY_YAML, name="my.yaml")

@@ -1,9 +1,11 @@
-"""The README's shell blocks work as written, in order, in a shell that starts without the
-environment on PATH (as a new user's does after the first command).
+"""The manual's shell blocks work as written, in order: the README's in a shell that starts without
+the environment on PATH (as a new user's does after the first command), then each docs page's in a
+shell where the README's set-up has put `cloudtrain` on PATH (as a reader of that page has it).
 
 Every command in a ```sh block is either run or skipped for a reason stated below: it reaches a
 cloud, it names a placeholder (an id the reader's own run printed), or it is a long run another
-test already makes (the first command itself, the test suite). A new command no rule covers runs.
+test already makes (the first command itself, the test suite, a benchmark, mutation testing).
+A new command no rule covers runs.
 """
 
 from __future__ import annotations
@@ -15,31 +17,30 @@ import subprocess
 
 import pytest
 
+from tests import docs_text
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-PLACEHOLDER = re.compile(r"…|\b(SWEEP|JOB|CONFIG)\b|\d{8}-\d{6}")
+PLACEHOLDER = re.compile(r"…|\b(SWEEP|JOB\d*|CONFIG)\b|\d{8}-\d{6}")
 
 
 def readme_commands() -> list[str]:
-    """Each command of each ```sh block, continuation lines joined, comments dropped."""
-    text = (REPO / "README.md").read_text()
-    commands = []
-    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
-        for command in block.replace("\\\n", " ").splitlines():
-            command = re.sub(r"\s+#.*$", "", command).strip()
-            if command:
-                commands.append(command)
-    return commands
+    return docs_text.shell_commands(docs_text.README)
+
+
+def docs_pages_with_commands() -> list[str]:
+    return [str(p.relative_to(REPO)) for p in docs_text.pages()[1:] if docs_text.shell_commands(p)]
 
 
 def skip_reason(command: str) -> str | None:
     words = shlex.split(command.replace("…", " … "))
     if PLACEHOLDER.search(command):
         return "names a placeholder for the reader's own job"
-    if words[:2] == ["make", "run"] or words[:1] == ["pytest"] or words[:2] in (["make", "test"], ["make", "test-fast"]):
+    if words[:1] == ["pytest"] or words[:2] in (["make", "run"], ["make", "test"], ["make", "test-fast"]):
         return "a long run another test makes (the first command, the suite itself)"
+    if words[:2] in (["make", "bench"], ["make", "mutate"]) or words[:3] == ["python", "-m", "bench"]:
+        return "a benchmark or mutation run: minutes to hours (tests/bench/test_bench_smoke.py runs each bench)"
     if words[:1] == ["cloudtrain"]:
         if words[1:2] == ["submit"] and "--local" in words:
             return "a TensorFlow training run (tests/e2e/test_readme_first_command.py runs the first one)"
@@ -48,18 +49,37 @@ def skip_reason(command: str) -> str | None:
     return None
 
 
+def run_in_order(commands: list[str], tmp_path, path: str) -> None:
+    """Run ``commands`` in one shell from the repository's root, stopping at the first that fails."""
+    script = "set -e\n" + "".join(f"echo '>>> {c.replace(chr(39), '')}'\n{c} > /dev/null\n" for c in commands)
+    env = {"PATH": path, "HOME": os.environ.get("HOME", str(tmp_path)),
+           "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8"}  # fmt: skip
+    result = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"stopped at:\n{result.stdout[-800:]}\n{result.stderr[-2000:]}"
+    assert result.stdout.count(">>> ") == len(commands)
+
+
 def test_the_readme_commands_run_in_order(tmp_path):
     commands = readme_commands()
     run = [c for c in commands if skip_reason(c) is None]
     assert "source .venv/bin/activate" in run and "make install" in run
     assert any(c.startswith("cloudtrain submit") and "--dry-run" in c for c in run)
     assert run.index("source .venv/bin/activate") < min(i for i, c in enumerate(run) if c.startswith("cloudtrain"))
-    script = "set -e\n" + "".join(f"echo '>>> {c.replace(chr(39), '')}'\n{c} > /dev/null\n" for c in run)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),
-           "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8"}  # fmt: skip
-    result = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"stopped at:\n{result.stdout[-800:]}\n{result.stderr[-2000:]}"
-    assert result.stdout.count(">>> ") == len(run)
+    run_in_order(run, tmp_path, "/usr/local/bin:/usr/bin:/bin")
+
+
+@pytest.mark.parametrize("page", docs_pages_with_commands())
+def test_a_docs_pages_commands_run_in_order(page, tmp_path):
+    """After the README's set-up (``make install``; ``source .venv/bin/activate``), as its reader has it."""
+    run = [c for c in docs_text.shell_commands(REPO / page) if skip_reason(c) is None]
+    run_in_order(run, tmp_path, f"{REPO / '.venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin")
+
+
+def test_every_docs_page_with_commands_is_run():
+    pages = docs_pages_with_commands()
+    assert "docs/tutorial/first-job.md" in pages and "docs/how-to/sweeps.md" in pages
+    tutorial = [c for c in docs_text.shell_commands(REPO / "docs/tutorial/first-job.md") if skip_reason(c) is None]
+    assert any("--dry-run" in c for c in tutorial) and any(c.startswith("cloudtrain validate") for c in tutorial)
 
 
 def test_every_skip_has_a_reason_that_holds():
@@ -67,3 +87,5 @@ def test_every_skip_has_a_reason_that_holds():
     assert skip_reason("cloudtrain submit --config job_configs/gpu4.yaml --dry-run") is None
     assert skip_reason("cloudtrain sweep results SWEEP") is not None
     assert skip_reason("cloudtrain validate job_configs/gpu4.yaml") is None
+    assert skip_reason("cloudtrain report JOB1 JOB2") is not None
+    assert skip_reason("python -m bench --only preemption") is not None

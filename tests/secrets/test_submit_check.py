@@ -37,7 +37,7 @@ def test_a_missing_gcp_secret_is_refused_in_one_line(user):
         _check({"HF_TOKEN": f"gcp:{HF}/versions/latest"})
     assert str(info.value) == (f"secrets: HF_TOKEN: gcp:{HF}/versions/latest does not exist (404 NOT_FOUND: Secret "
                                f"[{HF}] not found or has no versions.) — check the reference, or create the secret "
-                               "(docs/secrets.md)")
+                               "(docs/how-to/secrets.md)")
     assert info.value.exit_code == 2
 
 

@@ -1,4 +1,4 @@
-"""The end-of-run barrier with two real workers (trainer/shutdown.py, docs/multi_worker_end.md):
+"""The end-of-run barrier with two real workers (trainer/shutdown.py, docs/explanation/multi_worker_end.md):
 no worker leaves before every worker has arrived, and the chief leaves last.
 
 The chief is held :data:`HOLD_S` before it reaches the end (as a slow export would hold it); the

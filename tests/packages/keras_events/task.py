@@ -1,5 +1,5 @@
 """A user's own trainer that prints what Keras and TensorFlow print, and its own event lines in the
-format the README gives — written as a user writes it: no ``epochs`` in the epoch event (it is in
+format the docs give — written as a user writes it: no ``epochs`` in the epoch event (it is in
 ``--epochs``), the sweep metric reported after the epoch, a Keras bar half drawn when TensorFlow
 warns on stderr. No TensorFlow (fast to run).
 

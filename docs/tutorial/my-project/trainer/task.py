@@ -1,0 +1,33 @@
+"""python -m trainer.task: learn which side of a circle a point lies on, from a data channel."""
+
+import argparse
+import glob
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--data", default=os.environ.get("SM_CHANNEL_TRAIN"))  # the `train` channel
+    args = parser.parse_args()
+
+    rows = np.concatenate([np.loadtxt(f, delimiter=",", skiprows=1) for f in sorted(glob.glob(f"{args.data}/*.csv"))])
+    x, y = rows[:, :2].astype("float32"), rows[:, 2].astype("int32")
+
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(32, activation="relu"),
+                                 tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(2, activation="softmax")])
+    model.compile(tf.keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, epochs=args.epochs, validation_split=0.2, verbose=2)
+
+    model_dir = os.environ.get("AIP_MODEL_DIR") or os.environ["SM_MODEL_DIR"]  # where the platform keeps it
+    model.export(model_dir)
+    print(json.dumps({"event": "done", "val_accuracy": history.history["val_accuracy"][-1]}))
+
+
+if __name__ == "__main__":
+    main()
