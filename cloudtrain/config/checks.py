@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cloudtrain import catalog
+from cloudtrain.backends.vertex import tpu
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.script_mode import check_script_mode
@@ -75,7 +76,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 
     run(("target", "backend", "region"), region)
     run(("target", "backend", "machine"), machine)
-    if cfg.image.uri is None and cfg.image.tensorflow is not None:
+    if tpu.is_tpu(cfg.machine.type) and cloud == "vertex":
+        run(("target", "backend", "machine", "region", "image", "replica_count"), lambda: tpu.check_config(loaded))
+    elif cfg.image.uri is None and cfg.image.tensorflow is not None:
         run(("target", "backend", "region", "image"), image)
     if cfg.backend != "local":
         for field, check in _cloud_field_checks(loaded):
