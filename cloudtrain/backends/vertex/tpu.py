@@ -16,6 +16,7 @@ from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.catalog import tpus
+from cloudtrain.errors import UsageError
 
 
 def is_tpu(machine_type: str) -> bool:
@@ -53,9 +54,12 @@ def _run(err, path: tuple, check) -> None:
         raise err(path, str(exc), hint) from None
 
 
-def machine_spec(machine_type: str, accelerator: str | None, accelerator_count: int, topology: str | None) -> dict:
+def machine_spec(machine_type: str, accelerator: str | None, accelerator_count: int, topology: str | None,
+                 replica_count: int = 1) -> dict:  # fmt: skip
     """The ``machineSpec`` (REST JSON) of a single-host TPU VM: accelerator fields for ``cloud-tpu``,
-    ``tpuTopology`` for the types that take one."""
+    ``tpuTopology`` for the types that take one. Several replicas (hosts) are refused in one line."""
+    if replica_count > 1:
+        raise UsageError(f"{replica_count} × {machine_type}: {tpus.MULTI_HOST}", hint="set replica_count: 1")
     spec: dict[str, Any] = {"machineType": machine_type}
     if topology:
         spec["tpuTopology"] = topology
