@@ -91,8 +91,9 @@ def resolve_machine(
             return _tpus.resolve(machine_type, accelerator, accelerator_count)
         if cloud == "sagemaker":
             raise CatalogError(
-                f"{machine_type} is a Vertex AI TPU VM and SageMaker has no TPUs; set backend: vertex, or keep "
-                "a SageMaker GPU machine and add the TPU as a fallback: entry with backend: vertex (docs/how-to/tpu.md)",
+                f"{machine_type} is a Vertex AI TPU VM and SageMaker has no TPUs; give SageMaker a GPU machine "
+                "(cloudtrain machines --backend sagemaker) and keep the TPU on backend: vertex, one of them as a "
+                "fallback: entry (docs/how-to/tpu.md)",
                 field="machine_type",
             )
     return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
