@@ -59,7 +59,8 @@ def script_env(spec: JobSpec) -> dict[str, str]:
     """Script jobs: the SageMaker variable known before the job starts (``SM_NUM_GPUS``); the
     launcher derives ``SM_HOSTS``, ``SM_CURRENT_HOST``, ``SM_MODEL_DIR`` and ``SM_OUTPUT_DATA_DIR``
     on each replica from what Vertex sets there."""
-    return {"SM_NUM_GPUS": str(spec.machine.accelerator_count)} if spec.package.script else {}
+    gpus = 0 if spec.machine.tpu_cores else spec.machine.accelerator_count  # a TPU VM has no GPU
+    return {"SM_NUM_GPUS": str(gpus)} if spec.package.script else {}
 
 
 def submit_id(spec: JobSpec, package: BuiltPackage) -> str:

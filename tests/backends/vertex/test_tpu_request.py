@@ -75,3 +75,12 @@ def test_several_tpu_hosts_are_refused_in_one_line(package):
     with pytest.raises(UsageError) as info:
         BACKEND.render(make_spec(machine=machine, replica_count=2), package)
     assert "multi-host TPU slices (pods) are not supported yet" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_script_job_on_a_tpu_vm_is_told_it_has_no_gpu(package):
+    from cloudtrain.backends.vertex import request as vertex_request
+
+    machine, _ = CASES["v3_8"]
+    spec = make_spec(machine=machine, replica_count=1, package=make_spec().package.__class__(
+        path=Path("/src"), module="trainer.task", requirements=(), name=None, version="0.1", script="train.py"))
+    assert vertex_request.script_env(spec) == {"SM_NUM_GPUS": "0"}
