@@ -63,3 +63,15 @@ def test_the_export_reloads_on_cpu_and_evaluation_saw_full_batches_only(run):
 
     accuracy = float(np.mean(np.argmax(probs[:full], axis=-1) == labels[:full]))
     assert accuracy == pytest.approx(run.one("done")["val_accuracy"], abs=1.01 / full)
+
+
+def test_static_shapes_make_every_eval_batch_full_and_its_shape_known():
+    from trainer.data import eval_pipeline, load_digits
+
+    data = load_digits(val_split=0.2, seed=0)
+    n = sum(int(x.shape[0]) for x, _ in data.val.batch(10_000))
+    static = eval_pipeline(data, 64, cache=False, static_shapes=True)
+    assert [int(x.shape[0]) for x, _ in static] == [64] * (n // 64)
+    assert static.element_spec[0].shape[0] == 64  # what XLA compiles once
+    dynamic = eval_pipeline(data, 64, cache=False)
+    assert [int(x.shape[0]) for x, _ in dynamic][-1] == n % 64 and dynamic.element_spec[0].shape[0] is None
