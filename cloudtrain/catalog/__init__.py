@@ -99,6 +99,19 @@ def resolve_machine(
     return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
 
 
+def check_tpu_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
+                  own_image: bool) -> None:  # fmt: skip
+    """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow and image (:func:`.tpus.check_job`)."""
+    check_region("vertex", region)
+    _tpus.check_job(m, topology=topology, region=region, replica_count=replica_count, tensorflow=tensorflow,
+                    own_image=own_image, image_prefix=_table("vertex").regions[region]["image_prefix"])
+
+
+def tpu_machine_types() -> tuple[str, ...]:
+    """Vertex AI's TPU VM machine types (``cloud-tpu``, ``ct5lp-hightpu-4t``, …)."""
+    return _tpus.machine_types()
+
+
 def tpu_machines() -> list[MachineInfo]:
     """Vertex AI's single-host TPU VMs for ``cloudtrain machines --tpu``, cheapest first."""
     return _tpus.machines()

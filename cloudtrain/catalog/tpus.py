@@ -191,3 +191,20 @@ def training_image(image_prefix: str, tensorflow: str) -> str:
             nearest_versions(tensorflow, available), field="tensorflow",
         )
     return images["template"].format(image_prefix=image_prefix, tag=row["tag"])
+
+
+def check_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
+              own_image: bool, image_prefix: str | None) -> None:  # fmt: skip
+    """One TPU job on Vertex AI: the type's topology, a region that has it, one host, TensorFlow >= 2.15 with
+    a prebuilt TPU image unless ``own_image``. CatalogError with ``field`` tpu_topology, region,
+    replica_count or tensorflow."""
+    check_topology(m, topology)
+    check_region(m, region)
+    if replica_count > 1:
+        raise CatalogError(f"replica_count {replica_count} asks for several TPU VMs: {MULTI_HOST}",
+                           [f"replica_count: 1 (one {describe(m)})"], field="replica_count")  # fmt: skip
+    if own_image:
+        if tensorflow is not None:
+            check_tensorflow(tensorflow)
+    elif image_prefix is not None:
+        training_image(image_prefix, tensorflow or default_tensorflow())
