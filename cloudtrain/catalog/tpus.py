@@ -139,7 +139,7 @@ def check_topology(m: MachineInfo, topology: str | None) -> None:
     multi = _data()["accelerators"][m.accelerator].get("multi_host_topologies", [])
     if topology in multi:
         raise CatalogError(f"tpu_topology {topology} spans several TPU VMs: {MULTI_HOST}",
-                           [f"{t} ({describe(_info(t, m.accelerator))})" for t in _same_family(m.accelerator)],
+                           [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)],
                            field="tpu_topology")  # fmt: skip
     raise CatalogError(f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
                        [f"tpu_topology: {own}"] + [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)

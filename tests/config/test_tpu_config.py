@@ -68,3 +68,15 @@ def test_sagemaker_with_a_tpu_says_it_has_none(project):
     text = SAGEMAKER_BASE.split("machine:")[0] + "machine: {type: ct5lp-hightpu-4t}\npackage: {path: trainer}\n"
     (error,) = errors_of(project(text))
     assert error.field == "machine.type" and "SageMaker has no TPUs" in error.detail and "fallback:" in error.detail
+
+
+def test_checking_a_tpu_config_imports_no_backend_and_no_cloud_sdk(project):
+    import subprocess
+    import sys
+
+    path = project(TPU_BASE + "machine: {type: ct5lp-hightpu-4t}\n")
+    code = ("import sys\nfrom cloudtrain.config import load_config\n"
+            f"load_config({str(path)!r})\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('cloudtrain.backends', 'google.cloud', 'boto'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
