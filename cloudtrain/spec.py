@@ -46,7 +46,8 @@ class MachineSpec:
     def accelerators(self) -> str:
         """``4 × T4``, ``4 TPU cores (TPU_V5_LITEPOD, 2x2)``, ``CPU only``: what one replica computes on."""
         if self.tpu_cores:
-            return f"{self.tpu_cores} TPU cores ({self.accelerator}{', ' + self.tpu_topology if self.tpu_topology else ''})"
+            shape = f", {self.tpu_topology}" if self.tpu_topology else ""
+            return f"{self.tpu_cores} TPU cores ({self.accelerator}{shape})"
         return f"{self.accelerator_count} × {self.gpu_model}" if self.accelerator_count else "CPU only"
 
     @property

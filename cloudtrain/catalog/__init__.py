@@ -101,7 +101,7 @@ def resolve_machine(
 
 def check_tpu_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
                   own_image: bool) -> None:  # fmt: skip
-    """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow and image (:func:`.tpus.check_job`)."""
+    """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow, image (``tpus.check_job``)."""
     check_region("vertex", region)
     _tpus.check_job(m, topology=topology, region=region, replica_count=replica_count, tensorflow=tensorflow,
                     own_image=own_image, image_prefix=_table("vertex").regions[region]["image_prefix"])

@@ -142,7 +142,8 @@ def check_topology(m: MachineInfo, topology: str | None) -> None:
                            [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)],
                            field="tpu_topology")  # fmt: skip
     raise CatalogError(f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
-                       [f"tpu_topology: {own}"] + [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)
+                       [f"tpu_topology: {own}"] + [describe(_info(t, m.accelerator))
+                                                    for t in _same_family(m.accelerator)
                                                     if _info(t, m.accelerator).tpu.topology == topology],
                        field="tpu_topology")  # fmt: skip
 

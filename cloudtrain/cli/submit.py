@@ -192,7 +192,8 @@ def _print_summary(console, spec, package) -> None:
     from cloudtrain.catalog.cost import price_basis
 
     local = spec.backend == "local"
-    machine = f"{spec.machine.type}, {spec.machine.accelerators}" + (f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else "")
+    machine = f"{spec.machine.type}, {spec.machine.accelerators}"
+    machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
     cost = None if local else spec.cost_per_hour
     print_kv(
         console,

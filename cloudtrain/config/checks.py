@@ -80,8 +80,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
             if m.tpu is None:
                 return
-            catalog.check_tpu_job(m, topology=cfg.machine.tpu_topology, region=cfg.region, replica_count=cfg.replica_count,
-                                  tensorflow=cfg.image.tensorflow, own_image=bool(cfg.image.uri or cfg.container))
+            catalog.check_tpu_job(m, topology=cfg.machine.tpu_topology, region=cfg.region,
+                                  replica_count=cfg.replica_count, tensorflow=cfg.image.tensorflow,
+                                  own_image=bool(cfg.image.uri or cfg.container))
         except catalog.CatalogError as exc:
             path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
             raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None

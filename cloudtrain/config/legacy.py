@@ -16,8 +16,9 @@ Flags and ``--set`` override either without a word, as gcloud's flags override i
 
 What no cloud offers any more is mapped to its nearest, each with one line (a *note*) that
 the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80) to the
-cheapest GPU at least as fast, ML Engine's TPU tiers to a Vertex TPU VM (to a GPU on SageMaker), parameter servers to workers, TensorFlow 1 runtimes
-to the cloud's default TF 2 image, 2.x runtimes to the nearest offered.
+cheapest GPU at least as fast, ML Engine's TPU tiers to a Vertex TPU VM (to a GPU on SageMaker),
+parameter servers to workers, TensorFlow 1 runtimes to the cloud's default TF 2 image, 2.x
+runtimes to the nearest offered.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ def test_v5e_types_have_their_chips_topology_and_price():
 
 def test_cloud_tpu_takes_v2_or_v3_with_eight_cores():
     v3 = catalog.resolve_machine("vertex", "cloud-tpu", "tpu-v3", 8)
-    assert (v3.accelerator, v3.accelerator_count, v3.tpu.chips, v3.tpu.cores, v3.tpu.topology) == ("TPU_V3", 8, 4, 8, None)
+    got = (v3.accelerator, v3.accelerator_count, v3.tpu.chips, v3.tpu.cores, v3.tpu.topology)
+    assert got == ("TPU_V3", 8, 4, 8, None)
     assert catalog.resolve_machine("vertex", "cloud-tpu", "TPU_V2", None).price_per_hour == 5.175
 
 

@@ -27,10 +27,12 @@ CASES = {
     "v5e_4t": (MachineSpec(type="ct5lp-hightpu-4t", accelerator="TPU_V5_LITEPOD", accelerator_count=4, gpu_model=None,
                            disk_gb=100, price_per_hour=5.52, price_region="us-central1", price_date="2025-01",
                            tpu_cores=4, tpu_topology="2x2"),
-               f"{_CONFIGURE_COMPUTE}: machineSpec {{machineType: ct5lp-hightpu-4t, tpuTopology: 2x2}}; image: {_IMAGE}"),
+               f"{_CONFIGURE_COMPUTE}: machineSpec {{machineType: ct5lp-hightpu-4t, tpuTopology: 2x2}}; "
+               f"image: {_IMAGE}"),
     "v3_8": (MachineSpec(type="cloud-tpu", accelerator="TPU_V3", accelerator_count=8, gpu_model=None, disk_gb=100,
                          price_per_hour=9.2, price_region="us-central1", price_date="2025-01", tpu_cores=8),
-             f"{_CONFIGURE_COMPUTE}: machineSpec {{machineType: cloud-tpu, acceleratorType: TPU_V3, acceleratorCount: 8}}; "
+             f"{_CONFIGURE_COMPUTE}: machineSpec "
+             "{machineType: cloud-tpu, acceleratorType: TPU_V3, acceleratorCount: 8}; "
              f"image: {_IMAGE}"),
 }  # fmt: skip
 
