@@ -36,7 +36,7 @@ class Landed:
 
 
 def describe(spec: Any) -> str:
-    gpus = f"{spec.machine.accelerator_count} × {spec.machine.gpu_model}" if spec.machine.accelerator_count else "CPU"
+    gpus = spec.machine.accelerators if spec.machine.accelerator_count else "CPU"
     spot = ", spot" if spec.spot else ", flex-start" if getattr(spec, "flex_start", False) else ""
     return f"{spec.backend} {spec.region} {spec.replica_count} × {spec.machine.type} ({gpus}{spot})"
 

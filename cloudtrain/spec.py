@@ -39,6 +39,21 @@ class MachineSpec:
     price_per_hour: float | None  # one replica, on-demand, in the catalog's reference region
     price_region: str
     price_date: str
+    tpu_cores: int = 0  # a TPU VM: its TensorCores (accelerator/count are then Vertex's TPU fields)
+    tpu_topology: str | None = None  # v5e: "2x2"; None for cloud-tpu (v2/v3) and GPUs
+
+    @property
+    def accelerators(self) -> str:
+        """``4 × T4``, ``4 TPU cores (TPU_V5_LITEPOD, 2x2)``, ``CPU only``: what one replica computes on."""
+        if self.tpu_cores:
+            shape = f", {self.tpu_topology}" if self.tpu_topology else ""
+            return f"{self.tpu_cores} TPU cores ({self.accelerator}{shape})"
+        return f"{self.accelerator_count} × {self.gpu_model}" if self.accelerator_count else "CPU only"
+
+    @property
+    def replicas_per_machine(self) -> int:
+        """What the trainer's strategy counts per machine: TPU cores, else GPUs, else 1."""
+        return self.tpu_cores or max(self.accelerator_count, 1)
 
 
 @dataclass(frozen=True)
@@ -234,9 +249,10 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     tf_version = None
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
-        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
-        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.accelerator_count > 0,
-                                       py_version=catalog.python_tag(cfg.image.python))  # fmt: skip
+        tpu = info.tpu is not None and cfg.backend != "local"  # --local runs the CPU/GPU image instead
+        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=info.tpu is not None)
+        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.gpu is not None,
+                                       py_version=catalog.python_tag(cfg.image.python), tpu=tpu)  # fmt: skip
     if cfg.output_dir or cfg.job_dir:
         output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":
@@ -261,6 +277,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             price_per_hour=info.price_per_hour,
             price_region=info.price_region,
             price_date=info.price_date,
+            tpu_cores=info.tpu.cores if info.tpu else 0,
+            tpu_topology=(cfg.machine.tpu_topology or info.tpu.topology) if info.tpu else None,
         ),
         replica_count=cfg.replica_count,
         package=PackageSpec(

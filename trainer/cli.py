@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("devices")
     g.add_argument("--strategy", choices=strategy.CHOICES, default="auto")
     g.add_argument("--precision", choices=precision.CHOICES, default="auto")
+    g.add_argument("--tpu-rules", action="store_true",
+                   help="apply the TPU rules (bfloat16, static shapes, fixed steps per call) with any strategy: "
+                   "how they are tested on a CPU; on by itself under --strategy tpu")
     g.add_argument("--cpu-devices", type=int, default=1,
                    help="split the CPU into N logical devices (tests MirroredStrategy without GPUs)")
 

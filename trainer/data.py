@@ -383,11 +383,14 @@ def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: boo
 
 
 def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True,
-                  presharded: bool = False) -> tf.data.Dataset | None:  # fmt: skip
+                  presharded: bool = False, static_shapes: bool = False) -> tf.data.Dataset | None:  # fmt: skip
+    """Validation batches; ``static_shapes`` (TPUs): full batches only, so XLA compiles one shape
+    (the last ``examples % global_batch`` examples are not evaluated)."""
     if data.val is None:
         return None
     ds = data.val.cache() if cache else data.val
-    return _sharded(ds.batch(global_batch).prefetch(AUTOTUNE), "off" if presharded else "data")
+    ds = ds.batch(global_batch, drop_remainder=static_shapes)
+    return _sharded(ds.prefetch(AUTOTUNE), "off" if presharded else "data")
 
 
 def benchmark_input(strategy, per_replica_batch: int, input_shape, num_classes: int):

@@ -81,6 +81,12 @@ def render_plan(plan: Mapping[str, object]) -> str:
     lines.append(_line("devices", devices[0] if devices else "-"))
     lines += [_line("", d) for d in devices[1:]]
     lines.append(_line("strategy", f"{plan['strategy']}  ({plan['strategy_reason']})"))
+    if plan.get("tpu"):
+        t = plan["tpu"]
+        lines.append(_line("TPU", f"{t['type']}, {t['cores']} cores, topology {t['topology']}"))
+    if plan.get("tpu_rules"):
+        lines.append(_line("TPU rules", f"static shapes, steps per call {plan.get('steps_per_execution')}; "
+                                        f"{plan['tpu_rules']}"))
     lines.append(_line("workers", plan["workers"]))
     lines.append(_line("replicas in sync", batch["replicas"]))
     lines.append(_line("precision", f"{plan['precision']}  ({plan['precision_reason']})"))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from trainer import env, events, plan as plan_lib, precision as precision_lib
 from trainer import strategy as strategy_lib
+from trainer import tpu as tpu_lib
 from trainer.cluster import Cluster, resolve_cluster
 
 
@@ -29,6 +30,8 @@ class Setup:
     choice: strategy_lib.StrategyChoice
     strategy: object
     precision: precision_lib.Precision
+    tpu_rules: tpu_lib.TpuRules = tpu_lib.rules("default")
+    tpu: dict | None = None  # the plan's TPU entry: type, cores, topology
 
 
 def setup(args) -> Setup:
@@ -47,18 +50,25 @@ def setup(args) -> Setup:
     from trainer import hardware
 
     devices = hardware.detect(args.cpu_devices)
-    choice = strategy_lib.choose(args.strategy, devices, cluster)
-    strategy = strategy_lib.build(choice, devices)
+    found = tpu_lib.probe()
+    choice = strategy_lib.choose(args.strategy, devices, cluster, found)
+    tpu_plan = None
     if choice.name == "tpu":
+        strategy, mesh = strategy_lib.build_tpu()
         devices = strategy_lib.tpu_devices()
+        tpu_plan = tpu_lib.describe(found, strategy.num_replicas_in_sync, mesh)
+    else:
+        strategy = strategy_lib.build(choice, devices)
+    rules = tpu_lib.rules(choice.name, forced=args.tpu_rules)
     precision = precision_lib.choose_precision(
-        args.precision, hardware.accelerator(devices), [d.compute_capability for d in hardware.gpus(devices)]
+        args.precision, rules.precision_accelerator or hardware.accelerator(devices),
+        [d.compute_capability for d in hardware.gpus(devices)],
     )
     precision_lib.apply(precision)
     import keras
 
     keras.utils.set_random_seed(args.seed)
-    return Setup(args, contract, cluster, devices, choice, strategy, precision)
+    return Setup(args, contract, cluster, devices, choice, strategy, precision, rules, tpu_plan)
 
 
 def base_plan(s: Setup) -> dict:
@@ -76,6 +86,8 @@ def base_plan(s: Setup) -> dict:
         "strategy": s.choice.name,
         "strategy_reason": s.choice.reason,
         "replicas": s.strategy.num_replicas_in_sync,
+        **({"tpu": s.tpu} if s.tpu else {}),
+        **({"tpu_rules": s.tpu_rules.reason} if s.tpu_rules.active else {}),
         "precision": s.precision.policy,
         "precision_reason": s.precision.reason,
         "loss_scaling": s.precision.loss_scaling,

@@ -2,6 +2,7 @@
 
 ``auto``:
 
+- a TPU on this host (``trainer.tpu.probe``) -> ``tpu`` (TPUStrategy, one TPU VM);
 - several chief/worker tasks in TF_CONFIG -> ``multi_worker_mirrored``
   (NCCL collectives on GPUs);
 - more than one GPU (or ``--cpu-devices N`` > 1) -> ``mirrored`` (NCCL
@@ -17,12 +18,14 @@ cluster would have every worker train its own model. ``choose`` is pure;
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Sequence
 
 from trainer.cluster import Cluster
 from trainer.errors import TrainerError
 from trainer.hardware import Device
+from trainer.tpu import NO_TPU, TpuProbe
 
 CHOICES = ("auto", "default", "one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -33,7 +36,8 @@ class StrategyChoice:
     reason: str
 
 
-def choose(requested: str, devices: Sequence[Device], cluster: Cluster) -> StrategyChoice:
+def choose(requested: str, devices: Sequence[Device], cluster: Cluster, tpu: TpuProbe = NO_TPU) -> StrategyChoice:
+    """Pure: the strategy for what the hardware probes found (``devices``, and ``tpu`` on a TPU VM)."""
     if requested not in CHOICES:
         raise TrainerError(f"--strategy {requested!r} is not one of {', '.join(CHOICES)}")
     n_gpu = sum(d.kind == "GPU" for d in devices)
@@ -43,7 +47,15 @@ def choose(requested: str, devices: Sequence[Device], cluster: Cluster) -> Strat
             f"--strategy {requested} in a {cluster.num_workers}-worker cluster ({cluster.source}): every worker "
             "would train its own copy; use multi_worker_mirrored (or auto)"
         )
+    if requested == "tpu" and not tpu.found:
+        raise TrainerError("--strategy tpu but this machine shows no TPU (no /dev/accel0, /dev/vfio/0, TPU_NAME "
+                           "or TPU_ACCELERATOR_TYPE); drop --strategy tpu to train on what is here")
     if requested == "auto":
+        if tpu.found and cluster.is_multi_worker:
+            raise TrainerError(f"a TPU VM in a {cluster.num_workers}-worker cluster ({cluster.source}): multi-host "
+                               "TPU slices are not supported yet; run one TPU VM")
+        if tpu.found:
+            return StrategyChoice("tpu", f"{tpu.describe()}: TPUStrategy on the local TPU")
         if cluster.is_multi_worker:
             return StrategyChoice(
                 "multi_worker_mirrored", f"{cluster.num_workers} workers in {cluster.source}, synchronous all-reduce"
@@ -81,14 +93,21 @@ def build(choice: StrategyChoice, devices: Sequence[Device]):
         options = tf.distribute.experimental.CommunicationOptions(implementation=comm.NCCL if on_gpu else comm.AUTO)
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     if choice.name == "tpu":
-        try:
-            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
-            tf.config.experimental_connect_to_cluster(resolver)
-            tf.tpu.experimental.initialize_tpu_system(resolver)
-        except (ValueError, RuntimeError, tf.errors.OpError) as exc:
-            raise TrainerError(f"--strategy tpu but no TPU could be reached: {exc}") from None
-        return tf.distribute.TPUStrategy(resolver)
+        return build_tpu()[0]
     raise TrainerError(f"unknown strategy {choice.name!r}")
+
+
+def build_tpu():
+    """``TPUStrategy`` on this TPU VM's own TPU, and the mesh shape TensorFlow found (for the plan)."""
+    import tensorflow as tf
+
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=os.environ.get("TPU_NAME") or "local")
+        tf.config.experimental_connect_to_cluster(resolver)
+        topology = tf.tpu.experimental.initialize_tpu_system(resolver)
+    except (ValueError, RuntimeError, tf.errors.OpError) as exc:
+        raise TrainerError(f"the TPU could not be reached: {exc}") from None
+    return tf.distribute.TPUStrategy(resolver), list(getattr(topology, "mesh_shape", []) or [])
 
 
 def tpu_devices() -> list[Device]:

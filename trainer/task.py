@@ -50,7 +50,8 @@ def train(s: Setup, started: float) -> int:
     batch = plan_lib.plan_batches(args.batch_size, strategy.num_replicas_in_sync, args.lr, data.train_examples,
                                   scale_lr=not args.no_lr_scaling, max_steps_per_epoch=args.steps_per_epoch)
     model, optimizer = build_model(s, data.input_shape, data.num_classes, batch.lr)
-    host_input = s.choice.name != "tpu"  # TPUs take their input through the distributed iterator
+    rules = s.tpu_rules
+    host_input = not rules.active  # TPUs (and --tpu-rules) take their input through the distributed iterator
     loop = TrainLoop(strategy, model, optimizer, batch.global_batch,
                      local_replicas=strategy.num_replicas_in_sync // cluster.num_workers if host_input else 1)
     cache = not args.no_cache
@@ -80,7 +81,9 @@ def train(s: Setup, started: float) -> int:
         dirs={k: getattr(dirs, k) for k in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir")},
         dirs_origin=dict(dirs.origin), export_layout=s.contract.export_layout,
         resume_epoch=start_epoch, resume_step=start_step, resume_checkpoint=restored,
-        steps_per_execution=args.steps_per_execution or f"auto (~{args.call_seconds:g} s per call)",
+        steps_per_execution=rules.steps_per_execution(args.steps_per_execution, batch.steps_per_epoch)
+        or f"auto (~{args.call_seconds:g} s per call)",
+        static_shapes=rules.static_shapes,
         preemption=preemption.describe(s.contract.platform) if notice else preemption.OFF,
     )
     announce(s, plan)
@@ -88,7 +91,8 @@ def train(s: Setup, started: float) -> int:
         ckpts.close()
         return 0
 
-    val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache, presharded=presharded[1])
+    val = data_lib.eval_pipeline(data, batch.global_batch, cache=cache, presharded=presharded[1],
+                                 static_shapes=rules.static_shapes)
     val_ds = strategy.experimental_distribute_dataset(val) if val is not None else None
 
     def on_preempted():
@@ -113,7 +117,7 @@ def train(s: Setup, started: float) -> int:
             events.emit("epoch", epoch=result.epoch, epochs=args.epochs, **fields, checkpoint=saved)
             metrics.report_epoch(fields, result.epoch)
 
-    sizer = CallSizer(args.steps_per_execution, args.call_seconds,
+    sizer = CallSizer(rules.steps_per_execution(args.steps_per_execution, batch.steps_per_epoch), args.call_seconds,
                       agree=lambda t: _mean_across_workers(strategy, t, cluster.num_workers))
     history = run_epochs(
         loop, ckpts, train_iterator, val_ds, start_step=start_step, epochs=args.epochs,

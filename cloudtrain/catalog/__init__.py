@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from cloudtrain.catalog import gpus as _gpus
 from cloudtrain.catalog import sagemaker as _sagemaker
+from cloudtrain.catalog import tpus as _tpus
 from cloudtrain.catalog import vertex as _vertex
-from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo
+from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo, TpuInfo
 from cloudtrain.catalog.resolve import resolve as _resolve
 from cloudtrain.catalog.suggest import did_you_mean
 from cloudtrain.catalog.table import CloudTable
@@ -24,6 +25,7 @@ __all__ = [
     "CatalogError",
     "GpuModel",
     "MachineInfo",
+    "TpuInfo",
     "check_region",
     "clouds",
     "default_tensorflow",
@@ -82,8 +84,37 @@ def resolve_machine(
 
     Built-in GPUs (Vertex A2/A3/G2, SageMaker instance types) may be omitted, and must match
     when given; accelerator names are accepted in any common spelling ("T4", "NVIDIA_TESLA_T4").
+    Vertex TPU VMs come from :mod:`.tpus` (``info.tpu`` set); SageMaker has none.
     """
+    if _tpus.is_tpu(machine_type):
+        if cloud == "vertex":
+            return _tpus.resolve(machine_type, accelerator, accelerator_count)
+        if cloud == "sagemaker":
+            raise CatalogError(
+                f"{machine_type} is a Vertex AI TPU VM and SageMaker has no TPUs; give SageMaker a GPU machine "
+                "(cloudtrain machines --backend sagemaker) and keep the TPU on backend: vertex, one of them as a "
+                "fallback: entry (docs/how-to/tpu.md)",
+                field="machine_type",
+            )
     return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
+
+
+def check_tpu_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
+                  own_image: bool) -> None:  # fmt: skip
+    """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow, image (``tpus.check_job``)."""
+    check_region("vertex", region)
+    _tpus.check_job(m, topology=topology, region=region, replica_count=replica_count, tensorflow=tensorflow,
+                    own_image=own_image, image_prefix=_table("vertex").regions[region]["image_prefix"])
+
+
+def tpu_machine_types() -> tuple[str, ...]:
+    """Vertex AI's TPU VM machine types (``cloud-tpu``, ``ct5lp-hightpu-4t``, …)."""
+    return _tpus.machine_types()
+
+
+def tpu_machines() -> list[MachineInfo]:
+    """Vertex AI's single-host TPU VMs for ``cloudtrain machines --tpu``, cheapest first."""
+    return _tpus.machines()
 
 
 def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
@@ -149,15 +180,18 @@ def tensorflow_versions(cloud: str) -> tuple[str, ...]:
     return _IMAGES[cloud].tensorflow_versions(table)
 
 
-def default_tensorflow(cloud: str) -> str:
-    """The newest TensorFlow version with a prebuilt training image."""
-    return tensorflow_versions(cloud)[-1]
+def default_tensorflow(cloud: str, *, tpu: bool = False) -> str:
+    """The newest TensorFlow version with a prebuilt training image (for TPUs: with a TPU image)."""
+    return _tpus.default_tensorflow() if tpu else tensorflow_versions(cloud)[-1]
 
 
-def training_image(cloud: str, region: str, tensorflow: str, gpu: bool, *, py_version: str | None = None) -> str:
+def training_image(cloud: str, region: str, tensorflow: str, gpu: bool, *, py_version: str | None = None,
+                   tpu: bool = False) -> str:  # fmt: skip
     """The prebuilt TensorFlow training image URI; CatalogError naming the available versions if none."""
     table = _cloud(cloud)
     check_region(cloud, region)
+    if tpu:
+        return _tpus.training_image(table.regions[region]["image_prefix"], str(tensorflow))
     return _IMAGES[cloud].training_image(table, region, str(tensorflow), gpu, py_version)
 
 

@@ -30,6 +30,17 @@ class GpuModel:
 
 
 @dataclass(frozen=True)
+class TpuInfo:
+    """A single-host TPU VM's accelerators: ``accelerator`` is Vertex's name (TPU_V5_LITEPOD)."""
+
+    accelerator: str
+    generation: str  # "v2", "v3", "v5e"
+    chips: int
+    cores: int  # TensorCores: what TPUStrategy counts as replicas
+    topology: str | None  # "2x2" for types that take a tpuTopology; None for cloud-tpu (v2/v3)
+
+
+@dataclass(frozen=True)
 class MachineInfo:
     cloud: str  # "vertex" | "sagemaker"
     machine_type: str  # "n1-standard-16" | "ml.g4dn.12xlarge"
@@ -41,6 +52,7 @@ class MachineInfo:
     price_per_hour: float | None  # USD on-demand for the machine and its accelerators, in price_region
     price_region: str
     price_date: str
+    tpu: TpuInfo | None = None  # a TPU VM (accelerator/count then say what Vertex's request carries)
 
     @property
     def gpu_memory_gb(self) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from cloudtrain.catalog import tpus
 from cloudtrain.catalog.records import CatalogError, MachineInfo
 from cloudtrain.catalog.suggest import did_you_mean
 from cloudtrain.catalog.table import CloudTable, MachineType
@@ -127,7 +128,8 @@ def _unknown_type(table: CloudTable, machine_type: str) -> CatalogError:
         if other != table.cloud and machine_type in table_of(other).types:
             message += f" ({machine_type} is a {other} machine type)"
     message += f"; `cloudtrain machines --backend {table.cloud}` lists the {len(table.types)} types"
-    return CatalogError(message, did_you_mean(machine_type, table.types), field="machine_type")
+    known = list(table.types) + (list(tpus.machine_types()) if table.cloud == "vertex" else [])
+    return CatalogError(message, did_you_mean(machine_type, known), field="machine_type")
 
 
 def _alternatives(table: CloudTable, t: MachineType, accelerator: str | None, count: int) -> list[str]:

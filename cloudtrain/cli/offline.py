@@ -34,7 +34,7 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
                 for e in getattr(exc, "errors", None) or (exc,)]})  # fmt: skip
         raise
     m = spec.machine
-    gpus = f"{m.accelerator_count} × {m.gpu_model}" if m.accelerator_count else "CPU only"
+    gpus = m.accelerators
     if output == "json":
         from cloudtrain.console import print_json
 
@@ -54,12 +54,16 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
 @cli.command()
 @click.option("--backend", "cloud", type=click.Choice(["vertex", "sagemaker"]), help="Only this cloud.")
 @click.option("--gpu", help="Only this GPU model or family, e.g. T4, A100 (both sizes), A100-80GB, H100.")
+@click.option("--tpu", is_flag=True, help="Vertex AI's single-host TPU VMs instead: chips, cores, topology, regions.")
 @OUTPUT_OPTION
-def machines(cloud, gpu, output) -> None:
+def machines(cloud, gpu, tpu, output) -> None:
     """The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices."""
     from cloudtrain import catalog
     from cloudtrain.console import make_console, print_json, print_table
 
+    if tpu:
+        _tpu_machines(cloud, gpu, output)
+        return
     rows = catalog.machines(cloud, gpu, every_combination=True)
     if not rows:
         raise UsageError(f"no machine has GPU {gpu!r}", hint=f"the catalog has {', '.join(catalog.gpu_names(cloud))}")
@@ -72,6 +76,28 @@ def machines(cloud, gpu, output) -> None:
         _grouped(rows),
         title=f"prices: on-demand list prices taken {rows[0].price_date}; count: the GPU counts the machine takes",
     )
+
+
+def _tpu_machines(cloud, gpu, output) -> None:
+    from cloudtrain.catalog import tpus
+    from cloudtrain.console import make_console, money, print_json, print_table
+
+    if cloud == "sagemaker" or gpu:
+        raise UsageError("SageMaker has no TPUs" if cloud == "sagemaker" else "--tpu lists TPUs, not GPUs",
+                         hint="cloudtrain machines --tpu (Vertex AI)")  # fmt: skip
+    rows = tpus.machines()
+    if output == "json":
+        print_json([tpus.record(m) for m in rows])
+        return
+    print_table(
+        make_console(),
+        ["machine", "TPU", "chips", "cores", "topology", "vCPU", "memory GB", "price/h", "regions"],
+        [(tpus.describe(m).split(" (")[0], m.tpu.generation, m.tpu.chips, m.tpu.cores, m.tpu.topology or "-", m.vcpus,
+          m.memory_gb, money(m.price_per_hour) if m.price_per_hour else "-", ", ".join(tpus.regions(m.accelerator)))
+         for m in rows],
+        title=f"Vertex AI TPU VMs, one host each; prices: {rows[0].price_region} on-demand list prices taken "
+              f"{rows[0].price_date}; TensorFlow images: {', '.join(tpus.tensorflow_versions())}",
+    )  # fmt: skip
 
 
 def _grouped(rows) -> list[tuple]:

@@ -192,8 +192,8 @@ def _print_summary(console, spec, package) -> None:
     from cloudtrain.catalog.cost import price_basis
 
     local = spec.backend == "local"
-    gpus = f"{spec.machine.accelerator_count} × {spec.machine.gpu_model}" if spec.machine.accelerator_count else "CPU only"
-    machine = f"{spec.machine.type}, {gpus}" + (f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else "")
+    machine = f"{spec.machine.type}, {spec.machine.accelerators}"
+    machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
     cost = None if local else spec.cost_per_hour
     print_kv(
         console,
@@ -274,10 +274,11 @@ def _batch_line(spec) -> str | None:
 
     per_replica = next((int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))),
                        None)  # fmt: skip
-    replicas = max(spec.machine.accelerator_count, 1) * spec.replica_count
+    replicas = spec.machine.replicas_per_machine * spec.replica_count
     if per_replica is None or spec.backend == "local":
         return None
-    return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas (GPUs × machines)"
+    unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
+    return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas ({unit})"
 
 
 def _remember(job_id: str, name: str, spec, config_file: Path) -> None:

@@ -75,7 +75,21 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 
     run(("target", "backend", "region"), region)
     run(("target", "backend", "machine"), machine)
-    if cfg.image.uri is None and cfg.image.tensorflow is not None:
+    def tpu_job() -> None:
+        try:
+            m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+            if m.tpu is None:
+                return
+            catalog.check_tpu_job(m, topology=cfg.machine.tpu_topology, region=cfg.region,
+                                  replica_count=cfg.replica_count, tensorflow=cfg.image.tensorflow,
+                                  own_image=bool(cfg.image.uri or cfg.container))
+        except catalog.CatalogError as exc:
+            path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
+            raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
+
+    if cloud == "vertex" and cfg.machine.type in catalog.tpu_machine_types():
+        run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
+    elif cfg.image.uri is None and cfg.image.tensorflow is not None:
         run(("target", "backend", "region", "image"), image)
     if cfg.backend != "local":
         for field, check in _cloud_field_checks(loaded):

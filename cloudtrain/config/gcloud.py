@@ -75,7 +75,8 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
                                      "drop it"),
     "--use-chief-in-tf-config": ("TF_CONFIG always names the chief on Vertex AI (and cloudtrain's trainer "
                                  "expects it)", "drop the flag"),
-    "--tpu-tf-version": ("TPUs are not supported; BASIC_TPU maps to GPUs", "drop --tpu-tf-version"),
+    "--tpu-tf-version": ("a Vertex AI TPU VM runs the prebuilt TPU image of --runtime-version (BASIC_TPU maps "
+                         "to one)", "drop --tpu-tf-version; set --runtime-version"),
     "--format": ("gcloud's output formats are not supported", "use -o json"),
     "--account": ("cloudtrain uses Application Default Credentials", "run gcloud auth application-default login"),
     "--impersonate-service-account": ("cloudtrain uses Application Default Credentials",

@@ -15,9 +15,10 @@ us-east1`` next to ``trainingInput.region: us-central1``) is an error, not a sil
 Flags and ``--set`` override either without a word, as gcloud's flags override its file.
 
 What no cloud offers any more is mapped to its nearest, each with one line (a *note*) that
-the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80, TPU v2)
-to the cheapest GPU at least as fast, parameter servers to workers, TensorFlow 1 runtimes
-to the cloud's default TF 2 image, 2.x runtimes to the nearest offered.
+the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80) to the
+cheapest GPU at least as fast, ML Engine's TPU tiers to a Vertex TPU VM (to a GPU on SageMaker),
+parameter servers to workers, TensorFlow 1 runtimes to the cloud's default TF 2 image, 2.x
+runtimes to the nearest offered.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from cloudtrain import catalog
-from cloudtrain.catalog import crosscloud
+from cloudtrain.catalog import crosscloud, tpus
 from cloudtrain.words import counted
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
@@ -36,6 +37,8 @@ from cloudtrain.mapping import mapped_line
 
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
+#: The accelerator of ML Engine's TPU machines: a Cloud TPU v2 device, a TPU VM on Vertex AI.
+_ML_ENGINE_TPU = "TPU_V2"
 
 
 class LegacyMachine(NamedTuple):
@@ -212,7 +215,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if image:
         put(("image", "uri"), image, "masterConfig")
     elif ti.get("runtimeVersion") is not None:
-        version = _tensorflow(str(ti["runtimeVersion"]), cloud, notes)
+        version = _tensorflow(str(ti["runtimeVersion"]), cloud, notes, tpu=tpus.is_tpu(machine.machine_type))
         put(("image", "tensorflow"), version, "runtimeVersion")
     if ti.get("pythonVersion") is not None and not image:
         _python(str(ti["pythonVersion"]), out, cloud, notes)
@@ -260,6 +263,11 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
     if tier:
         was = f"{tier}: {was}"
     key = f"trainingInput.{source}"
+    if cloud == "vertex" and gpu == _ML_ENGINE_TPU:
+        info = catalog.resolve_machine("vertex", "cloud-tpu", _ML_ENGINE_TPU, 8)
+        notes.append(mapped_line(key, was, tpus.describe(info), "ML Engine attached a Cloud TPU v2 device (8 cores) "
+                                 "to a VM; Vertex AI runs it as one TPU VM", (None, info.price_per_hour)))  # fmt: skip
+        return info
     if cloud == "vertex" and not (gpu and crosscloud.is_retired(gpu)):
         try:
             info = catalog.resolve_machine("vertex", machine_type, _vertex_accelerator(gpu) if gpu else None, count)
@@ -282,7 +290,9 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
         vcpus, memory_gb = known.vcpus, known.memory_gb
     found = crosscloud.nearest_machine(cloud, gpu, count, vcpus, memory_gb)
     why = []
-    if gpu and crosscloud.is_retired(gpu):
+    if gpu == _ML_ENGINE_TPU:
+        why.append(f"{_LABEL[cloud]} has no TPUs and {found.gpu.name} is the cheapest GPU at least as fast")
+    elif gpu and crosscloud.is_retired(gpu):
         why.append(f"{gpu} is retired and {found.gpu.name} is the cheapest GPU at least as fast on {_LABEL[cloud]}")
     elif gpu and found.gpu and found.gpu.name != gpu:
         why.append(f"{_LABEL[cloud]} has no {gpu} and {found.gpu.name} is the cheapest GPU at least as fast")
@@ -311,11 +321,12 @@ def _vertex_accelerator(gpu: str) -> str:
     return names[0] if names else gpu
 
 
-def _tensorflow(runtime: str, cloud: str, notes: list[str]) -> str:
-    offered = catalog.tensorflow_versions(cloud)
-    label = _LABEL[cloud]
+def _tensorflow(runtime: str, cloud: str, notes: list[str], *, tpu: bool = False) -> str:
+    """The image version for ``runtimeVersion``; on a TPU VM, among the TPU images."""
+    offered = tpus.tensorflow_versions() if tpu else catalog.tensorflow_versions(cloud)
+    label = _LABEL[cloud] + (" TPU" if tpu else "")
     if runtime.startswith("1."):
-        version = catalog.default_tensorflow(cloud)
+        version = catalog.default_tensorflow(cloud, tpu=tpu)
         notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, "TensorFlow 1 has no prebuilt "
                                  f"image any more; the newest {label} image, as native configs get; TF 1 code needs "
                                  "tf.compat.v1 or a port"))  # fmt: skip

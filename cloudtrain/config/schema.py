@@ -76,6 +76,9 @@ class Machine(_Strict):
         0, description="GPUs per replica; 0 means none (Vertex) or the instance's own count (SageMaker)."
     )
     disk_gb: Annotated[StrictInt, Field(ge=10, le=65536)] = Field(100, description="Boot/volume disk size in GB.")
+    tpu_topology: StrictStr | None = Field(
+        None, description="Vertex TPU v5e topology (2x2); unset = the machine type's own. Single-host only."
+    )
 
 
 class Package(_Strict):

@@ -82,6 +82,10 @@ def test_a_gce_vm_without_gpus_gets_the_trainers_own_save(metadata_server):
     assert preemption.is_inert("vertex", cpu, metadata_server)
     assert not preemption.is_inert("vertex", gpu, metadata_server)
     assert not preemption.is_inert("sagemaker", cpu, {})
+    # A spot TPU VM on Vertex: TensorFlow's handler ignores it (no GPU), so the trainer's own notice
+    # path (SIGTERM or metadata instance/preempted, then one checkpoint and exit 5) is the one that saves.
+    tpu_vm = [Device(f"/job:worker/replica:0/task:0/device:TPU:{i}", "TPU", "TPU core") for i in range(4)]
+    assert preemption.is_inert("vertex", tpu_vm, metadata_server)
 
 
 def test_grace_period_per_platform_and_the_local_override():

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 PURE = ["trainer", "trainer.env", "trainer.cluster", "trainer.precision", "trainer.plan", "trainer.schedule",
         "trainer.data_spec", "trainer.events", "trainer.errors", "trainer.hardware", "trainer.strategy",
         "trainer.cli", "trainer.runtime", "trainer.task", "trainer.benchmark", "trainer.preemption",
-        "trainer.shutdown"]
+        "trainer.shutdown", "trainer.tpu"]
 
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess:

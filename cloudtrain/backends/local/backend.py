@@ -44,6 +44,14 @@ def detect_gpus() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+def tpu_note(spec: JobSpec) -> str | None:
+    """The one line ``--local`` says for a TPU config: what runs instead."""
+    if not spec.machine.tpu_cores:
+        return None
+    return (f"{spec.machine.type} is a TPU VM ({spec.machine.tpu_cores} TPU cores on Vertex AI); --local has no TPU "
+            "and runs the same trainer on this machine's CPU/GPUs with the strategy it finds here, not TPUStrategy")
+
+
 def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
     """The local output dir (absolute) and, when the config named a bucket, why it is not used."""
     if "://" in spec.output_dir:
@@ -234,6 +242,7 @@ class LocalBackend:
     def render(self, spec: JobSpec, package) -> dict[str, Any]:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
         out, note = output_dir_for(spec)
+        note = "; ".join(n for n in (note, tpu_note(spec)) if n) or None
         image = self._image_for(spec)
         env = venv.env_dir(package, image, self._cache_root)
         plans = self._plans(spec, package, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
@@ -267,6 +276,8 @@ class LocalBackend:
         image = self._image_for(spec)
         if image.note:
             self._log(image.note)  # a mapped: line
+        if note_tpu := tpu_note(spec):
+            self._log(note_tpu)
         environment = venv.ensure_env(package, image, root=self._cache_root, log=self._log)
         note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))

@@ -21,6 +21,7 @@ import hashlib
 import re
 from typing import Any
 
+from cloudtrain.backends.vertex import tpu
 from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
@@ -58,7 +59,8 @@ def script_env(spec: JobSpec) -> dict[str, str]:
     """Script jobs: the SageMaker variable known before the job starts (``SM_NUM_GPUS``); the
     launcher derives ``SM_HOSTS``, ``SM_CURRENT_HOST``, ``SM_MODEL_DIR`` and ``SM_OUTPUT_DATA_DIR``
     on each replica from what Vertex sets there."""
-    return {"SM_NUM_GPUS": str(spec.machine.accelerator_count)} if spec.package.script else {}
+    gpus = 0 if spec.machine.tpu_cores else spec.machine.accelerator_count  # a TPU VM has no GPU
+    return {"SM_NUM_GPUS": str(gpus)} if spec.package.script else {}
 
 
 def submit_id(spec: JobSpec, package: BuiltPackage) -> str:
@@ -76,7 +78,10 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, 
     """The ``CustomJob`` body of ``projects.locations.customJobs.create``, in REST JSON. A ``container:``
     job (``package`` None) gets a ``containerSpec``; a package job a ``pythonPackageSpec``."""
     machine: dict[str, Any] = {"machineType": spec.machine.type}
-    if spec.machine.accelerator and spec.machine.accelerator_count:
+    if spec.machine.tpu_cores:
+        machine = tpu.machine_spec(spec.machine.type, spec.machine.accelerator, spec.machine.accelerator_count,
+                                   spec.machine.tpu_topology, spec.replica_count)  # fmt: skip
+    elif spec.machine.accelerator and spec.machine.accelerator_count:
         machine["acceleratorType"] = spec.machine.accelerator
         machine["acceleratorCount"] = spec.machine.accelerator_count
     code_key, code = _code(spec, package)
