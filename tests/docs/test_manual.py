@@ -58,7 +58,6 @@ WRITTEN_IN_PARALLEL = {
     "docs/how-to/python-api.md",  # 30
     "docs/explanation/adding-a-backend.md",  # 29
     "docs/how-to/slurm.md",  # 32
-    "docs/how-to/tpu.md",  # 33
 }
 
 
