@@ -299,7 +299,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         channels=MappingProxyType(build_channels(loaded)),
         sweep=cfg.sweep,
         job_dir=cfg.job_dir.rstrip("/") if cfg.job_dir else None,
-        project_source=loaded.project_source,
+        project_source="slurm.workdir" if cfg.backend == "slurm" else loaded.project_source,
         notes=loaded.notes,
         flex_start=cfg.flex_start.enabled,
         flex_max_wait_seconds=cfg.flex_start.max_wait,

@@ -36,3 +36,13 @@ def slurm_login(slurm_session, slurm, monkeypatch) -> LoginNode:
     _, login = slurm_session
     monkeypatch.setenv("CLOUDTRAIN_SSH_CONFIG", str(login.ssh_config))
     return login
+
+
+@pytest.fixture
+def workdir(tmp_path, tf_cache):
+    """A Slurm workdir whose environments are the test env cache's (content-keyed, shared by the tests)."""
+    folder = tmp_path / "workdir"
+    folder.mkdir()
+    (tf_cache / "envs").mkdir(parents=True, exist_ok=True)
+    (folder / "envs").symlink_to(tf_cache / "envs")
+    return folder

@@ -84,7 +84,8 @@ class SlurmJob:
         starts = [t["start"] for t in tasks if t.get("start")]
         ends = [t["end"] for t in tasks if t.get("end")]
         details = {"cluster": self.region, "run": self.run, "nodes": fields.get("NodeList"),
-                   "restarts": files.get("restart", 0), "tasks": tasks}  # fmt: skip
+                   "restarts": files.get("restart", 0),
+                   "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks}}  # fmt: skip
         if starts and ends and state.terminal:
             gpus = files.get("gpus_per_node", 0)
             details["gpu_hours"] = round(sum((t["end"] - t["start"]) * gpus for t in tasks if t.get("end")) / 3600, 4)
