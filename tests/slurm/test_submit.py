@@ -71,3 +71,66 @@ def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
         assert [line for line in out.splitlines() if f"line 1 from {me}" in line].__len__() == 1, out
     assert re.search(r"node1/task-0.*line 0 from chief:0", out), out
     assert re.search(r"node2/task-1.*line 0 from worker:0", out), out
+
+
+def test_a_failing_task_fails_the_job_with_exit_1_naming_the_task(slurm, workdir, tmp_path):
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--exit=3"])))
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "FAILED" in out and "task 0 on node1 exited with status 3" in out, out
+
+
+def test_a_request_the_cluster_can_never_run_is_exit_2(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, [])
+    result = cloudtrain("submit", "--config", str(config), "--set", "replica_count=3")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the cluster can never run this request" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def wait_for_text(path: Path, text: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while text not in (content := path.read_text() if path.exists() else ""):
+        assert time.monotonic() < deadline, content
+        time.sleep(0.2)
+    return content
+
+
+def test_detach_then_status_logs_list(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    result = cloudtrain("submit", "--config", str(config), "--detach")
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
+    deadline = time.monotonic() + 120
+    while "line 1 from worker:0" not in (logs := cloudtrain("logs", job_id).stdout):
+        assert time.monotonic() < deadline, logs
+        time.sleep(0.5)
+    assert logs.count("line 0 from chief:0") == 1 and logs.count("line 1 from worker:0") == 1
+    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
+    assert status["state"] == "RUNNING" and status["job_id"] == job_id
+    listed = cloudtrain("list").stdout
+    assert re.search(rf"^\s*{job_id}\s.*slurm\s+local", listed, re.M), listed
+    slurm.run("scancel", job_id)
+
+
+def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_controller(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        text = wait_for_text(log, "line 1 from worker:0")
+        job_id = re.search(r"Job (\d+) created", text)[1]
+        cancelled = cloudtrain("cancel", job_id)
+        assert cancelled.returncode == 0 and "CANCELLED" in cancelled.stdout, cancelled.stdout + cancelled.stderr
+        assert submit.wait(timeout=120) == 130, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    # MinJobAge (5 s) later the controller has forgotten the job: the run folder still says how it ended
+    deadline = time.monotonic() + 60
+    while slurm.run("scontrol", "show", "job", job_id, check=False).returncode == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    assert json.loads(cloudtrain("status", job_id, "-o", "json").stdout)["state"] == "CANCELLED"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,31 @@ def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
         tasks.append({"name": p.name, "argv": contract.argv(spec, p, python, on_cluster), "cwd": p.cwd,
                       "env": env, "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir]})  # fmt: skip
     return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
+
+
+#: Pending reasons of a job the cluster accepted but can never start (it does not enforce partition limits).
+NEVER_RUNNABLE_REASONS = ("PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints", "InvalidAccount",
+                          "InvalidQOS", "PartitionConfig", "QOSMaxNodePerJobLimit", "QOSMaxWallDurationPerJobLimit",
+                          "AssocMaxNodesPerJobLimit", "AssocMaxWallDurationPerJobLimit", "ReqNodeNotAvail")  # fmt: skip
+#: How long a submit waits for the scheduler's first word on a new job.
+FIRST_LOOK_S = 5.0
+
+
+def refuse_never_runnable(job: SlurmJob, sleep=time.sleep) -> None:
+    """Cancel a job whose pending reason says it can never start, with one line naming the reason (exit 2)."""
+    deadline = time.monotonic() + FIRST_LOOK_S
+    while True:
+        fields = job._scontrol() or {}
+        reason = fields.get("Reason", "None")
+        if fields.get("JobState") != "PENDING" or reason != "None" or \
+                time.monotonic() > deadline:  # fmt: skip
+            break
+        sleep(0.2)
+    if fields.get("JobState") == "PENDING" and reason.split(",")[0] in NEVER_RUNNABLE_REASONS:
+        job.cancel()
+        raise UsageError(f"the cluster can never run this request: job {job.job_id} is pending with reason {reason}",
+                         "check replica_count, machine.accelerator_count, max_runtime and the slurm: section "
+                         "against `sinfo -o '%P %D %l %G'`")  # fmt: skip
 
 
 class SlurmBackend:
@@ -125,7 +151,9 @@ class SlurmBackend:
             raise BackendError(f"sbatch failed: {why}")
         job_id = result.stdout.decode().strip().split(";")[0]
         shell.write(run_index(spec.project, job_id), run.encode(), 0o644)
-        return SlurmJob(shell, job_id, run, cluster=spec.region, workdir=spec.project)
+        job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=spec.project)
+        refuse_never_runnable(job)
+        return job
 
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> SlurmJob:
         """A job by its Slurm id; ``region`` is the cluster and ``project`` the workdir (as history has them)."""
