@@ -6,7 +6,8 @@ What it does on the first node of the allocation:
   node's ``setup:`` lines; the tasks' output goes to ``<run>/slurm/r<RESTART>/task-<T>.log``,
   new files after every requeue (``SLURM_RESTART_COUNT``);
 - ``--signal=B:USR1@<grace>``: only this shell gets the warning, so it sends SIGTERM to the
-  tasks (the trainer saves a checkpoint, as on a spot VM), waits for them, and with
+  tasks through ``scancel --signal=TERM JOB.0`` (the one step; srun itself would take SIGTERM as
+  "terminate the step" and kill them) — the trainer saves a checkpoint, as on a spot VM — waits for them, and with
   ``slurm.requeue`` runs ``scontrol requeue`` (``--requeue`` alone never requeues at a time
   limit); without it the job ends with exit status 124, the time limit's;
 - the tasks' exit statuses and times are written by the launcher, the shell's own status in
@@ -93,7 +94,8 @@ warn() {{
   warned=$1
   echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
-  [ -n "${{step:-}}" ] && kill -TERM "$step" 2>/dev/null
+  # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
+  scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }}
 trap 'warn USR1' USR1
 trap 'warn TERM' TERM

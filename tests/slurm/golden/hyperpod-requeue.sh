@@ -29,7 +29,8 @@ warn() {
   warned=$1
   echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
-  [ -n "${step:-}" ] && kill -TERM "$step" 2>/dev/null
+  # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
+  scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }
 trap 'warn USR1' USR1
 trap 'warn TERM' TERM
