@@ -134,3 +134,24 @@ def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_contro
         assert time.monotonic() < deadline
         time.sleep(0.5)
     assert json.loads(cloudtrain("status", job_id, "-o", "json").stdout)["state"] == "CANCELLED"
+
+
+def test_the_time_limit_warning_without_requeue_ends_the_job_timed_out_124(slurm, workdir, tmp_path):
+    """What --signal=B:USR1@grace delivers before the time limit, sent by hand: the tasks are stopped (SIGTERM)
+    and, since the config does not ask to continue, the job ends as timed out."""
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        text = wait_for_text(log, "line 1 from worker:0")
+        job_id = re.search(r"Job (\d+) created", text)[1]
+        slurm.run("scancel", "--batch", "--signal=USR1", job_id)
+        assert submit.wait(timeout=120) == 124, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    text = log.read_text()
+    assert "chief:0 got SIGTERM" in text and "worker:0 got SIGTERM" in text, text
+    assert "TIMED_OUT" in text

@@ -1,6 +1,6 @@
 """A user's package as it runs on Slurm: prints what the contract gave it, then sleeps or fails on request.
 
-`python -m slurm_probe.task [--exit N] [--sleep S] [--lines K]`
+`python -m slurm_probe.task [--exit N] [--sleep S] [--lines K] [--interval S]`
 """
 
 import argparse
@@ -16,6 +16,7 @@ def main() -> None:
     parser.add_argument("--exit", type=int, default=0)
     parser.add_argument("--sleep", type=float, default=0)
     parser.add_argument("--lines", type=int, default=3)
+    parser.add_argument("--interval", type=float, default=0, help="seconds between the lines")
     args = parser.parse_args()
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
     task = tf_config.get("task", {})
@@ -25,6 +26,7 @@ def main() -> None:
                       "channels": {k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")}}), flush=True)
     for i in range(args.lines):
         print(f"line {i} from {me}", flush=True)
+        time.sleep(args.interval)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     deadline = time.monotonic() + args.sleep
