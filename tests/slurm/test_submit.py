@@ -102,10 +102,10 @@ def test_detach_then_status_logs_list(slurm, workdir, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
     deadline = time.monotonic() + 120
-    while "line 1 from worker:0" not in (logs := cloudtrain("logs", job_id).stdout):
+    while not all(f"line 1 from {me}" in (logs := cloudtrain("logs", job_id).stdout) for me in ("chief:0", "worker:0")):
         assert time.monotonic() < deadline, logs
         time.sleep(0.5)
-    assert logs.count("line 0 from chief:0") == 1 and logs.count("line 1 from worker:0") == 1
+    assert [logs.count(f"line {i} from {me}") for i in (0, 1) for me in ("chief:0", "worker:0")] == [1, 1, 1, 1]
     status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
     assert status["state"] == "RUNNING" and status["job_id"] == job_id
     listed = cloudtrain("list").stdout

@@ -152,26 +152,27 @@ class SlurmJob:
     # --- lines ---------------------------------------------------------------------------------
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        """Every line of the batch shell and of each task (``node1/task-0``), each once; with
-        ``follow``, until the job ended and one more scan of the files found nothing new."""
+        """Every line of the batch shell and of each task (``node1/task-0``), each once; with ``follow``,
+        until the job ended, then one last pass of a fresh follower over the files (a follower's queued
+        records may predate the end). A follower that stops early (a cut ssh connection) is started
+        again from the offsets of the lines already given: nothing lost, nothing twice."""
         offsets: dict[str, int] = {}
+        last_pass = not follow
         while True:
-            ended_at_tick = None
+            ended = False
             try:
                 for item in self._tail(offsets):
-                    if "tick" in item:
-                        if not follow:
-                            return
-                        if ended_at_tick is not None and item["tick"] > ended_at_tick:
-                            return
-                        if ended_at_tick is None and item["tick"] % 5 == 0 and self.status().state.terminal:
-                            ended_at_tick = item["tick"]
-                        continue
-                    offsets[item["f"]] = item["o"]
-                    yield self._line(item)
+                    if "tick" not in item:
+                        offsets[item["f"]] = item["o"]
+                        yield self._line(item)
+                    elif last_pass:
+                        return
+                    elif item["tick"] % 5 == 0 and self.status().state.terminal:
+                        ended = True
+                        break
             except CloudUnreachable:
                 self._sleep(POLL_S)
-            # the follower ended early (a cut connection): start it again where it was
+            last_pass = last_pass or ended
 
     def _tail(self, offsets: dict[str, int]) -> Iterator[dict]:
         """The follower's records, from one long-lived process (over one ssh session)."""

@@ -21,6 +21,22 @@ SSH_CONFIG_VAR = "CLOUDTRAIN_SSH_CONFIG"
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 
 
+#: A Unix socket path has at most 104-108 bytes; ssh adds ``/<40 hex digits>.<16 random>`` to the folder.
+_SOCKET_PATH_MAX = 100
+
+
+def control_dir() -> Path:
+    """Where the ssh masters' sockets live (mode 700): ``<cache>/ssh``, or a short folder in /tmp
+    when that path is too long for a Unix socket."""
+    folder = cache_dir() / "ssh"
+    if len(str(folder)) + 58 > _SOCKET_PATH_MAX:
+        folder = Path("/tmp") / f"cloudtrain-ssh-{os.getuid()}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if folder.stat().st_uid != os.getuid():
+        raise BackendError(f"{folder} belongs to another user", "remove it, or set CLOUDTRAIN_CACHE_DIR to a short path")
+    return folder
+
+
 class ClusterShell:
     """Run commands, write files and copy files where the cluster's ``sbatch`` is."""
 
@@ -37,8 +53,7 @@ class ClusterShell:
         dest, port = self.login, None
         if ":" in dest:
             dest, port = dest.rsplit(":", 1)
-        control = cache_dir() / "ssh"
-        control.mkdir(parents=True, exist_ok=True, mode=0o700)
+        control = control_dir()
         argv = ["ssh", "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=600",
                 "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]  # fmt: skip
         if self._environ.get(SSH_CONFIG_VAR):
