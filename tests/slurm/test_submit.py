@@ -155,3 +155,19 @@ def test_the_time_limit_warning_without_requeue_ends_the_job_timed_out_124(slurm
     text = log.read_text()
     assert "chief:0 got SIGTERM" in text and "worker:0 got SIGTERM" in text, text
     assert "TIMED_OUT" in text
+
+
+def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        wait_for_text(log, "line 1 from worker:0")
+        slurm.set_node("node2", "DOWN", reason="test: node lost")
+        assert submit.wait(timeout=120) == 5, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    assert "node node2 failed" in log.read_text(), log.read_text()

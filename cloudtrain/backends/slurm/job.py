@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import queue
+import re
+import shlex
 import threading
 import time
 from pathlib import Path
@@ -48,7 +50,7 @@ class SlurmJob:
             if state is JobState.PENDING and reason not in ("None", ""):
                 native, message = f"{native} ({reason})", f"waiting: {reason}"
             elif state is JobState.PREEMPTED and fields.get("NodeList") and native.startswith("NODE_FAIL"):
-                message = f"node {fields['NodeList']} failed"
+                message = f"node {self._failed_nodes(fields['NodeList'])} failed"
             elif state.terminal:
                 state, message = self._refine(state, files)
             status = self._status(state, native, message, fields, files)
@@ -101,6 +103,18 @@ class SlurmJob:
             return None  # "Invalid job id": the controller forgot it (MinJobAge)
         text = result.stdout.decode(errors="replace")
         return dict(word.split("=", 1) for word in text.split() if "=" in word)
+
+    def _failed_nodes(self, nodelist: str) -> str:
+        """Which of the job's nodes failed: what srun wrote in the batch log ("Node failure on node2"), else
+        those down now (a node may return to service before this runs), else the job's whole node list."""
+        logged = self._shell.run(["sh", "-c", f"cat {shlex.quote(self.run)}/slurm/batch-*.log"], check=False)
+        named = sorted(set(re.findall(r"Node failure on (\S+)", logged.stdout.decode(errors="replace"))))
+        if named:
+            return ", ".join(named)
+        result = self._shell.run(["sinfo", "-h", "-N", "-n", nodelist, "-t", "down,drain,fail,no_respond", "-o", "%N"],
+                                 check=False)  # fmt: skip
+        down = sorted(set(result.stdout.decode(errors="replace").split())) if result.returncode == 0 else []
+        return ", ".join(down) or nodelist
 
     def _sacct(self) -> str | None:
         result = self._shell.run(["sacct", "-n", "-X", "-P", "-o", "State", "-j", self.job_id], check=False)
