@@ -171,3 +171,17 @@ def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, work
         if submit.poll() is None:
             submit.kill()
     assert "node node2 failed" in log.read_text(), log.read_text()
+
+
+def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
+    from cloudtrain.progress import phase_of
+    from cloudtrain.backends.slurm.backend import SlurmBackend
+
+    slurm.run("sbatch", "-N2", "--exclusive", "--wrap", "sleep 120")  # both nodes busy
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--detach")
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
+    status = SlurmBackend().attach(job_id, region="local", project=str(workdir)).status()
+    assert (status.state.value, status.native_state, status.message) == ("PENDING", "PENDING (Resources)",
+                                                                          "waiting: Resources")  # fmt: skip
+    assert phase_of(status) == "queued: Resources"

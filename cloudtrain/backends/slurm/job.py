@@ -54,6 +54,8 @@ class SlurmJob:
             elif state.terminal:
                 state, message = self._refine(state, files)
             status = self._status(state, native, message, fields, files)
+            if state is JobState.PENDING and reason not in ("None", ""):
+                status.details["pending_reason"] = reason
         else:
             status = self._ended(files)
         self._last = status
