@@ -71,6 +71,13 @@ def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
         assert [line for line in out.splitlines() if f"line 1 from {me}" in line].__len__() == 1, out
     assert re.search(r"node1/task-0.*line 0 from chief:0", out), out
     assert re.search(r"node2/task-1.*line 0 from worker:0", out), out
+    # the report counts GPU-hours (the launcher's times × GPUs per node) in place of dollars
+    job_id = re.search(r"Job (\d+) created", out)[1]
+    report = cloudtrain("report", job_id, "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stdout + report.stderr
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "0 GPU-hours, from the launcher&#x27;s start and end times × GPUs per node" in html or \
+        "0 GPU-hours, from the launcher's start and end times × GPUs per node" in html, html[-3000:]
 
 
 def test_a_failing_task_fails_the_job_with_exit_1_naming_the_task(slurm, workdir, tmp_path):

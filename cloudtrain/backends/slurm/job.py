@@ -85,16 +85,17 @@ class SlurmJob:
 
     def _status(self, state, native, message, fields, files) -> JobStatus:
         tasks = files.get("tasks", [])
-        starts = [t["start"] for t in tasks if t.get("start")]
-        ends = [t["end"] for t in tasks if t.get("end")]
+        starts = [t["start"] for t in tasks if t.get("start") is not None]
+        ends = [t["end"] for t in tasks if t.get("end") is not None]
         details = {"cluster": self.region, "run": self.run, "nodes": fields.get("NodeList"),
                    "restarts": files.get("restart", 0),
                    "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks}}  # fmt: skip
         if starts and ends and state.terminal:
             gpus = files.get("gpus_per_node", 0)
-            details["gpu_hours"] = round(sum((t["end"] - t["start"]) * gpus for t in tasks if t.get("end")) / 3600, 4)
+            seconds = sum(t["end"] - t["start"] for t in tasks if t.get("end") is not None)
+            details["gpu_hours"] = round(seconds * gpus / 3600, 4)
             details["gpu_hours_source"] = "the launcher's start and end times × GPUs per node"
-        when = lambda ts: dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts else None  # noqa: E731
+        when = lambda ts: dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts is not None else None  # noqa: E731
         return JobStatus(self.job_id, f"{self.region}:{self.run}", state, native, message, None,
                          when(min(starts) if starts else None), when(max(ends) if ends and state.terminal else None),
                          details)  # fmt: skip
