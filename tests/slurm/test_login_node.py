@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.slurm.test_submit import cloudtrain, probe_config
+from tests.slurm.test_submit import REPO, cloudtrain, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 LINES = 30
@@ -53,3 +53,29 @@ def cloudtrain_argv() -> list[str]:
     import sys
 
     return [sys.executable, "-m", "cloudtrain"]
+
+
+def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image):
+    import shutil
+
+    from cloudtrain.backends.local import venv
+
+    workdir = tmp_path / "workdir"
+    (workdir / "envs").mkdir(parents=True)
+    image_layer = venv.image_dir(tf_image, tf_cache)
+    assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
+    (workdir / "envs" / image_layer.name).symlink_to(image_layer)  # the image layer reused; the package layer built
+    package = tmp_path / "pkg" / "slurm_probe"
+    shutil.copytree(REPO / "tests/packages/slurm_probe", package)
+    config = probe_config(tmp_path, workdir, ["--lines=2"])
+    config.write_text(config.read_text().replace(str(REPO / "tests/packages/slurm_probe"), str(package))
+                      .replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n"))  # fmt: skip
+    result = cloudtrain("submit", "--config", str(config))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert [out.count(f"line 1 from {me}") for me in ("chief:0", "worker:0")] == [1, 1], out
+    (env,) = [p for p in (workdir / "envs").iterdir() if p.name.startswith("pkg-")]
+    assert json.loads((env / "cloudtrain-env.json").read_text())["kind"] == "package"
+    job_id = re.search(r"Job (\d+) created", out)[1]
+    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)  # cluster and workdir from history
+    assert status["state"] == "SUCCEEDED" and status["details"]["cluster"] == slurm_login.host

@@ -34,6 +34,7 @@ from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.spec import JobSpec
 
 LAUNCHER = Path(__file__).parent / "launcher.py"
+ENVBUILD = Path(__file__).parent / "envbuild.py"
 GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
 #: sbatch's words for a request the cluster can never run (bad partition, more nodes or GPUs than it has …).
 _NEVER_RUNNABLE = re.compile(r"Requested node configuration is not available|Invalid (partition|account|qos|generic "
@@ -124,17 +125,16 @@ class SlurmBackend:
 
     def submit(self, spec: JobSpec, package) -> SlurmJob:
         shell = ClusterShell(spec.slurm.login)
-        if shell.remote:
-            shell.copy_once(package.path, package_path(spec, package))
-            raise BackendError("building the job environment on a login node over ssh is not supported yet",
-                               'run cloudtrain on the login node (slurm.login: "")')  # fmt: skip
-        Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
+        if not shell.remote:
+            Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
         image = self._image_for(spec)
         if image.note:
             self._log(image.note)
-        environment = venv.ensure_env(package, image, root=Path(spec.project), log=self._log)
-        python = str(environment.python)
+        if shell.remote:
+            python = self._build_remotely(shell, spec, package, image)
+        else:
+            python = str(venv.ensure_env(package, image, root=Path(spec.project), log=self._log).python)
         paths = script.Paths.of(spec, python)
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
@@ -154,6 +154,25 @@ class SlurmBackend:
         job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=spec.project)
         refuse_never_runnable(job)
         return job
+
+    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package, image) -> str:
+        """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
+        root = Path(spec.project)
+        env = venv.env_dir(package, image, root)
+        request = {"python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
+                   "image_dir": str(venv.image_dir(image, root)), "image_key": image.key,
+                   "image_packages": list(image.packages), "pkg_dir": str(env), "pkg_key": package.sha256,
+                   "sdist": package_path(spec, package)}  # fmt: skip
+        builder = f"{spec.project}/cloudtrain/envbuild.py"
+        shell.write(builder, ENVBUILD.read_bytes(), 0o644)
+        result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
+        if result.returncode != 0:
+            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise BackendError(f"cannot build the job environment on {spec.slurm.login}: {why}",
+                               "check slurm.python (>= 3.10) and that the login node reaches the package index")  # fmt: skip
+        if json.loads(result.stdout.decode() or "{}").get("image_built"):
+            self._log(f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it")
+        return str(venv.env_python(env))
 
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> SlurmJob:
         """A job by its Slurm id; ``region`` is the cluster and ``project`` the workdir (as history has them)."""
