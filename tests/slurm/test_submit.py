@@ -192,3 +192,37 @@ def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
     assert (status.state.value, status.native_state, status.message) == ("PENDING", "PENDING (Resources)",
                                                                           "waiting: Resources")  # fmt: skip
     assert phase_of(status) == "queued: Resources"
+
+
+SCRIPT = '''\
+import argparse, json, os
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.1)
+parser.add_argument("--model_dir", type=str)
+args, _ = parser.parse_known_args()
+task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
+print(f"SCRIPT lr={args.lr} model_dir={args.model_dir} task={task.get('type')}:{task.get('index')}", flush=True)
+'''
+
+
+def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp_path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "train.py").write_text(SCRIPT)
+    config = tmp_path / "script.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        name: script
+        backend: slurm
+        slurm: {{workdir: {workdir}}}
+        replica_count: 2
+        machine: {{accelerator_count: 0}}
+        package: {{path: {folder}, script: train.py}}
+        hyperparameters: {{lr: 0.5}}
+    """))
+    result = cloudtrain("submit", "--config", str(config))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    (run,) = (workdir / "runs").iterdir()
+    for me in ("chief:0", "worker:0"):
+        assert out.count(f"SCRIPT lr=0.5 model_dir={run}/model/ task={me}") == 1, out
