@@ -55,3 +55,13 @@ def test_gpu_hours_are_the_tasks_times_times_gpus_per_node():
     status = job._status(JobState.SUCCEEDED, "COMPLETED", None, {}, files)
     assert status.details["gpu_hours"] == 6.0  # (0.5 h + 1 h) × 4 GPUs
     assert status.details["exit_codes"] == {"node1/task-0": 0, "node2/task-1": 0}
+
+
+def test_a_follower_that_never_reads_the_run_folder_gives_up_with_one_line(tmp_path):
+    from cloudtrain.backends.slurm.shell import ClusterShell
+    from cloudtrain.errors import BackendError
+
+    job = SlurmJob(ClusterShell(""), "7", str(tmp_path / "gone"), cluster="local", workdir=str(tmp_path),
+                   python="false", sleep=lambda s: None)  # fmt: skip
+    with pytest.raises(BackendError, match="cannot follow job 7"):
+        list(job.logs(follow=True))

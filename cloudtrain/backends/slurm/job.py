@@ -15,9 +15,10 @@ from typing import Iterator
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.slurm import states
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.errors import CloudUnreachable, UsageError
+from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
 
 POLL_S = 1.0
+MAX_SILENT_FOLLOWERS = 5  # a follower that never scans (no Python there, a lost folder): give up after these
 TAIL_SOURCE = (Path(__file__).parent / "tail.py").read_text
 
 
@@ -175,10 +176,12 @@ class SlurmJob:
         again from the offsets of the lines already given: nothing lost, nothing twice."""
         offsets: dict[str, int] = {}
         last_pass = not follow
+        silent = 0  # followers in a row that stopped before their first scan
         while True:
-            ended = False
+            ended = scanned = False
             try:
                 for item in self._tail(offsets):
+                    scanned = scanned or "tick" in item
                     if "tick" not in item:
                         offsets[item["f"]] = item["o"]
                         yield self._line(item)
@@ -188,6 +191,12 @@ class SlurmJob:
                         ended = True
                         break
             except CloudUnreachable:
+                self._sleep(POLL_S)
+            silent = 0 if scanned else silent + 1
+            if silent >= MAX_SILENT_FOLLOWERS:
+                raise BackendError(f"cannot follow job {self.job_id}: `{self._python}` on {self.region} did not "
+                                   f"read {self.run}", "check that the run folder exists and Python >= 3.10 runs there")  # fmt: skip
+            if silent:
                 self._sleep(POLL_S)
             last_pass = last_pass or ended
 
