@@ -101,6 +101,8 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"image": {"uri": "docker.io/me/img"}}, "image.uri", "remove image.uri"),
         ({"data": {"train": "s3://b/x"}}, "data.train", "shared filesystem"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
+        ({"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "trainer"}}, "data.train",
+         "absolute path on the cluster"),
     ],
 )
 def test_validate_refuses_with_one_line_naming_the_key(changes, field, words, tmp_path):

@@ -107,6 +107,10 @@ def check_data(loaded: LoadedConfig) -> None:
             raise err(at, f"received {source!r}; a Slurm job reads a folder on the cluster's shared filesystem "
                       "(buckets are not downloaded on Slurm yet)", "copy the data to the shared filesystem and "
                       "write its absolute path")  # fmt: skip
+        if cfg.slurm is not None and cfg.slurm.login and not PurePosixPath(source).is_absolute():
+            raise err(at, f"received {source!r}; through a login node a channel is an absolute path on the cluster's "
+                      "shared filesystem (local folders are not copied yet)", "copy the data there and write its "
+                      "absolute path, e.g. /fsx/datasets/NAME")  # fmt: skip
         if not PurePosixPath(source).is_absolute() and not (loaded.base_dir / source).is_dir():
             raise err(at, f"local folder {source!r} does not exist (relative paths start at the config's folder)",
                       "point it at a folder, or write an absolute path on the cluster")  # fmt: skip
