@@ -184,7 +184,7 @@ def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
     from cloudtrain.progress import phase_of
     from cloudtrain.backends.slurm.backend import SlurmBackend
 
-    slurm.run("sbatch", "-N2", "--exclusive", "--wrap", "sleep 120")  # both nodes busy
+    slurm.run("sbatch", "-N2", "--exclusive", "--output=/dev/null", "--wrap", "sleep 120")  # both nodes busy
     result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--detach")
     assert result.returncode == 0, result.stdout + result.stderr
     job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
