@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import getpass
+
 import pytest
 
 from tests.slurm.cluster import Cluster, LoginNode, login_node, missing_tools, slurm_cluster
@@ -23,7 +25,7 @@ def slurm(slurm_session, monkeypatch) -> Cluster:
     """The session's cluster, its nodes idle and no job of an earlier test left, with the clients
     (``sbatch``, ``squeue`` … here and through the login node) pointed at it."""
     cluster, _ = slurm_session
-    cluster.run("scancel", "--full", "--user", "root", check=False)
+    cluster.run("scancel", "--full", "--user", getpass.getuser(), check=False)
     cluster.wait_idle()
     for key, value in cluster.env().items():
         monkeypatch.setenv(key, value)
