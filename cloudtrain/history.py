@@ -20,7 +20,7 @@ from pathlib import Path
 from cloudtrain import statefiles
 
 log = logging.getLogger("cloudtrain.history")
-BACKENDS = ("vertex", "sagemaker", "local")  # cloudtrain.backends.NAMES, without importing the backends
+BACKENDS = ("vertex", "sagemaker", "local", "slurm")  # cloudtrain.backends.NAMES, without importing the backends
 
 
 def cache_dir() -> Path:

@@ -11,7 +11,7 @@ import secrets
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 from typing import Any, Mapping
 
 from cloudtrain import catalog
@@ -172,6 +172,10 @@ class JobSpec:
             return f"{self.job_dir.rstrip('/')}/packages"
         return None
     local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
+    #: backend slurm: the config's ``slurm:`` section (cloudtrain.config.slurm.Slurm); ``region`` is then the
+    #: cluster (the login destination or ``local``) and ``project`` the workdir, as history records them
+    slurm: Any = None
+    budget_gpu_hours: float | None = None  # budget.max_gpu_hours: Slurm cuts --time to fit it
     image_python: str | None = None  # image.python: the image's Python where it comes in several
 
     @property
@@ -245,18 +249,22 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     job_name = cfg.name if cfg.backend == "vertex" and not cfg.name_suffix else run_id
-    info = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+    info = (slurm_machine(cfg.machine.accelerator_count) if cfg.backend == "slurm" else
+            catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count))
     tf_version = None
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
-        tpu = info.tpu is not None and cfg.backend != "local"  # --local runs the CPU/GPU image instead
-        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=info.tpu is not None)
-        image = catalog.training_image(cfg.cloud, cfg.region, tf_version, gpu=info.gpu is not None,
+        tpu = info.tpu is not None and cfg.backend not in ("local", "slurm")  # --local runs the CPU/GPU image instead
+        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
+        region = "us-central1" if cfg.backend == "slurm" else cfg.region  # Slurm: the image rules of --local
+        image = catalog.training_image(cfg.cloud, region, tf_version, gpu=info.accelerator_count > 0 and info.tpu is None,
                                        py_version=catalog.python_tag(cfg.image.python), tpu=tpu)  # fmt: skip
     if cfg.output_dir or cfg.job_dir:
         output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":
         output_dir = str(Path(LOCAL_RUNS_DIR, run_id))
+    elif cfg.backend == "slurm":  # on the cluster's shared filesystem
+        output_dir = f"{cfg.slurm.workdir.rstrip('/')}/runs/{run_id}"
     else:  # one folder per submit, even when the job's name is the same each time
         output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
     return JobSpec(
@@ -265,7 +273,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         backend=cfg.backend,
         cloud=cfg.cloud,
         region=cfg.region,
-        project=cfg.project,
+        project=cfg.slurm.workdir.rstrip("/") if cfg.backend == "slurm" else cfg.project,  # Slurm: the workdir
         role_arn=cfg.role_arn,
         staging_bucket=cfg.staging_bucket.rstrip("/") if cfg.staging_bucket else None,
         machine=MachineSpec(
@@ -297,6 +305,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         spot=cfg.spot.enabled,
         max_wait_seconds=cfg.spot.max_wait,
         max_runtime_seconds=budget_runtime(cfg, info.price_per_hour),
+        slurm=cfg.slurm,
+        budget_gpu_hours=cfg.budget.max_gpu_hours if cfg.budget else None,
         service_account=cfg.service_account,
         network=cfg.network,
         labels=MappingProxyType(dict(cfg.labels)),
@@ -307,7 +317,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         channels=MappingProxyType(build_channels(loaded)),
         sweep=cfg.sweep,
         job_dir=cfg.job_dir.rstrip("/") if cfg.job_dir else None,
-        project_source=loaded.project_source,
+        project_source="slurm.workdir" if cfg.backend == "slurm" else loaded.project_source,
         notes=loaded.notes,
         flex_start=cfg.flex_start.enabled,
         flex_max_wait_seconds=cfg.flex_start.max_wait,
@@ -320,6 +330,16 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         defaults=(*(("max_runtime",) if "max_runtime" not in cfg.model_fields_set else ()),
                   *(("image.tensorflow",) if tf_version and not cfg.image.tensorflow else ())),
     )
+
+
+def slurm_machine(gpus_per_node: int):
+    """A Slurm node as the catalog describes machines: whatever the partition holds, ``gpus_per_node``
+    GPUs of no known model, no price (the report counts GPU-hours instead)."""
+    from cloudtrain.config.slurm import NODE_TYPE
+
+    return SimpleNamespace(machine_type=NODE_TYPE, accelerator="GPU" if gpus_per_node else None,
+                           accelerator_count=gpus_per_node, gpu=None, price_per_hour=None, price_region="",
+                           price_date=None)  # fmt: skip
 
 
 def _run_id(cfg, now: dt.datetime, suffix: str) -> str:

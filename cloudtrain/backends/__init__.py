@@ -6,7 +6,7 @@ import importlib
 
 from cloudtrain.backends.base import Backend, JobHandle, JobState, JobStatus, LogLine
 
-NAMES = ("vertex", "sagemaker", "local")
+NAMES = ("vertex", "sagemaker", "local", "slurm")
 
 
 def get_backend(name: str) -> Backend:

@@ -18,7 +18,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.numbers import measured
 
 _JOB_OPTIONS = [
-    click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local"]), help="Default: from history."),
+    click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local", "slurm"]), help="Default: from history."),
     click.option("--region", help="Default: from history or --config."),
     click.option("--project", help="Vertex project. Default: from history or --config."),
     CONFIG_OPTION,

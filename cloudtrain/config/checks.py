@@ -73,8 +73,16 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
 
-    run(("target", "backend", "region"), region)
-    run(("target", "backend", "machine"), machine)
+    slurm = cfg.backend == "slurm"  # a cluster, not a cloud: its own checks, no catalog of regions and machines
+    if slurm:
+        from cloudtrain.backends.slurm.checks import slurm_checks
+
+        for fields, check in slurm_checks(loaded):
+            run(fields, check)
+    else:
+        run(("target", "backend", "region"), region)
+        run(("target", "backend", "machine"), machine)
+
     def tpu_job() -> None:
         try:
             m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
@@ -87,14 +95,14 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
             raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
 
-    if cloud == "vertex" and cfg.machine.type in catalog.tpu_machine_types():
+    if cfg.backend == "vertex" and cfg.machine.type in catalog.tpu_machine_types():
         run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
-    elif cfg.image.uri is None and cfg.image.tensorflow is not None:
+    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not slurm:
         run(("target", "backend", "region", "image"), image)
-    if cfg.backend != "local":
+    if cfg.backend not in ("local", "slurm"):
         for field, check in _cloud_field_checks(loaded):
             run(("backend", field), check)
-    if cfg.max_runtime > _MAX_RUNTIME[cloud]:
+    if cfg.max_runtime > _MAX_RUNTIME[cloud] and not slurm:
         run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
                                    f"{_MAX_RUNTIME[cloud]} s", f"set max_runtime: {_MAX_RUNTIME[cloud] // 86400}d "
                                    "or less"))  # fmt: skip
@@ -120,7 +128,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     if cfg.network and cloud == "sagemaker":
         run(("network",), fail(("network",), "network is a Vertex setting",
                                "for SageMaker VPCs, remove network (not supported yet)"))  # fmt: skip
-    run(("backend", "data"), lambda: _check_data(loaded))
+    if not slurm:  # shared paths on the cluster are not folders here: the Slurm checks read data:
+        run(("backend", "data"), lambda: _check_data(loaded))
     run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
     if cfg.container is not None:
         run(("backend", "container", "package", "image", "distribution", "sweep"), lambda: _check_container(loaded))
@@ -128,7 +137,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
         run(("backend", "package", "hyperparameters", "distribution", "image"), lambda: check_script_mode(loaded))
         if cfg.package.script is None:
             run(("package",), lambda: _check_package(loaded))
-    run(("backend", "machine", "replica_count", "flex_start", "spot", "budget"), lambda: _check_scheduling(loaded))
+    if not slurm:
+        run(("backend", "machine", "replica_count", "flex_start", "spot", "budget"), lambda: _check_scheduling(loaded))
     if cfg.sweep is not None:
         run(("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded))
     problems.raise_any()
@@ -361,6 +371,9 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
     if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
         raise err(("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it")
     budget = cfg.budget
+    if budget is not None and budget.max_gpu_hours is not None:
+        raise err(("budget", "max_gpu_hours"), f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
+                  "use budget.max_usd on the clouds")  # fmt: skip
     if budget is None or budget.max_usd is None or cfg.backend == "local":
         return
     info = catalog.resolve_machine(cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator,

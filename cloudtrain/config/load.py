@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
-from cloudtrain.config import crosscloud, customjob, legacy, twin
+from cloudtrain.config import crosscloud, customjob, legacy, slurm, twin
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
@@ -116,7 +116,11 @@ def load_document(
         loaded.data.setdefault("target", loaded.data.get("backend"))
         loaded.data["backend"] = "local"
     backend = loaded.data.get("backend")
+    if backend == "slurm":
+        for path, message, hint in slurm.fill_slurm_keys(loaded.data):
+            problems.add(loaded.error(path, message, hint))
     cloud = loaded.data.get("target") if backend == "local" else backend
+    cloud = "vertex" if cloud == "slurm" else cloud  # JobConfig.cloud: the image rules of --local's default
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
     if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):

@@ -13,6 +13,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 import re
 from typing import Annotated, Any, Literal, Union
 
+from cloudtrain.config.slurm import Slurm
 from cloudtrain.secrets.refs import parse_ref
 from cloudtrain.config.records import (
     BeforeValidator,
@@ -25,7 +26,7 @@ from cloudtrain.config.records import (
 )
 
 Cloud = Literal["vertex", "sagemaker"]
-BackendName = Literal["vertex", "sagemaker", "local"]
+BackendName = Literal["vertex", "sagemaker", "local", "slurm"]
 
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
@@ -145,6 +146,10 @@ class Budget(_Strict):
     max_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
         None, description="Expected run time, for the cost estimate before submit."
     )
+    max_gpu_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+        None, description="Hard cap in GPU-hours (GPUs × hours): the run's time limit is cut to fit it; a "
+        "backend that cannot honour it refuses it (Slurm honours it as --time)."
+    )
 
 
 class DataChannel(_Strict):
@@ -236,7 +241,7 @@ class JobConfig(_Strict):
         description="Append a per-submit suffix to the name. The gcloud forms set false: on Vertex the display "
         "name is the JOB as given (Vertex's job id is unique); SageMaker always gets the suffix.",
     )
-    backend: BackendName = Field(description="Where it runs: vertex, sagemaker, or local (this machine).")
+    backend: BackendName = Field(description="Where it runs: vertex, sagemaker, local (this machine) or slurm (a Slurm cluster).")
     target: Cloud | None = Field(None, description="With backend local: whose environment contract to follow.")
     region: StrictStr = Field(description="Cloud region, e.g. us-central1 or us-east-1.")
     project: StrictStr | None = Field(None, description="Vertex: the Google Cloud project id.")
@@ -294,10 +299,13 @@ class JobConfig(_Strict):
         default_factory=list, description="Candidates tried in order when the main request gets no capacity or quota."
     )
     local: Local = Field(default_factory=Local, description="Settings for --local runs only.")
+    slurm: Slurm | None = Field(None, description="backend slurm: the cluster, its workdir and the sbatch options.")
 
     @property
     def cloud(self) -> Cloud:
         """The cloud whose catalog and contract apply (``target`` for local runs)."""
         if self.backend == "local":
             return self.target or "vertex"
+        if self.backend == "slurm":
+            return "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
         return self.backend

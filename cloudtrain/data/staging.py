@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do the
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
-    if spec.backend == "local" or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
+    if spec.backend in ("local", "slurm") or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
         return spec
     from cloudtrain.data.manifest import build_manifest
     from cloudtrain.data.upload import data_prefix
@@ -72,6 +72,8 @@ def describe(spec: Any) -> dict[str, str]:
             out[name] = f"{ch.source} ({where}) → ${ch.env_name}"
         elif spec.backend == "local":
             out[name] = f"{ch.source} (linked) → ${ch.env_name}"
+        elif spec.backend == "slurm":  # a path on the cluster's shared filesystem
+            out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
         else:
             m = ch.manifest
             out[name] = (f"{ch.source}: {len(m.files)} files, {human(m.total_bytes)} → {ch.uri} "

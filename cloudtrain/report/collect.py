@@ -116,6 +116,10 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
 def _price(data: RunData, status: Any) -> None:
     from cloudtrain.catalog.cost import cost_after
 
+    details = status.details or {}
+    if details.get("gpu_hours") is not None:  # a cluster (Slurm): GPU-hours in place of dollars
+        data.cost_basis = f"{details['gpu_hours']:g} GPU-hours, from {details.get('gpu_hours_source')}"
+        return
     recorded = cost_after(status)
     if recorded is not None:  # the cloud's own record of time × the catalog price
         data.cost_usd = recorded["usd"]

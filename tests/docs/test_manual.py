@@ -57,7 +57,6 @@ def test_the_hand_written_key_table_names_only_keys_the_schema_has():
 WRITTEN_IN_PARALLEL = {
     "docs/how-to/python-api.md",  # 30
     "docs/explanation/adding-a-backend.md",  # 29
-    "docs/how-to/slurm.md",  # 32
 }
 
 

@@ -1,0 +1,196 @@
+"""The Slurm backend: the package and its environment in the workdir, a batch script, ``sbatch``.
+
+On the cluster, under ``slurm.workdir`` (a filesystem every node sees):
+
+- ``packages/<sha256>/<sdist>``: each package once, by content (only what changed is copied);
+- ``envs/``: the per-image Python environments, built once and reused, with the ``--local``
+  backend's builder and its image-version rules (:mod:`cloudtrain.backends.local.venv`);
+- ``runs/<job name>/``: the run: ``model/``, ``checkpoints/``, ``logs/`` (TensorBoard), and
+  ``slurm/`` (batch script, launcher, tasks' plan, output and exit files);
+- ``jobs/<job id>``: the run folder of each job id (``status``/``logs`` by id).
+
+History records the cluster (``slurm.login`` or ``local``) as the region and the workdir as the project.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from cloudtrain.backends.base import JobStatus
+from cloudtrain.backends.local import contract, venv
+from cloudtrain.backends.local.image import resolve_image
+from cloudtrain.backends.slurm import script
+from cloudtrain.backends.slurm.job import SlurmJob, run_index
+from cloudtrain.backends.slurm.shell import ClusterShell
+from cloudtrain.backends.slurm.states import STATES
+from cloudtrain.config.slurm import cluster_of
+from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.spec import JobSpec
+
+LAUNCHER = Path(__file__).parent / "launcher.py"
+ENVBUILD = Path(__file__).parent / "envbuild.py"
+GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
+#: sbatch's words for a request the cluster can never run (bad partition, more nodes or GPUs than it has …).
+_NEVER_RUNNABLE = re.compile(r"Requested node configuration is not available|Invalid (partition|account|qos|generic "
+                             r"resource)|Node count specification invalid|More processors requested|"
+                             r"Invalid feature specification|Job violates accounting/QOS policy", re.I)  # fmt: skip
+
+
+def package_path(spec: JobSpec, package) -> str:
+    return f"{spec.project}/packages/{package.sha256}/{package.filename}"
+
+
+def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
+    """Each task's command, folder and variables: the Vertex contract (``AIP_*`` dirs under the run,
+    ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>``."""
+    run = spec.output_dir.rstrip("/")
+    on_cluster = replace(package, path=Path(package_path(spec, package)))
+    channels = {name: ch.source for name, ch in spec.channels.items()}
+    plans = contract.vertex_plan(spec, output_dir=run, ports=[0] * spec.replica_count, package=on_cluster,
+                                 num_gpus=spec.machine.accelerator_count)  # fmt: skip
+    tasks = []
+    for p in plans:
+        env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", "PYTHONUNBUFFERED": "1"}
+        env.update({f"SM_CHANNEL_{name.upper()}": source for name, source in channels.items()})
+        tasks.append({"name": p.name, "argv": contract.argv(spec, p, python, on_cluster), "cwd": p.cwd,
+                      "env": env, "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir]})  # fmt: skip
+    return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
+
+
+#: Pending reasons of a job the cluster accepted but can never start (it does not enforce partition limits).
+NEVER_RUNNABLE_REASONS = ("PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints", "InvalidAccount",
+                          "InvalidQOS", "PartitionConfig", "QOSMaxNodePerJobLimit", "QOSMaxWallDurationPerJobLimit",
+                          "AssocMaxNodesPerJobLimit", "AssocMaxWallDurationPerJobLimit", "ReqNodeNotAvail")  # fmt: skip
+#: How long a submit waits for the scheduler's first word on a new job.
+FIRST_LOOK_S = 5.0
+
+
+def refuse_never_runnable(job: SlurmJob, sleep=time.sleep) -> None:
+    """Cancel a job whose pending reason says it can never start, with one line naming the reason (exit 2)."""
+    deadline = time.monotonic() + FIRST_LOOK_S
+    while True:
+        fields = job._scontrol() or {}
+        reason = fields.get("Reason", "None")
+        if fields.get("JobState") != "PENDING" or reason != "None" or \
+                time.monotonic() > deadline:  # fmt: skip
+            break
+        sleep(0.2)
+    if fields.get("JobState") == "PENDING" and reason.split(",")[0] in NEVER_RUNNABLE_REASONS:
+        job.cancel()
+        raise UsageError(f"the cluster can never run this request: job {job.job_id} is pending with reason {reason}",
+                         "check replica_count, machine.accelerator_count, max_runtime and the slurm: section "
+                         "against `sinfo -o '%P %D %l %G'`")  # fmt: skip
+
+
+class SlurmBackend:
+    name = "slurm"
+
+    def __init__(self, *, image_for=None, log=None):
+        self._image_for = image_for or (lambda spec: resolve_image(spec.cloud, spec.tensorflow_version,
+                                                                   python=spec.local_python,
+                                                                   image_python=spec.image_python))  # fmt: skip
+        self._log = log or (lambda message: print(message, file=__import__("sys").stderr, flush=True))
+
+    def _python(self, spec: JobSpec, package) -> str:
+        image = self._image_for(spec)
+        return str(venv.env_python(venv.env_dir(package, image, Path(spec.project))))
+
+    def render(self, spec: JobSpec, package) -> dict[str, Any]:
+        """The batch script and the commands ``submit`` runs, with the environment's path on the cluster."""
+        python = self._python(spec, package)
+        paths = script.Paths.of(spec, python)
+        shell = ClusterShell(spec.slurm.login)
+        plan = tasks_plan(spec, package, python)
+        sbatch = shell.argv(script.sbatch_command(paths)) if shell.remote else script.sbatch_command(paths)
+        return {
+            "backend": "slurm",
+            "cluster": spec.region,
+            "workdir": spec.project,
+            "run": paths.run,
+            "commands": [
+                f"copy {package.path} to {package_path(spec, package)} (unless it is there)",
+                f"build the environment {Path(python).parent.parent} once (unless it is there)",
+                f"write {paths.run}/slurm/job.sh, launcher.py, tasks.json",
+                shlex.join(sbatch),
+            ],
+            "batch_script": script.batch_script(spec, paths),
+            "tasks": [{"name": t["name"], "argv": t["argv"], "cwd": t["cwd"]} for t in plan["tasks"]],
+        }
+
+    def submit(self, spec: JobSpec, package) -> SlurmJob:
+        shell = ClusterShell(spec.slurm.login)
+        if not shell.remote:
+            Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
+        shell.copy_once(package.path, package_path(spec, package))
+        image = self._image_for(spec)
+        if image.note:
+            self._log(image.note)
+        if shell.remote:
+            python = self._build_remotely(shell, spec, package, image)
+        else:
+            python = str(venv.ensure_env(package, image, root=Path(spec.project), log=self._log).python)
+        paths = script.Paths.of(spec, python)
+        run = paths.run
+        shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
+        shell.write(paths.launcher, LAUNCHER.read_bytes(), 0o644)
+        shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python), indent=2).encode(), 0o600)
+        result = shell.run(script.sbatch_command(paths), check=False)
+        if result.returncode != 0:
+            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            why = why.removeprefix("sbatch: error: ")
+            if _NEVER_RUNNABLE.search(why):
+                raise UsageError(f"the cluster can never run this request: {why}",
+                                 "check replica_count, machine.accelerator_count and the slurm: section against "
+                                 "`sinfo -o '%P %D %G'`")  # fmt: skip
+            raise BackendError(f"sbatch failed: {why}")
+        job_id = result.stdout.decode().strip().split(";")[0]
+        shell.write(run_index(spec.project, job_id), run.encode(), 0o644)
+        job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=spec.project)
+        refuse_never_runnable(job)
+        return job
+
+    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package, image) -> str:
+        """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
+        root = Path(spec.project)
+        env = venv.env_dir(package, image, root)
+        request = {"python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
+                   "image_dir": str(venv.image_dir(image, root)), "image_key": image.key,
+                   "image_packages": list(image.packages), "pkg_dir": str(env), "pkg_key": package.sha256,
+                   "sdist": package_path(spec, package)}  # fmt: skip
+        builder = f"{spec.project}/cloudtrain/envbuild.py"
+        shell.write(builder, ENVBUILD.read_bytes(), 0o644)
+        result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
+        if result.returncode != 0:
+            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise BackendError(f"cannot build the job environment on {spec.slurm.login}: {why}",
+                               "check slurm.python (>= 3.10) and that the login node reaches the package index")  # fmt: skip
+        if json.loads(result.stdout.decode() or "{}").get("image_built"):
+            self._log(f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it")
+        return str(venv.env_python(env))
+
+    def attach(self, job_id: str, *, region: str, project: str | None = None) -> SlurmJob:
+        """A job by its Slurm id; ``region`` is the cluster and ``project`` the workdir (as history has them)."""
+        if not project:
+            raise UsageError(f"Slurm job {job_id}: no workdir given", "pass --project WORKDIR (or --config CONFIG)")
+        shell = ClusterShell("" if region == cluster_of("") else region)
+        found = shell.run(["cat", run_index(project, job_id)], check=False)
+        if found.returncode != 0:
+            raise UsageError(f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)")
+        return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
+
+    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        """The user's jobs the controller holds (``squeue --me``)."""
+        shell = ClusterShell("" if region == cluster_of("") else region)
+        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%j|%T|%r"])
+        jobs = []
+        for line in out.splitlines()[:limit]:
+            job_id, name, native, reason = (line.split("|") + ["", "", "", ""])[:4]
+            jobs.append(JobStatus(job_id, name, STATES.get(native, STATES["PENDING"]), native,
+                                  reason if reason not in ("None", "") else None))  # fmt: skip
+        return jobs

@@ -1,0 +1,94 @@
+"""Build the job's environment on a cluster's login node, where cloudtrain itself is not installed.
+
+Runs there as ``python3 envbuild.py SPEC_JSON``, standard library only (Python >= 3.10). The same two
+layers, folder names and markers as the ``--local`` builder (:mod:`cloudtrain.backends.local.venv`),
+so one workdir's environments serve both and a complete layer is never built twice:
+
+- ``envs/image-<key>/``: a venv of the image's Python with pip and the image's packages
+  (TensorFlow …), from the package index (the login node has internet; compute nodes need none);
+- ``envs/pkg-<key>/``: a venv without pip whose ``_cloudtrain_image.pth`` adds the image layer's
+  site-packages; the sdist installed into it with the image layer's pip, offline first.
+
+Each layer is built in ``.tmp-<name>-<pid>`` and renamed into place.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+MARKER = "cloudtrain-env.json"
+IMAGE_PTH = "_cloudtrain_image.pth"
+PIP = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--progress-bar", "off"]
+
+
+def complete(folder, key):
+    try:
+        with open(os.path.join(folder, MARKER)) as f:
+            return json.load(f)["key"] == key and os.path.exists(os.path.join(folder, "bin", "python"))
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def run(argv):
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = (result.stderr + result.stdout).strip().splitlines() or ["no output"]
+        raise SystemExit(f"cloudtrain envbuild: {' '.join(argv[:4])} …: {lines[-1]}")
+    return result.stdout
+
+
+def build(final, key, steps, marker):
+    if complete(final, key):
+        return False
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(final), f".tmp-{os.path.basename(final)}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        steps(tmp)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        with open(os.path.join(tmp, MARKER), "w") as f:
+            json.dump({**marker, "key": key, "created": now, "last_used": now}, f, indent=2)
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return True
+
+
+def site_dirs(env):
+    code = "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])"
+    return list(dict.fromkeys(run([os.path.join(env, "bin", "python"), "-I", "-c", code]).split()))
+
+
+def main(argv):
+    spec = json.loads(argv[1])
+    python = spec["python"]
+
+    def image(tmp):
+        run([python, "-m", "venv", tmp])
+        if spec["image_packages"]:
+            run([os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP, *spec["image_packages"]])
+
+    def package(tmp):
+        run([python, "-m", "venv", "--without-pip", tmp])
+        lines = [f"import site; site.addsitedir({p!r})" for p in site_dirs(spec["image_dir"])]
+        with open(os.path.join(site_dirs(tmp)[0], IMAGE_PTH), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        install = [os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP, "--no-build-isolation"]
+        offline = subprocess.run([*install, "--no-index", spec["sdist"]], capture_output=True, text=True)
+        if offline.returncode != 0:
+            run([*install, spec["sdist"]])
+
+    built = build(spec["image_dir"], spec["image_key"], image,
+                  {"kind": "image", "python": python, "packages": spec["image_packages"]})
+    built_pkg = build(spec["pkg_dir"], spec["pkg_key"], package,
+                      {"kind": "package", "image": os.path.basename(spec["image_dir"]), "installs": [spec["sdist"]],
+                       "python": python})
+    print(json.dumps({"image_built": built, "package_built": built_pkg}))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,129 @@
+"""One task of a cloudtrain job on a Slurm node: the cloud-neutral contract from ``SLURM_*``, then the job.
+
+Runs on the node with the job environment's Python (>= 3.10), the standard library only; cloudtrain
+copies this file into the run's folder. ``python launcher.py <run>/slurm/tasks.json``:
+
+1. task ``SLURM_PROCID`` of ``SLURM_NNODES`` picks a free port on its node's address (the
+   controller's ``NodeAddr``, not the node name: ``SlurmClusterResolver`` takes node names as host
+   names and one fixed port, which fails where names do not resolve or nodes share a host) and
+   publishes ``address:port`` in the run's folder (a shared filesystem); once every task has,
+   ``TF_CONFIG`` and ``CLUSTER_SPEC`` get those addresses in task order (task 0 is the chief);
+2. the task's command runs with the plan's variables (model, checkpoint and TensorBoard dirs under
+   the run's folder; ``SM_CHANNEL_<NAME>``); SIGTERM, SIGINT and SIGUSR1 reach it as SIGTERM;
+3. ``task-<T>.json`` records the node, the start and end times and the exit status, so the outcome
+   is known after the controller forgot the job.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+RENDEZVOUS_TIMEOUT_S = 600
+
+
+def write_json(path, data):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def node_address(node):
+    """The controller's NodeAddr of ``node`` (what slurmd listens on), else what the host name resolves to."""
+    try:
+        out = subprocess.run(["scontrol", "show", "node", "-o", node], capture_output=True, text=True, timeout=30).stdout
+        for word in out.split():
+            if word.startswith("NodeAddr="):
+                return word.split("=", 1)[1]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return socket.gethostbyname(socket.gethostname())
+
+
+def free_port(address):
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+def rendezvous(out, index, count, address):
+    """Every task's ``address:port``, in task order, once all have published theirs."""
+    mine = f"{address}:{free_port(address)}"
+    write_json(os.path.join(out, f"addr-{index}.json"), {"address": mine})
+    deadline = time.monotonic() + RENDEZVOUS_TIMEOUT_S
+    while True:
+        found = []
+        for i in range(count):
+            try:
+                with open(os.path.join(out, f"addr-{i}.json")) as f:
+                    found.append(json.load(f)["address"])
+            except (OSError, ValueError, KeyError):
+                break
+        if len(found) == count:
+            return found
+        if time.monotonic() > deadline:
+            raise SystemExit(f"cloudtrain launcher: task {index}: only {len(found)} of {count} tasks started in "
+                             f"{RENDEZVOUS_TIMEOUT_S} s")
+        time.sleep(0.2)
+
+
+def with_addresses(env, addresses):
+    """TF_CONFIG / CLUSTER_SPEC with the tasks' real addresses (chief = task 0, workers after)."""
+    env = dict(env)
+    if "TF_CONFIG" in env:
+        tf = json.loads(env["TF_CONFIG"])
+        tf["cluster"] = {"chief": addresses[:1], "worker": addresses[1:]}
+        env["TF_CONFIG"] = json.dumps(tf)
+    if "CLUSTER_SPEC" in env:
+        spec = json.loads(env["CLUSTER_SPEC"])
+        spec["cluster"] = {"workerpool0": addresses[:1], "workerpool1": addresses[1:]}
+        env["CLUSTER_SPEC"] = json.dumps(spec)
+    return env
+
+
+def main(argv):
+    with open(argv[1]) as f:
+        plan = json.load(f)
+    index = int(os.environ["SLURM_PROCID"])
+    count = len(plan["tasks"])
+    node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    restart = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+    out = os.path.join(plan["run"], "slurm", f"r{restart}")
+    os.makedirs(out, exist_ok=True)
+    task = plan["tasks"][index]
+    record = {"task": index, "name": task["name"], "node": node, "restart": restart, "start": time.time(),
+              "end": None, "exit": None, "job_id": os.environ.get("SLURM_JOB_ID")}
+    write_json(os.path.join(out, f"task-{index}.json"), record)
+    env = {**os.environ, **task["env"]}
+    if count > 1:
+        addresses = rendezvous(out, index, count, node_address(node))
+        env = with_addresses(env, addresses)
+        print(f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}", flush=True)
+    else:
+        print(f"cloudtrain: task {index} ({task['name']}) on {node}", flush=True)
+    for folder in task.get("dirs", []):
+        os.makedirs(folder, exist_ok=True)
+    os.makedirs(task["cwd"], exist_ok=True)
+    child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env)
+
+    def forward(signum, frame):
+        try:
+            child.send_signal(signal.SIGTERM)
+        except OSError:
+            pass
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
+        signal.signal(signum, forward)
+    code = child.wait()
+    code = 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
+    record.update(end=time.time(), exit=code)
+    write_json(os.path.join(out, f"task-{index}.json"), record)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,123 @@
+"""Commands on the cluster: here when ``slurm.login`` is empty, else through the system OpenSSH client.
+
+ssh runs with connection multiplexing (``ControlMaster=auto``, one master per destination under
+cloudtrain's cache, kept 10 minutes), so a submit's dozen commands open one connection, and the
+user's ``~/.ssh/config`` (ProxyCommand for HyperPod's SSM, ProxyJump, agent keys) applies as it
+does for them. ``$CLOUDTRAIN_SSH_CONFIG`` names another config file (``ssh -F``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from cloudtrain.errors import BackendError, CloudUnreachable
+from cloudtrain.history import cache_dir
+
+SSH_CONFIG_VAR = "CLOUDTRAIN_SSH_CONFIG"
+_SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
+
+
+#: A Unix socket path has at most 104-108 bytes; ssh adds ``/<40 hex digits>.<16 random>`` to the folder.
+_SOCKET_PATH_MAX = 100
+
+
+def control_dir() -> Path:
+    """Where the ssh masters' sockets live (mode 700): ``<cache>/ssh``, or a short folder in /tmp
+    when that path is too long for a Unix socket."""
+    folder = cache_dir() / "ssh"
+    if len(str(folder)) + 58 > _SOCKET_PATH_MAX:
+        folder = Path("/tmp") / f"cloudtrain-ssh-{os.getuid()}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if folder.stat().st_uid != os.getuid():
+        raise BackendError(f"{folder} belongs to another user", "remove it, or set CLOUDTRAIN_CACHE_DIR to a short path")
+    return folder
+
+
+class ClusterShell:
+    """Run commands, write files and copy files where the cluster's ``sbatch`` is."""
+
+    def __init__(self, login: str, environ: dict[str, str] | None = None):
+        self.login = login
+        self._environ = dict(os.environ if environ is None else environ)
+
+    @property
+    def remote(self) -> bool:
+        return bool(self.login)
+
+    def ssh_argv(self) -> list[str]:
+        """``ssh … DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``."""
+        dest, port = self.login, None
+        if ":" in dest:
+            dest, port = dest.rsplit(":", 1)
+        control = control_dir()
+        argv = ["ssh", "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=600",
+                "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]  # fmt: skip
+        if self._environ.get(SSH_CONFIG_VAR):
+            argv += ["-F", self._environ[SSH_CONFIG_VAR]]
+        if port:
+            argv += ["-p", port]
+        return argv + [dest]
+
+    def argv(self, command: Sequence[str]) -> list[str]:
+        """``command`` as run here, or as one remote shell line over ssh."""
+        return [*self.ssh_argv(), "--", shlex.join(command)] if self.remote else list(command)
+
+    def run(self, command: Sequence[str], *, input: bytes | None = None, check: bool = True,
+            timeout: float = 120) -> subprocess.CompletedProcess:  # fmt: skip
+        try:
+            result = subprocess.run(self.argv(command), input=input, capture_output=True, timeout=timeout,
+                                    env=self._environ)  # fmt: skip
+        except FileNotFoundError as exc:
+            raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
+        except subprocess.TimeoutExpired:
+            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
+        if self.remote and result.returncode == _SSH_FAILED:
+            raise CloudUnreachable(f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
+                                   "check that `ssh " + self.login + "` works in a terminal")  # fmt: skip
+        if check and result.returncode != 0:
+            raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
+        return result
+
+    def text(self, command: Sequence[str], **kwargs) -> str:
+        return self.run(command, **kwargs).stdout.decode(errors="replace")
+
+    def popen(self, command: Sequence[str]) -> subprocess.Popen:
+        """A long-lived command whose stdout is read as it comes (the log follower)."""
+        return subprocess.Popen(self.argv(command), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, env=self._environ)  # fmt: skip
+
+    def write(self, path: str, data: bytes, mode: int = 0o600) -> None:
+        """A whole file, atomically (a reader never sees half of it)."""
+        if not self.remote:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            tmp = f"{path}.tmp-{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+            return
+        tmp = f"{path}.tmp-{os.getpid()}"
+        line = (f"mkdir -p {shlex.quote(str(Path(path).parent))} && umask 077 && cat > {shlex.quote(tmp)} && "
+                f"chmod {mode:o} {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(path)}")  # fmt: skip
+        self.run(["sh", "-c", line], input=data)
+
+    def copy_once(self, local: Path, path: str) -> bool:
+        """Copy ``local`` to ``path`` unless it is there already (content-addressed paths); whether it copied."""
+        if self.run(["test", "-e", path], check=False).returncode == 0:
+            return False
+        self.write(path, local.read_bytes(), 0o644)
+        return True
+
+    def _hint(self) -> str:
+        return f"check `ssh {self.login} sbatch --version`" if self.remote else \
+            "run on a machine with Slurm's commands (sbatch, squeue, scontrol), or set slurm.login"  # fmt: skip
+
+
+def _last(output: bytes | str) -> str:
+    text = output.decode(errors="replace") if isinstance(output, bytes) else output
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""

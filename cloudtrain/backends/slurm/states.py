@@ -1,0 +1,54 @@
+"""Slurm's job states onto cloudtrain's, through one table; and the outcome from the launcher's files."""
+
+from __future__ import annotations
+
+from cloudtrain.backends.base import JobState
+from cloudtrain.backends.slurm.script import TIMEOUT_EXIT
+
+#: squeue / scontrol / sacct state → cloudtrain's (its exit code: JobState.exit_code).
+STATES = {
+    "PENDING": JobState.PENDING, "CONFIGURING": JobState.PENDING, "REQUEUED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING, "REQUEUE_FED": JobState.PENDING, "RESV_DEL_HOLD": JobState.PENDING,
+    "SUSPENDED": JobState.PENDING, "RESIZING": JobState.RUNNING, "RUNNING": JobState.RUNNING,
+    "SIGNALING": JobState.STOPPING, "STAGE_OUT": JobState.STOPPING, "COMPLETING": JobState.STOPPING,
+    "STOPPED": JobState.STOPPING,
+    "COMPLETED": JobState.SUCCEEDED,
+    "FAILED": JobState.FAILED, "OUT_OF_MEMORY": JobState.FAILED, "SPECIAL_EXIT": JobState.FAILED,
+    "TIMEOUT": JobState.TIMED_OUT, "DEADLINE": JobState.TIMED_OUT,
+    "CANCELLED": JobState.CANCELLED,
+    "PREEMPTED": JobState.PREEMPTED, "NODE_FAIL": JobState.PREEMPTED, "BOOT_FAIL": JobState.PREEMPTED,
+}  # fmt: skip
+
+
+def state_of(native: str, batch_exit: int | None = None) -> JobState:
+    """``native`` (``CANCELLED by 0`` reads as CANCELLED); a job whose batch shell stopped it for the
+    time-limit warning (exit 124) is TIMED_OUT, whatever Slurm calls it."""
+    word = native.split()[0].rstrip("+") if native.strip() else ""
+    state = STATES.get(word, JobState.UNKNOWN)
+    if state is JobState.FAILED and batch_exit == TIMEOUT_EXIT:
+        return JobState.TIMED_OUT
+    return state
+
+
+def outcome_from_files(files: dict) -> tuple[JobState, str, str | None]:
+    """(state, native state, message) of an ended job from what its run folder holds: the last run's
+    ``batch.exit``, ``task-*.json``, ``warned``, and ``cancel-requested``. Never UNKNOWN: a job the
+    controller forgot has ended, and a batch shell that left no status was killed."""
+    tasks = files.get("tasks", [])
+    failed = [t for t in tasks if t.get("exit") not in (0, None)]
+    batch = files.get("batch_exit")
+    if files.get("cancel_requested"):
+        return JobState.CANCELLED, "CANCELLED", "cancelled (cloudtrain cancel)"
+    if batch == TIMEOUT_EXIT:
+        return JobState.TIMED_OUT, "TIMEOUT", "stopped at the time limit (max_runtime) after the warning"
+    if failed:
+        t = failed[0]
+        return JobState.FAILED, "FAILED", f"task {t['task']} on {t['node']} exited with status {t['exit']}"
+    if batch == 0 and tasks and all(t.get("exit") == 0 for t in tasks):
+        return JobState.SUCCEEDED, "COMPLETED", None
+    unfinished = [t for t in tasks if t.get("exit") is None]
+    if unfinished:
+        t = unfinished[0]
+        return JobState.PREEMPTED, "NODE_FAIL", f"node {t['node']} failed: task {t['task']} never reported its end"
+    return JobState.FAILED, "FAILED", f"the batch script exited with status {batch}" if batch is not None \
+        else "the job ended before its tasks started"  # fmt: skip

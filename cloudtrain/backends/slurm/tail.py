@@ -1,0 +1,79 @@
+"""Follow a run's output files on the cluster: one long-lived process (over one ssh session).
+
+``python3 tail.py RUN OFFSETS_JSON``: scans ``RUN/slurm/`` for ``batch-*.log`` and
+``r<N>/task-<T>.log`` (new files after a requeue included) every 0.2 s and prints, per complete
+line, ``{"f": file, "o": offset after the line, "l": line, "node": node}``, then ``{"tick": n}``
+after each scan. The caller keeps the offsets; started again with them (a cut connection), it
+prints nothing twice and loses nothing. Standard library only, Python >= 3.10.
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def node_of(run, rel):
+    """``r0/task-1.log`` → the node the launcher recorded for that task, if it has."""
+    folder, _, name = rel.rpartition("/")
+    if not name.startswith("task-"):
+        return None
+    try:
+        with open(os.path.join(run, "slurm", folder, name[:-4] + ".json")) as f:
+            return json.load(f).get("node")
+    except (OSError, ValueError):
+        return None
+
+
+def files(run):
+    base = os.path.join(run, "slurm")
+    found = []
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.startswith("batch-") and entry.endswith(".log"):
+            found.append(entry)
+        elif entry.startswith("r") and entry[1:].isdigit():
+            try:
+                found += [f"{entry}/{n}" for n in sorted(os.listdir(os.path.join(base, entry))) if n.endswith(".log")]
+            except OSError:
+                pass
+    return found
+
+
+def main(argv):
+    run = argv[1]
+    offsets = json.loads(argv[2]) if len(argv) > 2 else {}
+    tick = 0
+    while True:
+        for rel in files(run):
+            path = os.path.join(run, "slurm", rel)
+            start = offsets.get(rel, 0)
+            try:
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    data = f.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n")
+            if end < 0:
+                continue
+            node = node_of(run, rel)
+            position = start
+            for raw in data[: end + 1].splitlines(keepends=True):
+                position += len(raw)
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                print(json.dumps({"f": rel, "o": position, "l": line, "node": node}), flush=False)
+            offsets[rel] = position
+        tick += 1
+        print(json.dumps({"tick": tick}), flush=True)
+        time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass

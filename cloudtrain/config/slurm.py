@@ -1,0 +1,88 @@
+"""The ``slurm:`` section of a job config: which cluster, where on it, and what ``sbatch`` is asked for.
+
+A record of the config schema (:mod:`cloudtrain.config.schema` names it); no I/O here. It lives beside the
+schema, not in ``backends/slurm/``, because importing ``cloudtrain.backends`` from the schema is circular
+(the backend-folder work moves config sections into their backends).
+"""
+
+from typing import Annotated
+
+from cloudtrain.config.records import Field, Record, StrictBool, StrictInt, StrictStr
+
+#: Slurm may send the warning signal up to 60 s before the time it was asked for; 90 s leaves a
+#: checkpoint at least 30 s.
+MIN_GRACE_S = 90
+
+
+class Slurm(Record):
+    """Where a ``backend: slurm`` job runs and what its ``sbatch`` asks for."""
+
+    login: StrictStr = Field(
+        "",
+        description='"" = sbatch is on this machine; else an ssh destination: user@host[:port] or a Host from '
+        "~/.ssh/config (the system OpenSSH client runs it, so ProxyCommand / ProxyJump / agent keys work).",
+    )
+    partition: StrictStr | None = Field(None, description="--partition; unset = the cluster's default partition.")
+    workdir: StrictStr = Field(
+        description="An absolute folder on a filesystem every node sees; packages, environments and runs go under it."
+    )
+    account: StrictStr = Field("", description="--account (optional).")
+    qos: StrictStr = Field("", description="--qos (optional).")
+    constraint: StrictStr = Field("", description="--constraint (optional), e.g. a100.")
+    exclusive: StrictBool = Field(False, description="--exclusive: no other job on the nodes.")
+    sbatch: list[StrictStr] = Field(
+        default_factory=list, description='More sbatch options, one a line, e.g. "--mem=0" (written as #SBATCH lines).'
+    )
+    setup: list[StrictStr] = Field(
+        default_factory=list,
+        description='Shell lines run on each node before the launcher, e.g. "module load cuda/12.2".',
+    )
+    python: StrictStr = Field("python3", description="The Python (>= 3.10) on the cluster that builds the environment.")
+    requeue: StrictBool = Field(
+        False,
+        description="Continue after a time-limit warning, a preemption or a node failure: checkpoint, requeue "
+        "(scontrol requeue) and resume at the saved step.",
+    )
+    grace: Annotated[StrictInt, Field(ge=MIN_GRACE_S)] = Field(
+        120, description=f"Seconds before the time limit that the job is warned (--signal=B:USR1@grace; >= {MIN_GRACE_S})."
+    )
+
+
+#: ``machine.type`` of every Slurm job: the nodes are whatever the partition holds.
+NODE_TYPE = "slurm-node"
+#: Keys a Slurm job does not take (the cluster decides), with the fix for each.
+NOT_FOR_SLURM = {
+    ("region",): "remove region: the cluster is slurm.login",
+    ("machine", "type"): "remove machine.type: the partition (slurm.partition, slurm.constraint) picks the nodes",
+    ("machine", "accelerator"): "remove machine.accelerator: GPUs per node are machine.accelerator_count",
+    ("project",): "remove project", ("role_arn",): "remove role_arn", ("staging_bucket",): "remove staging_bucket",
+    ("spot",): "remove spot: Slurm preemption is slurm.requeue", ("flex_start",): "remove flex_start",
+    ("fallback",): "remove fallback (one cluster per config)", ("sweep",): "sweeps on Slurm are not supported yet",
+    ("container",): "remove container: Slurm jobs run a package or a script", ("network",): "remove network",
+    ("service_account",): "remove service_account", ("budget", "max_usd"): "use budget.max_gpu_hours on Slurm",
+}  # fmt: skip
+
+
+def cluster_of(login: str) -> str:
+    """What history records as a Slurm job's ``region``: the login destination, or ``local``."""
+    return login or "local"
+
+
+def fill_slurm_keys(data: dict) -> list[tuple[tuple, str, str]]:
+    """A ``backend: slurm`` document before validation: the keys the schema requires of every
+    backend that the cluster decides (``region`` = the cluster, ``machine.type``) filled in, and
+    one ``(path, message, hint)`` per key written that a Slurm job does not take."""
+    refused = []
+    for path, hint in NOT_FOR_SLURM.items():
+        node = data
+        for part in path[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            refused.append((path, f"{'.'.join(path)} is not a Slurm setting", hint))
+    section = data.get("slurm")
+    login = section.get("login") if isinstance(section, dict) else None
+    data["region"] = cluster_of(login if isinstance(login, str) else "")
+    machine = data.setdefault("machine", {})
+    if isinstance(machine, dict):
+        machine["type"] = NODE_TYPE
+    return refused

@@ -1,0 +1,41 @@
+"""A user's package as it runs on Slurm: prints what the contract gave it, then sleeps or fails on request.
+
+`python -m slurm_probe.task [--exit N] [--sleep S] [--lines K] [--interval S]`
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exit", type=int, default=0)
+    parser.add_argument("--sleep", type=float, default=0)
+    parser.add_argument("--lines", type=int, default=3)
+    parser.add_argument("--interval", type=float, default=0, help="seconds between the lines")
+    args = parser.parse_args()
+    tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+    task = tf_config.get("task", {})
+    me = f"{task.get('type', 'single')}:{task.get('index', 0)}"
+    print("CONTRACT", json.dumps({"task": me, "cluster": tf_config.get("cluster"),
+                      "model_dir": os.environ.get("AIP_MODEL_DIR"),
+                      "channels": {k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")}}), flush=True)
+    for i in range(args.lines):
+        print(f"line {i} from {me}", flush=True)
+        time.sleep(args.interval)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    deadline = time.monotonic() + args.sleep
+    while time.monotonic() < deadline and not stop:
+        time.sleep(0.1)
+    if stop:
+        print(f"{me} got SIGTERM", flush=True)
+    sys.exit(args.exit if me != "worker:0" else 0)
+
+
+if __name__ == "__main__":
+    main()

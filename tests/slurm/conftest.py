@@ -1,0 +1,50 @@
+"""One real Slurm cluster (and an sshd standing for its login node) per test session, torn down at the end."""
+
+from __future__ import annotations
+
+import getpass
+
+import pytest
+
+from tests.slurm.cluster import Cluster, LoginNode, login_node, missing_tools, slurm_cluster
+
+
+@pytest.fixture(scope="session")
+def slurm_session(tmp_path_factory) -> tuple[Cluster, LoginNode]:
+    missing = missing_tools()
+    if missing:
+        pytest.fail(f"Slurm tests need {', '.join(missing)}: apt-get install slurm-wlm munge openssh-server "
+                    "(.ci/run does it as root)")  # fmt: skip
+    root = tmp_path_factory.mktemp("slurm")
+    with slurm_cluster(root / "cluster") as cluster, login_node(root / "ssh", cluster) as login:
+        yield cluster, login
+
+
+@pytest.fixture
+def slurm(slurm_session, monkeypatch) -> Cluster:
+    """The session's cluster, its nodes idle and no job of an earlier test left, with the clients
+    (``sbatch``, ``squeue`` … here and through the login node) pointed at it."""
+    cluster, _ = slurm_session
+    cluster.run("scancel", "--full", "--user", getpass.getuser(), check=False)
+    cluster.wait_idle()
+    for key, value in cluster.env().items():
+        monkeypatch.setenv(key, value)
+    return cluster
+
+
+@pytest.fixture
+def slurm_login(slurm_session, slurm, monkeypatch) -> LoginNode:
+    """The login node's ssh config, set where a user would set it (``CLOUDTRAIN_SSH_CONFIG``)."""
+    _, login = slurm_session
+    monkeypatch.setenv("CLOUDTRAIN_SSH_CONFIG", str(login.ssh_config))
+    return login
+
+
+@pytest.fixture
+def workdir(tmp_path, tf_cache):
+    """A Slurm workdir whose environments are the test env cache's (content-keyed, shared by the tests)."""
+    folder = tmp_path / "workdir"
+    folder.mkdir()
+    (tf_cache / "envs").mkdir(parents=True, exist_ok=True)
+    (folder / "envs").symlink_to(tf_cache / "envs")
+    return folder

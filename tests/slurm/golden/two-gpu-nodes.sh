@@ -1,0 +1,51 @@
+#!/bin/bash
+# demo-20261125-120000-abc123: written by cloudtrain from job.yaml
+#SBATCH --job-name=demo-20261125-120000-abc123
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=4
+#SBATCH --time=0-02:00:00
+#SBATCH --signal=B:USR1@120
+#SBATCH --output=/fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/batch-%j.log
+#SBATCH --open-mode=append
+#SBATCH --no-requeue
+#SBATCH --export=NONE
+set -u
+RUN=/fsx/cloudtrain/runs/demo-20261125-120000-abc123
+restart=${SLURM_RESTART_COUNT:-0}
+out="$RUN/slurm/r$restart"
+mkdir -p "$out"
+export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PYTHONUNBUFFERED=1
+echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+warned=""
+warn() {
+  warned=$1
+  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  date +%s > "$out/warned"
+  # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
+  scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
+}
+trap 'warn USR1' USR1
+trap 'warn TERM' TERM
+srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
+  bash -c 'set -e
+exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/launcher.py /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json &
+step=$!
+while :; do
+  wait "$step"
+  rc=$?
+  kill -0 "$step" 2>/dev/null || break
+done
+echo "$rc" > "$out/batch.exit"
+if [ "$warned" = USR1 ]; then
+  if [ 0 = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
+    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
+    touch "$out/requeued"
+    scontrol requeue "$SLURM_JOB_ID"
+    exit 0
+  fi
+  echo 124 > "$out/batch.exit"
+  exit 124
+fi
+exit "$rc"

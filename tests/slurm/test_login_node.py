@@ -1,0 +1,81 @@
+"""The login node over ssh (the system OpenSSH client, a config file as a user's ~/.ssh/config holds):
+status and lines of a job through it, and a connection cut while following loses and repeats nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from tests.slurm.test_submit import REPO, cloudtrain, probe_config
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+LINES = 30
+
+
+def test_following_through_the_login_node_survives_a_cut_connection(slurm_login, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, [f"--lines={LINES}", "--interval=0.3"])
+    submitted = cloudtrain("submit", "--config", str(config), "--detach")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    job_id = re.search(r"Job (\d+) created", submitted.stdout + submitted.stderr)[1]
+    where = ["--backend", "slurm", "--region", slurm_login.host, "--project", str(workdir)]
+    log = tmp_path / "follow.log"
+    with open(log, "w") as out:
+        follow = subprocess.Popen([*cloudtrain_argv(), "logs", job_id, "--follow", *where], stdout=out,
+                                  stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while "line 5 from chief:0" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        # cut every session of the multiplexed connection, the follower's included
+        from cloudtrain.backends.slurm.shell import control_dir
+
+        control = os.path.join(control_dir(), "%C")
+        subprocess.run(["ssh", "-F", str(slurm_login.ssh_config), "-O", "exit", "-o", f"ControlPath={control}",
+                        slurm_login.host], capture_output=True, timeout=30, check=True)  # fmt: skip
+        assert follow.wait(timeout=120) == 0, log.read_text()
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+    text = log.read_text()
+    for me in ("chief:0", "worker:0"):
+        assert [text.count(f"line {i} from {me}\n") for i in range(LINES)] == [1] * LINES, text
+    status = json.loads(cloudtrain("status", job_id, "-o", "json", *where).stdout)
+    assert status["state"] == "SUCCEEDED" and status["details"]["cluster"] == slurm_login.host
+
+
+def cloudtrain_argv() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "cloudtrain"]
+
+
+def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image):
+    import shutil
+
+    from cloudtrain.backends.local import venv
+
+    workdir = tmp_path / "workdir"
+    (workdir / "envs").mkdir(parents=True)
+    image_layer = venv.image_dir(tf_image, tf_cache)
+    assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
+    (workdir / "envs" / image_layer.name).symlink_to(image_layer)  # the image layer reused; the package layer built
+    package = tmp_path / "pkg" / "slurm_probe"
+    shutil.copytree(REPO / "tests/packages/slurm_probe", package)
+    config = probe_config(tmp_path, workdir, ["--lines=2"])
+    config.write_text(config.read_text().replace(str(REPO / "tests/packages/slurm_probe"), str(package))
+                      .replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n"))  # fmt: skip
+    result = cloudtrain("submit", "--config", str(config))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert [out.count(f"line 1 from {me}") for me in ("chief:0", "worker:0")] == [1, 1], out
+    (env,) = [p for p in (workdir / "envs").iterdir() if p.name.startswith("pkg-")]
+    assert json.loads((env / "cloudtrain-env.json").read_text())["kind"] == "package"
+    job_id = re.search(r"Job (\d+) created", out)[1]
+    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)  # cluster and workdir from history
+    assert status["state"] == "SUCCEEDED" and status["details"]["cluster"] == slurm_login.host

@@ -1,0 +1,145 @@
+"""The Slurm keys offline: the batch script as a pure function of the spec (golden files), and `validate`.
+
+Regenerate the golden scripts after an intended change with
+``CLOUDTRAIN_UPDATE_GOLDEN=1 .venv/bin/pytest tests/slurm/test_slurm_config.py`` and read the diff.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.backends.slurm import script
+from cloudtrain.config import load_config
+from cloudtrain.errors import ConfigError
+from cloudtrain.spec import build_spec
+
+GOLDEN = Path(__file__).parent / "golden"
+REPO = Path(__file__).resolve().parents[2]
+NOW = dt.datetime(2026, 11, 25, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+BASE = """\
+name: demo
+backend: slurm
+slurm:
+  workdir: /fsx/cloudtrain
+replica_count: 2
+machine:
+  accelerator_count: 4
+package:
+  path: trainer
+  module: trainer.task
+args: [--epochs=3]
+max_runtime: 2h
+"""
+
+CASES = {
+    "two-gpu-nodes": {},
+    "hyperpod-requeue": {
+        "slurm": {"login": "hyperpod", "workdir": "/fsx/cloudtrain", "partition": "ml.p5.48xlarge", "account": "research",
+                  "qos": "high", "constraint": "h100", "exclusive": True, "sbatch": ["--mem=0"],
+                  "setup": ["module load cuda/12.2", "source /fsx/env.sh"], "requeue": True, "grace": 300},
+        "budget": {"max_gpu_hours": 8},
+    },
+    "cpu-nodes": {"machine": {"accelerator_count": 0}, "replica_count": 1},
+}
+
+
+def write_config(tmp_path: Path, changes: dict | None = None, text: str = BASE) -> Path:
+    import yaml
+
+    data = yaml.safe_load(text)
+    data.update(changes or {})
+    (tmp_path / "trainer").mkdir(exist_ok=True)
+    (tmp_path / "trainer" / "__init__.py").write_text("")
+    (tmp_path / "trainer" / "task.py").write_text("print('hi')\n")
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_batch_script_matches_golden(case, tmp_path):
+    spec = build_spec(load_config(write_config(tmp_path, CASES[case])), now=NOW, suffix="abc123")
+    text = script.batch_script(spec, script.Paths.of(spec, "/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python"))
+    path = GOLDEN / f"{case}.sh"
+    if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"the batch script changed; see this module's docstring ({path.name})"
+
+
+def test_the_gpu_hours_cap_cuts_the_time_limit(tmp_path):
+    spec = build_spec(load_config(write_config(tmp_path, CASES["hyperpod-requeue"])), now=NOW, suffix="abc123")
+    # 8 GPU-hours over 2 nodes × 4 GPUs = 1 h, under max_runtime's 2 h
+    assert "--time=0-01:00:00" in script.sbatch_options(spec)
+
+
+def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
+    spec = build_spec(load_config(write_config(tmp_path, CASES["hyperpod-requeue"])), now=NOW, suffix="abc123")
+    assert (spec.region, spec.project) == ("hyperpod", "/fsx/cloudtrain")
+    assert spec.output_dir == "/fsx/cloudtrain/runs/demo-20261125-120000-abc123"
+    assert (spec.replica_count, spec.machine.accelerator_count) == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "words"),
+    [
+        ({"region": "us-east-1"}, "region", "remove region"),
+        ({"machine": {"type": "n1-standard-8", "accelerator_count": 4}}, "machine.type", "remove machine.type"),
+        ({"slurm": {"workdir": "relative/dir"}}, "slurm.workdir", "absolute path"),
+        ({"slurm": {"workdir": "/fsx", "login": "bad host name"}}, "slurm.login", "ssh destination"),
+        ({"slurm": {"workdir": "/fsx", "sbatch": ["--time=10"]}}, "slurm.sbatch[0]", "set max_runtime instead"),
+        ({"slurm": {"workdir": "/fsx", "grace": 30}}, "slurm.grace", "greater than or equal to 90"),
+        ({"slurm": {"workdir": "/fsx", "partiton": "gpu"}}, "slurm.partiton", "partition"),
+        ({"max_runtime": "2m"}, "max_runtime", "more than"),
+        ({"image": {"uri": "docker.io/me/img"}}, "image.uri", "remove image.uri"),
+        ({"data": {"train": "s3://b/x"}}, "data.train", "shared filesystem"),
+        ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
+        ({"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "trainer"}}, "data.train",
+         "absolute path on the cluster"),
+    ],
+)
+def test_validate_refuses_with_one_line_naming_the_key(changes, field, words, tmp_path):
+    data = dict(changes)
+    path = write_config(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert field in message and words in message, message
+
+
+def test_a_missing_slurm_section_is_named(tmp_path):
+    text = BASE.replace("slurm:\n  workdir: /fsx/cloudtrain\n", "")
+    path = write_config(tmp_path, text=text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "needs a slurm: section" in str(info.value)
+
+
+def test_max_gpu_hours_is_refused_where_it_cannot_be_honoured(project):
+    from tests.conftest import VERTEX_BASE
+
+    with pytest.raises(ConfigError) as info:
+        load_config(project(VERTEX_BASE + "budget:\n  max_gpu_hours: 10\n"))
+    assert "budget.max_gpu_hours" in str(info.value) and "cannot cap GPU-hours" in str(info.value)
+
+
+def test_validate_and_dry_run_of_the_shipped_config():
+    validate = subprocess.run([sys.executable, "-m", "cloudtrain", "validate", "job_configs/slurm.yaml"], cwd=REPO,
+                              capture_output=True, text=True)  # fmt: skip
+    assert validate.returncode == 0, validate.stderr
+    dry = subprocess.run([sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/slurm.yaml",
+                          "--dry-run", "-o", "json"], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    import json
+
+    request = json.loads(dry.stdout)["request"]
+    assert request["batch_script"].startswith("#!/bin/bash\n")
+    assert "#SBATCH --nodes=2" in request["batch_script"]
+    assert request["commands"][-1].startswith("sbatch --parsable --export=NONE ")

@@ -1,0 +1,228 @@
+"""`cloudtrain submit` on the real test cluster: a user's package across two nodes, failures, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+PROBE_CONFIG = """\
+name: probe
+backend: slurm
+slurm:
+  workdir: {workdir}
+  partition: debug
+replica_count: 2
+machine:
+  accelerator_count: 0
+package:
+  path: {package}
+  module: slurm_probe.task
+data:
+  train: {data}
+args: {args}
+"""
+
+
+def cloudtrain(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cloudtrain", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO, **kwargs)  # fmt: skip
+
+
+def probe_config(tmp_path: Path, workdir: Path, args: list[str]) -> Path:
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    (data / "a.txt").write_text("a")
+    path = tmp_path / "probe.yaml"
+    path.write_text(PROBE_CONFIG.format(workdir=workdir, package=REPO / "tests/packages/slurm_probe",
+                                        data=data, args=json.dumps(args)))  # fmt: skip
+    return path
+
+
+def labelled(output: str) -> list[tuple[str, str]]:
+    """(replica, message) of each job line as the follower prints them."""
+    return re.findall(r"^\s*\[?([\w?-]+/task-\d+)\]?\s*[:|]?\s*(.*)$", output, re.M)
+
+
+def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--lines=3"])))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout + result.stderr
+    contracts = [json.loads(m) for m in re.findall(r"CONTRACT (\{.*\})$", out, re.M)]
+    assert sorted(c["task"] for c in contracts) == ["chief:0", "worker:0"]
+    # both tasks saw the same cluster: two distinct address:port pairs, chief first
+    clusters = {json.dumps(c["cluster"]) for c in contracts}
+    assert len(clusters) == 1
+    cluster = contracts[0]["cluster"]
+    assert len(set(cluster["chief"] + cluster["worker"])) == 2
+    assert all(c["channels"] == {"SM_CHANNEL_TRAIN": str(tmp_path / "data")} for c in contracts)
+    for me in ("chief:0", "worker:0"):
+        assert [line for line in out.splitlines() if f"line 1 from {me}" in line].__len__() == 1, out
+    assert re.search(r"node1/task-0.*line 0 from chief:0", out), out
+    assert re.search(r"node2/task-1.*line 0 from worker:0", out), out
+    # the report counts GPU-hours (the launcher's times × GPUs per node) in place of dollars
+    job_id = re.search(r"Job (\d+) created", out)[1]
+    report = cloudtrain("report", job_id, "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stdout + report.stderr
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "0 GPU-hours, from the launcher&#x27;s start and end times × GPUs per node" in html or \
+        "0 GPU-hours, from the launcher's start and end times × GPUs per node" in html, html[-3000:]
+
+
+def test_a_failing_task_fails_the_job_with_exit_1_naming_the_task(slurm, workdir, tmp_path):
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--exit=3"])))
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "FAILED" in out and "task 0 on node1 exited with status 3" in out, out
+
+
+def test_a_request_the_cluster_can_never_run_is_exit_2(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, [])
+    result = cloudtrain("submit", "--config", str(config), "--set", "replica_count=3")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the cluster can never run this request" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def wait_for_text(path: Path, text: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while text not in (content := path.read_text() if path.exists() else ""):
+        assert time.monotonic() < deadline, content
+        time.sleep(0.2)
+    return content
+
+
+def test_detach_then_status_logs_list(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    result = cloudtrain("submit", "--config", str(config), "--detach")
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
+    deadline = time.monotonic() + 120
+    while not all(f"line 1 from {me}" in (logs := cloudtrain("logs", job_id).stdout) for me in ("chief:0", "worker:0")):
+        assert time.monotonic() < deadline, logs
+        time.sleep(0.5)
+    assert [logs.count(f"line {i} from {me}") for i in (0, 1) for me in ("chief:0", "worker:0")] == [1, 1, 1, 1]
+    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
+    assert status["state"] == "RUNNING" and status["job_id"] == job_id
+    listed = cloudtrain("list").stdout
+    assert re.search(rf"^\s*{job_id}\s.*slurm\s+local", listed, re.M), listed
+    slurm.run("scancel", job_id)
+
+
+def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_controller(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        text = wait_for_text(log, "line 1 from worker:0")
+        job_id = re.search(r"Job (\d+) created", text)[1]
+        cancelled = cloudtrain("cancel", job_id)
+        assert cancelled.returncode == 0 and "CANCELLED" in cancelled.stdout, cancelled.stdout + cancelled.stderr
+        assert submit.wait(timeout=120) == 130, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    # MinJobAge (5 s) later the controller has forgotten the job: the run folder still says how it ended
+    deadline = time.monotonic() + 60
+    while slurm.run("scontrol", "show", "job", job_id, check=False).returncode == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    assert json.loads(cloudtrain("status", job_id, "-o", "json").stdout)["state"] == "CANCELLED"
+
+
+def test_the_time_limit_warning_without_requeue_ends_the_job_timed_out_124(slurm, workdir, tmp_path):
+    """What --signal=B:USR1@grace delivers before the time limit, sent by hand: the tasks are stopped (SIGTERM)
+    and, since the config does not ask to continue, the job ends as timed out."""
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        text = wait_for_text(log, "line 1 from worker:0")
+        job_id = re.search(r"Job (\d+) created", text)[1]
+        slurm.run("scancel", "--batch", "--signal=USR1", job_id)
+        assert submit.wait(timeout=120) == 124, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    text = log.read_text()
+    assert "chief:0 got SIGTERM" in text and "worker:0 got SIGTERM" in text, text
+    assert "TIMED_OUT" in text
+
+
+def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+    log = tmp_path / "submit.log"
+    with open(log, "w") as out:
+        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        wait_for_text(log, "line 1 from worker:0")
+        slurm.set_node("node2", "DOWN", reason="test: node lost")
+        assert submit.wait(timeout=120) == 5, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    assert "node node2 failed" in log.read_text(), log.read_text()
+
+
+def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
+    from cloudtrain.progress import phase_of
+    from cloudtrain.backends.slurm.backend import SlurmBackend
+
+    slurm.run("sbatch", "-N2", "--exclusive", "--output=/dev/null", "--wrap", "sleep 120")  # both nodes busy
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--detach")
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
+    status = SlurmBackend().attach(job_id, region="local", project=str(workdir)).status()
+    assert (status.state.value, status.native_state, status.message) == ("PENDING", "PENDING (Resources)",
+                                                                          "waiting: Resources")  # fmt: skip
+    assert phase_of(status) == "queued: Resources"
+
+
+SCRIPT = '''\
+import argparse, json, os
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=0.1)
+parser.add_argument("--model_dir", type=str)
+args, _ = parser.parse_known_args()
+task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
+print(f"SCRIPT lr={args.lr} model_dir={args.model_dir} task={task.get('type')}:{task.get('index')}", flush=True)
+'''
+
+
+def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp_path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "train.py").write_text(SCRIPT)
+    config = tmp_path / "script.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        name: script
+        backend: slurm
+        slurm: {{workdir: {workdir}}}
+        replica_count: 2
+        machine: {{accelerator_count: 0}}
+        package: {{path: {folder}, script: train.py}}
+        hyperparameters: {{lr: 0.5}}
+    """))
+    result = cloudtrain("submit", "--config", str(config))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    (run,) = (workdir / "runs").iterdir()
+    for me in ("chief:0", "worker:0"):
+        assert out.count(f"SCRIPT lr=0.5 model_dir={run}/model/ task={me}") == 1, out

@@ -1,0 +1,40 @@
+"""The bundled trainer on two Slurm nodes through `cloudtrain submit --config job_configs/slurm.yaml`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.slurm.test_submit import REPO, cloudtrain
+
+pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.tf]
+
+
+def events(log: Path) -> dict[str, dict]:
+    """The trainer's JSON events in one task's output file, by name."""
+    out = {}
+    for line in log.read_text().splitlines():
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            out[record.get("event")] = record
+    return out
+
+
+def test_the_bundled_trainer_trains_across_two_nodes(slurm, workdir):
+    result = cloudtrain("submit", "--config", "job_configs/slurm.yaml", "--set", f"slurm.workdir={workdir}",
+                        "--set", "args=[--data=digits, --epochs=1, --batch-size=64]", timeout=600)  # fmt: skip
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "node1/task-0" in out and "node2/task-1" in out, out
+    (run,) = (workdir / "runs").iterdir()
+    chief, worker = events(run / "slurm/r0/task-0.log"), events(run / "slurm/r0/task-1.log")
+    assert chief["done"]["weights_sha256"] == worker["worker_done"]["weights_sha256"]
+    tasks = [json.loads((run / f"slurm/r0/task-{i}.json").read_text()) for i in (0, 1)]
+    assert [(t["node"], t["exit"]) for t in tasks] == [("node1", 0), ("node2", 0)]
+    assert any((run / "model").iterdir())
