@@ -339,7 +339,7 @@ def slurm_machine(gpus_per_node: int):
 
     return SimpleNamespace(machine_type=NODE_TYPE, accelerator="GPU" if gpus_per_node else None,
                            accelerator_count=gpus_per_node, gpu=None, price_per_hour=None, price_region="",
-                           price_date=None)  # fmt: skip
+                           price_date=None, tpu=None)  # fmt: skip
 
 
 def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
