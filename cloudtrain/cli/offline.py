@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import left_out, load_spec, package_dict
+from cloudtrain.app.prepare import left_out, load_spec, package_dict
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
 from cloudtrain.errors import UsageError
 

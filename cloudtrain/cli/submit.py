@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, left_out, load_spec, package_dict, stage_data
+from cloudtrain.app.prepare import build_package, left_out, load_spec, package_dict, stage_data
 from cloudtrain.cli._follow import follow, print_hints, reattach_command, reattach_hint
 from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
 
@@ -125,7 +125,7 @@ def run_submit(
         submit_sweep(console, loaded, spec, package, backend, overrides=overrides, detach=detach, output=output)
         return
     if len(candidates) > 1 or loaded.config.max_queue is not None:
-        from cloudtrain.fallback import first_with_capacity
+        from cloudtrain.app.fallback import first_with_capacity
 
         landed = first_with_capacity(
             candidates, get_backend=get_backend, echo=lambda line: console.print(f"[yellow]{line}[/yellow]"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, load_spec
+from cloudtrain.app.prepare import build_package, load_spec
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.numbers import measured
@@ -18,7 +18,7 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
     from cloudtrain.history import JobRecord, record
 
     if spec.backend == "local":
-        from cloudtrain.sweeps import local
+        from cloudtrain.app import sweep_local as local
 
         folder = local.sweep_dir_of(spec)
         local.write_state(folder, config=str(Path(loaded.file).resolve()), overrides=tuple(overrides),
@@ -49,7 +49,8 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
 
 def run_local(console, spec, package, backend, *, output: str) -> None:
     from cloudtrain.history import JobRecord, record
-    from cloudtrain.sweeps import local, results
+    from cloudtrain.sweeps import results
+    from cloudtrain.app import sweep_local as local
 
     def remember(handle, trial_spec) -> None:
         record(JobRecord(handle.job_id, str(handle.output_dir), "local", trial_spec.region, None,
@@ -126,7 +127,8 @@ def resume(job_id, output) -> None:
 
     from cloudtrain.backends import get_backend
     from cloudtrain.console import make_console
-    from cloudtrain.sweeps import journal, local
+    from cloudtrain.sweeps import journal
+    from cloudtrain.app import sweep_local as local
 
     entry = sweep_record(job_id)
     if entry.backend != "local":
@@ -146,13 +148,13 @@ def resume(job_id, output) -> None:
 
 
 def load_results(job_id: str):
-    from cloudtrain.sweeps.lookup import load_results
+    from cloudtrain.app.sweep_lookup import load_results
 
     return load_results(job_id)
 
 
 def sweep_record(job_id: str):
-    from cloudtrain.sweeps.lookup import sweep_record
+    from cloudtrain.app.sweep_lookup import sweep_record
 
     return sweep_record(job_id)
 

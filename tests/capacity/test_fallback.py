@@ -13,7 +13,7 @@ from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.config import load_config
 from cloudtrain.errors import NoCapacity
-from cloudtrain.fallback import first_with_capacity
+from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.spec import build_spec
 from tests.fakes import aws as fake_aws
 from tests.fakes.vertex_jobs import NO_RESOURCES_ERROR, Script
