@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
 
 from cloudtrain.app.outcome import _check_model_outputs, finish
+from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 
 
 def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
@@ -70,36 +70,6 @@ def _progress_of(handle):
     progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
     progress.set_phase(phase_of(status))
     return progress
-
-
-@contextlib.contextmanager
-def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
-    """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
-    from cloudtrain.errors import CloudUnreachable
-
-    try:
-        yield
-    except CloudUnreachable as exc:
-        exc.hint = f"the job may still be running; reattach: {command or f'cloudtrain logs {job_id} --follow'}"
-        raise
-
-
-def drain_kwargs(drain: float | None) -> dict:
-    """``drain`` for ``JobHandle.logs`` only when given: handles without a stop rule need not take it."""
-    return {} if drain is None else {"drain": drain}
-
-
-def reattach_command(handle, drain: float | None = None) -> str:
-    """The exact command that follows this job again, from any directory."""
-    parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
-    backend = getattr(handle, "backend_name", None)
-    if backend and backend != "local":
-        parts += ["--backend", backend, "--region", handle.region]
-        if getattr(handle, "project", None):
-            parts += ["--project", handle.project]
-    if drain is not None:
-        parts += ["--drain", f"{drain:g}s"]
-    return " ".join(parts)
 
 
 def print_hints(console, job_id: str, reattach: str | None = None) -> None:
