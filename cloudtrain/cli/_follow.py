@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 
-from cloudtrain.app.outcome import _check_model_outputs, finish
 from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 
 
@@ -41,8 +40,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
         status = _cancel(console, handle)
-    _check_model_outputs(handle, status)
-    finish(console, status, progress, output=output)
+    finish(console, status, progress, output=output, handle=handle)
 
 
 def _cancel(console, handle):
@@ -75,3 +73,17 @@ def _progress_of(handle):
 def print_hints(console, job_id: str, reattach: str | None = None) -> None:
     console.print(f"  reattach: {reattach or f'cloudtrain logs {job_id} --follow'}", markup=False)
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
+
+
+def finish(console, status, progress=None, *, output: str = "text", handle=None) -> None:
+    """Print the summary and the run's phases (and with ``-o json`` the status on stdout), kept in
+    history by the app layer; exit with the state's code from the one table (errors.ExitCode)."""
+    from cloudtrain.app.outcome import summarise
+    from cloudtrain.console import print_json, print_kv
+
+    outcome = summarise(status, progress, handle)
+    print_kv(console, f"Job {status.job_id}: {status.state.value}", outcome.rows)
+    if output == "json":
+        print_json(status.to_dict())
+    if error := outcome.error():
+        raise error

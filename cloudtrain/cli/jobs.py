@@ -8,8 +8,6 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli import sweep
-from cloudtrain.app.locate import _is_local_run, _where
-from cloudtrain.app.prepare import load_spec
 from cloudtrain.cli._follow import drain_kwargs, follow as follow_job
 from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
 from cloudtrain.errors import UsageError
@@ -27,6 +25,19 @@ def _job_options(func):
     for option in reversed(_JOB_OPTIONS):
         func = option(func)
     return func
+
+
+def _where(job_id, backend, region, project, config_path):
+    """Backend, region, project of a job (:func:`cloudtrain.app.locate._where`), imported when a command runs."""
+    from cloudtrain.app.locate import _where as where
+
+    return where(job_id, backend, region, project, config_path)
+
+
+def _is_local_run(path: str) -> bool:
+    from cloudtrain.app.locate import _is_local_run as is_local_run
+
+    return is_local_run(path)
 
 
 @cli.command()

@@ -70,7 +70,7 @@ def both(backend, aws, gcs, monkeypatch):
 def _land(specs, both, build_package, clock, **kwargs):
     said: list[str] = []
     package = build_package()
-    landed = first_with_capacity(specs, get_backend=both, build_package=lambda s: package, echo=said.append,
+    landed = first_with_capacity(specs, package, backend_of=both, notify=lambda notice: said.append(notice.text),
                                  sleep=clock.sleep, clock=clock.time, poll_s=10, **kwargs)  # fmt: skip
     return landed, said
 
