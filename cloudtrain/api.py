@@ -36,6 +36,7 @@ from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
 from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
+from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
 from cloudtrain.progress import Progress, phase_of
 from cloudtrain.spec import JobSpec
@@ -63,6 +64,7 @@ class Config:
         return loaded, with_include(spec, self.include)
 
 
+@requiring
 def load_config(path: str | Path, overrides: Mapping[str, Any] | Sequence[str] = (), *, strict: bool = False,
                 include: Sequence[str] = ()) -> Config:  # fmt: skip
     """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
@@ -74,6 +76,7 @@ def load_config(path: str | Path, overrides: Mapping[str, Any] | Sequence[str] =
     return Config(Path(path), sets, strict, tuple(include), loaded, spec)
 
 
+@requiring
 def plan(config: Config, *, local: bool = False, show_secrets: bool = False, notify: Notify = ignore) -> Plan:
     """What ``submit`` would send, uploading and creating nothing: ``--dry-run``. ``plan.to_dict()`` is
     ``--dry-run -o json``; ``plan.request``, ``plan.fallbacks``, ``plan.cost_per_hour`` are its parts."""
@@ -104,17 +107,20 @@ class Job:
         """The CLI command that follows this job again, from any directory."""
         return reattach_command(self.handle)
 
+    @requiring
     def status(self) -> JobStatus:
         return self.handle.status()
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """The job's lines; with ``follow``, until it ends (after a final read): the CLI's followers.
         ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the backend's default."""
-        progress = self._watch()
-        for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
-            progress(line)
-            yield line
+        with required():
+            progress = self._watch()
+            for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
+                progress(line)
+                yield line
 
+    @requiring
     def wait(self) -> JobStatus:
         """Block until the job ends; its summary (cost, timeline, interruptions) is then kept in
         history, as the CLI keeps it, and on :attr:`outcome`. A failed job is returned, not raised:
@@ -123,6 +129,7 @@ class Job:
         self.outcome = summarise(status, self._progress, self.handle)
         return status
 
+    @requiring
     def cancel(self) -> JobStatus:
         return self.handle.cancel()
 
@@ -144,6 +151,7 @@ class Job:
         return f"<cloudtrain.Job {self.job_id}>"
 
 
+@requiring
 def submit(config: Config, *, local: bool = False, resume: str | None = None, show_secrets: bool = False,
            notify: Notify = ignore) -> Job:  # fmt: skip
     """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
@@ -167,6 +175,7 @@ def _kept(prepared: Prepared, notify: Notify) -> Notify:
     return keep
 
 
+@requiring
 def attach(job_id: str, *, backend: str | None = None, region: str | None = None, project: str | None = None,
            config: str | Path | None = None) -> Job:  # fmt: skip
     """A job by any id the CLI accepts: an id in this machine's history, a Vertex AI resource name,
@@ -186,6 +195,7 @@ class Sweep:
     folder: Path | None = None
     handle: JobHandle | None = None
 
+    @requiring
     def wait(self, on_trial: Any = None) -> SweepResults:
         """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
         one to end; its results table, best trial marked."""
@@ -194,10 +204,12 @@ class Sweep:
         self.handle.wait()
         return self.handle.results()
 
+    @requiring
     def results(self) -> SweepResults:
         return load_results(self.sweep_id)
 
 
+@requiring
 def submit_sweep(config: Config, *, local: bool = False, notify: Notify = ignore) -> Sweep:
     """Create a config's ``sweep:``; a local one's trials run in :meth:`Sweep.wait`."""
     loaded, spec = config._resolved(local)
@@ -208,16 +220,19 @@ def submit_sweep(config: Config, *, local: bool = False, notify: Notify = ignore
     return Sweep(started.sweep_id, prepared.spec, prepared.package, started.folder, started.handle)
 
 
+@requiring
 def sweep_results(sweep_id: str) -> SweepResults:
     """A sweep's trials, local or in the cloud (``cloudtrain sweep results``)."""
     return load_results(sweep_id)
 
 
+@requiring
 def jobs(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
     """This machine's history, newest first (``cloudtrain list``)."""
     return history.recent(limit, backend=backend, region=region)
 
 
+@requiring
 def report(job_ids: Sequence[str], out: str | Path | None = None) -> Path:
     """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib."""
     from cloudtrain.app.report import write_report
