@@ -14,11 +14,12 @@ Also a Python API (see docs/how-to/python-api.md)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read it as True)
 if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ loads them
+    from typing import Any
+
     from cloudtrain.api import (
         Config, Job, Plan, Sweep, attach, jobs, load_config, plan, report, submit, submit_sweep, sweep_results,
     )  # fmt: skip
