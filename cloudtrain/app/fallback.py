@@ -27,6 +27,7 @@ from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobState
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import CloudtrainError, NoCapacity
+from cloudtrain.words import first_line
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, 
 
 
 def _moving(echo, spec, kind: str, message: str, *, last: bool) -> str:
-    short = message.splitlines()[0][:300] if message else kind
+    short = first_line(message, 300) or kind
     reason = f"{describe(spec)}: no {kind}: {short}"
     echo(reason + ("" if last else "; moving on"))
     return reason

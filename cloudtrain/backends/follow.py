@@ -19,6 +19,7 @@ from typing import Callable, Iterable
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.errors import CloudUnreachable
+from cloudtrain.words import first_line
 
 log = logging.getLogger("cloudtrain.logs")
 Notify = Callable[[str], None]
@@ -97,11 +98,11 @@ class Outage:
         now = self.clock()
         if self.since is None:
             self.since, self.outages = now, self.outages + 1
-            self.notify(f"lost the connection to {self.what} ({short(exc)}); retrying — no line will be lost")
+            self.notify(f"lost the connection to {self.what} ({first_line(exc, 200)}); retrying — no line will be lost")
         self.failures += 1
         if now - self.since > self.give_up_after:
             hint = f"the job may still be running; reattach with: {self.reattach}" if self.reattach else None
-            raise CloudUnreachable(f"could not reach {self.what} for {now - self.since:.0f} s: {short(exc)}",
+            raise CloudUnreachable(f"could not reach {self.what} for {now - self.since:.0f} s: {first_line(exc, 200)}",
                                    hint) from exc  # fmt: skip
         return self.backoff.delay(self.failures)
 
@@ -111,8 +112,3 @@ class Outage:
             self.notify(f"connection to {self.what} is back after {now - self.since:.0f} s; catching up")
             self.back_at.append(now)
         self.since, self.failures = None, 0
-
-
-def short(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__

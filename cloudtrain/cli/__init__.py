@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
             click.echo(f"error: {missing}", err=True)
             return missing.exit_code
-        first = str(exc).splitlines()[0] if str(exc) else ""
+        from cloudtrain.words import first_line
+
+        first = first_line(str(exc))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED
