@@ -13,11 +13,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import random
 import threading
 from typing import Callable, Iterable
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.backoff import Backoff  # noqa: F401  (the followers take it from here)
 from cloudtrain.errors import CloudUnreachable
 from cloudtrain.words import first_line
 
@@ -62,18 +62,6 @@ class LateMarker:
                 self.newest[line.replica] = line.timestamp
             out.append(line)
         return out
-
-
-@dataclasses.dataclass
-class Backoff:
-    initial: float = 1.0
-    cap: float = 30.0
-    rng: random.Random = dataclasses.field(default_factory=random.Random)
-
-    def delay(self, failures: int) -> float:
-        """Capped exponential, with jitter: between half and all of ``initial·2^(n-1)``."""
-        top = min(self.cap, self.initial * 2 ** max(failures - 1, 0))
-        return top * self.rng.uniform(0.5, 1.0)
 
 
 class Outage:

@@ -13,7 +13,8 @@ from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.vertex import request
-from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.backends.vertex.retry import api_backoff
+from cloudtrain.backoff import Backoff
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
 from cloudtrain.words import first_line
 
@@ -113,7 +114,7 @@ class JobService:
 
     def __init__(self, client: Any, *, backoff: Backoff | None = None, timeout: float = 60.0):
         self.client = client
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or api_backoff()
         self.timeout = timeout
 
     @classmethod
