@@ -16,6 +16,7 @@ exit code), warnings are kept on the returned objects (``notices``) or handed to
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,10 @@ from cloudtrain.history import JobRecord
 from cloudtrain.progress import Progress, phase_of
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults
+
+# A library prints nothing on its own: the backends' step notes ("uploaded gs://…", a follower's
+# outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
+logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
 
 __all__ = ["Config", "Job", "Plan", "Sweep", "attach", "jobs", "load_config", "plan", "report", "submit",
            "submit_sweep", "sweep_results"]  # fmt: skip
