@@ -5,6 +5,7 @@ stays cheap."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,12 @@ from tests.conftest import REPO
 
 GPU4 = REPO / "job_configs" / "gpu4.yaml"
 CHATTY = REPO / "tests" / "packages" / "chatty_trainer"
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_logging(monkeypatch):
+    """As in a notebook: no handler that an earlier CLI run in this test process left on the logger."""
+    monkeypatch.setattr(logging.getLogger("cloudtrain"), "handlers", [logging.NullHandler()])
 
 
 def _without_run_id(document: dict, run_id: str) -> dict:

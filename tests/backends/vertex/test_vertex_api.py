@@ -4,6 +4,7 @@ job is found again by its id, all without printing."""
 
 from __future__ import annotations
 
+import logging
 import textwrap
 
 import pytest
@@ -26,6 +27,12 @@ staging_bucket: gs://my-bucket
 machine: {type: n1-standard-8, accelerator: NVIDIA_TESLA_T4, accelerator_count: 1}
 package: {path: trainer}
 """
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_logging(monkeypatch):
+    """As in a notebook: no handler that an earlier CLI run in this test process left on the logger."""
+    monkeypatch.setattr(logging.getLogger("cloudtrain"), "handlers", [logging.NullHandler()])
 
 
 @pytest.fixture
