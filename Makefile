@@ -2,7 +2,8 @@
 # when it is not on PATH, so these targets work on a fresh machine with only python3.
 PYTHON ?= python3
 UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
-RUN := $(UV) run --frozen
+# Every extra (both clouds' SDKs, the report, the local trainer's TensorFlow): the tests use them all.
+RUN := $(UV) run --frozen --all-extras
 
 .PHONY: install run test test-fast bench bench-smoke schema docs lint mutate clean
 
@@ -60,7 +61,7 @@ mutate: .venv/.synced  ## make mutate MODULE=cloudtrain/statefiles.py TESTS="tes
 # Bytecode at install only for what the CLI imports when it starts (about 2 s), so the first `cloudtrain`
 # run is as fast as later ones; TensorFlow's and the SDKs' ~19,000 files (50 s) compile when first imported.
 .venv/.synced: uv.lock pyproject.toml $(UV)
-	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen
+	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --all-extras
 	.venv/bin/python tools/startup_bytecode.py
 	@touch $@
 

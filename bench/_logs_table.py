@@ -8,6 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from bench._markdown import provenance, table
+from bench._stats import NO_DIFFERENCE
+
 # (bench, follower as the bench names it) → label in the report, in column order.
 FOLLOWERS = {
     ("vertex", "cloudtrain"): "cloudtrain → Vertex",
@@ -77,8 +80,6 @@ def _cell(rec: dict | None, kind: str) -> str:
 
 
 def section(vertex_late: dict | None, sagemaker: dict | None, vertex_logs: dict | None) -> str:
-    from bench.report import provenance, table
-
     recs = records(vertex_late, sagemaker)
     text = "## 4. Logs\n\n"
     text += (f"Vertex at {_counts(recs, 'vertex')} replicas, lines arriving late (`bench/vertex_late_bench.py`): "
@@ -128,8 +129,6 @@ def section(vertex_late: dict | None, sagemaker: dict | None, vertex_logs: dict 
 
 def before_after(sm: dict) -> str:
     """SageMaker: CloudWatch Logs calls a minute while the job runs, polling every stream vs Live Tail."""
-    from bench.report import table
-
     by = {(r["follower"], r["instances"]): r for r in sm.get("results", [])}
     rows = []
     for n in sorted({r["instances"] for r in sm.get("results", [])}):
@@ -170,15 +169,11 @@ def _rate(per_second: float | None) -> str:
 
 
 def _verdict(word: str, better: str, worse: str) -> str:
-    from bench._stats import NO_DIFFERENCE
-
     return {"lower": better, "higher": worse}.get(word, f"**{word}**" if word == NO_DIFFERENCE else word)
 
 
 def late(entry: dict | None) -> str:
     """The Vertex lateness bench: every follower, each figure's median (min–max) over seeds, and verdicts."""
-    from bench.report import table
-
     data = (entry or {}).get("data") or {}
     rows = data.get("summary") or []
     if not rows:
@@ -253,8 +248,6 @@ BUSY_VERDICTS = {"lost": ("lost", "fewer", "more"), "delay_median_s": ("p50", "s
 
 
 def busy_idle(entry: dict | None) -> str:
-    from bench.report import provenance, table
-
     text = "**Vertex, a busy and an idle job** (`bench/vertex_logs_bench.py`): " + provenance(entry) + "\n"
     data = (entry or {}).get("data") or {}
     rows = data.get("summary") or []

@@ -79,6 +79,14 @@ class PackagingError(UsageError):
     """The training package cannot be built as configured."""
 
 
+class MissingExtra(UsageError):
+    """A cloud's libraries are not installed: the hint is the install command (``cloudtrain[vertex]``)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, extra: str = ""):
+        super().__init__(message, hint)
+        self.extra = extra
+
+
 class CredentialsError(UsageError):
     """No usable cloud credentials were found."""
 

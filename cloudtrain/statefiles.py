@@ -73,21 +73,50 @@ def remove_if_empty(path: Path) -> bool:
     return False
 
 
+class AtomicFile:
+    """A temp file in ``folder`` (the destination's, so the rename stays on one file system), moved into
+    place in one step by :meth:`publish`; removed when the block ends without publishing. The one way
+    cloudtrain replaces a file (:func:`write_atomic`, the package archive): a kill leaves the old file
+    or the new one, never half of one, and at most a temp file named ``prefix…suffix``."""
+
+    def __init__(self, folder: Path, *, prefix: str, suffix: str = ".tmp", mode: str = "wb",
+                 encoding: str | None = None) -> None:  # fmt: skip
+        fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+        self.file = os.fdopen(fd, mode, encoding=encoding)
+        self.published = False
+
+    def publish(self, path: Path, *, fsync: bool = False, mode: int | None = None) -> None:
+        """Close (after an ``fsync`` when asked), set the permission ``mode``, rename onto ``path``."""
+        if not self.file.closed:
+            self.file.flush()
+            if fsync:
+                os.fsync(self.file.fileno())
+            self.file.close()
+        if mode is not None:
+            os.chmod(self.tmp, mode)
+        os.replace(self.tmp, path)
+        self.published = True
+
+    def __enter__(self) -> "AtomicFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.file.closed:
+            self.file.close()
+        if not self.published:
+            try:
+                os.unlink(self.tmp)
+            except FileNotFoundError:
+                pass
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (temp file in the same folder, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with AtomicFile(path.parent, prefix=f".{path.name}.", suffix=".tmp", mode="w", encoding="utf-8") as out:
+        out.file.write(text)
+        out.publish(path)
 
 
 def append_line(path: Path, line: str) -> None:

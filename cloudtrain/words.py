@@ -7,3 +7,12 @@ from __future__ import annotations
 def counted(n: int, word: str, plural: str | None = None) -> str:
     """``1 replica``, ``2 replicas``, ``2 processes``: words, not "replica(s)"."""
     return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def first_line(error: BaseException | str, limit: int | None = None) -> str:
+    """The first non-blank line of an error's text (at most ``limit`` characters), for one-line
+    messages; the exception's type name when it has no text. The one such helper."""
+    text = str(error).strip()
+    if not text:
+        return type(error).__name__ if isinstance(error, BaseException) else ""
+    return text.splitlines()[0][:limit]

@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import random
 import threading
 from typing import Callable, Iterable
 
 from cloudtrain.backends.base import LogLine
+from cloudtrain.backoff import Backoff  # noqa: F401  (the followers take it from here)
 from cloudtrain.errors import CloudUnreachable
+from cloudtrain.words import first_line
 
 log = logging.getLogger("cloudtrain.logs")
 Notify = Callable[[str], None]
@@ -63,18 +64,6 @@ class LateMarker:
         return out
 
 
-@dataclasses.dataclass
-class Backoff:
-    initial: float = 1.0
-    cap: float = 30.0
-    rng: random.Random = dataclasses.field(default_factory=random.Random)
-
-    def delay(self, failures: int) -> float:
-        """Capped exponential, with jitter: between half and all of ``initial·2^(n-1)``."""
-        top = min(self.cap, self.initial * 2 ** max(failures - 1, 0))
-        return top * self.rng.uniform(0.5, 1.0)
-
-
 class Outage:
     """Tracks one follower's connection to the cloud; says when it is lost and when it is back."""
 
@@ -97,11 +86,11 @@ class Outage:
         now = self.clock()
         if self.since is None:
             self.since, self.outages = now, self.outages + 1
-            self.notify(f"lost the connection to {self.what} ({short(exc)}); retrying — no line will be lost")
+            self.notify(f"lost the connection to {self.what} ({first_line(exc, 200)}); retrying — no line will be lost")
         self.failures += 1
         if now - self.since > self.give_up_after:
             hint = f"the job may still be running; reattach with: {self.reattach}" if self.reattach else None
-            raise CloudUnreachable(f"could not reach {self.what} for {now - self.since:.0f} s: {short(exc)}",
+            raise CloudUnreachable(f"could not reach {self.what} for {now - self.since:.0f} s: {first_line(exc, 200)}",
                                    hint) from exc  # fmt: skip
         return self.backoff.delay(self.failures)
 
@@ -111,8 +100,3 @@ class Outage:
             self.notify(f"connection to {self.what} is back after {now - self.since:.0f} s; catching up")
             self.back_at.append(now)
         self.since, self.failures = None, 0
-
-
-def short(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__

@@ -57,7 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, or a case no error covers yet: still one line
         if debug:
             raise
-        first = str(exc).splitlines()[0] if str(exc) else ""
+        from cloudtrain.extras import missing_extra
+
+        if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
+            click.echo(f"error: {missing}", err=True)
+            return missing.exit_code
+        from cloudtrain.words import first_line
+
+        first = first_line(str(exc))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED

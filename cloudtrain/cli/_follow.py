@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+
+from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 
 
 def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
@@ -39,8 +40,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
         status = _cancel(console, handle)
-    _check_model_outputs(handle, status)
-    finish(console, status, progress, output=output)
+    finish(console, status, progress, output=output, handle=handle)
 
 
 def _cancel(console, handle):
@@ -70,96 +70,20 @@ def _progress_of(handle):
     return progress
 
 
-@contextlib.contextmanager
-def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
-    """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
-    from cloudtrain.errors import CloudUnreachable
-
-    try:
-        yield
-    except CloudUnreachable as exc:
-        exc.hint = f"the job may still be running; reattach: {command or f'cloudtrain logs {job_id} --follow'}"
-        raise
-
-
-def drain_kwargs(drain: float | None) -> dict:
-    """``drain`` for ``JobHandle.logs`` only when given: handles without a stop rule need not take it."""
-    return {} if drain is None else {"drain": drain}
-
-
-def reattach_command(handle, drain: float | None = None) -> str:
-    """The exact command that follows this job again, from any directory."""
-    parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
-    backend = getattr(handle, "backend_name", None)
-    if backend and backend != "local":
-        parts += ["--backend", backend, "--region", handle.region]
-        if getattr(handle, "project", None):
-            parts += ["--project", handle.project]
-    if drain is not None:
-        parts += ["--drain", f"{drain:g}s"]
-    return " ".join(parts)
-
-
 def print_hints(console, job_id: str, reattach: str | None = None) -> None:
     console.print(f"  reattach: {reattach or f'cloudtrain logs {job_id} --follow'}", markup=False)
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
 
 
-def _check_model_outputs(handle, status) -> None:
-    """A succeeded cloud job whose model location is empty gets a warning in its summary."""
-    from cloudtrain.backends.base import JobState
-    from cloudtrain.errors import CloudtrainError
+def finish(console, status, progress=None, *, output: str = "text", handle=None) -> None:
+    """Print the summary and the run's phases (and with ``-o json`` the status on stdout), kept in
+    history by the app layer; exit with the state's code from the one table (errors.ExitCode)."""
+    from cloudtrain.app.outcome import summarise
+    from cloudtrain.console import print_json, print_kv
 
-    check = getattr(handle, "model_outputs_warning", None)
-    if status.state is not JobState.SUCCEEDED or check is None:
-        return
-    try:
-        warning = check(status)
-    except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
-        return
-    if warning:
-        status.details.setdefault("warnings", []).append(warning)
-
-
-def finish(console, status, progress=None, *, output: str = "text") -> None:
-    """Print the summary and the run's phases (and with ``-o json`` the status on stdout), keep both
-    in history; exit with the state's code from the one table (errors.ExitCode).
-
-    A replica's own code is in the message, never passed through, so a user's ``sys.exit(2)``
-    cannot read as bad input."""
-    from cloudtrain import history, timeline
-    from cloudtrain.console import print_json, print_kv, summary_rows
-    from cloudtrain.errors import JobFailed
-
-    phases = timeline.of_run(status, progress.marks if progress else {})
-    cost_per_hour = progress.cost_per_hour if progress else None
-    rows = summary_rows(status.details)
-    if phases:
-        rows.append(("timeline", timeline.describe(phases)))
-    history.note_state(status.job_id, status.name, status.state.value)
-    from cloudtrain.catalog.cost import cost_after
-
-    cost = cost_after(status)
-    if cost:
-        from cloudtrain.numbers import money
-
-        rows.append(("cost", f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
-                             f"{cost['price_date']})" + (f"; spot saved {money(cost['spot_savings_usd'])}"
-                                                        if cost.get("spot_savings_usd") else "")
-                     + (f"; {cost['note']}" if cost.get("note") else "")))
-    from cloudtrain import interruptions
-
-    interrupted = interruptions.summarize(progress.interruptions if progress else interruptions.Tracker(),
-                                          status.details.get("spot_interruptions"), state=status.state.value)
-    if interrupted:
-        rows.append(("interruptions", interruptions.describe(interrupted)))
-    print_kv(console, f"Job {status.job_id}: {status.state.value}", rows)
-    history.save_run(status.job_id, {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
-                                     "timeline": timeline.cost_shares(phases, cost_per_hour),
-                                     "interruptions": interrupted})  # fmt: skip
+    outcome = summarise(status, progress, handle)
+    print_kv(console, f"Job {status.job_id}: {status.state.value}", outcome.rows)
     if output == "json":
         print_json(status.to_dict())
-    if status.state.exit_code:
-        error = JobFailed(f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else ""))
-        error.exit_code = status.state.exit_code
+    if error := outcome.error():
         raise error

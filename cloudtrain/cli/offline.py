@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import left_out, load_spec, package_dict
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
 from cloudtrain.errors import UsageError
 
@@ -18,6 +17,8 @@ from cloudtrain.errors import UsageError
 @OUTPUT_OPTION
 def validate(config_arg, config_path, overrides, strict, output) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
+    from cloudtrain.app.prepare import load_spec
+
     from cloudtrain.console import counted
 
     from cloudtrain.errors import ConfigError
@@ -129,6 +130,7 @@ def package(path, out_dir, requirements, include, output) -> None:
 
     Name, version and requirements come from the package's own setup.py / pyproject.toml (as
     with submit), so the same folder gives the same artifact either way."""
+    from cloudtrain.app.prepare import left_out, package_dict
     from cloudtrain.packaging import build_sdist
 
     built = build_sdist(Path(path), Path(out_dir), requirements=requirements, given_in="--requirement", include=include)

@@ -17,17 +17,12 @@ from cloudtrain.cli._group import OUTPUT_OPTION, cli
 def report(job_ids, out_dir, output) -> None:
     """Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several
     jobs side by side (e.g. 1 vs 4 GPUs: speed-up and cost per epoch); a sweep's trials."""
-    from cloudtrain.report import collect, figures, page
+    from cloudtrain.app.report import write_report
 
-    figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
-    runs = [collect.collect(job_id) for job_id in job_ids]
-    out = Path(out_dir or Path("cloudtrain-reports", job_ids[0]))
-    out.mkdir(parents=True, exist_ok=True)
-    drawn = figures.draw_all(runs, out)
-    path = page.write(runs, drawn, out)
+    written = write_report(list(job_ids), Path(out_dir) if out_dir else None)
     if output == "json":
         from cloudtrain.console import print_json
 
-        print_json({"report": str(path), "figures": {k: str(v) for k, v in drawn.items()}})
+        print_json({"report": str(written.page), "figures": {k: str(v) for k, v in written.figures.items()}})
     else:
-        click.echo(str(path))
+        click.echo(str(written.page))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, left_out, load_spec, package_dict, stage_data
-from cloudtrain.cli._follow import follow, print_hints, reattach_command, reattach_hint
+from cloudtrain.app.reattach import reattach_command
+from cloudtrain.cli._follow import follow, print_hints
 from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
 
 
@@ -35,16 +34,14 @@ def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
+    from cloudtrain.app.prepare import load_spec, resumed, with_include
+    from cloudtrain.backends import get_backend
+
     if show_secrets:
         refuse_show_secrets(output)
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
-    if include:
-        from dataclasses import replace
-
-        spec = replace(spec, package=replace(spec.package, include=tuple(include)))
+    spec = with_include(spec, include)
     if resume_job:
-        from cloudtrain.backends import get_backend
-
         spec = resumed(spec, get_backend(spec.backend), resume_job)
     run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
                overrides=overrides, drain=drain, show_secrets=show_secrets)  # fmt: skip
@@ -64,82 +61,42 @@ def run_submit(
     loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=(),
     drain: float | None = None, show_secrets: bool = False,
 ) -> None:
-    """The one submit path, for ``submit`` and the gcloud forms: build, then print the request or
-    upload, create and (unless ``detach``) follow the job to its end. ``env:`` values that look secret
-    are sent as written but shown as ``***`` (with one warning) unless ``show_secrets``."""
-    from cloudtrain.backends import get_backend
+    """The one submit path, for ``submit`` and the gcloud forms: the app layer prepares, plans or
+    launches (:mod:`cloudtrain.app`); this prints what it reports and follows the job to its end
+    unless ``detach``."""
+    from cloudtrain.app.launch import launch
+    from cloudtrain.app.plan import make_plan
+    from cloudtrain.app.prepare import prepare
     from cloudtrain.console import make_console, print_json
-    from cloudtrain.secrets.masking import env_warnings, mask_logs, mask_spec_document, secret_names
 
-    for warning in env_warnings(spec.env):
-        click.echo(f"warning: {warning}", err=True)
-    if not show_secrets:
-        mask_logs(spec.env[name] for name in secret_names(spec.env))
-    package = build_package(spec)
-    if spec.cloud == "sagemaker":
-        from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
-
-        for warning in hyperparameter_warnings(spec):
-            click.echo(f"warning: {warning}", err=True)
-    spec = stage_data(spec)
-    backend = get_backend(spec.backend)
     console = make_console(sys.stderr if output == "json" else None)
-    candidates = _candidate_specs(loaded, spec)
+    notify = _printer(console)
+    prepared = prepare(loaded, spec, overrides=overrides, show_secrets=show_secrets, notify=notify)
+    spec, package = prepared.spec, prepared.package
     if dry_run:
-        from cloudtrain.catalog.cost import price_basis
-
-        def shown(candidate, request):
-            return request if show_secrets else mask_spec_document(request, candidate.env)
-
-        request = shown(spec, backend.render(spec, package))
-        fallbacks = [(c, shown(c, get_backend(c.backend).render(c, package))) for c in candidates[1:]]
+        plan = make_plan(prepared, show_secrets=show_secrets)
         if output == "json":
-            print_json({"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
-                        "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
-                        "notes": list(spec.notes), "package": package_dict(package),
-                        **({"data": _data_lines(spec)} if spec.channels else {}), "request": request,
-                        "fallbacks": [{"backend": c.backend, "region": c.region, "notes": list(c.notes),
-                                       "cost_per_hour": c.cost_per_hour, "price_basis": price_basis(c),
-                                       "request": r} for c, r in fallbacks],
-                        "cost_per_hour": spec.cost_per_hour, "price_basis": price_basis(spec)})  # fmt: skip
-        else:
-            _print_summary(console, spec, package)
-            console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
-            console.print_json(data=request)
-            for number, (candidate, candidate_request) in enumerate(fallbacks, 1):
-                console.print(f"\n[bold]Fallback {number}[/bold], if the ones before it get no capacity:")
-                _print_summary(console, candidate, package)
-                console.print_json(data=candidate_request)
+            print_json(plan.to_dict())
+            return
+        _print_summary(console, spec, package)
+        console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
+        console.print_json(data=plan.request)
+        for number, candidate in enumerate(plan.fallbacks, 1):
+            console.print(f"\n[bold]Fallback {number}[/bold], if the ones before it get no capacity:")
+            _print_summary(console, candidate.spec, package)
+            console.print_json(data=candidate.request)
         return
     _print_summary(console, spec, package)
-    if spec.secrets and spec.backend != "local":  # a local run reads them, which is the check
-        import os
-
-        from cloudtrain.secrets.resolve import check_exist
-
-        check_exist(spec.secrets, os.environ, cloud=spec.backend,
-                    warn=lambda line: click.echo(f"warning: {line}", err=True))  # fmt: skip
     if spec.sweep is not None:
         from cloudtrain.cli.sweep import submit_sweep
 
-        submit_sweep(console, loaded, spec, package, backend, overrides=overrides, detach=detach, output=output)
+        submit_sweep(console, prepared, detach=detach, output=output)
         return
-    if len(candidates) > 1 or loaded.config.max_queue is not None:
-        from cloudtrain.fallback import first_with_capacity
-
-        landed = first_with_capacity(
-            candidates, get_backend=get_backend, echo=lambda line: console.print(f"[yellow]{line}[/yellow]"),
-            build_package=lambda c: package if c is spec else build_package(c), max_queue_s=loaded.config.max_queue,
-        )  # fmt: skip
-        if landed.index:
-            console.print(f"[bold]Landed on fallback {landed.index}[/bold]:")
-            _print_summary(console, landed.spec, landed.package)
-        handle, spec, first = landed.handle, landed.spec, landed.status
-    else:
-        handle = backend.submit(spec, package)
-        with reattach_hint(handle.job_id):
-            first = handle.status()
-    _remember(handle.job_id, first.name, spec, loaded.file)
+    launched = launch(prepared, notify=notify)
+    if launched.index:
+        console.print(f"[bold]Landed on fallback {launched.index}[/bold]:")
+        _print_summary(console, launched.spec, launched.package)
+    handle, spec, first = launched.handle, launched.spec, launched.first
     if spec.backend == "local":
         console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
     else:
@@ -159,34 +116,22 @@ def run_submit(
            live=output != "json", output=output, debug=debug_enabled(), drain=drain)  # fmt: skip
 
 
-def _candidate_specs(loaded, spec) -> list:
-    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded); a
-    fallback cannot change the package, so each takes the main one's (``--include`` included)."""
-    from dataclasses import replace
+def _printer(console):
+    """The app layer's notices as the CLI shows them: warnings on stderr, fallback moves in yellow."""
 
-    from cloudtrain.spec import build_spec
+    from cloudtrain.console import escape
 
-    return [spec] + [stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
-                     for candidate in loaded.candidates]
+    def show(notice) -> None:
+        if notice.kind == "warning":
+            click.echo(f"warning: {notice.text}", err=True)
+        else:
+            console.print(f"[yellow]{escape(notice.text)}[/yellow]")
 
-
-def resumed(spec, backend, job_id: str):
-    """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
-    from dataclasses import replace
-
-    from cloudtrain.errors import UsageError
-    from cloudtrain.spec import ResumeSpec
-
-    details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
-    checkpoint_dir = details.get("checkpoint_dir")
-    if not checkpoint_dir:
-        raise UsageError(f"--resume {job_id}: the job has no checkpoint location",
-                         hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)")
-    output_dir = details.get("output_dir")
-    return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
+    return show
 
 
 def _print_summary(console, spec, package) -> None:
+    from cloudtrain.app.prepare import left_out
     from cloudtrain.console import counted, money, print_kv
 
     from cloudtrain.catalog.cost import price_basis
@@ -257,14 +202,10 @@ def _per_trial(spec, usd: float) -> str:
     return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {trials} trials"
 
 
-def _data_lines(spec) -> dict[str, str]:
+def _data_rows(spec) -> dict[str, str]:
     from cloudtrain.data.staging import describe
 
-    return describe(spec)
-
-
-def _data_rows(spec) -> dict[str, str]:
-    return {f"data {name}": line for name, line in _data_lines(spec).items()}
+    return {f"data {name}": line for name, line in describe(spec).items()}
 
 
 def _batch_line(spec) -> str | None:
@@ -279,13 +220,6 @@ def _batch_line(spec) -> str | None:
         return None
     unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
     return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas ({unit})"
-
-
-def _remember(job_id: str, name: str, spec, config_file: Path) -> None:
-    from cloudtrain.history import JobRecord, record
-
-    record(JobRecord(job_id, name, spec.backend, spec.region, spec.project, str(config_file.resolve()),
-                     created=spec.created.isoformat()))  # fmt: skip
 
 
 def _sweep_line(sweep) -> str | None:

@@ -7,31 +7,23 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.cli._common import build_package, load_spec
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
-from cloudtrain.errors import ExitCode, UsageError
+from cloudtrain.errors import ExitCode
 from cloudtrain.numbers import measured
 
 
-def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: bool, output: str) -> None:
-    """Run (locally) or create (in the cloud) the sweep of ``spec``; exit like the CLI's table says."""
-    from cloudtrain.history import JobRecord, record
+def submit_sweep(console, prepared, *, detach: bool, output: str) -> None:
+    """Run (locally) or create (in the cloud) the sweep of ``prepared``; exit like the CLI's table says."""
+    from cloudtrain.app import sweep as app_sweep
 
-    if spec.backend == "local":
-        from cloudtrain.sweeps import local
-
-        folder = local.sweep_dir_of(spec)
-        local.write_state(folder, config=str(Path(loaded.file).resolve()), overrides=tuple(overrides),
-                          job_name=spec.job_name, created=spec.created.isoformat())  # fmt: skip
-        record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, str(loaded.file), kind="sweep"))
+    spec = prepared.spec
+    started = app_sweep.start(prepared)
+    if started.folder is not None:
         console.print(f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
-                      f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {folder}")  # fmt: skip
-        run_local(console, spec, package, backend, output=output)
+                      f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {started.folder}")  # fmt: skip
+        run_local(console, spec, prepared.package, output=output)
         return
-    handle = backend.submit(spec, package)
-    first = handle.status()
-    record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, str(loaded.file),
-                     kind="sweep"))  # fmt: skip
+    handle, first = started.handle, started.first
     console.print(f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
     console.print(f"  trials:  cloudtrain sweep results {handle.job_id}")
     console.print(f"  cancel:  cloudtrain cancel {handle.job_id}")
@@ -47,15 +39,10 @@ def submit_sweep(console, loaded, spec, package, backend, *, overrides, detach: 
         raise SystemExit(status.state.exit_code)
 
 
-def run_local(console, spec, package, backend, *, output: str) -> None:
-    from cloudtrain.history import JobRecord, record
-    from cloudtrain.sweeps import local, results
+def run_local(console, spec, package, *, output: str) -> None:
+    from cloudtrain.app import sweep as app_sweep
 
-    def remember(handle, trial_spec) -> None:
-        record(JobRecord(handle.job_id, str(handle.output_dir), "local", trial_spec.region, None,
-                         str(trial_spec.config_file), kind="trial"))  # fmt: skip
-
-    def on_event(event: local.TrialEvent) -> None:
+    def on_event(event) -> None:
         if event.state == "requeued":
             console.print(f"[yellow]{event.message}[/yellow]")
             return
@@ -65,13 +52,11 @@ def run_local(console, spec, package, backend, *, output: str) -> None:
         console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
 
     try:
-        study = local.run_trials(spec, package, backend=backend, on_event=on_event, remember=remember)
+        table = app_sweep.run_local(spec, package, on_event=on_event)
     except KeyboardInterrupt:
         console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
         console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
         raise SystemExit(ExitCode.INTERRUPTED) from None
-    table = results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
-                               "SUCCEEDED")  # fmt: skip
     _show(console, table, output)
     if table.best is None:
         raise SystemExit(ExitCode.JOB_FAILED)
@@ -121,40 +106,19 @@ def results(job_id, output) -> None:
 @OUTPUT_OPTION
 def resume(job_id, output) -> None:
     """Continue a local sweep that was stopped: finished trials are kept, interrupted ones rerun."""
-    import dataclasses
-    import datetime as dt
-
-    from cloudtrain.backends import get_backend
+    from cloudtrain.app import sweep as app_sweep
     from cloudtrain.console import make_console
-    from cloudtrain.sweeps import journal, local
 
-    entry = sweep_record(job_id)
-    if entry.backend != "local":
-        raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
-                         hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
-    state = local.read_state(Path(entry.name))
-    damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built or printed
-    if damage is not None:
-        raise damage.error()
-    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
-    spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
-                               created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip
-    package = build_package(spec)
+    spec, package, folder = app_sweep.resumable(job_id)
     console = make_console(sys.stderr if output == "json" else None)
-    console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {entry.name}")
-    run_local(console, spec, package, get_backend("local"), output=output)
+    console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {folder}")
+    run_local(console, spec, package, output=output)
 
 
 def load_results(job_id: str):
-    from cloudtrain.sweeps.lookup import load_results
+    from cloudtrain.app.sweep_lookup import load_results
 
     return load_results(job_id)
-
-
-def sweep_record(job_id: str):
-    from cloudtrain.sweeps.lookup import sweep_record
-
-    return sweep_record(job_id)
 
 
 def sweep_entry(job_id: str):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cloudtrain.errors import UsageError
+from cloudtrain.statefiles import write_atomic
 
 _BLOCK = 2**20
 
@@ -146,9 +147,6 @@ def _save(cache: Path | None, seen: dict[str, list]) -> None:
     if cache is None:
         return
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(seen))
-        os.replace(tmp, cache)
+        write_atomic(cache, json.dumps(seen))
     except OSError:
         pass  # only a speed-up

@@ -15,6 +15,7 @@ from typing import Any, Callable, ContextManager, Iterator
 
 from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError
+from cloudtrain.words import first_line
 
 SHA_KEY = "cloudtrain-sha256"  # the object's metadata key (S3 stores it as x-amz-meta-cloudtrain-sha256)
 
@@ -118,16 +119,14 @@ def _gcs_errors(action: str) -> Iterator[None]:
     try:
         yield
     except GoogleAuthError as exc:
-        raise CredentialsError(f"{action}: Google Cloud credentials were refused: {_first_line(exc)}",
+        raise CredentialsError(f"{action}: Google Cloud credentials were refused: {first_line(exc)}",
                                "run `gcloud auth application-default login`") from None  # fmt: skip
     except exceptions.NotFound as exc:
-        raise BackendError(f"{action}: not found ({_first_line(exc)})", "check the bucket name") from None
+        raise BackendError(f"{action}: not found ({first_line(exc)})", "check the bucket name") from None
     except (exceptions.Forbidden, exceptions.Unauthorized) as exc:
-        raise BackendError(f"{action}: access denied ({_first_line(exc)})",
+        raise BackendError(f"{action}: access denied ({first_line(exc)})",
                            "the account needs storage.objects permissions on the bucket") from None  # fmt: skip
     except exceptions.GoogleAPICallError as exc:
-        raise BackendError(f"{action}: {_first_line(exc)}") from None
+        raise BackendError(f"{action}: {first_line(exc)}") from None
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -17,7 +17,6 @@ import hashlib
 import io
 import os
 import tarfile
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import BinaryIO, Callable
 
 from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import part_prefix, sweep_part_files
+from cloudtrain.statefiles import AtomicFile
 
 #: 1980-01-01T00:00:00Z: the earliest time a ZIP can hold, so a wheel built from the
 #: sdist never fails with "ZIP does not support timestamps before 1980".
@@ -56,31 +56,21 @@ def write_archive(out_dir: Path, stem: str, members: Iterable[Member]) -> Writte
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         sweep_part_files(out_dir)
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=part_prefix(stem), suffix=".part")
+        part = AtomicFile(out_dir, prefix=part_prefix(stem), suffix=".part")
     except OSError as e:
         raise PackagingError(
             f"cannot write the package to {out_dir}: {e.strerror or e}",
             "choose an output folder you can write to",
         ) from e
     try:
-        try:
-            with os.fdopen(fd, "wb") as raw:
-                sink = _HashingWriter(raw)
-                with gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0, compresslevel=COMPRESSLEVEL) as gz:
-                    with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar:
-                        _write_members(tar, members)
-                raw.flush()
-                os.fsync(raw.fileno())
-            os.chmod(tmp, 0o644)
+        with part:
+            sink = _HashingWriter(part.file)
+            with gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0, compresslevel=COMPRESSLEVEL) as gz:
+                with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar:
+                    _write_members(tar, members)
             digest = sink.hash.hexdigest()
             final = out_dir / f"{stem}-{digest[:12]}.tar.gz"
-            os.replace(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+            part.publish(final, fsync=True, mode=0o644)
     except _SourceError as e:
         raise PackagingError(str(e), "check that nothing changes the package folder while it is built") from e
     except OSError as e:

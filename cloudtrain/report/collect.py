@@ -134,7 +134,7 @@ def _price(data: RunData, status: Any) -> None:
 
 
 def _sweep(entry: Any) -> RunData:
-    from cloudtrain.sweeps.lookup import load_results
+    from cloudtrain.app.sweep_lookup import load_results
 
     table = load_results(entry.job_id)
     data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial",

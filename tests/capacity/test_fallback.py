@@ -13,7 +13,7 @@ from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.config import load_config
 from cloudtrain.errors import NoCapacity
-from cloudtrain.fallback import first_with_capacity
+from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.spec import build_spec
 from tests.fakes import aws as fake_aws
 from tests.fakes.vertex_jobs import NO_RESOURCES_ERROR, Script
@@ -70,7 +70,7 @@ def both(backend, aws, gcs, monkeypatch):
 def _land(specs, both, build_package, clock, **kwargs):
     said: list[str] = []
     package = build_package()
-    landed = first_with_capacity(specs, get_backend=both, build_package=lambda s: package, echo=said.append,
+    landed = first_with_capacity(specs, package, backend_of=both, notify=lambda notice: said.append(notice.text),
                                  sleep=clock.sleep, clock=clock.time, poll_s=10, **kwargs)  # fmt: skip
     return landed, said
 

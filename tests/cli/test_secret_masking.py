@@ -63,7 +63,7 @@ def test_dry_run_json_and_text_mask_secret_looking_values_with_one_warning(cli, 
 def test_the_request_sent_keeps_the_values(tmp_path):
     """Masking is for display: what submit sends is the render, env: as written."""
     from cloudtrain.backends import get_backend
-    from cloudtrain.cli._common import build_package, load_spec
+    from cloudtrain.app.prepare import build_package, load_spec
 
     loaded, spec = load_spec(_config(tmp_path, "sagemaker"), ())
     request = get_backend("sagemaker").render(spec, build_package(spec))

@@ -1,6 +1,6 @@
 """A local sweep process to kill: ``python -m tests.sweeps.killable_sweep FOLDER ALGORITHM STOP_AT``.
 
-It drives :func:`cloudtrain.sweeps.local.run_trials` with the scripted backend of
+It drives :func:`cloudtrain.app.sweep_local.run_trials` with the scripted backend of
 ``test_sweep_driver`` (no TensorFlow); trial ``STOP_AT`` prints ``trial N started`` and then
 hangs, so a test can SIGKILL the process mid-trial, as a crash or ``kill -9`` would."""
 
@@ -35,7 +35,7 @@ def main() -> None:
     def on_event(event) -> None:
         print(f"trial {event.number} {event.state} {event.params}", flush=True)
 
-    from cloudtrain.sweeps import local
+    from cloudtrain.app import sweep_local as local
 
     local.run_trials(spec, None, backend=backend, on_event=on_event, remember=lambda h, s: None)
 

@@ -10,7 +10,7 @@ import pytest
 
 from cloudtrain import history, statefiles
 from cloudtrain.cli import main
-from cloudtrain.sweeps import local
+from cloudtrain.app import sweep_local as local
 from tests.sweeps.test_sweep_driver import ROOT, ScriptedBackend, _run, _spec, curve
 
 STATUS = {"job_id": "demo-2", "name": "cloudtrain-runs/demo-2", "state": "SUCCEEDED", "native_state": "succeeded",

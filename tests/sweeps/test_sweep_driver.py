@@ -14,7 +14,7 @@ import pytest
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
 from cloudtrain.spec import build_spec
-from cloudtrain.sweeps import local
+from cloudtrain.app import sweep_local as local
 
 ROOT = Path(__file__).resolve().parents[2]
 

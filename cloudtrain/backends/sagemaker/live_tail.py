@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cloudtrain.backends.follow import Backoff, log
+from cloudtrain.words import first_line
 
 from .aws import error_code
 
@@ -112,7 +113,7 @@ class LiveTail(threading.Thread):
                 if code == "SessionTimeoutException":  # three hours are up: a new session at once
                     failures = 0
                 elif code in UNSUPPORTED or _not_a_stream(exc):
-                    return self._unavailable(f"{code or type(exc).__name__}: {_first_line(exc)}")
+                    return self._unavailable(f"{code or type(exc).__name__}: {first_line(exc, 200)}")
                 elif code == "LimitExceededException":  # the account's concurrent Live Tail sessions are taken
                     if not busy_said:
                         busy_said = True
@@ -156,11 +157,6 @@ def _not_a_stream(exc: BaseException) -> bool:
     from botocore.parsers import ResponseParserError
 
     return isinstance(exc, (ParserError, ResponseParserError))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def session_opener(logs: Any, tail_client: Any, group: str, prefix: str) -> Callable[[], Any]:

@@ -17,7 +17,7 @@ from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:  # the log follower and retries are imported by the calls that use them: --dry-run renders only
     from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
-    from cloudtrain.backends.vertex.retry import Backoff
+    from cloudtrain.backoff import Backoff
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -222,10 +222,10 @@ class VertexBackend:
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService
-        from cloudtrain.backends.vertex.retry import Backoff
+        from cloudtrain.backends.vertex.retry import api_backoff
 
         endpoint = settings.vertex_endpoint(region, self.env)
-        backoff = self.backoff or Backoff(sleep=self.sleep)
+        backoff = self.backoff or api_backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _storage(self, name: str) -> Any:

@@ -13,8 +13,10 @@ from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.vertex import request
-from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.backends.vertex.retry import api_backoff
+from cloudtrain.backoff import Backoff
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
+from cloudtrain.words import first_line
 
 # Vertex AI's JobState → ours; the only place the native states are interpreted.
 STATES: dict[str, JobState] = {
@@ -112,7 +114,7 @@ class JobService:
 
     def __init__(self, client: Any, *, backoff: Backoff | None = None, timeout: float = 60.0):
         self.client = client
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or api_backoff()
         self.timeout = timeout
 
     @classmethod
@@ -176,12 +178,12 @@ class JobService:
             kind = classify("vertex", str(exc), [getattr(exc, "reason", None) or ""])
             if kind == "rate":
                 raise _create_unreachable(exc, parent, label) from exc
-            raise NoCapacity(f"Vertex AI has no {kind or 'quota'} for the job: {_short(exc)}",
+            raise NoCapacity(f"Vertex AI has no {kind or 'quota'} for the job: {first_line(exc)}",
                              "add a fallback: entry, request more quota, or pick another region or machine") from exc  # fmt: skip
         except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
             raise _create_unreachable(exc, parent, label) from exc
         except exceptions.GoogleAPICallError as exc:
-            raise _refused(f"Vertex AI refused to create the job: {_short(exc)}", exc) from exc
+            raise _refused(f"Vertex AI refused to create the job: {first_line(exc)}", exc) from exc
 
     def _call(self, fn: Any, what: str) -> Any:
         from google.api_core import exceptions
@@ -194,18 +196,18 @@ class JobService:
         except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded, exceptions.ResourceExhausted) as exc:
             raise _unreachable(exc, what) from exc
         except exceptions.GoogleAPICallError as exc:
-            raise _refused(f"Vertex AI call failed for {what}: {_short(exc)}", exc) from exc
+            raise _refused(f"Vertex AI call failed for {what}: {first_line(exc)}", exc) from exc
 
 
 def _unreachable(exc: Any, what: str) -> CloudUnreachable:
-    return CloudUnreachable(f"Vertex AI did not answer for {what} ({_short(exc)}), retries included",
+    return CloudUnreachable(f"Vertex AI did not answer for {what} ({first_line(exc)}), retries included",
                             "try again later; a job that was created keeps running")  # fmt: skip
 
 
 def _create_unreachable(exc: Any, parent: str, label: str) -> CloudUnreachable:
     """A create whose retries ran out: the job may exist all the same (an answer can be lost)."""
     region = parent.split("/")[3]
-    return CloudUnreachable(f"creating the Vertex AI job: the service kept answering {_short(exc)}, retries included",
+    return CloudUnreachable(f"creating the Vertex AI job: the service kept answering {first_line(exc)}, retries included",
                             f"the job may have been created; look for it: cloudtrain list --backend vertex "
                             f"--region {region} (its label {label[7:]})")  # fmt: skip
 
@@ -223,5 +225,3 @@ def _hint(exc: Any) -> str | None:
     return None
 
 
-def _short(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

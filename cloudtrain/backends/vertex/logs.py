@@ -58,6 +58,7 @@ from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.follow import Backoff, LateMarker, Notify, Outage, default_notify, event_waiter, log
 from cloudtrain.backends.vertex.cloud_logging import Entry, TailBatch, job_filter, log_filter
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable
+from cloudtrain.words import first_line
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 __all__ = ["Entry", "LogTailer", "TailPolicy", "log_filter"]
@@ -417,9 +418,7 @@ def _transient() -> tuple[type[BaseException], ...]:
 def _read_error(exc: Any) -> BackendError:
     if getattr(exc, "code", None) in (401, 403):
         hint = "reading logs needs roles/logging.viewer on the project"
-        return CloudSetupError(f"Cloud Logging refused the read: {_short(exc)}", hint)
-    return BackendError(f"Cloud Logging refused the read: {_short(exc)}")
+        return CloudSetupError(f"Cloud Logging refused the read: {first_line(exc)}", hint)
+    return BackendError(f"Cloud Logging refused the read: {first_line(exc)}")
 
 
-def _short(exc: BaseException) -> str:
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

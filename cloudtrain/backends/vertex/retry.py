@@ -8,11 +8,9 @@ straight back to the caller, which moves to the next fallback. Anything else is 
 from __future__ import annotations
 
 import random
-import time
-from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from cloudtrain.backoff import Backoff
 
 
 def transient_errors() -> tuple[type[BaseException], ...]:
@@ -21,39 +19,15 @@ def transient_errors() -> tuple[type[BaseException], ...]:
     return (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded, exceptions.ResourceExhausted)
 
 
-@dataclass
-class Backoff:
-    attempts: int = 6  # calls in all, the first included
-    initial: float = 1.0
-    factor: float = 2.0
-    cap: float = 30.0
-    jitter: float = 0.2  # ± fraction of each delay
-    sleep: Callable[[float], None] = time.sleep
+def api_backoff(**settings: Any) -> Backoff:
+    """The retries of idempotent Google API calls: 6 attempts, 1 s doubling up to 30 s, ±20 % jitter,
+    transient errors only (``settings`` override, e.g. ``sleep`` in tests)."""
+    return Backoff(**{"spread": (0.8, 1.2), "rng": random.Random(), "retryable": retryable, **settings})
 
-    def delays(self):
-        delay = self.initial
-        for _ in range(self.attempts - 1):
-            yield delay * (1 + random.uniform(-self.jitter, self.jitter))
-            delay = min(delay * self.factor, self.cap)
 
-    def call(self, fn: Callable[[], T], *, before_retry: Callable[[BaseException], T | None] | None = None) -> T:
-        """``fn()``, retried on transient errors. ``before_retry(exc)`` may return a result instead."""
-        transient = transient_errors()
-        delays = self.delays()
-        while True:
-            try:
-                return fn()
-            except transient as exc:
-                if _no_capacity(exc):
-                    raise  # not a rate limit: retrying here cannot help; a fallback candidate may
-                delay = next(delays, None)
-                if delay is None:
-                    raise
-                self.sleep(delay)
-                if before_retry is not None:
-                    found = before_retry(exc)
-                    if found is not None:
-                        return found
+def retryable(exc: BaseException) -> bool:
+    """A transient error worth retrying here; a capacity or quota refusal goes back to the caller."""
+    return isinstance(exc, transient_errors()) and not _no_capacity(exc)
 
 
 def _no_capacity(exc: BaseException) -> bool:

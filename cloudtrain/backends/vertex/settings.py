@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from cloudtrain.errors import CredentialsError, UsageError
+from cloudtrain.words import first_line
 
 VERTEX_ENDPOINT_ENV = "CLOUDTRAIN_VERTEX_ENDPOINT"
 LOGGING_ENDPOINT_ENV = "CLOUDTRAIN_LOGGING_ENDPOINT"
@@ -71,7 +72,7 @@ def credentials() -> tuple[Any, str | None]:
         if not creds.valid:
             creds.refresh(google.auth.transport.requests.Request())
     except GoogleAuthError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        first = first_line(exc)
         raise CredentialsError(f"Google Cloud credentials were refused: {first}", ADC_HINT) from exc
     return creds, project
 

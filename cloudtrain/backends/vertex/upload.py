@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Callable
 
 from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.words import first_line
 
 SHA_KEY = "cloudtrain-sha256"
 CHUNK = 8 * 2**20  # larger files go up resumably in chunks of this size, with progress
@@ -126,7 +127,7 @@ def upload_package(package: BuiltPackage, uri: str, client: Any, *, progress: Pr
 
 
 def _cannot_write(where: str, exc: Any) -> BackendError:
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    first = first_line(exc)
     return CloudSetupError(
         f"cannot write to staging bucket {where}: {first}",
         "the account needs roles/storage.objectAdmin (or objectCreator + objectViewer) on the bucket",

@@ -15,7 +15,7 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.cli import main
-from cloudtrain.cli.submit import resumed
+from cloudtrain.app.prepare import resumed
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status
 from cloudtrain.spec import LOCAL_RUNS_DIR

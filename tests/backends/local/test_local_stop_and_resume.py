@@ -10,7 +10,7 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.backends.local.job import RUN_DIR
-from cloudtrain.cli.submit import resumed
+from cloudtrain.app.prepare import resumed
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.spec import LOCAL_RUNS_DIR
 

@@ -11,7 +11,7 @@ import pytest
 
 from cloudtrain.backends.vertex import VertexBackend
 from cloudtrain.backends.vertex.logs import TailPolicy
-from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
 from tests.fakes import VirtualClock
@@ -129,7 +129,7 @@ def backend(jobs, logging_fake, clock, monkeypatch) -> VertexBackend:
         clock=clock.time,
         sleep=clock.sleep,
         policy=TailPolicy(),
-        backoff=Backoff(sleep=clock.sleep),
+        backoff=api_backoff(sleep=clock.sleep),
         echo=echoed.append,
     )
     b.echoed = echoed  # type: ignore[attr-defined]

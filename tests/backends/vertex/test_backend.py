@@ -245,7 +245,7 @@ def test_unwritable_bucket_is_one_line(package):
 
 def test_resume_writes_under_the_continued_jobs_base_output_dir(backend, jobs, gcs, spec, package):
     """`submit --resume JOB`: AIP_CHECKPOINT_DIR of the new job is JOB's, found through JOB itself."""
-    from cloudtrain.cli.submit import resumed
+    from cloudtrain.app.prepare import resumed
 
     first = backend.submit(spec, package)
     later = resumed(make_spec(job_name="demo-20240501-130000", output_dir=spec.output_dir + "-other"), backend,

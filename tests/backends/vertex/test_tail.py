@@ -17,7 +17,7 @@ import pytest
 import cloudtrain.backends.vertex as vertex_module
 from cloudtrain.backends.vertex import VertexBackend
 from cloudtrain.backends.vertex.logs import TailPolicy
-from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.cli import main
 from tests.fakes import AcceleratedClock
 from tests.fakes.cloud_logging import FakeLogging, write_lines
@@ -38,7 +38,7 @@ def world(monkeypatch):
     monkeypatch.setenv("CLOUDTRAIN_VERTEX_ENDPOINT", jobs.address)
     monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", logging.address)
     backend = VertexBackend(clock=clock.time, sleep=clock.sleep, wait=clock.wait, policy=TailPolicy(),
-                            backoff=Backoff(sleep=clock.sleep), echo=lambda line: None)  # fmt: skip
+                            backoff=api_backoff(sleep=clock.sleep), echo=lambda line: None)  # fmt: skip
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
     yield clock, jobs, logging
     jobs.stop()

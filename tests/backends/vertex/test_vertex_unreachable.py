@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.backends.vertex.retry import Backoff
+from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
 
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.server
 
 
 def test_create_whose_retries_run_out_exits_3(cli_config, backend, jobs, capsys):
-    attempts = Backoff().attempts
+    attempts = api_backoff().attempts
     jobs.create_faults = ["unavailable"] * attempts
     code = main(["submit", "--config", str(cli_config)])
     err = capsys.readouterr().err
@@ -25,6 +25,6 @@ def test_create_whose_retries_run_out_exits_3(cli_config, backend, jobs, capsys)
 
 
 def test_create_that_goes_through_on_the_last_attempt_is_one_job(cli_config, backend, jobs, capsys):
-    jobs.create_faults = ["unavailable"] * (Backoff().attempts - 1)
+    jobs.create_faults = ["unavailable"] * (api_backoff().attempts - 1)
     assert main(["submit", "--config", str(cli_config), "--detach"]) == 0
     assert len(jobs.jobs) == 1

@@ -25,7 +25,8 @@ def load_results(job_id: str):
 
     entry = sweep_record(job_id)
     if entry.backend == "local":
-        from cloudtrain.sweeps import local, results
+        from cloudtrain.sweeps import results
+        from cloudtrain.app import sweep_local as local
 
         folder = Path(entry.name)
         state = local.read_state(folder)

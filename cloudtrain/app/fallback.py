@@ -21,9 +21,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.app.prepare import build_package
+from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobState
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import CloudtrainError, NoCapacity
+from cloudtrain.words import first_line
 
 
 @dataclass(frozen=True)
@@ -43,23 +47,29 @@ def describe(spec: Any) -> str:
 
 def first_with_capacity(
     specs: Sequence[Any],
+    package: Any,
     *,
-    get_backend: Callable[[str], Any],
-    build_package: Callable[[Any], Any],
-    echo: Callable[[str], None],
+    notify: Notify = ignore,
     max_queue_s: float | None = None,
     poll_s: float = 15.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    backend_of: Callable[[str], Any] = get_backend,
 ) -> Landed:
+    """Submit ``specs[0]`` with ``package``, then each fallback (its own package) until one gets machines.
+    ``backend_of``: the backend of a name (tests give backends pointed at their servers)."""
+
+    def echo(text: str) -> None:
+        notify(Notice("fallback", text))
+
     reasons: list[str] = []
     for index, spec in enumerate(specs):
         if index:
             echo(f"trying fallback {index}: {describe(spec)}")
             for note in getattr(spec, "notes", ()):
                 echo(f"  {note}")
-        package = build_package(spec)
-        backend = get_backend(spec.backend)
+            package = build_package(spec, notify)
+        backend = backend_of(spec.backend)
         try:
             handle = backend.submit(spec, package)
         except CloudtrainError as exc:
@@ -98,7 +108,7 @@ def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, 
 
 
 def _moving(echo, spec, kind: str, message: str, *, last: bool) -> str:
-    short = message.splitlines()[0][:300] if message else kind
+    short = first_line(message, 300) or kind
     reason = f"{describe(spec)}: no {kind}: {short}"
     echo(reason + ("" if last else "; moving on"))
     return reason

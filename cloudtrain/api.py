@@ -1,0 +1,245 @@
+"""The Python API: what ``cloudtrain submit`` does, for a notebook or a pipeline step.
+
+    import cloudtrain
+    cfg = cloudtrain.load_config("job_configs/gpu4.yaml", overrides={"machine.accelerator_count": 8})
+    plan = cloudtrain.plan(cfg)                 # the exact request(s), cost, candidates: what --dry-run prints
+    job = cloudtrain.submit(cfg, local=False)   # returns a handle at once; nothing is followed
+    for line in job.logs(follow=True): ...      # the same lossless followers as the CLI
+    job.status(); job.wait(); job.cancel()
+    job = cloudtrain.attach("1234567890")       # any id the CLI accepts
+
+A thin layer over :mod:`cloudtrain.app`, the same code the CLI runs. Nothing here prints or exits:
+errors are the exceptions of :mod:`cloudtrain.errors` (the ones the CLI turns into one line and an
+exit code), warnings are kept on the returned objects (``notices``) or handed to ``notify``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from cloudtrain import history
+from cloudtrain.app import sweep as app_sweep
+from cloudtrain.app.launch import launch
+from cloudtrain.app.locate import _where
+from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.app.outcome import Outcome, summarise
+from cloudtrain.app.plan import Plan, make_plan
+from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
+from cloudtrain.app.reattach import drain_kwargs, reattach_command
+from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.backends import get_backend
+from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
+from cloudtrain.config import LoadedConfig
+from cloudtrain.errors import UsageError
+from cloudtrain.events import epochs_in_args
+from cloudtrain.extras import required, requiring
+from cloudtrain.history import JobRecord
+from cloudtrain.progress import Progress, phase_of
+from cloudtrain.spec import JobSpec
+from cloudtrain.sweeps.results import SweepResults
+
+# A library prints nothing on its own: the backends' step notes ("uploaded gs://…", a follower's
+# outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
+logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
+
+__all__ = ["Config", "Job", "Plan", "Sweep", "attach", "jobs", "load_config", "plan", "report", "submit",
+           "submit_sweep", "sweep_results"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Config:
+    """A loaded and validated config (``--set`` overrides applied); ``spec`` is the job it describes."""
+
+    path: Path
+    overrides: tuple[str, ...]
+    strict: bool
+    include: tuple[str, ...]
+    loaded: LoadedConfig
+    spec: JobSpec
+
+    def _resolved(self, local: bool) -> tuple[LoadedConfig, JobSpec]:
+        """This config as the job it runs as: a ``local`` run of the same target is loaded anew (as ``--local``)."""
+        loaded, spec = load_spec(self.path, self.overrides, local=True, strict=self.strict) if local else (
+            self.loaded, self.spec)  # fmt: skip
+        return loaded, with_include(spec, self.include)
+
+
+@requiring
+def load_config(path: str | Path, overrides: Mapping[str, Any] | Sequence[str] = (), *, strict: bool = False,
+                include: Sequence[str] = ()) -> Config:  # fmt: skip
+    """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
+    ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``.
+    Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2)."""
+    given = tuple(overrides.items()) if isinstance(overrides, Mapping) else None
+    sets = tuple(f"{key}={json.dumps(value)}" for key, value in given) if given is not None else tuple(overrides)
+    loaded, spec = load_spec(path, sets, strict=strict)
+    return Config(Path(path), sets, strict, tuple(include), loaded, spec)
+
+
+@requiring
+def plan(config: Config, *, local: bool = False, show_secrets: bool = False, notify: Notify = ignore) -> Plan:
+    """What ``submit`` would send, uploading and creating nothing: ``--dry-run``. ``plan.to_dict()`` is
+    ``--dry-run -o json``; ``plan.request``, ``plan.fallbacks``, ``plan.cost_per_hour`` are its parts."""
+    loaded, spec = config._resolved(local)
+    return make_plan(prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify),
+                     show_secrets=show_secrets)  # fmt: skip
+
+
+class Job:
+    """A job created by :func:`submit` or found by :func:`attach`: the backend's own handle, and what
+    the CLI does with it (the followers, the summary kept in history), without printing."""
+
+    def __init__(self, handle: JobHandle, *, spec: JobSpec | None = None, landed_on: int = 0,
+                 notices: Sequence[Notice] = ()) -> None:  # fmt: skip
+        self.handle = handle
+        self.spec = spec  # None for an attached job
+        self.landed_on = landed_on  # 0: the main request; n: fallback entry n
+        self.notices = list(notices)
+        self.outcome: Outcome | None = None  # after wait()
+        self._progress: Progress | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.handle.job_id
+
+    @property
+    def reattach_command(self) -> str:
+        """The CLI command that follows this job again, from any directory."""
+        return reattach_command(self.handle)
+
+    @requiring
+    def status(self) -> JobStatus:
+        return self.handle.status()
+
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+        """The job's lines; with ``follow``, until it ends (after a final read): the CLI's followers.
+        ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the backend's default."""
+        with required():
+            progress = self._watch()
+            for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
+                progress(line)
+                yield line
+
+    @requiring
+    def wait(self) -> JobStatus:
+        """Block until the job ends; its summary (cost, timeline, interruptions) is then kept in
+        history, as the CLI keeps it, and on :attr:`outcome`. A failed job is returned, not raised:
+        ``job.outcome.error()`` is the exception the CLI would exit with."""
+        status = self.handle.wait()
+        self.outcome = summarise(status, self._progress, self.handle)
+        return status
+
+    @requiring
+    def cancel(self) -> JobStatus:
+        return self.handle.cancel()
+
+    def _watch(self) -> Progress:
+        """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
+        as the CLI's submit watches them (or, attached, from the job's own creation time)."""
+        if self._progress is None:
+            first, spec = self.handle.status(), self.spec
+            if spec is not None:
+                self._progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+                                          started=spec.created.timestamp(), epochs=epochs_in_args(spec.module_args()))  # fmt: skip
+            else:
+                self._progress = Progress(cost_per_hour=None,
+                                          started=first.created.timestamp() if first.created else time.time())  # fmt: skip
+            self._progress.set_phase(phase_of(first))
+        return self._progress
+
+    def __repr__(self) -> str:
+        return f"<cloudtrain.Job {self.job_id}>"
+
+
+@requiring
+def submit(config: Config, *, local: bool = False, resume: str | None = None, show_secrets: bool = False,
+           notify: Notify = ignore) -> Job:  # fmt: skip
+    """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
+    record it in history, and return at once: nothing is followed. ``local``: run it on this machine
+    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``)."""
+    loaded, spec = config._resolved(local)
+    if spec.sweep is not None:
+        raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")
+    if resume:
+        spec = resumed(spec, get_backend(spec.backend), resume)
+    prepared = prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify)
+    launched = launch(prepared, notify=_kept(prepared, notify))
+    return Job(launched.handle, spec=launched.spec, landed_on=launched.index, notices=prepared.notices)
+
+
+def _kept(prepared: Prepared, notify: Notify) -> Notify:
+    def keep(notice: Notice) -> None:
+        prepared.notices.append(notice)
+        notify(notice)
+
+    return keep
+
+
+@requiring
+def attach(job_id: str, *, backend: str | None = None, region: str | None = None, project: str | None = None,
+           config: str | Path | None = None) -> Job:  # fmt: skip
+    """A job by any id the CLI accepts: an id in this machine's history, a Vertex AI resource name,
+    a SageMaker ARN, a local run's folder; ``backend``/``region``/``project``/``config`` as the flags."""
+    impl, native_id, where, in_project = _where(job_id, backend, region, project, str(config) if config else None)
+    return Job(impl.attach(native_id, region=where, project=in_project))
+
+
+@dataclass
+class Sweep:
+    """A sweep created by :func:`submit_sweep`: a local study (its trials run in :meth:`wait`) or a
+    cloud tuning job (:attr:`handle`)."""
+
+    sweep_id: str
+    spec: JobSpec
+    package: Any
+    folder: Path | None = None
+    handle: JobHandle | None = None
+
+    @requiring
+    def wait(self, on_trial: Any = None) -> SweepResults:
+        """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
+        one to end; its results table, best trial marked."""
+        if self.handle is None:
+            return app_sweep.run_local(self.spec, self.package, on_event=on_trial or (lambda event: None))
+        self.handle.wait()
+        return self.handle.results()
+
+    @requiring
+    def results(self) -> SweepResults:
+        return load_results(self.sweep_id)
+
+
+@requiring
+def submit_sweep(config: Config, *, local: bool = False, notify: Notify = ignore) -> Sweep:
+    """Create a config's ``sweep:``; a local one's trials run in :meth:`Sweep.wait`."""
+    loaded, spec = config._resolved(local)
+    if spec.sweep is None:
+        raise UsageError(f"{config.path} has no sweep: section", hint="use cloudtrain.submit(config)")
+    prepared = prepare(loaded, spec, overrides=config.overrides, notify=notify)
+    started = app_sweep.start(prepared)
+    return Sweep(started.sweep_id, prepared.spec, prepared.package, started.folder, started.handle)
+
+
+@requiring
+def sweep_results(sweep_id: str) -> SweepResults:
+    """A sweep's trials, local or in the cloud (``cloudtrain sweep results``)."""
+    return load_results(sweep_id)
+
+
+@requiring
+def jobs(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
+    """This machine's history, newest first (``cloudtrain list``)."""
+    return history.recent(limit, backend=backend, region=region)
+
+
+@requiring
+def report(job_ids: Sequence[str], out: str | Path | None = None) -> Path:
+    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib."""
+    from cloudtrain.app.report import write_report
+
+    return write_report(list(job_ids), Path(out) if out else None).page

@@ -1,0 +1,15 @@
+"""The application layer: prepare → plan → submit with fallbacks → record → follow → summarise.
+
+The CLI (:mod:`cloudtrain.cli`) and the Python API (:mod:`cloudtrain.api`) both call it. It never
+prints and never exits: it returns data, reports through the ``notify`` / ``on_event`` callbacks it
+is given, and raises the exceptions of :mod:`cloudtrain.errors`, which the CLI turns into its one-line
+messages and exit codes. Below it: config, spec, packaging, data, backends, history (they never import
+it); above it: the CLI and the API.
+
+* :mod:`~cloudtrain.app.prepare` config → spec → package, staged data, fallback candidates
+* :mod:`~cloudtrain.app.plan` the exact request(s) and cost (``--dry-run``)
+* :mod:`~cloudtrain.app.launch` submit with :mod:`~cloudtrain.app.fallback`, record in history
+* :mod:`~cloudtrain.app.outcome` a finished job's summary, kept in history
+* :mod:`~cloudtrain.app.sweep` sweeps (with :mod:`~cloudtrain.app.sweep_local`, :mod:`~cloudtrain.app.sweep_lookup`)
+* :mod:`~cloudtrain.app.locate` which backend, region and project a job id belongs to
+"""

@@ -1,0 +1,52 @@
+"""Submit a prepared job: the main request, then its fallbacks; record it in this machine's history.
+
+Returns at once with the created job (nothing is followed): following and the outcome are
+:mod:`cloudtrain.app.outcome`'s, and whoever drives this (the CLI, the Python API) decides when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from cloudtrain.app.fallback import first_with_capacity
+from cloudtrain.app.notices import Notify, ignore
+from cloudtrain.app.prepare import Prepared, check_secrets_exist
+from cloudtrain.app.reattach import reattach_hint
+from cloudtrain.backends import get_backend
+from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.history import JobRecord, record
+from cloudtrain.spec import JobSpec
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A created job: its handle, the candidate it landed on (0: the main request) and its first status."""
+
+    handle: JobHandle
+    spec: JobSpec
+    package: Any
+    first: JobStatus
+    index: int
+
+
+def launch(prepared: Prepared, *, notify: Notify = ignore, backend_of: Callable[[str], Any] = get_backend) -> Launched:
+    """Create the job (trying the ``fallback:`` entries when one gets no capacity) and record it."""
+    spec, package = prepared.spec, prepared.package
+    check_secrets_exist(spec, notify)
+    if len(prepared.candidates) > 1 or prepared.loaded.config.max_queue is not None:
+        landed = first_with_capacity(prepared.candidates, package, notify=notify, backend_of=backend_of,
+                                     max_queue_s=prepared.loaded.config.max_queue)  # fmt: skip
+        launched = Launched(landed.handle, landed.spec, landed.package, landed.status, landed.index)
+    else:
+        handle = backend_of(spec.backend).submit(spec, package)
+        with reattach_hint(handle.job_id):
+            launched = Launched(handle, spec, package, handle.status(), 0)
+    remember(launched, prepared)
+    return launched
+
+
+def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
+    """This machine's history, so ``cloudtrain logs ID`` finds the job from any directory."""
+    spec = launched.spec
+    record(JobRecord(launched.handle.job_id, launched.first.name, spec.backend, spec.region, spec.project,
+                     str(prepared.loaded.file.resolve()), created=spec.created.isoformat(), kind=kind))  # fmt: skip

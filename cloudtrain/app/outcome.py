@@ -1,0 +1,80 @@
+"""The end of a job: its summary rows and phases, kept in history, and the exit it maps to.
+
+Nothing here prints: the CLI prints an :class:`Outcome`; the Python API returns it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cloudtrain import history, interruptions, timeline
+from cloudtrain.backends.base import JobState, JobStatus
+from cloudtrain.catalog.cost import cost_after
+from cloudtrain.console import summary_rows
+from cloudtrain.errors import CloudtrainError, JobFailed
+from cloudtrain.numbers import money
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished job: its last status, the summary rows the CLI prints, the run record kept in history."""
+
+    status: JobStatus
+    rows: list[tuple[str, Any]]
+    run: dict[str, Any]  # what ``history.save_run`` kept: status, cost_per_hour, timeline, interruptions
+
+    @property
+    def exit_code(self) -> int:
+        return self.status.state.exit_code
+
+    def error(self) -> JobFailed | None:
+        """The CLI's exception for a job that did not succeed, with the state's code from the one table
+        (errors.ExitCode). A replica's own code is in the message, never passed through, so a user's
+        ``sys.exit(2)`` cannot read as bad input."""
+        status = self.status
+        if not status.state.exit_code:
+            return None
+        error = JobFailed(f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else ""))
+        error.exit_code = status.state.exit_code
+        return error
+
+
+def _check_model_outputs(handle, status) -> None:
+    """A succeeded cloud job whose model location is empty gets a warning in its summary."""
+    check = getattr(handle, "model_outputs_warning", None)
+    if status.state is not JobState.SUCCEEDED or check is None:
+        return
+    try:
+        warning = check(status)
+    except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
+        return
+    if warning:
+        status.details.setdefault("warnings", []).append(warning)
+
+
+def summarise(status: JobStatus, progress: Any = None, handle: Any = None) -> Outcome:
+    """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
+    cloud job's empty model location is checked first. ``progress``: the
+    :class:`cloudtrain.progress.Progress` that watched its logs, if any."""
+    if handle is not None:
+        _check_model_outputs(handle, status)
+    phases = timeline.of_run(status, progress.marks if progress else {})
+    cost_per_hour = progress.cost_per_hour if progress else None
+    rows = summary_rows(status.details)
+    if phases:
+        rows.append(("timeline", timeline.describe(phases)))
+    history.note_state(status.job_id, status.name, status.state.value)
+    cost = cost_after(status)
+    if cost:
+        rows.append(("cost", f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
+                             f"{cost['price_date']})" + (f"; spot saved {money(cost['spot_savings_usd'])}"
+                                                        if cost.get("spot_savings_usd") else "")
+                     + (f"; {cost['note']}" if cost.get("note") else "")))  # fmt: skip
+    interrupted = interruptions.summarize(progress.interruptions if progress else interruptions.Tracker(),
+                                          status.details.get("spot_interruptions"), state=status.state.value)  # fmt: skip
+    if interrupted:
+        rows.append(("interruptions", interruptions.describe(interrupted)))
+    run = {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
+           "timeline": timeline.cost_shares(phases, cost_per_hour), "interruptions": interrupted}  # fmt: skip
+    history.save_run(status.job_id, run)
+    return Outcome(status, rows, run)

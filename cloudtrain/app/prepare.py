@@ -1,0 +1,140 @@
+"""Prepare a job: config → spec, spec → package, staged data, the fallback candidates.
+
+The first step of the application layer (:mod:`cloudtrain.app`), shared by ``submit``, ``--dry-run``,
+the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to the ``notify`` given."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.backends import get_backend
+from cloudtrain.config import LoadedConfig, load_config
+from cloudtrain.errors import UsageError
+from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
+
+
+def load_spec(config_path: str | Path | None, overrides: Sequence[str], *, local: bool = False,
+              strict: bool = False) -> tuple[LoadedConfig, JobSpec]:  # fmt: skip
+    if not config_path:
+        raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
+    loaded = load_config(config_path, overrides, local=local, strict=strict)
+    return loaded, build_spec(loaded)
+
+
+def build_package(spec: JobSpec, notify: Notify = ignore) -> Any:
+    """The sdist of the spec's package; None for a ``container:`` job, which runs the user's own image."""
+    if spec.container:
+        return None
+    from cloudtrain.history import cache_dir
+    from cloudtrain.packaging import build_script_sdist, build_sdist
+    from cloudtrain.secrets.job import sdist_files
+
+    options = dict(name=spec.package.name, version=spec.package.version, requirements=spec.package.requirements,
+                   given_in=str(spec.config_file), extra=sdist_files(spec.secrets),
+                   include=spec.package.include)  # fmt: skip
+    if spec.package.script:
+        package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
+    else:
+        package = build_sdist(spec.package.path, cache_dir() / "packages", **options)
+    for warning in package.warnings:
+        notify(Notice("warning", warning))
+    return package
+
+
+def stage_data(spec: JobSpec) -> JobSpec:
+    """Hash the local-folder data channels of a cloud job (their upload prefix is in the request)."""
+    if not spec.channels:
+        return spec
+    from cloudtrain.data.staging import stage
+    from cloudtrain.history import cache_dir
+
+    return stage(spec, hash_cache_root=cache_dir() / "data-hashes")
+
+
+def package_dict(package) -> dict[str, Any] | None:
+    if package is None:
+        return None
+    return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
+            "unpacked_size": package.unpacked_size, "metadata": package.metadata,
+            "left_out": [{"path": path, "why": why} for path, why in package.left_out]}  # fmt: skip
+
+
+def left_out(package) -> str | None:
+    """``trainer/.env (environment file), …``: what a user may expect in the package but is not."""
+    return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
+
+
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A job ready to plan or submit: its config, its spec (then one per ``fallback:`` entry), its package."""
+
+    loaded: LoadedConfig
+    spec: JobSpec
+    package: Any  # a BuiltPackage; None for a ``container:`` job
+    candidates: tuple[JobSpec, ...]  # spec first, then each fallback entry
+    overrides: tuple[str, ...] = ()
+    notices: list[Notice] = field(default_factory=list, compare=False)
+
+
+def prepare(loaded: LoadedConfig, spec: JobSpec, *, overrides: Sequence[str] = (), show_secrets: bool = False,
+            notify: Notify = ignore) -> Prepared:  # fmt: skip
+    """Build the package and stage the data of ``spec``. ``env:`` values that look secret are sent as
+    written but masked in cloudtrain's own log lines (with one warning) unless ``show_secrets``."""
+    from cloudtrain.secrets.masking import env_warnings, mask_logs, secret_names
+
+    notices: list[Notice] = []
+
+    def tell(notice: Notice) -> None:
+        notices.append(notice)
+        notify(notice)
+
+    for warning in env_warnings(spec.env):
+        tell(Notice("warning", warning))
+    if not show_secrets:
+        mask_logs(spec.env[name] for name in secret_names(spec.env))
+    package = build_package(spec, tell)
+    if spec.cloud == "sagemaker":
+        from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
+
+        for warning in hyperparameter_warnings(spec):
+            tell(Notice("warning", warning))
+    spec = stage_data(spec)
+    return Prepared(loaded, spec, package, tuple(candidate_specs(loaded, spec)), tuple(overrides), notices)
+
+
+def candidate_specs(loaded: LoadedConfig, spec: JobSpec) -> list[JobSpec]:
+    """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded); a
+    fallback cannot change the package, so each takes the main one's (``--include`` included)."""
+    return [spec] + [stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
+                     for candidate in loaded.candidates]  # fmt: skip
+
+
+def with_include(spec: JobSpec, include: Sequence[str]) -> JobSpec:
+    """``--include``: package files that look like credentials and would be left out."""
+    return replace(spec, package=replace(spec.package, include=tuple(include))) if include else spec
+
+
+def resumed(spec: JobSpec, backend: Any, job_id: str) -> JobSpec:
+    """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
+    details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
+    checkpoint_dir = details.get("checkpoint_dir")
+    if not checkpoint_dir:
+        raise UsageError(f"--resume {job_id}: the job has no checkpoint location",
+                         hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)")
+    output_dir = details.get("output_dir")
+    return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
+
+
+def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
+    """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
+    if not spec.secrets or spec.backend == "local":
+        return
+    from cloudtrain.secrets.resolve import check_exist
+
+    check_exist(spec.secrets, os.environ, cloud=spec.backend, warn=lambda line: notify(Notice("warning", line)))

@@ -1,0 +1,36 @@
+"""How to find a job again: the command that follows it, and the hint when the cloud stops answering."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
+    """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
+    from cloudtrain.errors import CloudUnreachable
+
+    try:
+        yield
+    except CloudUnreachable as exc:
+        exc.hint = f"the job may still be running; reattach: {command or f'cloudtrain logs {job_id} --follow'}"
+        raise
+
+
+def drain_kwargs(drain: float | None) -> dict:
+    """``drain`` for ``JobHandle.logs`` only when given: handles without a stop rule need not take it."""
+    return {} if drain is None else {"drain": drain}
+
+
+def reattach_command(handle, drain: float | None = None) -> str:
+    """The exact command that follows this job again, from any directory."""
+    parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
+    backend = getattr(handle, "backend_name", None)
+    if backend and backend != "local":
+        parts += ["--backend", backend, "--region", handle.region]
+        if getattr(handle, "project", None):
+            parts += ["--project", handle.project]
+    if drain is not None:
+        parts += ["--drain", f"{drain:g}s"]
+    return " ".join(parts)

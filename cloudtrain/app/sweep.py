@@ -1,0 +1,78 @@
+"""Start, run and resume a sweep: a config with ``sweep:``, as a local study or the cloud's tuning job.
+
+The drivers of the sweep vocabulary in :mod:`cloudtrain.sweeps`; nothing here prints: a local
+sweep's trials are reported to the ``on_event`` given, the results table is returned."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from cloudtrain.app import sweep_local as local
+from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
+from cloudtrain.app.sweep_lookup import sweep_record
+from cloudtrain.backends import get_backend
+from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.errors import UsageError
+from cloudtrain.history import JobRecord, record
+from cloudtrain.spec import JobSpec
+from cloudtrain.sweeps import journal, results
+
+
+@dataclass(frozen=True)
+class StartedSweep:
+    """A local sweep's folder (its trials run with :func:`run_local`), or a cloud tuning job's handle."""
+
+    sweep_id: str
+    folder: Path | None = None
+    handle: JobHandle | None = None
+    first: JobStatus | None = None
+
+
+def start(prepared: Prepared, *, backend_of: Callable[[str], Any] = get_backend) -> StartedSweep:
+    """Create the sweep and record it in history; a local one's trials are not run yet."""
+    check_secrets_exist(prepared.spec)
+    spec, config = prepared.spec, str(Path(prepared.loaded.file).resolve())
+    if spec.backend == "local":
+        folder = local.sweep_dir_of(spec)
+        local.write_state(folder, config=config, overrides=prepared.overrides, job_name=spec.job_name,
+                          created=spec.created.isoformat())  # fmt: skip
+        record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, config, kind="sweep"))
+        return StartedSweep(spec.job_name, folder=folder)
+    handle = backend_of(spec.backend).submit(spec, prepared.package)
+    first = handle.status()
+    record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
+    return StartedSweep(handle.job_id, handle=handle, first=first)
+
+
+def run_local(spec: JobSpec, package: Any, *, on_event: Callable[[local.TrialEvent], None],
+              backend: Any = None) -> results.SweepResults:  # fmt: skip
+    """Run a local sweep's trials (each recorded in history) to the end; its results table."""
+
+    def remember(handle, trial_spec) -> None:
+        record(JobRecord(handle.job_id, str(handle.output_dir), "local", trial_spec.region, None,
+                         str(trial_spec.config_file), kind="trial"))  # fmt: skip
+
+    study = local.run_trials(spec, package, backend=backend or get_backend("local"), on_event=on_event,
+                             remember=remember)  # fmt: skip
+    return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
+                              "SUCCEEDED")  # fmt: skip
+
+
+def resumable(job_id: str) -> tuple[JobSpec, Any, str]:
+    """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
+    entry = sweep_record(job_id)
+    if entry.backend != "local":
+        raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
+                         hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
+    state = local.read_state(Path(entry.name))
+    damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built
+    if damage is not None:
+        raise damage.error()
+    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+    spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
+                               created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip
+    return spec, build_package(spec), entry.name
