@@ -45,8 +45,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
 
 def _cancel(console, handle):
     """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once."""
-    kill = getattr(handle, "kill", None)
-    if kill is None:
+    if not handle.stops_gracefully:
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
         return handle.wait()
@@ -55,7 +54,7 @@ def _cancel(console, handle):
         return handle.cancel()
     except KeyboardInterrupt:
         console.print("[yellow]killing every replica now[/yellow]")
-        return kill()
+        return handle.kill()
 
 
 def _progress_of(handle):
@@ -90,11 +89,11 @@ def drain_kwargs(drain: float | None) -> dict:
 def reattach_command(handle, drain: float | None = None) -> str:
     """The exact command that follows this job again, from any directory."""
     parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
-    backend = getattr(handle, "backend_name", None)
-    if backend and backend != "local":
-        parts += ["--backend", backend, "--region", handle.region]
-        if getattr(handle, "project", None):
-            parts += ["--project", handle.project]
+    if handle.location:  # a job found by its folder needs nothing more
+        parts += ["--backend", handle.backend_name]
+        for key in ("region", "project"):  # the flags `logs` takes
+            if handle.location.get(key):
+                parts += [f"--{key}", handle.location[key]]
     if drain is not None:
         parts += ["--drain", f"{drain:g}s"]
     return " ".join(parts)
@@ -110,11 +109,10 @@ def _check_model_outputs(handle, status) -> None:
     from cloudtrain.backends.base import JobState
     from cloudtrain.errors import CloudtrainError
 
-    check = getattr(handle, "model_outputs_warning", None)
-    if status.state is not JobState.SUCCEEDED or check is None:
+    if status.state is not JobState.SUCCEEDED:
         return
     try:
-        warning = check(status)
+        warning = handle.model_outputs_warning(status)
     except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
         return
     if warning:

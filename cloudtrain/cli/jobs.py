@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,25 @@ from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cl
 from cloudtrain.errors import UsageError
 from cloudtrain.numbers import measured
 
+class _BackendChoice(click.Choice):
+    """The registry's backends, read when the option is used (a backend may be registered after import)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self):  # type: ignore[override]
+        from cloudtrain.backends import names
+
+        return names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
 _JOB_OPTIONS = [
-    click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local"]), help="Default: from history."),
+    click.option("--backend", type=_BackendChoice(), help="Default: from history."),
     click.option("--region", help="Default: from history or --config."),
     click.option("--project", help="Vertex project. Default: from history or --config."),
     CONFIG_OPTION,
@@ -31,37 +47,33 @@ def _job_options(func):
     return func
 
 
-_VERTEX_NAME = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
-_SAGEMAKER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
-
-
 def _where(job_id: str | None, backend, region, project, config_path) -> tuple[Any, str, str, str | None]:
     """Find backend, region, project for a job: flags, then --config, then the full name, then history."""
-    from cloudtrain.backends import get_backend
+    from cloudtrain.backends import get_backend, parse_job_id
 
     if config_path and not (backend and region):
         loaded, _ = load_spec(config_path, ())
         cfg = loaded.config
         backend, region, project = backend or cfg.backend, region or cfg.region, project or cfg.project
     if job_id and not backend:
-        if _is_local_run(job_id):
-            return get_backend("local"), job_id, region or "", project
-        if match := _VERTEX_NAME.match(job_id):
-            backend, region, project, job_id = "vertex", match["region"], match["project"], match["id"]
-        elif match := _SAGEMAKER_ARN.match(job_id):
-            backend, region, job_id = "sagemaker", match["region"], match["id"]
+        if found := parse_job_id(job_id):
+            backend, job_id, location = found
+            if not get_backend(backend).location_keys:  # found by itself (a local run's folder)
+                return get_backend(backend), job_id, region or "", project
+            region, project = location.get("region", region), location.get("project", project)
         else:
             from cloudtrain.history import find
 
             entry = find(job_id)
-            if entry and entry.backend == "local":  # by the output folder it recorded, from any directory
-                return get_backend("local"), entry.name, region or entry.region, project
+            if entry and not get_backend(entry.backend).location_keys:  # by the folder it recorded, from anywhere
+                return get_backend(entry.backend), entry.name, region or entry.region, project
             if entry:
                 backend, region, project = entry.backend, region or entry.region, project or entry.project
-    if not backend or not region:
+    impl = get_backend(backend) if backend else None
+    if impl is None or ("region" in impl.location_keys and not region):  # what else it needs, attach says
         what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
         raise UsageError(what, hint="pass --backend and --region (or --config CONFIG)")
-    return get_backend(backend), job_id, region, project
+    return impl, job_id, region or "", project
 
 
 def _is_local_run(path: str) -> bool:

@@ -7,7 +7,7 @@ import io
 import json
 
 from cloudtrain import timeline
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.progress import Progress, phase_of
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -92,7 +92,7 @@ def test_phase_before_the_first_line() -> None:
     assert phase_of(status(JobState.RUNNING, "running")) == "installing package"
 
 
-class _Handle:
+class _Handle(HandleDefaults):
     job_id = "job-1"
 
     def __init__(self):
