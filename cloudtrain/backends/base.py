@@ -174,6 +174,10 @@ class Backend(Protocol):
         """Offline problems of a config for this backend, one line each (no network)."""
         ...
 
+    def job_name(self, name: str, tail: str) -> str:
+        """The job's name from the config's ``name`` and the per-submit ``tail``, under its name rule."""
+        ...
+
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         """``(short id, location)`` when ``text`` is one of this backend's full job names, else None."""
         ...
@@ -220,6 +224,12 @@ class BackendFacts:
 
     def check(self, config: Any) -> list[str]:
         return []
+
+    def job_name(self, name: str, tail: str) -> str:
+        """``name`` + ``tail`` (the per-submit stamp), ``name`` cut so the whole fits ``job_name_limit``."""
+        if self.job_name_limit is not None:
+            name = name[: self.job_name_limit - len(tail)].rstrip("-_")
+        return name + tail
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         match = self.job_id_pattern.match(text) if self.job_id_pattern else None

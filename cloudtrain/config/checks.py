@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cloudtrain import catalog
+from cloudtrain.backends import get_backend
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.script_mode import check_script_mode
@@ -27,9 +28,6 @@ _CHANNEL_NAME_MAX = 64  # SageMaker's limit
 _SAGEMAKER_MAX_CHANNELS = 20  # InputDataConfig's
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
-_SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
-#: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
-_MAX_RUNTIME = {"vertex": 7 * 86400, "sagemaker": 28 * 86400}
 
 
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
@@ -80,10 +78,10 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     if cfg.backend != "local":
         for field, check in _cloud_field_checks(loaded):
             run(("backend", field), check)
-    if cfg.max_runtime > _MAX_RUNTIME[cloud]:
+    longest = get_backend(cloud).max_runtime_seconds
+    if longest is not None and cfg.max_runtime > longest:
         run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
-                                   f"{_MAX_RUNTIME[cloud]} s", f"set max_runtime: {_MAX_RUNTIME[cloud] // 86400}d "
-                                   "or less"))  # fmt: skip
+                                   f"{longest} s", f"set max_runtime: {longest // 86400}d or less"))  # fmt: skip
     if cfg.spot.max_wait is not None:
         if cloud != "sagemaker":
             run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
@@ -269,7 +267,7 @@ def _cloud_field_checks(loaded: LoadedConfig):
             raise err(("role_arn",), f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
                       "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>")  # fmt: skip
 
-    scheme = _SCHEMES[cfg.backend]
+    scheme = f"{get_backend(cfg.backend).storage_schemes[0]}://"
 
     def staging() -> None:
         # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.

@@ -31,6 +31,10 @@ class SageMakerBackend(BackendFacts):
     job_name_limit = 63  # TrainingJobName
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
+    def job_name(self, name: str, tail: str) -> str:
+        """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
+        return super().job_name(name.replace("_", "-"), tail)
+
     def __init__(
         self,
         *,
