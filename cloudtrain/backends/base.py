@@ -163,6 +163,7 @@ class HandleDefaults:
 
 class Backend(Protocol):
     name: str
+    title: str  # the engine's name in messages ("Vertex AI", "SageMaker")
     section: str | None  # the YAML section of its own keys (``<name>:``); None: top-level keys (vertex, sagemaker)
     required_keys: tuple[str, ...]  # top-level config keys a job on it needs
     location_keys: tuple[str, ...]  # what attach / list_jobs / history need to find a job
@@ -214,6 +215,7 @@ class Backend(Protocol):
 class BackendFacts:
     """Neutral defaults for a backend's facts; a backend class inherits this and overrides what differs."""
 
+    title: ClassVar[str] = ""  # the engine's name in messages ("Vertex AI")
     section: ClassVar[str | None] = None
     required_keys: ClassVar[tuple[str, ...]] = ()
     location_keys: ClassVar[tuple[str, ...]] = ()

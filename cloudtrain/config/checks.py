@@ -220,7 +220,7 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
         for field in ("input_mode", "distribution"):
             if getattr(channel, field) is not None:
                 out.append(err(("data", name, field), f"{field} is a SageMaker setting; "
-                               f"{schemes.CLOUD_NAMES[cfg.cloud]} reads gs:// through Cloud Storage FUSE",
+                               f"{get_backend(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
                                f"remove {field}"))  # fmt: skip
     return out
 

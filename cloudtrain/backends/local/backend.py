@@ -179,6 +179,7 @@ class LocalBackend(BackendFacts):
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
     name = "local"
+    title = "this machine"
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
 
     def __init__(

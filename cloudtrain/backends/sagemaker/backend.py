@@ -24,6 +24,7 @@ log = logging.getLogger("cloudtrain.sagemaker")
 
 class SageMakerBackend(BackendFacts):
     name = "sagemaker"
+    title = "SageMaker"
     required_keys = ("region", "role_arn")
     location_keys = ("region",)
     storage_schemes = ("s3",)

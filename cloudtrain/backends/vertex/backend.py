@@ -128,6 +128,7 @@ class VertexJob(HandleDefaults):
 
 class VertexBackend(BackendFacts):
     name = "vertex"
+    title = "Vertex AI"
     required_keys = ("region", "project")
     location_keys = ("project", "region")
     storage_schemes = ("gs",)

@@ -92,6 +92,7 @@ class ExampleJob(HandleDefaults):
 
 class ExampleBackend(BackendFacts):
     name = "example"
+    title = "Example"
     section = "example"
     storage_schemes = ("file",)
     max_runtime_seconds = 3600
