@@ -46,7 +46,8 @@ def test_sagemaker_transitions_become_phases() -> None:
 
 def test_vertex_status_and_log_marks() -> None:
     status = JobStatus("1", "projects/p/locations/r/customJobs/1", JobState.SUCCEEDED, "JOB_STATE_SUCCEEDED",
-                       created=at(0), ended=at(500), details={"start_time": at(120).isoformat()})  # fmt: skip
+                       created=at(0), ended=at(500), details={"start_time": at(120).isoformat()},
+                       first_phase="provisioning")  # fmt: skip
     lines = [LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
              LogLine(at(240), "workerpool0-0", event("plan")), LogLine(at(470), "workerpool0-0", event("done"))]
     shares = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), cost_per_hour=3.6)
@@ -105,7 +106,7 @@ class _Handle(HandleDefaults):
 
     def wait(self):
         return JobStatus("job-1", "/runs/job-1", JobState.SUCCEEDED, "succeeded", created=at(0), ended=at(5),
-                         details={"wall_time_s": 5.0, "contract": "vertex"})  # fmt: skip
+                         details={"wall_time_s": 5.0, "contract": "vertex"}, first_phase="installing package")  # fmt: skip
 
 
 def _follow(terminal: bool, tmp_path, monkeypatch) -> str:

@@ -41,6 +41,9 @@ STATES = {
 }
 
 
+FIRST_PHASE = "installing package"  # a local run starts by installing the package: nothing queues
+
+
 class LocalJob(HandleDefaults):
     """A running local job: the replicas, their merged lines, and the end-of-run summary."""
 
@@ -190,6 +193,7 @@ class LocalJob(HandleDefaults):
             created=self._created,
             ended=self._ended,
             details=details,
+            first_phase=FIRST_PHASE,
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:
@@ -333,6 +337,7 @@ class RecordedJob(HandleDefaults):
             state=STATES[native], native_state=native,
             message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
             created=parse(data.get("created")), ended=parse(data.get("ended")), details=details,
+            first_phase=FIRST_PHASE,
         )  # fmt: skip
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
