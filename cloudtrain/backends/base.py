@@ -183,12 +183,12 @@ class Backend(Protocol):
         """``(short id, location)`` when ``text`` is one of this backend's full job names, else None."""
         ...
 
-    def describe(self, machine: str) -> Hardware | None:
-        """One of its machine types as neutral hardware (None: not in its catalog)."""
+    def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
+        """One of its machines (a config's ``machine:`` mapping) as neutral hardware; None: not one of its own."""
         ...
 
-    def nearest(self, hardware: Hardware) -> list[str]:
-        """Its machine types closest to ``hardware``, best first."""
+    def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
+        """Its machines closest to ``hardware``, best first, each as a config's ``machine:`` mapping."""
         ...
 
     def label(self, replica: str) -> str:
@@ -239,10 +239,10 @@ class BackendFacts:
             return None
         return match["id"], {k: match[k] for k in self.location_keys if k in match.groupdict()}
 
-    def describe(self, machine: str) -> Hardware | None:
+    def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
         return None
 
-    def nearest(self, hardware: Hardware) -> list[str]:
+    def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
         return []
 
     def label(self, replica: str) -> str:
@@ -252,6 +252,36 @@ class BackendFacts:
         from cloudtrain.errors import UsageError
 
         raise UsageError(f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend")
+
+
+class CatalogMachines:
+    """``describe`` / ``nearest`` for a backend whose machines are in ``cloudtrain/catalog`` under its name."""
+
+    name: str
+
+    def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
+        from cloudtrain import catalog
+        from cloudtrain.catalog.table import table
+
+        kind = machine.get("type")
+        if not isinstance(kind, str) or kind not in table(self.name).types:
+            return None
+        try:
+            info = catalog.resolve_machine(self.name, kind, machine.get("accelerator"), machine.get("accelerator_count"))
+        except catalog.CatalogError:
+            return None  # invalid on its own cloud too: validation names the problem
+        return Hardware(info.gpu.name if info.gpu else None, info.accelerator_count, info.vcpus, info.memory_gb)
+
+    def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
+        from cloudtrain.catalog.crosscloud import nearest_machine
+
+        found = nearest_machine(self.name, hardware.accelerator, hardware.accelerator_count, hardware.vcpus,
+                                hardware.memory_gb)  # fmt: skip
+        return [self.machine_of(found)]
+
+    def machine_of(self, info: Any) -> dict[str, Any]:
+        """A catalog machine as the ``machine:`` mapping this backend's configs write."""
+        return {"type": info.machine_type}
 
 
 def poll_until_terminal(status: Any, sleep: Any, seconds: float) -> JobStatus:

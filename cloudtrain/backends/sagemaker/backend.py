@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import re
 
-from cloudtrain.backends.base import BackendFacts, JobStatus
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls th
 log = logging.getLogger("cloudtrain.sagemaker")
 
 
-class SageMakerBackend(BackendFacts):
+class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
     title = "SageMaker"
     required_keys = ("region", "role_arn")

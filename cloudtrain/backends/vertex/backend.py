@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from cloudtrain.backends.base import BackendFacts, HandleDefaults, JobStatus, LogLine
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -126,7 +126,7 @@ class VertexJob(HandleDefaults):
         return self.status()
 
 
-class VertexBackend(BackendFacts):
+class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
     title = "Vertex AI"
     required_keys = ("region", "project")
@@ -134,6 +134,13 @@ class VertexBackend(BackendFacts):
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
+
+    def machine_of(self, info: Any) -> dict[str, Any]:
+        """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""
+        if not info.accelerator_count:
+            return {"type": info.machine_type}
+        return {"type": info.machine_type, "accelerator": info.accelerator, "accelerator_count": info.accelerator_count}
+
     job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
 
     def __init__(
