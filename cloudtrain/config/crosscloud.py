@@ -163,9 +163,9 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
-    theirs = f"{native_scheme(source)}://"
+    ours = f"{native_scheme(cloud)}://"
     for key in ("staging_bucket", "output_dir", "job_dir"):
-        value = out.get(key)
-        if isinstance(value, str) and value.startswith(theirs):
+        value = out.get(key)  # the other backend is imported only for a location that is not ours
+        if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
             raise Refused((key,), f"{value} is a {get_backend(source).title} bucket; {get_backend(cloud).title} cannot use it",
                           f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)")  # fmt: skip
