@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from cloudtrain import statefiles
+from cloudtrain.backends import names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
-BACKENDS = ("vertex", "sagemaker", "local", "slurm")  # cloudtrain.backends.NAMES, without importing the backends
 
 
 def cache_dir() -> Path:
@@ -83,8 +83,8 @@ def _problem(data: dict) -> str | None:
     not_text = [k for k in _TEXT if data.get(k) is not None and not isinstance(data[k], str)]
     if not_text:
         return f"{not_text[0]} is not text"
-    if data["backend"] not in BACKENDS:
-        return f"unknown backend {data['backend']!r}, allowed: {', '.join(BACKENDS)}"
+    if data["backend"] not in names():
+        return f"unknown backend {data['backend']!r}, allowed: {', '.join(names())}"
     return None
 
 

@@ -345,19 +345,12 @@ def slurm_machine(gpus_per_node: int):
 def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
     """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (except on Vertex with
     ``name_suffix: false``, the gcloud forms, where the display name is the name as given and
-    Vertex's job id is unique) and the output folder cloudtrain chooses. On SageMaker ``_``
-    becomes ``-`` (its name rule); on both clouds the name is cut so the whole stays within the
-    cloud's limit (:data:`JOB_NAME_LIMITS`)."""
-    name = cfg.name
-    if cfg.backend == "sagemaker":
-        name = name.replace("_", "-")
-    if cfg.backend in JOB_NAME_LIMITS:
-        name = name[: JOB_NAME_LIMITS[cfg.backend] - len(f"-{now:%Y%m%d-%H%M%S}-{suffix}")].rstrip("-_")
-    return f"{name}-{now:%Y%m%d-%H%M%S}-{suffix}"
+    Vertex's job id is unique) and the output folder cloudtrain chooses. The backend's name rule
+    applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`: SageMaker's ``_`` → ``-``,
+    each cloud's length limit)."""
+    from cloudtrain.backends import get_backend
 
-
-#: The longest job name each cloud accepts: SageMaker's TrainingJobName, Vertex's displayName.
-JOB_NAME_LIMITS = {"sagemaker": 63, "vertex": 128}
+    return get_backend(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 
 def _job_dir_args(cfg) -> tuple[str, ...]:

@@ -156,28 +156,19 @@ def human_seconds(seconds: float) -> str:
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:
     """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: SageMaker's transitions (its
-    ``phase_marks``), else the job's creation (queued on SageMaker, provisioning on Vertex AI, whose
-    API gives no time for leaving its queue; a local run starts by installing the package) and
-    Vertex AI's ``start_time`` (the machines run: the image is being pulled)."""
+    ``phase_marks``), else the job's creation, which starts the phase its backend names
+    (``JobStatus.first_phase``: queued on SageMaker, provisioning on Vertex AI, whose API gives no
+    time for leaving its queue, installing package for a local run) and Vertex AI's
+    ``start_time`` (the machines run: the image is being pulled)."""
     details = status.details or {}
     if details.get("phase_marks"):
         return {k: dt.datetime.fromisoformat(v) for k, v in details["phase_marks"].items()}
     marks: dict[str, dt.datetime] = {}
     if status.created is not None:
-        first = {"local": "installing package", "vertex": "provisioning"}.get(_backend_of(status), "queued")
-        marks[first] = status.created
+        marks[status.first_phase] = status.created
     if details.get("start_time"):
         marks["pulling image"] = dt.datetime.fromisoformat(details["start_time"])
     return marks
-
-
-def _backend_of(status: Any) -> str:
-    details = status.details or {}
-    if "contract" in details or "wall_time_s" in details:
-        return "local"
-    if str(status.name).startswith("projects/"):
-        return "vertex"
-    return "sagemaker"
 
 
 def of_run(status: Any, lines_marks: Mapping[str, dt.datetime]) -> list[Phase]:

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.backends import register
+
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
+
+register("example", "tests.backends.example")  # the test-only backend (tests/backends/test_contract.py)
 
 VERTEX_BASE = """\
 name: demo

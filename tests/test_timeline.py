@@ -27,7 +27,8 @@ def at(seconds: float) -> dt.datetime:
 
 def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str, float]]:
     job = JobStatus("1", "projects/p/locations/r/customJobs/1", JobState.SUCCEEDED, "JOB_STATE_SUCCEEDED",
-                    created=at(0), ended=at(end), details=status or {"start_time": at(60).isoformat()})  # fmt: skip
+                    created=at(0), ended=at(end), details=status or {"start_time": at(60).isoformat()},
+                    first_phase="provisioning")  # fmt: skip
     return [(p.name, p.seconds) for p in timeline.of_run(job, timeline.log_marks(lines))]
 
 

@@ -41,11 +41,10 @@ class Outcome:
 
 def _check_model_outputs(handle, status) -> None:
     """A succeeded cloud job whose model location is empty gets a warning in its summary."""
-    check = getattr(handle, "model_outputs_warning", None)
-    if status.state is not JobState.SUCCEEDED or check is None:
+    if status.state is not JobState.SUCCEEDED or handle is None:
         return
     try:
-        warning = check(status)
+        warning = handle.model_outputs_warning(status)
     except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
         return
     if warning:

@@ -26,11 +26,11 @@ def drain_kwargs(drain: float | None) -> dict:
 def reattach_command(handle, drain: float | None = None) -> str:
     """The exact command that follows this job again, from any directory."""
     parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
-    backend = getattr(handle, "backend_name", None)
-    if backend and backend != "local":
-        parts += ["--backend", backend, "--region", handle.region]
-        if getattr(handle, "project", None):
-            parts += ["--project", handle.project]
+    if handle.location:  # a job found by its folder needs nothing more
+        parts += ["--backend", handle.backend_name]
+        for key in ("region", "project"):  # the flags `logs` takes
+            if handle.location.get(key):
+                parts += [f"--{key}", handle.location[key]]
     if drain is not None:
         parts += ["--drain", f"{drain:g}s"]
     return " ".join(parts)

@@ -1,20 +1,71 @@
-"""Backends load lazily: naming one imports its module, and only then its cloud SDK."""
+"""The one list of backends. Registering one is one line: ``register(name, "its.package")``.
+
+History, the CLI's ``--backend`` choices, job-id parsing and the config schema read
+:func:`names` and :func:`get_backend`. Backends load lazily: naming one imports its package,
+and only its calls that talk to the cloud import the cloud's SDK. Importing this module
+imports no backend (``history`` reads the names on every ``status``).
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
-from cloudtrain.backends.base import Backend, JobHandle, JobState, JobStatus, LogLine
+if TYPE_CHECKING:
+    from cloudtrain.backends.base import Backend
 
-NAMES = ("vertex", "sagemaker", "local", "slurm")
+_REGISTRY: dict[str, str] = {}  # name -> package exposing BACKEND, in registration order
+
+
+def register(name: str, package: str) -> None:
+    """Make ``name`` a backend: ``package`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`)."""
+    _REGISTRY[name] = package
+
+
+register("vertex", "cloudtrain.backends.vertex")
+register("sagemaker", "cloudtrain.backends.sagemaker")
+register("local", "cloudtrain.backends.local")
+register("slurm", "cloudtrain.backends.slurm")
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def clouds() -> tuple[str, ...]:
+    """The backends that run on someone else's machines (every one but ``local``)."""
+    return tuple(n for n in _REGISTRY if n != "local")
 
 
 def get_backend(name: str) -> Backend:
-    if name not in NAMES:
+    if name not in _REGISTRY:
         from cloudtrain.errors import UsageError
 
-        raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(NAMES)}")
-    return importlib.import_module(f"cloudtrain.backends.{name}").BACKEND
+        raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
+    return importlib.import_module(_REGISTRY[name]).BACKEND
 
 
-__all__ = ["NAMES", "Backend", "JobHandle", "JobState", "JobStatus", "LogLine", "get_backend"]
+def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
+    """``(backend, short id, location)`` for a full job name any backend recognises, else None."""
+    for name in _REGISTRY:
+        found = get_backend(name).parse_job_id(text)
+        if found is not None:
+            return (name, *found)
+    return None
+
+
+_BASE = ("Backend", "JobHandle", "JobState", "JobStatus", "LogLine")
+
+
+def __getattr__(attr: str) -> Any:
+    """``NAMES`` is read at call time (a test may register a backend); base types import on first use."""
+    if attr == "NAMES":
+        return names()
+    if attr in _BASE:
+        from cloudtrain.backends import base
+
+        return getattr(base, attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+__all__ = ["NAMES", *_BASE, "clouds", "get_backend", "names", "parse_job_id", "register"]

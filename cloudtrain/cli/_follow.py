@@ -45,8 +45,7 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
 
 def _cancel(console, handle):
     """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once."""
-    kill = getattr(handle, "kill", None)
-    if kill is None:
+    if not handle.stops_gracefully:
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
         return handle.wait()
@@ -55,7 +54,7 @@ def _cancel(console, handle):
         return handle.cancel()
     except KeyboardInterrupt:
         console.print("[yellow]killing every replica now[/yellow]")
-        return kill()
+        return handle.kill()
 
 
 def _progress_of(handle):

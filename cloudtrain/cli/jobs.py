@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,8 +14,25 @@ from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cl
 from cloudtrain.errors import UsageError
 from cloudtrain.numbers import measured
 
+class _BackendChoice(click.Choice):
+    """The registry's backends, read when the option is used (a backend may be registered after import)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self):  # type: ignore[override]
+        from cloudtrain.backends import names
+
+        return names()
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
 _JOB_OPTIONS = [
-    click.option("--backend", type=click.Choice(["vertex", "sagemaker", "local", "slurm"]), help="Default: from history."),
+    click.option("--backend", type=_BackendChoice(), help="Default: from history."),
     click.option("--region", help="Default: from history or --config."),
     click.option("--project", help="Vertex project. Default: from history or --config."),
     CONFIG_OPTION,

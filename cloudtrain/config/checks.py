@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cloudtrain import catalog
+from cloudtrain.backends import get_backend
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.script_mode import check_script_mode
@@ -27,9 +28,6 @@ _CHANNEL_NAME_MAX = 64  # SageMaker's limit
 _SAGEMAKER_MAX_CHANNELS = 20  # InputDataConfig's
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
-_SCHEMES = {"vertex": "gs://", "sagemaker": "s3://"}
-#: Longest run each cloud accepts: Vertex scheduling.timeout 7 days, SageMaker 28 days.
-_MAX_RUNTIME = {"vertex": 7 * 86400, "sagemaker": 28 * 86400}
 
 
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
@@ -73,11 +71,10 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
 
-    slurm = cfg.backend == "slurm"  # a cluster, not a cloud: its own checks, no catalog of regions and machines
-    if slurm:
-        from cloudtrain.backends.slurm.checks import slurm_checks
-
-        for fields, check in slurm_checks(loaded):
+    own_checks = get_backend(cfg.backend).field_checks(loaded)  # a cluster: no catalog of regions and machines
+    cluster = bool(own_checks)
+    if own_checks:
+        for fields, check in own_checks:
             run(fields, check)
     else:
         run(("target", "backend", "region"), region)
@@ -97,15 +94,15 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 
     if cfg.backend == "vertex" and cfg.machine.type in catalog.tpu_machine_types():
         run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
-    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not slurm:
+    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not cluster:
         run(("target", "backend", "region", "image"), image)
     if cfg.backend not in ("local", "slurm"):
         for field, check in _cloud_field_checks(loaded):
             run(("backend", field), check)
-    if cfg.max_runtime > _MAX_RUNTIME[cloud] and not slurm:
+    longest = None if cluster else get_backend(cloud).max_runtime_seconds
+    if longest is not None and cfg.max_runtime > longest:
         run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
-                                   f"{_MAX_RUNTIME[cloud]} s", f"set max_runtime: {_MAX_RUNTIME[cloud] // 86400}d "
-                                   "or less"))  # fmt: skip
+                                   f"{longest} s", f"set max_runtime: {longest // 86400}d or less"))  # fmt: skip
     if cfg.spot.max_wait is not None:
         if cloud != "sagemaker":
             run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
@@ -128,7 +125,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     if cfg.network and cloud == "sagemaker":
         run(("network",), fail(("network",), "network is a Vertex setting",
                                "for SageMaker VPCs, remove network (not supported yet)"))  # fmt: skip
-    if not slurm:  # shared paths on the cluster are not folders here: the Slurm checks read data:
+    if not cluster:  # shared paths on the cluster are not folders here: its own checks read data:
         run(("backend", "data"), lambda: _check_data(loaded))
     run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
     if cfg.container is not None:
@@ -137,7 +134,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
         run(("backend", "package", "hyperparameters", "distribution", "image"), lambda: check_script_mode(loaded))
         if cfg.package.script is None:
             run(("package",), lambda: _check_package(loaded))
-    if not slurm:
+    if not cluster:
         run(("backend", "machine", "replica_count", "flex_start", "spot", "budget"), lambda: _check_scheduling(loaded))
     if cfg.sweep is not None:
         run(("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded))
@@ -246,7 +243,7 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
         for field in ("input_mode", "distribution"):
             if getattr(channel, field) is not None:
                 out.append(err(("data", name, field), f"{field} is a SageMaker setting; "
-                               f"{schemes.CLOUD_NAMES[cfg.cloud]} reads gs:// through Cloud Storage FUSE",
+                               f"{get_backend(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
                                f"remove {field}"))  # fmt: skip
     return out
 
@@ -293,7 +290,7 @@ def _cloud_field_checks(loaded: LoadedConfig):
             raise err(("role_arn",), f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
                       "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>")  # fmt: skip
 
-    scheme = _SCHEMES[cfg.backend]
+    scheme = f"{get_backend(cfg.backend).storage_schemes[0]}://"
 
     def staging() -> None:
         # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.

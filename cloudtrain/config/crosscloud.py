@@ -19,11 +19,11 @@ import re
 from typing import Any
 
 from cloudtrain import catalog
+from cloudtrain.backends import get_backend
 from cloudtrain.catalog import crosscloud
+from cloudtrain.data.schemes import native_scheme
 from cloudtrain.mapping import mapped_line
 
-_LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
-_SCHEME = {"vertex": "gs://", "sagemaker": "s3://"}
 _REGISTRY = {"vertex": re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"), "sagemaker": re.compile(r"\.dkr\.ecr\.")}
 _VERTEX_TF_IMAGE = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
 _SAGEMAKER_TF_IMAGE = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
@@ -38,7 +38,8 @@ class Refused(Exception):
 
 
 def other(cloud: str) -> str:
-    return "sagemaker" if cloud == "vertex" else "vertex"
+    """The cloud a config for ``cloud`` may have been written for (the two clouds with catalogs map both ways)."""
+    return next(c for c in catalog.clouds() if c != cloud)
 
 
 def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) -> tuple[dict[str, Any], list[str]]:
@@ -49,7 +50,7 @@ def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) ->
     False (nothing asked for a translation) leaves the machine alone: the other cloud's machine
     type typed into a config is a mistake, which the loader refuses with :func:`foreign_machine`.
     """
-    if cloud not in _LABEL:
+    if cloud not in catalog.clouds():
         return data, []
     out = copy.deepcopy(data)
     notes: list[str] = []
@@ -68,20 +69,19 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
         return
     machine = out["machine"]
     gpu = info.gpu.name if info.gpu else None
-    found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
+    pick = get_backend(cloud).nearest(get_backend(source).describe(machine))[0]
+    found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
-        why.append(f"{_LABEL[cloud]} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
+        why.append(f"{get_backend(cloud).title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
     if gpu and found.accelerator_count != info.accelerator_count:
         why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
     if not why:
-        why.append(f"{_LABEL[cloud]}'s cheapest machine with these " + ("GPUs" if gpu else "CPUs") +
+        why.append(f"{get_backend(cloud).title}'s cheapest machine with these " + ("GPUs" if gpu else "CPUs") +
                    " and at least the vCPUs and memory")  # fmt: skip
-    notes.append(mapped_line("machine", f"{crosscloud.describe(info)} ({_LABEL[source]})", crosscloud.describe(found),
+    notes.append(mapped_line("machine", f"{crosscloud.describe(info)} ({get_backend(source).title})", crosscloud.describe(found),
                              "; ".join(why), (info.price_per_hour, found.price_per_hour)))  # fmt: skip
-    new: dict[str, Any] = {"type": found.machine_type}
-    if found.accelerator_count and cloud == "vertex":
-        new.update(accelerator=found.accelerator, accelerator_count=found.accelerator_count)
+    new: dict[str, Any] = dict(pick)
     new.update({k: v for k, v in machine.items() if k not in ("type", "accelerator", "accelerator_count")})
     out["machine"] = new
 
@@ -107,14 +107,14 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     info = _foreign(data, cloud, source)
     if info is None:
         return None
-    gpu = info.gpu.name if info.gpu else None
-    found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
+    pick = get_backend(cloud).nearest(get_backend(source).describe(data["machine"]))[0]
+    found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     kind = "instance type" if source == "sagemaker" else "machine type"
     price = f" (${found.price_per_hour:,.2f}/h)" if found.price_per_hour is not None else ""
     needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
-    return Refused(("machine", "type"), f"{info.machine_type} is a {_LABEL[source]} {kind} and this config runs on "
-                   f"{_LABEL[cloud]}", f"nearest on {_LABEL[cloud]}: {crosscloud.describe(found)}{price}; or run it "
-                   f"on {_LABEL[source]}: --set backend={source} (with {needs[source]})")  # fmt: skip
+    return Refused(("machine", "type"), f"{info.machine_type} is a {get_backend(source).title} {kind} and this config runs on "
+                   f"{get_backend(cloud).title}", f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
+                   f"on {get_backend(source).title}: --set backend={source} (with {needs[source]})")  # fmt: skip
 
 
 def _types(cloud: str):
@@ -130,7 +130,7 @@ def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> N
     nearest = crosscloud.nearest_region(cloud, region)
     if nearest:
         out["region"] = nearest
-        notes.append(mapped_line("region", region, nearest, f"the nearest {_LABEL[cloud]} region"))
+        notes.append(mapped_line("region", region, nearest, f"the nearest {get_backend(cloud).title} region"))
 
 
 def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
@@ -141,14 +141,14 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
     if isinstance(uri, str) and _REGISTRY[source].search(uri):
         match = (_VERTEX_TF_IMAGE if source == "vertex" else _SAGEMAKER_TF_IMAGE).search(uri)
         if not match:
-            raise Refused(("image", "uri"), f"{uri} is in {_LABEL[source]}'s registry, which {_LABEL[cloud]} "
-                          "does not pull from", f"push it to the {_LABEL[cloud]} registry, or remove image.uri "
+            raise Refused(("image", "uri"), f"{uri} is in {get_backend(source).title}'s registry, which {get_backend(cloud).title} "
+                          "does not pull from", f"push it to the {get_backend(cloud).title} registry, or remove image.uri "
                           "and set image.tensorflow")  # fmt: skip
         image = {k: v for k, v in image.items() if k != "uri"}
         image["tensorflow"] = f"{match[1]}.{match[2]}"
         out["image"] = image
-        notes.append(mapped_line("image.uri", uri, f"{_LABEL[cloud]}'s TensorFlow {image['tensorflow']} image",
-                                 f"it is {_LABEL[source]}'s TensorFlow {image['tensorflow']} image"))
+        notes.append(mapped_line("image.uri", uri, f"{get_backend(cloud).title}'s TensorFlow {image['tensorflow']} image",
+                                 f"it is {get_backend(source).title}'s TensorFlow {image['tensorflow']} image"))
     version = image.get("tensorflow")
     if not isinstance(version, str) or image.get("uri"):
         return
@@ -158,14 +158,14 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
         return
     nearest = crosscloud.nearest_tensorflow(wanted, offered)
     out["image"] = {**image, "tensorflow": nearest}
-    notes.append(mapped_line("image.tensorflow", wanted, nearest, f"{_LABEL[cloud]} has no TensorFlow {wanted} "
+    notes.append(mapped_line("image.tensorflow", wanted, nearest, f"{get_backend(cloud).title} has no TensorFlow {wanted} "
                              "image; the nearest it offers, the newer on a tie"))
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
-    theirs = _SCHEME[source]
+    ours = f"{native_scheme(cloud)}://"
     for key in ("staging_bucket", "output_dir", "job_dir"):
-        value = out.get(key)
-        if isinstance(value, str) and value.startswith(theirs):
-            raise Refused((key,), f"{value} is a {_LABEL[source]} bucket; {_LABEL[cloud]} cannot use it",
-                          f"set {key}: {_SCHEME[cloud]}… (--set {key}={_SCHEME[cloud]}my-bucket)")  # fmt: skip
+        value = out.get(key)  # the other backend is imported only for a location that is not ours
+        if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
+            raise Refused((key,), f"{value} is a {get_backend(source).title} bucket; {get_backend(cloud).title} cannot use it",
+                          f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)")  # fmt: skip

@@ -13,9 +13,6 @@ from typing import Literal
 
 SourceKind = Literal["gs", "s3", "local"]
 
-#: Each cloud's own bucket scheme.
-NATIVE = {"vertex": "gs", "sagemaker": "s3"}
-CLOUD_NAMES = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 #: The training code finds channel NAME at ``$SM_CHANNEL_<NAME>`` on every backend.
 CHANNEL_ENV_PREFIX = "SM_CHANNEL_"
 #: Where Vertex AI mounts Cloud Storage inside the training container.
@@ -60,7 +57,18 @@ def cloud_can_read(cloud: str, source: str) -> bool:
     kind = source_kind(source)
     if kind is None:
         return False
-    return kind == "local" or cloud == "local" or NATIVE.get(cloud) == kind
+    return kind == "local" or kind in _backend(cloud).storage_schemes
+
+
+def native_scheme(cloud: str) -> str:
+    """The bucket scheme a cloud's own staging uses: its first storage scheme (``gs``, ``s3``)."""
+    return _backend(cloud).storage_schemes[0]
+
+
+def _backend(name: str):
+    from cloudtrain.backends import get_backend  # the backend owns its schemes; imported when asked
+
+    return get_backend(name)
 
 
 def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
@@ -79,8 +87,10 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
                     "write the path without `..`")  # fmt: skip
     if cloud_can_read(cloud, source):
         return None
-    name, own = CLOUD_NAMES[cloud], NATIVE[cloud]
-    other = next(c for c, s in NATIVE.items() if s == kind)
+    from cloudtrain.backends import clouds
+
+    name, own = _backend(cloud).title, native_scheme(cloud)
+    other = next(c for c in clouds() if native_scheme(c) == kind)
     return (f"{name} cannot read {kind}:// data",
             f"copy it (gcloud storage rsync -r {source} {own}://YOUR-BUCKET/PATH) and point the channel there, "
             f"or run on backend: {other}")  # fmt: skip

@@ -29,7 +29,7 @@ def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     from cloudtrain.data.upload import data_prefix
 
     bucket = (spec.staging_bucket or spec.job_dir or "").rstrip("/")  # a job dir stands in, as for packages
-    scheme = schemes.NATIVE[spec.cloud]
+    scheme = schemes.native_scheme(spec.cloud)
     staged = {}
     for name, ch in spec.channels.items():
         if ch.kind == "local" and ch.uri is None:

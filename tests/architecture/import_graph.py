@@ -20,6 +20,11 @@ FLOORS = (
 )
 
 
+#: ``cloudtrain.backends`` itself (not its sub-packages): names and packages only, so the core (history, the
+#: schema, the checks) may read it and reach a backend through ``get_backend`` at run time.
+REGISTRY = "cloudtrain.backends"
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(REPO).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -95,6 +100,8 @@ def floor(name: str) -> int | None:
     """0 for the top floor; None for the package root and for modules outside cloudtrain/."""
     if name == "cloudtrain" or not name.startswith("cloudtrain"):
         return None
+    if name == REGISTRY:  # the one list of backends, read by the core; it imports no backend
+        return len(FLOORS) - 1
     matches = [(len(p), number) for number, (_, prefixes) in enumerate(FLOORS) for p in prefixes
                if name == p or name.startswith(p + ".")]  # fmt: skip
     return max(matches)[1] if matches else None

@@ -65,7 +65,8 @@ def run_data() -> collect.RunData:
         lines.append(event(10 + 10 * i, "epoch", "worker-0", replica="worker-0", **{**e, "loss": 9.0}))
     lines.append(event(45, "done"))
     status = JobStatus("run-1", "/runs/run-1", JobState.SUCCEEDED, "succeeded", created=T0,
-                       ended=T0 + dt.timedelta(seconds=50), details={"wall_time_s": 50.0, "contract": "vertex"})
+                       ended=T0 + dt.timedelta(seconds=50), details={"wall_time_s": 50.0, "contract": "vertex"},
+                       first_phase="installing package")
     return collect.from_parts(status, lines, "local")
 
 

@@ -7,7 +7,7 @@ import io
 import json
 
 from cloudtrain import timeline
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.progress import Progress, phase_of
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -46,7 +46,8 @@ def test_sagemaker_transitions_become_phases() -> None:
 
 def test_vertex_status_and_log_marks() -> None:
     status = JobStatus("1", "projects/p/locations/r/customJobs/1", JobState.SUCCEEDED, "JOB_STATE_SUCCEEDED",
-                       created=at(0), ended=at(500), details={"start_time": at(120).isoformat()})  # fmt: skip
+                       created=at(0), ended=at(500), details={"start_time": at(120).isoformat()},
+                       first_phase="provisioning")  # fmt: skip
     lines = [LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
              LogLine(at(240), "workerpool0-0", event("plan")), LogLine(at(470), "workerpool0-0", event("done"))]
     shares = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), cost_per_hour=3.6)
@@ -92,7 +93,7 @@ def test_phase_before_the_first_line() -> None:
     assert phase_of(status(JobState.RUNNING, "running")) == "installing package"
 
 
-class _Handle:
+class _Handle(HandleDefaults):
     job_id = "job-1"
 
     def __init__(self):
@@ -105,7 +106,7 @@ class _Handle:
 
     def wait(self):
         return JobStatus("job-1", "/runs/job-1", JobState.SUCCEEDED, "succeeded", created=at(0), ended=at(5),
-                         details={"wall_time_s": 5.0, "contract": "vertex"})  # fmt: skip
+                         details={"wall_time_s": 5.0, "contract": "vertex"}, first_phase="installing package")  # fmt: skip
 
 
 def _follow(terminal: bool, tmp_path, monkeypatch) -> str:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from cloudtrain.backends.base import JobStatus
+from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
@@ -183,10 +183,12 @@ def _claim(out: Path, spec: JobSpec) -> None:
                            hint="submit again: each submit picks a new job name") from None  # fmt: skip
 
 
-class LocalBackend:
+class LocalBackend(BackendFacts):
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
     name = "local"
+    title = "this machine"
+    storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
 
     def __init__(
         self,
@@ -310,7 +312,11 @@ class LocalBackend:
         job._start(launches)
         return job
 
-    def attach(self, job_id: str, *, region: str, project: str | None = None) -> RecordedJob:
+    def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
+        """A run's output folder, from any directory (the path history records)."""
+        return (text, {}) if (Path(text).expanduser() / RUN_DIR / "status.json").is_file() else None
+
+    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> RecordedJob:
         """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs.
 
         A missing or damaged ``status.json`` in a run folder is a StateError when the job is read."""
@@ -322,7 +328,7 @@ class LocalBackend:
             "pass the run's output folder, or run the command where it was submitted",
         )
 
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
         found.reverse()
         return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning

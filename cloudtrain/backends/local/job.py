@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends import outputs
 from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
@@ -41,8 +41,14 @@ STATES = {
 }
 
 
-class LocalJob:
+FIRST_PHASE = "installing package"  # a local run starts by installing the package: nothing queues
+
+
+class LocalJob(HandleDefaults):
     """A running local job: the replicas, their merged lines, and the end-of-run summary."""
+
+    backend_name = "local"
+    stops_gracefully = True  # cancel: SIGTERM and a checkpoint; kill: every replica at once
 
     def __init__(self, spec: JobSpec, out: Path, plans, environment: venv.PackageEnv, *, note: str | None,
                  stop_grace_s: float, masker: Callable[[str], str] | None = None):  # fmt: skip
@@ -187,6 +193,7 @@ class LocalJob:
             created=self._created,
             ended=self._ended,
             details=details,
+            first_phase=FIRST_PHASE,
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:
@@ -268,13 +275,15 @@ def latest_checkpoint(directory: Path) -> tuple[int, Path] | None:
     return max(found) if found else None
 
 
-class RecordedJob:
+class RecordedJob(HandleDefaults):
     """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``).
 
     :meth:`recorded` never raises: a damaged ``status.json`` is an UNKNOWN status that names
     the file and how to recover (``list`` shows it so). A command on the job itself
     (:meth:`status`, :meth:`cancel`) raises that line as a :class:`StateError` (exit 2);
     :meth:`logs` first prints every line it finds, then raises it."""
+
+    backend_name = "local"
 
     def __init__(self, status_path: Path):
         self._path = status_path
@@ -328,6 +337,7 @@ class RecordedJob:
             state=STATES[native], native_state=native,
             message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
             created=parse(data.get("created")), ended=parse(data.get("ended")), details=details,
+            first_phase=FIRST_PHASE,
         )  # fmt: skip
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:

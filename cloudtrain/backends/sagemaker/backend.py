@@ -6,7 +6,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from cloudtrain.backends.base import JobStatus
+import re
+
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -20,8 +22,19 @@ if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls th
 log = logging.getLogger("cloudtrain.sagemaker")
 
 
-class SageMakerBackend:
+class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
+    title = "SageMaker"
+    required_keys = ("region", "role_arn")
+    location_keys = ("region",)
+    storage_schemes = ("s3",)
+    max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
+    job_name_limit = 63  # TrainingJobName
+    job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
+
+    def job_name(self, name: str, tail: str) -> str:
+        """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
+        return super().job_name(name.replace("_", "-"), tail)
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from typing import Any, Callable, Iterator, Mapping
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.errors import BackendError, CloudSetupError
 
 from .aws import AwsClients, error_code, translated
@@ -106,7 +106,7 @@ def _not_found(message: str) -> bool:
     return "not found" in message or "could not find" in message
 
 
-class SageMakerJob:
+class SageMakerJob(HandleDefaults):
     """The :class:`~cloudtrain.backends.base.JobHandle` of one training job."""
 
     backend_name = "sagemaker"
@@ -131,6 +131,10 @@ class SageMakerJob:
         self.last: JobStatus | None = None
         self._instances = 1
         self.tailer: LogTailer | None = None  # the last one logs() used; its call counts for the bench
+
+    @property
+    def location(self) -> Mapping[str, str]:
+        return {"region": self.region}
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         """After success: a warning when ``model.tar.gz`` (what SM_MODEL_DIR held) has no files."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine, poll_until_terminal
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.sweeps.results import SweepResults, TrialRow
 
 from .aws import AwsClients, translated
@@ -25,10 +25,16 @@ TRIAL_STATES = {"InProgress": "RUNNING", "Completed": "COMPLETE", "Failed": "FAI
                 "Stopped": "STOPPED"}  # fmt: skip
 
 
-class SageMakerSweep:
+class SageMakerSweep(HandleDefaults):
+    backend_name = "sagemaker"
+
     def __init__(self, job_id: str, clients: AwsClients, *, sleep: Callable[[float], None] = time.sleep,
                  poll_seconds: float = 30.0):  # fmt: skip
         self.job_id, self.clients, self.sleep, self.poll_seconds = job_id, clients, sleep, poll_seconds
+
+    @property
+    def location(self) -> dict[str, str]:
+        return {"region": self.clients.region}
 
     def describe(self) -> dict[str, Any]:
         with translated(f"describing tuning job {self.job_id}"):

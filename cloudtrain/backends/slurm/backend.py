@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.backends.base import JobStatus
+from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import resolve_image
 from cloudtrain.backends.slurm import script
@@ -88,8 +88,16 @@ def refuse_never_runnable(job: SlurmJob, sleep=time.sleep) -> None:
                          "against `sinfo -o '%P %D %l %G'`")  # fmt: skip
 
 
-class SlurmBackend:
+class SlurmBackend(BackendFacts):
     name = "slurm"
+    title = "Slurm"
+    location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
+
+    def field_checks(self, loaded) -> list:
+        """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
+        from cloudtrain.backends.slurm.checks import slurm_checks
+
+        return slurm_checks(loaded)
 
     def __init__(self, *, image_for=None, log=None):
         self._image_for = image_for or (lambda spec: resolve_image(spec.cloud, spec.tensorflow_version,

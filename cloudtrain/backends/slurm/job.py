@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.slurm import states
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
@@ -27,8 +27,13 @@ def run_index(workdir: str, job_id: str) -> str:
     return f"{workdir.rstrip('/')}/jobs/{job_id}"
 
 
-class SlurmJob:
+class SlurmJob(HandleDefaults):
     backend_name = "slurm"
+
+    @property
+    def location(self) -> dict[str, str]:
+        """The cluster (``--region``) and the workdir (``--project``): what ``attach`` needs again."""
+        return {"region": self.region, "project": self.project}
 
     def __init__(self, shell: ClusterShell, job_id: str, run: str, *, cluster: str, workdir: str,
                  python: str = "python3", sleep=time.sleep):  # fmt: skip

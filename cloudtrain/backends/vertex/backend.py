@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import posixpath
 import sys
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from cloudtrain.backends.base import JobStatus, LogLine
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -23,7 +24,7 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], None]
 
 
-class VertexJob:
+class VertexJob(HandleDefaults):
     """A handle on one CustomJob: status, logs, wait, cancel."""
 
     backend_name = "vertex"
@@ -50,6 +51,10 @@ class VertexJob:
         self.clock, self.sleep, self.wait_interval, self._wait = clock, sleep, wait_interval, wait
         self.tailer: LogTailer | None = None  # the last one logs() used, for its counters
         self._storage = storage  # a google-cloud-storage client factory, for the outputs check
+
+    @property
+    def location(self) -> Mapping[str, str]:
+        return {"project": self.project, "region": self.region}
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         """After success: a warning when ``<base output dir>/model/`` (AIP_MODEL_DIR) holds nothing."""
@@ -121,8 +126,22 @@ class VertexJob:
         return self.status()
 
 
-class VertexBackend:
+class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
+    title = "Vertex AI"
+    required_keys = ("region", "project")
+    location_keys = ("project", "region")
+    storage_schemes = ("gs",)
+    max_runtime_seconds = 7 * 86400  # scheduling.timeout
+    job_name_limit = 128  # CustomJob displayName
+
+    def machine_of(self, info: Any) -> dict[str, Any]:
+        """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""
+        if not info.accelerator_count:
+            return {"type": info.machine_type}
+        return {"type": info.machine_type, "accelerator": info.accelerator, "accelerator_count": info.accelerator_count}
+
+    job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
 
     def __init__(
         self,

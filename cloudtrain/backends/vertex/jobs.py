@@ -91,6 +91,7 @@ def to_status(job: Any) -> JobStatus:
         created=job.create_time or None,
         ended=job.end_time or None,
         details=details,
+        first_phase="provisioning",  # Vertex's PENDING: machines being found; start_time marks the image pull
     )
 
 

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any, Callable, Iterator
 
-from cloudtrain.backends.base import JobState, JobStatus, LogLine, poll_until_terminal
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.backends.vertex import request
 from cloudtrain.backends.vertex.jobs import STATES
 from cloudtrain.sweeps.results import SweepResults, TrialRow
@@ -29,11 +29,18 @@ def tuning_job_name(project: str, region: str, job_id: str) -> str:
     return f"{request.parent(project, region)}/hyperparameterTuningJobs/{job_id}"
 
 
-class VertexSweep:
+class VertexSweep(HandleDefaults):
+    backend_name = "vertex"
+
     def __init__(self, service: Any, name: str, *, sleep: Callable[[float], None] = time.sleep,
                  poll_seconds: float = 30.0):  # fmt: skip
         self.service, self.name, self.sleep, self.poll_seconds = service, name, sleep, poll_seconds
         self.job_id = name.rsplit("/", 1)[-1]
+
+    @property
+    def location(self) -> dict[str, str]:
+        _, project, _, region, *_ = self.name.split("/")
+        return {"project": project, "region": region}
 
     @classmethod
     def create(cls, service: Any, parent: str, body: dict[str, Any], **kwargs: Any) -> "VertexSweep":

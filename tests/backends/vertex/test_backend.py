@@ -265,3 +265,13 @@ def test_a_container_job_uploads_nothing_and_sends_its_container_spec(backend, j
     assert pool.container_spec.image_uri == "gcr.io/p/t:1" and list(pool.container_spec.command) == ["python", "train.py"]
     assert not pool.HasField("python_package_spec")
     assert list(gcs.bucket("my-bucket").list_blobs()) == []
+
+
+def test_a_vertex_job_is_provisioning_from_its_creation(backend, jobs, gcs, spec, package):
+    """Vertex's API gives no time for leaving its queue: the timeline starts in provisioning, as the backend says."""
+    from cloudtrain import timeline
+
+    jobs.scripts.append(Script(states=["PENDING"]))
+    status = backend.submit(spec, package).status()
+    assert status.first_phase == "provisioning"
+    assert timeline.status_marks(status) == {"provisioning": status.created}
