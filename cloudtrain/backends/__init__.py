@@ -54,18 +54,11 @@ def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
     return None
 
 
-_BASE = ("Backend", "JobHandle", "JobState", "JobStatus", "LogLine")
-
-
 def __getattr__(attr: str) -> Any:
-    """``NAMES`` is read at call time (a test may register a backend); base types import on first use."""
+    """``NAMES`` is read at call time (a test may register a backend)."""
     if attr == "NAMES":
         return names()
-    if attr in _BASE:
-        from cloudtrain.backends import base
-
-        return getattr(base, attr)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["NAMES", *_BASE, "clouds", "get_backend", "names", "parse_job_id", "register"]
+__all__ = ["NAMES", "clouds", "get_backend", "names", "parse_job_id", "register"]

@@ -38,7 +38,11 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
     """The modules of ``known`` that ``name`` imports, each with the line of its first import."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: dict[str, int] = {}
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    type_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block) for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:  # ``if TYPE_CHECKING:`` imports never run: annotations only
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -54,6 +58,10 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
             if target and target != name:
                 found.setdefault(target, node.lineno)
     return found
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
 def graph(*tops: str) -> dict[str, dict[str, int]]:
