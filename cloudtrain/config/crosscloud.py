@@ -21,6 +21,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud
 from cloudtrain.mapping import mapped_line
+from cloudtrain.numbers import money
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 _SCHEME = {"vertex": "gs://", "sagemaker": "s3://"}
@@ -110,7 +111,7 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     gpu = info.gpu.name if info.gpu else None
     found = crosscloud.nearest_machine(cloud, gpu, info.accelerator_count, info.vcpus, info.memory_gb)
     kind = "instance type" if source == "sagemaker" else "machine type"
-    price = f" (${found.price_per_hour:,.2f}/h)" if found.price_per_hour is not None else ""
+    price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
     return Refused(("machine", "type"), f"{info.machine_type} is a {_LABEL[source]} {kind} and this config runs on "
                    f"{_LABEL[cloud]}", f"nearest on {_LABEL[cloud]}: {crosscloud.describe(found)}{price}; or run it "
