@@ -280,3 +280,27 @@ def test_503s_then_refused_connections_in_front_of_live_tail_lose_nothing(
     assert proxy.counts["answered"] and proxy.counts["closed"] == 1  # both faults happened while it followed
     assert tailer.from_tail > 0  # the live view was in use
     assert 1 <= sum("lost the connection" in n for n in notes) == sum("is back after" in n for n in notes)
+
+
+def test_a_reopened_session_repeating_a_shown_line_shows_nothing_new() -> None:
+    """Each session counts its own events: a line the first session showed and the second repeats (the
+    ground truth not past it yet) is not shown twice."""
+    merge = Merge(keep_ms=1000)
+    merge.tracking = True
+    line = {"timestamp": 5, "ingestionTime": 10, "message": "saved"}
+    assert merge.from_tail("s", line, session=1)
+    assert not merge.from_tail("s", line, session=2)
+    assert not merge.from_ground_truth("s", line)  # and the ground truth reaching it later shows nothing either
+
+
+def test_pruning_keeps_what_the_ground_truth_has_not_passed() -> None:
+    """A line the tail showed long ago but the ground truth has not read yet (a stream read rarely) is
+    remembered however old: forgetting it would show it again when the ground truth gets there."""
+    merge = Merge(keep_ms=1000)
+    merge.tracking = True
+    old = {"timestamp": 5, "ingestionTime": 10, "message": "epoch 1"}
+    assert merge.from_tail("slow-stream", old, session=1)
+    merge.from_ground_truth("other", {"timestamp": 9, "ingestionTime": 50_000, "message": "later"})
+    merge.prune()
+    assert ("slow-stream", 5, 10, "epoch 1") in merge.counts
+    assert not merge.from_ground_truth("slow-stream", old)
