@@ -71,7 +71,7 @@ def collect(job_id: str) -> RunData:
     entry = history.find(job_id)
     if entry is None:
         raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
-    if getattr(entry, "kind", "job") == "sweep":
+    if entry.kind == "sweep":
         return _sweep(entry)
     handle = get_backend(entry.backend).attach(entry.job_id, region=entry.region, project=entry.project)
     status = handle.status()
@@ -122,7 +122,7 @@ def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     trainer names the replica in the workers' events): the chief's stream by its name on each
     backend, else the first stream that printed one."""
     chief = next((name for name in CHIEF_STREAMS if name in untagged), next(iter(untagged), None))
-    return untagged.get(chief, []) if chief is not None else []
+    return untagged.get(chief, [])  # chief None: no epoch events at all
 
 
 def _price(data: RunData, status: Any) -> None:

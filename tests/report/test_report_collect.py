@@ -62,6 +62,20 @@ def test_a_real_local_run_is_collected_from_its_history_and_its_files(local_run)
     assert data.trials == [] and data.metric is None
 
 
+def test_what_finish_saved_live_wins_over_the_runs_log(local_run) -> None:
+    """A cloud's log can arrive late or not at all: the timeline and interruptions ``finish`` saw live (and
+    kept in history) are the report's, not what the finished log would give again."""
+    from cloudtrain import history
+
+    saved = history.load_run(JOB)
+    saved["timeline"] = [{"phase": "training", "start": "2026-11-25T23:40:45+00:00",
+                          "end": "2026-11-25T23:40:46+00:00", "seconds": 1.0, "share": 1.0, "cost_usd": None}]  # fmt: skip
+    saved["interruptions"] = {"count": 1, "items": []}
+    history.save_run(JOB, saved)
+    data = collect.collect(JOB)
+    assert data.phases == saved["timeline"] and data.interruptions == {"count": 1, "items": []}
+
+
 def test_a_job_not_in_this_machines_history_is_a_usage_error(local_run) -> None:
     with pytest.raises(UsageError) as caught:
         collect.collect("nope-1")
@@ -88,11 +102,13 @@ def test_each_replicas_throughput_over_its_own_training_time_and_the_chiefs_epoc
              event(21, "epoch", "workerpool0-0", replica="worker-0", epoch=2, epoch_time_s=5.0),
              event(22, "epoch", "workerpool0-0", replica="worker-0", epoch=3, examples_per_sec=900.0),
              event(30, "epoch", "worker-1", epoch=1, epoch_time_s=3.3333, examples_per_sec=10.0),
+             event(31, "epoch", "chief", replica="worker-2", epoch=1, epoch_time_s=1.0, examples_per_sec=5.0),
              LogLine(at(31), "chief", "not an event"), event(32, "metric", name="val_auc", value=0.9)]  # fmt: skip
     data = collect.from_parts(status(), lines, "vertex")
     assert data.rates == {"chief": [(12.5, 800.0), (19.75, 1500.0)],
                           "worker-0": [(10.0, 700.5), (15.0, 900.0)],  # epoch 2 gave no rate; its time still counts
-                          "worker-1": [(3.333, 10.0)]}  # fmt: skip
+                          "worker-1": [(3.333, 10.0)],
+                          "worker-2": [(1.0, 5.0)]}  # relayed through the chief's stream: its own, not the chief's  # fmt: skip
     assert [e["epoch"] for e in data.epochs] == [1, 2]  # the chief's untagged events are the table's epochs
     assert data.epochs[0]["examples_per_sec"] == 800
 
