@@ -123,6 +123,21 @@ def test_sampled_dropped_and_expired_tail_sessions_still_print_every_line_once_i
 
 
 @pytest.mark.slow
+def test_a_stalled_tail_is_read_behind_at_once_so_the_dropped_updates_lines_are_not_late(
+    aws: MotoAws, fake_tail: LiveTailFake
+) -> None:
+    """A slow reader loses the oldest updates with no word but a late, back-to-back delivery (a stall).
+    The stall alone (no sampling, no new session, no single-stream checks) makes the follower read every
+    stream before it shows more of the tail: the dropped lines come in order, none marked late."""
+    fake_tail.pauses = {8: 14.0}  # updates 8-21 held for a slow reader; the oldest 4 dropped
+    job = Job(aws, fake_tail.clock, "stalled", instances=2, seconds=40)
+    lines, tailer = _follow(job, verify_seconds=1e9)
+    assert fake_tail.dropped > 0, "the fault happened"
+    assert _by_replica(lines) == dict(job.written)
+    assert [line.message for line in lines if line.late] == []
+
+
+@pytest.mark.slow
 def test_lines_the_tail_loses_without_a_sign_are_shown_by_the_ground_truth_marked_late(
     aws: MotoAws, fake_tail: LiveTailFake
 ) -> None:
