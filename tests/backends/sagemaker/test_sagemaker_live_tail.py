@@ -127,8 +127,9 @@ def test_a_stalled_tail_is_read_behind_at_once_so_the_dropped_updates_lines_are_
     aws: MotoAws, fake_tail: LiveTailFake
 ) -> None:
     """A slow reader loses the oldest updates with no word but a late, back-to-back delivery (a stall).
-    The stall alone (no sampling, no new session, no single-stream checks) makes the follower read every
-    stream before it shows more of the tail: the dropped lines come in order, none marked late."""
+    With no other fault (no sampling, no new session, no single-stream checks) the dropped lines still come
+    in order, none marked late: while the updates are late the tail counts as not live and every stream is
+    read each round, and the stalled update itself asks for one more read before the tail's lines are shown."""
     fake_tail.pauses = {8: 14.0}  # updates 8-21 held for a slow reader; the oldest 4 dropped
     job = Job(aws, fake_tail.clock, "stalled", instances=2, seconds=40)
     lines, tailer = _follow(job, verify_seconds=1e9)
