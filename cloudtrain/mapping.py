@@ -14,6 +14,8 @@ callers say what was mapped and why.
 
 from __future__ import annotations
 
+from cloudtrain.numbers import money
+
 PREFIX = "mapped: "
 NO_PRICE = "(no current price)"
 
@@ -23,5 +25,5 @@ def mapped_line(key: str, was: object, now: object, reason: str,
     """``mapped: machine.type: a → b (why); $1.00/h → $2.00/h``; ``prices`` None: a mapping without a price."""
     line = f"{PREFIX}{key}: {was} → {now} ({reason})"
     if prices is not None:
-        line += "; " + " → ".join(NO_PRICE if p is None else f"${p:,.2f}/h" for p in prices)
+        line += "; " + " → ".join(NO_PRICE if p is None else f"{money(p)}/h" for p in prices)
     return line

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import Tracker
 from cloudtrain.numbers import count, measured, money
-from cloudtrain.timeline import human_seconds, mark_line
+from cloudtrain.timeline import human_seconds, mark_line, training_start
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
 
@@ -89,6 +89,8 @@ class Progress:
         if self.phase in ("queued", "provisioning", "pulling image"):
             self.set_phase("installing package")  # the container runs: it has its image
         mark_line(self.marks, line)
+        if self.phase == "installing package" and training_start(self.marks) is not None:
+            self.set_phase("training")  # the user's code runs, plan event or not: the timeline's rule
         self.interruptions(line)
         event = parse_event(line.message)
         if event is None:

@@ -65,8 +65,7 @@ class Phase:
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
     """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
     (clock skew between a VM and the API) is moved up to it."""
-    training = next((marks[k] for k in TRAINING_STARTS if marks.get(k) is not None), None)
-    marks = {**marks, "training": training}
+    marks = {**marks, "training": training_start(marks)}
     known = [(name, marks[name]) for name in PHASES if marks.get(name) is not None]
     if not known:
         return []
@@ -77,6 +76,12 @@ def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Pha
         fixed.append((name, at))
     end = max(end or fixed[-1][1], fixed[-1][1])
     return [Phase(name, at, fixed[i + 1][1] if i + 1 < len(fixed) else end) for i, (name, at) in enumerate(fixed)]
+
+
+def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
+    """When training started, by :data:`TRAINING_STARTS`; None while the job is still setting up.
+    The one rule for the end-of-run timeline and the live status line (:mod:`cloudtrain.progress`)."""
+    return next((marks[k] for k in TRAINING_STARTS if marks.get(k) is not None), None)
 
 
 def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:

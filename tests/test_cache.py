@@ -51,7 +51,8 @@ def test_cache_shows_each_part_and_the_total(capsys):
     assert items["envs"]["entries"] == 4 and items["envs"]["bytes"] >= 15000
     assert shown["bytes"] == sum(i["bytes"] for i in shown["items"])
     assert main(["cache"]) == 0
-    assert "total" in capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert rows["packages"][1:] == ["4", "3.906", "KiB"]  # 4,000 bytes, through numbers.size (the one byte formatter)
 
 
 def test_prune_keeps_the_last_n_and_the_image_they_stand_on(capsys):
@@ -70,7 +71,8 @@ def test_prune_keeps_the_last_n_and_the_image_they_stand_on(capsys):
 def test_prune_says_one_item_in_the_singular(capsys):
     _cache()
     assert main(["cache", "prune", "--keep", "3"]) == 0  # the oldest package goes; three package envs stay
-    assert capsys.readouterr().out.splitlines()[-1].startswith("removed 1 item, ")
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "removed 1 item, 1000 bytes; kept the last 3 packages and environments")  # numbers.size, as everywhere
 
 
 def test_prune_to_zero_and_an_empty_cache(capsys):

@@ -139,3 +139,36 @@ def test_sagemakers_pending_secondary_status_is_queued() -> None:
 
     status = JobStatus("j", "j", JobState.PENDING, "InProgress", details={"secondary_status": "Pending"})
     assert phase_of(status) == "queued"
+
+
+@pytest.mark.parametrize("first_own", [
+    "Epoch 1/3",  # the user code's first line of its own
+    "cloudtrain: python -m my_trainer.task --epochs 3",  # cloudtrain's SageMaker launcher starting the module
+    json.dumps({"event": "custom"}),  # an event of any kind
+])  # fmt: skip
+def test_a_user_packages_own_output_is_training_in_the_live_line_as_in_the_timeline(first_own) -> None:
+    """A user's package prints no plan event: the live line leaves "installing package" at the same line
+    where the end-of-run timeline starts training (#25 (e))."""
+    from cloudtrain import timeline
+
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress.set_phase("provisioning")
+    lines = [LogLine(T0, "chief", "Processing /root/my_trainer-0.1.tar.gz"),
+             LogLine(T0 + dt.timedelta(seconds=1), "chief", "Successfully installed my-trainer-0.1"),
+             LogLine(T0 + dt.timedelta(seconds=2), "cloudtrain", "output: /tmp/run"),  # a local run's own notice
+             LogLine(T0 + dt.timedelta(seconds=3), "chief", first_own),
+             LogLine(T0 + dt.timedelta(seconds=9), "chief", "done")]  # fmt: skip
+    for line in lines[:3]:
+        progress(line)
+        assert progress.snapshot().phase == "installing package", line.message
+    progress(lines[3])
+    assert progress.snapshot().phase == "training"
+    phases = timeline.build(timeline.log_marks(lines), lines[-1].timestamp)
+    assert [(p.name, p.start) for p in phases] == [("installing package", T0), ("training", lines[3].timestamp)]
+
+
+def test_a_plain_line_after_the_end_of_training_stays_uploading() -> None:
+    progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
+    progress(LogLine(T0, "chief", json.dumps({"event": "done"})))
+    progress(LogLine(T0, "chief", "exporting the model"))
+    assert progress.snapshot().phase == "uploading"

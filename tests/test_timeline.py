@@ -123,3 +123,26 @@ def test_a_running_job_ends_at_its_last_mark_and_phases_keep_their_times_to_the_
 def test_a_training_mark_given_by_the_caller_wins() -> None:
     marks = {"installing package": at(0), "training": at(50), "first output": at(10)}
     assert [(p.name, p.seconds) for p in timeline.build(marks, at(60))] == [("installing package", 50), ("training", 10)]
+
+
+def test_durations_change_unit_exactly_at_a_minute_and_an_hour() -> None:
+    """The mutmut after-run's survivors (docs/mutation-testing.md): the boundaries themselves."""
+    from cloudtrain.timeline import human_seconds
+
+    assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == ["59 s", "1 min", "59 min 59 s", "1 h 0 min",
+                                                                       "1 h 1 min"]  # fmt: skip
+
+
+def test_the_summary_line_joins_the_phases_with_a_middle_dot_and_a_workers_end_starts_the_upload() -> None:
+    import datetime as _dt
+    import json as _json
+
+    from cloudtrain.backends.base import LogLine
+    from cloudtrain.timeline import build, describe, log_marks
+
+    t0 = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+    lines = [LogLine(t0, "chief", "Processing /root/trainer.tar.gz"),
+             LogLine(t0 + _dt.timedelta(seconds=10), "chief", _json.dumps({"event": "epoch", "epoch": 1})),
+             LogLine(t0 + _dt.timedelta(seconds=75), "worker-0", _json.dumps({"event": "worker_done"}))]  # fmt: skip
+    phases = build(log_marks(lines), t0 + _dt.timedelta(seconds=80))
+    assert describe(phases) == "installing package 10 s · training 1 min 5 s · uploading 5 s"

@@ -29,29 +29,42 @@ def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: b
         from cloudtrain.live import LiveStatus
 
         shown = LiveStatus(console, progress, printer)
+    count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
         with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as show:
             for line in handle.logs(follow=True, **drain_kwargs(drain)):
                 show(line)
+                count += 1
             status = handle.wait()
     except KeyboardInterrupt:
         if not cancel_on_interrupt:
             console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
-        status = _cancel(console, handle)
+        status = _cancel(console, handle, show=sink, shown=count)
     finish(console, status, progress, output=output, handle=handle)
 
 
-def _cancel(console, handle):
-    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once."""
+def _cancel(console, handle, *, show, shown: int):
+    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
+
+    While a local run's replicas save, their lines ("saved at step N") are shown as they come:
+    the cancel waits in a thread, and the lines after the ``shown`` already printed are followed here."""
     if not handle.stops_gracefully:
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
         return handle.wait()
     console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
+    import itertools
+    import threading
+
+    stopping = threading.Thread(target=handle.cancel, name="cancel", daemon=True)
+    stopping.start()
     try:
-        return handle.cancel()
+        for line in itertools.islice(handle.logs(follow=True), shown, None):  # ends when every replica has
+            show(line)
+        stopping.join()
+        return handle.wait()
     except KeyboardInterrupt:
         console.print("[yellow]killing every replica now[/yellow]")
         return handle.kill()

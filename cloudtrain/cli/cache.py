@@ -5,14 +5,7 @@ from __future__ import annotations
 import click
 
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"  # pragma: no cover - the loop returns
+from cloudtrain.numbers import size
 
 
 @cli.group(invoke_without_command=True)
@@ -33,7 +26,7 @@ def cache(ctx: click.Context, output: str) -> None:
                     "items": [{"name": n, "entries": c, "bytes": b} for n, c, b in rows]})  # fmt: skip
         return
     print_table(make_console(), ["item", "entries", "size"],
-                [(n, c, _size(b)) for n, c, b in rows] + [("total", "", _size(total))],
+                [(n, c, size(b)) for n, c, b in rows] + [("total", "", size(total))],
                 title=f"cache: {cache_dir()}")  # fmt: skip
     click.echo("free space: cloudtrain cache prune --keep N (keeps the last N packages and environments)")
 
@@ -55,5 +48,5 @@ def prune(keep: int, dry_run: bool, output: str) -> None:
         return
     verb = "would remove" if dry_run else "removed"
     for entry in removed:
-        click.echo(f"{verb} {entry.path} ({_size(entry.size)})")
-    click.echo(f"{verb} {counted(len(removed), 'item')}, {_size(freed)}; kept the last {keep} packages and environments")
+        click.echo(f"{verb} {entry.path} ({size(entry.size)})")
+    click.echo(f"{verb} {counted(len(removed), 'item')}, {size(freed)}; kept the last {keep} packages and environments")

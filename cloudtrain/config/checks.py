@@ -381,7 +381,9 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
     per_hour = info.price_per_hour * cfg.replica_count
     seconds = int(budget.max_usd / per_hour * 3600)
     if seconds < MIN_BUDGET_SECONDS:
+        from cloudtrain.numbers import money
+
         raise err(("budget", "max_usd"), f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "
-                  f"{info.machine_type} at ${per_hour:,.2f}/h ({info.price_region} list price, {info.price_date})",
-                  f"raise max_usd to at least ${least_budget(per_hour):,.2f} or choose a cheaper "
+                  f"{info.machine_type} at {money(per_hour)}/h ({info.price_region} list price, {info.price_date})",
+                  f"raise max_usd to at least {money(least_budget(per_hour))} or choose a cheaper "
                   "machine")  # fmt: skip

@@ -23,6 +23,7 @@ from cloudtrain.backends import get_backend
 from cloudtrain.catalog import crosscloud
 from cloudtrain.data.schemes import native_scheme
 from cloudtrain.mapping import mapped_line
+from cloudtrain.numbers import money
 
 _REGISTRY = {"vertex": re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"), "sagemaker": re.compile(r"\.dkr\.ecr\.")}
 _VERTEX_TF_IMAGE = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
@@ -110,7 +111,7 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     pick = get_backend(cloud).nearest(get_backend(source).describe(data["machine"]))[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     kind = "instance type" if source == "sagemaker" else "machine type"
-    price = f" (${found.price_per_hour:,.2f}/h)" if found.price_per_hour is not None else ""
+    price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
     return Refused(("machine", "type"), f"{info.machine_type} is a {get_backend(source).title} {kind} and this config runs on "
                    f"{get_backend(cloud).title}", f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "

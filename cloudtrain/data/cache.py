@@ -20,7 +20,7 @@ from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.data import schemes
-from cloudtrain.data.upload import human
+from cloudtrain.numbers import size
 from cloudtrain.errors import UsageError
 
 log = logging.getLogger("cloudtrain.data")
@@ -51,11 +51,11 @@ def fetch(uri: str, root: Path, *, store: Any) -> Path:
     total = sum(o.size for o in objects)
     if dest.is_dir():
         if _matches(dest, folder, objects):
-            log.info("data %s: %d files, %s, from the cache %s", uri, len(objects), human(total), dest)
+            log.info("data %s: %d files, %s, from the cache %s", uri, len(objects), size(total), dest)
             return dest
         log.info("data %s: the cached copy %s was changed; downloading it again", uri, dest)
         remove(dest)
-    log.info("data %s: downloading %d files, %s, into %s", uri, len(objects), human(total), dest)
+    log.info("data %s: downloading %d files, %s, into %s", uri, len(objects), size(total), dest)
     partial = dest.with_name(f".partial-{dest.name}-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     for old in Path(root).glob(".partial-*"):  # downloads of killed runs

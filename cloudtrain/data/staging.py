@@ -63,7 +63,7 @@ def describe(spec: Any) -> dict[str, str]:
     """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
     if not spec.channels:
         return {}
-    from cloudtrain.data.upload import human
+    from cloudtrain.numbers import size
 
     out = {}
     for name, ch in spec.channels.items():
@@ -76,14 +76,14 @@ def describe(spec: Any) -> dict[str, str]:
             out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
         else:
             m = ch.manifest
-            out[name] = (f"{ch.source}: {len(m.files)} files, {human(m.total_bytes)} → {ch.uri} "
+            out[name] = (f"{ch.source}: {len(m.files)} files, {size(m.total_bytes)} → {ch.uri} "
                          f"(uploaded at submit unless already there) → ${ch.env_name}")  # fmt: skip
     return out
 
 
 def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
     """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
-    from cloudtrain.data.upload import human
+    from cloudtrain.numbers import size
 
     log = logging.getLogger("cloudtrain.data")
     shown = [-1]
@@ -92,7 +92,7 @@ def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2*
         if count < min_files and total < min_bytes:
             return
         pct = done * 100 // total if total else 100
-        line = f"data {name}: {files}/{count} files, {human(done)} / {human(total)} ({pct}%)"
+        line = f"data {name}: {files}/{count} files, {size(done)} / {size(total)} ({pct}%)"
         if sys.stderr.isatty():
             print("\r" + line, end="\n" if files == count else "", file=sys.stderr, flush=True)
         elif pct // 25 > shown[0]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from cloudtrain.data.manifest import FileEntry, Manifest
+from cloudtrain.numbers import size
 
 log = logging.getLogger("cloudtrain.data")
 
@@ -60,7 +61,7 @@ def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
     recorded = store.stat(manifest_key(staging_path, digest)) is not None
     present = {o.name: o for o in store.list(prefix)}
     if recorded and all(present.get(prefix + f.path, _GONE).size == f.size for f in manifest.files):
-        log.info("data %s unchanged (%d files, %s): upload skipped, %s", manifest.root, count, human(total), uri)
+        log.info("data %s unchanged (%d files, %s): upload skipped, %s", manifest.root, count, size(total), uri)
         return FolderUpload(uri, count, total, 0, 0, skipped=True)
     if recorded:  # someone deleted objects under a complete upload: the manifest alone is not trusted
         log.info("data %s: the bucket lost objects of an earlier upload; sending them again", manifest.root)
@@ -92,7 +93,7 @@ def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
             raise
     store.put_text(manifest_key(staging_path, digest), manifest.to_json())
     resumed = f", {count - sent_files} already there from an earlier try" if sent_files < count else ""
-    log.info("data %s uploaded: %d files, %s%s → %s", manifest.root, sent_files, human(sent_bytes), resumed, uri)
+    log.info("data %s uploaded: %d files, %s%s → %s", manifest.root, sent_files, size(sent_bytes), resumed, uri)
     return FolderUpload(uri, count, total, sent_files, sent_bytes, skipped=False)
 
 
@@ -107,10 +108,3 @@ def _complete(store: Any, listed: Any, entry: Any) -> bool:
     return info is not None and info.sha256 == entry.sha256
 
 
-def human(n: int) -> str:
-    size = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} bytes"  # pragma: no cover

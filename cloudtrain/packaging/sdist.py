@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from cloudtrain.errors import PackagingError
+from cloudtrain.numbers import size as size_text
 
 from . import metadata
 from .archive import Member, write_archive
@@ -131,10 +132,10 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
     unpacked = tree.unpacked_size
     if unpacked > size_warning_bytes:
         biggest = sorted(tree.files, key=lambda f: (-f.size, f.relpath))[:3]
-        listed = ", ".join(f"{root.name}/{f.relpath} ({_mib(f.size)})" for f in biggest)
+        listed = ", ".join(f"{root.name}/{f.relpath} ({size_text(f.size)})" for f in biggest)
         warnings.append(
-            f"package {filename} unpacks to {_mib(unpacked)} on the training machine"
-            f" ({_mib(size)} compressed), above the {_mib(size_warning_bytes)} warning threshold;"
+            f"package {filename} unpacks to {size_text(unpacked)} on the training machine"
+            f" ({size_text(size)} compressed), above the {size_text(size_warning_bytes)} warning threshold;"
             f" biggest files: {listed} — read large data from the bucket"
             f" and add it to {root / '.cloudtrainignore'}"
         )
@@ -166,12 +167,6 @@ def name_and_version(
             )
         chosen.append(normalize(next(v for v in (given, declared, generated) if v is not None)))
     return chosen[0], chosen[1]
-
-
-def _mib(n: int) -> str:
-    if n < 2**10:
-        return f"{n} B"
-    return f"{n / 2**10:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"
 
 
 def archive_package(out_dir, top, members, *, root, tree, dist, version, requires, own, warnings,

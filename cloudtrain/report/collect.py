@@ -10,6 +10,8 @@ from cloudtrain import timeline
 from cloudtrain.events import parse as parse_event
 from cloudtrain.errors import UsageError
 
+CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
+
 
 @dataclass
 class RunData:
@@ -69,7 +71,7 @@ def collect(job_id: str) -> RunData:
     entry = history.find(job_id)
     if entry is None:
         raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
-    if getattr(entry, "kind", "job") == "sweep":
+    if entry.kind == "sweep":
         return _sweep(entry)
     handle = get_backend(entry.backend).attach(entry.attach_id, region=entry.region, project=entry.project)
     status = handle.status()
@@ -86,6 +88,7 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
     data.replicas = len(details.get("replicas") or []) or details.get("instance_count")
     data.machine = details.get("instance_type")
     elapsed: dict[str, float] = {}
+    untagged: dict[str, list[dict[str, Any]]] = {}  # source → its epoch events that name no replica
     for line in lines:
         event = parse_event(line.message)
         if event and event.get("event") == "plan" and isinstance(event.get("replicas"), int):
@@ -97,7 +100,8 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
         if isinstance(event.get("examples_per_sec"), (int, float)):
             data.rates.setdefault(replica, []).append((round(elapsed[replica], 3), float(event["examples_per_sec"])))
         if not event.get("replica"):
-            data.epochs.append(event)
+            untagged.setdefault(line.replica, []).append(event)
+    data.epochs = _chiefs(untagged)
     data.cost_per_hour = saved.get("cost_per_hour")
     if saved.get("timeline"):  # observed live, line by line: better times than a finished log's
         data.phases = saved["timeline"]
@@ -111,6 +115,14 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
         data.interruptions = of_status(status, lines)
     _price(data, status)
     return data
+
+
+def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The chief's epochs when a user's package prints its events on every replica (the bundled
+    trainer names the replica in the workers' events): the chief's stream by its name on each
+    backend, else the first stream that printed one."""
+    chief = next((name for name in CHIEF_STREAMS if name in untagged), next(iter(untagged), None))
+    return untagged.get(chief, [])  # chief None: no epoch events at all
 
 
 def _price(data: RunData, status: Any) -> None:

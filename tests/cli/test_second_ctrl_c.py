@@ -84,3 +84,30 @@ def test_second_ctrl_c_kills_every_replica_at_once_and_exits_130(chatty, cli_cac
     assert not any(_alive(p) for p in pids), "a replica outlived the second Ctrl-C"
     status = json.loads((run_dir / "local-run" / "status.json").read_text())
     assert status["state"] == "CANCELLED"
+
+
+def test_replicas_lines_from_the_grace_period_are_printed_live(chatty, cli_cache):
+    """After the first Ctrl-C the replicas are still saving: what they print meanwhile ("saved at step N")
+    reaches the screen as it comes, not only their log files (#25 (d))."""
+    config = chatty(replicas=2, args="[--stubborn, --sleep, '600']")
+    env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
+    env.pop("FORCE_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", str(config)], cwd=config.parent, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    seen: list[str] = []
+    try:
+        _read_until(proc, seen, "Epoch 2/2 on chief", "Epoch 2/2 on worker-0")
+        proc.send_signal(signal.SIGINT)
+        _read_until(proc, seen, "Ctrl-C again to kill now")
+        # the replicas ignore SIGTERM: the CLI ends only after the 10 s grace, so these must come before it
+        _read_until(proc, seen, "chief: SIGTERM; still saving", "worker-0: SIGTERM; still saving")
+        assert proc.poll() is None  # printed while the grace period runs, not in a summary at the end
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == ExitCode.INTERRUPTED, err[-3000:]
+    printed = "".join(seen) + out
+    assert printed.count("chief: SIGTERM; still saving") == 1  # each line once: none replayed from the start
+    assert printed.count("Epoch 1/2 on chief") == 1

@@ -100,8 +100,16 @@ def test_a_sagemaker_instance_type_on_a_vertex_config_is_refused(capsys):
     (line,) = err.splitlines()
     assert line.startswith("error: --set: machine.type: ml.p3.2xlarge is a SageMaker instance type and this "
                            "config runs on Vertex AI")  # fmt: skip
-    assert "nearest on Vertex AI: n1-highmem-8 with 1 × NVIDIA_TESLA_V100" in line
+    assert "nearest on Vertex AI: n1-highmem-8 with 1 × NVIDIA_TESLA_V100 ($3.40/h); " in line  # numbers.money
     assert "--set backend=sagemaker" in line
+
+
+def test_a_mapped_price_over_a_thousand_dollars_is_grouped_to_the_cent():
+    """Every mapping's price goes through numbers.money, the one dollar formatter."""
+    from cloudtrain.mapping import mapped_line
+
+    assert mapped_line("machine.type", "a", "b", "why", (1234.5, None)) == (
+        "mapped: machine.type: a → b (why); $1,234.50/h → (no current price)")
 
 
 def test_a_vertex_machine_type_in_a_sagemaker_file_is_refused_at_its_line(project, capsys):

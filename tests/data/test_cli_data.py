@@ -38,6 +38,6 @@ def test_dry_run_says_what_would_be_uploaded_and_uploads_nothing(project, tmp_pa
     channels = {c["ChannelName"]: c for c in out["request"]["InputDataConfig"]}
     uri = channels["train"]["DataSource"]["S3DataSource"]["S3Uri"]
     assert uri.startswith("s3://my-bucket/team/cloudtrain/data/") and uri.endswith("/")
-    assert out["data"]["train"].startswith(f"{tmp_path / 'digits'}: 2 files, 1.0 KiB → {uri} (uploaded at submit")
+    assert out["data"]["train"].startswith(f"{tmp_path / 'digits'}: 2 files, 1 KiB → {uri} (uploaded at submit")
     assert out["data"]["validation"] == "s3://datasets/digits/val (read in place) → $SM_CHANNEL_VALIDATION"
     assert channels["validation"]["InputMode"] == "FastFile"

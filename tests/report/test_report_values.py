@@ -145,6 +145,10 @@ def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(aws, tm
     assert rows[1:] == [[f"{job_id}-001-x", "COMPLETE", "0.31", "0.01"], [f"★ {job_id}-002-x", "COMPLETE", "0.12", "0.001"],
                         [f"{job_id}-003-x", "COMPLETE", "0.45", "0.05"], [f"{job_id}-004-x", "FAIL", "", "0.09"]]  # fmt: skip
     assert "trials" in written["figures"]
+    html = (tmp_path / "report" / "report.html").read_text()
+    runs = dict(zip(*Tables(html).tables["runs"][:2]))
+    assert (runs["job"], runs["backend"], runs["state"]) == (job_id, "sagemaker", "Completed")  # the tuning job's own state
+    assert f"{job_id}: see each trial" in html  # a sweep's cost is each trial's
     stars = [c for n in kept_figures.get_fignums() for ax in kept_figures.figure(n).axes for c in ax.collections
              if ax.get_title() == "val_loss by lr (★ best)"]  # fmt: skip
     points = [[tuple(p) for p in c.get_offsets()] for c in stars]

@@ -80,7 +80,7 @@ def test_code_that_prints_no_events_still_gives_phase_elapsed_and_cost() -> None
     progress.clock = lambda: 7200.0
     progress(LogLine(at(0), "algo-1", "hello from my own script"))
     snap = progress.snapshot()
-    assert snap.line() == "installing package · elapsed 2 h 0 min · $2.00"
+    assert snap.line() == "training · elapsed 2 h 0 min · $2.00"  # its own line: it trains (the timeline's rule)
 
 
 def test_phase_before_the_first_line() -> None:

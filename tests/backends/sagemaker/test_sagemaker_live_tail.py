@@ -123,6 +123,22 @@ def test_sampled_dropped_and_expired_tail_sessions_still_print_every_line_once_i
 
 
 @pytest.mark.slow
+def test_a_stalled_tail_is_read_behind_at_once_so_the_dropped_updates_lines_are_not_late(
+    aws: MotoAws, fake_tail: LiveTailFake
+) -> None:
+    """A slow reader loses the oldest updates with no word but a late, back-to-back delivery (a stall).
+    With no other fault (no sampling, no new session, no single-stream checks) the dropped lines still come
+    in order, none marked late: while the updates are late the tail counts as not live and every stream is
+    read each round, and the stalled update itself asks for one more read before the tail's lines are shown."""
+    fake_tail.pauses = {8: 14.0}  # updates 8-21 held for a slow reader; the oldest 4 dropped
+    job = Job(aws, fake_tail.clock, "stalled", instances=2, seconds=40)
+    lines, tailer = _follow(job, verify_seconds=1e9)
+    assert fake_tail.dropped > 0, "the fault happened"
+    assert _by_replica(lines) == dict(job.written)
+    assert [line.message for line in lines if line.late] == []
+
+
+@pytest.mark.slow
 def test_lines_the_tail_loses_without_a_sign_are_shown_by_the_ground_truth_marked_late(
     aws: MotoAws, fake_tail: LiveTailFake
 ) -> None:
@@ -164,11 +180,12 @@ def test_when_every_live_tail_session_of_the_account_is_taken_it_says_so_once_an
     aws: MotoAws, fake_tail: LiveTailFake
 ) -> None:
     fake_tail.refuse = (400, "LimitExceededException")
-    job = Job(aws, fake_tail.clock, "busy", instances=2, seconds=20)
+    job = Job(aws, fake_tail.clock, "busy", instances=2, seconds=150)  # the tail asks again each minute
     notes: list[str] = []
     lines, tailer = _follow(job, notes)
     assert _by_replica(lines) == dict(job.written)
-    assert sum("Live Tail session of the account is in use" in n for n in notes) == 1
+    assert fake_tail.calls["StartLiveTail"] >= 2  # refused again…
+    assert sum("Live Tail session of the account is in use" in n for n in notes) == 1  # …and said once
     assert not any("not available" in n for n in notes) and tailer.from_tail == 0
 
 
@@ -280,3 +297,27 @@ def test_503s_then_refused_connections_in_front_of_live_tail_lose_nothing(
     assert proxy.counts["answered"] and proxy.counts["closed"] == 1  # both faults happened while it followed
     assert tailer.from_tail > 0  # the live view was in use
     assert 1 <= sum("lost the connection" in n for n in notes) == sum("is back after" in n for n in notes)
+
+
+def test_a_reopened_session_repeating_a_shown_line_shows_nothing_new() -> None:
+    """Each session counts its own events: a line the first session showed and the second repeats (the
+    ground truth not past it yet) is not shown twice."""
+    merge = Merge(keep_ms=1000)
+    merge.tracking = True
+    line = {"timestamp": 5, "ingestionTime": 10, "message": "saved"}
+    assert merge.from_tail("s", line, session=1)
+    assert not merge.from_tail("s", line, session=2)
+    assert not merge.from_ground_truth("s", line)  # and the ground truth reaching it later shows nothing either
+
+
+def test_pruning_keeps_what_the_ground_truth_has_not_passed() -> None:
+    """A line the tail showed long ago but the ground truth has not read yet (a stream read rarely) is
+    remembered however old: forgetting it would show it again when the ground truth gets there."""
+    merge = Merge(keep_ms=1000)
+    merge.tracking = True
+    old = {"timestamp": 5, "ingestionTime": 10, "message": "epoch 1"}
+    assert merge.from_tail("slow-stream", old, session=1)
+    merge.from_ground_truth("other", {"timestamp": 9, "ingestionTime": 50_000, "message": "later"})
+    merge.prune()
+    assert ("slow-stream", 5, 10, "epoch 1") in merge.counts
+    assert not merge.from_ground_truth("slow-stream", old)

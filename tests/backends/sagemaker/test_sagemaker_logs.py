@@ -251,6 +251,65 @@ def test_an_empty_page_with_a_new_token_is_read_on_and_the_same_token_means_the_
         stub.assert_no_pending_responses()
 
 
+BIG = "y" * 950_000  # one event that fills a page by bytes (1 MB a page, read on from 90 %)
+
+
+@pytest.mark.parametrize("first", [[], [{"timestamp": 4, "message": BIG}]], ids=["empty", "full"])
+def test_while_following_an_empty_or_full_page_is_read_on_in_the_same_round(first) -> None:
+    """The service may answer an empty page with a new token while more is stored, and a full page
+    means more: the polling round reads on at once (the stubbed calls are strict: a round that stopped
+    there would read f/1 again after the job ended, and show the line a round late)."""
+    import boto3
+
+    client = boto3.client("logs", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    base = {"logGroupName": LOG_GROUP, "logStreamName": "j/algo-1-1", "startFromHead": True}
+    prefix = {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "j/"}
+    done = iter([False, True])
+    with Stubber(client) as stub:
+        stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": "j/algo-1-1"}]}, prefix)
+        stub.add_response("get_log_events", {"events": first, "nextForwardToken": "f/1"}, base)
+        stub.add_response("get_log_events", {"events": [{"timestamp": 5, "message": "x\n"}], "nextForwardToken": "f/2"},
+                          {**base, "nextToken": "f/1"})  # fmt: skip
+        stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": "j/algo-1-1"}]}, prefix)  # final
+        stub.add_response("get_log_events", {"events": [], "nextForwardToken": "f/2"}, {**base, "nextToken": "f/2"})
+        tailer = LogTailer(client, "j", job_done=lambda: next(done), sleep=lambda s: None, status_seconds=0)
+        assert [(line.replica, line.message) for line in tailer.follow()] == [("algo-1", m["message"]) for m in first] + [
+            ("algo-1", "x")]  # fmt: skip
+        stub.assert_no_pending_responses()
+
+
+def test_a_restarted_containers_new_stream_is_found_while_the_job_runs() -> None:
+    """Once every instance has a stream, streams are still looked for every ``rediscover_seconds``: a
+    restarted container opens a new one, and its lines are shown while the job runs, not only at the end."""
+    import boto3
+
+    client = boto3.client("logs", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    prefix = {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "j/"}
+    first, second = "j/algo-1-100", "j/algo-1-200"
+
+    def read(stream: str, token: str | None = None) -> dict:
+        return {"logGroupName": LOG_GROUP, "logStreamName": stream, "startFromHead": True,
+                **({"nextToken": token} if token else {})}  # fmt: skip
+
+    done = iter([False, False, True])
+    with Stubber(client) as stub:
+        stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": first}]}, prefix)
+        stub.add_response("get_log_events", {"events": [{"timestamp": 1, "message": "before"}], "nextForwardToken": "a/1"},
+                          read(first))  # fmt: skip
+        both = {"logStreams": [{"logStreamName": first}, {"logStreamName": second}]}
+        stub.add_response("describe_log_streams", both, prefix)  # the second round looks again
+        stub.add_response("get_log_events", {"events": [], "nextForwardToken": "a/1"}, read(first, "a/1"))
+        stub.add_response("get_log_events", {"events": [{"timestamp": 2, "message": "after restart"}],
+                                             "nextForwardToken": "b/1"}, read(second))  # fmt: skip
+        stub.add_response("describe_log_streams", both, prefix)  # the final read
+        stub.add_response("get_log_events", {"events": [], "nextForwardToken": "a/1"}, read(first, "a/1"))
+        stub.add_response("get_log_events", {"events": [], "nextForwardToken": "b/1"}, read(second, "b/1"))
+        tailer = LogTailer(client, "j", job_done=lambda: next(done), sleep=lambda s: None, status_seconds=0,
+                           rediscover_seconds=0)  # fmt: skip
+        assert [line.message for line in tailer.follow()] == ["before", "after restart"]
+        stub.assert_no_pending_responses()
+
+
 def test_a_failed_job_ends_the_logs_with_its_reason_and_exit_code(aws: MotoAws) -> None:
     _create_job(aws, "boom", instances=1)
     aws.set_job("us-east-1", "boom", "InProgress", "Training")
