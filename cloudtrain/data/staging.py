@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable
 
 from cloudtrain.data import schemes
+from cloudtrain.words import counted
 
 if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without data pays neither
     from cloudtrain.data.upload import FolderUpload, Progress
@@ -76,7 +77,7 @@ def describe(spec: Any) -> dict[str, str]:
             out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
         else:
             m = ch.manifest
-            out[name] = (f"{ch.source}: {len(m.files)} files, {size(m.total_bytes)} → {ch.uri} "
+            out[name] = (f"{ch.source}: {counted(len(m.files), 'file')}, {size(m.total_bytes)} → {ch.uri} "
                          f"(uploaded at submit unless already there) → ${ch.env_name}")  # fmt: skip
     return out
 
