@@ -206,7 +206,7 @@ def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str
     """
     start = time.monotonic()
     final = install_dir(key, image, root)
-    if _is_complete(final, key):
+    if _is_complete(final, key) and image_layer_present(final):
         _touch(final)
         return PackageEnv(final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root),
                           image.describe())  # fmt: skip
@@ -215,7 +215,8 @@ def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str
     def build(tmp: Path) -> dict:
         cmd = [image.python.path, "-m", "venv", "--without-pip", str(tmp)]
         _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
-        lines = [f"import site; site.addsitedir({p!r})" for p in _site_dirs(base, run)]
+        # the real path: an env root reached through a link (a cluster workdir linked to a cache) may vanish
+        lines = [f"import site; site.addsitedir({os.path.realpath(p)!r})" for p in _site_dirs(base, run)]
         (Path(_site_dirs(tmp, run)[0]) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
         with build_steps.phase(f"package environment: installing {label}", log, folder=tmp):
             online = _pip_install(tmp, list(targets), label, requirements, image, run)
@@ -295,6 +296,19 @@ def _install_error(result: subprocess.CompletedProcess, label: str, requirements
 
 
 # --- shared --------------------------------------------------------------------------------
+
+
+_ADDSITEDIR = re.compile(r"site\.addsitedir\((['\"])(?P<path>.+?)\1\)")
+
+
+def image_layer_present(env: Path) -> bool:
+    """Whether every image-layer folder the package env's ``.pth`` adds still exists: an env whose layer
+    was removed would start without TensorFlow, so it is rebuilt rather than reused."""
+    for pth in env.glob(f"lib/python*/site-packages/{IMAGE_PTH}"):
+        for match in _ADDSITEDIR.finditer(pth.read_text(errors="replace")):
+            if not os.path.isdir(match["path"]):
+                return False
+    return True
 
 
 def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> dict:

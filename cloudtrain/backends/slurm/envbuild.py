@@ -74,7 +74,7 @@ def main(argv):
 
     def package(tmp):
         run([python, "-m", "venv", "--without-pip", tmp])
-        lines = [f"import site; site.addsitedir({p!r})" for p in site_dirs(spec["image_dir"])]
+        lines = [f"import site; site.addsitedir({os.path.realpath(p)!r})" for p in site_dirs(spec["image_dir"])]
         with open(os.path.join(site_dirs(tmp)[0], IMAGE_PTH), "w") as f:
             f.write("\n".join(lines) + "\n")
         install = [os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP, "--no-build-isolation"]

@@ -163,3 +163,18 @@ def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interru
     assert seen and seen[0].parent == system_tmp and seen[0].name.startswith(f"cloudtrain-build-{os.getpid()}-")
     assert list(system_tmp.iterdir()) == []  # pip's folder went with cloudtrain's
     assert os.environ["TMPDIR"] == str(system_tmp)
+
+
+def test_a_package_env_whose_image_layer_is_gone_is_not_reused(tmp_path):
+    """The .pth of a package env names its image layer; when that folder is gone (a cluster test's
+    workdir that was linked into the cache and deleted), the env would start without TensorFlow."""
+    from cloudtrain.backends.local.venv import IMAGE_PTH, image_layer_present
+
+    layer = tmp_path / "image" / "lib" / "python3.10" / "site-packages"
+    layer.mkdir(parents=True)
+    site = tmp_path / "pkg" / "lib" / "python3.10" / "site-packages"
+    site.mkdir(parents=True)
+    (site / IMAGE_PTH).write_text(f"import site; site.addsitedir({str(layer)!r})\n")
+    assert image_layer_present(tmp_path / "pkg")
+    layer.rmdir()
+    assert not image_layer_present(tmp_path / "pkg")
