@@ -48,11 +48,18 @@ BENCHES = (
     Bench("cli", "bench.cli_bench", "CLI latency vs SDK import cost"),
     Bench("packaging", "bench.packaging_bench", "cloudtrain sdist vs python -m build"),
     Bench("vertex_packager", "bench._vertex_packager", "the Vertex SDK's script packager, same package"),
-    Bench("trainer", "bench.trainer_bench", "trainer vs Keras fit; 2 logical CPUs; bfloat16; bounded calls; notice handler"),
+    Bench(
+        "trainer",
+        "bench.trainer_bench",
+        "trainer vs Keras fit; 2 logical CPUs; bfloat16; bounded calls; notice handler",
+    ),
     Bench("preemption", "bench.preemption_bench", "a preemption notice: time to checkpoint, steps redone"),
     Bench("vertex_logs", "bench.vertex_logs_bench", "Vertex log following, busy and idle job, vs gcloud"),
-    Bench("vertex_late", "bench.vertex_late_bench",
-          "Vertex logs at 1, 8 and 60 replicas, lines up to 10 min late: vs the previous follower and gcloud"),
+    Bench(
+        "vertex_late",
+        "bench.vertex_late_bench",
+        "Vertex logs at 1, 8 and 60 replicas, lines up to 10 min late: vs the previous follower and gcloud",
+    ),
     Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
     Bench("log_faults", "bench.log_faults_bench", "both clouds' log followers under 503s, throttling and outages"),
 )
@@ -67,14 +74,22 @@ def run_one(bench: Bench, quick: bool, raw: Path, extra: list[str] | None = None
     own = (["--quick"] if quick else []) + list(extra or [])
     cmd = [sys.executable, "-m", bench.module, "--json", str(out_json)] + own
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    entry = {"name": bench.name, "module": bench.module, "what": bench.what, "started": _machine.utc_now(),
-             "args": " ".join(own), "load_before": _machine.loadavg(), "commit": _machine.describe()["git_commit"]}
+    entry = {
+        "name": bench.name,
+        "module": bench.module,
+        "what": bench.what,
+        "started": _machine.utc_now(),
+        "args": " ".join(own),
+        "load_before": _machine.loadavg(),
+        "commit": _machine.describe()["git_commit"],
+    }
     print(f"[bench] {bench.name}: {' '.join(cmd[1:])}", flush=True)
     start = time.perf_counter()
     try:
         with log.open("w") as sink:
-            done = subprocess.run(cmd, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT,
-                                  timeout=TIMEOUT_S[quick])
+            done = subprocess.run(
+                cmd, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, timeout=TIMEOUT_S[quick]
+            )
         rc, timed_out = done.returncode, False
     except subprocess.TimeoutExpired:
         rc, timed_out = None, True
@@ -125,7 +140,9 @@ def bench_args(pairs: list[str]) -> dict[str, list[str]]:
         name, sep, value = pair.partition("=")
         name = name.strip().removesuffix("_bench")
         if not sep or name not in {b.name for b in BENCHES}:
-            raise SystemExit(f"--args {pair!r}: expected NAME=ARGS with NAME one of {', '.join(b.name for b in BENCHES)}")
+            raise SystemExit(
+                f"--args {pair!r}: expected NAME=ARGS with NAME one of {', '.join(b.name for b in BENCHES)}"
+            )
         out[name] = shlex.split(value)
     return out
 
@@ -136,17 +153,25 @@ def runs_of(results: dict) -> list[dict]:
         return results["runs"]
     meta = results["meta"]
     ran = [n for n, b in results["benches"].items() if b["status"] != "skipped"]
-    return [{k: meta.get(k) for k in ("started", "finished", "load_start", "load_end", "quick")}
-            | {"commit": meta["machine"]["git_commit"], "benches": ran,
-               "command": "python -m bench" + (" --quick" if meta.get("quick") else "") + f" --only {','.join(ran)}"}]
+    return [
+        {k: meta.get(k) for k in ("started", "finished", "load_start", "load_end", "quick")}
+        | {
+            "commit": meta["machine"]["git_commit"],
+            "benches": ran,
+            "command": "python -m bench" + (" --quick" if meta.get("quick") else "") + f" --only {','.join(ran)}",
+        }
+    ]
 
 
 def merge(previous: dict | None, results: dict) -> dict:
     """Fill the benches this run skipped with ``previous``'s results for them (same mode only)."""
     if not previous or bool(previous["meta"].get("quick")) != bool(results["meta"].get("quick")):
         return results
-    kept = {name: entry for name, entry in previous["benches"].items()
-            if entry["status"] != "skipped" and results["benches"].get(name, {}).get("status") == "skipped"}
+    kept = {
+        name: entry
+        for name, entry in previous["benches"].items()
+        if entry["status"] != "skipped" and results["benches"].get(name, {}).get("status") == "skipped"
+    }
     if not kept:
         return results
     benches = {name: kept.get(name, entry) for name, entry in results["benches"].items()}
@@ -160,17 +185,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (the CI smoke run)")
     parser.add_argument("--out", type=Path, help="write benchmarks.md and benchmarks.png here instead of docs/")
     parser.add_argument("--only", help="comma-separated: " + ",".join(b.name for b in BENCHES))
-    parser.add_argument("--args", action="append", default=[], metavar="NAME=ARGS",
-                        help="extra arguments for one bench, e.g. trainer='--quick --repeats 3' (repeatable)")
+    parser.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="NAME=ARGS",
+        help="extra arguments for one bench, e.g. trainer='--quick --repeats 3' (repeatable)",
+    )
     parser.add_argument("--render", type=Path, metavar="RESULTS_JSON", help="only re-render a saved results.json")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="run on a tree with uncommitted changes (a development run; the report says so)")
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="run on a tree with uncommitted changes (a development run; the report says so)",
+    )
     args = parser.parse_args(argv)
     dirty = [] if args.render else _provenance.dirty(REPO)
     if dirty and not args.allow_dirty:
         shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
-        print(f"python -m bench: the tree has uncommitted changes ({shown}), so no commit describes the code it "
-              "would measure; commit or stash them, or pass --allow-dirty for a development run", file=sys.stderr)
+        print(
+            f"python -m bench: the tree has uncommitted changes ({shown}), so no commit describes the code it "
+            "would measure; commit or stash them, or pass --allow-dirty for a development run",
+            file=sys.stderr,
+        )
         return 2
     out = args.out or REPO / "docs"
     out.mkdir(parents=True, exist_ok=True)
@@ -181,12 +217,27 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(args.only)
         raw = out / "raw" if args.out else Path(tempfile.mkdtemp(prefix="cloudtrain-bench-"))
         raw.mkdir(parents=True, exist_ok=True)
-        meta = {"started": _machine.utc_now(), "load_start": _machine.loadavg(), "quick": args.quick,
-                "machine": _machine.describe(), **({"dirty": dirty} if dirty else {})}
+        meta = {
+            "started": _machine.utc_now(),
+            "load_start": _machine.loadavg(),
+            "quick": args.quick,
+            "machine": _machine.describe(),
+            **({"dirty": dirty} if dirty else {}),
+        }
         extra = bench_args(args.args)
         ran = {b.name: run_one(b, args.quick, raw, extra.get(b.name)) for b in chosen}
-        skipped = {b.name: {"name": b.name, "module": b.module, "what": b.what, "status": "skipped",
-                            "error": "not in --only", "data": None} for b in BENCHES if b.name not in ran}
+        skipped = {
+            b.name: {
+                "name": b.name,
+                "module": b.module,
+                "what": b.what,
+                "status": "skipped",
+                "error": "not in --only",
+                "data": None,
+            }
+            for b in BENCHES
+            if b.name not in ran
+        }
         meta.update(finished=_machine.utc_now(), load_end=_machine.loadavg())
         results = {"meta": meta, "benches": {b.name: ran.get(b.name) or skipped[b.name] for b in BENCHES}}
         results["runs"] = runs_of(results)

@@ -5,7 +5,8 @@ report that assembles them."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from bench import _provenance
 
@@ -31,8 +32,10 @@ def off_main_note(check: _provenance.Check | None) -> str:
     """A sentence when the bench's commit is not in the report's history."""
     if check is None or check.on_main is not False:
         return ""
-    return (f" **Not on main:** commit {check.commit or '(none recorded)'} is not in this report's history, so what "
-            "changed since it cannot be told: these figures may not describe this report's code.")
+    return (
+        f" **Not on main:** commit {check.commit or '(none recorded)'} is not in this report's history, so what "
+        "changed since it cannot be told: these figures may not describe this report's code."
+    )
 
 
 def stale_note(check: _provenance.Check | None) -> str:
@@ -41,8 +44,10 @@ def stale_note(check: _provenance.Check | None) -> str:
         return ""
     shown = ", ".join(f"`{path}`" for path in check.changed[:5])
     more = f" and {len(check.changed) - 5} more" if len(check.changed) > 5 else ""
-    return (f" **Stale:** {len(check.changed)} file(s) on its measured path changed since commit {check.commit} "
-            f"({shown}{more}): these figures describe that commit's code, not this report's.")
+    return (
+        f" **Stale:** {len(check.changed)} file(s) on its measured path changed since commit {check.commit} "
+        f"({shown}{more}): these figures describe that commit's code, not this report's."
+    )
 
 
 def provenance(entry: dict | None) -> str:
@@ -53,11 +58,15 @@ def provenance(entry: dict | None) -> str:
         return f"_Not measured in this run: {entry['error']}._\n"
     check = entry.get("check")
     commit = f" on commit {entry['commit']}{commit_note(check)}" if entry.get("commit") else ""
-    line = f"Measured {entry.get('started', '?')}{commit}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before" + (
-        f", {entry['load_after']} after" if entry.get("load_after") else "") + " (1/5/15 min)"
+    line = (
+        f"Measured {entry.get('started', '?')}{commit}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before"
+        + (f", {entry['load_after']} after" if entry.get("load_after") else "")
+        + " (1/5/15 min)"
+    )
     own = entry.get("args", "")
-    again = f"python -m bench --only {entry.get('name', entry['module'])}" + (f" --args '{entry['name']}={own}'"
-                                                                              if own and "name" in entry else "")
+    again = f"python -m bench --only {entry.get('name', entry['module'])}" + (
+        f" --args '{entry['name']}={own}'" if own and "name" in entry else ""
+    )
     line += f". Reproduce: `{again}` (this bench alone: `python -m {entry['module']}{' ' + own if own else ''}`)."
     if entry["status"] != "ok":
         line += f" **{entry['status']}**: {entry['error']}"

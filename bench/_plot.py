@@ -7,10 +7,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker
 
-from bench import _logs_table  # noqa: E402
+from bench import _logs_table
 
 COLOURS = {
     "cloudtrain → Vertex": "#1f77b4",
@@ -34,12 +34,22 @@ def figure(results: dict, path: Path) -> None:
     _by_replicas(axes[1][1], recs, "per_min", "requests per minute (log scale)", "Log API requests per minute")
     handles, labels = axes[1][1].get_legend_handles_labels()
     if labels:
-        fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False,
-                   title="log followers, virtual clock (hatched: stopped by the bench, it never returned)")
+        fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=3,
+            fontsize=9,
+            frameon=False,
+            title="log followers, virtual clock (hatched: stopped by the bench, it never returned)",
+        )
     meta = results["meta"]
     m = meta["machine"]
-    fig.suptitle(f"cloudtrain benchmarks{' (quick)' if meta.get('quick') else ''} — {meta['started']}, "
-                 f"{m['cpu']}, {m['cores']} cores, commit {m['git_commit'].split()[0]}", fontsize=12)
+    fig.suptitle(
+        f"cloudtrain benchmarks{' (quick)' if meta.get('quick') else ''} — {meta['started']}, "
+        f"{m['cpu']}, {m['cores']} cores, commit {m['git_commit'].split()[0]}",
+        fontsize=12,
+    )
     fig.tight_layout(rect=(0, 0.08 if recs else 0, 1, 0.97))
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -51,7 +61,15 @@ def _data(benches: dict, name: str) -> dict:
 
 def _empty(ax, title: str) -> None:
     ax.set_title(title)
-    ax.text(0.5, 0.5, "not measured in this run: see its section of the report", ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.text(
+        0.5,
+        0.5,
+        "not measured in this run: see its section of the report",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        color="grey",
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -87,8 +105,9 @@ def _trainer(ax, data: dict) -> None:
     if not rows:
         return _empty(ax, title)
     labels = [r["case"] for r in rows]
-    colours = ["#7f7f7f" if ": fit, " in r["case"] else "#2ca02c" if "bfloat16" in r["case"]
-               else "#1f77b4" for r in rows]
+    colours = [
+        "#7f7f7f" if ": fit, " in r["case"] else "#2ca02c" if "bfloat16" in r["case"] else "#1f77b4" for r in rows
+    ]
     values = [r["value"] for r in rows]
     _barh(ax, labels, values, colours)
     ax.set_xscale("log")
@@ -115,8 +134,15 @@ def _by_replicas(ax, recs: list[dict], key: str, ylabel: str, title: str) -> Non
             if value is None or value <= 0:
                 ax.text(x, 0.55, "printed nothing", rotation=90, ha="center", va="bottom", fontsize=7, color="grey")
                 continue
-            ax.bar(x, value, width, color=COLOURS[follower], label=follower if j == 0 else None,
-                   hatch="//" if rec["note"] else None, edgecolor="black" if rec["note"] else None)
+            ax.bar(
+                x,
+                value,
+                width,
+                color=COLOURS[follower],
+                label=follower if j == 0 else None,
+                hatch="//" if rec["note"] else None,
+                edgecolor="black" if rec["note"] else None,
+            )
             ax.text(x, value, f"{value:,.0f}" if value >= 10 else f"{value:.1f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(counts)), [f"{n} replica{'s' if n > 1 else ''}" for n in counts])
     ax.set_yscale("log")

@@ -15,24 +15,42 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 _FOLLOW = ("cloudtrain/backends/follow.py", "tests/fakes/__init__.py")
-_VERTEX_LOGS = ("cloudtrain/backends/vertex/logs.py", "cloudtrain/backends/vertex/cloud_logging.py",
-                "tests/fakes/cloud_logging.py", *_FOLLOW)
-_SAGEMAKER_LOGS = ("cloudtrain/backends/sagemaker/logs.py", "cloudtrain/backends/sagemaker/live_tail.py",
-                   "tests/fakes/aws.py", "tests/fakes/live_tail.py", *_FOLLOW)
+_VERTEX_LOGS = (
+    "cloudtrain/backends/vertex/logs.py",
+    "cloudtrain/backends/vertex/cloud_logging.py",
+    "tests/fakes/cloud_logging.py",
+    *_FOLLOW,
+)
+_SAGEMAKER_LOGS = (
+    "cloudtrain/backends/sagemaker/logs.py",
+    "cloudtrain/backends/sagemaker/live_tail.py",
+    "tests/fakes/aws.py",
+    "tests/fakes/live_tail.py",
+    *_FOLLOW,
+)
 #: Per bench: the files whose change can change its figures — the bench itself, what it measures,
 #: the statistics behind its verdicts, and the locked packages where their versions are measured too.
 PATHS: dict[str, tuple[str, ...]] = {
     "cli": ("bench/cli_bench.py", "bench/_stats.py", "cloudtrain", "pyproject.toml", "uv.lock", "job_configs"),
     "packaging": ("bench/packaging_bench.py", "cloudtrain/packaging", "tests/packages/mini_trainer", "uv.lock"),
-    "vertex_packager": ("bench/_vertex_packager.py", "bench/packaging_bench.py", "tests/packages/mini_trainer",
-                        "uv.lock"),
+    "vertex_packager": (
+        "bench/_vertex_packager.py",
+        "bench/packaging_bench.py",
+        "tests/packages/mini_trainer",
+        "uv.lock",
+    ),
     "trainer": ("bench/trainer_bench.py", "bench/_stats.py", "trainer", "uv.lock"),
     "preemption": ("bench/preemption_bench.py", "bench/_stats.py", "trainer", "uv.lock"),
     "vertex_logs": ("bench/vertex_logs_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "vertex_late": ("bench/vertex_late_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "sagemaker_logs": ("bench/sagemaker_logs_bench.py", *_SAGEMAKER_LOGS),
-    "log_faults": ("bench/log_faults_bench.py", "tests/fakes/fault_proxy.py", "tests/fakes/vertex_jobs.py",
-                   *_VERTEX_LOGS, *_SAGEMAKER_LOGS),
+    "log_faults": (
+        "bench/log_faults_bench.py",
+        "tests/fakes/fault_proxy.py",
+        "tests/fakes/vertex_jobs.py",
+        *_VERTEX_LOGS,
+        *_SAGEMAKER_LOGS,
+    ),
 }
 
 

@@ -67,8 +67,14 @@ def compare(ours: list[float], theirs: list[float]) -> str:
     return "lower" if statistics.median(ours) < statistics.median(theirs) else "higher"
 
 
-def summarize(runs: list[dict], group: tuple[str, ...], figures: tuple[str, ...], verdict_figures: tuple[str, ...],
-              who: str = "follower", ours: str = "cloudtrain") -> list[dict]:
+def summarize(
+    runs: list[dict],
+    group: tuple[str, ...],
+    figures: tuple[str, ...],
+    verdict_figures: tuple[str, ...],
+    who: str = "follower",
+    ours: str = "cloudtrain",
+) -> list[dict]:
     """Repeated runs (one dict of figures each) → one row per ``group`` key: each figure's
     :func:`spread` over the runs, and for every ``who`` other than ``ours`` a verdict per
     ``verdict_figures`` from :func:`compare` against ``ours`` in the same group."""
@@ -84,8 +90,11 @@ def summarize(runs: list[dict], group: tuple[str, ...], figures: tuple[str, ...]
                 row[fig] = spread(values)
         mine = groups.get(tuple(ours if k == who else v for k, v in zip(group, key)))
         if mine and row.get(who) != ours:
-            row["verdicts"] = {fig: compare([r[fig] for r in mine if r.get(fig) is not None],
-                                            [r[fig] for r in rs if r.get(fig) is not None])
-                               for fig in verdict_figures}
+            row["verdicts"] = {
+                fig: compare(
+                    [r[fig] for r in mine if r.get(fig) is not None], [r[fig] for r in rs if r.get(fig) is not None]
+                )
+                for fig in verdict_figures
+            }
         rows.append(row)
     return rows

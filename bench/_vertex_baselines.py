@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from cloudtrain.backends.base import JobStatus
 from cloudtrain.backends.vertex.cloud_logging import job_filter, stamp
@@ -86,8 +86,16 @@ class PreviousFollower:
     final_settle, final_quiet, final_drain = 5.0, 20.0, 45.0
     page_size = 1000
 
-    def __init__(self, reader, job_id: str, *, start: dt.datetime, job_status: Callable[[], JobStatus],
-                 clock: Callable[[], float], sleep: Callable[[float], None]):
+    def __init__(
+        self,
+        reader,
+        job_id: str,
+        *,
+        start: dt.datetime,
+        job_status: Callable[[], JobStatus],
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ):
         self.reader, self.job_id, self.job_status = reader, job_id, job_status
         self.clock, self.sleep = clock, sleep
         self.start = start
@@ -164,10 +172,19 @@ class PreviousFollower:
 # -- gcloud ----------------------------------------------------------------------------------
 
 
-def follow_gcloud(reader, job_id: str, *, start: dt.datetime, job_status: Callable[[], JobStatus],
-                  clock: Callable[[], float], sleep: Callable[[float], None], polling_interval: float = 60.0,
-                  continue_interval: float = 10.0, recheck_job: bool = True,
-                  give_up_at: float | None = None) -> Iterator[Shown]:
+def follow_gcloud(
+    reader,
+    job_id: str,
+    *,
+    start: dt.datetime,
+    job_status: Callable[[], JobStatus],
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    polling_interval: float = 60.0,
+    continue_interval: float = 10.0,
+    recheck_job: bool = True,
+    give_up_at: float | None = None,
+) -> Iterator[Shown]:
     """gcloud's LogFetcher with the ml-engine continue function (``recheck_job``) or the
     ai custom-jobs one (the job as fetched at the start). ``give_up_at``: the bench's Ctrl-C."""
     position = (start, "")  # LogPosition: (timestamp, insertId)

@@ -73,10 +73,17 @@ def main(argv: list[str] | None = None) -> int:
             row = run_tool(TOOL, once, project, repeats)
             row["package_files_kept"], row["package_files"], row["left_out"] = package_files_kept(package, once)
             report["cases"].append({"package": label, "tools": [row]})
-            print(f"{label}: {TOOL}: " + (f"median {row['median_s'] * 1000:.1f} ms, {row['size']} bytes, "
-                  f"identical rebuild {'yes' if row['identical_rebuild'] else 'NO'}, "
-                  f"{row['package_files_kept']}/{row['package_files']} package files kept"
-                  if row["ok"] else f"FAILED: {row['error']}"), flush=True)
+            print(
+                f"{label}: {TOOL}: "
+                + (
+                    f"median {row['median_s'] * 1000:.1f} ms, {row['size']} bytes, "
+                    f"identical rebuild {'yes' if row['identical_rebuild'] else 'NO'}, "
+                    f"{row['package_files_kept']}/{row['package_files']} package files kept"
+                    if row["ok"]
+                    else f"FAILED: {row['error']}"
+                ),
+                flush=True,
+            )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0

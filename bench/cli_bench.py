@@ -30,10 +30,19 @@ CASES = {
     "cloudtrain --help": CLI + ["--help"],
     "cloudtrain validate gpu4.yaml": CLI + ["validate", "job_configs/gpu4.yaml"],
     "cloudtrain submit --dry-run (vertex)": CLI + ["submit", "--config", "job_configs/gpu4.yaml", "--dry-run"],
-    "cloudtrain submit --dry-run (sagemaker)": CLI + ["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--dry-run"],
+    "cloudtrain submit --dry-run (sagemaker)": CLI
+    + ["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--dry-run"],
     "python -c 'import google.cloud.aiplatform'": [sys.executable, "-c", "import google.cloud.aiplatform"],
-    "python -c 'from google.cloud import aiplatform_v1'": [sys.executable, "-c", "from google.cloud import aiplatform_v1"],
-    "python -c 'from sagemaker.core import image_uris'": [sys.executable, "-c", "from sagemaker.core import image_uris"],
+    "python -c 'from google.cloud import aiplatform_v1'": [
+        sys.executable,
+        "-c",
+        "from google.cloud import aiplatform_v1",
+    ],
+    "python -c 'from sagemaker.core import image_uris'": [
+        sys.executable,
+        "-c",
+        "from sagemaker.core import image_uris",
+    ],
     "python -c 'pass' (interpreter start)": [sys.executable, "-c", "pass"],
 }
 
@@ -58,8 +67,14 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
     walls, cpus = [w for w, _ in samples], [c for _, c in samples]
-    return {"median_s": statistics.median(walls), "min_s": min(walls), "max_s": max(walls), "runs": len(samples),
-            "cpu_median_s": statistics.median(cpus), "cpu_min_s": min(cpus)}  # fmt: skip
+    return {
+        "median_s": statistics.median(walls),
+        "min_s": min(walls),
+        "max_s": max(walls),
+        "runs": len(samples),
+        "cpu_median_s": statistics.median(cpus),
+        "cpu_min_s": min(cpus),
+    }
 
 
 def time_command(argv: list[str], runs: int, env: dict[str, str]) -> dict[str, float]:
@@ -73,17 +88,21 @@ def time_command(argv: list[str], runs: int, env: dict[str, str]) -> dict[str, f
 
 def imported_sources(argv: list[str], env: dict[str, str]) -> list[str]:
     """The .py files a ``python -m cloudtrain …`` run imports."""
-    probe = ("import atexit, json, runpy, sys\n"
-             "atexit.register(lambda: print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())"
-             " if (getattr(m, '__file__', None) or '').endswith('.py')})), file=sys.stderr))\n"
-             "sys.argv = ['cloudtrain', *sys.argv[1:]]\nrunpy.run_module('cloudtrain', run_name='__main__')\n")  # fmt: skip
+    probe = (
+        "import atexit, json, runpy, sys\n"
+        "atexit.register(lambda: print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())"
+        " if (getattr(m, '__file__', None) or '').endswith('.py')})), file=sys.stderr))\n"
+        "sys.argv = ['cloudtrain', *sys.argv[1:]]\nrunpy.run_module('cloudtrain', run_name='__main__')\n"
+    )
     done = subprocess.run([sys.executable, "-c", probe, *argv[3:]], cwd=REPO, env=env, capture_output=True, text=True)
     return json.loads(done.stderr.strip().splitlines()[-1])
 
 
 #: py_compile of the files named in argv, where the interpreter would look for their bytecode.
-_COMPILE_FILES = ("import importlib.util, py_compile, sys\nfor f in sys.argv[1:]:\n"
-                  "    py_compile.compile(f, cfile=importlib.util.cache_from_source(f))\n")  # fmt: skip
+_COMPILE_FILES = (
+    "import importlib.util, py_compile, sys\nfor f in sys.argv[1:]:\n"
+    "    py_compile.compile(f, cfile=importlib.util.cache_from_source(f))\n"
+)
 
 
 def _stdlib_sources(sources: list[str]) -> list[str]:
@@ -95,8 +114,9 @@ def _stdlib_sources(sources: list[str]) -> list[str]:
     return [f for f in sources if f.startswith(stdlib) and "site-packages" not in f]
 
 
-def time_first_run(argv: list[str], runs: int, env: dict[str, str], *,
-                   compiled: bool) -> tuple[dict[str, float], dict[str, float] | None]:  # fmt: skip
+def time_first_run(
+    argv: list[str], runs: int, env: dict[str, str], *, compiled: bool
+) -> tuple[dict[str, float], dict[str, float] | None]:
     """Each run with its own new bytecode cache: empty, or holding what ``make install`` compiles
     (that step timed too: the second summary)."""
     stdlib = _stdlib_sources(imported_sources(argv, env)) if compiled else []
@@ -125,15 +145,26 @@ def main(argv: list[str] | None = None) -> dict:
         results[FIRST_NO_BYTECODE], _ = time_first_run(CASES[DRY_RUN], runs, env, compiled=False)
         results[FIRST_COMPILED], results[INSTALL_STEP] = time_first_run(CASES[DRY_RUN], runs, env, compiled=True)
     for name, r in results.items():
-        print(f"{name:<70} median {r['median_s'] * 1000:7.0f} ms  (min {r['min_s'] * 1000:.0f}, "
-              f"max {r['max_s'] * 1000:.0f}, n={r['runs']}), CPU median {r['cpu_median_s'] * 1000:.0f} ms")  # fmt: skip
+        print(
+            f"{name:<70} median {r['median_s'] * 1000:7.0f} ms  (min {r['min_s'] * 1000:.0f}, "
+            f"max {r['max_s'] * 1000:.0f}, n={r['runs']}), CPU median {r['cpu_median_s'] * 1000:.0f} ms"
+        )
     warm, first = results[DRY_RUN]["cpu_median_s"], results[FIRST_COMPILED]["cpu_median_s"]
     bare = results.get("python -c 'pass' (interpreter start)", {}).get("cpu_median_s")
-    above = ", ".join(f"{name.split('(')[1].rstrip(')')} {(results[name]['cpu_median_s'] - bare) * 1000:.0f} ms"
-                      for name in DRY_RUNS if name in results) if bare else ""  # fmt: skip
+    above = (
+        ", ".join(
+            f"{name.split('(')[1].rstrip(')')} {(results[name]['cpu_median_s'] - bare) * 1000:.0f} ms"
+            for name in DRY_RUNS
+            if name in results
+        )
+        if bare
+        else ""
+    )
     first_wall = results[FIRST_COMPILED]["median_s"] / results[DRY_RUN]["median_s"]
-    print(f"first run after install / warm: {first / warm:.2f} (CPU), {first_wall:.2f} (wall)"
-          + (f"; warm dry-run above the bare interpreter (CPU): {above}" if above else ""))
+    print(
+        f"first run after install / warm: {first / warm:.2f} (CPU), {first_wall:.2f} (wall)"
+        + (f"; warm dry-run above the bare interpreter (CPU): {above}" if above else "")
+    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return results

@@ -68,10 +68,8 @@ def rows() -> list[Row]:
     return [
         Row("vertex-2.16", "vertex", "3.10", "2.16", why="oldest TF the trainer supports"),
         Row("vertex-default", "vertex", vx_py, vx, why="Vertex's newest image"),
-        Row("sagemaker-newest", "sagemaker", sm_py, sm_newest,
-            why="SageMaker's newest image"),
-        Row("vertex-default-mwms", "vertex", vx_py, vx, replicas=2,
-            why="2 workers, MultiWorkerMirroredStrategy"),
+        Row("sagemaker-newest", "sagemaker", sm_py, sm_newest, why="SageMaker's newest image"),
+        Row("vertex-default-mwms", "vertex", vx_py, vx, replicas=2, why="2 workers, MultiWorkerMirroredStrategy"),
     ]
 
 
@@ -92,13 +90,42 @@ def run_row(row: Row, *, cache: Path | None = None, work: Path | None = None, ti
     work = Path(work or tempfile.mkdtemp(prefix=f"compat-{row.name}-"))
     out = work / "run"
     args = "[--data=digits, --epochs=2, --batch-size=32]"
-    cmd = [sys.executable, "-m", "cloudtrain", "submit", "--config", str(CONFIG), "--local",
-           "--set", f'image.tensorflow="{row.tensorflow}"', "--set", f'local.python="{row.python}"',
-           "--set", f"replica_count={row.replicas}", "--set", f"args={args}", "--set", f"output_dir={out}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cloudtrain",
+        "submit",
+        "--config",
+        str(CONFIG),
+        "--local",
+        "--set",
+        f'image.tensorflow="{row.tensorflow}"',
+        "--set",
+        f'local.python="{row.python}"',
+        "--set",
+        f"replica_count={row.replicas}",
+        "--set",
+        f"args={args}",
+        "--set",
+        f"output_dir={out}",
+    ]
     if row.cloud == "sagemaker":
-        cmd += ["--set", "backend=local", "--set", "target=sagemaker", "--set", "region=us-east-1",
-                "--set", "machine.type=ml.m5.xlarge", "--set", "role_arn=arn:aws:iam::123456789012:role/x",
-                "--set", "staging_bucket=s3://b", "--set", "project=null"]  # fmt: skip
+        cmd += [
+            "--set",
+            "backend=local",
+            "--set",
+            "target=sagemaker",
+            "--set",
+            "region=us-east-1",
+            "--set",
+            "machine.type=ml.m5.xlarge",
+            "--set",
+            "role_arn=arn:aws:iam::123456789012:role/x",
+            "--set",
+            "staging_bucket=s3://b",
+            "--set",
+            "project=null",
+        ]
     env = dict(os.environ)
     if cache:
         env["CLOUDTRAIN_CACHE_DIR"] = str(cache)
@@ -117,10 +144,17 @@ def run_row(row: Row, *, cache: Path | None = None, work: Path | None = None, ti
     if reload.returncode != 0:
         return Result(row, "failed", f"reload failed: {(reload.stderr.strip().splitlines() or ['?'])[-1]}")
     got = json.loads(reload.stdout.strip().splitlines()[-1])
-    numbers = {**got, "wall_s": round(wall, 1), "val_accuracy": status["metrics"].get("val_accuracy"),
-               "epochs": status["metrics"].get("epochs_run"), "replicas": len(status["exit_codes"])}  # fmt: skip
+    numbers = {
+        **got,
+        "wall_s": round(wall, 1),
+        "val_accuracy": status["metrics"].get("val_accuracy"),
+        "epochs": status["metrics"].get("epochs_run"),
+        "replicas": len(status["exit_codes"]),
+    }
     if got["agree"] < 1.0:
-        return Result(row, "failed", f"SavedModel and model.keras disagree on {1 - got['agree']:.0%} of inputs", numbers)
+        return Result(
+            row, "failed", f"SavedModel and model.keras disagree on {1 - got['agree']:.0%} of inputs", numbers
+        )
     return Result(row, "ok", "", numbers)
 
 
@@ -160,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [r for r in rows() if not args.only or r.name in args.only.split(",")]
     results = []
     for row in chosen:
-        print(f"compat: {row.name} (Python {row.python}, TensorFlow {row.tensorflow}, {row.replicas} replica(s))…",
-              flush=True)  # fmt: skip
+        print(
+            f"compat: {row.name} (Python {row.python}, TensorFlow {row.tensorflow}, {row.replicas} replica(s))…",
+            flush=True,
+        )
         result = run_row(row, cache=Path(args.cache) if args.cache else None)
         print(f"compat: {row.name}: {result.status} {result.detail} {json.dumps(result.numbers)}", flush=True)
         results.append(result)

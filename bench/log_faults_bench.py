@@ -37,14 +37,14 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._stats import spread  # noqa: E402
-from tests.fakes import fault_proxy as fp  # noqa: E402
+from bench._stats import spread
+from tests.fakes import fault_proxy as fp
 
 LINE_EVERY = 0.5  # seconds between a replica's lines
 REPLICAS = 2
@@ -66,15 +66,21 @@ class Schedule:
 
 def schedules(quick: bool) -> list[Schedule]:
     if quick:
-        return [Schedule("503-bursts", "2 × 1 s of 503 / UNAVAILABLE", "unavailable", ((0, 1), (2, 3)), 3, 3),
-                Schedule("throttling", "2 s of throttling", "throttled", ((0, 2),), 3, 3),
-                Schedule("outage-2s", "connections refused for 2 s", "refused", ((0, 2),), 3, 3)]  # fmt: skip
+        return [
+            Schedule("503-bursts", "2 × 1 s of 503 / UNAVAILABLE", "unavailable", ((0, 1), (2, 3)), 3, 3),
+            Schedule("throttling", "2 s of throttling", "throttled", ((0, 2),), 3, 3),
+            Schedule("outage-2s", "connections refused for 2 s", "refused", ((0, 2),), 3, 3),
+        ]
     return [
         Schedule("503-bursts", "3 × 5 s of 503 / UNAVAILABLE, 5 s apart", "unavailable", ((0, 5), (10, 15), (20, 25))),
-        Schedule("throttling-20s", "20 s of throttling (400 ThrottlingException / RESOURCE_EXHAUSTED)", "throttled",
-                 ((0, 20),)),
+        Schedule(
+            "throttling-20s",
+            "20 s of throttling (400 ThrottlingException / RESOURCE_EXHAUSTED)",
+            "throttled",
+            ((0, 20),),
+        ),
         *[Schedule(f"outage-{s}s", f"connections refused for {s} s", "refused", ((0, s),)) for s in (5, 15, 30, 60)],
-    ]  # fmt: skip
+    ]
 
 
 @dataclass
@@ -99,7 +105,7 @@ def _follow(job, out: Followed, drain: float | None = None) -> None:
         lines = job.logs(follow=True, drain=drain) if drain is not None else job.logs(follow=True)
         for line in lines:
             out.shown.append((time.time(), line.message))
-    except Exception as exc:  # noqa: BLE001 — reported in the results, never a crash of the bench
+    except Exception as exc:
         out.error = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
 
 
@@ -110,7 +116,6 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
     from cloudtrain.backends.sagemaker import SageMakerBackend
     from cloudtrain.backends.sagemaker.aws import AwsClients
     from tests.fakes.aws import ROLE_ARN, LogWriter
-
     from tests.fakes.live_tail import LiveTailFake
 
     region = "us-east-1"
@@ -129,11 +134,13 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
         for r in range(repeats):
             name = f"faults-{tag}-{sc.name}-{r}"
             sm.create_training_job(
-                TrainingJobName=name, RoleArn=ROLE_ARN, OutputDataConfig={"S3OutputPath": "s3://b/out"},
+                TrainingJobName=name,
+                RoleArn=ROLE_ARN,
+                OutputDataConfig={"S3OutputPath": "s3://b/out"},
                 AlgorithmSpecification={"TrainingImage": "tf:latest", "TrainingInputMode": "File"},
                 ResourceConfig={"InstanceType": "ml.g4dn.xlarge", "InstanceCount": REPLICAS, "VolumeSizeInGB": 50},
                 StoppingCondition={"MaxRuntimeInSeconds": 3600},
-            )  # fmt: skip
+            )
             moto.set_job(region, name, "InProgress", "Training")
             writer = LogWriter(moto.client("logs", region), name)
             streams = [writer.open(i) for i in range(1, REPLICAS + 1)]
@@ -199,12 +206,22 @@ def run_vertex(sc: Schedule, repeats: int, t0: float) -> list[Followed]:
                 job_id = jobs.start(Script(timeline=[(0, "RUNNING"), (ends_at - time.time(), "SUCCEEDED")]))
                 written = []
                 for r in range(REPLICAS):
-                    written += write_lines(logging_fake, job_id, f"workerpool0-{r}", start=t0, end=ends_at - 0.5,
-                                           every=LINE_EVERY, flush_every=2.0, delay=1.0, seed=r)  # fmt: skip
+                    written += write_lines(
+                        logging_fake,
+                        job_id,
+                        f"workerpool0-{r}",
+                        start=t0,
+                        end=ends_at - 0.5,
+                        every=LINE_EVERY,
+                        flush_every=2.0,
+                        delay=1.0,
+                        seed=r,
+                    )
                 out = Followed(written, [])
                 runs.append(out)
                 job = VertexBackend(env=env, policy=TailPolicy(), echo=lambda line: None).attach(
-                    job_id, region="us-central1", project="p")  # fmt: skip
+                    job_id, region="us-central1", project="p"
+                )
                 threads.append(threading.Thread(target=_follow, args=(job, out, 5.0)))  # 5 s quiet after the end
             for thread in threads:
                 thread.start()
@@ -225,10 +242,19 @@ def summarize(cloud: str, sc: Schedule, runs: list[Followed], t0: float) -> dict
     lost = sum(len(set(r.written) - {m for _, m in r.shown}) for r in runs)
     duplicates = sum(len(r.shown) - len({m for _, m in r.shown}) for r in runs)
     recoveries = [round(x, 2) for r in runs for x in r.recoveries(ends)]
-    return {"cloud": cloud, "schedule": sc.name, "what": sc.what, "kind": sc.kind, "repeats": len(runs),
-            "written": written, "lost": lost, "duplicates": duplicates,
-            "recovery_s": spread(recoveries) if recoveries else None, "windows": len(ends) * len(runs),
-            "errors": sorted({r.error for r in runs if r.error})}  # fmt: skip
+    return {
+        "cloud": cloud,
+        "schedule": sc.name,
+        "what": sc.what,
+        "kind": sc.kind,
+        "repeats": len(runs),
+        "written": written,
+        "lost": lost,
+        "duplicates": duplicates,
+        "recovery_s": spread(recoveries) if recoveries else None,
+        "windows": len(ends) * len(runs),
+        "errors": sorted({r.error for r in runs if r.error}),
+    }
 
 
 def run_schedule(moto, sc: Schedule, repeats: int, tag: str) -> list[dict]:
@@ -238,11 +264,13 @@ def run_schedule(moto, sc: Schedule, repeats: int, tag: str) -> list[dict]:
     def go(cloud: str, fn: Callable[[], list[Followed]]) -> None:
         try:
             results[cloud] = fn()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             results[cloud] = [Followed([], [], f"{type(exc).__name__}: {exc}".splitlines()[0][:200])]
 
-    threads = [threading.Thread(target=go, args=("sagemaker", lambda: run_sagemaker(moto, sc, repeats, t0, tag))),
-               threading.Thread(target=go, args=("vertex", lambda: run_vertex(sc, repeats, t0)))]  # fmt: skip
+    threads = [
+        threading.Thread(target=go, args=("sagemaker", lambda: run_sagemaker(moto, sc, repeats, t0, tag))),
+        threading.Thread(target=go, args=("vertex", lambda: run_vertex(sc, repeats, t0))),
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -262,13 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         wanted = {n.strip() for n in args.only.split(",")}
         chosen = [s for s in chosen if s.name in wanted]
-    from tests.fakes.aws import env_for, moto_server
-
-    import cloudtrain.backends.sagemaker  # noqa: F401 — imported before the clock starts, not inside the first schedule
+    import cloudtrain.backends.sagemaker
     import cloudtrain.backends.vertex  # noqa: F401
-    import tests.fakes.cloud_logging  # noqa: F401
-    import tests.fakes.live_tail  # noqa: F401
+    import tests.fakes.cloud_logging
+    import tests.fakes.live_tail
     import tests.fakes.vertex_jobs  # noqa: F401
+    from tests.fakes.aws import env_for, moto_server
 
     logging.getLogger("cloudtrain").setLevel(logging.ERROR)  # the followers' "lost the connection" lines
     rows = []
@@ -282,14 +309,24 @@ def main(argv: list[str] | None = None) -> int:
                 for row in run_schedule(moto, sc, repeats, tag):
                     rows.append(row)
                     rec = row["recovery_s"]
-                    print(json.dumps({k: row[k] for k in ("cloud", "schedule", "written", "lost", "duplicates")}
-                                     | {"recovery_median_s": rec and rec["median"], "errors": row["errors"]}),
-                          flush=True)  # fmt: skip
+                    print(
+                        json.dumps(
+                            {k: row[k] for k in ("cloud", "schedule", "written", "lost", "duplicates")}
+                            | {"recovery_median_s": rec and rec["median"], "errors": row["errors"]}
+                        ),
+                        flush=True,
+                    )
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    data = {"repeats": repeats, "quick": args.quick, "line_every_s": LINE_EVERY, "replicas": REPLICAS,
-            "seconds": round(time.time() - started, 1), "rows": rows}  # fmt: skip
+    data = {
+        "repeats": repeats,
+        "quick": args.quick,
+        "line_every_s": LINE_EVERY,
+        "replicas": REPLICAS,
+        "seconds": round(time.time() - started, 1),
+        "rows": rows,
+    }
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     ok = all(r["lost"] == 0 and r["duplicates"] == 0 and not r["errors"] and r["written"] for r in rows)

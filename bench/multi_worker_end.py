@@ -62,11 +62,14 @@ s.leave_together, s.end_process = leave, lambda code: None
 from trainer.task import main
 sys.exit(main(sys.argv[1:]))
 """
-ENDS = {"trainer": None, "grace": _REPLACED_END.format(wait=2.0, worker_wait=0.0, barrier=True),
-        "none": _REPLACED_END.format(wait=0.0, worker_wait=0.0, barrier=False),
-        # the two losing orders, on purpose: one process outlives the other by more than the 10 s heartbeat timeout
-        "hold-chief": _REPLACED_END.format(wait=12.0, worker_wait=0.0, barrier=True),
-        "hold-worker": _REPLACED_END.format(wait=0.0, worker_wait=12.0, barrier=True)}  # fmt: skip
+ENDS = {
+    "trainer": None,
+    "grace": _REPLACED_END.format(wait=2.0, worker_wait=0.0, barrier=True),
+    "none": _REPLACED_END.format(wait=0.0, worker_wait=0.0, barrier=False),
+    # the two losing orders, on purpose: one process outlives the other by more than the 10 s heartbeat timeout
+    "hold-chief": _REPLACED_END.format(wait=12.0, worker_wait=0.0, barrier=True),
+    "hold-worker": _REPLACED_END.format(wait=0.0, worker_wait=12.0, barrier=True),
+}
 ARGS = ["--epochs", "1", "--steps-per-epoch", "2", "--data", "synthetic", "--synthetic-examples", "256", "--no-resume"]
 LOCAL_ARGS = [f"{flag}={value}" for flag, value in zip(ARGS[:-1:2], ARGS[1::2])] + [ARGS[-1]]
 
@@ -77,11 +80,22 @@ def one_run(workdir: Path, *, end: str = "trainer") -> dict:
     procs = []
     for index in range(2):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC"))}
-        env.update(PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
-                   TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}))
+        env.update(
+            PYTHONPATH=str(REPO),
+            PYTHONUNBUFFERED="1",
+            TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}),
+        )
         entry = ["-c", ENDS[end]] if ENDS[end] else ["-m", "trainer.task"]
-        procs.append(subprocess.Popen([sys.executable, *entry, *ARGS, "--job-dir", str(workdir / f"w{index}")],
-                                      cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, *entry, *ARGS, "--job-dir", str(workdir / f"w{index}")],
+                cwd=workdir,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     outputs: list = [None, None]
     ended = [0.0, 0.0]  # when each process exited (monotonic)
 
@@ -96,32 +110,61 @@ def one_run(workdir: Path, *, end: str = "trainer") -> dict:
         thread.join()
     per_worker = [[line for line in err.splitlines() if ABORT.search(line)] for _, err in outputs]
     lines = per_worker[0] + per_worker[1]
-    return {"exit_codes": [p.returncode for p in procs], "abort_lines": len(lines), "examples": lines[:4],
-            "abort_lines_by_worker": [len(x) for x in per_worker],
-            "chief_exit_after_worker_s": round(ended[0] - ended[1], 2),  # > 0: the chief (service host) left last
-            "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
+    return {
+        "exit_codes": [p.returncode for p in procs],
+        "abort_lines": len(lines),
+        "examples": lines[:4],
+        "abort_lines_by_worker": [len(x) for x in per_worker],
+        "chief_exit_after_worker_s": round(ended[0] - ended[1], 2),  # > 0: the chief (service host) left last
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def one_local_run(workdir: Path, *, tensorflow: str, python: str, cache: Path | None = None) -> dict:
     """One two-replica ``cloudtrain submit --local`` (run by this interpreter: cloudtrain's own)."""
     out = workdir / "run"
-    cmd = [sys.executable, "-m", "cloudtrain", "submit", "--config", str(REPO / "job_configs" / "cpu.yaml"), "--local",
-           "--set", f'image.tensorflow="{tensorflow}"', "--set", f'local.python="{python}"', "--set", "replica_count=2",
-           "--set", f"args=[{', '.join(LOCAL_ARGS)}]", "--set", f"output_dir={out}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "cloudtrain",
+        "submit",
+        "--config",
+        str(REPO / "job_configs" / "cpu.yaml"),
+        "--local",
+        "--set",
+        f'image.tensorflow="{tensorflow}"',
+        "--set",
+        f'local.python="{python}"',
+        "--set",
+        "replica_count=2",
+        "--set",
+        f"args=[{', '.join(LOCAL_ARGS)}]",
+        "--set",
+        f"output_dir={out}",
+    ]
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cache)} if cache else None
     started = time.monotonic()
     run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     lines = [line for line in (run.stdout + run.stderr).splitlines() if ABORT.search(line)]
     status_file = out / "local-run" / "status.json"
     details = json.loads(status_file.read_text()).get("details", {}) if status_file.is_file() else {}
-    return {"exit_codes": list((details.get("exit_codes") or {"submit": run.returncode}).values()),
-            "submit_exit_code": run.returncode, "abort_lines": len(lines), "examples": lines[:4],
-            "environment": details.get("environment"), "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
+    return {
+        "exit_codes": list((details.get("exit_codes") or {"submit": run.returncode}).values()),
+        "submit_exit_code": run.returncode,
+        "abort_lines": len(lines),
+        "examples": lines[:4],
+        "environment": details.get("environment"),
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def _tensorflow_version(python: str = sys.executable) -> str | None:
-    probe = subprocess.run([python, "-c", "import tensorflow as tf; print(tf.__version__)"],
-                           capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})  # fmt: skip
+    probe = subprocess.run(
+        [python, "-c", "import tensorflow as tf; print(tf.__version__)"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
     return probe.stdout.strip().splitlines()[-1] if probe.returncode == 0 and probe.stdout.strip() else None
 
 
@@ -140,8 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--end", choices=sorted(ENDS), default="trainer", help="how the workers leave (see above)")
     parser.add_argument("--busy", type=int, default=0, metavar="N", help="CPU-bound processes kept running meanwhile")
-    parser.add_argument("--launcher", choices=("direct", "local"), default="direct",
-                        help="start the two workers here (direct) or through `cloudtrain submit --local`")
+    parser.add_argument(
+        "--launcher",
+        choices=("direct", "local"),
+        default="direct",
+        help="start the two workers here (direct) or through `cloudtrain submit --local`",
+    )
     parser.add_argument("--tensorflow", default="2.17", help="image.tensorflow for --launcher local")
     parser.add_argument("--python", default="3.10", help="local.python for --launcher local")
     parser.add_argument("--cache", type=Path, help="CLOUDTRAIN_CACHE_DIR for --launcher local (its built environments)")
@@ -158,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                 workdir = Path(tmp, f"run{i}")
                 workdir.mkdir()
                 if args.launcher == "local":
-                    runs.append(one_local_run(workdir, tensorflow=args.tensorflow, python=args.python, cache=args.cache))
+                    runs.append(
+                        one_local_run(workdir, tensorflow=args.tensorflow, python=args.python, cache=args.cache)
+                    )
                 else:
                     runs.append(one_run(workdir, end=args.end))
                 print(json.dumps({"run": i + 1, **runs[-1]}), flush=True)
@@ -179,10 +228,13 @@ def main(argv: list[str] | None = None) -> int:
         "abort_lines": sum(r["abort_lines"] for r in runs),
         "failed_runs": sum(1 for r in runs if any(r["exit_codes"])),
         "seconds_median_min_max": [seconds[len(seconds) // 2], seconds[0], seconds[-1]] if runs else None,
-        "chief_exit_after_worker_s_min_max": [min(r["chief_exit_after_worker_s"] for r in runs),
-                                              max(r["chief_exit_after_worker_s"] for r in runs)]
-        if runs and args.launcher == "direct" else None,
-    }  # fmt: skip
+        "chief_exit_after_worker_s_min_max": [
+            min(r["chief_exit_after_worker_s"] for r in runs),
+            max(r["chief_exit_after_worker_s"] for r in runs),
+        ]
+        if runs and args.launcher == "direct"
+        else None,
+    }
     print(json.dumps(summary), flush=True)
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "runs": runs}, indent=2) + "\n")

@@ -32,8 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cloudtrain.packaging import build_sdist  # noqa: E402
-from cloudtrain.packaging import metadata  # noqa: E402
+from cloudtrain.packaging import (
+    build_sdist,
+    metadata,
+)
 
 FIXTURE = REPO / "tests" / "packages" / "mini_trainer"
 PKG = "mini_trainer"
@@ -52,7 +54,9 @@ def make_project(where: Path, medium: bool) -> Path:
         data = package / "assets"
         data.mkdir()
         for i in range(4):
-            chunk = b"".join(hashlib.sha256(rng.digest() + bytes([i, j % 256, j // 256])).digest() for j in range(32768))
+            chunk = b"".join(
+                hashlib.sha256(rng.digest() + bytes([i, j % 256, j // 256])).digest() for j in range(32768)
+            )
             (data / f"table_{i}.bin").write_bytes(chunk)  # 1 MiB of incompressible bytes each
     requires = metadata.read_requirements(package)
     (where / "setup.py").write_text(metadata.setup_py(PKG, "0.0.0", PKG, requires))
@@ -125,8 +129,12 @@ def bench_case(label: str, medium: bool, repeats: int, quick: bool) -> dict:
             build_sdist(package, out)
             return True, None
 
-        cold = [sys.executable, "-c", "import sys; from cloudtrain.packaging import build_sdist;"
-                " build_sdist(sys.argv[1], sys.argv[2])", str(package)]
+        cold = [
+            sys.executable,
+            "-c",
+            "import sys; from cloudtrain.packaging import build_sdist; build_sdist(sys.argv[1], sys.argv[2])",
+            str(package),
+        ]
 
         def cold_once(out: Path):
             done = subprocess.run([*cold, str(out)], capture_output=True, text=True, cwd=REPO)
@@ -137,7 +145,11 @@ def bench_case(label: str, medium: bool, repeats: int, quick: bool) -> dict:
         tools = [
             ("cloudtrain (in-process)", inprocess, repeats),
             ("cloudtrain (new python process)", cold_once, max(1, repeats // 4)),
-            ("python -m build --sdist --no-isolation", subprocess_builder([*build, "--no-isolation"]), max(1, repeats // 4)),
+            (
+                "python -m build --sdist --no-isolation",
+                subprocess_builder([*build, "--no-isolation"]),
+                max(1, repeats // 4),
+            ),
         ]
         if not quick:
             tools += [
@@ -171,8 +183,10 @@ def main(argv: list[str] | None = None) -> int:
             if not t["ok"]:
                 print(f"  {t['tool']:52} FAILED: {t['error']}")
                 continue
-            print(f"  {t['tool']:52} {t['median_s'] * 1000:7.1f}ms {t['min_s'] * 1000:7.1f}ms"
-                  f" {t['size']:>9}  {'yes' if t['identical_rebuild'] else 'NO'}")
+            print(
+                f"  {t['tool']:52} {t['median_s'] * 1000:7.1f}ms {t['min_s'] * 1000:7.1f}ms"
+                f" {t['size']:>9}  {'yes' if t['identical_rebuild'] else 'NO'}"
+            )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
         print(f"\nwrote {args.json}")

@@ -63,9 +63,17 @@ def _start(workers: int, args: list[str], job: Path) -> list[subprocess.Popen]:
         extra = {}
         if hosts:
             extra["TF_CONFIG"] = json.dumps({"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}})
-        procs.append(subprocess.Popen([sys.executable, "-m", "trainer.task", *args, "--job-dir", str(job)],
-                                      cwd=job.parent, env=_env(**extra), stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True, start_new_session=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "trainer.task", *args, "--job-dir", str(job)],
+                cwd=job.parent,
+                env=_env(**extra),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
+        )
     return procs
 
 
@@ -94,9 +102,14 @@ def one_preemption(workers: int, args: list[str], job: Path, rng: random.Random)
     events = _events(out)
     saved = next(e for e in events if e["event"] == "preempted")
     spe = next(e for e in events if e["event"] == "plan")["batch"]["steps_per_epoch"]
-    return {"exit_codes": codes, "step": saved["step"], "steps_per_epoch": spe,
-            "sigterm_to_saved_s": saved["saved_at"] - sent, "per_epoch_redone": saved["step"] % spe,
-            "steps_per_call": saved.get("steps_per_call")}
+    return {
+        "exit_codes": codes,
+        "step": saved["step"],
+        "steps_per_epoch": spe,
+        "sigterm_to_saved_s": saved["saved_at"] - sent,
+        "per_epoch_redone": saved["step"] % spe,
+        "steps_per_call": saved.get("steps_per_call"),
+    }
 
 
 def resume_step(workers: int, args: list[str], job: Path) -> int:
@@ -110,8 +123,18 @@ def resume_step(workers: int, args: list[str], job: Path) -> int:
 def trainer_args(examples: int) -> list[str]:
     """12288 examples: 384 steps per epoch of a few seconds on one worker, so a notice lands
     mid-epoch, several calls in; 20 epochs, so the run is still training when it comes."""
-    return ["--data", "synthetic", "--input-shape", "8,8,1", "--synthetic-examples", str(examples),
-            "--batch-size", "32", "--epochs", "20"]
+    return [
+        "--data",
+        "synthetic",
+        "--input-shape",
+        "8,8,1",
+        "--synthetic-examples",
+        str(examples),
+        "--batch-size",
+        "32",
+        "--epochs",
+        "20",
+    ]
 
 
 def summarize(workers: int, runs: list[dict]) -> dict:
@@ -160,9 +183,11 @@ def main(argv=None) -> int:
     print("\n  workers | SIGTERM→saved s, median (min–max) | steps redone: notice | per-epoch checkpoints | verdict")
     for r in rows:
         t, n, e = r["sigterm_to_saved_s"], r["steps_redone_notice"], r["steps_redone_per_epoch"]
-        print(f"  {r['workers']:>7} | {t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f}) | {n['median']:g} "
-              f"({n['min']:g}–{n['max']:g}) | {e['median']:g} ({e['min']:g}–{e['max']:g}) of {r['steps_per_epoch']} "
-              f"| {r['verdict_steps_redone']}")
+        print(
+            f"  {r['workers']:>7} | {t['median']:.2f} ({t['min']:.2f}–{t['max']:.2f}) | {n['median']:g} "
+            f"({n['min']:g}–{n['max']:g}) | {e['median']:g} ({e['min']:g}–{e['max']:g}) of {r['steps_per_epoch']} "
+            f"| {r['verdict_steps_redone']}"
+        )
     if a.json:
         Path(a.json).write_text(json.dumps({"repeats": repeats, "args": args, "rows": rows}, indent=2) + "\n")
     return 0 if all(r["exit_codes_ok"] and r["steps_redone_notice"]["max"] == 0 for r in rows) else 1

@@ -53,24 +53,25 @@ import heapq
 import io
 import json
 import math
-import random
 import os
+import random
 import statistics
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cloudtrain.backends.sagemaker.aws import AwsClients  # noqa: E402
-from cloudtrain.backends.sagemaker.jobs import SageMakerJob  # noqa: E402
-from tests.fakes import AcceleratedClock  # noqa: E402
-from tests.fakes.aws import LOG_GROUP, ROLE_ARN, LogWriter, MotoAws, env_for, moto_server  # noqa: E402
-from tests.fakes.live_tail import LiveTailFake  # noqa: E402
+from cloudtrain.backends.sagemaker.aws import AwsClients
+from cloudtrain.backends.sagemaker.jobs import SageMakerJob
+from tests.fakes import AcceleratedClock
+from tests.fakes.aws import LOG_GROUP, ROLE_ARN, LogWriter, MotoAws, env_for, moto_server
+from tests.fakes.live_tail import LiveTailFake
 
 REGION = "eu-west-1"
 SHIP_EVERY = 5.0  # seconds between an instance's log batches
@@ -158,14 +159,22 @@ class World:
         self.writer.client.put_log_events(
             logGroupName=LOG_GROUP,
             logStreamName=self.streams[instance],
-            logEvents=[{"timestamp": self.epoch_ms + int(t * 1000), "message": m} for (_, t), m in zip(batch, messages)],
+            logEvents=[
+                {"timestamp": self.epoch_ms + int(t * 1000), "message": m} for (_, t), m in zip(batch, messages)
+            ],
         )
         for m in messages:
             self.shipped[m] = self.now
 
     def _complete(self) -> None:
-        self.aws.set_job(REGION, self.sc.job_name, "Completed", "Completed", training_seconds=int(self.now),
-                         billable_seconds=int(self.now))  # fmt: skip
+        self.aws.set_job(
+            REGION,
+            self.sc.job_name,
+            "Completed",
+            "Completed",
+            training_seconds=int(self.now),
+            billable_seconds=int(self.now),
+        )
         self.completed_at = self.now
         self.counts_at_completion = Counter(self.counts)
 
@@ -255,8 +264,9 @@ def follow_cloudtrain(world: World, counts: Counter, seen: list[tuple[str, float
         clients = AwsClients(REGION)
         clients.__dict__["logs"] = Counting(clients.logs, counts, world)
         clients.__dict__["sagemaker"] = Counting(clients.sagemaker, counts, world)
-        job = SageMakerJob(world.sc.job_name, clients, sleep=world.sleep, clock=world.clock,
-                           tailer_options={"live_tail": False})  # fmt: skip
+        job = SageMakerJob(
+            world.sc.job_name, clients, sleep=world.sleep, clock=world.clock, tailer_options={"live_tail": False}
+        )
         for line in job.logs(follow=True):
             seen.append((line.message, world.now))
         return
@@ -269,16 +279,19 @@ def follow_cloudtrain(world: World, counts: Counter, seen: list[tuple[str, float
                 clients.__dict__[name] = Counting(getattr(clients, name), counts, world)
         finally:
             del os.environ["AWS_ENDPOINT_URL_CLOUDWATCH_LOGS"]
-        job = SageMakerJob(world.sc.job_name, clients, sleep=world.sleep, clock=world.clock,
-                           tailer_options={"wait": world.wait})  # fmt: skip
+        job = SageMakerJob(
+            world.sc.job_name, clients, sleep=world.sleep, clock=world.clock, tailer_options={"wait": world.wait}
+        )
         lines = job.logs(follow=True)
         world.player.start()
         for line in lines:
             seen.append((line.message, world.now))
         world.follow_ended = world.now  # before the fake's shutdown
         t = job.tailer
-        world.tail_note = (f"Live Tail: {t.from_tail} of {t.shown} lines first shown by the tail, "
-                           f"{t.reconciles} reads of every stream, {t.verifies} single-stream checks")
+        world.tail_note = (
+            f"Live Tail: {t.from_tail} of {t.shown} lines first shown by the tail, "
+            f"{t.reconciles} reads of every stream, {t.verifies} single-stream checks"
+        )
         world.player.join()
 
 
@@ -288,8 +301,11 @@ def follow_sagemaker_core(world: World, counts: Counter, seen: list[tuple[str, f
 
     session = AwsClients(REGION).session
     # As _logs_init builds it (max_attempts 15), but in the job's region, not the default one.
-    logs = Counting(session.client("logs", region_name=REGION, config=botocore.config.Config(retries={"max_attempts": 15})),
-                    counts, world)  # fmt: skip
+    logs = Counting(
+        session.client("logs", region_name=REGION, config=botocore.config.Config(retries={"max_attempts": 15})),
+        counts,
+        world,
+    )
     sm = Counting(session.client("sagemaker", region_name=REGION), counts, world)
     name, poll = world.sc.job_name, 10
 
@@ -317,7 +333,9 @@ def follow_sagemaker_core(world: World, counts: Counter, seen: list[tuple[str, f
                 state = "JOB_COMPLETE"
 
 
-def follow_training_job_wait(world: World, counts: Counter, seen: list[tuple[str, float]], *, job_region: bool = True) -> None:
+def follow_training_job_wait(
+    world: World, counts: Counter, seen: list[tuple[str, float]], *, job_region: bool = True
+) -> None:
     """``sagemaker.core.resources.TrainingJob.wait(logs=True)``'s loop (poll 5 s) around the SDK's
     own ``MultiLogStreamHandler``; its logs client is a singleton built in the default region,
     replaced here by one in the job's region unless ``job_region`` is False."""
@@ -335,7 +353,7 @@ def follow_training_job_wait(world: World, counts: Counter, seen: list[tuple[str
     sm = Counting(AwsClients(REGION).sagemaker, counts, world)
     name = world.sc.job_name
     instance_count = sm.describe_training_job(TrainingJobName=name)["ResourceConfig"]["InstanceCount"]
-    handler = MultiLogStreamHandler(f"/aws/sagemaker/TrainingJobs", name, instance_count)
+    handler = MultiLogStreamHandler("/aws/sagemaker/TrainingJobs", name, instance_count)
     while True:
         status = sm.describe_training_job(TrainingJobName=name)["TrainingJobStatus"]  # self.refresh()
         if handler.ready():
@@ -386,8 +404,11 @@ def run(aws: MotoAws, sc: Scenario, follower: str, speed: float = 5.0) -> Result
     minutes = (world.now / 60) if not note else (wall / 60)
     q = statistics.quantiles(delays, n=20) if len(delays) >= 2 else None
     running = world.counts_at_completion
-    logs_running = (round(sum(v for k, v in running.items() if k != "describe_training_job") / (world.completed_at / 60), 1)
-                    if running is not None and world.completed_at and not note else None)  # fmt: skip
+    logs_running = (
+        round(sum(v for k, v in running.items() if k != "describe_training_job") / (world.completed_at / 60), 1)
+        if running is not None and world.completed_at and not note
+        else None
+    )
     return Result(
         follower=follower,
         instances=sc.instances,
@@ -400,8 +421,11 @@ def run(aws: MotoAws, sc: Scenario, follower: str, speed: float = 5.0) -> Result
         delay_p95_s=round(q[18], 2) if q else None,
         delay_max_s=round(max(delays), 2) if delays else None,
         first_line_s=round(seen[0][1], 2) if seen else None,
-        ended_after_job_s=(round(getattr(world, "follow_ended", world.now) - world.completed_at, 1)
-                           if world.completed_at is not None and not note else None),
+        ended_after_job_s=(
+            round(getattr(world, "follow_ended", world.now) - world.completed_at, 1)
+            if world.completed_at is not None and not note
+            else None
+        ),
         calls=dict(sorted(counts.items())),
         calls_per_minute=round(total_calls / minutes, 1) if minutes else 0.0,
         logs_calls_per_minute_running=logs_running,
@@ -415,8 +439,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 s jobs: a CI smoke test")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--speed", type=float, default=5.0,
-                        help="virtual seconds per real second for the Live Tail follower (default 5)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=5.0,
+        help="virtual seconds per real second for the Live Tail follower (default 5)",
+    )
     parser.add_argument("--only", help="comma-separated followers to run (default: all)")
     args = parser.parse_args(argv)
     running = 30.0 if args.quick else 300.0
@@ -435,9 +463,12 @@ def main(argv: list[str] | None = None) -> int:
                 _print(results[-1])
     _print_before_after(results)
     if args.json:
-        payload = {"running_s": running, "speed": args.speed,
-                   "taken": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                   "results": [asdict(r) for r in results]}  # fmt: skip
+        payload = {
+            "running_s": running,
+            "speed": args.speed,
+            "taken": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "results": [asdict(r) for r in results],
+        }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     bad = [r for r in results if r.follower.startswith("cloudtrain") and (r.lost or r.duplicated or r.out_of_order)]
     return 1 if bad else 0
@@ -452,7 +483,8 @@ def _print(r: Result) -> None:
         f"{r.instances:>3} inst  {r.follower:<26} shown {r.shown:>6}/{r.written:<6} lost {r.lost:>5} dup {r.duplicated:>3} "
         f"ooo {r.out_of_order:>3}  delay p50 {s(r.delay_p50_s)} p95 {s(r.delay_p95_s)} max {s(r.delay_max_s)} s  "
         f"end+{s(r.ended_after_job_s)} s  {r.calls_per_minute:>8.1f} calls/min  ({calls})  wall {r.wall_s:.1f} s"
-        + (f"\n      {r.note}" if r.note else "") + (f"\n      {r.detail}" if r.detail else ""),
+        + (f"\n      {r.note}" if r.note else "")
+        + (f"\n      {r.detail}" if r.detail else ""),
         flush=True,
     )
 
@@ -463,8 +495,11 @@ def _print_before_after(results: list[Result]) -> None:
     for n in sorted({r.instances for r in results}):
         before, after = by.get(("cloudtrain polling (before)", n)), by.get(("cloudtrain", n))
         if before and after:
-            print(f"{n:>3} inst  CloudWatch Logs calls/min while running: {before.logs_calls_per_minute_running} "
-                  f"(polling) → {after.logs_calls_per_minute_running} (Live Tail)", flush=True)
+            print(
+                f"{n:>3} inst  CloudWatch Logs calls/min while running: {before.logs_calls_per_minute_running} "
+                f"(polling) → {after.logs_calls_per_minute_running} (Live Tail)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

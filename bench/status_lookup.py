@@ -23,12 +23,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-STATUS = {"job_id": "target", "name": "", "state": "SUCCEEDED", "native_state": "succeeded", "message": None,
-          "created": "2025-01-01T00:00:00+00:00", "ended": None, "details": {"replicas": ["worker-0"]}}  # fmt: skip
+STATUS = {
+    "job_id": "target",
+    "name": "",
+    "state": "SUCCEEDED",
+    "native_state": "succeeded",
+    "message": None,
+    "created": "2025-01-01T00:00:00+00:00",
+    "ended": None,
+    "details": {"replicas": ["worker-0"]},
+}
 
 
 def write_history(path: Path, records: int, target_name: str) -> None:
@@ -36,12 +44,38 @@ def write_history(path: Path, records: int, target_name: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for n in range(records - 1):
             job = n if n % 10 else max(n - 5, 0)
-            f.write(json.dumps({"job_id": f"job-{job}", "name": f"projects/p/locations/us-central1/customJobs/{job}",
-                                "backend": "vertex", "region": "us-central1", "project": "p", "config": "gpu4.yaml",
-                                "kind": "job", "created": "2025-01-01T00:00:00+00:00",
-                                "state": "SUCCEEDED" if n % 10 == 0 else None}) + "\n")  # fmt: skip
-        f.write(json.dumps({"job_id": "target", "name": target_name, "backend": "local", "region": "local",
-                            "project": None, "config": None, "kind": "job", "created": None, "state": None}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "job_id": f"job-{job}",
+                        "name": f"projects/p/locations/us-central1/customJobs/{job}",
+                        "backend": "vertex",
+                        "region": "us-central1",
+                        "project": "p",
+                        "config": "gpu4.yaml",
+                        "kind": "job",
+                        "created": "2025-01-01T00:00:00+00:00",
+                        "state": "SUCCEEDED" if n % 10 == 0 else None,
+                    }
+                )
+                + "\n"
+            )
+        f.write(
+            json.dumps(
+                {
+                    "job_id": "target",
+                    "name": target_name,
+                    "backend": "local",
+                    "region": "local",
+                    "project": None,
+                    "config": None,
+                    "kind": "job",
+                    "created": None,
+                    "state": None,
+                }
+            )
+            + "\n"
+        )
 
 
 def timed(fn: Callable[[], object], repeats: int) -> dict[str, float]:
@@ -90,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
 def _report(args: argparse.Namespace, size: int, rows: dict[str, dict[str, float]]) -> int:
     print(f"history: {args.records:,} records, {size / 1e6:.1f} MB")
     for name, row in rows.items():
-        print(f"{name:<45} median {row['median_s'] * 1000:8.1f} ms  (min {row['min_s'] * 1000:.1f}, "
-              f"max {row['max_s'] * 1000:.1f}, n={row['runs']})")  # fmt: skip
+        print(
+            f"{name:<45} median {row['median_s'] * 1000:8.1f} ms  (min {row['min_s'] * 1000:.1f}, "
+            f"max {row['max_s'] * 1000:.1f}, n={row['runs']})"
+        )
     if args.json:
         args.json.write_text(json.dumps({"records": args.records, "bytes": size, "rows": rows}, indent=2))
     return 0

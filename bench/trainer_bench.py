@@ -55,6 +55,7 @@ sys.path.insert(0, str(REPO))
 
 # --- the baseline: Keras fit under the trainer's conditions, run in a child process ---
 
+
 def fit_baseline(cfg: dict) -> None:
     """Print one JSON line: per-epoch seconds of ``model.fit`` (training only, no validation).
 
@@ -73,8 +74,13 @@ def fit_baseline(cfg: dict) -> None:
     else:
         loaded = data_lib.synthetic((28, 28, 1), 10, cfg["examples"], seed=0)
     model = build_cnn(loaded.input_shape, loaded.num_classes)
-    model.compile(optimizer=keras.optimizers.Adam(cfg["lr"]), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"], steps_per_execution=cfg["steps_per_execution"], jit_compile=cfg["jit"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(cfg["lr"]),
+        loss="sparse_categorical_crossentropy",
+        metrics=["accuracy"],
+        steps_per_execution=cfg["steps_per_execution"],
+        jit_compile=cfg["jit"],
+    )
 
     class Timer(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
@@ -87,8 +93,13 @@ def fit_baseline(cfg: dict) -> None:
     batch = cfg["batch"]
     if cfg["input"] == "pipeline":
         steps = loaded.train_examples // batch
-        model.fit(data_lib.train_pipeline(loaded, batch, 0), epochs=cfg["epochs"], steps_per_epoch=steps,
-                  verbose=0, callbacks=[Timer()])
+        model.fit(
+            data_lib.train_pipeline(loaded, batch, 0),
+            epochs=cfg["epochs"],
+            steps_per_epoch=steps,
+            verbose=0,
+            callbacks=[Timer()],
+        )
         examples = steps * batch
     else:
         x, y = (t.numpy() for t in next(iter(loaded.train.batch(1_000_000))))
@@ -99,9 +110,13 @@ def fit_baseline(cfg: dict) -> None:
 
 # --- running cases --------------------------------------------------------------------
 
+
 def _env(extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC", "GCE_METADATA_IP"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AIP_", "SM_", "TF_CONFIG", "CLUSTER_SPEC", "GCE_METADATA_IP"))
+    }
     env.update(PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2", **(extra or {}))
     return env
 
@@ -119,8 +134,9 @@ def _events(stdout: str) -> list[dict]:
 
 def trainer_epochs(args: list[str], workdir: Path, env: dict | None = None) -> float:
     """Median examples/s of the trainer's epochs after the first."""
-    out = _run([sys.executable, "-m", "trainer.task", "--no-resume", "--job-dir", str(workdir / "job"), *args],
-               workdir, env)
+    out = _run(
+        [sys.executable, "-m", "trainer.task", "--no-resume", "--job-dir", str(workdir / "job"), *args], workdir, env
+    )
     epochs = [e for e in _events(out) if e["event"] == "epoch"][1:]
     return statistics.median(e["examples_per_sec"] for e in epochs)
 
@@ -162,27 +178,48 @@ def fit_ratios(label: str, runs: dict[str, list[float]], n: int) -> dict[str, di
 
     pipe_n, pipe_1 = f"fit, trainer's pipeline, {n} steps/call", "fit, trainer's pipeline, 1 step/call"
     return {
-        f"{label}: trainer / fit, same pipeline, {n} steps/call, no XLA":
-            ratio(runs[f"trainer, {n} steps/call"], runs[pipe_n + ", no XLA"]),
-        f"{label}: trainer / fit, same pipeline, 1 step/call, no XLA":
-            ratio(runs["trainer, 1 step/call"], runs[pipe_1 + ", no XLA"]),
-        f"{label}: worth of the pipeline: fit on trainer's tf.data / on NumPy arrays (1 step/call, no XLA)":
-            ratio(runs[pipe_1 + ", no XLA"], runs["fit, NumPy arrays, 1 step/call, no XLA"]),
-        f"{label}: worth of {n} steps/call: trainer {n} / 1":
-            ratio(runs[f"trainer, {n} steps/call"], runs["trainer, 1 step/call"]),
-        f"{label}: worth of {n} steps/call: fit {n} / 1 (pipeline, no XLA)":
-            ratio(runs[pipe_n + ", no XLA"], runs[pipe_1 + ", no XLA"]),
-        f"{label}: worth of XLA: fit with / without (pipeline, {n} steps/call)":
-            ratio(runs[pipe_n + ", XLA"], runs[pipe_n + ", no XLA"]),
+        f"{label}: trainer / fit, same pipeline, {n} steps/call, no XLA": ratio(
+            runs[f"trainer, {n} steps/call"], runs[pipe_n + ", no XLA"]
+        ),
+        f"{label}: trainer / fit, same pipeline, 1 step/call, no XLA": ratio(
+            runs["trainer, 1 step/call"], runs[pipe_1 + ", no XLA"]
+        ),
+        f"{label}: worth of the pipeline: fit on trainer's tf.data / on NumPy arrays (1 step/call, no XLA)": ratio(
+            runs[pipe_1 + ", no XLA"], runs["fit, NumPy arrays, 1 step/call, no XLA"]
+        ),
+        f"{label}: worth of {n} steps/call: trainer {n} / 1": ratio(
+            runs[f"trainer, {n} steps/call"], runs["trainer, 1 step/call"]
+        ),
+        f"{label}: worth of {n} steps/call: fit {n} / 1 (pipeline, no XLA)": ratio(
+            runs[pipe_n + ", no XLA"], runs[pipe_1 + ", no XLA"]
+        ),
+        f"{label}: worth of XLA: fit with / without (pipeline, {n} steps/call)": ratio(
+            runs[pipe_n + ", XLA"], runs[pipe_n + ", no XLA"]
+        ),
     }
 
 
-def fit_comparison(data: str, batch: int, lr: float, epochs: int, synth_n: int, repeats: int, work: Path,
-                   row) -> dict[str, dict]:
+def fit_comparison(
+    data: str, batch: int, lr: float, epochs: int, synth_n: int, repeats: int, work: Path, row
+) -> dict[str, dict]:
     """Run every case of ``fit_cases`` ``repeats`` times, interleaved, and return the ratios."""
     n = STEPS_PER_CALL
-    common = ["--data", data, "--epochs", str(epochs), "--batch-size", str(batch), "--lr", str(lr),
-              "--lr-schedule", "constant", "--synthetic-examples", str(synth_n), "--val-split", "0.2"]
+    common = [
+        "--data",
+        data,
+        "--epochs",
+        str(epochs),
+        "--batch-size",
+        str(batch),
+        "--lr",
+        str(lr),
+        "--lr-schedule",
+        "constant",
+        "--synthetic-examples",
+        str(synth_n),
+        "--val-split",
+        "0.2",
+    ]
     fit_cfg = {"data": data, "epochs": epochs, "batch": batch, "lr": lr, "examples": synth_n}
     cases = fit_cases(n)
     runs: dict[str, list[float]] = {k: [] for k in cases}
@@ -201,6 +238,7 @@ def fit_comparison(data: str, batch: int, lr: float, epochs: int, synth_n: int, 
 
 # --- 4. what acting on a preemption notice within about a second costs -------------------
 
+
 class _Metadata(http.server.BaseHTTPRequestHandler):
     """A GCE metadata server that answers only ``instance/preempted`` (FALSE): the trainer's
     watcher polls it every second, as on Vertex AI; ``instance/hostname`` is 404, so TensorFlow
@@ -208,7 +246,7 @@ class _Metadata(http.server.BaseHTTPRequestHandler):
 
     polls = 0  # instance/preempted reads answered: the watcher really ran
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         found = self.path == "/computeMetadata/v1/instance/preempted"
         type(self).polls += found
         self.send_response(200 if found else 404)
@@ -238,8 +276,20 @@ def calls_and_handler(quick: bool, repeats: int, work: Path, row) -> dict[str, d
     from bench._stats import ratio
 
     n = 2048 if quick else 12288
-    common = ["--data", "synthetic", "--input-shape", "8,8,1", "--synthetic-examples", str(n),
-              "--epochs", "2" if quick else "3", "--batch-size", "32", "--val-split", "0.2"]
+    common = [
+        "--data",
+        "synthetic",
+        "--input-shape",
+        "8,8,1",
+        "--synthetic-examples",
+        str(n),
+        "--epochs",
+        "2" if quick else "3",
+        "--batch-size",
+        "32",
+        "--val-split",
+        "0.2",
+    ]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     metadata = {"GCE_METADATA_IP": f"127.0.0.1:{server.server_address[1]}"}
@@ -259,7 +309,8 @@ def calls_and_handler(quick: bool, repeats: int, work: Path, row) -> dict[str, d
         "bounded calls ~1 s / one call per epoch (handler on)": ratio(default, runs["one call per epoch, handler on"]),
         "notice handler on / off (bounded calls ~1 s)": ratio(default, runs["bounded calls ~1 s, handler off"]),
         "notice handler + metadata watcher / handler off": ratio(
-            runs["bounded calls ~1 s, handler on + metadata watcher"], runs["bounded calls ~1 s, handler off"]),
+            runs["bounded calls ~1 s, handler on + metadata watcher"], runs["bounded calls ~1 s, handler off"]
+        ),
     }
 
 
@@ -267,11 +318,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes, one repeat (CI smoke)")
     p.add_argument("--repeats", type=int, help="runs per case (default 3, the fewest that get a verdict; quick 1)")
-    p.add_argument("--long", action="store_true", help="also trainer vs fit on synthetic 28x28 data and ResNet-50 "
-                   "float32 vs mixed_bfloat16 (on a 2-core CPU that is several times the default's ~15 minutes)")
+    p.add_argument(
+        "--long",
+        action="store_true",
+        help="also trainer vs fit on synthetic 28x28 data and ResNet-50 "
+        "float32 vs mixed_bfloat16 (on a 2-core CPU that is several times the default's ~15 minutes)",
+    )
     p.add_argument("--json", help="also write the results here")
-    p.add_argument("--calls-only", action="store_true",
-                   help="only section 4 (bounded calls; the notice handler on vs off)")
+    p.add_argument(
+        "--calls-only", action="store_true", help="only section 4 (bounded calls; the notice handler on vs off)"
+    )
     p.add_argument("--_fit", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a._fit:
@@ -293,8 +349,11 @@ def main(argv=None) -> int:
         rows.append({"case": name, "value": value, "unit": unit, **extra})
         print(f"  {name:<58} {value:>10.1f} {unit}", flush=True)
 
-    print(f"trainer benchmark on {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-          f"(repeats={repeats}, epochs={epochs})", flush=True)
+    print(
+        f"trainer benchmark on {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
+        f"(repeats={repeats}, epochs={epochs})",
+        flush=True,
+    )
 
     if not a.calls_only:
         # 1. trainer vs model.fit under matched conditions, and what each of the trainer's choices is worth
@@ -336,11 +395,22 @@ def main(argv=None) -> int:
     if a.json:
         from importlib.metadata import version
 
-        Path(a.json).write_text(json.dumps({
-            "machine": {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
-            "tensorflow": version("tensorflow"), "quick": a.quick, "long": a.long, "repeats": repeats, "epochs": epochs,
-            "rows": rows, "ratios": comparisons,
-        }, indent=2) + "\n")
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "machine": {"cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count()},
+                    "tensorflow": version("tensorflow"),
+                    "quick": a.quick,
+                    "long": a.long,
+                    "repeats": repeats,
+                    "epochs": epochs,
+                    "rows": rows,
+                    "ratios": comparisons,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 0
 
 

@@ -53,30 +53,48 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import _stats  # noqa: E402
-from bench._vertex_baselines import PreviousFollower, follow_gcloud  # noqa: E402
-from cloudtrain.backends.base import JobState, JobStatus  # noqa: E402
-from cloudtrain.backends.vertex import settings  # noqa: E402
-from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader  # noqa: E402
-from cloudtrain.backends.vertex.logs import LogTailer  # noqa: E402
-from tests.fakes import AcceleratedClock, VirtualClock  # noqa: E402
-from tests.fakes.cloud_logging import FakeLogging  # noqa: E402
+from bench import _stats
+from bench._vertex_baselines import PreviousFollower, follow_gcloud
+from cloudtrain.backends.base import JobState, JobStatus
+from cloudtrain.backends.vertex import settings
+from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
+from cloudtrain.backends.vertex.logs import LogTailer
+from tests.fakes import AcceleratedClock, VirtualClock
+from tests.fakes.cloud_logging import FakeLogging
 
 JOB = "1000"
 T0 = 1_700_000_000.0
 PENDING, TEARDOWN = 30.0, 15.0
 FLUSH, DELAY = 5.0, 2.0
 SUPPRESSED = 50
-FOLLOWERS = ("cloudtrain", "cloudtrain, polling alone", "previous follower", "gcloud ml-engine", "gcloud ai custom-jobs")
+FOLLOWERS = (
+    "cloudtrain",
+    "cloudtrain, polling alone",
+    "previous follower",
+    "gcloud ml-engine",
+    "gcloud ai custom-jobs",
+)
 BASELINES = FOLLOWERS[1:]
-FIGURES = ("lost", "after_stop", "duplicates", "out_of_order", "marked_late", "delay_p50_s", "delay_p95_s",
-           "delay_max_s", "list_per_minute", "peak_list_in_60s", "stopped_after_end_s", "last_arrival_after_end_s")
+FIGURES = (
+    "lost",
+    "after_stop",
+    "duplicates",
+    "out_of_order",
+    "marked_late",
+    "delay_p50_s",
+    "delay_p95_s",
+    "delay_max_s",
+    "list_per_minute",
+    "peak_list_in_60s",
+    "stopped_after_end_s",
+    "last_arrival_after_end_s",
+)
 VERDICT_FIGURES = ("lost", "duplicates", "delay_p50_s", "delay_p95_s", "list_per_minute")
 
 
@@ -153,12 +171,20 @@ def _follow(follower: str, reader, clock, job: Job, fake: FakeLogging, arrivals:
     """(replica, message, late, clock time) for each line the follower yields."""
     kw = dict(start=_start(), clock=clock.time, sleep=clock.sleep)
     if follower.startswith("cloudtrain"):
+
         def suppress() -> None:
             fake.suppress_next = SUPPRESSED
 
         tail = follower == "cloudtrain"
-        tailer = LogTailer(reader, JOB, job_status=job_status(clock, job, suppress), notify=lambda m: None,
-                           open_tail=reader.tail if tail else None, wait=clock.wait if tail else None, **kw)
+        tailer = LogTailer(
+            reader,
+            JOB,
+            job_status=job_status(clock, job, suppress),
+            notify=lambda m: None,
+            open_tail=reader.tail if tail else None,
+            wait=clock.wait if tail else None,
+            **kw,
+        )
         for line in tailer.follow():
             yield line.replica, line.message, line.late, clock.time()
     elif follower == "previous follower":
@@ -166,8 +192,9 @@ def _follow(follower: str, reader, clock, job: Job, fake: FakeLogging, arrivals:
     else:
         ai = follower == "gcloud ai custom-jobs"
         give_up = max(arrivals.values()) + 3 * 60 if ai else None
-        yield from follow_gcloud(reader, JOB, job_status=job_status(clock, job), recheck_job=not ai,
-                                 give_up_at=give_up, **kw)
+        yield from follow_gcloud(
+            reader, JOB, job_status=job_status(clock, job), recheck_job=not ai, give_up_at=give_up, **kw
+        )
 
 
 def run(job: Job, follower: str, speed: float = 20.0) -> dict:
@@ -187,16 +214,18 @@ def run(job: Job, follower: str, speed: float = 20.0) -> dict:
         if follower.startswith("cloudtrain"):  # what `cloudtrain logs JOB` shows once every line arrived
             wait = max(arrivals.values()) + 1 - clock.time()
             clock.advance(wait) if tail else clock.sleep(max(wait, 0.0))
-            everything = LogTailer(reader, JOB, start=_start(), job_status=job_status(clock, job),
-                                   clock=clock.time, sleep=clock.sleep).read_all()
+            everything = LogTailer(
+                reader, JOB, start=_start(), job_status=job_status(clock, job), clock=clock.time, sleep=clock.sleep
+            ).read_all()
             figures["logs_after_shows"] = len({line.message for line in everything})
         return {"follower": follower, "replicas": job.replicas, "seed": job.seed, **figures}
     finally:
         fake.stop()
 
 
-def measure(shown: list, arrivals: dict[str, float], reads: list[float], last_look: float, stopped: float,
-            job: Job) -> dict:
+def measure(
+    shown: list, arrivals: dict[str, float], reads: list[float], last_look: float, stopped: float, job: Job
+) -> dict:
     messages = [m for _, m, _, _ in shown]
     once = set(messages)
     missing = set(arrivals) - once
@@ -251,22 +280,39 @@ def main(argv: list[str] | None = None) -> int:
             for follower in followers:
                 r = run(Job(n, minutes, seed), follower, speed)
                 runs.append(r)
-                print(f"{n:>3} replicas seed {seed}  {follower:<26} lines {r['lines']:>6} lost {r['lost']:>5} "
-                      f"after stop {r['after_stop']:>4} dup {r['duplicates']:>3}  delay p50 {r['delay_p50_s']} "
-                      f"p95 {r['delay_p95_s']} max {r['delay_max_s']} s  {r['list_per_minute']:5.1f} list/min "
-                      f"(peak {r['peak_list_in_60s']})  stopped {r['stopped_after_end_s']:+.0f} s after the end"
-                      + (f"  logs afterwards: {r['logs_after_shows']}" if "logs_after_shows" in r else ""), flush=True)
-    summary = _stats.summarize(runs, ("replicas", "follower"), FIGURES + ("lines", "logs_after_shows"),
-                               VERDICT_FIGURES)
-    print(f"({minutes:g}-minute jobs, {args.repeats} seeds, tail at {speed:g}× real time; "
-          f"{time.perf_counter() - wall:.0f} s wall)")
+                print(
+                    f"{n:>3} replicas seed {seed}  {follower:<26} lines {r['lines']:>6} lost {r['lost']:>5} "
+                    f"after stop {r['after_stop']:>4} dup {r['duplicates']:>3}  delay p50 {r['delay_p50_s']} "
+                    f"p95 {r['delay_p95_s']} max {r['delay_max_s']} s  {r['list_per_minute']:5.1f} list/min "
+                    f"(peak {r['peak_list_in_60s']})  stopped {r['stopped_after_end_s']:+.0f} s after the end"
+                    + (f"  logs afterwards: {r['logs_after_shows']}" if "logs_after_shows" in r else ""),
+                    flush=True,
+                )
+    summary = _stats.summarize(runs, ("replicas", "follower"), FIGURES + ("lines", "logs_after_shows"), VERDICT_FIGURES)
+    print(
+        f"({minutes:g}-minute jobs, {args.repeats} seeds, tail at {speed:g}× real time; "
+        f"{time.perf_counter() - wall:.0f} s wall)"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"minutes": minutes, "repeats": args.repeats, "speed": speed,
-                                         "lines_per_second": 1.0, "suppressed": SUPPRESSED, "runs": runs,
-                                         "summary": summary}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "minutes": minutes,
+                    "repeats": args.repeats,
+                    "speed": speed,
+                    "lines_per_second": 1.0,
+                    "suppressed": SUPPRESSED,
+                    "runs": runs,
+                    "summary": summary,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     ours = [r for r in runs if r["follower"].startswith("cloudtrain")]
-    complete = all(r["lost"] == 0 and r["duplicates"] == 0 and r.get("logs_after_shows", r["lines"]) == r["lines"]
-                   for r in ours)
+    complete = all(
+        r["lost"] == 0 and r["duplicates"] == 0 and r.get("logs_after_shows", r["lines"]) == r["lines"] for r in ours
+    )
     return 0 if complete else 1
 
 

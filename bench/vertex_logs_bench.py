@@ -42,14 +42,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cloudtrain.backends.base import JobState, JobStatus  # noqa: E402
-from cloudtrain.backends.vertex import settings  # noqa: E402
-from bench import _stats  # noqa: E402
-from bench._vertex_baselines import follow_gcloud as gcloud_ml_engine  # noqa: E402
-from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader  # noqa: E402
-from cloudtrain.backends.vertex.logs import LogTailer  # noqa: E402
-from tests.fakes import VirtualClock  # noqa: E402
-from tests.fakes.cloud_logging import FakeLogging  # noqa: E402
+from bench import _stats
+from bench._vertex_baselines import follow_gcloud as gcloud_ml_engine
+from cloudtrain.backends.base import JobState, JobStatus
+from cloudtrain.backends.vertex import settings
+from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
+from cloudtrain.backends.vertex.logs import LogTailer
+from tests.fakes import VirtualClock
+from tests.fakes.cloud_logging import FakeLogging
 
 JOB = "1000"
 T0 = 1_700_000_000.0
@@ -120,8 +120,12 @@ def job_status(clock: VirtualClock, sc: Scenario):
 
 def follow_cloudtrain(reader, clock, sc):
     tailer = LogTailer(
-        reader, JOB, start=dt.datetime.fromtimestamp(T0, dt.timezone.utc), job_status=job_status(clock, sc),
-        clock=clock.time, sleep=clock.sleep,
+        reader,
+        JOB,
+        start=dt.datetime.fromtimestamp(T0, dt.timezone.utc),
+        job_status=job_status(clock, sc),
+        clock=clock.time,
+        sleep=clock.sleep,
     )
     for line in tailer.follow():
         yield line.replica, line.message, clock.time()
@@ -129,8 +133,9 @@ def follow_cloudtrain(reader, clock, sc):
 
 def follow_gcloud(reader, clock, sc):
     start = dt.datetime.fromtimestamp(T0, dt.timezone.utc)
-    for replica, message, _, at in gcloud_ml_engine(reader, JOB, start=start, job_status=job_status(clock, sc),
-                                                    clock=clock.time, sleep=clock.sleep):
+    for replica, message, _, at in gcloud_ml_engine(
+        reader, JOB, start=start, job_status=job_status(clock, sc), clock=clock.time, sleep=clock.sleep
+    ):
         yield replica, message, at
 
 
@@ -175,8 +180,17 @@ def run(sc: Scenario, follower: str, seed: int = 7) -> Result:
 
 
 FOLLOWERS = ("cloudtrain, polling alone", "gcloud ml-engine")
-FIGURES = ("lines", "lost", "duplicates", "out_of_order", "delay_median_s", "delay_p95_s", "delay_max_s",
-           "requests_per_minute", "peak_requests_in_60s")
+FIGURES = (
+    "lines",
+    "lost",
+    "duplicates",
+    "out_of_order",
+    "delay_median_s",
+    "delay_p95_s",
+    "delay_max_s",
+    "requests_per_minute",
+    "peak_requests_in_60s",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,8 +212,20 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(run(sc, follower, seed))
     wall = time.perf_counter() - wall
 
-    cols = ["scenario", "follower", "seed", "lines", "lost", "duplicates", "out_of_order", "delay_median_s",
-            "delay_p95_s", "delay_max_s", "requests_per_minute", "peak_requests_in_60s"]
+    cols = [
+        "scenario",
+        "follower",
+        "seed",
+        "lines",
+        "lost",
+        "duplicates",
+        "out_of_order",
+        "delay_median_s",
+        "delay_p95_s",
+        "delay_max_s",
+        "requests_per_minute",
+        "peak_requests_in_60s",
+    ]
     rows = [[str(getattr(r, c)) for c in cols] for r in results]
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
@@ -209,8 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     runs = [asdict(r) for r in results]
     summary = _stats.summarize(runs, ("scenario", "follower"), FIGURES, FIGURES[1:], ours=FOLLOWERS[0])
     if args.json:
-        args.json.write_text(json.dumps({"minutes": minutes, "repeats": args.repeats, "results": runs,
-                                         "summary": summary}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps({"minutes": minutes, "repeats": args.repeats, "results": runs, "summary": summary}, indent=2)
+            + "\n"
+        )
     ours = [r for r in results if r.follower.startswith("cloudtrain")]
     return 0 if all(r.lost == 0 and r.duplicates == 0 and r.peak_requests_in_60s <= 55 for r in ours) else 1
 

@@ -21,11 +21,34 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ load
     from typing import Any
 
     from cloudtrain.api import (
-        Config, Job, Plan, Sweep, attach, jobs, load_config, plan, report, submit, submit_sweep, sweep_results,
-    )  # fmt: skip
+        Config,
+        Job,
+        Plan,
+        Sweep,
+        attach,
+        jobs,
+        load_config,
+        plan,
+        report,
+        submit,
+        submit_sweep,
+        sweep_results,
+    )
 
-_API = ("Config", "Job", "Plan", "Sweep", "attach", "jobs", "load_config", "plan", "report", "submit",
-        "submit_sweep", "sweep_results")  # fmt: skip
+_API = (
+    "Config",
+    "Job",
+    "Plan",
+    "Sweep",
+    "attach",
+    "jobs",
+    "load_config",
+    "plan",
+    "report",
+    "submit",
+    "submit_sweep",
+    "sweep_results",
+)
 __all__ = ["__version__", *_API]
 
 

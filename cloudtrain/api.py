@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from cloudtrain import history
 from cloudtrain.app import sweep as app_sweep
@@ -47,8 +48,20 @@ from cloudtrain.sweeps.results import SweepResults
 # outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
 logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
 
-__all__ = ["Config", "Job", "Plan", "Sweep", "attach", "jobs", "load_config", "plan", "report", "submit",
-           "submit_sweep", "sweep_results"]  # fmt: skip
+__all__ = [
+    "Config",
+    "Job",
+    "Plan",
+    "Sweep",
+    "attach",
+    "jobs",
+    "load_config",
+    "plan",
+    "report",
+    "submit",
+    "submit_sweep",
+    "sweep_results",
+]
 
 
 @dataclass(frozen=True)
@@ -64,14 +77,20 @@ class Config:
 
     def _resolved(self, local: bool) -> tuple[LoadedConfig, JobSpec]:
         """This config as the job it runs as: a ``local`` run of the same target is loaded anew (as ``--local``)."""
-        loaded, spec = load_spec(self.path, self.overrides, local=True, strict=self.strict) if local else (
-            self.loaded, self.spec)  # fmt: skip
+        loaded, spec = (
+            load_spec(self.path, self.overrides, local=True, strict=self.strict) if local else (self.loaded, self.spec)
+        )
         return loaded, with_include(spec, self.include)
 
 
 @requiring
-def load_config(path: str | Path, overrides: Mapping[str, Any] | Sequence[str] = (), *, strict: bool = False,
-                include: Sequence[str] = ()) -> Config:  # fmt: skip
+def load_config(
+    path: str | Path,
+    overrides: Mapping[str, Any] | Sequence[str] = (),
+    *,
+    strict: bool = False,
+    include: Sequence[str] = (),
+) -> Config:
     """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
     ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``.
     Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2)."""
@@ -86,16 +105,19 @@ def plan(config: Config, *, local: bool = False, show_secrets: bool = False, not
     """What ``submit`` would send, uploading and creating nothing: ``--dry-run``. ``plan.to_dict()`` is
     ``--dry-run -o json``; ``plan.request``, ``plan.fallbacks``, ``plan.cost_per_hour`` are its parts."""
     loaded, spec = config._resolved(local)
-    return make_plan(prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify),
-                     show_secrets=show_secrets)  # fmt: skip
+    return make_plan(
+        prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify),
+        show_secrets=show_secrets,
+    )
 
 
 class Job:
     """A job created by :func:`submit` or found by :func:`attach`: the backend's own handle, and what
     the CLI does with it (the followers, the summary kept in history), without printing."""
 
-    def __init__(self, handle: JobHandle, *, spec: JobSpec | None = None, landed_on: int = 0,
-                 notices: Sequence[Notice] = ()) -> None:  # fmt: skip
+    def __init__(
+        self, handle: JobHandle, *, spec: JobSpec | None = None, landed_on: int = 0, notices: Sequence[Notice] = ()
+    ) -> None:
         self.handle = handle
         self.spec = spec  # None for an attached job
         self.landed_on = landed_on  # 0: the main request; n: fallback entry n
@@ -144,11 +166,15 @@ class Job:
         if self._progress is None:
             first, spec = self.handle.status(), self.spec
             if spec is not None:
-                self._progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
-                                          started=spec.created.timestamp(), epochs=epochs_in_args(spec.module_args()))  # fmt: skip
+                self._progress = Progress(
+                    cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+                    started=spec.created.timestamp(),
+                    epochs=epochs_in_args(spec.module_args()),
+                )
             else:
-                self._progress = Progress(cost_per_hour=None,
-                                          started=first.created.timestamp() if first.created else time.time())  # fmt: skip
+                self._progress = Progress(
+                    cost_per_hour=None, started=first.created.timestamp() if first.created else time.time()
+                )
             self._progress.set_phase(phase_of(first))
         return self._progress
 
@@ -157,8 +183,14 @@ class Job:
 
 
 @requiring
-def submit(config: Config, *, local: bool = False, resume: str | None = None, show_secrets: bool = False,
-           notify: Notify = ignore) -> Job:  # fmt: skip
+def submit(
+    config: Config,
+    *,
+    local: bool = False,
+    resume: str | None = None,
+    show_secrets: bool = False,
+    notify: Notify = ignore,
+) -> Job:
     """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
     record it in history, and return at once: nothing is followed. ``local``: run it on this machine
     under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``)."""
@@ -181,8 +213,14 @@ def _kept(prepared: Prepared, notify: Notify) -> Notify:
 
 
 @requiring
-def attach(job_id: str, *, backend: str | None = None, region: str | None = None, project: str | None = None,
-           config: str | Path | None = None) -> Job:  # fmt: skip
+def attach(
+    job_id: str,
+    *,
+    backend: str | None = None,
+    region: str | None = None,
+    project: str | None = None,
+    config: str | Path | None = None,
+) -> Job:
     """A job by any id the CLI accepts: an id in this machine's history, a Vertex AI resource name,
     a SageMaker ARN, a local run's folder; ``backend``/``region``/``project``/``config`` as the flags."""
     impl, native_id, where, in_project = _where(job_id, backend, region, project, str(config) if config else None)

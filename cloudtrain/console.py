@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any, Iterable, Mapping, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
@@ -24,7 +25,9 @@ _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yell
 
 
 #: Terminal control sequences a program writes for colour and cursor moves (ECMA-48 CSI, OSC), and backspaces.
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\b\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\b\x00-\x08\x0b-\x1f\x7f]"
+)
 
 
 #: rich's markup tags ([bold], [/yellow], [/]); ``\\[`` is a literal bracket.
@@ -79,11 +82,13 @@ def _render_plain(renderable: Any) -> str:
 
 def strip_markup(text: str) -> str:
     """``[bold]Job[/bold] 7`` → ``Job 7``; an escaped ``\\[x]`` stays ``[x]``."""
+
     def tag(m: re.Match) -> str:
         slashes = m.group(1)
         if len(slashes) % 2:  # escaped: the bracket is text
-            return slashes[:-1] + m.group(0)[len(slashes):]
+            return slashes[:-1] + m.group(0)[len(slashes) :]
         return slashes
+
     return _MARKUP.sub(tag, text)
 
 
@@ -122,9 +127,11 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
             parts.append(f"{measured(event['epoch_time_s'])} s")
         return "  ".join(parts)
     if kind == "benchmark":
-        return (f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
-                f"{event.get('precision')}, global batch {event.get('global_batch')}: "
-                f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, {measured(event.get('step_time_ms') or 0.0)} ms/step")
+        return (
+            f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
+            f"{event.get('precision')}, global batch {event.get('global_batch')}: "
+            f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, {measured(event.get('step_time_ms') or 0.0)} ms/step"
+        )
     if kind == "worker_done":
         return f"done ({event.get('task')})"
     if kind == "done":
@@ -140,8 +147,12 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
 def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
     """A metric event that says again what the replica's last epoch line showed (the trainer reports
     the sweep's metric right after the epoch)."""
-    return (event is not None and last_epoch is not None and event.get("event") == "metric"
-            and last_epoch.get(str(event.get("name"))) == event.get("value"))  # fmt: skip
+    return (
+        event is not None
+        and last_epoch is not None
+        and event.get("event") == "metric"
+        and last_epoch.get(str(event.get("name"))) == event.get("value")
+    )
 
 
 class ReplicaPrinter:
@@ -172,7 +183,9 @@ class ReplicaPrinter:
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
         self._width = max(self._width, len(line.replica))
         prefix = f"{line.replica:<{self._width}} | "
-        late = f"(late, {line.timestamp:%H:%M:%S} UTC) " if line.late else ""  # arrived after newer lines of its replica
+        late = (
+            f"(late, {line.timestamp:%H:%M:%S} UTC) " if line.late else ""
+        )  # arrived after newer lines of its replica
         if not self.console.is_terminal:
             self.console.file.write(f"{prefix}{late}{plain(message)}\n")
             return
@@ -189,8 +202,12 @@ class ReplicaPrinter:
 
 def line_dict(line: LogLine) -> dict[str, Any]:
     """A log line as ``-o json`` prints it."""
-    out = {"timestamp": line.timestamp.isoformat(), "replica": line.replica, "severity": line.severity,
-           "message": line.message}  # fmt: skip
+    out = {
+        "timestamp": line.timestamp.isoformat(),
+        "replica": line.replica,
+        "severity": line.severity,
+        "message": line.message,
+    }
     if line.late:
         out["late"] = True
     if line.receive_timestamp is not None:
@@ -214,8 +231,9 @@ def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
     console.print(table)
 
 
-def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None,
-                id_columns: Iterable[str] = ()) -> None:
+def print_table(
+    console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None, id_columns: Iterable[str] = ()
+) -> None:
     """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
 
     The cells of ``id_columns`` (job ids, names, run folders: what people copy) are never wrapped
@@ -232,8 +250,7 @@ def print_table(console, columns: list[str], rows: Iterable[Iterable[Any]], titl
     natural = [max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)]
     id_width = sum(w for column, w in zip(columns, natural) if column in ids)
     frame = 3 * len(columns) + 1  # a border and one space of padding either side of every cell
-    cap = _fair_cap([w for column, w in zip(columns, natural) if column not in ids],
-                    console.width - frame - id_width)  # fmt: skip
+    cap = _fair_cap([w for column, w in zip(columns, natural) if column not in ids], console.width - frame - id_width)
     table = Table(title=title, title_justify="left")
     for column, width in zip(columns, natural):
         if column in ids:
@@ -277,14 +294,22 @@ def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
 
 
 #: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.
-_SUMMARY_HIDDEN = {"contract", "replicas", "environment", "environment_cached", "environment_setup_s",
-                   "metrics_file", "labels", "display_name", "exit_codes", "failed_replica",
-                   "spot_interruptions"}  # fmt: skip
+_SUMMARY_HIDDEN = {
+    "contract",
+    "replicas",
+    "environment",
+    "environment_cached",
+    "environment_setup_s",
+    "metrics_file",
+    "labels",
+    "display_name",
+    "exit_codes",
+    "failed_replica",
+    "spot_interruptions",
+}
 
 
 def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
     rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
     return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
-
-

@@ -68,7 +68,7 @@ class ConfigErrors(ConfigError):
     prints each as its own ``error:`` line.
     """
 
-    def __init__(self, errors: "list[ConfigError] | tuple[ConfigError, ...]"):
+    def __init__(self, errors: list[ConfigError] | tuple[ConfigError, ...]):
         first = errors[0]
         super().__init__(first.detail, file=first.file, line=first.line, field=first.field, hint=first.hint)
         self.errors = tuple(errors)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from cloudtrain.errors import MissingExtra
 
@@ -33,8 +34,11 @@ def missing_extra(exc: BaseException) -> MissingExtra | None:
     if found is None:
         return None
     extra, what = found
-    return MissingExtra(f"the {what} libraries are not installed (no module {exc.name!r})",
-                        hint=f"pip install 'cloudtrain[{extra}]'", extra=extra)  # fmt: skip
+    return MissingExtra(
+        f"the {what} libraries are not installed (no module {exc.name!r})",
+        hint=f"pip install 'cloudtrain[{extra}]'",
+        extra=extra,
+    )
 
 
 @contextlib.contextmanager

@@ -66,8 +66,12 @@ def record(entry: JobRecord) -> None:
     try:
         statefiles.append_line(path, json.dumps(asdict(entry)))
     except OSError as exc:
-        log.warning("warning: %s: cannot record job %s (%s); later commands need --backend and --region",
-                    path, entry.job_id, exc.strerror or exc)  # fmt: skip
+        log.warning(
+            "warning: %s: cannot record job %s (%s); later commands need --backend and --region",
+            path,
+            entry.job_id,
+            exc.strerror or exc,
+        )
 
 
 def records() -> list[JobRecord]:
@@ -96,8 +100,9 @@ def find(job_id: str) -> JobRecord | None:
     (``status`` of a recent job at 200,000 records: milliseconds, not seconds). Damage
     elsewhere in the history is not this lookup's to report; ``list`` reads it all."""
     tokens = {json.dumps(job_id).encode(), json.dumps(job_id, ensure_ascii=False).encode("utf-8", "replace")}
-    data = statefiles.last_json_line(history_file(), lambda d: job_id in (d["job_id"], d["name"]),
-                                     contains=tokens, check=_problem)  # fmt: skip
+    data = statefiles.last_json_line(
+        history_file(), lambda d: job_id in (d["job_id"], d["name"]), contains=tokens, check=_problem
+    )
     return None if data is None else JobRecord(**{k: v for k, v in data.items() if k in _FIELDS})
 
 
@@ -108,8 +113,11 @@ def recent(limit: int = 20, *, backend: str | None = None, region: str | None = 
         key = (entry.backend, entry.name)
         earlier = latest.get(key)  # updating keeps the submit order
         latest[key] = entry if earlier is None else JobRecord(**{**asdict(earlier), **_known(entry)})
-    jobs = [e for e in reversed(latest.values()) if (not backend or e.backend == backend)
-            and (not region or e.region == region)]  # fmt: skip
+    jobs = [
+        e
+        for e in reversed(latest.values())
+        if (not backend or e.backend == backend) and (not region or e.region == region)
+    ]
     return jobs[:limit]
 
 
@@ -122,6 +130,7 @@ def note_state(job_id: str, name: str, state: str) -> None:
     entry = find(name) or find(job_id)
     if entry is not None and entry.state != state:
         record(JobRecord(**{**asdict(entry), "state": state}))
+
 
 def run_file(job_id: str) -> Path:
     """Where the end of a followed run is kept: its final status, phases and price (the run report reads it)."""

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from cloudtrain.events import parse as parse_event
 
@@ -72,12 +73,18 @@ class Interruption:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "at": self.at.isoformat() if self.at else None, "source": self.source, "step": self.step,
+            "at": self.at.isoformat() if self.at else None,
+            "source": self.source,
+            "step": self.step,
             "checkpoint_step": self.checkpoint_step,
-            "resumed_at": self.resumed_at.isoformat() if self.resumed_at else None, "resume_step": self.resume_step,
-            "steps_redone": self.steps_redone, "down_s": _round(self.down_s), "redo_s": _round(self.redo_s),
-            "seconds_lost": self.seconds_lost, "exact": self.exact,
-        }  # fmt: skip
+            "resumed_at": self.resumed_at.isoformat() if self.resumed_at else None,
+            "resume_step": self.resume_step,
+            "steps_redone": self.steps_redone,
+            "down_s": _round(self.down_s),
+            "redo_s": _round(self.redo_s),
+            "seconds_lost": self.seconds_lost,
+            "exact": self.exact,
+        }
 
 
 @dataclass
@@ -112,8 +119,9 @@ class Tracker:
         resume = _int(event.get("resume_step")) or 0
         self._steps_per_epoch = _int((event.get("batch") or {}).get("steps_per_epoch")) or self._steps_per_epoch
         if self._starts:
-            stopped = self._pending or Interruption(self._last_at, "restart with no notice in the log", self._step,
-                                                    self._checkpoint, exact=False)  # fmt: skip
+            stopped = self._pending or Interruption(
+                self._last_at, "restart with no notice in the log", self._step, self._checkpoint, exact=False
+            )
             stopped.resumed_at, stopped.resume_step = at, resume
             stopped.seconds_per_step = stopped.seconds_per_step or self._per_step
             if stopped is not self._pending:
@@ -138,19 +146,25 @@ class Tracker:
         saved = _CKPT_STEP.search(str(event.get("checkpoint") or ""))
         notice_at = event.get("notice_at")
         when = dt.datetime.fromtimestamp(notice_at, dt.timezone.utc) if isinstance(notice_at, (int, float)) else at
-        self._pending = Interruption(when, f"notice ({event.get('notice') or 'unknown'})", step,
-                                     int(saved[1]) if saved else self._checkpoint, seconds_per_step=self._per_step)
+        self._pending = Interruption(
+            when,
+            f"notice ({event.get('notice') or 'unknown'})",
+            step,
+            int(saved[1]) if saved else self._checkpoint,
+            seconds_per_step=self._per_step,
+        )
         self.items.append(self._pending)
         self._step = step
 
-    def feed(self, lines: Iterable[Any]) -> "Tracker":
+    def feed(self, lines: Iterable[Any]) -> Tracker:
         for line in lines:
             self(line)
         return self
 
 
-def summarize(tracker: Tracker, cloud: Iterable[Mapping[str, Any]] | None = None, *,
-              state: str | None = None) -> dict[str, Any] | None:  # fmt: skip
+def summarize(
+    tracker: Tracker, cloud: Iterable[Mapping[str, Any]] | None = None, *, state: str | None = None
+) -> dict[str, Any] | None:
     """``{"count", "steps_redone", "seconds_lost", "items", …}``, or None when nothing was interrupted.
 
     ``cloud``: the cloud's own record (SageMaker's ``Interrupted`` transitions), matched in order

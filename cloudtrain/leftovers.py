@@ -14,8 +14,8 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 STALE_SECONDS = 24 * 3600
 _TEMP = re.compile(r"^cloudtrain-[a-z]+-(\d+)-[A-Za-z0-9_]+$")  # cloudtrain-<kind>-<pid>-<random>

@@ -6,7 +6,8 @@ twice a second, so elapsed time and cost move even while no line arrives.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cloudtrain.progress import Progress
 
@@ -16,7 +17,7 @@ class LiveStatus:
         self.console, self.progress, self.printer = console, progress, printer
         self._live: Any = None
 
-    def __enter__(self) -> "LiveStatus":
+    def __enter__(self) -> LiveStatus:
         from rich.live import Live
         from rich.text import Text
 
@@ -27,8 +28,14 @@ class LiveStatus:
             def __rich__(self) -> Text:
                 return Text(self.progress.snapshot().line(), style="bold reverse", no_wrap=True, overflow="ellipsis")
 
-        self._live = Live(Line(self.progress), console=self.console, refresh_per_second=2, transient=True,
-                          redirect_stdout=False, redirect_stderr=False)  # fmt: skip
+        self._live = Live(
+            Line(self.progress),
+            console=self.console,
+            refresh_per_second=2,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self._live.__enter__()
         return self
 

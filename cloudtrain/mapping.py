@@ -20,8 +20,9 @@ PREFIX = "mapped: "
 NO_PRICE = "(no current price)"
 
 
-def mapped_line(key: str, was: object, now: object, reason: str,
-                prices: tuple[float | None, float | None] | None = None) -> str:  # fmt: skip
+def mapped_line(
+    key: str, was: object, now: object, reason: str, prices: tuple[float | None, float | None] | None = None
+) -> str:
     """``mapped: machine.type: a → b (why); $1.00/h → $2.00/h``; ``prices`` None: a mapping without a price."""
     line = f"{PREFIX}{key}: {was} → {now} ({reason})"
     if prices is not None:

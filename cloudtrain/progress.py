@@ -11,8 +11,9 @@ gives phase, elapsed and cost. Pure: the clock is passed in.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import Tracker
@@ -119,15 +120,22 @@ class Progress:
         if epoch and epochs and self._epoch_times and self.phase == "training":
             recent = self._epoch_times[-3:]
             eta = max(0.0, (epochs - epoch) * sum(recent) / len(recent))
-        metric = next(((m, float(self._epoch[m])) for m in METRICS if isinstance(self._epoch.get(m), (int, float))),
-                      None)  # fmt: skip
+        metric = next(
+            ((m, float(self._epoch[m])) for m in METRICS if isinstance(self._epoch.get(m), (int, float))), None
+        )
         return Snapshot(
-            phase=self.phase, elapsed_s=max(0.0, now - self.started), cost_usd=cost,
-            epoch=epoch, epochs=epochs, steps=self._steps_before or None,
-            loss=self._epoch.get("loss"), metric=metric,
-            examples_per_sec=sum(self._rates.values()) if self._rates else None, eta_s=eta,
+            phase=self.phase,
+            elapsed_s=max(0.0, now - self.started),
+            cost_usd=cost,
+            epoch=epoch,
+            epochs=epochs,
+            steps=self._steps_before or None,
+            loss=self._epoch.get("loss"),
+            metric=metric,
+            examples_per_sec=sum(self._rates.values()) if self._rates else None,
+            eta_s=eta,
             interruptions=len(self.interruptions.items) or None,
-        )  # fmt: skip
+        )
 
 
 def phase_of(status: Any) -> str:

@@ -9,16 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
-from typing import Any, Mapping
+from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.config import LoadedConfig
+from cloudtrain.config.schema import Sweep
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
-from cloudtrain.config.schema import Sweep
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
@@ -171,6 +172,7 @@ class JobSpec:
         if self.job_dir:
             return f"{self.job_dir.rstrip('/')}/packages"
         return None
+
     local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
     #: backend slurm: the config's ``slurm:`` section (cloudtrain.config.slurm.Slurm); ``region`` is then the
     #: cluster (the login destination or ``local``) and ``project`` the workdir, as history records them
@@ -249,16 +251,27 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     job_name = cfg.name if cfg.backend == "vertex" and not cfg.name_suffix else run_id
-    info = (slurm_machine(cfg.machine.accelerator_count) if cfg.backend == "slurm" else
-            catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count))
+    info = (
+        slurm_machine(cfg.machine.accelerator_count)
+        if cfg.backend == "slurm"
+        else catalog.resolve_machine(
+            cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count
+        )
+    )
     tf_version = None
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
         tpu = info.tpu is not None and cfg.backend not in ("local", "slurm")  # --local runs the CPU/GPU image instead
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
         region = "us-central1" if cfg.backend == "slurm" else cfg.region  # Slurm: the image rules of --local
-        image = catalog.training_image(cfg.cloud, region, tf_version, gpu=info.accelerator_count > 0 and info.tpu is None,
-                                       py_version=catalog.python_tag(cfg.image.python), tpu=tpu)  # fmt: skip
+        image = catalog.training_image(
+            cfg.cloud,
+            region,
+            tf_version,
+            gpu=info.accelerator_count > 0 and info.tpu is None,
+            py_version=catalog.python_tag(cfg.image.python),
+            tpu=tpu,
+        )
     if cfg.output_dir or cfg.job_dir:
         output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
     elif cfg.backend == "local":
@@ -327,8 +340,10 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         local_python=cfg.local.python,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
-        defaults=(*(("max_runtime",) if "max_runtime" not in cfg.model_fields_set else ()),
-                  *(("image.tensorflow",) if tf_version and not cfg.image.tensorflow else ())),
+        defaults=(
+            *(("max_runtime",) if "max_runtime" not in cfg.model_fields_set else ()),
+            *(("image.tensorflow",) if tf_version and not cfg.image.tensorflow else ()),
+        ),
     )
 
 
@@ -337,9 +352,16 @@ def slurm_machine(gpus_per_node: int):
     GPUs of no known model, no price (the report counts GPU-hours instead)."""
     from cloudtrain.config.slurm import NODE_TYPE
 
-    return SimpleNamespace(machine_type=NODE_TYPE, accelerator="GPU" if gpus_per_node else None,
-                           accelerator_count=gpus_per_node, gpu=None, price_per_hour=None, price_region="",
-                           price_date=None, tpu=None)  # fmt: skip
+    return SimpleNamespace(
+        machine_type=NODE_TYPE,
+        accelerator="GPU" if gpus_per_node else None,
+        accelerator_count=gpus_per_node,
+        gpu=None,
+        price_per_hour=None,
+        price_region="",
+        price_date=None,
+        tpu=None,
+    )
 
 
 def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
@@ -367,7 +389,9 @@ def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
     """``data:`` → channels; local folders made absolute (relative to the config's folder)."""
     channels = {}
     for name, entry in loaded.config.data.items():
-        source, settings = (entry, {}) if isinstance(entry, str) else (entry.source, entry.model_dump(exclude={"source"}))
+        source, settings = (
+            (entry, {}) if isinstance(entry, str) else (entry.source, entry.model_dump(exclude={"source"}))
+        )
         if schemes.source_kind(source) == "local":
             source = str((loaded.base_dir / source).resolve())
         else:

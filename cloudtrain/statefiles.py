@@ -24,9 +24,10 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from cloudtrain.errors import UsageError
 
@@ -79,8 +80,9 @@ class AtomicFile:
     cloudtrain replaces a file (:func:`write_atomic`, the package archive): a kill leaves the old file
     or the new one, never half of one, and at most a temp file named ``prefix…suffix``."""
 
-    def __init__(self, folder: Path, *, prefix: str, suffix: str = ".tmp", mode: str = "wb",
-                 encoding: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, folder: Path, *, prefix: str, suffix: str = ".tmp", mode: str = "wb", encoding: str | None = None
+    ) -> None:
         fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
         self.file = os.fdopen(fd, mode, encoding=encoding)
         self.published = False
@@ -97,7 +99,7 @@ class AtomicFile:
         os.replace(self.tmp, path)
         self.published = True
 
-    def __enter__(self) -> "AtomicFile":
+    def __enter__(self) -> AtomicFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -196,7 +198,10 @@ def _parse_line(line: bytes, check: Callable[[dict[str, Any]], str | None] | Non
 
 
 def last_json_line(
-    path: Path, match: Callable[[dict[str, Any]], bool], *, contains: Iterable[bytes],
+    path: Path,
+    match: Callable[[dict[str, Any]], bool],
+    *,
+    contains: Iterable[bytes],
     check: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> dict[str, Any] | None:
     """The newest good line of ``path`` that holds one of the ``contains`` byte strings and that
@@ -221,8 +226,13 @@ def last_json_line(
         return None
 
 
-def _search_backwards(data: Any, needles: tuple[bytes, ...], match: Callable[[dict[str, Any]], bool],
-                      check: Callable[[dict[str, Any]], str | None] | None, path: Path) -> dict[str, Any] | None:  # fmt: skip
+def _search_backwards(
+    data: Any,
+    needles: tuple[bytes, ...],
+    match: Callable[[dict[str, Any]], bool],
+    check: Callable[[dict[str, Any]], str | None] | None,
+    path: Path,
+) -> dict[str, Any] | None:
     end = len(data)
     while end > 0:
         hit = max(data.rfind(n, 0, end) for n in needles)

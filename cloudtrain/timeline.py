@@ -21,8 +21,9 @@ Nothing here talks to a cloud: backends and the CLI pass plain data in.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from cloudtrain import setup_output
 from cloudtrain.events import parse as parse_event
@@ -58,8 +59,12 @@ class Phase:
         return max(0.0, (self.end - self.start).total_seconds())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"phase": self.name, "start": self.start.isoformat(), "end": self.end.isoformat(),
-                "seconds": round(self.seconds, 3)}  # fmt: skip
+        return {
+            "phase": self.name,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:

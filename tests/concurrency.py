@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def at_once(*calls: Callable[[], Any], timeout: float = 300) -> list[Any]:
@@ -16,7 +17,7 @@ def at_once(*calls: Callable[[], Any], timeout: float = 300) -> list[Any]:
         barrier.wait()
         try:
             results[i] = call()
-        except BaseException as exc:  # noqa: BLE001 — re-raised in the caller's thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]

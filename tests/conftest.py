@@ -76,8 +76,12 @@ def tf_image():
 def _no_gcloud_project(tmp_path_factory, monkeypatch):
     """Never read the user's gcloud configuration or credentials for the Vertex project."""
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path_factory.mktemp("gcloud-config")))
-    for name in ("CLOUDSDK_CORE_PROJECT", "CLOUDSDK_ACTIVE_CONFIG_NAME", "GOOGLE_CLOUD_PROJECT",
-                 "GOOGLE_APPLICATION_CREDENTIALS"):  # fmt: skip
+    for name in (
+        "CLOUDSDK_CORE_PROJECT",
+        "CLOUDSDK_ACTIVE_CONFIG_NAME",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -31,7 +31,9 @@ def test_an_outage_uses_it_and_resets_when_the_connection_is_back() -> None:
 
 def test_api_retries_wait_within_a_fifth_of_each_step_and_stop_after_the_attempts() -> None:
     slept: list[float] = []
-    backoff = Backoff(spread=(0.8, 1.2), attempts=6, sleep=slept.append, retryable=lambda e: isinstance(e, TimeoutError))
+    backoff = Backoff(
+        spread=(0.8, 1.2), attempts=6, sleep=slept.append, retryable=lambda e: isinstance(e, TimeoutError)
+    )
     calls = []
 
     def flaky() -> str:

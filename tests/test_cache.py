@@ -61,8 +61,10 @@ def test_prune_keeps_the_last_n_and_the_image_they_stand_on(capsys):
     assert len(list((root / "packages").iterdir())) == 4  # a dry run removes nothing
     assert main(["cache", "prune", "--keep", "2"]) == 0
     out = capsys.readouterr().out
-    assert sorted(p.name for p in (root / "packages").iterdir()) == ["p0-0.1-000000000000.tar.gz",
-                                                                    "p1-0.1-000000000001.tar.gz"]  # fmt: skip
+    assert sorted(p.name for p in (root / "packages").iterdir()) == [
+        "p0-0.1-000000000000.tar.gz",
+        "p1-0.1-000000000001.tar.gz",
+    ]
     assert sorted(p.name for p in (root / "envs").iterdir()) == [".tmp-pkg-9-12345", "image-base", "pkg-0", "pkg-1"]
     assert (root / "jobs.jsonl").exists()
     assert "removed 3 items, " in out
@@ -72,7 +74,8 @@ def test_prune_says_one_item_in_the_singular(capsys):
     _cache()
     assert main(["cache", "prune", "--keep", "3"]) == 0  # the oldest package goes; three package envs stay
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "removed 1 item, 1000 bytes; kept the last 3 packages and environments")  # numbers.size, as everywhere
+        "removed 1 item, 1000 bytes; kept the last 3 packages and environments"
+    )  # numbers.size, as everywhere
 
 
 def test_prune_to_zero_and_an_empty_cache(capsys):

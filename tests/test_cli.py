@@ -12,14 +12,32 @@ from cloudtrain.cli import main
 from tests.conftest import REPO, VERTEX_BASE
 
 # `google.cloud` itself is an empty namespace a .pth file creates at start-up; its submodules are the SDKs.
-CLOUD_MODULES = ("google.cloud.", "google.api_core", "google.auth", "grpc", "boto3", "botocore", "sagemaker",
-                 "tensorflow", "keras")
+CLOUD_MODULES = (
+    "google.cloud.",
+    "google.api_core",
+    "google.auth",
+    "grpc",
+    "boto3",
+    "botocore",
+    "sagemaker",
+    "tensorflow",
+    "keras",
+)
 #: Not cloud SDKs, but a good part of a dry-run's time when they were imported, and not needed by these paths:
 #: pydantic words the errors of an invalid config; rich draws on a terminal only; the rest serve a real submit
 #: (log followers, uploads), a gcloud configuration (configparser) or a setup.py (subprocess).
-SLOW_MODULES = ("pydantic", "annotated_types", "rich", "configparser", "subprocess", "concurrent.futures",
-                "cloudtrain.backends.vertex.logs", "cloudtrain.backends.sagemaker.logs",
-                "cloudtrain.backends.sagemaker.upload", "cloudtrain.data.upload")
+SLOW_MODULES = (
+    "pydantic",
+    "annotated_types",
+    "rich",
+    "configparser",
+    "subprocess",
+    "concurrent.futures",
+    "cloudtrain.backends.vertex.logs",
+    "cloudtrain.backends.sagemaker.logs",
+    "cloudtrain.backends.sagemaker.upload",
+    "cloudtrain.data.upload",
+)
 
 
 def run(capsys, *args):
@@ -86,9 +104,15 @@ def test_unknown_job_without_backend_is_one_line(capsys):
     assert code == 2 and "pass --backend and --region" in err
 
 
-@pytest.mark.parametrize("args", [["--help"], ["submit", "--config", "job_configs/gpu4.yaml", "--dry-run"],
-                                  ["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--dry-run", "-o", "json"],
-                                  ["validate", "job_configs/multiworker.yaml"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["submit", "--config", "job_configs/gpu4.yaml", "--dry-run"],
+        ["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--dry-run", "-o", "json"],
+        ["validate", "job_configs/multiworker.yaml"],
+    ],
+)
 def test_fast_paths_import_no_cloud_sdk_nor_pydantic(args, tmp_path):
     code = (
         "import sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"

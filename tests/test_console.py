@@ -11,17 +11,36 @@ from cloudtrain.console import ReplicaPrinter, format_event, make_console, summa
 
 
 def test_epoch_event_becomes_one_readable_line():
-    line = json.dumps({"event": "epoch", "epoch": 3, "epochs": 8, "loss": 0.26102, "accuracy": 0.9219,
-                       "val_accuracy": 0.96379, "examples_per_sec": 3280.03, "epoch_time_s": 0.7379})  # fmt: skip
+    line = json.dumps(
+        {
+            "event": "epoch",
+            "epoch": 3,
+            "epochs": 8,
+            "loss": 0.26102,
+            "accuracy": 0.9219,
+            "val_accuracy": 0.96379,
+            "examples_per_sec": 3280.03,
+            "epoch_time_s": 0.7379,
+        }
+    )
     assert format_event(line) == (
         "epoch 3/8  loss 0.261  accuracy 0.9219  val_accuracy 0.9638  3,280 examples/s  0.7379 s"
     )
 
 
 def test_benchmark_and_worker_events():
-    line = json.dumps({"event": "benchmark", "model": "resnet50", "strategy": "mirrored", "replicas": 4,
-                       "precision": "mixed_float16", "global_batch": 256, "examples_per_sec": 2811.4,
-                       "step_time_ms": 91.06})  # fmt: skip
+    line = json.dumps(
+        {
+            "event": "benchmark",
+            "model": "resnet50",
+            "strategy": "mirrored",
+            "replicas": 4,
+            "precision": "mixed_float16",
+            "global_batch": 256,
+            "examples_per_sec": 2811.4,
+            "step_time_ms": 91.06,
+        }
+    )
     assert format_event(line) == (
         "benchmark: resnet50 mirrored × 4 replicas, mixed_float16, global batch 256: 2,811 examples/s, 91.06 ms/step"
     )
@@ -45,8 +64,17 @@ def test_printer_prefixes_each_replica():
 
 
 def test_summary_flattens_metrics_and_hides_internals():
-    rows = dict(summary_rows({"wall_time_s": 29.7791, "metrics": {"val_accuracy": 0.98607}, "contract": "vertex",
-                              "environment": "/x", "warnings": ["a", "b"]}))  # fmt: skip
+    rows = dict(
+        summary_rows(
+            {
+                "wall_time_s": 29.7791,
+                "metrics": {"val_accuracy": 0.98607},
+                "contract": "vertex",
+                "environment": "/x",
+                "warnings": ["a", "b"],
+            }
+        )
+    )
     assert rows == {"wall_time_s": "29.78", "metrics.val_accuracy": "0.9861", "warnings": "a; b"}
 
 
@@ -69,10 +97,16 @@ def test_a_piped_dry_run_imports_no_rich_and_leaves_pydantic_plugins_as_they_wer
 
     from tests.conftest import REPO
 
-    code = ("import os, sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"
-            "print(sorted(m for m in sys.modules if m.startswith('rich'))[:3], "
-            "os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr); sys.exit(rc)")  # fmt: skip
-    result = subprocess.run([sys.executable, "-c", code, "submit", "job_configs/gpu4.yaml", "--dry-run"], cwd=REPO,
-                            capture_output=True, text=True)  # fmt: skip
+    code = (
+        "import os, sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"
+        "print(sorted(m for m in sys.modules if m.startswith('rich'))[:3], "
+        "os.environ.get('PYDANTIC_DISABLE_PLUGINS'), file=sys.stderr); sys.exit(rc)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "submit", "job_configs/gpu4.yaml", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stderr.strip().splitlines()[-1] == "[] None"

@@ -28,9 +28,19 @@ SAGEMAKER_ONLY = ("google", "grpc")
 
 def run(hidden: tuple[str, ...], code: str, tmp_path) -> subprocess.CompletedProcess:
     script = BLOCKER.format(hidden=set(hidden)) + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLOUDTRAIN_CACHE_DIR": str(tmp_path),
-                               "CLOUDSDK_CONFIG": str(tmp_path / "gcloud")})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "CLOUDTRAIN_CACHE_DIR": str(tmp_path),
+            "CLOUDSDK_CONFIG": str(tmp_path / "gcloud"),
+        },
+    )
 
 
 CLI = """\
@@ -49,8 +59,9 @@ def test_a_vertex_submit_without_the_vertex_extra_is_one_line_naming_the_install
 
 
 def test_a_sagemaker_submit_without_the_sagemaker_extra_names_its_install(tmp_path) -> None:
-    done = run(VERTEX_ONLY, CLI.format(args=["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--detach"]),
-               tmp_path)  # fmt: skip
+    done = run(
+        VERTEX_ONLY, CLI.format(args=["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--detach"]), tmp_path
+    )
     assert done.returncode == 2, done.stderr
     last = done.stderr.splitlines()[-1]
     assert last.startswith("error: the SageMaker libraries are not installed (no module 'boto")
@@ -60,8 +71,9 @@ def test_a_sagemaker_submit_without_the_sagemaker_extra_names_its_install(tmp_pa
 
 @pytest.mark.parametrize("hidden", [VERTEX_ONLY + SAGEMAKER_ONLY])
 def test_a_dry_run_needs_no_cloud_library(hidden, tmp_path) -> None:
-    done = run(hidden, CLI.format(args=["submit", "--config", "job_configs/gpu4.yaml", "--dry-run", "-o", "json"]),
-               tmp_path)  # fmt: skip
+    done = run(
+        hidden, CLI.format(args=["submit", "--config", "job_configs/gpu4.yaml", "--dry-run", "-o", "json"]), tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["request"]["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["acceleratorCount"] == 4
 

@@ -18,9 +18,27 @@ trainingInput:
   worker_count: 0
 """
 JOB_DIR = "gs://segment-expansion-dev/ml_job_temp/mgpu_5/"
-ARTICLE = ["ml-engine", "jobs", "submit", "training", "mgpu_32", "--stream-logs", "--job-dir", JOB_DIR,
-           "--runtime-version", "1.10", "--module-name", "trainer.task", "--package-path", "./trainer/",
-           "--region", "asia-east1", "--scale-tier", "CUSTOM", "--config=./config_gpu4.yaml"]  # fmt: skip
+ARTICLE = [
+    "ml-engine",
+    "jobs",
+    "submit",
+    "training",
+    "mgpu_32",
+    "--stream-logs",
+    "--job-dir",
+    JOB_DIR,
+    "--runtime-version",
+    "1.10",
+    "--module-name",
+    "trainer.task",
+    "--package-path",
+    "./trainer/",
+    "--region",
+    "asia-east1",
+    "--scale-tier",
+    "CUSTOM",
+    "--config=./config_gpu4.yaml",
+]
 
 
 @pytest.fixture
@@ -51,8 +69,11 @@ def test_article_command_gives_the_expected_vertex_request(article, capsys):
     result = json.loads(out)
     body = result["request"]
     (pool,) = body["jobSpec"]["workerPoolSpecs"]
-    assert pool["machineSpec"] == {"machineType": "n1-standard-16", "acceleratorType": "NVIDIA_TESLA_T4",
-                                   "acceleratorCount": 4}  # fmt: skip
+    assert pool["machineSpec"] == {
+        "machineType": "n1-standard-16",
+        "acceleratorType": "NVIDIA_TESLA_T4",
+        "acceleratorCount": 4,
+    }
     assert result["region"] == "asia-east1" and body["displayName"] == "mgpu_32"
     sha = result["package"]["sha256"]
     staged = pool["pythonPackageSpec"]["packageUris"][0]
@@ -101,8 +122,17 @@ def test_strict_legacy_refuses_the_k80_in_one_line(article, capsys):
 
 
 def test_set_changes_legacy_keys_and_flags(article, capsys):
-    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--set", "trainingInput.master_type=standard_v100",
-                         "--set", "labels={team: ml}")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        *ARTICLE,
+        "--dry-run",
+        "-o",
+        "json",
+        "--set",
+        "trainingInput.master_type=standard_v100",
+        "--set",
+        "labels={team: ml}",
+    )
     assert code == 0, err
     body = json.loads(out)["request"]
     assert body["jobSpec"]["workerPoolSpecs"][0]["machineSpec"]["acceleratorType"] == "NVIDIA_TESLA_V100"
@@ -132,8 +162,19 @@ def test_refusals_are_one_line_exit_2(article, capsys, extra, message):
 
 
 def test_on_sagemaker_with_set_backend(article, capsys):
-    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--set", "backend=sagemaker",
-                         "--set", "role_arn=arn:aws:iam::123456789012:role/R", "--set", "job_dir=s3://b/jobs/mgpu_5")
+    code, out, err = run(
+        capsys,
+        *ARTICLE,
+        "--dry-run",
+        "-o",
+        "json",
+        "--set",
+        "backend=sagemaker",
+        "--set",
+        "role_arn=arn:aws:iam::123456789012:role/R",
+        "--set",
+        "job_dir=s3://b/jobs/mgpu_5",
+    )
     assert code == 0, err
     result = json.loads(out)
     body = result["request"]
@@ -141,8 +182,15 @@ def test_on_sagemaker_with_set_backend(article, capsys):
     assert body["TrainingJobName"].startswith("mgpu-32-")  # SageMaker's rule: no "_"
     assert json.loads(body["HyperParameters"]["sagemaker_submit_directory"]).startswith("s3://b/jobs/mgpu_5/packages/")
     assert json.loads(body["HyperParameters"]["cloudtrain_args"]) == ["--job-dir=s3://b/jobs/mgpu_5"]
-    code, _, err = run(capsys, *ARTICLE, "--dry-run", "--set", "backend=sagemaker",
-                       "--set", "role_arn=arn:aws:iam::123456789012:role/R")  # fmt: skip
+    code, _, err = run(
+        capsys,
+        *ARTICLE,
+        "--dry-run",
+        "--set",
+        "backend=sagemaker",
+        "--set",
+        "role_arn=arn:aws:iam::123456789012:role/R",
+    )
     assert code == 2 and "job_dir" in err and "s3://" in err
 
 
@@ -169,15 +217,33 @@ baseOutputDirectory: {outputUriPrefix: gs://my-bucket/outputs/mnist}
 
 
 def custom_job_args(path, *extra):
-    return ["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "mnist_cj", "--config",
-            str(path), "--project", "my-project", "--set", "package.path=./trainer", "--set",
-            "staging_bucket=gs://my-bucket", *extra, "--dry-run", "-o", "json"]  # fmt: skip
+    return [
+        "ai",
+        "custom-jobs",
+        "create",
+        "--region",
+        "us-central1",
+        "--display-name",
+        "mnist_cj",
+        "--config",
+        str(path),
+        "--project",
+        "my-project",
+        "--set",
+        "package.path=./trainer",
+        "--set",
+        "staging_bucket=gs://my-bucket",
+        *extra,
+        "--dry-run",
+        "-o",
+        "json",
+    ]
 
 
 def test_custom_job_spec_round_trips_to_the_request_gcloud_would_send(article, capsys):
+    import yaml
     from google.cloud.aiplatform_v1.types import CustomJobSpec
     from google.protobuf import json_format
-    import yaml
 
     path = article / "spec.yaml"
     path.write_text(CUSTOM_JOB_SPEC)
@@ -196,23 +262,45 @@ def test_custom_job_spec_round_trips_to_the_request_gcloud_would_send(article, c
 
 
 def test_custom_job_from_worker_pool_spec_flags(article, capsys):
-    code, out, err = run(capsys, "ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "wps",
-                         "--worker-pool-spec", "machine-type=n1-standard-8,replica-count=1,accelerator-type="
-                         "NVIDIA_TESLA_T4,accelerator-count=1,executor-image-uri=us-docker.pkg.dev/vertex-ai/"
-                         "training/tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
-                         "--args=--epochs=1,--data=digits", "--set", "staging_bucket=gs://my-bucket",
-                         "--dry-run", "-o", "json")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "ai",
+        "custom-jobs",
+        "create",
+        "--region",
+        "us-central1",
+        "--display-name",
+        "wps",
+        "--worker-pool-spec",
+        "machine-type=n1-standard-8,replica-count=1,accelerator-type="
+        "NVIDIA_TESLA_T4,accelerator-count=1,executor-image-uri=us-docker.pkg.dev/vertex-ai/"
+        "training/tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
+        "--args=--epochs=1,--data=digits",
+        "--set",
+        "staging_bucket=gs://my-bucket",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert code == 0, err
     (pool,) = json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"]
-    assert pool["machineSpec"]["acceleratorCount"] == 1 and pool["pythonPackageSpec"]["args"] == ["--epochs=1", "--data=digits"]
+    assert pool["machineSpec"]["acceleratorCount"] == 1 and pool["pythonPackageSpec"]["args"] == [
+        "--epochs=1",
+        "--data=digits",
+    ]
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("pythonPackageSpec: *code", "pythonPackageSpec: *code\n    containerSpec: {imageUri: gcr.io/p/t:1}"),
-         "a containerSpec or a pythonPackageSpec, not both"),
-        (("scheduling: {timeout: 7200s}", "scheduling: {restartJobOnWorkerRestart: true}"), "restartJobOnWorkerRestart"),
+        (
+            ("pythonPackageSpec: *code", "pythonPackageSpec: *code\n    containerSpec: {imageUri: gcr.io/p/t:1}"),
+            "a containerSpec or a pythonPackageSpec, not both",
+        ),
+        (
+            ("scheduling: {timeout: 7200s}", "scheduling: {restartJobOnWorkerRestart: true}"),
+            "restartJobOnWorkerRestart",
+        ),
         (("network:", "enableWebAccess: true\nnetwork:"), "interactive shell access"),
     ],
 )
@@ -239,7 +327,7 @@ def test_the_gcloud_forms_import_no_cloud_sdk(article):
     probe = textwrap.dedent(f"""
         import sys
         from cloudtrain.cli import main
-        code = main({ARTICLE + ['--dry-run', '-o', 'json']!r})
+        code = main({ARTICLE + ["--dry-run", "-o", "json"]!r})
         bad = [m for m in sys.modules if m.startswith(("google.cloud.", "boto3", "botocore", "tensorflow"))]
         print(code, bad)
     """)
@@ -251,22 +339,56 @@ def test_every_refused_flag_the_cli_takes_has_its_one_line_reason():
     from cloudtrain.cli import gcloud as cli_gcloud
     from cloudtrain.config.gcloud import REFUSED_FLAGS
 
-    taken = {*cli_gcloud._MLENGINE_REFUSED, *cli_gcloud._CUSTOM_JOB_REFUSED, "--packages", "--enable-web-access",
-             "--enable-dashboard-access"}  # fmt: skip
+    taken = {
+        *cli_gcloud._MLENGINE_REFUSED,
+        *cli_gcloud._CUSTOM_JOB_REFUSED,
+        "--packages",
+        "--enable-web-access",
+        "--enable-dashboard-access",
+    }
     assert taken == set(REFUSED_FLAGS)
 
 
 def test_no_scale_tier_means_basic_as_in_ml_engine(article, capsys):
-    code, out, err = run(capsys, "ml-engine", "jobs", "submit", "training", "j_basic", "--module-name", "trainer.task",
-                         "--package-path", "trainer", "--job-dir", "gs://b/x", "--region", "us-central1",
-                         "--dry-run", "-o", "json")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "ml-engine",
+        "jobs",
+        "submit",
+        "training",
+        "j_basic",
+        "--module-name",
+        "trainer.task",
+        "--package-path",
+        "trainer",
+        "--job-dir",
+        "gs://b/x",
+        "--region",
+        "us-central1",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert code == 0, err
-    assert json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"][0]["machineSpec"] == {"machineType": "n1-standard-4"}
+    assert json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"][0]["machineSpec"] == {
+        "machineType": "n1-standard-4"
+    }
 
 
 def test_the_article_config_alone_needs_only_a_region_and_a_bucket(article, capsys):
-    code, out, err = run(capsys, "submit", "--config", "config_gpu4.yaml", "--set", "region=asia-east1",
-                         "--set", "staging_bucket=gs://segment-expansion-dev", "--dry-run", "-o", "json")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "submit",
+        "--config",
+        "config_gpu4.yaml",
+        "--set",
+        "region=asia-east1",
+        "--set",
+        "staging_bucket=gs://segment-expansion-dev",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["job_name"].startswith("config_gpu4-") and result["project"]["id"] == "segment-expansion-dev"
@@ -280,8 +402,21 @@ def test_a_whole_custom_job_as_dry_run_prints_it_loads_back_to_the_same_request(
     assert code == 0, err
     first = json.loads(out)
     (article / "job.json").write_text(json.dumps(first["request"]))  # JSON is YAML
-    code, out, err = run(capsys, "submit", "--config", "job.json", "--set", "region=asia-east1",
-                         "--set", "package.path=trainer", "--set", f"job_dir={JOB_DIR}", "--dry-run", "-o", "json")
+    code, out, err = run(
+        capsys,
+        "submit",
+        "--config",
+        "job.json",
+        "--set",
+        "region=asia-east1",
+        "--set",
+        "package.path=trainer",
+        "--set",
+        f"job_dir={JOB_DIR}",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert code == 0, err
     again = json.loads(out)["request"]
     assert again["displayName"] == "mgpu_32"
@@ -292,16 +427,28 @@ def test_a_whole_custom_job_as_dry_run_prints_it_loads_back_to_the_same_request(
 
 def test_a_container_job_spec_runs_unchanged_nothing_built(article, capsys):
     """The CustomJobSpec with containerSpec gives the request gcloud would send; no package, no bucket needed."""
+    import yaml
     from google.cloud.aiplatform_v1.types import CustomJobSpec
     from google.protobuf import json_format
-    import yaml
 
     from tests.config.test_gcloud import CONTAINER_JOB_SPEC
 
     path = article / "spec.yaml"
     path.write_text(CONTAINER_JOB_SPEC)
-    args = ["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "mnist_c", "--config",
-            str(path), "--project", "my-project", "--dry-run"]  # fmt: skip
+    args = [
+        "ai",
+        "custom-jobs",
+        "create",
+        "--region",
+        "us-central1",
+        "--display-name",
+        "mnist_c",
+        "--config",
+        str(path),
+        "--project",
+        "my-project",
+        "--dry-run",
+    ]
     code, out, err = run(capsys, *args, "-o", "json")
     assert code == 0, err
     result = json.loads(out)
@@ -315,19 +462,47 @@ def test_a_container_job_spec_runs_unchanged_nothing_built(article, capsys):
     assert code == 0, err
     assert "container: us-docker.pkg.dev/my-project/train/mnist:1: python -m trainer.task --epochs=3" in out
     assert "nothing is uploaded" in out
-    code, _, err = run(capsys, *args, "--set", "backend=sagemaker", "--set", "role_arn=arn:aws:iam::123456789012:role/R",
-                       "--set", "output_dir=s3://b/out")  # fmt: skip
+    code, _, err = run(
+        capsys,
+        *args,
+        "--set",
+        "backend=sagemaker",
+        "--set",
+        "role_arn=arn:aws:iam::123456789012:role/R",
+        "--set",
+        "output_dir=s3://b/out",
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and "push the image to ECR" in err, err
     code, _, err = run(capsys, *args, "--set", "backend=local")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "does not start containers" in err, err
 
 
 def test_container_image_uri_in_worker_pool_spec_with_command_and_args(article, capsys):
-    code, out, err = run(capsys, "ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "wpc",
-                         "--project", "my-project", "--worker-pool-spec",
-                         "machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",
-                         "--command=python,train.py", "--args=--epochs=1", "--set", "output_dir=gs://b/o",
-                         "--dry-run", "-o", "json")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "ai",
+        "custom-jobs",
+        "create",
+        "--region",
+        "us-central1",
+        "--display-name",
+        "wpc",
+        "--project",
+        "my-project",
+        "--worker-pool-spec",
+        "machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",
+        "--command=python,train.py",
+        "--args=--epochs=1",
+        "--set",
+        "output_dir=gs://b/o",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert code == 0, err
     (pool,) = json.loads(out)["request"]["jobSpec"]["workerPoolSpecs"]
-    assert pool["containerSpec"] == {"imageUri": "gcr.io/p/t:1", "command": ["python", "train.py"], "args": ["--epochs=1"]}
+    assert pool["containerSpec"] == {
+        "imageUri": "gcr.io/p/t:1",
+        "command": ["python", "train.py"],
+        "args": ["--epochs=1"],
+    }

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -54,8 +54,9 @@ def validate(text: str | bytes) -> Callable[[Path], list[str]]:
     return lambda tmp: ["validate", str(_config(tmp, text))]
 
 
-def dry_run(data: str, *, base: str = SAGEMAKER, local: bool = False,
-            files: Callable[[Path], None] = lambda d: None) -> Callable[[Path], list[str]]:  # fmt: skip
+def dry_run(
+    data: str, *, base: str = SAGEMAKER, local: bool = False, files: Callable[[Path], None] = lambda d: None
+) -> Callable[[Path], list[str]]:
     """A dry run of a config whose ``data:`` is ``data``; ``files`` fills the folder ``digits``."""
 
     def setup(tmp: Path) -> list[str]:
@@ -96,11 +97,18 @@ HOSTILE = {
     # the loader: refused while reading, in one line with the line where there is one
     "larger than 1 MiB": (validate(SAGEMAKER + "#" + "x" * 2**20 + "\n"), "larger than 1 MiB"),
     "billion laughs": (validate(BILLION_LAUGHS), "job.yaml:5: YAML aliases expand the config past 10,000 values"),
-    "billion laughs under an unused key": (validate(SAGEMAKER + "unused:\n" + textwrap.indent(BILLION_LAUGHS, "  ")),
-                                           "job.yaml:13: YAML aliases expand"),
-    "10,001 arguments": (validate(SAGEMAKER + "args: [" + ",".join(["a"] * 10_001) + "]\n"),
-                         "job.yaml:8: the config holds more than 10,000 values"),
-    "recursive alias": (validate(SAGEMAKER + "args: &a [x, *a]\n"), "job.yaml:8: the alias *a refers to the collection"),
+    "billion laughs under an unused key": (
+        validate(SAGEMAKER + "unused:\n" + textwrap.indent(BILLION_LAUGHS, "  ")),
+        "job.yaml:13: YAML aliases expand",
+    ),
+    "10,001 arguments": (
+        validate(SAGEMAKER + "args: [" + ",".join(["a"] * 10_001) + "]\n"),
+        "job.yaml:8: the config holds more than 10,000 values",
+    ),
+    "recursive alias": (
+        validate(SAGEMAKER + "args: &a [x, *a]\n"),
+        "job.yaml:8: the alias *a refers to the collection",
+    ),
     "nesting 101 deep": (validate("args: " + "[" * 101 + "]" * 101 + "\n"), "job.yaml:1: nested deeper than 100"),
     "nesting 500 000 deep": (validate("x: " + "[" * 500_000 + "]" * 500_000), "nested deeper than 100"),
     "/dev/zero": (lambda tmp: ["validate", "/dev/zero"], "/dev/zero: the config is not a regular file"),
@@ -108,16 +116,24 @@ HOSTILE = {
     "a FIFO as the config": (_fifo_config, "pipe.yaml: the config is not a regular file"),
     "not UTF-8": (validate(b"name: demo\nregion: us-\xff\n"), "job.yaml:2: not UTF-8: byte 22 (0xff)"),
     # data folders: nothing outside the folder is read, nothing the cloud cannot store is sent
-    "absolute link out": (dry_run("digits", files=_link("host", "/etc/passwd")),
-                          "host is a link to /etc/passwd, outside the folder"),
-    "absolute link to a file beside the folder": (dry_run("digits", files=_link("s", _outside_file)),
-                                                  "/secret.txt, outside the folder"),
-    "../ link out": (dry_run("digits", files=lambda d: (_outside_file(d), os.symlink("../secret.txt", d / "s"))),
-                     "/secret.txt, outside the folder"),
+    "absolute link out": (
+        dry_run("digits", files=_link("host", "/etc/passwd")),
+        "host is a link to /etc/passwd, outside the folder",
+    ),
+    "absolute link to a file beside the folder": (
+        dry_run("digits", files=_link("s", _outside_file)),
+        "/secret.txt, outside the folder",
+    ),
+    "../ link out": (
+        dry_run("digits", files=lambda d: (_outside_file(d), os.symlink("../secret.txt", d / "s"))),
+        "/secret.txt, outside the folder",
+    ),
     "/proc/self/environ": (dry_run("digits", files=_link("env", "/proc/self/environ")), "env is a link to /proc/"),
     "folder link out": (dry_run("digits", files=_link("etc", "/etc")), "etc is a link to /etc, outside the folder"),
-    "dangling link": (dry_run("digits", files=_link("gone", "nowhere.npz")), "gone is a link to nowhere.npz, which "
-                      "does not exist"),
+    "dangling link": (
+        dry_run("digits", files=_link("gone", "nowhere.npz")),
+        "gone is a link to nowhere.npz, which does not exist",
+    ),
     "link loop": (dry_run("digits", files=_link("again", lambda d: str(d))), "a folder it is inside (a loop)"),
     "FIFO in the data": (dry_run("digits", files=_fifo), "pipe is not a regular file"),
     "newline in a name": (dry_run("digits", files=_newline_name), "has a line break in its name"),
@@ -132,9 +148,10 @@ HOSTILE = {
     "/": (dry_run("/"), "/ is a system folder"),
     "s3 ..": (dry_run("s3://b/data/../../etc/passwd"), "a bucket path has no parent folders"),
     "gs ..": (dry_run("gs://b/data/../x", base=VERTEX), "a bucket path has no parent folders"),
-    "staging ..": (lambda tmp: ["validate", str(_config(tmp, SAGEMAKER.replace("s3://my-bucket/team",
-                                                                                 "s3://my-bucket/../x")))],
-                   "staging_bucket: received 's3://my-bucket/../x'; a bucket path has no parent folders"),
+    "staging ..": (
+        lambda tmp: ["validate", str(_config(tmp, SAGEMAKER.replace("s3://my-bucket/team", "s3://my-bucket/../x")))],
+        "staging_bucket: received 's3://my-bucket/../x'; a bucket path has no parent folders",
+    ),
 }
 
 

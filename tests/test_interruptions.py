@@ -25,9 +25,14 @@ def epoch(seconds: float, n: int, checkpoint: str | None = None, steps: int = 10
 
 def test_a_notice_saves_at_the_step_reached_nothing_is_redone_and_the_time_down_counts() -> None:
     notice = (T0 + dt.timedelta(seconds=20)).timestamp()
-    lines = [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"),
-             line(21, "preempted", step=14, checkpoint="/c/ckpt-14/ckpt", notice="SIGTERM", notice_at=notice),
-             plan(320, resume_step=14), epoch(325, 2, "/c/ckpt-20/ckpt", steps=6), line(326, "done")]  # fmt: skip
+    lines = [
+        plan(0),
+        epoch(5, 1, "/c/ckpt-10/ckpt"),
+        line(21, "preempted", step=14, checkpoint="/c/ckpt-14/ckpt", notice="SIGTERM", notice_at=notice),
+        plan(320, resume_step=14),
+        epoch(325, 2, "/c/ckpt-20/ckpt", steps=6),
+        line(326, "done"),
+    ]
     summary = summarize(Tracker().feed(lines))
     assert summary["count"] == 1 and summary["steps_redone"] == 0
     item = summary["items"][0]
@@ -62,13 +67,27 @@ def test_a_run_started_from_another_runs_checkpoint_says_so() -> None:
 
 def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
     at = lambda s: T0 + dt.timedelta(seconds=s)  # noqa: E731
-    transitions = [{"Status": s, "StartTime": at(t)} for s, t in [
-        ("Starting", 0), ("Downloading", 60), ("Training", 90), ("Interrupted", 400), ("Starting", 410),
-        ("Downloading", 500), ("Training", 530), ("Interrupted", 900), ("Starting", 910), ("Training", 1000),
-        ("Uploading", 1200)]]  # fmt: skip
+    transitions = [
+        {"Status": s, "StartTime": at(t)}
+        for s, t in [
+            ("Starting", 0),
+            ("Downloading", 60),
+            ("Training", 90),
+            ("Interrupted", 400),
+            ("Starting", 410),
+            ("Downloading", 500),
+            ("Training", 530),
+            ("Interrupted", 900),
+            ("Starting", 910),
+            ("Training", 1000),
+            ("Uploading", 1200),
+        ]
+    ]
     cloud = sagemaker_transitions(transitions)
-    assert [(c["at"], c["resumed_at"]) for c in cloud] == [(at(400).isoformat(), at(530).isoformat()),
-                                                             (at(900).isoformat(), at(1000).isoformat())]
+    assert [(c["at"], c["resumed_at"]) for c in cloud] == [
+        (at(400).isoformat(), at(530).isoformat()),
+        (at(900).isoformat(), at(1000).isoformat()),
+    ]
     log = [plan(100), epoch(200, 1, "/c/ckpt-10/ckpt"), plan(560, resume_step=10)]  # the second restart: no log yet
     status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", details={"spot_interruptions": cloud})
     summary = of_status(status, log)
@@ -102,7 +121,9 @@ def test_the_end_of_run_summary_shows_them_and_history_keeps_them(tmp_path, monk
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
     for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), epoch(10, 2), plan(50, resume_step=10), epoch(60, 2)]:
         progress(item)
-    status = JobStatus("job-1", "job-1", JobState.SUCCEEDED, "succeeded", created=T0, ended=T0 + dt.timedelta(seconds=70))
+    status = JobStatus(
+        "job-1", "job-1", JobState.SUCCEEDED, "succeeded", created=T0, ended=T0 + dt.timedelta(seconds=70)
+    )
     out = io.StringIO()
     finish(Console(file=out, width=200), status, progress)
     assert "interruptions" in out.getvalue() and "at least 10 steps redone" in out.getvalue()

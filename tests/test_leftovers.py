@@ -18,7 +18,10 @@ def _dead_pid() -> int:
 
 
 def test_temp_folders_of_gone_processes_are_swept(tmp_path):
-    dead, alive = tmp_path / f"cloudtrain-sourcedir-{_dead_pid()}-abc_1", tmp_path / f"cloudtrain-sourcedir-{os.getppid()}-x"
+    dead, alive = (
+        tmp_path / f"cloudtrain-sourcedir-{_dead_pid()}-abc_1",
+        tmp_path / f"cloudtrain-sourcedir-{os.getppid()}-x",
+    )
     old = tmp_path / "cloudtrain-sourcedir-1-old"  # pid 1 lives; the folder is simply too old
     other = tmp_path / "cloudtrain-notes"
     for path in (dead, alive, old, other):

@@ -17,9 +17,16 @@ from tests.backends.vertex.conftest import make_package
 
 ROOT = Path(__file__).resolve().parents[1]
 LONGEST = "A" + "b_-" * 42 + "c"  # 128 characters: the schema's limit, with the characters a cut can end on
-SAGEMAKER = ["backend=sagemaker", "region=us-east-1", "staging_bucket=s3://my-bucket", "machine.type=ml.g4dn.xlarge",
-             "machine.accelerator=null", "machine.accelerator_count=0", "project=null",
-             "role_arn=arn:aws:iam::123456789012:role/SageMakerRole"]  # fmt: skip
+SAGEMAKER = [
+    "backend=sagemaker",
+    "region=us-east-1",
+    "staging_bucket=s3://my-bucket",
+    "machine.type=ml.g4dn.xlarge",
+    "machine.accelerator=null",
+    "machine.accelerator_count=0",
+    "project=null",
+    "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
+]
 SAGEMAKER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")  # botocore's TrainingJobName pattern
 VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 

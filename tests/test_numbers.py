@@ -7,22 +7,25 @@ import pytest
 from cloudtrain.numbers import count, measured, money
 
 
-@pytest.mark.parametrize(("value", "shown"), [
-    (0.0001694044709524275, "0.0001694"),  # a sweep's learning rate
-    (0.98112345, "0.9811"),
-    (123.456, "123.5"),
-    (1234.56, "1,235"),
-    (12345.6, "12,350"),
-    (999.96, "1,000"),
-    (2.0, "2"),
-    (1.694e-07, "1.694e-07"),
-    (-0.5, "-0.5"),
-    (0.0, "0"),
-    (64, "64"),  # an int parameter (a batch size) is exact
-    (123456789, "123,456,789"),
-    ("adam", "adam"),
-    (None, ""),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.0001694044709524275, "0.0001694"),  # a sweep's learning rate
+        (0.98112345, "0.9811"),
+        (123.456, "123.5"),
+        (1234.56, "1,235"),
+        (12345.6, "12,350"),
+        (999.96, "1,000"),
+        (2.0, "2"),
+        (1.694e-07, "1.694e-07"),
+        (-0.5, "-0.5"),
+        (0.0, "0"),
+        (64, "64"),  # an int parameter (a batch size) is exact
+        (123456789, "123,456,789"),
+        ("adam", "adam"),
+        (None, ""),
+    ],
+)
 def test_measured_values_have_four_significant_digits(value, shown):
     assert measured(value) == shown
 
@@ -36,4 +39,8 @@ def test_sizes_have_binary_units_and_four_significant_digits():
     from cloudtrain.numbers import size
 
     assert [size(n) for n in (512, 18_637, 432_345_678, 2_077_000_000)] == [
-        "512 bytes", "18.2 KiB", "412.3 MiB", "1.934 GiB"]  # fmt: skip
+        "512 bytes",
+        "18.2 KiB",
+        "412.3 MiB",
+        "1.934 GiB",
+    ]

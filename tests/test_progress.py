@@ -16,10 +16,25 @@ from cloudtrain.progress import Progress
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 
 
-def epoch_line(replica: str, n: int, rate: float, *, tagged: str | None = None, seconds: float = 10.0,
-               steps: int = 50, epochs: int = 10) -> LogLine:
-    fields = {"event": "epoch", "epoch": n, "epochs": epochs, "loss": 0.5, "examples_per_sec": rate,
-              "epoch_time_s": seconds, "steps": steps}  # fmt: skip
+def epoch_line(
+    replica: str,
+    n: int,
+    rate: float,
+    *,
+    tagged: str | None = None,
+    seconds: float = 10.0,
+    steps: int = 50,
+    epochs: int = 10,
+) -> LogLine:
+    fields = {
+        "event": "epoch",
+        "epoch": n,
+        "epochs": epochs,
+        "loss": 0.5,
+        "examples_per_sec": rate,
+        "epoch_time_s": seconds,
+        "steps": steps,
+    }
     if tagged:
         fields["replica"] = tagged
     return LogLine(T0 + dt.timedelta(seconds=n), replica, json.dumps(fields))
@@ -141,11 +156,14 @@ def test_sagemakers_pending_secondary_status_is_queued() -> None:
     assert phase_of(status) == "queued"
 
 
-@pytest.mark.parametrize("first_own", [
-    "Epoch 1/3",  # the user code's first line of its own
-    "cloudtrain: python -m my_trainer.task --epochs 3",  # cloudtrain's SageMaker launcher starting the module
-    json.dumps({"event": "custom"}),  # an event of any kind
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "first_own",
+    [
+        "Epoch 1/3",  # the user code's first line of its own
+        "cloudtrain: python -m my_trainer.task --epochs 3",  # cloudtrain's SageMaker launcher starting the module
+        json.dumps({"event": "custom"}),  # an event of any kind
+    ],
+)
 def test_a_user_packages_own_output_is_training_in_the_live_line_as_in_the_timeline(first_own) -> None:
     """A user's package prints no plan event: the live line leaves "installing package" at the same line
     where the end-of-run timeline starts training (#25 (e))."""
@@ -153,11 +171,13 @@ def test_a_user_packages_own_output_is_training_in_the_live_line_as_in_the_timel
 
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
     progress.set_phase("provisioning")
-    lines = [LogLine(T0, "chief", "Processing /root/my_trainer-0.1.tar.gz"),
-             LogLine(T0 + dt.timedelta(seconds=1), "chief", "Successfully installed my-trainer-0.1"),
-             LogLine(T0 + dt.timedelta(seconds=2), "cloudtrain", "output: /tmp/run"),  # a local run's own notice
-             LogLine(T0 + dt.timedelta(seconds=3), "chief", first_own),
-             LogLine(T0 + dt.timedelta(seconds=9), "chief", "done")]  # fmt: skip
+    lines = [
+        LogLine(T0, "chief", "Processing /root/my_trainer-0.1.tar.gz"),
+        LogLine(T0 + dt.timedelta(seconds=1), "chief", "Successfully installed my-trainer-0.1"),
+        LogLine(T0 + dt.timedelta(seconds=2), "cloudtrain", "output: /tmp/run"),  # a local run's own notice
+        LogLine(T0 + dt.timedelta(seconds=3), "chief", first_own),
+        LogLine(T0 + dt.timedelta(seconds=9), "chief", "done"),
+    ]
     for line in lines[:3]:
         progress(line)
         assert progress.snapshot().phase == "installing package", line.message

@@ -15,10 +15,16 @@ from tests.conftest import REPO
 
 GOOD = {"job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "backend": "local", "region": "local"}
 STATUS = {
-    "job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "state": "SUCCEEDED", "native_state": "succeeded",
-    "message": None, "console_url": None, "created": "2025-01-01T00:00:00+00:00", "ended": None,
+    "job_id": "demo-1",
+    "name": "cloudtrain-runs/demo-1",
+    "state": "SUCCEEDED",
+    "native_state": "succeeded",
+    "message": None,
+    "console_url": None,
+    "created": "2025-01-01T00:00:00+00:00",
+    "ended": None,
     "details": {"replicas": ["worker-0"], "exit_code": 0},
-}  # fmt: skip
+}
 
 
 @pytest.fixture(autouse=True)
@@ -86,16 +92,20 @@ def test_a_damaged_newer_line_of_the_job_is_one_warning_and_its_older_record_is_
     _history_lines(json.dumps(GOOD).encode(), b'{"job_id": "demo-1", "name": "cloudtrain-runs/de')
     code, out, err = run(capsys, "status", "demo-1", "-o", "json")
     assert code == 0 and json.loads(out)["state"] == "SUCCEEDED"
-    assert err.splitlines() == [f"warning: {history.history_file()}: skipped a line (not JSON); "
-                                "the other records are read"]  # fmt: skip
+    assert err.splitlines() == [
+        f"warning: {history.history_file()}: skipped a line (not JSON); the other records are read"
+    ]
 
 
 def test_find_searching_backwards_gives_the_newest_record_of_each_job():
     """Backwards lookup agrees with reading the whole history forwards, for ids that are prefixes of
     others, a non-ASCII id, a name with quotes, and ids that are not there."""
-    entries = [history.JobRecord(f"job-{n % 7}", f"/runs/job-{n % 7}", "local", "local", state=f"S{n}")
-               for n in range(40)] + [history.JobRecord("job-1-b", "/runs/x", "local", "local", state="b"),
-                                      history.JobRecord("ünï", '/runs/"q"', "vertex", "r", state="last")]  # fmt: skip
+    entries = [
+        history.JobRecord(f"job-{n % 7}", f"/runs/job-{n % 7}", "local", "local", state=f"S{n}") for n in range(40)
+    ] + [
+        history.JobRecord("job-1-b", "/runs/x", "local", "local", state="b"),
+        history.JobRecord("ünï", '/runs/"q"', "vertex", "r", state="last"),
+    ]
     for entry in entries:
         history.record(entry)
     for job in {e.job_id for e in entries} | {e.name for e in entries}:
@@ -141,17 +151,21 @@ DAMAGED_STATUS = [
     (b"\xff\xfe\x00{}", "not UTF-8 (byte 0)"),
     (b"[1,2]", "holds an array, not a JSON object"),
     (json.dumps({k: v for k, v in STATUS.items() if k != "native_state"}).encode(), "has no native_state"),
-    (json.dumps({**STATUS, "native_state": "exploded"}).encode(),
-     "damaged (ValueError: unknown native_state 'exploded')"),
+    (
+        json.dumps({**STATUS, "native_state": "exploded"}).encode(),
+        "damaged (ValueError: unknown native_state 'exploded')",
+    ),
     (json.dumps({**STATUS, "details": 7}).encode(), "damaged (TypeError: details is not an object)"),
-]  # fmt: skip
+]
 DAMAGE_IDS = ["truncated", "brace", "empty", "non-utf8", "list", "no-native-state", "bad-state", "bad-details"]
 
 
 def _damage_line(run_dir, problem: str) -> str:
     folder = os.path.relpath(run_dir.parent)
-    return (f"{os.path.relpath(run_dir / 'status.json')}: {problem} — remove the run folder {folder} "
-            f"(its replicas' logs are {os.path.relpath(run_dir)}/*.log), or repair the file")  # fmt: skip
+    return (
+        f"{os.path.relpath(run_dir / 'status.json')}: {problem} — remove the run folder {folder} "
+        f"(its replicas' logs are {os.path.relpath(run_dir)}/*.log), or repair the file"
+    )
 
 
 @pytest.fixture
@@ -166,8 +180,9 @@ def two_runs(run_dir):
 
 @pytest.mark.parametrize(("content", "problem"), DAMAGED_STATUS, ids=DAMAGE_IDS)
 @pytest.mark.parametrize("flags", [(), ("--backend", "local", "--region", "local")], ids=["history", "local"])
-def test_list_shows_a_damaged_run_as_unknown_with_one_warning_and_every_other_run(two_runs, capsys, content,
-                                                                                  problem, flags):  # fmt: skip
+def test_list_shows_a_damaged_run_as_unknown_with_one_warning_and_every_other_run(
+    two_runs, capsys, content, problem, flags
+):
     (two_runs / "status.json").write_bytes(content)
     code, out, err = run(capsys, "list", *flags, "-o", "json")
     assert code == 0, err
@@ -186,10 +201,21 @@ def test_list_as_a_table_marks_the_damaged_run_unknown(two_runs, capsys):
 
 
 @pytest.mark.parametrize(("content", "problem"), DAMAGED_STATUS, ids=DAMAGE_IDS)
-@pytest.mark.parametrize("command", [("status",), ("status", "-o", "json"), ("cancel",), ("logs",),
-                                     ("logs", "-o", "json"), ("logs", "--follow"), ("report",)])  # fmt: skip
-def test_a_command_on_the_damaged_run_is_one_line_and_exit_2_and_other_runs_still_work(two_runs, capsys, content,
-                                                                                       problem, command):  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status",),
+        ("status", "-o", "json"),
+        ("cancel",),
+        ("logs",),
+        ("logs", "-o", "json"),
+        ("logs", "--follow"),
+        ("report",),
+    ],
+)
+def test_a_command_on_the_damaged_run_is_one_line_and_exit_2_and_other_runs_still_work(
+    two_runs, capsys, content, problem, command
+):
     (two_runs / "status.json").write_bytes(content)
     code, out, err = run(capsys, command[0], "demo-1", *command[1:])
     assert code == 2
@@ -242,12 +268,15 @@ def test_concurrent_appends_never_tear_a_record(tmp_path):
     assert all(p.wait(timeout=120) == 0 for p in procs)
     lines = (tmp_path / "jobs.jsonl").read_bytes().splitlines()
     assert len(lines) == 1200
-    assert sorted(json.loads(line)["job_id"] for line in lines) == sorted(f"{n}-{i}" for n in range(4) for i in range(300))
+    assert sorted(json.loads(line)["job_id"] for line in lines) == sorted(
+        f"{n}-{i}" for n in range(4) for i in range(300)
+    )
 
 
 def _line(replica: str, message: str) -> bytes:
-    return json.dumps({"timestamp": "2025-01-01T00:00:01+00:00", "replica": replica, "message": message,
-                       "severity": "INFO"}).encode()  # fmt: skip
+    return json.dumps(
+        {"timestamp": "2025-01-01T00:00:01+00:00", "replica": replica, "message": message, "severity": "INFO"}
+    ).encode()
 
 
 @pytest.mark.parametrize(
@@ -255,10 +284,14 @@ def _line(replica: str, message: str) -> bytes:
     [
         (b"\x00\x13garbage\n" + _line("worker-0", "epoch 1") + b"\n", "skipped line 1 (not JSON)"),
         (_line("worker-0", "epoch 1") + b"\n" + _line("worker-0", "epoch 2")[:30], "skipped line 2 (not JSON)"),
-        (b'{"timestamp": "yesterday", "replica": "worker-0", "message": "x", "severity": "INFO"}\n',
-         "skipped line 1 (timestamp is not a time)"),
-        (b"[1, 2]\n" + b'{"replica": "worker-0"}\n', "skipped lines 1 (not a JSON object), 2 (no timestamp, message, "
-         "severity)"),
+        (
+            b'{"timestamp": "yesterday", "replica": "worker-0", "message": "x", "severity": "INFO"}\n',
+            "skipped line 1 (timestamp is not a time)",
+        ),
+        (
+            b"[1, 2]\n" + b'{"replica": "worker-0"}\n',
+            "skipped lines 1 (not a JSON object), 2 (no timestamp, message, severity)",
+        ),
     ],
     ids=["garbage", "torn", "bad-time", "not-lines"],
 )
@@ -268,8 +301,10 @@ def test_a_garbled_lines_file_says_so_and_logs_show_the_replicas_own_files(run_d
     code, out, err = run(capsys, "logs", "demo-1")
     assert code == 0
     assert "epoch 1" in out and "epoch 2" in out  # worker-0.log, whole
-    assert err.splitlines() == [f"warning: {os.path.relpath(lines)}: {problem} — the replicas' own log files hold "
-                                f"the same lines; showing the replicas' own log files in {os.path.relpath(run_dir)}"]
+    assert err.splitlines() == [
+        f"warning: {os.path.relpath(lines)}: {problem} — the replicas' own log files hold "
+        f"the same lines; showing the replicas' own log files in {os.path.relpath(run_dir)}"
+    ]
 
 
 def test_a_sound_lines_file_is_what_logs_show(run_dir, capsys):

@@ -26,38 +26,59 @@ def at(seconds: float) -> dt.datetime:
 
 
 def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str, float]]:
-    job = JobStatus("1", "projects/p/locations/r/customJobs/1", JobState.SUCCEEDED, "JOB_STATE_SUCCEEDED",
-                    created=at(0), ended=at(end), details=status or {"start_time": at(60).isoformat()},
-                    first_phase="provisioning")  # fmt: skip
+    job = JobStatus(
+        "1",
+        "projects/p/locations/r/customJobs/1",
+        JobState.SUCCEEDED,
+        "JOB_STATE_SUCCEEDED",
+        created=at(0),
+        ended=at(end),
+        details=status or {"start_time": at(60).isoformat()},
+        first_phase="provisioning",
+    )
     return [(p.name, p.seconds) for p in timeline.of_run(job, timeline.log_marks(lines))]
 
 
-PIP = ["Processing /tmp/trainer.tar.gz", "  Preparing metadata (setup.py): started",
-       "Requirement already satisfied: numpy in /usr/local/lib/python3.10/site-packages (from trainer==0.1) (1.26.4)",
-       "Building wheels for collected packages: trainer", "Successfully built trainer",
-       "Installing collected packages: trainer", "Successfully installed trainer-0.1",
-       "WARNING: Running pip as the 'root' user can result in broken permissions", ""]  # fmt: skip
+PIP = [
+    "Processing /tmp/trainer.tar.gz",
+    "  Preparing metadata (setup.py): started",
+    "Requirement already satisfied: numpy in /usr/local/lib/python3.10/site-packages (from trainer==0.1) (1.26.4)",
+    "Building wheels for collected packages: trainer",
+    "Successfully built trainer",
+    "Installing collected packages: trainer",
+    "Successfully installed trainer-0.1",
+    "WARNING: Running pip as the 'root' user can result in broken permissions",
+    "",
+]
 
 
 def test_a_user_package_trains_from_its_first_line_after_the_install() -> None:
     lines = [LogLine(at(70 + i), "workerpool0-0", text) for i, text in enumerate(PIP)]
     lines += [LogLine(at(100), "workerpool0-0", "Epoch 1/60"), LogLine(at(160), "workerpool0-0", "Epoch 2/60")]
-    assert phases(lines, 1000) == [("provisioning", 60), ("pulling image", 10), ("installing package", 30),
-                                   ("training", 900)]  # fmt: skip
+    assert phases(lines, 1000) == [
+        ("provisioning", 60),
+        ("pulling image", 10),
+        ("installing package", 30),
+        ("training", 900),
+    ]
 
 
 def test_the_first_event_of_any_kind_starts_training_when_there_is_no_plan() -> None:
-    lines = [LogLine(at(70), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
-             LogLine(at(90), "workerpool0-0", json.dumps({"event": "epoch", "epoch": 1})),
-             LogLine(at(95), "workerpool0-0", "Epoch 2/2")]  # fmt: skip
+    lines = [
+        LogLine(at(70), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
+        LogLine(at(90), "workerpool0-0", json.dumps({"event": "epoch", "epoch": 1})),
+        LogLine(at(95), "workerpool0-0", "Epoch 2/2"),
+    ]
     assert phases(lines, 100)[-2:] == [("installing package", 20), ("training", 10)]
 
 
 def test_the_bundled_trainer_still_trains_from_its_plan_event() -> None:
     """Its TensorFlow start-up lines come before the plan: the import is still set-up."""
-    lines = [LogLine(at(70), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
-             LogLine(at(80), "workerpool0-0", "I0000 00:00:1732350000.463277 cudart_stub.cc:31] no cuda"),
-             LogLine(at(90), "workerpool0-0", json.dumps({"event": "plan", "epochs": 3}))]  # fmt: skip
+    lines = [
+        LogLine(at(70), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
+        LogLine(at(80), "workerpool0-0", "I0000 00:00:1732350000.463277 cudart_stub.cc:31] no cuda"),
+        LogLine(at(90), "workerpool0-0", json.dumps({"event": "plan", "epochs": 3})),
+    ]
     assert phases(lines, 100)[-2:] == [("installing package", 20), ("training", 10)]
 
 
@@ -68,14 +89,21 @@ def test_sagemaker_trains_from_the_launchers_exec_line(tmp_path) -> None:
     (tmp_path / "dist" / "my_pkg-0.1.tar.gz").write_bytes(b"")
     hyper = {"cloudtrain_module": "my_pkg.train", "cloudtrain_args": ["--epochs", "3"]}
     say = "cloudtrain: "
-    lines = [LogLine(at(200), "algo-1", "2026-01-01 12:03:20,000 sagemaker-training-toolkit INFO     Invoking user script"),
-             LogLine(at(201), "algo-1", "SM_HOSTS=[\"algo-1\"]"),
-             LogLine(at(202), "algo-1", say + " ".join(install_command(str(tmp_path), python="/usr/local/bin/python3"))),
-             *[LogLine(at(203 + i), "algo-1", text) for i, text in enumerate(PIP)],
-             LogLine(at(240), "algo-1", say + " ".join(module_command(hyper, python="/usr/local/bin/python3"))),
-             LogLine(at(250), "algo-1", "Epoch 1/3")]  # fmt: skip
-    desc = {"CreationTime": at(0), "SecondaryStatusTransitions": [
-        {"Status": "Starting", "StartTime": at(5)}, {"Status": "Training", "StartTime": at(200)}]}  # fmt: skip
+    lines = [
+        LogLine(at(200), "algo-1", "2026-01-01 12:03:20,000 sagemaker-training-toolkit INFO     Invoking user script"),
+        LogLine(at(201), "algo-1", 'SM_HOSTS=["algo-1"]'),
+        LogLine(at(202), "algo-1", say + " ".join(install_command(str(tmp_path), python="/usr/local/bin/python3"))),
+        *[LogLine(at(203 + i), "algo-1", text) for i, text in enumerate(PIP)],
+        LogLine(at(240), "algo-1", say + " ".join(module_command(hyper, python="/usr/local/bin/python3"))),
+        LogLine(at(250), "algo-1", "Epoch 1/3"),
+    ]
+    desc = {
+        "CreationTime": at(0),
+        "SecondaryStatusTransitions": [
+            {"Status": "Starting", "StartTime": at(5)},
+            {"Status": "Training", "StartTime": at(200)},
+        ],
+    }
     marks = timeline.merge(timeline.sagemaker_marks(desc), timeline.log_marks(lines))
     got = [(p.name, p.seconds) for p in timeline.build(marks, at(300))]
     assert got == [("queued", 5), ("provisioning", 195), ("installing package", 40), ("training", 60)]
@@ -90,12 +118,20 @@ def test_a_run_that_prints_nothing_stays_installing() -> None:
 def test_a_local_run_of_a_users_package_puts_its_epochs_under_training(tmp_path) -> None:
     """The chatty package (no events): history's timeline trains from its first line of output."""
     config = tmp_path / "chatty.yaml"
-    config.write_text(f"name: chatty\nbackend: local\ntarget: vertex\nregion: us-central1\n"
-                      f"machine: {{type: n1-standard-4}}\n"
-                      f"package: {{path: {CHATTY}, module: chatty_trainer.task}}\nargs: ['--epochs', '3']\n")  # fmt: skip
+    config.write_text(
+        f"name: chatty\nbackend: local\ntarget: vertex\nregion: us-central1\n"
+        f"machine: {{type: n1-standard-4}}\n"
+        f"package: {{path: {CHATTY}, module: chatty_trainer.task}}\nargs: ['--epochs', '3']\n"
+    )
     env = {**os.environ}
-    run = lambda *args: subprocess.run([sys.executable, "-m", "cloudtrain", *args], cwd=tmp_path, env=env,  # noqa: E731
-                                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = lambda *args: subprocess.run(
+        [sys.executable, "-m", "cloudtrain", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     submitted = run("submit", str(config), "-o", "json")
     assert submitted.returncode == 0, submitted.stderr
     job = json.loads(submitted.stdout)["job_id"]
@@ -115,22 +151,36 @@ def test_a_running_job_ends_at_its_last_mark_and_phases_keep_their_times_to_the_
     phases_ = timeline.build({"queued": at(0), "provisioning": at(30.12345)}, None)
     assert [(p.name, p.seconds) for p in phases_] == [("queued", 30.12345), ("provisioning", 0)]
     rows = timeline.cost_shares(phases_, cost_per_hour=3.6)
-    assert rows[0] == {"phase": "queued", "start": at(0).isoformat(), "end": at(30.12345).isoformat(),
-                       "seconds": 30.123, "share": 1.0, "cost_usd": None}  # fmt: skip
+    assert rows[0] == {
+        "phase": "queued",
+        "start": at(0).isoformat(),
+        "end": at(30.12345).isoformat(),
+        "seconds": 30.123,
+        "share": 1.0,
+        "cost_usd": None,
+    }
     assert rows[1]["cost_usd"] == 0.0  # billed from provisioning on
 
 
 def test_a_training_mark_given_by_the_caller_wins() -> None:
     marks = {"installing package": at(0), "training": at(50), "first output": at(10)}
-    assert [(p.name, p.seconds) for p in timeline.build(marks, at(60))] == [("installing package", 50), ("training", 10)]
+    assert [(p.name, p.seconds) for p in timeline.build(marks, at(60))] == [
+        ("installing package", 50),
+        ("training", 10),
+    ]
 
 
 def test_durations_change_unit_exactly_at_a_minute_and_an_hour() -> None:
     """The mutmut after-run's survivors (docs/mutation-testing.md): the boundaries themselves."""
     from cloudtrain.timeline import human_seconds
 
-    assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == ["59 s", "1 min", "59 min 59 s", "1 h 0 min",
-                                                                       "1 h 1 min"]  # fmt: skip
+    assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == [
+        "59 s",
+        "1 min",
+        "59 min 59 s",
+        "1 h 0 min",
+        "1 h 1 min",
+    ]
 
 
 def test_the_summary_line_joins_the_phases_with_a_middle_dot_and_a_workers_end_starts_the_upload() -> None:
@@ -141,8 +191,10 @@ def test_the_summary_line_joins_the_phases_with_a_middle_dot_and_a_workers_end_s
     from cloudtrain.timeline import build, describe, log_marks
 
     t0 = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
-    lines = [LogLine(t0, "chief", "Processing /root/trainer.tar.gz"),
-             LogLine(t0 + _dt.timedelta(seconds=10), "chief", _json.dumps({"event": "epoch", "epoch": 1})),
-             LogLine(t0 + _dt.timedelta(seconds=75), "worker-0", _json.dumps({"event": "worker_done"}))]  # fmt: skip
+    lines = [
+        LogLine(t0, "chief", "Processing /root/trainer.tar.gz"),
+        LogLine(t0 + _dt.timedelta(seconds=10), "chief", _json.dumps({"event": "epoch", "epoch": 1})),
+        LogLine(t0 + _dt.timedelta(seconds=75), "worker-0", _json.dumps({"event": "worker_done"})),
+    ]
     phases = build(log_marks(lines), t0 + _dt.timedelta(seconds=80))
     assert describe(phases) == "installing package 10 s · training 1 min 5 s · uploading 5 s"

@@ -16,8 +16,18 @@ import time
 
 #: Top-level packages a dry-run, ``validate`` or ``--help`` imports (bench.cli_bench.imported_sources lists
 #: them), plus pydantic and its helpers, which a config with mistakes loads for its messages.
-STARTUP = ("cloudtrain", "click", "rich", "yaml", "pydantic", "pydantic_core", "typing_extensions",
-           "annotated_types", "typing_inspection", "_distutils_hack")  # fmt: skip
+STARTUP = (
+    "cloudtrain",
+    "click",
+    "rich",
+    "yaml",
+    "pydantic",
+    "pydantic_core",
+    "typing_extensions",
+    "annotated_types",
+    "typing_inspection",
+    "_distutils_hack",
+)
 
 
 def compile_startup(names=STARTUP) -> int:
@@ -45,5 +55,8 @@ def compile_startup(names=STARTUP) -> int:
 if __name__ == "__main__":
     start = time.perf_counter()
     count = compile_startup()
-    print(f"bytecode compiled for the CLI's start-up ({count} packages) in {time.perf_counter() - start:.1f} s;"
-          " the rest compiles when first imported", file=sys.stderr)  # fmt: skip
+    print(
+        f"bytecode compiled for the CLI's start-up ({count} packages) in {time.perf_counter() - start:.1f} s;"
+        " the rest compiles when first imported",
+        file=sys.stderr,
+    )

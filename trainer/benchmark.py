@@ -8,7 +8,8 @@ and FP32-vs-mixed tables. Warmup steps (tracing, autotuning) are not timed.
 
 from __future__ import annotations
 
-from trainer import events, plan as plan_lib
+from trainer import events
+from trainer import plan as plan_lib
 from trainer.runtime import Setup, announce, base_plan, build_model, synthetic_shape
 
 
@@ -26,9 +27,18 @@ def benchmark(s: Setup) -> int:
     plan = base_plan(s)
     plan.update(
         batch=batch.as_dict() | {"steps_per_epoch": args.benchmark_steps},
-        data={"name": "synthetic", "source": "one random batch per replica, on device", "train_examples": "-",
-              "val_examples": 0, "input_shape": list(shape), "num_classes": classes},
-        params=model.count_params(), epochs=1, dirs={}, dirs_origin={},
+        data={
+            "name": "synthetic",
+            "source": "one random batch per replica, on device",
+            "train_examples": "-",
+            "val_examples": 0,
+            "input_shape": list(shape),
+            "num_classes": classes,
+        },
+        params=model.count_params(),
+        epochs=1,
+        dirs={},
+        dirs_origin={},
     )
     announce(s, plan)
     if args.plan_only:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from trainer import precision, schedule, strategy
 from trainer.env import parse_json_env
@@ -28,10 +28,16 @@ def build_parser() -> argparse.ArgumentParser:
         "that fit this machine; prints a plan, one JSON line per epoch, and exports the model.",
     )
     g = p.add_argument_group("data and model")
-    g.add_argument("--data", help="digits (default, offline), mnist, synthetic, or a path to .npz / TFRecord "
-                   "files / a directory (local, gs://, s3://). Default: the platform's training channel, else digits")
-    g.add_argument("--val-data", help="validation data path (default: the platform's validation channel, "
-                   "the file's test arrays, or --val-split of the training data)")
+    g.add_argument(
+        "--data",
+        help="digits (default, offline), mnist, synthetic, or a path to .npz / TFRecord "
+        "files / a directory (local, gs://, s3://). Default: the platform's training channel, else digits",
+    )
+    g.add_argument(
+        "--val-data",
+        help="validation data path (default: the platform's validation channel, "
+        "the file's test arrays, or --val-split of the training data)",
+    )
     g.add_argument("--val-split", type=float, default=0.2, help="fraction held out for validation (default 0.2)")
     g.add_argument("--model", choices=MODELS, default="cnn")
     g.add_argument("--cnn-width", type=int, default=32, help="filters in the CNN's first block (default 32)")
@@ -51,23 +57,42 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--steps-per-epoch", type=int, help="cap on steps per epoch (default: one pass over the data)")
-    g.add_argument("--steps-per-execution", type=_steps_per_execution, default=None, metavar="N|auto",
-                   help="steps per tf.function call (default auto: as many as take about --call-seconds; "
-                   "a preemption notice is acted on between calls)")
-    g.add_argument("--call-seconds", type=float, default=1.0,
-                   help="target duration of one tf.function call with --steps-per-execution auto (default 1)")
-    g.add_argument("--no-preemption-handler", action="store_true",
-                   help="no checkpoint on SIGTERM or a preemption notice (SIGTERM then ends the run unsaved); "
-                   "the trainer bench measures what the handler costs against this")
+    g.add_argument(
+        "--steps-per-execution",
+        type=_steps_per_execution,
+        default=None,
+        metavar="N|auto",
+        help="steps per tf.function call (default auto: as many as take about --call-seconds; "
+        "a preemption notice is acted on between calls)",
+    )
+    g.add_argument(
+        "--call-seconds",
+        type=float,
+        default=1.0,
+        help="target duration of one tf.function call with --steps-per-execution auto (default 1)",
+    )
+    g.add_argument(
+        "--no-preemption-handler",
+        action="store_true",
+        help="no checkpoint on SIGTERM or a preemption notice (SIGTERM then ends the run unsaved); "
+        "the trainer bench measures what the handler costs against this",
+    )
 
     g = p.add_argument_group("devices")
     g.add_argument("--strategy", choices=strategy.CHOICES, default="auto")
     g.add_argument("--precision", choices=precision.CHOICES, default="auto")
-    g.add_argument("--tpu-rules", action="store_true",
-                   help="apply the TPU rules (bfloat16, static shapes, fixed steps per call) with any strategy: "
-                   "how they are tested on a CPU; on by itself under --strategy tpu")
-    g.add_argument("--cpu-devices", type=int, default=1,
-                   help="split the CPU into N logical devices (tests MirroredStrategy without GPUs)")
+    g.add_argument(
+        "--tpu-rules",
+        action="store_true",
+        help="apply the TPU rules (bfloat16, static shapes, fixed steps per call) with any strategy: "
+        "how they are tested on a CPU; on by itself under --strategy tpu",
+    )
+    g.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=1,
+        help="split the CPU into N logical devices (tests MirroredStrategy without GPUs)",
+    )
 
     g = p.add_argument_group("outputs (flags override the platform's variables)")
     g.add_argument("--job-dir", help="base for model/, checkpoints/, logs/ (as on Cloud ML Engine)")
@@ -79,8 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-resume", action="store_true", help="ignore existing checkpoints and start at epoch 1")
 
     g = p.add_argument_group("modes")
-    g.add_argument("--benchmark", action="store_true",
-                   help="fixed steps on synthetic data; report examples/s for this strategy and precision")
+    g.add_argument(
+        "--benchmark",
+        action="store_true",
+        help="fixed steps on synthetic data; report examples/s for this strategy and precision",
+    )
     g.add_argument("--benchmark-steps", type=int, default=50)
     g.add_argument("--warmup-steps", type=int, default=5, help="benchmark steps run before timing")
     g.add_argument("--plan-only", action="store_true", help="print the plan and exit without training")

@@ -18,8 +18,8 @@ This module never imports TensorFlow.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from trainer.env import parse_json_env
 from trainer.errors import TrainerError

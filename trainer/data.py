@@ -256,8 +256,9 @@ def load_tfrecord(train_files: list[str], val_files: list[str], source: str) -> 
         if val_shape != shape:
             raise TrainerError(f"validation records are {val_shape}, training records {shape}")
         classes = max(classes, val_classes)
-    return LoadedData(posixpath.basename(train_files[0]), source, train, val, n_train, n_val, shape, classes,
-                      tuple(train_files))
+    return LoadedData(
+        posixpath.basename(train_files[0]), source, train, val, n_train, n_val, shape, classes, tuple(train_files)
+    )
 
 
 def _split_by_name(files: list[str]) -> tuple[list[str], list[str]]:
@@ -301,13 +302,27 @@ def synthetic(input_shape, num_classes: int, examples: int, seed: int) -> Loaded
     val_n = max(examples // 8, 1)
     val = tf.data.Dataset.range(examples, examples + val_n).map(make, num_parallel_calls=AUTOTUNE)
     return LoadedData(
-        "synthetic", "random images and labels (accuracy stays at chance)", ds, val, examples, val_n,
-        tuple(input_shape), num_classes,
+        "synthetic",
+        "random images and labels (accuracy stays at chance)",
+        ds,
+        val,
+        examples,
+        val_n,
+        tuple(input_shape),
+        num_classes,
     )
 
 
-def load(spec: DataSpec, val_location: str | None, *, val_split: float, seed: int,
-         synthetic_shape=(28, 28, 1), synthetic_classes: int = 10, synthetic_examples: int = 2048) -> LoadedData:
+def load(
+    spec: DataSpec,
+    val_location: str | None,
+    *,
+    val_split: float,
+    seed: int,
+    synthetic_shape=(28, 28, 1),
+    synthetic_classes: int = 10,
+    synthetic_examples: int = 2048,
+) -> LoadedData:
     if spec.kind == "digits":
         return load_digits(val_split, seed)
     if spec.kind == "mnist":
@@ -324,6 +339,7 @@ def load(spec: DataSpec, val_location: str | None, *, val_split: float, seed: in
 
 
 # --- pipelines --------------------------------------------------------------------
+
 
 def shard_policy(data: LoadedData, num_workers: int, presharded: bool = False) -> str:
     """``off`` for a channel the platform already shards by host (SageMaker's ``ShardedByS3Key``);
@@ -355,9 +371,18 @@ def pool_shards(strategy, data: LoadedData) -> None:
     data.num_classes = int(np.flatnonzero(summed[2:])[-1]) + 1
 
 
-def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: bool = True,
-                   shuffle_buffer: int = 10_000, num_workers: int = 1, presharded: bool = False,
-                   worker: int | None = None, skip_batches: int = 0) -> tf.data.Dataset:
+def train_pipeline(
+    data: LoadedData,
+    global_batch: int,
+    seed: int,
+    *,
+    cache: bool = True,
+    shuffle_buffer: int = 10_000,
+    num_workers: int = 1,
+    presharded: bool = False,
+    worker: int | None = None,
+    skip_batches: int = 0,
+) -> tf.data.Dataset:
     """Global batches, sharded across ``num_workers`` (see ``shard_policy``).
 
     With ``worker``, only that worker's share, for a plain per-worker iterator that can be
@@ -376,14 +401,15 @@ def train_pipeline(data: LoadedData, global_batch: int, seed: int, *, cache: boo
     ds = ds.repeat().batch(batch, drop_remainder=True)
     if worker is not None and policy == "data" and num_workers > 1:
         share = global_batch // num_workers
-        ds = ds.map(lambda x, y: (x[worker * share:(worker + 1) * share], y[worker * share:(worker + 1) * share]))
+        ds = ds.map(lambda x, y: (x[worker * share : (worker + 1) * share], y[worker * share : (worker + 1) * share]))
     if skip_batches:
         ds = ds.skip(skip_batches)
     return _sharded(ds.prefetch(AUTOTUNE), policy)
 
 
-def eval_pipeline(data: LoadedData, global_batch: int, *, cache: bool = True,
-                  presharded: bool = False, static_shapes: bool = False) -> tf.data.Dataset | None:  # fmt: skip
+def eval_pipeline(
+    data: LoadedData, global_batch: int, *, cache: bool = True, presharded: bool = False, static_shapes: bool = False
+) -> tf.data.Dataset | None:
     """Validation batches; ``static_shapes`` (TPUs): full batches only, so XLA compiles one shape
     (the last ``examples % global_batch`` examples are not evaluated)."""
     if data.val is None:

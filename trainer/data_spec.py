@@ -19,8 +19,8 @@ swapped for another.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from trainer.errors import TrainerError
 
@@ -48,8 +48,12 @@ def channel_path(value: str | None, channels: Mapping[str, str]) -> tuple[str, s
     return (channels[name], f"SM_CHANNEL_{name}") if name in channels else None
 
 
-def parse_data_spec(value: str | None, platform_data: str | None = None, platform_var: str = "",
-                    channels: Mapping[str, str] | None = None) -> DataSpec:  # fmt: skip
+def parse_data_spec(
+    value: str | None,
+    platform_data: str | None = None,
+    platform_var: str = "",
+    channels: Mapping[str, str] | None = None,
+) -> DataSpec:
     """``value`` is ``--data``; without it the platform's channel, then ``digits``.
     ``channels``: name (upper case) → folder, from ``SM_CHANNEL_<NAME>``."""
     origin = "--data"

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from trainer.errors import TrainerError
 
@@ -164,7 +164,7 @@ def parse_json_env(environ: Mapping[str, str], name: str, default: object) -> ob
 
 def channels(environ: Mapping[str, str]) -> dict[str, str]:
     """``SM_CHANNEL_TRAIN=/opt/ml/input/data/train`` → ``{"TRAIN": "/opt/ml/input/data/train"}``."""
-    return {k[len(CHANNEL_PREFIX):]: v for k, v in sorted(environ.items()) if k.startswith(CHANNEL_PREFIX) and v}
+    return {k[len(CHANNEL_PREFIX) :]: v for k, v in sorted(environ.items()) if k.startswith(CHANNEL_PREFIX) and v}
 
 
 def presharded(environ: Mapping[str, str]) -> frozenset[str]:
@@ -173,10 +173,12 @@ def presharded(environ: Mapping[str, str]) -> frozenset[str]:
     if not isinstance(config, dict):
         return frozenset()
     return frozenset(
-        environ[f"{CHANNEL_PREFIX}{name.upper()}"] for name, settings in config.items()
-        if isinstance(settings, dict) and settings.get("S3DistributionType") == "ShardedByS3Key"
+        environ[f"{CHANNEL_PREFIX}{name.upper()}"]
+        for name, settings in config.items()
+        if isinstance(settings, dict)
+        and settings.get("S3DistributionType") == "ShardedByS3Key"
         and environ.get(f"{CHANNEL_PREFIX}{name.upper()}")
-    )  # fmt: skip
+    )
 
 
 def _first(environ: Mapping[str, str], names: tuple[str, ...]) -> tuple[str | None, str | None]:

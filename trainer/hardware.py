@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from trainer.errors import TrainerError
 

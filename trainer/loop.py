@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import keras
 import numpy as np
@@ -79,7 +79,7 @@ class TrainLoop:
         index = ctx.replica_id_in_sync_group % self.local_replicas
         size = tf.shape(labels)[0] // self.local_replicas
         with tf.device("/device:CPU:0"):
-            return images[index * size:(index + 1) * size], labels[index * size:(index + 1) * size]
+            return images[index * size : (index + 1) * size], labels[index * size : (index + 1) * size]
 
     def _replica_train_step(self, images, labels):
         if self.local_replicas > 1:

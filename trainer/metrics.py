@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping
+from collections.abc import Mapping
 
 from trainer import events
 
@@ -35,14 +35,17 @@ def report_metric(name: str, value: float, step: int, environ: Mapping[str, str]
     try:
         import hypertune
     except ImportError:
-        print("WARNING: cloudml-hypertune is not installed; Vertex AI cannot read this trial's metric "
-              "(add cloudml-hypertune to the package's requirements)", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            "WARNING: cloudml-hypertune is not installed; Vertex AI cannot read this trial's metric "
+            "(add cloudml-hypertune to the package's requirements)",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     global _hypertune
     if _hypertune is None:  # one per process: a new one starts its file afresh
         _hypertune = hypertune.HyperTune()
-    _hypertune.report_hyperparameter_tuning_metric(hyperparameter_metric_tag=name, metric_value=value,
-                                                   global_step=step)
+    _hypertune.report_hyperparameter_tuning_metric(hyperparameter_metric_tag=name, metric_value=value, global_step=step)
 
 
 def report_epoch(fields: Mapping[str, object], epoch: int, environ: Mapping[str, str] = os.environ) -> None:
@@ -53,7 +56,10 @@ def report_epoch(fields: Mapping[str, object], epoch: int, environ: Mapping[str,
     value = fields.get(name)
     if value is None:
         known = ", ".join(k for k, v in fields.items() if isinstance(v, (int, float)))
-        print(f"WARNING: the sweep's metric {name!r} is not one this trainer reports ({known})",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"WARNING: the sweep's metric {name!r} is not one this trainer reports ({known})",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     report_metric(name, float(value), epoch, environ)

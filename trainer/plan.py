@@ -8,8 +8,8 @@ the replicas (``--no-lr-scaling`` turns that off). No TensorFlow here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
 from trainer.errors import TrainerError
 
@@ -85,8 +85,9 @@ def render_plan(plan: Mapping[str, object]) -> str:
         t = plan["tpu"]
         lines.append(_line("TPU", f"{t['type']}, {t['cores']} cores, topology {t['topology']}"))
     if plan.get("tpu_rules"):
-        lines.append(_line("TPU rules", f"static shapes, steps per call {plan.get('steps_per_execution')}; "
-                                        f"{plan['tpu_rules']}"))
+        lines.append(
+            _line("TPU rules", f"static shapes, steps per call {plan.get('steps_per_execution')}; {plan['tpu_rules']}")
+        )
     lines.append(_line("workers", plan["workers"]))
     lines.append(_line("replicas in sync", batch["replicas"]))
     lines.append(_line("precision", f"{plan['precision']}  ({plan['precision_reason']})"))
@@ -117,16 +118,26 @@ def render_plan(plan: Mapping[str, object]) -> str:
         p = plan["preemption"]
         calls = plan.get("steps_per_execution", "auto")
         calls = f"{calls} steps per call" if isinstance(calls, int) else calls
-        lines.append(_line("on notice", f"{p['notice']}: checkpoint after this call ({calls}), "
-                                        f"grace {p['grace_period_s']:g} s, exit {p['exit_code']}"))
+        lines.append(
+            _line(
+                "on notice",
+                f"{p['notice']}: checkpoint after this call ({calls}), "
+                f"grace {p['grace_period_s']:g} s, exit {p['exit_code']}",
+            )
+        )
     for key in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir"):
         if plan["dirs"].get(key):
             origin = plan["dirs_origin"].get(key, "")
             lines.append(_line(key.replace("_", " "), f"{plan['dirs'][key]}  ({origin})"))
     spe = batch["steps_per_epoch"]
     if plan.get("resume_step") and plan["resume_step"] % spe:  # saved on a notice, mid-epoch
-        lines.append(_line("resume", f"from step {plan['resume_step']} (epoch {plan['resume_step'] // spe + 1}, "
-                                     f"step {plan['resume_step'] % spe} of {spe})"))
+        lines.append(
+            _line(
+                "resume",
+                f"from step {plan['resume_step']} (epoch {plan['resume_step'] // spe + 1}, "
+                f"step {plan['resume_step'] % spe} of {spe})",
+            )
+        )
     elif plan.get("resume_epoch"):
         resume = f"from epoch {plan['resume_epoch']} checkpoint"
         if plan["resume_epoch"] >= plan["epochs"]:

@@ -28,8 +28,8 @@ imports TensorFlow except in ``apply``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from trainer.errors import TrainerError
 

@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 import urllib.request
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 #: cloudtrain.errors.ExitCode.PREEMPTED; the trainer runs without cloudtrain installed.
 PREEMPTED_EXIT_CODE = 5
@@ -76,8 +76,7 @@ def read_metadata(path: str, environ: Mapping[str, str], timeout: float = 1.0) -
 class Notice:
     """Set once by SIGTERM or by ``instance/preempted`` turning TRUE; remembers which and when."""
 
-    def __init__(self, *, watch_metadata: bool = False, environ: Mapping[str, str] | None = None,
-                 poll_s: float = 1.0):  # fmt: skip
+    def __init__(self, *, watch_metadata: bool = False, environ: Mapping[str, str] | None = None, poll_s: float = 1.0):
         self._event = threading.Event()
         self.source: str | None = None
         self.received_at: float | None = None  # time.time()
@@ -101,8 +100,11 @@ class Notice:
     def set(self, source: str) -> None:
         if not self._event.is_set():
             self.source, self.received_at = source, time.time()
-            print(f"preemption notice ({source}): saving a checkpoint at the end of this call", file=sys.stderr,
-                  flush=True)  # fmt: skip
+            print(
+                f"preemption notice ({source}): saving a checkpoint at the end of this call",
+                file=sys.stderr,
+                flush=True,
+            )
             self._event.set()
 
     def is_set(self) -> bool:
@@ -152,8 +154,17 @@ def describe(platform: str) -> dict:
 class Preemption:
     """Wraps each training call; saves and exits when any worker got a notice."""
 
-    def __init__(self, strategy, manager, notice: Notice, *, grace_period_s: float, on_exit: Callable[[], None],
-                 inert: bool, num_workers: int):  # fmt: skip
+    def __init__(
+        self,
+        strategy,
+        manager,
+        notice: Notice,
+        *,
+        grace_period_s: float,
+        on_exit: Callable[[], None],
+        inert: bool,
+        num_workers: int,
+    ):
         import tensorflow as tf
 
         self._strategy = strategy

@@ -13,7 +13,9 @@ import json
 import os
 from dataclasses import dataclass
 
-from trainer import env, events, plan as plan_lib, precision as precision_lib
+from trainer import env, events
+from trainer import plan as plan_lib
+from trainer import precision as precision_lib
 from trainer import strategy as strategy_lib
 from trainer import tpu as tpu_lib
 from trainer.cluster import Cluster, resolve_cluster
@@ -61,7 +63,8 @@ def setup(args) -> Setup:
         strategy = strategy_lib.build(choice, devices)
     rules = tpu_lib.rules(choice.name, forced=args.tpu_rules)
     precision = precision_lib.choose_precision(
-        args.precision, rules.precision_accelerator or hardware.accelerator(devices),
+        args.precision,
+        rules.precision_accelerator or hardware.accelerator(devices),
         [d.compute_capability for d in hardware.gpus(devices)],
     )
     precision_lib.apply(precision)

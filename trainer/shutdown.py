@@ -34,7 +34,7 @@ import os
 import socket
 import sys
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 BARRIER_ID = "cloudtrain_end_of_run"
 TIMEOUT_S = 300  # the slowest worker's export and metrics writing
@@ -42,8 +42,15 @@ PEERS_GONE_TIMEOUT_S = 30.0  # the chief stops waiting for the others' exit afte
 POLL_S = 0.05
 
 
-def leave_together(strategy, cluster, *, timeout_s: float = TIMEOUT_S,
-                   peer_alive: Callable[[str], bool] | None = None, clock=time.monotonic, sleep=time.sleep) -> bool:  # fmt: skip
+def leave_together(
+    strategy,
+    cluster,
+    *,
+    timeout_s: float = TIMEOUT_S,
+    peer_alive: Callable[[str], bool] | None = None,
+    clock=time.monotonic,
+    sleep=time.sleep,
+) -> bool:
     """Meet every worker at the end; True when the barrier held (always True for one worker).
 
     The chief returns only once the other workers' processes are gone (or after
@@ -56,7 +63,7 @@ def leave_together(strategy, cluster, *, timeout_s: float = TIMEOUT_S,
         stop()
     try:
         _barrier(strategy, timeout_s)
-    except Exception as exc:  # noqa: BLE001 — the run itself is done; say so and leave
+    except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"WARNING: workers did not all reach the end-of-run barrier: {first}", file=sys.stderr, flush=True)
         return False
@@ -66,8 +73,9 @@ def leave_together(strategy, cluster, *, timeout_s: float = TIMEOUT_S,
     return True
 
 
-def wait_until_gone(addresses: Iterable[str], alive: Callable[[str], bool], timeout_s: float, *,
-                    clock=time.monotonic, sleep=time.sleep) -> list[str]:  # fmt: skip
+def wait_until_gone(
+    addresses: Iterable[str], alive: Callable[[str], bool], timeout_s: float, *, clock=time.monotonic, sleep=time.sleep
+) -> list[str]:
     """Poll until no address answers; returns those still answering when ``timeout_s`` ran out."""
     waiting = list(addresses)
     deadline = clock() + timeout_s
@@ -104,7 +112,7 @@ def end_process(code: int) -> None:
     """
     try:
         atexit._run_exitfuncs()
-    except Exception:  # noqa: BLE001 — a hook that fails must not turn a finished run into a failed one
+    except Exception:
         pass
     for stream in (sys.stdout, sys.stderr):  # logging's own hook has flushed its handlers
         try:

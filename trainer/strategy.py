@@ -19,8 +19,8 @@ cluster would have every worker train its own model. ``choose`` is pure;
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from trainer.cluster import Cluster
 from trainer.errors import TrainerError
@@ -48,12 +48,16 @@ def choose(requested: str, devices: Sequence[Device], cluster: Cluster, tpu: Tpu
             "would train its own copy; use multi_worker_mirrored (or auto)"
         )
     if requested == "tpu" and not tpu.found:
-        raise TrainerError("--strategy tpu but this machine shows no TPU (no /dev/accel0, /dev/vfio/0, TPU_NAME "
-                           "or TPU_ACCELERATOR_TYPE); drop --strategy tpu to train on what is here")
+        raise TrainerError(
+            "--strategy tpu but this machine shows no TPU (no /dev/accel0, /dev/vfio/0, TPU_NAME "
+            "or TPU_ACCELERATOR_TYPE); drop --strategy tpu to train on what is here"
+        )
     if requested == "auto":
         if tpu.found and cluster.is_multi_worker:
-            raise TrainerError(f"a TPU VM in a {cluster.num_workers}-worker cluster ({cluster.source}): multi-host "
-                               "TPU slices are not supported yet; run one TPU VM")
+            raise TrainerError(
+                f"a TPU VM in a {cluster.num_workers}-worker cluster ({cluster.source}): multi-host "
+                "TPU slices are not supported yet; run one TPU VM"
+            )
         if tpu.found:
             return StrategyChoice("tpu", f"{tpu.describe()}: TPUStrategy on the local TPU")
         if cluster.is_multi_worker:

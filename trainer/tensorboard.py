@@ -8,7 +8,7 @@ Only the chief writes; other workers get a no-op writer.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2

@@ -21,8 +21,8 @@ None of this has run on a TPU: see docs/how-to/tpu.md.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 #: Most steps in one call on a TPU: bounds the work a preemption notice waits for (~seconds).
 MAX_STEPS_PER_EXECUTION = 100
@@ -52,8 +52,9 @@ def probe(environ: Mapping[str, str] | None = None, exists: Callable[[str], bool
     files = [f for f in _DEVICE_FILES if exists(f)]
     if not named and not files:
         return NO_TPU
-    return TpuProbe(True, environ.get("TPU_ACCELERATOR_TYPE") or None, environ.get("TPU_TOPOLOGY") or None,
-                    ", ".join(files + named))  # fmt: skip
+    return TpuProbe(
+        True, environ.get("TPU_ACCELERATOR_TYPE") or None, environ.get("TPU_TOPOLOGY") or None, ", ".join(files + named)
+    )
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,9 @@ When every candidate lacked capacity, :class:`~cloudtrain.errors.NoCapacity` (ex
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.prepare import build_package
@@ -84,8 +85,10 @@ def first_with_capacity(
         if why is None:
             return Landed(handle, spec, package, status, index)
         reasons.append(_moving(echo, spec, why[0], why[1], last=index == len(specs) - 1))
-    raise NoCapacity("no candidate got capacity or quota: " + "; ".join(reasons),
-                     hint="add fallback entries (other regions, machines or the other cloud), or try later")  # fmt: skip
+    raise NoCapacity(
+        "no candidate got capacity or quota: " + "; ".join(reasons),
+        hint="add fallback entries (other regions, machines or the other cloud), or try later",
+    )
 
 
 def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, tuple[str, str] | None]:
@@ -103,7 +106,10 @@ def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, 
             return status, None
         if max_queue_s is not None and clock() - started > max_queue_s:
             handle.cancel()
-            return status, ("capacity", f"still {status.native_state} after {int(max_queue_s)} s (max_queue); cancelled")
+            return status, (
+                "capacity",
+                f"still {status.native_state} after {int(max_queue_s)} s (max_queue); cancelled",
+            )
         sleep(poll_s)
 
 

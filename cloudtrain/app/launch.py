@@ -5,8 +5,9 @@ Returns at once with the created job (nothing is followed): following and the ou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.app.notices import Notify, ignore
@@ -34,8 +35,13 @@ def launch(prepared: Prepared, *, notify: Notify = ignore, backend_of: Callable[
     spec, package = prepared.spec, prepared.package
     check_secrets_exist(spec, notify)
     if len(prepared.candidates) > 1 or prepared.loaded.config.max_queue is not None:
-        landed = first_with_capacity(prepared.candidates, package, notify=notify, backend_of=backend_of,
-                                     max_queue_s=prepared.loaded.config.max_queue)  # fmt: skip
+        landed = first_with_capacity(
+            prepared.candidates,
+            package,
+            notify=notify,
+            backend_of=backend_of,
+            max_queue_s=prepared.loaded.config.max_queue,
+        )
         launched = Launched(landed.handle, landed.spec, landed.package, landed.status, landed.index)
     else:
         handle = backend_of(spec.backend).submit(spec, package)
@@ -48,5 +54,15 @@ def launch(prepared: Prepared, *, notify: Notify = ignore, backend_of: Callable[
 def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
     """This machine's history, so ``cloudtrain logs ID`` finds the job from any directory."""
     spec = launched.spec
-    record(JobRecord(launched.handle.job_id, launched.first.name, spec.backend, spec.region, spec.project,
-                     str(prepared.loaded.file.resolve()), created=spec.created.isoformat(), kind=kind))  # fmt: skip
+    record(
+        JobRecord(
+            launched.handle.job_id,
+            launched.first.name,
+            spec.backend,
+            spec.region,
+            spec.project,
+            str(prepared.loaded.file.resolve()),
+            created=spec.created.isoformat(),
+            kind=kind,
+        )
+    )

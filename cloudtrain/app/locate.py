@@ -9,8 +9,6 @@ from cloudtrain.app.prepare import load_spec
 from cloudtrain.errors import UsageError
 
 
-
-
 def _where(job_id: str | None, backend, region, project, config_path) -> tuple[Any, str, str, str | None]:
     """Find backend, region, project for a job: flags, then --config, then the full name, then history."""
     from cloudtrain.backends import get_backend, parse_job_id

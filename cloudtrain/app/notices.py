@@ -4,8 +4,9 @@ The CLI turns each notice into a line on stderr; the Python API keeps them on th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 Kind = Literal["warning", "fallback", "trial"]
 

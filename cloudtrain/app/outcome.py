@@ -34,7 +34,9 @@ class Outcome:
         status = self.status
         if not status.state.exit_code:
             return None
-        error = JobFailed(f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else ""))
+        error = JobFailed(
+            f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else "")
+        )
         error.exit_code = status.state.exit_code
         return error
 
@@ -65,15 +67,27 @@ def summarise(status: JobStatus, progress: Any = None, handle: Any = None) -> Ou
     history.note_state(status.job_id, status.name, status.state.value)
     cost = cost_after(status)
     if cost:
-        rows.append(("cost", f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
-                             f"{cost['price_date']})" + (f"; spot saved {money(cost['spot_savings_usd'])}"
-                                                        if cost.get("spot_savings_usd") else "")
-                     + (f"; {cost['note']}" if cost.get("note") else "")))  # fmt: skip
-    interrupted = interruptions.summarize(progress.interruptions if progress else interruptions.Tracker(),
-                                          status.details.get("spot_interruptions"), state=status.state.value)  # fmt: skip
+        rows.append(
+            (
+                "cost",
+                f"{money(cost['usd'])} ({cost['basis']}; {cost['price_region']} list price, "
+                f"{cost['price_date']})"
+                + (f"; spot saved {money(cost['spot_savings_usd'])}" if cost.get("spot_savings_usd") else "")
+                + (f"; {cost['note']}" if cost.get("note") else ""),
+            )
+        )
+    interrupted = interruptions.summarize(
+        progress.interruptions if progress else interruptions.Tracker(),
+        status.details.get("spot_interruptions"),
+        state=status.state.value,
+    )
     if interrupted:
         rows.append(("interruptions", interruptions.describe(interrupted)))
-    run = {"status": status.to_dict(), "cost_per_hour": cost_per_hour,
-           "timeline": timeline.cost_shares(phases, cost_per_hour), "interruptions": interrupted}  # fmt: skip
+    run = {
+        "status": status.to_dict(),
+        "cost_per_hour": cost_per_hour,
+        "timeline": timeline.cost_shares(phases, cost_per_hour),
+        "interruptions": interrupted,
+    }
     history.save_run(status.job_id, run)
     return Outcome(status, rows, run)

@@ -22,8 +22,14 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
-        return {"backend": spec.backend, "region": spec.region, "notes": list(spec.notes),
-                "cost_per_hour": spec.cost_per_hour, "price_basis": price_basis(spec), "request": self.request}  # fmt: skip
+        return {
+            "backend": spec.backend,
+            "region": spec.region,
+            "notes": list(spec.notes),
+            "cost_per_hour": spec.cost_per_hour,
+            "price_basis": price_basis(spec),
+            "request": self.request,
+        }
 
 
 @dataclass(frozen=True)
@@ -48,12 +54,19 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
-        return {"backend": spec.backend, "region": spec.region, "job_name": spec.job_name,
-                "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
-                "notes": list(spec.notes), "package": package_dict(self.package),
-                **({"data": describe_data(spec)} if spec.channels else {}), "request": self.request,
-                "fallbacks": [candidate.to_dict() for candidate in self.fallbacks],
-                "cost_per_hour": spec.cost_per_hour, "price_basis": price_basis(spec)}  # fmt: skip
+        return {
+            "backend": spec.backend,
+            "region": spec.region,
+            "job_name": spec.job_name,
+            "project": {"id": spec.project, "source": spec.project_source} if spec.project else None,
+            "notes": list(spec.notes),
+            "package": package_dict(self.package),
+            **({"data": describe_data(spec)} if spec.channels else {}),
+            "request": self.request,
+            "fallbacks": [candidate.to_dict() for candidate in self.fallbacks],
+            "cost_per_hour": spec.cost_per_hour,
+            "price_basis": price_basis(spec),
+        }
 
 
 def make_plan(prepared: Prepared, *, show_secrets: bool = False) -> Plan:
@@ -63,5 +76,4 @@ def make_plan(prepared: Prepared, *, show_secrets: bool = False) -> Plan:
         request = get_backend(spec.backend).render(spec, prepared.package)
         return request if show_secrets else mask_spec_document(request, spec.env)
 
-    return Plan(prepared, rendered(prepared.spec),
-                tuple(Candidate(c, rendered(c)) for c in prepared.candidates[1:]))  # fmt: skip
+    return Plan(prepared, rendered(prepared.spec), tuple(Candidate(c, rendered(c)) for c in prepared.candidates[1:]))

@@ -6,19 +6,20 @@ the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
-from cloudtrain.backends import get_backend
 from cloudtrain.config import LoadedConfig, load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
 
 
-def load_spec(config_path: str | Path | None, overrides: Sequence[str], *, local: bool = False,
-              strict: bool = False) -> tuple[LoadedConfig, JobSpec]:  # fmt: skip
+def load_spec(
+    config_path: str | Path | None, overrides: Sequence[str], *, local: bool = False, strict: bool = False
+) -> tuple[LoadedConfig, JobSpec]:
     if not config_path:
         raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
     loaded = load_config(config_path, overrides, local=local, strict=strict)
@@ -33,9 +34,14 @@ def build_package(spec: JobSpec, notify: Notify = ignore) -> Any:
     from cloudtrain.packaging import build_script_sdist, build_sdist
     from cloudtrain.secrets.job import sdist_files
 
-    options = dict(name=spec.package.name, version=spec.package.version, requirements=spec.package.requirements,
-                   given_in=str(spec.config_file), extra=sdist_files(spec.secrets),
-                   include=spec.package.include)  # fmt: skip
+    options = dict(
+        name=spec.package.name,
+        version=spec.package.version,
+        requirements=spec.package.requirements,
+        given_in=str(spec.config_file),
+        extra=sdist_files(spec.secrets),
+        include=spec.package.include,
+    )
     if spec.package.script:
         package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
     else:
@@ -58,16 +64,19 @@ def stage_data(spec: JobSpec) -> JobSpec:
 def package_dict(package) -> dict[str, Any] | None:
     if package is None:
         return None
-    return {"file": str(package.path), "sha256": package.sha256, "size": package.size,
-            "unpacked_size": package.unpacked_size, "metadata": package.metadata,
-            "left_out": [{"path": path, "why": why} for path, why in package.left_out]}  # fmt: skip
+    return {
+        "file": str(package.path),
+        "sha256": package.sha256,
+        "size": package.size,
+        "unpacked_size": package.unpacked_size,
+        "metadata": package.metadata,
+        "left_out": [{"path": path, "why": why} for path, why in package.left_out],
+    }
 
 
 def left_out(package) -> str | None:
     """``trainer/.env (environment file), …``: what a user may expect in the package but is not."""
     return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
-
-
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,14 @@ class Prepared:
     notices: list[Notice] = field(default_factory=list, compare=False)
 
 
-def prepare(loaded: LoadedConfig, spec: JobSpec, *, overrides: Sequence[str] = (), show_secrets: bool = False,
-            notify: Notify = ignore) -> Prepared:  # fmt: skip
+def prepare(
+    loaded: LoadedConfig,
+    spec: JobSpec,
+    *,
+    overrides: Sequence[str] = (),
+    show_secrets: bool = False,
+    notify: Notify = ignore,
+) -> Prepared:
     """Build the package and stage the data of ``spec``. ``env:`` values that look secret are sent as
     written but masked in cloudtrain's own log lines (with one warning) unless ``show_secrets``."""
     from cloudtrain.secrets.masking import env_warnings, mask_logs, secret_names
@@ -111,8 +126,10 @@ def prepare(loaded: LoadedConfig, spec: JobSpec, *, overrides: Sequence[str] = (
 def candidate_specs(loaded: LoadedConfig, spec: JobSpec) -> list[JobSpec]:
     """The main spec, then one per ``fallback:`` entry (each validated when the config was loaded); a
     fallback cannot change the package, so each takes the main one's (``--include`` included)."""
-    return [spec] + [stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
-                     for candidate in loaded.candidates]  # fmt: skip
+    return [spec] + [
+        stage_data(replace(build_spec(candidate, now=spec.created), package=spec.package))
+        for candidate in loaded.candidates
+    ]
 
 
 def with_include(spec: JobSpec, include: Sequence[str]) -> JobSpec:
@@ -125,8 +142,10 @@ def resumed(spec: JobSpec, backend: Any, job_id: str) -> JobSpec:
     details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
     checkpoint_dir = details.get("checkpoint_dir")
     if not checkpoint_dir:
-        raise UsageError(f"--resume {job_id}: the job has no checkpoint location",
-                         hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)")
+        raise UsageError(
+            f"--resume {job_id}: the job has no checkpoint location",
+            hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)",
+        )
     output_dir = details.get("output_dir")
     return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
 

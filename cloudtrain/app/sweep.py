@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
@@ -38,8 +39,13 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Any] = get_backend)
     spec, config = prepared.spec, str(Path(prepared.loaded.file).resolve())
     if spec.backend == "local":
         folder = local.sweep_dir_of(spec)
-        local.write_state(folder, config=config, overrides=prepared.overrides, job_name=spec.job_name,
-                          created=spec.created.isoformat())  # fmt: skip
+        local.write_state(
+            folder,
+            config=config,
+            overrides=prepared.overrides,
+            job_name=spec.job_name,
+            created=spec.created.isoformat(),
+        )
         record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
     handle = backend_of(spec.backend).submit(spec, prepared.package)
@@ -48,31 +54,46 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Any] = get_backend)
     return StartedSweep(handle.job_id, handle=handle, first=first)
 
 
-def run_local(spec: JobSpec, package: Any, *, on_event: Callable[[local.TrialEvent], None],
-              backend: Any = None) -> results.SweepResults:  # fmt: skip
+def run_local(
+    spec: JobSpec, package: Any, *, on_event: Callable[[local.TrialEvent], None], backend: Any = None
+) -> results.SweepResults:
     """Run a local sweep's trials (each recorded in history) to the end; its results table."""
 
     def remember(handle, trial_spec) -> None:
-        record(JobRecord(handle.job_id, str(handle.output_dir), "local", trial_spec.region, None,
-                         str(trial_spec.config_file), kind="trial"))  # fmt: skip
+        record(
+            JobRecord(
+                handle.job_id,
+                str(handle.output_dir),
+                "local",
+                trial_spec.region,
+                None,
+                str(trial_spec.config_file),
+                kind="trial",
+            )
+        )
 
-    study = local.run_trials(spec, package, backend=backend or get_backend("local"), on_event=on_event,
-                             remember=remember)  # fmt: skip
-    return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
-                              "SUCCEEDED")  # fmt: skip
+    study = local.run_trials(
+        spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
+    )
+    return results.from_study(
+        spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials, "SUCCEEDED"
+    )
 
 
 def resumable(job_id: str) -> tuple[JobSpec, Any, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
     if entry.backend != "local":
-        raise UsageError(f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
-                         hint=f"see cloudtrain sweep results {job_id}")  # fmt: skip
+        raise UsageError(
+            f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
+            hint=f"see cloudtrain sweep results {job_id}",
+        )
     state = local.read_state(Path(entry.name))
     damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built
     if damage is not None:
         raise damage.error()
     _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
-    spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=entry.name,
-                               created=dt.datetime.fromisoformat(state["created"]))  # fmt: skip
+    spec = dataclasses.replace(
+        spec, job_name=state["job_name"], output_dir=entry.name, created=dt.datetime.fromisoformat(state["created"])
+    )
     return spec, build_package(spec), entry.name

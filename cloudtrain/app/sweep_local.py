@@ -22,10 +22,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.backends.base import JobState, LogLine
 from cloudtrain.errors import UsageError
@@ -61,16 +62,23 @@ def sweep_dir_of(spec: JobSpec) -> Path:
 
 
 def write_state(folder: Path, *, config: str, overrides: tuple[str, ...], job_name: str, created: str) -> None:
-    write_atomic(folder / STATE_FILE, json.dumps({"config": config, "overrides": list(overrides),
-                                                  "job_name": job_name, "created": created}, indent=2))  # fmt: skip
+    write_atomic(
+        folder / STATE_FILE,
+        json.dumps(
+            {"config": config, "overrides": list(overrides), "job_name": job_name, "created": created}, indent=2
+        ),
+    )
 
 
 def read_state(folder: Path) -> dict[str, Any]:
     """The sweep's ``sweep.json``; one StateError line (file, problem, recovery) when it is damaged."""
     if not (folder / STATE_FILE).exists():
         raise UsageError(f"{folder} is not a local sweep (no {STATE_FILE})", hint="pass the sweep's job id")
-    state = load_json_object(folder / STATE_FILE, required=("config", "overrides", "job_name"),
-                             recover="the sweep cannot be resumed; start a new one")  # fmt: skip
+    state = load_json_object(
+        folder / STATE_FILE,
+        required=("config", "overrides", "job_name"),
+        recover="the sweep cannot be resumed; start a new one",
+    )
     if isinstance(state, Damage):
         raise state.error()
     return state
@@ -99,7 +107,7 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     try:
         storage = JournalStorage(JournalFileBackend(str(path)))  # replays the journal; writes nothing
         names = {s.study_name for s in storage.get_all_studies()}
-    except Exception as exc:  # noqa: BLE001 — whatever Optuna's replay raises, the journal is the cause
+    except Exception as exc:
         raise journal.replay_failed(path, exc).error() from None
     if spec.job_name in names:
         return optuna.load_study(study_name=spec.job_name, storage=storage, sampler=_sampler(sweep, params))
@@ -108,10 +116,14 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     if not create:
         return None
     return optuna.create_study(
-        study_name=spec.job_name, storage=storage, direction=sweep.goal, sampler=_sampler(sweep, params),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=1) if sweep.early_stopping
+        study_name=spec.job_name,
+        storage=storage,
+        direction=sweep.goal,
+        sampler=_sampler(sweep, params),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=1)
+        if sweep.early_stopping
         else optuna.pruners.NopPruner(),
-    )  # fmt: skip
+    )
 
 
 def _sampler(sweep: Any, params: list[Param]) -> Any:
@@ -172,8 +184,14 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
             study.tell(trial, value)
 
 
-def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[[TrialEvent], None],
-               remember: Callable[[Any, JobSpec], None]) -> Any:  # fmt: skip
+def run_trials(
+    spec: JobSpec,
+    package: Any,
+    *,
+    backend: Any,
+    on_event: Callable[[TrialEvent], None],
+    remember: Callable[[Any, JobSpec], None],
+) -> Any:
     """Run the sweep in ``spec`` until max_trials count; returns the Optuna study."""
     import optuna
 
@@ -183,8 +201,16 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
     rerun = [t.number for t in interrupted_trials(study)]
     if rerun:
         numbers = ", ".join(str(n) for n in rerun)
-        on_event(TrialEvent(-1, "", {}, "requeued", message=f"interrupted trial{'s' if len(rerun) > 1 else ''} "
-                                                            f"{numbers} run{'' if len(rerun) > 1 else 's'} again"))
+        on_event(
+            TrialEvent(
+                -1,
+                "",
+                {},
+                "requeued",
+                message=f"interrupted trial{'s' if len(rerun) > 1 else ''} "
+                f"{numbers} run{'' if len(rerun) > 1 else 's'} again",
+            )
+        )
     params = resolve(sweep.params, sweep.algorithm)
     base = trial_base(spec)
     lock = threading.Lock()
@@ -225,8 +251,9 @@ def run_trials(spec: JobSpec, package: Any, *, backend: Any, on_event: Callable[
     rerun_interrupted(study, objective)
     remaining = sweep.max_trials - counted_trials(study)
     if remaining > 0:
-        study.optimize(objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,),
-                       gc_after_trial=False)  # fmt: skip
+        study.optimize(
+            objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,), gc_after_trial=False
+        )
     return study
 
 

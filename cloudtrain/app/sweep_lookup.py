@@ -25,8 +25,8 @@ def load_results(job_id: str):
 
     entry = sweep_record(job_id)
     if entry.backend == "local":
-        from cloudtrain.sweeps import results
         from cloudtrain.app import sweep_local as local
+        from cloudtrain.sweeps import results
 
         folder = Path(entry.name)
         state = local.read_state(folder)
@@ -34,11 +34,11 @@ def load_results(job_id: str):
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
         study = local.open_study(folder, spec, create=False)  # a damaged journal: one StateError line
         if study is None:  # killed before its first record: nothing to show yet
-            return results.SweepResults(spec.job_name, spec.sweep.metric, spec.sweep.goal, "STOPPED", (),
-                                        spec.sweep.max_trials)  # fmt: skip
+            return results.SweepResults(
+                spec.job_name, spec.sweep.metric, spec.sweep.goal, "STOPPED", (), spec.sweep.max_trials
+            )
         counted = local.counted_trials(study)
         done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
-        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials,
-                                  done)  # fmt: skip
+        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials, done)
     backend = get_backend(entry.backend)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from dataclasses import dataclass, field
 import re
-from typing import Any, ClassVar, Iterator, Mapping, Protocol
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
 
 from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
@@ -37,8 +38,7 @@ class JobState(enum.Enum):
 
     @property
     def terminal(self) -> bool:
-        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.PREEMPTED,
-                        JobState.TIMED_OUT)
+        return self in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.PREEMPTED, JobState.TIMED_OUT)
 
     @property
     def exit_code(self) -> int:
@@ -209,7 +209,9 @@ class Backend(Protocol):
         """A handle on an existing sweep (tuning job)."""
         ...
 
-    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]: ...
+    def list_jobs(
+        self, *, region: str | None = None, project: str | None = None, limit: int = 20
+    ) -> list[JobStatus]: ...
 
 
 class BackendFacts:
@@ -256,7 +258,9 @@ class BackendFacts:
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
         from cloudtrain.errors import UsageError
 
-        raise UsageError(f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend")
+        raise UsageError(
+            f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend"
+        )
 
 
 class CatalogMachines:
@@ -272,7 +276,9 @@ class CatalogMachines:
         if not isinstance(kind, str) or kind not in table(self.name).types:
             return None
         try:
-            info = catalog.resolve_machine(self.name, kind, machine.get("accelerator"), machine.get("accelerator_count"))
+            info = catalog.resolve_machine(
+                self.name, kind, machine.get("accelerator"), machine.get("accelerator_count")
+            )
         except catalog.CatalogError:
             return None  # invalid on its own cloud too: validation names the problem
         return Hardware(info.gpu.name if info.gpu else None, info.accelerator_count, info.vcpus, info.memory_gb)
@@ -280,8 +286,9 @@ class CatalogMachines:
     def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
         from cloudtrain.catalog.crosscloud import nearest_machine
 
-        found = nearest_machine(self.name, hardware.accelerator, hardware.accelerator_count, hardware.vcpus,
-                                hardware.memory_gb)  # fmt: skip
+        found = nearest_machine(
+            self.name, hardware.accelerator, hardware.accelerator_count, hardware.vcpus, hardware.memory_gb
+        )
         return [self.machine_of(found)]
 
     def machine_of(self, info: Any) -> dict[str, Any]:

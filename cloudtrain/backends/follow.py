@@ -14,10 +14,10 @@ import dataclasses
 import datetime as dt
 import logging
 import threading
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from cloudtrain.backends.base import LogLine
-from cloudtrain.backoff import Backoff  # noqa: F401  (the followers take it from here)
+from cloudtrain.backoff import Backoff
 from cloudtrain.errors import CloudUnreachable
 from cloudtrain.words import first_line
 
@@ -67,8 +67,16 @@ class LateMarker:
 class Outage:
     """Tracks one follower's connection to the cloud; says when it is lost and when it is back."""
 
-    def __init__(self, what: str, *, clock: Callable[[], float], notify: Notify = default_notify,
-                 backoff: Backoff | None = None, give_up_after: float = 24 * 3600.0, reattach: str = ""):
+    def __init__(
+        self,
+        what: str,
+        *,
+        clock: Callable[[], float],
+        notify: Notify = default_notify,
+        backoff: Backoff | None = None,
+        give_up_after: float = 24 * 3600.0,
+        reattach: str = "",
+    ):
         self.what, self.clock, self.notify = what, clock, notify
         self.backoff = backoff or Backoff()
         self.give_up_after, self.reattach = give_up_after, reattach
@@ -90,8 +98,9 @@ class Outage:
         self.failures += 1
         if now - self.since > self.give_up_after:
             hint = f"the job may still be running; reattach with: {self.reattach}" if self.reattach else None
-            raise CloudUnreachable(f"could not reach {self.what} for {now - self.since:.0f} s: {first_line(exc, 200)}",
-                                   hint) from exc  # fmt: skip
+            raise CloudUnreachable(
+                f"could not reach {self.what} for {now - self.since:.0f} s: {first_line(exc, 200)}", hint
+            ) from exc
         return self.backoff.delay(self.failures)
 
     def ok(self) -> None:

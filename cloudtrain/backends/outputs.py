@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 _BOOKKEEPING = {"status.json", "replicas.json"}
 
 
-def empty_model_dir_warning(model_dir: str, roots: Iterable[str], *, since: float, skip: Iterable[str] = (),
-                            contract: str) -> str | None:  # fmt: skip
+def empty_model_dir_warning(
+    model_dir: str, roots: Iterable[str], *, since: float, skip: Iterable[str] = (), contract: str
+) -> str | None:
     """The warning for an empty ``model_dir``, naming folders under ``roots`` with files newer than ``since``."""
     model = Path(model_dir)
     if model.is_dir() and any(p.is_file() for p in model.rglob("*")):

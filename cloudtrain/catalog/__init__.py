@@ -99,12 +99,20 @@ def resolve_machine(
     return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
 
 
-def check_tpu_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
-                  own_image: bool) -> None:  # fmt: skip
+def check_tpu_job(
+    m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None, own_image: bool
+) -> None:
     """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow, image (``tpus.check_job``)."""
     check_region("vertex", region)
-    _tpus.check_job(m, topology=topology, region=region, replica_count=replica_count, tensorflow=tensorflow,
-                    own_image=own_image, image_prefix=_table("vertex").regions[region]["image_prefix"])
+    _tpus.check_job(
+        m,
+        topology=topology,
+        region=region,
+        replica_count=replica_count,
+        tensorflow=tensorflow,
+        own_image=own_image,
+        image_prefix=_table("vertex").regions[region]["image_prefix"],
+    )
 
 
 def tpu_machine_types() -> tuple[str, ...]:
@@ -141,8 +149,16 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
                 smallest[key] = m
         rows.extend(smallest.values())
     order = {c: i for i, c in enumerate(_CLOUDS)}
-    return sorted(rows, key=lambda m: (order[m.cloud], m.gpu.name if m.gpu else "", m.accelerator_count,
-                                       m.price_per_hour or 0.0, m.machine_type))  # fmt: skip
+    return sorted(
+        rows,
+        key=lambda m: (
+            order[m.cloud],
+            m.gpu.name if m.gpu else "",
+            m.accelerator_count,
+            m.price_per_hour or 0.0,
+            m.machine_type,
+        ),
+    )
 
 
 def gpu_names(cloud: str | None = None) -> list[str]:
@@ -185,8 +201,9 @@ def default_tensorflow(cloud: str, *, tpu: bool = False) -> str:
     return _tpus.default_tensorflow() if tpu else tensorflow_versions(cloud)[-1]
 
 
-def training_image(cloud: str, region: str, tensorflow: str, gpu: bool, *, py_version: str | None = None,
-                   tpu: bool = False) -> str:  # fmt: skip
+def training_image(
+    cloud: str, region: str, tensorflow: str, gpu: bool, *, py_version: str | None = None, tpu: bool = False
+) -> str:
     """The prebuilt TensorFlow training image URI; CatalogError naming the available versions if none."""
     table = _cloud(cloud)
     check_region(cloud, region)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Literal
+from typing import Literal
 
 Kind = Literal["capacity", "quota", "rate"]
 _ORDER = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit

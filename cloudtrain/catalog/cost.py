@@ -18,7 +18,6 @@ from typing import Any
 
 from cloudtrain import catalog
 
-
 #: What "cost/hour" is for a spot job, per cloud: the catalog holds on-demand list prices only. Vertex AI
 #: spot VMs bill Compute Engine's spot rates, which change up to once a day and are not in the catalog;
 #: SageMaker managed spot bills BillableTimeInSeconds at the on-demand rate (the saving shows after the job).
@@ -75,8 +74,9 @@ def _vertex(status: Any, details: dict[str, Any]) -> dict[str, Any] | None:
     total, parts, info = 0.0, [], None
     for pool in details["pools"]:
         try:
-            info = catalog.resolve_machine("vertex", pool["machine_type"], pool.get("accelerator_type"),
-                                           pool.get("accelerator_count") or None)  # fmt: skip
+            info = catalog.resolve_machine(
+                "vertex", pool["machine_type"], pool.get("accelerator_type"), pool.get("accelerator_count") or None
+            )
         except catalog.CatalogError:
             return None
         if info.price_per_hour is None:
@@ -84,10 +84,15 @@ def _vertex(status: Any, details: dict[str, Any]) -> dict[str, Any] | None:
         replicas = int(pool.get("replica_count") or 1)
         total += info.price_per_hour * replicas * seconds / 3600
         parts.append(f"{replicas} × {info.machine_type} ${info.price_per_hour}/h")
-    out = {"usd": round(total, 4), "basis": f"start_time → end_time {seconds:.0f} s × ({' + '.join(parts)})",
-           **_where(info, details.get("region"))}  # fmt: skip
+    out = {
+        "usd": round(total, 4),
+        "basis": f"start_time → end_time {seconds:.0f} s × ({' + '.join(parts)})",
+        **_where(info, details.get("region")),
+    }
     if details.get("scheduling_strategy") == "SPOT":
-        out["note"] = "on-demand list price: the catalog has no Vertex AI spot prices, so the spot discount is not shown"
+        out["note"] = (
+            "on-demand list price: the catalog has no Vertex AI spot prices, so the spot discount is not shown"
+        )
     return out
 
 

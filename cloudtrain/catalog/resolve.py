@@ -147,13 +147,26 @@ def _alternatives(table: CloudTable, t: MachineType, accelerator: str | None, co
         picks.extend(fresh[:k])
 
     if accelerator:
-        take(lambda m: m.accelerator == accelerator and m.accelerator_count == want
-             and series[m.machine_type] == t.series, by_size)  # fmt: skip
-        take(lambda m: m.accelerator == accelerator and m.machine_type == t.name,
-             lambda m: (abs(m.accelerator_count - want), m.accelerator_count), k=2)  # fmt: skip
-        take(lambda m: m.accelerator == accelerator and m.accelerator_count == want
-             and series[m.machine_type] != t.series, by_size)  # fmt: skip
+        take(
+            lambda m: (
+                m.accelerator == accelerator and m.accelerator_count == want and series[m.machine_type] == t.series
+            ),
+            by_size,
+        )
+        take(
+            lambda m: m.accelerator == accelerator and m.machine_type == t.name,
+            lambda m: (abs(m.accelerator_count - want), m.accelerator_count),
+            k=2,
+        )
+        take(
+            lambda m: (
+                m.accelerator == accelerator and m.accelerator_count == want and series[m.machine_type] != t.series
+            ),
+            by_size,
+        )
     take(lambda m: m.machine_type == t.name and m.accelerator_count == want, by_size)
-    take(lambda m: m.accelerator_count == want and table.types[m.machine_type].accelerator is not None,
-         lambda m: (m.price_per_hour or math.inf,))  # fmt: skip
+    take(
+        lambda m: m.accelerator_count == want and table.types[m.machine_type].accelerator is not None,
+        lambda m: (m.price_per_hour or math.inf,),
+    )
     return [table.describe(m) for m in picks[:_MAX_ALTERNATIVES]]

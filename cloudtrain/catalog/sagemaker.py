@@ -89,8 +89,12 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
     if processor not in processors:
         raise CatalogError(f"the SageMaker TensorFlow {version} image has no {processor} build", field="tensorflow")
     container = (config.get("container_version") or {}).get(processor)
-    tag_parts = (config.get("tag_prefix", version), processor if config.get("processor_in_tag", True) else None,
-                 python, container)  # fmt: skip
+    tag_parts = (
+        config.get("tag_prefix", version),
+        processor if config.get("processor_in_tag", True) else None,
+        python,
+        container,
+    )
     return conf["uri"].format(
         registry=registry,
         region=region,

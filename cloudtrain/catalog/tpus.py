@@ -56,8 +56,13 @@ def _info(machine_type: str, accelerator: str) -> MachineInfo:
         price_per_hour=row.get("price_per_hour"),
         price_region=data["price"]["region"],
         price_date=data["price"]["date"],
-        tpu=TpuInfo(accelerator, gen["generation"], chips, chips * gen["cores_per_chip"],
-                    row.get("topology") if built_in else None),
+        tpu=TpuInfo(
+            accelerator,
+            gen["generation"],
+            chips,
+            chips * gen["cores_per_chip"],
+            row.get("topology") if built_in else None,
+        ),
     )
 
 
@@ -75,11 +80,23 @@ def regions(accelerator: str) -> tuple[str, ...]:
 def record(m: MachineInfo) -> dict:
     """One TPU VM as JSON (``machines --tpu -o json``): ``accelerator_count`` is what the request carries."""
     t = m.tpu
-    return {"cloud": m.cloud, "machine_type": m.machine_type, "vcpus": m.vcpus, "memory_gb": m.memory_gb,
-            "tpu": t.generation, "cloud_accelerator": t.accelerator, "accelerator_count": m.accelerator_count,
-            "chips": t.chips, "cores": t.cores, "topology": t.topology, "regions": list(regions(t.accelerator)),
-            "tensorflow_images": list(tensorflow_versions()), "price_per_hour": m.price_per_hour,
-            "price_region": m.price_region, "price_date": m.price_date}  # fmt: skip
+    return {
+        "cloud": m.cloud,
+        "machine_type": m.machine_type,
+        "vcpus": m.vcpus,
+        "memory_gb": m.memory_gb,
+        "tpu": t.generation,
+        "cloud_accelerator": t.accelerator,
+        "accelerator_count": m.accelerator_count,
+        "chips": t.chips,
+        "cores": t.cores,
+        "topology": t.topology,
+        "regions": list(regions(t.accelerator)),
+        "tensorflow_images": list(tensorflow_versions()),
+        "price_per_hour": m.price_per_hour,
+        "price_region": m.price_region,
+        "price_date": m.price_date,
+    }
 
 
 def describe(m: MachineInfo) -> str:
@@ -106,19 +123,28 @@ def resolve(machine_type: str, accelerator: str | None, count: int | None) -> Ma
             field="accelerator",
         )
     if given is None and not built_in:
-        raise CatalogError(f"{machine_type} needs an accelerator: {', '.join(takes)} with accelerator_count 8",
-                           [describe(_info(machine_type, a)) for a in takes], field="accelerator")  # fmt: skip
+        raise CatalogError(
+            f"{machine_type} needs an accelerator: {', '.join(takes)} with accelerator_count 8",
+            [describe(_info(machine_type, a)) for a in takes],
+            field="accelerator",
+        )
     name = given or next(iter(takes))
     row = takes[name]
     if count and count != row["count"]:
         if count in row.get("multi_host_counts", ()):
-            raise CatalogError(f"{count} × {name} is a pod slice over several TPU VMs: {MULTI_HOST} "
-                               f"(accelerator_count {row['count']})", [describe(_info(machine_type, name))],
-                               field="accelerator_count")  # fmt: skip
+            raise CatalogError(
+                f"{count} × {name} is a pod slice over several TPU VMs: {MULTI_HOST} "
+                f"(accelerator_count {row['count']})",
+                [describe(_info(machine_type, name))],
+                field="accelerator_count",
+            )
         unit = "TensorCores" if not built_in else "chips"
         sized = [describe(_info(t, name)) for t in _same_family(name) if _data()["types"][t]["chips"] == count]
-        raise CatalogError(f"{machine_type} with {name} has {row['count']} {unit}; received accelerator_count {count}",
-                           sized + [describe(_info(machine_type, name))], field="accelerator_count")  # fmt: skip
+        raise CatalogError(
+            f"{machine_type} with {name} has {row['count']} {unit}; received accelerator_count {count}",
+            sized + [describe(_info(machine_type, name))],
+            field="accelerator_count",
+        )
     return _info(machine_type, name)
 
 
@@ -132,20 +158,31 @@ def check_topology(m: MachineInfo, topology: str | None) -> None:
         return
     own = m.tpu.topology
     if own is None:
-        raise CatalogError(f"{m.machine_type} takes no tpu_topology (TPU {m.tpu.generation} VMs have a fixed shape); "
-                           f"received {topology}", [], field="tpu_topology")  # fmt: skip
+        raise CatalogError(
+            f"{m.machine_type} takes no tpu_topology (TPU {m.tpu.generation} VMs have a fixed shape); "
+            f"received {topology}",
+            [],
+            field="tpu_topology",
+        )
     if topology == own:
         return
     multi = _data()["accelerators"][m.accelerator].get("multi_host_topologies", [])
     if topology in multi:
-        raise CatalogError(f"tpu_topology {topology} spans several TPU VMs: {MULTI_HOST}",
-                           [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)],
-                           field="tpu_topology")  # fmt: skip
-    raise CatalogError(f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
-                       [f"tpu_topology: {own}"] + [describe(_info(t, m.accelerator))
-                                                    for t in _same_family(m.accelerator)
-                                                    if _info(t, m.accelerator).tpu.topology == topology],
-                       field="tpu_topology")  # fmt: skip
+        raise CatalogError(
+            f"tpu_topology {topology} spans several TPU VMs: {MULTI_HOST}",
+            [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)],
+            field="tpu_topology",
+        )
+    raise CatalogError(
+        f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
+        [f"tpu_topology: {own}"]
+        + [
+            describe(_info(t, m.accelerator))
+            for t in _same_family(m.accelerator)
+            if _info(t, m.accelerator).tpu.topology == topology
+        ],
+        field="tpu_topology",
+    )
 
 
 def _same_family(accelerator: str) -> list[str]:
@@ -158,8 +195,11 @@ def check_region(m: MachineInfo, region: str) -> None:
         return
     others = [name for name, g in _data()["accelerators"].items() if region in g["regions"]]
     also = f"; {region} has {', '.join(others)}" if others else ""
-    raise CatalogError(f"Vertex AI offers {m.accelerator} (TPU {m.tpu.generation}) in {', '.join(regions)}, "
-                       f"not {region}{also}", regions[:3], field="region")  # fmt: skip
+    raise CatalogError(
+        f"Vertex AI offers {m.accelerator} (TPU {m.tpu.generation}) in {', '.join(regions)}, not {region}{also}",
+        regions[:3],
+        field="region",
+    )
 
 
 def tensorflow_versions() -> tuple[str, ...]:
@@ -175,8 +215,11 @@ def check_tensorflow(tensorflow: str) -> None:
     """TPUs need TensorFlow >= 2.15 (v5e's minimum, and the oldest TPU image cloudtrain offers)."""
     low = _data()["min_tensorflow"]
     if version_key(tensorflow)[:2] < version_key(low):
-        raise CatalogError(f"TPUs need TensorFlow {low} or newer on Vertex AI; received {tensorflow}",
-                           list(reversed(tensorflow_versions())), field="tensorflow")  # fmt: skip
+        raise CatalogError(
+            f"TPUs need TensorFlow {low} or newer on Vertex AI; received {tensorflow}",
+            list(reversed(tensorflow_versions())),
+            field="tensorflow",
+        )
 
 
 def training_image(image_prefix: str, tensorflow: str) -> str:
@@ -189,21 +232,33 @@ def training_image(image_prefix: str, tensorflow: str) -> str:
         raise CatalogError(
             f"Vertex AI has no prebuilt TensorFlow {tensorflow} image for TPUs (TPU images: {', '.join(available)}); "
             "or set image.uri to your own image with tensorflow and libtpu",
-            nearest_versions(tensorflow, available), field="tensorflow",
+            nearest_versions(tensorflow, available),
+            field="tensorflow",
         )
     return images["template"].format(image_prefix=image_prefix, tag=row["tag"])
 
 
-def check_job(m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None,
-              own_image: bool, image_prefix: str | None) -> None:  # fmt: skip
+def check_job(
+    m: MachineInfo,
+    *,
+    topology: str | None,
+    region: str,
+    replica_count: int,
+    tensorflow: str | None,
+    own_image: bool,
+    image_prefix: str | None,
+) -> None:
     """One TPU job on Vertex AI: the type's topology, a region that has it, one host, TensorFlow >= 2.15 with
     a prebuilt TPU image unless ``own_image``. CatalogError with ``field`` tpu_topology, region,
     replica_count or tensorflow."""
     check_topology(m, topology)
     check_region(m, region)
     if replica_count > 1:
-        raise CatalogError(f"replica_count {replica_count} asks for several TPU VMs: {MULTI_HOST}",
-                           [f"replica_count: 1 (one {describe(m)})"], field="replica_count")  # fmt: skip
+        raise CatalogError(
+            f"replica_count {replica_count} asks for several TPU VMs: {MULTI_HOST}",
+            [f"replica_count: 1 (one {describe(m)})"],
+            field="replica_count",
+        )
     if own_image:
         if tensorflow is not None:
             check_tensorflow(tensorflow)

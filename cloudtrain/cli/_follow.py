@@ -7,8 +7,18 @@ import contextlib
 from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 
 
-def follow(console, handle, *, cancel_on_interrupt: bool, progress=None, live: bool = True, output: str = "text",
-           debug: bool = False, drain: float | None = None, show_line=None) -> None:  # fmt: skip
+def follow(
+    console,
+    handle,
+    *,
+    cancel_on_interrupt: bool,
+    progress=None,
+    live: bool = True,
+    output: str = "text",
+    debug: bool = False,
+    drain: float | None = None,
+    show_line=None,
+) -> None:
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
     With ``progress`` (a :class:`cloudtrain.progress.Progress`) and a terminal, a live status line

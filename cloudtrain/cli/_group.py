@@ -9,7 +9,9 @@ from cloudtrain import __version__
 CONFIG_OPTION = click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Job config YAML.")
 SET_OPTION = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
 STRICT_OPTION = click.option(
-    "--strict-legacy", "strict", is_flag=True,
+    "--strict-legacy",
+    "strict",
+    is_flag=True,
     help="Refuse instead of mapping: every 'mapped:' line (retired GPUs, versions, another cloud) is an error.",
 )
 
@@ -33,13 +35,20 @@ class Duration(click.ParamType):
 
 
 DRAIN_OPTION = click.option(
-    "--drain", type=Duration(), default=None, metavar="DURATION",
+    "--drain",
+    type=Duration(),
+    default=None,
+    metavar="DURATION",
     help="After the job ends, keep reading until this long passes with no new line (default 1m; Vertex).",
 )
 OUTPUT_OPTION = click.option(
-    "--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    "--output",
+    "-o",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
     help="json: one JSON document on stdout (logs: one object per line), everything for people on stderr.",
-)  # fmt: skip
+)
 
 
 def config_argument(func):
@@ -68,8 +77,14 @@ def _debug_option(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 
 def debug_option() -> click.Option:
     """``--debug`` on a command: the same as ``cloudtrain --debug COMMAND`` (tracebacks, debug lines)."""
-    return click.Option(["--debug"], is_flag=True, expose_value=False, is_eager=True, callback=_debug_option,
-                        help="Show tracebacks and debug lines.")  # fmt: skip
+    return click.Option(
+        ["--debug"],
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_debug_option,
+        help="Show tracebacks and debug lines.",
+    )
 
 
 class Group(click.Group):
@@ -119,5 +134,3 @@ def _show_backend_notes(debug: bool) -> None:
     if not any(type(h).__name__ == "ToStderr" for h in logger.handlers):
         logger.addHandler(ToStderr())
     logger.setLevel(logging.DEBUG if debug else logging.INFO)
-
-

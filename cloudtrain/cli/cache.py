@@ -22,18 +22,31 @@ def cache(ctx: click.Context, output: str) -> None:
     rows = usage()
     total = sum(r[2] for r in rows)
     if output == "json":
-        print_json({"folder": str(cache_dir()), "bytes": total,
-                    "items": [{"name": n, "entries": c, "bytes": b} for n, c, b in rows]})  # fmt: skip
+        print_json(
+            {
+                "folder": str(cache_dir()),
+                "bytes": total,
+                "items": [{"name": n, "entries": c, "bytes": b} for n, c, b in rows],
+            }
+        )
         return
-    print_table(make_console(), ["item", "entries", "size"],
-                [(n, c, size(b)) for n, c, b in rows] + [("total", "", size(total))],
-                title=f"cache: {cache_dir()}")  # fmt: skip
+    print_table(
+        make_console(),
+        ["item", "entries", "size"],
+        [(n, c, size(b)) for n, c, b in rows] + [("total", "", size(total))],
+        title=f"cache: {cache_dir()}",
+    )
     click.echo("free space: cloudtrain cache prune --keep N (keeps the last N packages and environments)")
 
 
 @cache.command()
-@click.option("--keep", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Packages and environments to keep, the most recently used.")  # fmt: skip
+@click.option(
+    "--keep",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Packages and environments to keep, the most recently used.",
+)
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 @OUTPUT_OPTION
 def prune(keep: int, dry_run: bool, output: str) -> None:

@@ -20,25 +20,54 @@ import click
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
 
 _MLENGINE_VALUE_FLAGS = (
-    "--job-dir", "--package-path", "--module-name", "--staging-bucket", "--region", "--scale-tier",
-    "--master-machine-type", "--master-accelerator", "--master-image-uri", "--worker-count",
-    "--worker-machine-type", "--worker-accelerator", "--worker-image-uri", "--parameter-server-count",
-    "--parameter-server-machine-type", "--runtime-version", "--python-version", "--labels", "--project",
+    "--job-dir",
+    "--package-path",
+    "--module-name",
+    "--staging-bucket",
+    "--region",
+    "--scale-tier",
+    "--master-machine-type",
+    "--master-accelerator",
+    "--master-image-uri",
+    "--worker-count",
+    "--worker-machine-type",
+    "--worker-accelerator",
+    "--worker-image-uri",
+    "--parameter-server-count",
+    "--parameter-server-machine-type",
+    "--runtime-version",
+    "--python-version",
+    "--labels",
+    "--project",
     "--service-account",
-)  # fmt: skip
-_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args",
-                           "--command")  # fmt: skip
+)
+_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args", "--command")
 #: Taken so that they can be refused in one line each (cloudtrain.config.gcloud.REFUSED_FLAGS says why);
 #: listed here so that ``--help`` does not import the config package.
 _MLENGINE_REFUSED = (
-    "--kms-key", "--kms-keyring", "--kms-location", "--kms-project", "--parameter-server-accelerator",
-    "--parameter-server-image-uri", "--use-chief-in-tf-config", "--tpu-tf-version", "--format", "--account",
+    "--kms-key",
+    "--kms-keyring",
+    "--kms-location",
+    "--kms-project",
+    "--parameter-server-accelerator",
+    "--parameter-server-image-uri",
+    "--use-chief-in-tf-config",
+    "--tpu-tf-version",
+    "--format",
+    "--account",
     "--impersonate-service-account",
-)  # fmt: skip
+)
 _CUSTOM_JOB_REFUSED = (
-    "--python-package-uris", "--kms-key", "--kms-keyring", "--kms-location", "--kms-project",
-    "--persistent-resource-id", "--format", "--account", "--impersonate-service-account",
-)  # fmt: skip
+    "--python-package-uris",
+    "--kms-key",
+    "--kms-keyring",
+    "--kms-location",
+    "--kms-project",
+    "--persistent-resource-id",
+    "--format",
+    "--account",
+    "--impersonate-service-account",
+)
 
 
 def _dest(flag: str) -> str:
@@ -69,16 +98,18 @@ def _flag_options(flags: tuple[str, ...], refused: tuple[str, ...], func):
 
 
 def _common_options(func):
-    for option in reversed([
-        click.option("--config", "g_config", type=click.Path(dir_okay=False), help="gcloud's --config file."),
-        click.option("--configuration", "g_configuration", help="gcloud named configuration (for the project)."),
-        click.option("--quiet", "-q", "g_quiet", is_flag=True, help="Accepted; cloudtrain never prompts."),
-        click.option("--verbosity", "g_verbosity", help="Accepted; use cloudtrain --debug for tracebacks."),
-        SET_OPTION,
-        click.option("--dry-run", is_flag=True, help="Build the package and print the request; create nothing."),
-        STRICT_OPTION,
-        OUTPUT_OPTION,
-    ]):  # fmt: skip
+    for option in reversed(
+        [
+            click.option("--config", "g_config", type=click.Path(dir_okay=False), help="gcloud's --config file."),
+            click.option("--configuration", "g_configuration", help="gcloud named configuration (for the project)."),
+            click.option("--quiet", "-q", "g_quiet", is_flag=True, help="Accepted; cloudtrain never prompts."),
+            click.option("--verbosity", "g_verbosity", help="Accepted; use cloudtrain --debug for tracebacks."),
+            SET_OPTION,
+            click.option("--dry-run", is_flag=True, help="Build the package and print the request; create nothing."),
+            STRICT_OPTION,
+            OUTPUT_OPTION,
+        ]
+    ):
         func = option(func)
     return func
 
@@ -141,8 +172,15 @@ def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, o
     flags["--enable-web-access"] = values.get("g_enable_web_access")
     doc = mlengine_document(job, flags, user_args, _read_config(values.get("g_config")))
     loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
-    run_submit(loaded, spec, dry_run=dry_run, detach=not stream_logs, cancel_on_interrupt=False, output=output,
-               overrides=overrides)  # fmt: skip
+    run_submit(
+        loaded,
+        spec,
+        dry_run=dry_run,
+        detach=not stream_logs,
+        cancel_on_interrupt=False,
+        output=output,
+        overrides=overrides,
+    )
 
 
 cli.add_command(mlengine, name="ml-engine")
@@ -164,9 +202,14 @@ def custom_jobs() -> None:
 
 @custom_jobs.command(name="create", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--display-name", required=True, help="The job's display name, used as given.")
-@click.option("--worker-pool-spec", "g_worker_pool_spec", multiple=True, metavar="KEY=VALUE,…",
-              help="machine-type=…,replica-count=…,accelerator-type=…,accelerator-count=…,executor-image-uri=…,"
-              "python-module=…,local-package-path=… (or container-image-uri=…); once per pool.")  # fmt: skip
+@click.option(
+    "--worker-pool-spec",
+    "g_worker_pool_spec",
+    multiple=True,
+    metavar="KEY=VALUE,…",
+    help="machine-type=…,replica-count=…,accelerator-type=…,accelerator-count=…,executor-image-uri=…,"
+    "python-module=…,local-package-path=… (or container-image-uri=…); once per pool.",
+)
 @_common_options
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
 @click.option("--enable-dashboard-access", "g_enable_dashboard_access", is_flag=True, help="Refused.")
@@ -182,8 +225,9 @@ def custom_jobs_create(display_name, dry_run, strict, output, overrides, **value
     flags["--enable-dashboard-access"] = values.get("g_enable_dashboard_access")
     doc = custom_job_document(display_name, flags, _read_config(values.get("g_config")))
     loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
-    run_submit(loaded, spec, dry_run=dry_run, detach=True, cancel_on_interrupt=False, output=output,
-               overrides=overrides)  # fmt: skip
+    run_submit(
+        loaded, spec, dry_run=dry_run, detach=True, cancel_on_interrupt=False, output=output, overrides=overrides
+    )
 
 
 cli.add_command(ai, name="ai")

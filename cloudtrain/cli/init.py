@@ -11,8 +11,13 @@ from cloudtrain.errors import UsageError
 
 
 @cli.command("init")
-@click.option("--from-estimator", "estimator", required=True, type=click.Path(dir_okay=False),
-              help="Python file that creates a sagemaker TensorFlow(...) estimator (read, never run).")
+@click.option(
+    "--from-estimator",
+    "estimator",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Python file that creates a sagemaker TensorFlow(...) estimator (read, never run).",
+)
 @click.option("--to", "to", type=click.Path(dir_okay=False), help="Write the config here (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
 def init(estimator: str, to: str | None, force: bool) -> None:
@@ -35,7 +40,8 @@ def init(estimator: str, to: str | None, force: bool) -> None:
     if translation.fill_in:
         from cloudtrain.words import counted
 
-        click.echo(f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):",
-                   err=True)  # fmt: skip
+        click.echo(
+            f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):", err=True
+        )
         for item in translation.fill_in:
             click.echo(f"  - {item}", err=True)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from cloudtrain.cli import sweep
-from cloudtrain.cli._follow import drain_kwargs, follow as follow_job
+from cloudtrain.cli._follow import follow as follow_job
 from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
-from cloudtrain.errors import UsageError
 from cloudtrain.numbers import measured
+
 
 class _BackendChoice(click.Choice):
     """The registry's backends, read when the option is used (a backend may be registered after import)."""
@@ -117,8 +116,11 @@ def _interruption_line(item: dict) -> str:
     elif item.get("checkpoint_step") is not None:
         parts.append(f"checkpoint at step {item['checkpoint_step']:,}")
     if item.get("steps_redone") is not None:
-        parts.append(f"{item['steps_redone']:,} steps to redo" if item.get("resumed_at") is None
-                     else f"{item['steps_redone']:,} steps redone")  # fmt: skip
+        parts.append(
+            f"{item['steps_redone']:,} steps to redo"
+            if item.get("resumed_at") is None
+            else f"{item['steps_redone']:,} steps redone"
+        )
     if item.get("seconds_lost") is not None:
         parts.append(f"{human_seconds(item['seconds_lost'])} lost")
     return ", ".join(parts)
@@ -155,8 +157,14 @@ def logs(job_id, follow, drain, backend, region, project, config_path, output) -
             click.echo(json.dumps(record))
 
         if follow:  # stdout stays JSON Lines; the summary goes to stderr and the exit code is the job's outcome
-            follow_job(make_console(sys.stderr), handle, cancel_on_interrupt=False, live=False, drain=drain,
-                       show_line=show_json)  # fmt: skip
+            follow_job(
+                make_console(sys.stderr),
+                handle,
+                cancel_on_interrupt=False,
+                live=False,
+                drain=drain,
+                show_line=show_json,
+            )
             return
         for line in handle.logs(follow=False):
             show_json(line)
@@ -207,8 +215,12 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
     if output == "json":
         print_json([j.to_dict() for j in jobs])
         return
-    print_table(make_console(), ["job", "state", "created", "message"],
-                [(j.job_id, j.state.value, j.created, j.message) for j in jobs], id_columns=["job"])  # fmt: skip
+    print_table(
+        make_console(),
+        ["job", "state", "created", "message"],
+        [(j.job_id, j.state.value, j.created, j.message) for j in jobs],
+        id_columns=["job"],
+    )
 
 
 def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
@@ -227,9 +239,23 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
     if not jobs:
         click.echo("no jobs in this machine's history" + (" for these flags" if backend or region else ""), err=True)
         return
-    print_table(make_console(), ["job", "kind", "backend", "region", "state", "created", "name"],
-                [(j["job_id"], j.get("kind") or "job", j["backend"], j["region"], j["state"] or "",
-                  (j["created"] or "")[:19], j["name"]) for j in jobs], id_columns=["job"])  # fmt: skip
+    print_table(
+        make_console(),
+        ["job", "kind", "backend", "region", "state", "created", "name"],
+        [
+            (
+                j["job_id"],
+                j.get("kind") or "job",
+                j["backend"],
+                j["region"],
+                j["state"] or "",
+                (j["created"] or "")[:19],
+                j["name"],
+            )
+            for j in jobs
+        ],
+        id_columns=["job"],
+    )
 
 
 def _sweep_state(job_id: str) -> str | None:

@@ -18,9 +18,7 @@ from cloudtrain.errors import UsageError
 def validate(config_arg, config_path, overrides, strict, output) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
     from cloudtrain.app.prepare import load_spec
-
     from cloudtrain.console import counted
-
     from cloudtrain.errors import ConfigError
 
     path = pick_config(config_arg, config_path)
@@ -30,24 +28,47 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
         if output == "json":  # every error as data too; the lines still go to stderr, exit 2
             from cloudtrain.console import print_json
 
-            print_json({"config": path, "valid": False, "errors": [
-                {"file": e.file, "line": e.line, "field": e.field, "message": e.detail, "fix": e.hint}
-                for e in getattr(exc, "errors", None) or (exc,)]})  # fmt: skip
+            print_json(
+                {
+                    "config": path,
+                    "valid": False,
+                    "errors": [
+                        {"file": e.file, "line": e.line, "field": e.field, "message": e.detail, "fix": e.hint}
+                        for e in getattr(exc, "errors", None) or (exc,)
+                    ],
+                }
+            )
         raise
     m = spec.machine
     gpus = m.accelerators
     if output == "json":
         from cloudtrain.console import print_json
 
-        print_json({"config": path, "valid": True, "backend": spec.backend, "cloud": spec.cloud,
-                    "region": spec.region, "name": spec.name, "machine_type": m.type, "gpu": m.gpu_model,
-                    "gpu_count": m.accelerator_count, "accelerator": m.accelerator,
-                    "replica_count": spec.replica_count, "image": spec.image_uri,
-                    "cost_per_hour": spec.cost_per_hour, "notes": list(spec.notes),
-                    "max_runtime": spec.max_runtime_seconds, "tensorflow": spec.tensorflow_version,
-                    "defaults": list(spec.defaults)})  # fmt: skip
+        print_json(
+            {
+                "config": path,
+                "valid": True,
+                "backend": spec.backend,
+                "cloud": spec.cloud,
+                "region": spec.region,
+                "name": spec.name,
+                "machine_type": m.type,
+                "gpu": m.gpu_model,
+                "gpu_count": m.accelerator_count,
+                "accelerator": m.accelerator,
+                "replica_count": spec.replica_count,
+                "image": spec.image_uri,
+                "cost_per_hour": spec.cost_per_hour,
+                "notes": list(spec.notes),
+                "max_runtime": spec.max_runtime_seconds,
+                "tensorflow": spec.tensorflow_version,
+                "defaults": list(spec.defaults),
+            }
+        )
         return
-    click.echo(f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})")
+    click.echo(
+        f"{path}: OK ({spec.backend}, {spec.region}, {m.type}, {gpus}, {counted(spec.replica_count, 'replica')})"
+    )
     for note in spec.notes:
         click.echo(note)
 
@@ -84,8 +105,10 @@ def _tpu_machines(cloud, gpu, output) -> None:
     from cloudtrain.console import make_console, money, print_json, print_table
 
     if cloud == "sagemaker" or gpu:
-        raise UsageError("SageMaker has no TPUs" if cloud == "sagemaker" else "--tpu lists TPUs, not GPUs",
-                         hint="cloudtrain machines --tpu (Vertex AI)")  # fmt: skip
+        raise UsageError(
+            "SageMaker has no TPUs" if cloud == "sagemaker" else "--tpu lists TPUs, not GPUs",
+            hint="cloudtrain machines --tpu (Vertex AI)",
+        )
     rows = tpus.machines()
     if output == "json":
         print_json([tpus.record(m) for m in rows])
@@ -93,12 +116,23 @@ def _tpu_machines(cloud, gpu, output) -> None:
     print_table(
         make_console(),
         ["machine", "TPU", "chips", "cores", "topology", "vCPU", "memory GB", "price/h", "regions"],
-        [(tpus.describe(m).split(" (")[0], m.tpu.generation, m.tpu.chips, m.tpu.cores, m.tpu.topology or "-", m.vcpus,
-          m.memory_gb, money(m.price_per_hour) if m.price_per_hour else "-", ", ".join(tpus.regions(m.accelerator)))
-         for m in rows],
+        [
+            (
+                tpus.describe(m).split(" (")[0],
+                m.tpu.generation,
+                m.tpu.chips,
+                m.tpu.cores,
+                m.tpu.topology or "-",
+                m.vcpus,
+                m.memory_gb,
+                money(m.price_per_hour) if m.price_per_hour else "-",
+                ", ".join(tpus.regions(m.accelerator)),
+            )
+            for m in rows
+        ],
         title=f"Vertex AI TPU VMs, one host each; prices: {rows[0].price_region} on-demand list prices taken "
-              f"{rows[0].price_date}; TensorFlow images: {', '.join(tpus.tensorflow_versions())}",
-    )  # fmt: skip
+        f"{rows[0].price_date}; TensorFlow images: {', '.join(tpus.tensorflow_versions())}",
+    )
 
 
 def _grouped(rows) -> list[tuple]:
@@ -113,8 +147,19 @@ def _grouped(rows) -> list[tuple]:
         m = combos[0]
         prices = [c.price_per_hour for c in combos if c.price_per_hour is not None]
         price = money(min(prices)) if len(set(prices)) <= 1 else f"{money(min(prices))}-{money(max(prices))}"
-        lines.append((cloud, machine, m.vcpus, m.memory_gb, gpu or "-", ", ".join(str(c.accelerator_count) for c in combos),
-                      m.gpu.memory_gb if m.gpu else "-", price if prices else "-", m.price_region))  # fmt: skip
+        lines.append(
+            (
+                cloud,
+                machine,
+                m.vcpus,
+                m.memory_gb,
+                gpu or "-",
+                ", ".join(str(c.accelerator_count) for c in combos),
+                m.gpu.memory_gb if m.gpu else "-",
+                price if prices else "-",
+                m.price_region,
+            )
+        )
     return lines
 
 
@@ -122,8 +167,13 @@ def _grouped(rows) -> list[tuple]:
 @click.argument("path", type=click.Path())
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="dist", show_default=True)
 @click.option("--requirement", "-r", "requirements", multiple=True, help="Extra requirement (repeatable).")
-@click.option("--include", "include", multiple=True, metavar="PATTERN",
-              help="Package credential-like files matching PATTERN all the same, with a warning (repeatable).")
+@click.option(
+    "--include",
+    "include",
+    multiple=True,
+    metavar="PATTERN",
+    help="Package credential-like files matching PATTERN all the same, with a warning (repeatable).",
+)
 @OUTPUT_OPTION
 def package(path, out_dir, requirements, include, output) -> None:
     """Build the deterministic sdist of a package directory and print its path and hash.
@@ -155,5 +205,3 @@ def schema() -> None:
     from cloudtrain.config.twin import model_of
 
     click.echo(json.dumps(model_of(JobConfig).model_json_schema(), indent=2))
-
-

@@ -11,8 +11,12 @@ from cloudtrain.cli._group import OUTPUT_OPTION, cli
 
 @cli.command()
 @click.argument("job_ids", metavar="JOB…", nargs=-1, required=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Folder for report.html and its PNGs. "
-              "Default: cloudtrain-reports/<first job>.")  # fmt: skip
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<first job>.",
+)
 @OUTPUT_OPTION
 def report(job_ids, out_dir, output) -> None:
     """Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several

@@ -9,7 +9,16 @@ import click
 
 from cloudtrain.app.reattach import reattach_command
 from cloudtrain.cli._follow import follow, print_hints
-from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, debug_enabled, pick_config
+from cloudtrain.cli._group import (
+    DRAIN_OPTION,
+    OUTPUT_OPTION,
+    SET_OPTION,
+    STRICT_OPTION,
+    cli,
+    config_argument,
+    debug_enabled,
+    pick_config,
+)
 
 
 @cli.command()
@@ -19,18 +28,43 @@ from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, SET_OPTION, STRIC
 @click.option("--local", is_flag=True, help="Run the job on this machine under the cloud's environment contract.")
 @click.option("--detach", is_flag=True, help="Return after the job is created instead of streaming its logs.")
 @click.option("--cancel-on-interrupt", is_flag=True, help="On Ctrl-C cancel the cloud job instead of detaching.")
-@click.option("--resume", "resume_job", metavar="JOB",
-              help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.")
-@click.option("--include", "include", multiple=True, metavar="PATTERN",
-              help="Package files matching PATTERN (gitignore syntax, in the package folder) that look like "
-                   "credentials and would be left out; with a warning (repeatable).")
-@click.option("--show-secrets", is_flag=True,
-              help="Show env: values that look secret (shown as ***) in the text output, on a terminal only.")
+@click.option(
+    "--resume",
+    "resume_job",
+    metavar="JOB",
+    help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.",
+)
+@click.option(
+    "--include",
+    "include",
+    multiple=True,
+    metavar="PATTERN",
+    help="Package files matching PATTERN (gitignore syntax, in the package folder) that look like "
+    "credentials and would be left out; with a warning (repeatable).",
+)
+@click.option(
+    "--show-secrets",
+    is_flag=True,
+    help="Show env: values that look secret (shown as ***) in the text output, on a terminal only.",
+)
 @STRICT_OPTION
 @DRAIN_OPTION
 @OUTPUT_OPTION
-def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on_interrupt, resume_job, include,
-           show_secrets, strict, drain, output) -> None:  # fmt: skip
+def submit(
+    config_arg,
+    config_path,
+    overrides,
+    dry_run,
+    local,
+    detach,
+    cancel_on_interrupt,
+    resume_job,
+    include,
+    show_secrets,
+    strict,
+    drain,
+    output,
+) -> None:
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
@@ -43,8 +77,17 @@ def submit(config_arg, config_path, overrides, dry_run, local, detach, cancel_on
     spec = with_include(spec, include)
     if resume_job:
         spec = resumed(spec, get_backend(spec.backend), resume_job)
-    run_submit(loaded, spec, dry_run=dry_run, detach=detach, cancel_on_interrupt=cancel_on_interrupt, output=output,
-               overrides=overrides, drain=drain, show_secrets=show_secrets)  # fmt: skip
+    run_submit(
+        loaded,
+        spec,
+        dry_run=dry_run,
+        detach=detach,
+        cancel_on_interrupt=cancel_on_interrupt,
+        output=output,
+        overrides=overrides,
+        drain=drain,
+        show_secrets=show_secrets,
+    )
 
 
 def refuse_show_secrets(output: str) -> None:
@@ -53,13 +96,23 @@ def refuse_show_secrets(output: str) -> None:
 
     if output == "json" or not sys.stdout.isatty():
         where = "-o json" if output == "json" else "output that is not a terminal"
-        raise UsageError(f"--show-secrets is refused with {where}: secret values would end up in a file or "
-                         "another program", hint="drop --show-secrets (values show as ***), or run it in a terminal")
+        raise UsageError(
+            f"--show-secrets is refused with {where}: secret values would end up in a file or another program",
+            hint="drop --show-secrets (values show as ***), or run it in a terminal",
+        )
 
 
 def run_submit(
-    loaded, spec, *, dry_run: bool, detach: bool, cancel_on_interrupt: bool, output: str, overrides=(),
-    drain: float | None = None, show_secrets: bool = False,
+    loaded,
+    spec,
+    *,
+    dry_run: bool,
+    detach: bool,
+    cancel_on_interrupt: bool,
+    output: str,
+    overrides=(),
+    drain: float | None = None,
+    show_secrets: bool = False,
 ) -> None:
     """The one submit path, for ``submit`` and the gcloud forms: the app layer prepares, plans or
     launches (:mod:`cloudtrain.app`); this prints what it reports and follows the job to its end
@@ -100,7 +153,9 @@ def run_submit(
     if spec.backend == "local":
         console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
     else:
-        console.print(f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
+        console.print(
+            f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
+        )
     if detach:
         print_hints(console, handle.job_id, reattach_command(handle, drain))
         if output == "json":
@@ -109,11 +164,22 @@ def run_submit(
     from cloudtrain.events import epochs_in_args
     from cloudtrain.progress import Progress, phase_of
 
-    progress = Progress(cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
-                        started=spec.created.timestamp(), epochs=epochs_in_args(spec.module_args()))  # fmt: skip
+    progress = Progress(
+        cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+        started=spec.created.timestamp(),
+        epochs=epochs_in_args(spec.module_args()),
+    )
     progress.set_phase(phase_of(first))
-    follow(console, handle, cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local", progress=progress,
-           live=output != "json", output=output, debug=debug_enabled(), drain=drain)  # fmt: skip
+    follow(
+        console,
+        handle,
+        cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local",
+        progress=progress,
+        live=output != "json",
+        output=output,
+        debug=debug_enabled(),
+        drain=drain,
+    )
 
 
 def _printer(console):
@@ -132,9 +198,8 @@ def _printer(console):
 
 def _print_summary(console, spec, package) -> None:
     from cloudtrain.app.prepare import left_out
-    from cloudtrain.console import counted, money, print_kv
-
     from cloudtrain.catalog.cost import price_basis
+    from cloudtrain.console import counted, money, print_kv
 
     local = spec.backend == "local"
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
@@ -147,12 +212,29 @@ def _print_summary(console, spec, package) -> None:
             ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
             ("region", None if local else spec.region),
             ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
-            ("machine", f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}" if local else machine),
-            ("image", None if local or spec.container else spec.image_uri + (
-                f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"
-                if "image.tensorflow" in spec.defaults else "")),
-            ("package", f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})" if package
-             else "none: your own container runs as it is, nothing is uploaded"),
+            (
+                "machine",
+                f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}"
+                if local
+                else machine,
+            ),
+            (
+                "image",
+                None
+                if local or spec.container
+                else spec.image_uri
+                + (
+                    f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"
+                    if "image.tensorflow" in spec.defaults
+                    else ""
+                ),
+            ),
+            (
+                "package",
+                f"{package.filename} ({package.size:,} bytes, sha256 {package.sha256[:12]})"
+                if package
+                else "none: your own container runs as it is, nothing is uploaded",
+            ),
             ("left out", left_out(package) if package else None),
             ("metadata", package.metadata if package else None),
             ("requires", ", ".join(package.requirements) or None if package else None),
@@ -160,32 +242,62 @@ def _print_summary(console, spec, package) -> None:
             ("secrets", ", ".join(f"{name} ← {ref}" for name, ref in spec.secrets.items()) or None),
             *(_data_rows(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
-            ("staging", None if local or not spec.package_prefix or not package else
-             f"{spec.package_prefix}/{package.sha256}/"),
+            (
+                "staging",
+                None if local or not spec.package_prefix or not package else f"{spec.package_prefix}/{package.sha256}/",
+            ),
             ("spot", "yes" if spec.spot else None),
-            ("flex-start", None if not spec.flex_start else "yes (Dynamic Workload Scheduler)" + (
-                f", waits up to {spec.flex_max_wait_seconds / 3600:g} h for the machines"
-                if spec.flex_max_wait_seconds else "")),
+            (
+                "flex-start",
+                None
+                if not spec.flex_start
+                else "yes (Dynamic Workload Scheduler)"
+                + (
+                    f", waits up to {spec.flex_max_wait_seconds / 3600:g} h for the machines"
+                    if spec.flex_max_wait_seconds
+                    else ""
+                ),
+            ),
             ("sweep", _sweep_line(spec.sweep)),
             ("batch", _batch_line(spec)),
             ("resume", f"{spec.resume.job_id}: {spec.resume.checkpoint_dir}" if spec.resume else None),
-            ("cost/hour", None if cost is None else
-             f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} "
-             f"{price_basis(spec)}, {spec.machine.price_date}" + (
-                 f"; the job runs in {spec.region}, whose price may differ)" if spec.region != spec.machine.price_region
-                 else ")")),
-            ("estimate", None if cost is None or not spec.expected_hours else
-             _per_trial(spec, cost * spec.expected_hours) +
-             f" for {spec.expected_hours:g} h (budget.max_hours × cost/hour)"),
-            ("cost cap", None if cost is None else
-             f"{_per_trial(spec, spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
-             f"budget.max_usd {money(spec.budget_usd)}" if spec.budget_usd else
-             f"{_per_trial(spec, spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
-             + (", the default)" if "max_runtime" in spec.defaults else ")")),
-            ("max runtime", f"{spec.max_runtime_seconds / 3600:g} h (default)" if cost is None
-             and "max_runtime" in spec.defaults else None),
+            (
+                "cost/hour",
+                None
+                if cost is None
+                else f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} "
+                f"{price_basis(spec)}, {spec.machine.price_date}"
+                + (
+                    f"; the job runs in {spec.region}, whose price may differ)"
+                    if spec.region != spec.machine.price_region
+                    else ")"
+                ),
+            ),
+            (
+                "estimate",
+                None
+                if cost is None or not spec.expected_hours
+                else _per_trial(spec, cost * spec.expected_hours)
+                + f" for {spec.expected_hours:g} h (budget.max_hours × cost/hour)",
+            ),
+            (
+                "cost cap",
+                None
+                if cost is None
+                else f"{_per_trial(spec, spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
+                f"budget.max_usd {money(spec.budget_usd)}"
+                if spec.budget_usd
+                else f"{_per_trial(spec, spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
+                + (", the default)" if "max_runtime" in spec.defaults else ")"),
+            ),
+            (
+                "max runtime",
+                f"{spec.max_runtime_seconds / 3600:g} h (default)"
+                if cost is None and "max_runtime" in spec.defaults
+                else None,
+            ),
         ],
-    )  # fmt: skip
+    )
     from cloudtrain.console import escape
 
     for note in spec.notes:
@@ -213,8 +325,9 @@ def _batch_line(spec) -> str | None:
     fallback changes the GPU count)."""
     import re
 
-    per_replica = next((int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))),
-                       None)  # fmt: skip
+    per_replica = next(
+        (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
+    )
     replicas = spec.machine.replicas_per_machine * spec.replica_count
     if per_replica is None or spec.backend == "local":
         return None
@@ -226,8 +339,10 @@ def _sweep_line(sweep) -> str | None:
     if sweep is None:
         return None
     params = ", ".join(sweep.params)
-    return (f"{sweep.goal} {sweep.metric} over {params}: {sweep.max_trials} trials, {sweep.parallel_trials} at a "
-            f"time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else ""))
+    return (
+        f"{sweep.goal} {sweep.metric} over {params}: {sweep.max_trials} trials, {sweep.parallel_trials} at a "
+        f"time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else "")
+    )
 
 
 def _run_row(spec) -> tuple[str, str]:

@@ -19,12 +19,16 @@ def submit_sweep(console, prepared, *, detach: bool, output: str) -> None:
     spec = prepared.spec
     started = app_sweep.start(prepared)
     if started.folder is not None:
-        console.print(f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
-                      f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {started.folder}")  # fmt: skip
+        console.print(
+            f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
+            f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {started.folder}"
+        )
         run_local(console, spec, prepared.package, output=output)
         return
     handle, first = started.handle, started.first
-    console.print(f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else ""))
+    console.print(
+        f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
+    )
     console.print(f"  trials:  cloudtrain sweep results {handle.job_id}")
     console.print(f"  cancel:  cloudtrain cancel {handle.job_id}")
     if detach:
@@ -73,16 +77,26 @@ def _show(console, table, output: str) -> None:
     print_table(
         make_console() if console is None else console,
         ["trial", "state", table.metric, *params, "job"],
-        [(("★ " if best is t else "") + t.trial, t.state, "-" if t.value is None else measured(t.value),
-          *(measured(t.params[p]) if p in t.params else "-" for p in params), t.job_id or "-")
-         for t in table.trials],  # fmt: skip
+        [
+            (
+                ("★ " if best is t else "") + t.trial,
+                t.state,
+                "-" if t.value is None else measured(t.value),
+                *(measured(t.params[p]) if p in t.params else "-" for p in params),
+                t.job_id or "-",
+            )
+            for t in table.trials
+        ],
         title=f"sweep {table.sweep_id}: {table.state}, goal {table.goal} {table.metric}",
         id_columns=["job"],
     )
     if best is not None:
-        click.echo(f"best: trial {best.trial}, {table.metric}={measured(best.value)}, "
-                   + " ".join(f"--{k}={measured(v)}" for k, v in best.params.items())
-                   + " (full precision: -o json)", err=output == "json")  # fmt: skip
+        click.echo(
+            f"best: trial {best.trial}, {table.metric}={measured(best.value)}, "
+            + " ".join(f"--{k}={measured(v)}" for k, v in best.params.items())
+            + " (full precision: -o json)",
+            err=output == "json",
+        )
 
 
 @cli.group()
@@ -136,11 +150,16 @@ def show_status(job_id: str, output: str) -> None:
     table = load_results(job_id)
     best = table.best
     summary = {
-        "sweep_id": table.sweep_id, "state": table.state, "metric": table.metric, "goal": table.goal,
-        "trials": table.counts(), "max_trials": table.max_trials,
-        "best_trial": best.trial if best else None, "best_value": best.value if best else None,
+        "sweep_id": table.sweep_id,
+        "state": table.state,
+        "metric": table.metric,
+        "goal": table.goal,
+        "trials": table.counts(),
+        "max_trials": table.max_trials,
+        "best_trial": best.trial if best else None,
+        "best_value": best.value if best else None,
         "best_params": best.params if best else None,
-    }  # fmt: skip
+    }
     if output == "json":
         print_json(summary)
         return
@@ -164,8 +183,10 @@ def show_logs(job_id: str, output: str) -> None:
     table = load_results(job_id)
     if entry.backend != "local":
         for t in table.trials:
-            click.echo(f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "
-                       f"--region {entry.region}")  # fmt: skip
+            click.echo(
+                f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "
+                f"--region {entry.region}"
+            )
         return
     printer = ReplicaPrinter(make_console())
     for t in table.trials:
@@ -174,12 +195,19 @@ def show_logs(job_id: str, output: str) -> None:
             continue
         try:
             for line in RecordedJob(status_file).logs():
-                tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message,
-                                    line.severity)  # fmt: skip
+                tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
                 if output == "json":
-                    click.echo(json.dumps({"timestamp": line.timestamp.isoformat(), "trial": t.trial,
-                                           "replica": line.replica, "severity": line.severity,
-                                           "message": line.message}))  # fmt: skip
+                    click.echo(
+                        json.dumps(
+                            {
+                                "timestamp": line.timestamp.isoformat(),
+                                "trial": t.trial,
+                                "replica": line.replica,
+                                "severity": line.severity,
+                                "message": line.message,
+                            }
+                        )
+                    )
                 else:
                     printer(tagged)
         except StateError as exc:  # a trial's damaged status is that trial's: the others' lines still show

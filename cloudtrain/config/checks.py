@@ -47,8 +47,10 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
         return check
 
     if cfg.target and cfg.backend != "local":
-        run(("target",), fail(("target",), f"target is only for backend local (backend is {cfg.backend})",
-                              "remove target"))  # fmt: skip
+        run(
+            ("target",),
+            fail(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target"),
+        )
 
     def region() -> None:
         try:
@@ -65,8 +67,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 
     def image() -> None:
         try:
-            catalog.training_image(cloud, cfg.region, cfg.image.tensorflow, gpu=False,
-                                   py_version=catalog.python_tag(cfg.image.python))  # fmt: skip
+            catalog.training_image(
+                cloud, cfg.region, cfg.image.tensorflow, gpu=False, py_version=catalog.python_tag(cfg.image.python)
+            )
         except catalog.CatalogError as exc:
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
@@ -85,9 +88,14 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
             if m.tpu is None:
                 return
-            catalog.check_tpu_job(m, topology=cfg.machine.tpu_topology, region=cfg.region,
-                                  replica_count=cfg.replica_count, tensorflow=cfg.image.tensorflow,
-                                  own_image=bool(cfg.image.uri or cfg.container))
+            catalog.check_tpu_job(
+                m,
+                topology=cfg.machine.tpu_topology,
+                region=cfg.region,
+                replica_count=cfg.replica_count,
+                tensorflow=cfg.image.tensorflow,
+                own_image=bool(cfg.image.uri or cfg.container),
+            )
         except catalog.CatalogError as exc:
             path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
             raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
@@ -101,30 +109,58 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             run(("backend", field), check)
     longest = None if cluster else get_backend(cloud).max_runtime_seconds
     if longest is not None and cfg.max_runtime > longest:
-        run(("max_runtime",), fail(("max_runtime",), f"received {cfg.max_runtime} s; {cloud} allows at most "
-                                   f"{longest} s", f"set max_runtime: {longest // 86400}d or less"))  # fmt: skip
+        run(
+            ("max_runtime",),
+            fail(
+                ("max_runtime",),
+                f"received {cfg.max_runtime} s; {cloud} allows at most {longest} s",
+                f"set max_runtime: {longest // 86400}d or less",
+            ),
+        )
     if cfg.spot.max_wait is not None:
         if cloud != "sagemaker":
             run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
         elif cfg.spot.max_wait < cfg.max_runtime:
-            run(("spot", "max_runtime"), fail(("spot", "max_wait"), f"received {cfg.spot.max_wait} s, shorter than "
-                f"max_runtime ({cfg.max_runtime} s)", "make max_wait at least max_runtime"))  # fmt: skip
+            run(
+                ("spot", "max_runtime"),
+                fail(
+                    ("spot", "max_wait"),
+                    f"received {cfg.spot.max_wait} s, shorter than max_runtime ({cfg.max_runtime} s)",
+                    "make max_wait at least max_runtime",
+                ),
+            )
     for key in cfg.env:
         if not _ENV_NAME.match(key):
-            run((f"env.{key}",), fail(("env", key), f"{key!r} is not a valid environment variable name",
-                                      "use A-Z, 0-9 and _"))  # fmt: skip
+            run(
+                (f"env.{key}",),
+                fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
+            )
     if cloud == "vertex":
         for key, value in cfg.labels.items():
             if not _VERTEX_LABEL_KEY.match(key) or not _VERTEX_LABEL_VALUE.match(value):
-                run((f"labels.{key}",), fail(("labels", key), f"received {key}: {value!r}; Vertex labels allow "
-                    "lowercase letters, digits, _ and -, at most 63, keys starting with a letter",
-                    "lowercase it"))  # fmt: skip
+                run(
+                    (f"labels.{key}",),
+                    fail(
+                        ("labels", key),
+                        f"received {key}: {value!r}; Vertex labels allow "
+                        "lowercase letters, digits, _ and -, at most 63, keys starting with a letter",
+                        "lowercase it",
+                    ),
+                )
     if cfg.service_account and cloud == "sagemaker":
-        run(("service_account",), fail(("service_account",), "service_account is a Vertex setting; SageMaker runs "
-                                       "as role_arn", "remove service_account"))  # fmt: skip
+        run(
+            ("service_account",),
+            fail(
+                ("service_account",),
+                "service_account is a Vertex setting; SageMaker runs as role_arn",
+                "remove service_account",
+            ),
+        )
     if cfg.network and cloud == "sagemaker":
-        run(("network",), fail(("network",), "network is a Vertex setting",
-                               "for SageMaker VPCs, remove network (not supported yet)"))  # fmt: skip
+        run(
+            ("network",),
+            fail(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)"),
+        )
     if not cluster:  # shared paths on the cluster are not folders here: its own checks read data:
         run(("backend", "data"), lambda: _check_data(loaded))
     run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
@@ -147,19 +183,31 @@ def _check_container(loaded: LoadedConfig) -> None:
     image = cfg.container.image_uri
     for key in ("package", "image", "distribution"):
         if key in cfg.model_fields_set:
-            raise err((key,), f"{key} is for a Python package job; container runs your own image as it is",
-                      f"remove {key} (or container, to run a package)")  # fmt: skip
+            raise err(
+                (key,),
+                f"{key} is for a Python package job; container runs your own image as it is",
+                f"remove {key} (or container, to run a package)",
+            )
     if cfg.backend == "local":
-        raise err(("container",), f"--local runs a Python package on this machine; it does not start containers "
-                  f"({image})", "run the package (package.path, package.module) instead of container, or run the "
-                  "image with docker yourself")  # fmt: skip
+        raise err(
+            ("container",),
+            f"--local runs a Python package on this machine; it does not start containers ({image})",
+            "run the package (package.path, package.module) instead of container, or run the "
+            "image with docker yourself",
+        )
     if cfg.sweep is not None:
-        raise err(("container",), "a sweep runs a package, not your own container",
-                  "remove sweep, or run the package (package.path, package.module) instead of container")
+        raise err(
+            ("container",),
+            "a sweep runs a package, not your own container",
+            "remove sweep, or run the package (package.path, package.module) instead of container",
+        )
     if cfg.backend == "sagemaker" and not _ECR_IMAGE.match(image):
-        raise err(("container", "image_uri"), f"SageMaker runs images from Amazon ECR only, not {image}",
-                  "push the image to ECR (docker tag + docker push) and set container.image_uri to "
-                  "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG")  # fmt: skip
+        raise err(
+            ("container", "image_uri"),
+            f"SageMaker runs images from Amazon ECR only, not {image}",
+            "push the image to ECR (docker tag + docker push) and set container.image_uri to "
+            "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+        )
 
 
 #: SageMaker's limits on a tuning job (botocore's model leaves them to the service).
@@ -177,33 +225,50 @@ def _check_sweep(loaded: LoadedConfig) -> None:
     except SweepParamError as exc:
         raise err(exc.path, exc.message, exc.hint) from None
     if sweep.parallel_trials > sweep.max_trials:
-        raise err(("sweep", "parallel_trials"), f"received {sweep.parallel_trials}, more than max_trials "
-                  f"({sweep.max_trials})", f"set parallel_trials: {sweep.max_trials} or less")  # fmt: skip
+        raise err(
+            ("sweep", "parallel_trials"),
+            f"received {sweep.parallel_trials}, more than max_trials ({sweep.max_trials})",
+            f"set parallel_trials: {sweep.max_trials} or less",
+        )
     for param in params:
         if param.name in cfg.hyperparameters:
-            raise err(("hyperparameters", param.name), f"{param.name!r} is both fixed here and tuned by the sweep",
-                      "remove it from hyperparameters")  # fmt: skip
+            raise err(
+                ("hyperparameters", param.name),
+                f"{param.name!r} is both fixed here and tuned by the sweep",
+                "remove it from hyperparameters",
+            )
     if sweep.algorithm == "grid" and grid_size(params) > 10_000:
         raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
     if cfg.cloud == "sagemaker":
         if sweep.parallel_trials > SAGEMAKER_MAX_PARALLEL_TRIALS:
-            raise err(("sweep", "parallel_trials"), f"SageMaker runs at most {SAGEMAKER_MAX_PARALLEL_TRIALS} "
-                      "trials at once")  # fmt: skip
+            raise err(
+                ("sweep", "parallel_trials"), f"SageMaker runs at most {SAGEMAKER_MAX_PARALLEL_TRIALS} trials at once"
+            )
         for param in params:
             count = len(param.grid_values()) if sweep.algorithm == "grid" or param.kind != "double" else 0
-            if param.kind != "double" and (param.kind != "integer" or sweep.algorithm == "grid") \
-                    and count > SAGEMAKER_MAX_CATEGORICAL_VALUES:
-                raise err(("sweep", "params", param.name), f"{count} values; SageMaker allows "
-                          f"{SAGEMAKER_MAX_CATEGORICAL_VALUES} per categorical parameter",
-                          "use fewer values or an integer range with algorithm random or bayesian")  # fmt: skip
+            if (
+                param.kind != "double"
+                and (param.kind != "integer" or sweep.algorithm == "grid")
+                and count > SAGEMAKER_MAX_CATEGORICAL_VALUES
+            ):
+                raise err(
+                    ("sweep", "params", param.name),
+                    f"{count} values; SageMaker allows {SAGEMAKER_MAX_CATEGORICAL_VALUES} per categorical parameter",
+                    "use fewer values or an integer range with algorithm random or bayesian",
+                )
 
 
 def _check_data(loaded: LoadedConfig) -> None:
     """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
     problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
     if loaded.config.cloud == "sagemaker" and len(loaded.config.data) > _SAGEMAKER_MAX_CHANNELS:
-        problems.append(loaded.error(("data",), f"{len(loaded.config.data)} channels; SageMaker allows at most "
-                                     f"{_SAGEMAKER_MAX_CHANNELS}", "put several folders under one prefix"))  # fmt: skip
+        problems.append(
+            loaded.error(
+                ("data",),
+                f"{len(loaded.config.data)} channels; SageMaker allows at most {_SAGEMAKER_MAX_CHANNELS}",
+                "put several folders under one prefix",
+            )
+        )
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -217,16 +282,27 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
     at = ("data", name, "source") if mapping else ("data", name)
     out = []
     if not _CHANNEL_NAME.match(name):
-        out.append(err(("data", name), f"channel name {name!r} has characters other than A-Z, a-z, 0-9 and _; "
-                       f"the code finds a channel at {schemes.CHANNEL_ENV_PREFIX}<NAME>, an environment variable",
-                       f"rename it, e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name) or 'train'}"))  # fmt: skip
+        out.append(
+            err(
+                ("data", name),
+                f"channel name {name!r} has characters other than A-Z, a-z, 0-9 and _; "
+                f"the code finds a channel at {schemes.CHANNEL_ENV_PREFIX}<NAME>, an environment variable",
+                f"rename it, e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name) or 'train'}",
+            )
+        )
     elif len(name) > _CHANNEL_NAME_MAX:
-        out.append(err(("data", name), f"channel name has {len(name)} characters; at most {_CHANNEL_NAME_MAX}",
-                       "shorten it"))  # fmt: skip
+        out.append(
+            err(("data", name), f"channel name has {len(name)} characters; at most {_CHANNEL_NAME_MAX}", "shorten it")
+        )
     twins = [other for other in cfg.data if other != name and other.upper() == name.upper()]
     if twins and list(cfg.data).index(name) > list(cfg.data).index(twins[0]):
-        out.append(err(("data", name), f"channels {twins[0]!r} and {name!r} differ only in case; both would be "
-                       f"{schemes.channel_env(name)}", "rename one of them"))  # fmt: skip
+        out.append(
+            err(
+                ("data", name),
+                f"channels {twins[0]!r} and {name!r} differ only in case; both would be {schemes.channel_env(name)}",
+                "rename one of them",
+            )
+        )
     problem = schemes.scheme_problem(cfg.cloud, source)
     if problem:
         out.append(err(at, f"received {source!r}; {problem[0]}", problem[1]))
@@ -237,14 +313,24 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
             out.append(err(at, f"received {source!r}; {refused[0]}", refused[1]))
         elif not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "does not exist"
-            out.append(err(at, f"local folder {source!r} {what} (relative paths start at the config's folder)",
-                           "point it at a folder holding the data, or at gs:// / s3://"))  # fmt: skip
+            out.append(
+                err(
+                    at,
+                    f"local folder {source!r} {what} (relative paths start at the config's folder)",
+                    "point it at a folder holding the data, or at gs:// / s3://",
+                )
+            )
     if mapping and cfg.cloud != "sagemaker":
         for field in ("input_mode", "distribution"):
             if getattr(channel, field) is not None:
-                out.append(err(("data", name, field), f"{field} is a SageMaker setting; "
-                               f"{get_backend(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
-                               f"remove {field}"))  # fmt: skip
+                out.append(
+                    err(
+                        ("data", name, field),
+                        f"{field} is a SageMaker setting; "
+                        f"{get_backend(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
+                        f"remove {field}",
+                    )
+                )
     return out
 
 
@@ -258,11 +344,15 @@ def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
     A relative path may not climb above the config's folder (judged on the text, so a data folder
     that is itself a link to a disk elsewhere is fine); no path may name the root or a system folder."""
     if not source.strip():
-        return ("an empty path would be the config's own folder, uploading everything beside the config",
-                "name the data folder, e.g. ./data")  # fmt: skip
+        return (
+            "an empty path would be the config's own folder, uploading everything beside the config",
+            "name the data folder, e.g. ./data",
+        )
     if not Path(source).is_absolute() and os.path.normpath(source).split(os.sep)[0] == "..":
-        return ("relative data paths start at the config's folder and may not climb above it",
-                "move the data beside the config, or write the folder's absolute path")  # fmt: skip
+        return (
+            "relative data paths start at the config's folder and may not climb above it",
+            "move the data beside the config, or write the folder's absolute path",
+        )
     resolved = (base / source).resolve()
     if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(d) for d in SYSTEM_FOLDERS):
         return f"{resolved} is a system folder, not data", "point it at the folder holding the data"
@@ -281,42 +371,69 @@ def _cloud_field_checks(loaded: LoadedConfig):
         if cfg.backend != "sagemaker":
             return
         if not cfg.role_arn:
-            raise err(("role_arn",), "SageMaker needs an execution role",
-                      "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole")  # fmt: skip
+            raise err(
+                ("role_arn",),
+                "SageMaker needs an execution role",
+                "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole",
+            )
         if not _ROLE_ARN.match(cfg.role_arn):
-            raise err(("role_arn",), f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
-                      "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole")
+            raise err(
+                ("role_arn",),
+                f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
+                "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole",
+            )
         if _placeholder(cfg.role_arn):
-            raise err(("role_arn",), f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
-                      "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>")  # fmt: skip
+            raise err(
+                ("role_arn",),
+                f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
+                "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>",
+            )
 
     scheme = f"{get_backend(cfg.backend).storage_schemes[0]}://"
 
     def staging() -> None:
         # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
-        container_only = cfg.container is not None and cfg.output_dir and not any(
-            schemes.source_kind(e if isinstance(e, str) else e.source) == "local" for e in cfg.data.values())
+        container_only = (
+            cfg.container is not None
+            and cfg.output_dir
+            and not any(
+                schemes.source_kind(e if isinstance(e, str) else e.source) == "local" for e in cfg.data.values()
+            )
+        )
         if not cfg.staging_bucket and not cfg.job_dir and not container_only:
-            raise err(("staging_bucket",), f"{cfg.backend} needs a staging bucket", f"add staging_bucket: "
-                      f"{scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)")  # fmt: skip
+            raise err(
+                ("staging_bucket",),
+                f"{cfg.backend} needs a staging bucket",
+                f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)",
+            )
 
     def location(field: str):
         def check() -> None:
             value = getattr(cfg, field)
             if value and not (value.startswith(scheme) and len(value) > len(scheme)):
-                raise err((field,), f"received {value!r}; {cfg.backend} needs a {scheme}… location",
-                          f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}")  # fmt: skip
+                raise err(
+                    (field,),
+                    f"received {value!r}; {cfg.backend} needs a {scheme}… location",
+                    f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}",
+                )
             if value and _placeholder(value):
-                raise err((field,), f"received {value!r}, the placeholder `cloudtrain init` wrote",
-                          f"write your bucket: {scheme}my-bucket")  # fmt: skip
+                raise err(
+                    (field,),
+                    f"received {value!r}, the placeholder `cloudtrain init` wrote",
+                    f"write your bucket: {scheme}my-bucket",
+                )
             problem = schemes.scheme_problem(cfg.cloud, value) if value else None
             if problem:
                 raise err((field,), f"received {value!r}; {problem[0]}", problem[1])
 
         return check
 
-    return [("project", project), ("role_arn", role_arn), ("staging_bucket", staging),
-            *((field, location(field)) for field in ("staging_bucket", "output_dir", "job_dir"))]  # fmt: skip
+    return [
+        ("project", project),
+        ("role_arn", role_arn),
+        ("staging_bucket", staging),
+        *((field, location(field)) for field in ("staging_bucket", "output_dir", "job_dir")),
+    ]
 
 
 def _placeholder(value: str) -> bool:
@@ -345,7 +462,6 @@ def _alternatives(exc: catalog.CatalogError) -> str | None:
     return f"nearest valid: {', '.join(exc.alternatives[:4])}" if exc.alternatives else None
 
 
-
 #: The shortest run a budget may buy: less is a config mistake, not a plan.
 MIN_BUDGET_SECONDS = 600
 
@@ -360,30 +476,47 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
     """Spot or flex-start (never both); flex-start on Vertex AI only; a budget that buys a real run."""
     cfg, err = loaded.config, loaded.error
     if cfg.flex_start.enabled and cfg.spot.enabled:
-        raise err(("flex_start", "enabled"), "spot and flex_start are two values of one Vertex AI setting "
-                  "(Scheduling.strategy): choose one", "remove spot.enabled or flex_start.enabled")  # fmt: skip
+        raise err(
+            ("flex_start", "enabled"),
+            "spot and flex_start are two values of one Vertex AI setting (Scheduling.strategy): choose one",
+            "remove spot.enabled or flex_start.enabled",
+        )
     if cfg.flex_start.enabled and cfg.cloud != "vertex":
-        raise err(("flex_start", "enabled"), "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; "
-                  "SageMaker training jobs have none", "remove flex_start, or use spot with spot.max_wait")  # fmt: skip
+        raise err(
+            ("flex_start", "enabled"),
+            "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
+            "remove flex_start, or use spot with spot.max_wait",
+        )
     if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
-        raise err(("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it")
+        raise err(
+            ("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it"
+        )
     budget = cfg.budget
     if budget is not None and budget.max_gpu_hours is not None:
-        raise err(("budget", "max_gpu_hours"), f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
-                  "use budget.max_usd on the clouds")  # fmt: skip
+        raise err(
+            ("budget", "max_gpu_hours"),
+            f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
+            "use budget.max_usd on the clouds",
+        )
     if budget is None or budget.max_usd is None or cfg.backend == "local":
         return
-    info = catalog.resolve_machine(cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator,
-                                   cfg.machine.accelerator_count)  # fmt: skip
+    info = catalog.resolve_machine(
+        cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count
+    )
     if info.price_per_hour is None:
-        raise err(("budget", "max_usd"), f"the catalog has no {cloud} price for {info.machine_type}, so a cost cap "
-                  "cannot be enforced", "remove budget.max_usd or choose a priced machine")  # fmt: skip
+        raise err(
+            ("budget", "max_usd"),
+            f"the catalog has no {cloud} price for {info.machine_type}, so a cost cap cannot be enforced",
+            "remove budget.max_usd or choose a priced machine",
+        )
     per_hour = info.price_per_hour * cfg.replica_count
     seconds = int(budget.max_usd / per_hour * 3600)
     if seconds < MIN_BUDGET_SECONDS:
         from cloudtrain.numbers import money
 
-        raise err(("budget", "max_usd"), f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "
-                  f"{info.machine_type} at {money(per_hour)}/h ({info.price_region} list price, {info.price_date})",
-                  f"raise max_usd to at least {money(least_budget(per_hour))} or choose a cheaper "
-                  "machine")  # fmt: skip
+        raise err(
+            ("budget", "max_usd"),
+            f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "
+            f"{info.machine_type} at {money(per_hour)}/h ({info.price_region} list price, {info.price_date})",
+            f"raise max_usd to at least {money(least_budget(per_hour))} or choose a cheaper machine",
+        )

@@ -78,10 +78,20 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
     if gpu and found.accelerator_count != info.accelerator_count:
         why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
     if not why:
-        why.append(f"{get_backend(cloud).title}'s cheapest machine with these " + ("GPUs" if gpu else "CPUs") +
-                   " and at least the vCPUs and memory")  # fmt: skip
-    notes.append(mapped_line("machine", f"{crosscloud.describe(info)} ({get_backend(source).title})", crosscloud.describe(found),
-                             "; ".join(why), (info.price_per_hour, found.price_per_hour)))  # fmt: skip
+        why.append(
+            f"{get_backend(cloud).title}'s cheapest machine with these "
+            + ("GPUs" if gpu else "CPUs")
+            + " and at least the vCPUs and memory"
+        )
+    notes.append(
+        mapped_line(
+            "machine",
+            f"{crosscloud.describe(info)} ({get_backend(source).title})",
+            crosscloud.describe(found),
+            "; ".join(why),
+            (info.price_per_hour, found.price_per_hour),
+        )
+    )
     new: dict[str, Any] = dict(pick)
     new.update({k: v for k, v in machine.items() if k not in ("type", "accelerator", "accelerator_count")})
     out["machine"] = new
@@ -95,8 +105,9 @@ def _foreign(out: dict[str, Any], cloud: str, source: str):
     if machine["type"] in _types(cloud) or machine["type"] not in _types(source):
         return None
     try:
-        return catalog.resolve_machine(source, machine["type"], machine.get("accelerator"),
-                                       machine.get("accelerator_count"))  # fmt: skip
+        return catalog.resolve_machine(
+            source, machine["type"], machine.get("accelerator"), machine.get("accelerator_count")
+        )
     except catalog.CatalogError:
         return None  # invalid on its own cloud too: validation names the problem
 
@@ -113,9 +124,13 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     kind = "instance type" if source == "sagemaker" else "machine type"
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
-    return Refused(("machine", "type"), f"{info.machine_type} is a {get_backend(source).title} {kind} and this config runs on "
-                   f"{get_backend(cloud).title}", f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
-                   f"on {get_backend(source).title}: --set backend={source} (with {needs[source]})")  # fmt: skip
+    return Refused(
+        ("machine", "type"),
+        f"{info.machine_type} is a {get_backend(source).title} {kind} and this config runs on "
+        f"{get_backend(cloud).title}",
+        f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
+        f"on {get_backend(source).title}: --set backend={source} (with {needs[source]})",
+    )
 
 
 def _types(cloud: str):
@@ -142,14 +157,23 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
     if isinstance(uri, str) and _REGISTRY[source].search(uri):
         match = (_VERTEX_TF_IMAGE if source == "vertex" else _SAGEMAKER_TF_IMAGE).search(uri)
         if not match:
-            raise Refused(("image", "uri"), f"{uri} is in {get_backend(source).title}'s registry, which {get_backend(cloud).title} "
-                          "does not pull from", f"push it to the {get_backend(cloud).title} registry, or remove image.uri "
-                          "and set image.tensorflow")  # fmt: skip
+            raise Refused(
+                ("image", "uri"),
+                f"{uri} is in {get_backend(source).title}'s registry, which {get_backend(cloud).title} "
+                "does not pull from",
+                f"push it to the {get_backend(cloud).title} registry, or remove image.uri and set image.tensorflow",
+            )
         image = {k: v for k, v in image.items() if k != "uri"}
         image["tensorflow"] = f"{match[1]}.{match[2]}"
         out["image"] = image
-        notes.append(mapped_line("image.uri", uri, f"{get_backend(cloud).title}'s TensorFlow {image['tensorflow']} image",
-                                 f"it is {get_backend(source).title}'s TensorFlow {image['tensorflow']} image"))
+        notes.append(
+            mapped_line(
+                "image.uri",
+                uri,
+                f"{get_backend(cloud).title}'s TensorFlow {image['tensorflow']} image",
+                f"it is {get_backend(source).title}'s TensorFlow {image['tensorflow']} image",
+            )
+        )
     version = image.get("tensorflow")
     if not isinstance(version, str) or image.get("uri"):
         return
@@ -159,8 +183,14 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
         return
     nearest = crosscloud.nearest_tensorflow(wanted, offered)
     out["image"] = {**image, "tensorflow": nearest}
-    notes.append(mapped_line("image.tensorflow", wanted, nearest, f"{get_backend(cloud).title} has no TensorFlow {wanted} "
-                             "image; the nearest it offers, the newer on a tie"))
+    notes.append(
+        mapped_line(
+            "image.tensorflow",
+            wanted,
+            nearest,
+            f"{get_backend(cloud).title} has no TensorFlow {wanted} image; the nearest it offers, the newer on a tie",
+        )
+    )
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
@@ -168,5 +198,8 @@ def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
     for key in ("staging_bucket", "output_dir", "job_dir"):
         value = out.get(key)  # the other backend is imported only for a location that is not ours
         if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
-            raise Refused((key,), f"{value} is a {get_backend(source).title} bucket; {get_backend(cloud).title} cannot use it",
-                          f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)")  # fmt: skip
+            raise Refused(
+                (key,),
+                f"{value} is a {get_backend(source).title} bucket; {get_backend(cloud).title} cannot use it",
+                f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)",
+            )

@@ -24,9 +24,22 @@ from cloudtrain.mapping import mapped_line
 from cloudtrain.words import counted
 
 BOOT_DISK_TYPE = "pd-ssd"
-_SPEC_KEYS = {"workerPoolSpecs", "scheduling", "serviceAccount", "network", "baseOutputDirectory",
-              "enableWebAccess", "reservedIpRanges", "tensorboard", "enableDashboardAccess", "experiment",
-              "experimentRun", "models", "persistentResourceId", "protectedArtifactLocationId"}  # fmt: skip
+_SPEC_KEYS = {
+    "workerPoolSpecs",
+    "scheduling",
+    "serviceAccount",
+    "network",
+    "baseOutputDirectory",
+    "enableWebAccess",
+    "reservedIpRanges",
+    "tensorboard",
+    "enableDashboardAccess",
+    "experiment",
+    "experimentRun",
+    "models",
+    "persistentResourceId",
+    "protectedArtifactLocationId",
+}
 _JOB_KEYS = {"displayName", "jobSpec", "labels", "encryptionSpec"}
 _POOL_KEYS = {"machineSpec", "replicaCount", "diskSpec", "pythonPackageSpec", "containerSpec", "nfsMounts"}
 _UNSUPPORTED = {
@@ -52,7 +65,9 @@ def is_custom_job(data: Any) -> bool:
     if not isinstance(data, dict):
         return False
     keys = {_camel(k) for k in data}
-    return "workerPoolSpecs" in keys or ("jobSpec" in keys and isinstance(data.get("jobSpec", data.get("job_spec")), dict))
+    return "workerPoolSpecs" in keys or (
+        "jobSpec" in keys and isinstance(data.get("jobSpec", data.get("job_spec")), dict)
+    )
 
 
 def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
@@ -108,14 +123,22 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     pools_key = keys.get("workerPoolSpecs")
     pools = spec.get(pools_key) if pools_key else None
     if not isinstance(pools, list) or not pools or not isinstance(pools[0], dict) or not pools[0]:
-        raise fail(at(pools_key or "workerPoolSpecs"), "needs at least the first worker pool (the chief)",
-                   "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
-                   "pythonPackageSpec: {…}}]")  # fmt: skip
-    parsed = [_pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None for i, p in enumerate(pools)]
+        raise fail(
+            at(pools_key or "workerPoolSpecs"),
+            "needs at least the first worker pool (the chief)",
+            "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
+            "pythonPackageSpec: {…}}]",
+        )
+    parsed = [
+        _pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None for i, p in enumerate(pools)
+    ]
     chief = parsed[0]
     if int(chief["replicaCount"]) != 1:
-        raise fail(at(pools_key, 0), f"the first pool is the chief and has 1 replica, not {chief['replicaCount']}",
-                   "set replicaCount: 1 and put the other replicas in the second pool")  # fmt: skip
+        raise fail(
+            at(pools_key, 0),
+            f"the first pool is the chief and has 1 replica, not {chief['replicaCount']}",
+            "set replicaCount: 1 and put the other replicas in the second pool",
+        )
     machine = chief["machineSpec"]
     put(("machine", "type"), machine.get("machineType"), at(pools_key, 0))
     if machine.get("acceleratorType") and machine.get("acceleratorType") != "ACCELERATOR_TYPE_UNSPECIFIED":
@@ -125,21 +148,35 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if disk.get("bootDiskSizeGb"):
         put(("machine", "disk_gb"), int(disk["bootDiskSizeGb"]), at(pools_key, 0))
     if disk.get("bootDiskType") not in (None, BOOT_DISK_TYPE):
-        notes.append(mapped_line(f"{pools_key}[0].diskSpec.bootDiskType", disk["bootDiskType"], BOOT_DISK_TYPE,
-                                 "the one boot disk type cloudtrain requests"))
+        notes.append(
+            mapped_line(
+                f"{pools_key}[0].diskSpec.bootDiskType",
+                disk["bootDiskType"],
+                BOOT_DISK_TYPE,
+                "the one boot disk type cloudtrain requests",
+            )
+        )
 
     replicas = 1
     if len(parsed) > 1 and parsed[1]:
         if parsed[1]["machineSpec"] != machine or parsed[1].get("code") != chief.get("code"):
-            raise fail(at(pools_key, 1), "workers must use the chief's machine and code (one spec for all replicas)",
-                       "give the second pool the first pool's machineSpec and pythonPackageSpec (or containerSpec)")  # fmt: skip
+            raise fail(
+                at(pools_key, 1),
+                "workers must use the chief's machine and code (one spec for all replicas)",
+                "give the second pool the first pool's machineSpec and pythonPackageSpec (or containerSpec)",
+            )
         replicas += int(parsed[1]["replicaCount"])
     if len(parsed) > 2 and parsed[2]:
         servers = int(parsed[2]["replicaCount"])
         replicas += servers
-        notes.append(mapped_line(f"{pools_key}[2]", counted(servers, "parameter server"),
-                                 f"{replicas} replicas of the chief's machine", "parameter servers become workers: "
-                                 "MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
+        notes.append(
+            mapped_line(
+                f"{pools_key}[2]",
+                counted(servers, "parameter server"),
+                f"{replicas} replicas of the chief's machine",
+                "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers",
+            )
+        )
     if len(parsed) > 3 and parsed[3]:
         raise fail(at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool")
     if len(parsed) > 4:
@@ -151,7 +188,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     source = at(pools_key, 0, code.get("_key", "pythonPackageSpec"))
     if code.get("_kind") == "containerSpec":
         if not code.get("imageUri"):
-            raise fail(source, "containerSpec.imageUri is required", "e.g. imageUri: us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG")
+            raise fail(
+                source, "containerSpec.imageUri is required", "e.g. imageUri: us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG"
+            )
         put(("container", "image_uri"), code["imageUri"], source)
         if code.get("command"):
             put(("container", "command"), [str(c) for c in code["command"]], source)
@@ -166,19 +205,32 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     uris = code.get("packageUris") or []
     if uris:
         if not (out.get("package") or {}).get("path"):
-            raise fail(source, f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
-                       "stages the package from its source folder", "give the folder: --set package.path=./trainer "
-                       "(or local-package-path= in --worker-pool-spec) and drop packageUris")  # fmt: skip
-        notes.append(mapped_line("packageUris", ", ".join(uris), f"the package built from package.path "
-                                 f"{out['package']['path']}", "cloudtrain builds and stages the package itself"))
+            raise fail(
+                source,
+                f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
+                "stages the package from its source folder",
+                "give the folder: --set package.path=./trainer "
+                "(or local-package-path= in --worker-pool-spec) and drop packageUris",
+            )
+        notes.append(
+            mapped_line(
+                "packageUris",
+                ", ".join(uris),
+                f"the package built from package.path {out['package']['path']}",
+                "cloudtrain builds and stages the package itself",
+            )
+        )
 
     scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
     source = at(keys.get("scheduling", "scheduling"))
     if scheduling.get("timeout"):
         put(("max_runtime",), _duration(scheduling["timeout"]), source)
     if scheduling.get("restartJobOnWorkerRestart"):
-        raise fail(source, "restartJobOnWorkerRestart is not supported: a failed replica fails the job",
-                   "remove it; the trainer resumes from its checkpoints on resubmit")  # fmt: skip
+        raise fail(
+            source,
+            "restartJobOnWorkerRestart is not supported: a failed replica fails the job",
+            "remove it; the trainer resumes from its checkpoints on resubmit",
+        )
     strategy = scheduling.get("strategy")
     if strategy == "SPOT":
         put(("spot", "enabled"), True, source)
@@ -189,7 +241,11 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             put(path, spec[keys[key]], at(keys[key]))
     base = spec.get(keys.get("baseOutputDirectory", "baseOutputDirectory"))
     if isinstance(base, dict) and (base.get("outputUriPrefix") or base.get("output_uri_prefix")):
-        put(("output_dir",), base.get("outputUriPrefix") or base.get("output_uri_prefix"), at(keys["baseOutputDirectory"]))
+        put(
+            ("output_dir",),
+            base.get("outputUriPrefix") or base.get("output_uri_prefix"),
+            at(keys["baseOutputDirectory"]),
+        )
     return out, notes
 
 
@@ -197,17 +253,24 @@ def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[s
     keys = {_camel(k): k for k in pool}
     for key, original in keys.items():
         if key not in _POOL_KEYS:
-            raise fail((*path, original), f"unknown worker pool key {original!r}",
-                       f"allowed: {', '.join(sorted(_POOL_KEYS))}")  # fmt: skip
+            raise fail(
+                (*path, original), f"unknown worker pool key {original!r}", f"allowed: {', '.join(sorted(_POOL_KEYS))}"
+            )
     if "nfsMounts" in keys:
         raise fail((*path, keys["nfsMounts"]), _UNSUPPORTED["nfsMounts"], "remove nfsMounts")
     if "containerSpec" in keys and "pythonPackageSpec" in keys:
-        raise fail((*path, keys["containerSpec"]), "a worker pool runs a containerSpec or a pythonPackageSpec, not both",
-                   "keep one")  # fmt: skip
+        raise fail(
+            (*path, keys["containerSpec"]),
+            "a worker pool runs a containerSpec or a pythonPackageSpec, not both",
+            "keep one",
+        )
     machine = {_camel(k): v for k, v in (pool.get(keys.get("machineSpec", "")) or {}).items()}
     if not machine.get("machineType"):
-        raise fail((*path, keys.get("machineSpec", "machineSpec")), "machineSpec.machineType is required",
-                   "e.g. machineSpec: {machineType: n1-standard-16, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 4}")
+        raise fail(
+            (*path, keys.get("machineSpec", "machineSpec")),
+            "machineSpec.machineType is required",
+            "e.g. machineSpec: {machineType: n1-standard-16, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 4}",
+        )
     if "acceleratorCount" in machine:
         machine["acceleratorCount"] = int(machine["acceleratorCount"])
     code = None
@@ -217,8 +280,12 @@ def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[s
             code["_key"] = keys[kind]
             code["_kind"] = kind
     disk = {_camel(k): v for k, v in (pool.get(keys.get("diskSpec", "")) or {}).items()}
-    return {"machineSpec": machine, "replicaCount": int(pool.get(keys.get("replicaCount", ""), 1) or 1),
-            "diskSpec": disk, "code": code}  # fmt: skip
+    return {
+        "machineSpec": machine,
+        "replicaCount": int(pool.get(keys.get("replicaCount", ""), 1) or 1),
+        "diskSpec": disk,
+        "code": code,
+    }
 
 
 def _duration(value: Any) -> Any:

@@ -59,8 +59,22 @@ _SIMPLE = {
     "environment": ("env",),
 }
 _OWN = ("entry_point", "source_dir", "role", "model_dir", "tags", "base_job_name")  # translated below
-_ORDER = ("name", "backend", "region", "role_arn", "staging_bucket", "output_dir", "machine", "replica_count",
-          "package", "image", "hyperparameters", "model_dir", "distribution", "data")  # fmt: skip
+_ORDER = (
+    "name",
+    "backend",
+    "region",
+    "role_arn",
+    "staging_bucket",
+    "output_dir",
+    "machine",
+    "replica_count",
+    "package",
+    "image",
+    "hyperparameters",
+    "model_dir",
+    "distribution",
+    "data",
+)
 _NOT_TRANSLATED = {
     "checkpoint_s3_uri": "cloudtrain keeps spot checkpoints next to the job's output",
     "checkpoint_local_path": "the script finds its checkpoint folder in SAGEMAKER_BASE_DIR / the contract",
@@ -98,13 +112,18 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
     constants = _constants(tree)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) == "TensorFlow"]
     if not calls:
-        raise ConfigError("no TensorFlow(...) estimator call found", file=filename,
-                          hint="pass the Python file that creates the SageMaker TensorFlow estimator")  # fmt: skip
+        raise ConfigError(
+            "no TensorFlow(...) estimator call found",
+            file=filename,
+            hint="pass the Python file that creates the SageMaker TensorFlow estimator",
+        )
     call = min(calls, key=lambda c: (c.lineno, c.col_offset))
     out = Translation(config={}, line=call.lineno)
     if len(calls) > 1:
-        out.not_translated.append(f"{counted(len(calls) - 1, 'more TensorFlow(...) call')} after line {call.lineno}: "
-                                  "translate them one file at a time")  # fmt: skip
+        out.not_translated.append(
+            f"{counted(len(calls) - 1, 'more TensorFlow(...) call')} after line {call.lineno}: "
+            "translate them one file at a time"
+        )
     args = {k.arg: k.value for k in call.keywords if k.arg}
     if any(k.arg is None for k in call.keywords):
         out.fill_in.append(f"TensorFlow(**…) at line {call.lineno}: the unpacked arguments are not read")
@@ -114,8 +133,9 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
             values[name] = _literal(node, constants)
         except _NotLiteral:
             if name in _SIMPLE or name in _OWN:
-                out.fill_in.append(f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: "
-                                   f"set {_key_of(name)} yourself")  # fmt: skip
+                out.fill_in.append(
+                    f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: set {_key_of(name)} yourself"
+                )
     cfg = out.config
     cfg["name"] = _job_name(values.get("base_job_name"), values.get("entry_point"))
     cfg["backend"] = "sagemaker"
@@ -138,13 +158,17 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
         if values["model_dir"] is False:
             cfg["model_dir"] = False
         else:
-            out.not_translated.append(f"model_dir={values['model_dir']!r}: cloudtrain passes each backend's own "
-                                      "--model_dir (SageMaker: OUTPUT/JOB/model)")  # fmt: skip
+            out.not_translated.append(
+                f"model_dir={values['model_dir']!r}: cloudtrain passes each backend's own "
+                "--model_dir (SageMaker: OUTPUT/JOB/model)"
+            )
     if isinstance(values.get("tags"), list):
         cfg["labels"] = {t["Key"]: t["Value"] for t in values["tags"] if isinstance(t, dict) and "Key" in t}
     if values.get("instance_type") in ("local", "local_gpu"):
-        out.fill_in.append("instance_type='local' is SageMaker local mode: set machine.type to a real instance type "
-                           "and run with cloudtrain submit --local")  # fmt: skip
+        out.fill_in.append(
+            "instance_type='local' is SageMaker local mode: set machine.type to a real instance type "
+            "and run with cloudtrain submit --local"
+        )
     _fit(tree, call, constants, cfg, out)
     _staging_bucket(cfg, out)
     out.config = {k: cfg[k] for k in _ORDER if k in cfg} | {k: v for k, v in cfg.items() if k not in _ORDER}
@@ -166,8 +190,7 @@ def _role(values: dict[str, Any], args: dict[str, ast.expr], cfg: dict[str, Any]
         return
     cfg["role_arn"] = PLACEHOLDER_ROLE
     if isinstance(role, str):
-        out.fill_in.append(f"role_arn: role={role!r} is a role name; write its ARN, "
-                           f"arn:aws:iam::<account>:role/{role}")  # fmt: skip
+        out.fill_in.append(f"role_arn: role={role!r} is a role name; write its ARN, arn:aws:iam::<account>:role/{role}")
     elif "role" not in args:
         out.fill_in.append("role_arn: the estimator has no role; write the SageMaker execution role's ARN")
 
@@ -198,8 +221,10 @@ def _scalars(hyperparameters: Any, out: Translation) -> dict[str, Any]:
         if isinstance(value, (bool, int, float, str)):
             kept[str(key)] = value
         else:
-            out.fill_in.append(f"hyperparameters.{key}: {value!r} is not a single value; SageMaker would pass "
-                               "its JSON text — write it as a string")  # fmt: skip
+            out.fill_in.append(
+                f"hyperparameters.{key}: {value!r} is not a single value; SageMaker would pass "
+                "its JSON text — write it as a string"
+            )
     return kept
 
 
@@ -213,24 +238,34 @@ def _job_name(base: Any, entry: Any) -> str:
 def _key_of(argument: str) -> str:
     if argument in _SIMPLE:
         return ".".join(_SIMPLE[argument])
-    return {"role": "role_arn", "entry_point": "package.script", "source_dir": "package.path",
-            "base_job_name": "name"}.get(argument, argument)  # fmt: skip
+    return {
+        "role": "role_arn",
+        "entry_point": "package.script",
+        "source_dir": "package.path",
+        "base_job_name": "name",
+    }.get(argument, argument)
 
 
 def _staging_bucket(cfg: dict[str, Any], out: Translation) -> None:
     """The bucket of output_path; else of the first s3:// data channel (to check); else a placeholder."""
     channels = [v if isinstance(v, str) else v.get("source") for v in cfg.get("data", {}).values()]
     for sources, sure in (([cfg.get("output_dir")], True), (channels, False)):
-        bucket = next((s.split("/")[2] for s in sources if isinstance(s, str) and s.startswith("s3://") and s[5:]), None)
+        bucket = next(
+            (s.split("/")[2] for s in sources if isinstance(s, str) and s.startswith("s3://") and s[5:]), None
+        )
         if bucket:
             cfg["staging_bucket"] = f"s3://{bucket}"
             if not sure:
-                out.fill_in.append(f"staging_bucket: s3://{bucket} is the data's bucket; check that you may "
-                                   "write there (the source folder is uploaded to it)")  # fmt: skip
+                out.fill_in.append(
+                    f"staging_bucket: s3://{bucket} is the data's bucket; check that you may "
+                    "write there (the source folder is uploaded to it)"
+                )
             return
     cfg["staging_bucket"] = PLACEHOLDER_BUCKET
-    out.fill_in.append("staging_bucket: no literal s3:// location to take it from; write the bucket cloudtrain "
-                       "may upload the source folder to")  # fmt: skip
+    out.fill_in.append(
+        "staging_bucket: no literal s3:// location to take it from; write the bucket cloudtrain "
+        "may upload the source folder to"
+    )
 
 
 # --- fit(...) --------------------------------------------------------------------------------
@@ -238,8 +273,14 @@ def _staging_bucket(cfg: dict[str, Any], out: Translation) -> None:
 
 def _fit(tree: ast.Module, call: ast.Call, constants: dict[str, Any], cfg: dict[str, Any], out: Translation) -> None:
     owner = _assigned_name(tree, call)
-    fits = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "fit" and (owner is None or _name(n.func.value) == owner)]  # fmt: skip
+    fits = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "fit"
+        and (owner is None or _name(n.func.value) == owner)
+    ]
     if not fits:
         return
     fit = min(fits, key=lambda c: c.lineno)

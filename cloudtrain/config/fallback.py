@@ -41,8 +41,12 @@ def expand(loaded: Any, load_candidate, *, strict: bool = False) -> tuple[Any, .
         notes = same_runtime(loaded, doc, entry) if other_backend else []
         if strict and notes:  # as the loader does for the candidate's other mappings
             more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
-            raise ConfigError(f"{notes[0]}{more}", file="--strict-legacy", field=f"fallback[{index}]",
-                              hint="fix the config, or drop --strict-legacy to accept the mapping")  # fmt: skip
+            raise ConfigError(
+                f"{notes[0]}{more}",
+                file="--strict-legacy",
+                field=f"fallback[{index}]",
+                hint="fix the config, or drop --strict-legacy to accept the mapping",
+            )
         try:
             candidate = load_candidate(doc, other_backend=other_backend)
         except ConfigError as exc:  # name the candidate: the main config's key may be fine on its own
@@ -83,9 +87,15 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
         chosen = newer[0] if newer else offered[-1]
         image["tensorflow"] = chosen
         if chosen != tensorflow:
-            why = ("; the nearest newer it offers" if newer else ", nor a newer one; the newest it offers")
-            notes.append(mapped_line("image.tensorflow", tensorflow, chosen, f"{_LABEL[cloud]} has no TensorFlow "
-                                     f"{tensorflow} image, which the main request runs{why}"))  # fmt: skip
+            why = "; the nearest newer it offers" if newer else ", nor a newer one; the newest it offers"
+            notes.append(
+                mapped_line(
+                    "image.tensorflow",
+                    tensorflow,
+                    chosen,
+                    f"{_LABEL[cloud]} has no TensorFlow {tensorflow} image, which the main request runs{why}",
+                )
+            )
     if "python" not in given and python:
         have = catalog.image_pythons(cloud, image["tensorflow"])
         if python in have:
@@ -93,8 +103,14 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
         else:
             image.pop("python", None)
             if have:
-                notes.append(mapped_line("image.python", python, have[-1], f"the {_LABEL[cloud]} TensorFlow "
-                                         f"{image['tensorflow']} image has Python {', '.join(have)} only"))  # fmt: skip
+                notes.append(
+                    mapped_line(
+                        "image.python",
+                        python,
+                        have[-1],
+                        f"the {_LABEL[cloud]} TensorFlow {image['tensorflow']} image has Python {', '.join(have)} only",
+                    )
+                )
     return notes
 
 

@@ -58,10 +58,14 @@ CUSTOM_JOB_FLAGS: dict[str, Path_] = {
 }
 #: Flags cloudtrain cannot honour: flag → (why, what to do instead).
 REFUSED_FLAGS: dict[str, tuple[str, str]] = {
-    "--packages": ("cloudtrain builds one package from --package-path; prebuilt archives are not uploaded",
-                   "put dependencies in the package's requirements.txt (or package.requirements)"),
-    "--python-package-uris": ("cloudtrain builds and stages the package itself",
-                              "pass the source folder: --worker-pool-spec …,local-package-path=./trainer"),
+    "--packages": (
+        "cloudtrain builds one package from --package-path; prebuilt archives are not uploaded",
+        "put dependencies in the package's requirements.txt (or package.requirements)",
+    ),
+    "--python-package-uris": (
+        "cloudtrain builds and stages the package itself",
+        "pass the source folder: --worker-pool-spec …,local-package-path=./trainer",
+    ),
     "--kms-key": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
     "--kms-keyring": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
     "--kms-location": ("customer-managed encryption keys are not supported", "drop the --kms-* flags"),
@@ -69,19 +73,26 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
     "--enable-web-access": ("interactive shell access is not supported", "drop --enable-web-access"),
     "--enable-dashboard-access": ("dashboard access is not supported", "drop --enable-dashboard-access"),
     "--persistent-resource-id": ("persistent resources are not supported", "drop --persistent-resource-id"),
-    "--parameter-server-accelerator": ("parameter servers become workers on the master's machine",
-                                       "drop it; --master-accelerator sets every replica's GPUs"),
-    "--parameter-server-image-uri": ("parameter servers become workers running the master's image",
-                                     "drop it"),
-    "--use-chief-in-tf-config": ("TF_CONFIG always names the chief on Vertex AI (and cloudtrain's trainer "
-                                 "expects it)", "drop the flag"),
-    "--tpu-tf-version": ("a Vertex AI TPU VM runs the prebuilt TPU image of --runtime-version (BASIC_TPU maps "
-                         "to one)", "drop --tpu-tf-version; set --runtime-version"),
+    "--parameter-server-accelerator": (
+        "parameter servers become workers on the master's machine",
+        "drop it; --master-accelerator sets every replica's GPUs",
+    ),
+    "--parameter-server-image-uri": ("parameter servers become workers running the master's image", "drop it"),
+    "--use-chief-in-tf-config": (
+        "TF_CONFIG always names the chief on Vertex AI (and cloudtrain's trainer expects it)",
+        "drop the flag",
+    ),
+    "--tpu-tf-version": (
+        "a Vertex AI TPU VM runs the prebuilt TPU image of --runtime-version (BASIC_TPU maps to one)",
+        "drop --tpu-tf-version; set --runtime-version",
+    ),
     "--format": ("gcloud's output formats are not supported", "use -o json"),
     "--account": ("cloudtrain uses Application Default Credentials", "run gcloud auth application-default login"),
-    "--impersonate-service-account": ("cloudtrain uses Application Default Credentials",
-                                      "impersonate through the credentials file"),
-}  # fmt: skip
+    "--impersonate-service-account": (
+        "cloudtrain uses Application Default Credentials",
+        "impersonate through the credentials file",
+    ),
+}
 #: ``--worker-pool-spec`` keys → (pool path, or a cloudtrain key for the code folder).
 _POOL_SPEC_KEYS: dict[str, Path_] = {
     "machine-type": ("machineSpec", "machineType"),
@@ -162,9 +173,11 @@ def custom_job_document(display_name: str, flags: Mapping[str, Any], config: Loa
             del doc.data[key]
         _set(doc, ("workerPoolSpecs",), pools, "--worker-pool-spec")
     elif not config:
-        raise UsageError("give --config FILE (a CustomJobSpec) or --worker-pool-spec",
-                         hint="e.g. --worker-pool-spec machine-type=n1-standard-4,replica-count=1,"
-                         "executor-image-uri=…,python-module=trainer.task,local-package-path=./trainer")  # fmt: skip
+        raise UsageError(
+            "give --config FILE (a CustomJobSpec) or --worker-pool-spec",
+            hint="e.g. --worker-pool-spec machine-type=n1-standard-4,replica-count=1,"
+            "executor-image-uri=…,python-module=trainer.task,local-package-path=./trainer",
+        )
     for flag, path in CUSTOM_JOB_FLAGS.items():
         value = flags.get(flag)
         if value in (None, (), ""):
@@ -203,8 +216,9 @@ def worker_pool_spec(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _start(config: LoadedYaml | None) -> LoadedYaml:
     if config is None:
         return LoadedYaml(data={}, file=COMMAND_LINE)
-    return LoadedYaml(data=copy.deepcopy(config.data), file=config.file, lines=dict(config.lines),
-                      flags=dict(config.flags))  # fmt: skip
+    return LoadedYaml(
+        data=copy.deepcopy(config.data), file=config.file, lines=dict(config.lines), flags=dict(config.flags)
+    )
 
 
 def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:

@@ -30,11 +30,10 @@ from typing import Any, NamedTuple
 
 from cloudtrain import catalog
 from cloudtrain.catalog import crosscloud, tpus
-from cloudtrain.words import counted
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
-
+from cloudtrain.words import counted
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 #: The accelerator of ML Engine's TPU machines: a Cloud TPU v2 device, a TPU VM on Vertex AI.
@@ -86,20 +85,43 @@ SCALE_TIERS: dict[str, Tier | None] = {
     "CUSTOM": None,
 }
 _KNOWN_KEYS = {
-    "scaleTier", "masterType", "masterConfig", "workerType", "workerCount", "workerConfig",
-    "parameterServerCount", "parameterServerType", "parameterServerConfig", "region",
-    "runtimeVersion", "pythonVersion", "jobDir", "args", "pythonModule", "packageUris",
-    "scheduling", "serviceAccount", "network", "useChiefInTfConfig", "evaluatorCount",
-    "evaluatorType", "evaluatorConfig", "hyperparameters", "encryptionConfig", "enableWebAccess",
-}  # fmt: skip
+    "scaleTier",
+    "masterType",
+    "masterConfig",
+    "workerType",
+    "workerCount",
+    "workerConfig",
+    "parameterServerCount",
+    "parameterServerType",
+    "parameterServerConfig",
+    "region",
+    "runtimeVersion",
+    "pythonVersion",
+    "jobDir",
+    "args",
+    "pythonModule",
+    "packageUris",
+    "scheduling",
+    "serviceAccount",
+    "network",
+    "useChiefInTfConfig",
+    "evaluatorCount",
+    "evaluatorType",
+    "evaluatorConfig",
+    "hyperparameters",
+    "encryptionConfig",
+    "enableWebAccess",
+}
 #: Keys that cannot map, with the fix to name.
 _REFUSED = {
-    "packageUris": ("packageUris names packages built elsewhere; cloudtrain builds and stages the package itself",
-                    "remove packageUris and give the package folder (--package-path ./trainer, or package.path)"),
+    "packageUris": (
+        "packageUris names packages built elsewhere; cloudtrain builds and stages the package itself",
+        "remove packageUris and give the package folder (--package-path ./trainer, or package.path)",
+    ),
     "evaluatorCount": ("evaluators are not supported: all replicas train", "remove evaluatorCount"),
     "encryptionConfig": ("customer-managed encryption keys are not supported", "remove encryptionConfig"),
     "enableWebAccess": ("interactive shell access is not supported", "remove enableWebAccess"),
-}  # fmt: skip
+}
 
 
 def is_legacy(data: Any) -> bool:
@@ -135,15 +157,23 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     originals.update({_camel(k): k for k in ti_raw})
     ti = {_camel(k): v for k, v in ti_raw.items()}
 
-    problems = [fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
-                for key in ti if key not in _KNOWN_KEYS]  # fmt: skip
-    problems += [fail(message, key, hint) for key, (message, hint) in _REFUSED.items()
-                 if ti.get(key) not in (None, False, 0, [], {})]  # fmt: skip
+    problems = [
+        fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
+        for key in ti
+        if key not in _KNOWN_KEYS
+    ]
+    problems += [
+        fail(message, key, hint)
+        for key, (message, hint) in _REFUSED.items()
+        if ti.get(key) not in (None, False, 0, [], {})
+    ]
     if problems:  # every key that cannot be read, at once, in file order
         problems.sort(key=lambda e: e.line or 0)
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
 
-    out: dict[str, Any] = copy.deepcopy({k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")})
+    out: dict[str, Any] = copy.deepcopy(
+        {k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")}
+    )
 
     def put(path: tuple[str, ...], value: Any, source_key: str) -> None:
         target = out
@@ -154,8 +184,11 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             given = target[path[-1]]
             if given != value and isinstance(given, type(value)) and _from_file(path) and _from_file(source):
                 dotted = ".".join(path)
-                raise loaded.error(path, f"the file says {dotted}: {given} here and {'.'.join(map(str, source))}: "
-                                   f"{value}", f"keep one of them (or choose with --set {dotted}=…)")  # fmt: skip
+                raise loaded.error(
+                    path,
+                    f"the file says {dotted}: {given} here and {'.'.join(map(str, source))}: {value}",
+                    f"keep one of them (or choose with --set {dotted}=…)",
+                )
             return
         target[path[-1]] = value
         loaded.lines.setdefault(path, loaded.line_of(source) or ti_line or 1)
@@ -169,13 +202,19 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
     tier_name = str(ti.get("scaleTier", "CUSTOM" if "masterType" in ti else "BASIC")).upper().replace("-", "_")
     if tier_name not in SCALE_TIERS:
-        raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier",
-                   f"use one of {', '.join(SCALE_TIERS)}")  # fmt: skip
+        raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier", f"use one of {', '.join(SCALE_TIERS)}")
     tier = SCALE_TIERS[tier_name]
     if tier and "masterType" in ti:  # ML Engine refused this; the machine named is what the user means
-        notes.append(mapped_line("trainingInput.scaleTier", tier_name, "CUSTOM", f"masterType {ti['masterType']} "
-                                 "is given, and ML Engine read masterType only with scaleTier CUSTOM; "
-                                 "--scale-tier CUSTOM says so explicitly"))  # fmt: skip
+        notes.append(
+            mapped_line(
+                "trainingInput.scaleTier",
+                tier_name,
+                "CUSTOM",
+                f"masterType {ti['masterType']} "
+                "is given, and ML Engine read masterType only with scaleTier CUSTOM; "
+                "--scale-tier CUSTOM says so explicitly",
+            )
+        )
         tier_name, tier = "CUSTOM", None
     master = tier.master if tier else ti.get("masterType")
     source = "scaleTier" if tier else "masterType"
@@ -196,15 +235,22 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
         same_type = ti.get("workerType", master) == master
         same_accel = _accelerator_config(ti.get("workerConfig"), fail) in (None, accel)
         if not same_type or not same_accel:
-            raise fail("workers must use the same machine as the master (one machine spec for all replicas)",
-                       "workerType" if not same_type else "workerConfig",
-                       f"set workerType: {master} and the same acceleratorConfig")  # fmt: skip
+            raise fail(
+                "workers must use the same machine as the master (one machine spec for all replicas)",
+                "workerType" if not same_type else "workerConfig",
+                f"set workerType: {master} and the same acceleratorConfig",
+            )
     servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
     if servers:
         where = "scaleTier" if tier else "parameterServerCount"
-        notes.append(mapped_line(f"trainingInput.{where}", counted(servers, "parameter server"),
-                                 f"{1 + workers + servers} replicas of the master's machine", "parameter servers "
-                                 "become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers"))
+        notes.append(
+            mapped_line(
+                f"trainingInput.{where}",
+                counted(servers, "parameter server"),
+                f"{1 + workers + servers} replicas of the master's machine",
+                "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers",
+            )
+        )
     if workers or servers:
         put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")
 
@@ -220,8 +266,14 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if ti.get("pythonVersion") is not None and not image:
         _python(str(ti["pythonVersion"]), out, cloud, notes)
 
-    simple = {"region": ("region",), "args": ("args",), "pythonModule": ("package", "module"),
-              "jobDir": ("job_dir",), "serviceAccount": ("service_account",), "network": ("network",)}  # fmt: skip
+    simple = {
+        "region": ("region",),
+        "args": ("args",),
+        "pythonModule": ("package", "module"),
+        "jobDir": ("job_dir",),
+        "serviceAccount": ("service_account",),
+        "network": ("network",),
+    }
     for key, path in simple.items():
         if key in ti:
             put(path, ti[key], key)
@@ -241,12 +293,15 @@ def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
     if not accel:
         return None
     if not isinstance(accel, dict) or not accel.get("type"):
-        raise fail("acceleratorConfig needs a type", "masterConfig", "e.g. acceleratorConfig: {type: NVIDIA_TESLA_T4, count: 4}")
+        raise fail(
+            "acceleratorConfig needs a type",
+            "masterConfig",
+            "e.g. acceleratorConfig: {type: NVIDIA_TESLA_T4, count: 4}",
+        )
     return str(accel["type"]).upper().replace("-", "_"), int(accel.get("count") or 1)
 
 
-def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None,
-             notes: list[str]):  # fmt: skip
+def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None, notes: list[str]):
     """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest.
 
     A legacy name (``standard_p100``) is a mapping even where the machine is offered as it was:
@@ -265,8 +320,15 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
     key = f"trainingInput.{source}"
     if cloud == "vertex" and gpu == _ML_ENGINE_TPU:
         info = catalog.resolve_machine("vertex", "cloud-tpu", _ML_ENGINE_TPU, 8)
-        notes.append(mapped_line(key, was, tpus.describe(info), "ML Engine attached a Cloud TPU v2 device (8 cores) "
-                                 "to a VM; Vertex AI runs it as one TPU VM", (None, info.price_per_hour)))  # fmt: skip
+        notes.append(
+            mapped_line(
+                key,
+                was,
+                tpus.describe(info),
+                "ML Engine attached a Cloud TPU v2 device (8 cores) to a VM; Vertex AI runs it as one TPU VM",
+                (None, info.price_per_hour),
+            )
+        )
         return info
     if cloud == "vertex" and not (gpu and crosscloud.is_retired(gpu)):
         try:
@@ -276,8 +338,15 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
                 return _Fixed(name, accel[0] if accel else None, count)
         else:
             if legacy and source != "masterConfig":
-                notes.append(mapped_line(key, was, crosscloud.describe(info), "ML Engine's name for this machine; "
-                                         "Vertex AI names it by machine type and GPUs", (None, info.price_per_hour)))
+                notes.append(
+                    mapped_line(
+                        key,
+                        was,
+                        crosscloud.describe(info),
+                        "ML Engine's name for this machine; Vertex AI names it by machine type and GPUs",
+                        (None, info.price_per_hour),
+                    )
+                )
             return info
     if legacy:
         vcpus, memory_gb = legacy.vcpus, legacy.memory_gb
@@ -327,14 +396,27 @@ def _tensorflow(runtime: str, cloud: str, notes: list[str], *, tpu: bool = False
     label = _LABEL[cloud] + (" TPU" if tpu else "")
     if runtime.startswith("1."):
         version = catalog.default_tensorflow(cloud, tpu=tpu)
-        notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, "TensorFlow 1 has no prebuilt "
-                                 f"image any more; the newest {label} image, as native configs get; TF 1 code needs "
-                                 "tf.compat.v1 or a port"))  # fmt: skip
+        notes.append(
+            mapped_line(
+                "trainingInput.runtimeVersion",
+                runtime,
+                version,
+                "TensorFlow 1 has no prebuilt "
+                f"image any more; the newest {label} image, as native configs get; TF 1 code needs "
+                "tf.compat.v1 or a port",
+            )
+        )
         return version
     version = crosscloud.nearest_tensorflow(runtime, offered)
     if version != ".".join(runtime.split(".")[:2]):
-        notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, f"{label} has no TensorFlow "
-                                 f"{runtime} image; the nearest it offers, the newer on a tie"))  # fmt: skip
+        notes.append(
+            mapped_line(
+                "trainingInput.runtimeVersion",
+                runtime,
+                version,
+                f"{label} has no TensorFlow {runtime} image; the nearest it offers, the newer on a tie",
+            )
+        )
     return version
 
 
@@ -345,8 +427,14 @@ def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> N
         if len(have) > 1:  # honoured: the image comes with that Python too
             out.setdefault("image", {}).setdefault("python", wanted)
     elif have:
-        notes.append(mapped_line("trainingInput.pythonVersion", wanted, ", ".join(have), f"the TensorFlow "
-                                 f"{tensorflow} image has Python {', '.join(have)}; your code runs on that"))
+        notes.append(
+            mapped_line(
+                "trainingInput.pythonVersion",
+                wanted,
+                ", ".join(have),
+                f"the TensorFlow {tensorflow} image has Python {', '.join(have)}; your code runs on that",
+            )
+        )
 
 
 def _name_from_file(file: str) -> str:

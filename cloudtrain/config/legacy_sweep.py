@@ -11,7 +11,8 @@ are read as gcloud read them. ``resumePreviousJobId`` has no equivalent and is r
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cloudtrain.sweeps.params import (
     LEGACY_ALGORITHMS,
@@ -38,31 +39,48 @@ def convert_hyperparameters(raw: Any, fail: Fail) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise fail("hyperparameters must be a mapping (HyperparameterSpec)", key, "see job_configs/legacy-sweep.yaml")
     spec = _camel(raw)
-    known = {"goal", "params", "maxTrials", "maxParallelTrials", "maxFailedTrials", "hyperparameterMetricTag",
-             "enableTrialEarlyStopping", "algorithm", "resumePreviousJobId"}  # fmt: skip
+    known = {
+        "goal",
+        "params",
+        "maxTrials",
+        "maxParallelTrials",
+        "maxFailedTrials",
+        "hyperparameterMetricTag",
+        "enableTrialEarlyStopping",
+        "algorithm",
+        "resumePreviousJobId",
+    }
     for name in spec:
         if name not in known:
             raise fail(f"unknown hyperparameters key {name!r}", key, f"allowed: {', '.join(sorted(known))}")
     if spec.get("resumePreviousJobId"):
-        raise fail("resumePreviousJobId has no equivalent: each sweep starts its own study", key,
-                   "remove it (a local sweep resumes with `cloudtrain sweep resume JOB`)")  # fmt: skip
+        raise fail(
+            "resumePreviousJobId has no equivalent: each sweep starts its own study",
+            key,
+            "remove it (a local sweep resumes with `cloudtrain sweep resume JOB`)",
+        )
     goal = str(spec.get("goal", "")).upper()
     if goal not in LEGACY_GOALS:
-        raise fail(f"hyperparameters.goal must be MAXIMIZE or MINIMIZE, got {spec.get('goal')!r}", key,
-                   "add goal: MAXIMIZE")  # fmt: skip
+        raise fail(
+            f"hyperparameters.goal must be MAXIMIZE or MINIMIZE, got {spec.get('goal')!r}", key, "add goal: MAXIMIZE"
+        )
     algorithm = str(spec.get("algorithm", "ALGORITHM_UNSPECIFIED")).upper()
     if algorithm not in LEGACY_ALGORITHMS:
-        raise fail(f"hyperparameters.algorithm {algorithm!r} is unknown", key,
-                   f"use one of {', '.join(LEGACY_ALGORITHMS)}")  # fmt: skip
+        raise fail(
+            f"hyperparameters.algorithm {algorithm!r} is unknown", key, f"use one of {', '.join(LEGACY_ALGORITHMS)}"
+        )
     sweep: dict[str, Any] = {
         "metric": spec.get("hyperparameterMetricTag") or LEGACY_DEFAULT_METRIC,
         "goal": LEGACY_GOALS[goal],
         "algorithm": LEGACY_ALGORITHMS[algorithm],
         "params": {},
     }
-    for legacy_key, new_key in (("maxTrials", "max_trials"), ("maxParallelTrials", "parallel_trials"),
-                                ("maxFailedTrials", "max_failed_trials"),
-                                ("enableTrialEarlyStopping", "early_stopping")):  # fmt: skip
+    for legacy_key, new_key in (
+        ("maxTrials", "max_trials"),
+        ("maxParallelTrials", "parallel_trials"),
+        ("maxFailedTrials", "max_failed_trials"),
+        ("enableTrialEarlyStopping", "early_stopping"),
+    ):
         if legacy_key in spec:
             sweep[new_key] = spec[legacy_key]
     params = spec.get("params")
@@ -80,8 +98,9 @@ def _param(entry: Any, index: int, fail: Fail) -> dict[str, Any]:
         raise fail(f"{where} needs parameterName", key, "e.g. {parameterName: lr, type: DOUBLE, minValue: 0.001, …}")
     kind = str(entry.get("type", "")).upper()
     if kind not in LEGACY_TYPES:
-        raise fail(f"{where}.type must be one of {', '.join(LEGACY_TYPES)}, got {entry.get('type')!r}", key,
-                   "add type: DOUBLE")  # fmt: skip
+        raise fail(
+            f"{where}.type must be one of {', '.join(LEGACY_TYPES)}, got {entry.get('type')!r}", key, "add type: DOUBLE"
+        )
     scale = str(entry.get("scaleType", "NONE")).upper()
     if scale not in LEGACY_SCALES:
         raise fail(f"{where}.scaleType {scale!r} is unknown", key, f"use one of {', '.join(LEGACY_SCALES)}")

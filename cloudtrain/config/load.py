@@ -6,12 +6,12 @@ import copy
 import dataclasses
 import os
 import stat
-from collections.abc import Mapping
 import types
 import typing
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from cloudtrain.config import crosscloud, customjob, legacy, slurm, twin
 from cloudtrain.config.loaded import LoadedConfig
@@ -51,14 +51,19 @@ def _read_text(path: Path, file: str) -> str:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise ConfigError("config file not found", file=file, hint="check the path; examples are in job_configs/") from None
+        raise ConfigError(
+            "config file not found", file=file, hint="check the path; examples are in job_configs/"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror or exc.__class__.__name__}", file=file) from None
     if not stat.S_ISREG(info.st_mode):
         what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
         raise ConfigError(f"the config is {what}", file=file, hint="point --config at a YAML file")
-    too_big = ConfigError(f"the config is larger than {MAX_CONFIG_BYTES // 2**20} MiB", file=file,
-                          hint="a job config is a few KiB; check that this is the right file")  # fmt: skip
+    too_big = ConfigError(
+        f"the config is larger than {MAX_CONFIG_BYTES // 2**20} MiB",
+        file=file,
+        hint="a job config is a few KiB; check that this is the right file",
+    )
     if info.st_size > MAX_CONFIG_BYTES:
         raise too_big
     try:
@@ -71,9 +76,12 @@ def _read_text(path: Path, file: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) cannot be decoded",
-                          file=file, line=raw.count(b"\n", 0, exc.start) + 1,
-                          hint="save the file as UTF-8") from None  # fmt: skip
+        raise ConfigError(
+            f"not UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) cannot be decoded",
+            file=file,
+            line=raw.count(b"\n", 0, exc.start) + 1,
+            hint="save the file as UTF-8",
+        ) from None
 
 
 def load_document(
@@ -133,6 +141,7 @@ def load_document(
     notes += more
     project_source = None
     if backend == "vertex":
+
         def find() -> None:
             nonlocal project_source
             project_source = _find_project(loaded, environ, gcloud_configuration)
@@ -140,8 +149,13 @@ def load_document(
         problems.run(("project",), find)
     if strict and notes:
         more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
-        problems.add(ConfigError(f"{notes[0]}{more}", file="--strict-legacy",
-                                 hint="fix the config, or drop --strict-legacy to accept the mapping"))  # fmt: skip
+        problems.add(
+            ConfigError(
+                f"{notes[0]}{more}",
+                file="--strict-legacy",
+                hint="fix the config, or drop --strict-legacy to accept the mapping",
+            )
+        )
 
     config = _validate(loaded, problems)
     if config is None:
@@ -152,8 +166,15 @@ def load_document(
         from cloudtrain.config import fallback
 
         def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
-            return load_document(doc, (), base=base or result.base_dir, environ=environ, strict=strict,
-                                 gcloud_configuration=gcloud_configuration, translate=other_backend)  # fmt: skip
+            return load_document(
+                doc,
+                (),
+                base=base or result.base_dir,
+                environ=environ,
+                strict=strict,
+                gcloud_configuration=gcloud_configuration,
+                translate=other_backend,
+            )
 
         result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
@@ -190,12 +211,15 @@ def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configu
     """Fill in ``project`` the way gcloud finds it; the source, for the summary."""
     configured = loaded.data.get("project")
     origin = (configured, loaded.origin(("project",))) if isinstance(configured, str) and configured else None
-    project, source = find_project(None, origin, os.environ if environ is None else environ, Path.home(),
-                                   configuration=configuration)  # fmt: skip
+    project, source = find_project(
+        None, origin, os.environ if environ is None else environ, Path.home(), configuration=configuration
+    )
     if project is None:
-        raise loaded.error(("project",), "Vertex AI needs the Google Cloud project id; none given and none found in "
-                           f"{source}", "add project: my-project, pass --project, or run "
-                           "`gcloud config set project my-project`")  # fmt: skip
+        raise loaded.error(
+            ("project",),
+            f"Vertex AI needs the Google Cloud project id; none given and none found in {source}",
+            "add project: my-project, pass --project, or run `gcloud config set project my-project`",
+        )
     loaded.data["project"] = project
     return source
 
@@ -259,6 +283,7 @@ def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tup
 
     Errors about one value (a union's alternatives, a block and a key in it) make one line; an
     unknown key people write for a known one explains the "missing" that it causes."""
+
     def path_of(error: dict[str, Any]) -> Path_:
         return _data_path(error["loc"], loaded.data, missing=error["type"] == "missing")
 
@@ -283,8 +308,10 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     else:
         paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
         # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
-        path, error = max(((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
-                          key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"))  # fmt: skip
+        path, error = max(
+            ((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
+            key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"),
+        )
     kind, received = error["type"], error.get("input")
     at = partial(loaded.error, path)
 
@@ -294,50 +321,78 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         import difflib  # only on the error path
 
         guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
-        hint = (f"did you mean {alias}?" if alias else f"did you mean {guess[0]!r}?" if guess
-                else f"allowed keys here: {', '.join(allowed)}")  # fmt: skip
-        parent = next((k for k, v in JobConfig.model_fields.items() if len(path) == 1 and _model_in(v.annotation)
-                       and str(path[0]) in _model_in(v.annotation).model_fields
-                       and not isinstance(loaded.data.get(k), dict) and k in loaded.data), None)  # fmt: skip
+        hint = (
+            f"did you mean {alias}?"
+            if alias
+            else f"did you mean {guess[0]!r}?"
+            if guess
+            else f"allowed keys here: {', '.join(allowed)}"
+        )
+        parent = next(
+            (
+                k
+                for k, v in JobConfig.model_fields.items()
+                if len(path) == 1
+                and _model_in(v.annotation)
+                and str(path[0]) in _model_in(v.annotation).model_fields
+                and not isinstance(loaded.data.get(k), dict)
+                and k in loaded.data
+            ),
+            None,
+        )
         if parent:  # ``type:`` at the top, under an empty ``machine:``: a block that lost its indentation
             hint = f"{path[0]} belongs under {parent}: indent it"
         return at(f"unknown key {path[-1]!r}", hint)
     if kind == "missing":
         return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
     if kind == "bool_type" and isinstance(received, str) and received in YAML11_BOOLEAN_WORDS:
-        return at(f"received {received!r}, which YAML 1.1 tools read as a boolean but cloudtrain does not",
-                  "write true or false")  # fmt: skip
+        return at(
+            f"received {received!r}, which YAML 1.1 tools read as a boolean but cloudtrain does not",
+            "write true or false",
+        )
     if kind == "literal_error":
         return at(f"received {received!r}; allowed: {error['ctx']['expected']}")
     if kind == "list_type" and path == ("args",) and isinstance(received, str):
         import shlex
 
         items = ", ".join(f'"{a}"' for a in shlex.split(received)) if received.strip() else ""
-        return at(f"received the text {received!r}; args is a list, one item per argument",
-                  f"write args: [{items}]")  # fmt: skip
+        return at(f"received the text {received!r}; args is a list, one item per argument", f"write args: [{items}]")
     if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
     if kind in ("model_type", "model_attributes_type", "dict_type") and _model_at(path):
         keys = ", ".join(list(_model_at(path).model_fields)[:3])
         shown = "nothing" if received is None else f"{type(received).__name__} {received!r}"
-        return at(f"expected a mapping of keys ({keys}, ...), received {shown}",
-                  f"check its indentation: the keys of {dotted(path)}: go on the lines below it, indented")
+        return at(
+            f"expected a mapping of keys ({keys}, ...), received {shown}",
+            f"check its indentation: the keys of {dotted(path)}: go on the lines below it, indented",
+        )
     message = error["msg"].removeprefix("Value error, ")
     # A value that may be one of several plain types (hyperparameters: true, 3, 0.1 or "adam") refused by each.
-    allowed = [e["msg"].removeprefix("Input should be a valid ") for e in errors if e["type"] in _SCALAR_KINDS
-               and _data_path(e["loc"], loaded.data, missing=False) == path]  # fmt: skip
+    allowed = [
+        e["msg"].removeprefix("Input should be a valid ")
+        for e in errors
+        if e["type"] in _SCALAR_KINDS and _data_path(e["loc"], loaded.data, missing=False) == path
+    ]
     if kind in _SCALAR_KINDS and len(allowed) > 1:
         message = "Input should be a valid " + ", ".join(allowed[:-1]) + " or " + allowed[-1]
     if kind == "string_type" and isinstance(received, bool):
         message += " (YAML read a boolean)"
     if kind == "string_pattern_mismatch" and path == ("name",):
-        return at(f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, "
-                  "at most 128", "e.g. name: mnist-gpu4")  # fmt: skip
+        return at(
+            f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, at most 128",
+            "e.g. name: mnist-gpu4",
+        )
     shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
-    return at(shown + (message if message[:2].isupper() else message[0].lower() + message[1:]),  # YAML stays YAML
-              _FIXES.get(kind, "").format(key=path[-1] if path else "", expected=(error.get("ctx") or {}).get(
-                  "expected", ""), **(error.get("ctx") or {})) or None)  # fmt: skip
+    return at(
+        shown + (message if message[:2].isupper() else message[0].lower() + message[1:]),  # YAML stays YAML
+        _FIXES.get(kind, "").format(
+            key=path[-1] if path else "",
+            expected=(error.get("ctx") or {}).get("expected", ""),
+            **(error.get("ctx") or {}),
+        )
+        or None,
+    )
 
 
 #: The fix for the pydantic error kinds whose message names no fix of its own.

@@ -25,7 +25,7 @@ class LoadedConfig:
     #: The folder relative paths are read from; default: the config file's folder.
     base: Path | None = None
     #: The ``fallback:`` entries, each a whole validated config, in the order they are tried.
-    candidates: tuple["LoadedConfig", ...] = ()
+    candidates: tuple[LoadedConfig, ...] = ()
 
     @property
     def file(self) -> Path:

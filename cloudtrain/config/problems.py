@@ -7,7 +7,7 @@ out in the order a user fixes them: ``--set`` first, then the gcloud flags, then
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from cloudtrain.errors import ConfigError, ConfigErrors
 

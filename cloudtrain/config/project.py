@@ -61,7 +61,10 @@ def find_project(
         return project, f"gcloud configuration {name!r} ({file})"
     if environ.get("GOOGLE_CLOUD_PROJECT"):
         return environ["GOOGLE_CLOUD_PROJECT"], "GOOGLE_CLOUD_PROJECT"
-    adc = Path(environ.get("GOOGLE_APPLICATION_CREDENTIALS") or gcloud_dir(environ, home) / "application_default_credentials.json")
+    adc = Path(
+        environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+        or gcloud_dir(environ, home) / "application_default_credentials.json"
+    )
     try:
         creds = json.loads(_read(adc) or "{}")
     except json.JSONDecodeError:

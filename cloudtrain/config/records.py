@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 import types
 import typing
-from typing import Annotated, Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar
 
 __all__ = ["BeforeValidator", "Field", "Mismatch", "Record", "StrictBool", "StrictFloat", "StrictInt", "StrictStr"]
 
@@ -43,9 +44,17 @@ class Field:
 
     __slots__ = ("default", "default_factory", "description", "ge", "gt", "le", "pattern")
 
-    def __init__(self, default: Any = _REQUIRED, *, default_factory: Callable[[], Any] | None = None,
-                 description: str | None = None, ge: float | None = None, gt: float | None = None,
-                 le: float | None = None, pattern: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        default: Any = _REQUIRED,
+        *,
+        default_factory: Callable[[], Any] | None = None,
+        description: str | None = None,
+        ge: float | None = None,
+        gt: float | None = None,
+        le: float | None = None,
+        pattern: str | None = None,
+    ) -> None:
         self.default, self.default_factory, self.description = default, default_factory, description
         self.ge, self.gt, self.le, self.pattern = ge, gt, le, pattern
 
@@ -124,8 +133,11 @@ class Record:
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Record:
         """A copy with ``update``'s values set as given (not validated, as pydantic's ``model_copy``)."""
         copy = object.__new__(type(self))
-        object.__setattr__(copy, "__dict__", {**self.__dict__, **(update or {}),
-                                              "__fields_set__": self.model_fields_set | set(update or ())})  # fmt: skip
+        object.__setattr__(
+            copy,
+            "__dict__",
+            {**self.__dict__, **(update or {}), "__fields_set__": self.model_fields_set | set(update or ())},
+        )
         return copy
 
     def _values(self) -> tuple[Any, ...]:
@@ -235,9 +247,10 @@ def _check(annotation: Any, value: Any) -> Any:
 
 def _check_bounds(field: Field, value: Any) -> None:
     if type(value) in (int, float) and not (
-        (field.ge is None or value >= field.ge) and (field.gt is None or value > field.gt)
+        (field.ge is None or value >= field.ge)
+        and (field.gt is None or value > field.gt)
         and (field.le is None or value <= field.le)
-    ):  # fmt: skip
+    ):
         raise Mismatch
     if field.pattern is not None and (type(value) is not str or "\n" in value or not re.search(field.pattern, value)):
         raise Mismatch

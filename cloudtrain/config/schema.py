@@ -13,8 +13,6 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 import re
 from typing import Annotated, Any, Literal, Union
 
-from cloudtrain.config.slurm import Slurm
-from cloudtrain.secrets.refs import parse_ref
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
@@ -24,6 +22,8 @@ from cloudtrain.config.records import (
     StrictInt,
     StrictStr,
 )
+from cloudtrain.config.slurm import Slurm
+from cloudtrain.secrets.refs import parse_ref
 
 Cloud = Literal["vertex", "sagemaker"]
 BackendName = Literal["vertex", "sagemaker", "local", "slurm"]
@@ -69,7 +69,9 @@ class _Strict(Record):
 
 
 class Machine(_Strict):
-    type: StrictStr = Field(description="Vertex machine type (n1-standard-16) or SageMaker instance type (ml.g4dn.12xlarge).")
+    type: StrictStr = Field(
+        description="Vertex machine type (n1-standard-16) or SageMaker instance type (ml.g4dn.12xlarge)."
+    )
     accelerator: StrictStr | None = Field(
         None, description="Vertex accelerator (NVIDIA_TESLA_T4); on SageMaker implied by the instance type."
     )
@@ -84,7 +86,8 @@ class Machine(_Strict):
 
 class Package(_Strict):
     path: StrictStr = Field(
-        "trainer", description="The Python package directory (with `script`: the source folder), relative to this config file."
+        "trainer",
+        description="The Python package directory (with `script`: the source folder), relative to this config file.",
     )
     module: StrictStr = Field("trainer.task", description="Module run as `python -m MODULE`.")
     script: StrictStr | None = Field(
@@ -94,7 +97,8 @@ class Package(_Strict):
     )
     requirements: list[StrictStr] = Field(default_factory=list, description="Extra pip requirements of the package.")
     name: StrictStr | None = Field(
-        None, description="Distribution name; unset = from the package's setup.py / pyproject.toml, else the folder name."
+        None,
+        description="Distribution name; unset = from the package's setup.py / pyproject.toml, else the folder name.",
     )
     version: StrictStr | None = Field(
         None, description="Distribution version; unset = from the package's setup.py / pyproject.toml, else 0.0.0."
@@ -134,9 +138,14 @@ class Spot(_Strict):
 
 
 class FlexStart(_Strict):
-    enabled: StrictBool = Field(False, description="Vertex AI Dynamic Workload Scheduler (Scheduling.strategy "
-                                "FLEX_START): wait for scarce GPUs instead of failing; not with spot.")
-    max_wait: Seconds | None = Field(None, description="How long to wait for the machines (Scheduling.maxWaitDuration).")
+    enabled: StrictBool = Field(
+        False,
+        description="Vertex AI Dynamic Workload Scheduler (Scheduling.strategy "
+        "FLEX_START): wait for scarce GPUs instead of failing; not with spot.",
+    )
+    max_wait: Seconds | None = Field(
+        None, description="How long to wait for the machines (Scheduling.maxWaitDuration)."
+    )
 
 
 class Budget(_Strict):
@@ -147,13 +156,16 @@ class Budget(_Strict):
         None, description="Expected run time, for the cost estimate before submit."
     )
     max_gpu_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
-        None, description="Hard cap in GPU-hours (GPUs × hours): the run's time limit is cut to fit it; a "
-        "backend that cannot honour it refuses it (Slurm honours it as --time)."
+        None,
+        description="Hard cap in GPU-hours (GPUs × hours): the run's time limit is cut to fit it; a "
+        "backend that cannot honour it refuses it (Slurm honours it as --time).",
     )
 
 
 class DataChannel(_Strict):
-    source: StrictStr = Field(description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder.")
+    source: StrictStr = Field(
+        description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder."
+    )
     input_mode: Literal["File", "FastFile"] | None = Field(
         None, description="SageMaker: File (copied before start, the default) or FastFile (streamed on read)."
     )
@@ -182,7 +194,7 @@ class Fallback(_Strict):
     spot: Spot | None = None
     flex_start: FlexStart | None = None
     image: Image | None = None
-    data: dict[StrictStr, Union[StrictStr, DataChannel]] | None = None
+    data: dict[StrictStr, StrictStr | DataChannel] | None = None
     max_runtime: Seconds | None = None
 
 
@@ -190,8 +202,9 @@ class SweepParam(_Strict):
     """One tuned parameter: ``{min, max}`` (with ``scale``) or ``values``; the type is inferred."""
 
     type: Literal["double", "integer", "discrete", "categorical"] | None = Field(
-        None, description="Inferred: {min, max} of floats → double, of integers → integer; values of numbers → "
-        "discrete, of strings → categorical."
+        None,
+        description="Inferred: {min, max} of floats → double, of integers → integer; values of numbers → "
+        "discrete, of strings → categorical.",
     )
     min: StrictInt | StrictFloat | None = Field(None, description="Lower bound of a double or integer range.")
     max: StrictInt | StrictFloat | None = Field(None, description="Upper bound of a double or integer range.")
@@ -241,7 +254,9 @@ class JobConfig(_Strict):
         description="Append a per-submit suffix to the name. The gcloud forms set false: on Vertex the display "
         "name is the JOB as given (Vertex's job id is unique); SageMaker always gets the suffix.",
     )
-    backend: BackendName = Field(description="Where it runs: vertex, sagemaker, local (this machine) or slurm (a Slurm cluster).")
+    backend: BackendName = Field(
+        description="Where it runs: vertex, sagemaker, local (this machine) or slurm (a Slurm cluster)."
+    )
     target: Cloud | None = Field(None, description="With backend local: whose environment contract to follow.")
     region: StrictStr = Field(description="Cloud region, e.g. us-central1 or us-east-1.")
     project: StrictStr | None = Field(None, description="Vertex: the Google Cloud project id.")
@@ -284,7 +299,7 @@ class JobConfig(_Strict):
     distribution: Distribution | None = Field(
         None, description="SageMaker estimator spelling: {multi_worker_mirrored_strategy: {enabled: true}}."
     )
-    data: dict[StrictStr, Union[StrictStr, DataChannel]] = Field(
+    data: dict[StrictStr, StrictStr | DataChannel] = Field(
         default_factory=dict,
         description="Input channels: name → gs:// or s3:// prefix or local folder (or a mapping with `source`); "
         "the code finds each at $SM_CHANNEL_<NAME>.",

@@ -18,8 +18,10 @@ _REFUSED = {
     "mpi": "Horovod over MPI is not run by cloudtrain",
     "smdistributed": "SageMaker's own data/model-parallel libraries exist only on SageMaker",
 }
-_USE_MWMS = ("use distribution: {multi_worker_mirrored_strategy: {enabled: true}} with "
-             "tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG is set on every backend)")  # fmt: skip
+_USE_MWMS = (
+    "use distribution: {multi_worker_mirrored_strategy: {enabled: true}} with "
+    "tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG is set on every backend)"
+)
 
 
 def check_script_mode(loaded: LoadedConfig) -> None:
@@ -31,24 +33,38 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
     if script is None:
         if not cfg.model_dir:
-            raise err(("model_dir",), "model_dir applies to package.script jobs (the estimator's --model_dir)",
-                      "remove model_dir, or run a script with package.script")  # fmt: skip
+            raise err(
+                ("model_dir",),
+                "model_dir applies to package.script jobs (the estimator's --model_dir)",
+                "remove model_dir, or run a script with package.script",
+            )
         return
     if "module" in package.model_fields_set:
-        raise err(("package", "module"), "give package.script or package.module, not both",
-                  f"remove package.module to run `python {script}`")  # fmt: skip
+        raise err(
+            ("package", "module"),
+            "give package.script or package.module, not both",
+            f"remove package.module to run `python {script}`",
+        )
     if cfg.args and cfg.cloud == "sagemaker":
-        raise err(("args",), "SageMaker passes a script only its hyperparameters (as --name value)",
-                  "move each argument to hyperparameters: {name: value}")  # fmt: skip
+        raise err(
+            ("args",),
+            "SageMaker passes a script only its hyperparameters (as --name value)",
+            "move each argument to hyperparameters: {name: value}",
+        )
     if cfg.model_dir and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
-        raise err(("hyperparameters", MODEL_DIR_HYPERPARAMETER),
-                  "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
-                  "remove it, or set model_dir: false to pass your own")  # fmt: skip
+        raise err(
+            ("hyperparameters", MODEL_DIR_HYPERPARAMETER),
+            "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
+            "remove it, or set model_dir: false to pass your own",
+        )
 
     from cloudtrain.packaging.script import check_script, check_source_dir
 
     source_dir = loaded.base_dir / package.path
-    for field, check in (("path", lambda: check_source_dir(source_dir)), ("script", lambda: check_script(source_dir, script))):
+    for field, check in (
+        ("path", lambda: check_source_dir(source_dir)),
+        ("script", lambda: check_script(source_dir, script)),
+    ):
         try:
             check()
         except PackagingError as exc:

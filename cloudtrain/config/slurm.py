@@ -44,7 +44,8 @@ class Slurm(Record):
         "(scontrol requeue) and resume at the saved step.",
     )
     grace: Annotated[StrictInt, Field(ge=MIN_GRACE_S)] = Field(
-        120, description=f"Seconds before the time limit that the job is warned (--signal=B:USR1@grace; >= {MIN_GRACE_S})."
+        120,
+        description=f"Seconds before the time limit that the job is warned (--signal=B:USR1@grace; >= {MIN_GRACE_S}).",
     )
 
 
@@ -55,12 +56,18 @@ NOT_FOR_SLURM = {
     ("region",): "remove region: the cluster is slurm.login",
     ("machine", "type"): "remove machine.type: the partition (slurm.partition, slurm.constraint) picks the nodes",
     ("machine", "accelerator"): "remove machine.accelerator: GPUs per node are machine.accelerator_count",
-    ("project",): "remove project", ("role_arn",): "remove role_arn", ("staging_bucket",): "remove staging_bucket",
-    ("spot",): "remove spot: Slurm preemption is slurm.requeue", ("flex_start",): "remove flex_start",
-    ("fallback",): "remove fallback (one cluster per config)", ("sweep",): "sweeps on Slurm are not supported yet",
-    ("container",): "remove container: Slurm jobs run a package or a script", ("network",): "remove network",
-    ("service_account",): "remove service_account", ("budget", "max_usd"): "use budget.max_gpu_hours on Slurm",
-}  # fmt: skip
+    ("project",): "remove project",
+    ("role_arn",): "remove role_arn",
+    ("staging_bucket",): "remove staging_bucket",
+    ("spot",): "remove spot: Slurm preemption is slurm.requeue",
+    ("flex_start",): "remove flex_start",
+    ("fallback",): "remove fallback (one cluster per config)",
+    ("sweep",): "sweeps on Slurm are not supported yet",
+    ("container",): "remove container: Slurm jobs run a package or a script",
+    ("network",): "remove network",
+    ("service_account",): "remove service_account",
+    ("budget", "max_usd"): "use budget.max_gpu_hours on Slurm",
+}
 
 
 def cluster_of(login: str) -> str:

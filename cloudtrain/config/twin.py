@@ -12,8 +12,9 @@ import functools
 import os
 import types
 import typing
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 from cloudtrain.config.records import STRICT, BeforeValidator, Field, FieldInfo, Mismatch, Record, make, read
 
@@ -54,8 +55,9 @@ def model_of(cls: type[Record]) -> Any:
     with _no_plugins():
         fields = {name: (_annotation(info.annotation), _field(info)) for name, info in cls.model_fields.items()}
         config = pydantic.ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-        model = pydantic.create_model(cls.__name__, __config__=config, __doc__=cls.__dict__.get("__doc__"),
-                                      __module__=cls.__module__, **fields)  # fmt: skip
+        model = pydantic.create_model(
+            cls.__name__, __config__=config, __doc__=cls.__dict__.get("__doc__"), __module__=cls.__module__, **fields
+        )
     _RECORD_OF[model] = cls
     return model
 

@@ -43,6 +43,7 @@ MAX_DEPTH = 100
 #: Most values (scalars, lists, mappings; aliases expanded) one document may hold; real configs hold < 1,000.
 MAX_VALUES = 10_000
 
+
 @dataclass
 class LoadedYaml:
     """A parsed document plus where each value came from (1-based lines)."""
@@ -139,12 +140,18 @@ def _check_shape(text: str, file: str, loader: Any) -> None:
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
             if any(anchor == event.anchor for anchor, _ in open_anchors):
-                raise refuse(event, f"the alias *{event.anchor} refers to the collection it is part of (a loop)",
-                             "write the value out")  # fmt: skip
+                raise refuse(
+                    event,
+                    f"the alias *{event.anchor} refers to the collection it is part of (a loop)",
+                    "write the value out",
+                )
             expanded += sizes.get(event.anchor, 1)
             if expanded > MAX_VALUES:
-                raise refuse(event, f"YAML aliases expand the config past {MAX_VALUES:,} values",
-                             "write the values out, or reuse fewer of them")  # fmt: skip
+                raise refuse(
+                    event,
+                    f"YAML aliases expand the config past {MAX_VALUES:,} values",
+                    "write the values out, or reuse fewer of them",
+                )
             continue
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if len(open_anchors) >= MAX_DEPTH:
@@ -161,8 +168,11 @@ def _check_shape(text: str, file: str, loader: Any) -> None:
             sizes[event.anchor] = 1
         expanded += 1
         if expanded > MAX_VALUES:
-            raise refuse(event, f"the config holds more than {MAX_VALUES:,} values",
-                         "a job config holds a few hundred; pass long lists in a file the job reads")  # fmt: skip
+            raise refuse(
+                event,
+                f"the config holds more than {MAX_VALUES:,} values",
+                "a job config holds a few hundred; pass long lists in a file the job reads",
+            )
 
 
 def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:

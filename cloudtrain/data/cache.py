@@ -20,8 +20,8 @@ from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.data import schemes
-from cloudtrain.numbers import size
 from cloudtrain.errors import UsageError
+from cloudtrain.numbers import size
 
 log = logging.getLogger("cloudtrain.data")
 
@@ -63,7 +63,7 @@ def fetch(uri: str, root: Path, *, store: Any) -> Path:
             remove(old)
     try:
         for obj in objects:
-            target = partial / obj.name[len(folder):]
+            target = partial / obj.name[len(folder) :]
             if not target.resolve().is_relative_to(partial.resolve()):
                 raise UsageError(f"{uri}: object {obj.name!r} would land outside the channel folder")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +83,7 @@ def fetch(uri: str, root: Path, *, store: Any) -> Path:
 
 def _matches(dest: Path, folder: str, objects: list[Any]) -> bool:
     """The cached copy still holds exactly the listed files at their sizes (root can write read-only files)."""
-    expected = {o.name[len(folder):]: o.size for o in objects}
+    expected = {o.name[len(folder) :]: o.size for o in objects}
     found = {p.relative_to(dest).as_posix(): p.stat().st_size for p in dest.rglob("*") if p.is_file()}
     return found == expected
 

@@ -65,8 +65,10 @@ def build_manifest(folder: Path, *, hash_cache: Path | None = None) -> Manifest:
     files, refused = _walk(folder)
     if refused:
         shown = "; ".join(refused[:5]) + (f"; and {len(refused) - 5} more" if len(refused) > 5 else "")
-        raise UsageError(f"data folder {folder}: {shown}",
-                         hint="only files inside the folder are uploaded: copy them in or remove these")  # fmt: skip
+        raise UsageError(
+            f"data folder {folder}: {shown}",
+            hint="only files inside the folder are uploaded: copy them in or remove these",
+        )
     known = _load(hash_cache)
     seen: dict[str, list] = {}
     entries = []

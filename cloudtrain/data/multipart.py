@@ -20,8 +20,9 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
@@ -89,8 +90,11 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
         try:
             if alive or data["bucket"] != bucket or data["host"] != socket.gethostname():
                 continue
-            gone = _abort_started(s3, bucket, data["key"], live_ids) if data.get("upload_id") is None \
-                else int(_abort(s3, bucket, data["key"], data["upload_id"]))  # fmt: skip
+            gone = (
+                _abort_started(s3, bucket, data["key"], live_ids)
+                if data.get("upload_id") is None
+                else int(_abort(s3, bucket, data["key"], data["upload_id"]))
+            )
             if gone >= 0:
                 entry.unlink(missing_ok=True)
                 aborted += gone
@@ -99,7 +103,7 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
     cutoff = dt.datetime.fromtimestamp((now or time.time()) - STALE_SECONDS, dt.timezone.utc)
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=KEY_PREFIX).get("Uploads", [])
-    except Exception:  # noqa: BLE001 — no permission to list: the journal did what it could
+    except Exception:
         return aborted
     for upload in listed:
         if upload.get("Initiated") and upload["Initiated"] < cutoff:
@@ -112,8 +116,14 @@ def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = 
     if entry is None:
         name = f"{bucket}/{key}/{os.getpid()}/{time.time_ns()}"
         entry = journal_dir() / f"{hashlib.sha256(name.encode()).hexdigest()[:24]}.json"
-    data = {"bucket": bucket, "key": key, "upload_id": upload_id, "pid": os.getpid(),
-            "host": socket.gethostname(), "started": time.time()}  # fmt: skip
+    data = {
+        "bucket": bucket,
+        "key": key,
+        "upload_id": upload_id,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.time(),
+    }
     write_atomic(entry, json.dumps(data))  # whole or absent: a kill here leaves no 0-byte entry
     return entry
 
@@ -124,21 +134,21 @@ def _abort_started(s3: Any, bucket: str, key: str, live_ids: set[str]) -> int:
     down. -1 if the uploads cannot be listed, else how many were aborted."""
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", [])
-    except Exception:  # noqa: BLE001 — no permission to list: keep the entry, the age rule still applies
+    except Exception:
         return -1
-    return sum(_abort(s3, bucket, u["Key"], u["UploadId"]) for u in listed
-               if u["Key"] == key and u["UploadId"] not in live_ids)  # fmt: skip
+    return sum(
+        _abort(s3, bucket, u["Key"], u["UploadId"]) for u in listed if u["Key"] == key and u["UploadId"] not in live_ids
+    )
 
 
 def _abort(s3: Any, bucket: str, key: str, upload_id: str) -> bool:
     """Abort one multipart upload; True when it is gone (aborted now, or already)."""
     try:
         s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
-    except Exception as exc:  # noqa: BLE001 — best effort: the next sweep tries again
+    except Exception as exc:
         code = getattr(exc, "response", {}).get("Error", {}).get("Code")
         if code not in ("NoSuchUpload", "404"):
             log.debug("could not abort multipart upload %s of s3://%s/%s: %s", upload_id, bucket, key, exc)
             return False
     log.debug("aborted multipart upload %s of s3://%s/%s", upload_id, bucket, key)
     return True
-

@@ -76,24 +76,30 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
     kind = source_kind(source)
     if kind is None:
         scheme = source.split("://", 1)[0]
-        return (f"{scheme}:// is not a data location cloudtrain reads",
-                "use gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder")  # fmt: skip
+        return (
+            f"{scheme}:// is not a data location cloudtrain reads",
+            "use gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder",
+        )
     if kind != "local":
         bucket, _ = split_bucket(source)
         if not bucket:
             return f"{source!r} names no bucket", f"write {kind}://BUCKET/path"
         if ".." in source.split("://", 1)[1].split("/"):
-            return ("a bucket path has no parent folders: `..` would be sent to the cloud as part of the name",
-                    "write the path without `..`")  # fmt: skip
+            return (
+                "a bucket path has no parent folders: `..` would be sent to the cloud as part of the name",
+                "write the path without `..`",
+            )
     if cloud_can_read(cloud, source):
         return None
     from cloudtrain.backends import clouds
 
     name, own = _backend(cloud).title, native_scheme(cloud)
     other = next(c for c in clouds() if native_scheme(c) == kind)
-    return (f"{name} cannot read {kind}:// data",
-            f"copy it (gcloud storage rsync -r {source} {own}://YOUR-BUCKET/PATH) and point the channel there, "
-            f"or run on backend: {other}")  # fmt: skip
+    return (
+        f"{name} cannot read {kind}:// data",
+        f"copy it (gcloud storage rsync -r {source} {own}://YOUR-BUCKET/PATH) and point the channel there, "
+        f"or run on backend: {other}",
+    )
 
 
 def gcs_fuse_path(uri: str) -> str:

@@ -12,8 +12,9 @@ import dataclasses
 import hashlib
 import logging
 import sys
+from collections.abc import Callable
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.data import schemes
 from cloudtrain.words import counted
@@ -24,7 +25,9 @@ if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do the
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
-    if spec.backend in ("local", "slurm") or not any(ch.kind == "local" and ch.uri is None for ch in spec.channels.values()):
+    if spec.backend in ("local", "slurm") or not any(
+        ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
+    ):
         return spec
     from cloudtrain.data.manifest import build_manifest
     from cloudtrain.data.upload import data_prefix
@@ -39,14 +42,16 @@ def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
                 cache = hash_cache_root / f"{hashlib.sha256(ch.source.encode()).hexdigest()[:16]}.json"
             manifest = build_manifest(ch.source, hash_cache=cache)
             bucket_name, path = schemes.split_bucket(bucket) if "://" in bucket else ("", "")
-            ch = dataclasses.replace(ch, manifest=manifest,
-                                     uri=f"{scheme}://{bucket_name}/{data_prefix(path, manifest.digest)}")  # fmt: skip
+            ch = dataclasses.replace(
+                ch, manifest=manifest, uri=f"{scheme}://{bucket_name}/{data_prefix(path, manifest.digest)}"
+            )
         staged[name] = ch
     return dataclasses.replace(spec, channels=MappingProxyType(staged))
 
 
-def upload_channels(spec: Any, store: Any, *, progress: Callable[[str], Progress | None] | None = None
-                    ) -> list[FolderUpload]:  # fmt: skip
+def upload_channels(
+    spec: Any, store: Any, *, progress: Callable[[str], Progress | None] | None = None
+) -> list[FolderUpload]:
     """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
     if not any(ch.kind == "local" for ch in spec.channels.values()):
         return []
@@ -77,8 +82,10 @@ def describe(spec: Any) -> dict[str, str]:
             out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
         else:
             m = ch.manifest
-            out[name] = (f"{ch.source}: {counted(len(m.files), 'file')}, {size(m.total_bytes)} → {ch.uri} "
-                         f"(uploaded at submit unless already there) → ${ch.env_name}")  # fmt: skip
+            out[name] = (
+                f"{ch.source}: {counted(len(m.files), 'file')}, {size(m.total_bytes)} → {ch.uri} "
+                f"(uploaded at submit unless already there) → ${ch.env_name}"
+            )
     return out
 
 

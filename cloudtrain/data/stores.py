@@ -9,9 +9,10 @@ backends (their endpoints and credentials) and handed in.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Any, ContextManager
 
 from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError
@@ -119,14 +120,16 @@ def _gcs_errors(action: str) -> Iterator[None]:
     try:
         yield
     except GoogleAuthError as exc:
-        raise CredentialsError(f"{action}: Google Cloud credentials were refused: {first_line(exc)}",
-                               "run `gcloud auth application-default login`") from None  # fmt: skip
+        raise CredentialsError(
+            f"{action}: Google Cloud credentials were refused: {first_line(exc)}",
+            "run `gcloud auth application-default login`",
+        ) from None
     except exceptions.NotFound as exc:
         raise BackendError(f"{action}: not found ({first_line(exc)})", "check the bucket name") from None
     except (exceptions.Forbidden, exceptions.Unauthorized) as exc:
-        raise BackendError(f"{action}: access denied ({first_line(exc)})",
-                           "the account needs storage.objects permissions on the bucket") from None  # fmt: skip
+        raise BackendError(
+            f"{action}: access denied ({first_line(exc)})",
+            "the account needs storage.objects permissions on the bucket",
+        ) from None
     except exceptions.GoogleAPICallError as exc:
         raise BackendError(f"{action}: {first_line(exc)}") from None
-
-

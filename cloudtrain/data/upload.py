@@ -17,9 +17,10 @@ every object it names (objects deleted by hand or by a lifecycle rule are sent a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.data.manifest import FileEntry, Manifest
 from cloudtrain.numbers import size
@@ -51,8 +52,9 @@ def manifest_key(staging_path: str, digest: str) -> str:
     return "/".join(p for p in (staging_path.strip("/"), PREFIX, "manifests", f"{digest}.json") if p)
 
 
-def upload_folder(manifest: Manifest, store: Any, staging_path: str = "", *,
-                  progress: Progress | None = None) -> FolderUpload:  # fmt: skip
+def upload_folder(
+    manifest: Manifest, store: Any, staging_path: str = "", *, progress: Progress | None = None
+) -> FolderUpload:
     """Make ``<scheme>://<bucket>/<staging_path>/cloudtrain/data/<digest>/`` hold ``manifest``'s folder."""
     digest = manifest.digest
     prefix = data_prefix(staging_path, digest)
@@ -106,5 +108,3 @@ def _complete(store: Any, listed: Any, entry: Any) -> bool:
         return False
     info = listed if listed.sha256 is not None else store.stat(listed.name)  # S3 lists no metadata
     return info is not None and info.sha256 == entry.sha256
-
-

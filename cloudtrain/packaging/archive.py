@@ -17,10 +17,10 @@ import hashlib
 import io
 import os
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import part_prefix, sweep_part_files
@@ -122,7 +122,9 @@ def _write_members(tar: tarfile.TarFile, members: list[Member]) -> None:
                 folders_done.add(folder)
                 tar.addfile(_info(folder, is_dir=True))
         if member.data is not None:
-            tar.addfile(_info(member.name, size=len(member.data), executable=member.executable), io.BytesIO(member.data))
+            tar.addfile(
+                _info(member.name, size=len(member.data), executable=member.executable), io.BytesIO(member.data)
+            )
             continue
         assert member.open is not None, "a Member needs data or open"
         try:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.errors import PackagingError
-
 
 _FIELDS = ("name", "version", "install_requires")
 
@@ -86,9 +86,7 @@ def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = _ru
     return ProjectMetadata(used.source, used.name, used.version, used.requirements, used.how, ignored)
 
 
-def find_script_metadata(
-    source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py
-) -> ProjectMetadata:
+def find_script_metadata(source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py) -> ProjectMetadata:
     """A script's source folder: only its own ``setup.py`` counts, where the SageMaker training
     toolkit looks for one (it then runs ``pip install .`` there)."""
     path = Path(source_dir) / "setup.py"
@@ -114,7 +112,9 @@ def _from_setup_py(path: Path, run: Callable[..., dict[str, Any]]) -> ProjectMet
     if isinstance(requires, str):
         requires = requires.splitlines()
     if not isinstance(requires, (list, tuple)) or not all(isinstance(r, str) for r in requires):
-        raise PackagingError(f"{path}: install_requires is not a list of strings", "write install_requires=['name>=1.0', …]")
+        raise PackagingError(
+            f"{path}: install_requires is not a list of strings", "write install_requires=['name>=1.0', …]"
+        )
     version = values.get("version")
     name = values.get("name")
     return ProjectMetadata(
@@ -226,6 +226,10 @@ def _from_pyproject(path: Path, data: dict[str, Any]) -> ProjectMetadata:
             )
     requires = project.get("dependencies") or []
     if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-        raise PackagingError(f"{path}: [project] dependencies is not a list of strings", "write dependencies = ['name>=1.0']")
+        raise PackagingError(
+            f"{path}: [project] dependencies is not a list of strings", "write dependencies = ['name>=1.0']"
+        )
     version = project.get("version")
-    return ProjectMetadata(path, project.get("name"), None if version is None else str(version), tuple(requires), "read")
+    return ProjectMetadata(
+        path, project.get("name"), None if version is None else str(version), tuple(requires), "read"
+    )

@@ -48,8 +48,10 @@ def check_source_dir(source_dir: Path) -> Path:
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         what = "is a file, not a folder" if source_dir.exists() else "does not exist"
-        raise PackagingError(f"source folder {source_dir} {what}",
-                             "point package.path at the folder holding the script (SageMaker's source_dir)")  # fmt: skip
+        raise PackagingError(
+            f"source folder {source_dir} {what}",
+            "point package.path at the folder holding the script (SageMaker's source_dir)",
+        )
     return source_dir.absolute()
 
 
@@ -58,18 +60,23 @@ def check_script(source_dir: Path, script: str) -> str:
     root = check_source_dir(source_dir)
     parts = PurePosixPath(script).parts
     if not _SCRIPT.fullmatch(script or "") or any(p in (".", "..") for p in parts):
-        raise PackagingError(f"package.script {script!r} is not a relative path inside the source folder",
-                             "name the file as SageMaker's entry_point does, e.g. train.py or src/train.py")  # fmt: skip
+        raise PackagingError(
+            f"package.script {script!r} is not a relative path inside the source folder",
+            "name the file as SageMaker's entry_point does, e.g. train.py or src/train.py",
+        )
     if not script.endswith(".py"):
         raise PackagingError(f"package.script {script!r} is not a Python file", "give the .py file to run")
     path = root / script
     if not path.is_file():
         found = sorted(p.relative_to(root).as_posix() for p in root.glob("*.py"))
-        raise PackagingError(f"package.script {script!r} not found in {root}",
-                             f"scripts there: {', '.join(found[:8]) or 'none'}")  # fmt: skip
+        raise PackagingError(
+            f"package.script {script!r} not found in {root}", f"scripts there: {', '.join(found[:8]) or 'none'}"
+        )
     if script not in {f.relpath for f in collect(root).files}:
-        raise PackagingError(f"package.script {script!r} is excluded from the package by an ignore rule",
-                             f"remove the pattern that matches it from .gitignore / .cloudtrainignore in {root}")  # fmt: skip
+        raise PackagingError(
+            f"package.script {script!r} is excluded from the package by an ignore rule",
+            f"remove the pattern that matches it from .gitignore / .cloudtrainignore in {root}",
+        )
     return script
 
 

@@ -45,7 +45,7 @@ def script_command(script, has_setup_py, args, python=sys.executable):
 
 def fuse_path(uri):
     """``gs://bucket/path`` → ``/gcs/bucket/path`` (Cloud Storage FUSE); other paths unchanged."""
-    return "/gcs/" + uri[len("gs://"):] if uri.startswith("gs://") else uri
+    return "/gcs/" + uri[len("gs://") :] if uri.startswith("gs://") else uri
 
 
 def cluster_hosts(environ):

@@ -106,22 +106,44 @@ class Prepared:
         }
         return [Member(f"{self.top}/{n}", data=text.encode()) for n, text in generated.items()]
 
-    def archive(self, out_dir: Path, members: list[Member], root: Path, own: ProjectMetadata,
-                size_warning_bytes: int) -> BuiltPackage:  # fmt: skip
-        return archive_package(out_dir, self.top, members, root=root, tree=self.tree, dist=self.dist,
-                               version=self.version, requires=self.requires, own=own, warnings=self.warnings,
-                               size_warning_bytes=size_warning_bytes)  # fmt: skip
+    def archive(
+        self, out_dir: Path, members: list[Member], root: Path, own: ProjectMetadata, size_warning_bytes: int
+    ) -> BuiltPackage:
+        return archive_package(
+            out_dir,
+            self.top,
+            members,
+            root=root,
+            tree=self.tree,
+            dist=self.dist,
+            version=self.version,
+            requires=self.requires,
+            own=own,
+            warnings=self.warnings,
+            size_warning_bytes=size_warning_bytes,
+        )
 
 
-def prepare(root: Path, own: ProjectMetadata, name: str | None, version: str | None, requirements: Sequence[str],
-            given_in: str, out_dir: Path, include: Sequence[str] = ()) -> Prepared:  # fmt: skip
+def prepare(
+    root: Path,
+    own: ProjectMetadata,
+    name: str | None,
+    version: str | None,
+    requirements: Sequence[str],
+    given_in: str,
+    out_dir: Path,
+    include: Sequence[str] = (),
+) -> Prepared:
     """Name and version (config over metadata), requirements and the file tree (minus ``out_dir``)."""
     warnings = [*own.ignored]
     dist, version = name_and_version(root, own, name, version, given_in, warnings)
     requires = metadata.read_requirements(
-        root, requirements, extra_where=f"package.requirements in {given_in}",
-        declared=own.requirements, declared_where=str(own.source),
-    )  # fmt: skip
+        root,
+        requirements,
+        extra_where=f"package.requirements in {given_in}",
+        declared=own.requirements,
+        declared_where=str(own.source),
+    )
     return Prepared(dist, version, requires, collect(root, skip=[Path(out_dir)], include=include), warnings)
 
 
@@ -141,13 +163,19 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
         )
     if tree.credentials:
         why = dict(tree.left_out)
-        listed = ", ".join(f"{root.name}/{c}" + (f" ({why[c]})" if why.get(c, "").startswith("holds") else "")
-                           for c in tree.credentials)
-        warnings.append(f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}")
+        listed = ", ".join(
+            f"{root.name}/{c}" + (f" ({why[c]})" if why.get(c, "").startswith("holds") else "")
+            for c in tree.credentials
+        )
+        warnings.append(
+            f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}"
+        )
     if tree.forced:
         listed = ", ".join(f"{root.name}/{path} (--include {pattern})" for path, pattern in tree.forced)
-        warnings.append(f"packaged credential-like files: {listed} — whoever can read the staging bucket or the "
-                        "job's package can read them; refer to secrets under secrets: instead (docs/how-to/secrets.md)")
+        warnings.append(
+            f"packaged credential-like files: {listed} — whoever can read the staging bucket or the "
+            "job's package can read them; refer to secrets under secrets: instead (docs/how-to/secrets.md)"
+        )
     return warnings
 
 
@@ -169,8 +197,9 @@ def name_and_version(
     return chosen[0], chosen[1]
 
 
-def archive_package(out_dir, top, members, *, root, tree, dist, version, requires, own, warnings,
-                    size_warning_bytes) -> BuiltPackage:
+def archive_package(
+    out_dir, top, members, *, root, tree, dist, version, requires, own, warnings, size_warning_bytes
+) -> BuiltPackage:
     """Write the members as the normalised archive and describe it: the one ending of every sdist build."""
     written = write_archive(Path(out_dir), top, members)
     warnings += tree_warnings(root, tree, written.path.name, written.size, size_warning_bytes)

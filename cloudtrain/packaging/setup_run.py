@@ -63,8 +63,12 @@ def run_setup_py(path: Path, *, timeout_s: float = TIMEOUT_S, python: str = sys.
     try:
         result = subprocess.run(
             [python, "-I", "-c", _RECORDER, str(path)],
-            cwd=path.parent, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise PackagingError(
             f"{path} ran longer than {timeout_s:g} s without calling setup()",
@@ -75,10 +79,16 @@ def run_setup_py(path: Path, *, timeout_s: float = TIMEOUT_S, python: str = sys.
         data = json.loads(lines[-1])
     except (IndexError, ValueError):
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise PackagingError(f"{path} could not be run: {last}", "run `python setup.py --name` there to see why") from None
+        raise PackagingError(
+            f"{path} could not be run: {last}", "run `python setup.py --name` there to see why"
+        ) from None
     if "error" in data:
         where = f"{path}:{data['line']}" if data.get("line") else str(path)
-        raise PackagingError(f"{where}: setup.py raised {data['error']}", "fix it so that `python setup.py --name` runs")
+        raise PackagingError(
+            f"{where}: setup.py raised {data['error']}", "fix it so that `python setup.py --name` runs"
+        )
     if not data.get("called"):
-        raise PackagingError(f"{path} never calls setup()", "call setuptools.setup(name=…, version=…, install_requires=[…])")
+        raise PackagingError(
+            f"{path} never calls setup()", "call setuptools.setup(name=…, version=…, install_requires=[…])"
+        )
     return {k: data.get(k) for k in ("name", "version", "install_requires")}

@@ -20,7 +20,15 @@ from pathlib import Path
 
 from cloudtrain.errors import PackagingError
 
-from .ignore import IGNORE_FILES, SNIFF_BYTES, IgnoreRule, builtin_exclude, credential_content, is_ignored, parse_ignore_lines
+from .ignore import (
+    IGNORE_FILES,
+    SNIFF_BYTES,
+    IgnoreRule,
+    builtin_exclude,
+    credential_content,
+    is_ignored,
+    parse_ignore_lines,
+)
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -126,8 +134,10 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
             if is_ignored(rules, child, is_dir):
                 continue
             if loop:
-                raise PackagingError(f"symlink loop in {root}: {_loop_chain(root, entry.path)}",
-                                     f"remove one of these links, or add {child!r} to {root / '.cloudtrainignore'}")
+                raise PackagingError(
+                    f"symlink loop in {root}: {_loop_chain(root, entry.path)}",
+                    f"remove one of these links, or add {child!r} to {root / '.cloudtrainignore'}",
+                )
             _check_name(root, child)
             if entry.is_symlink():
                 links.append((child, os.path.realpath(entry.path)))
@@ -161,8 +171,12 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
         if not followed:
             left_out.append((link, "link to an excluded file"))
         files.update(followed)
-    return Tree(tuple(files[k] for k in sorted(files)), tuple(sorted(credentials)), tuple(sorted(left_out)),
-                tuple(sorted(forced.items())))
+    return Tree(
+        tuple(files[k] for k in sorted(files)),
+        tuple(sorted(credentials)),
+        tuple(sorted(left_out)),
+        tuple(sorted(forced.items())),
+    )
 
 
 def _credential_in(path: str, size: int) -> str | None:
@@ -196,6 +210,7 @@ def _loops(path: str) -> bool:
 
 def _loop_chain(root: Path, path: str, limit: int = 40) -> str:
     """``a -> b -> a``: the links of a symlink loop, relative to ``root`` where they are inside it."""
+
     def show(p: str) -> str:
         try:
             return Path(p).relative_to(root).as_posix()
@@ -270,9 +285,7 @@ def check_module(package_dir: Path, module: str) -> str:
     tails = {m[len(name) + 1 :]: m for m in available if m != name}
     close = [tails[t] for t in difflib.get_close_matches(".".join(parts[1:]), list(tails), n=1)] if rel else []
     hint = (f"did you mean {close[0]!r}? " if close else "") + f"modules in it: {listed}"
-    raise PackagingError(
-        f"module {module!r} not found in {package_dir}: no {' or '.join(candidates)}", hint
-    )
+    raise PackagingError(f"module {module!r} not found in {package_dir}: no {' or '.join(candidates)}", hint)
 
 
 def _read_rules(folder: Path, rel: str) -> list[IgnoreRule]:
@@ -303,8 +316,8 @@ def _follow(
             raise PackagingError(f"symlink {root / link} points to a folder that contains it (a loop: {loop})", fix)
         prefix = target_rel + "/"
         return {
-            link + f.relpath[len(target_rel):]: SourceFile(
-                link + f.relpath[len(target_rel):], f.path, f.size, f.executable
+            link + f.relpath[len(target_rel) :]: SourceFile(
+                link + f.relpath[len(target_rel) :], f.path, f.size, f.executable
             )
             for f in files.values()
             if f.relpath.startswith(prefix)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain import timeline
-from cloudtrain.events import parse as parse_event
 from cloudtrain.errors import UsageError
+from cloudtrain.events import parse as parse_event
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
 
@@ -41,8 +41,12 @@ class RunData:
         for item in self.interruptions.get("items", []):
             at, back = (dt.datetime.fromisoformat(v) if v else None for v in (item.get("at"), item.get("resumed_at")))
             if at is not None:
-                out.append(((at - self.created).total_seconds(),
-                            None if back is None else (back - self.created).total_seconds()))  # fmt: skip
+                out.append(
+                    (
+                        (at - self.created).total_seconds(),
+                        None if back is None else (back - self.created).total_seconds(),
+                    )
+                )
         return out
 
     @property
@@ -54,8 +58,11 @@ class RunData:
     @property
     def examples_per_sec(self) -> float | None:
         """Steady throughput: the median of the epochs after the first (which includes tracing)."""
-        values = sorted(e["examples_per_sec"] for e in self.epochs[1:] or self.epochs
-                        if isinstance(e.get("examples_per_sec"), (int, float)))  # fmt: skip
+        values = sorted(
+            e["examples_per_sec"]
+            for e in self.epochs[1:] or self.epochs
+            if isinstance(e.get("examples_per_sec"), (int, float))
+        )
         return values[len(values) // 2] if values else None
 
     @property
@@ -136,7 +143,8 @@ def _price(data: RunData, status: Any) -> None:
     if recorded is not None:  # the cloud's own record of time × the catalog price
         data.cost_usd = recorded["usd"]
         data.cost_basis = f"{recorded['basis']} ({recorded['price_region']} list price, {recorded['price_date']})" + (
-            f"; {recorded['note']}" if recorded.get("note") else "")
+            f"; {recorded['note']}" if recorded.get("note") else ""
+        )
         return
     if data.cost_per_hour is None:
         return
@@ -149,7 +157,8 @@ def _sweep(entry: Any) -> RunData:
     from cloudtrain.app.sweep_lookup import load_results
 
     table = load_results(entry.job_id)
-    data = RunData(entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial",
-                   metric=table.metric)  # fmt: skip
+    data = RunData(
+        entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial", metric=table.metric
+    )
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
     return data

@@ -9,16 +9,23 @@ from cloudtrain.errors import UsageError
 from cloudtrain.report.collect import RunData
 from cloudtrain.timeline import PHASES
 
-_COLOURS = {"queued": "#9e9e9e", "provisioning": "#64b5f6", "pulling image": "#4db6ac",
-            "installing package": "#ffb74d", "training": "#81c784", "uploading": "#ba68c8"}  # fmt: skip
+_COLOURS = {
+    "queued": "#9e9e9e",
+    "provisioning": "#64b5f6",
+    "pulling image": "#4db6ac",
+    "installing package": "#ffb74d",
+    "training": "#81c784",
+    "uploading": "#ba68c8",
+}
 
 
 def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("the run report draws with matplotlib, which is not installed",
-                         hint="pip install 'cloudtrain[report]'") from None  # fmt: skip
+        raise UsageError(
+            "the run report draws with matplotlib, which is not installed", hint="pip install 'cloudtrain[report]'"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -54,17 +61,38 @@ def _timeline(runs: list[RunData], path: Path) -> Path:
     for row, run in enumerate(runs):
         left = 0.0
         for phase in run.phases:
-            ax.barh(row, phase["seconds"], left=left, color=_COLOURS.get(phase["phase"], "#ccc"),
-                    label=phase["phase"], edgecolor="white")  # fmt: skip
+            ax.barh(
+                row,
+                phase["seconds"],
+                left=left,
+                color=_COLOURS.get(phase["phase"], "#ccc"),
+                label=phase["phase"],
+                edgecolor="white",
+            )
             left += phase["seconds"]
         for at, back in run.interruption_offsets():  # hatched red: no training until the restart
-            ax.barh(row, (back if back is not None else left) - at, left=at, height=0.9, color="none",
-                    edgecolor="#d32f2f", hatch="////", label="interrupted")  # fmt: skip
+            ax.barh(
+                row,
+                (back if back is not None else left) - at,
+                left=at,
+                height=0.9,
+                color="none",
+                edgecolor="#d32f2f",
+                hatch="////",
+                label="interrupted",
+            )
             ax.plot([at], [row], marker="v", color="#d32f2f", markersize=8)
     handles = {h.get_label(): h for h in ax.get_legend_handles_labels()[0]}
     order = [handles[p] for p in (*PHASES, "interrupted") if p in handles]
-    ax.legend(order, [h.get_label() for h in order], ncol=7, fontsize=8, loc="lower center",
-              bbox_to_anchor=(0.5, 1.0), frameon=False)  # fmt: skip
+    ax.legend(
+        order,
+        [h.get_label() for h in order],
+        ncol=7,
+        fontsize=8,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
+    )
     ax.set_yticks(range(len(runs)), [r.job_id for r in runs], fontsize=8)
     ax.set_xlabel("seconds since the job was created")
     fig.set_figheight(1.6 + 0.6 * len(runs))
@@ -78,8 +106,9 @@ def _epochs(runs: list[RunData], path: Path) -> Path:
         xs = [e.get("epoch") for e in run.epochs]
         loss_ax.plot(xs, [e.get("loss") for e in run.epochs], marker="o", label=f"{run.job_id} loss")
         if any(e.get("val_loss") is not None for e in run.epochs):
-            loss_ax.plot(xs, [e.get("val_loss") for e in run.epochs], marker=".", linestyle="--",
-                         label=f"{run.job_id} val_loss")  # fmt: skip
+            loss_ax.plot(
+                xs, [e.get("val_loss") for e in run.epochs], marker=".", linestyle="--", label=f"{run.job_id} val_loss"
+            )
         for key in ("accuracy", "val_accuracy"):
             if any(e.get(key) is not None for e in run.epochs):
                 metric_ax.plot(xs, [e.get(key) for e in run.epochs], marker="o", label=f"{run.job_id} {key}")
@@ -143,14 +172,24 @@ def trials_figure(runs: list[RunData]) -> Any:
     for ax, param in zip(axes[0], params):
         xs_all: list[float] = []
         for run in swept:
-            done = [t for t in run.trials if t.get("value") is not None
-                    and (param == "trial" or param in t.get("params", {}))]  # a categorical one: its values as labels
+            done = [
+                t
+                for t in run.trials
+                if t.get("value") is not None and (param == "trial" or param in t.get("params", {}))
+            ]  # a categorical one: its values as labels
             xs = [str(t["trial"]) if param == "trial" else _number(t["params"][param]) for t in done]
             xs_all += xs
             ax.scatter(xs, [t["value"] for t in done], label=run.job_id)
             best = [(x, t["value"]) for x, t in zip(xs, done) if t.get("best")]
-            ax.scatter([x for x, _ in best], [v for _, v in best], marker="*", s=220, color="gold",
-                       edgecolors="black", zorder=3)  # fmt: skip
+            ax.scatter(
+                [x for x, _ in best],
+                [v for _, v in best],
+                marker="*",
+                s=220,
+                color="gold",
+                edgecolors="black",
+                zorder=3,
+            )
         positive = [x for x in xs_all if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
         if positive and len(positive) == len(xs_all) and max(positive) / min(positive) > 100:
             ax.set_xscale("log")

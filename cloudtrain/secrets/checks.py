@@ -17,9 +17,13 @@ def check_secrets(loaded: LoadedConfig) -> None:
     if not cfg.secrets:
         return
     if cfg.container is not None:
-        raise err(("secrets",), "secrets are read by cloudtrain's launcher, which runs in front of a package or "
-                  "script; a container: job runs your image as it is", "read the secret from your own entrypoint, "
-                  "or run a package (package.path, package.module) instead of container")  # fmt: skip
+        raise err(
+            ("secrets",),
+            "secrets are read by cloudtrain's launcher, which runs in front of a package or "
+            "script; a container: job runs your image as it is",
+            "read the secret from your own entrypoint, "
+            "or run a package (package.path, package.module) instead of container",
+        )
     for name, text in cfg.secrets.items():
         if not _ENV_NAME.match(name):
             raise err(("secrets", name), f"{name!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
@@ -30,9 +34,16 @@ def check_secrets(loaded: LoadedConfig) -> None:
             continue  # this machine reads every kind, with the user's credentials
         if ref.kind == "shell":
             command, instead = store_command(cfg.backend, name, ref, project=cfg.project, region=cfg.region)
-            raise err(("secrets", name), f"{text} is read from this shell, which a {cfg.backend} job cannot see; "
-                      f"store it in the cloud's secret store: {command}", f"then write {name}: {instead}")
+            raise err(
+                ("secrets", name),
+                f"{text} is read from this shell, which a {cfg.backend} job cannot see; "
+                f"store it in the cloud's secret store: {command}",
+                f"then write {name}: {instead}",
+            )
         if ref.kind != CLOUD_KIND[cfg.backend]:
             store = {"gcp": "Secret Manager (gcp:)", "aws": "Secrets Manager (aws:)"}[CLOUD_KIND[cfg.backend]]
-            raise err(("secrets", name), f"{text}: a {cfg.backend} job reads secrets from {store} with its own "
-                      "identity", f"store the value there and refer to it as {CLOUD_KIND[cfg.backend]}:…")
+            raise err(
+                ("secrets", name),
+                f"{text}: a {cfg.backend} job reads secrets from {store} with its own identity",
+                f"store the value there and refer to it as {CLOUD_KIND[cfg.backend]}:…",
+            )

@@ -119,7 +119,7 @@ def read_secrets(refs, environ=os.environ, gcp_token=None, aws_session=None):
 
 def references(environ=os.environ):
     """``{name: reference}`` from the ``CLOUDTRAIN_SECRET_<NAME>`` variables of the request."""
-    return {k[len(SECRET_PREFIX):]: v for k, v in environ.items() if k.startswith(SECRET_PREFIX)}
+    return {k[len(SECRET_PREFIX) :]: v for k, v in environ.items() if k.startswith(SECRET_PREFIX)}
 
 
 def environment_with_secrets(environ=os.environ):

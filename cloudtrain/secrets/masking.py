@@ -16,8 +16,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE"
-                          r"|SIGNATURE|SALT|DSN|WEBHOOK", re.IGNORECASE)  # fmt: skip
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE"
+    r"|SIGNATURE|SALT|DSN|WEBHOOK",
+    re.IGNORECASE,
+)
 _CREDENTIAL_VALUES = re.compile(
     r"(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}"  # AWS access key ids
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
@@ -49,15 +52,20 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     lines = []
     names = secret_names(env)
     if names:
-        lines.append(f"env: {', '.join(names)} " + ("looks like a secret:" if len(names) == 1 else "look like secrets:") +
-                     " env: values are written into the job's request, where anyone who can read jobs sees them"
-                     " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/how-to/secrets.md)")
+        lines.append(
+            f"env: {', '.join(names)} "
+            + ("looks like a secret:" if len(names) == 1 else "look like secrets:")
+            + " env: values are written into the job's request, where anyone who can read jobs sees them"
+            " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/how-to/secrets.md)"
+        )
     for name, value in env.items():
         if _INTERPOLATION.search(str(value)):
             var = re.sub(r"[${}]", "", _INTERPOLATION.search(str(value)).group(0)).split(":")[0] or "VAR"
-            lines.append(f"env: {name}: {value!r} is sent as written (cloudtrain does not expand ${{…}}); for a value "
-                         f"from your shell or a secret store use secrets: ({name}: shell:{var} for --local; "
-                         "docs/how-to/secrets.md)")
+            lines.append(
+                f"env: {name}: {value!r} is sent as written (cloudtrain does not expand ${{…}}); for a value "
+                f"from your shell or a secret store use secrets: ({name}: shell:{var} for --local; "
+                "docs/how-to/secrets.md)"
+            )
     return lines
 
 

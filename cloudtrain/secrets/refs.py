@@ -45,18 +45,24 @@ def parse_ref(text: str) -> SecretRef:
     """``"gcp:projects/…"`` → :class:`SecretRef`; a ``ValueError`` saying what is wrong and what to write."""
     kind, sep, target = text.partition(":")
     if not sep or kind not in KINDS:
-        raise ValueError(f"received {text!r}; a secret is a reference, one of "
-                         + ", ".join(EXAMPLES.values()) + " — never the value itself")
+        raise ValueError(
+            f"received {text!r}; a secret is a reference, one of "
+            + ", ".join(EXAMPLES.values())
+            + " — never the value itself"
+        )
     if kind == "shell" and not _ENV_NAME.match(target):
         raise ValueError(f"received {text!r}; write shell:NAME, NAME a variable of your shell (A-Z, 0-9, _)")
     if kind == "gcp" and not _GCP.match(target):
         hint = " (add /versions/latest)" if re.match(r"^projects/[^/]+/secrets/[^/]+$", target) else ""
-        raise ValueError(f"received {text!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest "
-                         f"(or a version number){hint}")
+        raise ValueError(
+            f"received {text!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest (or a version number){hint}"
+        )
     if kind == "aws" and not _AWS.match(target):
-        raise ValueError(f"received {text!r}; write aws: and the secret's full ARN, "
-                         "arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-SUFFIX (aws secretsmanager describe-secret "
-                         "--secret-id NAME prints it)")
+        raise ValueError(
+            f"received {text!r}; write aws: and the secret's full ARN, "
+            "arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-SUFFIX (aws secretsmanager describe-secret "
+            "--secret-id NAME prints it)"
+        )
     return SecretRef(kind, target)
 
 
@@ -67,9 +73,13 @@ def store_command(cloud: str, name: str, ref: SecretRef, *, project: str | None,
     secret = name.lower().replace("_", "-")
     if cloud == "vertex":
         project = project or "PROJECT"
-        command = (f"printf %s \"${var}\" | gcloud secrets create {secret} --project {project} "
-                   "--replication-policy automatic --data-file=-")
+        command = (
+            f'printf %s "${var}" | gcloud secrets create {secret} --project {project} '
+            "--replication-policy automatic --data-file=-"
+        )
         return command, f"gcp:projects/{project}/secrets/{secret}/versions/latest"
-    command = (f"aws secretsmanager create-secret --region {region} --name {secret} "
-               f"--secret-string \"${var}\" --query ARN --output text")
+    command = (
+        f"aws secretsmanager create-secret --region {region} --name {secret} "
+        f'--secret-string "${var}" --query ARN --output text'
+    )
     return command, f"aws:<the ARN it prints, arn:aws:secretsmanager:{region}:ACCOUNT:secret:{secret}-XXXXXX>"

@@ -30,8 +30,10 @@ def user_token() -> str:
         credentials, _ = google.auth.default(scopes=[SCOPE])
         credentials.refresh(google.auth.transport.requests.Request())
     except google.auth.exceptions.GoogleAuthError as exc:
-        raise CredentialsError(f"cannot read gcp: secrets: no usable Google credentials ({exc})",
-                               hint="run gcloud auth application-default login") from None  # fmt: skip
+        raise CredentialsError(
+            f"cannot read gcp: secrets: no usable Google credentials ({exc})",
+            hint="run gcloud auth application-default login",
+        ) from None
     return credentials.token
 
 
@@ -45,8 +47,10 @@ def resolve_here(secrets: Mapping[str, str], environ: Mapping[str, str]) -> dict
         try:
             if ref.kind == "shell":
                 if ref.target not in environ:
-                    raise UsageError(f"secrets: {name}: {text}: ${ref.target} is not set in this shell",
-                                     hint=f"export {ref.target}=… before cloudtrain submit --local")
+                    raise UsageError(
+                        f"secrets: {name}: {text}: ${ref.target} is not set in this shell",
+                        hint=f"export {ref.target}=… before cloudtrain submit --local",
+                    )
                 values[name] = environ[ref.target]
             elif ref.kind == "gcp":
                 token = token or [user_token()]
@@ -54,13 +58,15 @@ def resolve_here(secrets: Mapping[str, str], environ: Mapping[str, str]) -> dict
             else:
                 values[name] = launcher.read_aws(ref.target)
         except launcher.SecretError as exc:
-            raise UsageError(f"secrets: {name}: cannot read {exc}",
-                             hint="check the reference and that your credentials may read it") from None
+            raise UsageError(
+                f"secrets: {name}: cannot read {exc}", hint="check the reference and that your credentials may read it"
+            ) from None
     return values
 
 
-def check_exist(secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud: str,
-                warn: Callable[[str], None]) -> None:  # fmt: skip
+def check_exist(
+    secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud: str, warn: Callable[[str], None]
+) -> None:
     """At submit: each ``gcp:`` / ``aws:`` secret exists, asked with the user's credentials (Secret Manager
     ``versions.get``, Secrets Manager ``DescribeSecret``: neither reads the value). One that does not exist
     is refused; one the user may not see is a warning (the job's identity may still read it)."""
@@ -91,7 +97,9 @@ def check_exist(secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud
 
 def _verdict(name: str, text: str, missing: bool, why: str, cloud: str, warn: Callable[[str], None]) -> None:
     if missing:
-        raise UsageError(f"secrets: {name}: {text} does not exist ({why})",
-                         hint="check the reference, or create the secret (docs/how-to/secrets.md)")  # fmt: skip
+        raise UsageError(
+            f"secrets: {name}: {text} does not exist ({why})",
+            hint="check the reference, or create the secret (docs/how-to/secrets.md)",
+        )
     who = "the job's service account" if cloud == "vertex" else "the job's role"
     warn(f"secrets: {name}: could not check {text} with your credentials ({why}); {who} must be able to read it")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from cloudtrain.spec import JobSpec
 
 
-def trial_base(spec: "JobSpec") -> "JobSpec":
+def trial_base(spec: JobSpec) -> JobSpec:
     """The job every trial runs: the sweep's spec, told which metric to report, no sweep of its own."""
     assert spec.sweep is not None
     env = MappingProxyType({**spec.env, METRIC_ENV: spec.sweep.metric})

@@ -36,8 +36,11 @@ def damage(path: Path) -> Damage | None:
         if problem:
             return Damage(path, f"line {number} {problem}", _recover(path, number - 1))
     if torn:
-        return Damage(path, f"line {len(lines) + 1} is torn (no end of line: the sweep was killed while writing it)",
-                      _recover(path, len(lines)))  # fmt: skip
+        return Damage(
+            path,
+            f"line {len(lines) + 1} is torn (no end of line: the sweep was killed while writing it)",
+            _recover(path, len(lines)),
+        )
     return None
 
 
@@ -49,8 +52,11 @@ def replay_failed(path: Path, exc: Exception) -> Damage:
 
 def missing_study(path: Path, name: str) -> Damage:
     """A journal that replays but holds no study of this sweep (its first records were cut off)."""
-    return Damage(path, f"holds no study {name!r} (its first records are missing)",
-                  f"move it away (mv {path} {path}.damaged) to start the sweep again")
+    return Damage(
+        path,
+        f"holds no study {name!r} (its first records are missing)",
+        f"move it away (mv {path} {path}.damaged) to start the sweep again",
+    )
 
 
 def _problem(line: bytes) -> str | None:
@@ -68,5 +74,7 @@ def _problem(line: bytes) -> str | None:
 def _recover(path: Path, good: int) -> str:
     if good == 0:
         return f"no trial before it can be read; move it away (mv {path} {path}.damaged) to start the sweep again"
-    return (f"to resume from the {good} whole lines before it: head -n {good} {path} > {path}.good && "
-            f"mv {path}.good {path}; or start a new sweep")
+    return (
+        f"to resume from the {good} whole lines before it: head -n {good} {path} > {path}.good && "
+        f"mv {path}.good {path}; or start a new sweep"
+    )

@@ -16,8 +16,12 @@ Kind = Literal["double", "integer", "discrete", "categorical"]
 #: Legacy ML Engine ``trainingInput.hyperparameters`` → ``sweep`` key names and values.
 LEGACY_GOALS = {"MAXIMIZE": "maximize", "MINIMIZE": "minimize"}
 LEGACY_ALGORITHMS = {"ALGORITHM_UNSPECIFIED": "bayesian", "GRID_SEARCH": "grid", "RANDOM_SEARCH": "random"}
-LEGACY_SCALES = {"NONE": "linear", "UNIT_LINEAR_SCALE": "linear", "UNIT_LOG_SCALE": "log",
-                 "UNIT_REVERSE_LOG_SCALE": "reverse_log"}  # fmt: skip
+LEGACY_SCALES = {
+    "NONE": "linear",
+    "UNIT_LINEAR_SCALE": "linear",
+    "UNIT_LOG_SCALE": "log",
+    "UNIT_REVERSE_LOG_SCALE": "reverse_log",
+}
 LEGACY_TYPES = {"DOUBLE": "double", "INTEGER": "integer", "DISCRETE": "discrete", "CATEGORICAL": "categorical"}
 #: The metric tag ML Engine used when ``hyperparameterMetricTag`` was not given.
 LEGACY_DEFAULT_METRIC = "training/hptuning/metric"
@@ -48,15 +52,20 @@ class Param:
 def resolve(params: dict[str, Any], algorithm: str = "bayesian") -> list[Param]:
     """Validate and type every parameter (``params`` is the config's mapping of SweepParam models)."""
     if not params:
-        raise SweepParamError(("sweep", "params"), "a sweep needs at least one parameter",
-                              "e.g. params: {lr: {min: 0.0001, max: 0.1, scale: log}}")  # fmt: skip
+        raise SweepParamError(
+            ("sweep", "params"),
+            "a sweep needs at least one parameter",
+            "e.g. params: {lr: {min: 0.0001, max: 0.1, scale: log}}",
+        )
     out = [_one(name, p) for name, p in params.items()]
     if algorithm == "grid":
         for param in out:
             if param.kind == "double":
-                raise SweepParamError(("sweep", "params", param.name),
-                                      "a grid cannot enumerate a continuous range",
-                                      "give values: [...] or an integer range, or use algorithm: random")  # fmt: skip
+                raise SweepParamError(
+                    ("sweep", "params", param.name),
+                    "a grid cannot enumerate a continuous range",
+                    "give values: [...] or an integer range, or use algorithm: random",
+                )
     return out
 
 
@@ -79,13 +88,19 @@ def _one(name: str, p: Any) -> Param:
         if p.min is None or p.max is None:
             raise SweepParamError(path + (("max",) if p.max is None else ("min",)), f"a {kind} range needs min and max")
         if kind == "integer" and not all(isinstance(v, int) for v in (p.min, p.max)):
-            raise SweepParamError(path, f"an integer range needs integer bounds, got {p.min!r}..{p.max!r}",
-                                  "write type: double for a real-valued range")  # fmt: skip
+            raise SweepParamError(
+                path,
+                f"an integer range needs integer bounds, got {p.min!r}..{p.max!r}",
+                "write type: double for a real-valued range",
+            )
         if p.min >= p.max:
             raise SweepParamError(path + ("max",), f"max ({p.max}) must be greater than min ({p.min})")
         if p.scale == "log" and p.min <= 0:
-            raise SweepParamError(path + ("min",), f"a log scale needs min > 0, got {p.min}",
-                                  "use scale: linear, or a positive min such as 1e-5")  # fmt: skip
+            raise SweepParamError(
+                path + ("min",),
+                f"a log scale needs min > 0, got {p.min}",
+                "use scale: linear, or a positive min such as 1e-5",
+            )
         if p.scale == "reverse_log" and not (0 <= p.min and p.max < 1):
             raise SweepParamError(path, "a reverse_log scale needs 0 <= min < max < 1", "use scale: log or linear")
         lo, hi = (float(p.min), float(p.max)) if kind == "double" else (p.min, p.max)

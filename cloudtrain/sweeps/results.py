@@ -36,10 +36,15 @@ class SweepResults:
     def to_dict(self) -> dict[str, Any]:
         best = self.best
         return {
-            "sweep_id": self.sweep_id, "metric": self.metric, "goal": self.goal, "state": self.state,
-            "max_trials": self.max_trials, "best_trial": best.trial if best else None,
-            "best_value": best.value if best else None, "trials": [asdict(t) for t in self.trials],
-        }  # fmt: skip
+            "sweep_id": self.sweep_id,
+            "metric": self.metric,
+            "goal": self.goal,
+            "state": self.state,
+            "max_trials": self.max_trials,
+            "best_trial": best.trial if best else None,
+            "best_value": best.value if best else None,
+            "trials": [asdict(t) for t in self.trials],
+        }
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -54,6 +59,14 @@ def from_study(sweep_id: str, study: Any, metric: str, goal: str, max_trials: in
         name = t.state.name
         if t.user_attrs.get("interrupted"):
             name = "INTERRUPTED"
-        rows.append(TrialRow(str(t.number), name, t.value if t.values else None, dict(t.params),
-                             t.user_attrs.get("job_id"), t.user_attrs.get("message")))  # fmt: skip
+        rows.append(
+            TrialRow(
+                str(t.number),
+                name,
+                t.value if t.values else None,
+                dict(t.params),
+                t.user_attrs.get("job_id"),
+                t.user_attrs.get("message"),
+            )
+        )
     return SweepResults(sweep_id, metric, goal, state, tuple(rows), max_trials)

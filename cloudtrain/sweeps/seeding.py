@@ -13,7 +13,8 @@ to build. Not for the grid: its seed fixes the order of its points, which the tr
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from optuna.samplers import BaseSampler
 

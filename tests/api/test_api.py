@@ -37,8 +37,9 @@ def _without_run_id(document: dict, run_id: str) -> dict:
 
 
 def test_plan_is_what_dry_run_json_prints(capsys) -> None:
-    assert main(["submit", "--config", str(GPU4), "--set", "machine.accelerator_count=2", "--dry-run",
-                 "-o", "json"]) == 0  # fmt: skip
+    assert (
+        main(["submit", "--config", str(GPU4), "--set", "machine.accelerator_count=2", "--dry-run", "-o", "json"]) == 0
+    )
     printed = json.loads(capsys.readouterr().out)
     cfg = cloudtrain.load_config(GPU4, overrides={"machine.accelerator_count": 2})
     plan = cloudtrain.plan(cfg)
@@ -60,7 +61,8 @@ def chatty_config(tmp_path, monkeypatch):
     """A Vertex job of the chatty package (no TensorFlow); run here with ``local=True``."""
     monkeypatch.chdir(tmp_path)  # the local run's folder is under the working directory
     path = tmp_path / "chatty.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name: chatty
         backend: vertex
         region: us-central1
@@ -69,7 +71,8 @@ def chatty_config(tmp_path, monkeypatch):
         machine: {{type: n1-standard-4}}
         package: {{path: {CHATTY}, module: chatty_trainer.task}}
         args: [--epochs, "2"]
-        """))  # fmt: skip
+        """)
+    )
     return path
 
 
@@ -116,21 +119,26 @@ def test_errors_are_the_clis_exceptions_and_nothing_is_printed(tmp_path, capsys)
 
 def test_a_sweep_config_is_refused_by_submit_with_the_way_to_run_it(tmp_path) -> None:
     path = tmp_path / "sweep.yaml"
-    path.write_text(GPU4.read_text().replace("../trainer", str(REPO / "trainer")) + textwrap.dedent("""\
+    path.write_text(
+        GPU4.read_text().replace("../trainer", str(REPO / "trainer"))
+        + textwrap.dedent("""\
         sweep:
           metric: accuracy
           goal: maximize
           max_trials: 2
           params: {learning_rate: {min: 0.001, max: 0.1}}
-        """))  # fmt: skip
+        """)
+    )
     with pytest.raises(UsageError, match="sweep") as refused:
         cloudtrain.submit(cloudtrain.load_config(path))
     assert "submit_sweep" in refused.value.hint
 
 
 def test_import_cloudtrain_loads_nothing_else_until_the_api_is_used() -> None:
-    code = ("import sys, cloudtrain; before = sorted(m for m in sys.modules if m.startswith(('cloudtrain', 'pydantic')));"
-            "cloudtrain.load_config; after = 'cloudtrain.api' in sys.modules; print(before, after)")  # fmt: skip
+    code = (
+        "import sys, cloudtrain; before = sorted(m for m in sys.modules if m.startswith(('cloudtrain', 'pydantic')));"
+        "cloudtrain.load_config; after = 'cloudtrain.api' in sys.modules; print(before, after)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['cloudtrain'] True"
 

@@ -110,8 +110,12 @@ def floor(name: str) -> int | None:
         return None
     if name == REGISTRY:  # the one list of backends, read by the core; it imports no backend
         return len(FLOORS) - 1
-    matches = [(len(p), number) for number, (_, prefixes) in enumerate(FLOORS) for p in prefixes
-               if name == p or name.startswith(p + ".")]  # fmt: skip
+    matches = [
+        (len(p), number)
+        for number, (_, prefixes) in enumerate(FLOORS)
+        for p in prefixes
+        if name == p or name.startswith(p + ".")
+    ]
     return max(matches)[1] if matches else None
 
 
@@ -121,8 +125,12 @@ def climbs(edges: dict[str, dict[str, int]]) -> list[str]:
     bad = []
     for source, targets in sorted(edges.items()):
         for target, line in sorted(targets.items()):
-            up = (floor(source) is not None and floor(target) is not None and floor(target) < floor(source)
-                  and not (floor(source) == floor(target)))  # fmt: skip
+            up = (
+                floor(source) is not None
+                and floor(target) is not None
+                and floor(target) < floor(source)
+                and not (floor(source) == floor(target))
+            )
             into_bench = source.startswith("cloudtrain") and target.startswith("bench")
             vocabulary = source.startswith("cloudtrain.sweeps") and floor(target) in (0, 1, 2)
             if up or into_bench or vocabulary:

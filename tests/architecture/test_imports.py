@@ -16,8 +16,13 @@ def test_no_module_imports_a_higher_floor() -> None:
 
 def test_the_checks_see_a_cycle_and_a_climb() -> None:
     """The checks themselves: a made-up graph with a circle and an upward import is caught."""
-    edges = {"cloudtrain.spec": {"cloudtrain.app.launch": 3}, "cloudtrain.app.launch": {"cloudtrain.spec": 1},
-             "cloudtrain.sweeps.params": {"cloudtrain.backends.vertex": 7}}  # fmt: skip
+    edges = {
+        "cloudtrain.spec": {"cloudtrain.app.launch": 3},
+        "cloudtrain.app.launch": {"cloudtrain.spec": 1},
+        "cloudtrain.sweeps.params": {"cloudtrain.backends.vertex": 7},
+    }
     assert cycles(edges) == [["cloudtrain.app.launch", "cloudtrain.spec"]]
-    assert climbs(edges) == ["cloudtrain.spec:3 -> cloudtrain.app.launch",
-                             "cloudtrain.sweeps.params:7 -> cloudtrain.backends.vertex"]  # fmt: skip
+    assert climbs(edges) == [
+        "cloudtrain.spec:3 -> cloudtrain.app.launch",
+        "cloudtrain.sweeps.params:7 -> cloudtrain.backends.vertex",
+    ]

@@ -12,11 +12,11 @@ from cloudtrain.errors import UsageError
 from cloudtrain.spec import build_spec
 
 ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com/mnist:1"
-CONTAINER = f"""\
-container: {{image_uri: IMAGE, command: [python, -m, trainer.task]}}
+CONTAINER = """\
+container: {image_uri: IMAGE, command: [python, -m, trainer.task]}
 args: [--epochs=3]
-hyperparameters: {{learning_rate: 0.01}}
-env: {{TF_CPP_MIN_LOG_LEVEL: "1"}}
+hyperparameters: {learning_rate: 0.01}
+env: {TF_CPP_MIN_LOG_LEVEL: "1"}
 """
 CLOUDS = {
     "vertex": """\
@@ -70,9 +70,11 @@ def test_vertex_gets_a_container_spec_that_aiplatform_v1_accepts(tmp_path):
             "imageUri": "us-docker.pkg.dev/my-project/train/mnist:1",
             "command": ["python", "-m", "trainer.task"],
             "args": ["--epochs=3", "--learning_rate=0.01"],
-            "env": [{"name": "TF_CPP_MIN_LOG_LEVEL", "value": "1"},
-                    {"name": "SM_CHANNEL_TRAINING", "value": "/gcs/my-bucket/mnist"}],
-        }  # fmt: skip
+            "env": [
+                {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "1"},
+                {"name": "SM_CHANNEL_TRAINING", "value": "/gcs/my-bucket/mnist"},
+            ],
+        }
     assert body["jobSpec"]["baseOutputDirectory"] == {"outputUriPrefix": "gs://my-bucket/outputs/mnist"}
     assert spec.staging_bucket is None  # nothing is staged: the output dir is enough
 
@@ -94,9 +96,11 @@ def test_sagemaker_runs_an_ecr_image_with_entrypoint_and_arguments_botocore_acce
     validate_parameters(params, _input_shape())
     assert _strict(_input_shape(), params) == []
     assert params["AlgorithmSpecification"] == {
-        "TrainingImage": ECR, "TrainingInputMode": "File", "ContainerEntrypoint": ["python", "-m", "trainer.task"],
+        "TrainingImage": ECR,
+        "TrainingInputMode": "File",
+        "ContainerEntrypoint": ["python", "-m", "trainer.task"],
         "ContainerArguments": ["--epochs=3", "--learning_rate=0.01"],
-    }  # fmt: skip
+    }
     from cloudtrain.backends.sagemaker.request import REQUEST_HASH
 
     assert list(params["HyperParameters"]) == [REQUEST_HASH]  # no launcher, no source dir: the image is the program
@@ -104,8 +108,9 @@ def test_sagemaker_runs_an_ecr_image_with_entrypoint_and_arguments_botocore_acce
     assert params["InputDataConfig"][0]["ChannelName"] == "training"
 
 
-@pytest.mark.parametrize("image", ["gcr.io/my-project/mnist:1", "us-docker.pkg.dev/my-project/train/mnist:1",
-                                   "docker.io/me/mnist:1"])  # fmt: skip
+@pytest.mark.parametrize(
+    "image", ["gcr.io/my-project/mnist:1", "us-docker.pkg.dev/my-project/train/mnist:1", "docker.io/me/mnist:1"]
+)
 def test_sagemaker_refuses_an_image_outside_ecr_naming_the_fix(tmp_path, image):
     with pytest.raises(UsageError) as info:
         load_config(write(tmp_path, "sagemaker", image))
@@ -115,8 +120,12 @@ def test_sagemaker_refuses_an_image_outside_ecr_naming_the_fix(tmp_path, image):
 
 def test_a_vertex_container_job_moved_to_sagemaker_keeps_the_ecr_rule(tmp_path):
     path = write(tmp_path, "vertex", "gcr.io/my-project/mnist:1")
-    moved = ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/R", "output_dir=s3://b/out",
-             "data.training=s3://b/mnist/"]  # fmt: skip
+    moved = [
+        "backend=sagemaker",
+        "role_arn=arn:aws:iam::123456789012:role/R",
+        "output_dir=s3://b/out",
+        "data.training=s3://b/mnist/",
+    ]
     with pytest.raises(UsageError, match="push the image to ECR"):
         load_config(path, moved)
     path.write_text(path.read_text().replace("gcr.io/my-project/mnist:1", ECR))
@@ -132,8 +141,14 @@ def test_local_refuses_in_one_line(tmp_path):
     assert info.value.exit_code == 2
 
 
-@pytest.mark.parametrize("extra", ["package: {path: trainer}\n", "image: {tensorflow: \"2.16\"}\n",
-                                   "sweep: {metric: acc, params: {lr: {min: 0.001, max: 0.1}}}\n"])  # fmt: skip
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "package: {path: trainer}\n",
+        'image: {tensorflow: "2.16"}\n',
+        "sweep: {metric: acc, params: {lr: {min: 0.001, max: 0.1}}}\n",
+    ],
+)
 def test_package_settings_beside_a_container_are_refused(tmp_path, extra):
     with pytest.raises(UsageError, match="container"):
         load_config(write(tmp_path, "vertex", "gcr.io/p/t:1", extra))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -45,8 +46,14 @@ def _example_leg(monkeypatch, tmp_path) -> Leg:
     def keep_running():
         example.ENGINE.next_script = (["PENDING", "RUNNING"], [])
 
-    return Leg(example.BACKEND, make_spec(), make_package(tmp_path), succeed, keep_running,
-               lambda handle: f"example:{handle.job_id}")  # fmt: skip
+    return Leg(
+        example.BACKEND,
+        make_spec(),
+        make_package(tmp_path),
+        succeed,
+        keep_running,
+        lambda handle: f"example:{handle.job_id}",
+    )
 
 
 def _vertex_leg(request, monkeypatch, tmp_path) -> Leg:
@@ -114,8 +121,11 @@ def test_the_full_name_finds_the_backend_and_its_location(leg: Leg) -> None:
 
 def _record(leg: Leg, handle) -> None:
     location = dict(handle.location)
-    record(JobRecord(handle.job_id, leg.full_name(handle), leg.backend.name, location.get("region", ""),
-                     location.get("project")))  # fmt: skip
+    record(
+        JobRecord(
+            handle.job_id, leg.full_name(handle), leg.backend.name, location.get("region", ""), location.get("project")
+        )
+    )
 
 
 def test_reattach_by_full_name_with_no_flags_prints_each_line_once(leg: Leg, capsys) -> None:

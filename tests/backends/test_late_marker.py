@@ -21,8 +21,13 @@ def test_lines_with_the_same_timestamp_are_not_late_in_one_batch_or_across_batch
     marker = LateMarker()
     first = marker.batch([line(0, "a"), line(0, "b"), line(0, "c")])
     then = marker.batch([line(0, "d"), line(1, "e")])
-    assert [(l.message, l.late) for l in first + then] == [("a", False), ("b", False), ("c", False), ("d", False),
-                                                           ("e", False)]  # fmt: skip
+    assert [(l.message, l.late) for l in first + then] == [
+        ("a", False),
+        ("b", False),
+        ("c", False),
+        ("d", False),
+        ("e", False),
+    ]
     assert marker.late == 0
 
 

@@ -112,8 +112,10 @@ def test_vertex_runs_the_launcher_and_aiplatform_v1_accepts_the_request(tmp_path
     args = ["--batch_size", "16", "--epochs", "2", "--learning_rate", "0.05"]
     model = [] if extra else ["--model_dir", f"{spec.output_dir}/model/"]  # AIP_MODEL_DIR
     assert python["args"] == args + model + ["--optimizer", "adam"]
-    assert {e["name"]: e["value"] for e in python["env"]} == {"SM_CHANNEL_TRAINING": "/gcs/my-bucket/mnist",
-                                                              "SM_NUM_GPUS": "4"}  # fmt: skip
+    assert {e["name"]: e["value"] for e in python["env"]} == {
+        "SM_CHANNEL_TRAINING": "/gcs/my-bucket/mnist",
+        "SM_NUM_GPUS": "4",
+    }
 
 
 def test_both_clouds_pass_the_same_arguments_but_model_dir(tmp_path):
@@ -125,5 +127,5 @@ def test_both_clouds_pass_the_same_arguments_but_model_dir(tmp_path):
     sm_args = mapping.to_cmd_args(decoded)  # what the SageMaker container passes the script
     vx_args = vx["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]["args"]
     at = sm_args.index("--model_dir") + 1
-    assert sm_args[:at] + sm_args[at + 1:] == vx_args[:at] + vx_args[at + 1:]
+    assert sm_args[:at] + sm_args[at + 1 :] == vx_args[:at] + vx_args[at + 1 :]
     assert sm_args[at].startswith("s3://") and vx_args[at].startswith("gs://")

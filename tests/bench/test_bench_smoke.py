@@ -31,16 +31,27 @@ def test_every_bench_module_is_run_by_the_runner():
 @pytest.mark.timeout(1500)
 def test_quick_bench_run_writes_report_and_plot(tmp_path):
     # --allow-dirty: the suite also runs on a developer's uncommitted tree
-    done = subprocess.run([sys.executable, "-m", "bench", "--quick", "--allow-dirty", "--out", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=1480)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--allow-dirty", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1480,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     md = (tmp_path / "benchmarks.md").read_text()
     assert (tmp_path / "benchmarks.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "raw" / "results.json").exists()
     assert "skipped" not in md.split("\n## ")[0], "every bench runs"
     sections = dict(part.split("\n", 1) for part in md.split("\n## ")[1:])
-    assert list(sections) == ["1. CLI latency", "2. Packaging", "3. Trainer", "4. Logs", "5. Preemption",
-                              "6. Logs under faults"]
+    assert list(sections) == [
+        "1. CLI latency",
+        "2. Packaging",
+        "3. Trainer",
+        "4. Logs",
+        "5. Preemption",
+        "6. Logs under faults",
+    ]
     faults = sections["6. Logs under faults"]
     for cloud in ("SageMaker (CloudWatch Logs)", "Vertex (Cloud Logging)"):
         assert f"| {cloud} | outage-2s: connections refused for 2 s | 1 | " in faults

@@ -59,29 +59,38 @@ def test_a_commit_off_main_or_unknown_is_not_on_main(repo):
 
 def _from(results, repo, trainer_commit: str, cli_commit: str) -> dict:  # noqa: F811
     """The fake results with the trainer bench run on ``trainer_commit`` and the CLI bench on ``cli_commit``."""
-    results["benches"]["trainer"] = dict(results["benches"]["cli"], name="trainer", module="bench.trainer_bench",
-                                         commit=trainer_commit, data=None)  # fmt: skip
+    results["benches"]["trainer"] = dict(
+        results["benches"]["cli"], name="trainer", module="bench.trainer_bench", commit=trainer_commit, data=None
+    )
     results["benches"]["cli"]["commit"] = cli_commit
     results["meta"]["machine"]["git_commit"] = trainer_commit  # the other benches' run
-    results["runs"] = [{"command": "python -m bench --only trainer", "commit": trainer_commit, "benches": ["trainer"]},
-                       {"command": "python -m bench --only cli", "commit": cli_commit, "benches": ["cli"]}]
+    results["runs"] = [
+        {"command": "python -m bench --only trainer", "commit": trainer_commit, "benches": ["trainer"]},
+        {"command": "python -m bench --only cli", "commit": cli_commit, "benches": ["cli"]},
+    ]
     return results
 
 
 def test_report_marks_a_stale_section_and_a_run_off_main(results, repo):  # noqa: F811
     md = report.render(_from(results, repo, repo["measured"], "ef516d21e89b"), repo=repo["path"])
     trainer = md.split("## 3. Trainer")[1].split("## 4.")[0]
-    assert (f"**Stale:** 1 file(s) on its measured path changed since commit {repo['measured']} (`trainer/task.py`): "
-            "these figures describe that commit's code, not this report's.") in trainer
+    assert (
+        f"**Stale:** 1 file(s) on its measured path changed since commit {repo['measured']} (`trainer/task.py`): "
+        "these figures describe that commit's code, not this report's."
+    ) in trainer
     cli = md.split("## 1. CLI latency")[1].split("## 2.")[0]
     assert "on commit ef516d21e89b (**not on main**), " in cli
-    assert ("**Not on main:** commit ef516d21e89b is not in this report's history, so what changed since it cannot be "
-            "told: these figures may not describe this report's code.") in cli
+    assert (
+        "**Not on main:** commit ef516d21e89b is not in this report's history, so what changed since it cannot be "
+        "told: these figures may not describe this report's code."
+    ) in cli
     assert "Stale" not in cli
     assert "`python -m bench --only cli` on commit ef516d21e89b (**not on main**): " in md.split("\n## ")[0]
     assert (f"`python -m bench --only trainer` on commit {repo['measured']}: ") in md.split("\n## ")[0]
-    assert ("- **Not current:** stale (files on their measured path changed since their run): trainer, preemption; "
-            "measured on a commit that is not on main: cli.") in md  # preemption ran on the same commit
+    assert (
+        "- **Not current:** stale (files on their measured path changed since their run): trainer, preemption; "
+        "measured on a commit that is not on main: cli."
+    ) in md  # preemption ran on the same commit
 
 
 def test_a_section_measured_after_the_last_change_on_its_path_is_not_stale(results, repo):  # noqa: F811
@@ -95,16 +104,20 @@ def test_the_bench_refuses_a_tree_with_uncommitted_changes(repo, tmp_path, monke
     out = tmp_path / "out"
     assert runner.main(["--only", "cli", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["python -m bench: the tree has uncommitted changes (trainer/task.py), so no commit describes the "
-                   "code it would measure; commit or stash them, or pass --allow-dirty for a development run"]
+    assert err == [
+        "python -m bench: the tree has uncommitted changes (trainer/task.py), so no commit describes the "
+        "code it would measure; commit or stash them, or pass --allow-dirty for a development run"
+    ]
     assert not out.exists()  # nothing run, nothing written
 
 
 def test_a_development_run_on_a_dirty_tree_says_so_in_the_report(results):  # noqa: F811
     results["meta"]["dirty"] = ["trainer/task.py"]
     head = report.render(results).split("\n## ")[0]
-    assert ("- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
-            "commit below does not describe the code measured.") in head
+    assert (
+        "- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
+        "commit below does not describe the code measured."
+    ) in head
 
 
 def test_allow_dirty_runs_and_the_report_names_the_uncommitted_files(repo, tmp_path, monkeypatch):
@@ -115,5 +128,7 @@ def test_allow_dirty_runs_and_the_report_names_the_uncommitted_files(repo, tmp_p
     out = tmp_path / "out"
     assert runner.main(["--only", "cli", "--out", str(out), "--allow-dirty"]) == 1  # the bench failed: exit 1
     md = (out / "benchmarks.md").read_text()
-    assert ("- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
-            "commit below does not describe the code measured.") in md
+    assert (
+        "- **Development run on a tree with uncommitted changes** (`--allow-dirty`): `trainer/task.py`; the "
+        "commit below does not describe the code measured."
+    ) in md

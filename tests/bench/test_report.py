@@ -10,69 +10,215 @@ from bench._stats import ratio
 
 
 def _entry(name: str, data: dict | None, status: str = "ok", error: str = "") -> dict:
-    return {"name": name, "module": f"bench.{name}", "what": name, "started": "2030-01-01 00:00:00 UTC",
-            "seconds": 1.5, "load_before": "0.10 0.20 0.30", "load_after": "0.40 0.50 0.60", "rc": 0, "status": status, "error": error, "data": data}
+    return {
+        "name": name,
+        "module": f"bench.{name}",
+        "what": name,
+        "started": "2030-01-01 00:00:00 UTC",
+        "seconds": 1.5,
+        "load_before": "0.10 0.20 0.30",
+        "load_after": "0.40 0.50 0.60",
+        "rc": 0,
+        "status": status,
+        "error": error,
+        "data": data,
+    }
 
 
 def _log(follower: str, **figures) -> dict:
-    return {"follower": follower, "lost": 0, "duplicates": 0, "out_of_order": 0, "delay_p95_s": 3.0,
-            "delay_max_s": 4.0, "requests_per_minute": 20.0, "peak_requests_in_60s": 21, **figures}
+    return {
+        "follower": follower,
+        "lost": 0,
+        "duplicates": 0,
+        "out_of_order": 0,
+        "delay_p95_s": 3.0,
+        "delay_max_s": 4.0,
+        "requests_per_minute": 20.0,
+        "peak_requests_in_60s": 21,
+        **figures,
+    }
 
 
 def _sm(follower: str, instances: int, p50: float | None, per_min: float, note: str = "") -> dict:
-    return {"follower": follower, "instances": instances, "written": 10, "shown": 10, "lost": 0, "duplicated": 0,
-            "out_of_order": 0, "delay_p50_s": p50, "delay_p95_s": p50, "delay_max_s": p50, "calls_per_minute": per_min,
-            "calls": {"get_log_events": 3}, "note": note}
+    return {
+        "follower": follower,
+        "instances": instances,
+        "written": 10,
+        "shown": 10,
+        "lost": 0,
+        "duplicated": 0,
+        "out_of_order": 0,
+        "delay_p50_s": p50,
+        "delay_p95_s": p50,
+        "delay_max_s": p50,
+        "calls_per_minute": per_min,
+        "calls": {"get_log_events": 3},
+        "note": note,
+    }
 
 
 @pytest.fixture
 def results() -> dict:
-    cli = {"cloudtrain --help": {"median_s": 0.25, "min_s": 0.24, "max_s": 0.3, "runs": 5},
-           "cloudtrain submit --dry-run (vertex)": {"median_s": 1.2, "min_s": 1.1, "max_s": 1.3, "runs": 5},
-           "python -c 'import google.cloud.aiplatform'": {"median_s": 9.5, "min_s": 9.0, "max_s": 10.0, "runs": 5},
-           "python -c 'pass' (interpreter start)": {"median_s": 0.02, "min_s": 0.02, "max_s": 0.03, "runs": 5}}
-    tool = {"tool": "cloudtrain (in-process)", "ok": True, "times_s": [0.01, 0.012], "median_s": 0.011, "min_s": 0.01,
-            "size": 1169, "identical_rebuild": True}
-    packaging = {"cases": [{"package": "small", "files": 5, "bytes": 1500, "tools": [
-        tool, {"tool": "python -m build --sdist (isolated)", "ok": False, "error": "exit 1: No matching distribution"}]}]}
-    vertex_packager = {"cases": [{"package": "small", "tools": [dict(
-        tool, tool="Vertex SDK script packager (setup.py sdist)", identical_rebuild=False, package_files_kept=3,
-        package_files=5)]}]}
+    cli = {
+        "cloudtrain --help": {"median_s": 0.25, "min_s": 0.24, "max_s": 0.3, "runs": 5},
+        "cloudtrain submit --dry-run (vertex)": {"median_s": 1.2, "min_s": 1.1, "max_s": 1.3, "runs": 5},
+        "python -c 'import google.cloud.aiplatform'": {"median_s": 9.5, "min_s": 9.0, "max_s": 10.0, "runs": 5},
+        "python -c 'pass' (interpreter start)": {"median_s": 0.02, "min_s": 0.02, "max_s": 0.03, "runs": 5},
+    }
+    tool = {
+        "tool": "cloudtrain (in-process)",
+        "ok": True,
+        "times_s": [0.01, 0.012],
+        "median_s": 0.011,
+        "min_s": 0.01,
+        "size": 1169,
+        "identical_rebuild": True,
+    }
+    packaging = {
+        "cases": [
+            {
+                "package": "small",
+                "files": 5,
+                "bytes": 1500,
+                "tools": [
+                    tool,
+                    {
+                        "tool": "python -m build --sdist (isolated)",
+                        "ok": False,
+                        "error": "exit 1: No matching distribution",
+                    },
+                ],
+            }
+        ]
+    }
+    vertex_packager = {
+        "cases": [
+            {
+                "package": "small",
+                "tools": [
+                    dict(
+                        tool,
+                        tool="Vertex SDK script packager (setup.py sdist)",
+                        identical_rebuild=False,
+                        package_files_kept=3,
+                        package_files=5,
+                    )
+                ],
+            }
+        ]
+    }
     spread = lambda v: {"median": v, "min": v, "max": v, "runs": [v] * 3}  # noqa: E731
-    vertex_late = {"minutes": 0.5, "repeats": 3, "speed": 20.0, "suppressed": 50, "summary": [
-        {"replicas": n, "follower": f, "runs": 3, "lines": spread(30 * n), "lost": spread(lost), "after_stop": spread(2),
-         "duplicates": spread(0), "out_of_order": spread(1), "marked_late": spread(1), "delay_p50_s": spread(d * n),
-         "delay_p95_s": spread(3.0), "delay_max_s": spread(4.0), "list_per_minute": spread(9.0),
-         "peak_list_in_60s": spread(12), "stopped_after_end_s": spread(60.0),
-         **({"logs_after_shows": spread(30 * n)} if f == "cloudtrain" else
-            {"verdicts": {"lost": "lower", "duplicates": "no measurable difference", "delay_p50_s": "lower",
-                          "delay_p95_s": "lower", "list_per_minute": "higher"}})}
-        for n in (1, 8, 60) for f, d, lost in (("cloudtrain", 1.0, 0), ("gcloud ml-engine", 13.0, 7),
-                                               ("gcloud ai custom-jobs", 13.0, 9))]}
+    vertex_late = {
+        "minutes": 0.5,
+        "repeats": 3,
+        "speed": 20.0,
+        "suppressed": 50,
+        "summary": [
+            {
+                "replicas": n,
+                "follower": f,
+                "runs": 3,
+                "lines": spread(30 * n),
+                "lost": spread(lost),
+                "after_stop": spread(2),
+                "duplicates": spread(0),
+                "out_of_order": spread(1),
+                "marked_late": spread(1),
+                "delay_p50_s": spread(d * n),
+                "delay_p95_s": spread(3.0),
+                "delay_max_s": spread(4.0),
+                "list_per_minute": spread(9.0),
+                "peak_list_in_60s": spread(12),
+                "stopped_after_end_s": spread(60.0),
+                **(
+                    {"logs_after_shows": spread(30 * n)}
+                    if f == "cloudtrain"
+                    else {
+                        "verdicts": {
+                            "lost": "lower",
+                            "duplicates": "no measurable difference",
+                            "delay_p50_s": "lower",
+                            "delay_p95_s": "lower",
+                            "list_per_minute": "higher",
+                        }
+                    }
+                ),
+            }
+            for n in (1, 8, 60)
+            for f, d, lost in (
+                ("cloudtrain", 1.0, 0),
+                ("gcloud ml-engine", 13.0, 7),
+                ("gcloud ai custom-jobs", 13.0, 9),
+            )
+        ],
+    }
     del vertex_late["summary"][7]["delay_p50_s"]  # 60 replicas, gcloud ml-engine: a follower that printed nothing
-    sagemaker = {"running_s": 30.0, "speed": 5.0, "results": [
-        dict(_sm("cloudtrain", 1, 0.6, 25.1), logs_calls_per_minute_running=10.5, detail="Live Tail: 20 of 24 lines"),
-        dict(_sm("cloudtrain polling (before)", 1, 1.0, 42.0), logs_calls_per_minute_running=27.0),
-        _sm("sm-core logs_for_job", 1, 4.0, 20.0),
-                                                _sm("sm-core logs_for_job", 60, 3.8, 2218.7, note="never returned")]}
-    meta = {"started": "2030-01-01 00:00:00 UTC", "finished": "2030-01-01 00:10:00 UTC", "quick": True,
-            "load_start": "1.00 1.00 1.00", "load_end": "2.00 2.00 2.00",
-            "machine": {"cpu": "Test CPU", "cpu_family_model": "family 6 model 1", "cpu_flags": ["avx2"], "cores": 2,
-                        "memory_gib": 8.0, "os": "Linux", "python": "3.11.7", "packages": {"tensorflow": "2.21.0"},
-                        "git_commit": "abc123", "gpus": []}}
-    return {"meta": meta, "benches": {
-        "cli": _entry("cli_bench", cli),
-        "packaging": _entry("packaging_bench", packaging),
-        "vertex_packager": _entry("_vertex_packager", vertex_packager),
-        "trainer": _entry("trainer_bench", None, "skipped", "not in --only"),
-        "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
-        "vertex_late": _entry("vertex_late_bench", vertex_late),
-        "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
-        "preemption": _entry("preemption_bench", {"repeats": 3, "args": ["--data", "synthetic"], "rows": [
-            preemption_bench.summarize(2, [{"exit_codes": [5, 5], "steps_per_epoch": 64, "sigterm_to_saved_s": s,
-                                            "steps_redone": 0, "per_epoch_redone": e, "steps_per_call": 9}
-                                           for s, e in ((2.5, 36), (2.1, 12), (2.9, 50))])]}),
-    }}
+    sagemaker = {
+        "running_s": 30.0,
+        "speed": 5.0,
+        "results": [
+            dict(
+                _sm("cloudtrain", 1, 0.6, 25.1), logs_calls_per_minute_running=10.5, detail="Live Tail: 20 of 24 lines"
+            ),
+            dict(_sm("cloudtrain polling (before)", 1, 1.0, 42.0), logs_calls_per_minute_running=27.0),
+            _sm("sm-core logs_for_job", 1, 4.0, 20.0),
+            _sm("sm-core logs_for_job", 60, 3.8, 2218.7, note="never returned"),
+        ],
+    }
+    meta = {
+        "started": "2030-01-01 00:00:00 UTC",
+        "finished": "2030-01-01 00:10:00 UTC",
+        "quick": True,
+        "load_start": "1.00 1.00 1.00",
+        "load_end": "2.00 2.00 2.00",
+        "machine": {
+            "cpu": "Test CPU",
+            "cpu_family_model": "family 6 model 1",
+            "cpu_flags": ["avx2"],
+            "cores": 2,
+            "memory_gib": 8.0,
+            "os": "Linux",
+            "python": "3.11.7",
+            "packages": {"tensorflow": "2.21.0"},
+            "git_commit": "abc123",
+            "gpus": [],
+        },
+    }
+    return {
+        "meta": meta,
+        "benches": {
+            "cli": _entry("cli_bench", cli),
+            "packaging": _entry("packaging_bench", packaging),
+            "vertex_packager": _entry("_vertex_packager", vertex_packager),
+            "trainer": _entry("trainer_bench", None, "skipped", "not in --only"),
+            "vertex_logs": _entry("vertex_logs_bench", None, "failed", "exit 1, no JSON: boom"),
+            "vertex_late": _entry("vertex_late_bench", vertex_late),
+            "sagemaker_logs": _entry("sagemaker_logs_bench", sagemaker, "checks failed", "exit 1"),
+            "preemption": _entry(
+                "preemption_bench",
+                {
+                    "repeats": 3,
+                    "args": ["--data", "synthetic"],
+                    "rows": [
+                        preemption_bench.summarize(
+                            2,
+                            [
+                                {
+                                    "exit_codes": [5, 5],
+                                    "steps_per_epoch": 64,
+                                    "sigterm_to_saved_s": s,
+                                    "steps_redone": 0,
+                                    "per_epoch_redone": e,
+                                    "steps_per_call": 9,
+                                }
+                                for s, e in ((2.5, 36), (2.1, 12), (2.9, 50))
+                            ],
+                        )
+                    ],
+                },
+            ),
+        },
+    }
 
 
 def test_render_has_every_section_with_provenance(results):
@@ -95,36 +241,48 @@ def test_render_has_every_section_with_provenance(results):
     assert "| 1 | 27.0 | 10.5 | Live Tail: 20 of 24 lines |" in logs  # CloudWatch Logs calls/min, before → after
     assert "cloudtrain → SageMaker, polling (before)" in logs
     assert "![" in md and "(benchmarks.png)" in md
-    assert "| 2 | 2.50 (2.10–2.90) | 3 | 0 (0–0) | 36 (12–50) of 64 | fewer steps redone | 9 (9–9) | yes |" \
+    assert (
+        "| 2 | 2.50 (2.10–2.90) | 3 | 0 (0–0) | 36 (12–50) of 64 | fewer steps redone | 9 (9–9) | yes |"
         in md.split("## 5. Preemption")[1]
+    )
 
 
 def test_cli_section_gives_cpu_time_and_issue_17s_two_figures(results):
     cli = results["benches"]["cli"]["data"]
-    cpu = {"cloudtrain --help": 0.09, "cloudtrain submit --dry-run (vertex)": 0.2,
-           "cloudtrain submit --dry-run (sagemaker)": 0.26, "python -c 'pass' (interpreter start)": 0.02,
-           "cloudtrain submit --dry-run (vertex), first run, bytecode compiled at install": 0.21}  # fmt: skip
+    cpu = {
+        "cloudtrain --help": 0.09,
+        "cloudtrain submit --dry-run (vertex)": 0.2,
+        "cloudtrain submit --dry-run (sagemaker)": 0.26,
+        "python -c 'pass' (interpreter start)": 0.02,
+        "cloudtrain submit --dry-run (vertex), first run, bytecode compiled at install": 0.21,
+    }
     for name, seconds in cpu.items():
         cli.setdefault(name, {"median_s": seconds * 2, "min_s": seconds, "max_s": seconds * 3, "runs": 5})
         cli[name].update(cpu_median_s=seconds, cpu_min_s=seconds)
     md = report.render(results).split("## 1. CLI latency")[1].split("## 2.")[0]
     assert "| `cloudtrain submit --dry-run (vertex)` | 1,200 | 1,100 | 1,300 | 5 | 1,180 | 200 | 180 |" in md
     assert "takes 1.05× the CPU of a warm one (target ≤ 1.2×: yes)" in md
-    assert "180 ms (vertex), 240 ms (sagemaker) (target: at most half of the 444 ms measured when that work " \
-           "began, ≤ 222 ms: **no**)" in md
+    assert (
+        "180 ms (vertex), 240 ms (sagemaker) (target: at most half of the 444 ms measured when that work "
+        "began, ≤ 222 ms: **no**)" in md
+    )
 
 
 def test_trainer_ratios_show_spread_and_verdict(results):
     runs = {"trainer": [100.0, 110.0, 105.0], "fit": [104.0, 98.0, 101.0], "numpy": [50.0, 52.0, 51.0]}
     rows = [{"case": f"digits: {k}", "value": sorted(v)[1], "unit": "examples/s", "runs": v} for k, v in runs.items()]
-    ratios = {"digits: trainer / fit, same pipeline, 20 steps/call, no XLA": ratio(runs["trainer"], runs["fit"]),
-              "digits: worth of the pipeline": ratio(runs["fit"], runs["numpy"]),
-              "cnn mixed_bfloat16 / float32": 0.5}  # an old results file: a bare float
+    ratios = {
+        "digits: trainer / fit, same pipeline, 20 steps/call, no XLA": ratio(runs["trainer"], runs["fit"]),
+        "digits: worth of the pipeline": ratio(runs["fit"], runs["numpy"]),
+        "cnn mixed_bfloat16 / float32": 0.5,
+    }  # an old results file: a bare float
     results["benches"]["trainer"] = _entry("trainer_bench", {"rows": rows, "ratios": ratios, "repeats": 3})
     md = report.render(results).split("## 3. Trainer")[1].split("## 4.")[0]
     assert "| digits: fit | 101 | 98.0–104 | 104, 98.0, 101 |" in md
-    assert "| digits: trainer / fit, same pipeline, 20 steps/call, no XLA | 1.04× (0.96–1.12, 3 runs) | " \
-           "**no measurable difference** | ≥ 0.95: yes |" in md
+    assert (
+        "| digits: trainer / fit, same pipeline, 20 steps/call, no XLA | 1.04× (0.96–1.12, 3 runs) | "
+        "**no measurable difference** | ≥ 0.95: yes |" in md
+    )
     assert "| digits: worth of the pipeline | 1.98× (1.88–2.08, 3 runs) | faster | – |" in md
     assert "0.50× (single figure, no spread) examples/s = 200 % of float32 time" in md
 
@@ -159,16 +317,29 @@ def test_extra_arguments_reach_one_bench_and_its_reproduce_line(results):
         runner.bench_args(["trainer"])
     results["benches"]["cli"].update(name="cli", args="--runs 9")
     md = report.render(results)
-    assert "Reproduce: `python -m bench --only cli --args 'cli=--runs 9'` (this bench alone: " \
-           "`python -m bench.cli_bench --runs 9`)." in md
+    assert (
+        "Reproduce: `python -m bench --only cli --args 'cli=--runs 9'` (this bench alone: "
+        "`python -m bench.cli_bench --runs 9`)." in md
+    )
 
 
 def _only(results: dict, *names: str) -> dict:
     """``results`` as a ``--only NAMES`` run of an hour later would have them."""
-    later = {"meta": dict(results["meta"], started="2030-01-01 01:00:00 UTC", finished="2030-01-01 01:20:00 UTC",
-                          load_start="3.00 3.00 3.00", load_end="4.00 4.00 4.00"),
-             "benches": {n: dict(e, started="2030-01-01 01:00:00 UTC", commit="def456") if n in names
-                         else _entry(n, None, "skipped", "not in --only") for n, e in results["benches"].items()}}
+    later = {
+        "meta": dict(
+            results["meta"],
+            started="2030-01-01 01:00:00 UTC",
+            finished="2030-01-01 01:20:00 UTC",
+            load_start="3.00 3.00 3.00",
+            load_end="4.00 4.00 4.00",
+        ),
+        "benches": {
+            n: dict(e, started="2030-01-01 01:00:00 UTC", commit="def456")
+            if n in names
+            else _entry(n, None, "skipped", "not in --only")
+            for n, e in results["benches"].items()
+        },
+    }
     later["runs"] = runner.runs_of(later)
     later["runs"][0]["command"] = f"python -m bench --quick --only {','.join(names)}"
     return later
@@ -182,12 +353,16 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     assert merged["benches"]["trainer"]["status"] == "skipped"  # skipped in both: stays skipped
     assert [r["command"] for r in merged["runs"]] == [
         "python -m bench --quick --only cli,packaging,vertex_packager,vertex_logs,vertex_late,sagemaker_logs,"
-        "preemption", "python -m bench --quick --only trainer,preemption"]
+        "preemption",
+        "python -m bench --quick --only trainer,preemption",
+    ]
     assert "preemption" not in merged["runs"][0]["benches"]  # measured again by the later run
     md = report.render(merged)
     assert "by one of the runs listed below" in md
-    assert ("on commit abc123 (**not on main**): 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 "
-            "1.00 at start") in md
+    assert (
+        "on commit abc123 (**not on main**): 2030-01-01 00:00:00 UTC → 2030-01-01 00:10:00 UTC, load 1.00 1.00 "
+        "1.00 at start"
+    ) in md
     assert "load 3.00 3.00 3.00 at start, 4.00 4.00 4.00 at end; measured preemption" in md
     assert "| `cloudtrain --help` | 250 |" in md
     assert "Measured 2030-01-01 01:00:00 UTC on commit def456 (**not on main**), " in md
@@ -195,7 +370,10 @@ def test_an_only_run_keeps_the_other_benches_results(results):
     # a third run replaces what it measures again and keeps the rest, with the runs that measured it
     again = runner.merge(merged, _only(merged, "cli"))
     assert [r["benches"] for r in again["runs"]] == [
-        ["packaging", "vertex_packager", "vertex_logs", "vertex_late", "sagemaker_logs"], ["preemption"], ["cli"]]
+        ["packaging", "vertex_packager", "vertex_logs", "vertex_late", "sagemaker_logs"],
+        ["preemption"],
+        ["cli"],
+    ]
 
 
 def test_a_quick_run_never_mixes_with_a_full_report(results):
@@ -207,8 +385,13 @@ def test_a_quick_run_never_mixes_with_a_full_report(results):
 
 def test_the_runner_writes_the_results_it_renders_and_merges_them(results, tmp_path, monkeypatch):
     (tmp_path / "benchmarks.json").write_text(__import__("json").dumps(results))
-    monkeypatch.setattr(runner, "run_one", lambda bench, quick, raw, extra=None: dict(
-        _entry(bench.name, None, "failed", "exit 1, no JSON: boom"), name=bench.name))
+    monkeypatch.setattr(
+        runner,
+        "run_one",
+        lambda bench, quick, raw, extra=None: dict(
+            _entry(bench.name, None, "failed", "exit 1, no JSON: boom"), name=bench.name
+        ),
+    )
     # --allow-dirty: this test runs on developers' uncommitted trees too (the refusal: test_provenance.py)
     assert runner.main(["--quick", "--only", "cli", "--out", str(tmp_path), "--allow-dirty"]) == 1
     saved = __import__("json").loads((tmp_path / "benchmarks.json").read_text())
@@ -219,17 +402,36 @@ def test_the_runner_writes_the_results_it_renders_and_merges_them(results, tmp_p
 
 
 def _faults_row(cloud: str, schedule: str, lost: int = 0) -> dict:
-    return {"cloud": cloud, "schedule": schedule, "what": "connections refused for 15 s", "kind": "refused",
-            "repeats": 3, "written": 1200, "lost": lost, "duplicates": 0, "windows": 3, "errors": [],
-            "recovery_s": {"median": 2.5, "min": 1.25, "max": 7.0, "runs": [1.25, 2.5, 7.0]}}
+    return {
+        "cloud": cloud,
+        "schedule": schedule,
+        "what": "connections refused for 15 s",
+        "kind": "refused",
+        "repeats": 3,
+        "written": 1200,
+        "lost": lost,
+        "duplicates": 0,
+        "windows": 3,
+        "errors": [],
+        "recovery_s": {"median": 2.5, "min": 1.25, "max": 7.0, "runs": [1.25, 2.5, 7.0]},
+    }
 
 
 def test_log_faults_section_shows_losses_and_recovery(results):
-    results["benches"]["log_faults"] = _entry("log_faults_bench", {"repeats": 3, "replicas": 2, "line_every_s": 0.5,
-        "rows": [_faults_row("sagemaker", "outage-15s"), _faults_row("vertex", "outage-15s", lost=4)]})
+    results["benches"]["log_faults"] = _entry(
+        "log_faults_bench",
+        {
+            "repeats": 3,
+            "replicas": 2,
+            "line_every_s": 0.5,
+            "rows": [_faults_row("sagemaker", "outage-15s"), _faults_row("vertex", "outage-15s", lost=4)],
+        },
+    )
     md = report.render(results).split("## 6. Logs under faults")[1]
-    assert "| SageMaker (CloudWatch Logs) | outage-15s: connections refused for 15 s | 3 | 1,200 | 0 | 0 | 2.5 | " \
-           "1.2–7.0 | 3 | – |" in md
+    assert (
+        "| SageMaker (CloudWatch Logs) | outage-15s: connections refused for 15 s | 3 | 1,200 | 0 | 0 | 2.5 | "
+        "1.2–7.0 | 3 | – |" in md
+    )
     assert "| Vertex (Cloud Logging) | outage-15s: connections refused for 15 s | 3 | 1,200 | **4** |" in md
 
 
@@ -237,7 +439,9 @@ def test_vertex_lateness_table_has_spread_verdicts_and_the_gcloud_source(results
     logs = report.render(results).split("## 4. Logs")[1].split("## 5.")[0]
     assert "| 8 | gcloud ml-engine stream-logs | 240 | 7 | 2 | 0 | 1 | – | 104.00 |" in logs
     assert "| 8 | gcloud ai custom-jobs stream-logs ‡ |" in logs and "never stops on its own" in logs
-    assert "| 8 | gcloud ml-engine stream-logs | cloudtrain loses fewer | **no measurable difference** | " \
-           "cloudtrain sooner | cloudtrain sooner | cloudtrain more |" in logs
+    assert (
+        "| 8 | gcloud ml-engine stream-logs | cloudtrain loses fewer | **no measurable difference** | "
+        "cloudtrain sooner | cloudtrain sooner | cloudtrain more |" in logs
+    )
     assert "showed every line in every cloudtrain run" in logs
     assert "`command_lib/ml_engine/log_utils.py` l. 60-88" in logs

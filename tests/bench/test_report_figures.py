@@ -32,11 +32,11 @@ ALLOWED = {
     r"\b0 lost": "the cell for no line lost",
     r"default read quota is 60 ListLogEntries a minute": "Cloud Logging's published default quota",
     r"\(60 s look-back\)|before 79b4f06 \(a 60 s look-back": "the previous follower's design at commit 79b4f06 "
-                                                            "(bench/_vertex_baselines.py keeps it)",
+    "(bench/_vertex_baselines.py keeps it)",
     r"Google Cloud SDK 578\.0\.0|l\. \d+(-\d+)?(, \d+(-\d+)?)*|default 60 s|at most 1000 entries|now − 5 s"
     r"|every 10 s": "gcloud's own constants, cited by source file and line",
     r"logs_for_job, 10 s poll|TrainingJob\.wait, 5 s poll": "the SageMaker SDK's own poll intervals "
-                                                             "(bench/sagemaker_logs_bench.py cites them)",
+    "(bench/sagemaker_logs_bench.py cites them)",
     r"in (any )?60 s": "the window of the peak-rate figure (the data's peak_*_in_60s)",
 }
 
@@ -44,23 +44,37 @@ ALLOWED = {
 def _strings(path: Path) -> list[tuple[int, str]]:
     """Every string constant of the module but its docstrings, with its line."""
     tree = ast.parse(path.read_text())
-    docs = {id(node.body[0].value) for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
-            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}  # fmt: skip
-    return [(node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
 
 
 def unexplained_figures(text: str) -> list[str]:
     covered = [m.span() for pattern in ALLOWED for m in re.finditer(pattern, text)]
-    return [m.group() for m in FIGURE.finditer(text)
-            if not any(start <= m.start() and m.end() <= end for start, end in covered)]
+    return [
+        m.group()
+        for m in FIGURE.finditer(text)
+        if not any(start <= m.start() and m.end() <= end for start, end in covered)
+    ]
 
 
 @pytest.mark.parametrize("name", RENDERERS)
 def test_every_figure_written_into_the_renderer_is_explained(name):
-    found = [f"{name}:{line}: {figure!r} in {text[:80]!r}" for line, text in _strings(BENCH / name)
-             for figure in unexplained_figures(text)]
+    found = [
+        f"{name}:{line}: {figure!r} in {text[:80]!r}"
+        for line, text in _strings(BENCH / name)
+        for figure in unexplained_figures(text)
+    ]
     assert found == []
 
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from bench._stats import MIN_REPEATS, NO_DIFFERENCE, compare, fmt_ratio, fmt_spread, overlap, ratio, spread, summarize
-from bench._stats import verdict
+from bench._stats import (
+    MIN_REPEATS,
+    NO_DIFFERENCE,
+    compare,
+    fmt_ratio,
+    fmt_spread,
+    overlap,
+    ratio,
+    spread,
+    summarize,
+    verdict,
+)
 
 
 def test_ranges_that_touch_overlap_and_a_hair_apart_do_not() -> None:
@@ -14,12 +24,15 @@ def test_ranges_that_touch_overlap_and_a_hair_apart_do_not() -> None:
     assert overlap([1.0, 5.0], [2.0, 3.0]) and overlap([2.0, 3.0], [1.0, 5.0])  # one inside the other
 
 
-@pytest.mark.parametrize(("a", "b", "expected"), [
-    ([3.0, 4.0, 5.0], [1.0, 2.0, 2.9], "faster"),   # every A above every B, by a hair
-    ([3.0, 4.0, 5.0], [1.0, 2.0, 3.0], NO_DIFFERENCE),  # touching: cannot be told apart
-    ([1.0, 2.0, 2.9], [3.0, 4.0, 5.0], "slower"),
-    ([1.0, 2.0, 3.0], [3.0, 4.0, 5.0], NO_DIFFERENCE),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ([3.0, 4.0, 5.0], [1.0, 2.0, 2.9], "faster"),  # every A above every B, by a hair
+        ([3.0, 4.0, 5.0], [1.0, 2.0, 3.0], NO_DIFFERENCE),  # touching: cannot be told apart
+        ([1.0, 2.0, 2.9], [3.0, 4.0, 5.0], "slower"),
+        ([1.0, 2.0, 3.0], [3.0, 4.0, 5.0], NO_DIFFERENCE),
+    ],
+)
 def test_verdict_at_the_edge_of_the_ranges(a, b, expected) -> None:
     assert verdict(a, b, "faster", "slower") == expected
 
@@ -42,13 +55,16 @@ def test_spread_formats_with_the_given_format() -> None:
     assert spread([4.0, 1.0, 2.0, 3.0])["median"] == 2.5
 
 
-@pytest.mark.parametrize(("ours", "theirs", "expected"), [
-    ([1.0, 2.0, 2.9], [3.0, 4.0, 5.0], "lower"),
-    ([3.1, 4.0, 5.0], [1.0, 2.0, 3.0], "higher"),
-    ([1.0, 2.0, 3.0], [3.0, 4.0, 5.0], NO_DIFFERENCE),  # touching ranges
-    ([3.0, 4.0, 5.0], [1.0, 2.0, 3.0], NO_DIFFERENCE),
-    ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], NO_DIFFERENCE),  # counts that are 0 on both sides
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("ours", "theirs", "expected"),
+    [
+        ([1.0, 2.0, 2.9], [3.0, 4.0, 5.0], "lower"),
+        ([3.1, 4.0, 5.0], [1.0, 2.0, 3.0], "higher"),
+        ([1.0, 2.0, 3.0], [3.0, 4.0, 5.0], NO_DIFFERENCE),  # touching ranges
+        ([3.0, 4.0, 5.0], [1.0, 2.0, 3.0], NO_DIFFERENCE),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], NO_DIFFERENCE),  # counts that are 0 on both sides
+    ],
+)
 def test_compare_says_lower_higher_or_no_difference(ours, theirs, expected) -> None:
     assert compare(ours, theirs) == expected
 
@@ -60,12 +76,23 @@ def test_compare_needs_three_runs_on_each_side() -> None:
 
 
 def test_summarize_gives_each_other_tool_a_verdict_against_ours_in_its_group() -> None:
-    runs = [{"follower": who, "size": size, "lost": lost, "seconds": s}
-            for who, size, lost, s in [
-                ("cloudtrain", 1, 0, 1.0), ("cloudtrain", 1, 0, 2.0), ("cloudtrain", 1, 0, 3.0),
-                ("gcloud", 1, 5, 1.5), ("gcloud", 1, 6, 2.5), ("gcloud", 1, 7, None),
-                ("cloudtrain", 2, 9, 1.0), ("cloudtrain", 2, 9, 1.0), ("cloudtrain", 2, 9, 1.0),
-                ("gcloud", 2, 1, 1.0), ("gcloud", 2, 1, 1.0), ("gcloud", 2, 2, 1.0)]]  # fmt: skip
+    runs = [
+        {"follower": who, "size": size, "lost": lost, "seconds": s}
+        for who, size, lost, s in [
+            ("cloudtrain", 1, 0, 1.0),
+            ("cloudtrain", 1, 0, 2.0),
+            ("cloudtrain", 1, 0, 3.0),
+            ("gcloud", 1, 5, 1.5),
+            ("gcloud", 1, 6, 2.5),
+            ("gcloud", 1, 7, None),
+            ("cloudtrain", 2, 9, 1.0),
+            ("cloudtrain", 2, 9, 1.0),
+            ("cloudtrain", 2, 9, 1.0),
+            ("gcloud", 2, 1, 1.0),
+            ("gcloud", 2, 1, 1.0),
+            ("gcloud", 2, 2, 1.0),
+        ]
+    ]
     rows = summarize(runs, ("follower", "size"), ("lost", "seconds"), ("lost",))
     by = {(r["follower"], r["size"]): r for r in rows}
     assert list(by) == [("cloudtrain", 1), ("gcloud", 1), ("cloudtrain", 2), ("gcloud", 2)]

@@ -19,7 +19,8 @@ P3_16 = 28.15  # ml.p3.16xlarge, the catalog's us-east-1 list price per hour
 
 def write(tmp_path, *, max_usd: float, replicas: int = 1, extra: str = ""):
     path = tmp_path / "job.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name: budget
         backend: vertex
         region: us-central1
@@ -27,10 +28,12 @@ def write(tmp_path, *, max_usd: float, replicas: int = 1, extra: str = ""):
         staging_bucket: gs://my-bucket
         machine: {{type: n1-standard-16, accelerator: NVIDIA_TESLA_T4, accelerator_count: 4}}
         replica_count: {replicas}
-        package: {{path: {REPO / 'trainer'}, module: trainer.task}}
+        package: {{path: {REPO / "trainer"}, module: trainer.task}}
         max_runtime: 2h
         budget: {{max_usd: {max_usd}}}
-        """) + extra)  # fmt: skip
+        """)
+        + extra
+    )
     return path
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.config import load_config
 from cloudtrain.errors import NoCapacity
-from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.spec import build_spec
 from tests.fakes import aws as fake_aws
 from tests.fakes.vertex_jobs import NO_RESOURCES_ERROR, Script
@@ -27,7 +27,7 @@ region: asia-east1
 project: my-project
 staging_bucket: gs://my-bucket
 machine: {{type: n1-standard-16, accelerator: NVIDIA_TESLA_T4, accelerator_count: 4}}
-package: {{path: {ROOT / 'trainer'}, module: trainer.task}}
+package: {{path: {ROOT / "trainer"}, module: trainer.task}}
 args: [--batch-size=32]
 max_runtime: 2h
 fallback:                     # tried in order when the main request gets no capacity
@@ -61,8 +61,9 @@ def both(backend, aws, gcs, monkeypatch):
     fake_aws.add_capacity_faults()
     monkeypatch.setattr(fake_aws, "NO_QUOTA", set())
     monkeypatch.setattr(fake_aws, "NO_CAPACITY", set())
-    aws.client("s3", "us-west-2").create_bucket(Bucket="my-bucket",
-                                                 CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    aws.client("s3", "us-west-2").create_bucket(
+        Bucket="my-bucket", CreateBucketConfiguration={"LocationConstraint": "us-west-2"}
+    )
     sagemaker = SageMakerBackend()
     return {"vertex": backend, "sagemaker": sagemaker}.__getitem__
 
@@ -70,13 +71,22 @@ def both(backend, aws, gcs, monkeypatch):
 def _land(specs, both, build_package, clock, **kwargs):
     said: list[str] = []
     package = build_package()
-    landed = first_with_capacity(specs, package, backend_of=both, notify=lambda notice: said.append(notice.text),
-                                 sleep=clock.sleep, clock=clock.time, poll_s=10, **kwargs)  # fmt: skip
+    landed = first_with_capacity(
+        specs,
+        package,
+        backend_of=both,
+        notify=lambda notice: said.append(notice.text),
+        sleep=clock.sleep,
+        clock=clock.time,
+        poll_s=10,
+        **kwargs,
+    )
     return landed, said
 
 
-def test_lands_on_sagemaker_after_vertex_refuses_and_fails_for_capacity(specs, both, jobs, aws, build_package,
-                                                                        clock) -> None:
+def test_lands_on_sagemaker_after_vertex_refuses_and_fails_for_capacity(
+    specs, both, jobs, aws, build_package, clock
+) -> None:
     jobs.create_faults = ["capacity"]  # asia-east1: refused at create, ZONE_RESOURCE_POOL_EXHAUSTED
     jobs.scripts = [Script(states=["PENDING", "FAILED"], error=NO_RESOURCES_ERROR)]  # europe-west4: fails starting
     fake_aws.NO_QUOTA.add("ml.p3.8xlarge")
@@ -139,9 +149,14 @@ def test_cli_dry_run_shows_every_candidate(tmp_path, capsys, monkeypatch) -> Non
     assert out["request"]["jobSpec"]["scheduling"]["timeout"] == f"{int(3 / 2.484 * 3600)}s"
     fallbacks = out["fallbacks"]
     assert [(f["backend"], f["region"]) for f in fallbacks] == [
-        ("vertex", "europe-west4"), ("sagemaker", "us-west-2"), ("sagemaker", "us-west-2")]
+        ("vertex", "europe-west4"),
+        ("sagemaker", "us-west-2"),
+        ("sagemaker", "us-west-2"),
+    ]
     assert fallbacks[1]["request"]["ResourceConfig"]["InstanceType"] == "ml.g4dn.12xlarge"
-    assert fallbacks[2]["request"]["StoppingCondition"]["MaxRuntimeInSeconds"] == int(3 / fallbacks[2]["cost_per_hour"] * 3600)
+    assert fallbacks[2]["request"]["StoppingCondition"]["MaxRuntimeInSeconds"] == int(
+        3 / fallbacks[2]["cost_per_hour"] * 3600
+    )
 
 
 def test_cost_after_from_sagemakers_billable_seconds(aws, build_package, tmp_path, monkeypatch, capsys) -> None:

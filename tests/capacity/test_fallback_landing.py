@@ -20,7 +20,7 @@ region: us-central1
 project: my-project
 staging_bucket: gs://my-bucket
 machine: {{type: a2-highgpu-1g, accelerator: NVIDIA_TESLA_A100, accelerator_count: 1}}
-package: {{path: {REPO / 'trainer'}, module: trainer.task}}
+package: {{path: {REPO / "trainer"}, module: trainer.task}}
 max_runtime: 3h
 flex_start: {{enabled: true, max_wait: 2h}}
 """
@@ -40,8 +40,11 @@ def test_flex_start_is_the_vertex_scheduling_strategy_with_its_max_wait(tmp_path
     from google.cloud.aiplatform_v1.types import CustomJob
 
     out = dry_run(tmp_path, capsys, FLEX)
-    assert out["request"]["jobSpec"]["scheduling"] == {"timeout": "10800s", "strategy": "FLEX_START",
-                                                       "maxWaitDuration": "7200s"}  # fmt: skip
+    assert out["request"]["jobSpec"]["scheduling"] == {
+        "timeout": "10800s",
+        "strategy": "FLEX_START",
+        "maxWaitDuration": "7200s",
+    }
     message = CustomJob.from_json(json.dumps(out["request"]), ignore_unknown_fields=False)
     assert message.job_spec.scheduling.strategy.name == "FLEX_START"
     assert message.job_spec.scheduling.max_wait_duration.total_seconds() == 7200
@@ -56,14 +59,21 @@ def test_without_flex_start_or_spot_the_strategy_is_left_to_vertex(tmp_path, cap
 
 def test_fallbacks_keep_the_configs_order(tmp_path, capsys) -> None:
     out = dry_run(tmp_path, capsys, textwrap.dedent(CONFIG))
-    got = [(f["backend"], f["region"], f["request"].get("ResourceConfig", {}).get("InstanceType")) for f in out["fallbacks"]]
-    assert got == [("vertex", "europe-west4", None), ("sagemaker", "us-west-2", "ml.g4dn.12xlarge"),
-                   ("sagemaker", "us-west-2", "ml.p3.8xlarge")]  # fmt: skip
+    got = [
+        (f["backend"], f["region"], f["request"].get("ResourceConfig", {}).get("InstanceType"))
+        for f in out["fallbacks"]
+    ]
+    assert got == [
+        ("vertex", "europe-west4", None),
+        ("sagemaker", "us-west-2", "ml.g4dn.12xlarge"),
+        ("sagemaker", "us-west-2", "ml.p3.8xlarge"),
+    ]
 
 
 @pytest.mark.server
-def test_the_summary_is_printed_again_for_the_candidate_the_job_lands_on(tmp_path, capsys, backend, jobs, gcs, aws,
-                                                                         monkeypatch) -> None:  # fmt: skip
+def test_the_summary_is_printed_again_for_the_candidate_the_job_lands_on(
+    tmp_path, capsys, backend, jobs, gcs, aws, monkeypatch
+) -> None:
     import cloudtrain.backends.vertex as vertex_module
     from cloudtrain.cli import main
 
@@ -71,8 +81,9 @@ def test_the_summary_is_printed_again_for_the_candidate_the_job_lands_on(tmp_pat
     monkeypatch.setattr(fake_aws, "NO_QUOTA", set())
     monkeypatch.setattr(fake_aws, "NO_CAPACITY", set())
     fake_aws.add_capacity_faults()
-    aws.client("s3", "us-west-2").create_bucket(Bucket="my-bucket",
-                                                 CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    aws.client("s3", "us-west-2").create_bucket(
+        Bucket="my-bucket", CreateBucketConfiguration={"LocationConstraint": "us-west-2"}
+    )
     jobs.create_faults = ["capacity", "quota"]  # both Vertex candidates refused at create
     path = tmp_path / "job.yaml"
     path.write_text(textwrap.dedent(CONFIG))

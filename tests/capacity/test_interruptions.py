@@ -21,13 +21,25 @@ pytestmark = pytest.mark.server
 def _events(start: float, notice_offset: float, restart_offset: float) -> tuple[list, list]:
     """(seconds, line) of the first attempt and of the restart: SIGTERM at step 14, checkpoint saved there."""
     plan = lambda resume: format_event("plan", resume_step=resume, batch={"steps_per_epoch": 10})  # noqa: E731
-    first = [(0, plan(0)),
-             (20, format_event("epoch", epoch=1, steps=10, epoch_time_s=5.0, checkpoint="/opt/ml/checkpoints/ckpt-10/ckpt")),
-             (notice_offset + 1, format_event("preempted", step=14, checkpoint="/opt/ml/checkpoints/ckpt-14/ckpt",
-                                              notice="SIGTERM", notice_at=start + notice_offset))]  # fmt: skip
-    second = [(restart_offset, plan(14)),
-              (restart_offset + 10, format_event("epoch", epoch=2, steps=6, epoch_time_s=3.0, resumed_at_step=4)),
-              (restart_offset + 11, format_event("done", steps=20))]  # fmt: skip
+    first = [
+        (0, plan(0)),
+        (20, format_event("epoch", epoch=1, steps=10, epoch_time_s=5.0, checkpoint="/opt/ml/checkpoints/ckpt-10/ckpt")),
+        (
+            notice_offset + 1,
+            format_event(
+                "preempted",
+                step=14,
+                checkpoint="/opt/ml/checkpoints/ckpt-14/ckpt",
+                notice="SIGTERM",
+                notice_at=start + notice_offset,
+            ),
+        ),
+    ]
+    second = [
+        (restart_offset, plan(14)),
+        (restart_offset + 10, format_event("epoch", epoch=2, steps=6, epoch_time_s=3.0, resumed_at_step=4)),
+        (restart_offset + 11, format_event("done", steps=20)),
+    ]
     return first, second
 
 
@@ -37,21 +49,54 @@ def test_sagemaker_spot_interruption_in_status_json_text_and_report(aws, build_p
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
     aws.client("s3", "us-east-1").create_bucket(Bucket="cloudtrain-staging")
     handle = SageMakerBackend().submit(make_spec(spot=True, max_wait_seconds=7200), build_package())
-    start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(hours=1)  # CloudWatch keeps recent events
+    start = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) - dt.timedelta(
+        hours=1
+    )  # CloudWatch keeps recent events
     at = lambda s: start + dt.timedelta(seconds=s)  # noqa: E731
     # As DescribeTrainingJob words a job interrupted once (model-managed-spot-training-status.html).
     transitions = [
-        {"Status": "Starting", "StartTime": at(-120), "EndTime": at(-60), "StatusMessage": "Preparing the instances for training"},
+        {
+            "Status": "Starting",
+            "StartTime": at(-120),
+            "EndTime": at(-60),
+            "StatusMessage": "Preparing the instances for training",
+        },
         {"Status": "Downloading", "StartTime": at(-60), "EndTime": at(-5), "StatusMessage": "Downloading input data"},
-        {"Status": "Training", "StartTime": at(-5), "EndTime": at(130), "StatusMessage": "Training image download completed. Training in progress."},
-        {"Status": "Interrupted", "StartTime": at(130), "EndTime": at(200), "StatusMessage": "Training job interrupted due to spot instance interruption."},
-        {"Status": "Starting", "StartTime": at(200), "EndTime": at(260), "StatusMessage": "Launching requested ML instances"},
+        {
+            "Status": "Training",
+            "StartTime": at(-5),
+            "EndTime": at(130),
+            "StatusMessage": "Training image download completed. Training in progress.",
+        },
+        {
+            "Status": "Interrupted",
+            "StartTime": at(130),
+            "EndTime": at(200),
+            "StatusMessage": "Training job interrupted due to spot instance interruption.",
+        },
+        {
+            "Status": "Starting",
+            "StartTime": at(200),
+            "EndTime": at(260),
+            "StatusMessage": "Launching requested ML instances",
+        },
         {"Status": "Downloading", "StartTime": at(260), "EndTime": at(300), "StatusMessage": "Downloading input data"},
-        {"Status": "Training", "StartTime": at(300), "EndTime": at(460), "StatusMessage": "Training image download completed. Training in progress."},
-        {"Status": "Uploading", "StartTime": at(460), "EndTime": at(470), "StatusMessage": "Uploading generated training model"},
-    ]  # fmt: skip
-    aws.set_job("us-east-1", handle.job_id, "Completed", training_seconds=600, billable_seconds=180,
-                transitions=transitions)  # fmt: skip
+        {
+            "Status": "Training",
+            "StartTime": at(300),
+            "EndTime": at(460),
+            "StatusMessage": "Training image download completed. Training in progress.",
+        },
+        {
+            "Status": "Uploading",
+            "StartTime": at(460),
+            "EndTime": at(470),
+            "StatusMessage": "Uploading generated training model",
+        },
+    ]
+    aws.set_job(
+        "us-east-1", handle.job_id, "Completed", training_seconds=600, billable_seconds=180, transitions=transitions
+    )
     first, second = _events(start.timestamp(), notice_offset=125, restart_offset=330)
     writer = LogWriter(aws.client("logs", "us-east-1"), handle.job_id)
     for started, lines in ((1, first), (2, second)):  # a restarted instance writes a new stream
@@ -80,12 +125,14 @@ def test_sagemaker_spot_interruption_in_status_json_text_and_report(aws, build_p
     status = handle.status()
     run = collect.from_parts(status, list(handle.logs(follow=False)), "sagemaker")
     assert run.interruptions["count"] == 1
-    assert run.interruption_offsets() == [((at(125) - status.created).total_seconds(),
-                                           (at(330) - status.created).total_seconds())]  # fmt: skip
+    assert run.interruption_offsets() == [
+        ((at(125) - status.created).total_seconds(), (at(330) - status.created).total_seconds())
+    ]
 
 
-def test_vertex_worker_restart_seen_in_the_log_only(backend, jobs, logging_fake, gcs, clock, tmp_path, monkeypatch,
-                                                     capsys):  # fmt: skip
+def test_vertex_worker_restart_seen_in_the_log_only(
+    backend, jobs, logging_fake, gcs, clock, tmp_path, monkeypatch, capsys
+):
     """Vertex keeps the job RUNNING through a preempted worker's restart: the trainer's lines tell it,
     here a SIGKILL with no notice, so the steps since the last checkpoint are redone."""
     import cloudtrain.backends.vertex as vertex_module
@@ -106,8 +153,23 @@ def test_vertex_worker_restart_seen_in_the_log_only(backend, jobs, logging_fake,
     ]:
         logging_fake.add(handle.job_id, "workerpool0-0", message, at=now + seconds)
     clock.sleep(1000)
-    assert main(["status", handle.job_id, "--backend", "vertex", "--region", "us-central1", "--project",
-                 "my-project", "-o", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "status",
+                handle.job_id,
+                "--backend",
+                "vertex",
+                "--region",
+                "us-central1",
+                "--project",
+                "my-project",
+                "-o",
+                "json",
+            ]
+        )
+        == 0
+    )
     interrupted = json.loads(capsys.readouterr().out)["interruptions"]
     assert interrupted["count"] == 1 and interrupted["steps_redone"] == 10
     item = interrupted["items"][0]
@@ -115,8 +177,9 @@ def test_vertex_worker_restart_seen_in_the_log_only(backend, jobs, logging_fake,
     assert item["down_s"] == 170.0 and item["redo_s"] == 8.0  # 10 steps × 0.8 s
 
 
-def test_vertex_spot_job_that_failed_with_stockout_after_running(backend, jobs, logging_fake, gcs, clock, tmp_path,
-                                                                 monkeypatch, capsys):  # fmt: skip
+def test_vertex_spot_job_that_failed_with_stockout_after_running(
+    backend, jobs, logging_fake, gcs, clock, tmp_path, monkeypatch, capsys
+):
     """Vertex's own record of a spot job whose restarts were used up: it fails with STOCKOUT after it ran;
     the trainer's last ``preempted`` line says what was saved, so a ``--resume`` redoes nothing."""
     import cloudtrain.backends.vertex as vertex_module
@@ -124,8 +187,9 @@ def test_vertex_spot_job_that_failed_with_stockout_after_running(backend, jobs, 
 
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
-    jobs.scripts = [Script(timeline=[(0, "RUNNING"), (600, "FAILED")],
-                           error="STOCKOUT: the spot VMs of workerpool0 were preempted")]  # fmt: skip
+    jobs.scripts = [
+        Script(timeline=[(0, "RUNNING"), (600, "FAILED")], error="STOCKOUT: the spot VMs of workerpool0 were preempted")
+    ]
     handle = backend.submit(make_spec(spot=True), make_package(tmp_path))
     clock.sleep(5)
     assert handle.status().details.get("start_time")  # it ran
@@ -133,8 +197,23 @@ def test_vertex_spot_job_that_failed_with_stockout_after_running(backend, jobs, 
     for seconds, message in first:
         logging_fake.add(handle.job_id, "workerpool0-0", message, at=clock.time() + seconds)
     clock.sleep(700)
-    assert main(["status", handle.job_id, "--backend", "vertex", "--region", "us-central1", "--project",
-                 "my-project", "-o", "json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "status",
+                handle.job_id,
+                "--backend",
+                "vertex",
+                "--region",
+                "us-central1",
+                "--project",
+                "my-project",
+                "-o",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["state"] == "FAILED" and out["details"]["spot_interruptions"][0]["resumed_at"] is None
     item = out["interruptions"]["items"][0]

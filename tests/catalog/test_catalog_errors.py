@@ -22,8 +22,10 @@ def test_clouds():
     assert catalog.clouds() == ("vertex", "sagemaker")
 
 
-@pytest.mark.parametrize("cloud, region", [("vertex", "us-central1"), ("vertex", "europe-west4"),
-                                           ("sagemaker", "us-east-1"), ("sagemaker", "cn-north-1")])  # fmt: skip
+@pytest.mark.parametrize(
+    "cloud, region",
+    [("vertex", "us-central1"), ("vertex", "europe-west4"), ("sagemaker", "us-east-1"), ("sagemaker", "cn-north-1")],
+)
 def test_known_regions(cloud, region):
     catalog.check_region(cloud, region)
     assert region in catalog.regions(cloud)

@@ -6,8 +6,15 @@ import subprocess
 import sys
 import textwrap
 
-HEAVY = ("sagemaker", "boto3", "botocore", "google.cloud.aiplatform", "google.api_core", "google.cloud.storage",
-         "tensorflow")  # fmt: skip
+HEAVY = (
+    "sagemaker",
+    "boto3",
+    "botocore",
+    "google.cloud.aiplatform",
+    "google.api_core",
+    "google.cloud.storage",
+    "tensorflow",
+)
 
 
 def test_catalog_calls_import_no_sdk():

@@ -69,11 +69,24 @@ def test_unknown_instance_type_did_you_mean():
     [
         ("us-east-1", "2.13", True, "763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.13-gpu-py310"),
         ("us-west-2", "2.11", False, "763104351884.dkr.ecr.us-west-2.amazonaws.com/tensorflow-training:2.11-cpu-py39"),
-        ("eu-west-1", "2.14.1", True,
-         "763104351884.dkr.ecr.eu-west-1.amazonaws.com/tensorflow-training:2.14.1-gpu-py310"),
-        ("af-south-1", "2.16", True, "626614931356.dkr.ecr.af-south-1.amazonaws.com/tensorflow-training:2.16-gpu-py310"),
-        ("cn-north-1", "2.13", False,
-         "727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/tensorflow-training:2.13-cpu-py310"),
+        (
+            "eu-west-1",
+            "2.14.1",
+            True,
+            "763104351884.dkr.ecr.eu-west-1.amazonaws.com/tensorflow-training:2.14.1-gpu-py310",
+        ),
+        (
+            "af-south-1",
+            "2.16",
+            True,
+            "626614931356.dkr.ecr.af-south-1.amazonaws.com/tensorflow-training:2.16-gpu-py310",
+        ),
+        (
+            "cn-north-1",
+            "2.13",
+            False,
+            "727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/tensorflow-training:2.13-cpu-py310",
+        ),
         ("us-east-1", "2.19", True, "763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.19-gpu-py312"),
     ],
 )

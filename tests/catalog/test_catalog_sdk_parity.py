@@ -13,8 +13,16 @@ from cloudtrain import catalog
 
 pytestmark = pytest.mark.slow
 
-REGIONS = ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-3", "af-south-1", "cn-northwest-1",
-           "us-gov-west-1", "il-central-1")  # fmt: skip
+REGIONS = (
+    "us-east-1",
+    "us-west-2",
+    "eu-central-1",
+    "ap-northeast-3",
+    "af-south-1",
+    "cn-northwest-1",
+    "us-gov-west-1",
+    "il-central-1",
+)
 INSTANCES = {True: "ml.g4dn.xlarge", False: "ml.m5.xlarge"}
 
 
@@ -39,16 +47,28 @@ def test_uri_equals_sdk_retrieve(retrieve, version, gpu):
     for region in REGIONS:
         for py in _py_versions(version):
             ours = catalog.training_image("sagemaker", region, version, gpu, py_version=py)
-            theirs = retrieve("tensorflow", region=region, version=version, instance_type=INSTANCES[gpu],
-                              image_scope="training", py_version=py)  # fmt: skip
+            theirs = retrieve(
+                "tensorflow",
+                region=region,
+                version=version,
+                instance_type=INSTANCES[gpu],
+                image_scope="training",
+                py_version=py,
+            )
             assert ours == theirs, (region, version, py)
 
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.16.2", "2.19.0"])
 def test_full_versions_too(retrieve, version):
     ours = catalog.training_image("sagemaker", "eu-west-1", version, True)
-    theirs = retrieve("tensorflow", region="eu-west-1", version=version, instance_type="ml.p3.2xlarge",
-                      image_scope="training", py_version=ours.rsplit("-", 1)[1])  # fmt: skip
+    theirs = retrieve(
+        "tensorflow",
+        region="eu-west-1",
+        version=version,
+        instance_type="ml.p3.2xlarge",
+        image_scope="training",
+        py_version=ours.rsplit("-", 1)[1],
+    )
     assert ours == theirs
 
 

@@ -45,7 +45,10 @@ def test_machines_filters_by_gpu_in_any_spelling():
     assert {m.cloud for m in t4} == {"vertex", "sagemaker"}
     assert all(m.gpu and m.gpu.name == "T4" for m in t4)
     assert [m.machine_type for m in catalog.machines("vertex", "NVIDIA_TESLA_T4")] == [
-        "n1-highmem-2", "n1-highmem-2", "n1-highmem-2"]  # smallest N1 taking 1, 2 and 4 T4s  # fmt: skip
+        "n1-highmem-2",
+        "n1-highmem-2",
+        "n1-highmem-2",
+    ]  # smallest N1 taking 1, 2 and 4 T4s
     assert catalog.machines(gpu="no-such-gpu") == []
     h100 = {m.machine_type for m in catalog.machines(gpu="h100")}
     assert {"a3-highgpu-8g", "ml.p5.48xlarge"} <= h100

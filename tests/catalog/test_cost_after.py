@@ -18,15 +18,21 @@ N1_8 = 0.437  # n1-standard-8, us-central1
 
 
 def status(**details) -> JobStatus:
-    return JobStatus("j", "j", JobState.SUCCEEDED, "done", created=T0, ended=T0 + dt.timedelta(hours=2),
-                     details=details)  # fmt: skip
+    return JobStatus(
+        "j", "j", JobState.SUCCEEDED, "done", created=T0, ended=T0 + dt.timedelta(hours=2), details=details
+    )
 
 
 def test_sagemaker_bills_billable_seconds_at_the_instance_price() -> None:
-    cost = cost_after(status(billable_seconds=7200, training_seconds=7200, instance_type="ml.g4dn.12xlarge",
-                             region="us-east-1"))  # fmt: skip
-    assert cost == {"usd": round(G4DN_12X * 2, 4), "price_region": "us-east-1", "price_date": "2025-01",
-                    "basis": "BillableTimeInSeconds 7200 s (all instances) × ml.g4dn.12xlarge $4.89/h"}  # fmt: skip
+    cost = cost_after(
+        status(billable_seconds=7200, training_seconds=7200, instance_type="ml.g4dn.12xlarge", region="us-east-1")
+    )
+    assert cost == {
+        "usd": round(G4DN_12X * 2, 4),
+        "price_region": "us-east-1",
+        "price_date": "2025-01",
+        "basis": "BillableTimeInSeconds 7200 s (all instances) × ml.g4dn.12xlarge $4.89/h",
+    }
 
 
 def test_managed_spot_shows_what_it_saved_and_on_demand_shows_nothing_saved() -> None:
@@ -40,41 +46,61 @@ def test_managed_spot_shows_what_it_saved_and_on_demand_shows_nothing_saved() ->
 def test_the_price_region_is_named_when_the_job_ran_elsewhere() -> None:
     cost = cost_after(status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge", region="us-west-2"))
     assert cost["price_note"] == "price of us-east-1; the job ran in us-west-2"
-    assert "price_note" not in cost_after(status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge",
-                                                 region="us-east-1"))  # fmt: skip
+    assert "price_note" not in cost_after(
+        status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge", region="us-east-1")
+    )
 
 
 def test_vertex_bills_start_to_end_for_every_replica_of_every_pool() -> None:
-    pools = [{"machine_type": "n1-standard-16", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 4,
-              "replica_count": 1},
-             {"machine_type": "n1-standard-16", "accelerator_type": "NVIDIA_TESLA_T4", "accelerator_count": 4,
-              "replica_count": 3},
-             {"machine_type": "n1-standard-8", "replica_count": 2}]  # fmt: skip
+    pools = [
+        {
+            "machine_type": "n1-standard-16",
+            "accelerator_type": "NVIDIA_TESLA_T4",
+            "accelerator_count": 4,
+            "replica_count": 1,
+        },
+        {
+            "machine_type": "n1-standard-16",
+            "accelerator_type": "NVIDIA_TESLA_T4",
+            "accelerator_count": 4,
+            "replica_count": 3,
+        },
+        {"machine_type": "n1-standard-8", "replica_count": 2},
+    ]
     start, end = T0 + dt.timedelta(minutes=10), T0 + dt.timedelta(minutes=40)
-    cost = cost_after(status(pools=pools, start_time=start.isoformat(), end_time=end.isoformat(), region="europe-west4"))
+    cost = cost_after(
+        status(pools=pools, start_time=start.isoformat(), end_time=end.isoformat(), region="europe-west4")
+    )
     assert cost["usd"] == round((4 * T4X4 + 2 * N1_8) * 0.5, 4)  # 30 min, not the 2 h since created
-    assert cost["basis"] == ("start_time → end_time 1800 s × (1 × n1-standard-16 $2.484/h + 3 × n1-standard-16 "
-                             "$2.484/h + 2 × n1-standard-8 $0.437/h)")  # fmt: skip
+    assert cost["basis"] == (
+        "start_time → end_time 1800 s × (1 × n1-standard-16 $2.484/h + 3 × n1-standard-16 "
+        "$2.484/h + 2 × n1-standard-8 $0.437/h)"
+    )
     assert cost["price_note"] == "price of us-central1; the job ran in europe-west4"
     assert "note" not in cost
 
 
 def test_vertex_without_an_end_time_ends_with_the_job_and_spot_says_it_is_list_price() -> None:
     pools = [{"machine_type": "n1-standard-8", "replica_count": 1}]
-    cost = cost_after(status(pools=pools, start_time=(T0 + dt.timedelta(hours=1)).isoformat(),
-                             scheduling_strategy="SPOT"))  # fmt: skip
+    cost = cost_after(
+        status(pools=pools, start_time=(T0 + dt.timedelta(hours=1)).isoformat(), scheduling_strategy="SPOT")
+    )
     assert cost["usd"] == N1_8 and "start_time → end_time 3600 s" in cost["basis"]
     assert cost["note"].startswith("on-demand list price: the catalog has no Vertex AI spot prices")
-    running = JobStatus("j", "j", JobState.RUNNING, "running", created=T0,
-                        details={"pools": pools, "start_time": T0.isoformat()})  # fmt: skip
+    running = JobStatus(
+        "j", "j", JobState.RUNNING, "running", created=T0, details={"pools": pools, "start_time": T0.isoformat()}
+    )
     assert cost_after(running) is None  # no end yet: no cost
 
 
-@pytest.mark.parametrize("details", [
-    {},  # a local run: nothing billed
-    {"billable_seconds": 60, "instance_type": "ml.nothing.xlarge"},  # not in the catalog
-    {"pools": [{"machine_type": "n9-imaginary-4"}], "start_time": T0.isoformat()},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "details",
+    [
+        {},  # a local run: nothing billed
+        {"billable_seconds": 60, "instance_type": "ml.nothing.xlarge"},  # not in the catalog
+        {"pools": [{"machine_type": "n9-imaginary-4"}], "start_time": T0.isoformat()},
+    ],
+)
 def test_no_record_or_no_price_is_no_cost_not_a_guess(details) -> None:
     assert cost_after(status(**details)) is None
 

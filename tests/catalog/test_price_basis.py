@@ -16,7 +16,7 @@ region: us-central1
 project: my-project
 staging_bucket: gs://my-bucket
 machine: {{type: n1-standard-16, accelerator: NVIDIA_TESLA_T4, accelerator_count: 4}}
-package: {{path: {ROOT / 'trainer'}, module: trainer.task}}
+package: {{path: {ROOT / "trainer"}, module: trainer.task}}
 spot: {{enabled: true}}
 fallback:
   - backend: sagemaker

@@ -24,18 +24,51 @@ def test_cloud_tpu_takes_v2_or_v3_with_eight_cores():
     assert catalog.resolve_machine("vertex", "cloud-tpu", "TPU_V2", None).price_per_hour == 5.175
 
 
-@pytest.mark.parametrize("machine, accelerator, count, field, words, alternative", [
-    ("ct5lp-hightpu-4t", "NVIDIA_TESLA_T4", 1, "accelerator", "TPUs and GPUs never share a machine",
-     "ct5lp-hightpu-4t (TPU v5e, 4 chips, 2x2)"),
-    ("cloud-tpu", "TPU_V3", 32, "accelerator_count", "multi-host TPU slices (pods) are not supported yet",
-     "cloud-tpu with 8 × TPU_V3 (TPU v3, 4 chips, 8 cores)"),
-    ("cloud-tpu", None, 0, "accelerator", "cloud-tpu needs an accelerator: TPU_V2, TPU_V3",
-     "cloud-tpu with 8 × TPU_V2 (TPU v2, 4 chips, 8 cores)"),
-    ("ct5lp-hightpu-4t", None, 8, "accelerator_count", "has 4 chips; received accelerator_count 8",
-     "ct5lp-hightpu-8t (TPU v5e, 8 chips, 2x4)"),
-    ("cloud-tpu", "TPU_V5_LITEPOD", 8, "accelerator", "takes TPU_V2 or TPU_V3, not TPU_V5_LITEPOD",
-     "cloud-tpu with 8 × TPU_V3 (TPU v3, 4 chips, 8 cores)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "machine, accelerator, count, field, words, alternative",
+    [
+        (
+            "ct5lp-hightpu-4t",
+            "NVIDIA_TESLA_T4",
+            1,
+            "accelerator",
+            "TPUs and GPUs never share a machine",
+            "ct5lp-hightpu-4t (TPU v5e, 4 chips, 2x2)",
+        ),
+        (
+            "cloud-tpu",
+            "TPU_V3",
+            32,
+            "accelerator_count",
+            "multi-host TPU slices (pods) are not supported yet",
+            "cloud-tpu with 8 × TPU_V3 (TPU v3, 4 chips, 8 cores)",
+        ),
+        (
+            "cloud-tpu",
+            None,
+            0,
+            "accelerator",
+            "cloud-tpu needs an accelerator: TPU_V2, TPU_V3",
+            "cloud-tpu with 8 × TPU_V2 (TPU v2, 4 chips, 8 cores)",
+        ),
+        (
+            "ct5lp-hightpu-4t",
+            None,
+            8,
+            "accelerator_count",
+            "has 4 chips; received accelerator_count 8",
+            "ct5lp-hightpu-8t (TPU v5e, 8 chips, 2x4)",
+        ),
+        (
+            "cloud-tpu",
+            "TPU_V5_LITEPOD",
+            8,
+            "accelerator",
+            "takes TPU_V2 or TPU_V3, not TPU_V5_LITEPOD",
+            "cloud-tpu with 8 × TPU_V3 (TPU v3, 4 chips, 8 cores)",
+        ),
+    ],
+)
 def test_wrong_tpu_forms_say_why_and_name_the_nearest(machine, accelerator, count, field, words, alternative):
     with pytest.raises(catalog.CatalogError) as info:
         catalog.resolve_machine("vertex", machine, accelerator, count)
@@ -59,7 +92,8 @@ def test_sagemaker_has_no_tpus_and_points_at_fallback():
 
 def test_tpu_image_is_the_prebuilt_tpu_container_for_the_region():
     assert catalog.training_image("vertex", "europe-west4", "2.15.1", False, tpu=True) == (
-        "europe-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest")
+        "europe-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest"
+    )
     assert catalog.default_tensorflow("vertex", tpu=True) == "2.15"
 
 

@@ -29,8 +29,14 @@ def cli(cli_cache):
     def run(*args: str, cwd: Path = REPO, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
         environ = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache), **env}
         environ.pop("FORCE_COLOR", None)
-        return subprocess.run([sys.executable, "-m", "cloudtrain", *args], cwd=cwd, env=environ,
-                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "cloudtrain", *args],
+            cwd=cwd,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     return run
 
@@ -40,8 +46,14 @@ def on_terminal(*args: str, cwd: Path = REPO, columns: int = 80) -> str:
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", *args], cwd=cwd, env=env,
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -63,7 +75,8 @@ def chatty(tmp_path):
 
     def write(*, replicas: int = 1, args: str = "[]", extra: str = "", name: str = "chatty.yaml") -> Path:
         path = tmp_path / name
-        path.write_text(textwrap.dedent(f"""\
+        path.write_text(
+            textwrap.dedent(f"""\
             name: chatty
             backend: local
             target: vertex
@@ -75,7 +88,9 @@ def chatty(tmp_path):
               path: {CHATTY}
               module: chatty_trainer.task
             args: {args}
-            """) + extra)  # fmt: skip
+            """)
+            + extra
+        )
         return path
 
     return write

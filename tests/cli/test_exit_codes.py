@@ -127,8 +127,11 @@ def test_124_max_runtime_on_every_backend(cli, chatty):
     assert result.returncode == ExitCode.TIMED_OUT, result.stderr
     assert "TIMED_OUT" in result.stdout
     assert job_state("Stopped", "MaxRuntimeExceeded").exit_code == ExitCode.TIMED_OUT
-    timed_out = CustomJob(name="projects/p/locations/us-central1/customJobs/1", state="JOB_STATE_FAILED",
-                          error={"code": 4, "message": "Job exceeded its timeout"})  # fmt: skip
+    timed_out = CustomJob(
+        name="projects/p/locations/us-central1/customJobs/1",
+        state="JOB_STATE_FAILED",
+        error={"code": 4, "message": "Job exceeded its timeout"},
+    )
     assert to_status(timed_out).state.exit_code == ExitCode.TIMED_OUT
 
 
@@ -138,8 +141,14 @@ def test_130_ctrl_c_stops_a_local_run(chatty, cli_cache):
 
     config = chatty(args="[--sleep, '120']")
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", str(config)], cwd=config.parent, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for line in proc.stdout:
         if "Epoch 2/2" in line:
             break

@@ -73,8 +73,14 @@ def test_local_run_logs_follow_exits_with_its_outcome_in_both_modes(cli, chatty,
 def test_local_run_cancelled_by_ctrl_c_logs_follow_exits_130_in_both_modes(cli, chatty, cli_cache):
     config = chatty(args="[--sleep, '120']")
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", str(config)], cwd=config.parent, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = []
     for line in proc.stdout:
         seen.append(line)
@@ -104,17 +110,32 @@ def vertex(backend, monkeypatch):  # noqa: F811
     ("script", "code", "ending"),
     [
         (Script(timeline=[(0, "RUNNING"), (30, "SUCCEEDED")]), ExitCode.OK, None),
-        (Script(timeline=[(0, "RUNNING"), (30, "FAILED")], error="exit status 3"), ExitCode.JOB_FAILED,
-         "FAILED: exit status 3"),
-        (Script(timeline=[(0, "RUNNING"), (30, "FAILED")], error="Job exceeded its timeout", error_code=4),
-         ExitCode.TIMED_OUT, "TIMED_OUT: Job exceeded its timeout"),
+        (
+            Script(timeline=[(0, "RUNNING"), (30, "FAILED")], error="exit status 3"),
+            ExitCode.JOB_FAILED,
+            "FAILED: exit status 3",
+        ),
+        (
+            Script(timeline=[(0, "RUNNING"), (30, "FAILED")], error="Job exceeded its timeout", error_code=4),
+            ExitCode.TIMED_OUT,
+            "TIMED_OUT: Job exceeded its timeout",
+        ),
         (Script(timeline=[(0, "RUNNING"), (30, "CANCELLED")]), ExitCode.INTERRUPTED, "CANCELLED"),
     ],
     ids=["0-succeeded", "1-failed", "124-timed-out", "130-cancelled"],
 )
 @pytest.mark.parametrize("mode", MODES, ids=["text", "json"])
-def test_vertex_job_logs_follow_exits_with_its_outcome(vertex, jobs, logging_fake, clock, capsys, script, code,  # noqa: F811
-                                                       ending, mode):  # fmt: skip
+def test_vertex_job_logs_follow_exits_with_its_outcome(
+    vertex,
+    jobs,
+    logging_fake,
+    clock,
+    capsys,
+    script,
+    code,
+    ending,
+    mode,
+):
     job = jobs.start(script)
     logging_fake.add(job, "workerpool0-0", "epoch 1", at=clock.time() + 5)
     assert main(["logs", job, "--follow", "--drain", "0", *vertex, *mode]) == code

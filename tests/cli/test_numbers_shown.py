@@ -15,8 +15,9 @@ def test_a_sweeps_dry_run_shows_the_cost_cap_per_trial_and_in_total(cli):
     result = cli("submit", "job_configs/sweep.yaml", "--dry-run")
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("cost cap: "))
-    m = re.match(r"cost cap: \$([\d,.]+) per trial, \$([\d,.]+) for the sweep's 8 trials if it runs until max_runtime",
-                 line)  # fmt: skip
+    m = re.match(
+        r"cost cap: \$([\d,.]+) per trial, \$([\d,.]+) for the sweep's 8 trials if it runs until max_runtime", line
+    )
     assert m, line
     per_trial, total = (float(g.replace(",", "")) for g in m.groups())
     assert abs(total - 8 * per_trial) <= 0.05  # the total is 8 × the (unrounded) per-trial cap
@@ -29,10 +30,16 @@ def test_one_job_has_one_cost_cap(cli):
 
 
 def _table() -> SweepResults:
-    return SweepResults("lr-sweep", "val_accuracy", "maximize", "SUCCEEDED", (
-        TrialRow("0", "COMPLETE", 0.912345678, {"lr": 0.0001694044709524275, "batch-size": 64}, "lr-sweep-0"),
-        TrialRow("1", "COMPLETE", 0.95, {"lr": 0.0123, "batch-size": 128}, "lr-sweep-1"),
-    ))  # fmt: skip
+    return SweepResults(
+        "lr-sweep",
+        "val_accuracy",
+        "maximize",
+        "SUCCEEDED",
+        (
+            TrialRow("0", "COMPLETE", 0.912345678, {"lr": 0.0001694044709524275, "batch-size": 64}, "lr-sweep-0"),
+            TrialRow("1", "COMPLETE", 0.95, {"lr": 0.0123, "batch-size": 128}, "lr-sweep-1"),
+        ),
+    )
 
 
 def test_sweep_results_show_parameters_to_four_significant_digits(capsys):

@@ -34,8 +34,12 @@ def test_a_terminal_gets_the_drawn_table():
 
 
 def test_a_closed_pipe_ends_quietly_with_0():
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "machines", "-o", "json"], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "machines", "-o", "json"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # the reader (`| head -0`) is gone before the first write
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0 and err == ""
@@ -43,9 +47,13 @@ def test_a_closed_pipe_ends_quietly_with_0():
 
 def test_json_is_one_document_on_stdout(capsys, tmp_path):
     config = str(REPO / "job_configs" / "cpu.yaml")
-    for args in (["validate", config, "-o", "json"], ["validate", "-c", config, "--output", "json"],
-                 ["machines", "--gpu", "A100", "-o", "json"], ["submit", config, "--dry-run", "-o", "json"],
-                 ["package", str(REPO / "trainer"), "--out", str(tmp_path), "-o", "json"]):  # fmt: skip
+    for args in (
+        ["validate", config, "-o", "json"],
+        ["validate", "-c", config, "--output", "json"],
+        ["machines", "--gpu", "A100", "-o", "json"],
+        ["submit", config, "--dry-run", "-o", "json"],
+        ["package", str(REPO / "trainer"), "--out", str(tmp_path), "-o", "json"],
+    ):
         assert main(args) == 0, args
         out = capsys.readouterr().out
         json.loads(out)  # exactly one document: anything else on stdout would not parse
@@ -79,12 +87,20 @@ def finished_run(tmp_path_factory, cli_cache):
 
     folder = tmp_path_factory.mktemp("run")
     config = folder / "chatty.yaml"
-    config.write_text(f"name: chatty\nbackend: local\ntarget: vertex\nregion: us-central1\n"
-                      f"machine: {{type: n1-standard-4}}\nreplica_count: 2\n"
-                      f"package: {{path: {CHATTY}, module: chatty_trainer.task}}\n")  # fmt: skip
+    config.write_text(
+        f"name: chatty\nbackend: local\ntarget: vertex\nregion: us-central1\n"
+        f"machine: {{type: n1-standard-4}}\nreplica_count: 2\n"
+        f"package: {{path: {CHATTY}, module: chatty_trainer.task}}\n"
+    )
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
-    result = subprocess.run([sys.executable, "-m", "cloudtrain", "submit", str(config), "-o", "json"],
-                            cwd=folder, env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config), "-o", "json"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return result
 
 
@@ -105,9 +121,13 @@ def test_local_run_as_json_and_plain_text(finished_run):
 def test_history_finds_the_local_run_from_anywhere(finished_run, cli, tmp_path):
     job = json.loads(finished_run.stdout)["job_id"]
     listed = json.loads(cli("list", "-o", "json", cwd=tmp_path).stdout)
-    assert [(j["job_id"], j["backend"], j["state"]) for j in listed if j["job_id"] == job] == [(job, "local", "SUCCEEDED")]
+    assert [(j["job_id"], j["backend"], j["state"]) for j in listed if j["job_id"] == job] == [
+        (job, "local", "SUCCEEDED")
+    ]
     plain = cli("list", cwd=tmp_path).stdout.splitlines()
-    assert plain[0].split("\t")[:5] == ["job", "kind", "backend", "region", "state"] and any(job in line for line in plain)
+    assert plain[0].split("\t")[:5] == ["job", "kind", "backend", "region", "state"] and any(
+        job in line for line in plain
+    )
     assert job not in cli("list", "--backend", "vertex", "-o", "json", cwd=tmp_path).stdout
     status = cli("status", job, "-o", "json", cwd=tmp_path)
     assert json.loads(status.stdout)["state"] == "SUCCEEDED"

@@ -81,8 +81,11 @@ JSON_SHAPE = re.compile(r"`(cloudtrain [^`]*-o json)`\s+prints\s+(only\s+)?`(\{.
 
 def json_shapes() -> list[tuple[str, bool, str]]:
     """(command, whether the keys are all of them, the shape) for each JSON shape any page shows."""
-    return [(" ".join(m[1].split()), bool(m[2]), m[3]) for page in docs_text.pages()
-            for m in JSON_SHAPE.finditer(page.read_text())]  # fmt: skip
+    return [
+        (" ".join(m[1].split()), bool(m[2]), m[3])
+        for page in docs_text.pages()
+        for m in JSON_SHAPE.finditer(page.read_text())
+    ]
 
 
 def shape_keys(shape: str) -> tuple[list[str], dict[str, set[str]]]:
@@ -90,7 +93,7 @@ def shape_keys(shape: str) -> tuple[list[str], dict[str, set[str]]]:
     objects) reads the same, its items' keys."""
     keys, nested = [], {}
     for m in re.finditer(r'"(\w+)"(?:\s*:\s*\[?\{([^}]*)\}\]?)?', shape[1:-1]):
-        if m.start() and shape[1:-1][:m.start()].count("{") > shape[1:-1][:m.start()].count("}"):
+        if m.start() and shape[1:-1][: m.start()].count("{") > shape[1:-1][: m.start()].count("}"):
             continue  # inside a nested object: read with its parent
         keys.append(m[1])
         if m[2]:
@@ -128,10 +131,13 @@ def test_the_fallback_example_is_the_files_own_text():
     section = docs_text.section("Capacity and cost")
     block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     shown = [_without_comment(line) for line in block.splitlines() if _without_comment(line)]
-    file_lines = [_without_comment(line) for line in (REPO / "job_configs" / "fallback.yaml").read_text().splitlines()
-                  if _without_comment(line)]
+    file_lines = [
+        _without_comment(line)
+        for line in (REPO / "job_configs" / "fallback.yaml").read_text().splitlines()
+        if _without_comment(line)
+    ]
     start = file_lines.index(shown[0])
-    assert file_lines[start:start + len(shown)] == shown
+    assert file_lines[start : start + len(shown)] == shown
 
 
 def readme_sessions() -> list[list[tuple[str, list[str]]]]:
@@ -188,8 +194,14 @@ def _run_session_command(command: str, tmp_path) -> list[str]:
             (tmp_path / linked).symlink_to(REPO / linked)
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("FORCE_COLOR", None)
-    done = subprocess.run([sys.executable, "-m", "cloudtrain", *shlex.split(command)[1:]], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", *shlex.split(command)[1:]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return (done.stderr + done.stdout).splitlines()
 
 
@@ -197,22 +209,20 @@ def _session_commands() -> list[tuple[str, list[str]]]:
     return [(c, lines) for s in readme_sessions() for c, lines in s if _runnable(c)]
 
 
-@pytest.mark.parametrize(("command", "shown"), [
-    pytest.param(c, lines, id=c) for c, lines in _session_commands()
-])  # fmt: skip
+@pytest.mark.parametrize(("command", "shown"), [pytest.param(c, lines, id=c) for c, lines in _session_commands()])
 def test_a_session_prints_what_the_manual_shows(command, shown, tmp_path):
     """Line for line; a last line that is only ``…`` stands for the rest of the output."""
     printed = _run_session_command(command, tmp_path)
     if shown[-1] == "…":
-        shown, printed = shown[:-1], printed[:len(shown) - 1]
+        shown, printed = shown[:-1], printed[: len(shown) - 1]
     assert len(printed) == len(shown), f"{command}: printed\n" + "\n".join(printed)
     for line, out in zip(shown, printed, strict=True):
         assert _matches(line, out), f"{command}:\nshown:   {line}\nprinted: {out}"
 
 
-@pytest.mark.parametrize(("command", "complete", "shape"), [
-    pytest.param(c, complete, shape, id=c) for c, complete, shape in json_shapes()
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "complete", "shape"), [pytest.param(c, complete, shape, id=c) for c, complete, shape in json_shapes()]
+)
 def test_the_json_keys_a_page_shows_are_the_ones_printed(command, complete, shape, capsys, monkeypatch, tmp_path):
     import json
     import shlex

@@ -52,8 +52,14 @@ def test_second_ctrl_c_kills_every_replica_at_once_and_exits_130(chatty, cli_cac
     config = chatty(replicas=2, args="[--stubborn, --sleep, '600']")
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
     env.pop("FORCE_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", str(config)], cwd=config.parent, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen: list[str] = []
     try:
         _read_until(proc, seen, "Epoch 2/2 on chief", "Epoch 2/2 on worker-0")
@@ -76,7 +82,8 @@ def test_second_ctrl_c_kills_every_replica_at_once_and_exits_130(chatty, cli_cac
     # ... and the replica group cut its grace short (this notice is never written when the grace runs out)
     notices = [json.loads(l) for l in (run_dir / "local-run" / "lines.jsonl").read_text().splitlines()]
     assert {"replica": "cloudtrain", "message": "killing every replica now"} in [
-        {"replica": n["replica"], "message": n["message"]} for n in notices]  # fmt: skip
+        {"replica": n["replica"], "message": n["message"]} for n in notices
+    ]
     assert f"Job {run_dir.name}: CANCELLED" in out
     deadline = time.monotonic() + 30  # reaped by the CLI before it exits; the bound only ends a broken run
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
@@ -92,8 +99,14 @@ def test_replicas_lines_from_the_grace_period_are_printed_live(chatty, cli_cache
     config = chatty(replicas=2, args="[--stubborn, --sleep, '600']")
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
     env.pop("FORCE_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", str(config)], cwd=config.parent, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen: list[str] = []
     try:
         _read_until(proc, seen, "Epoch 2/2 on chief", "Epoch 2/2 on worker-0")

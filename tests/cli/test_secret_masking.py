@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 
 import pytest
 
@@ -21,9 +20,9 @@ ENV = {
 }
 CLOUDS = {
     "vertex": "backend: vertex\nregion: us-central1\nproject: my-project\nstaging_bucket: gs://my-bucket\n"
-              "machine: {type: n1-standard-4}\n",
+    "machine: {type: n1-standard-4}\n",
     "sagemaker": "backend: sagemaker\nregion: us-east-1\nrole_arn: arn:aws:iam::123456789012:role/R\n"
-                 "staging_bucket: s3://my-bucket\nmachine: {type: ml.m5.xlarge}\n",
+    "staging_bucket: s3://my-bucket\nmachine: {type: ml.m5.xlarge}\n",
 }
 
 
@@ -31,8 +30,9 @@ def _config(tmp_path, cloud: str, env: dict[str, str] = ENV) -> str:
     shutil.copytree(REPO / "tests" / "packages" / "mini_trainer", tmp_path / "mini_trainer")
     lines = "".join(f"  {k}: '{v}'\n" for k, v in env.items())
     path = tmp_path / "job.yaml"
-    path.write_text(f"name: demo\n{CLOUDS[cloud]}package: {{path: mini_trainer, module: mini_trainer.task}}\n"
-                    f"env:\n{lines}")
+    path.write_text(
+        f"name: demo\n{CLOUDS[cloud]}package: {{path: mini_trainer, module: mini_trainer.task}}\nenv:\n{lines}"
+    )
     return str(path)
 
 
@@ -48,11 +48,18 @@ def test_dry_run_json_and_text_mask_secret_looking_values_with_one_warning(cli, 
     done = cli("submit", config, "--dry-run", "-o", "json")
     assert done.returncode == 0, done.stderr
     env = _env_of(json.loads(done.stdout)["request"])
-    assert {k: env[k] for k in ENV} == {"WANDB_API_KEY": "***", "MY_VAR": "***", "HF": "***", "TF_CPP_MIN_LOG_LEVEL": "1"}
+    assert {k: env[k] for k in ENV} == {
+        "WANDB_API_KEY": "***",
+        "MY_VAR": "***",
+        "HF": "***",
+        "TF_CPP_MIN_LOG_LEVEL": "1",
+    }
     warnings = [line for line in done.stderr.splitlines() if "look like secrets" in line]
-    assert warnings == ["warning: env: WANDB_API_KEY, MY_VAR, HF look like secrets: env: values are written into the "
-                        "job's request, where anyone who can read jobs sees them (cloudtrain shows them as ***); "
-                        "refer to them under secrets: instead (docs/how-to/secrets.md)"]
+    assert warnings == [
+        "warning: env: WANDB_API_KEY, MY_VAR, HF look like secrets: env: values are written into the "
+        "job's request, where anyone who can read jobs sees them (cloudtrain shows them as ***); "
+        "refer to them under secrets: instead (docs/how-to/secrets.md)"
+    ]
     text = cli("submit", config, "--dry-run")
     assert text.returncode == 0, text.stderr
     for value in ENV.values():
@@ -62,8 +69,8 @@ def test_dry_run_json_and_text_mask_secret_looking_values_with_one_warning(cli, 
 
 def test_the_request_sent_keeps_the_values(tmp_path):
     """Masking is for display: what submit sends is the render, env: as written."""
-    from cloudtrain.backends import get_backend
     from cloudtrain.app.prepare import build_package, load_spec
+    from cloudtrain.backends import get_backend
 
     loaded, spec = load_spec(_config(tmp_path, "sagemaker"), ())
     request = get_backend("sagemaker").render(spec, build_package(spec))
@@ -96,16 +103,20 @@ def test_show_secrets_shows_them_on_a_terminal(tmp_path):
 def test_dollar_brace_value_warns_and_points_at_secrets(cli, tmp_path):
     done = cli("submit", _config(tmp_path, "vertex", {"REGION_NAME": "${MY_REGION}"}), "--dry-run", "-o", "json")
     assert done.returncode == 0
-    assert ("warning: env: REGION_NAME: '${MY_REGION}' is sent as written (cloudtrain does not expand ${…}); for a "
-            "value from your shell or a secret store use secrets: (REGION_NAME: shell:MY_REGION for --local; "
-            "docs/how-to/secrets.md)") in done.stderr.splitlines()
+    assert (
+        "warning: env: REGION_NAME: '${MY_REGION}' is sent as written (cloudtrain does not expand ${…}); for a "
+        "value from your shell or a secret store use secrets: (REGION_NAME: shell:MY_REGION for --local; "
+        "docs/how-to/secrets.md)"
+    ) in done.stderr.splitlines()
 
 
 def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_path):
     config = _config(tmp_path, "vertex", {"A": "1"})
     (tmp_path / "mini_trainer" / "kubeconfig").write_text("apiVersion: v1\n")
     left = cli("submit", config, "--dry-run", "-o", "json")
-    assert {"path": "mini_trainer/kubeconfig", "why": "credential-like"} in json.loads(left.stdout)["package"]["left_out"]
+    assert {"path": "mini_trainer/kubeconfig", "why": "credential-like"} in json.loads(left.stdout)["package"][
+        "left_out"
+    ]
     kept = cli("submit", config, "--dry-run", "-o", "json", "--include", "kubeconfig")
     assert kept.returncode == 0, kept.stderr
     import tarfile
@@ -117,7 +128,8 @@ def test_submit_include_packages_a_credential_like_file_with_a_warning(cli, tmp_
     assert [line for line in kept.stderr.splitlines() if "packaged credential-like files" in line] == [
         "warning: packaged credential-like files: mini_trainer/kubeconfig (--include kubeconfig) — whoever can read "
         "the staging bucket or the job's package can read them; refer to secrets under secrets: instead "
-        "(docs/how-to/secrets.md)"]
+        "(docs/how-to/secrets.md)"
+    ]
 
 
 def test_the_summary_names_each_secret_by_its_reference(cli, tmp_path):

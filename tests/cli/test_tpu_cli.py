@@ -36,8 +36,13 @@ def test_machines_tpu_lists_each_tpu_vm_with_chips_topology_regions_and_price(cl
     result = cli("machines", "--tpu", "-o", "json")
     assert result.returncode == 0, result.stderr
     rows = {r["machine_type"] + "/" + r["cloud_accelerator"]: r for r in json.loads(result.stdout)}
-    assert set(rows) == {"ct5lp-hightpu-1t/TPU_V5_LITEPOD", "ct5lp-hightpu-4t/TPU_V5_LITEPOD",
-                         "ct5lp-hightpu-8t/TPU_V5_LITEPOD", "cloud-tpu/TPU_V2", "cloud-tpu/TPU_V3"}
+    assert set(rows) == {
+        "ct5lp-hightpu-1t/TPU_V5_LITEPOD",
+        "ct5lp-hightpu-4t/TPU_V5_LITEPOD",
+        "ct5lp-hightpu-8t/TPU_V5_LITEPOD",
+        "cloud-tpu/TPU_V2",
+        "cloud-tpu/TPU_V3",
+    }
     v5e = rows["ct5lp-hightpu-8t/TPU_V5_LITEPOD"]
     assert (v5e["chips"], v5e["cores"], v5e["topology"], v5e["price_per_hour"]) == (8, 8, "2x4", 11.04)
     assert rows["cloud-tpu/TPU_V3"]["regions"] == ["us-central1", "europe-west4"]

@@ -14,7 +14,8 @@ PACKAGE = REPO / "tests" / "packages" / "keras_events"
 
 def _config(tmp_path, args: str):
     path = tmp_path / "events.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name: events
         backend: local
         target: vertex
@@ -22,7 +23,8 @@ def _config(tmp_path, args: str):
         machine: {{type: n1-standard-4}}
         package: {{path: {PACKAGE}, module: keras_events.task}}
         args: {args}
-        """))  # fmt: skip
+        """)
+    )
     return path
 
 
@@ -38,8 +40,11 @@ def test_a_user_packages_epoch_lines_take_their_total_from_the_args(cli, tmp_pat
     assert [line.split("  ")[0] for line in epochs] == ["epoch 1/3", "epoch 2/3", "epoch 3/3"]
     assert epochs[0] == "epoch 1/3  loss 0.5  val_accuracy 0.6"  # 4 significant digits
     # the metric the epoch line showed is not shown again; another one is, formatted, once
-    assert [line for line in lines if line.startswith("val_")] == ["val_auc 0.8223 (step 1)", "val_auc 0.8323 (step 2)",
-                                                                    "val_auc 0.8423 (step 3)"]  # fmt: skip
+    assert [line for line in lines if line.startswith("val_")] == [
+        "val_auc 0.8223 (step 1)",
+        "val_auc 0.8323 (step 2)",
+        "val_auc 0.8423 (step 3)",
+    ]
     assert not any('{"' in line for line in lines)  # no raw event JSON
 
 

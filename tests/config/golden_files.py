@@ -19,4 +19,6 @@ def assert_golden(name: str, value: object) -> None:
     if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"no golden file {path.name}; see tests/config/golden_files.py"
-    assert text == path.read_text(encoding="utf-8"), f"translation changed; see tests/config/golden_files.py ({path.name})"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"translation changed; see tests/config/golden_files.py ({path.name})"
+    )

@@ -33,8 +33,11 @@ def errors_of(capsys, *args: str) -> list[dict]:
 def test_three_mistakes_are_three_lines_from_one_validate_in_file_order(project, capsys):
     path = project(MY_YAML, name="my.yaml")
     errors = errors_of(capsys, str(path))
-    assert [(e["line"], e["field"]) for e in errors] == [(3, "region"), (9, "machine.accelerator_cout"),
-                                                          (14, "spot.enabled")]  # fmt: skip
+    assert [(e["line"], e["field"]) for e in errors] == [
+        (3, "region"),
+        (9, "machine.accelerator_cout"),
+        (14, "spot.enabled"),
+    ]
     assert errors[2]["fix"] == "write true or false" and errors[1]["fix"] == "did you mean 'accelerator_count'?"
 
 
@@ -65,8 +68,14 @@ def test_a_check_on_a_field_that_failed_is_skipped(project, capsys):
 
 
 def test_another_clouds_machine_type_is_one_of_the_collected_errors(capsys):
-    errors = errors_of(capsys, str(REPO / "job_configs" / "cpu.yaml"), "--set", "machine.type=ml.p3.2xlarge",
-                       "--set", "region=us-centrl1")  # fmt: skip
+    errors = errors_of(
+        capsys,
+        str(REPO / "job_configs" / "cpu.yaml"),
+        "--set",
+        "machine.type=ml.p3.2xlarge",
+        "--set",
+        "region=us-centrl1",
+    )
     assert [e["field"] for e in errors] == ["machine.type", "region"]
     assert errors[0]["message"] == "ml.p3.2xlarge is a SageMaker instance type and this config runs on Vertex AI"
 
@@ -77,14 +86,18 @@ def test_a_yaml_syntax_error_stops_at_once(project, capsys):
 
 
 def test_a_mis_indented_block_names_the_fix(project, capsys):
-    text = VERTEX_BASE.replace("  type: n1-standard-16\n  accelerator: NVIDIA_TESLA_T4\n  accelerator_count: 4\n",
-                               "type: n1-standard-16\n")  # fmt: skip
+    text = VERTEX_BASE.replace(
+        "  type: n1-standard-16\n  accelerator: NVIDIA_TESLA_T4\n  accelerator_count: 4\n", "type: n1-standard-16\n"
+    )
     code, _, err = run(capsys, "validate", str(project(text)))
     assert code == 2
     assert "valid dictionary" not in err
     lines = err.splitlines()
-    assert re.search(r"job\.yaml:6: machine: expected a mapping of keys \(type, accelerator, accelerator_count, \.\.\.\)"
-                     r", received nothing — check its indentation", lines[0])  # fmt: skip
+    assert re.search(
+        r"job\.yaml:6: machine: expected a mapping of keys \(type, accelerator, accelerator_count, \.\.\.\)"
+        r", received nothing — check its indentation",
+        lines[0],
+    )
     assert lines[1].endswith("job.yaml:7: type: unknown key 'type' — type belongs under machine: indent it")
 
 
@@ -95,9 +108,13 @@ def test_a_malformed_set_does_not_hold_back_the_files_checks(project, capsys):
 
 
 def test_every_unreadable_ml_engine_key_at_once(project, capsys):
-    text = ("name: legacy\nproject: my-project\nstaging_bucket: gs://b\npackage: {path: trainer}\ntrainingInput:\n"
-            "  scaleTier: BASIC\n  packageUris: [gs://b/p.tar.gz]\n  masterTyp: standard\n  enableWebAccess: true\n")
+    text = (
+        "name: legacy\nproject: my-project\nstaging_bucket: gs://b\npackage: {path: trainer}\ntrainingInput:\n"
+        "  scaleTier: BASIC\n  packageUris: [gs://b/p.tar.gz]\n  masterTyp: standard\n  enableWebAccess: true\n"
+    )
     errors = errors_of(capsys, str(project(text)))
-    assert [(e["line"], e["field"]) for e in errors] == [(7, "trainingInput.packageUris"),
-                                                          (8, "trainingInput.masterTyp"),
-                                                          (9, "trainingInput.enableWebAccess")]  # fmt: skip
+    assert [(e["line"], e["field"]) for e in errors] == [
+        (7, "trainingInput.packageUris"),
+        (8, "trainingInput.masterTyp"),
+        (9, "trainingInput.enableWebAccess"),
+    ]

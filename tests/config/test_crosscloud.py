@@ -11,21 +11,29 @@ from cloudtrain.config import load_config
 from cloudtrain.config.crosscloud import Refused, fit_to_cloud
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
-from tests.conftest import REPO
 from tests.config.golden_files import assert_golden
+from tests.conftest import REPO
 
-TO_SAGEMAKER = ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
-                "staging_bucket=s3://my-bucket"]  # fmt: skip
+TO_SAGEMAKER = [
+    "backend=sagemaker",
+    "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
+    "staging_bucket=s3://my-bucket",
+]
 
 
 @pytest.mark.parametrize("name", ["gpu4", "legacy-mlengine", "multiworker", "cpu"])
 def test_shipped_vertex_configs_on_sagemaker_match_golden(name):
     loaded = load_config(REPO / "job_configs" / f"{name}.yaml", TO_SAGEMAKER)
     spec = build_spec(loaded)
-    assert_golden(f"crosscloud_{name}_to_sagemaker", {
-        "config": loaded.config.model_dump(exclude={"package"}), "notes": list(loaded.notes),
-        "image": spec.image_uri, "machine": [spec.machine.type, spec.machine.gpu_model, spec.machine.accelerator_count],
-    })  # fmt: skip
+    assert_golden(
+        f"crosscloud_{name}_to_sagemaker",
+        {
+            "config": loaded.config.model_dump(exclude={"package"}),
+            "notes": list(loaded.notes),
+            "image": spec.image_uri,
+            "machine": [spec.machine.type, spec.machine.gpu_model, spec.machine.accelerator_count],
+        },
+    )
 
 
 def test_gpu4_on_sagemaker_takes_g4dn_the_nearest_region_and_tf_2_18():
@@ -36,16 +44,27 @@ def test_gpu4_on_sagemaker_takes_g4dn_the_nearest_region_and_tf_2_18():
 
 
 def test_sagemaker_config_on_vertex():
-    loaded = load_config(REPO / "job_configs" / "sagemaker-gpu4.yaml",
-                         ["backend=vertex", "project=p", "staging_bucket=gs://b", "hyperparameters={}"])  # fmt: skip
+    loaded = load_config(
+        REPO / "job_configs" / "sagemaker-gpu4.yaml",
+        ["backend=vertex", "project=p", "staging_bucket=gs://b", "hyperparameters={}"],
+    )
     cfg = loaded.config
-    assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == ("n1-standard-64", "NVIDIA_TESLA_T4", 4)
+    assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == (
+        "n1-standard-64",
+        "NVIDIA_TESLA_T4",
+        4,
+    )
     assert cfg.region == "us-east4" and cfg.image.tensorflow == "2.16"  # Vertex has 2.16 too: no line for it
     assert len(loaded.notes) == 2
 
 
 def test_a_native_config_on_its_own_cloud_is_left_alone():
-    data = {"backend": "vertex", "region": "us-central1", "machine": {"type": "n1-standard-16"}, "image": {"tensorflow": "2.17"}}
+    data = {
+        "backend": "vertex",
+        "region": "us-central1",
+        "machine": {"type": "n1-standard-16"},
+        "image": {"tensorflow": "2.17"},
+    }
     assert fit_to_cloud(data, "vertex") == (data, [])
 
 
@@ -75,7 +94,9 @@ def test_images_of_the_other_registry():
 
 def test_refusal_is_one_config_line(project):
     with pytest.raises(ConfigError) as info:
-        load_config(REPO / "job_configs" / "gpu4.yaml", ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/R"])
+        load_config(
+            REPO / "job_configs" / "gpu4.yaml", ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/R"]
+        )
     assert info.value.field == "staging_bucket" and "--set staging_bucket=s3://" in str(info.value)
 
 

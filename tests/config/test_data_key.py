@@ -31,16 +31,23 @@ def error_of(path) -> ConfigError:
 
 def test_strings_and_mappings_become_channels(project, tmp_path):
     (tmp_path / "digits").mkdir()
-    path = project(SAGEMAKER_BASE + """\
+    path = project(
+        SAGEMAKER_BASE
+        + """\
 data:
   train: s3://bucket/digits/train
   validation: {source: s3://bucket/digits/val, input_mode: FastFile, distribution: ShardedByS3Key}
   extra: digits
-""")
+"""
+    )
     spec = build_spec(load_config(path))
     train, val, extra = spec.channels.values()
     assert (train.name, train.source, train.input_mode, train.distribution) == (
-        "train", "s3://bucket/digits/train", "File", "FullyReplicated")
+        "train",
+        "s3://bucket/digits/train",
+        "File",
+        "FullyReplicated",
+    )
     assert (val.input_mode, val.distribution, val.env_name) == ("FastFile", "ShardedByS3Key", "SM_CHANNEL_VALIDATION")
     assert extra.kind == "local" and extra.source == str((tmp_path / "digits").resolve())
 
@@ -103,10 +110,18 @@ def test_schema_errors_in_a_channel_mapping_name_the_key(project):
 
 @pytest.mark.parametrize(
     ("cloud", "source", "readable"),
-    [("vertex", "gs://b/x", True), ("vertex", "s3://b/x", False), ("sagemaker", "s3://b/x", True),
-     ("sagemaker", "gs://b/x", False), ("vertex", "/data/x", True), ("sagemaker", "data", True),
-     ("local", "s3://b/x", True), ("local", "gs://b/x", True), ("vertex", "http://x/y", False)],
-)  # fmt: skip
+    [
+        ("vertex", "gs://b/x", True),
+        ("vertex", "s3://b/x", False),
+        ("sagemaker", "s3://b/x", True),
+        ("sagemaker", "gs://b/x", False),
+        ("vertex", "/data/x", True),
+        ("sagemaker", "data", True),
+        ("local", "s3://b/x", True),
+        ("local", "gs://b/x", True),
+        ("vertex", "http://x/y", False),
+    ],
+)
 def test_cloud_can_read(cloud, source, readable):
     assert cloud_can_read(cloud, source) is readable
     if cloud != "local":

@@ -19,9 +19,13 @@ def test_validate_json_names_the_defaults_that_apply(project, capsys):
     assert code == 0, err
     result = json.loads(out)
     assert (result["max_runtime"], result["tensorflow"], result["defaults"]) == (
-        86400, "2.17", ["max_runtime", "image.tensorflow"])
-    code, out, err = run(capsys, "validate", str(project(VERTEX_BASE + "max_runtime: 2h\nimage: {tensorflow: '2.16'}\n")),
-                         "-o", "json")  # fmt: skip
+        86400,
+        "2.17",
+        ["max_runtime", "image.tensorflow"],
+    )
+    code, out, err = run(
+        capsys, "validate", str(project(VERTEX_BASE + "max_runtime: 2h\nimage: {tensorflow: '2.16'}\n")), "-o", "json"
+    )
     assert code == 0, err
     assert json.loads(out)["defaults"] == []
 

@@ -18,7 +18,7 @@ from cloudtrain.spec import build_spec
 FIXTURE = Path(__file__).resolve().parents[1] / "packages" / "sm_script"
 
 # The SDK's own MNIST example: role and bucket from the session, a dict of channels.
-NOTEBOOK = '''
+NOTEBOOK = """
 import sagemaker
 from sagemaker.tensorflow import TensorFlow
 
@@ -37,10 +37,10 @@ mnist_estimator = TensorFlow(
     distribution={"multi_worker_mirrored_strategy": {"enabled": True}},
 )
 mnist_estimator.fit({"training": "s3://my-data/mnist/train", "test": f"s3://{bucket}/test"})
-'''
+"""
 
 # Everything literal, names bound to literals, no source_dir (the entry point's folder is it).
-SCRIPTED = '''
+SCRIPTED = """
 import boto3, sagemaker
 from sagemaker.inputs import TrainingInput
 from sagemaker.tensorflow import TensorFlow
@@ -70,10 +70,10 @@ est = TensorFlow(
 )
 est.fit(inputs={"training": TrainingInput("s3://ml-team-bucket/mnist/train", distribution="ShardedByS3Key"),
                 "eval": "s3://ml-team-bucket/mnist/eval"}, wait=False)
-'''
+"""
 
 # A TF1-era parameter-server job with things cloudtrain does not do.
-LEGACY = '''
+LEGACY = """
 import sagemaker.tensorflow
 
 kwargs = dict(debugger_hook_config=False)
@@ -91,7 +91,7 @@ ps = sagemaker.tensorflow.TensorFlow(
     **kwargs,
 )
 ps.fit(sagemaker.inputs.TrainingInput("s3://legacy-bucket/train", input_mode="Pipe"))
-'''
+"""
 
 
 @pytest.fixture
@@ -105,7 +105,10 @@ def test_the_sdk_notebook_translates_and_names_what_is_computed(folder):
     cfg = out.config
     assert cfg["package"] == {"path": "code", "script": "mnist-2.py"}
     assert (cfg["replica_count"], cfg["machine"], cfg["image"]) == (
-        2, {"type": "ml.p3.2xlarge"}, {"tensorflow": "2.14", "python": "3.10"})
+        2,
+        {"type": "ml.p3.2xlarge"},
+        {"tensorflow": "2.14", "python": "3.10"},
+    )
     assert cfg["hyperparameters"] == {"epochs": 10, "batch_size": 64, "learning_rate": 0.001}
     assert cfg["distribution"] == {"multi_worker_mirrored_strategy": {"enabled": True}}
     assert cfg["data"] == {"training": "s3://my-data/mnist/train"}
@@ -128,10 +131,13 @@ def test_a_fully_literal_estimator_needs_nothing_filled_in(folder):
     assert cfg["spot"] == {"enabled": True, "max_wait": 172800} and cfg["max_runtime"] == 86400
     assert cfg["machine"] == {"type": "ml.g4dn.xlarge", "disk_gb": 50}
     assert cfg["env"] == {"TF_CPP_MIN_LOG_LEVEL": "2"} and cfg["labels"] == {"team": "vision"}
-    assert cfg["data"] == {"training": {"source": "s3://ml-team-bucket/mnist/train", "distribution": "ShardedByS3Key"},
-                           "eval": "s3://ml-team-bucket/mnist/eval"}  # fmt: skip
-    assert out.not_translated == ["sagemaker_session: the region and credentials come from the config and the "
-                                  "usual AWS settings"]  # fmt: skip
+    assert cfg["data"] == {
+        "training": {"source": "s3://ml-team-bucket/mnist/train", "distribution": "ShardedByS3Key"},
+        "eval": "s3://ml-team-bucket/mnist/eval",
+    }
+    assert out.not_translated == [
+        "sagemaker_session: the region and credentials come from the config and the usual AWS settings"
+    ]
     spec = _load(folder, out)
     assert spec.script_args("M") == ("--augment", "False", "--epochs", "3", "--optimizer", "adam")
 
@@ -172,8 +178,9 @@ def test_cli_writes_the_config_and_lists_the_fill_ins(folder, capsys):
     placeholders = [f for f, v in (("role_arn", PLACEHOLDER_ROLE), ("staging_bucket", PLACEHOLDER_BUCKET)) if v in text]
     assert placeholders and [e.split(": ")[2] for e in errors] == placeholders
     assert all("the placeholder `cloudtrain init` wrote" in e for e in errors)
-    target.write_text(text.replace(PLACEHOLDER_ROLE, "arn:aws:iam::123456789012:role/R")
-                      .replace(PLACEHOLDER_BUCKET, "s3://my-bucket"))
+    target.write_text(
+        text.replace(PLACEHOLDER_ROLE, "arn:aws:iam::123456789012:role/R").replace(PLACEHOLDER_BUCKET, "s3://my-bucket")
+    )
     assert main(["validate", str(target)]) == 0
     assert main(["init", "--from-estimator", str(source), "--to", str(target)]) == 2  # exists: no overwrite
 
@@ -184,8 +191,9 @@ def _load(folder: Path, translation, **filled):
     return build_spec(load_config(path))
 
 
-@pytest.mark.parametrize(("version", "python", "gpu"), [("2.14", "py310", True), ("2.16", "py310", False),
-                                                         ("2.13", None, True)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("version", "python", "gpu"), [("2.14", "py310", True), ("2.16", "py310", False), ("2.13", None, True)]
+)
 def test_framework_version_picks_the_image_the_sdk_picks(version, python, gpu):
     """The same TF DLC image as sagemaker's own image_uris.retrieve for the estimator's arguments."""
     retrieve = pytest.importorskip("sagemaker.core.image_uris").retrieve
@@ -193,19 +201,25 @@ def test_framework_version_picks_the_image_the_sdk_picks(version, python, gpu):
 
     instance = "ml.g4dn.xlarge" if gpu else "ml.c5.xlarge"
     pythons = [python] if python else ["py310"]
-    sdk = retrieve("tensorflow", region="us-east-1", version=version, py_version=pythons[0], instance_type=instance,
-                   image_scope="training")  # fmt: skip
+    sdk = retrieve(
+        "tensorflow",
+        region="us-east-1",
+        version=version,
+        py_version=pythons[0],
+        instance_type=instance,
+        image_scope="training",
+    )
     assert catalog.training_image("sagemaker", "us-east-1", version, gpu=gpu, py_version=pythons[0]) == sdk
     assert catalog.python_tag("3.10") == "py310"  # image.python "3.10" is the SDK's py_version py310
 
 
-ONE_FILL_IN = '''
+ONE_FILL_IN = """
 import sagemaker
 from sagemaker.tensorflow import TensorFlow
 session = sagemaker.Session(boto3.Session(region_name="eu-west-1"))
 est = TensorFlow(entry_point="train.py", role=role, instance_type="ml.g4dn.xlarge", instance_count=1,
                  framework_version="2.16", py_version="py310", output_path="s3://b/out", sagemaker_session=session)
-'''
+"""
 
 
 def test_counts_in_the_messages_are_words_singular_and_plural(folder, capsys):

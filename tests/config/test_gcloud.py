@@ -28,8 +28,15 @@ def article_document():
 def test_article_command_document_and_translation_match_golden():
     doc = article_document()
     config, notes = legacy.convert(doc)
-    assert_golden("gcloud_article", {"document": doc.data, "config": config, "notes": notes,
-                                     "flags": {".".join(k): v for k, v in sorted(doc.flags.items())}})
+    assert_golden(
+        "gcloud_article",
+        {
+            "document": doc.data,
+            "config": config,
+            "notes": notes,
+            "flags": {".".join(k): v for k, v in sorted(doc.flags.items())},
+        },
+    )
 
 
 def test_flags_win_over_the_file_in_any_spelling():
@@ -55,7 +62,7 @@ MAPPED = [
     ("--package-path", "src/trainer", ("package", "path"), "src/trainer"),
     ("--project", "my-proj", ("project",), "my-proj"),
     ("--labels", "team=ml,env=dev", ("labels",), {"team": "ml", "env": "dev"}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("flag", "value", "path", "expected"), MAPPED, ids=[m[0] for m in MAPPED])
@@ -79,9 +86,14 @@ def _doc_path(flag: str):
 
 
 def test_accelerator_flags_map_like_accelerator_config():
-    flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-16",
-             "--master-accelerator": "type=nvidia-tesla-k80,count=4", "--worker-count": "1",
-             "--worker-machine-type": "n1-standard-16", "--worker-accelerator": "type=nvidia-tesla-k80,count=4"}  # fmt: skip
+    flags = {
+        "--scale-tier": "CUSTOM",
+        "--master-machine-type": "n1-standard-16",
+        "--master-accelerator": "type=nvidia-tesla-k80,count=4",
+        "--worker-count": "1",
+        "--worker-machine-type": "n1-standard-16",
+        "--worker-accelerator": "type=nvidia-tesla-k80,count=4",
+    }
     config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
     assert config["machine"] == {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4}
     assert config["replica_count"] == 2 and "K80" in notes[0]
@@ -122,21 +134,28 @@ def test_worker_pool_spec_parses_into_a_pool_and_package_keys():
     assert pool == {
         "machineSpec": {"machineType": "n1-standard-16", "acceleratorType": "NVIDIA_TESLA_T4", "acceleratorCount": 4},
         "replicaCount": 1,
-        "pythonPackageSpec": {"executorImageUri": "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
-                              "pythonModule": "trainer.task"},
-    }  # fmt: skip
+        "pythonPackageSpec": {
+            "executorImageUri": "us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
+            "pythonModule": "trainer.task",
+        },
+    }
     assert package == {"path": "./trainer", "requirements": ["pandas", "numpy<2"]}
     with pytest.raises(UsageError, match="unknown key 'gpu'"):
         gcloud.worker_pool_spec("machine-type=n1-standard-4,gpu=1")
 
 
 def test_custom_job_document_from_flags_matches_golden():
-    flags = {"--region": "us-central1", "--labels": "team=ml", "--args": "--epochs=3,--data=digits",
-             "--worker-pool-spec": ("machine-type=n1-standard-16,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,"
-                                    "accelerator-count=4,executor-image-uri=us-docker.pkg.dev/vertex-ai/training/"
-                                    "tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
-                                    "machine-type=n1-standard-16,replica-count=2,accelerator-type=NVIDIA_TESLA_T4,"
-                                    "accelerator-count=4")}  # fmt: skip
+    flags = {
+        "--region": "us-central1",
+        "--labels": "team=ml",
+        "--args": "--epochs=3,--data=digits",
+        "--worker-pool-spec": (
+            "machine-type=n1-standard-16,replica-count=1,accelerator-type=NVIDIA_TESLA_T4,"
+            "accelerator-count=4,executor-image-uri=us-docker.pkg.dev/vertex-ai/training/"
+            "tf-gpu.2-17.py310:latest,python-module=trainer.task,local-package-path=./trainer",
+            "machine-type=n1-standard-16,replica-count=2,accelerator-type=NVIDIA_TESLA_T4,accelerator-count=4",
+        ),
+    }
     with pytest.raises(Exception):
         gcloud.custom_job_document("mnist", {"--region": "us-central1"}, None)  # neither --config nor a pool
     doc = gcloud.custom_job_document("mnist_run", flags, None)
@@ -149,7 +168,8 @@ def test_python_version_flag_is_kept_or_named():
     assert not [n for n in notes if "pythonVersion" in n]  # the 2.17 image has Python 3.10
     _, notes = legacy.convert(gcloud.mlengine_document("j", {**base, "--python-version": "3.7"}, (), None))
     assert [n for n in notes if "pythonVersion" in n] == [
-        "mapped: trainingInput.pythonVersion: 3.7 → 3.10 (the TensorFlow 2.17 image has Python 3.10; your code runs on that)"]
+        "mapped: trainingInput.pythonVersion: 3.7 → 3.10 (the TensorFlow 2.17 image has Python 3.10; your code runs on that)"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -170,8 +190,13 @@ def test_worker_flags_that_differ_from_the_master_are_one_line(flags, message):
 
 
 def test_parameter_server_machine_type_is_taken_and_servers_become_workers():
-    flags = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8", "--worker-count": "2",
-             "--parameter-server-count": "1", "--parameter-server-machine-type": "n1-standard-4"}  # fmt: skip
+    flags = {
+        "--scale-tier": "CUSTOM",
+        "--master-machine-type": "n1-standard-8",
+        "--worker-count": "2",
+        "--parameter-server-count": "1",
+        "--parameter-server-machine-type": "n1-standard-4",
+    }
     config, notes = legacy.convert(gcloud.mlengine_document("j", flags, (), None))
     assert config["replica_count"] == 4 and "parameterServerCount: 1 parameter server → 4 replicas" in notes[0]
 
@@ -197,16 +222,24 @@ def test_container_job_spec_and_container_image_uri_flags_match_golden():
     from cloudtrain.config import customjob
 
     config, notes = customjob.convert(load_yaml(CONTAINER_JOB_SPEC, "container.yaml"))
-    flags = {"--region": "us-central1", "--command": "python,train.py", "--args": "--epochs=1",
-             "--worker-pool-spec": ("machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",)}
+    flags = {
+        "--region": "us-central1",
+        "--command": "python,train.py",
+        "--args": "--epochs=1",
+        "--worker-pool-spec": ("machine-type=n1-standard-4,replica-count=1,container-image-uri=gcr.io/p/t:1",),
+    }
     doc = gcloud.custom_job_document("wps", flags, None)
     from_flags, _ = customjob.convert(doc)
-    assert config["container"] == {"image_uri": "us-docker.pkg.dev/my-project/train/mnist:1",
-                                   "command": ["python", "-m", "trainer.task"]}  # fmt: skip
+    assert config["container"] == {
+        "image_uri": "us-docker.pkg.dev/my-project/train/mnist:1",
+        "command": ["python", "-m", "trainer.task"],
+    }
     assert from_flags["container"] == {"image_uri": "gcr.io/p/t:1", "command": ["python", "train.py"]}
     assert "package" not in config and "image" not in config
-    assert_golden("gcloud_container_job", {"file": {"config": config, "notes": notes},
-                                           "flags": {"document": doc.data, "config": from_flags}})
+    assert_golden(
+        "gcloud_container_job",
+        {"file": {"config": config, "notes": notes}, "flags": {"document": doc.data, "config": from_flags}},
+    )
 
 
 PARAMETER_SERVER_POOLS = """\
@@ -223,10 +256,13 @@ workerPoolSpecs:
 """
 
 
-@pytest.mark.parametrize(("servers", "note"), [
-    (1, "mapped: workerPoolSpecs[2]: 1 parameter server → 4 replicas of the chief's machine"),
-    (2, "mapped: workerPoolSpecs[2]: 2 parameter servers → 5 replicas of the chief's machine"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("servers", "note"),
+    [
+        (1, "mapped: workerPoolSpecs[2]: 1 parameter server → 4 replicas of the chief's machine"),
+        (2, "mapped: workerPoolSpecs[2]: 2 parameter servers → 5 replicas of the chief's machine"),
+    ],
+)
 def test_a_custom_jobs_parameter_servers_become_workers_counted_in_words(servers, note):
     from cloudtrain.config import customjob
 

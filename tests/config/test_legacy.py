@@ -19,7 +19,10 @@ def convert(text: str, file: str = "config_gpu4.yaml"):
 
 
 def test_custom_tier_with_accelerator_config(project):
-    cfg = load_config(project(HEAD + """\
+    cfg = load_config(
+        project(
+            HEAD
+            + """\
 trainingInput:
   scaleTier: CUSTOM
   masterType: n1-standard-16
@@ -30,20 +33,30 @@ trainingInput:
   pythonModule: trainer.task
   args: [--epochs, "3"]
   scheduling: {maxRunningTime: 7200s}
-""")).config
+"""
+        )
+    ).config
     assert (cfg.backend, cfg.region, cfg.machine.type) == ("vertex", "asia-east1", "n1-standard-16")
     assert (cfg.machine.accelerator, cfg.machine.accelerator_count, cfg.replica_count) == ("NVIDIA_TESLA_T4", 4, 2)
     assert (cfg.args, cfg.max_runtime) == (["--epochs", "3"], 7200)
 
 
 def test_snake_case_keys_and_legacy_names_that_still_exist(project):
-    loaded = load_config(project(HEAD + "trainingInput: {scale_tier: CUSTOM, master_type: complex_model_m_v100, region: us-central1}\n"))
+    loaded = load_config(
+        project(HEAD + "trainingInput: {scale_tier: CUSTOM, master_type: complex_model_m_v100, region: us-central1}\n")
+    )
     cfg = loaded.config
-    assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == ("n1-standard-16", "NVIDIA_TESLA_V100", 4)
+    assert (cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count) == (
+        "n1-standard-16",
+        "NVIDIA_TESLA_V100",
+        4,
+    )
     # V100 is still offered, but the config now names it differently: one line says what it became
-    assert loaded.notes == ("mapped: trainingInput.masterType: complex_model_m_v100 (n1-standard-16 with 4 × V100) → "
-                            "n1-standard-16 with 4 × NVIDIA_TESLA_V100 (ML Engine's name for this machine; Vertex AI "
-                            "names it by machine type and GPUs); (no current price) → $12.28/h",)
+    assert loaded.notes == (
+        "mapped: trainingInput.masterType: complex_model_m_v100 (n1-standard-16 with 4 × V100) → "
+        "n1-standard-16 with 4 × NVIDIA_TESLA_V100 (ML Engine's name for this machine; Vertex AI "
+        "names it by machine type and GPUs); (no current price) → $12.28/h",
+    )
 
 
 # Each legacy machine and tier: what it becomes and the line that says so (golden files).
@@ -58,15 +71,15 @@ CASES = {
     "standard_p100": "trainingInput: {scaleTier: CUSTOM, masterType: standard_p100}\n",
     "complex_model_s": "trainingInput: {scaleTier: CUSTOM, masterType: complex_model_s}\n",
     "k80_accelerator_config": "trainingInput:\n  scaleTier: CUSTOM\n  masterType: n1-standard-8\n  masterConfig:\n"
-                              "    acceleratorConfig: {type: NVIDIA_TESLA_K80, count: 2}\n",
+    "    acceleratorConfig: {type: NVIDIA_TESLA_K80, count: 2}\n",
     "custom_parameter_servers": "trainingInput: {scaleTier: CUSTOM, masterType: large_model, workerCount: 2, "
-                                "workerType: large_model, parameterServerCount: 1, parameterServerType: standard}\n",
+    "workerType: large_model, parameterServerCount: 1, parameterServerType: standard}\n",
     "runtime_2_1_python_3_7": "trainingInput: {scaleTier: BASIC, runtimeVersion: '2.1', pythonVersion: '3.7'}\n",
     "job_dir_and_module": "trainingInput: {scaleTier: BASIC, jobDir: 'gs://b/jobs/run1/', pythonModule: trainer.task, "
-                          "runtimeVersion: '2.15', pythonVersion: '3.10'}\n",
+    "runtimeVersion: '2.15', pythonVersion: '3.10'}\n",
     "sagemaker_article": "backend: sagemaker\ntrainingInput:\n  scaleTier: CUSTOM\n  master_type: complex_model_m_gpu\n"
-                         "  runtimeVersion: '2.17'\n",
-}  # fmt: skip
+    "  runtimeVersion: '2.17'\n",
+}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -76,7 +89,11 @@ def test_translation_matches_golden(name):
 
 def test_article_config_maps_k80_to_t4_at_the_same_count_with_the_price():
     out = convert(CASES["article_config"])
-    assert out["config"]["machine"] == {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4}
+    assert out["config"]["machine"] == {
+        "type": "n1-standard-16",
+        "accelerator": "NVIDIA_TESLA_T4",
+        "accelerator_count": 4,
+    }
     (note,) = out["notes"]
     assert "K80" in note and "T4" in note and note.endswith("; (no current price) → $2.48/h")
 
@@ -90,11 +107,15 @@ def test_eight_k80_become_the_nearest_count_of_t4_and_say_so():
 def test_parameter_servers_become_workers():
     out = convert(CASES["standard_1"])
     assert out["config"]["replica_count"] == 8  # 1 master + 4 workers + 3 parameter servers
-    assert "mapped: trainingInput.scaleTier: 3 parameter servers → 8 replicas of the master's machine (parameter " \
-           "servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers)" in out["notes"]
+    assert (
+        "mapped: trainingInput.scaleTier: 3 parameter servers → 8 replicas of the master's machine (parameter "
+        "servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers)" in out["notes"]
+    )
     one = convert(CASES["custom_parameter_servers"])
-    assert any(n.startswith("mapped: trainingInput.parameterServerCount: 1 parameter server → 4 replicas")
-               for n in one["notes"])  # fmt: skip
+    assert any(
+        n.startswith("mapped: trainingInput.parameterServerCount: 1 parameter server → 4 replicas")
+        for n in one["notes"]
+    )
 
 
 def test_tf1_runtime_maps_to_the_default_image_with_a_line():
@@ -105,7 +126,9 @@ def test_tf1_runtime_maps_to_the_default_image_with_a_line():
 
 def test_strict_legacy_turns_a_mapping_into_an_error(project):
     with pytest.raises(ConfigError) as info:
-        load_config(project(HEAD + "trainingInput: {masterType: complex_model_m_gpu, region: us-central1}\n"), strict=True)
+        load_config(
+            project(HEAD + "trainingInput: {masterType: complex_model_m_gpu, region: us-central1}\n"), strict=True
+        )
     assert info.value.file == "--strict-legacy" and "K80" in str(info.value)
 
 
@@ -120,8 +143,10 @@ def test_master_type_with_a_fixed_tier_is_read_as_custom_with_a_line():
     [
         ("trainingInput: {scaleTier: BASIC, packageUris: ['gs://b/p.tar.gz']}\n", "packageUris"),
         ("trainingInput: {scaleTier: BASIC, evaluatorCount: 1}\n", "evaluators"),
-        ("trainingInput: {scaleTier: CUSTOM, masterType: standard, workerCount: 1, workerType: large_model}\n",
-         "same machine"),
+        (
+            "trainingInput: {scaleTier: CUSTOM, masterType: standard, workerCount: 1, workerType: large_model}\n",
+            "same machine",
+        ),
         ("trainingInput: {scaleTier: BASIC, bogus: 1}\n", "unknown trainingInput key"),
         ("trainingInput: {scaleTier: SUPER}\n", "unknown scaleTier"),
     ],

@@ -18,7 +18,12 @@ def error_of(path, *overrides, **kwargs) -> ConfigError:
 def test_valid_config_loads(project):
     loaded = load_config(project())
     cfg = loaded.config
-    assert (cfg.backend, cfg.region, cfg.machine.accelerator_count, cfg.replica_count) == ("vertex", "us-central1", 4, 1)
+    assert (cfg.backend, cfg.region, cfg.machine.accelerator_count, cfg.replica_count) == (
+        "vertex",
+        "us-central1",
+        4,
+        1,
+    )
     assert cfg.max_runtime == 86400
 
 
@@ -116,7 +121,11 @@ def test_args_as_one_string_gets_the_list_form(project):
 
 @pytest.mark.parametrize(
     ("extra", "field"),
-    [("replica_count: 0\n", "replica_count"), ("replica_count: -2\n", "replica_count"), ("max_runtime: 0\n", "max_runtime")],
+    [
+        ("replica_count: 0\n", "replica_count"),
+        ("replica_count: -2\n", "replica_count"),
+        ("max_runtime: 0\n", "max_runtime"),
+    ],
 )
 def test_zero_and_negative_counts(project, extra, field):
     error = error_of(project(VERTEX_BASE + extra))

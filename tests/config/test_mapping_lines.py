@@ -34,8 +34,14 @@ def price(cloud: str, machine: str, accelerator: str | None = None, count: int =
 
 
 def test_the_format_with_and_without_prices():
-    assert mapped_line("machine", "a", "b", "why", (1.5, 1234.567)) == "mapped: machine: a → b (why); $1.50/h → $1,234.57/h"
-    assert mapped_line("machine", "a", "b", "why", (None, 2.0)) == "mapped: machine: a → b (why); (no current price) → $2.00/h"
+    assert (
+        mapped_line("machine", "a", "b", "why", (1.5, 1234.567))
+        == "mapped: machine: a → b (why); $1.50/h → $1,234.57/h"
+    )
+    assert (
+        mapped_line("machine", "a", "b", "why", (None, 2.0))
+        == "mapped: machine: a → b (why); (no current price) → $2.00/h"
+    )
     assert mapped_line("image.tensorflow", "2.17", "2.18", "why") == "mapped: image.tensorflow: 2.17 → 2.18 (why)"
 
 
@@ -79,8 +85,17 @@ def test_strict_legacy_refuses_the_silent_mapping_too(project, capsys):
 
 
 def test_a_config_moved_to_the_other_cloud_maps_machine_region_and_tensorflow(capsys):
-    notes = json_of(capsys, "validate", str(REPO / "job_configs" / "gpu4.yaml"), "--set", "backend=sagemaker",
-                    "--set", "role_arn=arn:aws:iam::123456789012:role/R", "--set", "staging_bucket=s3://b")["notes"]
+    notes = json_of(
+        capsys,
+        "validate",
+        str(REPO / "job_configs" / "gpu4.yaml"),
+        "--set",
+        "backend=sagemaker",
+        "--set",
+        "role_arn=arn:aws:iam::123456789012:role/R",
+        "--set",
+        "staging_bucket=s3://b",
+    )["notes"]
     assert notes == [
         "mapped: machine: n1-standard-16 with 4 × NVIDIA_TESLA_T4 (Vertex AI) → ml.g4dn.12xlarge (4 × T4) "
         "(SageMaker's cheapest machine with these GPUs and at least the vCPUs and memory); "
@@ -95,11 +110,14 @@ def test_a_config_moved_to_the_other_cloud_maps_machine_region_and_tensorflow(ca
 
 
 def test_a_sagemaker_instance_type_on_a_vertex_config_is_refused(capsys):
-    code, out, err = run(capsys, "validate", str(REPO / "job_configs" / "cpu.yaml"), "--set", "machine.type=ml.p3.2xlarge")
+    code, out, err = run(
+        capsys, "validate", str(REPO / "job_configs" / "cpu.yaml"), "--set", "machine.type=ml.p3.2xlarge"
+    )
     assert code == 2 and out == ""
     (line,) = err.splitlines()
-    assert line.startswith("error: --set: machine.type: ml.p3.2xlarge is a SageMaker instance type and this "
-                           "config runs on Vertex AI")  # fmt: skip
+    assert line.startswith(
+        "error: --set: machine.type: ml.p3.2xlarge is a SageMaker instance type and this config runs on Vertex AI"
+    )
     assert "nearest on Vertex AI: n1-highmem-8 with 1 × NVIDIA_TESLA_V100 ($3.40/h); " in line  # numbers.money
     assert "--set backend=sagemaker" in line
 
@@ -109,11 +127,13 @@ def test_a_mapped_price_over_a_thousand_dollars_is_grouped_to_the_cent():
     from cloudtrain.mapping import mapped_line
 
     assert mapped_line("machine.type", "a", "b", "why", (1234.5, None)) == (
-        "mapped: machine.type: a → b (why); $1,234.50/h → (no current price)")
+        "mapped: machine.type: a → b (why); $1,234.50/h → (no current price)"
+    )
 
 
 def test_a_vertex_machine_type_in_a_sagemaker_file_is_refused_at_its_line(project, capsys):
-    path = project(textwrap.dedent("""\
+    path = project(
+        textwrap.dedent("""\
         name: demo
         backend: sagemaker
         region: us-east-1
@@ -122,11 +142,13 @@ def test_a_vertex_machine_type_in_a_sagemaker_file_is_refused_at_its_line(projec
         machine:
           type: n1-standard-8
         package: {path: trainer, module: trainer.task}
-        """))
+        """)
+    )
     code, _, err = run(capsys, "validate", str(path))
     assert code == 2
-    assert err.startswith(f"error: {path}:7: machine.type: n1-standard-8 is a Vertex AI machine type and this "
-                          "config runs on SageMaker")  # fmt: skip
+    assert err.startswith(
+        f"error: {path}:7: machine.type: n1-standard-8 is a Vertex AI machine type and this config runs on SageMaker"
+    )
     assert "--set backend=vertex" in err
 
 
@@ -138,8 +160,10 @@ def test_a_sagemaker_fallback_runs_the_main_requests_tensorflow_or_the_nearest_n
     sagemaker = result["fallbacks"][1]
     image = sagemaker["request"]["AlgorithmSpecification"]["TrainingImage"]
     assert image.endswith("/tensorflow-training:2.18-gpu-py310")  # the main request runs 2.17 with Python 3.10
-    assert "mapped: image.tensorflow: 2.17 → 2.18 (SageMaker has no TensorFlow 2.17 image, which the main request " \
-           "runs; the nearest newer it offers)" in sagemaker["notes"]
+    assert (
+        "mapped: image.tensorflow: 2.17 → 2.18 (SageMaker has no TensorFlow 2.17 image, which the main request "
+        "runs; the nearest newer it offers)" in sagemaker["notes"]
+    )
     assert result["fallbacks"][0]["notes"] == []  # the same backend: nothing mapped
 
 
@@ -164,18 +188,23 @@ package: {{path: trainer, module: trainer.task}}
     ("image", "uri", "notes"),
     [
         ("image: {tensorflow: '2.16'}\n", "tf-gpu.2-16.py310", []),  # offered: the same version, no line
-        ("", "tf-gpu.2-17.py310", [  # the SageMaker default (2.21, Python 3.12): Vertex has nothing newer
-            "mapped: image.tensorflow: 2.21 → 2.17 (Vertex AI has no TensorFlow 2.21 image, which the main request "
-            "runs, nor a newer one; the newest it offers)",
-            "mapped: image.python: 3.12 → 3.10 (the Vertex AI TensorFlow 2.17 image has Python 3.10 only)",
-        ]),
+        (
+            "",
+            "tf-gpu.2-17.py310",
+            [  # the SageMaker default (2.21, Python 3.12): Vertex has nothing newer
+                "mapped: image.tensorflow: 2.21 → 2.17 (Vertex AI has no TensorFlow 2.21 image, which the main request "
+                "runs, nor a newer one; the newest it offers)",
+                "mapped: image.python: 3.12 → 3.10 (the Vertex AI TensorFlow 2.17 image has Python 3.10 only)",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_vertex_fallback_of_a_sagemaker_job_keeps_its_tensorflow_where_offered(project, capsys, image, uri, notes):
     result = json_of(capsys, "submit", str(project(SAGEMAKER_MAIN.format(image=image))), "--dry-run")
     (vertex,) = result["fallbacks"]
     assert vertex["request"]["jobSpec"]["workerPoolSpecs"][0]["pythonPackageSpec"]["executorImageUri"].endswith(
-        f"/{uri}:latest")
+        f"/{uri}:latest"
+    )
     assert vertex["notes"] == notes
 
 

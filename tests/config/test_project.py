@@ -18,7 +18,9 @@ def gcloud_folder(root: Path, projects: dict[str, str], active: str | None) -> P
     folder = root / "gcloud"
     (folder / "configurations").mkdir(parents=True)
     for name, project in projects.items():
-        (folder / "configurations" / f"config_{name}").write_text(f"[core]\naccount = me@example.com\nproject = {project}\n")
+        (folder / "configurations" / f"config_{name}").write_text(
+            f"[core]\naccount = me@example.com\nproject = {project}\n"
+        )
     if active:
         (folder / "active_config").write_text(active)
     return folder
@@ -36,21 +38,30 @@ FULL = ["flag", "config", "CLOUDSDK_CORE_PROJECT", "gcloud", "GOOGLE_CLOUD_PROJE
 @pytest.mark.parametrize("first", range(len(FULL)))
 def test_each_source_wins_over_the_ones_after_it(tmp_path, first):
     present = FULL[first:]
-    environ = {"CLOUDSDK_CONFIG": str(gcloud_folder(tmp_path, {"work": "from-gcloud"} if "gcloud" in present else {}, "work"))}
+    environ = {
+        "CLOUDSDK_CONFIG": str(gcloud_folder(tmp_path, {"work": "from-gcloud"} if "gcloud" in present else {}, "work"))
+    }
     if "CLOUDSDK_CORE_PROJECT" in present:
         environ["CLOUDSDK_CORE_PROJECT"] = "from-core-env"
     if "GOOGLE_CLOUD_PROJECT" in present:
         environ["GOOGLE_CLOUD_PROJECT"] = "from-google-env"
     keys = {"quota_project_id": "from-adc-quota"} if "adc_quota" in present else {}
     environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(adc(tmp_path, project_id="from-adc-project", **keys))
-    project, source = find_project("from-flag" if "flag" in present else None,
-                                   ("from-config", "job.yaml:4") if "config" in present else None,
-                                   environ, tmp_path)  # fmt: skip
-    expected = {"flag": ("from-flag", "--project"), "config": ("from-config", "job.yaml:4"),
-                "CLOUDSDK_CORE_PROJECT": ("from-core-env", "CLOUDSDK_CORE_PROJECT"),
-                "gcloud": ("from-gcloud", "gcloud configuration 'work'"),
-                "GOOGLE_CLOUD_PROJECT": ("from-google-env", "GOOGLE_CLOUD_PROJECT"),
-                "adc_quota": ("from-adc-quota", "quota_project_id"), "adc_project": ("from-adc-project", "project_id")}
+    project, source = find_project(
+        "from-flag" if "flag" in present else None,
+        ("from-config", "job.yaml:4") if "config" in present else None,
+        environ,
+        tmp_path,
+    )
+    expected = {
+        "flag": ("from-flag", "--project"),
+        "config": ("from-config", "job.yaml:4"),
+        "CLOUDSDK_CORE_PROJECT": ("from-core-env", "CLOUDSDK_CORE_PROJECT"),
+        "gcloud": ("from-gcloud", "gcloud configuration 'work'"),
+        "GOOGLE_CLOUD_PROJECT": ("from-google-env", "GOOGLE_CLOUD_PROJECT"),
+        "adc_quota": ("from-adc-quota", "quota_project_id"),
+        "adc_project": ("from-adc-project", "project_id"),
+    }
     want_project, want_source = expected[FULL[first]]
     assert project == want_project and want_source in source
 
@@ -65,7 +76,10 @@ def test_active_config_name_from_the_environment_and_the_flag(tmp_path):
 
 def test_home_folder_is_used_without_cloudsdk_config(tmp_path):
     gcloud_folder(tmp_path / ".config", {"default": "p-home"}, "default")
-    assert find_project(None, None, {}, tmp_path) == ("p-home", f"gcloud configuration 'default' ({tmp_path}/.config/gcloud/configurations/config_default)")
+    assert find_project(None, None, {}, tmp_path) == (
+        "p-home",
+        f"gcloud configuration 'default' ({tmp_path}/.config/gcloud/configurations/config_default)",
+    )
 
 
 def test_adc_in_gcloud_folder_and_nothing_found(tmp_path):

@@ -24,28 +24,87 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: Every record and every kind of field: unions, bounds, durations, versions, Literals, dicts of records.
 FULL = {
-    "name": "mnist-gpu4", "name_suffix": False, "backend": "vertex", "region": "us-central1", "project": "p",
-    "staging_bucket": "gs://b", "machine": {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4",
-                                            "accelerator_count": 4, "disk_gb": 200},
-    "replica_count": 2, "package": {"path": "trainer", "module": "trainer.task", "requirements": ["numpy<3"],
-                                    "name": "trainer", "version": "1.0"},
-    "args": ["--epochs", "3"], "hyperparameters": {"lr": 0.01, "steps": 10, "fast": True, "opt": "adam"},
-    "image": {"tensorflow": "2.17", "python": "3.10"}, "spot": {"enabled": True, "max_wait": "2h"},
-    "max_runtime": "1h30m", "labels": {"team": "ml"}, "env": {"A": "1"}, "model_dir": True,
+    "name": "mnist-gpu4",
+    "name_suffix": False,
+    "backend": "vertex",
+    "region": "us-central1",
+    "project": "p",
+    "staging_bucket": "gs://b",
+    "machine": {"type": "n1-standard-16", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 4, "disk_gb": 200},
+    "replica_count": 2,
+    "package": {
+        "path": "trainer",
+        "module": "trainer.task",
+        "requirements": ["numpy<3"],
+        "name": "trainer",
+        "version": "1.0",
+    },
+    "args": ["--epochs", "3"],
+    "hyperparameters": {"lr": 0.01, "steps": 10, "fast": True, "opt": "adam"},
+    "image": {"tensorflow": "2.17", "python": "3.10"},
+    "spot": {"enabled": True, "max_wait": "2h"},
+    "max_runtime": "1h30m",
+    "labels": {"team": "ml"},
+    "env": {"A": "1"},
+    "model_dir": True,
     "distribution": {"multi_worker_mirrored_strategy": {"enabled": True}},
-    "data": {"train": "gs://b/train", "eval": {"source": "gs://b/eval", "input_mode": "File",
-                                              "distribution": "FullyReplicated"}},
-    "sweep": {"metric": "val_accuracy", "goal": "minimize", "max_trials": 4, "parallel_trials": 2,
-              "algorithm": "random", "seed": 3, "params": {"lr": {"min": 0.001, "max": 0.1, "scale": "log"},
-                                                           "units": {"values": [32, 64]}}},
-    "flex_start": {"enabled": False, "max_wait": 3600}, "max_queue": "30m", "budget": {"max_usd": 20, "max_hours": 1.5},
-    "fallback": [{"region": "europe-west4", "machine": {"accelerator_count": 2}, "data": {"x": {"source": "gs://c"}},
-                  "spot": {"enabled": False}, "max_runtime": 600}],
+    "data": {
+        "train": "gs://b/train",
+        "eval": {"source": "gs://b/eval", "input_mode": "File", "distribution": "FullyReplicated"},
+    },
+    "sweep": {
+        "metric": "val_accuracy",
+        "goal": "minimize",
+        "max_trials": 4,
+        "parallel_trials": 2,
+        "algorithm": "random",
+        "seed": 3,
+        "params": {"lr": {"min": 0.001, "max": 0.1, "scale": "log"}, "units": {"values": [32, 64]}},
+    },
+    "flex_start": {"enabled": False, "max_wait": 3600},
+    "max_queue": "30m",
+    "budget": {"max_usd": 20, "max_hours": 1.5},
+    "fallback": [
+        {
+            "region": "europe-west4",
+            "machine": {"accelerator_count": 2},
+            "data": {"x": {"source": "gs://c"}},
+            "spot": {"enabled": False},
+            "max_runtime": 600,
+        }
+    ],
     "local": {"python": "3.10"},
-}  # fmt: skip
+}
 
-PROBES = [True, False, 0, 1, -1, 10**30, 1.5, 0.0, math.inf, math.nan, "", "x", " x ", "2.10", "90s", "0s", "a\nb",
-          "File", "vertex", None, [], ["a"], [1], {}, {"a": 1}, {"source": "gs://x"}, {"enabled": True}]  # fmt: skip
+PROBES = [
+    True,
+    False,
+    0,
+    1,
+    -1,
+    10**30,
+    1.5,
+    0.0,
+    math.inf,
+    math.nan,
+    "",
+    "x",
+    " x ",
+    "2.10",
+    "90s",
+    "0s",
+    "a\nb",
+    "File",
+    "vertex",
+    None,
+    [],
+    ["a"],
+    [1],
+    {},
+    {"a": 1},
+    {"source": "gs://x"},
+    {"enabled": True},
+]
 
 
 def _pydantic(cls, data):
@@ -68,8 +127,13 @@ def _same(a: Record, b: Record) -> bool:
         return False
     for name in a.model_fields:
         x, y = getattr(a, name), getattr(b, name)
-        pairs = list(zip(x, y)) if isinstance(x, list) and isinstance(y, list) and len(x) == len(y) else \
-            [(x[k], y[k]) for k in x] if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys() else [(x, y)]  # fmt: skip
+        pairs = (
+            list(zip(x, y))
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y)
+            else [(x[k], y[k]) for k in x]
+            if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys()
+            else [(x, y)]
+        )
         for u, v in pairs:
             if isinstance(u, Record) and not _same(u, v):
                 return False

@@ -59,8 +59,11 @@ def test_model_dir_false_passes_no_model_dir(write):
 @pytest.mark.parametrize(
     ("extra", "field", "words"),
     [
-        ("distribution: {parameter_server: {enabled: true}}\n", "distribution.parameter_server",
-         "parameter servers are TF1-era"),
+        (
+            "distribution: {parameter_server: {enabled: true}}\n",
+            "distribution.parameter_server",
+            "parameter servers are TF1-era",
+        ),
         ("distribution: {mpi: {enabled: true}}\n", "distribution.mpi", "Horovod"),
         ("args: [--epochs, '3']\n", "args", "only its hyperparameters"),
         ("hyperparameters: {model_dir: /tmp/m}\n", "hyperparameters.model_dir", "passes --model_dir"),
@@ -101,15 +104,19 @@ def test_model_dir_false_on_a_module_job_is_refused(project):
 
 def test_multi_worker_mirrored_strategy_is_the_replica_count_mechanism(write):
     """One mechanism: the estimator's spelling changes nothing that replica_count does not."""
+    import datetime as dt
+
     from cloudtrain.backends.sagemaker import BACKEND
     from cloudtrain.packaging import build_script_sdist
 
-    import datetime as dt
-
     same = {"now": dt.datetime(2025, 1, 2, tzinfo=dt.timezone.utc), "suffix": "abc123"}  # one job name for both
     plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")), **same)
-    spelled = build_spec(load_config(write(
-        SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")), **same)
+    spelled = build_spec(
+        load_config(
+            write(SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")
+        ),
+        **same,
+    )
     package = build_script_sdist(plain.package.path, Path(write("").parent / "dist"), "mnist-2.py")
     ours = [BACKEND.render(s, package)["HyperParameters"] for s in (plain, spelled)]
     assert ours[0] == ours[1]
@@ -123,8 +130,20 @@ def test_hyperparameters_reach_the_script_as_the_sagemaker_toolkit_passes_them()
     hps = {"epochs": 3, "learning_rate": 1e-05, "shuffle": True, "optimizer": "adam w", "b": 0.5, "Zeta": -1}
     decoded = {k: json.loads(json.dumps(v)) for k, v in hps.items()}  # what SageMaker hands the toolkit
     assert sagemaker_cmd_args(hps) == mapping.to_cmd_args(decoded)
-    assert sagemaker_cmd_args(hps) == ["--Zeta", "-1", "-b", "0.5", "--epochs", "3", "--learning_rate", "1e-05",
-                                       "--optimizer", "adam w", "--shuffle", "True"]  # fmt: skip
+    assert sagemaker_cmd_args(hps) == [
+        "--Zeta",
+        "-1",
+        "-b",
+        "0.5",
+        "--epochs",
+        "3",
+        "--learning_rate",
+        "1e-05",
+        "--optimizer",
+        "adam w",
+        "--shuffle",
+        "True",
+    ]
 
 
 def test_image_python_is_sagemakers_py_version(write):

@@ -31,27 +31,56 @@ def test_v5e_config_builds_a_tpu_spec_on_the_tpu_image(project):
     spec = build_spec(load_config(project(TPU_BASE + "machine: {type: ct5lp-hightpu-4t}\n")))
     m = spec.machine
     assert (m.type, m.accelerator, m.accelerator_count, m.tpu_cores, m.tpu_topology) == (
-        "ct5lp-hightpu-4t", "TPU_V5_LITEPOD", 4, 4, "2x2")
+        "ct5lp-hightpu-4t",
+        "TPU_V5_LITEPOD",
+        4,
+        4,
+        "2x2",
+    )
     assert spec.image_uri == "us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest"
     assert m.accelerators == "4 TPU cores (TPU_V5_LITEPOD, 2x2)"
 
 
-@pytest.mark.parametrize("extra, field, words", [
-    ("region: asia-east1\nmachine: {type: ct5lp-hightpu-4t}\n", "region",
-     "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in us-central1"),
-    ("machine: {type: ct5lp-hightpu-4t, tpu_topology: 4x4}\n", "machine.tpu_topology",
-     "tpu_topology 4x4 spans several TPU VMs"),
-    ("machine: {type: ct5lp-hightpu-4t}\nreplica_count: 2\n", "replica_count",
-     "replica_count 2 asks for several TPU VMs"),
-    ("machine: {type: ct5lp-hightpu-4t}\nimage: {tensorflow: '2.14'}\n", "image.tensorflow",
-     "TPUs need TensorFlow 2.15 or newer"),
-    ("machine: {type: ct5lp-hightpu-4t}\nimage: {tensorflow: '2.17'}\n", "image.tensorflow",
-     "no prebuilt TensorFlow 2.17 image for TPUs"),
-    ("machine: {type: ct5lp-hightpu-4t, accelerator: NVIDIA_TESLA_T4, accelerator_count: 1}\n", "machine.accelerator",
-     "TPUs and GPUs never share a machine"),
-    ("machine: {type: cloud-tpu, accelerator: TPU_V3, accelerator_count: 32}\n", "machine.accelerator_count",
-     "pod slice over several TPU VMs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "extra, field, words",
+    [
+        (
+            "region: asia-east1\nmachine: {type: ct5lp-hightpu-4t}\n",
+            "region",
+            "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in us-central1",
+        ),
+        (
+            "machine: {type: ct5lp-hightpu-4t, tpu_topology: 4x4}\n",
+            "machine.tpu_topology",
+            "tpu_topology 4x4 spans several TPU VMs",
+        ),
+        (
+            "machine: {type: ct5lp-hightpu-4t}\nreplica_count: 2\n",
+            "replica_count",
+            "replica_count 2 asks for several TPU VMs",
+        ),
+        (
+            "machine: {type: ct5lp-hightpu-4t}\nimage: {tensorflow: '2.14'}\n",
+            "image.tensorflow",
+            "TPUs need TensorFlow 2.15 or newer",
+        ),
+        (
+            "machine: {type: ct5lp-hightpu-4t}\nimage: {tensorflow: '2.17'}\n",
+            "image.tensorflow",
+            "no prebuilt TensorFlow 2.17 image for TPUs",
+        ),
+        (
+            "machine: {type: ct5lp-hightpu-4t, accelerator: NVIDIA_TESLA_T4, accelerator_count: 1}\n",
+            "machine.accelerator",
+            "TPUs and GPUs never share a machine",
+        ),
+        (
+            "machine: {type: cloud-tpu, accelerator: TPU_V3, accelerator_count: 32}\n",
+            "machine.accelerator_count",
+            "pod slice over several TPU VMs",
+        ),
+    ],
+)
 def test_bad_tpu_config_is_one_line_on_the_field(project, extra, field, words):
     text = TPU_BASE.replace("region: us-central1\n", "") if extra.startswith("region:") else TPU_BASE
     (error,) = errors_of(project(text + extra))
@@ -76,8 +105,10 @@ def test_checking_a_tpu_config_imports_no_cloud_sdk(project):
     import sys
 
     path = project(TPU_BASE + "machine: {type: ct5lp-hightpu-4t}\n")
-    code = ("import sys\nfrom cloudtrain.config import load_config\n"
-            f"load_config({str(path)!r})\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('google.cloud.', 'boto'))))\n")
+    code = (
+        "import sys\nfrom cloudtrain.config import load_config\n"
+        f"load_config({str(path)!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('google.cloud.', 'boto'))))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -82,8 +82,10 @@ def test_no_aws_credentials_is_one_clear_line(aws, tmp_path, monkeypatch):
         monkeypatch.delenv(key)
     with pytest.raises(CredentialsError) as err:
         fetch_bucket_channel(make_spec(tmp_path, cloud="sagemaker"), DataChannel("train", "s3://staging/train"))
-    assert str(err.value).startswith("data channel 'train' (s3://staging/train) is downloaded for a local run, "
-                                     "and no AWS credentials found — run `aws configure`")  # fmt: skip
+    assert str(err.value).startswith(
+        "data channel 'train' (s3://staging/train) is downloaded for a local run, "
+        "and no AWS credentials found — run `aws configure`"
+    )
     assert "\n" not in str(err.value)
 
 

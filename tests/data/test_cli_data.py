@@ -26,12 +26,19 @@ data:
 def test_dry_run_says_what_would_be_uploaded_and_uploads_nothing(project, tmp_path):
     make_folder(tmp_path / "digits", {"a.npz": b"A" * 1000, "b/c.npz": b"C" * 24})
     path = project(CONFIG)
-    code = ("import sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"
-            "bad = sorted(m for m in sys.modules if m.startswith(('boto3', 'botocore', 'google.cloud.')));"
-            "print('IMPORTED', bad, file=sys.stderr); sys.exit(rc)")  # fmt: skip
+    code = (
+        "import sys; from cloudtrain.cli import main; rc = main(sys.argv[1:]);"
+        "bad = sorted(m for m in sys.modules if m.startswith(('boto3', 'botocore', 'google.cloud.')));"
+        "print('IMPORTED', bad, file=sys.stderr); sys.exit(rc)"
+    )
     env = {"CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", code, "submit", "-c", str(path), "--dry-run", "-o", "json"],
-                            cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code, "submit", "-c", str(path), "--dry-run", "-o", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "IMPORTED []" in result.stderr
     out = json.loads(result.stdout)

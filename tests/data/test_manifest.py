@@ -51,8 +51,12 @@ def test_links_that_stay_inside_the_folder_are_followed(tmp_path):
     os.symlink("real/a.npz", folder / "alias.npz")  # a file link inside: uploaded with the target's bytes
     os.symlink(folder / "real", folder / "again")  # a folder link inside: walked like a folder
     manifest = build_manifest(folder)
-    assert [(f.path, f.size) for f in manifest.files] == [("again/a.npz", 3), ("alias.npz", 3), ("b.npz", 1),
-                                                          ("real/a.npz", 3)]  # fmt: skip
+    assert [(f.path, f.size) for f in manifest.files] == [
+        ("again/a.npz", 3),
+        ("alias.npz", 3),
+        ("b.npz", 1),
+        ("real/a.npz", 3),
+    ]
     assert manifest.files[1].sha256 == manifest.files[3].sha256
 
 

@@ -53,9 +53,14 @@ def _open_uploads(s3) -> list[str]:
 
 
 def _upload(path, kill_at: int, key: str = KEY) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", KILLED_UPLOAD, str(path), str(kill_at), key], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", KILLED_UPLOAD, str(path), str(kill_at), key],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_kill_at_any_request_boundary_leaks_no_multipart_upload(aws, tmp_path, monkeypatch):
@@ -69,8 +74,13 @@ def test_a_kill_at_any_request_boundary_leaks_no_multipart_upload(aws, tmp_path,
     whole = _upload(big, 0)  # never killed: which requests an upload makes
     assert whole.returncode == 0, whole.stderr[-2000:]
     calls = whole.stdout.split()
-    assert calls == ["list_multipart_uploads", "create_multipart_upload", "upload_part", "upload_part",
-                     "complete_multipart_upload"]  # fmt: skip
+    assert calls == [
+        "list_multipart_uploads",
+        "create_multipart_upload",
+        "upload_part",
+        "upload_part",
+        "complete_multipart_upload",
+    ]
     # Every boundary once, in a random order (failures name the seed): a kill right after
     # CreateMultipartUpload is the one that leaked. 4 kills of a few seconds each.
     seed = random.randrange(2**32)

@@ -81,8 +81,13 @@ def test_a_killed_upload_is_completed_not_trusted(store, tmp_path):
     folder = make_folder(tmp_path / "d", files)
     manifest = build_manifest(folder)
     prefix = data_prefix("", manifest.digest)
-    killed = subprocess.run([sys.executable, "-c", KILLED_SUBMIT, store.scheme, str(folder)], cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)  # fmt: skip
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_SUBMIT, store.scheme, str(folder)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     # A PUT whose body was on the wire when the process died still lands a moment later (the server
     # finishes it, as the clouds do): count the objects once the listing has stopped changing.

@@ -61,8 +61,10 @@ WRITTEN_IN_PARALLEL = {
 
 def _anchors(page) -> set[str]:
     """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
-    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-            for h in re.findall(r"^#+ (.+)$", page.read_text(), re.M)}  # fmt: skip
+    return {
+        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+        for h in re.findall(r"^#+ (.+)$", page.read_text(), re.M)
+    }
 
 
 def test_every_link_between_pages_lands():

@@ -19,10 +19,22 @@ STATED_MIN_VAL_ACCURACY = 0.97
 def test_gpu4_local_trains_digits_to_the_stated_accuracy(tmp_path, tf_cache, monkeypatch):
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tf_cache))  # the image layer is built once per machine
     result = subprocess.run(
-        [sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/gpu4.yaml", "--local",
-         "--set", f"output_dir={tmp_path / 'run'}"],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cloudtrain",
+            "submit",
+            "--config",
+            "job_configs/gpu4.yaml",
+            "--local",
+            "--set",
+            f"output_dir={tmp_path / 'run'}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout
     assert re.search(r"Job mnist-gpu4-\S+: SUCCEEDED", out)

@@ -52,8 +52,12 @@ def skip_reason(command: str) -> str | None:
 def run_in_order(commands: list[str], tmp_path, path: str) -> None:
     """Run ``commands`` in one shell from the repository's root, stopping at the first that fails."""
     script = "set -e\n" + "".join(f"echo '>>> {c.replace(chr(39), '')}'\n{c} > /dev/null\n" for c in commands)
-    env = {"PATH": path, "HOME": os.environ.get("HOME", str(tmp_path)),
-           "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "LANG": "C.UTF-8"}  # fmt: skip
+    env = {
+        "PATH": path,
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"),
+        "LANG": "C.UTF-8",
+    }
     result = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"stopped at:\n{result.stdout[-800:]}\n{result.stderr[-2000:]}"
     assert result.stdout.count(">>> ") == len(commands)

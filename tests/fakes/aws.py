@@ -14,7 +14,8 @@ import os
 import threading
 import time
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 ACCOUNT = "123456789012"  # moto's default account
 ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
@@ -120,8 +121,10 @@ def _training_job_names_stay_taken() -> None:
 
     def create_training_job(self, training_job_name, *args, **kwargs):
         if training_job_name in self.training_jobs:
-            raise ResourceInUseException(f"Training job names must be unique within an AWS account and region, "
-                                         f"and a training job with this name already exists ({training_job_name})")
+            raise ResourceInUseException(
+                f"Training job names must be unique within an AWS account and region, "
+                f"and a training job with this name already exists ({training_job_name})"
+            )
         return create(self, training_job_name, *args, **kwargs)
 
     create_training_job.names_stay_taken = True  # type: ignore[attr-defined]
@@ -166,7 +169,9 @@ class LogWriter:
         ts = start_ms if start_ms is not None else int(time.time() * 1000)
         events = [{"timestamp": ts + i * step_ms, "message": m} for i, m in enumerate(messages)]
         for start in range(0, len(events), 10_000):
-            self.client.put_log_events(logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events[start : start + 10_000])
+            self.client.put_log_events(
+                logGroupName=LOG_GROUP, logStreamName=stream, logEvents=events[start : start + 10_000]
+            )
 
 
 # -- SageMaker tuning jobs: the two actions moto lacks ---------------------------------------
@@ -184,12 +189,12 @@ def add_tuning_actions() -> None:
     if hasattr(SageMakerResponse, "list_training_jobs_for_hyper_parameter_tuning_job"):
         return
 
-    def list_trials(self):  # noqa: ANN001 — moto's handler signature
+    def list_trials(self):
         name = self._get_param("HyperParameterTuningJobName")
         self.sagemaker_backend.describe_hyper_parameter_tuning_job(hyper_parameter_tuning_job_name=name)  # 404s
         return ActionResult({"TrainingJobSummaries": TUNING_TRIALS.get(name, [])})
 
-    def stop(self):  # noqa: ANN001
+    def stop(self):
         name = self._get_param("HyperParameterTuningJobName")
         self.sagemaker_backend.describe_hyper_parameter_tuning_job(hyper_parameter_tuning_job_name=name)
         self.sagemaker_backend.hyper_parameter_tuning_jobs[name].hyper_parameter_tuning_job_status = "Stopped"
@@ -205,8 +210,9 @@ def add_tuning_actions() -> None:
 NO_QUOTA: set[str] = set()
 #: Instance types whose jobs are created, then fail while starting for lack of machines (CapacityError).
 NO_CAPACITY: set[str] = set()
-CAPACITY_ERROR = ("CapacityError: Unable to provision requested ML compute capacity. Please retry using a "
-                  "different ML instance type.")
+CAPACITY_ERROR = (
+    "CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance type."
+)
 
 
 def add_capacity_faults() -> None:
@@ -222,13 +228,15 @@ def add_capacity_faults() -> None:
     class ResourceLimitExceeded(SagemakerClientError):
         code = "ResourceLimitExceeded"
 
-    def create(self):  # noqa: ANN001 — moto's handler signature
+    def create(self):
         instance = (self._get_param("ResourceConfig") or {}).get("InstanceType")
         if instance in NO_QUOTA:
-            raise ResourceLimitExceeded(f"The account-level service limit '{instance} for training job usage' is 0 "
-                                        "Instances, with current utilization of 0 Instances and a request delta of 1 "
-                                        "Instances. Please use AWS Service Quotas to request an increase for this "
-                                        "quota.")  # fmt: skip
+            raise ResourceLimitExceeded(
+                f"The account-level service limit '{instance} for training job usage' is 0 "
+                "Instances, with current utilization of 0 Instances and a request delta of 1 "
+                "Instances. Please use AWS Service Quotas to request an increase for this "
+                "quota."
+            )
         result = original(self)
         if instance in NO_CAPACITY:
             job = self.sagemaker_backend.training_jobs[self._get_param("TrainingJobName")]

@@ -85,18 +85,32 @@ class FakeLogging:
         self._seq = itertools.count()
         self._generation = 0
         self._lock = threading.Lock()
-        self.server, self.address = serve(SERVICE, {
-            "ListLogEntries": unary(self._list, ListLogEntriesRequest, lambda pb: pb.SerializeToString()),
-            "TailLogEntries": stream_stream(self._tail, TailLogEntriesRequest, lambda pb: pb.SerializeToString()),
-        })  # fmt: skip
+        self.server, self.address = serve(
+            SERVICE,
+            {
+                "ListLogEntries": unary(self._list, ListLogEntriesRequest, lambda pb: pb.SerializeToString()),
+                "TailLogEntries": stream_stream(self._tail, TailLogEntriesRequest, lambda pb: pb.SerializeToString()),
+            },
+        )
 
     def stop(self) -> None:
         self._generation += 1
         self.server.stop(grace=None)
 
-    def add(self, job_id: str, replica: str, message: str, *, at: float, readable: float | None = None,
-            severity: str = "INFO", json: bool = False, label: bool = True, insert_id: str | None = None,
-            received: float | None = None) -> str:
+    def add(
+        self,
+        job_id: str,
+        replica: str,
+        message: str,
+        *,
+        at: float,
+        readable: float | None = None,
+        severity: str = "INFO",
+        json: bool = False,
+        label: bool = True,
+        insert_id: str | None = None,
+        received: float | None = None,
+    ) -> str:
         """An entry written at ``at`` (virtual seconds) that Cloud Logging receives at ``readable``.
 
         Passing the ``insert_id`` of an earlier entry delivers that entry again (a duplicate)."""
@@ -150,10 +164,10 @@ class FakeLogging:
             hi = _when(ceiling[1]) if ceiling else None
             if received:  # entries stamped from the floor on, listable by now (below), in timestamp order
                 r_floor = _when(received[1]).timestamp()
-                seqs = [s for _, s in self._stamped[bisect.bisect_left(self._stamped, (r_floor,)):]]
+                seqs = [s for _, s in self._stamped[bisect.bisect_left(self._stamped, (r_floor,)) :]]
                 candidates = sorted((self._items[s][0], self._items[s][1], s) for s in seqs)
             else:
-                candidates = self._index[bisect.bisect_left(self._index, (lo,)) if lo else 0:]
+                candidates = self._index[bisect.bisect_left(self._index, (lo,)) if lo else 0 :]
             after = tuple(req.page_token.split("|", 2)) if req.page_token else None
             size = req.page_size or 1000
             page, more = [], False

@@ -35,7 +35,8 @@ import struct
 import threading
 import time
 from collections import Counter
-from typing import BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,10 +56,23 @@ class Fault:
         return self.only is None or head is None or self.only in head
 
 
-def answer(start: float, end: float, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-           only: str | None = None) -> Fault:  # fmt: skip
-    return Fault("answer", start, end, status=status, body=body, headers=tuple((headers or {}).items()),
-                 only=only.encode() if only else None)  # fmt: skip
+def answer(
+    start: float,
+    end: float,
+    status: int,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    only: str | None = None,
+) -> Fault:
+    return Fault(
+        "answer",
+        start,
+        end,
+        status=status,
+        body=body,
+        headers=tuple((headers or {}).items()),
+        only=only.encode() if only else None,
+    )
 
 
 def refuse(start: float, end: float) -> Fault:
@@ -76,8 +90,11 @@ def delay(start: float, end: float, seconds: float) -> Fault:
 def aws_error(status: int, code: str, message: str) -> dict:
     """An AWS JSON-protocol error (CloudWatch Logs, SageMaker) as the service sends it, for :func:`answer`:
     ``answer(t0, t1, **aws_error(400, "ThrottlingException", "Rate exceeded"))``."""
-    return {"status": status, "body": json.dumps({"__type": code, "message": message}).encode(),
-            "headers": {"Content-Type": "application/x-amz-json-1.1", "x-amzn-RequestId": "fault-proxy"}}  # fmt: skip
+    return {
+        "status": status,
+        "body": json.dumps({"__type": code, "message": message}).encode(),
+        "headers": {"Content-Type": "application/x-amz-json-1.1", "x-amzn-RequestId": "fault-proxy"},
+    }
 
 
 #: CloudWatch Logs' own answers when it sheds load.
@@ -85,8 +102,14 @@ THROTTLED = aws_error(400, "ThrottlingException", "Rate exceeded")
 UNAVAILABLE = aws_error(503, "ServiceUnavailableException", "The service is unavailable. Please try again later.")
 TOO_MANY = aws_error(429, "ThrottlingException", "Too Many Requests")
 
-_REASONS = {400: "Bad Request", 429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 504: "Gateway Timeout"}  # fmt: skip
+_REASONS = {
+    400: "Bad Request",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 class FaultProxy:
@@ -114,7 +137,7 @@ class FaultProxy:
 
     # -- the schedule ---------------------------------------------------------------------
 
-    def schedule(self, *faults: Fault) -> "FaultProxy":
+    def schedule(self, *faults: Fault) -> FaultProxy:
         with self._lock:
             self.faults.extend(faults)
         return self
@@ -126,7 +149,7 @@ class FaultProxy:
     def _fault(self, kind: str, now: float, head: bytes | None = None) -> Fault | None:
         return next((f for f in self.faults if f.kind == kind and f.active(now, head)), None)
 
-    def after_first_request(self, *faults: Fault) -> "FaultProxy":
+    def after_first_request(self, *faults: Fault) -> FaultProxy:
         """Schedule ``faults`` with their windows counted from the first request (HTTP) or connection
         (TCP) forwarded: faults that meet a client that is following, however late it started."""
         with self._lock:
@@ -150,7 +173,7 @@ class FaultProxy:
         self._thread.join(timeout=5)
         self._reset_all()
 
-    def __enter__(self) -> "FaultProxy":
+    def __enter__(self) -> FaultProxy:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -376,5 +399,7 @@ def _body(reader: BinaryIO, head: bytes, request: bytes | None = None) -> Iterat
 
 def _response(fault: Fault) -> bytes:
     headers = {"Content-Length": str(len(fault.body)), **dict(fault.headers)}
-    lines = [f"HTTP/1.1 {fault.status} {_REASONS.get(fault.status, 'Error')}"] + [f"{k}: {v}" for k, v in headers.items()]
+    lines = [f"HTTP/1.1 {fault.status} {_REASONS.get(fault.status, 'Error')}"] + [
+        f"{k}: {v}" for k, v in headers.items()
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + fault.body

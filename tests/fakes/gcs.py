@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def free_port() -> int:

@@ -33,8 +33,9 @@ import time
 import uuid
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlparse
 
 from tests.fakes.aws import ACCOUNT
@@ -56,20 +57,24 @@ def frame(headers: dict[str, str], payload: bytes) -> bytes:
 
 
 def event(kind: str, body: dict[str, Any]) -> bytes:
-    return frame({":message-type": "event", ":event-type": kind, ":content-type": "application/json"},
-                 json.dumps(body).encode())  # fmt: skip
+    return frame(
+        {":message-type": "event", ":event-type": kind, ":content-type": "application/json"}, json.dumps(body).encode()
+    )
 
 
 def exception(kind: str, message: str) -> bytes:
-    return frame({":message-type": "exception", ":exception-type": kind, ":content-type": "application/json"},
-                 json.dumps({"message": message}).encode())  # fmt: skip
+    return frame(
+        {":message-type": "exception", ":exception-type": kind, ":content-type": "application/json"},
+        json.dumps({"message": message}).encode(),
+    )
 
 
 class LiveTailFake:
     """Streams ``StartLiveTail`` from moto's stored events; proxies every other call to moto."""
 
-    def __init__(self, moto_endpoint: str, *, period: float = 1.0, sleep: Callable[[float], None] = time.sleep,
-                 seed: int = 1):
+    def __init__(
+        self, moto_endpoint: str, *, period: float = 1.0, sleep: Callable[[float], None] = time.sleep, seed: int = 1
+    ):
         self.moto = urlparse(moto_endpoint)
         self.period, self.sleep = period, sleep
         self.rng = random.Random(seed)
@@ -159,8 +164,12 @@ class LiveTailFake:
         groups = params.get("logGroupIdentifiers") or []
         prefixes = params.get("logStreamNamePrefixes") or []
         if len(groups) != 1 or not str(groups[0]).startswith("arn:") or groups[0].endswith("*"):
-            return self._error(request, 400, "InvalidParameterException",
-                               "logGroupIdentifiers: one log group ARN, not ending in '*', with logStreamNamePrefixes")
+            return self._error(
+                request,
+                400,
+                "InvalidParameterException",
+                "logGroupIdentifiers: one log group ARN, not ending in '*', with logStreamNamePrefixes",
+            )
         arn = groups[0]
         region, group = arn.split(":")[3], arn.split(":log-group:", 1)[-1]
         streams = self._streams(region, group)
@@ -182,9 +191,19 @@ class LiveTailFake:
 
         try:
             send(event("initial-response", {}))
-            send(event("sessionStart", {"requestId": str(uuid.uuid4()), "sessionId": str(uuid.uuid4()),
-                                        "logGroupIdentifiers": groups, "logStreamNames": [],
-                                        "logStreamNamePrefixes": prefixes, "logEventFilterPattern": ""}))  # fmt: skip
+            send(
+                event(
+                    "sessionStart",
+                    {
+                        "requestId": str(uuid.uuid4()),
+                        "sessionId": str(uuid.uuid4()),
+                        "logGroupIdentifiers": groups,
+                        "logStreamNames": [],
+                        "logStreamNamePrefixes": prefixes,
+                        "logEventFilterPattern": "",
+                    },
+                )
+            )
             buffered: list[bytes] = []
             paused_until: float | None = None
             index = 0
@@ -216,8 +235,9 @@ class LiveTailFake:
         except (BrokenPipeError, ConnectionResetError, OSError):
             return  # the reader went away
 
-    def _update(self, streams: dict[str, list[Any]], sent: dict[str, int], prefixes: list[str], arn: str,
-                lose: bool = False) -> bytes:
+    def _update(
+        self, streams: dict[str, list[Any]], sent: dict[str, int], prefixes: list[str], arn: str, lose: bool = False
+    ) -> bytes:
         results = []
         for name, events in list(streams.items()):
             if prefixes and not any(name.startswith(p) for p in prefixes):
@@ -225,8 +245,15 @@ class LiveTailFake:
             start, end = sent.get(name, 0), len(events)
             sent[name] = end
             for e in events[start:end]:
-                results.append({"logStreamName": name, "logGroupIdentifier": arn, "message": e.message,
-                                "timestamp": e.timestamp, "ingestionTime": e.ingestion_time})  # fmt: skip
+                results.append(
+                    {
+                        "logStreamName": name,
+                        "logGroupIdentifier": arn,
+                        "message": e.message,
+                        "timestamp": e.timestamp,
+                        "ingestionTime": e.ingestion_time,
+                    }
+                )
         if lose:
             with self._lock:
                 self.lost += [r["message"] for r in results]

@@ -20,8 +20,8 @@ import contextlib
 import json
 import re
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 TOKEN = "ya29.fake-metadata-token"
 USER_TOKEN = "ya29.fake-user-token"
@@ -47,12 +47,18 @@ class FakeSecretManager:
         """Write Application Default Credentials of a user refreshed here; returns the path, for
         ``GOOGLE_APPLICATION_CREDENTIALS``. (A workforce user's ``external_account_authorized_user``: the one
         user type whose token address the file sets; ``authorized_user`` files always use Google's.)"""
-        path.write_text(json.dumps({
-            "type": "external_account_authorized_user",
-            "audience": "//iam.googleapis.com/locations/global/workforcePools/fake-pool/providers/fake",
-            "refresh_token": "fake-refresh", "token_url": f"{self.endpoint}/token",
-            "client_id": "fake-client", "client_secret": "fake-secret",
-        }))  # fmt: skip
+        path.write_text(
+            json.dumps(
+                {
+                    "type": "external_account_authorized_user",
+                    "audience": "//iam.googleapis.com/locations/global/workforcePools/fake-pool/providers/fake",
+                    "refresh_token": "fake-refresh",
+                    "token_url": f"{self.endpoint}/token",
+                    "client_id": "fake-client",
+                    "client_secret": "fake-secret",
+                }
+            )
+        )
         return str(path)
 
     def env(self) -> dict[str, str]:
@@ -65,16 +71,16 @@ def _handler(fake: FakeSecretManager) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args) -> None:  # no line per request
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 — http.server's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             fake.requests.append((self.path, None))
             if self.path != "/token":
                 return self._error(404, "NOT_FOUND", f"Unknown path {self.path}.")
             return self._send(200, {"access_token": USER_TOKEN, "expires_in": 3599, "token_type": "Bearer"})
 
-        def do_GET(self) -> None:  # noqa: N802 — http.server's name
+        def do_GET(self) -> None:
             auth = self.headers.get("Authorization", "")
-            token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+            token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
             fake.requests.append((self.path, token))
             if self.path.startswith("/computeMetadata/v1/instance/service-accounts/default/token"):
                 if self.headers.get("Metadata-Flavor") != "Google":
@@ -85,13 +91,20 @@ def _handler(fake: FakeSecretManager) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "NOT_FOUND", f"Unknown path {self.path}.")
             secret, project, _, version, access = match.groups()
             if token is None:
-                return self._error(401, "UNAUTHENTICATED", "Request is missing required authentication credential. "
-                                   "Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+                return self._error(
+                    401,
+                    "UNAUTHENTICATED",
+                    "Request is missing required authentication credential. "
+                    "Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+                )
             resource = f"{secret}/versions/{version}"
             if secret in fake.denied:
                 permission = "secretmanager.versions.access" if access else "secretmanager.versions.get"
-                return self._error(403, "PERMISSION_DENIED", f"Permission '{permission}' denied for resource "
-                                   f"'{resource}' (or it may not exist).")
+                return self._error(
+                    403,
+                    "PERMISSION_DENIED",
+                    f"Permission '{permission}' denied for resource '{resource}' (or it may not exist).",
+                )
             values = fake.secrets.get(secret)
             number = len(values) if values and version == "latest" else int(version) if version.isdigit() else 0
             if not values or not 1 <= number <= len(values):

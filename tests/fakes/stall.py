@@ -31,7 +31,7 @@ class StallingProxy:
             except OSError:
                 pass
 
-    def __enter__(self) -> "StallingProxy":
+    def __enter__(self) -> StallingProxy:
         return self
 
     def __exit__(self, *exc) -> None:

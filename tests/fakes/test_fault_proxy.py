@@ -18,7 +18,7 @@ pytestmark = pytest.mark.server
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as botocore's connection pool uses it
 
-    def do_POST(self):  # noqa: N802 — http.server's name
+    def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         if self.path == "/chunked":
             self.send_response(200)

@@ -15,7 +15,8 @@ import threading
 from dataclasses import dataclass, field
 
 import grpc
-from google.cloud.aiplatform_v1.types import custom_job, hyperparameter_tuning_job as hptj, job_service, study
+from google.cloud.aiplatform_v1.types import custom_job, job_service, study
+from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as hptj
 from google.cloud.aiplatform_v1.types import job_state as js
 from google.protobuf import empty_pb2
 
@@ -25,12 +26,24 @@ SERVICE = "google.cloud.aiplatform.v1.JobService"
 
 #: Refusals of CreateCustomJob as Vertex AI words them: (code, message, ErrorInfo reason or None).
 REFUSALS = {
-    "capacity": (grpc.StatusCode.RESOURCE_EXHAUSTED, "The zone 'asia-east1-a' does not have enough resources "
-                 "available to fulfill the request.  '(resource type:compute)'.", "ZONE_RESOURCE_POOL_EXHAUSTED"),
-    "quota": (grpc.StatusCode.RESOURCE_EXHAUSTED, "The following quota metrics exceed quota limits: "
-              "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus", None),
-    "rate": (grpc.StatusCode.RESOURCE_EXHAUSTED, "Quota exceeded for quota metric 'Resource management (CRUD) "
-             "requests' and limit 'Resource management (CRUD) requests per minute per region'", "RATE_LIMIT_EXCEEDED"),
+    "capacity": (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "The zone 'asia-east1-a' does not have enough resources "
+        "available to fulfill the request.  '(resource type:compute)'.",
+        "ZONE_RESOURCE_POOL_EXHAUSTED",
+    ),
+    "quota": (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "The following quota metrics exceed quota limits: "
+        "aiplatform.googleapis.com/custom_model_training_nvidia_t4_gpus",
+        None,
+    ),
+    "rate": (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "Quota exceeded for quota metric 'Resource management (CRUD) "
+        "requests' and limit 'Resource management (CRUD) requests per minute per region'",
+        "RATE_LIMIT_EXCEEDED",
+    ),
 }
 #: A job that fails while it starts for lack of machines, as Vertex AI words it (google.rpc.Code 8).
 NO_RESOURCES_ERROR = "Resources are insufficient in region: asia-east1. Please try a different region."
@@ -46,8 +59,11 @@ def abort_with(context, code, message: str, reason: str | None) -> None:
 
     detail = any_pb2.Any()
     detail.Pack(error_details_pb2.ErrorInfo(reason=reason, domain="aiplatform.googleapis.com"))
-    context.abort_with_status(rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=message, details=[detail])))
+    context.abort_with_status(
+        rpc_status.to_status(status_pb2.Status(code=code.value[0], message=message, details=[detail]))
+    )
+
+
 S = js.JobState
 
 
@@ -82,11 +98,13 @@ class FakeJobService:
                 "GetCustomJob": unary(self._get, js_.GetCustomJobRequest, job),
                 "CancelCustomJob": unary(self._cancel, js_.CancelCustomJobRequest, empty_pb2.Empty.SerializeToString),
                 "ListCustomJobs": unary(self._list, js_.ListCustomJobsRequest, js_.ListCustomJobsResponse.serialize),
-                "CreateHyperparameterTuningJob": unary(self._create_tuning, js_.CreateHyperparameterTuningJobRequest,
-                                                       tuning),
+                "CreateHyperparameterTuningJob": unary(
+                    self._create_tuning, js_.CreateHyperparameterTuningJobRequest, tuning
+                ),
                 "GetHyperparameterTuningJob": unary(self._get_tuning, js_.GetHyperparameterTuningJobRequest, tuning),
-                "CancelHyperparameterTuningJob": unary(self._cancel_tuning, js_.CancelHyperparameterTuningJobRequest,
-                                                       empty_pb2.Empty.SerializeToString),
+                "CancelHyperparameterTuningJob": unary(
+                    self._cancel_tuning, js_.CancelHyperparameterTuningJobRequest, empty_pb2.Empty.SerializeToString
+                ),
             },
         )
 
@@ -122,7 +140,9 @@ class FakeJobService:
 
         self.scripts.append(script)
         context = type("Context", (), {"abort": lambda *a: None})()
-        created = self._create(type("Request", (), {"parent": parent, "custom_job": CustomJob(display_name="t")})(), context)
+        created = self._create(
+            type("Request", (), {"parent": parent, "custom_job": CustomJob(display_name="t")})(), context
+        )
         return created.name.rsplit("/", 1)[1]
 
     def _get(self, req, context):
@@ -149,7 +169,9 @@ class FakeJobService:
         if state in ("SUCCEEDED", "FAILED", "CANCELLED") and not job.end_time:
             job.end_time = self._now()
         if state == "FAILED":
-            code = script.error_code if script.error_code is not None else 8 if script.error == NO_RESOURCES_ERROR else 3
+            code = (
+                script.error_code if script.error_code is not None else 8 if script.error == NO_RESOURCES_ERROR else 3
+            )
             job.error = {"code": code, "message": script.error}
         if state == "CANCELLED":
             job.error = {"code": 1, "message": "CANCELED"}
@@ -169,7 +191,9 @@ class FakeJobService:
         with self._lock:
             self.calls.append("list")
             match = re.fullmatch(r'labels\.([\w-]+)="([^"]*)"', req.filter) if req.filter else None
-            wanted = (lambda j: True) if not req.filter else (lambda j: bool(match) and j.labels.get(match[1]) == match[2])
+            wanted = (
+                (lambda j: True) if not req.filter else (lambda j: bool(match) and j.labels.get(match[1]) == match[2])
+            )
             jobs = [j for j in reversed(self.jobs.values()) if wanted(j)]  # newest first, as Vertex AI lists them
             start = int(req.page_token or 0)
             size = req.page_size or 100

@@ -19,4 +19,4 @@ def packaged(built) -> set[str]:
     with tarfile.open(built.path) as tar:
         names = {m.name for m in tar.getmembers() if m.isfile()}
     assert names == set(built.files)
-    return {n[len(top):] for n in names if n.startswith(top) and n.count("/") > 1}
+    return {n[len(top) :] for n in names if n.startswith(top) and n.count("/") > 1}

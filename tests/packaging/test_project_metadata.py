@@ -152,8 +152,9 @@ def test_requirement_pinned_differently_in_two_places_is_an_error_naming_both(tm
 
 def test_config_requirement_conflicting_with_setup_py(tmp_path):
     with pytest.raises(PackagingError, match=r"'scikit-learn<1' in package.requirements in job.yaml"):
-        build_sdist(copy("tutorial_mgpu", tmp_path), tmp_path / "dist", requirements=["scikit-learn<1"],
-                    given_in="job.yaml")  # fmt: skip
+        build_sdist(
+            copy("tutorial_mgpu", tmp_path), tmp_path / "dist", requirements=["scikit-learn<1"], given_in="job.yaml"
+        )
 
 
 def test_requirements_add_to_the_metadata_and_a_bare_name_is_not_a_conflict(tmp_path):
@@ -200,7 +201,13 @@ def test_dry_run_summary_says_where_the_metadata_came_from(tmp_path):
         "name: mgpu\nbackend: vertex\nregion: us-central1\nproject: p\nstaging_bucket: gs://b\n"
         "machine: {type: n1-standard-4}\npackage: {path: tutorial_mgpu/trainer, module: trainer.task}\n"
     )
-    out = _cli("submit", "--config", str(config), "--dry-run", cwd=tmp_path, ).stdout
+    out = _cli(
+        "submit",
+        "--config",
+        str(config),
+        "--dry-run",
+        cwd=tmp_path,
+    ).stdout
     assert "metadata" in out and "setup.py (beside the package, read)" in out.replace("\n", "")
     assert "scikit-learn>=1.3" in out
 

@@ -45,11 +45,18 @@ def test_the_source_folder_goes_in_unchanged_beside_the_launcher(source, tmp_pat
     built = build_script_sdist(source, tmp_path / "dist", "mnist-2.py")
     top = f"{built.name}-{built.version}"
     assert built.name == "sm_script" and built.version == "0.0.0"
-    assert _names(built.path) == sorted([
-        f"{top}/PKG-INFO", f"{top}/pyproject.toml", f"{top}/setup.py",
-        f"{top}/{PACKAGE}/__init__.py", f"{top}/{PACKAGE}/__main__.py", f"{top}/{PACKAGE}/script.json",
-        f"{top}/{PACKAGE}/src/mnist-2.py", f"{top}/{PACKAGE}/src/utils/helpers.py",
-    ])  # fmt: skip
+    assert _names(built.path) == sorted(
+        [
+            f"{top}/PKG-INFO",
+            f"{top}/pyproject.toml",
+            f"{top}/setup.py",
+            f"{top}/{PACKAGE}/__init__.py",
+            f"{top}/{PACKAGE}/__main__.py",
+            f"{top}/{PACKAGE}/script.json",
+            f"{top}/{PACKAGE}/src/mnist-2.py",
+            f"{top}/{PACKAGE}/src/utils/helpers.py",
+        ]
+    )
     out = tmp_path / "code"
     assert extract_sources(built.path, out) == ["mnist-2.py", "utils/helpers.py"]
     assert (out / "mnist-2.py").read_bytes() == (source / "mnist-2.py").read_bytes()
@@ -110,8 +117,14 @@ def _installed(built, site: Path) -> None:
 def _launch(site: Path, work: Path, env: dict[str, str], *args: str) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "AIP_", "CLUSTER_SPEC", "TF_CONFIG"))}
-    result = subprocess.run([sys.executable, "-m", PACKAGE, *args], cwd=work, capture_output=True, text=True,
-                            env={**clean, "PYTHONPATH": str(site), **env}, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", PACKAGE, *args],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**clean, "PYTHONPATH": str(site), **env},
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -124,11 +137,20 @@ def test_the_launcher_runs_a_hyphenated_script_from_a_copy_with_sagemaker_variab
     assert built.name == "script"
     site = tmp_path / "site"
     _installed(built, site)
-    cluster = {"cluster": {"workerpool0": ["cmle-training-workerpool0-0:2222"],
-                           "workerpool1": ["cmle-training-workerpool1-0:2222", "cmle-training-workerpool1-1:2222"]},
-               "environment": "cloud", "task": {"type": "workerpool1", "index": 1}}  # fmt: skip
-    env = {"CLUSTER_SPEC": json.dumps(cluster), "AIP_MODEL_DIR": f"{tmp_path}/out/model/", "SM_NUM_GPUS": "4",
-           "SM_CHANNEL_TRAINING": "/gcs/b/train"}  # fmt: skip
+    cluster = {
+        "cluster": {
+            "workerpool0": ["cmle-training-workerpool0-0:2222"],
+            "workerpool1": ["cmle-training-workerpool1-0:2222", "cmle-training-workerpool1-1:2222"],
+        },
+        "environment": "cloud",
+        "task": {"type": "workerpool1", "index": 1},
+    }
+    env = {
+        "CLUSTER_SPEC": json.dumps(cluster),
+        "AIP_MODEL_DIR": f"{tmp_path}/out/model/",
+        "SM_NUM_GPUS": "4",
+        "SM_CHANNEL_TRAINING": "/gcs/b/train",
+    }
     got = _launch(site, tmp_path / "work", env, "--epochs", "2", "--model_dir", "gs://b/out/model/")
     code = tmp_path / "work" / "code"
     assert got["cwd"] == str(code) and (code / "train-v2.py").is_file()
@@ -148,9 +170,11 @@ def test_the_launcher_maps_gcs_to_its_fuse_path_and_runs_a_module_when_there_is_
     from cloudtrain.packaging.script_main import sagemaker_env
 
     assert sagemaker_env({"AIP_MODEL_DIR": "gs://b/jobs/j1/model/"}) == {
-        "SM_HOSTS": '["workerpool0-0"]', "SM_CURRENT_HOST": "workerpool0-0",
-        "SM_MODEL_DIR": "/gcs/b/jobs/j1/model", "SM_OUTPUT_DATA_DIR": "/gcs/b/jobs/j1/output/data",
-    }  # fmt: skip
+        "SM_HOSTS": '["workerpool0-0"]',
+        "SM_CURRENT_HOST": "workerpool0-0",
+        "SM_MODEL_DIR": "/gcs/b/jobs/j1/model",
+        "SM_OUTPUT_DATA_DIR": "/gcs/b/jobs/j1/output/data",
+    }
     folder = tmp_path / "src"
     folder.mkdir()
     (folder / "train.py").write_text(PROBE)

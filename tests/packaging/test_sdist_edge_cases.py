@@ -22,8 +22,11 @@ def test_the_size_warning_counts_unpacked_bytes(mini, tmp_path):
     built = build_sdist(mini, tmp_path / "out", size_warning_bytes=1_000_000)
     assert built.size < 100_000 < 2_000_000 <= built.unpacked_size
     (warning,) = built.warnings
-    assert re.search(r"unpacks to 1\.90\d MiB on the training machine \(\d+(\.\d+)? KiB compressed\), above the "
-                     r"976\.6 KiB warning threshold", warning), warning  # 2 MB + the package's own files
+    assert re.search(
+        r"unpacks to 1\.90\d MiB on the training machine \(\d+(\.\d+)? KiB compressed\), above the "
+        r"976\.6 KiB warning threshold",
+        warning,
+    ), warning  # 2 MB + the package's own files
     assert "mini_trainer/zeros.bin (1.907 MiB)" in warning  # 2,000,000 bytes, through numbers.size
 
 
@@ -63,20 +66,38 @@ def test_what_was_left_out_is_listed_with_the_reason(mini, tmp_path):
 def test_the_package_command_and_the_submit_summary_say_what_was_left_out(mini, tmp_path):
     write(mini, ".env", "API_KEY=secret\n")
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-m", "cloudtrain", "package", str(mini), "--out", str(tmp_path / "d")],
-                         cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "package", str(mini), "--out", str(tmp_path / "d")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0 and "left out: mini_trainer/.env (environment file)" in out.stdout
     config = tmp_path / "job.yaml"
-    config.write_text("name: leftout\nbackend: vertex\nregion: us-central1\nproject: p\nstaging_bucket: gs://b\n"
-                      f"machine: {{type: n1-standard-4}}\npackage: {{path: {mini}, module: mini_trainer.task}}\n")
-    dry = subprocess.run([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--dry-run"],
-                         cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
+    config.write_text(
+        "name: leftout\nbackend: vertex\nregion: us-central1\nproject: p\nstaging_bucket: gs://b\n"
+        f"machine: {{type: n1-standard-4}}\npackage: {{path: {mini}, module: mini_trainer.task}}\n"
+    )
+    dry = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--dry-run"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert dry.returncode == 0, dry.stderr
     assert re.search(r"^left out:?\s+mini_trainer/\.env \(environment file\)", dry.stdout, re.M)
-    as_json = subprocess.run([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--dry-run",
-                              "-o", "json"], cwd=REPO, env=env, capture_output=True, text=True)  # fmt: skip
-    assert json.loads(as_json.stdout)["package"]["left_out"] == [{"path": "mini_trainer/.env",
-                                                                  "why": "environment file"}]  # fmt: skip
+    as_json = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--dry-run", "-o", "json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(as_json.stdout)["package"]["left_out"] == [
+        {"path": "mini_trainer/.env", "why": "environment file"}
+    ]
 
 
 def test_a_symlink_loop_names_the_loop(mini, tmp_path):

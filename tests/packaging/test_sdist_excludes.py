@@ -11,17 +11,42 @@ from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging.ignore import builtin_exclude, is_ignored, parse_ignore_lines
 from tests.packaging.sdist_helpers import packaged, write
 
-KEPT = {"mini_trainer/__init__.py", "mini_trainer/task.py", "mini_trainer/model.py",
-        "mini_trainer/configs/default.json", "mini_trainer/requirements.txt"}
+KEPT = {
+    "mini_trainer/__init__.py",
+    "mini_trainer/task.py",
+    "mini_trainer/model.py",
+    "mini_trainer/configs/default.json",
+    "mini_trainer/requirements.txt",
+}
 
 BUILTIN = {
     "version control": [".git/HEAD", ".git/objects/ab/cdef", "sub/.hg/store", ".svn/entries"],
-    "cache": ["__pycache__/task.cpython-311.pyc", "model.pyc", "old.pyo", "sub/__pycache__/x.py",
-              ".DS_Store", ".pytest_cache/v", ".ipynb_checkpoints/nb.ipynb", ".venv/bin/python"],
+    "cache": [
+        "__pycache__/task.cpython-311.pyc",
+        "model.pyc",
+        "old.pyo",
+        "sub/__pycache__/x.py",
+        ".DS_Store",
+        ".pytest_cache/v",
+        ".ipynb_checkpoints/nb.ipynb",
+        ".venv/bin/python",
+    ],
     "environment file": [".env.local", "configs/.env.production", "configs/.env", "sub/.env/lib.py"],
-    "credential": ["server.pem", "tls.key", "cert.p12", "id_rsa", "id_rsa.pub", "id_ed25519",
-                   "credentials.json", "my-service-account-123.json", "keys/prod_service_account.json",
-                   ".aws/credentials", ".netrc", "configs/KEY.PEM", ".ssh/config"],
+    "credential": [
+        "server.pem",
+        "tls.key",
+        "cert.p12",
+        "id_rsa",
+        "id_rsa.pub",
+        "id_ed25519",
+        "credentials.json",
+        "my-service-account-123.json",
+        "keys/prod_service_account.json",
+        ".aws/credentials",
+        ".netrc",
+        "configs/KEY.PEM",
+        ".ssh/config",
+    ],
 }
 
 
@@ -58,25 +83,44 @@ def test_lookalikes_of_excluded_names_are_kept(mini, tmp_path):
 def test_gitignore_and_cloudtrainignore_with_negation(mini, tmp_path):
     write(mini, ".gitignore", "# data stays local\ndata/\n*.ckpt\n!best.ckpt\n/notes.md\n")
     write(mini, ".cloudtrainignore", "*.csv\n!labels.csv\n!keep.ckpt\n")
-    for rel in ["data/train.tfrecord", "a.ckpt", "best.ckpt", "keep.ckpt", "sub/c.ckpt", "notes.md",
-                "sub/notes.md", "x.csv", "labels.csv", "sub/labels.csv"]:
+    for rel in [
+        "data/train.tfrecord",
+        "a.ckpt",
+        "best.ckpt",
+        "keep.ckpt",
+        "sub/c.ckpt",
+        "notes.md",
+        "sub/notes.md",
+        "x.csv",
+        "labels.csv",
+        "sub/labels.csv",
+    ]:
         write(mini, rel)
     got = packaged(build_sdist(mini, tmp_path / "out")) - KEPT
     assert got == {
-        "mini_trainer/best.ckpt", "mini_trainer/keep.ckpt", "mini_trainer/sub/notes.md",
-        "mini_trainer/labels.csv", "mini_trainer/sub/labels.csv",
+        "mini_trainer/best.ckpt",
+        "mini_trainer/keep.ckpt",
+        "mini_trainer/sub/notes.md",
+        "mini_trainer/labels.csv",
+        "mini_trainer/sub/labels.csv",
     }
 
 
 def test_nested_ignore_file_applies_below_its_folder_and_wins(mini, tmp_path):
     write(mini, ".cloudtrainignore", "*.bin\n")
     write(mini, "assets/.gitignore", "!small.bin\n/local.txt\n")
-    for rel in ["big.bin", "small.bin", "assets/small.bin", "assets/big.bin", "assets/local.txt",
-                "assets/deeper/local.txt", "local.txt"]:
+    for rel in [
+        "big.bin",
+        "small.bin",
+        "assets/small.bin",
+        "assets/big.bin",
+        "assets/local.txt",
+        "assets/deeper/local.txt",
+        "local.txt",
+    ]:
         write(mini, rel)
     got = packaged(build_sdist(mini, tmp_path / "out")) - KEPT
-    assert got == {"mini_trainer/assets/small.bin", "mini_trainer/assets/deeper/local.txt",
-                   "mini_trainer/local.txt"}
+    assert got == {"mini_trainer/assets/small.bin", "mini_trainer/assets/deeper/local.txt", "mini_trainer/local.txt"}
 
 
 def test_file_below_an_ignored_folder_cannot_be_reincluded(mini, tmp_path):
@@ -150,6 +194,7 @@ def test_builtin_exclude_categories():
 
 # Symlinks: followed inside the package, refused when they leave it.
 
+
 def test_symlink_inside_the_package_is_packaged_as_a_copy(mini, tmp_path):
     os.symlink("configs/default.json", mini / "config.json")
     os.symlink("configs", mini / "conf")
@@ -165,7 +210,10 @@ def test_symlink_inside_the_package_is_packaged_as_a_copy(mini, tmp_path):
 def test_symlink_escaping_the_package_is_refused(mini, tmp_path):
     secret = write(tmp_path, "outside/secret.txt")
     os.symlink(secret, mini / "data.txt")
-    with pytest.raises(PackagingError, match=r"symlink .*mini_trainer/data.txt points outside the package, to .*outside/secret.txt — .*\.cloudtrainignore"):
+    with pytest.raises(
+        PackagingError,
+        match=r"symlink .*mini_trainer/data.txt points outside the package, to .*outside/secret.txt — .*\.cloudtrainignore",
+    ):
         build_sdist(mini, tmp_path / "out")
     write(mini, ".cloudtrainignore", "data.txt\n")
     assert packaged(build_sdist(mini, tmp_path / "out")) == KEPT
@@ -185,7 +233,10 @@ def test_dangling_symlink_is_refused(mini, tmp_path):
 
 def test_symlink_loop_is_refused(mini, tmp_path):
     os.symlink("..", mini / "configs" / "loop")
-    with pytest.raises(PackagingError, match=r"configs/loop points to a folder that contains it \(a loop: configs/loop -> \./ -> … -> configs/loop\)"):
+    with pytest.raises(
+        PackagingError,
+        match=r"configs/loop points to a folder that contains it \(a loop: configs/loop -> \./ -> … -> configs/loop\)",
+    ):
         build_sdist(mini, tmp_path / "out")
 
 
@@ -208,9 +259,25 @@ def test_special_files_are_refused(mini, tmp_path):
 
 #: Credential files users keep beside their code (issue #26), as they name them.
 CREDENTIAL_FILES = [
-    ".npmrc", ".pgpass", ".htpasswd", "gcp-key.json", "kubeconfig", "prod.tfvars", "secrets.yaml",
-    "token.txt", "keys/deploy_key", ".kube/config", ".pypirc", ".my.cnf", ".docker/config.json",
-    "terraform.tfstate", ".vault-token", ".git-credentials", ".s3cfg", ".yarnrc.yml", ".dockercfg",
+    ".npmrc",
+    ".pgpass",
+    ".htpasswd",
+    "gcp-key.json",
+    "kubeconfig",
+    "prod.tfvars",
+    "secrets.yaml",
+    "token.txt",
+    "keys/deploy_key",
+    ".kube/config",
+    ".pypirc",
+    ".my.cnf",
+    ".docker/config.json",
+    "terraform.tfstate",
+    ".vault-token",
+    ".git-credentials",
+    ".s3cfg",
+    ".yarnrc.yml",
+    ".dockercfg",
 ]
 
 
@@ -235,18 +302,29 @@ def test_envrc_is_left_out_as_an_environment_file(mini, tmp_path):
     assert ("mini_trainer/.envrc", "environment file") in built.left_out
 
 
-SERVICE_ACCOUNT_KEY = '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n' \
-                      '  "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n"\n}\n'
+SERVICE_ACCOUNT_KEY = (
+    '{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "1",\n'
+    '  "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----\\n"\n}\n'
+)
 
 
-@pytest.mark.parametrize(("name", "content", "why"), [
-    ("configs/model.json", SERVICE_ACCOUNT_KEY.replace("-----BEGIN PRIVATE KEY-----", "xx"),
-     "holds a service-account key"),
-    ("notes.txt", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
-     "holds a private key"),
-    ("util/cert_data.py", 'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMII\n"""\n', "holds a private key"),
-    ("configs/config.json", '{"auths": {"ghcr.io": {"auth": "dXNlcjpwYXNz"}}}\n', "holds registry logins"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "why"),
+    [
+        (
+            "configs/model.json",
+            SERVICE_ACCOUNT_KEY.replace("-----BEGIN PRIVATE KEY-----", "xx"),
+            "holds a service-account key",
+        ),
+        (
+            "notes.txt",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
+            "holds a private key",
+        ),
+        ("util/cert_data.py", 'KEY = """-----BEGIN RSA PRIVATE KEY-----\nMII\n"""\n', "holds a private key"),
+        ("configs/config.json", '{"auths": {"ghcr.io": {"auth": "dXNlcjpwYXNz"}}}\n', "holds registry logins"),
+    ],
+)
 def test_a_file_holding_a_credential_is_left_out_whatever_its_name(mini, tmp_path, name, content, why):
     write(mini, name, content)
     built = build_sdist(mini, tmp_path / "out")
@@ -271,6 +349,8 @@ def test_include_packages_a_credential_like_file_with_one_warning(mini, tmp_path
     built = build_sdist(mini, tmp_path / "out", include=["gcp-key.json", "fixtures/*.pem"])
     assert packaged(built) == KEPT | {"mini_trainer/gcp-key.json", "mini_trainer/fixtures/test.pem"}
     (warning,) = [w for w in built.warnings if w.startswith("packaged credential-like files")]
-    assert warning.startswith("packaged credential-like files: mini_trainer/fixtures/test.pem (--include "
-                              "fixtures/*.pem), mini_trainer/gcp-key.json (--include gcp-key.json) — ")
+    assert warning.startswith(
+        "packaged credential-like files: mini_trainer/fixtures/test.pem (--include "
+        "fixtures/*.pem), mini_trainer/gcp-key.json (--include gcp-key.json) — "
+    )
     assert ("mini_trainer/server.pem", "credential-like") in built.left_out  # not named: still left out

@@ -41,7 +41,10 @@ def _env() -> dict[str, str]:
 def _pip_install(python: Path, sdist: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [python, "-m", "pip", "install", "--no-index", "--no-build-isolation", "--no-cache-dir", sdist],
-        capture_output=True, text=True, env=_env(), timeout=180,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=180,
     )
 
 
@@ -55,7 +58,11 @@ def test_sdist_installs_offline_and_its_module_runs(mini, tmp_path, offline_pyth
     elsewhere.mkdir()
     ran = subprocess.run(
         [offline_python, "-m", "mini_trainer.task", "--epochs", "3"],
-        capture_output=True, text=True, env=_env(), cwd=elsewhere, timeout=60,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=elsewhere,
+        timeout=60,
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "mini_trainer ok epochs=3 weight=0.5120\n"

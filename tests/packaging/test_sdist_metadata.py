@@ -28,11 +28,12 @@ def test_generated_metadata_carries_the_requirements(mini, tmp_path):
         "Metadata-Version: 2.1\n"
         "Name: mini_trainer\n"
         "Version: 0.0.0\n"
-        "Summary: Training package built by cloudtrain\n"
-        + "".join(f"Requires-Dist: {r}\n" for r in expected)
+        "Summary: Training package built by cloudtrain\n" + "".join(f"Requires-Dist: {r}\n" for r in expected)
     )
     setup = _member(built, "setup.py")
-    call = next(n for n in ast.walk(ast.parse(setup)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup")
+    call = next(
+        n for n in ast.walk(ast.parse(setup)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup"
+    )
     kwargs = {k.arg: k.value for k in call.keywords}
     assert ast.literal_eval(kwargs["name"]) == "mini_trainer"
     assert ast.literal_eval(kwargs["version"]) == "0.0.0"
@@ -72,9 +73,17 @@ def test_names_are_normalized(given, normal):
 @pytest.mark.parametrize(
     ("given", "normal"),
     [
-        ("1", "1"), ("0.1.0", "0.1.0"), ("v1.0", "1.0"), ("2024.01.05", "2024.1.5"),
-        ("1.0-RC1", "1.0rc1"), ("1.0alpha", "1.0a0"), ("1.0-1", "1.0.post1"), ("1.0.dev", "1.0.dev0"),
-        ("1!2.0", "1!2.0"), ("1.0+Local-Build_3", "1.0+local.build.3"), (" 1.2 ", "1.2"),
+        ("1", "1"),
+        ("0.1.0", "0.1.0"),
+        ("v1.0", "1.0"),
+        ("2024.01.05", "2024.1.5"),
+        ("1.0-RC1", "1.0rc1"),
+        ("1.0alpha", "1.0a0"),
+        ("1.0-1", "1.0.post1"),
+        ("1.0.dev", "1.0.dev0"),
+        ("1!2.0", "1!2.0"),
+        ("1.0+Local-Build_3", "1.0+local.build.3"),
+        (" 1.2 ", "1.2"),
     ],
 )
 def test_versions_are_normalized(given, normal):
@@ -83,14 +92,18 @@ def test_versions_are_normalized(given, normal):
 
 @pytest.mark.parametrize("bad", ["", "-trainer", "trainer-", "tr ainer", "trainer/x", "träiner"])
 def test_invalid_name_is_a_packaging_error(mini, tmp_path, bad):
-    with pytest.raises(PackagingError, match=re.escape(f"package name {bad!r}") + r" is not a valid distribution name — use letters"):
+    with pytest.raises(
+        PackagingError, match=re.escape(f"package name {bad!r}") + r" is not a valid distribution name — use letters"
+    ):
         build_sdist(mini, tmp_path / "out", name=bad)
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("bad", ["", "latest", "1.0 beta 2", "1..0", "1.0+", "2024-Q1"])
 def test_invalid_version_is_a_packaging_error(mini, tmp_path, bad):
-    with pytest.raises(PackagingError, match=re.escape(f"package version {bad!r}") + r" is not a PEP 440 version — use e.g."):
+    with pytest.raises(
+        PackagingError, match=re.escape(f"package version {bad!r}") + r" is not a PEP 440 version — use e.g."
+    ):
         build_sdist(mini, tmp_path / "out", version=bad)
 
 
@@ -112,8 +125,16 @@ def test_requirement_lines_pip_alone_understands_are_refused(mini, tmp_path, lin
 
 @pytest.mark.parametrize(
     "ok",
-    ["numpy", "numpy>=1.2,<2", "numpy >= 1.2, < 2", "tf-models-official==2.15.*", "apache-beam[gcp]>=2.50",
-     "foo @ https://example.com/foo-1.0.tar.gz#sha256=abc", "bar ; python_version < '3.11'", "baz (>=1.0)"],
+    [
+        "numpy",
+        "numpy>=1.2,<2",
+        "numpy >= 1.2, < 2",
+        "tf-models-official==2.15.*",
+        "apache-beam[gcp]>=2.50",
+        "foo @ https://example.com/foo-1.0.tar.gz#sha256=abc",
+        "bar ; python_version < '3.11'",
+        "baz (>=1.0)",
+    ],
 )
 def test_pep508_requirements_are_accepted(tmp_path, ok):
     assert read_requirements(tmp_path, [ok]) == (" ".join(ok.split()),)

@@ -8,12 +8,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from tests.packaging.sdist_helpers import packaged, write
 
 from cloudtrain.errors import PackagingError
-from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging import archive as archive_module
+from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging.archive import FIXED_MTIME, Member, write_archive
+from tests.packaging.sdist_helpers import packaged, write
 
 
 def test_rebuild_is_byte_identical_and_shares_the_name(mini, tmp_path):
@@ -185,4 +185,7 @@ def test_package_reached_through_a_symlink_keeps_the_link_name(mini, tmp_path):
     built = build_sdist(link, tmp_path / "out")
     assert built.name == "trainer"
     assert "trainer-0.0.0/trainer/task.py" in built.files
-    assert "package_data={'trainer': ['**/*']}" in tarfile.open(built.path).extractfile("trainer-0.0.0/setup.py").read().decode()
+    assert (
+        "package_data={'trainer': ['**/*']}"
+        in tarfile.open(built.path).extractfile("trainer-0.0.0/setup.py").read().decode()
+    )

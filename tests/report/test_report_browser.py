@@ -30,7 +30,14 @@ def test_report_of_two_real_runs_in_a_real_browser(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
     config = str(ROOT / "job_configs" / "gpu4.yaml")
     for devices in (1, 2):  # MirroredStrategy over 1 and 2 logical CPUs: a real 1-vs-2 replica comparison
-        args = ["submit", "--config", config, "--local", "--set", f"args=[--data=digits, --epochs=2, --cpu-devices={devices}]"]
+        args = [
+            "submit",
+            "--config",
+            config,
+            "--local",
+            "--set",
+            f"args=[--data=digits, --epochs=2, --cpu-devices={devices}]",
+        ]
         assert main(args) == 0, capsys.readouterr().err
     capsys.readouterr()
     history = [json.loads(line) for line in (tmp_path / "cache" / "jobs.jsonl").read_text().splitlines()]
@@ -47,7 +54,10 @@ def test_report_of_two_real_runs_in_a_real_browser(tmp_path, monkeypatch, capsys
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: errors.append(f"network: {r.url}") if not r.url.startswith(("file:", "data:")) else None)
+        page.on(
+            "request",
+            lambda r: errors.append(f"network: {r.url}") if not r.url.startswith(("file:", "data:")) else None,
+        )
         page.goto(Path(written["report"]).as_uri())
         assert errors == []
         images = page.eval_on_selector_all("img", "els => els.map(e => [e.id, e.complete && e.naturalWidth])")
@@ -58,10 +68,12 @@ def test_report_of_two_real_runs_in_a_real_browser(tmp_path, monkeypatch, capsys
         phases = {}
         for job_id in ids:
             slug = "".join(c if c.isalnum() else "-" for c in job_id)
-            phases[job_id] = page.eval_on_selector_all(f"#timeline-{slug} tbody tr",
-                                                       "rows => rows.map(r => [...r.cells].map(c => c.innerText))")
-            epochs = page.eval_on_selector_all(f"#epochs-{slug} tbody tr",
-                                               "rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+            phases[job_id] = page.eval_on_selector_all(
+                f"#timeline-{slug} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))"
+            )
+            epochs = page.eval_on_selector_all(
+                f"#epochs-{slug} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))"
+            )
             assert [row[0] for row in epochs] == ["1", "2"]
         browser.close()
 

@@ -68,8 +68,16 @@ def test_what_finish_saved_live_wins_over_the_runs_log(local_run) -> None:
     from cloudtrain import history
 
     saved = history.load_run(JOB)
-    saved["timeline"] = [{"phase": "training", "start": "2026-11-25T23:40:45+00:00",
-                          "end": "2026-11-25T23:40:46+00:00", "seconds": 1.0, "share": 1.0, "cost_usd": None}]  # fmt: skip
+    saved["timeline"] = [
+        {
+            "phase": "training",
+            "start": "2026-11-25T23:40:45+00:00",
+            "end": "2026-11-25T23:40:46+00:00",
+            "seconds": 1.0,
+            "share": 1.0,
+            "cost_usd": None,
+        }
+    ]
     saved["interruptions"] = {"count": 1, "items": []}
     history.save_run(JOB, saved)
     data = collect.collect(JOB)
@@ -85,8 +93,9 @@ def test_a_job_not_in_this_machines_history_is_a_usage_error(local_run) -> None:
 def test_replicas_and_machine_from_the_status_and_the_plans_replicas_win() -> None:
     sagemaker = collect.from_parts(status({"instance_count": 3, "instance_type": "ml.g5.xlarge"}), [], "sagemaker")
     assert (sagemaker.replicas, sagemaker.machine) == (3, "ml.g5.xlarge")
-    listed = collect.from_parts(status({"replicas": ["chief", "worker-0", "worker-1"], "instance_count": 7}), [],
-                                "local")  # fmt: skip
+    listed = collect.from_parts(
+        status({"replicas": ["chief", "worker-0", "worker-1"], "instance_count": 7}), [], "local"
+    )
     assert listed.replicas == 3  # the replica list first
     plan = collect.from_parts(status({"instance_count": 2}), [event(1, "plan", replicas=8)], "sagemaker")
     assert plan.replicas == 8  # tf.distribute's replicas in sync: 4 GPUs × 2 machines
@@ -96,19 +105,24 @@ def test_replicas_and_machine_from_the_status_and_the_plans_replicas_win() -> No
 
 
 def test_each_replicas_throughput_over_its_own_training_time_and_the_chiefs_epochs() -> None:
-    lines = [event(10, "epoch", epoch=1, epoch_time_s=12.5, examples_per_sec=800),
-             event(11, "epoch", "workerpool0-0", replica="worker-0", epoch=1, epoch_time_s=10.0, examples_per_sec=700.5),
-             event(20, "epoch", epoch=2, epoch_time_s=7.25, examples_per_sec=1500.0),
-             event(21, "epoch", "workerpool0-0", replica="worker-0", epoch=2, epoch_time_s=5.0),
-             event(22, "epoch", "workerpool0-0", replica="worker-0", epoch=3, examples_per_sec=900.0),
-             event(30, "epoch", "worker-1", epoch=1, epoch_time_s=3.3333, examples_per_sec=10.0),
-             event(31, "epoch", "chief", replica="worker-2", epoch=1, epoch_time_s=1.0, examples_per_sec=5.0),
-             LogLine(at(31), "chief", "not an event"), event(32, "metric", name="val_auc", value=0.9)]  # fmt: skip
+    lines = [
+        event(10, "epoch", epoch=1, epoch_time_s=12.5, examples_per_sec=800),
+        event(11, "epoch", "workerpool0-0", replica="worker-0", epoch=1, epoch_time_s=10.0, examples_per_sec=700.5),
+        event(20, "epoch", epoch=2, epoch_time_s=7.25, examples_per_sec=1500.0),
+        event(21, "epoch", "workerpool0-0", replica="worker-0", epoch=2, epoch_time_s=5.0),
+        event(22, "epoch", "workerpool0-0", replica="worker-0", epoch=3, examples_per_sec=900.0),
+        event(30, "epoch", "worker-1", epoch=1, epoch_time_s=3.3333, examples_per_sec=10.0),
+        event(31, "epoch", "chief", replica="worker-2", epoch=1, epoch_time_s=1.0, examples_per_sec=5.0),
+        LogLine(at(31), "chief", "not an event"),
+        event(32, "metric", name="val_auc", value=0.9),
+    ]
     data = collect.from_parts(status(), lines, "vertex")
-    assert data.rates == {"chief": [(12.5, 800.0), (19.75, 1500.0)],
-                          "worker-0": [(10.0, 700.5), (15.0, 900.0)],  # epoch 2 gave no rate; its time still counts
-                          "worker-1": [(3.333, 10.0)],
-                          "worker-2": [(1.0, 5.0)]}  # relayed through the chief's stream: its own, not the chief's  # fmt: skip
+    assert data.rates == {
+        "chief": [(12.5, 800.0), (19.75, 1500.0)],
+        "worker-0": [(10.0, 700.5), (15.0, 900.0)],  # epoch 2 gave no rate; its time still counts
+        "worker-1": [(3.333, 10.0)],
+        "worker-2": [(1.0, 5.0)],
+    }  # relayed through the chief's stream: its own, not the chief's
     assert [e["epoch"] for e in data.epochs] == [1, 2]  # the chief's untagged events are the table's epochs
     assert data.epochs[0]["examples_per_sec"] == 800
 
@@ -117,26 +131,57 @@ def test_each_replicas_throughput_over_its_own_training_time_and_the_chiefs_epoc
 def test_a_user_package_printing_epochs_on_every_replica_has_the_chiefs_in_the_table(chief) -> None:
     """Found with the real run's files: each replica of a user's package prints untagged epoch events;
     the report's table is the chief's epochs, once, even when a worker's line came first."""
-    lines = [event(1, "epoch", "worker-x", epoch=1, loss=9.0), event(2, "epoch", chief, epoch=1, loss=0.5),
-             event(3, "epoch", chief, epoch=2, loss=0.25), event(4, "epoch", "worker-x", epoch=2, loss=9.0)]  # fmt: skip
-    assert [(e["epoch"], e["loss"]) for e in collect.from_parts(status(), lines, "vertex").epochs] == [(1, 0.5), (2, 0.25)]
-    alone = collect.from_parts(status(), [event(1, "epoch", "algo-2", epoch=1), event(2, "epoch", "algo-3", epoch=1),
-                                          event(3, "epoch", "algo-2", epoch=2)], "sagemaker")  # fmt: skip
+    lines = [
+        event(1, "epoch", "worker-x", epoch=1, loss=9.0),
+        event(2, "epoch", chief, epoch=1, loss=0.5),
+        event(3, "epoch", chief, epoch=2, loss=0.25),
+        event(4, "epoch", "worker-x", epoch=2, loss=9.0),
+    ]
+    assert [(e["epoch"], e["loss"]) for e in collect.from_parts(status(), lines, "vertex").epochs] == [
+        (1, 0.5),
+        (2, 0.25),
+    ]
+    alone = collect.from_parts(
+        status(),
+        [
+            event(1, "epoch", "algo-2", epoch=1),
+            event(2, "epoch", "algo-3", epoch=1),
+            event(3, "epoch", "algo-2", epoch=2),
+        ],
+        "sagemaker",
+    )
     assert [e["epoch"] for e in alone.epochs] == [1, 2]  # no chief's stream: the first that printed one
 
 
 def test_the_saved_timeline_and_interruptions_win_over_the_logs() -> None:
     lines = [LogLine(at(100), "chief", "Processing /root/trainer.tar.gz"), LogLine(at(200), "chief", "Epoch 1/3")]
-    saved_phases = [{"phase": "training", "start": at(0).isoformat(), "end": at(50).isoformat(), "seconds": 50.0,
-                     "share": 1.0, "cost_usd": None}]  # fmt: skip
+    saved_phases = [
+        {
+            "phase": "training",
+            "start": at(0).isoformat(),
+            "end": at(50).isoformat(),
+            "seconds": 50.0,
+            "share": 1.0,
+            "cost_usd": None,
+        }
+    ]
     kept = collect.from_parts(status(ended=300), lines, "vertex", {"timeline": saved_phases, "interruptions": None})
     assert kept.phases == saved_phases and kept.interruptions is None
     derived = collect.from_parts(status(ended=300), lines, "vertex", {"cost_per_hour": 3.6})
     assert [(p["phase"], p["seconds"], p["cost_usd"]) for p in derived.phases] == [
-        ("queued", 100.0, None), ("installing package", 100.0, 0.1), ("training", 100.0, 0.1)]  # from the log  # fmt: skip
+        ("queued", 100.0, None),
+        ("installing package", 100.0, 0.1),
+        ("training", 100.0, 0.1),
+    ]  # from the log
     assert derived.interruptions is None  # nothing was interrupted
-    spot = status({"spot_interruptions": [{"at": at(60 * n).isoformat(), "resumed_at": at(60 * n + 30).isoformat(),
-                                           "source": "SageMaker"} for n in (1, 2)]})  # fmt: skip
+    spot = status(
+        {
+            "spot_interruptions": [
+                {"at": at(60 * n).isoformat(), "resumed_at": at(60 * n + 30).isoformat(), "source": "SageMaker"}
+                for n in (1, 2)
+            ]
+        }
+    )
     noted = collect.from_parts(spot, [], "sagemaker", {"interruptions": {"count": 5, "items": []}})
     assert noted.interruptions == {"count": 5, "items": []}  # what finish counted live
     assert collect.from_parts(spot, [], "sagemaker").interruptions["count"] == 2  # else the status's own count
@@ -147,36 +192,52 @@ def test_a_sagemaker_run_is_priced_from_its_billable_seconds() -> None:
     details = {"billable_seconds": 1800, "training_seconds": 3600, "instance_type": "ml.p3.2xlarge"}
     data = collect.from_parts(status(details), [], "sagemaker", {"cost_per_hour": 99.0})
     assert data.cost_usd == round(info.price_per_hour / 2, 4)  # the record wins over price × billed time
-    assert data.cost_basis == (f"BillableTimeInSeconds 1800 s (all instances) × ml.p3.2xlarge ${info.price_per_hour}/h "
-                               f"({info.price_region} list price, {info.price_date})")  # fmt: skip
+    assert data.cost_basis == (
+        f"BillableTimeInSeconds 1800 s (all instances) × ml.p3.2xlarge ${info.price_per_hour}/h "
+        f"({info.price_region} list price, {info.price_date})"
+    )
     assert data.cost_per_epoch is None  # no epochs
 
 
 def test_a_vertex_spot_runs_basis_carries_the_catalogs_note() -> None:
     info = catalog.resolve_machine("vertex", "n1-standard-8", None, None)
-    details = {"start_time": at(600).isoformat(), "end_time": at(4200).isoformat(), "scheduling_strategy": "SPOT",
-               "pools": [{"machine_type": "n1-standard-8", "replica_count": 2}]}  # fmt: skip
+    details = {
+        "start_time": at(600).isoformat(),
+        "end_time": at(4200).isoformat(),
+        "scheduling_strategy": "SPOT",
+        "pools": [{"machine_type": "n1-standard-8", "replica_count": 2}],
+    }
     data = collect.from_parts(status(details), [event(700, "epoch", epoch=1), event(800, "epoch", epoch=2)], "vertex")
     assert data.cost_usd == round(2 * info.price_per_hour, 4)  # 2 machines for one hour
-    assert data.cost_basis == (f"start_time → end_time 3600 s × (2 × n1-standard-8 ${info.price_per_hour}/h) "
-                               f"({info.price_region} list price, {info.price_date}); on-demand list price: the "
-                               "catalog has no Vertex AI spot prices, so the spot discount is not shown")  # fmt: skip
+    assert data.cost_basis == (
+        f"start_time → end_time 3600 s × (2 × n1-standard-8 ${info.price_per_hour}/h) "
+        f"({info.price_region} list price, {info.price_date}); on-demand list price: the "
+        "catalog has no Vertex AI spot prices, so the spot discount is not shown"
+    )
     assert data.cost_per_epoch == data.cost_usd / 2
 
 
 def test_without_a_billing_record_the_billed_phases_times_the_price() -> None:
-    phases = [{"phase": "queued", "seconds": 900.0}, {"phase": "provisioning", "seconds": 600.0},
-              {"phase": "training", "seconds": 2700.0}, {"phase": "uploading", "seconds": 300.0}]  # fmt: skip
+    phases = [
+        {"phase": "queued", "seconds": 900.0},
+        {"phase": "provisioning", "seconds": 600.0},
+        {"phase": "training", "seconds": 2700.0},
+        {"phase": "uploading", "seconds": 300.0},
+    ]
     data = collect.from_parts(status(), [], "vertex", {"cost_per_hour": 2.5, "timeline": phases})
     assert data.cost_usd == 2.5  # one hour from provisioning on; the queue is not billed
-    assert data.cost_basis == "billed time (from provisioning to the end) × catalog on-demand list price of every replica"
+    assert (
+        data.cost_basis == "billed time (from provisioning to the end) × catalog on-demand list price of every replica"
+    )
     unpriced = collect.from_parts(status(), [], "vertex", {"timeline": phases})
     assert (unpriced.cost_usd, unpriced.cost_basis) == (None, "not priced (local run)")
 
 
 def test_wall_time_and_steady_throughput() -> None:
-    lines = [event(n, "epoch", epoch=n, examples_per_sec=rate) for n, rate in ((1, 100.0), (2, 300.0), (3, 200.0),
-                                                                             (4, 400.0))]  # fmt: skip
+    lines = [
+        event(n, "epoch", epoch=n, examples_per_sec=rate)
+        for n, rate in ((1, 100.0), (2, 300.0), (3, 200.0), (4, 400.0))
+    ]
     data = collect.from_parts(status(ended=90), lines, "vertex")
     assert data.wall_s == 90.0
     assert data.examples_per_sec == 300.0  # the median of 300, 200, 400: the first epoch traces

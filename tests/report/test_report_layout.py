@@ -11,8 +11,10 @@ from cloudtrain.report.collect import RunData
 
 def _run(job_id: str, epochs: int, rate: float) -> RunData:
     run = RunData(job_id, "local", "SUCCEEDED", None, None)
-    run.epochs = [{"epoch": n, "loss": 1 / n, "val_accuracy": 0.9 + n / 1e4 + 1e-9, "examples_per_sec": rate}
-                  for n in range(1, epochs + 1)]  # fmt: skip
+    run.epochs = [
+        {"epoch": n, "loss": 1 / n, "val_accuracy": 0.9 + n / 1e4 + 1e-9, "examples_per_sec": rate}
+        for n in range(1, epochs + 1)
+    ]
     return run
 
 
@@ -47,9 +49,16 @@ def test_speed_up_only_when_there_is_something_to_compare(tmp_path):
 def _sweep() -> RunData:
     run = RunData("lr-sweep", "local", "SUCCEEDED", None, None, metric="val_accuracy")
     params = [(0.0001694044709524275, 32, "adam", 0.91), (0.0123, 64, "sgd", 0.95), (0.2, 128, "adam", 0.5)]
-    run.trials = [{"trial": str(i), "state": "COMPLETE", "value": v, "best": v == 0.95,
-                   "params": {"lr": lr, "batch-size": bs, "optimizer": opt}}
-                  for i, (lr, bs, opt, v) in enumerate(params)]  # fmt: skip
+    run.trials = [
+        {
+            "trial": str(i),
+            "state": "COMPLETE",
+            "value": v,
+            "best": v == 0.95,
+            "params": {"lr": lr, "batch-size": bs, "optimizer": opt},
+        }
+        for i, (lr, bs, opt, v) in enumerate(params)
+    ]
     return run
 
 

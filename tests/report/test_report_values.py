@@ -15,13 +15,34 @@ from cloudtrain.report import collect, figures, page
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 EPOCHS = [  # each epoch different in every figure, so a repeat or a shift shows
-    {"epoch": 1, "loss": 0.9, "accuracy": 0.5, "val_loss": 0.95, "val_accuracy": 0.45, "examples_per_sec": 800.0,
-     "epoch_time_s": 12.0},
-    {"epoch": 2, "loss": 0.6, "accuracy": 0.7, "val_loss": 0.65, "val_accuracy": 0.66, "examples_per_sec": 1500.0,
-     "epoch_time_s": 8.0},
-    {"epoch": 3, "loss": 0.3, "accuracy": 0.85, "val_loss": 0.4, "val_accuracy": 0.81, "examples_per_sec": 1700.0,
-     "epoch_time_s": 7.5},
-]  # fmt: skip
+    {
+        "epoch": 1,
+        "loss": 0.9,
+        "accuracy": 0.5,
+        "val_loss": 0.95,
+        "val_accuracy": 0.45,
+        "examples_per_sec": 800.0,
+        "epoch_time_s": 12.0,
+    },
+    {
+        "epoch": 2,
+        "loss": 0.6,
+        "accuracy": 0.7,
+        "val_loss": 0.65,
+        "val_accuracy": 0.66,
+        "examples_per_sec": 1500.0,
+        "epoch_time_s": 8.0,
+    },
+    {
+        "epoch": 3,
+        "loss": 0.3,
+        "accuracy": 0.85,
+        "val_loss": 0.4,
+        "val_accuracy": 0.81,
+        "examples_per_sec": 1700.0,
+        "epoch_time_s": 7.5,
+    },
+]
 
 
 class Tables(HTMLParser):
@@ -64,9 +85,16 @@ def run_data() -> collect.RunData:
         lines.append(event(10 + 10 * i, "epoch", **e))
         lines.append(event(10 + 10 * i, "epoch", "worker-0", replica="worker-0", **{**e, "loss": 9.0}))
     lines.append(event(45, "done"))
-    status = JobStatus("run-1", "/runs/run-1", JobState.SUCCEEDED, "succeeded", created=T0,
-                       ended=T0 + dt.timedelta(seconds=50), details={"wall_time_s": 50.0, "contract": "vertex"},
-                       first_phase="installing package")
+    status = JobStatus(
+        "run-1",
+        "/runs/run-1",
+        JobState.SUCCEEDED,
+        "succeeded",
+        created=T0,
+        ended=T0 + dt.timedelta(seconds=50),
+        details={"wall_time_s": 50.0, "contract": "vertex"},
+        first_phase="installing package",
+    )
     return collect.from_parts(status, lines, "local")
 
 
@@ -88,9 +116,11 @@ def test_each_epochs_own_values_in_the_table_and_the_summary(tmp_path) -> None:
     tables = Tables(html).tables
     epochs = tables["epochs-run-1"]
     assert epochs[0] == ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "examples_per_sec", "epoch_time_s"]
-    assert epochs[1:] == [["1", "0.9", "0.5", "0.95", "0.45", "800", "12"],
-                          ["2", "0.6", "0.7", "0.65", "0.66", "1,500", "8"],
-                          ["3", "0.3", "0.85", "0.4", "0.81", "1,700", "7.5"]]  # fmt: skip
+    assert epochs[1:] == [
+        ["1", "0.9", "0.5", "0.95", "0.45", "800", "12"],
+        ["2", "0.6", "0.7", "0.65", "0.66", "1,500", "8"],
+        ["3", "0.3", "0.85", "0.4", "0.81", "1,700", "7.5"],
+    ]
     runs = dict(zip(tables["runs"][0], tables["runs"][1]))
     assert runs["epochs"] == "3" and runs["replicas"] == "2"
     assert runs["examples/s"] == "1,700"  # the median of the epochs after the first: 1500, 1700 → the upper
@@ -102,8 +132,11 @@ def test_each_epochs_own_values_in_the_charts(tmp_path, kept_figures) -> None:
     assert {"epochs", "throughput", "timeline"} <= drawn.keys()
     charts = [kept_figures.figure(n) for n in kept_figures.get_fignums()]
     by_title = {ax.get_title(): ax for fig in charts for ax in fig.axes if ax.get_title()}
-    lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
-             for ax in by_title.values() for line in ax.get_lines()}  # fmt: skip
+    lines = {
+        line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
+        for ax in by_title.values()
+        for line in ax.get_lines()
+    }
     assert lines["run-1 loss"] == ([1, 2, 3], [0.9, 0.6, 0.3])
     assert lines["run-1 val_loss"] == ([1, 2, 3], [0.95, 0.65, 0.4])
     assert lines["run-1 accuracy"] == ([1, 2, 3], [0.5, 0.7, 0.85])
@@ -114,8 +147,9 @@ def test_each_epochs_own_values_in_the_charts(tmp_path, kept_figures) -> None:
 
 
 @pytest.mark.server
-def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(aws, tmp_path, monkeypatch, capsys,
-                                                                         kept_figures) -> None:  # fmt: skip
+def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(
+    aws, tmp_path, monkeypatch, capsys, kept_figures
+) -> None:
     from cloudtrain.cli import main
     from tests.conftest import REPO
     from tests.fakes.aws import TUNING_TRIALS, add_tuning_actions
@@ -130,29 +164,53 @@ def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(aws, tm
     job_id = capsys.readouterr().out.split("Sweep ", 1)[1].split()[0]
 
     def trial(n: int, status: str, value: float | None, lr: str) -> dict:
-        out = {"TrainingJobName": f"{job_id}-00{n}-x", "TrainingJobArn": f"arn:x:{n}", "CreationTime": 0,
-               "TrainingJobStatus": status, "TunedHyperParameters": {"lr": lr}}
+        out = {
+            "TrainingJobName": f"{job_id}-00{n}-x",
+            "TrainingJobArn": f"arn:x:{n}",
+            "CreationTime": 0,
+            "TrainingJobStatus": status,
+            "TunedHyperParameters": {"lr": lr},
+        }
         if value is not None:
             out["FinalHyperParameterTuningJobObjectiveMetric"] = {"MetricName": "val_loss", "Value": value}
         return out
 
-    TUNING_TRIALS[job_id] = [trial(1, "Completed", 0.31, "0.01"), trial(2, "Completed", 0.12, "0.001"),
-                             trial(3, "Completed", 0.45, "0.05"), trial(4, "Failed", None, "0.09")]  # fmt: skip
+    TUNING_TRIALS[job_id] = [
+        trial(1, "Completed", 0.31, "0.01"),
+        trial(2, "Completed", 0.12, "0.001"),
+        trial(3, "Completed", 0.45, "0.05"),
+        trial(4, "Failed", None, "0.09"),
+    ]
     assert main(["report", job_id, "--out", str(tmp_path / "report"), "-o", "json"]) == 0
     written = json.loads(capsys.readouterr().out)
     rows = Tables((tmp_path / "report" / "report.html").read_text()).tables[f"trials-{job_id}"]
     assert rows[0] == ["trial", "state", "val_loss", "lr"]  # the column is named for the metric
-    assert rows[1:] == [[f"{job_id}-001-x", "COMPLETE", "0.31", "0.01"], [f"★ {job_id}-002-x", "COMPLETE", "0.12", "0.001"],
-                        [f"{job_id}-003-x", "COMPLETE", "0.45", "0.05"], [f"{job_id}-004-x", "FAIL", "", "0.09"]]  # fmt: skip
+    assert rows[1:] == [
+        [f"{job_id}-001-x", "COMPLETE", "0.31", "0.01"],
+        [f"★ {job_id}-002-x", "COMPLETE", "0.12", "0.001"],
+        [f"{job_id}-003-x", "COMPLETE", "0.45", "0.05"],
+        [f"{job_id}-004-x", "FAIL", "", "0.09"],
+    ]
     assert "trials" in written["figures"]
     html = (tmp_path / "report" / "report.html").read_text()
     runs = dict(zip(*Tables(html).tables["runs"][:2]))
-    assert (runs["job"], runs["backend"], runs["state"]) == (job_id, "sagemaker", "Completed")  # the tuning job's own state
+    assert (runs["job"], runs["backend"], runs["state"]) == (
+        job_id,
+        "sagemaker",
+        "Completed",
+    )  # the tuning job's own state
     assert f"{job_id}: see each trial" in html  # a sweep's cost is each trial's
-    stars = [c for n in kept_figures.get_fignums() for ax in kept_figures.figure(n).axes for c in ax.collections
-             if ax.get_title() == "val_loss by lr (★ best)"]  # fmt: skip
+    stars = [
+        c
+        for n in kept_figures.get_fignums()
+        for ax in kept_figures.figure(n).axes
+        for c in ax.collections
+        if ax.get_title() == "val_loss by lr (★ best)"
+    ]
     points = [[tuple(p) for p in c.get_offsets()] for c in stars]
-    assert [(0.001, 0.12)] in [[(float(x), float(y)) for x, y in pts] for pts in points]  # the gold star: trial 2 (lr 0.001)
+    assert [(0.001, 0.12)] in [
+        [(float(x), float(y)) for x, y in pts] for pts in points
+    ]  # the gold star: trial 2 (lr 0.001)
 
 
 def test_interruptions_on_the_timeline_are_seconds_since_created_and_an_open_one_has_no_end() -> None:
@@ -160,5 +218,10 @@ def test_interruptions_on_the_timeline_are_seconds_since_created_and_an_open_one
     items = [{"at": at(100), "resumed_at": at(400)}, {"at": at(900), "resumed_at": None}, {"at": None}]
     data = collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"items": items})
     assert data.interruption_offsets() == [(100.0, 400.0), (900.0, None)]
-    assert collect.RunData("r", "vertex", "SUCCEEDED", None, None, interruptions={"items": items}).interruption_offsets() == []
-    assert collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"count": 0}).interruption_offsets() == []
+    assert (
+        collect.RunData("r", "vertex", "SUCCEEDED", None, None, interruptions={"items": items}).interruption_offsets()
+        == []
+    )
+    assert (
+        collect.RunData("r", "vertex", "SUCCEEDED", T0, None, interruptions={"count": 0}).interruption_offsets() == []
+    )

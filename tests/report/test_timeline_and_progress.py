@@ -32,27 +32,54 @@ def test_a_mark_before_the_one_before_it_is_moved_up_clock_skew() -> None:
 
 
 def test_sagemaker_transitions_become_phases() -> None:
-    desc = {"CreationTime": at(0), "SecondaryStatusTransitions": [
-        {"Status": "Starting", "StartTime": at(5)}, {"Status": "Downloading", "StartTime": at(60)},
-        {"Status": "DownloadingTrainingImage", "StartTime": at(80)}, {"Status": "Training", "StartTime": at(200)},
-        {"Status": "Uploading", "StartTime": at(900)}, {"Status": "Completed", "StartTime": at(930)}]}  # fmt: skip
+    desc = {
+        "CreationTime": at(0),
+        "SecondaryStatusTransitions": [
+            {"Status": "Starting", "StartTime": at(5)},
+            {"Status": "Downloading", "StartTime": at(60)},
+            {"Status": "DownloadingTrainingImage", "StartTime": at(80)},
+            {"Status": "Training", "StartTime": at(200)},
+            {"Status": "Uploading", "StartTime": at(900)},
+            {"Status": "Completed", "StartTime": at(930)},
+        ],
+    }
     marks = timeline.sagemaker_marks(desc)
     lines = [LogLine(at(210), "algo-1", "cloudtrain: pip install …"), LogLine(at(260), "algo-1", event("plan"))]
     phases = timeline.build(timeline.merge(marks, timeline.log_marks(lines)), at(930))
     assert [(p.name, p.seconds) for p in phases] == [
-        ("queued", 5), ("provisioning", 75), ("pulling image", 120), ("installing package", 60),
-        ("training", 640), ("uploading", 30)]  # fmt: skip
+        ("queued", 5),
+        ("provisioning", 75),
+        ("pulling image", 120),
+        ("installing package", 60),
+        ("training", 640),
+        ("uploading", 30),
+    ]
 
 
 def test_vertex_status_and_log_marks() -> None:
-    status = JobStatus("1", "projects/p/locations/r/customJobs/1", JobState.SUCCEEDED, "JOB_STATE_SUCCEEDED",
-                       created=at(0), ended=at(500), details={"start_time": at(120).isoformat()},
-                       first_phase="provisioning")  # fmt: skip
-    lines = [LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
-             LogLine(at(240), "workerpool0-0", event("plan")), LogLine(at(470), "workerpool0-0", event("done"))]
+    status = JobStatus(
+        "1",
+        "projects/p/locations/r/customJobs/1",
+        JobState.SUCCEEDED,
+        "JOB_STATE_SUCCEEDED",
+        created=at(0),
+        ended=at(500),
+        details={"start_time": at(120).isoformat()},
+        first_phase="provisioning",
+    )
+    lines = [
+        LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
+        LogLine(at(240), "workerpool0-0", event("plan")),
+        LogLine(at(470), "workerpool0-0", event("done")),
+    ]
     shares = timeline.cost_shares(timeline.of_run(status, timeline.log_marks(lines)), cost_per_hour=3.6)
     assert [(r["phase"], r["seconds"]) for r in shares] == [
-        ("provisioning", 120), ("pulling image", 60), ("installing package", 60), ("training", 230), ("uploading", 30)]
+        ("provisioning", 120),
+        ("pulling image", 60),
+        ("installing package", 60),
+        ("training", 230),
+        ("uploading", 30),
+    ]
     assert shares[0]["cost_usd"] == 0.12 and abs(sum(r["share"] for r in shares) - 1) < 1e-3
 
 
@@ -63,8 +90,22 @@ def test_progress_from_events() -> None:
     assert progress.snapshot().phase == "installing package"
     progress(LogLine(at(1), "chief", event("plan", epochs=4)))
     for n in (1, 2):
-        progress(LogLine(at(n), "chief", event("epoch", epoch=n, epochs=4, loss=1 / n, val_accuracy=0.5 + n / 10,
-                                               examples_per_sec=1000.0 * n, epoch_time_s=10.0, steps=50)))  # fmt: skip
+        progress(
+            LogLine(
+                at(n),
+                "chief",
+                event(
+                    "epoch",
+                    epoch=n,
+                    epochs=4,
+                    loss=1 / n,
+                    val_accuracy=0.5 + n / 10,
+                    examples_per_sec=1000.0 * n,
+                    epoch_time_s=10.0,
+                    steps=50,
+                ),
+            )
+        )
     progress.clock = lambda: 1800.0 + 360
     snap = progress.snapshot()
     assert (snap.phase, snap.epoch, snap.epochs, snap.steps, snap.loss) == ("training", 2, 4, 100, 0.5)
@@ -89,7 +130,9 @@ def test_phase_before_the_first_line() -> None:
 
     assert phase_of(status(JobState.PENDING, "JOB_STATE_QUEUED")) == "queued"
     assert phase_of(status(JobState.PENDING, "JOB_STATE_PENDING")) == "provisioning"
-    assert phase_of(status(JobState.PENDING, "InProgress", secondary_status="DownloadingTrainingImage")) == "pulling image"
+    assert (
+        phase_of(status(JobState.PENDING, "InProgress", secondary_status="DownloadingTrainingImage")) == "pulling image"
+    )
     assert phase_of(status(JobState.RUNNING, "running")) == "installing package"
 
 
@@ -97,16 +140,33 @@ class _Handle(HandleDefaults):
     job_id = "job-1"
 
     def __init__(self):
-        self.lines = [LogLine(at(0), "chief", event("plan", epochs=3))] + [
-            LogLine(at(n), "chief", event("epoch", epoch=n, epochs=3, loss=0.1, examples_per_sec=500.0, epoch_time_s=1.0))
-            for n in (1, 2, 3)] + [LogLine(at(4), "chief", event("done"))]  # fmt: skip
+        self.lines = (
+            [LogLine(at(0), "chief", event("plan", epochs=3))]
+            + [
+                LogLine(
+                    at(n),
+                    "chief",
+                    event("epoch", epoch=n, epochs=3, loss=0.1, examples_per_sec=500.0, epoch_time_s=1.0),
+                )
+                for n in (1, 2, 3)
+            ]
+            + [LogLine(at(4), "chief", event("done"))]
+        )
 
     def logs(self, follow=False):
         yield from self.lines
 
     def wait(self):
-        return JobStatus("job-1", "/runs/job-1", JobState.SUCCEEDED, "succeeded", created=at(0), ended=at(5),
-                         details={"wall_time_s": 5.0, "contract": "vertex"}, first_phase="installing package")  # fmt: skip
+        return JobStatus(
+            "job-1",
+            "/runs/job-1",
+            JobState.SUCCEEDED,
+            "succeeded",
+            created=at(0),
+            ended=at(5),
+            details={"wall_time_s": 5.0, "contract": "vertex"},
+            first_phase="installing package",
+        )
 
 
 def _follow(terminal: bool, tmp_path, monkeypatch) -> str:

@@ -40,9 +40,11 @@ def test_gcp_permission_denied_and_missing_secret_are_one_line_each(secret_manag
     secret_manager.denied.add(HF)
     with pytest.raises(SecretError) as denied:
         read_secrets({"HF_TOKEN": f"gcp:{HF}/versions/latest"})
-    assert str(denied.value) == (f"gcp:{HF}/versions/latest: 403 PERMISSION_DENIED: Permission "
-                                 f"'secretmanager.versions.access' denied for resource '{HF}/versions/latest' "
-                                 "(or it may not exist).")
+    assert str(denied.value) == (
+        f"gcp:{HF}/versions/latest: 403 PERMISSION_DENIED: Permission "
+        f"'secretmanager.versions.access' denied for resource '{HF}/versions/latest' "
+        "(or it may not exist)."
+    )
     with pytest.raises(SecretError, match=r"^gcp:projects/p/secrets/nope/versions/2: 404 NOT_FOUND: Secret "):
         read_secrets({"X": "gcp:projects/p/secrets/nope/versions/2"})
 
@@ -81,19 +83,31 @@ def _vertex_machine(tmp_path: Path) -> Path:
 
 def _run(site: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     base = dict(os.environ)  # the fakes' endpoints, as the test set them
-    return subprocess.run([sys.executable, "-m", "cloudtrain_secrets", "--epochs=2", "x y"], cwd=site,
-                          env={**base, "PYTHONPATH": str(site), **env}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "cloudtrain_secrets", "--epochs=2", "x y"],
+        cwd=site,
+        env={**base, "PYTHONPATH": str(site), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_launcher_runs_the_module_with_the_secrets_in_its_environment_only(tmp_path, secret_manager, aws):
     secret_manager.add(HF, "hf_abc123")
     arn = aws.client("secretsmanager", "us-east-1").create_secret(Name="db", SecretString="pw")["ARN"]
     refs = {"HF_TOKEN": f"gcp:{HF}/versions/latest", "DB_PASSWORD": f"aws:{arn}"}
-    done = _run(_vertex_machine(tmp_path), {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()},
-                                             "CLOUDTRAIN_RUN_MODULE": "probe"})
+    done = _run(
+        _vertex_machine(tmp_path),
+        {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()}, "CLOUDTRAIN_RUN_MODULE": "probe"},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {
-        "args": ["--epochs=2", "x y"], "HF_TOKEN": "hf_abc123", "DB_PASSWORD": "pw", "launcher_vars": []}
+        "args": ["--epochs=2", "x y"],
+        "HF_TOKEN": "hf_abc123",
+        "DB_PASSWORD": "pw",
+        "launcher_vars": [],
+    }
     assert "hf_abc123" not in done.stdout.replace('"HF_TOKEN": "hf_abc123"', "") + done.stderr
 
 
@@ -101,11 +115,14 @@ def test_launcher_permission_failure_is_one_log_line_and_exit_1(tmp_path, secret
     secret_manager.add(HF, "hf_abc123")
     secret_manager.denied.add(HF)
     refs = {"HF_TOKEN": f"gcp:{HF}/versions/latest"}
-    done = _run(_vertex_machine(tmp_path), {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()},
-                                             "CLOUDTRAIN_RUN_MODULE": "probe"})
+    done = _run(
+        _vertex_machine(tmp_path),
+        {**{f"CLOUDTRAIN_SECRET_{k}": v for k, v in refs.items()}, "CLOUDTRAIN_RUN_MODULE": "probe"},
+    )
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.splitlines() == [f"cloudtrain: cannot read secret gcp:{HF}/versions/latest: 403 "
-                                        f"PERMISSION_DENIED: Permission 'secretmanager.versions.access' denied for "
-                                        f"resource '{HF}/versions/latest' (or it may not exist)."]
-
+    assert done.stderr.splitlines() == [
+        f"cloudtrain: cannot read secret gcp:{HF}/versions/latest: 403 "
+        f"PERMISSION_DENIED: Permission 'secretmanager.versions.access' denied for "
+        f"resource '{HF}/versions/latest' (or it may not exist)."
+    ]

@@ -28,7 +28,7 @@ print("probe " + json.dumps({"argv": sys.argv[1:], "DB_PASSWORD": os.environ.get
 
 
 def _probe(out: str) -> dict:
-    return json.loads(next(line for line in out.splitlines() if line.startswith("probe "))[len("probe "):])
+    return json.loads(next(line for line in out.splitlines() if line.startswith("probe "))[len("probe ") :])
 
 
 def _secret(aws) -> tuple[str, dict[str, str]]:
@@ -47,12 +47,19 @@ def test_a_package_job_gets_the_secret_in_its_environment(aws, container_python,
     (src / "__init__.py").write_text("")
     (src / "task.py").write_text(PROBE)
     package = build_sdist(src, tmp_path / "dist", version="0.1", extra=sdist_files(secrets))
-    spec = make_spec(package=PackageSpec(path=src, module="probe_trainer.task", requirements=(), name=None,
-                                         version="0.1"), secrets=MappingProxyType(secrets))  # fmt: skip
+    spec = make_spec(
+        package=PackageSpec(path=src, module="probe_trainer.task", requirements=(), name=None, version="0.1"),
+        secrets=MappingProxyType(secrets),
+    )
     params = BACKEND.render(spec, package)
     sourcedir = write_sourcedir(package, tmp_path / "sourcedir.tar.gz").path
-    result = _run_in_container(container_python, sourcedir, params["HyperParameters"], tmp_path,
-                               {**env_for(aws.endpoint), **params["Environment"]})  # fmt: skip
+    result = _run_in_container(
+        container_python,
+        sourcedir,
+        params["HyperParameters"],
+        tmp_path,
+        {**env_for(aws.endpoint), **params["Environment"]},
+    )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert _probe(out) == {"argv": list(spec.module_args()), "DB_PASSWORD": "s3cr3t-pw", "refs": []}
@@ -66,12 +73,19 @@ def test_a_script_job_gets_the_secret_and_its_arguments(aws, container_python, t
     src.mkdir()
     (src / "train.py").write_text(PROBE)
     package = build_script_sdist(src, tmp_path / "dist", "train.py", extra=sdist_files(secrets))
-    spec = make_spec(package=PackageSpec(path=src, module="", requirements=(), name=None, version=None,
-                                         script="train.py"), secrets=MappingProxyType(secrets))  # fmt: skip
+    spec = make_spec(
+        package=PackageSpec(path=src, module="", requirements=(), name=None, version=None, script="train.py"),
+        secrets=MappingProxyType(secrets),
+    )
     params = BACKEND.render(spec, package)
     sourcedir = write_sourcedir(package, tmp_path / "sourcedir.tar.gz", script=True, secrets=True).path
-    result = _run_in_container(container_python, sourcedir, params["HyperParameters"], tmp_path,
-                               {**env_for(aws.endpoint), **params["Environment"]})  # fmt: skip
+    result = _run_in_container(
+        container_python,
+        sourcedir,
+        params["HyperParameters"],
+        tmp_path,
+        {**env_for(aws.endpoint), **params["Environment"]},
+    )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     probe = _probe(out)
@@ -87,15 +101,24 @@ def test_a_secret_the_role_cannot_read_is_one_line_and_exit_1(aws, container_pyt
     (src / "train.py").write_text(PROBE)
     secrets = {"DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf"}
     package = build_script_sdist(src, tmp_path / "dist", "train.py", extra=sdist_files(secrets))
-    spec = make_spec(package=PackageSpec(path=src, module="", requirements=(), name=None, version=None,
-                                         script="train.py"), secrets=MappingProxyType(secrets))  # fmt: skip
+    spec = make_spec(
+        package=PackageSpec(path=src, module="", requirements=(), name=None, version=None, script="train.py"),
+        secrets=MappingProxyType(secrets),
+    )
     params = BACKEND.render(spec, package)
     sourcedir = write_sourcedir(package, tmp_path / "sourcedir.tar.gz", script=True, secrets=True).path
-    result = _run_in_container(container_python, sourcedir, params["HyperParameters"], tmp_path,
-                               {**env_for(aws.endpoint), **reference_env(secrets)})  # fmt: skip
+    result = _run_in_container(
+        container_python,
+        sourcedir,
+        params["HyperParameters"],
+        tmp_path,
+        {**env_for(aws.endpoint), **reference_env(secrets)},
+    )
     out = result.stdout + result.stderr
     lines = [line for line in out.splitlines() if line.startswith("cloudtrain: cannot read secret")]
-    assert lines == [f"cloudtrain: cannot read secret {secrets['DB_PASSWORD']}: ResourceNotFoundException: "
-                     "Secrets Manager can't find the specified secret."], out
+    assert lines == [
+        f"cloudtrain: cannot read secret {secrets['DB_PASSWORD']}: ResourceNotFoundException: "
+        "Secrets Manager can't find the specified secret."
+    ], out
     assert "USER SCRIPT FAILED 1" in out and result.returncode == 1
     assert "probe " not in out

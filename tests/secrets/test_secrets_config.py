@@ -32,13 +32,16 @@ def test_the_issue_form_loads_as_written_for_a_local_run(project):
     }
 
 
-@pytest.mark.parametrize(("value", "says"), [
-    ("hunter2", "a secret is a reference, one of shell:WANDB_API_KEY, gcp:"),
-    ("shell:MY-KEY", "write shell:NAME"),
-    ("gcp:projects/my-project/secrets/hf-token", "(add /versions/latest)"),
-    ("gcp:projects/p/secrets/s/versions/0", "write gcp:projects/PROJECT/secrets/SECRET/versions/latest"),
-    ("aws:db-password", "write aws: and the secret's full ARN"),
-])
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("hunter2", "a secret is a reference, one of shell:WANDB_API_KEY, gcp:"),
+        ("shell:MY-KEY", "write shell:NAME"),
+        ("gcp:projects/my-project/secrets/hf-token", "(add /versions/latest)"),
+        ("gcp:projects/p/secrets/s/versions/0", "write gcp:projects/PROJECT/secrets/SECRET/versions/latest"),
+        ("aws:db-password", "write aws: and the secret's full ARN"),
+    ],
+)
 def test_a_value_that_is_not_a_reference_is_refused_at_its_line(project, value, says):
     error = error_of(project(VERTEX_BASE + f"secrets:\n  HF_TOKEN: '{value}'\n"), local=True)
     assert error.field == "secrets.HF_TOKEN" and error.line == 14
@@ -49,20 +52,26 @@ def test_a_value_that_is_not_a_reference_is_refused_at_its_line(project, value, 
 def test_shell_reference_on_vertex_prints_the_command_and_the_reference_to_write(project):
     error = error_of(project(VERTEX_BASE + "secrets:\n  WANDB_API_KEY: shell:WANDB_API_KEY\n"))
     assert error.field == "secrets.WANDB_API_KEY"
-    assert ('printf %s "$WANDB_API_KEY" | gcloud secrets create wandb-api-key --project my-project '
-            "--replication-policy automatic --data-file=-") in str(error)
+    assert (
+        'printf %s "$WANDB_API_KEY" | gcloud secrets create wandb-api-key --project my-project '
+        "--replication-policy automatic --data-file=-"
+    ) in str(error)
     assert error.hint == "then write WANDB_API_KEY: gcp:projects/my-project/secrets/wandb-api-key/versions/latest"
 
 
 def test_shell_reference_on_sagemaker_prints_the_command_and_the_reference_to_write(project):
     error = error_of(project(SAGEMAKER_BASE + "secrets:\n  HF_TOKEN: shell:HF_TOKEN\n"))
-    assert ('aws secretsmanager create-secret --region us-east-1 --name hf-token --secret-string "$HF_TOKEN" '
-            "--query ARN --output text") in str(error)
+    assert (
+        'aws secretsmanager create-secret --region us-east-1 --name hf-token --secret-string "$HF_TOKEN" '
+        "--query ARN --output text"
+    ) in str(error)
     assert error.hint.startswith("then write HF_TOKEN: aws:<the ARN it prints, arn:aws:secretsmanager:us-east-1:")
 
 
 def test_each_cloud_reads_its_own_store(project):
-    error = error_of(project(VERTEX_BASE + "secrets:\n  DB: aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:d\n"))
+    error = error_of(
+        project(VERTEX_BASE + "secrets:\n  DB: aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:d\n")
+    )
     assert "a vertex job reads secrets from Secret Manager (gcp:)" in str(error)
     error = error_of(project(SAGEMAKER_BASE + "secrets:\n  T: gcp:projects/p/secrets/s/versions/latest\n"))
     assert "a sagemaker job reads secrets from Secrets Manager (aws:)" in str(error)
@@ -71,7 +80,8 @@ def test_each_cloud_reads_its_own_store(project):
 def test_container_jobs_refuse_secrets_saying_why(project):
     text = VERTEX_BASE.replace("package:\n  path: trainer\n  module: trainer.task\n", "") + (
         "container:\n  image_uri: us-docker.pkg.dev/p/r/img:1\n"
-        "secrets:\n  T: gcp:projects/p/secrets/s/versions/latest\n")
+        "secrets:\n  T: gcp:projects/p/secrets/s/versions/latest\n"
+    )
     error = error_of(project(text))
     assert error.field == "secrets"
     assert "a container: job runs your image as it is" in str(error)
@@ -92,9 +102,11 @@ def test_yaml_env_tag_is_refused_pointing_at_secrets(project):
 def test_fallback_candidates_and_sweeps_keep_the_secrets(project):
     from cloudtrain.spec import build_spec
 
-    text = VERTEX_BASE + ("secrets:\n  HF_TOKEN: gcp:projects/p/secrets/s/versions/latest\n"
-                          "fallback:\n  - region: us-east1\n"
-                          "sweep:\n  metric: acc\n  params: {lr: {min: 0.001, max: 0.1}}\n")
+    text = VERTEX_BASE + (
+        "secrets:\n  HF_TOKEN: gcp:projects/p/secrets/s/versions/latest\n"
+        "fallback:\n  - region: us-east1\n"
+        "sweep:\n  metric: acc\n  params: {lr: {min: 0.001, max: 0.1}}\n"
+    )
     loaded = load_config(project(text))
     (candidate,) = loaded.candidates
     assert dict(build_spec(candidate).secrets) == {"HF_TOKEN": "gcp:projects/p/secrets/s/versions/latest"}

@@ -35,9 +35,11 @@ def test_an_existing_gcp_secret_passes_without_reading_its_value(user):
 def test_a_missing_gcp_secret_is_refused_in_one_line(user):
     with pytest.raises(UsageError) as info:
         _check({"HF_TOKEN": f"gcp:{HF}/versions/latest"})
-    assert str(info.value) == (f"secrets: HF_TOKEN: gcp:{HF}/versions/latest does not exist (404 NOT_FOUND: Secret "
-                               f"[{HF}] not found or has no versions.) — check the reference, or create the secret "
-                               "(docs/how-to/secrets.md)")
+    assert str(info.value) == (
+        f"secrets: HF_TOKEN: gcp:{HF}/versions/latest does not exist (404 NOT_FOUND: Secret "
+        f"[{HF}] not found or has no versions.) — check the reference, or create the secret "
+        "(docs/how-to/secrets.md)"
+    )
     assert info.value.exit_code == 2
 
 
@@ -47,13 +49,17 @@ def test_a_gcp_secret_the_user_may_not_see_is_a_warning(user):
     assert _check({"HF_TOKEN": f"gcp:{HF}/versions/latest"}) == [
         f"secrets: HF_TOKEN: could not check gcp:{HF}/versions/latest with your credentials (403 PERMISSION_DENIED: "
         f"Permission 'secretmanager.versions.get' denied for resource '{HF}/versions/latest' (or it may not "
-        "exist).); the job's service account must be able to read it"]
+        "exist).); the job's service account must be able to read it"
+    ]
 
 
 def test_aws_secrets_exist_or_are_refused(aws):
     arn = aws.client("secretsmanager", "us-east-1").create_secret(Name="db", SecretString="pw")["ARN"]
     assert _check({"DB_PASSWORD": f"aws:{arn}"}, "sagemaker") == []
     gone = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf"
-    with pytest.raises(UsageError, match=r"^secrets: DB_PASSWORD: aws:arn:.*:gone-AbCdEf does not exist "
-                                         r"\(ResourceNotFoundException: "):
+    with pytest.raises(
+        UsageError,
+        match=r"^secrets: DB_PASSWORD: aws:arn:.*:gone-AbCdEf does not exist "
+        r"\(ResourceNotFoundException: ",
+    ):
         _check({"DB_PASSWORD": f"aws:{gone}"}, "sagemaker")

@@ -17,9 +17,9 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 NODES = ("node1", "node2")
 PARTITION = "debug"
@@ -80,7 +80,9 @@ class Cluster:
             time.sleep(0.2)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.root.glob("*.log")))
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.root.glob("*.log"))
+        )
 
 
 def slurm_conf(root: Path, *, ctld_port: int, node_ports: dict[str, int], munge_socket: Path, cpus: int) -> str:
@@ -148,25 +150,54 @@ def slurm_cluster(root: Path) -> Iterator[Cluster]:
     key.chmod(0o600)
     munge_socket = munge_dir / "munge.sock"
     conf = root / "slurm.conf"
-    conf.write_text(slurm_conf(root, ctld_port=free_port(), node_ports={n: free_port() for n in NODES},
-                               munge_socket=munge_socket, cpus=os.cpu_count() or 1))  # fmt: skip
+    conf.write_text(
+        slurm_conf(
+            root,
+            ctld_port=free_port(),
+            node_ports={n: free_port() for n in NODES},
+            munge_socket=munge_socket,
+            cpus=os.cpu_count() or 1,
+        )
+    )
     cluster = Cluster(root, conf, munge_socket)
     env = {**os.environ, "SLURM_CONF": str(conf)}
     try:
-        munged = [_sbin("munged"), "--foreground", "--force", f"--key-file={key}", f"--socket={munge_socket}",
-                  f"--pid-file={munge_dir}/munged.pid", f"--log-file={root}/munged.log",
-                  f"--seed-file={munge_dir}/munge.seed"]  # fmt: skip
-        cluster.procs.append(subprocess.Popen(munged, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              start_new_session=True))  # fmt: skip
+        munged = [
+            _sbin("munged"),
+            "--foreground",
+            "--force",
+            f"--key-file={key}",
+            f"--socket={munge_socket}",
+            f"--pid-file={munge_dir}/munged.pid",
+            f"--log-file={root}/munged.log",
+            f"--seed-file={munge_dir}/munge.seed",
+        ]
+        cluster.procs.append(
+            subprocess.Popen(
+                munged, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            )
+        )
         _wait_for(munge_socket.exists, "munged", cluster)
-        cluster.procs.append(subprocess.Popen([_sbin("slurmctld"), "-D", "-i", "-f", str(conf)], env=env,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                              start_new_session=True))  # fmt: skip
+        cluster.procs.append(
+            subprocess.Popen(
+                [_sbin("slurmctld"), "-D", "-i", "-f", str(conf)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
         _wait_for(lambda: cluster.run("scontrol", "ping", check=False).stdout.count("UP") > 0, "slurmctld", cluster)
         for node in NODES:
-            cluster.procs.append(subprocess.Popen([_sbin("slurmd"), "-D", "-N", node, "-f", str(conf)], env=env,
-                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                  start_new_session=True))  # fmt: skip
+            cluster.procs.append(
+                subprocess.Popen(
+                    [_sbin("slurmd"), "-D", "-N", node, "-f", str(conf)],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
         _wait_for(lambda: _all_idle(cluster), "the nodes", cluster, timeout=60)
         yield cluster
     finally:
@@ -215,7 +246,7 @@ def login_node(root: Path, cluster: Cluster) -> Iterator[LoginNode]:
         f"AuthorizedKeysFile {root}/authorized_keys\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         "PubkeyAuthentication yes\nPermitRootLogin yes\nUsePAM no\nStrictModes no\nMaxSessions 50\nMaxStartups 50\n"
         f"SetEnv SLURM_CONF={cluster.conf}\n"
-    )  # fmt: skip
+    )
     host_pub = (root / "host_key.pub").read_text().split()
     (root / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
     config = root / "ssh_config"
@@ -223,10 +254,15 @@ def login_node(root: Path, cluster: Cluster) -> Iterator[LoginNode]:
         f"Host slurm-login\n  HostName 127.0.0.1\n  Port {port}\n  User {os.environ.get('USER') or 'root'}\n"
         f"  IdentityFile {root}/user_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {root}/known_hosts\n"
         "  StrictHostKeyChecking yes\n  BatchMode yes\n"
-    )  # fmt: skip
-    proc = subprocess.Popen([_sbin("sshd"), "-D", "-e", "-f", str(root / "sshd_config")], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=open(root / "sshd.log", "w"))  # fmt: skip
+    )
+    proc = subprocess.Popen(
+        [_sbin("sshd"), "-D", "-e", "-f", str(root / "sshd_config")],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=open(root / "sshd.log", "w"),
+    )
     try:
+
         def ready() -> bool:
             with socket.socket() as s:
                 return s.connect_ex(("127.0.0.1", port)) == 0

@@ -13,8 +13,10 @@ from tests.slurm.cluster import Cluster, LoginNode, login_node, missing_tools, s
 def slurm_session(tmp_path_factory) -> tuple[Cluster, LoginNode]:
     missing = missing_tools()
     if missing:
-        pytest.fail(f"Slurm tests need {', '.join(missing)}: apt-get install slurm-wlm munge openssh-server "
-                    "(.ci/run does it as root)")  # fmt: skip
+        pytest.fail(
+            f"Slurm tests need {', '.join(missing)}: apt-get install slurm-wlm munge openssh-server "
+            "(.ci/run does it as root)"
+        )
     root = tmp_path_factory.mktemp("slurm")
     with slurm_cluster(root / "cluster") as cluster, login_node(root / "ssh", cluster) as login:
         yield cluster, login

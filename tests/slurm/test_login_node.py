@@ -25,8 +25,9 @@ def test_following_through_the_login_node_survives_a_cut_connection(slurm_login,
     where = ["--backend", "slurm", "--region", slurm_login.host, "--project", str(workdir)]
     log = tmp_path / "follow.log"
     with open(log, "w") as out:
-        follow = subprocess.Popen([*cloudtrain_argv(), "logs", job_id, "--follow", *where], stdout=out,
-                                  stderr=subprocess.STDOUT)  # fmt: skip
+        follow = subprocess.Popen(
+            [*cloudtrain_argv(), "logs", job_id, "--follow", *where], stdout=out, stderr=subprocess.STDOUT
+        )
     try:
         deadline = time.monotonic() + 120
         while "line 5 from chief:0" not in log.read_text():
@@ -36,8 +37,12 @@ def test_following_through_the_login_node_survives_a_cut_connection(slurm_login,
         from cloudtrain.backends.slurm.shell import control_dir
 
         control = os.path.join(control_dir(), "%C")
-        subprocess.run(["ssh", "-F", str(slurm_login.ssh_config), "-O", "exit", "-o", f"ControlPath={control}",
-                        slurm_login.host], capture_output=True, timeout=30, check=True)  # fmt: skip
+        subprocess.run(
+            ["ssh", "-F", str(slurm_login.ssh_config), "-O", "exit", "-o", f"ControlPath={control}", slurm_login.host],
+            capture_output=True,
+            timeout=30,
+            check=True,
+        )
         assert follow.wait(timeout=120) == 0, log.read_text()
     finally:
         if follow.poll() is None:
@@ -68,8 +73,11 @@ def test_submit_through_the_login_node_builds_the_environment_there(slurm_login,
     package = tmp_path / "pkg" / "slurm_probe"
     shutil.copytree(REPO / "tests/packages/slurm_probe", package)
     config = probe_config(tmp_path, workdir, ["--lines=2"])
-    config.write_text(config.read_text().replace(str(REPO / "tests/packages/slurm_probe"), str(package))
-                      .replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n"))  # fmt: skip
+    config.write_text(
+        config.read_text()
+        .replace(str(REPO / "tests/packages/slurm_probe"), str(package))
+        .replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n")
+    )
     result = cloudtrain("submit", "--config", str(config))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out

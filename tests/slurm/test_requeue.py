@@ -25,9 +25,26 @@ def test_a_warned_job_checkpoints_requeues_and_resumes_at_the_saved_step(slurm, 
     log = tmp_path / "submit.log"
     with open(log, "w") as out:
         submit = subprocess.Popen(
-            [sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/slurm.yaml",
-             "--set", f"slurm.workdir={workdir}", "--set", "slurm.requeue=true", "--set", "replica_count=1",
-             "--set", f"args={ARGS}"], stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "cloudtrain",
+                "submit",
+                "--config",
+                "job_configs/slurm.yaml",
+                "--set",
+                f"slurm.workdir={workdir}",
+                "--set",
+                "slurm.requeue=true",
+                "--set",
+                "replica_count=1",
+                "--set",
+                f"args={ARGS}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
     try:
         job_id = re.search(r"Job (\d+) created", wait_for_text(log, "created", timeout=300))[1]
         run = Path((workdir / "jobs" / job_id).read_text())
@@ -46,6 +63,8 @@ def test_a_warned_job_checkpoints_requeues_and_resumes_at_the_saved_step(slurm, 
     assert "requeued; the next run resumes from the checkpoint" in text
     assert "SUCCEEDED" in text, text
     # one follower across the restart: every epoch's line once, from whichever run trained it
-    assert [len(re.findall(rf"node1/task-0 \| epoch {k}/{EPOCHS} ", text)) for k in range(1, EPOCHS + 1)] == [1] * EPOCHS
+    assert [len(re.findall(rf"node1/task-0 \| epoch {k}/{EPOCHS} ", text)) for k in range(1, EPOCHS + 1)] == [
+        1
+    ] * EPOCHS
     tasks = json.loads((run / "slurm/r1/task-0.json").read_text())
     assert tasks["restart"] == 1 and tasks["exit"] == 0

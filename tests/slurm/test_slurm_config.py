@@ -10,7 +10,6 @@ import datetime as dt
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -42,9 +41,19 @@ max_runtime: 2h
 CASES = {
     "two-gpu-nodes": {},
     "hyperpod-requeue": {
-        "slurm": {"login": "hyperpod", "workdir": "/fsx/cloudtrain", "partition": "ml.p5.48xlarge", "account": "research",
-                  "qos": "high", "constraint": "h100", "exclusive": True, "sbatch": ["--mem=0"],
-                  "setup": ["module load cuda/12.2", "source /fsx/env.sh"], "requeue": True, "grace": 300},
+        "slurm": {
+            "login": "hyperpod",
+            "workdir": "/fsx/cloudtrain",
+            "partition": "ml.p5.48xlarge",
+            "account": "research",
+            "qos": "high",
+            "constraint": "h100",
+            "exclusive": True,
+            "sbatch": ["--mem=0"],
+            "setup": ["module load cuda/12.2", "source /fsx/env.sh"],
+            "requeue": True,
+            "grace": 300,
+        },
         "budget": {"max_gpu_hours": 8},
     },
     "cpu-nodes": {"machine": {"accelerator_count": 0}, "replica_count": 1},
@@ -101,8 +110,11 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"image": {"uri": "docker.io/me/img"}}, "image.uri", "remove image.uri"),
         ({"data": {"train": "s3://b/x"}}, "data.train", "shared filesystem"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
-        ({"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "trainer"}}, "data.train",
-         "absolute path on the cluster"),
+        (
+            {"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "trainer"}},
+            "data.train",
+            "absolute path on the cluster",
+        ),
     ],
 )
 def test_validate_refuses_with_one_line_naming_the_key(changes, field, words, tmp_path):
@@ -131,11 +143,19 @@ def test_max_gpu_hours_is_refused_where_it_cannot_be_honoured(project):
 
 
 def test_validate_and_dry_run_of_the_shipped_config():
-    validate = subprocess.run([sys.executable, "-m", "cloudtrain", "validate", "job_configs/slurm.yaml"], cwd=REPO,
-                              capture_output=True, text=True)  # fmt: skip
+    validate = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "validate", "job_configs/slurm.yaml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert validate.returncode == 0, validate.stderr
-    dry = subprocess.run([sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/slurm.yaml",
-                          "--dry-run", "-o", "json"], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+    dry = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/slurm.yaml", "--dry-run", "-o", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert dry.returncode == 0, dry.stderr
     import json
 

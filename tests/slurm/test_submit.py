@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -36,8 +34,9 @@ args: {args}
 
 
 def cloudtrain(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cloudtrain", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, **kwargs)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "cloudtrain", *args], capture_output=True, text=True, timeout=timeout, cwd=REPO, **kwargs
+    )
 
 
 def probe_config(tmp_path: Path, workdir: Path, args: list[str]) -> Path:
@@ -45,8 +44,11 @@ def probe_config(tmp_path: Path, workdir: Path, args: list[str]) -> Path:
     data.mkdir(exist_ok=True)
     (data / "a.txt").write_text("a")
     path = tmp_path / "probe.yaml"
-    path.write_text(PROBE_CONFIG.format(workdir=workdir, package=REPO / "tests/packages/slurm_probe",
-                                        data=data, args=json.dumps(args)))  # fmt: skip
+    path.write_text(
+        PROBE_CONFIG.format(
+            workdir=workdir, package=REPO / "tests/packages/slurm_probe", data=data, args=json.dumps(args)
+        )
+    )
     return path
 
 
@@ -76,8 +78,10 @@ def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
     report = cloudtrain("report", job_id, "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stdout + report.stderr
     html = (tmp_path / "report" / "report.html").read_text()
-    assert "0 GPU-hours, from the launcher&#x27;s start and end times × GPUs per node" in html or \
-        "0 GPU-hours, from the launcher's start and end times × GPUs per node" in html, html[-3000:]
+    assert (
+        "0 GPU-hours, from the launcher&#x27;s start and end times × GPUs per node" in html
+        or "0 GPU-hours, from the launcher's start and end times × GPUs per node" in html
+    ), html[-3000:]
 
 
 def test_a_failing_task_fails_the_job_with_exit_1_naming_the_task(slurm, workdir, tmp_path):
@@ -124,8 +128,12 @@ def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_contro
     config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
     log = tmp_path / "submit.log"
     with open(log, "w") as out:
-        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+        submit = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
     try:
         text = wait_for_text(log, "line 1 from worker:0")
         job_id = re.search(r"Job (\d+) created", text)[1]
@@ -149,8 +157,12 @@ def test_the_time_limit_warning_without_requeue_ends_the_job_timed_out_124(slurm
     config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
     log = tmp_path / "submit.log"
     with open(log, "w") as out:
-        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+        submit = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
     try:
         wait_for_text(log, "line 1 from worker:0")
         text = wait_for_text(log, "line 1 from chief:0")  # both tasks run their code (a loaded node starts late)
@@ -169,8 +181,12 @@ def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, work
     config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
     log = tmp_path / "submit.log"
     with open(log, "w") as out:
-        submit = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-                                  stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+        submit = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
     try:
         wait_for_text(log, "line 1 from worker:0")
         slurm.set_node("node2", "DOWN", reason="test: node lost")
@@ -182,8 +198,8 @@ def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, work
 
 
 def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
-    from cloudtrain.progress import phase_of
     from cloudtrain.backends.slurm.backend import SlurmBackend
+    from cloudtrain.progress import phase_of
 
     slurm.run("sbatch", "-N2", "--exclusive", "--output=/dev/null", "--wrap", "sleep 120")  # both nodes busy
     result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--detach")
@@ -193,12 +209,15 @@ def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
     # Resources, or Priority while an earlier test's job is still ahead in this worker's queue
     reason = status.native_state.removeprefix("PENDING (").removesuffix(")")
     assert reason in ("Resources", "Priority"), status.native_state
-    assert (status.state.value, status.native_state, status.message) == ("PENDING", f"PENDING ({reason})",
-                                                                          f"waiting: {reason}")  # fmt: skip
+    assert (status.state.value, status.native_state, status.message) == (
+        "PENDING",
+        f"PENDING ({reason})",
+        f"waiting: {reason}",
+    )
     assert phase_of(status) == f"queued: {reason}"
 
 
-SCRIPT = '''\
+SCRIPT = """\
 import argparse, json, os
 
 parser = argparse.ArgumentParser()
@@ -207,7 +226,7 @@ parser.add_argument("--model_dir", type=str)
 args, _ = parser.parse_known_args()
 task = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {})
 print(f"SCRIPT lr={args.lr} model_dir={args.model_dir} task={task.get('type')}:{task.get('index')}", flush=True)
-'''
+"""
 
 
 def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp_path):
@@ -215,7 +234,8 @@ def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp
     folder.mkdir()
     (folder / "train.py").write_text(SCRIPT)
     config = tmp_path / "script.yaml"
-    config.write_text(textwrap.dedent(f"""\
+    config.write_text(
+        textwrap.dedent(f"""\
         name: script
         backend: slurm
         slurm: {{workdir: {workdir}}}
@@ -223,7 +243,8 @@ def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp
         machine: {{accelerator_count: 0}}
         package: {{path: {folder}, script: train.py}}
         hyperparameters: {{lr: 0.5}}
-    """))
+    """)
+    )
     result = cloudtrain("submit", "--config", str(config))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out

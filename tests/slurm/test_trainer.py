@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import REPO, cloudtrain
+from tests.slurm.test_submit import cloudtrain
 
 pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.tf]
 
@@ -27,8 +26,16 @@ def events(log: Path) -> dict[str, dict]:
 
 
 def test_the_bundled_trainer_trains_across_two_nodes(slurm, workdir):
-    result = cloudtrain("submit", "--config", "job_configs/slurm.yaml", "--set", f"slurm.workdir={workdir}",
-                        "--set", "args=[--data=digits, --epochs=1, --batch-size=64]", timeout=600)  # fmt: skip
+    result = cloudtrain(
+        "submit",
+        "--config",
+        "job_configs/slurm.yaml",
+        "--set",
+        f"slurm.workdir={workdir}",
+        "--set",
+        "args=[--data=digits, --epochs=1, --batch-size=64]",
+        timeout=600,
+    )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "node1/task-0" in out and "node2/task-1" in out, out

@@ -27,20 +27,38 @@ def test_sagemaker_sweep_is_created_and_its_trials_read_back(aws: MotoAws, build
     handle = SageMakerBackend().submit(spec, build_package())
 
     described = aws.client("sagemaker", "us-east-1").describe_hyper_parameter_tuning_job(
-        HyperParameterTuningJobName=handle.job_id)
+        HyperParameterTuningJobName=handle.job_id
+    )
     assert described["HyperParameterTuningJobConfig"]["Strategy"] == "Bayesian"
-    assert described["TrainingJobDefinition"]["StaticHyperParameters"]["cloudtrain_module"] == json.dumps("trainer.task")
+    assert described["TrainingJobDefinition"]["StaticHyperParameters"]["cloudtrain_module"] == json.dumps(
+        "trainer.task"
+    )
     TUNING_TRIALS[handle.job_id] = [
-        {"TrainingJobName": f"{handle.job_id}-001-aaaa", "TrainingJobArn": "arn:x:1", "CreationTime": 0,
-         "TrainingJobStatus": "Completed", "TunedHyperParameters": {"lr": "0.01", "optimizer": "adam"},
-         "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.91}},
-        {"TrainingJobName": f"{handle.job_id}-002-bbbb", "TrainingJobArn": "arn:x:2", "CreationTime": 0,
-         "TrainingJobStatus": "Completed", "TunedHyperParameters": {"lr": "0.001", "optimizer": "sgd"},
-         "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.95}},
-        {"TrainingJobName": f"{handle.job_id}-003-cccc", "TrainingJobArn": "arn:x:3", "CreationTime": 0,
-         "TrainingJobStatus": "Failed", "TunedHyperParameters": {"lr": "0.09", "optimizer": "sgd"},
-         "FailureReason": "AlgorithmError"},
-    ]  # fmt: skip
+        {
+            "TrainingJobName": f"{handle.job_id}-001-aaaa",
+            "TrainingJobArn": "arn:x:1",
+            "CreationTime": 0,
+            "TrainingJobStatus": "Completed",
+            "TunedHyperParameters": {"lr": "0.01", "optimizer": "adam"},
+            "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.91},
+        },
+        {
+            "TrainingJobName": f"{handle.job_id}-002-bbbb",
+            "TrainingJobArn": "arn:x:2",
+            "CreationTime": 0,
+            "TrainingJobStatus": "Completed",
+            "TunedHyperParameters": {"lr": "0.001", "optimizer": "sgd"},
+            "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.95},
+        },
+        {
+            "TrainingJobName": f"{handle.job_id}-003-cccc",
+            "TrainingJobArn": "arn:x:3",
+            "CreationTime": 0,
+            "TrainingJobStatus": "Failed",
+            "TunedHyperParameters": {"lr": "0.09", "optimizer": "sgd"},
+            "FailureReason": "AlgorithmError",
+        },
+    ]
     results = handle.results()
     assert [t.state for t in results.trials] == ["COMPLETE", "COMPLETE", "FAIL"]
     assert results.best.trial.endswith("-002-bbbb") and results.best.params == {"lr": "0.001", "optimizer": "sgd"}
@@ -49,8 +67,9 @@ def test_sagemaker_sweep_is_created_and_its_trials_read_back(aws: MotoAws, build
     assert handle.cancel().native_state == "Stopped"
 
 
-def test_sagemaker_sweep_through_the_cli_is_remembered_and_results_print(aws: MotoAws, tmp_path, monkeypatch,
-                                                                          capsys) -> None:
+def test_sagemaker_sweep_through_the_cli_is_remembered_and_results_print(
+    aws: MotoAws, tmp_path, monkeypatch, capsys
+) -> None:
     from cloudtrain.cli import main
     from tests.sweeps.test_sweep_requests import SAGEMAKER
 
@@ -64,9 +83,15 @@ def test_sagemaker_sweep_through_the_cli_is_remembered_and_results_print(aws: Mo
     out = capsys.readouterr().out
     job_id = out.split("Sweep ", 1)[1].split()[0]
     TUNING_TRIALS[job_id] = [
-        {"TrainingJobName": f"{job_id}-001-aaaa", "TrainingJobArn": "arn:x:1", "CreationTime": 0,
-         "TrainingJobStatus": "Completed", "TunedHyperParameters": {"lr": "0.01"},
-         "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.9}}]  # fmt: skip
+        {
+            "TrainingJobName": f"{job_id}-001-aaaa",
+            "TrainingJobArn": "arn:x:1",
+            "CreationTime": 0,
+            "TrainingJobStatus": "Completed",
+            "TunedHyperParameters": {"lr": "0.01"},
+            "FinalHyperParameterTuningJobObjectiveMetric": {"MetricName": "val_accuracy", "Value": 0.9},
+        }
+    ]
     assert main(["sweep", "results", job_id, "-o", "json"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert table["best_trial"] == f"{job_id}-001-aaaa" and table["best_value"] == 0.9
@@ -77,8 +102,11 @@ def test_vertex_sweep_is_created_on_the_fake_and_its_trials_read_back(backend, j
 
     spec = build_spec(load_config(ROOT / "job_configs" / "sweep.yaml"))
     spec = dataclasses.replace(spec, staging_bucket="gs://my-bucket")
-    jobs.tuning_trials = [({"lr": 0.01, "optimizer": "adam"}, 0.93), ({"lr": 0.05, "optimizer": "sgd"}, None),
-                          ({"lr": 0.001, "optimizer": "adam"}, 0.97)]  # fmt: skip
+    jobs.tuning_trials = [
+        ({"lr": 0.01, "optimizer": "adam"}, 0.93),
+        ({"lr": 0.05, "optimizer": "sgd"}, None),
+        ({"lr": 0.001, "optimizer": "adam"}, 0.97),
+    ]
     handle = backend.submit(spec, make_package(tmp_path))
 
     created = jobs.tuning_jobs[handle.job_id]

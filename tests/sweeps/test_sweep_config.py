@@ -20,7 +20,7 @@ region: us-central1
 project: p
 staging_bucket: gs://b
 machine: {{type: n1-standard-4}}
-package: {{path: {ROOT / 'trainer'}, module: trainer.task}}
+package: {{path: {ROOT / "trainer"}, module: trainer.task}}
 """
 
 
@@ -38,11 +38,18 @@ def test_the_issue_form_loads_and_types_are_inferred() -> None:
     assert params["optimizer"].kind == "categorical" and params["optimizer"].values == ("adam", "sgd")
     sweep = loaded.config.sweep
     assert (sweep.metric, sweep.goal, sweep.max_trials, sweep.parallel_trials, sweep.algorithm) == (
-        "val_accuracy", "maximize", 8, 2, "bayesian")
+        "val_accuracy",
+        "maximize",
+        8,
+        2,
+        "bayesian",
+    )
 
 
 def test_integer_range_and_explicit_type(tmp_path: Path) -> None:
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         sweep:
           metric: loss
           goal: minimize
@@ -50,7 +57,8 @@ def test_integer_range_and_explicit_type(tmp_path: Path) -> None:
             layers: {min: 1, max: 4}
             width: {type: double, min: 1, max: 4}
             seed: {type: categorical, values: [1, 2]}
-        """)
+        """,
+    )
     params = {p.name: p for p in resolve(load_config(path).config.sweep.params)}
     assert params["layers"].kind == "integer" and params["layers"].grid_values() == (1, 2, 3, 4)
     assert params["width"].kind == "double" and params["width"].min == 1.0
@@ -89,9 +97,13 @@ def test_a_tuned_parameter_cannot_also_be_fixed(tmp_path: Path) -> None:
 
 
 def test_sagemaker_limits_are_checked_offline(tmp_path: Path) -> None:
-    base = BASE.replace("backend: vertex", "backend: sagemaker").replace("us-central1", "us-east-1") \
-        .replace("project: p", "role_arn: arn:aws:iam::123456789012:role/R").replace("gs://b", "s3://b") \
-        .replace("n1-standard-4", "ml.m5.xlarge")  # fmt: skip
+    base = (
+        BASE.replace("backend: vertex", "backend: sagemaker")
+        .replace("us-central1", "us-east-1")
+        .replace("project: p", "role_arn: arn:aws:iam::123456789012:role/R")
+        .replace("gs://b", "s3://b")
+        .replace("n1-standard-4", "ml.m5.xlarge")
+    )
     values = ", ".join(f"v{i}" for i in range(31))
     path = _write(tmp_path, f"sweep:\n  metric: m\n  params: {{opt: {{values: [{values}]}}}}\n", base)
     with pytest.raises(ConfigError, match="31 values; SageMaker allows 30"):
@@ -134,20 +146,26 @@ def test_the_legacy_hyperparameters_block_maps_key_for_key(tmp_path: Path) -> No
     path.write_text(f"project: p\nstaging_bucket: gs://b\npackage: {{path: {ROOT / 'trainer'}}}\n" + LEGACY)
     sweep = load_config(path).config.sweep
     assert sweep.model_dump(exclude_none=True) == {
-        "metric": "val_accuracy", "goal": "maximize", "max_trials": 6, "parallel_trials": 2,
-        "algorithm": "random", "early_stopping": True,
+        "metric": "val_accuracy",
+        "goal": "maximize",
+        "max_trials": 6,
+        "parallel_trials": 2,
+        "algorithm": "random",
+        "early_stopping": True,
         "params": {
             "lr": {"type": "double", "min": 0.0001, "max": 0.1, "scale": "log"},
             "layers": {"type": "integer", "min": 1, "max": 4, "scale": "linear"},
             "batch-size": {"type": "discrete", "values": [32, 64], "scale": "linear"},
             "optimizer": {"type": "categorical", "values": ["adam", "sgd"], "scale": "linear"},
         },
-    }  # fmt: skip
+    }
 
 
 def test_legacy_defaults_and_refusals(tmp_path: Path) -> None:
     path = tmp_path / "cfg.yaml"
-    minimal = LEGACY.replace("    hyperparameterMetricTag: val_accuracy\n", "").replace("    algorithm: RANDOM_SEARCH\n", "")
+    minimal = LEGACY.replace("    hyperparameterMetricTag: val_accuracy\n", "").replace(
+        "    algorithm: RANDOM_SEARCH\n", ""
+    )
     path.write_text(f"project: p\nstaging_bucket: gs://b\npackage: {{path: {ROOT / 'trainer'}}}\n" + minimal)
     sweep = load_config(path).config.sweep
     assert sweep.metric == "training/hptuning/metric" and sweep.algorithm == "bayesian"

@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import history, statefiles
-from cloudtrain.cli import main
 from cloudtrain.app import sweep_local as local
+from cloudtrain.cli import main
 from tests.sweeps.test_sweep_driver import ROOT, ScriptedBackend, _run, _spec, curve
 
-STATUS = {"job_id": "demo-2", "name": "cloudtrain-runs/demo-2", "state": "SUCCEEDED", "native_state": "succeeded",
-          "details": {"replicas": ["worker-0"]}}  # fmt: skip
+STATUS = {
+    "job_id": "demo-2",
+    "name": "cloudtrain-runs/demo-2",
+    "state": "SUCCEEDED",
+    "native_state": "succeeded",
+    "details": {"replicas": ["worker-0"]},
+}
 
 
 @pytest.fixture
@@ -24,9 +29,13 @@ def swept(tmp_path, monkeypatch):
     spec = _spec(tmp_path, max_trials=2, parallel_trials=1, algorithm="random")
     _run(spec, ScriptedBackend(curve))
     folder = local.sweep_dir_of(spec)
-    local.write_state(folder, config=str(ROOT / "job_configs" / "sweep.yaml"),
-                      overrides=("backend=local", "sweep.max_trials=2", "sweep.seed=7"), job_name=spec.job_name,
-                      created="2025-01-01T00:00:00+00:00")  # fmt: skip
+    local.write_state(
+        folder,
+        config=str(ROOT / "job_configs" / "sweep.yaml"),
+        overrides=("backend=local", "sweep.max_trials=2", "sweep.seed=7"),
+        job_name=spec.job_name,
+        created="2025-01-01T00:00:00+00:00",
+    )
     history.record(history.JobRecord(spec.job_name, str(folder), "local", "us-central1", kind="sweep"))
     run = tmp_path / "cloudtrain-runs" / "demo-2" / "local-run"
     run.mkdir(parents=True)
@@ -46,14 +55,18 @@ def run(capsys, *args):
 
 
 def _recover(journal: Path, good: int) -> str:
-    return (f"to resume from the {good} whole lines before it: head -n {good} {journal} > {journal}.good && "
-            f"mv {journal}.good {journal}; or start a new sweep")  # fmt: skip
+    return (
+        f"to resume from the {good} whole lines before it: head -n {good} {journal} > {journal}.good && "
+        f"mv {journal}.good {journal}; or start a new sweep"
+    )
 
 
 def torn(journal: Path) -> str:
     good = len(journal.read_bytes().splitlines())
     journal.write_bytes(journal.read_bytes() + b'{"op_code": 6, "worker_id": "a-b", "trial_id": 1, "sta')
-    return f"line {good + 1} is torn (no end of line: the sweep was killed while writing it) — {_recover(journal, good)}"
+    return (
+        f"line {good + 1} is torn (no end of line: the sweep was killed while writing it) — {_recover(journal, good)}"
+    )
 
 
 def garbage(journal: Path) -> str:
@@ -70,25 +83,38 @@ def not_json(journal: Path) -> str:
 
 def foreign(journal: Path) -> str:
     journal.write_bytes(b"[1, 2]\n" + journal.read_bytes())
-    return f"line 1 is not an Optuna record — no trial before it can be read; move it away (mv {journal} " \
-           f"{journal}.damaged) to start the sweep again"
+    return (
+        f"line 1 is not an Optuna record — no trial before it can be read; move it away (mv {journal} "
+        f"{journal}.damaged) to start the sweep again"
+    )
 
 
 def unreplayable(journal: Path) -> str:
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[1:]))  # the study's creation is gone: its trials belong to no study
-    return f"holds no study 'lr-sweep' (its first records are missing) — move it away (mv {journal} " \
-           f"{journal}.damaged) to start the sweep again"
+    return (
+        f"holds no study 'lr-sweep' (its first records are missing) — move it away (mv {journal} "
+        f"{journal}.damaged) to start the sweep again"
+    )
 
 
 DAMAGES = [torn, garbage, not_json, foreign, unreplayable]
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=[d.__name__ for d in DAMAGES])
-@pytest.mark.parametrize("command", [("status", "lr-sweep"), ("sweep", "results", "lr-sweep"), ("logs", "lr-sweep"),
-                                     ("report", "lr-sweep"), ("sweep", "resume", "lr-sweep")])  # fmt: skip
-def test_a_command_on_a_sweep_with_a_damaged_journal_is_one_line_exit_2_and_writes_nothing(swept, capsys, damage,
-                                                                                           command):  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status", "lr-sweep"),
+        ("sweep", "results", "lr-sweep"),
+        ("logs", "lr-sweep"),
+        ("report", "lr-sweep"),
+        ("sweep", "resume", "lr-sweep"),
+    ],
+)
+def test_a_command_on_a_sweep_with_a_damaged_journal_is_one_line_exit_2_and_writes_nothing(
+    swept, capsys, damage, command
+):
     expected = damage(swept)
     before = swept.read_bytes()
     code, _, err = run(capsys, *command)
@@ -134,12 +160,19 @@ def test_a_resume_after_a_0_byte_journal_starts_the_study_again(swept, tmp_path)
     assert [t.state.name for t in study.trials] == ["COMPLETE", "COMPLETE"] and len(backend.runs) == 2
 
 
-@pytest.mark.parametrize(("content", "problem"), [
-    (b"", "empty"), (b'{"config": "x', "not valid JSON, truncated? (line 1: Unterminated string starting at)"),
-    (b"[]", "holds an array, not a JSON object"), (b'{"config": "x"}', "has no overrides, job_name"),
-], ids=["empty", "torn", "list", "missing-keys"])  # fmt: skip
-@pytest.mark.parametrize("command", [("status", "lr-sweep"), ("sweep", "results", "lr-sweep"),
-                                     ("sweep", "resume", "lr-sweep")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "empty"),
+        (b'{"config": "x', "not valid JSON, truncated? (line 1: Unterminated string starting at)"),
+        (b"[]", "holds an array, not a JSON object"),
+        (b'{"config": "x"}', "has no overrides, job_name"),
+    ],
+    ids=["empty", "torn", "list", "missing-keys"],
+)
+@pytest.mark.parametrize(
+    "command", [("status", "lr-sweep"), ("sweep", "results", "lr-sweep"), ("sweep", "resume", "lr-sweep")]
+)
 def test_a_damaged_sweep_state_file_is_one_line_and_exit_2(swept, capsys, content, problem, command):
     state = swept.parent / local.STATE_FILE
     state.write_bytes(content)
@@ -147,8 +180,10 @@ def test_a_damaged_sweep_state_file_is_one_line_and_exit_2(swept, capsys, conten
     assert code == 2
     assert err.splitlines() == [f"error: {state}: {problem} — the sweep cannot be resumed; start a new one"]
     code, out, err = run(capsys, "list", "-o", "json")
-    assert code == 0 and {j["job_id"]: j["state"] for j in json.loads(out)} == {"lr-sweep": "UNKNOWN",
-                                                                                "demo-2": "SUCCEEDED"}  # fmt: skip
+    assert code == 0 and {j["job_id"]: j["state"] for j in json.loads(out)} == {
+        "lr-sweep": "UNKNOWN",
+        "demo-2": "SUCCEEDED",
+    }
 
 
 def test_logs_of_a_sweep_with_one_damaged_trial_show_every_trial_and_one_warning(swept, capsys):
@@ -160,8 +195,12 @@ def test_logs_of_a_sweep_with_one_damaged_trial_show_every_trial_and_one_warning
     code, out, err = run(capsys, "logs", "lr-sweep", "-o", "json")
     assert code == 0
     assert [(json.loads(line)["trial"], json.loads(line)["message"]) for line in out.splitlines()] == [
-        ("0", "line of trial 0"), ("1", "line of trial 1")]
+        ("0", "line of trial 0"),
+        ("1", "line of trial 1"),
+    ]
     damaged = swept.parent / "trial-000" / "local-run"
-    assert err.splitlines() == [f"warning: {damaged / 'status.json'}: not valid JSON, truncated? (line 1: Expecting "
-                                f"property name enclosed in double quotes) — remove the run folder {damaged.parent} "
-                                f"(its replicas' logs are {damaged}/*.log), or repair the file"]  # fmt: skip
+    assert err.splitlines() == [
+        f"warning: {damaged / 'status.json'}: not valid JSON, truncated? (line 1: Expecting "
+        f"property name enclosed in double quotes) — remove the run folder {damaged.parent} "
+        f"(its replicas' logs are {damaged}/*.log), or repair the file"
+    ]

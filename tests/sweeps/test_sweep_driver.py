@@ -11,10 +11,10 @@ from types import MappingProxyType
 
 import pytest
 
+from cloudtrain.app import sweep_local as local
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
 from cloudtrain.spec import build_spec
-from cloudtrain.app import sweep_local as local
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,8 +40,13 @@ class ScriptedRun:
             yield LogLine(now, "chief", json.dumps(event))
 
     def _status(self, state):
-        return JobStatus(self.job_id, str(self.output_dir), state, state.value,
-                         message="replica chief exited with code 1" if state is JobState.FAILED else None)
+        return JobStatus(
+            self.job_id,
+            str(self.output_dir),
+            state,
+            state.value,
+            message="replica chief exited with code 1" if state is JobState.FAILED else None,
+        )
 
     def wait(self):
         if self.cancelled:
@@ -68,8 +73,9 @@ class ScriptedBackend:
 def _spec(tmp_path: Path, **sweep) -> object:
     spec = build_spec(load_config(ROOT / "job_configs" / "sweep.yaml", ["backend=local"]))
     cfg = spec.sweep.model_copy(update={"params": {"lr": spec.sweep.params["lr"]}, "seed": 7, **sweep})
-    return dataclasses.replace(spec, sweep=cfg, output_dir=str(tmp_path / "sweep"), job_name="lr-sweep",
-                               hyperparameters=MappingProxyType({}))  # fmt: skip
+    return dataclasses.replace(
+        spec, sweep=cfg, output_dir=str(tmp_path / "sweep"), job_name="lr-sweep", hyperparameters=MappingProxyType({})
+    )
 
 
 GRID = [0.001, 0.002, 0.003, 0.004, 0.005]
@@ -99,8 +105,9 @@ def _run(spec, backend):
 def test_early_stopping_cancels_runs_below_the_median(tmp_path: Path) -> None:
     curve = lambda lr, epoch: (0.9 if lr < 0.005 else 0.2) + 0.01 * epoch  # noqa: E731
     backend = ScriptedBackend(curve)
-    study, events = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, early_stopping=True, algorithm="random"),
-                         backend)  # fmt: skip
+    study, events = _run(
+        _spec(tmp_path, max_trials=8, parallel_trials=1, early_stopping=True, algorithm="random"), backend
+    )
     states = [t.state.name for t in study.trials]
     assert len(states) == 8 and "PRUNED" in states and "COMPLETE" in states
     for trial, run in zip(study.trials, backend.runs):
@@ -125,24 +132,31 @@ def test_grid_visits_every_point_once(tmp_path: Path) -> None:
     from cloudtrain.config.schema import SweepParam
 
     spec = _spec(tmp_path, algorithm="grid", max_trials=3, parallel_trials=1)
-    spec = dataclasses.replace(spec, sweep=spec.sweep.model_copy(update={"params": {
-        "lr": SweepParam(values=[0.001, 0.01, 0.1])}}))  # fmt: skip
+    spec = dataclasses.replace(
+        spec, sweep=spec.sweep.model_copy(update={"params": {"lr": SweepParam(values=[0.001, 0.01, 0.1])}})
+    )
     backend = ScriptedBackend(lambda lr, epoch: lr)
     study, _ = _run(spec, backend)
     assert sorted(r.lr for r in backend.runs) == [0.001, 0.01, 0.1]
     assert study.best_trial.params == {"lr": 0.1}
 
 
-@pytest.mark.parametrize("line", ['{"event": "metric", "name": "val_accuracy", "value": true}', "not json",
-                                  '{"event": "epoch", "epoch": 2}', '{"event"'])  # fmt: skip
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"event": "metric", "name": "val_accuracy", "value": true}',
+        "not json",
+        '{"event": "epoch", "epoch": 2}',
+        '{"event"',
+    ],
+)
 def test_lines_that_are_not_the_metric_are_ignored(line: str) -> None:
     assert local.metric_of(LogLine(dt.datetime.now(), "chief", line), "val_accuracy")[0] is None
 
 
 def test_max_failed_trials_stops_the_sweep(tmp_path: Path) -> None:
     backend = ScriptedBackend(lambda lr, epoch: 1 - lr, fail_above=0.0)  # every trial fails
-    study, _ = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, algorithm="random", max_failed_trials=2),
-                    backend)  # fmt: skip
+    study, _ = _run(_spec(tmp_path, max_trials=8, parallel_trials=1, algorithm="random", max_failed_trials=2), backend)
     assert [t.state.name for t in study.trials] == ["FAIL", "FAIL"]
 
 
@@ -158,9 +172,13 @@ def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path
     import sys
 
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "tests.sweeps.killable_sweep", str(killed), algorithm, "2"],
-                            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.sweeps.killable_sweep", str(killed), algorithm, "2"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         for line in proc.stdout:
             if line.startswith("trial 2 started"):

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.numbers import measured
-
 from cloudtrain.cli import main
+from cloudtrain.numbers import measured
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,12 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _config(tmp_path: Path, trials: int, parallel: int) -> Path:
     path = tmp_path / "sweep.yaml"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         name: lr-sweep
         backend: local
         region: us-central1
         machine: {{type: n1-standard-4}}
-        package: {{path: {ROOT / 'trainer'}, module: trainer.task}}
+        package: {{path: {ROOT / "trainer"}, module: trainer.task}}
         args: [--data=digits, --epochs=1, --batch-size=64]
         sweep:
           metric: val_accuracy
@@ -38,7 +38,8 @@ def _config(tmp_path: Path, trials: int, parallel: int) -> Path:
           seed: 3
           params:
             lr: {{min: 0.0001, max: 0.3, scale: log}}
-        """))
+        """)
+    )
     return path
 
 
@@ -54,10 +55,19 @@ def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_pa
     assert table["best_trial"] == best["trial"] and table["best_value"] == best["value"]
     # each trial is a normal local run: its own folder, status and history record
     for t in trials:
-        status = json.loads(Path(tmp_path, "cloudtrain-runs", table["sweep_id"], f"trial-{int(t['trial']):03d}",
-                                 "local-run", "status.json").read_text())  # fmt: skip
+        status = json.loads(
+            Path(
+                tmp_path,
+                "cloudtrain-runs",
+                table["sweep_id"],
+                f"trial-{int(t['trial']):03d}",
+                "local-run",
+                "status.json",
+            ).read_text()
+        )
         assert status["state"] == "SUCCEEDED" and f"--lr={t['params']['lr']}" in " ".join(
-            json.loads(Path(status["details"]["logs_dir"], "replicas.json").read_text())[0]["argv"])
+            json.loads(Path(status["details"]["logs_dir"], "replicas.json").read_text())[0]["argv"]
+        )
     history = [json.loads(line) for line in (tmp_path / "cache" / "jobs.jsonl").read_text().splitlines()]
     assert sorted(h["kind"] for h in history) == ["sweep", "trial", "trial", "trial", "trial"]
     # and the results command reads the same study back
@@ -80,8 +90,14 @@ def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_pa
 def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path) -> None:
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
     cli = [sys.executable, "-m", "cloudtrain"]
-    proc = subprocess.Popen([*cli, "submit", "-c", str(_config(tmp_path, 3, 1))], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*cli, "submit", "-c", str(_config(tmp_path, 3, 1))],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     seen, deadline = [], time.monotonic() + 240
     try:
         for line in proc.stdout:
@@ -95,14 +111,23 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path
     first = next(line for line in seen if "trial   0 complete" in line)
     sweep_id = next(line for line in seen if line.startswith("Sweep ")).split()[1]
 
-    resumed = subprocess.run([*cli, "sweep", "resume", sweep_id, "-o", "json"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    resumed = subprocess.run(
+        [*cli, "sweep", "resume", sweep_id, "-o", "json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "interrupted trial 1 runs again" in resumed.stderr
     assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
     table = json.loads(resumed.stdout)
-    assert [(t["trial"], t["state"]) for t in table["trials"]] == [("0", "COMPLETE"), ("1", "COMPLETE"),
-                                                                   ("2", "COMPLETE")]  # fmt: skip
+    assert [(t["trial"], t["state"]) for t in table["trials"]] == [
+        ("0", "COMPLETE"),
+        ("1", "COMPLETE"),
+        ("2", "COMPLETE"),
+    ]
     trial0, trial1 = table["trials"][:2]
     assert f"val_accuracy={measured(trial0['value'])}" in first  # shown to 4 significant digits
     started = next(line for line in seen if "trial   1 started" in line)

@@ -19,9 +19,16 @@ from cloudtrain.sweeps.params import METRIC_ENV, metric_regex
 from tests.backends.vertex.conftest import make_package
 
 ROOT = Path(__file__).resolve().parents[2]
-SAGEMAKER = ["backend=sagemaker", "region=us-east-1", "staging_bucket=s3://my-bucket", "machine.type=ml.g4dn.xlarge",
-             "machine.accelerator=null", "machine.accelerator_count=0", "project=null",
-             "role_arn=arn:aws:iam::123456789012:role/SageMakerRole"]  # fmt: skip
+SAGEMAKER = [
+    "backend=sagemaker",
+    "region=us-east-1",
+    "staging_bucket=s3://my-bucket",
+    "machine.type=ml.g4dn.xlarge",
+    "machine.accelerator=null",
+    "machine.accelerator_count=0",
+    "project=null",
+    "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
+]
 
 
 def _spec(*overrides: str):
@@ -40,8 +47,11 @@ def test_vertex_request_is_a_valid_hyperparameter_tuning_job(tmp_path: Path) -> 
     assert study["metrics"] == [{"metricId": "val_accuracy", "goal": "MAXIMIZE"}]
     assert "algorithm" not in study  # ALGORITHM_UNSPECIFIED, the proto default: Vertex's Bayesian optimisation
     params = {p["parameterId"]: p for p in study["parameters"]}
-    assert params["lr"] == {"parameterId": "lr", "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
-                            "scaleType": "UNIT_LOG_SCALE"}  # fmt: skip
+    assert params["lr"] == {
+        "parameterId": "lr",
+        "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
+        "scaleType": "UNIT_LOG_SCALE",
+    }
     # whole-number discrete values go as strings, so a trial gets --batch-size=64, not 64.0
     assert params["batch-size"]["categoricalValueSpec"] == {"values": ["32", "64", "128"]}
     assert params["optimizer"]["categoricalValueSpec"] == {"values": ["adam", "sgd"]}
@@ -59,8 +69,11 @@ def test_vertex_request_is_a_valid_hyperparameter_tuning_job(tmp_path: Path) -> 
 def test_vertex_integer_and_discrete_parameters(tmp_path: Path) -> None:
     from google.cloud.aiplatform_v1.types import HyperparameterTuningJob
 
-    spec = _spec("sweep.params={layers: {min: 1, max: 4}, drop: {values: [0.1, 0.5]}}", "sweep.algorithm=grid",
-                 "sweep.early_stopping=true")  # fmt: skip
+    spec = _spec(
+        "sweep.params={layers: {min: 1, max: 4}, drop: {values: [0.1, 0.5]}}",
+        "sweep.algorithm=grid",
+        "sweep.early_stopping=true",
+    )
     body = VertexBackend().render(spec, make_package(tmp_path))
     HyperparameterTuningJob.from_json(json.dumps(body), ignore_unknown_fields=False)
     params = {p["parameterId"]: p for p in body["studySpec"]["parameters"]}
@@ -88,35 +101,48 @@ def test_sagemaker_request_passes_botocore_validation(tmp_path: Path) -> None:
     assert _strict(_tuning_shape(), params) == []
     config = params["HyperParameterTuningJobConfig"]
     assert config["Strategy"] == "Bayesian" and config["ResourceLimits"] == {
-        "MaxParallelTrainingJobs": 2, "MaxNumberOfTrainingJobs": 8}  # fmt: skip
+        "MaxParallelTrainingJobs": 2,
+        "MaxNumberOfTrainingJobs": 8,
+    }
     assert config["HyperParameterTuningJobObjective"] == {"Type": "Maximize", "MetricName": "val_accuracy"}
     ranges = config["ParameterRanges"]
     assert ranges["ContinuousParameterRanges"] == [
-        {"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]  # fmt: skip
+        {"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}
+    ]
     assert {r["Name"]: r["Values"] for r in ranges["CategoricalParameterRanges"]} == {
-        "batch-size": ["32", "64", "128"], "optimizer": ["adam", "sgd"]}  # fmt: skip
+        "batch-size": ["32", "64", "128"],
+        "optimizer": ["adam", "sgd"],
+    }
     definition = params["TrainingJobDefinition"]
     assert definition["Environment"][METRIC_ENV] == "val_accuracy"
     assert json.loads(definition["StaticHyperParameters"]["cloudtrain_module"]) == "trainer.task"
     assert definition["AlgorithmSpecification"]["MetricDefinitions"] == [
-        {"Name": "val_accuracy", "Regex": metric_regex("val_accuracy")}]  # fmt: skip
+        {"Name": "val_accuracy", "Regex": metric_regex("val_accuracy")}
+    ]
 
 
 def test_sagemaker_grid_lists_integer_ranges_value_by_value(tmp_path: Path) -> None:
     from botocore.validate import validate_parameters
 
-    spec = _spec(*SAGEMAKER, "sweep.params={layers: {min: 1, max: 3}, opt: {values: [adam, sgd]}}",
-                 "sweep.algorithm=grid")  # fmt: skip
+    spec = _spec(
+        *SAGEMAKER, "sweep.params={layers: {min: 1, max: 3}, opt: {values: [adam, sgd]}}", "sweep.algorithm=grid"
+    )
     params = SageMakerBackend().render(spec, make_package(tmp_path))
     validate_parameters(params, _tuning_shape())
     config = params["HyperParameterTuningJobConfig"]
     assert config["Strategy"] == "Grid" and "MaxNumberOfTrainingJobs" not in config["ResourceLimits"]
-    assert config["ParameterRanges"] == {"CategoricalParameterRanges": [
-        {"Name": "layers", "Values": ["1", "2", "3"]}, {"Name": "opt", "Values": ["adam", "sgd"]}]}  # fmt: skip
+    assert config["ParameterRanges"] == {
+        "CategoricalParameterRanges": [
+            {"Name": "layers", "Values": ["1", "2", "3"]},
+            {"Name": "opt", "Values": ["adam", "sgd"]},
+        ]
+    }
 
 
-@pytest.mark.parametrize("job_name", ["mnist-sweep-20261123-101010", "a" * 63 + "-20261123-101010", "x",
-                                      "under_score.and.dots-20261123-101010-ab12"])  # fmt: skip
+@pytest.mark.parametrize(
+    "job_name",
+    ["mnist-sweep-20261123-101010", "a" * 63 + "-20261123-101010", "x", "under_score.and.dots-20261123-101010-ab12"],
+)
 def test_tuning_job_names_keep_sagemakers_32_character_limit(job_name: str) -> None:
     name = tuning_job_name(job_name)
     assert len(name) <= MAX_TUNING_JOB_NAME

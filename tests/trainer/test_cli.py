@@ -88,7 +88,8 @@ def test_platform_channel_is_used_only_without_data_flag():
 def test_data_names_a_channel_by_its_sm_channel_variable():
     channels = {"TRAIN": "/gcs/b/digits/train", "MNIST": "/opt/ml/input/data/mnist"}
     assert parse_data_spec("train", channels=channels) == DataSpec(
-        "directory", "/gcs/b/digits/train", "--data train (SM_CHANNEL_TRAIN)")
+        "directory", "/gcs/b/digits/train", "--data train (SM_CHANNEL_TRAIN)"
+    )
     assert parse_data_spec("mnist", channels=channels).location == "/opt/ml/input/data/mnist"  # a channel wins
     assert parse_data_spec("digits", channels=channels).kind == "digits"
     with pytest.raises(TrainerError, match=r"nor a data channel \(channels here: mnist, train\)"):

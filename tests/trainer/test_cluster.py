@@ -81,8 +81,17 @@ def test_sagemaker_single_host_is_not_a_cluster():
     "environ, message",
     [
         (tf_config({"worker": ["a:1"], "ps": ["p:1"]}, "worker", 0), "ps tasks"),
-        ({"CLUSTER_SPEC": json.dumps({"cluster": {"workerpool0": ["a:1"], "workerpool3": ["e:1"]},
-                                      "task": {"type": "workerpool0", "index": 0}})}, "evaluator"),
+        (
+            {
+                "CLUSTER_SPEC": json.dumps(
+                    {
+                        "cluster": {"workerpool0": ["a:1"], "workerpool3": ["e:1"]},
+                        "task": {"type": "workerpool0", "index": 0},
+                    }
+                )
+            },
+            "evaluator",
+        ),
         (tf_config({"worker": ["a:1", "b:1"]}, "worker", 2), "not in the cluster"),
         (tf_config({"worker": ["a:1", "b:1"]}, "evaluator", 0), "expected 'chief' or 'worker'"),
         ({"TF_CONFIG": "{not json"}, "TF_CONFIG is not valid JSON"),

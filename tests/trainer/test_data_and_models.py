@@ -50,7 +50,7 @@ def test_tfrecord_glob(tmp_path, digits_uint8):
 
     x, y = digits_uint8
     for i in range(3):
-        write_tfrecord(str(tmp_path / f"part-{i}.tfrecord"), x[i * 100:(i + 1) * 100], y[i * 100:(i + 1) * 100])
+        write_tfrecord(str(tmp_path / f"part-{i}.tfrecord"), x[i * 100 : (i + 1) * 100], y[i * 100 : (i + 1) * 100])
     data = _load(DataSpec("tfrecord", str(tmp_path / "part-*.tfrecord")))
     assert data.train_examples == 300 and data.val is None
 
@@ -97,14 +97,18 @@ def test_several_tfrecord_files_shard_by_file_across_workers_one_file_by_data(tm
 
     x, y = digits_uint8
     for i in range(3):
-        write_tfrecord(str(tmp_path / f"train-{i}.tfrecord"), x[i * 500:(i + 1) * 500], y[i * 500:(i + 1) * 500])
+        write_tfrecord(str(tmp_path / f"train-{i}.tfrecord"), x[i * 500 : (i + 1) * 500], y[i * 500 : (i + 1) * 500])
     write_tfrecord(str(tmp_path / "val.tfrecord"), x[1500:], y[1500:])
     three = _load(DataSpec("directory", str(tmp_path)))
     one = _load(DataSpec("tfrecord", str(tmp_path / "train-0.tfrecord")))
     policy = tf.data.experimental.AutoShardPolicy
 
     def shard(d, workers):
-        return data_lib.train_pipeline(d, 32, seed=0, num_workers=workers).options().experimental_distribute.auto_shard_policy
+        return (
+            data_lib.train_pipeline(d, 32, seed=0, num_workers=workers)
+            .options()
+            .experimental_distribute.auto_shard_policy
+        )
 
     assert len(three.train_files) == 3 and three.describe()["train_files"] == 3
     assert (shard(three, 2), shard(three, 3), shard(three, 4)) == (policy.FILE, policy.FILE, policy.DATA)
@@ -162,7 +166,7 @@ def test_train_pipeline_batches_by_global_batch_shards_by_data_and_reshuffles():
     first = labels(ds, 2 * steps)
     again = labels(data.train_pipeline(d, global_batch=64, seed=7), 2 * steps)
     np.testing.assert_array_equal(first, again)  # same seed, same order: workers' DATA shards stay disjoint
-    epoch1, epoch2 = first[: steps * 64], first[steps * 64:]
+    epoch1, epoch2 = first[: steps * 64], first[steps * 64 :]
     assert not np.array_equal(epoch1, epoch2)  # reshuffled each epoch
     ev = data.eval_pipeline(d, global_batch=64)
     assert sum(int(y.shape[0]) for _, y in ev) == d.val_examples  # eval keeps the partial last batch

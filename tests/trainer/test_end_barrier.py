@@ -55,11 +55,26 @@ def test_no_worker_passes_the_end_barrier_before_the_held_chief_arrives(tmp_path
     try:
         for index in range(2):
             tf_config = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
-            procs.append(subprocess.Popen(
-                [sys.executable, "-c", _OBSERVED_END.format(), str(marks), str(HOLD_S), *ARGS,
-                 "--job-dir", str(tmp_path / f"w{index}")],
-                cwd=tmp_path, env=trainer_env(TF_CONFIG=tf_config), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, start_new_session=True))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-c",
+                        _OBSERVED_END.format(),
+                        str(marks),
+                        str(HOLD_S),
+                        *ARGS,
+                        "--job-dir",
+                        str(tmp_path / f"w{index}"),
+                    ],
+                    cwd=tmp_path,
+                    env=trainer_env(TF_CONFIG=tf_config),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
         chief, other = [finish(p, timeout=400) for p in procs]
     finally:
         for p in procs:

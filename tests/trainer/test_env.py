@@ -118,18 +118,40 @@ def test_malformed_platform_variables_are_reported(bad, message):
 
 
 def test_channels_are_read_on_vertex_too():
-    c = env.resolve({"AIP_MODEL_DIR": "gs://b/out/model/", "SM_CHANNEL_TRAIN": "/gcs/b/digits/train",
-                     "SM_CHANNEL_VALIDATION": "/gcs/b/digits/val", "SM_CHANNEL_EXTRA": "/gcs/b/x"})  # fmt: skip
+    c = env.resolve(
+        {
+            "AIP_MODEL_DIR": "gs://b/out/model/",
+            "SM_CHANNEL_TRAIN": "/gcs/b/digits/train",
+            "SM_CHANNEL_VALIDATION": "/gcs/b/digits/val",
+            "SM_CHANNEL_EXTRA": "/gcs/b/x",
+        }
+    )
     assert c.platform == "vertex"
-    assert (c.train_data, c.train_data_var, c.val_data) == ("/gcs/b/digits/train", "SM_CHANNEL_TRAIN", "/gcs/b/digits/val")
+    assert (c.train_data, c.train_data_var, c.val_data) == (
+        "/gcs/b/digits/train",
+        "SM_CHANNEL_TRAIN",
+        "/gcs/b/digits/val",
+    )
     assert c.channels == {"EXTRA": "/gcs/b/x", "TRAIN": "/gcs/b/digits/train", "VALIDATION": "/gcs/b/digits/val"}
-    assert env.resolve({"AIP_MODEL_DIR": "/m", "AIP_TRAINING_DATA_URI": "gs://b/t",
-                        "SM_CHANNEL_TRAIN": "/gcs/b/x"}).train_data == "gs://b/t"  # fmt: skip
+    assert (
+        env.resolve(
+            {"AIP_MODEL_DIR": "/m", "AIP_TRAINING_DATA_URI": "gs://b/t", "SM_CHANNEL_TRAIN": "/gcs/b/x"}
+        ).train_data
+        == "gs://b/t"
+    )
 
 
 def test_channels_sagemaker_shards_by_key_are_known_as_presharded():
-    idc = json.dumps({"train": {"S3DistributionType": "ShardedByS3Key"}, "val": {"S3DistributionType": "FullyReplicated"}})
-    c = env.resolve({"SM_MODEL_DIR": "/opt/ml/model", "SM_INPUT_DATA_CONFIG": idc,
-                     "SM_CHANNEL_TRAIN": "/opt/ml/input/data/train", "SM_CHANNEL_VAL": "/opt/ml/input/data/val"})  # fmt: skip
+    idc = json.dumps(
+        {"train": {"S3DistributionType": "ShardedByS3Key"}, "val": {"S3DistributionType": "FullyReplicated"}}
+    )
+    c = env.resolve(
+        {
+            "SM_MODEL_DIR": "/opt/ml/model",
+            "SM_INPUT_DATA_CONFIG": idc,
+            "SM_CHANNEL_TRAIN": "/opt/ml/input/data/train",
+            "SM_CHANNEL_VAL": "/opt/ml/input/data/val",
+        }
+    )
     assert c.presharded == frozenset({"/opt/ml/input/data/train"})
     assert env.resolve({"SM_MODEL_DIR": "/m"}).presharded == frozenset()

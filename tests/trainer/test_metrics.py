@@ -16,8 +16,9 @@ def test_no_sweep_no_report(capsys) -> None:
 def test_a_trial_prints_the_metric_event_each_epoch(capsys) -> None:
     env = {metrics.METRIC_ENV: "val_accuracy"}
     metrics.report_epoch({"loss": 0.3, "val_accuracy": 0.91}, 2, environ=env)
-    assert parse_events(capsys.readouterr().out) == [{"event": "metric", "name": "val_accuracy", "value": 0.91,
-                                                      "step": 2}]  # fmt: skip
+    assert parse_events(capsys.readouterr().out) == [
+        {"event": "metric", "name": "val_accuracy", "value": 0.91, "step": 2}
+    ]
 
 
 def test_an_unknown_metric_is_one_warning(capsys) -> None:

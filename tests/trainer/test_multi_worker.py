@@ -12,7 +12,6 @@ from tests.trainer.helpers import finish, free_ports, kill, start
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
 
-
 def _run_two_workers(tmp_path, extra_args, worker_env=({}, {}), **env):
     workers = [f"127.0.0.1:{port}" for port in free_ports(2)]
     procs = []
@@ -78,8 +77,9 @@ def _digits_tfrecords(folder, parts):
 def test_two_workers_read_a_tfrecord_channel_each_its_own_files(tmp_path):
     """``--data train`` names the channel; with a file per worker the input is sharded by FILE."""
     channel = tmp_path / "channel"
-    _digits_tfrecords(channel, {"part-0.tfrecord": (0, 700), "part-1.tfrecord": (700, 1400),
-                                "validation.tfrecord": (1400, None)})  # fmt: skip
+    _digits_tfrecords(
+        channel, {"part-0.tfrecord": (0, 700), "part-1.tfrecord": (700, 1400), "validation.tfrecord": (1400, None)}
+    )
     args = ["--data", "train", "--epochs", "1", "--steps-per-epoch", "5"]
     chief, other = _run_two_workers(tmp_path, [args, args], SM_CHANNEL_TRAIN=str(channel))
     assert chief.returncode == 0, chief.stderr[-4000:]
@@ -107,8 +107,12 @@ def test_a_channel_sagemaker_shards_by_key_is_not_sharded_again(tmp_path):
         write_tfrecord(str(tmp_path / f"host{host}" / f"part-{host}.tfrecord"), x[rows], y[rows])
     config = json.dumps({"train": {"S3DistributionType": "ShardedByS3Key", "TrainingInputMode": "File"}})
     args = ["--data", "train", "--epochs", "1", "--steps-per-epoch", "5"]
-    chief, other = _run_two_workers(tmp_path, [args, args], SM_INPUT_DATA_CONFIG=config,
-                                    worker_env=[{"SM_CHANNEL_TRAIN": str(tmp_path / f"host{i}")} for i in range(2)])  # fmt: skip
+    chief, other = _run_two_workers(
+        tmp_path,
+        [args, args],
+        SM_INPUT_DATA_CONFIG=config,
+        worker_env=[{"SM_CHANNEL_TRAIN": str(tmp_path / f"host{i}")} for i in range(2)],
+    )
     assert chief.returncode == 0, chief.stderr[-4000:]
     assert other.returncode == 0, other.stderr[-4000:]
     data = chief.one("plan")["data"]

@@ -67,32 +67,75 @@ def test_unknown_schedule_is_an_error():
 
 def test_plan_block_shows_what_the_user_needs_to_check():
     plan = {
-        "platform": "vertex", "job_id": "42", "task": "chief:0", "workers": 2,
+        "platform": "vertex",
+        "job_id": "42",
+        "task": "chief:0",
+        "workers": 2,
         "devices": ["GPU:0  Tesla T4  compute capability 7.5", "GPU:1  Tesla T4  compute capability 7.5"],
-        "strategy": "multi_worker_mirrored", "strategy_reason": "2 workers in TF_CONFIG",
-        "precision": "mixed_float16", "precision_reason": "GPU cc 7.5 >= 7.0",
+        "strategy": "multi_worker_mirrored",
+        "strategy_reason": "2 workers in TF_CONFIG",
+        "precision": "mixed_float16",
+        "precision_reason": "GPU cc 7.5 >= 7.0",
         "batch": plan_batches(64, 4, 0.001, 60_000).as_dict(),
-        "lr_schedule": "cosine", "warmup_epochs": 1,
-        "data": {"name": "mnist", "source": "keras.datasets.mnist", "train_examples": 60000,
-                 "val_examples": 10000, "input_shape": [28, 28, 1], "num_classes": 10},
-        "model": "cnn", "params": 1234, "epochs": 5,
-        "dirs": {"model_dir": "gs://b/model"}, "dirs_origin": {"model_dir": "AIP_MODEL_DIR"}, "resume_epoch": 3,
+        "lr_schedule": "cosine",
+        "warmup_epochs": 1,
+        "data": {
+            "name": "mnist",
+            "source": "keras.datasets.mnist",
+            "train_examples": 60000,
+            "val_examples": 10000,
+            "input_shape": [28, 28, 1],
+            "num_classes": 10,
+        },
+        "model": "cnn",
+        "params": 1234,
+        "epochs": 5,
+        "dirs": {"model_dir": "gs://b/model"},
+        "dirs_origin": {"model_dir": "AIP_MODEL_DIR"},
+        "resume_epoch": 3,
     }
     text = render_plan(plan)
-    for expected in ("compute capability 7.5", "multi_worker_mirrored", "replicas in sync  4", "mixed_float16",
-                     "64 per replica x 4 = 256 global", "0.004 = 0.001 x 4 replicas", "train 60000, validation 10000",
-                     "5 x 234 steps", "gs://b/model  (AIP_MODEL_DIR)", "from epoch 3"):
+    for expected in (
+        "compute capability 7.5",
+        "multi_worker_mirrored",
+        "replicas in sync  4",
+        "mixed_float16",
+        "64 per replica x 4 = 256 global",
+        "0.004 = 0.001 x 4 replicas",
+        "train 60000, validation 10000",
+        "5 x 234 steps",
+        "gs://b/model  (AIP_MODEL_DIR)",
+        "from epoch 3",
+    ):
         assert expected in text
 
 
 def test_plan_block_says_when_a_resumed_run_has_nothing_left_to_train():
     plan = {
-        "platform": "local", "task": "worker:0", "workers": 1, "devices": ["CPU:0"], "strategy": "default",
-        "strategy_reason": "no GPU", "precision": "float32", "precision_reason": "CPU",
-        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(), "lr_schedule": "cosine", "warmup_epochs": 0,
-        "data": {"name": "digits", "source": "sklearn", "train_examples": 1438, "val_examples": 359,
-                 "input_shape": [8, 8, 1], "num_classes": 10},
-        "model": "cnn", "epochs": 12, "dirs": {}, "dirs_origin": {}, "resume_epoch": 12,
+        "platform": "local",
+        "task": "worker:0",
+        "workers": 1,
+        "devices": ["CPU:0"],
+        "strategy": "default",
+        "strategy_reason": "no GPU",
+        "precision": "float32",
+        "precision_reason": "CPU",
+        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(),
+        "lr_schedule": "cosine",
+        "warmup_epochs": 0,
+        "data": {
+            "name": "digits",
+            "source": "sklearn",
+            "train_examples": 1438,
+            "val_examples": 359,
+            "input_shape": [8, 8, 1],
+            "num_classes": 10,
+        },
+        "model": "cnn",
+        "epochs": 12,
+        "dirs": {},
+        "dirs_origin": {},
+        "resume_epoch": 12,
     }
     assert "from epoch 12 checkpoint (finished: nothing to train" in render_plan(plan)
     assert "finished" not in render_plan(plan | {"resume_epoch": 5})
@@ -100,12 +143,31 @@ def test_plan_block_says_when_a_resumed_run_has_nothing_left_to_train():
 
 def test_plan_block_says_where_a_run_saved_on_notice_resumes_and_what_a_notice_does():
     plan = {
-        "platform": "sagemaker", "task": "worker:0", "workers": 1, "devices": ["CPU:0"], "strategy": "default",
-        "strategy_reason": "no GPU", "precision": "float32", "precision_reason": "CPU",
-        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(), "lr_schedule": "cosine", "warmup_epochs": 0,
-        "data": {"name": "digits", "source": "sklearn", "train_examples": 1438, "val_examples": 359,
-                 "input_shape": [8, 8, 1], "num_classes": 10},
-        "model": "cnn", "epochs": 12, "dirs": {}, "dirs_origin": {}, "resume_epoch": 2, "resume_step": 100,
+        "platform": "sagemaker",
+        "task": "worker:0",
+        "workers": 1,
+        "devices": ["CPU:0"],
+        "strategy": "default",
+        "strategy_reason": "no GPU",
+        "precision": "float32",
+        "precision_reason": "CPU",
+        "batch": plan_batches(32, 1, 0.003, 1438).as_dict(),
+        "lr_schedule": "cosine",
+        "warmup_epochs": 0,
+        "data": {
+            "name": "digits",
+            "source": "sklearn",
+            "train_examples": 1438,
+            "val_examples": 359,
+            "input_shape": [8, 8, 1],
+            "num_classes": 10,
+        },
+        "model": "cnn",
+        "epochs": 12,
+        "dirs": {},
+        "dirs_origin": {},
+        "resume_epoch": 2,
+        "resume_step": 100,
         "steps_per_execution": "auto (~1 s per call)",
         "preemption": {"notice": "SIGTERM", "grace_period_s": 90, "exit_code": 5},
     }
@@ -114,5 +176,6 @@ def test_plan_block_says_where_a_run_saved_on_notice_resumes_and_what_a_notice_d
     assert "SIGTERM: checkpoint after this call (auto (~1 s per call)), grace 90 s, exit 5" in text
     from trainer.preemption import OFF
 
-    assert "on notice" in render_plan(plan | {"preemption": OFF}) and \
-        "nothing saved (--no-preemption-handler)" in render_plan(plan | {"preemption": OFF})
+    assert "on notice" in render_plan(
+        plan | {"preemption": OFF}
+    ) and "nothing saved (--no-preemption-handler)" in render_plan(plan | {"preemption": OFF})

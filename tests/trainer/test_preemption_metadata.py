@@ -27,9 +27,11 @@ ARGS = ["--epochs", str(EPOCHS), "--steps-per-epoch", str(STEPS), "--steps-per-e
 class _Metadata(http.server.BaseHTTPRequestHandler):
     preempted = "FALSE"
 
-    def do_GET(self):  # noqa: N802
-        body = {"/computeMetadata/v1/instance/preempted": type(self).preempted,
-                "/computeMetadata/v1/instance/hostname": "vm.c.project.internal"}.get(self.path)  # fmt: skip
+    def do_GET(self):
+        body = {
+            "/computeMetadata/v1/instance/preempted": type(self).preempted,
+            "/computeMetadata/v1/instance/hostname": "vm.c.project.internal",
+        }.get(self.path)
         ok = body is not None and self.headers.get("Metadata-Flavor") == "Google"
         self.send_response(200 if ok else 404)
         self.send_header("Metadata-Flavor", "Google")

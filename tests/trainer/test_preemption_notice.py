@@ -36,10 +36,12 @@ class _Metadata(http.server.BaseHTTPRequestHandler):
     preempted = "FALSE"
     seen: list = []
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self.seen.append((self.path, self.headers.get("Metadata-Flavor")))
-        body = {"/computeMetadata/v1/instance/preempted": self.preempted,
-                "/computeMetadata/v1/instance/hostname": "vm.c.project.internal"}.get(self.path)
+        body = {
+            "/computeMetadata/v1/instance/preempted": self.preempted,
+            "/computeMetadata/v1/instance/hostname": "vm.c.project.internal",
+        }.get(self.path)
         self.send_response(200 if body else 404)
         self.end_headers()
         self.wfile.write((body or "").encode())

@@ -21,12 +21,17 @@ WORKERS = ("10.0.0.1:2222", "10.0.0.2:2222", "10.0.0.3:2222")
 
 
 def _cluster(rank: int) -> Cluster:
-    return Cluster(task_type="worker", task_index=rank, workers=WORKERS, source="TF_CONFIG",
-                   tf_config={"cluster": {"worker": list(WORKERS)}, "task": {"type": "worker", "index": rank}})  # fmt: skip
+    return Cluster(
+        task_type="worker",
+        task_index=rank,
+        workers=WORKERS,
+        source="TF_CONFIG",
+        tf_config={"cluster": {"worker": list(WORKERS)}, "task": {"type": "worker", "index": rank}},
+    )
 
 
 class _Strategy:
-    class extended:  # noqa: N801 — the attribute path TensorFlow's strategy has
+    class extended:
         health_checks_stopped = False
 
         @classmethod
@@ -74,8 +79,9 @@ def test_the_chief_leaves_only_when_every_other_worker_is_gone(barrier):
 
 def test_other_workers_leave_right_after_the_barrier(barrier):
     clock = _Clock()
-    assert shutdown.leave_together(_Strategy, _cluster(2), peer_alive=lambda a: pytest.fail("probed"), clock=clock,
-                                   sleep=clock.sleep)  # fmt: skip
+    assert shutdown.leave_together(
+        _Strategy, _cluster(2), peer_alive=lambda a: pytest.fail("probed"), clock=clock, sleep=clock.sleep
+    )
     assert barrier and clock.now == 0.0
 
 
@@ -109,14 +115,21 @@ def test_a_port_answers_while_its_process_listens_and_not_after():
 def test_end_process_runs_the_exit_hooks_keeps_the_output_and_skips_the_teardown(tmp_path):
     hooked = tmp_path / "autograph-module.py"  # what TensorFlow's autograph leaves in the temp folder
     hooked.write_text("")
-    code = ("import atexit, logging, os, sys, threading, time\nfrom trainer.shutdown import end_process\n"
-            "sys.stdout.write('no newline yet'); sys.stderr.write('err too')\n"
-            "logging.basicConfig(); logging.getLogger('x').warning('logged')\n"
-            f"atexit.register(os.remove, {str(hooked)!r})\n"
-            "threading.Thread(target=time.sleep, args=(600,)).start()  # a normal exit would wait for it\n"
-            "end_process(3)\n")  # fmt: skip
-    ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                           env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    code = (
+        "import atexit, logging, os, sys, threading, time\nfrom trainer.shutdown import end_process\n"
+        "sys.stdout.write('no newline yet'); sys.stderr.write('err too')\n"
+        "logging.basicConfig(); logging.getLogger('x').warning('logged')\n"
+        f"atexit.register(os.remove, {str(hooked)!r})\n"
+        "threading.Thread(target=time.sleep, args=(600,)).start()  # a normal exit would wait for it\n"
+        "end_process(3)\n"
+    )
+    ended = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert ended.returncode == 3
     assert ended.stdout == "no newline yet"  # flushed
     assert ended.stderr.startswith("err too") and "WARNING:x:logged" in ended.stderr

@@ -8,16 +8,33 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PURE = ["trainer", "trainer.env", "trainer.cluster", "trainer.precision", "trainer.plan", "trainer.schedule",
-        "trainer.data_spec", "trainer.events", "trainer.errors", "trainer.hardware", "trainer.strategy",
-        "trainer.cli", "trainer.runtime", "trainer.task", "trainer.benchmark", "trainer.preemption",
-        "trainer.shutdown", "trainer.tpu"]
+PURE = [
+    "trainer",
+    "trainer.env",
+    "trainer.cluster",
+    "trainer.precision",
+    "trainer.plan",
+    "trainer.schedule",
+    "trainer.data_spec",
+    "trainer.events",
+    "trainer.errors",
+    "trainer.hardware",
+    "trainer.strategy",
+    "trainer.cli",
+    "trainer.runtime",
+    "trainer.task",
+    "trainer.benchmark",
+    "trainer.preemption",
+    "trainer.shutdown",
+    "trainer.tpu",
+]
 
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
 
 
 def test_pure_modules_do_not_import_tensorflow():

@@ -21,14 +21,17 @@ TWO_WORKERS = resolve_cluster(
 )
 
 
-@pytest.mark.parametrize("environ, files, found, kind", [
-    ({}, (), False, None),
-    ({}, ("/dev/accel0",), True, None),  # v4 and later, v5e: the accelerator device files
-    ({}, ("/dev/vfio/0",), True, None),  # v2/v3 TPU VMs
-    ({"TPU_ACCELERATOR_TYPE": "v5litepod-4"}, (), True, "v5litepod-4"),
-    ({"TPU_NAME": "local"}, (), True, None),
-    ({"CUDA_VISIBLE_DEVICES": "0"}, ("/dev/nvidia0",), False, None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "environ, files, found, kind",
+    [
+        ({}, (), False, None),
+        ({}, ("/dev/accel0",), True, None),  # v4 and later, v5e: the accelerator device files
+        ({}, ("/dev/vfio/0",), True, None),  # v2/v3 TPU VMs
+        ({"TPU_ACCELERATOR_TYPE": "v5litepod-4"}, (), True, "v5litepod-4"),
+        ({"TPU_NAME": "local"}, (), True, None),
+        ({"CUDA_VISIBLE_DEVICES": "0"}, ("/dev/nvidia0",), False, None),
+    ],
+)
 def test_probe_finds_a_tpu_vm_by_its_device_files_or_environment(environ, files, found, kind):
     result = tpu.probe(environ, exists=lambda path: path in files)
     assert (result.found, result.accelerator_type) == (found, kind)
@@ -85,14 +88,42 @@ def test_plan_names_the_tpu_type_cores_and_topology():
     entry = tpu.describe(V5E, 4, [2, 2, 1, 1])
     assert entry == {"type": "v5litepod-4", "cores": 4, "topology": "2x2"}
     assert tpu.describe(tpu.TpuProbe(True, None, "2x4", "TPU_NAME"), 8, [2, 2, 1, 2])["topology"] == "2x4"
-    plan = {"batch": {"replicas": 4, "per_replica_batch": 64, "global_batch": 256, "lr_scaled": False, "lr": 0.001,
-                      "base_lr": 0.001, "steps_per_epoch": 5},
-            "data": {"name": "digits", "source": "bundled", "train_examples": 1437, "val_examples": 360,
-                     "input_shape": [8, 8, 1], "num_classes": 10},
-            "platform": "vertex", "task": "chief", "devices": ["TPU:0"], "strategy": "tpu", "strategy_reason": "r",
-            "workers": 1, "precision": "mixed_bfloat16", "precision_reason": "TPU", "lr_schedule": "cosine",
-            "warmup_epochs": 0, "model": "cnn", "epochs": 1, "dirs": {}, "dirs_origin": {}, "tpu": entry,
-            "tpu_rules": "TPUStrategy", "steps_per_execution": 5}  # fmt: skip
+    plan = {
+        "batch": {
+            "replicas": 4,
+            "per_replica_batch": 64,
+            "global_batch": 256,
+            "lr_scaled": False,
+            "lr": 0.001,
+            "base_lr": 0.001,
+            "steps_per_epoch": 5,
+        },
+        "data": {
+            "name": "digits",
+            "source": "bundled",
+            "train_examples": 1437,
+            "val_examples": 360,
+            "input_shape": [8, 8, 1],
+            "num_classes": 10,
+        },
+        "platform": "vertex",
+        "task": "chief",
+        "devices": ["TPU:0"],
+        "strategy": "tpu",
+        "strategy_reason": "r",
+        "workers": 1,
+        "precision": "mixed_bfloat16",
+        "precision_reason": "TPU",
+        "lr_schedule": "cosine",
+        "warmup_epochs": 0,
+        "model": "cnn",
+        "epochs": 1,
+        "dirs": {},
+        "dirs_origin": {},
+        "tpu": entry,
+        "tpu_rules": "TPUStrategy",
+        "steps_per_execution": 5,
+    }
     text = render_plan(plan)
     assert "TPU               v5litepod-4, 4 cores, topology 2x2" in text
     assert "TPU rules         static shapes, steps per call 5; TPUStrategy" in text

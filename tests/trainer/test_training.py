@@ -29,11 +29,29 @@ def runs(tmp_path_factory):
     procs = {
         "default": start([], cwd=default_dir),
         # Started with Vertex's variables (no AIP_CHECKPOINT_DIR: derived beside the model dir).
-        "mirrored": start(["--cpu-devices", "2", "--epochs", "3"], cwd=mirrored_dir,
-                          AIP_MODEL_DIR=f"{mirrored_dir}/base/model/", CLOUD_ML_JOB_ID="777",
-                          AIP_TENSORBOARD_LOG_DIR=f"{mirrored_dir}/base/logs/"),
-        "benchmark": start(["--benchmark", "--cpu-devices", "2", "--precision", "mixed_bfloat16",
-                            "--batch-size", "16", "--benchmark-steps", "4", "--warmup-steps", "1"], cwd=bench_dir),
+        "mirrored": start(
+            ["--cpu-devices", "2", "--epochs", "3"],
+            cwd=mirrored_dir,
+            AIP_MODEL_DIR=f"{mirrored_dir}/base/model/",
+            CLOUD_ML_JOB_ID="777",
+            AIP_TENSORBOARD_LOG_DIR=f"{mirrored_dir}/base/logs/",
+        ),
+        "benchmark": start(
+            [
+                "--benchmark",
+                "--cpu-devices",
+                "2",
+                "--precision",
+                "mixed_bfloat16",
+                "--batch-size",
+                "16",
+                "--benchmark-steps",
+                "4",
+                "--warmup-steps",
+                "1",
+            ],
+            cwd=bench_dir,
+        ),
     }
     try:
         results = {name: finish(proc) for name, proc in procs.items()}

@@ -8,8 +8,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
@@ -29,8 +30,17 @@ log = logging.getLogger("cloudtrain.local")
 # an earlier run, and Python path overrides no cloud machine has.
 _STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
 GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR
-_STRIP = {"TF_CONFIG", "CLUSTER_SPEC", "TRAINING_JOB_NAME", "CURRENT_HOST", "PYTHONPATH", "PYTHONHOME",
-          "PYTHONSTARTUP", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"}  # fmt: skip
+_STRIP = {
+    "TF_CONFIG",
+    "CLUSTER_SPEC",
+    "TRAINING_JOB_NAME",
+    "CURRENT_HOST",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "VIRTUAL_ENV",
+    "CUDA_VISIBLE_DEVICES",
+}
 
 
 def detect_gpus() -> int:
@@ -48,8 +58,10 @@ def tpu_note(spec: JobSpec) -> str | None:
     """The one line ``--local`` says for a TPU config: what runs instead."""
     if not spec.machine.tpu_cores:
         return None
-    return (f"{spec.machine.type} is a TPU VM ({spec.machine.tpu_cores} TPU cores on Vertex AI); --local has no TPU "
-            "and runs the same trainer on this machine's CPU/GPUs with the strategy it finds here, not TPUStrategy")
+    return (
+        f"{spec.machine.type} is a TPU VM ({spec.machine.tpu_cores} TPU cores on Vertex AI); --local has no TPU "
+        "and runs the same trainer on this machine's CPU/GPUs with the strategy it finds here, not TPUStrategy"
+    )
 
 
 def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
@@ -60,8 +72,16 @@ def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
     return Path(os.path.abspath(os.path.expanduser(spec.output_dir))), None
 
 
-def child_env(base: Mapping[str, str], spec: JobSpec, plan: contract.ReplicaPlan, env_dir: Path,
-              cuda: str | None, *, shared_gpus: bool = False, secrets: Mapping[str, str] = {}) -> dict[str, str]:  # fmt: skip
+def child_env(
+    base: Mapping[str, str],
+    spec: JobSpec,
+    plan: contract.ReplicaPlan,
+    env_dir: Path,
+    cuda: str | None,
+    *,
+    shared_gpus: bool = False,
+    secrets: Mapping[str, str] = {},
+) -> dict[str, str]:
     """This shell's variables less inherited contracts, then the config's ``env`` and the values of its
     ``secrets`` (read on this machine), then the contract.
 
@@ -109,8 +129,10 @@ def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
         store = bucket_store(spec, channel)
         return fetch(channel.source, cache_dir() / "data", store=store)
     except CredentialsError as exc:
-        raise CredentialsError(f"data channel {channel.name!r} ({channel.source}) is downloaded for a local run, "
-                               f"and {exc.message}", exc.hint) from None  # fmt: skip
+        raise CredentialsError(
+            f"data channel {channel.name!r} ({channel.source}) is downloaded for a local run, and {exc.message}",
+            exc.hint,
+        ) from None
 
 
 def bucket_store(spec: JobSpec, channel: DataChannel):
@@ -157,8 +179,10 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
     """``--resume``: the continued run's checkpoints into this run's checkpoint folder(s), as SageMaker
     copies its checkpoint S3 prefix to /opt/ml/checkpoints when a job starts; the old run stays as it was."""
     if "://" in source or not Path(source).is_dir():
-        raise UsageError(f"--resume: no local checkpoint folder {source}",
-                         hint="a local run continues a local run's checkpoints; its folder must still exist")
+        raise UsageError(
+            f"--resume: no local checkpoint folder {source}",
+            hint="a local run continues a local run's checkpoints; its folder must still exist",
+        )
     for target in sorted({p.checkpoint_dir for p in plans}):
         if os.path.abspath(target) != os.path.abspath(source):
             shutil.copytree(source, target, dirs_exist_ok=True)
@@ -179,8 +203,10 @@ def _claim(out: Path, spec: JobSpec) -> None:
     try:
         out.mkdir()
     except FileExistsError:
-        raise BackendError(f"{out} already exists: another run has this job name",
-                           hint="submit again: each submit picks a new job name") from None  # fmt: skip
+        raise BackendError(
+            f"{out} already exists: another run has this job name",
+            hint="submit again: each submit picks a new job name",
+        ) from None
 
 
 class LocalBackend(BackendFacts):
@@ -221,14 +247,20 @@ class LocalBackend(BackendFacts):
             self._gpus = self._gpu_count()
         return self._gpus
 
-    def _plans(self, spec: JobSpec, package, out: Path, ports: list[int],
-               channels: Mapping[str, str]) -> list[contract.ReplicaPlan]:  # fmt: skip
+    def _plans(
+        self, spec: JobSpec, package, out: Path, ports: list[int], channels: Mapping[str, str]
+    ) -> list[contract.ReplicaPlan]:
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
         return contract.plan(
-            spec, output_dir=str(out), ports=ports, package=package,
-            channels=channels, num_gpus=per_replica, num_cpus=self._cpu_count() or 1,
-        )  # fmt: skip
+            spec,
+            output_dir=str(out),
+            ports=ports,
+            package=package,
+            channels=channels,
+            num_gpus=per_replica,
+            num_cpus=self._cpu_count() or 1,
+        )
 
     def _channel_dirs(self, spec: JobSpec, *, fetch: bool) -> dict[str, str]:
         """Channel → local folder: a local folder as it is; a bucket channel downloaded into the
@@ -258,8 +290,12 @@ class LocalBackend(BackendFacts):
             "package": str(package.path),
             "environment": str(env),
             **({"data": _describe_channels(spec)} if spec.channels else {}),
-            "image_environment": {"layer": str(venv.image_dir(image, self._cache_root)), "python": image.python.path,
-                                  "packages": list(image.packages), **({"note": image.note} if image.note else {})},
+            "image_environment": {
+                "layer": str(venv.image_dir(image, self._cache_root)),
+                "python": image.python.path,
+                "packages": list(image.packages),
+                **({"note": image.note} if image.note else {}),
+            },
             "replicas": [
                 {
                     "name": p.name,
@@ -285,8 +321,11 @@ class LocalBackend(BackendFacts):
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
         for name, ch in spec.channels.items():
             if spec.cloud == "sagemaker" and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
-                channels[name] = shard_channel(Path(channels[name]), out / RUN_DIR / "shards" / name,
-                                               contract.replica_names("sagemaker", spec.replica_count))  # fmt: skip
+                channels[name] = shard_channel(
+                    Path(channels[name]),
+                    out / RUN_DIR / "shards" / name,
+                    contract.replica_names("sagemaker", spec.replica_count),
+                )
         plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
         prepare(plans)
@@ -298,15 +337,27 @@ class LocalBackend(BackendFacts):
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
         argvs = [contract.argv(spec, p, str(environment.python), package) for p in plans]
         launches = [
-            Launch(p.name, argv, child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared,
-                                           secrets=secrets), p.cwd, run_dir / f"{p.name}.log")  # fmt: skip
+            Launch(
+                p.name,
+                argv,
+                child_env(base, spec, p, environment.path, gpus[p.index], shared_gpus=shared, secrets=secrets),
+                p.cwd,
+                run_dir / f"{p.name}.log",
+            )
             for p, argv in zip(plans, argvs)
         ]
         # the values this run knows are secret: masked in replicas.json (where env: values are also inside
         # CLUSTER_SPEC / TF_CONFIG) and in every log line
         masker = ValueMasker([*secrets.values(), *(spec.env[n] for n in secret_names(spec.env))])
-        replicas = [{"name": p.name, "argv": argv, "cwd": p.cwd, "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()}}
-                    for p, argv in zip(plans, argvs)]  # fmt: skip
+        replicas = [
+            {
+                "name": p.name,
+                "argv": argv,
+                "cwd": p.cwd,
+                "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()},
+            }
+            for p, argv in zip(plans, argvs)
+        ]
         write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
         job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace, masker=masker)
         job._start(launches)
@@ -332,5 +383,3 @@ class LocalBackend(BackendFacts):
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
         found.reverse()
         return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning
-
-

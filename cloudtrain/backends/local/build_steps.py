@@ -14,9 +14,9 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from cloudtrain.numbers import measured, size
 from cloudtrain.timeline import human_seconds
@@ -55,8 +55,11 @@ def phase(what: str, log: Log | None, *, folder: Path | None = None, live: bool 
     if folder is not None and folder.exists():
         details.append(size(folder_bytes(folder)))
     if log:
-        log(f"{what}: {', '.join(details)} in {seconds_text(time.monotonic() - start)}" if details else
-            f"{what} in {seconds_text(time.monotonic() - start)}")  # fmt: skip
+        log(
+            f"{what}: {', '.join(details)} in {seconds_text(time.monotonic() - start)}"
+            if details
+            else f"{what} in {seconds_text(time.monotonic() - start)}"
+        )
 
 
 def seconds_text(seconds: float) -> str:

@@ -29,8 +29,9 @@ runs on this machine.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from cloudtrain.backends.sagemaker.entry_shell import shell_drops
 from cloudtrain.data import schemes
@@ -76,8 +77,14 @@ def replica_names(cloud: str, n: int) -> list[str]:
 
 
 def plan(
-    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
-    num_gpus: Sequence[int] | int = 0, num_cpus: int = 1,
+    spec: JobSpec,
+    *,
+    output_dir: str,
+    ports: Sequence[int],
+    package,
+    channels: Mapping[str, str] | None = None,
+    num_gpus: Sequence[int] | int = 0,
+    num_cpus: int = 1,
 ) -> list[ReplicaPlan]:
     """Every replica's plan for ``spec.cloud``; ``output_dir`` is absolute and local; ``package``
     is the :class:`~cloudtrain.packaging.BuiltPackage` (its local path stands in for the upload);
@@ -85,8 +92,15 @@ def plan(
     if len(ports) != spec.replica_count:
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
     if spec.cloud == "sagemaker":
-        return sagemaker_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels,
-                              num_gpus=num_gpus, num_cpus=num_cpus)  # fmt: skip
+        return sagemaker_plan(
+            spec,
+            output_dir=output_dir,
+            ports=ports,
+            package=package,
+            channels=channels,
+            num_gpus=num_gpus,
+            num_cpus=num_cpus,
+        )
     return vertex_plan(spec, output_dir=output_dir, ports=ports, package=package, channels=channels, num_gpus=num_gpus)
 
 
@@ -122,8 +136,9 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Map
     from cloudtrain.backends.vertex.request import render_custom_job
 
     bucket = spec.staging_bucket if (spec.staging_bucket or "").startswith("gs://") else "gs://local"
-    local = replace(spec, output_dir=output_dir, staging_bucket=bucket, env={**spec.env, **channel_env}, channels={},
-                    resume=None)  # a local resume copies the checkpoints instead
+    local = replace(
+        spec, output_dir=output_dir, staging_bucket=bucket, env={**spec.env, **channel_env}, channels={}, resume=None
+    )  # a local resume copies the checkpoints instead
     job = render_custom_job(local, package)["jobSpec"]
     for pool in job["workerPoolSpecs"]:
         pool["pythonPackageSpec"]["packageUris"] = [str(package.path)]
@@ -131,7 +146,12 @@ def vertex_job_spec(spec: JobSpec, *, output_dir: str, package, channel_env: Map
 
 
 def vertex_plan(
-    spec: JobSpec, *, output_dir: str, ports: Sequence[int], package, channels: Mapping[str, str] | None = None,
+    spec: JobSpec,
+    *,
+    output_dir: str,
+    ports: Sequence[int],
+    package,
+    channels: Mapping[str, str] | None = None,
     num_gpus: Sequence[int] | int = 0,
 ) -> list[ReplicaPlan]:
     """``channels``: name → local folder, linked at ``<output_dir>/local-run/data/<name>`` (where the
@@ -259,11 +279,18 @@ def sagemaker_plan(
         framework = {k: v for k, v in decoded.items() if k.startswith("sagemaker_") and k not in _SM_RESERVED}
         rc = sagemaker_resource_config(hosts, host, spec.machine.type)
         sm = sagemaker_env_vars(
-            base=base, resource_config=rc, input_data_config=idc, hyperparameters=user_hps,
-            framework_params=framework, entry_point=decoded["sagemaker_program"], module_dir=package_uri,
-            job_name=spec.job_name, num_gpus=gpus[i], num_cpus=num_cpus,
+            base=base,
+            resource_config=rc,
+            input_data_config=idc,
+            hyperparameters=user_hps,
+            framework_params=framework,
+            entry_point=decoded["sagemaker_program"],
+            module_dir=package_uri,
+            job_name=spec.job_name,
+            num_gpus=gpus[i],
+            num_cpus=num_cpus,
             log_level=decoded.get("sagemaker_container_log_level", SM_LOG_LEVEL),
-        )  # fmt: skip
+        )
         env = {
             **{k: v for k, v in sm.items() if not shell_drops(k)},
             **sagemaker_entry_env(spec, decoded, code_dir=_join(base, "code")),
@@ -295,8 +322,10 @@ def sagemaker_plan(
                 tensorboard_dir=_join(base, "output", "tensorboard"),
                 dirs=tuple(dirs),
                 files=files,
-                links={_join(base, "input", "data", ch): src if isinstance(src, str) else src[i]
-                       for ch, src in sorted(channels.items())},  # fmt: skip
+                links={
+                    _join(base, "input", "data", ch): src if isinstance(src, str) else src[i]
+                    for ch, src in sorted(channels.items())
+                },
                 # The toolkit unpacks sagemaker_submit_directory into /opt/ml/code; for a script that is its folder.
                 unpack={_join(base, "code"): str(package.path)} if spec.package.script else {},
             )
@@ -388,9 +417,7 @@ def sagemaker_env_vars(
         "output_intermediate_dir": _join(base, "output", "intermediate"),
     }
     master = (hosts if not distributed else group[SM_GROUP]["hosts"])[0]
-    training_env = {
-        k: v for k, v in values.items() if k not in ("hps", "framework_params", "channels", "user_args")
-    }
+    training_env = {k: v for k, v in values.items() if k not in ("hps", "framework_params", "channels", "user_args")}
     training_env.update(
         additional_framework_parameters=dict(framework_params),
         channel_input_dirs=channels,

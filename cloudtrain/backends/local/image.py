@@ -81,8 +81,9 @@ def supported_pythons(tensorflow: str) -> list[str]:
     return [f"{lo_major}.{minor}" for minor in range(lo, hi + 1)]
 
 
-def resolve_image(cloud: str, tensorflow: str | None, *, python: str | None = None, image_python: str | None = None,
-                  find=None) -> Image:  # fmt: skip
+def resolve_image(
+    cloud: str, tensorflow: str | None, *, python: str | None = None, image_python: str | None = None, find=None
+) -> Image:
     """The base layer for the image of ``tensorflow`` on ``cloud`` (``None``: the cloud's default).
 
     ``python``: the ``local.python`` setting (a path, or a version such as ``"3.10"``);
@@ -119,10 +120,17 @@ def _fallback(cloud, tf, wanted_py, interpreters: list[Interpreter], shipped, lo
     for candidate in newer_first:
         for interpreter in interpreters:
             if interpreter.version in supported_pythons(candidate):
-                note = mapped_line("image.tensorflow", tf, candidate, f"locally: TensorFlow {tf}, the image's, has "
-                                   f"no wheels for Python {interpreter.version} and no {need} was found ({looked}); "
-                                   f"the nearest version Python {interpreter.version} installs, newer first")  # fmt: skip
-                return Image(cloud, interpreter, (f"tensorflow=={candidate}.*", *shipped), candidate, tf, wanted_py, note)
+                note = mapped_line(
+                    "image.tensorflow",
+                    tf,
+                    candidate,
+                    f"locally: TensorFlow {tf}, the image's, has "
+                    f"no wheels for Python {interpreter.version} and no {need} was found ({looked}); "
+                    f"the nearest version Python {interpreter.version} installs, newer first",
+                )
+                return Image(
+                    cloud, interpreter, (f"tensorflow=={candidate}.*", *shipped), candidate, tf, wanted_py, note
+                )
     raise UsageError(
         f"no Python here can install TensorFlow {tf} or any version near it (looked in {looked})",
         f"install {need} (e.g. pyenv install {span[1] if len(span) > 1 else '3.10'}) or set local.python",

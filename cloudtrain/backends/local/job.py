@@ -9,11 +9,12 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends import outputs
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
@@ -50,8 +51,17 @@ class LocalJob(HandleDefaults):
     backend_name = "local"
     stops_gracefully = True  # cancel: SIGTERM and a checkpoint; kill: every replica at once
 
-    def __init__(self, spec: JobSpec, out: Path, plans, environment: venv.PackageEnv, *, note: str | None,
-                 stop_grace_s: float, masker: Callable[[str], str] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        spec: JobSpec,
+        out: Path,
+        plans,
+        environment: venv.PackageEnv,
+        *,
+        note: str | None,
+        stop_grace_s: float,
+        masker: Callable[[str], str] | None = None,
+    ):
         self.spec = spec
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
@@ -72,9 +82,13 @@ class LocalJob(HandleDefaults):
         self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
         self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
         group = ReplicaGroup(
-            launches, stop_grace_s=self._grace, max_runtime_s=self.spec.max_runtime_seconds, on_line=self._watch,
-            journal=self.output_dir / RUN_DIR / JOURNAL, mask=self._masker,
-        )  # fmt: skip
+            launches,
+            stop_grace_s=self._grace,
+            max_runtime_s=self.spec.max_runtime_seconds,
+            on_line=self._watch,
+            journal=self.output_dir / RUN_DIR / JOURNAL,
+            mask=self._masker,
+        )
         env = self.environment
         how = "reused" if env.cached else f"built in {measured(env.setup_seconds)} s"
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
@@ -156,8 +170,10 @@ class LocalJob(HandleDefaults):
             empty = outputs.empty_model_dir_warning(
                 self._chief.model_dir,
                 [str(self.output_dir)] + ([SAGEMAKER_ROOT] if self.spec.cloud == "sagemaker" else []),
-                since=self._started_at, skip=[self._chief.tensorboard_dir], contract=self.spec.cloud,
-            )  # fmt: skip
+                since=self._started_at,
+                skip=[self._chief.tensorboard_dir],
+                contract=self.spec.cloud,
+            )
             if empty:
                 warnings.append(empty)
         if warnings:
@@ -168,13 +184,19 @@ class LocalJob(HandleDefaults):
             saved = self._saved()
             if saved:
                 details["saved"] = saved
-            what = (f"checkpoint at step {saved['step']} saved: {saved['checkpoint']}" if saved and saved.get("step")
-                    is not None else "no checkpoint saved")  # fmt: skip
+            what = (
+                f"checkpoint at step {saved['step']} saved: {saved['checkpoint']}"
+                if saved and saved.get("step") is not None
+                else "no checkpoint saved"
+            )
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
-                hint = keras3_hint(_read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
-                                   self.spec.tensorflow_version, self.spec.cloud)  # fmt: skip
+                hint = keras3_hint(
+                    _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
+                    self.spec.tensorflow_version,
+                    self.spec.cloud,
+                )
                 if hint:
                     message += f"; {hint}"
             elif native == "timed_out":
@@ -203,10 +225,16 @@ class LocalJob(HandleDefaults):
     def _finish_once(self, outcome: Outcome) -> JobStatus:
         if self._final is None:
             native = (
-                "failed" if outcome.failed else "timed_out" if outcome.timed_out
-                else "cancelled" if outcome.cancelled or (outcome.preempted and self._cancel_requested())
-                else "preempted" if outcome.preempted else "succeeded"
-            )  # fmt: skip
+                "failed"
+                if outcome.failed
+                else "timed_out"
+                if outcome.timed_out
+                else "cancelled"
+                if outcome.cancelled or (outcome.preempted and self._cancel_requested())
+                else "preempted"
+                if outcome.preempted
+                else "succeeded"
+            )
             self._ended = dt.datetime.now(dt.timezone.utc)
             self._final = self._status(native, outcome)
             self._record(self._final)
@@ -221,7 +249,9 @@ class LocalJob(HandleDefaults):
         if event and event.get("checkpoint"):
             return {"step": event.get("step"), "checkpoint": event["checkpoint"], "source": "saved on SIGTERM"}
         newest = latest_checkpoint(Path(self._chief.checkpoint_dir))
-        return {"step": newest[0], "checkpoint": str(newest[1]), "source": "last periodic checkpoint"} if newest else None
+        return (
+            {"step": newest[0], "checkpoint": str(newest[1]), "source": "last periodic checkpoint"} if newest else None
+        )
 
     def _metrics_file(self) -> Path | None:
         model = Path(self._chief.model_dir)
@@ -312,9 +342,14 @@ class RecordedJob(HandleDefaults):
         if not isinstance(found, Damage):
             return found
         found.warn()
-        return JobStatus(job_id=self.job_id, name=str(self._path.parent.parent), state=JobState.UNKNOWN,
-                         native_state="unknown", message=found.line(),
-                         details={"damaged": found.to_dict()})  # fmt: skip
+        return JobStatus(
+            job_id=self.job_id,
+            name=str(self._path.parent.parent),
+            state=JobState.UNKNOWN,
+            native_state="unknown",
+            message=found.line(),
+            details={"damaged": found.to_dict()},
+        )
 
     def status(self) -> JobStatus:
         found = self.read()
@@ -333,12 +368,16 @@ class RecordedJob(HandleDefaults):
             native = "failed"  # cloudtrain died without writing the end of the run
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(
-            job_id=str(data.get("job_id") or self.job_id), name=str(data.get("name") or self._path.parent.parent),
-            state=STATES[native], native_state=native,
+            job_id=str(data.get("job_id") or self.job_id),
+            name=str(data.get("name") or self._path.parent.parent),
+            state=STATES[native],
+            native_state=native,
             message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
-            created=parse(data.get("created")), ended=parse(data.get("ended")), details=details,
+            created=parse(data.get("created")),
+            ended=parse(data.get("ended")),
+            details=details,
             first_phase=FIRST_PHASE,
-        )  # fmt: skip
+        )
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Every line as it was printed live, interleaved by time, each with its own time and severity.
@@ -388,12 +427,12 @@ class RecordedJob(HandleDefaults):
         return self.status()
 
 
-
 def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
     """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
     found, damage = scan_json_lines(path, check=_line_problem)
-    lines = [LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"])
-             for _, d in found]  # fmt: skip
+    lines = [
+        LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"]) for _, d in found
+    ]
     if damage is not None:
         damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")
     return lines, damage

@@ -35,13 +35,15 @@ def keras3_hint(log_text: str, tensorflow: str | None, cloud: str) -> str | None
     text = log_text[-TAIL_CHARS:]
     if TRACEBACK not in text:
         return None
-    last = text[text.rindex(TRACEBACK):]
+    last = text[text.rindex(TRACEBACK) :]
     if "keras" not in last.lower() or (tensorflow and version_key(tensorflow) < FIRST_KERAS3):
         return None
     if not any(sign in last for sign in KERAS3_SIGNS):
         return None
     keras2 = [v for v in catalog.tensorflow_versions(cloud) if version_key(v) < FIRST_KERAS3]
     pin = f'set image.tensorflow: "{keras2[-1]}" (Keras 2) or port the code' if keras2 else "port the code"
-    return (f"this is a Keras 3 error: TensorFlow {tensorflow or '2.16 or later'} comes with Keras 3 and the code "
-            f"was written for tf.keras of TensorFlow 2.15 or earlier (Keras 2); the {cloud} image fails the same "
-            f"way: {pin} (keras.io/guides/migrating_to_keras_3)")  # fmt: skip
+    return (
+        f"this is a Keras 3 error: TensorFlow {tensorflow or '2.16 or later'} comes with Keras 3 and the code "
+        f"was written for tf.keras of TensorFlow 2.15 or earlier (Keras 2); the {cloud} image fails the same "
+        f"way: {pin} (keras.io/guides/migrating_to_keras_3)"
+    )

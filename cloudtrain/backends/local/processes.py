@@ -31,10 +31,10 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
@@ -114,7 +114,7 @@ class ReplicaGroup:
         self._journal = None  # every line in order of arrival, with its time: `logs` of a finished run
         if journal is not None:
             journal.parent.mkdir(parents=True, exist_ok=True)
-            self._journal = open(journal, "a", encoding="utf-8")  # noqa: SIM115 (closed when the run ends)
+            self._journal = open(journal, "a", encoding="utf-8")
         self._lines: list[LogLine] = []
         self._cond = threading.Condition()
         self._procs: dict[str, subprocess.Popen] = {}
@@ -210,8 +210,17 @@ class ReplicaGroup:
             self._lines.append(line)
             if self._journal is not None:
                 try:
-                    self._journal.write(json.dumps({"timestamp": line.timestamp.isoformat(), "replica": line.replica,
-                                                    "severity": line.severity, "message": line.message}) + "\n")  # fmt: skip
+                    self._journal.write(
+                        json.dumps(
+                            {
+                                "timestamp": line.timestamp.isoformat(),
+                                "replica": line.replica,
+                                "severity": line.severity,
+                                "message": line.message,
+                            }
+                        )
+                        + "\n"
+                    )
                     self._journal.flush()
                 except (OSError, ValueError):  # a full disk (or a closed journal) must not stop the run
                     pass
@@ -274,8 +283,10 @@ class ReplicaGroup:
                 self._codes[name] = code
                 if code == ExitCode.PREEMPTED and reason is None and self._preempted is None:
                     self._preempted = name  # saved on a SIGTERM that did not come from us
-                    self.notice(f"replica {name} saved a checkpoint and exited {code} (preempted); "
-                                "stopping the others", "WARNING")  # fmt: skip
+                    self.notice(
+                        f"replica {name} saved a checkpoint and exited {code} (preempted); stopping the others",
+                        "WARNING",
+                    )
                 elif code != 0 and reason is None and self._failed is None:
                     self._failed = name
                     self.notice(f"replica {name} exited with code {code}; stopping the others", "ERROR")
@@ -286,8 +297,11 @@ class ReplicaGroup:
                     reason = "preempted"
                 elif self._cancel.is_set():
                     reason = "cancelled"
-                    self.notice(f"stopping: saving a checkpoint… (SIGTERM to every replica; SIGKILL after "
-                                f"{self._grace:g} s or on a second Ctrl-C)", "WARNING")  # fmt: skip
+                    self.notice(
+                        f"stopping: saving a checkpoint… (SIGTERM to every replica; SIGKILL after "
+                        f"{self._grace:g} s or on a second Ctrl-C)",
+                        "WARNING",
+                    )
                 elif self._max_runtime and time.monotonic() - self.started > self._max_runtime:
                     reason = "timeout"
                     self.notice(f"max_runtime of {self._max_runtime:.0f}s reached: stopping every replica", "ERROR")

@@ -21,21 +21,23 @@ _LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 
 #: TensorFlow's start-up noise: facts about this machine, not about the job.
 _NOISE = re.compile(
-    "|".join([
-        r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
-        r"Could not find cuda drivers on your machine",
-        r"failed call to cuInit",
-        r"Cannot dlopen some GPU libraries",
-        r"This TensorFlow binary is optimized to use available CPU instructions",
-        r"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags",
-        r"oneDNN custom operations are on",
-        r"TF-TRT Warning: Could not find TensorRT",
-        r"Unable to register cu(DNN|FFT|BLAS) factory",
-        r"computation placer already registered",
-        r"Skipping registering GPU devices",
-        r"successful NUMA node read from SysFS",
-    ])
-)  # fmt: skip
+    "|".join(
+        [
+            r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
+            r"Could not find cuda drivers on your machine",
+            r"failed call to cuInit",
+            r"Cannot dlopen some GPU libraries",
+            r"This TensorFlow binary is optimized to use available CPU instructions",
+            r"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags",
+            r"oneDNN custom operations are on",
+            r"TF-TRT Warning: Could not find TensorRT",
+            r"Unable to register cu(DNN|FFT|BLAS) factory",
+            r"computation placer already registered",
+            r"Skipping registering GPU devices",
+            r"successful NUMA node read from SysFS",
+        ]
+    )
+)
 
 
 def severity_of(text: str) -> str:

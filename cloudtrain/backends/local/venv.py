@@ -39,15 +39,15 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
+from cloudtrain import leftovers
 from cloudtrain.backends.local import build_steps
 from cloudtrain.backends.local.image import Image
 from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
-from cloudtrain import leftovers
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import size
 
@@ -104,8 +104,14 @@ def find_uv() -> str | None:
 # --- the image layer -----------------------------------------------------------------------
 
 
-def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subprocess.run,
-                 uv: str | None = "auto", log: Callable[[str], None] | None = None) -> tuple[Path, bool]:  # fmt: skip
+def ensure_image(
+    image: Image,
+    *,
+    root: Path | None = None,
+    run: Runner = subprocess.run,
+    uv: str | None = "auto",
+    log: Callable[[str], None] | None = None,
+) -> tuple[Path, bool]:
     """The image layer's folder, built if missing; and whether it was built now."""
     final = image_dir(image, root)
     if _is_complete(final, image.key):
@@ -118,29 +124,45 @@ def ensure_image(image: Image, *, root: Path | None = None, run: Runner = subpro
 
     def build(tmp: Path) -> dict:
         # uv: a bare venv, pip installed from uv's cache like the rest; else the interpreter's venv + ensurepip
-        cmd = [uv, "venv", "--quiet", "--python", image.python.path, str(tmp)] if uv else [
-            image.python.path, "-m", "venv", str(tmp)]  # fmt: skip
-        with build_steps.phase(f"image environment: creating a Python {image.python.version} virtual environment", log,
-                               folder=tmp):  # fmt: skip
-            _check(run(cmd, capture_output=True, text=True), f"cannot create a virtual environment with {image.python.path}",
-                   cmd)  # fmt: skip
+        cmd = (
+            [uv, "venv", "--quiet", "--python", image.python.path, str(tmp)]
+            if uv
+            else [image.python.path, "-m", "venv", str(tmp)]
+        )
+        with build_steps.phase(
+            f"image environment: creating a Python {image.python.version} virtual environment", log, folder=tmp
+        ):
+            _check(
+                run(cmd, capture_output=True, text=True),
+                f"cannot create a virtual environment with {image.python.path}",
+                cmd,
+            )
         online = _install_image_packages(tmp, image, run, uv, log)
-        return {"kind": "image", "python": image.python.path, "python_version": image.python.version,
-                "tensorflow": image.tensorflow, "packages": list(image.packages), "online": online,
-                "installer": "uv" if uv else "pip"}  # fmt: skip
+        return {
+            "kind": "image",
+            "python": image.python.path,
+            "python_version": image.python.version,
+            "tensorflow": image.tensorflow,
+            "packages": list(image.packages),
+            "online": online,
+            "installer": "uv" if uv else "pip",
+        }
 
     _build_atomically(final, image.key, build)
     return final, True
 
 
-def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None,
-                            log: Callable[[str], None] | None = None) -> bool:  # fmt: skip
+def _install_image_packages(
+    tmp: Path, image: Image, run: Runner, uv: str | None, log: Callable[[str], None] | None = None
+) -> bool:
     """Install the image's packages into ``tmp``; returns whether the index was used. Each phase (from
     uv's cache; download; install) is one ``log`` line with its size and time, and live on a terminal."""
     python = str(env_python(tmp))
     what = "image environment"
     if uv:
-        pip = [] if any(p.split("=")[0].split("<")[0].split(">")[0].strip() == "pip" for p in image.packages) else ["pip"]
+        pip = (
+            [] if any(p.split("=")[0].split("<")[0].split(">")[0].strip() == "pip" for p in image.packages) else ["pip"]
+        )
         base = [uv, "pip", "install", "--python", python, *pip, *image.packages]  # not --quiet: its step lines
         with build_steps.phase(f"{what}: installing from uv's cache", None, folder=tmp):
             offline = run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True)
@@ -152,8 +174,9 @@ def _install_image_packages(tmp: Path, image: Image, run: Runner, uv: str | None
         if result.returncode == 0:
             _log_uv_steps(log, what, result.stderr or "", tmp, cached=False)
     elif image.packages:
-        with build_steps.phase(f"{what}: downloading and installing {', '.join(image.packages)}", log,
-                               folder=tmp) as details:  # fmt: skip
+        with build_steps.phase(
+            f"{what}: downloading and installing {', '.join(image.packages)}", log, folder=tmp
+        ) as details:
             result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
             downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
             details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
@@ -179,25 +202,50 @@ def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, fol
         log(f"{what}: downloaded {count} package{'s' if count != 1 else ''} in {seconds(took)}")
     count, took = steps.get("installed", (0, 0.0))
     source = " from uv's cache" if cached else ""
-    log(f"{what}: installed {count} package{'s' if count != 1 else ''}{source}, "
-        f"{size(build_steps.folder_bytes(folder))}, in {seconds(took)}")  # fmt: skip
+    log(
+        f"{what}: installed {count} package{'s' if count != 1 else ''}{source}, "
+        f"{size(build_steps.folder_bytes(folder))}, in {seconds(took)}"
+    )
 
 
 # --- the package layer ---------------------------------------------------------------------
 
 
-def ensure_env(package, image: Image, *, root: Path | None = None, run: Runner = subprocess.run,
-               uv: str | None = "auto", log: Callable[[str], None] | None = None) -> PackageEnv:  # fmt: skip
+def ensure_env(
+    package,
+    image: Image,
+    *,
+    root: Path | None = None,
+    run: Runner = subprocess.run,
+    uv: str | None = "auto",
+    log: Callable[[str], None] | None = None,
+) -> PackageEnv:
     """The cached env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image``."""
     return ensure_install(
-        [str(package.path)], image, key=package.sha256, label=f"{package.name} {package.version}",
-        requirements=getattr(package, "requirements", ()), root=root, run=run, uv=uv, log=log,
-    )  # fmt: skip
+        [str(package.path)],
+        image,
+        key=package.sha256,
+        label=f"{package.name} {package.version}",
+        requirements=getattr(package, "requirements", ()),
+        root=root,
+        run=run,
+        uv=uv,
+        log=log,
+    )
 
 
-def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str, requirements: Sequence[str] = (),
-                   root: Path | None = None, run: Runner = subprocess.run, uv: str | None = "auto",
-                   log: Callable[[str], None] | None = None) -> PackageEnv:  # fmt: skip
+def ensure_install(
+    targets: Sequence[str],
+    image: Image,
+    *,
+    key: str,
+    label: str,
+    requirements: Sequence[str] = (),
+    root: Path | None = None,
+    run: Runner = subprocess.run,
+    uv: str | None = "auto",
+    log: Callable[[str], None] | None = None,
+) -> PackageEnv:
     """An env on ``image`` with ``pip install <targets>`` done in it, cached under ``key``.
 
     ``targets`` are pip arguments: an sdist, a source folder, ``-r requirements.txt``, requirement
@@ -208,8 +256,9 @@ def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str
     final = install_dir(key, image, root)
     if _is_complete(final, key) and image_layer_present(final):
         _touch(final)
-        return PackageEnv(final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root),
-                          image.describe())  # fmt: skip
+        return PackageEnv(
+            final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root), image.describe()
+        )
     base, _ = ensure_image(image, root=root, run=run, uv=uv, log=log)
 
     def build(tmp: Path) -> dict:
@@ -220,16 +269,24 @@ def ensure_install(targets: Sequence[str], image: Image, *, key: str, label: str
         (Path(_site_dirs(tmp, run)[0]) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
         with build_steps.phase(f"package environment: installing {label}", log, folder=tmp):
             online = _pip_install(tmp, list(targets), label, requirements, image, run)
-        return {"kind": "package", "image": base.name, "installs": list(targets), "label": label,
-                "python": image.python.path, "online": online}  # fmt: skip
+        return {
+            "kind": "package",
+            "image": base.name,
+            "installs": list(targets),
+            "label": label,
+            "python": image.python.path,
+            "online": online,
+        }
 
     marker = _build_atomically(final, key, build)
-    return PackageEnv(final, env_python(final), False, time.monotonic() - start, bool(marker.get("online")), base,
-                      image.describe())  # fmt: skip
+    return PackageEnv(
+        final, env_python(final), False, time.monotonic() - start, bool(marker.get("online")), base, image.describe()
+    )
 
 
-def _pip_install(env: Path, targets: list[str], label: str, requirements: Sequence[str], image: Image,
-                 run: Runner) -> bool:  # fmt: skip
+def _pip_install(
+    env: Path, targets: list[str], label: str, requirements: Sequence[str], image: Image, run: Runner
+) -> bool:
     """pip install into ``env``: offline first, then from the index; returns whether the index was used."""
     install = [str(env_python(env)), "-m", "pip", "install", *_PIP_QUIET, "--no-build-isolation", *targets]
     offline = run([*install[:4], "--no-index", *install[4:]], capture_output=True, text=True)
@@ -266,8 +323,9 @@ def _missing_requirement(output: str) -> str | None:
     return None
 
 
-def _install_error(result: subprocess.CompletedProcess, label: str, requirements: Sequence[str],
-                   image: Image) -> PackagingError:  # fmt: skip
+def _install_error(
+    result: subprocess.CompletedProcess, label: str, requirements: Sequence[str], image: Image
+) -> PackagingError:
     """One line naming the requirement that could not be installed."""
     from cloudtrain.packaging.metadata import requirement_name
 
@@ -292,7 +350,9 @@ def _install_error(result: subprocess.CompletedProcess, label: str, requirements
             f"{_last_line(result)}); the cloud's pip would fail the same way, before training",
             "change or drop that pin in the package's setup.py / requirements",
         )
-    return PackagingError(f"cannot install {label}: {_last_line(result)}", "run it again with --debug to see pip's output")
+    return PackagingError(
+        f"cannot install {label}: {_last_line(result)}", "run it again with --debug to see pip's output"
+    )
 
 
 # --- shared --------------------------------------------------------------------------------
@@ -394,13 +454,21 @@ def _site_dirs(env: Path, run: Runner) -> list[str]:
 def _last_line(result: subprocess.CompletedProcess) -> str:
     """The most telling line of a failed command: its last specific ``error:`` line, else its last line."""
     output = ((result.stderr or "") + "\n" + (result.stdout or "")).strip().splitlines()
-    generic = ("metadata-generation-failed", "subprocess-exited-with-error", "Failed to build installable wheels",
-               "failed-wheel-build-for-install", "Could not build wheels", "legacy-install-failure",
-               "Failed building wheel", "Failed to build")  # fmt: skip
+    generic = (
+        "metadata-generation-failed",
+        "subprocess-exited-with-error",
+        "Failed to build installable wheels",
+        "failed-wheel-build-for-install",
+        "Could not build wheels",
+        "legacy-install-failure",
+        "Failed building wheel",
+        "Failed to build",
+    )
     errors = [
-        line.strip().split(":", 1)[1].strip() for line in output
+        line.strip().split(":", 1)[1].strip()
+        for line in output
         if re.match(r"\s*(ERROR|error):", line) and not any(g in line for g in generic)
-    ]  # fmt: skip
+    ]
     if errors:
         return errors[-1]
     raised = [m for line in output if (m := _RAISED.match(line))]

@@ -17,21 +17,47 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any
 
 from cloudtrain.errors import BackendError, CloudUnreachable, CredentialsError, NoCapacity
 
 CREDENTIALS_HINT = "run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
-THROTTLING = frozenset({"ThrottlingException", "Throttling", "ThrottledException", "TooManyRequestsException",
-                        "RequestLimitExceeded", "SlowDown"})  # fmt: skip
+THROTTLING = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ThrottledException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "SlowDown",
+    }
+)
 #: Error codes that say "not now" rather than "no": botocore retried them already.
-_TRANSIENT_CODES = frozenset({"ThrottlingException", "Throttling", "ServiceUnavailable", "InternalFailure",
-                              "InternalServerError", "RequestTimeout", "SlowDown"})  # fmt: skip
+_TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "Throttling",
+        "ServiceUnavailable",
+        "InternalFailure",
+        "InternalServerError",
+        "RequestTimeout",
+        "SlowDown",
+    }
+)
 #: Error codes that say the account may not have (more of) this instance type here.
 _CAPACITY_CODES = frozenset({"ResourceLimitExceeded", "CapacityError", "InsufficientCapacityError"})
-_CREDENTIAL_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId",
-                               "UnrecognizedClientException", "InvalidAccessKeyId", "SignatureDoesNotMatch"})  # fmt: skip
+_CREDENTIAL_CODES = frozenset(
+    {
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+    }
+)
 
 
 class AwsClients:
@@ -66,7 +92,9 @@ class AwsClients:
 
         # botocore's standard retries (throttling, 5xx, connections); 5 attempts unless the
         # user set AWS_MAX_ATTEMPTS, which botocore reads itself.
-        default = {"mode": "standard"} if os.environ.get("AWS_MAX_ATTEMPTS") else {"mode": "standard", "max_attempts": 5}
+        default = (
+            {"mode": "standard"} if os.environ.get("AWS_MAX_ATTEMPTS") else {"mode": "standard", "max_attempts": 5}
+        )
         settings = Config(retries=retries or default, user_agent_extra="cloudtrain", **(config or {}))
         return self.session.client(service, region_name=self.region, config=settings)
 
@@ -89,8 +117,9 @@ class AwsClients:
         user set (``AWS_ENDPOINT_URL…``: a proxy, a VPC endpoint, a fake) takes it as it is."""
         default = self.client("logs", {"ignore_configured_endpoint_urls": True}).meta.endpoint_url
         custom = self.logs.meta.endpoint_url != default
-        return self.client("logs", {"inject_host_prefix": not custom, "read_timeout": 20}, mode="standard",
-                           total_max_attempts=1)  # fmt: skip
+        return self.client(
+            "logs", {"inject_host_prefix": not custom, "read_timeout": 20}, mode="standard", total_max_attempts=1
+        )
 
 
 def error_code(exc: BaseException) -> str | None:
@@ -134,13 +163,17 @@ def translated(
         code = error_code(exc) or "Error"
         message = exc.response.get("Error", {}).get("Message") or str(exc)
         if code in _CREDENTIAL_CODES:
-            raise CredentialsError(f"{action}: AWS refused the credentials ({code}: {message})", CREDENTIALS_HINT) from None
+            raise CredentialsError(
+                f"{action}: AWS refused the credentials ({code}: {message})", CREDENTIALS_HINT
+            ) from None
         if code in _CAPACITY_CODES:
-            raise NoCapacity(f"{action}: {code}: {message}",
-                             "request a quota increase, or pick another region or instance type") from None  # fmt: skip
+            raise NoCapacity(
+                f"{action}: {code}: {message}", "request a quota increase, or pick another region or instance type"
+            ) from None
         if is_transient(exc):  # botocore's own retries are spent
-            raise CloudUnreachable(f"{action}: AWS kept answering {code}: {message}",
-                                   unreachable_hint or "try again later") from None  # fmt: skip
+            raise CloudUnreachable(
+                f"{action}: AWS kept answering {code}: {message}", unreachable_hint or "try again later"
+            ) from None
         raise BackendError(f"{action}: {code}: {message}") from None
     except (bx.ConnectionError, bx.HTTPClientError) as exc:
         where = exc.kwargs.get("endpoint_url") or exc.kwargs.get("url") or "the AWS endpoint"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping
-
 import re
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.errors import UsageError
@@ -70,8 +70,14 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         clients = self.clients(spec.region)
         uploaded = None
         if not spec.container:  # the user's own image needs no source dir
-            uploaded = upload_sourcedir(clients.s3, package, request.sourcedir_uri(spec, package), spec.region,
-                                        script=bool(spec.package.script), secrets=bool(spec.secrets))  # fmt: skip
+            uploaded = upload_sourcedir(
+                clients.s3,
+                package,
+                request.sourcedir_uri(spec, package),
+                spec.region,
+                script=bool(spec.package.script),
+                secrets=bool(spec.secrets),
+            )
         bucket, _ = split_s3(spec.staging_bucket or spec.job_dir or "")
         upload_channels(spec, S3Store(clients.s3, bucket, translated), progress=default_progress)
         if spec.sweep is not None:
@@ -144,8 +150,10 @@ def _describe_or_none(clients: AwsClients, name: str) -> dict[str, Any] | None:
 
 
 def _inspect_hint(name: str, region: str) -> str:
-    return (f"the job may have been created; see: cloudtrain status {name} --backend sagemaker --region {region}, "
-            f"reattach: cloudtrain logs {name} --follow --backend sagemaker --region {region}")  # fmt: skip
+    return (
+        f"the job may have been created; see: cloudtrain status {name} --backend sagemaker --region {region}, "
+        f"reattach: cloudtrain logs {name} --follow --backend sagemaker --region {region}"
+    )
 
 
 #: What a create call fixes, as (label, path into the request / DescribeTrainingJob response).

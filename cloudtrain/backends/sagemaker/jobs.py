@@ -6,10 +6,11 @@ import io
 import tarfile
 import time
 from collections import Counter
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
-from cloudtrain.errors import BackendError, CloudSetupError
+from cloudtrain.errors import CloudSetupError
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
@@ -26,10 +27,17 @@ STATES: Mapping[str, JobState] = {
 #: (TrainingJobStatus, SecondaryStatus) pairs that say more than the status alone:
 #: instances not yet running the code, and "Stopped" by SageMaker's own limits, not a user.
 SECONDARY_STATES: Mapping[tuple[str, str], JobState] = {
-    **{("InProgress", s): JobState.PENDING for s in (
-        "Starting", "Pending", "LaunchingMLInstances", "PreparingTrainingStack",
-        "Downloading", "DownloadingTrainingImage",
-    )},  # fmt: skip
+    **{
+        ("InProgress", s): JobState.PENDING
+        for s in (
+            "Starting",
+            "Pending",
+            "LaunchingMLInstances",
+            "PreparingTrainingStack",
+            "Downloading",
+            "DownloadingTrainingImage",
+        )
+    },
     ("Stopped", "MaxRuntimeExceeded"): JobState.TIMED_OUT,
     ("Stopped", "MaxWaitTimeExceeded"): JobState.TIMED_OUT,
 }
@@ -175,8 +183,9 @@ class SageMakerJob(HandleDefaults):
             self.status()
         options = {"sleep": self.sleep, "clock": self.clock, **self.tailer_options}
         if follow and options.pop("live_tail", True):  # built here: boto3 clients are not made on threads
-            options["open_tail"] = session_opener(self.clients.logs, self.clients.logs_tail, LOG_GROUP,
-                                                  f"{self.job_id}/")  # fmt: skip
+            options["open_tail"] = session_opener(
+                self.clients.logs, self.clients.logs_tail, LOG_GROUP, f"{self.job_id}/"
+            )
         options.pop("live_tail", None)
         self.tailer = LogTailer(
             self.clients.logs,
@@ -210,8 +219,11 @@ def list_jobs(clients: AwsClients, limit: int) -> list[JobStatus]:
     token = None
     with translated("listing training jobs"):
         while len(found) < limit:
-            kwargs: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending",
-                                      "MaxResults": min(100, limit - len(found))}  # fmt: skip
+            kwargs: dict[str, Any] = {
+                "SortBy": "CreationTime",
+                "SortOrder": "Descending",
+                "MaxResults": min(100, limit - len(found)),
+            }
             if token:
                 kwargs["NextToken"] = token
             page = clients.sagemaker.list_training_jobs(**kwargs)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import collections
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cloudtrain.backends.follow import Backoff, log
 from cloudtrain.words import first_line
@@ -30,9 +31,22 @@ from cloudtrain.words import first_line
 from .aws import error_code
 
 #: Answers that mean this endpoint or identity has no Live Tail: poll instead, for good.
-UNSUPPORTED = frozenset({"AccessDeniedException", "AccessDenied", "UnknownOperationException", "InvalidAction",
-                         "InvalidOperationException", "InvalidParameterException", "ValidationException",
-                         "NotImplemented", "UnsupportedOperation", "404", "405", "501"})  # fmt: skip
+UNSUPPORTED = frozenset(
+    {
+        "AccessDeniedException",
+        "AccessDenied",
+        "UnknownOperationException",
+        "InvalidAction",
+        "InvalidOperationException",
+        "InvalidParameterException",
+        "ValidationException",
+        "NotImplemented",
+        "UnsupportedOperation",
+        "404",
+        "405",
+        "501",
+    }
+)
 
 
 @dataclass
@@ -54,10 +68,18 @@ class LiveTail(threading.Thread):
     stream, or a session that ends cleanly within ``snapshot_seconds`` (moto answers with one
     snapshot of every stored event and closes; the service never ends a session so)."""
 
-    def __init__(self, open_session: Callable[[], Any], *, clock: Callable[[], float],
-                 wait: Callable[[threading.Event, float], bool], wake: threading.Event,
-                 stall_seconds: float = 8.0, snapshot_seconds: float = 30.0, busy_retry_seconds: float = 60.0,
-                 backoff: Backoff | None = None):  # fmt: skip
+    def __init__(
+        self,
+        open_session: Callable[[], Any],
+        *,
+        clock: Callable[[], float],
+        wait: Callable[[threading.Event, float], bool],
+        wake: threading.Event,
+        stall_seconds: float = 8.0,
+        snapshot_seconds: float = 30.0,
+        busy_retry_seconds: float = 60.0,
+        backoff: Backoff | None = None,
+    ):
         super().__init__(daemon=True, name="cloudtrain-live-tail")
         self.open_session, self.clock, self.wait, self.wake = open_session, clock, wait, wake
         self.stall_seconds, self.snapshot_seconds = stall_seconds, snapshot_seconds
@@ -117,8 +139,10 @@ class LiveTail(threading.Thread):
                 elif code == "LimitExceededException":  # the account's concurrent Live Tail sessions are taken
                     if not busy_said:
                         busy_said = True
-                        self.notes.append("every CloudWatch Logs Live Tail session of the account is in use; "
-                                          "reading each stream until one is free")  # fmt: skip
+                        self.notes.append(
+                            "every CloudWatch Logs Live Tail session of the account is in use; "
+                            "reading each stream until one is free"
+                        )
                     delay = self.busy_retry_seconds
                 else:  # no log group yet, 5xx, a dropped connection, SessionStreamingException: again, with backoff
                     log.debug("live tail interrupted: %s", exc)
@@ -142,8 +166,14 @@ class LiveTail(threading.Thread):
                 update = event["sessionUpdate"]
                 stalled = self.last_update is not None and now - self.last_update > self.stall_seconds
                 self.last_update = now
-                self.items.append(TailUpdate(update.get("sessionResults") or [], session,
-                                             bool((update.get("sessionMetadata") or {}).get("sampled")), stalled))  # fmt: skip
+                self.items.append(
+                    TailUpdate(
+                        update.get("sessionResults") or [],
+                        session,
+                        bool((update.get("sessionMetadata") or {}).get("sampled")),
+                        stalled,
+                    )
+                )
             self.wake.set()
 
     def _unavailable(self, reason: str) -> None:

@@ -52,12 +52,14 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.follow import LateMarker, Notify, Outage, default_notify, event_waiter
 from cloudtrain.errors import CloudUnreachable
+
 from .aws import THROTTLING, error_code, translated
 from .live_tail import LiveTail, Merge, TailUpdate
 
@@ -144,8 +146,13 @@ class LogTailer:
         self._phase = "poll"
         self._verify_next = 0
         self._discovered_at: float | None = None
-        self.outage = Outage("CloudWatch Logs", clock=clock, notify=notify, give_up_after=give_up_after,
-                             reattach=f"cloudtrain logs {job_name} --follow")  # fmt: skip
+        self.outage = Outage(
+            "CloudWatch Logs",
+            clock=clock,
+            notify=notify,
+            give_up_after=give_up_after,
+            reattach=f"cloudtrain logs {job_name} --follow",
+        )
 
     def read(self) -> Iterator[LogLine]:
         """Everything there is now, from the start (``cloudtrain logs JOB``)."""
@@ -162,8 +169,9 @@ class LogTailer:
                 yield from self._poll(self.clock())
                 return
             wake = threading.Event()
-            self.tail = LiveTail(self.open_tail, clock=self.clock, wait=self.tail_wait, wake=wake,
-                                 stall_seconds=self.stall_seconds)  # fmt: skip
+            self.tail = LiveTail(
+                self.open_tail, clock=self.clock, wait=self.tail_wait, wake=wake, stall_seconds=self.stall_seconds
+            )
             self.merge.tracking = True
             self.tail.start()
             try:
@@ -201,8 +209,10 @@ class LogTailer:
             while tail.notes:
                 self.notify(tail.notes.popleft())
             if tail.state == "unavailable":
-                self.notify(f"CloudWatch Logs Live Tail is not available here ({tail.reason}); reading every "
-                            f"stream every {self.poll_seconds:g} s instead — no line will be lost")  # fmt: skip
+                self.notify(
+                    f"CloudWatch Logs Live Tail is not available here ({tail.reason}); reading every "
+                    f"stream every {self.poll_seconds:g} s instead — no line will be lost"
+                )
                 held += tail.take()
                 yield from self._show_tail(held)
                 yield from self._poll(checked)
@@ -298,12 +308,14 @@ class LogTailer:
         for stream, events in read:
             for event in events:
                 if merged or self.merge.from_ground_truth(stream.name, event):
-                    lines.append(LogLine(
-                        timestamp=dt.datetime.fromtimestamp(event["timestamp"] / 1000, dt.timezone.utc),
-                        replica=stream.replica,
-                        message=event["message"].rstrip("\n"),
-                        receive_timestamp=_ms(event.get("ingestionTime")),
-                    ))  # fmt: skip
+                    lines.append(
+                        LogLine(
+                            timestamp=dt.datetime.fromtimestamp(event["timestamp"] / 1000, dt.timezone.utc),
+                            replica=stream.replica,
+                            message=event["message"].rstrip("\n"),
+                            receive_timestamp=_ms(event.get("ingestionTime")),
+                        )
+                    )
         self.shown += len(lines)
         yield from self.marker.batch(lines)
 
@@ -413,8 +425,9 @@ def _ms(value: int | None) -> dt.datetime | None:
 def _transient(exc: BaseException) -> bool:
     import botocore.exceptions as bx
 
-    if isinstance(exc, (bx.EndpointConnectionError, bx.ConnectionClosedError, bx.ReadTimeoutError,
-                        bx.ConnectTimeoutError)):  # fmt: skip
+    if isinstance(
+        exc, (bx.EndpointConnectionError, bx.ConnectionClosedError, bx.ReadTimeoutError, bx.ConnectTimeoutError)
+    ):
         return True
     response = getattr(exc, "response", None)
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(response, dict) else 0

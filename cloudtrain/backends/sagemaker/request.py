@@ -118,8 +118,13 @@ def input_data_config(spec: JobSpec) -> list[dict[str, Any]]:
     return [
         {
             "ChannelName": ch.name,
-            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": ch.cloud_uri,
-                                            "S3DataDistributionType": ch.distribution}},  # fmt: skip
+            "DataSource": {
+                "S3DataSource": {
+                    "S3DataType": "S3Prefix",
+                    "S3Uri": ch.cloud_uri,
+                    "S3DataDistributionType": ch.distribution,
+                }
+            },
             "InputMode": ch.input_mode,
         }
         for ch in spec.channels.values()

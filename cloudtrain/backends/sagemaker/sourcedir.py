@@ -24,16 +24,16 @@ builds of the same sdist give the same bytes and the same sha256.
 from __future__ import annotations
 
 import gzip
-import io
 import hashlib
+import io
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from cloudtrain.packaging import BuiltPackage
-
-from cloudtrain.secrets.job import LAUNCHER_SOURCE as SECRETS_SOURCE, MODULE_FILE as SECRETS_FILE
+from cloudtrain.secrets.job import LAUNCHER_SOURCE as SECRETS_SOURCE
+from cloudtrain.secrets.job import MODULE_FILE as SECRETS_FILE
 
 from .request import LAUNCHER
 
@@ -48,7 +48,9 @@ class Sourcedir:
     size: int
 
 
-def members(package: BuiltPackage, *, script: bool = False, secrets: bool = False) -> list[tuple[str, Path | bytes, int]]:
+def members(
+    package: BuiltPackage, *, script: bool = False, secrets: bool = False
+) -> list[tuple[str, Path | bytes, int]]:
     """(archive name, source file or bytes, mode), in archive order."""
     if script:
         from cloudtrain.packaging.script import source_members

@@ -75,13 +75,16 @@ def parameter_ranges(params: list[Param], *, grid: bool) -> dict[str, list[dict[
     """Discrete numbers become categorical strings (SageMaker has no discrete type); a grid takes only
     categorical parameters, so its integer ranges are listed value by value."""
     ranges: dict[str, list[dict[str, Any]]] = {
-        "IntegerParameterRanges": [], "ContinuousParameterRanges": [], "CategoricalParameterRanges": []
-    }  # fmt: skip
+        "IntegerParameterRanges": [],
+        "ContinuousParameterRanges": [],
+        "CategoricalParameterRanges": [],
+    }
     for p in params:
         if p.kind in ("double", "integer") and not grid:
             key = "ContinuousParameterRanges" if p.kind == "double" else "IntegerParameterRanges"
-            ranges[key].append({"Name": p.name, "MinValue": str(p.min), "MaxValue": str(p.max),
-                                "ScalingType": SCALES[p.scale]})  # fmt: skip
+            ranges[key].append(
+                {"Name": p.name, "MinValue": str(p.min), "MaxValue": str(p.max), "ScalingType": SCALES[p.scale]}
+            )
         else:
             ranges["CategoricalParameterRanges"].append({"Name": p.name, "Values": [str(v) for v in p.grid_values()]})
     return {k: v for k, v in ranges.items() if v}

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.sweeps.results import SweepResults, TrialRow
@@ -21,15 +22,26 @@ STATES = {
     "DeleteFailed": JobState.FAILED,
 }
 #: A trial's TrainingJobStatus → the results table's state names (as Optuna and Vertex name them).
-TRIAL_STATES = {"InProgress": "RUNNING", "Completed": "COMPLETE", "Failed": "FAIL", "Stopping": "STOPPING",
-                "Stopped": "STOPPED"}  # fmt: skip
+TRIAL_STATES = {
+    "InProgress": "RUNNING",
+    "Completed": "COMPLETE",
+    "Failed": "FAIL",
+    "Stopping": "STOPPING",
+    "Stopped": "STOPPED",
+}
 
 
 class SageMakerSweep(HandleDefaults):
     backend_name = "sagemaker"
 
-    def __init__(self, job_id: str, clients: AwsClients, *, sleep: Callable[[float], None] = time.sleep,
-                 poll_seconds: float = 30.0):  # fmt: skip
+    def __init__(
+        self,
+        job_id: str,
+        clients: AwsClients,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        poll_seconds: float = 30.0,
+    ):
         self.job_id, self.clients, self.sleep, self.poll_seconds = job_id, clients, sleep, poll_seconds
 
     @property
@@ -51,10 +63,13 @@ class SageMakerSweep(HandleDefaults):
             native_state=native,
             message=d.get("FailureReason"),
             console_url=f"https://{self.clients.region}.console.aws.amazon.com/sagemaker/home?region="
-                        f"{self.clients.region}#/hyper-tuning-jobs/{self.job_id}",  # fmt: skip
+            f"{self.clients.region}#/hyper-tuning-jobs/{self.job_id}",
             created=d.get("CreationTime"),
             ended=d.get("HyperParameterTuningEndTime"),
-            details={"trials": dict(counters), "best_training_job": (d.get("BestTrainingJob") or {}).get("TrainingJobName")},
+            details={
+                "trials": dict(counters),
+                "best_training_job": (d.get("BestTrainingJob") or {}).get("TrainingJobName"),
+            },
         )
 
     def logs(self, follow: bool = False) -> Iterator[LogLine]:
@@ -78,13 +93,23 @@ class SageMakerSweep(HandleDefaults):
             for page in pages.paginate(HyperParameterTuningJobName=self.job_id):
                 for s in page.get("TrainingJobSummaries", []):
                     metric = s.get("FinalHyperParameterTuningJobObjectiveMetric") or {}
-                    rows.append(TrialRow(
-                        s["TrainingJobName"], TRIAL_STATES.get(s.get("TrainingJobStatus", ""), "UNKNOWN"),
-                        metric.get("Value"), dict(s.get("TunedHyperParameters") or {}), s["TrainingJobName"],
-                        s.get("FailureReason"),
-                    ))  # fmt: skip
+                    rows.append(
+                        TrialRow(
+                            s["TrainingJobName"],
+                            TRIAL_STATES.get(s.get("TrainingJobStatus", ""), "UNKNOWN"),
+                            metric.get("Value"),
+                            dict(s.get("TunedHyperParameters") or {}),
+                            s["TrainingJobName"],
+                            s.get("FailureReason"),
+                        )
+                    )
         rows.sort(key=lambda r: r.trial)
         limits = config.get("ResourceLimits") or {}
-        return SweepResults(self.job_id, objective.get("MetricName", "?"), str(objective.get("Type", "Maximize")).lower(),
-                            d.get("HyperParameterTuningJobStatus", "?"), tuple(rows),
-                            limits.get("MaxNumberOfTrainingJobs"))  # fmt: skip
+        return SweepResults(
+            self.job_id,
+            objective.get("MetricName", "?"),
+            str(objective.get("Type", "Maximize")).lower(),
+            d.get("HyperParameterTuningJobStatus", "?"),
+            tuple(rows),
+            limits.get("MaxNumberOfTrainingJobs"),
+        )

@@ -72,8 +72,9 @@ def _elsewhere(bucket: str, bucket_region: str, region: str) -> BackendError:
     )
 
 
-def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False,
-                     secrets: bool = False) -> Uploaded:  # fmt: skip
+def upload_sourcedir(
+    s3: Any, package: BuiltPackage, uri: str, region: str, *, script: bool = False, secrets: bool = False
+) -> Uploaded:
     bucket, key = split_s3(uri)
     check_bucket(s3, bucket, region)
     with temporary_dir("sourcedir") as tmp:
@@ -82,10 +83,16 @@ def upload_sourcedir(s3: Any, package: BuiltPackage, uri: str, region: str, *, s
             log.info("%s already uploaded (sha256 %s); skipped", uri, built.sha256[:12])
             return Uploaded(uri, built.sha256, built.size, skipped=True)
         with translated(f"uploading {uri}"):
-            put_file(s3, built.path, bucket, key, {
-                "ContentType": "application/gzip",
-                "Metadata": {"sha256": built.sha256, "package-sha256": package.sha256},
-            })  # fmt: skip
+            put_file(
+                s3,
+                built.path,
+                bucket,
+                key,
+                {
+                    "ContentType": "application/gzip",
+                    "Metadata": {"sha256": built.sha256, "package-sha256": package.sha256},
+                },
+            )
         log.info("uploaded %s (%d bytes)", uri, built.size)
         return Uploaded(uri, built.sha256, built.size, skipped=False)
 

@@ -37,9 +37,12 @@ LAUNCHER = Path(__file__).parent / "launcher.py"
 ENVBUILD = Path(__file__).parent / "envbuild.py"
 GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
 #: sbatch's words for a request the cluster can never run (bad partition, more nodes or GPUs than it has …).
-_NEVER_RUNNABLE = re.compile(r"Requested node configuration is not available|Invalid (partition|account|qos|generic "
-                             r"resource)|Node count specification invalid|More processors requested|"
-                             r"Invalid feature specification|Job violates accounting/QOS policy", re.I)  # fmt: skip
+_NEVER_RUNNABLE = re.compile(
+    r"Requested node configuration is not available|Invalid (partition|account|qos|generic "
+    r"resource)|Node count specification invalid|More processors requested|"
+    r"Invalid feature specification|Job violates accounting/QOS policy",
+    re.I,
+)
 
 
 def package_path(spec: JobSpec, package) -> str:
@@ -52,21 +55,43 @@ def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
     channels = {name: ch.source for name, ch in spec.channels.items()}
-    plans = contract.vertex_plan(spec, output_dir=run, ports=[0] * spec.replica_count, package=on_cluster,
-                                 num_gpus=spec.machine.accelerator_count)  # fmt: skip
+    plans = contract.vertex_plan(
+        spec,
+        output_dir=run,
+        ports=[0] * spec.replica_count,
+        package=on_cluster,
+        num_gpus=spec.machine.accelerator_count,
+    )
     tasks = []
     for p in plans:
         env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", "PYTHONUNBUFFERED": "1"}
         env.update({f"SM_CHANNEL_{name.upper()}": source for name, source in channels.items()})
-        tasks.append({"name": p.name, "argv": contract.argv(spec, p, python, on_cluster), "cwd": p.cwd,
-                      "env": env, "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir]})  # fmt: skip
+        tasks.append(
+            {
+                "name": p.name,
+                "argv": contract.argv(spec, p, python, on_cluster),
+                "cwd": p.cwd,
+                "env": env,
+                "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir],
+            }
+        )
     return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
 
 
 #: Pending reasons of a job the cluster accepted but can never start (it does not enforce partition limits).
-NEVER_RUNNABLE_REASONS = ("PartitionNodeLimit", "PartitionTimeLimit", "BadConstraints", "InvalidAccount",
-                          "InvalidQOS", "PartitionConfig", "QOSMaxNodePerJobLimit", "QOSMaxWallDurationPerJobLimit",
-                          "AssocMaxNodesPerJobLimit", "AssocMaxWallDurationPerJobLimit", "ReqNodeNotAvail")  # fmt: skip
+NEVER_RUNNABLE_REASONS = (
+    "PartitionNodeLimit",
+    "PartitionTimeLimit",
+    "BadConstraints",
+    "InvalidAccount",
+    "InvalidQOS",
+    "PartitionConfig",
+    "QOSMaxNodePerJobLimit",
+    "QOSMaxWallDurationPerJobLimit",
+    "AssocMaxNodesPerJobLimit",
+    "AssocMaxWallDurationPerJobLimit",
+    "ReqNodeNotAvail",
+)
 #: How long a submit waits for the scheduler's first word on a new job.
 FIRST_LOOK_S = 5.0
 
@@ -77,15 +102,16 @@ def refuse_never_runnable(job: SlurmJob, sleep=time.sleep) -> None:
     while True:
         fields = job._scontrol() or {}
         reason = fields.get("Reason", "None")
-        if fields.get("JobState") != "PENDING" or reason != "None" or \
-                time.monotonic() > deadline:  # fmt: skip
+        if fields.get("JobState") != "PENDING" or reason != "None" or time.monotonic() > deadline:
             break
         sleep(0.2)
     if fields.get("JobState") == "PENDING" and reason.split(",")[0] in NEVER_RUNNABLE_REASONS:
         job.cancel()
-        raise UsageError(f"the cluster can never run this request: job {job.job_id} is pending with reason {reason}",
-                         "check replica_count, machine.accelerator_count, max_runtime and the slurm: section "
-                         "against `sinfo -o '%P %D %l %G'`")  # fmt: skip
+        raise UsageError(
+            f"the cluster can never run this request: job {job.job_id} is pending with reason {reason}",
+            "check replica_count, machine.accelerator_count, max_runtime and the slurm: section "
+            "against `sinfo -o '%P %D %l %G'`",
+        )
 
 
 class SlurmBackend(BackendFacts):
@@ -100,9 +126,11 @@ class SlurmBackend(BackendFacts):
         return slurm_checks(loaded)
 
     def __init__(self, *, image_for=None, log=None):
-        self._image_for = image_for or (lambda spec: resolve_image(spec.cloud, spec.tensorflow_version,
-                                                                   python=spec.local_python,
-                                                                   image_python=spec.image_python))  # fmt: skip
+        self._image_for = image_for or (
+            lambda spec: resolve_image(
+                spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python
+            )
+        )
         self._log = log or (lambda message: print(message, file=__import__("sys").stderr, flush=True))
 
     def _python(self, spec: JobSpec, package) -> str:
@@ -153,9 +181,11 @@ class SlurmBackend(BackendFacts):
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             why = why.removeprefix("sbatch: error: ")
             if _NEVER_RUNNABLE.search(why):
-                raise UsageError(f"the cluster can never run this request: {why}",
-                                 "check replica_count, machine.accelerator_count and the slurm: section against "
-                                 "`sinfo -o '%P %D %G'`")  # fmt: skip
+                raise UsageError(
+                    f"the cluster can never run this request: {why}",
+                    "check replica_count, machine.accelerator_count and the slurm: section against "
+                    "`sinfo -o '%P %D %G'`",
+                )
             raise BackendError(f"sbatch failed: {why}")
         job_id = result.stdout.decode().strip().split(";")[0]
         shell.write(run_index(spec.project, job_id), run.encode(), 0o644)
@@ -167,19 +197,28 @@ class SlurmBackend(BackendFacts):
         """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
         root = Path(spec.project)
         env = venv.env_dir(package, image, root)
-        request = {"python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
-                   "image_dir": str(venv.image_dir(image, root)), "image_key": image.key,
-                   "image_packages": list(image.packages), "pkg_dir": str(env), "pkg_key": package.sha256,
-                   "sdist": package_path(spec, package)}  # fmt: skip
+        request = {
+            "python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
+            "image_dir": str(venv.image_dir(image, root)),
+            "image_key": image.key,
+            "image_packages": list(image.packages),
+            "pkg_dir": str(env),
+            "pkg_key": package.sha256,
+            "sdist": package_path(spec, package),
+        }
         builder = f"{spec.project}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
         result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-            raise BackendError(f"cannot build the job environment on {spec.slurm.login}: {why}",
-                               "check slurm.python (>= 3.10) and that the login node reaches the package index")  # fmt: skip
+            raise BackendError(
+                f"cannot build the job environment on {spec.slurm.login}: {why}",
+                "check slurm.python (>= 3.10) and that the login node reaches the package index",
+            )
         if json.loads(result.stdout.decode() or "{}").get("image_built"):
-            self._log(f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it")
+            self._log(
+                f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it"
+            )
         return str(venv.env_python(env))
 
     def attach(self, job_id: str, *, region: str, project: str | None = None) -> SlurmJob:
@@ -189,7 +228,9 @@ class SlurmBackend(BackendFacts):
         shell = ClusterShell("" if region == cluster_of("") else region)
         found = shell.run(["cat", run_index(project, job_id)], check=False)
         if found.returncode != 0:
-            raise UsageError(f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)")
+            raise UsageError(
+                f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)"
+            )
         return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
@@ -199,6 +240,13 @@ class SlurmBackend(BackendFacts):
         jobs = []
         for line in out.splitlines()[:limit]:
             job_id, name, native, reason = (line.split("|") + ["", "", "", ""])[:4]
-            jobs.append(JobStatus(job_id, name, STATES.get(native, STATES["PENDING"]), native,
-                                  reason if reason not in ("None", "") else None))  # fmt: skip
+            jobs.append(
+                JobStatus(
+                    job_id,
+                    name,
+                    STATES.get(native, STATES["PENDING"]),
+                    native,
+                    reason if reason not in ("None", "") else None,
+                )
+            )
         return jobs

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
-from typing import Callable, Iterator
 
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.slurm import MIN_GRACE_S
@@ -13,9 +13,32 @@ from cloudtrain.data import schemes
 _LOGIN = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+(?::\d{1,5})?$")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 #: sbatch options the backend writes itself: a second value would silently change how the job runs.
-OWNED_OPTIONS = ("--nodes", "-N", "--ntasks", "-n", "--ntasks-per-node", "--gpus-per-node", "--time", "-t",
-                 "--signal", "--output", "-o", "--error", "-e", "--export", "--job-name", "-J", "--open-mode",
-                 "--requeue", "--no-requeue", "--chdir", "-D", "--parsable", "--partition", "-p")  # fmt: skip
+OWNED_OPTIONS = (
+    "--nodes",
+    "-N",
+    "--ntasks",
+    "-n",
+    "--ntasks-per-node",
+    "--gpus-per-node",
+    "--time",
+    "-t",
+    "--signal",
+    "--output",
+    "-o",
+    "--error",
+    "-e",
+    "--export",
+    "--job-name",
+    "-J",
+    "--open-mode",
+    "--requeue",
+    "--no-requeue",
+    "--chdir",
+    "-D",
+    "--parsable",
+    "--partition",
+    "-p",
+)
 
 
 def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callable[[], None]]]:
@@ -30,35 +53,54 @@ def check_section(loaded: LoadedConfig) -> None:
     cfg, err = loaded.config, loaded.error
     s = cfg.slurm
     if s is None:
-        raise err(("backend",), "backend slurm needs a slurm: section (at least slurm.workdir)",
-                  "add slurm: {login: \"\", workdir: /shared/cloudtrain}")  # fmt: skip
+        raise err(
+            ("backend",),
+            "backend slurm needs a slurm: section (at least slurm.workdir)",
+            'add slurm: {login: "", workdir: /shared/cloudtrain}',
+        )
     if s.login and not _LOGIN.match(s.login):
-        raise err(("slurm", "login"), f"received {s.login!r}; an ssh destination is user@host[:port] or a Host "
-                  "from ~/.ssh/config", 'write e.g. ubuntu@10.0.0.5, or "" to run sbatch on this machine')  # fmt: skip
+        raise err(
+            ("slurm", "login"),
+            f"received {s.login!r}; an ssh destination is user@host[:port] or a Host from ~/.ssh/config",
+            'write e.g. ubuntu@10.0.0.5, or "" to run sbatch on this machine',
+        )
     if not PurePosixPath(s.workdir).is_absolute():
-        raise err(("slurm", "workdir"), f"received {s.workdir!r}; the workdir must be an absolute path every node "
-                  "sees", "write e.g. /fsx/cloudtrain (a shared filesystem)")  # fmt: skip
+        raise err(
+            ("slurm", "workdir"),
+            f"received {s.workdir!r}; the workdir must be an absolute path every node sees",
+            "write e.g. /fsx/cloudtrain (a shared filesystem)",
+        )
     for key in ("partition", "account", "qos"):
         value = getattr(s, key)
         if value and not _NAME.match(value):
-            raise err(("slurm", key), f"received {value!r}; Slurm names have letters, digits, ., _ and -",
-                      f"fix slurm.{key}")  # fmt: skip
+            raise err(
+                ("slurm", key), f"received {value!r}; Slurm names have letters, digits, ., _ and -", f"fix slurm.{key}"
+            )
     for i, line in enumerate(s.sbatch):
         option = line.split("=", 1)[0].split()[0] if line.strip() else ""
         if not option.startswith("-"):
-            raise err(("slurm", "sbatch", i), f"received {line!r}; each line is one sbatch option",
-                      'write e.g. "--mem=0"')  # fmt: skip
+            raise err(
+                ("slurm", "sbatch", i), f"received {line!r}; each line is one sbatch option", 'write e.g. "--mem=0"'
+            )
         if option in OWNED_OPTIONS:
-            raise err(("slurm", "sbatch", i), f"{option} is written by cloudtrain from the config",
-                      _owner_hint(option))  # fmt: skip
+            raise err(("slurm", "sbatch", i), f"{option} is written by cloudtrain from the config", _owner_hint(option))
         if "\n" in line:
             raise err(("slurm", "sbatch", i), "one option per line", "split it into several list items")
 
 
 def _owner_hint(option: str) -> str:
-    where = {"--nodes": "replica_count", "-N": "replica_count", "--gpus-per-node": "machine.accelerator_count",
-             "--time": "max_runtime", "-t": "max_runtime", "--signal": "slurm.grace", "--partition": "slurm.partition",
-             "-p": "slurm.partition", "--requeue": "slurm.requeue", "--no-requeue": "slurm.requeue"}  # fmt: skip
+    where = {
+        "--nodes": "replica_count",
+        "-N": "replica_count",
+        "--gpus-per-node": "machine.accelerator_count",
+        "--time": "max_runtime",
+        "-t": "max_runtime",
+        "--signal": "slurm.grace",
+        "--partition": "slurm.partition",
+        "-p": "slurm.partition",
+        "--requeue": "slurm.requeue",
+        "--no-requeue": "slurm.requeue",
+    }
     return f"set {where[option]} instead" if option in where else "remove it"
 
 
@@ -70,20 +112,29 @@ def check_time(loaded: LoadedConfig) -> None:
     grace = cfg.slurm.grace if cfg.slurm else 120
     gpu_hours = cfg.budget.max_gpu_hours if cfg.budget else None
     if gpu_hours is not None and cfg.machine.accelerator_count == 0:
-        raise err(("budget", "max_gpu_hours"), "a CPU job (machine.accelerator_count: 0) uses no GPU-hours",
-                  "remove budget.max_gpu_hours, or set max_runtime")  # fmt: skip
+        raise err(
+            ("budget", "max_gpu_hours"),
+            "a CPU job (machine.accelerator_count: 0) uses no GPU-hours",
+            "remove budget.max_gpu_hours, or set max_runtime",
+        )
     seconds = time_limit(cfg.max_runtime, gpu_hours, cfg.machine.accelerator_count * cfg.replica_count)
     if seconds <= grace + 60:
         field = ("budget", "max_gpu_hours") if seconds < cfg.max_runtime else ("max_runtime",)
-        raise err(field, f"the time limit would be {seconds} s, not more than the warning's {grace} s plus a minute",
-                  f"allow more than {grace + 60} s (or lower slurm.grace, at least {MIN_GRACE_S})")  # fmt: skip
+        raise err(
+            field,
+            f"the time limit would be {seconds} s, not more than the warning's {grace} s plus a minute",
+            f"allow more than {grace + 60} s (or lower slurm.grace, at least {MIN_GRACE_S})",
+        )
 
 
 def check_image(loaded: LoadedConfig) -> None:
     cfg, err = loaded.config, loaded.error
     if cfg.image.uri:
-        raise err(("image", "uri"), "a Slurm job runs in a Python environment built on the cluster, not an image",
-                  "remove image.uri; set image.tensorflow for the TensorFlow version")  # fmt: skip
+        raise err(
+            ("image", "uri"),
+            "a Slurm job runs in a Python environment built on the cluster, not an image",
+            "remove image.uri; set image.tensorflow for the TensorFlow version",
+        )
     if cfg.image.tensorflow:
         from cloudtrain import catalog
 
@@ -101,16 +152,28 @@ def check_data(loaded: LoadedConfig) -> None:
         source = channel if isinstance(channel, str) else channel.source
         at = ("data", name) if isinstance(channel, str) else ("data", name, "source")
         if not re.match(r"^[A-Za-z0-9_]+$", name):
-            raise err(("data", name), f"channel name {name!r} has characters other than A-Z, a-z, 0-9 and _",
-                      f"rename it; the code finds it at {schemes.channel_env('NAME')}")  # fmt: skip
+            raise err(
+                ("data", name),
+                f"channel name {name!r} has characters other than A-Z, a-z, 0-9 and _",
+                f"rename it; the code finds it at {schemes.channel_env('NAME')}",
+            )
         if schemes.source_kind(source) != "local":
-            raise err(at, f"received {source!r}; a Slurm job reads a folder on the cluster's shared filesystem "
-                      "(buckets are not downloaded on Slurm yet)", "copy the data to the shared filesystem and "
-                      "write its absolute path")  # fmt: skip
+            raise err(
+                at,
+                f"received {source!r}; a Slurm job reads a folder on the cluster's shared filesystem "
+                "(buckets are not downloaded on Slurm yet)",
+                "copy the data to the shared filesystem and write its absolute path",
+            )
         if cfg.slurm is not None and cfg.slurm.login and not PurePosixPath(source).is_absolute():
-            raise err(at, f"received {source!r}; through a login node a channel is an absolute path on the cluster's "
-                      "shared filesystem (local folders are not copied yet)", "copy the data there and write its "
-                      "absolute path, e.g. /fsx/datasets/NAME")  # fmt: skip
+            raise err(
+                at,
+                f"received {source!r}; through a login node a channel is an absolute path on the cluster's "
+                "shared filesystem (local folders are not copied yet)",
+                "copy the data there and write its absolute path, e.g. /fsx/datasets/NAME",
+            )
         if not PurePosixPath(source).is_absolute() and not (loaded.base_dir / source).is_dir():
-            raise err(at, f"local folder {source!r} does not exist (relative paths start at the config's folder)",
-                      "point it at a folder, or write an absolute path on the cluster")  # fmt: skip
+            raise err(
+                at,
+                f"local folder {source!r} does not exist (relative paths start at the config's folder)",
+                "point it at a folder, or write an absolute path on the cluster",
+            )

@@ -82,11 +82,23 @@ def main(argv):
         if offline.returncode != 0:
             run([*install, spec["sdist"]])
 
-    built = build(spec["image_dir"], spec["image_key"], image,
-                  {"kind": "image", "python": python, "packages": spec["image_packages"]})
-    built_pkg = build(spec["pkg_dir"], spec["pkg_key"], package,
-                      {"kind": "package", "image": os.path.basename(spec["image_dir"]), "installs": [spec["sdist"]],
-                       "python": python})
+    built = build(
+        spec["image_dir"],
+        spec["image_key"],
+        image,
+        {"kind": "image", "python": python, "packages": spec["image_packages"]},
+    )
+    built_pkg = build(
+        spec["pkg_dir"],
+        spec["pkg_key"],
+        package,
+        {
+            "kind": "package",
+            "image": os.path.basename(spec["image_dir"]),
+            "installs": [spec["sdist"]],
+            "python": python,
+        },
+    )
     print(json.dumps({"image_built": built, "package_built": built_pkg}))
 
 

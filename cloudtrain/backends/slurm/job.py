@@ -9,8 +9,8 @@ import re
 import shlex
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.slurm import states
@@ -35,8 +35,17 @@ class SlurmJob(HandleDefaults):
         """The cluster (``--region``) and the workdir (``--project``): what ``attach`` needs again."""
         return {"region": self.region, "project": self.project}
 
-    def __init__(self, shell: ClusterShell, job_id: str, run: str, *, cluster: str, workdir: str,
-                 python: str = "python3", sleep=time.sleep):  # fmt: skip
+    def __init__(
+        self,
+        shell: ClusterShell,
+        job_id: str,
+        run: str,
+        *,
+        cluster: str,
+        workdir: str,
+        python: str = "python3",
+        sleep=time.sleep,
+    ):
         self.job_id, self.run, self.region, self.project = job_id, run, cluster, workdir
         self._shell, self._python, self._sleep = shell, python, sleep
         self._last: JobStatus | None = None
@@ -78,8 +87,9 @@ class SlurmJob(HandleDefaults):
 
     def _ended(self, files: dict) -> JobStatus:
         if not files.get("known"):
-            raise UsageError(f"Slurm job {self.job_id} is unknown on {self.region}",
-                             "check the job id (cloudtrain list)")  # fmt: skip
+            raise UsageError(
+                f"Slurm job {self.job_id} is unknown on {self.region}", "check the job id (cloudtrain list)"
+            )
         sacct = self._sacct()
         if sacct:
             native = sacct
@@ -93,18 +103,30 @@ class SlurmJob(HandleDefaults):
         tasks = files.get("tasks", [])
         starts = [t["start"] for t in tasks if t.get("start") is not None]
         ends = [t["end"] for t in tasks if t.get("end") is not None]
-        details = {"cluster": self.region, "run": self.run, "nodes": fields.get("NodeList"),
-                   "restarts": files.get("restart", 0),
-                   "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks}}  # fmt: skip
+        details = {
+            "cluster": self.region,
+            "run": self.run,
+            "nodes": fields.get("NodeList"),
+            "restarts": files.get("restart", 0),
+            "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks},
+        }
         if starts and ends and state.terminal:
             gpus = files.get("gpus_per_node", 0)
             seconds = sum(t["end"] - t["start"] for t in tasks if t.get("end") is not None)
             details["gpu_hours"] = round(seconds * gpus / 3600, 4)
             details["gpu_hours_source"] = "the launcher's start and end times × GPUs per node"
         when = lambda ts: dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts is not None else None  # noqa: E731
-        return JobStatus(self.job_id, f"{self.region}:{self.run}", state, native, message, None,
-                         when(min(starts) if starts else None), when(max(ends) if ends and state.terminal else None),
-                         details)  # fmt: skip
+        return JobStatus(
+            self.job_id,
+            f"{self.region}:{self.run}",
+            state,
+            native,
+            message,
+            None,
+            when(min(starts) if starts else None),
+            when(max(ends) if ends and state.terminal else None),
+            details,
+        )
 
     def _scontrol(self) -> dict[str, str] | None:
         result = self._shell.run(["scontrol", "show", "job", "-o", self.job_id], check=False)
@@ -120,8 +142,9 @@ class SlurmJob(HandleDefaults):
         named = sorted(set(re.findall(r"Node failure on (\S+)", logged.stdout.decode(errors="replace"))))
         if named:
             return ", ".join(named)
-        result = self._shell.run(["sinfo", "-h", "-N", "-n", nodelist, "-t", "down,drain,fail,no_respond", "-o", "%N"],
-                                 check=False)  # fmt: skip
+        result = self._shell.run(
+            ["sinfo", "-h", "-N", "-n", nodelist, "-t", "down,drain,fail,no_respond", "-o", "%N"], check=False
+        )
         down = sorted(set(result.stdout.decode(errors="replace").split())) if result.returncode == 0 else []
         return ", ".join(down) or nodelist
 
@@ -153,7 +176,7 @@ class SlurmJob(HandleDefaults):
             "plan = read(os.path.join(run, 'tasks.json'))\n"
             "out['gpus_per_node'] = json.loads(plan).get('gpus_per_node', 0) if plan else 0\n"
             "print(json.dumps(out))\n"
-        )  # fmt: skip
+        )
         result = self._shell.run([self._python, "-c", script, self.run], check=False)
         try:
             return json.loads(result.stdout.decode())
@@ -199,8 +222,10 @@ class SlurmJob(HandleDefaults):
                 self._sleep(POLL_S)
             silent = 0 if scanned else silent + 1
             if silent >= MAX_SILENT_FOLLOWERS:
-                raise BackendError(f"cannot follow job {self.job_id}: `{self._python}` on {self.region} did not "
-                                   f"read {self.run}", "check that the run folder exists and Python >= 3.10 runs there")  # fmt: skip
+                raise BackendError(
+                    f"cannot follow job {self.job_id}: `{self._python}` on {self.region} did not read {self.run}",
+                    "check that the run folder exists and Python >= 3.10 runs there",
+                )
             if silent:
                 self._sleep(POLL_S)
             last_pass = last_pass or ended
@@ -236,4 +261,3 @@ class SlurmJob(HandleDefaults):
             task = rel.rsplit("/", 1)[-1][len("task-") : -len(".log")]
             replica = f"{item.get('node') or 'node?'}/task-{task}"
         return LogLine(dt.datetime.now(dt.timezone.utc), replica, item["l"])
-

@@ -35,7 +35,9 @@ def write_json(path, data):
 def node_address(node):
     """The controller's NodeAddr of ``node`` (what slurmd listens on), else what the host name resolves to."""
     try:
-        out = subprocess.run(["scontrol", "show", "node", "-o", node], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            ["scontrol", "show", "node", "-o", node], capture_output=True, text=True, timeout=30
+        ).stdout
         for word in out.split():
             if word.startswith("NodeAddr="):
                 return word.split("=", 1)[1]
@@ -66,8 +68,10 @@ def rendezvous(out, index, count, address):
         if len(found) == count:
             return found
         if time.monotonic() > deadline:
-            raise SystemExit(f"cloudtrain launcher: task {index}: only {len(found)} of {count} tasks started in "
-                             f"{RENDEZVOUS_TIMEOUT_S} s")
+            raise SystemExit(
+                f"cloudtrain launcher: task {index}: only {len(found)} of {count} tasks started in "
+                f"{RENDEZVOUS_TIMEOUT_S} s"
+            )
         time.sleep(0.2)
 
 
@@ -95,8 +99,16 @@ def main(argv):
     out = os.path.join(plan["run"], "slurm", f"r{restart}")
     os.makedirs(out, exist_ok=True)
     task = plan["tasks"][index]
-    record = {"task": index, "name": task["name"], "node": node, "restart": restart, "start": time.time(),
-              "end": None, "exit": None, "job_id": os.environ.get("SLURM_JOB_ID")}
+    record = {
+        "task": index,
+        "name": task["name"],
+        "node": node,
+        "restart": restart,
+        "start": time.time(),
+        "end": None,
+        "exit": None,
+        "job_id": os.environ.get("SLURM_JOB_ID"),
+    }
     write_json(os.path.join(out, f"task-{index}.json"), record)
     env = {**os.environ, **task["env"]}
     if count > 1:

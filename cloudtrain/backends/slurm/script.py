@@ -38,7 +38,7 @@ class Paths:
     tasks: str  # the tasks' plan (tasks.json)
 
     @classmethod
-    def of(cls, spec: JobSpec, python: str) -> "Paths":
+    def of(cls, spec: JobSpec, python: str) -> Paths:
         run = spec.output_dir.rstrip("/")
         return cls(run, python, f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json")
 
@@ -76,7 +76,7 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
     s = spec.slurm
     header = "\n".join(f"#SBATCH {option}" for option in sbatch_options(spec))
     setup = "".join(f"{line}\n" for line in s.setup)
-    task = f"set -e\n{setup}exec \"$0\" \"$@\""
+    task = f'set -e\n{setup}exec "$0" "$@"'
     python_bin = paths.python.rsplit("/", 1)[0]
     return f"""#!/bin/bash
 # {spec.job_name}: written by cloudtrain from {spec.config_file.name}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
@@ -33,7 +33,9 @@ def control_dir() -> Path:
         folder = Path("/tmp") / f"cloudtrain-ssh-{os.getuid()}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     if folder.stat().st_uid != os.getuid():
-        raise BackendError(f"{folder} belongs to another user", "remove it, or set CLOUDTRAIN_CACHE_DIR to a short path")
+        raise BackendError(
+            f"{folder} belongs to another user", "remove it, or set CLOUDTRAIN_CACHE_DIR to a short path"
+        )
     return folder
 
 
@@ -54,8 +56,19 @@ class ClusterShell:
         if ":" in dest:
             dest, port = dest.rsplit(":", 1)
         control = control_dir()
-        argv = ["ssh", "-o", "ControlMaster=auto", "-o", f"ControlPath={control}/%C", "-o", "ControlPersist=600",
-                "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]  # fmt: skip
+        argv = [
+            "ssh",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={control}/%C",
+            "-o",
+            "ControlPersist=600",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ServerAliveInterval=15",
+        ]
         if self._environ.get(SSH_CONFIG_VAR):
             argv += ["-F", self._environ[SSH_CONFIG_VAR]]
         if port:
@@ -66,18 +79,22 @@ class ClusterShell:
         """``command`` as run here, or as one remote shell line over ssh."""
         return [*self.ssh_argv(), "--", shlex.join(command)] if self.remote else list(command)
 
-    def run(self, command: Sequence[str], *, input: bytes | None = None, check: bool = True,
-            timeout: float = 120) -> subprocess.CompletedProcess:  # fmt: skip
+    def run(
+        self, command: Sequence[str], *, input: bytes | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess:
         try:
-            result = subprocess.run(self.argv(command), input=input, capture_output=True, timeout=timeout,
-                                    env=self._environ)  # fmt: skip
+            result = subprocess.run(
+                self.argv(command), input=input, capture_output=True, timeout=timeout, env=self._environ
+            )
         except FileNotFoundError as exc:
             raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
         except subprocess.TimeoutExpired:
             raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
         if self.remote and result.returncode == _SSH_FAILED:
-            raise CloudUnreachable(f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
-                                   "check that `ssh " + self.login + "` works in a terminal")  # fmt: skip
+            raise CloudUnreachable(
+                f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
+                "check that `ssh " + self.login + "` works in a terminal",
+            )
         if check and result.returncode != 0:
             raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
         return result
@@ -87,8 +104,13 @@ class ClusterShell:
 
     def popen(self, command: Sequence[str]) -> subprocess.Popen:
         """A long-lived command whose stdout is read as it comes (the log follower)."""
-        return subprocess.Popen(self.argv(command), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, env=self._environ)  # fmt: skip
+        return subprocess.Popen(
+            self.argv(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env=self._environ,
+        )
 
     def write(self, path: str, data: bytes, mode: int = 0o600) -> None:
         """A whole file, atomically (a reader never sees half of it)."""
@@ -101,8 +123,10 @@ class ClusterShell:
             os.replace(tmp, path)
             return
         tmp = f"{path}.tmp-{os.getpid()}"
-        line = (f"mkdir -p {shlex.quote(str(Path(path).parent))} && umask 077 && cat > {shlex.quote(tmp)} && "
-                f"chmod {mode:o} {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(path)}")  # fmt: skip
+        line = (
+            f"mkdir -p {shlex.quote(str(Path(path).parent))} && umask 077 && cat > {shlex.quote(tmp)} && "
+            f"chmod {mode:o} {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(path)}"
+        )
         self.run(["sh", "-c", line], input=data)
 
     def copy_once(self, local: Path, path: str) -> bool:
@@ -113,8 +137,11 @@ class ClusterShell:
         return True
 
     def _hint(self) -> str:
-        return f"check `ssh {self.login} sbatch --version`" if self.remote else \
-            "run on a machine with Slurm's commands (sbatch, squeue, scontrol), or set slurm.login"  # fmt: skip
+        return (
+            f"check `ssh {self.login} sbatch --version`"
+            if self.remote
+            else "run on a machine with Slurm's commands (sbatch, squeue, scontrol), or set slurm.login"
+        )
 
 
 def _last(output: bytes | str) -> str:

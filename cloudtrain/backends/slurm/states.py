@@ -7,17 +7,30 @@ from cloudtrain.backends.slurm.script import TIMEOUT_EXIT
 
 #: squeue / scontrol / sacct state → cloudtrain's (its exit code: JobState.exit_code).
 STATES = {
-    "PENDING": JobState.PENDING, "CONFIGURING": JobState.PENDING, "REQUEUED": JobState.PENDING,
-    "REQUEUE_HOLD": JobState.PENDING, "REQUEUE_FED": JobState.PENDING, "RESV_DEL_HOLD": JobState.PENDING,
-    "SUSPENDED": JobState.PENDING, "RESIZING": JobState.RUNNING, "RUNNING": JobState.RUNNING,
-    "SIGNALING": JobState.STOPPING, "STAGE_OUT": JobState.STOPPING, "COMPLETING": JobState.STOPPING,
+    "PENDING": JobState.PENDING,
+    "CONFIGURING": JobState.PENDING,
+    "REQUEUED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING,
+    "REQUEUE_FED": JobState.PENDING,
+    "RESV_DEL_HOLD": JobState.PENDING,
+    "SUSPENDED": JobState.PENDING,
+    "RESIZING": JobState.RUNNING,
+    "RUNNING": JobState.RUNNING,
+    "SIGNALING": JobState.STOPPING,
+    "STAGE_OUT": JobState.STOPPING,
+    "COMPLETING": JobState.STOPPING,
     "STOPPED": JobState.STOPPING,
     "COMPLETED": JobState.SUCCEEDED,
-    "FAILED": JobState.FAILED, "OUT_OF_MEMORY": JobState.FAILED, "SPECIAL_EXIT": JobState.FAILED,
-    "TIMEOUT": JobState.TIMED_OUT, "DEADLINE": JobState.TIMED_OUT,
+    "FAILED": JobState.FAILED,
+    "OUT_OF_MEMORY": JobState.FAILED,
+    "SPECIAL_EXIT": JobState.FAILED,
+    "TIMEOUT": JobState.TIMED_OUT,
+    "DEADLINE": JobState.TIMED_OUT,
     "CANCELLED": JobState.CANCELLED,
-    "PREEMPTED": JobState.PREEMPTED, "NODE_FAIL": JobState.PREEMPTED, "BOOT_FAIL": JobState.PREEMPTED,
-}  # fmt: skip
+    "PREEMPTED": JobState.PREEMPTED,
+    "NODE_FAIL": JobState.PREEMPTED,
+    "BOOT_FAIL": JobState.PREEMPTED,
+}
 
 
 def state_of(native: str, batch_exit: int | None = None) -> JobState:
@@ -50,5 +63,10 @@ def outcome_from_files(files: dict) -> tuple[JobState, str, str | None]:
     if unfinished:
         t = unfinished[0]
         return JobState.PREEMPTED, "NODE_FAIL", f"node {t['node']} failed: task {t['task']} never reported its end"
-    return JobState.FAILED, "FAILED", f"the batch script exited with status {batch}" if batch is not None \
-        else "the job ended before its tasks started"  # fmt: skip
+    return (
+        JobState.FAILED,
+        "FAILED",
+        f"the batch script exited with status {batch}"
+        if batch is not None
+        else "the job ended before its tasks started",
+    )

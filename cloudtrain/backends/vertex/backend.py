@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import posixpath
+import re
 import sys
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
@@ -236,8 +237,16 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
-        return VertexJob(service, name, reader=reader, policy=policy, clock=self.clock, sleep=self.sleep, wait=self.wait,
-                         storage=lambda: self._storage(name))  # fmt: skip
+        return VertexJob(
+            service,
+            name,
+            reader=reader,
+            policy=policy,
+            clock=self.clock,
+            sleep=self.sleep,
+            wait=self.wait,
+            storage=lambda: self._storage(name),
+        )
 
     def _service(self, region: str) -> Any:
         from cloudtrain.backends.vertex.jobs import JobService

@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 TASK_LABEL = "ml.googleapis.com/task_name"
 _SEVERITY = {  # google.logging.type.LogSeverity; DEFAULT (0) reads as INFO
-    0: "INFO", 100: "DEBUG", 200: "INFO", 300: "NOTICE", 400: "WARNING",
-    500: "ERROR", 600: "CRITICAL", 700: "ALERT", 800: "EMERGENCY",
+    0: "INFO",
+    100: "DEBUG",
+    200: "INFO",
+    300: "NOTICE",
+    400: "WARNING",
+    500: "ERROR",
+    600: "CRITICAL",
+    700: "ALERT",
+    800: "EMERGENCY",
 }
 
 
@@ -81,8 +89,9 @@ class TailStream:
         from google.cloud.logging_v2.types import TailLogEntriesRequest
 
         self._stop = threading.Event()
-        first = TailLogEntriesRequest(resource_names=[resource], filter=filter,
-                                      buffer_window=dt.timedelta(seconds=buffer_window))  # fmt: skip
+        first = TailLogEntriesRequest(
+            resource_names=[resource], filter=filter, buffer_window=dt.timedelta(seconds=buffer_window)
+        )
 
         def requests() -> Iterator[Any]:
             yield first
@@ -107,7 +116,7 @@ class CloudLoggingReader:
         self.client, self.resource, self.timeout = client, f"projects/{project}", timeout
 
     @classmethod
-    def connect(cls, project: str, endpoint: Any, creds: Any) -> "CloudLoggingReader":
+    def connect(cls, project: str, endpoint: Any, creds: Any) -> CloudLoggingReader:
         from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
         from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
 

@@ -65,18 +65,29 @@ def to_status(job: Any) -> JobStatus:
         details["run_seconds"] = round((job.end_time - job.start_time).total_seconds())
     if job.web_access_uris:
         details["web_access_uris"] = dict(job.web_access_uris)
-    pools = [{"machine_type": p.machine_spec.machine_type,
-              "accelerator_type": getattr(p.machine_spec.accelerator_type, "name", None) or None,
-              "accelerator_count": p.machine_spec.accelerator_count, "replica_count": p.replica_count}
-             for p in job.job_spec.worker_pool_specs]  # fmt: skip
+    pools = [
+        {
+            "machine_type": p.machine_spec.machine_type,
+            "accelerator_type": getattr(p.machine_spec.accelerator_type, "name", None) or None,
+            "accelerator_count": p.machine_spec.accelerator_count,
+            "replica_count": p.replica_count,
+        }
+        for p in job.job_spec.worker_pool_specs
+    ]
     if pools:
-        details["pools"] = [{k: v for k, v in p.items() if v not in (None, "ACCELERATOR_TYPE_UNSPECIFIED")}
-                            for p in pools]  # fmt: skip
+        details["pools"] = [
+            {k: v for k, v in p.items() if v not in (None, "ACCELERATOR_TYPE_UNSPECIFIED")} for p in pools
+        ]
     if job.job_spec.scheduling.strategy:
         details["scheduling_strategy"] = getattr(job.job_spec.scheduling.strategy, "name", None)
     if spot_stockout(details, state, message):
-        details["spot_interruptions"] = [{"at": details.get("end_time"), "resumed_at": None,
-                                          "source": "Vertex AI STOCKOUT (spot VMs taken back, restarts used up)"}]
+        details["spot_interruptions"] = [
+            {
+                "at": details.get("end_time"),
+                "resumed_at": None,
+                "source": "Vertex AI STOCKOUT (spot VMs taken back, restarts used up)",
+            }
+        ]
     base = job.job_spec.base_output_directory.output_uri_prefix
     if base:  # what `submit --resume` continues: AIP_CHECKPOINT_DIR is <base>/checkpoints
         details["output_dir"] = base.rstrip("/")
@@ -99,8 +110,12 @@ def spot_stockout(details: dict[str, Any], state: JobState, message: str | None)
     """A spot job that ran and then failed with ``STOCKOUT``: Vertex AI's spot VMs were preempted and its
     restarts used up (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms: a preempted job "fails
     with a STOCKOUT error" after up to six restarts). Earlier restarts leave no trace in the job."""
-    return (details.get("scheduling_strategy") == "SPOT" and state is JobState.FAILED and "start_time" in details
-            and "stockout" in (message or "").lower())
+    return (
+        details.get("scheduling_strategy") == "SPOT"
+        and state is JobState.FAILED
+        and "start_time" in details
+        and "stockout" in (message or "").lower()
+    )
 
 
 def custom_job_message(body: dict[str, Any]) -> Any:
@@ -119,7 +134,7 @@ class JobService:
         self.timeout = timeout
 
     @classmethod
-    def connect(cls, endpoint: Any, creds: Any, *, backoff: Backoff | None = None) -> "JobService":
+    def connect(cls, endpoint: Any, creds: Any, *, backoff: Backoff | None = None) -> JobService:
         from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
         from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
@@ -179,8 +194,10 @@ class JobService:
             kind = classify("vertex", str(exc), [getattr(exc, "reason", None) or ""])
             if kind == "rate":
                 raise _create_unreachable(exc, parent, label) from exc
-            raise NoCapacity(f"Vertex AI has no {kind or 'quota'} for the job: {first_line(exc)}",
-                             "add a fallback: entry, request more quota, or pick another region or machine") from exc  # fmt: skip
+            raise NoCapacity(
+                f"Vertex AI has no {kind or 'quota'} for the job: {first_line(exc)}",
+                "add a fallback: entry, request more quota, or pick another region or machine",
+            ) from exc
         except (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded) as exc:
             raise _create_unreachable(exc, parent, label) from exc
         except exceptions.GoogleAPICallError as exc:
@@ -201,16 +218,20 @@ class JobService:
 
 
 def _unreachable(exc: Any, what: str) -> CloudUnreachable:
-    return CloudUnreachable(f"Vertex AI did not answer for {what} ({first_line(exc)}), retries included",
-                            "try again later; a job that was created keeps running")  # fmt: skip
+    return CloudUnreachable(
+        f"Vertex AI did not answer for {what} ({first_line(exc)}), retries included",
+        "try again later; a job that was created keeps running",
+    )
 
 
 def _create_unreachable(exc: Any, parent: str, label: str) -> CloudUnreachable:
     """A create whose retries ran out: the job may exist all the same (an answer can be lost)."""
     region = parent.split("/")[3]
-    return CloudUnreachable(f"creating the Vertex AI job: the service kept answering {first_line(exc)}, retries included",
-                            f"the job may have been created; look for it: cloudtrain list --backend vertex "
-                            f"--region {region} (its label {label[7:]})")  # fmt: skip
+    return CloudUnreachable(
+        f"creating the Vertex AI job: the service kept answering {first_line(exc)}, retries included",
+        f"the job may have been created; look for it: cloudtrain list --backend vertex "
+        f"--region {region} (its label {label[7:]})",
+    )
 
 
 def _refused(message: str, exc: Any) -> BackendError:
@@ -224,5 +245,3 @@ def _hint(exc: Any) -> str | None:
     if getattr(exc, "code", None) in (401, 403):
         return "the account needs roles/aiplatform.user on the project (and the Vertex AI API enabled)"
     return None
-
-

@@ -51,8 +51,9 @@ import datetime as dt
 import heapq
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.follow import Backoff, LateMarker, Notify, Outage, default_notify, event_waiter, log
@@ -92,7 +93,9 @@ class TailPolicy:
     status_every: float = 5.0  # check the job's state at most this often
     drain: float = 60.0  # after the end: stop once this long passed with nothing new
     tail: bool = True  # use TailLogEntries for the live view where the server has it
-    buffer_window: float = 0.5  # TailLogEntries' buffer_window, seconds: the floor of the live delay (1.0 gave p50 1.04–1.14 s)
+    buffer_window: float = (
+        0.5  # TailLogEntries' buffer_window, seconds: the floor of the live delay (1.0 gave p50 1.04–1.14 s)
+    )
     page_size: int = 1000
     retry_initial: float = 1.0  # outage backoff: 1 s, 2 s, 4 s … up to retry_cap, with jitter
     retry_cap: float = 30.0
@@ -130,8 +133,14 @@ class ReadBudget:
 class _Tail(threading.Thread):
     """The live view: keeps a ``TailLogEntries`` stream open, reopening it after errors."""
 
-    def __init__(self, opener: TailOpener, filter: str, policy: TailPolicy, wake: threading.Event,
-                 wait: Callable[[threading.Event, float], bool]):
+    def __init__(
+        self,
+        opener: TailOpener,
+        filter: str,
+        policy: TailPolicy,
+        wake: threading.Event,
+        wait: Callable[[threading.Event, float], bool],
+    ):
         super().__init__(daemon=True, name="cloudtrain-tail")
         self.opener, self.filter, self.policy, self.wake, self.wait = opener, filter, policy, wake, wait
         self.batches: collections.deque[TailBatch] = collections.deque()
@@ -212,8 +221,14 @@ class LogTailer:
         self.notify = notify
         self.start = self.floor = start
         self.budget = ReadBudget(p.reads_per_minute, p.burst, clock, sleep)
-        self.outage = Outage("Cloud Logging", clock=clock, notify=notify, backoff=Backoff(p.retry_initial, p.retry_cap),
-                             give_up_after=p.give_up_after, reattach=f"cloudtrain logs {job_id} --follow")  # fmt: skip
+        self.outage = Outage(
+            "Cloud Logging",
+            clock=clock,
+            notify=notify,
+            backoff=Backoff(p.retry_initial, p.retry_cap),
+            give_up_after=p.give_up_after,
+            reattach=f"cloudtrain logs {job_id} --follow",
+        )
         self.marker = LateMarker()
         self.newest_receive: dt.datetime | None = None
         self.seen: dict[str, dt.datetime] = {}  # insertId → receive time
@@ -403,16 +418,23 @@ class LogTailer:
                 self._tail_receive = max(receives)
 
     def _stopped(self, drain: float) -> None:
-        self.stop_note = (f"no new lines for {drain:g} s after the job ended; stopped following. "
-                          f"Lines that arrive later: cloudtrain logs {self.job_id}")  # fmt: skip
+        self.stop_note = (
+            f"no new lines for {drain:g} s after the job ended; stopped following. "
+            f"Lines that arrive later: cloudtrain logs {self.job_id}"
+        )
         log.info(self.stop_note)
 
 
 def _transient() -> tuple[type[BaseException], ...]:
     from google.api_core import exceptions
 
-    return (exceptions.ServiceUnavailable, exceptions.DeadlineExceeded, exceptions.InternalServerError,
-            exceptions.Aborted, exceptions.Unknown)  # fmt: skip
+    return (
+        exceptions.ServiceUnavailable,
+        exceptions.DeadlineExceeded,
+        exceptions.InternalServerError,
+        exceptions.Aborted,
+        exceptions.Unknown,
+    )
 
 
 def _read_error(exc: Any) -> BackendError:
@@ -420,5 +442,3 @@ def _read_error(exc: Any) -> BackendError:
         hint = "reading logs needs roles/logging.viewer on the project"
         return CloudSetupError(f"Cloud Logging refused the read: {first_line(exc)}", hint)
     return BackendError(f"Cloud Logging refused the read: {first_line(exc)}")
-
-

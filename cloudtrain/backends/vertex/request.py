@@ -79,8 +79,13 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, 
     job (``package`` None) gets a ``containerSpec``; a package job a ``pythonPackageSpec``."""
     machine: dict[str, Any] = {"machineType": spec.machine.type}
     if spec.machine.tpu_cores:
-        machine = tpu.machine_spec(spec.machine.type, spec.machine.accelerator, spec.machine.accelerator_count,
-                                   spec.machine.tpu_topology, spec.replica_count)  # fmt: skip
+        machine = tpu.machine_spec(
+            spec.machine.type,
+            spec.machine.accelerator,
+            spec.machine.accelerator_count,
+            spec.machine.tpu_topology,
+            spec.replica_count,
+        )
     elif spec.machine.accelerator and spec.machine.accelerator_count:
         machine["acceleratorType"] = spec.machine.accelerator
         machine["acceleratorCount"] = spec.machine.accelerator_count
@@ -124,8 +129,11 @@ def _code(spec: JobSpec, package: BuiltPackage | None) -> tuple[str, dict[str, A
         if spec.container.command:
             code["command"] = list(spec.container.command)
     else:
-        code = {"executorImageUri": spec.image_uri, "packageUris": [package_uri(spec, package)],
-                "pythonModule": secrets_job.PACKAGE if spec.secrets else python_module(spec)}  # fmt: skip
+        code = {
+            "executorImageUri": spec.image_uri,
+            "packageUris": [package_uri(spec, package)],
+            "pythonModule": secrets_job.PACKAGE if spec.secrets else python_module(spec),
+        }
     args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())
     if args:
         code["args"] = args

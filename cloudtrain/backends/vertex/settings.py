@@ -6,8 +6,9 @@ Every cloud import is inside a function; see the package docstring for the varia
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from cloudtrain.errors import CredentialsError, UsageError
 from cloudtrain.words import first_line

@@ -18,8 +18,9 @@ from cloudtrain.catalog import tpus
 from cloudtrain.errors import UsageError
 
 
-def machine_spec(machine_type: str, accelerator: str | None, accelerator_count: int, topology: str | None,
-                 replica_count: int = 1) -> dict:  # fmt: skip
+def machine_spec(
+    machine_type: str, accelerator: str | None, accelerator_count: int, topology: str | None, replica_count: int = 1
+) -> dict:
     """The ``machineSpec`` (REST JSON) of a single-host TPU VM: accelerator fields for ``cloud-tpu``,
     ``tpuTopology`` for the types that take one. Several replicas (hosts) are refused in one line."""
     if replica_count > 1:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine, poll_until_terminal
 from cloudtrain.backends.vertex import request
@@ -12,8 +13,13 @@ from cloudtrain.backends.vertex.jobs import STATES
 from cloudtrain.sweeps.results import SweepResults, TrialRow
 
 #: Trial.State → the results table's names (as Optuna names them).
-TRIAL_STATES = {"REQUESTED": "WAITING", "ACTIVE": "RUNNING", "STOPPING": "STOPPING", "SUCCEEDED": "COMPLETE",
-                "INFEASIBLE": "FAIL"}  # fmt: skip
+TRIAL_STATES = {
+    "REQUESTED": "WAITING",
+    "ACTIVE": "RUNNING",
+    "STOPPING": "STOPPING",
+    "SUCCEEDED": "COMPLETE",
+    "INFEASIBLE": "FAIL",
+}
 
 
 def tuning_job_message(body: dict[str, Any]) -> Any:
@@ -32,8 +38,9 @@ def tuning_job_name(project: str, region: str, job_id: str) -> str:
 class VertexSweep(HandleDefaults):
     backend_name = "vertex"
 
-    def __init__(self, service: Any, name: str, *, sleep: Callable[[float], None] = time.sleep,
-                 poll_seconds: float = 30.0):  # fmt: skip
+    def __init__(
+        self, service: Any, name: str, *, sleep: Callable[[float], None] = time.sleep, poll_seconds: float = 30.0
+    ):
         self.service, self.name, self.sleep, self.poll_seconds = service, name, sleep, poll_seconds
         self.job_id = name.rsplit("/", 1)[-1]
 
@@ -43,7 +50,7 @@ class VertexSweep(HandleDefaults):
         return {"project": project, "region": region}
 
     @classmethod
-    def create(cls, service: Any, parent: str, body: dict[str, Any], **kwargs: Any) -> "VertexSweep":
+    def create(cls, service: Any, parent: str, body: dict[str, Any], **kwargs: Any) -> VertexSweep:
         job = tuning_job_message(body)
         created = service._call(
             lambda: service.client.create_hyperparameter_tuning_job(
@@ -55,10 +62,11 @@ class VertexSweep(HandleDefaults):
 
     def _get(self) -> Any:
         return self.service._call(
-            lambda: self.service.client.get_hyperparameter_tuning_job(name=self.name, retry=None,
-                                                                      timeout=self.service.timeout),
+            lambda: self.service.client.get_hyperparameter_tuning_job(
+                name=self.name, retry=None, timeout=self.service.timeout
+            ),
             self.name,
-        )  # fmt: skip
+        )
 
     def status(self) -> JobStatus:
         job = self._get()
@@ -75,7 +83,7 @@ class VertexSweep(HandleDefaults):
             native_state=native,
             message=job.error.message or None,
             console_url=f"https://console.cloud.google.com/vertex-ai/locations/{region}/training/{self.job_id}"
-                        f"?project={project}",  # fmt: skip
+            f"?project={project}",
             created=job.create_time or None,
             ended=job.end_time or None,
             details={"trials": counts, "max_trials": job.max_trial_count},
@@ -89,10 +97,11 @@ class VertexSweep(HandleDefaults):
 
     def cancel(self) -> JobStatus:
         self.service._call(
-            lambda: self.service.client.cancel_hyperparameter_tuning_job(name=self.name, retry=None,
-                                                                         timeout=self.service.timeout),
+            lambda: self.service.client.cancel_hyperparameter_tuning_job(
+                name=self.name, retry=None, timeout=self.service.timeout
+            ),
             self.name,
-        )  # fmt: skip
+        )
         return self.status()
 
     def results(self) -> SweepResults:
@@ -103,11 +112,25 @@ class VertexSweep(HandleDefaults):
             values = {m.metric_id: m.value for m in trial.final_measurement.metrics}
             value = values.get(metric_spec.metric_id) if metric_spec else None
             params = {p.parameter_id: _plain(p.value) for p in trial.parameters}
-            rows.append(TrialRow(trial.id, TRIAL_STATES.get(getattr(trial.state, "name", ""), "UNKNOWN"), value, params,
-                                 trial.custom_job.rsplit("/", 1)[-1] or None, trial.infeasible_reason or None))
+            rows.append(
+                TrialRow(
+                    trial.id,
+                    TRIAL_STATES.get(getattr(trial.state, "name", ""), "UNKNOWN"),
+                    value,
+                    params,
+                    trial.custom_job.rsplit("/", 1)[-1] or None,
+                    trial.infeasible_reason or None,
+                )
+            )
         goal = getattr(metric_spec.goal, "name", "MAXIMIZE").lower() if metric_spec else "maximize"
-        return SweepResults(self.job_id, metric_spec.metric_id if metric_spec else "?", goal,
-                            getattr(job.state, "name", "?"), tuple(rows), job.max_trial_count)  # fmt: skip
+        return SweepResults(
+            self.job_id,
+            metric_spec.metric_id if metric_spec else "?",
+            goal,
+            getattr(job.state, "name", "?"),
+            tuple(rows),
+            job.max_trial_count,
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.packaging import BuiltPackage

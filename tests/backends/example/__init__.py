@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
 from cloudtrain.errors import UsageError
@@ -62,9 +63,16 @@ class ExampleJob(HandleDefaults):
         job.step += 1
         state = JobState(native)
         created = EPOCH + dt.timedelta(seconds=int(self.job_id.split("-")[1]))
-        return JobStatus(self.job_id, f"example:{self.job_id}", state, native.lower(), created=created,
-                         ended=created if state.terminal else None, output_dir=f"/example/{self.job_id}",
-                         details={"step": job.step})  # fmt: skip
+        return JobStatus(
+            self.job_id,
+            f"example:{self.job_id}",
+            state,
+            native.lower(),
+            created=created,
+            ended=created if state.terminal else None,
+            output_dir=f"/example/{self.job_id}",
+            details={"step": job.step},
+        )
 
     def _new_lines(self) -> Iterator[LogLine]:
         started = "RUNNING" in self._job.script[: self._job.step]
@@ -100,8 +108,12 @@ class ExampleBackend(BackendFacts):
     job_id_pattern = re.compile(r"^example:(?P<id>ex-\d+)$")
 
     def render(self, spec: Any, package: Any) -> dict[str, Any]:
-        return {"name": spec.job_name[: self.job_name_limit], "module": spec.package.module,
-                "args": list(spec.args), "sha256": package.sha256}  # fmt: skip
+        return {
+            "name": spec.job_name[: self.job_name_limit],
+            "module": spec.package.module,
+            "args": list(spec.args),
+            "sha256": package.sha256,
+        }
 
     def submit(self, spec: Any, package: Any) -> ExampleJob:
         return ExampleJob(ENGINE.create(self.render(spec, package)))

@@ -19,7 +19,7 @@ JOB_NAME = "demo-20250101-000000"
 
 # Reads its replica's contract, follows FAKE_PLAN ({"<replica>": "ok" | "fail:N" | "hang"}), prints
 # trainer-style JSON events, and records its pid and a grandchild's pid for the orphan checks.
-FAKE_TASK = '''
+FAKE_TASK = """
 import json, os, subprocess, sys, time
 
 def replica():
@@ -63,7 +63,7 @@ if name in ("chief", "algo-1"):
     print(json.dumps({"event": "done", "loss": 0.5, "accuracy": 0.6, "wall_time_s": 0.1}))
 if pids:
     child.kill()
-'''
+"""
 
 
 def make_spec(

@@ -31,12 +31,15 @@ def test_an_image_and_package_build_log_each_phase_with_size_and_time(fake_packa
     assert re.fullmatch(rf"image environment: creating a Python 3\.\d+ virtual environment: {SIZE} in {TIME}", lines[1])
     install = lines[2:-1]
     if _uv():  # from uv's cache (nothing to download), or downloaded then installed
-        assert re.fullmatch(rf"image environment: installed \d+ packages( from uv's cache)?, {SIZE}, in {TIME}", install[-1])
+        assert re.fullmatch(
+            rf"image environment: installed \d+ packages( from uv's cache)?, {SIZE}, in {TIME}", install[-1]
+        )
         assert all(re.fullmatch(rf"image environment: downloaded \d+ packages? in {TIME}", x) for x in install[:-1])
     else:
         assert re.fullmatch(rf"image environment: downloading and installing .*: .* in {TIME}", install[-1])
-    assert re.fullmatch(rf"package environment: installing {re.escape(fake_package.name)} .*: {SIZE} in {TIME}",
-                        lines[-1])  # fmt: skip
+    assert re.fullmatch(
+        rf"package environment: installing {re.escape(fake_package.name)} .*: {SIZE} in {TIME}", lines[-1]
+    )
     # the size is the environment's own (before its marker file was written)
     value, unit = re.search(r"([\d.]+) (KiB|MiB)", lines[-1]).groups()
     said = float(value) * {"KiB": 2**10, "MiB": 2**20}[unit]
@@ -48,11 +51,16 @@ def test_an_image_and_package_build_log_each_phase_with_size_and_time(fake_packa
 
 
 def test_uv_step_lines_are_read_as_uv_prints_them():
-    assert build_steps.uv_steps("Resolved 45 packages in 3ms\nPrepared 14 packages in 1m 35s\n"
-                                "Installed 45 packages in 2.31s\n") == {
-        "resolved": (45, 0.003), "prepared": (14, 95.0), "installed": (45, 2.31)}  # fmt: skip
-    assert build_steps.pip_downloaded_bytes("  Downloading tensorflow-2.18.0-cp310-cp310-manylinux.whl (615.3 MB)\n"
-                                            "  Downloading wheel-0.45.1-py3-none-any.whl (72 kB)\n") == 615_372_000
+    assert build_steps.uv_steps(
+        "Resolved 45 packages in 3ms\nPrepared 14 packages in 1m 35s\nInstalled 45 packages in 2.31s\n"
+    ) == {"resolved": (45, 0.003), "prepared": (14, 95.0), "installed": (45, 2.31)}
+    assert (
+        build_steps.pip_downloaded_bytes(
+            "  Downloading tensorflow-2.18.0-cp310-cp310-manylinux.whl (615.3 MB)\n"
+            "  Downloading wheel-0.45.1-py3-none-any.whl (72 kB)\n"
+        )
+        == 615_372_000
+    )
 
 
 CHILD = """
@@ -68,8 +76,9 @@ with build_steps.phase("image environment: downloading", print, folder=folder, l
 def test_on_a_terminal_a_live_line_shows_elapsed_time_and_size(tmp_path):
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)], stdin=subprocess.PIPE, stdout=slave,
-                            stderr=slave, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(tmp_path)], stdin=subprocess.PIPE, stdout=slave, stderr=slave, env=env
+    )
     os.close(slave)
     seen = b""
     try:

@@ -27,8 +27,10 @@ def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path)
         "CLOUD_ML_JOB_ID": JOB_NAME,
     }
     assert (chief.model_dir, chief.checkpoint_dir, chief.tensorboard_dir) == (
-        "/runs/demo/model/", "/runs/demo/checkpoints/", "/runs/demo/logs/",
-    )  # fmt: skip
+        "/runs/demo/model/",
+        "/runs/demo/checkpoints/",
+        "/runs/demo/logs/",
+    )
     assert chief.cwd == "/runs/demo/local-run/chief"
 
 
@@ -57,7 +59,8 @@ def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
 
 
 def test_the_trainer_reads_the_vertex_contract_back(tmp_path):
-    from trainer import cluster, env as trainer_env
+    from trainer import cluster
+    from trainer import env as trainer_env
 
     plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package=PKG)
     ranks = []
@@ -73,24 +76,41 @@ def test_the_trainer_reads_the_vertex_contract_back(tmp_path):
 
 
 def test_sagemaker_tree_per_host(tmp_path):
-    spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2,
-                     hyperparameters={"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True})  # fmt: skip
+    spec = make_spec(
+        tmp_path,
+        cloud="sagemaker",
+        replica_count=2,
+        hyperparameters={"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True},
+    )
     plans = contract.plan(
-        spec, output_dir=OUT, ports=[2001, 2002], package=PKG,
-        channels={"training": "/data/train"}, num_gpus=[2, 2], num_cpus=8,
-    )  # fmt: skip
+        spec,
+        output_dir=OUT,
+        ports=[2001, 2002],
+        package=PKG,
+        channels={"training": "/data/train"},
+        num_gpus=[2, 2],
+        num_cpus=8,
+    )
     assert [p.name for p in plans] == ["algo-1", "algo-2"]
     second = plans[1]
     base = "/runs/demo/algo-2"
     assert second.cwd == f"{base}/code"
     assert (second.model_dir, second.checkpoint_dir) == (f"{base}/model", f"{base}/checkpoints")
-    assert set(second.dirs) >= {f"{base}/input/config", f"{base}/input/data", f"{base}/model",
-                                f"{base}/output/data", f"{base}/checkpoints"}  # fmt: skip
+    assert set(second.dirs) >= {
+        f"{base}/input/config",
+        f"{base}/input/data",
+        f"{base}/model",
+        f"{base}/output/data",
+        f"{base}/checkpoints",
+    }
     hps = json.loads(second.files[f"{base}/input/config/hyperparameters.json"])
     assert all(isinstance(v, str) for v in hps.values())  # SageMaker's wire format
     assert {k: json.loads(hps[k]) for k in ("epochs", "lr", "dataset", "shuffle")} == {
-        "epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True,
-    }  # fmt: skip
+        "epochs": 3,
+        "lr": 0.01,
+        "dataset": "digits",
+        "shuffle": True,
+    }
     assert hps["dataset"] == '"digits"' and hps["shuffle"] == "true"
     assert json.loads(hps["sagemaker_multi_worker_mirrored_strategy_enabled"]) is True
     # Exactly what the SageMaker backend sends: its launcher runs the module with these.
@@ -101,19 +121,29 @@ def test_sagemaker_tree_per_host(tmp_path):
     assert rc["current_host"] == "algo-2" and rc["hosts"] == ["algo-1", "algo-2"]
     assert rc["current_group_name"] == "homogeneousCluster"
     assert rc["instance_groups"] == [
-        {"instance_group_name": "homogeneousCluster", "instance_type": "ml.g4dn.12xlarge",
-         "hosts": ["algo-1", "algo-2"]}
+        {
+            "instance_group_name": "homogeneousCluster",
+            "instance_type": "ml.g4dn.12xlarge",
+            "hosts": ["algo-1", "algo-2"],
+        }
     ]
     idc = json.loads(second.files[f"{base}/input/config/inputdataconfig.json"])
-    assert idc == {"training": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
-                                "RecordWrapperType": "None"}}  # fmt: skip
+    assert idc == {
+        "training": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated", "RecordWrapperType": "None"}
+    }
     env = second.env
     assert env["SM_MODEL_DIR"] == f"{base}/model"
     assert env["SM_OUTPUT_DATA_DIR"] == f"{base}/output/data"
     assert env["SM_CHANNEL_TRAINING"] == f"{base}/input/data/training"
     assert env["SM_CHANNELS"] == '["training"]'
-    assert json.loads(env["SM_HPS"]) == {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True,
-                                         "cloudtrain_module": "fakepkg.task", "cloudtrain_args": []}  # fmt: skip
+    assert json.loads(env["SM_HPS"]) == {
+        "epochs": 3,
+        "lr": 0.01,
+        "dataset": "digits",
+        "shuffle": True,
+        "cloudtrain_module": "fakepkg.task",
+        "cloudtrain_args": [],
+    }
     assert env["SM_HP_EPOCHS"] == "3" and env["SM_HP_DATASET"] == "digits"
     assert env["SM_HOSTS"] == '["algo-1","algo-2"]' and env["SM_CURRENT_HOST"] == "algo-2"
     assert (env["SM_NUM_GPUS"], env["SM_NUM_CPUS"]) == ("2", "8")
@@ -136,7 +166,8 @@ def test_sagemaker_single_host_has_no_tf_config(tmp_path):
 
 
 def test_the_trainer_reads_the_sagemaker_contract_back(tmp_path):
-    from trainer import cluster, env as trainer_env
+    from trainer import cluster
+    from trainer import env as trainer_env
 
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters={"epochs": 3})
     plans = contract.plan(spec, output_dir=OUT, ports=[1, 2], package=PKG)
@@ -176,8 +207,15 @@ def test_child_env_layers_shell_config_and_contract(tmp_path):
 
     spec = make_spec(tmp_path, replica_count=2, env={"FOO": "config", "AIP_MODEL_DIR": "/from/config"})
     plan = contract.plan(spec, output_dir=OUT, ports=[1, 2], package=PKG)[1]
-    shell = {"PATH": "/usr/bin", "HOME": "/root", "FOO": "shell", "TF_CONFIG": "{}", "SM_HOSTS": "[]",
-             "PYTHONPATH": "/src", "CUDA_VISIBLE_DEVICES": "7"}  # fmt: skip
+    shell = {
+        "PATH": "/usr/bin",
+        "HOME": "/root",
+        "FOO": "shell",
+        "TF_CONFIG": "{}",
+        "SM_HOSTS": "[]",
+        "PYTHONPATH": "/src",
+        "CUDA_VISIBLE_DEVICES": "7",
+    }
     env = child_env(shell, spec, plan, Path("/cache/envs/x"), "2,3")
     assert env["HOME"] == "/root" and env["FOO"] == "config"
     assert env["AIP_MODEL_DIR"] == "/runs/demo/model/"  # the contract wins
@@ -191,13 +229,20 @@ def test_child_env_layers_shell_config_and_contract(tmp_path):
 
 
 def test_vertex_channels_are_linked_folders_named_by_sm_channel_on_every_replica(tmp_path):
-    plans = contract.plan(make_spec(tmp_path, replica_count=2), output_dir=OUT, ports=[1, 2], package=PKG,
-                          channels={"train": "/data/train", "Val": "/cache/data/abc"})  # fmt: skip
+    plans = contract.plan(
+        make_spec(tmp_path, replica_count=2),
+        output_dir=OUT,
+        ports=[1, 2],
+        package=PKG,
+        channels={"train": "/data/train", "Val": "/cache/data/abc"},
+    )
     for p in plans:
         assert p.env["SM_CHANNEL_TRAIN"] == "/runs/demo/local-run/data/train"
         assert p.env["SM_CHANNEL_VAL"] == "/runs/demo/local-run/data/Val"
-    assert dict(plans[0].links) == {"/runs/demo/local-run/data/Val": "/cache/data/abc",
-                                    "/runs/demo/local-run/data/train": "/data/train"}  # fmt: skip
+    assert dict(plans[0].links) == {
+        "/runs/demo/local-run/data/Val": "/cache/data/abc",
+        "/runs/demo/local-run/data/train": "/data/train",
+    }
 
 
 def test_sagemaker_channel_settings_reach_inputdataconfig(tmp_path):
@@ -206,11 +251,14 @@ def test_sagemaker_channel_settings_reach_inputdataconfig(tmp_path):
 
     from cloudtrain.spec import DataChannel
 
-    spec = dataclasses.replace(make_spec(tmp_path, cloud="sagemaker"), channels=MappingProxyType(
-        {"train": DataChannel("train", "s3://b/t", "FastFile", "ShardedByS3Key")}))  # fmt: skip
+    spec = dataclasses.replace(
+        make_spec(tmp_path, cloud="sagemaker"),
+        channels=MappingProxyType({"train": DataChannel("train", "s3://b/t", "FastFile", "ShardedByS3Key")}),
+    )
     (host,) = contract.plan(spec, output_dir=OUT, ports=[1], package=PKG, channels={"train": "/cache/data/abc"})
     idc = json.loads(host.files["/runs/demo/algo-1/input/config/inputdataconfig.json"])
-    assert idc == {"train": {"TrainingInputMode": "FastFile", "S3DistributionType": "ShardedByS3Key",
-                             "RecordWrapperType": "None"}}  # fmt: skip
+    assert idc == {
+        "train": {"TrainingInputMode": "FastFile", "S3DistributionType": "ShardedByS3Key", "RecordWrapperType": "None"}
+    }
     assert host.env["SM_CHANNEL_TRAIN"] == "/runs/demo/algo-1/input/data/train"
     assert dict(host.links) == {"/runs/demo/algo-1/input/data/train": "/cache/data/abc"}

@@ -24,7 +24,7 @@ from .conftest import make_spec
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 # Prints, for every SM_CHANNEL_* it gets, the folder and what it holds; with TRY_WRITE, writes into it.
-TASK = '''
+TASK = """
 import json, os
 seen = {}
 for key in sorted(k for k in os.environ if k.startswith("SM_CHANNEL_")):
@@ -40,7 +40,7 @@ for key in sorted(k for k in os.environ if k.startswith("SM_CHANNEL_")):
             writable = False
     seen[key] = {"path": path, "files": files, "writable": writable}
 print("channels " + json.dumps(seen, sort_keys=True))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,11 @@ def _run(tmp_path, cache, datapkg, cloud: str, env=None, replicas: int = 1, **ch
     job = LocalBackend(cache_root=cache, gpu_count=lambda: 0).submit(spec, datapkg)
     lines = list(job.logs(follow=True))
     assert job.wait().state is JobState.SUCCEEDED, [line.message for line in lines]
-    seen = {line.replica: json.loads(line.message[len("channels "):])
-            for line in lines if line.message.startswith("channels ")}  # fmt: skip
+    seen = {
+        line.replica: json.loads(line.message[len("channels ") :])
+        for line in lines
+        if line.message.startswith("channels ")
+    }
     return seen if replicas > 1 else next(iter(seen.values()))
 
 
@@ -93,13 +96,21 @@ def test_s3_channel_runs_under_the_sagemaker_contract(s3_store, datapkg, shared_
 
 def test_gcs_channel_runs_under_the_vertex_contract(gcs_store, datapkg, shared_cache, tmp_path):
     _put(gcs_store, tmp_path, "digits/train/a.npz", "G")
-    seen = _run(tmp_path / "one", shared_cache, datapkg, "vertex", {"TRY_WRITE": "1"},
-                train=DataChannel("train", "gs://staging/digits/train"))
+    seen = _run(
+        tmp_path / "one",
+        shared_cache,
+        datapkg,
+        "vertex",
+        {"TRY_WRITE": "1"},
+        train=DataChannel("train", "gs://staging/digits/train"),
+    )
     got = seen["SM_CHANNEL_TRAIN"]
     assert got["path"] == str(tmp_path / "one" / "out" / "local-run" / "data" / "train")
     assert got["files"] == {"a.npz": "G"}
     assert not got["writable"] or os.geteuid() == 0  # the cached copy is read-only (root writes anyway…)
-    again = _run(tmp_path / "two", shared_cache, datapkg, "vertex", train=DataChannel("train", "gs://staging/digits/train"))
+    again = _run(
+        tmp_path / "two", shared_cache, datapkg, "vertex", train=DataChannel("train", "gs://staging/digits/train")
+    )
     assert again["SM_CHANNEL_TRAIN"]["files"] == {"a.npz": "G"}  # … and then the changed copy is not reused
 
 
@@ -116,6 +127,8 @@ def test_sharded_by_s3_key_gives_each_host_its_share(datapkg, shared_cache, tmp_
     channel = DataChannel("train", str(folder), distribution="ShardedByS3Key")
     seen = _run(tmp_path / "run", shared_cache, datapkg, "sagemaker", replicas=2, train=channel)
     shares = {host: sorted(got["SM_CHANNEL_TRAIN"]["files"]) for host, got in seen.items()}
-    assert shares == {"algo-1": ["part-0.tfrecord", "part-2.tfrecord", "part-4.tfrecord"],
-                      "algo-2": ["part-1.tfrecord", "part-3.tfrecord"]}  # fmt: skip
+    assert shares == {
+        "algo-1": ["part-0.tfrecord", "part-2.tfrecord", "part-4.tfrecord"],
+        "algo-2": ["part-1.tfrecord", "part-3.tfrecord"],
+    }
     assert sorted((folder).iterdir()) == sorted(folder.glob("part-*"))  # the user's folder is untouched

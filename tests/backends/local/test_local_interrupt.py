@@ -46,8 +46,9 @@ def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, lis
     package = {k: str(getattr(fake_package, k)) for k in ("path", "sha256", "name", "version", "filename")}
     env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang"}), "FAKE_PIDS": str(pids_dir)}
     arg = json.dumps([package, str(shared_cache), str(tmp_path), env])
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         files = [pids_dir / n for n in ("chief", "worker-0")]

@@ -17,7 +17,7 @@ from .conftest import make_spec
 def _traceback_of(call) -> str:
     try:
         call()
-    except Exception:  # noqa: BLE001 - whatever Keras raises is the subject
+    except Exception:
         return traceback.format_exc()
     raise AssertionError("Keras 3 accepted Keras 2 code")
 
@@ -39,22 +39,26 @@ def test_real_keras3_errors_for_keras2_code_get_the_hint(tmp_path):
 
 
 def test_other_failures_and_keras2_versions_get_no_hint():
-    keras_error = 'Traceback (most recent call last):\n  File "/x/keras/src/saving/saving_api.py", line 1\n' \
-                  "ValueError: Invalid filepath extension for saving.\n"
+    keras_error = (
+        'Traceback (most recent call last):\n  File "/x/keras/src/saving/saving_api.py", line 1\n'
+        "ValueError: Invalid filepath extension for saving.\n"
+    )
     assert keras3_hint(keras_error, "2.17", "vertex")
     assert keras3_hint(keras_error, "2.15", "vertex") is None  # Keras 2 raises no such thing
-    assert keras3_hint("Traceback (most recent call last):\nZeroDivisionError: division by zero\n", "2.17",
-                       "vertex") is None  # fmt: skip
+    assert (
+        keras3_hint("Traceback (most recent call last):\nZeroDivisionError: division by zero\n", "2.17", "vertex")
+        is None
+    )
     assert keras3_hint("Invalid filepath extension for saving (printed, no traceback)", "2.17", "vertex") is None
 
 
-CRASH = '''
+CRASH = """
 import sys
 print("Traceback (most recent call last):", file=sys.stderr)
 print('  File "/env/lib/python3.10/site-packages/keras/src/optimizers/base_optimizer.py", line 88', file=sys.stderr)
 print("ValueError: Argument(s) not recognized: {'lr': 0.1}", file=sys.stderr)
 sys.exit(1)
-'''
+"""
 
 
 def test_the_failed_replicas_traceback_is_read_into_the_one_failure_line(tmp_path, shared_cache):

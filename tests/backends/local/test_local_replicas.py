@@ -12,7 +12,7 @@ from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.backends.local.processes import NOTICE
 
-from .conftest import pid_alive, make_spec
+from .conftest import make_spec, pid_alive
 
 
 @pytest.fixture
@@ -51,8 +51,14 @@ def test_two_vertex_replicas_succeed_with_merged_logs_and_a_summary(backend, fak
     assert "hello from chief args=['--flag', '--epochs=2']" in by_replica["chief"]
     assert "to stderr" in by_replica["worker-0"]  # stderr is merged in
     contract_keys = next(m for m in by_replica["worker-0"] if m.startswith("contract ")).split()[1:]
-    assert contract_keys == ["AIP_CHECKPOINT_DIR", "AIP_MODEL_DIR", "AIP_TENSORBOARD_LOG_DIR",
-                             "CLOUD_ML_JOB_ID", "CLUSTER_SPEC", "TF_CONFIG"]  # fmt: skip
+    assert contract_keys == [
+        "AIP_CHECKPOINT_DIR",
+        "AIP_MODEL_DIR",
+        "AIP_TENSORBOARD_LOG_DIR",
+        "CLOUD_ML_JOB_ID",
+        "CLUSTER_SPEC",
+        "TF_CONFIG",
+    ]
 
     out = tmp_path / "out"
     d = status.details
@@ -73,8 +79,11 @@ def test_two_vertex_replicas_succeed_with_merged_logs_and_a_summary(backend, fak
 def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake_package, tmp_path):
     pids_dir = tmp_path / "pids"
     pids_dir.mkdir()
-    env = {"FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang", "worker-1": "fail:3"}),
-           "FAKE_PIDS": str(pids_dir), "FAKE_FAIL_AFTER_PIDS": "3"}  # fmt: skip
+    env = {
+        "FAKE_PLAN": json.dumps({"chief": "hang", "worker-0": "hang", "worker-1": "fail:3"}),
+        "FAKE_PIDS": str(pids_dir),
+        "FAKE_FAIL_AFTER_PIDS": "3",
+    }
     job = backend.submit(make_spec(tmp_path, replica_count=3, env=env), fake_package)
     pids = _pids(pids_dir, ["chief", "worker-0", "worker-1"])
     status = job.wait()
@@ -88,7 +97,9 @@ def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake
     assert _gone(pids), "replicas or their children outlived the job"
     notices = [line.message for line in job.logs() if line.replica == NOTICE]
     assert "replica worker-1 exited with code 3; stopping the others" in notices
-    recorded = [line for line in LocalBackend().attach(str(tmp_path / "out"), region="").logs() if line.replica == NOTICE]
+    recorded = [
+        line for line in LocalBackend().attach(str(tmp_path / "out"), region="").logs() if line.replica == NOTICE
+    ]
     assert "replica worker-1 exited with code 3; stopping the others" in [line.message for line in recorded]
     assert {line.severity for line in recorded} >= {"INFO", "ERROR"}
 
@@ -131,8 +142,13 @@ def test_max_runtime_stops_the_job(backend, fake_package, tmp_path):
 
 
 def test_inherited_contract_variables_do_not_leak(no_tf, fake_package, tmp_path):
-    polluted = {"PATH": "/usr/bin:/bin", "TF_CONFIG": '{"cluster": {}}', "SM_MODEL_DIR": "/elsewhere",
-                "AIP_MODEL_DIR": "/elsewhere", "PYTHONPATH": "/work/main"}  # fmt: skip
+    polluted = {
+        "PATH": "/usr/bin:/bin",
+        "TF_CONFIG": '{"cluster": {}}',
+        "SM_MODEL_DIR": "/elsewhere",
+        "AIP_MODEL_DIR": "/elsewhere",
+        "PYTHONPATH": "/work/main",
+    }
     backend = no_tf(environ=polluted)
     job = backend.submit(make_spec(tmp_path), fake_package)
     assert job.wait().state is JobState.SUCCEEDED

@@ -47,6 +47,7 @@ from sagemaker_training.cli.train import main
 main()
 """
 
+
 # Set by the platform and the image before the entry point starts (the image's ENV lines and the
 # training job's own variables). The local contract sets these too.
 def platform_env(job_name: str) -> dict[str, str]:
@@ -105,13 +106,22 @@ def _container_layout(request: dict, base: Path, sdist: Path, data: Path) -> Non
     hosts = ["algo-1"]
     group = "homogeneousCluster"
     instance = request["ResourceConfig"]["InstanceType"]
-    resource = {"current_host": "algo-1", "current_instance_type": instance, "current_group_name": group,
-                "hosts": hosts, "instance_groups": [{"instance_group_name": group, "instance_type": instance,
-                                                     "hosts": hosts}], "network_interface_name": "eth0"}  # fmt: skip
-    channels = {ch["ChannelName"]: {"TrainingInputMode": ch["InputMode"],
-                                    "S3DistributionType": ch["DataSource"]["S3DataSource"]["S3DataDistributionType"],
-                                    "RecordWrapperType": "None"}
-                for ch in request.get("InputDataConfig", [])}  # fmt: skip
+    resource = {
+        "current_host": "algo-1",
+        "current_instance_type": instance,
+        "current_group_name": group,
+        "hosts": hosts,
+        "instance_groups": [{"instance_group_name": group, "instance_type": instance, "hosts": hosts}],
+        "network_interface_name": "eth0",
+    }
+    channels = {
+        ch["ChannelName"]: {
+            "TrainingInputMode": ch["InputMode"],
+            "S3DistributionType": ch["DataSource"]["S3DataSource"]["S3DataDistributionType"],
+            "RecordWrapperType": "None",
+        }
+        for ch in request.get("InputDataConfig", [])
+    }
     config = base / "input" / "config"
     config.mkdir(parents=True, exist_ok=True)
     (config / "hyperparameters.json").write_text(json.dumps(hps))
@@ -125,18 +135,24 @@ def _container_layout(request: dict, base: Path, sdist: Path, data: Path) -> Non
 
 def _container_probe(tmp_path: Path, spec, sdist, data: Path) -> dict:
     assert TOOLKIT_PYTHON.exists(), "run `make .venv-sm-toolkit/.synced` (make test does) to install AWS's entry"
-    cloud = dataclasses.replace(spec, backend="sagemaker", staging_bucket="s3://my-bucket",
-                                output_dir="s3://my-bucket/out")  # fmt: skip
+    cloud = dataclasses.replace(
+        spec, backend="sagemaker", staging_bucket="s3://my-bucket", output_dir="s3://my-bucket/out"
+    )
     request = create_training_job(cloud, sdist)
     base = tmp_path / "container" / "opt" / "ml"
     sourcedir = tmp_path / "container" / "sourcedir.tar.gz"  # what the SageMaker backend uploads
     sourcedir.parent.mkdir(parents=True)
     write_sourcedir(sdist, sourcedir, script=True)
     _container_layout(request, base, sourcedir, data)
-    env = {**_base_env(), **platform_env(spec.job_name), **request.get("Environment", {}),
-           "SAGEMAKER_BASE_DIR": str(base)}  # fmt: skip
-    result = subprocess.run([str(TOOLKIT_PYTHON), "-c", ENTRY], env=env, cwd=tmp_path, capture_output=True,
-                            text=True, timeout=300)  # fmt: skip
+    env = {
+        **_base_env(),
+        **platform_env(spec.job_name),
+        **request.get("Environment", {}),
+        "SAGEMAKER_BASE_DIR": str(base),
+    }
+    result = subprocess.run(
+        [str(TOOLKIT_PYTHON), "-c", ENTRY], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return _normalize(json.loads((base / "model" / "probe.json").read_text()), base, sourcedir)
 
@@ -144,8 +160,7 @@ def _container_probe(tmp_path: Path, spec, sdist, data: Path) -> dict:
 def _local_probe(tmp_path: Path, spec, sdist, data: Path, no_tf) -> dict:
     out = tmp_path / "local"
     local = dataclasses.replace(spec, output_dir=str(out))
-    status = no_tf(environ=_base_env(),
-                   fetch_channel=lambda spec, channel: data).submit(local, sdist).wait()
+    status = no_tf(environ=_base_env(), fetch_channel=lambda spec, channel: data).submit(local, sdist).wait()
     base = out / "algo-1"
     log = (out / "local-run" / "algo-1.log").read_text()
     assert status.state.value == "SUCCEEDED", log[-3000:]
@@ -162,12 +177,18 @@ def seen(tmp_path_factory, no_tf) -> tuple[dict, dict]:
     data.mkdir()
     (data / "x.csv").write_text("1,2\n")
     sdist = build_script_sdist(PROBE, tmp_path / "dist", "probe.py")
-    spec = make_spec(tmp_path, cloud="sagemaker", hyperparameters=HYPERPARAMETERS, env={"MY_SETTING": "on"},
-                     machine_type="ml.c5.xlarge")  # fmt: skip
+    spec = make_spec(
+        tmp_path,
+        cloud="sagemaker",
+        hyperparameters=HYPERPARAMETERS,
+        env={"MY_SETTING": "on"},
+        machine_type="ml.c5.xlarge",
+    )
     spec = dataclasses.replace(
-        spec, package=dataclasses.replace(spec.package, path=PROBE, script="probe.py"),
+        spec,
+        package=dataclasses.replace(spec.package, path=PROBE, script="probe.py"),
         channels={"training": DataChannel(name="training", source="s3://my-bucket/data/")},
-    )  # fmt: skip
+    )
     return _container_probe(tmp_path, spec, sdist, data), _local_probe(tmp_path, spec, sdist, data, no_tf)
 
 
@@ -203,8 +224,11 @@ def test_the_container_values_that_used_to_differ(seen):
 
 def test_argv_cwd_and_sys_path_match(seen):
     container, local = seen
-    assert local["argv"] == container["argv"] == [
-        "--batch_size", "16", "--epochs", "2", "--learning-rate", "0.05", "--model_dir", "/opt/ml/model"]  # fmt: skip
+    assert (
+        local["argv"]
+        == container["argv"]
+        == ["--batch_size", "16", "--epochs", "2", "--learning-rate", "0.05", "--model_dir", "/opt/ml/model"]
+    )
     assert local["cwd"] == container["cwd"] == "/opt/ml/code"
     # the script's folder, then PYTHONPATH's first entry; the rest is each interpreter's own
     assert local["sys_path"][:2] == container["sys_path"][:2] == ["/opt/ml/code", "/opt/ml/code"]

@@ -41,21 +41,31 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
     hps = {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True}
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters=hps)
     channels = {"training": str(data / "train"), "validation": str(data / "val")}
-    plans = contract.plan(spec, output_dir=str(out), ports=[3001, 3002], package=PKG,
-                          channels=channels, num_gpus=0, num_cpus=os.cpu_count())  # fmt: skip
+    plans = contract.plan(
+        spec,
+        output_dir=str(out),
+        ports=[3001, 3002],
+        package=PKG,
+        channels=channels,
+        num_gpus=0,
+        num_cpus=os.cpu_count(),
+    )
     prepare(plans)
 
     for plan in plans:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "SAGEMAKER_"))}
         env.update(plan.env)
-        result = subprocess.run([sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True,
-                                timeout=120, cwd=tmp_path)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+        )
         assert result.returncode == 0, result.stderr
         got = json.loads(result.stdout.strip().splitlines()[-1])
         base = out / plan.name
         assert got["hyperparameters"] == {**hps, "cloudtrain_module": "fakepkg.task", "cloudtrain_args": []}
-        assert got["channels"] == {"training": f"{base}/input/data/training",
-                                   "validation": f"{base}/input/data/validation"}  # fmt: skip
+        assert got["channels"] == {
+            "training": f"{base}/input/data/training",
+            "validation": f"{base}/input/data/validation",
+        }
         assert Path(got["channels"]["training"]).resolve() == (data / "train").resolve()
         assert got["hosts"] == ["algo-1", "algo-2"]
         assert got["current_host"] == plan.name
@@ -82,11 +92,14 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
 
 def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package, no_tf):
     """On SageMaker, cloudtrain_launch.py reads hyperparameters.json and execs the module: same argv."""
-    from cloudtrain.backends.local import LocalBackend
     from cloudtrain.backends.sagemaker import cloudtrain_launch
 
-    spec = make_spec(tmp_path, cloud="sagemaker", args=("--data=digits", "--no-resume"),
-                     hyperparameters={"epochs": 2, "lr": 0.5, "shuffle": False})  # fmt: skip
+    spec = make_spec(
+        tmp_path,
+        cloud="sagemaker",
+        args=("--data=digits", "--no-resume"),
+        hyperparameters={"epochs": 2, "lr": 0.5, "shuffle": False},
+    )
     out = tmp_path / "out"
     plans = contract.plan(spec, output_dir=str(out), ports=[0], package=fake_package)
     prepare(plans)
@@ -95,8 +108,15 @@ def test_the_cloud_launcher_would_run_the_same_command(tmp_path, fake_package, n
     )
     rendered = no_tf(cache_root=tmp_path / "cache").render(spec, fake_package)
     assert rendered["replicas"][0]["argv"][1:] == launched[1:]
-    assert launched[1:] == ["-m", "fakepkg.task", "--data=digits", "--no-resume", "--epochs=2", "--lr=0.5",
-                            "--shuffle=false"]  # fmt: skip
+    assert launched[1:] == [
+        "-m",
+        "fakepkg.task",
+        "--data=digits",
+        "--no-resume",
+        "--epochs=2",
+        "--lr=0.5",
+        "--shuffle=false",
+    ]
 
 
 def test_a_script_gets_the_argv_the_toolkit_would_build_from_its_hyperparameters(tmp_path):
@@ -116,14 +136,25 @@ def test_a_script_gets_the_argv_the_toolkit_would_build_from_its_hyperparameters
     prepare(plans)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SM_", "SAGEMAKER_"))}
     env.update(plans[0].env)
-    result = subprocess.run([sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True,
-                            timeout=120, cwd=tmp_path)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", READ_BACK], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     got = json.loads(result.stdout.strip().splitlines()[-1])
     argv = contract.argv(spec, plans[0], "python", package)
     assert argv[:2] == ["python", "mnist-2.py"]
     assert argv[2:] == json.loads(got["env_vars"]["SM_USER_ARGS"])
-    assert argv[2:] == ["-b", "4", "--epochs", "2", "--lr", "0.001", "--model_dir", plans[0].model_dir,
-                        "--shuffle", "True"]  # fmt: skip
+    assert argv[2:] == [
+        "-b",
+        "4",
+        "--epochs",
+        "2",
+        "--lr",
+        "0.001",
+        "--model_dir",
+        plans[0].model_dir,
+        "--shuffle",
+        "True",
+    ]
     assert got["module_name"] == "mnist-2" and got["env_vars"]["SM_USER_ENTRY_POINT"] == "mnist-2.py"
     assert (Path(plans[0].cwd) / "mnist-2.py").is_file()  # unpacked into <host>/code, as /opt/ml/code

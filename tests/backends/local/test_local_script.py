@@ -67,8 +67,16 @@ def test_sagemaker_contract_installs_requirements_and_passes_model_dir(workdir):
     out = submit_local(workdir, SAGEMAKER + "env: {FIXTURE_NEEDS_DEP: '1'}\n")
     host = out / "algo-1"
     report = json.loads((host / "model" / "report-algo-1.json").read_text())
-    assert report["argv"] == ["--batch_size", "16", "--epochs", "2", "--learning_rate", "0.05",
-                              "--model_dir", str(host / "model")]  # fmt: skip
+    assert report["argv"] == [
+        "--batch_size",
+        "16",
+        "--epochs",
+        "2",
+        "--learning_rate",
+        "0.05",
+        "--model_dir",
+        str(host / "model"),
+    ]
     assert report["cwd"] == str(host / "code")  # the unpacked source folder, as /opt/ml/code
     assert (report["hosts"], report["current_host"], report["num_gpus"]) == (["algo-1"], "algo-1", "0")
     assert report["output_data_dir"] == str(host / "output" / "data")
@@ -77,8 +85,11 @@ def test_sagemaker_contract_installs_requirements_and_passes_model_dir(workdir):
 
 
 def test_vertex_contract_two_hosts_multi_worker_mirrored_without_model_dir(workdir):
-    out = submit_local(workdir, VERTEX + "replica_count: 2\nmodel_dir: false\n"
-                       "distribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")
+    out = submit_local(
+        workdir,
+        VERTEX + "replica_count: 2\nmodel_dir: false\n"
+        "distribution: {multi_worker_mirrored_strategy: {enabled: true}}\n",
+    )
     report = json.loads((out / "model" / "report-workerpool0-0.json").read_text())
     assert report["argv"] == ["--batch_size", "16", "--epochs", "2", "--learning_rate", "0.05"]
     assert report["model_dir"] is None

@@ -13,18 +13,23 @@ import pytest
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.errors import UsageError
-from .conftest import make_spec
 from tests.fakes.secret_manager import USER_TOKEN
 
-TASK = '''
+from .conftest import make_spec
+
+TASK = """
 import hashlib, json, os, sys
 names = ["HF_TOKEN", "DB_PASSWORD", "GCP_TOKEN", "WANDB_API_KEY"]
 print("got " + " ".join(os.environ.get(n, "-") for n in names))
 with open(os.environ["PROBE_FILE"], "w") as f:
     json.dump({n: hashlib.sha256(os.environ[n].encode()).hexdigest() for n in names}, f)
-'''
-VALUES = {"HF_TOKEN": "hf_from_my_shell_0001", "DB_PASSWORD": "db-pw-from-aws-0002", "GCP_TOKEN": "gcp-value-0003",
-          "WANDB_API_KEY": "wandb-in-env-0004"}
+"""
+VALUES = {
+    "HF_TOKEN": "hf_from_my_shell_0001",
+    "DB_PASSWORD": "db-pw-from-aws-0002",
+    "GCP_TOKEN": "gcp-value-0003",
+    "WANDB_API_KEY": "wandb-in-env-0004",
+}
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +60,18 @@ def test_local_run_reads_every_kind_and_never_writes_or_shows_a_value(
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", secret_manager.user_credentials(tmp_path / "adc.json"))
     environ = {**os.environ, "MY_HF": VALUES["HF_TOKEN"], "PROBE_FILE": str(tmp_path / "probe.json")}
     spec = make_spec(tmp_path, cloud=cloud, module="probepkg.task", env={"WANDB_API_KEY": VALUES["WANDB_API_KEY"]})
-    spec = spec.__class__(**{**spec.__dict__, "secrets": MappingProxyType({
-        "HF_TOKEN": "shell:MY_HF", "DB_PASSWORD": f"aws:{arn}",
-        "GCP_TOKEN": "gcp:projects/my-project/secrets/gt/versions/latest"})})  # fmt: skip
+    spec = spec.__class__(
+        **{
+            **spec.__dict__,
+            "secrets": MappingProxyType(
+                {
+                    "HF_TOKEN": "shell:MY_HF",
+                    "DB_PASSWORD": f"aws:{arn}",
+                    "GCP_TOKEN": "gcp:projects/my-project/secrets/gt/versions/latest",
+                }
+            ),
+        }
+    )
 
     job = no_tf(environ=environ).submit(spec, probe_package)
     lines = [line.message for line in job.logs(follow=True)]
@@ -67,7 +81,7 @@ def test_local_run_reads_every_kind_and_never_writes_or_shows_a_value(
     assert json.loads((tmp_path / "probe.json").read_text()) == {n: _sha(v) for n, v in VALUES.items()}
     assert "got *** *** *** ***" in lines  # its own print of them is masked
     # the gcp: reference was read with the user's credentials, not a metadata token
-    assert (f"/v1/projects/my-project/secrets/gt/versions/latest:access", USER_TOKEN) in secret_manager.requests
+    assert ("/v1/projects/my-project/secrets/gt/versions/latest:access", USER_TOKEN) in secret_manager.requests
     run_dir = tmp_path / "out" / "local-run"
     replicas = run_dir / "replicas.json"
     assert stat.S_IMODE(replicas.stat().st_mode) == 0o600
@@ -84,5 +98,7 @@ def test_an_unset_shell_variable_is_one_line(no_tf, probe_package, tmp_path):
     spec = spec.__class__(**{**spec.__dict__, "secrets": MappingProxyType({"HF_TOKEN": "shell:NOT_SET_HERE"})})
     with pytest.raises(UsageError) as info:
         no_tf(environ={"PATH": os.environ["PATH"]}).submit(spec, probe_package)
-    assert str(info.value) == ("secrets: HF_TOKEN: shell:NOT_SET_HERE: $NOT_SET_HERE is not set in this shell — "
-                               "export NOT_SET_HERE=… before cloudtrain submit --local")
+    assert str(info.value) == (
+        "secrets: HF_TOKEN: shell:NOT_SET_HERE: $NOT_SET_HERE is not set in this shell — "
+        "export NOT_SET_HERE=… before cloudtrain submit --local"
+    )

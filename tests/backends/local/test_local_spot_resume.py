@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.cli import main
-from cloudtrain.app.prepare import resumed
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status
 from cloudtrain.spec import LOCAL_RUNS_DIR
@@ -37,20 +37,24 @@ def _events(job, kind: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])
-def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(cloud, tf_cache, tf_image, tmp_path, monkeypatch,
-                                                                     capsys):  # fmt: skip
+def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(
+    cloud, tf_cache, tf_image, tmp_path, monkeypatch, capsys
+):
     from cloudtrain.packaging import build_sdist
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
     package = build_sdist(REPO / "trainer", tmp_path / "dist")
     backend = LocalBackend(cache_root=tf_cache, gpu_count=lambda: 0, image_for=lambda spec: tf_image)
-    spec = make_spec(tmp_path, cloud=cloud, module="trainer.task", args=ARGS,
-                     output_dir=str(tmp_path / LOCAL_RUNS_DIR / JOB_NAME))  # fmt: skip
+    spec = make_spec(
+        tmp_path, cloud=cloud, module="trainer.task", args=ARGS, output_dir=str(tmp_path / LOCAL_RUNS_DIR / JOB_NAME)
+    )
     first = backend.submit(spec, package)
     signalled = False
     for line in first.logs(follow=True):
-        if line.message.startswith('{"event": "epoch", "epoch": 1,'):  # training runs: the platform reclaims the machine
+        if line.message.startswith(
+            '{"event": "epoch", "epoch": 1,'
+        ):  # training runs: the platform reclaims the machine
             os.killpg(first.status().details["pids"]["chief" if cloud == "vertex" else "algo-1"], signal.SIGTERM)
             signalled = True
             break
@@ -65,8 +69,14 @@ def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(cloud, tf_c
     assert json.loads(capsys.readouterr().out)["interruptions"] == interrupted
     assert interrupted["items"][0]["step"] == interrupted["items"][0]["checkpoint_step"] == saved["step"]
 
-    again = backend.submit(resumed(make_spec(tmp_path, cloud=cloud, module="trainer.task", args=ARGS,
-                                             output_dir=str(tmp_path / "second")), backend, JOB_NAME), package)  # fmt: skip
+    again = backend.submit(
+        resumed(
+            make_spec(tmp_path, cloud=cloud, module="trainer.task", args=ARGS, output_dir=str(tmp_path / "second")),
+            backend,
+            JOB_NAME,
+        ),
+        package,
+    )
     done = again.wait()
     assert done.state is JobState.SUCCEEDED, [line.message for line in again.logs()][-30:]
     assert _events(again, "plan")[0]["resume_step"] == saved["step"]

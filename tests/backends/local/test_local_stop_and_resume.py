@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
+from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.backends.local.job import RUN_DIR
-from cloudtrain.app.prepare import resumed
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.spec import LOCAL_RUNS_DIR
 
@@ -56,8 +56,11 @@ def test_resume_continues_a_local_runs_checkpoints_in_a_new_run(backend, fake_pa
     assert status.state is JobState.SUCCEEDED
     copied = tmp_path / "second" / "checkpoints" / "ckpt-40" / "ckpt.index"
     assert copied.read_text() == "stands for the trainer's files"
-    assert status.details["saved"] == {"step": 40, "checkpoint": str(copied.parent / "ckpt"),
-                                       "source": "last periodic checkpoint"}  # fmt: skip
+    assert status.details["saved"] == {
+        "step": 40,
+        "checkpoint": str(copied.parent / "ckpt"),
+        "source": "last periodic checkpoint",
+    }
     assert (old / "ckpt-40" / "ckpt.index").is_file()  # the continued run is left as it was
 
     gone = replace(spec, resume=replace(spec.resume, checkpoint_dir=str(tmp_path / "nowhere")))

@@ -109,8 +109,11 @@ def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(
     fields = {k: str(getattr(package, k)) for k in ("path", "sha256", "name", "version", "filename")}
     driver = subprocess.Popen(
         [sys.executable, "-c", CTRL_C_DRIVER, json.dumps([fields, str(shared_cache), str(tmp_path)])],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines = []
     try:
         for line in driver.stdout:

@@ -38,7 +38,9 @@ CONTRACTS = {
 
 
 def _project(tmp_path: Path, cloud: str, setup_py: str | None = None) -> Path:
-    shutil.copytree(FIXTURES / "tutorial_mgpu", tmp_path / "tutorial_mgpu", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        FIXTURES / "tutorial_mgpu", tmp_path / "tutorial_mgpu", ignore=shutil.ignore_patterns("__pycache__")
+    )
     if setup_py is not None:
         (tmp_path / "tutorial_mgpu" / "setup.py").write_text(setup_py)
     config = tmp_path / "job.yaml"
@@ -51,10 +53,23 @@ def _submit(config: Path, tmp_path: Path, tf_cache: Path) -> subprocess.Complete
 
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tf_cache), "COLUMNS": "250"}  # no folded lines
     return subprocess.run(
-        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--local",
-         "--set", f"output_dir={tmp_path / 'run'}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "cloudtrain",
+            "submit",
+            "--config",
+            str(config),
+            "--local",
+            "--set",
+            f"output_dir={tmp_path / 'run'}",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])

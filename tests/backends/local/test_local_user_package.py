@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,8 +39,11 @@ def test_an_undeclared_import_fails_locally_as_it_would_in_the_cloud(no_tf, tmp_
 
 
 def test_a_dependency_the_image_has_needs_no_declaration(no_tf, tmp_path):
-    package = _package(tmp_path, "import setuptools, os\nos.makedirs(os.environ['AIP_MODEL_DIR'], exist_ok=True)\n"
-                                 "open(os.path.join(os.environ['AIP_MODEL_DIR'], 'm'), 'w').close()\n")  # fmt: skip
+    package = _package(
+        tmp_path,
+        "import setuptools, os\nos.makedirs(os.environ['AIP_MODEL_DIR'], exist_ok=True)\n"
+        "open(os.path.join(os.environ['AIP_MODEL_DIR'], 'm'), 'w').close()\n",
+    )
     status, lines = _run(no_tf, tmp_path, package)
     assert status.state is JobState.SUCCEEDED, lines[-20:]
     assert "warnings" not in status.details

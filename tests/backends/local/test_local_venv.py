@@ -76,7 +76,9 @@ def test_the_image_layer_is_built_once_for_every_package(fake_package, tmp_path)
     assert a.image == b.image and a.path != b.path
     assert sum(1 for c in calls if image_venv(c)) == image_builds == 1
     assert not b.online  # its requirement came from the image layer, offline
-    where = "import importlib.metadata as m; print(m.distribution('second')._path); print(m.distribution('wheel')._path)"
+    where = (
+        "import importlib.metadata as m; print(m.distribution('second')._path); print(m.distribution('wheel')._path)"
+    )
     second_at, wheel_at = subprocess.run([str(b.python), "-c", where], capture_output=True, text=True).stdout.split()
     assert Path(second_at).is_relative_to(b.path) and Path(wheel_at).is_relative_to(b.image)
 
@@ -138,8 +140,9 @@ def test_pid_alive():
     assert pid_alive(os.getpid()) and not pid_alive(gone.pid)
 
 
-def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interruption(fake_package, tmp_path,
-                                                                                       monkeypatch):  # fmt: skip
+def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interruption(
+    fake_package, tmp_path, monkeypatch
+):
     """pip unpacks into $TMPDIR (~600 MB for TensorFlow); a SIGTERM (which unwinds as Ctrl-C) during
     a first build left those folders behind each time (issue 27)."""
     import tempfile

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -42,9 +43,13 @@ def make_spec(**changes: Any) -> JobSpec:
             price_date="2025-01-01",
         ),
         replica_count=1,
-        package=PackageSpec(path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"),
+        package=PackageSpec(
+            path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"
+        ),
         args=("--epochs", "3"),
-        hyperparameters=MappingProxyType({"batch_size_per_replica": 64, "learning_rate": 0.001, "mixed_precision": True}),
+        hyperparameters=MappingProxyType(
+            {"batch_size_per_replica": 64, "learning_rate": 0.001, "mixed_precision": True}
+        ),
         image_uri=IMAGE,
         tensorflow_version="2.16",
         output_dir="s3://cloudtrain-staging/cloudtrain/outputs/mnist-20250102-030405",
@@ -75,7 +80,7 @@ def fake_package(sha256: str = "ab" * 32) -> BuiltPackage:
     )
 
 
-TASK = '''\
+TASK = """\
 import json
 import os
 import sys
@@ -91,7 +96,7 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-'''
+"""
 
 
 @pytest.fixture

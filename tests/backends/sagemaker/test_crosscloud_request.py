@@ -13,8 +13,11 @@ from tests.backends.sagemaker.conftest import fake_package
 from tests.backends.sagemaker.test_sagemaker_request import _golden, _input_shape, _strict
 from tests.conftest import REPO
 
-TO_SAGEMAKER = ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
-                "staging_bucket=s3://my-bucket"]  # fmt: skip
+TO_SAGEMAKER = [
+    "backend=sagemaker",
+    "role_arn=arn:aws:iam::123456789012:role/SageMakerRole",
+    "staging_bucket=s3://my-bucket",
+]
 
 
 @pytest.mark.parametrize("name", ["gpu4", "legacy-mlengine"])

@@ -25,14 +25,25 @@ def _spec(job_name: str, **channels: DataChannel):
 
 def test_s3_channel_reaches_the_created_job(aws: MotoAws, build_package) -> None:
     aws.client("s3", "us-east-1").create_bucket(Bucket=BUCKET)
-    spec = _spec("mnist-s3", train=DataChannel("train", "s3://datasets/digits/train"),
-                 val=DataChannel("val", "s3://datasets/digits/val", "FastFile", "ShardedByS3Key"))  # fmt: skip
+    spec = _spec(
+        "mnist-s3",
+        train=DataChannel("train", "s3://datasets/digits/train"),
+        val=DataChannel("val", "s3://datasets/digits/val", "FastFile", "ShardedByS3Key"),
+    )
     SageMakerBackend().submit(spec, build_package())
     desc = aws.client("sagemaker", "us-east-1").describe_training_job(TrainingJobName="mnist-s3")
-    got = {c["ChannelName"]: (c["DataSource"]["S3DataSource"]["S3Uri"], c["InputMode"],
-                              c["DataSource"]["S3DataSource"]["S3DataDistributionType"]) for c in desc["InputDataConfig"]}  # fmt: skip
-    assert got == {"train": ("s3://datasets/digits/train", "File", "FullyReplicated"),
-                   "val": ("s3://datasets/digits/val", "FastFile", "ShardedByS3Key")}  # fmt: skip
+    got = {
+        c["ChannelName"]: (
+            c["DataSource"]["S3DataSource"]["S3Uri"],
+            c["InputMode"],
+            c["DataSource"]["S3DataSource"]["S3DataDistributionType"],
+        )
+        for c in desc["InputDataConfig"]
+    }
+    assert got == {
+        "train": ("s3://datasets/digits/train", "File", "FullyReplicated"),
+        "val": ("s3://datasets/digits/val", "FastFile", "ShardedByS3Key"),
+    }
 
 
 def test_local_folder_is_uploaded_once_and_read_as_a_channel(aws: MotoAws, build_package, tmp_path, caplog) -> None:

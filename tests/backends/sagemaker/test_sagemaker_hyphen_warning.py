@@ -16,9 +16,11 @@ machine: {type: ml.c5.xlarge}
 package: {path: src, script: train.py}
 hyperparameters: {epochs: 2, learning-rate: 0.05, batch_size: 16}
 """
-WARNING = ("warning: hyperparameters: 'learning-rate': SageMaker's TensorFlow containers drop SM_HP_LEARNING-RATE "
-           "(their /bin/sh passes no variable whose name has '-'); rename it 'learning_rate', or read SM_HPS or "
-           "the --learning-rate argument")
+WARNING = (
+    "warning: hyperparameters: 'learning-rate': SageMaker's TensorFlow containers drop SM_HP_LEARNING-RATE "
+    "(their /bin/sh passes no variable whose name has '-'); rename it 'learning_rate', or read SM_HPS or "
+    "the --learning-rate argument"
+)
 
 
 def _config(tmp_path, text=CONFIG):
@@ -51,8 +53,17 @@ def test_local_dry_run_under_the_sagemaker_contract_warns_too(tmp_path, capsys):
 
 
 def test_names_a_shell_passes_on_get_no_warning(tmp_path, capsys):
-    assert main(["submit", "--config", str(_config(tmp_path, CONFIG.replace("learning-rate", "learning_rate"))),
-                 "--dry-run"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "submit",
+                "--config",
+                str(_config(tmp_path, CONFIG.replace("learning-rate", "learning_rate"))),
+                "--dry-run",
+            ]
+        )
+        == 0
+    )
     assert _warnings(capsys.readouterr().err) == []
 
 

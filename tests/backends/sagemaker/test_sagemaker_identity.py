@@ -48,8 +48,18 @@ def config(tmp_path, aws: MotoAws):
 
 def test_same_second_submits_with_different_requests_are_two_jobs(config, aws: MotoAws, capsys):
     def submit(machine: str, env: str):
-        return lambda: main(["submit", "--config", str(config), "--detach",
-                             "--set", f"machine.type={machine}", "--set", f"env={{WHO: {env}}}"])  # fmt: skip
+        return lambda: main(
+            [
+                "submit",
+                "--config",
+                str(config),
+                "--detach",
+                "--set",
+                f"machine.type={machine}",
+                "--set",
+                f"env={{WHO: {env}}}",
+            ]
+        )
 
     assert at_once(submit("ml.g4dn.12xlarge", "first"), submit("ml.p3.2xlarge", "second")) == [0, 0]
     err = capsys.readouterr().err
@@ -61,8 +71,10 @@ def test_same_second_submits_with_different_requests_are_two_jobs(config, aws: M
     described = [sm.describe_training_job(TrainingJobName=n) for n in names]
     assert sorted(d["ResourceConfig"]["InstanceType"] for d in described) == ["ml.g4dn.12xlarge", "ml.p3.2xlarge"]
     outputs = {d["OutputDataConfig"]["S3OutputPath"] for d in described}
-    assert len(outputs) == 2 and all(o.endswith(d["TrainingJobName"]) for o, d in zip(sorted(outputs), sorted(
-        described, key=lambda d: d["OutputDataConfig"]["S3OutputPath"])))
+    assert len(outputs) == 2 and all(
+        o.endswith(d["TrainingJobName"])
+        for o, d in zip(sorted(outputs), sorted(described, key=lambda d: d["OutputDataConfig"]["S3OutputPath"]))
+    )
     assert sorted(r.job_id for r in history.recent(100)) == sorted(names)
 
 
@@ -74,8 +86,11 @@ def test_a_different_request_under_a_taken_name_is_an_error_not_an_attach(aws: M
     backend.submit(first, package)
 
     other = dataclasses.replace(first, machine=dataclasses.replace(first.machine, type="ml.p3.2xlarge"))
-    with pytest.raises(UsageError, match=r"a different training job named taken-name already exists in us-east-1 "
-                                         r"\(instance type differ\); not attaching"):  # fmt: skip
+    with pytest.raises(
+        UsageError,
+        match=r"a different training job named taken-name already exists in us-east-1 "
+        r"\(instance type differ\); not attaching",
+    ):
         backend.submit(other, package)
 
     env_only = dataclasses.replace(first, env=MappingProxyType({"TF_CPP_MIN_LOG_LEVEL": "3"}))

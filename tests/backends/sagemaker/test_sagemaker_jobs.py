@@ -59,7 +59,9 @@ def test_stopped_for_max_runtime_says_so() -> None:
 
 
 def test_status_details() -> None:
-    status = to_status(_desc("Completed", "Completed", TrainingTimeInSeconds=100, BillableTimeInSeconds=100), "eu-west-1")
+    status = to_status(
+        _desc("Completed", "Completed", TrainingTimeInSeconds=100, BillableTimeInSeconds=100), "eu-west-1"
+    )
     assert status.job_id == "j" and status.name.endswith("training-job/j")
     assert status.console_url == "https://eu-west-1.console.aws.amazon.com/sagemaker/home?region=eu-west-1#/jobs/j"
     assert status.details == {
@@ -142,8 +144,10 @@ def test_list_jobs_is_limited_and_maps_states(moto_session: MotoAws, monkeypatch
     assert len(jobs) == 2
     everything = SageMakerBackend().list_jobs(region="ap-northeast-1")
     assert {j.job_id: j.state for j in everything} == {
-        "job-0": JobState.SUCCEEDED, "job-1": JobState.FAILED, "job-2": JobState.SUCCEEDED,
-    }  # fmt: skip
+        "job-0": JobState.SUCCEEDED,
+        "job-1": JobState.FAILED,
+        "job-2": JobState.SUCCEEDED,
+    }
 
 
 def test_status_names_the_checkpoint_location_that_submit_resume_continues() -> None:

@@ -51,8 +51,13 @@ def project(tmp_path, aws: MotoAws, monkeypatch):
 def _stalled_submit(project: Path, aws: MotoAws, proxy: StallingProxy) -> subprocess.Popen:
     """A `cloudtrain submit` in a subprocess whose S3 upload is frozen in its first part."""
     env = {**os.environ, "AWS_ENDPOINT_URL_S3": proxy.url, "TMPDIR": str(project / "tmp")}
-    proc = subprocess.Popen([sys.executable, "-m", "cloudtrain", "submit", "--config", str(project / "job.yaml"),
-                             "--detach"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(project / "job.yaml"), "--detach"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while not (proxy.stalled.is_set() and _open_uploads(aws)):
         assert proc.poll() is None, proc.communicate()

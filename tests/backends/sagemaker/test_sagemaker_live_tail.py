@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -53,9 +54,17 @@ class Job:
     """Writes each instance's lines, ``per_second`` a virtual second (``bursts``: second → extra
     lines per instance), for ``seconds``; then marks the job Completed. On its own thread."""
 
-    def __init__(self, aws: MotoAws, clock: AcceleratedClock, name: str, instances: int, seconds: int,
-                 per_second: int = 2, bursts: dict[int, int] | None = None,
-                 before_streams: Callable[[], None] = lambda: None):  # fmt: skip
+    def __init__(
+        self,
+        aws: MotoAws,
+        clock: AcceleratedClock,
+        name: str,
+        instances: int,
+        seconds: int,
+        per_second: int = 2,
+        bursts: dict[int, int] | None = None,
+        before_streams: Callable[[], None] = lambda: None,
+    ):
         self.aws, self.clock, self.name = aws, clock, name
         self.instances, self.seconds, self.per_second = instances, seconds, per_second
         self.bursts = bursts or {}
@@ -221,11 +230,15 @@ def test_calls_while_the_job_runs_do_not_grow_with_the_instance_count(
         tailer = tailer_ref[0]
         mark.update(calls=sum(tailer.phase_calls.values()), verifies=tailer.verifies)
 
-    job = Job(aws, fake_tail.clock, f"calls-{instances}", instances=instances, seconds=40,
-              before_streams=once_reconciled)  # fmt: skip
+    job = Job(
+        aws, fake_tail.clock, f"calls-{instances}", instances=instances, seconds=40, before_streams=once_reconciled
+    )
     clock = job.clock
-    backend = SageMakerBackend(sleep=clock.sleep, clock=clock.time, tailer_options={
-        "wait": clock.wait, "status_seconds": 2.0, "verify_seconds": 4.0, "stall_seconds": 1e9})  # fmt: skip
+    backend = SageMakerBackend(
+        sleep=clock.sleep,
+        clock=clock.time,
+        tailer_options={"wait": clock.wait, "status_seconds": 2.0, "verify_seconds": 4.0, "stall_seconds": 1e9},
+    )
     handle = backend.attach(job.name, region=REGION)
     logs = handle.logs(follow=True)
     tailer_ref.append(handle.tailer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from botocore.awsrequest import AWSResponse
@@ -156,8 +156,12 @@ def test_lines_of_one_round_merge_by_timestamp(aws: MotoAws) -> None:
     writer.write(b, ["b1", "b3"], start_ms=t0 + 10, step_ms=20)
     job = _attach("merge", FakeTime())
     assert [(line.replica, line.message) for line in job.logs()] == [
-        ("algo-1", "a0"), ("algo-2", "b1"), ("algo-1", "a2"), ("algo-2", "b3"), ("algo-1", "a4"),
-    ]  # fmt: skip
+        ("algo-1", "a0"),
+        ("algo-2", "b1"),
+        ("algo-1", "a2"),
+        ("algo-2", "b3"),
+        ("algo-1", "a4"),
+    ]
 
 
 def _throttle_every(client, every: dict[str, int]) -> list[str]:
@@ -202,8 +206,9 @@ def test_throttling_backs_off_and_loses_nothing(aws: MotoAws) -> None:
     fake = FakeTime(step)
     clients = AwsClients("us-east-1")
     throttled = _throttle_every(clients.logs, {"GetLogEvents": 3, "DescribeLogStreams": 2})
-    backend = SageMakerBackend(clients=lambda region: clients, sleep=fake.sleep, clock=fake.clock,
-                               tailer_options={"status_seconds": 0})  # fmt: skip
+    backend = SageMakerBackend(
+        clients=lambda region: clients, sleep=fake.sleep, clock=fake.clock, tailer_options={"status_seconds": 0}
+    )
     job = backend.attach("throttled", region="us-east-1")
     lines = list(job.logs(follow=True))
 
@@ -240,11 +245,17 @@ def test_an_empty_page_with_a_new_token_is_read_on_and_the_same_token_means_the_
     client = boto3.client("logs", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
     base = {"logGroupName": LOG_GROUP, "logStreamName": "j/algo-1-1", "startFromHead": True}
     with Stubber(client) as stub:
-        stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": "j/algo-1-1"}]},
-                          {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "j/"})  # fmt: skip
+        stub.add_response(
+            "describe_log_streams",
+            {"logStreams": [{"logStreamName": "j/algo-1-1"}]},
+            {"logGroupName": LOG_GROUP, "logStreamNamePrefix": "j/"},
+        )
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "f/1"}, base)
-        stub.add_response("get_log_events", {"events": [{"timestamp": 5, "message": "x\n"}], "nextForwardToken": "f/2"},
-                          {**base, "nextToken": "f/1"})  # fmt: skip
+        stub.add_response(
+            "get_log_events",
+            {"events": [{"timestamp": 5, "message": "x\n"}], "nextForwardToken": "f/2"},
+            {**base, "nextToken": "f/1"},
+        )
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "f/2"}, {**base, "nextToken": "f/2"})
         tailer = LogTailer(client, "j", job_done=lambda: True, sleep=lambda s: None)
         assert [(line.replica, line.message) for line in tailer.read()] == [("algo-1", "x")]
@@ -268,13 +279,17 @@ def test_while_following_an_empty_or_full_page_is_read_on_in_the_same_round(firs
     with Stubber(client) as stub:
         stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": "j/algo-1-1"}]}, prefix)
         stub.add_response("get_log_events", {"events": first, "nextForwardToken": "f/1"}, base)
-        stub.add_response("get_log_events", {"events": [{"timestamp": 5, "message": "x\n"}], "nextForwardToken": "f/2"},
-                          {**base, "nextToken": "f/1"})  # fmt: skip
+        stub.add_response(
+            "get_log_events",
+            {"events": [{"timestamp": 5, "message": "x\n"}], "nextForwardToken": "f/2"},
+            {**base, "nextToken": "f/1"},
+        )
         stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": "j/algo-1-1"}]}, prefix)  # final
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "f/2"}, {**base, "nextToken": "f/2"})
         tailer = LogTailer(client, "j", job_done=lambda: next(done), sleep=lambda s: None, status_seconds=0)
-        assert [(line.replica, line.message) for line in tailer.follow()] == [("algo-1", m["message"]) for m in first] + [
-            ("algo-1", "x")]  # fmt: skip
+        assert [(line.replica, line.message) for line in tailer.follow()] == [
+            ("algo-1", m["message"]) for m in first
+        ] + [("algo-1", "x")]
         stub.assert_no_pending_responses()
 
 
@@ -288,24 +303,35 @@ def test_a_restarted_containers_new_stream_is_found_while_the_job_runs() -> None
     first, second = "j/algo-1-100", "j/algo-1-200"
 
     def read(stream: str, token: str | None = None) -> dict:
-        return {"logGroupName": LOG_GROUP, "logStreamName": stream, "startFromHead": True,
-                **({"nextToken": token} if token else {})}  # fmt: skip
+        return {
+            "logGroupName": LOG_GROUP,
+            "logStreamName": stream,
+            "startFromHead": True,
+            **({"nextToken": token} if token else {}),
+        }
 
     done = iter([False, False, True])
     with Stubber(client) as stub:
         stub.add_response("describe_log_streams", {"logStreams": [{"logStreamName": first}]}, prefix)
-        stub.add_response("get_log_events", {"events": [{"timestamp": 1, "message": "before"}], "nextForwardToken": "a/1"},
-                          read(first))  # fmt: skip
+        stub.add_response(
+            "get_log_events",
+            {"events": [{"timestamp": 1, "message": "before"}], "nextForwardToken": "a/1"},
+            read(first),
+        )
         both = {"logStreams": [{"logStreamName": first}, {"logStreamName": second}]}
         stub.add_response("describe_log_streams", both, prefix)  # the second round looks again
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "a/1"}, read(first, "a/1"))
-        stub.add_response("get_log_events", {"events": [{"timestamp": 2, "message": "after restart"}],
-                                             "nextForwardToken": "b/1"}, read(second))  # fmt: skip
+        stub.add_response(
+            "get_log_events",
+            {"events": [{"timestamp": 2, "message": "after restart"}], "nextForwardToken": "b/1"},
+            read(second),
+        )
         stub.add_response("describe_log_streams", both, prefix)  # the final read
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "a/1"}, read(first, "a/1"))
         stub.add_response("get_log_events", {"events": [], "nextForwardToken": "b/1"}, read(second, "b/1"))
-        tailer = LogTailer(client, "j", job_done=lambda: next(done), sleep=lambda s: None, status_seconds=0,
-                           rediscover_seconds=0)  # fmt: skip
+        tailer = LogTailer(
+            client, "j", job_done=lambda: next(done), sleep=lambda s: None, status_seconds=0, rediscover_seconds=0
+        )
         assert [line.message for line in tailer.follow()] == ["before", "after restart"]
         stub.assert_no_pending_responses()
 
@@ -321,7 +347,9 @@ def test_a_failed_job_ends_the_logs_with_its_reason_and_exit_code(aws: MotoAws) 
     def step(_s: float) -> None:
         k = next(rounds)
         if k == 0:
-            writer.write(stream, ["Traceback (most recent call last):", "ValueError: bad batch size"], start_ms=_now_ms())
+            writer.write(
+                stream, ["Traceback (most recent call last):", "ValueError: bad batch size"], start_ms=_now_ms()
+            )
         if k == 1:
             aws.set_job("us-east-1", "boom", "Failed", "Failed", failure_reason=reason)
 
@@ -373,7 +401,9 @@ def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_i
     proxy.schedule(answer(t0 + 10, t0 + 20, **UNAVAILABLE), refuse(t0 + 30, t0 + 45))
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", proxy.url)
     notes: list[str] = []
-    backend = SageMakerBackend(sleep=fake.sleep, clock=fake.clock, tailer_options={"status_seconds": 0, "notify": notes.append})
+    backend = SageMakerBackend(
+        sleep=fake.sleep, clock=fake.clock, tailer_options={"status_seconds": 0, "notify": notes.append}
+    )
     with proxy:
         job = backend.attach("flaky", region="us-east-1")
         lines = list(job.logs(follow=True))

@@ -25,10 +25,15 @@ def _tar(*names: str) -> bytes:
 
 
 def _status():
-    return to_status({
-        "TrainingJobName": "j", "TrainingJobStatus": "Completed", "SecondaryStatus": "Completed",
-        "ModelArtifacts": {"S3ModelArtifacts": MODEL},
-    }, "us-east-1")  # fmt: skip
+    return to_status(
+        {
+            "TrainingJobName": "j",
+            "TrainingJobStatus": "Completed",
+            "SecondaryStatus": "Completed",
+            "ModelArtifacts": {"S3ModelArtifacts": MODEL},
+        },
+        "us-east-1",
+    )
 
 
 @pytest.fixture

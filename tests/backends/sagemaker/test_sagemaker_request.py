@@ -13,11 +13,11 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from tests.backends.sagemaker.conftest import fake_package, make_spec
 
 from cloudtrain.backends.sagemaker import BACKEND, request
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import DataChannel, ResumeSpec
+from tests.backends.sagemaker.conftest import fake_package, make_spec
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -34,7 +34,9 @@ def _golden(name: str, params: dict[str, Any]) -> None:
 def _input_shape():
     import botocore.session
 
-    return botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob").input_shape
+    return (
+        botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob").input_shape
+    )
 
 
 def _fullmatch(pattern: str, value: str) -> bool:
@@ -88,20 +90,27 @@ SPECS = {
         args=(),
     ),
     "channels": make_spec(
-        channels=MappingProxyType({
-            "train": DataChannel("train", "s3://datasets/digits/train"),
-            "validation": DataChannel("validation", "s3://datasets/digits/val/", "FastFile", "ShardedByS3Key"),
-            "extra": DataChannel("extra", "/home/me/extra", uri="s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"),
-        }),
+        channels=MappingProxyType(
+            {
+                "train": DataChannel("train", "s3://datasets/digits/train"),
+                "validation": DataChannel("validation", "s3://datasets/digits/val/", "FastFile", "ShardedByS3Key"),
+                "extra": DataChannel(
+                    "extra", "/home/me/extra", uri="s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"
+                ),
+            }
+        ),
     ),
     # secrets: the references in Environment, never a value; the launcher reads them at each start.
-    "secrets": make_spec(secrets=MappingProxyType({
-        "DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"})),
+    "secrets": make_spec(
+        secrets=MappingProxyType({"DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"})
+    ),
     # a script job with secrets: the launcher is the sagemaker_program, the script in sagemaker_cloudtrain_script.
-    "secrets-script": make_spec(secrets=MappingProxyType({
-        "DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"}),
-        package=make_spec().package.__class__(path=Path("/src"), module="", requirements=(), name=None, version=None,
-                                              script="train.py")),
+    "secrets-script": make_spec(
+        secrets=MappingProxyType({"DB_PASSWORD": "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"}),
+        package=make_spec().package.__class__(
+            path=Path("/src"), module="", requirements=(), name=None, version=None, script="train.py"
+        ),
+    ),
     # submit --resume: SageMaker copies the continued job's checkpoints to /opt/ml/checkpoints at start.
     "spot-resume": make_spec(spot=True, resume=ResumeSpec("old-job", "s3://cloudtrain-staging/old-job/checkpoints")),
 }
@@ -195,11 +204,17 @@ def test_channels_become_s3_prefix_input_channels() -> None:
     channels = BACKEND.render(SPECS["channels"], fake_package())["InputDataConfig"]
     assert [c["ChannelName"] for c in channels] == ["train", "validation", "extra"]
     sources = [c["DataSource"]["S3DataSource"] for c in channels]
-    assert [s["S3Uri"] for s in sources] == ["s3://datasets/digits/train", "s3://datasets/digits/val/",
-                                             "s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/"]
+    assert [s["S3Uri"] for s in sources] == [
+        "s3://datasets/digits/train",
+        "s3://datasets/digits/val/",
+        "s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/",
+    ]
     assert {s["S3DataType"] for s in sources} == {"S3Prefix"}
     assert [(c["InputMode"], s["S3DataDistributionType"]) for c, s in zip(channels, sources)] == [
-        ("File", "FullyReplicated"), ("FastFile", "ShardedByS3Key"), ("File", "FullyReplicated")]
+        ("File", "FullyReplicated"),
+        ("FastFile", "ShardedByS3Key"),
+        ("File", "FullyReplicated"),
+    ]
     assert "InputDataConfig" not in BACKEND.render(make_spec(), fake_package())
 
 

@@ -89,8 +89,9 @@ CONTAINER_MAIN = textwrap.dedent(
 )
 
 
-def _run_in_container(python: Path, sourcedir: Path, hyperparameters: dict, tmp_path: Path,
-                      extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:  # fmt: skip
+def _run_in_container(
+    python: Path, sourcedir: Path, hyperparameters: dict, tmp_path: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     base = tmp_path / "opt" / "ml"
     config = base / "input" / "config"
     config.mkdir(parents=True)
@@ -119,8 +120,9 @@ def test_the_container_toolkit_runs_the_module_from_the_installed_sdist(
 ) -> None:
     package = build_package(name="probe_trainer")
     spec = make_spec(
-        package=PackageSpec(path=Path("/src/probe_trainer"), module="probe_trainer.task", requirements=(), name=None,
-                            version="0.1"),  # fmt: skip
+        package=PackageSpec(
+            path=Path("/src/probe_trainer"), module="probe_trainer.task", requirements=(), name=None, version="0.1"
+        ),
         args=("--data", "s3://bucket/mnist data"),
     )
     spec = dataclasses.replace(spec, hyperparameters={**spec.hyperparameters, "exit_code": 3})
@@ -131,8 +133,8 @@ def test_the_container_toolkit_runs_the_module_from_the_installed_sdist(
     out = result.stdout + result.stderr
 
     assert "Successfully installed probe-trainer-0.1" in out or "Successfully installed probe_trainer-0.1" in out, out
-    argv = json.loads(next(line for line in out.splitlines() if line.startswith("task argv "))[len("task argv "):])
+    argv = json.loads(next(line for line in out.splitlines() if line.startswith("task argv "))[len("task argv ") :])
     assert argv == list(spec.module_args()), out
-    task_file = next(line for line in out.splitlines() if line.startswith("task file "))[len("task file "):]
+    task_file = next(line for line in out.splitlines() if line.startswith("task file "))[len("task file ") :]
     assert task_file.startswith(str(tmp_path / "image")) and "site-packages" in task_file, out
     assert "USER SCRIPT FAILED 3" in out and result.returncode == 3, out

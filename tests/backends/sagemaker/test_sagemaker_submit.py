@@ -94,7 +94,9 @@ def test_job_region_is_used_even_when_the_default_region_differs(aws: MotoAws, b
     spec = make_spec(region="eu-west-1")
     job = SageMakerBackend().submit(spec, build_package())
 
-    assert [j["TrainingJobName"] for j in aws.client("sagemaker", "eu-west-1").list_training_jobs()["TrainingJobSummaries"]] == [spec.job_name]
+    assert [
+        j["TrainingJobName"] for j in aws.client("sagemaker", "eu-west-1").list_training_jobs()["TrainingJobSummaries"]
+    ] == [spec.job_name]
     assert aws.client("sagemaker", "us-east-1").list_training_jobs()["TrainingJobSummaries"] == []
     assert job.status().details["region"] == "eu-west-1"
     assert SageMakerBackend().attach(spec.job_name, region="eu-west-1").status().job_id == spec.job_name
@@ -148,7 +150,9 @@ def test_a_request_the_service_refuses_is_one_line(aws: MotoAws, build_package) 
         def refuse(**kwargs):
             from botocore.exceptions import ClientError
 
-            raise ClientError({"Error": {"Code": "ValidationException", "Message": "bad instance"}}, "CreateTrainingJob")
+            raise ClientError(
+                {"Error": {"Code": "ValidationException", "Message": "bad instance"}}, "CreateTrainingJob"
+            )
 
         made.sagemaker.meta.events.register("before-call.sagemaker.CreateTrainingJob", refuse)
         return made

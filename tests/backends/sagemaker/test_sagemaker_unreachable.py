@@ -29,7 +29,7 @@ package: {path: trainer}
 
 
 class _Unavailable(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 — http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         body = json.dumps({"__type": "ServiceUnavailable", "message": "fake: try later"}).encode()
         self.send_response(503)

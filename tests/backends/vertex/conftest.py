@@ -41,7 +41,9 @@ def make_spec(**changes) -> JobSpec:
             price_date="2024-05-01",
         ),
         replica_count=2,
-        package=PackageSpec(path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"),
+        package=PackageSpec(
+            path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"
+        ),
         args=("--epochs=10",),
         hyperparameters=MappingProxyType({"learning_rate": 0.001, "mixed_precision": True}),
         image_uri="us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
@@ -67,8 +69,14 @@ def make_package(tmp_path: Path, content: bytes = b"not really a tarball\n" * 10
     path = tmp_path / f"trainer-0.1-{sha[:12]}.tar.gz"
     path.write_bytes(content)
     return BuiltPackage(
-        path=path, sha256=sha, size=len(content), name="trainer", version="0.1",
-        filename=path.name, files=(), warnings=(),
+        path=path,
+        sha256=sha,
+        size=len(content),
+        name="trainer",
+        version="0.1",
+        filename=path.name,
+        files=(),
+        warnings=(),
     )
 
 

@@ -37,12 +37,15 @@ def two_replica_job(jobs, logging_fake, t0: float) -> dict[str, list[str]]:
     jobs.scripts.append(Script(timeline=[(0, "PENDING"), (30, "RUNNING"), (150, "SUCCEEDED")]))
     return {
         R0: write_lines(logging_fake, FIRST_JOB, R0, start=t0 + 31, end=t0 + 140, every=0.5, seed=1),
-        R1: write_lines(logging_fake, FIRST_JOB, R1, start=t0 + 31.3, end=t0 + 118, every=0.7,
-                        flush_every=10, delay=20, seed=2),
+        R1: write_lines(
+            logging_fake, FIRST_JOB, R1, start=t0 + 31.3, end=t0 + 118, every=0.7, flush_every=10, delay=20, seed=2
+        ),
     }
 
 
-def test_two_replicas_late_and_out_of_order_every_line_once_in_order(backend, jobs, logging_fake, gcs, spec, package, clock):
+def test_two_replicas_late_and_out_of_order_every_line_once_in_order(
+    backend, jobs, logging_fake, gcs, spec, package, clock
+):
     expected = two_replica_job(jobs, logging_fake, clock.time())
     handle = backend.submit(spec, package)
     assert handle.job_id == FIRST_JOB
@@ -224,7 +227,9 @@ def test_unwritable_bucket_is_one_line(package):
             raise exceptions.NotFound("no such object")
 
         def upload_from_file(self, *args, **kwargs):
-            raise exceptions.Forbidden("POST https://storage.googleapis.com/upload: 403 caller lacks storage.objects.create")
+            raise exceptions.Forbidden(
+                "POST https://storage.googleapis.com/upload: 403 caller lacks storage.objects.create"
+            )
 
     class Bucket:
         def exists(self):
@@ -248,8 +253,9 @@ def test_resume_writes_under_the_continued_jobs_base_output_dir(backend, jobs, g
     from cloudtrain.app.prepare import resumed
 
     first = backend.submit(spec, package)
-    later = resumed(make_spec(job_name="demo-20240501-130000", output_dir=spec.output_dir + "-other"), backend,
-                    first.job_id)  # fmt: skip
+    later = resumed(
+        make_spec(job_name="demo-20240501-130000", output_dir=spec.output_dir + "-other"), backend, first.job_id
+    )
     assert later.resume.checkpoint_dir == spec.output_dir.rstrip("/") + "/checkpoints"
     second = backend.submit(later, package)
     assert jobs.jobs[second.job_id].job_spec.base_output_directory.output_uri_prefix == spec.output_dir
@@ -262,7 +268,10 @@ def test_a_container_job_uploads_nothing_and_sends_its_container_spec(backend, j
     handle = backend.submit(spec, None)
     sent = jobs.jobs[handle.job_id]
     pool = type(sent).pb(sent).job_spec.worker_pool_specs[0]
-    assert pool.container_spec.image_uri == "gcr.io/p/t:1" and list(pool.container_spec.command) == ["python", "train.py"]
+    assert pool.container_spec.image_uri == "gcr.io/p/t:1" and list(pool.container_spec.command) == [
+        "python",
+        "train.py",
+    ]
     assert not pool.HasField("python_package_spec")
     assert list(gcs.bucket("my-bucket").list_blobs()) == []
 

@@ -28,8 +28,7 @@ def test_lateness_bench_tiny(tmp_path):
     from bench import vertex_late_bench as bench
 
     out = tmp_path / "late.json"
-    assert bench.main(["--replicas", "3", "--minutes", "3", "--repeats", "1", "--speed", "60",
-                       "--json", str(out)]) == 0
+    assert bench.main(["--replicas", "3", "--minutes", "3", "--repeats", "1", "--speed", "60", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     runs = {r["follower"]: r for r in data["runs"]}
     assert set(runs) == set(bench.FOLLOWERS)

@@ -25,16 +25,36 @@ def folder(tmp_path, backend, gcs, monkeypatch):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "task.py").write_text("print('hi')\n")
-    (tmp_path / "config_gpu4.yaml").write_text("trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n")
+    (tmp_path / "config_gpu4.yaml").write_text(
+        "trainingInput:\n  scaleTier: BASIC\n  master_type: complex_model_m_gpu\n"
+    )
     monkeypatch.setenv("CLOUDSDK_CORE_PROJECT", "my-project")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
 def command(*extra):
-    return ["ml-engine", "jobs", "submit", "training", "mgpu_32", "--job-dir", JOB_DIR + "/", "--runtime-version",
-            "1.10", "--module-name", "trainer.task", "--package-path", "./trainer/", "--region", "us-central1",
-            "--scale-tier", "CUSTOM", "--config=./config_gpu4.yaml", *extra]  # fmt: skip
+    return [
+        "ml-engine",
+        "jobs",
+        "submit",
+        "training",
+        "mgpu_32",
+        "--job-dir",
+        JOB_DIR + "/",
+        "--runtime-version",
+        "1.10",
+        "--module-name",
+        "trainer.task",
+        "--package-path",
+        "./trainer/",
+        "--region",
+        "us-central1",
+        "--scale-tier",
+        "CUSTOM",
+        "--config=./config_gpu4.yaml",
+        *extra,
+    ]
 
 
 def test_without_stream_logs_returns_once_created_and_stages_under_the_job_dir(folder, jobs, gcs, capsys):
@@ -61,15 +81,41 @@ def test_stream_logs_follows_and_exits_with_the_job(folder, jobs, logging_fake, 
 
 def test_custom_jobs_create_returns_once_created(folder, jobs, capsys):
     jobs.scripts.append(Script(timeline=[(0, "RUNNING"), (3600, "SUCCEEDED")]))
-    code = main(["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "my job",
-                 "--worker-pool-spec", "machine-type=n1-standard-8,replica-count=1,executor-image-uri="
-                 "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest,python-module=trainer.task,"
-                 "local-package-path=./trainer", "--set", "staging_bucket=gs://my-bucket"])  # fmt: skip
+    code = main(
+        [
+            "ai",
+            "custom-jobs",
+            "create",
+            "--region",
+            "us-central1",
+            "--display-name",
+            "my job",
+            "--worker-pool-spec",
+            "machine-type=n1-standard-8,replica-count=1,executor-image-uri="
+            "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest,python-module=trainer.task,"
+            "local-package-path=./trainer",
+            "--set",
+            "staging_bucket=gs://my-bucket",
+        ]
+    )
     err = capsys.readouterr().err  # the name rule: letters, digits, _ and -, one line naming the flag
     assert code == 2 and err.startswith("error: --display-name: name: received 'my job'") and not jobs.jobs
-    code = main(["ai", "custom-jobs", "create", "--region", "us-central1", "--display-name", "my_job",
-                 "--worker-pool-spec", "machine-type=n1-standard-8,replica-count=1,executor-image-uri="
-                 "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest,python-module=trainer.task,"
-                 "local-package-path=./trainer", "--set", "staging_bucket=gs://my-bucket"])  # fmt: skip
+    code = main(
+        [
+            "ai",
+            "custom-jobs",
+            "create",
+            "--region",
+            "us-central1",
+            "--display-name",
+            "my_job",
+            "--worker-pool-spec",
+            "machine-type=n1-standard-8,replica-count=1,executor-image-uri="
+            "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest,python-module=trainer.task,"
+            "local-package-path=./trainer",
+            "--set",
+            "staging_bucket=gs://my-bucket",
+        ]
+    )
     assert code == 0 and jobs.jobs[JOB].display_name == "my_job"
     assert "get" not in jobs.calls[jobs.calls.index("create") + 2 :]  # no following after the first status

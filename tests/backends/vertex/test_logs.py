@@ -65,8 +65,16 @@ def clock():
 
 def tailer(log, clock, status, notes: list[str] | None = None, **policy) -> LogTailer:
     notify = notes.append if notes is not None else (lambda message: None)
-    return LogTailer(log, "1", start=ts(T0), job_status=status, policy=TailPolicy(**policy), clock=clock.time,
-                     sleep=clock.sleep, notify=notify)  # fmt: skip
+    return LogTailer(
+        log,
+        "1",
+        start=ts(T0),
+        job_status=status,
+        policy=TailPolicy(**policy),
+        clock=clock.time,
+        sleep=clock.sleep,
+        notify=notify,
+    )
 
 
 def test_filter_reads_by_receive_time():
@@ -181,10 +189,14 @@ def test_an_outage_prints_one_line_lost_one_back_and_loses_nothing(clock):
         lines.append(line.message)
         if len(lines) == 50:  # about 40 s of refused connections and 503s
             log.faults = [exceptions.ServiceUnavailable("503 connection refused")] * 5 + [
-                exceptions.InternalServerError("500"), exceptions.DeadlineExceeded("slow")]
+                exceptions.InternalServerError("500"),
+                exceptions.DeadlineExceeded("slow"),
+            ]
     assert lines == [f"o{i}" for i in range(200)]  # every line once, in order
     assert [n.split(" (")[0].split(" after")[0] for n in notes] == [
-        "lost the connection to Cloud Logging", "connection to Cloud Logging is back"]
+        "lost the connection to Cloud Logging",
+        "connection to Cloud Logging is back",
+    ]
 
 
 def test_an_outage_longer_than_the_job_could_run_ends_with_exit_3(clock):
@@ -230,8 +242,6 @@ def test_read_all_is_one_pass(clock):
     assert t.requests == 3  # pages of 1000
 
 
-
-
 def test_a_read_of_many_pages_does_not_hold_the_live_tail_back():
     """While the read budget refills between the pages of a ground-truth read, the live tail's
     lines are shown, not held until the read ends (60 replicas: 3 pages or more per read)."""
@@ -243,8 +253,15 @@ def test_a_read_of_many_pages_does_not_hold_the_live_tail_back():
     log = MemoryLog(clock)
     for i in range(6):
         log.add("workerpool0-0", f"old {i}", at=T0 - 10 + i)
-    tailer = LogTailer(log, "1", start=ts(T0 - 60), job_status=timeline(clock, (0, JobState.RUNNING)),
-                       policy=TailPolicy(page_size=2, burst=1), clock=clock.time, sleep=clock.sleep)  # fmt: skip
+    tailer = LogTailer(
+        log,
+        "1",
+        start=ts(T0 - 60),
+        job_status=timeline(clock, (0, JobState.RUNNING)),
+        policy=TailPolicy(page_size=2, burst=1),
+        clock=clock.time,
+        sleep=clock.sleep,
+    )
 
     class LiveTail:  # a live TailLogEntries with one response waiting
         state = "live"

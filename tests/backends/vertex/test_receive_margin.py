@@ -21,8 +21,9 @@ pytestmark = pytest.mark.server
 SKEW_S = 20.0  # frontend B's clock runs this far behind frontend A's: inside the 30 s margin
 
 
-def test_an_entry_stamped_by_a_slow_frontend_clock_is_printed_once(backend, monkeypatch, jobs, logging_fake, clock,
-                                                                    capsys):  # fmt: skip
+def test_an_entry_stamped_by_a_slow_frontend_clock_is_printed_once(
+    backend, monkeypatch, jobs, logging_fake, clock, capsys
+):
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
     t0 = clock.time()
     job = jobs.start(Script(timeline=[(0, "RUNNING"), (200, "SUCCEEDED")]))
@@ -31,11 +32,13 @@ def test_an_entry_stamped_by_a_slow_frontend_clock_is_printed_once(backend, monk
     skewed = {}
     for j in range(15):  # frontend B: arrives a second after it was written, stamped SKEW_S in the past
         arrives = 11 + 10 * j  # seconds after t0
-        logging_fake.add(job, "workerpool0-1", f"b{j}", at=t0 + arrives - 1, readable=t0 + arrives,
-                         received=t0 + arrives - SKEW_S)  # fmt: skip
+        logging_fake.add(
+            job, "workerpool0-1", f"b{j}", at=t0 + arrives - 1, readable=t0 + arrives, received=t0 + arrives - SKEW_S
+        )
         skewed[f"b{j}"] = arrives
-    code = main(["logs", job, "--follow", "-o", "json", "--backend", "vertex", "--region", "us-central1",
-                 "--project", "p"])  # fmt: skip
+    code = main(
+        ["logs", job, "--follow", "-o", "json", "--backend", "vertex", "--region", "us-central1", "--project", "p"]
+    )
     assert code == 0
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     messages = [p["message"] for p in printed]
@@ -47,8 +50,9 @@ def test_an_entry_stamped_by_a_slow_frontend_clock_is_printed_once(backend, monk
         assert any(m.startswith("a") and int(m[1:]) + 2 > arrives - SKEW_S for m in before), name
 
 
-def test_an_entry_received_15_minutes_after_it_was_written_is_printed_once(backend, monkeypatch, jobs, logging_fake,
-                                                                           clock, capsys):  # fmt: skip
+def test_an_entry_received_15_minutes_after_it_was_written_is_printed_once(
+    backend, monkeypatch, jobs, logging_fake, clock, capsys
+):
     """Remembered by its receive time, not its own timestamp: forgotten by timestamp (older than
     the 10-minute forget window at once), the next read would print it again."""
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
@@ -57,8 +61,9 @@ def test_an_entry_received_15_minutes_after_it_was_written_is_printed_once(backe
     for i in range(110):
         logging_fake.add(job, "workerpool0-0", f"a{i}", at=t0 + 2 + 10 * i)
     logging_fake.add(job, "workerpool0-1", "written at 100 s, received at 1000 s", at=t0 + 100, readable=t0 + 1000)
-    code = main(["logs", job, "--follow", "-o", "json", "--backend", "vertex", "--region", "us-central1",
-                 "--project", "p"])  # fmt: skip
+    code = main(
+        ["logs", job, "--follow", "-o", "json", "--backend", "vertex", "--region", "us-central1", "--project", "p"]
+    )
     assert code == 0
     messages = [json.loads(line)["message"] for line in capsys.readouterr().out.splitlines()]
     assert messages.count("written at 100 s, received at 1000 s") == 1

@@ -27,8 +27,14 @@ SPECS = {
     "spot_cpu_1": dict(
         replica_count=1,
         machine=make_spec().machine.__class__(
-            type="n1-standard-8", accelerator=None, accelerator_count=0, gpu_model=None, disk_gb=200,
-            price_per_hour=0.38, price_region="us-central1", price_date="2024-05-01",
+            type="n1-standard-8",
+            accelerator=None,
+            accelerator_count=0,
+            gpu_model=None,
+            disk_gb=200,
+            price_per_hour=0.38,
+            price_region="us-central1",
+            price_date="2024-05-01",
         ),
         image_uri="us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-17.py310:latest",
         spot=True,
@@ -48,11 +54,17 @@ SPECS = {
         },
     ),
     # secrets: python -m cloudtrain_secrets reads the references and runs the module; no value in the request.
-    "secrets": dict(secrets={"HF_TOKEN": "gcp:projects/my-project/secrets/hf-token/versions/latest",
-                             "WANDB_API_KEY": "gcp:projects/my-project/secrets/wandb/versions/3"}),
+    "secrets": dict(
+        secrets={
+            "HF_TOKEN": "gcp:projects/my-project/secrets/hf-token/versions/latest",
+            "WANDB_API_KEY": "gcp:projects/my-project/secrets/wandb/versions/3",
+        }
+    ),
     # submit --resume: the new job writes under the base output directory of the job it continues.
-    "resume": dict(spot=True, resume=ResumeSpec("1234567890", "gs://my-bucket/out/old-job/checkpoints",
-                                                "gs://my-bucket/out/old-job")),
+    "resume": dict(
+        spot=True,
+        resume=ResumeSpec("1234567890", "gs://my-bucket/out/old-job/checkpoints", "gs://my-bucket/out/old-job"),
+    ),
 }
 
 

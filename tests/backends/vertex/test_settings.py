@@ -16,16 +16,24 @@ def test_default_endpoints_are_regional_and_global():
 
 @pytest.mark.parametrize(
     "address, local",
-    [("127.0.0.1:8080", True), ("localhost:9", True), ("[::1]:50051", True), ("localhost", True),
-     ("us-central1-aiplatform.googleapis.com", False), ("10.0.0.5:443", False)],
+    [
+        ("127.0.0.1:8080", True),
+        ("localhost:9", True),
+        ("[::1]:50051", True),
+        ("localhost", True),
+        ("us-central1-aiplatform.googleapis.com", False),
+        ("10.0.0.5:443", False),
+    ],
 )
 def test_only_loopback_endpoints_are_plain_text(address, local):
     assert settings.Endpoint(address).local is local
 
 
 def test_endpoints_are_overridable_with_region_placeholder():
-    env = {settings.VERTEX_ENDPOINT_ENV: "{region}-aiplatform.p.googleapis.com:443",
-           settings.LOGGING_ENDPOINT_ENV: "127.0.0.1:7000"}
+    env = {
+        settings.VERTEX_ENDPOINT_ENV: "{region}-aiplatform.p.googleapis.com:443",
+        settings.LOGGING_ENDPOINT_ENV: "127.0.0.1:7000",
+    }
     assert settings.vertex_endpoint("asia-east1", env).address == "asia-east1-aiplatform.p.googleapis.com:443"
     assert settings.logging_endpoint(env).local
 

@@ -37,8 +37,14 @@ def world(monkeypatch):
     jobs, logging = FakeJobService(clock), FakeLogging(clock)
     monkeypatch.setenv("CLOUDTRAIN_VERTEX_ENDPOINT", jobs.address)
     monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", logging.address)
-    backend = VertexBackend(clock=clock.time, sleep=clock.sleep, wait=clock.wait, policy=TailPolicy(),
-                            backoff=api_backoff(sleep=clock.sleep), echo=lambda line: None)  # fmt: skip
+    backend = VertexBackend(
+        clock=clock.time,
+        sleep=clock.sleep,
+        wait=clock.wait,
+        policy=TailPolicy(),
+        backoff=api_backoff(sleep=clock.sleep),
+        echo=lambda line: None,
+    )
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
     yield clock, jobs, logging
     jobs.stop()
@@ -69,21 +75,49 @@ def test_ten_minutes_late_out_of_order_duplicates_and_a_suppression_gap(world, c
     replicas = ["workerpool0-0"] + [f"workerpool1-{i}" for i in range(count - 1)]
     written: dict[str, list[str]] = {}
     for r, replica in enumerate(replicas):
-        written[replica] = write_lines(logging, job, replica, start=t0 + 10 + r * 0.01, end=t0 + 120, every=EVERY,
-                                       flush_every=FLUSH, seed=r, lateness=_lateness if r % 2 else None)  # fmt: skip
+        written[replica] = write_lines(
+            logging,
+            job,
+            replica,
+            start=t0 + 10 + r * 0.01,
+            end=t0 + 120,
+            every=EVERY,
+            flush_every=FLUSH,
+            seed=r,
+            lateness=_lateness if r % 2 else None,
+        )
     rng = random.Random(1)
     for readable, entry in rng.sample(logging.entries, 40):  # delivered a second time, later
         message = (entry.text_payload or entry.json_payload["message"]).rstrip("\n")
-        logging.add(job, entry.labels["ml.googleapis.com/task_name"], message, at=entry.timestamp.timestamp(),
-                    readable=readable + rng.uniform(1, 90), insert_id=entry.insert_id)  # fmt: skip
+        logging.add(
+            job,
+            entry.labels["ml.googleapis.com/task_name"],
+            message,
+            at=entry.timestamp.timestamp(),
+            readable=readable + rng.uniform(1, 90),
+            insert_id=entry.insert_id,
+        )
     logging.suppress_next = 25  # the tail drops the next 25 entries it would send
     end = t0 + 125
     latest = max(readable for readable, _ in logging.entries)
     assert latest - end > 9 * 60  # some lines arrive nine minutes after the job ended
     drain = math.ceil(latest - end) + 30
 
-    code = main(["logs", job, "--follow", "--drain", f"{drain}s", "--backend", "vertex", "--region", "us-central1",
-                 "--project", "p"])  # fmt: skip
+    code = main(
+        [
+            "logs",
+            job,
+            "--follow",
+            "--drain",
+            f"{drain}s",
+            "--backend",
+            "vertex",
+            "--region",
+            "us-central1",
+            "--project",
+            "p",
+        ]
+    )
     captured = capsys.readouterr()
     rows = _printed(captured.out)
 
@@ -99,8 +133,12 @@ def test_ten_minutes_late_out_of_order_duplicates_and_a_suppression_gap(world, c
     for row in rows:
         by_replica[row["replica"]].append(row)
     suppressed = set(logging.suppressed_messages)
-    held = {m for readable, e in logging.entries for m in [_message(e)]
-            if readable - (math.ceil(e.timestamp.timestamp() / FLUSH) * FLUSH + 2.0) > 1}  # fmt: skip
+    held = {
+        m
+        for readable, e in logging.entries
+        for m in [_message(e)]
+        if readable - (math.ceil(e.timestamp.timestamp() / FLUSH) * FLUSH + 2.0) > 1
+    }
     opened = logging.tail_opened[0] if logging.tail_opened else float("inf")
     held |= {_message(e) for readable, e in logging.entries if readable <= opened + 2}  # before the tail was there
     for replica, got in by_replica.items():
@@ -112,7 +150,9 @@ def test_ten_minutes_late_out_of_order_duplicates_and_a_suppression_gap(world, c
             if row["late"]:
                 assert row["message"] in held | suppressed, row  # only lines that truly arrived late
             if row["message"] not in suppressed:
-                batches[math.ceil((t0 + 10 + replicas.index(replica) * 0.01 + row["n"] * EVERY) / FLUSH)].append(row["n"])
+                batches[math.ceil((t0 + 10 + replicas.index(replica) * 0.01 + row["n"] * EVERY) / FLUSH)].append(
+                    row["n"]
+                )
         for ns in batches.values():
             assert ns == sorted(ns)  # lines that arrived together: in timestamp order
 

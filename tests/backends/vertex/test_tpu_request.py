@@ -24,17 +24,38 @@ _IMAGE = "cloud.google.com/vertex-ai/docs/training/pre-built-containers (TensorF
 TPU_IMAGE = "us-docker.pkg.dev/vertex-ai/training/tf-tpu.2-15.cp310:latest"
 
 CASES = {
-    "v5e_4t": (MachineSpec(type="ct5lp-hightpu-4t", accelerator="TPU_V5_LITEPOD", accelerator_count=4, gpu_model=None,
-                           disk_gb=100, price_per_hour=5.52, price_region="us-central1", price_date="2025-01",
-                           tpu_cores=4, tpu_topology="2x2"),
-               f"{_CONFIGURE_COMPUTE}: machineSpec {{machineType: ct5lp-hightpu-4t, tpuTopology: 2x2}}; "
-               f"image: {_IMAGE}"),
-    "v3_8": (MachineSpec(type="cloud-tpu", accelerator="TPU_V3", accelerator_count=8, gpu_model=None, disk_gb=100,
-                         price_per_hour=9.2, price_region="us-central1", price_date="2025-01", tpu_cores=8),
-             f"{_CONFIGURE_COMPUTE}: machineSpec "
-             "{machineType: cloud-tpu, acceleratorType: TPU_V3, acceleratorCount: 8}; "
-             f"image: {_IMAGE}"),
-}  # fmt: skip
+    "v5e_4t": (
+        MachineSpec(
+            type="ct5lp-hightpu-4t",
+            accelerator="TPU_V5_LITEPOD",
+            accelerator_count=4,
+            gpu_model=None,
+            disk_gb=100,
+            price_per_hour=5.52,
+            price_region="us-central1",
+            price_date="2025-01",
+            tpu_cores=4,
+            tpu_topology="2x2",
+        ),
+        f"{_CONFIGURE_COMPUTE}: machineSpec {{machineType: ct5lp-hightpu-4t, tpuTopology: 2x2}}; image: {_IMAGE}",
+    ),
+    "v3_8": (
+        MachineSpec(
+            type="cloud-tpu",
+            accelerator="TPU_V3",
+            accelerator_count=8,
+            gpu_model=None,
+            disk_gb=100,
+            price_per_hour=9.2,
+            price_region="us-central1",
+            price_date="2025-01",
+            tpu_cores=8,
+        ),
+        f"{_CONFIGURE_COMPUTE}: machineSpec "
+        "{machineType: cloud-tpu, acceleratorType: TPU_V3, acceleratorCount: 8}; "
+        f"image: {_IMAGE}",
+    ),
+}
 
 
 def _render(name, package):
@@ -83,6 +104,11 @@ def test_a_script_job_on_a_tpu_vm_is_told_it_has_no_gpu(package):
     from cloudtrain.backends.vertex import request as vertex_request
 
     machine, _ = CASES["v3_8"]
-    spec = make_spec(machine=machine, replica_count=1, package=make_spec().package.__class__(
-        path=Path("/src"), module="trainer.task", requirements=(), name=None, version="0.1", script="train.py"))
+    spec = make_spec(
+        machine=machine,
+        replica_count=1,
+        package=make_spec().package.__class__(
+            path=Path("/src"), module="trainer.task", requirements=(), name=None, version="0.1", script="train.py"
+        ),
+    )
     assert vertex_request.script_env(spec) == {"SM_NUM_GPUS": "0"}

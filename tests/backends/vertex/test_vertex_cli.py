@@ -75,7 +75,9 @@ def test_failed_job_prints_its_error_and_exits_one(config, jobs, capsys):
     assert code == 1 and err.strip().splitlines()[-1] == f"error: job {JOB} ended FAILED: exit status 1: OOM"
 
 
-def test_ctrl_c_detaches_leaves_the_job_running_and_reattach_follows_it(config, backend, jobs, logging_fake, clock, capsys):
+def test_ctrl_c_detaches_leaves_the_job_running_and_reattach_follows_it(
+    config, backend, jobs, logging_fake, clock, capsys
+):
     jobs.scripts.append(Script(timeline=[(0, "RUNNING"), (120, "SUCCEEDED")]))
     logging_fake.add(JOB, "workerpool0-0", "after reattach", at=clock.time() + 30)
     interrupt_after(backend, 2)
@@ -83,7 +85,9 @@ def test_ctrl_c_detaches_leaves_the_job_running_and_reattach_follows_it(config, 
     out = capsys.readouterr().out
     assert code == 130
     assert "keeps running" in out and f"cloudtrain cancel {JOB}" in out
-    assert f"reattach: cloudtrain logs {JOB} --follow --backend vertex --region us-central1 --project my-project\n" in out
+    assert (
+        f"reattach: cloudtrain logs {JOB} --follow --backend vertex --region us-central1 --project my-project\n" in out
+    )
     assert jobs.jobs[JOB].state.name == "JOB_STATE_RUNNING"  # not cancelled
     assert "cancel" not in jobs.calls
 
@@ -113,7 +117,9 @@ def test_status_cancel_and_list(config, backend, jobs, capsys):
     name = f"projects/my-project/locations/us-central1/customJobs/{JOB}"
     assert main(["status", name, "-o", "json"]) == 0  # a full resource name needs no history
     assert json.loads(capsys.readouterr().out)["state"] == "CANCELLED"
-    assert main(["list", "--backend", "vertex", "--region", "us-central1", "--project", "my-project", "-o", "json"]) == 0
+    assert (
+        main(["list", "--backend", "vertex", "--region", "us-central1", "--project", "my-project", "-o", "json"]) == 0
+    )
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == [JOB]
 
 
@@ -123,7 +129,10 @@ def test_drain_takes_a_duration_and_a_bad_one_is_one_line_exit_2(config, jobs, l
     assert main(["submit", "--config", str(config), "--drain", "1m"]) == 0
     captured = capsys.readouterr()
     assert "late by 4 min" not in captured.out
-    assert f"no new lines for 60 s after the job ended; stopped following. Lines that arrive later: cloudtrain logs {JOB}" in captured.err
+    assert (
+        f"no new lines for 60 s after the job ended; stopped following. Lines that arrive later: cloudtrain logs {JOB}"
+        in captured.err
+    )
     assert main(["logs", JOB, "--follow", "--drain", "5m"]) == 0
     assert "workerpool0-0 | late by 4 min" in capsys.readouterr().out
     assert main(["logs", JOB, "--follow", "--drain", "soon"]) == 2

@@ -11,7 +11,6 @@ from tests.concurrency import at_once
 pytestmark = pytest.mark.server
 
 
-
 @pytest.fixture
 def config(cli_config):
     return cli_config
