@@ -19,6 +19,7 @@ from cloudtrain.cli._group import (
     debug_enabled,
     pick_config,
 )
+from cloudtrain.console import escape
 
 
 @cli.command()
@@ -133,11 +134,11 @@ def run_submit(
             return
         _print_summary(console, spec, package)
         console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
-        console.print_json(data=plan.request)
+        _print_request(console, plan.request)
         for number, candidate in enumerate(plan.fallbacks, 1):
             console.print(f"\n[bold]Fallback {number}[/bold], if the ones before it get no capacity:")
             _print_summary(console, candidate.spec, package)
-            console.print_json(data=candidate.request)
+            _print_request(console, candidate.request)
         return
     _print_summary(console, spec, package)
     if spec.sweep is not None:
@@ -180,6 +181,15 @@ def run_submit(
         debug=debug_enabled(),
         drain=drain,
     )
+
+
+def _print_request(console, request: dict) -> None:
+    """The request as JSON, with each multi-line text in it (a batch script) printed as its lines after it."""
+    texts = {key: value for key, value in request.items() if isinstance(value, str) and "\n" in value}
+    console.print_json(data={key: value for key, value in request.items() if key not in texts})
+    for key, text in texts.items():
+        console.print(f"\n[bold]{key}[/bold]:")
+        console.print(escape(text.rstrip("\n")))
 
 
 def _printer(console):

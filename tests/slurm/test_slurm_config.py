@@ -7,7 +7,9 @@ Regenerate the golden scripts after an intended change with
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -142,7 +144,16 @@ def test_max_gpu_hours_is_refused_where_it_cannot_be_honoured(project):
     assert "budget.max_gpu_hours" in str(info.value) and "cannot cap GPU-hours" in str(info.value)
 
 
+def shown_alike(text: str) -> str:
+    """A dry run's text with what changes from run to run (the job name's time and suffix, the
+    environment's content hash) as placeholders."""
+    text = re.sub(r"mnist-slurm-\d{8}-\d{6}-[a-z0-9]{6}", "JOB", text)
+    return re.sub(r"pkg-[0-9a-f]{16}", "pkg-HASH", text)
+
+
 def test_validate_and_dry_run_of_the_shipped_config():
+    """`validate`, then the dry run: ``-o json`` keeps the batch script as one string; the text form
+    prints it as the script itself, line by line, after the request (golden: dry-run-script.txt)."""
     validate = subprocess.run(
         [sys.executable, "-m", "cloudtrain", "validate", "job_configs/slurm.yaml"],
         cwd=REPO,
@@ -157,9 +168,22 @@ def test_validate_and_dry_run_of_the_shipped_config():
         text=True,
     )
     assert dry.returncode == 0, dry.stderr
-    import json
-
     request = json.loads(dry.stdout)["request"]
     assert request["batch_script"].startswith("#!/bin/bash\n")
     assert "#SBATCH --nodes=2" in request["batch_script"]
     assert request["commands"][-1].startswith("sbatch --parsable --export=NONE ")
+    text = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", "job_configs/slurm.yaml", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert text.returncode == 0, text.stderr
+    shown = shown_alike(text.stdout.split("\nbatch_script:\n", 1)[1])
+    path = GOLDEN / "dry-run-script.txt"
+    if os.environ.get("CLOUDTRAIN_UPDATE_GOLDEN"):
+        path.write_text(shown)
+    assert shown == path.read_text(), f"the dry run's script changed; see this module's docstring ({path.name})"
+    assert shown == shown_alike(request["batch_script"])  # the same script, as lines
+    request_json = text.stdout.split("\nbatch_script:\n", 1)[0]
+    assert '"batch_script"' not in request_json and "#SBATCH" not in request_json
