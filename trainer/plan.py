@@ -67,6 +67,29 @@ def plan_batches(
     )
 
 
+#: What cloudtrain's Slurm launcher adds to a task's environment (beside Slurm's own ``SLURM_*``).
+SLURM_NODES_VAR = "CLOUDTRAIN_SLURM_NODES"  # the job's nodes, comma-separated (``scontrol show hostnames``)
+SLURM_GPUS_VAR = "CLOUDTRAIN_SLURM_GPUS_PER_NODE"
+
+
+def slurm_placement(environ: Mapping[str, str]) -> dict | None:
+    """Where a task started by a Slurm launcher runs: the Slurm job, its nodes, this task's node and the
+    GPUs per node; None outside Slurm. The task reads the Vertex AI contract there, so without this the
+    plan would name Vertex AI."""
+    job_id = environ.get("SLURM_JOB_ID")
+    if not job_id:
+        return None
+    nodes = environ.get(SLURM_NODES_VAR) or environ.get("SLURM_JOB_NODELIST") or ""
+    # SLURM_GPUS_PER_NODE is "4" or "a100:4" where --gpus-per-node was given; unset on CPU nodes
+    gpus = (environ.get(SLURM_GPUS_VAR) or environ.get("SLURM_GPUS_PER_NODE") or "0").rsplit(":", 1)[-1]
+    return {
+        "job_id": job_id,
+        "nodes": [n for n in nodes.split(",") if n],
+        "node": environ.get("SLURMD_NODENAME") or None,
+        "gpus_per_node": int(gpus) if gpus.isdigit() else 0,
+    }
+
+
 def _line(label: str, value: object) -> str:
     return f"  {label:<18}{value}"
 
@@ -76,7 +99,19 @@ def render_plan(plan: Mapping[str, object]) -> str:
     batch = plan["batch"]
     data = plan["data"]
     lines = ["=" * 72, "cloudtrain trainer plan", "-" * 72]
-    lines.append(_line("platform", f"{plan['platform']}  job={plan.get('job_id') or '-'}  task={plan['task']}"))
+    slurm = plan.get("slurm")
+    if isinstance(slurm, Mapping):
+        lines.append(_line("platform", f"slurm  job={slurm['job_id']}  task={plan['task']}"))
+        gpus = slurm["gpus_per_node"]
+        lines.append(
+            _line(
+                "nodes",
+                f"{', '.join(slurm['nodes']) or '-'} ({len(slurm['nodes'])} x {gpus} GPU{'' if gpus == 1 else 's'} "
+                f"per node); this task on {slurm['node'] or '-'}",
+            )
+        )
+    else:
+        lines.append(_line("platform", f"{plan['platform']}  job={plan.get('job_id') or '-'}  task={plan['task']}"))
     devices = plan["devices"]
     lines.append(_line("devices", devices[0] if devices else "-"))
     lines += [_line("", d) for d in devices[1:]]

@@ -84,6 +84,7 @@ def base_plan(s: Setup) -> dict:
         "platform": s.contract.platform,
         "job_id": s.contract.job_id,
         "task": s.cluster.task,
+        "slurm": plan_lib.slurm_placement(os.environ),  # None outside Slurm
         "workers": s.cluster.num_workers,
         "devices": [d.describe() for d in s.devices],
         "strategy": s.choice.name,

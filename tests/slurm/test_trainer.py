@@ -42,6 +42,18 @@ def test_the_bundled_trainer_trains_across_two_nodes(slurm, workdir):
     (run,) = (workdir / "runs").iterdir()
     chief, worker = events(run / "slurm/r0/task-0.log"), events(run / "slurm/r0/task-1.log")
     assert chief["done"]["weights_sha256"] == worker["worker_done"]["weights_sha256"]
+    # the plan names Slurm, the job's nodes and the GPUs per node (CPU nodes here)
+    job_id = json.loads((run / "slurm/r0/task-0.json").read_text())["job_id"]
+    assert chief["plan"]["slurm"] == {
+        "job_id": job_id,
+        "nodes": ["node1", "node2"],
+        "node": "node1",
+        "gpus_per_node": 0,
+    }
+    assert (
+        "nodes             node1, node2 (2 x 0 GPUs per node); this task on node2"
+        in (run / "slurm/r0/task-1.log").read_text()
+    )
     tasks = [json.loads((run / f"slurm/r0/task-{i}.json").read_text()) for i in (0, 1)]
     assert [(t["node"], t["exit"]) for t in tasks] == [("node1", 0), ("node2", 0)]
     assert any((run / "model").iterdir())

@@ -9,7 +9,8 @@ copies this file into the run's folder. ``python launcher.py <run>/slurm/tasks.j
    publishes ``address:port`` in the run's folder (a shared filesystem); once every task has,
    ``TF_CONFIG`` and ``CLUSTER_SPEC`` get those addresses in task order (task 0 is the chief);
 2. the task's command runs with the plan's variables (model, checkpoint and TensorBoard dirs under
-   the run's folder; ``SM_CHANNEL_<NAME>``); SIGTERM, SIGINT and SIGUSR1 reach it as SIGTERM;
+   the run's folder; ``SM_CHANNEL_<NAME>``) and, for the trainer's plan, ``CLOUDTRAIN_SLURM_NODES``
+   and ``CLOUDTRAIN_SLURM_GPUS_PER_NODE``; SIGTERM, SIGINT and SIGUSR1 reach it as SIGTERM;
 3. ``task-<T>.json`` records the node, the start and end times and the exit status, so the outcome
    is known after the controller forgot the job.
 """
@@ -89,6 +90,18 @@ def with_addresses(env, addresses):
     return env
 
 
+def job_nodes():
+    """The job's node names, one each (``SLURM_JOB_NODELIST`` is compressed: ``node[1-2]``)."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    try:
+        out = subprocess.run(
+            ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return out.split() or [nodelist]
+
+
 def main(argv):
     with open(argv[1]) as f:
         plan = json.load(f)
@@ -111,6 +124,9 @@ def main(argv):
     }
     write_json(os.path.join(out, f"task-{index}.json"), record)
     env = {**os.environ, **task["env"]}
+    # for the trainer's plan (trainer.plan.slurm_placement): the nodes by name and the GPUs per node
+    env["CLOUDTRAIN_SLURM_NODES"] = ",".join(job_nodes())
+    env["CLOUDTRAIN_SLURM_GPUS_PER_NODE"] = str(plan.get("gpus_per_node", 0))
     if count > 1:
         addresses = rendezvous(out, index, count, node_address(node))
         env = with_addresses(env, addresses)
