@@ -74,12 +74,13 @@ def describe(spec: Any) -> dict[str, str]:
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":
-            where = "downloaded once into the local cache" if spec.backend == "local" else "read in place"
+            downloaded = {"local": "downloaded once into the local cache", "slurm": "downloaded once at submit"}
+            where = downloaded.get(spec.backend, "read in place")
             out[name] = f"{ch.source} ({where}) → ${ch.env_name}"
         elif spec.backend == "local":
             out[name] = f"{ch.source} (linked) → ${ch.env_name}"
-        elif spec.backend == "slurm":  # a path on the cluster's shared filesystem
-            out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
+        elif spec.backend == "slurm":  # in place on the workdir's filesystem, else copied into the workdir
+            out[name] = f"{ch.source} (read in place if shared, else copied into the workdir) → ${ch.env_name}"
         else:
             m = ch.manifest
             out[name] = (

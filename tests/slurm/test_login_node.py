@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +83,12 @@ def test_submit_through_the_login_node_builds_the_environment_there(slurm_login,
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert [out.count(f"line 1 from {me}") for me in ("chief:0", "worker:0")] == [1, 1], out
+    # the data folder on this machine was copied over the login node's connection into the workdir
+    seen = [json.loads(m) for m in re.findall(r"CONTRACT (\{.*\})$", out, re.M)]
+    assert len(seen) == 2, out
+    for contract in seen:
+        folder = Path(contract["channels"]["SM_CHANNEL_TRAIN"])
+        assert folder.parent == workdir / "data" and contract["data"]["SM_CHANNEL_TRAIN"] == {"a.txt": "a"}
     (env,) = [p for p in (workdir / "envs").iterdir() if p.name.startswith("pkg-")]
     assert json.loads((env / "cloudtrain-env.json").read_text())["kind"] == "package"
     job_id = re.search(r"Job (\d+) created", out)[1]

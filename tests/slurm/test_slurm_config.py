@@ -110,12 +110,12 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"slurm": {"workdir": "/fsx", "partiton": "gpu"}}, "slurm.partiton", "partition"),
         ({"max_runtime": "2m"}, "max_runtime", "more than"),
         ({"image": {"uri": "docker.io/me/img"}}, "image.uri", "remove image.uri"),
-        ({"data": {"train": "s3://b/x"}}, "data.train", "shared filesystem"),
+        ({"data": {"train": "ftp://b/x"}}, "data.train", "not a data location"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
         (
-            {"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "trainer"}},
+            {"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "no-such-folder"}},
             "data.train",
-            "absolute path on the cluster",
+            "or write an absolute path on the cluster",
         ),
     ],
 )

@@ -25,11 +25,12 @@ from typing import Any
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import resolve_image
-from cloudtrain.backends.slurm import script
+from cloudtrain.backends.slurm import data, script
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.config.slurm import cluster_of
+from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.spec import JobSpec
 
@@ -49,12 +50,12 @@ def package_path(spec: JobSpec, package) -> str:
     return f"{spec.project}/packages/{package.sha256}/{package.filename}"
 
 
-def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
+def tasks_plan(spec: JobSpec, package, python: str, channels: dict[str, str]) -> dict[str, Any]:
     """Each task's command, folder and variables: the Vertex contract (``AIP_*`` dirs under the run,
-    ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>``."""
+    ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>`` at
+    ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
-    channels = {name: ch.source for name, ch in spec.channels.items()}
     plans = contract.vertex_plan(
         spec,
         output_dir=run,
@@ -65,7 +66,7 @@ def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
     tasks = []
     for p in plans:
         env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", "PYTHONUNBUFFERED": "1"}
-        env.update({f"SM_CHANNEL_{name.upper()}": source for name, source in channels.items()})
+        env.update({channel_env(name): folder for name, folder in channels.items()})
         tasks.append(
             {
                 "name": p.name,
@@ -118,6 +119,7 @@ class SlurmBackend(BackendFacts):
     name = "slurm"
     title = "Slurm"
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
+    storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
 
     def field_checks(self, loaded) -> list:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
@@ -142,7 +144,8 @@ class SlurmBackend(BackendFacts):
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
         shell = ClusterShell(spec.slurm.login)
-        plan = tasks_plan(spec, package, python)
+        channels, data_steps = data.planned(spec)
+        plan = tasks_plan(spec, package, python, channels)
         sbatch = shell.argv(script.sbatch_command(paths)) if shell.remote else script.sbatch_command(paths)
         return {
             "backend": "slurm",
@@ -152,6 +155,7 @@ class SlurmBackend(BackendFacts):
             "commands": [
                 f"copy {package.path} to {package_path(spec, package)} (unless it is there)",
                 f"build the environment {Path(python).parent.parent} once (unless it is there)",
+                *data_steps,
                 f"write {paths.run}/slurm/job.sh, launcher.py, tasks.json",
                 shlex.join(sbatch),
             ],
@@ -171,11 +175,12 @@ class SlurmBackend(BackendFacts):
             python = self._build_remotely(shell, spec, package, image)
         else:
             python = str(venv.ensure_env(package, image, root=Path(spec.project), log=self._log).python)
+        channels = data.place(spec, shell, spec.slurm.python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
         shell.write(paths.launcher, LAUNCHER.read_bytes(), 0o644)
-        shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python), indent=2).encode(), 0o600)
+        shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python, channels), indent=2).encode(), 0o600)
         result = shell.run(script.sbatch_command(paths), check=False)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]

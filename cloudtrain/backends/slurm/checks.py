@@ -145,8 +145,8 @@ def check_image(loaded: LoadedConfig) -> None:
 
 
 def check_data(loaded: LoadedConfig) -> None:
-    """A local folder (relative paths start at the config's folder) or an absolute path on the cluster's
-    shared filesystem; buckets are not read on Slurm yet."""
+    """A bucket (downloaded at submit), a folder here (copied into the workdir unless on its filesystem;
+    relative paths start at the config's folder), or, through a login node, an absolute path on the cluster."""
     cfg, err = loaded.config, loaded.error
     for name, channel in cfg.data.items():
         source = channel if isinstance(channel, str) else channel.source
@@ -158,22 +158,16 @@ def check_data(loaded: LoadedConfig) -> None:
                 f"rename it; the code finds it at {schemes.channel_env('NAME')}",
             )
         if schemes.source_kind(source) != "local":
-            raise err(
-                at,
-                f"received {source!r}; a Slurm job reads a folder on the cluster's shared filesystem "
-                "(buckets are not downloaded on Slurm yet)",
-                "copy the data to the shared filesystem and write its absolute path",
-            )
-        if cfg.slurm is not None and cfg.slurm.login and not PurePosixPath(source).is_absolute():
-            raise err(
-                at,
-                f"received {source!r}; through a login node a channel is an absolute path on the cluster's "
-                "shared filesystem (local folders are not copied yet)",
-                "copy the data there and write its absolute path, e.g. /fsx/datasets/NAME",
-            )
-        if not PurePosixPath(source).is_absolute() and not (loaded.base_dir / source).is_dir():
+            problem = schemes.scheme_problem("slurm", source)
+            if problem:
+                raise err(at, f"received {source!r}; {problem[0]}", problem[1])
+            continue
+        on_cluster = cfg.slurm is not None and cfg.slurm.login and PurePosixPath(source).is_absolute()
+        if not on_cluster and not (loaded.base_dir / source).is_dir():
             raise err(
                 at,
                 f"local folder {source!r} does not exist (relative paths start at the config's folder)",
-                "point it at a folder, or write an absolute path on the cluster",
+                "point it at a folder, or write an absolute path on the cluster"
+                if cfg.slurm is not None and cfg.slurm.login
+                else "point it at a folder",
             )

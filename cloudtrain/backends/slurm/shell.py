@@ -8,11 +8,13 @@ does for them. ``$CLOUDTRAIN_SSH_CONFIG`` names another config file (``ssh -F``)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
@@ -97,6 +99,40 @@ class ClusterShell:
             )
         if check and result.returncode != 0:
             raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
+        return result
+
+    def feed(
+        self, command: Sequence[str], write: Callable[[IO[bytes]], None], *, timeout: float = 3600
+    ) -> subprocess.CompletedProcess:
+        """Run ``command`` with ``write`` streaming its stdin (a data folder: never held in memory whole);
+        its output is small. Failures as :meth:`run`'s."""
+        try:
+            proc = subprocess.Popen(
+                self.argv(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._environ,
+            )
+        except FileNotFoundError as exc:
+            raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
+        if proc.stdin is not None:  # always, with stdin=PIPE
+            with contextlib.suppress(BrokenPipeError):  # the command stopped reading: its stderr says why
+                write(proc.stdin)
+        try:
+            out, err = proc.communicate(timeout=timeout)  # closes stdin: the end of the stream
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
+        result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        if self.remote and result.returncode == _SSH_FAILED:
+            raise CloudUnreachable(
+                f"ssh {self.login}: {_last(err) or 'connection failed'}",
+                "check that `ssh " + self.login + "` works in a terminal",
+            )
+        if result.returncode != 0:
+            raise BackendError(f"{shlex.join(command)} failed: {_last(err) or _last(out)}")
         return result
 
     def text(self, command: Sequence[str], **kwargs) -> str:

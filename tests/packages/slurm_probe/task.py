@@ -11,6 +11,17 @@ import sys
 import time
 
 
+def read_folder(folder):
+    """Each file under ``folder`` (what the job reads at $SM_CHANNEL_<NAME>) by relative path: its text."""
+    found = {}
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            with open(path) as f:
+                found[os.path.relpath(path, folder)] = f.read()
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--exit", type=int, default=0)
@@ -21,9 +32,10 @@ def main() -> None:
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
     task = tf_config.get("task", {})
     me = f"{task.get('type', 'single')}:{task.get('index', 0)}"
+    channels = {k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")}
     print("CONTRACT", json.dumps({"task": me, "cluster": tf_config.get("cluster"),
-                      "model_dir": os.environ.get("AIP_MODEL_DIR"),
-                      "channels": {k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")}}), flush=True)
+                      "model_dir": os.environ.get("AIP_MODEL_DIR"), "channels": channels,
+                      "data": {k: read_folder(v) for k, v in channels.items()}}), flush=True)
     for i in range(args.lines):
         print(f"line {i} from {me}", flush=True)
         time.sleep(args.interval)
