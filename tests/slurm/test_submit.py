@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import signal
 import subprocess
 import sys
 import textwrap
@@ -107,42 +109,65 @@ def wait_for_text(path: Path, text: str, timeout: float = 120) -> str:
     return content
 
 
-def test_detach_then_status_logs_list(slurm, workdir, tmp_path):
-    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
-    result = cloudtrain("submit", "--config", str(config), "--detach")
-    assert result.returncode == 0, result.stdout + result.stderr
-    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
-    deadline = time.monotonic() + 120
-    while not all(f"line 1 from {me}" in (logs := cloudtrain("logs", job_id).stdout) for me in ("chief:0", "worker:0")):
-        assert time.monotonic() < deadline, logs
-        time.sleep(0.5)
-    assert [logs.count(f"line {i} from {me}") for i in (0, 1) for me in ("chief:0", "worker:0")] == [1, 1, 1, 1]
-    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
-    assert status["state"] == "RUNNING" and status["job_id"] == job_id
-    listed = cloudtrain("list").stdout
-    assert re.search(rf"^\s*{job_id}\s.*slurm\s+local", listed, re.M), listed
-    slurm.run("scancel", job_id)
+def start_submit(config: Path, log: Path, *args: str) -> subprocess.Popen:
+    """``cloudtrain submit`` following its job, its output into ``log``."""
+    with open(log, "w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
 
 
-def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_controller(slurm, workdir, tmp_path):
+def test_ctrl_c_detaches_then_status_logs_list_reattach_and_cancel_130(slurm, workdir, tmp_path):
+    """One job: Ctrl-C while following detaches (the job keeps running, the command says how to reattach,
+    exit 130); status, logs and both lists see it; the printed reattach command follows it again, and a
+    cancel ends that follower with 130; the state outlives the controller's memory of the job."""
     config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
     log = tmp_path / "submit.log"
-    with open(log, "w") as out:
-        submit = subprocess.Popen(
-            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+    submit = start_submit(config, log)
+    try:
+        wait_for_text(log, "line 1 from worker:0")
+        text = wait_for_text(log, "line 1 from chief:0")
+        job_id = re.search(r"Job (\d+) created", text)[1]
+        submit.send_signal(signal.SIGINT)
+        assert submit.wait(timeout=60) == 130, log.read_text()
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+    text = log.read_text()
+    assert f"Detached; job {job_id} keeps running." in text, text
+    reattach = re.search(r"^\s*reattach: (cloudtrain .*)$", text, re.M)[1]
+    assert re.search(rf"^\s*cancel:\s+cloudtrain cancel {job_id}$", text, re.M), text
+    status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
+    assert status["state"] == "RUNNING" and status["job_id"] == job_id
+    logs = cloudtrain("logs", job_id).stdout
+    assert [logs.count(f"line {i} from {me}") for i in (0, 1) for me in ("chief:0", "worker:0")] == [1, 1, 1, 1]
+    listed = json.loads(cloudtrain("list", "--backend", "slurm", "--region", "local", "-o", "json").stdout)
+    assert [(j["job_id"], j["details"]["cluster"], j["state"], j["native_state"]) for j in listed] == [
+        (job_id, "local", "RUNNING", "RUNNING")
+    ]
+    assert listed[0]["name"].startswith("probe-") and listed[0]["details"]["nodes"] == "node[1-2]"
+    history = cloudtrain("list").stdout
+    assert re.search(rf"^\s*{job_id}\s.*slurm\s+local", history, re.M), history
+
+    follow_log = tmp_path / "follow.log"
+    with open(follow_log, "w") as out:
+        follow = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", *shlex.split(reattach)[1:]],
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=REPO,
         )
     try:
-        text = wait_for_text(log, "line 1 from worker:0")
-        job_id = re.search(r"Job (\d+) created", text)[1]
+        wait_for_text(follow_log, "line 1 from worker:0")
         cancelled = cloudtrain("cancel", job_id)
         assert cancelled.returncode == 0 and "CANCELLED" in cancelled.stdout, cancelled.stdout + cancelled.stderr
-        assert submit.wait(timeout=120) == 130, log.read_text()
+        assert follow.wait(timeout=120) == 130, follow_log.read_text()
     finally:
-        if submit.poll() is None:
-            submit.kill()
+        if follow.poll() is None:
+            follow.kill()
     # MinJobAge (5 s) later the controller has forgotten the job: the run folder still says how it ended
     deadline = time.monotonic() + 60
     while slurm.run("scontrol", "show", "job", job_id, check=False).returncode == 0:
@@ -151,30 +176,34 @@ def test_cancel_ends_the_followed_job_with_130_and_the_state_outlives_the_contro
     assert json.loads(cloudtrain("status", job_id, "-o", "json").stdout)["state"] == "CANCELLED"
 
 
-def test_the_time_limit_warning_without_requeue_ends_the_job_timed_out_124(slurm, workdir, tmp_path):
-    """What --signal=B:USR1@grace delivers before the time limit, sent by hand: the tasks are stopped (SIGTERM)
-    and, since the config does not ask to continue, the job ends as timed out."""
-    config = probe_config(tmp_path, workdir, ["--sleep=120", "--lines=2"])
+#: The shortest time limit the config takes (more than the warning plus a minute), and the warning's
+#: seconds before it: Slurm schedules by whole minutes, so the job gets 3 minutes and is warned
+#: 119 s before their end (up to a minute early: the controller checks time limits every 30 s or so).
+TIME_LIMIT = "180s"
+GRACE_S = 119
+
+
+def test_max_runtime_warns_the_job_once_the_tasks_stop_and_it_ends_timed_out_124(slurm, workdir, tmp_path):
+    """The real time limit (max_runtime → --time, slurm.grace → --signal=B:USR1@grace): Slurm warns the
+    batch shell once, the tasks get SIGTERM (the trainer would save a checkpoint), and without
+    slurm.requeue the job ends as timed out with the table's 124."""
+    config = probe_config(tmp_path, workdir, ["--sleep=600", "--lines=1"])
+    config.write_text(
+        config.read_text().replace("slurm:\n", f"slurm:\n  grace: {GRACE_S}\n") + f"max_runtime: {TIME_LIMIT}\n"
+    )
     log = tmp_path / "submit.log"
-    with open(log, "w") as out:
-        submit = subprocess.Popen(
-            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-        )
+    submit = start_submit(config, log)
     try:
-        wait_for_text(log, "line 1 from worker:0")
-        text = wait_for_text(log, "line 1 from chief:0")  # both tasks run their code (a loaded node starts late)
-        job_id = re.search(r"Job (\d+) created", text)[1]
-        slurm.run("scancel", "--batch", "--signal=USR1", job_id)
-        assert submit.wait(timeout=120) == 124, log.read_text()
+        assert submit.wait(timeout=240) == 124, log.read_text()
     finally:
         if submit.poll() is None:
             submit.kill()
     text = log.read_text()
+    assert text.count("cloudtrain: USR1 received") == 1, text
     assert "chief:0 got SIGTERM" in text and "worker:0 got SIGTERM" in text, text
-    assert "TIMED_OUT" in text
+    assert "TIMED_OUT" in text and "stopped at the time limit (max_runtime) after the warning" in text, text
+    (run,) = (workdir / "runs").iterdir()
+    assert (run / "slurm/r0/batch.exit").read_text().strip() == "124"
 
 
 def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, workdir, tmp_path):

@@ -239,12 +239,12 @@ class SlurmBackend(BackendFacts):
         return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        """The user's jobs the controller holds (``squeue --me``)."""
+        """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""
         shell = ClusterShell("" if region == cluster_of("") else region)
-        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%j|%T|%r"])
+        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%j|%T|%r|%P|%N"])
         jobs = []
         for line in out.splitlines()[:limit]:
-            job_id, name, native, reason = (line.split("|") + ["", "", "", ""])[:4]
+            job_id, name, native, reason, partition, nodes = (line.split("|") + [""] * 6)[:6]
             jobs.append(
                 JobStatus(
                     job_id,
@@ -252,6 +252,7 @@ class SlurmBackend(BackendFacts):
                     STATES.get(native, STATES["PENDING"]),
                     native,
                     reason if reason not in ("None", "") else None,
+                    details={"cluster": region, "partition": partition, "nodes": nodes or None},
                 )
             )
         return jobs
