@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cloudtrain.backends.base import JobState
+from cloudtrain.backends.slurm.accounting import Usage, gpu_hours, parse_sacct, tres_gpus
 from cloudtrain.backends.slurm.job import SlurmJob
 from cloudtrain.backends.slurm.states import outcome_from_files, state_of
 
@@ -62,12 +65,43 @@ def test_the_run_folder_alone_says_how_a_forgotten_job_ended(files, state, words
     assert (message is None) if words is None else (words in message)
 
 
-def test_gpu_hours_are_the_tasks_times_times_gpus_per_node():
-    job = SlurmJob(None, "7", "/fsx/runs/x", cluster="local", workdir="/fsx")
-    files = {"tasks": [task(0, "node1", 0, 0.0, 1800.0), task(1, "node2", 0, 0.0, 3600.0)], "gpus_per_node": 4}
-    status = job._status(JobState.SUCCEEDED, "COMPLETED", None, {}, files)
-    assert status.details["gpu_hours"] == 6.0  # (0.5 h + 1 h) × 4 GPUs
-    assert status.details["exit_codes"] == {"node1/task-0": 0, "node2/task-1": 0}
+def test_without_accounting_gpu_hours_are_the_tasks_times_times_gpus_per_node():
+    tasks = [task(0, "node1", 0, 0.0, 1800.0), task(1, "node2", 0, 0.0, 3600.0)]
+    assert gpu_hours(None, tasks, 4) == (6.0, "the launcher's start and end times × GPUs per node")  # 1.5 h × 4
+    assert gpu_hours(None, [task(0, "node1", None)], 4) is None  # never ended: nothing to count
+
+
+SACCT = Path(__file__).parent / "golden" / "sacct-parsable2.txt"
+
+
+def test_sacct_gpu_hours_count_every_run_of_a_requeued_job():
+    """``sacct -j 1,2,3,4 -X -D --parsable2 -o JobID,State,ElapsedRaw,AllocTRES,NNodes`` (slurm-wlm 22.05.8)
+    on this test cluster with accounting on (mariadb + slurmdbd, GresTypes=gpu, 2 GPUs per node as
+    gres.conf files), captured once: job 1 on 2 nodes × 2 GPUs, job 2 failed, job 3 requeued by
+    ``scontrol requeue`` then completed, job 4 cancelled (sacct lists job 3's second run last)."""
+    text = SACCT.read_text()
+    assert parse_sacct(text, "3") == Usage("COMPLETED", round((2 * 2 + 6 * 2) / 3600, 4), 2)
+    assert parse_sacct(text, "1") == Usage("COMPLETED", round(4 * 4 / 3600, 4), 1)
+    cancelled = parse_sacct(text, "4")
+    assert cancelled is not None and state_of(cancelled.state) is JobState.CANCELLED
+    assert parse_sacct(text, "5") is None and parse_sacct("", "1") is None
+    assert gpu_hours(cancelled, [task(0, "node1", 0, 0.0, 3600.0)], 2) == (
+        round(3 * 2 / 3600, 4),
+        "sacct (AllocTRES GPUs × ElapsedRaw of every run)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("tres", "gpus"),
+    [
+        ("billing=2,cpu=2,gres/gpu=4,node=2", 4),
+        ("billing=2,cpu=2,mem=1G,node=2", 0),
+        ("cpu=8,gres/gpu:h100=8,node=1", 8),
+        ("cpu=8,gres/gpu=8,gres/gpu:h100=8,node=1", 8),
+    ],
+)
+def test_gpus_are_read_from_alloc_tres(tres, gpus):
+    assert tres_gpus(tres) == gpus
 
 
 def test_a_follower_that_never_reads_the_run_folder_gives_up_with_one_line(tmp_path):

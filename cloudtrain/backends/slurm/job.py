@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
-from cloudtrain.backends.slurm import states
+from cloudtrain.backends.slurm import accounting, states
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
 
@@ -49,6 +49,7 @@ class SlurmJob(HandleDefaults):
         self.job_id, self.run, self.region, self.project = job_id, run, cluster, workdir
         self._shell, self._python, self._sleep = shell, python, sleep
         self._last: JobStatus | None = None
+        self._asked_sacct, self._usage = False, None  # an ended job's accounting does not change
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -68,7 +69,8 @@ class SlurmJob(HandleDefaults):
                 message = f"node {self._failed_nodes(fields['NodeList'])} failed"
             elif state.terminal:
                 state, message = self._refine(state, files)
-            status = self._status(state, native, message, fields, files)
+            usage = self._accounting() if state.terminal else None
+            status = self._status(state, native, message, fields, files, usage)
             if state is JobState.PENDING and reason not in ("None", ""):
                 status.details["pending_reason"] = reason
         else:
@@ -90,16 +92,16 @@ class SlurmJob(HandleDefaults):
             raise UsageError(
                 f"Slurm job {self.job_id} is unknown on {self.region}", "check the job id (cloudtrain list)"
             )
-        sacct = self._sacct()
-        if sacct:
-            native = sacct
+        usage = self._accounting()
+        if usage and usage.state:
+            native = usage.state
             state, _, message = states.outcome_from_files(files)
             state = states.state_of(native, files.get("batch_exit"))
         else:
             state, native, message = states.outcome_from_files(files)
-        return self._status(state, native, message, {}, files)
+        return self._status(state, native, message, {}, files, usage)
 
-    def _status(self, state, native, message, fields, files) -> JobStatus:
+    def _status(self, state, native, message, fields, files, usage=None) -> JobStatus:
         tasks = files.get("tasks", [])
         starts = [t["start"] for t in tasks if t.get("start") is not None]
         ends = [t["end"] for t in tasks if t.get("end") is not None]
@@ -110,11 +112,9 @@ class SlurmJob(HandleDefaults):
             "restarts": files.get("restart", 0),
             "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks},
         }
-        if starts and ends and state.terminal:
-            gpus = files.get("gpus_per_node", 0)
-            seconds = sum(t["end"] - t["start"] for t in tasks if t.get("end") is not None)
-            details["gpu_hours"] = round(seconds * gpus / 3600, 4)
-            details["gpu_hours_source"] = "the launcher's start and end times × GPUs per node"
+        used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
+        if used is not None:
+            details["gpu_hours"], details["gpu_hours_source"] = used
         when = lambda ts: dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts is not None else None  # noqa: E731
         return JobStatus(
             self.job_id,
@@ -148,10 +148,14 @@ class SlurmJob(HandleDefaults):
         down = sorted(set(result.stdout.decode(errors="replace").split())) if result.returncode == 0 else []
         return ", ".join(down) or nodelist
 
-    def _sacct(self) -> str | None:
-        result = self._shell.run(["sacct", "-n", "-X", "-P", "-o", "State", "-j", self.job_id], check=False)
-        lines = result.stdout.decode(errors="replace").split() if result.returncode == 0 else []
-        return lines[-1] if lines else None
+    def _accounting(self) -> accounting.Usage | None:
+        """``sacct``'s word on the job, once per handle; None on a cluster without accounting."""
+        if not self._asked_sacct:
+            self._asked_sacct = True
+            result = self._shell.run(accounting.sacct_command(self.job_id), check=False)
+            if result.returncode == 0:
+                self._usage = accounting.parse_sacct(result.stdout.decode(errors="replace"), self.job_id)
+        return self._usage
 
     def _files(self) -> dict:
         """What the run folder says: the latest run's batch status and task records, warnings, a cancel."""
