@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from trainer.errors import TrainerError
 
@@ -94,7 +95,7 @@ def _line(label: str, value: object) -> str:
     return f"  {label:<18}{value}"
 
 
-def render_plan(plan: Mapping[str, object]) -> str:
+def render_plan(plan: Mapping[str, Any]) -> str:
     """The human-readable block; ``plan`` is the same dict the plan event carries."""
     batch = plan["batch"]
     data = plan["data"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+from collections.abc import Iterator
 
 import pytest
 
@@ -10,7 +11,7 @@ from tests.slurm.cluster import Cluster, LoginNode, login_node, missing_tools, s
 
 
 @pytest.fixture(scope="session")
-def slurm_session(tmp_path_factory) -> tuple[Cluster, LoginNode]:
+def slurm_session(tmp_path_factory) -> Iterator[tuple[Cluster, LoginNode]]:
     missing = missing_tools()
     if missing:
         pytest.fail(

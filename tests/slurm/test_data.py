@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import cloudtrain, probe_config
+from cloudtrain.backends.sagemaker.aws import AwsClients
+from tests.slurm.test_submit import cloudtrain, job_id_of, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -33,8 +34,6 @@ def elsewhere():
 
 
 def test_local_and_bucket_channels_reach_the_tasks(slurm, workdir, tmp_path, elsewhere, aws):
-    from cloudtrain.backends.sagemaker.aws import AwsClients
-
     assert elsewhere.stat().st_dev != workdir.stat().st_dev, "the test needs a second filesystem (/dev/shm)"
     (elsewhere / "sub").mkdir()
     (elsewhere / "x.txt").write_text("x1")
@@ -68,7 +67,7 @@ def test_local_and_bucket_channels_reach_the_tasks(slurm, workdir, tmp_path, els
     assert again.returncode == 0, out2
     assert "data copied: copying 1 file, 2 bytes of 2 files" in out2, out2
     assert "data bucket:" not in out2 or "copying" not in out2.split("data bucket:", 1)[1].split("\n", 1)[0]
-    job_id = re.search(r"Job (\d+) created", out2)[1]
+    job_id = job_id_of(out2)
     slurm.run("scancel", job_id)
     folders = sorted(p for p in (workdir / "data").iterdir() if len(p.name) == 64)
     assert len(folders) == 2

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import REPO, cloudtrain, probe_config
+from cloudtrain.backends.local import venv
+from cloudtrain.backends.slurm.shell import control_dir
+from tests.slurm.test_submit import REPO, cloudtrain, job_id_of, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 LINES = 30
@@ -22,7 +26,7 @@ def test_following_through_the_login_node_survives_a_cut_connection(slurm_login,
     config = probe_config(tmp_path, workdir, [f"--lines={LINES}", "--interval=0.3"])
     submitted = cloudtrain("submit", "--config", str(config), "--detach")
     assert submitted.returncode == 0, submitted.stdout + submitted.stderr
-    job_id = re.search(r"Job (\d+) created", submitted.stdout + submitted.stderr)[1]
+    job_id = job_id_of(submitted.stdout + submitted.stderr)
     where = ["--backend", "slurm", "--region", slurm_login.host, "--project", str(workdir)]
     log = tmp_path / "follow.log"
     with open(log, "w") as out:
@@ -35,7 +39,6 @@ def test_following_through_the_login_node_survives_a_cut_connection(slurm_login,
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
         # cut every session of the multiplexed connection, the follower's included
-        from cloudtrain.backends.slurm.shell import control_dir
 
         control = os.path.join(control_dir(), "%C")
         subprocess.run(
@@ -56,16 +59,10 @@ def test_following_through_the_login_node_survives_a_cut_connection(slurm_login,
 
 
 def cloudtrain_argv() -> list[str]:
-    import sys
-
     return [sys.executable, "-m", "cloudtrain"]
 
 
 def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image):
-    import shutil
-
-    from cloudtrain.backends.local import venv
-
     workdir = tmp_path / "workdir"
     (workdir / "envs").mkdir(parents=True)
     image_layer = venv.image_dir(tf_image, tf_cache)
@@ -91,6 +88,6 @@ def test_submit_through_the_login_node_builds_the_environment_there(slurm_login,
         assert folder.parent == workdir / "data" and contract["data"]["SM_CHANNEL_TRAIN"] == {"a.txt": "a"}
     (env,) = [p for p in (workdir / "envs").iterdir() if p.name.startswith("pkg-")]
     assert json.loads((env / "cloudtrain-env.json").read_text())["kind"] == "package"
-    job_id = re.search(r"Job (\d+) created", out)[1]
+    job_id = job_id_of(out)
     status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)  # cluster and workdir from history
     assert status["state"] == "SUCCEEDED" and status["details"]["cluster"] == slurm_login.host

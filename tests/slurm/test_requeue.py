@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import REPO, wait_for_text
+from tests.slurm.test_submit import REPO, job_id_of, wait_for_text
 from tests.slurm.test_trainer import events
 
 pytestmark = [pytest.mark.slow, pytest.mark.server, pytest.mark.tf]
@@ -46,7 +46,7 @@ def test_a_warned_job_checkpoints_requeues_and_resumes_at_the_saved_step(slurm, 
             cwd=REPO,
         )
     try:
-        job_id = re.search(r"Job (\d+) created", wait_for_text(log, "created", timeout=300))[1]
+        job_id = job_id_of(wait_for_text(log, "created", timeout=300))
         run = Path((workdir / "jobs" / job_id).read_text())
         wait_for_text(run / "slurm/r0/task-0.log", '{"event": "epoch", "epoch": 1,', timeout=300)
         slurm.run("scancel", "--batch", "--signal=USR1", job_id)

@@ -15,11 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cloudtrain.backends.slurm import script
 from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
+from tests.conftest import VERTEX_BASE
 
 GOLDEN = Path(__file__).parent / "golden"
 REPO = Path(__file__).resolve().parents[2]
@@ -63,8 +65,6 @@ CASES = {
 
 
 def write_config(tmp_path: Path, changes: dict | None = None, text: str = BASE) -> Path:
-    import yaml
-
     data = yaml.safe_load(text)
     data.update(changes or {})
     (tmp_path / "trainer").mkdir(exist_ok=True)
@@ -137,8 +137,6 @@ def test_a_missing_slurm_section_is_named(tmp_path):
 
 
 def test_max_gpu_hours_is_refused_where_it_cannot_be_honoured(project):
-    from tests.conftest import VERTEX_BASE
-
     with pytest.raises(ConfigError) as info:
         load_config(project(VERTEX_BASE + "budget:\n  max_gpu_hours: 10\n"))
     assert "budget.max_gpu_hours" in str(info.value) and "cannot cap GPU-hours" in str(info.value)

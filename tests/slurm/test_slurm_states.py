@@ -9,7 +9,9 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.slurm.accounting import Usage, gpu_hours, parse_sacct, tres_gpus
 from cloudtrain.backends.slurm.job import SlurmJob
+from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import outcome_from_files, state_of
+from cloudtrain.errors import BackendError
 
 
 @pytest.mark.parametrize(
@@ -62,7 +64,7 @@ def task(i, node, exit, start=100.0, end=200.0):
 def test_the_run_folder_alone_says_how_a_forgotten_job_ended(files, state, words):
     got, native, message = outcome_from_files(files)
     assert got is state and got is not JobState.UNKNOWN
-    assert (message is None) if words is None else (words in message)
+    assert message == words if words is None else (message is not None and words in message)
 
 
 def test_without_accounting_gpu_hours_are_the_tasks_times_times_gpus_per_node():
@@ -105,9 +107,6 @@ def test_gpus_are_read_from_alloc_tres(tres, gpus):
 
 
 def test_a_follower_that_never_reads_the_run_folder_gives_up_with_one_line(tmp_path):
-    from cloudtrain.backends.slurm.shell import ClusterShell
-    from cloudtrain.errors import BackendError
-
     job = SlurmJob(
         ClusterShell(""),
         "7",

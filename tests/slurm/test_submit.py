@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.backends.slurm.backend import SlurmBackend
+from cloudtrain.progress import phase_of
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -54,6 +57,18 @@ def probe_config(tmp_path: Path, workdir: Path, args: list[str]) -> Path:
     return path
 
 
+def matched(pattern: str, text: str) -> str:
+    """The first group of ``pattern`` (multi-line) in ``text``; the test fails showing ``text`` if it is not there."""
+    found = re.search(pattern, text, re.M)
+    assert found is not None, f"{pattern!r} not in:\n{text}"
+    return found[1]
+
+
+def job_id_of(output: str) -> str:
+    """The Slurm job id a submit printed (``Job 42 created``)."""
+    return matched(r"Job (\d+) created", output)
+
+
 def labelled(output: str) -> list[tuple[str, str]]:
     """(replica, message) of each job line as the follower prints them."""
     return re.findall(r"^\s*\[?([\w?-]+/task-\d+)\]?\s*[:|]?\s*(.*)$", output, re.M)
@@ -76,7 +91,7 @@ def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
     assert re.search(r"node1/task-0.*line 0 from chief:0", out), out
     assert re.search(r"node2/task-1.*line 0 from worker:0", out), out
     # the report counts GPU-hours (the launcher's times × GPUs per node) in place of dollars
-    job_id = re.search(r"Job (\d+) created", out)[1]
+    job_id = job_id_of(out)
     report = cloudtrain("report", job_id, "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stdout + report.stderr
     html = (tmp_path / "report" / "report.html").read_text()
@@ -130,7 +145,7 @@ def test_ctrl_c_detaches_then_status_logs_list_reattach_and_cancel_130(slurm, wo
     try:
         wait_for_text(log, "line 1 from worker:0")
         text = wait_for_text(log, "line 1 from chief:0")
-        job_id = re.search(r"Job (\d+) created", text)[1]
+        job_id = job_id_of(text)
         submit.send_signal(signal.SIGINT)
         assert submit.wait(timeout=60) == 130, log.read_text()
     finally:
@@ -138,7 +153,7 @@ def test_ctrl_c_detaches_then_status_logs_list_reattach_and_cancel_130(slurm, wo
             submit.kill()
     text = log.read_text()
     assert f"Detached; job {job_id} keeps running." in text, text
-    reattach = re.search(r"^\s*reattach: (cloudtrain .*)$", text, re.M)[1]
+    reattach = matched(r"^\s*reattach: (cloudtrain .*)$", text)
     assert re.search(rf"^\s*cancel:\s+cloudtrain cancel {job_id}$", text, re.M), text
     status = json.loads(cloudtrain("status", job_id, "-o", "json").stdout)
     assert status["state"] == "RUNNING" and status["job_id"] == job_id
@@ -227,13 +242,10 @@ def test_a_node_set_down_mid_run_ends_the_job_naming_the_node_exit_5(slurm, work
 
 
 def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
-    from cloudtrain.backends.slurm.backend import SlurmBackend
-    from cloudtrain.progress import phase_of
-
     slurm.run("sbatch", "-N2", "--exclusive", "--output=/dev/null", "--wrap", "sleep 120")  # both nodes busy
     result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--detach")
     assert result.returncode == 0, result.stdout + result.stderr
-    job_id = re.search(r"Job (\d+) created", result.stdout + result.stderr)[1]
+    job_id = job_id_of(result.stdout + result.stderr)
     status = SlurmBackend().attach(job_id, region="local", project=str(workdir)).status()
     # Resources, or Priority while an earlier test's job is still ahead in this worker's queue
     reason = status.native_state.removeprefix("PENDING (").removesuffix(")")

@@ -17,21 +17,25 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
-from cloudtrain.backends.local.image import resolve_image
+from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, script
+from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.config.slurm import cluster_of
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
 LAUNCHER = Path(__file__).parent / "launcher.py"
@@ -46,11 +50,11 @@ _NEVER_RUNNABLE = re.compile(
 )
 
 
-def package_path(spec: JobSpec, package) -> str:
-    return f"{spec.project}/packages/{package.sha256}/{package.filename}"
+def package_path(spec: JobSpec, package: BuiltPackage) -> str:
+    return f"{script.workdir(spec)}/packages/{package.sha256}/{package.filename}"
 
 
-def tasks_plan(spec: JobSpec, package, python: str, channels: dict[str, str]) -> dict[str, Any]:
+def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict[str, str]) -> dict[str, Any]:
     """Each task's command, folder and variables: the Vertex contract (``AIP_*`` dirs under the run,
     ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>`` at
     ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
@@ -97,7 +101,7 @@ NEVER_RUNNABLE_REASONS = (
 FIRST_LOOK_S = 5.0
 
 
-def refuse_never_runnable(job: SlurmJob, sleep=time.sleep) -> None:
+def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.sleep) -> None:
     """Cancel a job whose pending reason says it can never start, with one line naming the reason (exit 2)."""
     deadline = time.monotonic() + FIRST_LOOK_S
     while True:
@@ -121,25 +125,25 @@ class SlurmBackend(BackendFacts):
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
 
-    def field_checks(self, loaded) -> list:
+    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
-        from cloudtrain.backends.slurm.checks import slurm_checks
+        return list(slurm_checks(loaded))
 
-        return slurm_checks(loaded)
-
-    def __init__(self, *, image_for=None, log=None):
+    def __init__(
+        self, *, image_for: Callable[[JobSpec], Image] | None = None, log: Callable[[str], None] | None = None
+    ):
         self._image_for = image_for or (
             lambda spec: resolve_image(
                 spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python
             )
         )
-        self._log = log or (lambda message: print(message, file=__import__("sys").stderr, flush=True))
+        self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
-    def _python(self, spec: JobSpec, package) -> str:
+    def _python(self, spec: JobSpec, package: BuiltPackage) -> str:
         image = self._image_for(spec)
-        return str(venv.env_python(venv.env_dir(package, image, Path(spec.project))))
+        return str(venv.env_python(venv.env_dir(package, image, Path(script.workdir(spec)))))
 
-    def render(self, spec: JobSpec, package) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         """The batch script and the commands ``submit`` runs, with the environment's path on the cluster."""
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
@@ -150,7 +154,7 @@ class SlurmBackend(BackendFacts):
         return {
             "backend": "slurm",
             "cluster": spec.region,
-            "workdir": spec.project,
+            "workdir": script.workdir(spec),
             "run": paths.run,
             "commands": [
                 f"copy {package.path} to {package_path(spec, package)} (unless it is there)",
@@ -163,7 +167,7 @@ class SlurmBackend(BackendFacts):
             "tasks": [{"name": t["name"], "argv": t["argv"], "cwd": t["cwd"]} for t in plan["tasks"]],
         }
 
-    def submit(self, spec: JobSpec, package) -> SlurmJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob:
         shell = ClusterShell(spec.slurm.login)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +178,7 @@ class SlurmBackend(BackendFacts):
         if shell.remote:
             python = self._build_remotely(shell, spec, package, image)
         else:
-            python = str(venv.ensure_env(package, image, root=Path(spec.project), log=self._log).python)
+            python = str(venv.ensure_env(package, image, root=Path(script.workdir(spec)), log=self._log).python)
         channels = data.place(spec, shell, spec.slurm.python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
@@ -193,14 +197,14 @@ class SlurmBackend(BackendFacts):
                 )
             raise BackendError(f"sbatch failed: {why}")
         job_id = result.stdout.decode().strip().split(";")[0]
-        shell.write(run_index(spec.project, job_id), run.encode(), 0o644)
-        job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=spec.project)
+        shell.write(run_index(script.workdir(spec), job_id), run.encode(), 0o644)
+        job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=script.workdir(spec))
         refuse_never_runnable(job)
         return job
 
-    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package, image) -> str:
+    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package: BuiltPackage, image: Image) -> str:
         """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
-        root = Path(spec.project)
+        root = Path(script.workdir(spec))
         env = venv.env_dir(package, image, root)
         request = {
             "python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
@@ -211,7 +215,7 @@ class SlurmBackend(BackendFacts):
             "pkg_key": package.sha256,
             "sdist": package_path(spec, package),
         }
-        builder = f"{spec.project}/cloudtrain/envbuild.py"
+        builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
         result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
@@ -226,10 +230,11 @@ class SlurmBackend(BackendFacts):
             )
         return str(venv.env_python(env))
 
-    def attach(self, job_id: str, *, region: str, project: str | None = None) -> SlurmJob:
+    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SlurmJob:
         """A job by its Slurm id; ``region`` is the cluster and ``project`` the workdir (as history has them)."""
         if not project:
             raise UsageError(f"Slurm job {job_id}: no workdir given", "pass --project WORKDIR (or --config CONFIG)")
+        region = region or cluster_of("")
         shell = ClusterShell("" if region == cluster_of("") else region)
         found = shell.run(["cat", run_index(project, job_id)], check=False)
         if found.returncode != 0:
@@ -238,8 +243,9 @@ class SlurmBackend(BackendFacts):
             )
         return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
 
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""
+        region = region or cluster_of("")
         shell = ClusterShell("" if region == cluster_of("") else region)
         out = shell.text(["squeue", "--me", "-h", "-o", "%i|%j|%T|%r|%P|%N"])
         jobs = []

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
+from cloudtrain import catalog
+from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.slurm import MIN_GRACE_S
 from cloudtrain.data import schemes
@@ -106,8 +108,6 @@ def _owner_hint(option: str) -> str:
 
 def check_time(loaded: LoadedConfig) -> None:
     """The time limit leaves room for the warning; a GPU-hours cap buys at least that."""
-    from cloudtrain.backends.slurm.timing import time_limit
-
     cfg, err = loaded.config, loaded.error
     grace = cfg.slurm.grace if cfg.slurm else 120
     gpu_hours = cfg.budget.max_gpu_hours if cfg.budget else None
@@ -136,8 +136,6 @@ def check_image(loaded: LoadedConfig) -> None:
             "remove image.uri; set image.tensorflow for the TensorFlow version",
         )
     if cfg.image.tensorflow:
-        from cloudtrain import catalog
-
         try:
             catalog.training_image("vertex", "us-central1", cfg.image.tensorflow, gpu=False)  # --local's versions
         except catalog.CatalogError as exc:

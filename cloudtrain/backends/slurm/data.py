@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from cloudtrain.backends.local.backend import bucket_store
+from cloudtrain.backends.slurm.script import workdir
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.data.cache import fetch
 from cloudtrain.data.manifest import Manifest, build_manifest
@@ -36,7 +37,7 @@ DATASYNC = Path(__file__).parent / "datasync.py"
 
 
 def data_dir(spec: JobSpec) -> str:
-    return f"{spec.project}/data"
+    return f"{workdir(spec)}/data"
 
 
 def in_place(source: str, workdir: str, *, remote: bool) -> bool:
@@ -70,7 +71,7 @@ def planned(spec: JobSpec) -> tuple[dict[str, str], list[str]]:
         if ch.kind != "local":
             paths[name] = f"{data_dir(spec)}/<{ch.source} as listed at submit>"
             steps.append(f"download {ch.source} once (unless it is there) and make it ${ch.env_name}")
-        elif in_place(ch.source, spec.project, remote=remote):
+        elif in_place(ch.source, workdir(spec), remote=remote):
             paths[name] = ch.source
         else:
             manifest = manifest_of(ch.source)
@@ -88,7 +89,7 @@ def place(spec: JobSpec, shell: ClusterShell, python: str, log: Callable[[str], 
     for name, ch in spec.channels.items():
         if ch.kind != "local":
             paths[name] = _bucket(spec, ch, shell, python, log)
-        elif in_place(ch.source, spec.project, remote=shell.remote):
+        elif in_place(ch.source, workdir(spec), remote=shell.remote):
             paths[name] = ch.source
         else:
             paths[name] = push(manifest_of(ch.source), data_dir(spec), shell, python, log, name=name)

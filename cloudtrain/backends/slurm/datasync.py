@@ -19,12 +19,13 @@ import os
 import shutil
 import sys
 import tarfile
+from typing import IO, Any
 
 READ_ONLY_FILE = 0o444
 READ_ONLY_DIR = 0o555
 
 
-def missing(data_dir, digest, manifest):
+def missing(data_dir: str, digest: str, manifest: dict[str, Any]) -> dict[str, Any]:
     if os.path.isdir(os.path.join(data_dir, digest)):
         return {"complete": True}
     objects = os.path.join(data_dir, "objects")
@@ -32,7 +33,7 @@ def missing(data_dir, digest, manifest):
     return {"missing": [sha for sha in wanted if not os.path.isfile(os.path.join(objects, sha))]}
 
 
-def receive(data_dir, stream):
+def receive(data_dir: str, stream: IO[bytes]) -> dict[str, Any]:
     """The tar stream's objects into ``DATA_DIR/objects/``; returns the manifest it carried."""
     objects = os.path.join(data_dir, "objects")
     os.makedirs(objects, exist_ok=True)
@@ -64,7 +65,7 @@ def receive(data_dir, stream):
     return manifest
 
 
-def link_folder(data_dir, digest, manifest):
+def link_folder(data_dir: str, digest: str, manifest: dict[str, Any]) -> None:
     """``DATA_DIR/DIGEST/`` as hard links to the objects, complete or absent."""
     dest = os.path.join(data_dir, digest)
     if os.path.isdir(dest):
@@ -89,7 +90,7 @@ def link_folder(data_dir, digest, manifest):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     command, data_dir, digest = argv[1:4]
     os.makedirs(data_dir, exist_ok=True)
     if command == "missing":

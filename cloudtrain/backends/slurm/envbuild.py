@@ -18,13 +18,15 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 MARKER = "cloudtrain-env.json"
 IMAGE_PTH = "_cloudtrain_image.pth"
 PIP = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--progress-bar", "off"]
 
 
-def complete(folder, key):
+def complete(folder: str, key: str) -> bool:
     try:
         with open(os.path.join(folder, MARKER)) as f:
             return json.load(f)["key"] == key and os.path.exists(os.path.join(folder, "bin", "python"))
@@ -32,7 +34,7 @@ def complete(folder, key):
         return False
 
 
-def run(argv):
+def run(argv: list[str]) -> str:
     result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
         lines = (result.stderr + result.stdout).strip().splitlines() or ["no output"]
@@ -40,7 +42,7 @@ def run(argv):
     return result.stdout
 
 
-def build(final, key, steps, marker):
+def build(final: str, key: str, steps: Callable[[str], None], marker: dict[str, Any]) -> bool:
     if complete(final, key):
         return False
     os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -58,21 +60,21 @@ def build(final, key, steps, marker):
     return True
 
 
-def site_dirs(env):
+def site_dirs(env: str) -> list[str]:
     code = "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])"
     return list(dict.fromkeys(run([os.path.join(env, "bin", "python"), "-I", "-c", code]).split()))
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     spec = json.loads(argv[1])
     python = spec["python"]
 
-    def image(tmp):
+    def image(tmp: str) -> None:
         run([python, "-m", "venv", tmp])
         if spec["image_packages"]:
             run([os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP, *spec["image_packages"]])
 
-    def package(tmp):
+    def package(tmp: str) -> None:
         run([python, "-m", "venv", "--without-pip", tmp])
         lines = [f"import site; site.addsitedir({os.path.realpath(p)!r})" for p in site_dirs(spec["image_dir"])]
         with open(os.path.join(site_dirs(tmp)[0], IMAGE_PTH), "w") as f:

@@ -9,8 +9,9 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.slurm import accounting, states
@@ -44,12 +45,13 @@ class SlurmJob(HandleDefaults):
         cluster: str,
         workdir: str,
         python: str = "python3",
-        sleep=time.sleep,
+        sleep: Callable[[float], None] = time.sleep,
     ):
         self.job_id, self.run, self.region, self.project = job_id, run, cluster, workdir
         self._shell, self._python, self._sleep = shell, python, sleep
         self._last: JobStatus | None = None
-        self._asked_sacct, self._usage = False, None  # an ended job's accounting does not change
+        self._asked_sacct = False
+        self._usage: accounting.Usage | None = None  # an ended job's accounting does not change
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -71,8 +73,6 @@ class SlurmJob(HandleDefaults):
                 state, message = self._refine(state, files)
             usage = self._accounting() if state.terminal else None
             status = self._status(state, native, message, fields, files, usage)
-            if state is JobState.PENDING and reason not in ("None", ""):
-                status.details["pending_reason"] = reason
         else:
             status = self._ended(files)
         self._last = status
@@ -101,17 +101,28 @@ class SlurmJob(HandleDefaults):
             state, native, message = states.outcome_from_files(files)
         return self._status(state, native, message, {}, files, usage)
 
-    def _status(self, state, native, message, fields, files, usage=None) -> JobStatus:
+    def _status(
+        self,
+        state: JobState,
+        native: str,
+        message: str | None,
+        fields: dict[str, str],
+        files: dict[str, Any],
+        usage: accounting.Usage | None = None,
+    ) -> JobStatus:
         tasks = files.get("tasks", [])
         starts = [t["start"] for t in tasks if t.get("start") is not None]
         ends = [t["end"] for t in tasks if t.get("end") is not None]
-        details = {
+        details: dict[str, Any] = {
             "cluster": self.region,
             "run": self.run,
             "nodes": fields.get("NodeList"),
             "restarts": files.get("restart", 0),
             "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks},
         }
+        reason = fields.get("Reason", "None")
+        if state is JobState.PENDING and reason not in ("None", ""):
+            details["pending_reason"] = reason
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:
             details["gpu_hours"], details["gpu_hours_source"] = used
@@ -241,7 +252,7 @@ class SlurmJob(HandleDefaults):
         lines: queue.Queue = queue.Queue()
 
         def pump() -> None:
-            for raw in proc.stdout:
+            for raw in proc.stdout or ():
                 lines.put(raw)
             lines.put(None)
 

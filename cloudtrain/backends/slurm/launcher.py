@@ -22,18 +22,19 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 RENDEZVOUS_TIMEOUT_S = 600
 
 
-def write_json(path, data):
+def write_json(path: str, data: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
         json.dump(data, f)
     os.replace(tmp, path)
 
 
-def node_address(node):
+def node_address(node: str) -> str:
     """The controller's NodeAddr of ``node`` (what slurmd listens on), else what the host name resolves to."""
     try:
         out = subprocess.run(
@@ -47,13 +48,13 @@ def node_address(node):
     return socket.gethostbyname(socket.gethostname())
 
 
-def free_port(address):
+def free_port(address: str) -> int:
     with socket.socket() as s:
         s.bind((address, 0))
         return s.getsockname()[1]
 
 
-def rendezvous(out, index, count, address):
+def rendezvous(out: str, index: int, count: int, address: str) -> list[str]:
     """Every task's ``address:port``, in task order, once all have published theirs."""
     mine = f"{address}:{free_port(address)}"
     write_json(os.path.join(out, f"addr-{index}.json"), {"address": mine})
@@ -76,7 +77,7 @@ def rendezvous(out, index, count, address):
         time.sleep(0.2)
 
 
-def with_addresses(env, addresses):
+def with_addresses(env: dict[str, str], addresses: list[str]) -> dict[str, str]:
     """TF_CONFIG / CLUSTER_SPEC with the tasks' real addresses (chief = task 0, workers after)."""
     env = dict(env)
     if "TF_CONFIG" in env:
@@ -90,7 +91,7 @@ def with_addresses(env, addresses):
     return env
 
 
-def job_nodes():
+def job_nodes() -> list[str]:
     """The job's node names, one each (``SLURM_JOB_NODELIST`` is compressed: ``node[1-2]``)."""
     nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
     try:
@@ -102,7 +103,7 @@ def job_nodes():
     return out.split() or [nodelist]
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     with open(argv[1]) as f:
         plan = json.load(f)
     index = int(os.environ["SLURM_PROCID"])
@@ -138,7 +139,7 @@ def main(argv):
     os.makedirs(task["cwd"], exist_ok=True)
     child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env)
 
-    def forward(signum, frame):
+    def forward(signum: int, frame: Any) -> None:
         try:
             child.send_signal(signal.SIGTERM)
         except OSError:

@@ -28,6 +28,12 @@ TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks 
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+def workdir(spec: JobSpec) -> str:
+    """``slurm.workdir`` without a trailing slash: packages, environments, data and runs go under it
+    (history records it as the job's project)."""
+    return str(spec.slurm.workdir).rstrip("/")
+
+
 @dataclass(frozen=True)
 class Paths:
     """Where things are on the cluster (all under ``slurm.workdir``)."""

@@ -14,7 +14,7 @@ import shlex
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
@@ -135,7 +135,7 @@ class ClusterShell:
             raise BackendError(f"{shlex.join(command)} failed: {_last(err) or _last(out)}")
         return result
 
-    def text(self, command: Sequence[str], **kwargs) -> str:
+    def text(self, command: Sequence[str], **kwargs: Any) -> str:
         return self.run(command, **kwargs).stdout.decode(errors="replace")
 
     def popen(self, command: Sequence[str]) -> subprocess.Popen:

@@ -13,7 +13,7 @@ import sys
 import time
 
 
-def node_of(run, rel):
+def node_of(run: str, rel: str) -> str | None:
     """``r0/task-1.log`` → the node the launcher recorded for that task, if it has."""
     folder, _, name = rel.rpartition("/")
     if not name.startswith("task-"):
@@ -25,9 +25,9 @@ def node_of(run, rel):
         return None
 
 
-def files(run):
+def files(run: str) -> list[str]:
     base = os.path.join(run, "slurm")
-    found = []
+    found: list[str] = []
     try:
         entries = sorted(os.listdir(base))
     except OSError:
@@ -43,7 +43,7 @@ def files(run):
     return found
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     run = argv[1]
     offsets = json.loads(argv[2]) if len(argv) > 2 else {}
     tick = 0
