@@ -74,33 +74,6 @@ def labelled(output: str) -> list[tuple[str, str]]:
     return re.findall(r"^\s*\[?([\w?-]+/task-\d+)\]?\s*[:|]?\s*(.*)$", output, re.M)
 
 
-def test_a_users_package_runs_one_task_per_node(slurm, workdir, tmp_path):
-    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--lines=3"])))
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = result.stdout + result.stderr
-    contracts = [json.loads(m) for m in re.findall(r"CONTRACT (\{.*\})$", out, re.M)]
-    assert sorted(c["task"] for c in contracts) == ["chief:0", "worker:0"]
-    # both tasks saw the same cluster: two distinct address:port pairs, chief first
-    clusters = {json.dumps(c["cluster"]) for c in contracts}
-    assert len(clusters) == 1
-    cluster = contracts[0]["cluster"]
-    assert len(set(cluster["chief"] + cluster["worker"])) == 2
-    assert all(c["channels"] == {"SM_CHANNEL_TRAIN": str(tmp_path / "data")} for c in contracts)
-    for me in ("chief:0", "worker:0"):
-        assert [line for line in out.splitlines() if f"line 1 from {me}" in line].__len__() == 1, out
-    assert re.search(r"node1/task-0.*line 0 from chief:0", out), out
-    assert re.search(r"node2/task-1.*line 0 from worker:0", out), out
-    # the report counts GPU-hours (the launcher's times × GPUs per node) in place of dollars
-    job_id = job_id_of(out)
-    report = cloudtrain("report", job_id, "--out", str(tmp_path / "report"))
-    assert report.returncode == 0, report.stdout + report.stderr
-    html = (tmp_path / "report" / "report.html").read_text()
-    assert (
-        "0 GPU-hours, from the launcher&#x27;s start and end times × GPUs per node" in html
-        or "0 GPU-hours, from the launcher's start and end times × GPUs per node" in html
-    ), html[-3000:]
-
-
 def test_a_failing_task_fails_the_job_with_exit_1_naming_the_task(slurm, workdir, tmp_path):
     result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--exit=3"])))
     out = result.stdout + result.stderr
