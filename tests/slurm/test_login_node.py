@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.local import venv
+from cloudtrain.backends.sagemaker.aws import AwsClients
 from cloudtrain.backends.slurm.shell import control_dir
 from tests.slurm.test_submit import REPO, cloudtrain, job_id_of, probe_config
 
@@ -62,7 +63,7 @@ def cloudtrain_argv() -> list[str]:
     return [sys.executable, "-m", "cloudtrain"]
 
 
-def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image):
+def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image, aws):
     workdir = tmp_path / "workdir"
     (workdir / "envs").mkdir(parents=True)
     image_layer = venv.image_dir(tf_image, tf_cache)
@@ -75,17 +76,26 @@ def test_submit_through_the_login_node_builds_the_environment_there(slurm_login,
         config.read_text()
         .replace(str(REPO / "tests/packages/slurm_probe"), str(package))
         .replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n")
+        .replace("data:\n", "data:\n  bucket: s3://datasets/eval/\n")
     )
+    s3 = AwsClients("us-east-1").s3
+    s3.create_bucket(Bucket="datasets")
+    s3.put_object(Bucket="datasets", Key="eval/e.txt", Body=b"e1")
     result = cloudtrain("submit", "--config", str(config))
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert [out.count(f"line 1 from {me}") for me in ("chief:0", "worker:0")] == [1, 1], out
-    # the data folder on this machine was copied over the login node's connection into the workdir
+    # the data folder on this machine, and the bucket downloaded here, were copied over the login node's
+    # connection into the workdir by content
     seen = [json.loads(m) for m in re.findall(r"CONTRACT (\{.*\})$", out, re.M)]
     assert len(seen) == 2, out
     for contract in seen:
-        folder = Path(contract["channels"]["SM_CHANNEL_TRAIN"])
-        assert folder.parent == workdir / "data" and contract["data"]["SM_CHANNEL_TRAIN"] == {"a.txt": "a"}
+        channels, data = contract["channels"], contract["data"]
+        assert Path(channels["SM_CHANNEL_TRAIN"]).parent == workdir / "data" and data["SM_CHANNEL_TRAIN"] == {
+            "a.txt": "a"
+        }
+        assert Path(channels["SM_CHANNEL_BUCKET"]).parent == workdir / "data"
+        assert data["SM_CHANNEL_BUCKET"] == {"e.txt": "e1"}
     (env,) = [p for p in (workdir / "envs").iterdir() if p.name.startswith("pkg-")]
     assert json.loads((env / "cloudtrain-env.json").read_text())["kind"] == "package"
     job_id = job_id_of(out)
