@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from typing import Any
 
 import click
 
@@ -183,7 +184,7 @@ def run_submit(
     )
 
 
-def _print_request(console, request: dict) -> None:
+def _print_request(console: Any, request: dict[str, Any]) -> None:
     """The request as JSON, with each multi-line text in it (a batch script) printed as its lines after it."""
     texts = {key: value for key, value in request.items() if isinstance(value, str) and "\n" in value}
     console.print_json(data={key: value for key, value in request.items() if key not in texts})
