@@ -42,6 +42,13 @@ class BuiltPackage:
     unpacked_size: int = 0  # bytes of the package's own files once unpacked
 
 
+def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
+    """The sdist of a job that runs a package: only a ``container:`` job has none (``package`` None)."""
+    if package is None:
+        raise ValueError(f"job {job_name} runs a package, but none was built for it")
+    return package
+
+
 def build_sdist(
     package_dir: Path,
     out_dir: Path,
