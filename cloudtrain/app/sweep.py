@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, cast
 
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
@@ -23,13 +24,19 @@ from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps import journal, results, sweep_of
 
 
+class SweepHandle(JobHandle, Protocol):
+    """A cloud tuning job: a job whose trials' results it reads."""
+
+    def results(self) -> results.SweepResults: ...
+
+
 @dataclass(frozen=True)
 class StartedSweep:
     """A local sweep's folder (its trials run with :func:`run_local`), or a cloud tuning job's handle."""
 
     sweep_id: str
     folder: Path | None = None
-    handle: JobHandle | None = None
+    handle: SweepHandle | None = None
     first: JobStatus | None = None
 
 
@@ -48,7 +55,9 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    handle = backend_of(spec.backend).submit(spec, prepared.package)
+    # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
+    # interface's submit returns a JobHandle, this one also reads its trials.
+    handle = cast(SweepHandle, backend_of(spec.backend).submit(spec, prepared.package))
     first = handle.status()
     record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
     return StartedSweep(handle.job_id, handle=handle, first=first)

@@ -29,7 +29,6 @@ from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
-from cloudtrain.backends.local.backend import output_dir_for
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
 from cloudtrain.packaging import BuiltPackage
@@ -58,6 +57,10 @@ class TrialEvent:
 
 
 def sweep_dir_of(spec: JobSpec) -> Path:
+    # Lazy: the local backend imports subprocess at its top, which `--help` and `--dry-run` never pay for
+    # (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic); the CLI reaches this module.
+    from cloudtrain.backends.local.backend import output_dir_for
+
     return output_dir_for(spec)[0]
 
 
