@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ load
         sweep_results,
     )
 
-_API = (
+__all__ = [
+    "__version__",
     "Config",
     "Job",
     "Plan",
@@ -48,8 +49,8 @@ _API = (
     "submit",
     "submit_sweep",
     "sweep_results",
-)
-__all__ = ["__version__", *_API]
+]
+_API = frozenset(__all__) - {"__version__"}  # the names __getattr__ loads from cloudtrain.api
 
 
 def __getattr__(name: str) -> Any:

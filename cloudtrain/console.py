@@ -10,10 +10,11 @@ output never imports rich (a good part of a dry-run's own time).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import IO, Any, Protocol, TextIO
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
@@ -34,10 +35,25 @@ _CONTROL = re.compile(
 _MARKUP = re.compile(r"(\\*)\[([a-z#/@][^\[\]]*?)?\]")
 
 
-def make_console(stream: TextIO | None = None):
-    """rich's Console on a terminal (or with FORCE_COLOR); a :class:`PlainConsole` anywhere else."""
-    import os
+class Console(Protocol):
+    """What the CLI prints through: rich's Console on a terminal, a :class:`PlainConsole` anywhere else."""
 
+    @property
+    def file(self) -> IO[str]: ...
+
+    @property
+    def is_terminal(self) -> bool: ...
+
+    @property
+    def width(self) -> int: ...
+
+    def print(self, *objects: Any, markup: bool | None = None) -> None: ...
+
+    def print_json(self, *, data: Any = None) -> None: ...
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    """rich's Console on a terminal (or with FORCE_COLOR); a :class:`PlainConsole` anywhere else."""
     target = stream or sys.stdout
     isatty = getattr(target, "isatty", None)
     if not (isatty and isatty()) and not os.environ.get("FORCE_COLOR"):
@@ -51,6 +67,7 @@ class PlainConsole:
     """What a pipe or a file gets: whole lines with rich's markup taken out, and no rich import."""
 
     is_terminal = False
+    width = 10_000  # lines are never wrapped (as in _render_plain)
 
     def __init__(self, stream: TextIO | None = None):
         self._stream = stream
@@ -130,7 +147,8 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
         return (
             f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
             f"{event.get('precision')}, global batch {event.get('global_batch')}: "
-            f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, {measured(event.get('step_time_ms') or 0.0)} ms/step"
+            f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, "
+            f"{measured(event.get('step_time_ms') or 0.0)} ms/step"
         )
     if kind == "worker_done":
         return f"done ({event.get('task')})"
@@ -161,7 +179,7 @@ class ReplicaPrinter:
     Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
     machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
 
-    def __init__(self, console=None, *, show_debug: bool = False, epochs: int | None = None):
+    def __init__(self, console: Console | None = None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
         self.show_debug = show_debug
         self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
@@ -202,7 +220,7 @@ class ReplicaPrinter:
 
 def line_dict(line: LogLine) -> dict[str, Any]:
     """A log line as ``-o json`` prints it."""
-    out = {
+    out: dict[str, Any] = {
         "timestamp": line.timestamp.isoformat(),
         "replica": line.replica,
         "severity": line.severity,
@@ -215,7 +233,7 @@ def line_dict(line: LogLine) -> dict[str, Any]:
     return out
 
 
-def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
+def print_kv(console: Console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
     """A titled block of ``key value`` rows; empty values are left out."""
     shown = [(key, str(value)) for key, value in rows if value not in (None, "", {}, ())]
     if not console.is_terminal:
@@ -232,7 +250,11 @@ def print_kv(console, title: str, rows: Iterable[tuple[str, Any]]) -> None:
 
 
 def print_table(
-    console, columns: list[str], rows: Iterable[Iterable[Any]], title: str | None = None, id_columns: Iterable[str] = ()
+    console: Console,
+    columns: list[str],
+    rows: Iterable[Iterable[Any]],
+    title: str | None = None,
+    id_columns: Iterable[str] = (),
 ) -> None:
     """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
 
@@ -248,11 +270,12 @@ def print_table(
 
     ids = set(id_columns)
     natural = [max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)]
-    id_width = sum(w for column, w in zip(columns, natural) if column in ids)
+    id_width = sum(w for column, w in zip(columns, natural, strict=True) if column in ids)
     frame = 3 * len(columns) + 1  # a border and one space of padding either side of every cell
-    cap = _fair_cap([w for column, w in zip(columns, natural) if column not in ids], console.width - frame - id_width)
+    others = [w for column, w in zip(columns, natural, strict=True) if column not in ids]
+    cap = _fair_cap(others, console.width - frame - id_width)
     table = Table(title=title, title_justify="left")
-    for column, width in zip(columns, natural):
+    for column, width in zip(columns, natural, strict=True):
         if column in ids:
             table.add_column(column, no_wrap=True, min_width=width)
         else:  # a narrow terminal wraps these cells; nothing is cut
@@ -273,7 +296,7 @@ def _fair_cap(widths: list[int], budget: int) -> int | None:
     return 1
 
 
-def _plain_lines(console, lines: Iterable[str]) -> None:
+def _plain_lines(console: Console, lines: Iterable[str]) -> None:
     """Whole lines, straight to the console's file: rich would wrap them at 80 columns."""
     console.file.write("".join(f"{line}\n" for line in lines))
     console.file.flush()

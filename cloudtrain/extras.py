@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from cloudtrain.errors import MissingExtra
 
@@ -57,8 +57,8 @@ def requiring(func: F) -> F:
     """:func:`required` around a function (the Python API's entry points)."""
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         with required():
             return func(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)  # functools.wraps keeps func's signature: the wrapper is called as func is

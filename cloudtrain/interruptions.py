@@ -4,11 +4,13 @@ Where each cloud says a job was interrupted:
 
 * **SageMaker** managed spot: ``SecondaryStatusTransitions`` passes through ``Interrupted`` ("the job
   stopped because the managed spot training instances were interrupted"), then ``Starting`` /
-  ``Downloading`` / ``Training`` again (docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training-status.html).
+  ``Downloading`` / ``Training`` again
+  (docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training-status.html).
   The backend turns each ``Interrupted`` into ``{"at", "resumed_at"}`` (``details["spot_interruptions"]``);
   the status messages are not read (AWS says they are subject to change).
 * **Vertex AI**: a preempted spot VM's worker is restarted inside the same CustomJob, which stays
-  ``JOB_STATE_RUNNING`` and keeps no count of restarts (cloud.google.com/vertex-ai/docs/training/understanding-training-service):
+  ``JOB_STATE_RUNNING`` and keeps no count of restarts
+  (cloud.google.com/vertex-ai/docs/training/understanding-training-service):
   only the log tells, through the trainer's events below. When the restarts are used up the job
   fails with ``STOCKOUT`` (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms): the backend
   records that one as ``details["spot_interruptions"]``.
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.events import parse as parse_event
+from cloudtrain.timeline import human_seconds
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)")
 
@@ -199,8 +202,6 @@ def summarize(
 
 def describe(summary: Mapping[str, Any] | None) -> str | None:
     """One line: ``1 (spot); 12 steps redone, 1 min 4 s lost`` / ``none``."""
-    from cloudtrain.timeline import human_seconds
-
     if not summary:
         return None
     parts = []

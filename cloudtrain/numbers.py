@@ -14,7 +14,7 @@ people goes through here.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 SIGNIFICANT = 4
 
@@ -36,6 +36,12 @@ def measured(value: Any) -> str:
     return f"{value:.{SIGNIFICANT}g}"  # 0.0001694, 0.9811, 123.5, 2, 1.694e-07
 
 
+@overload
+def money(value: float) -> str: ...
+@overload
+def money(value: None) -> None: ...
+@overload
+def money(value: float | None) -> str | None: ...
 def money(value: float | None) -> str | None:
     """``$1,234.56``; None stays None (a row that shows nothing)."""
     return None if value is None else f"${value:,.2f}"

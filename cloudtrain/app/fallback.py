@@ -20,42 +20,43 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.prepare import build_package
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobState
+from cloudtrain.backends.base import Backend, JobHandle, JobState, JobStatus
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import CloudtrainError, NoCapacity
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
 from cloudtrain.words import first_line
 
 
 @dataclass(frozen=True)
 class Landed:
-    handle: Any
-    spec: Any
-    package: Any
-    status: Any  # the first status: RUNNING (or later) when candidates were watched, else just created
+    handle: JobHandle
+    spec: JobSpec
+    package: BuiltPackage | None  # None for a ``container:`` job
+    status: JobStatus  # the first status: RUNNING (or later) when candidates were watched, else just created
     index: int  # 0: the main request; n: fallback entry n
 
 
-def describe(spec: Any) -> str:
+def describe(spec: JobSpec) -> str:
     gpus = spec.machine.accelerators if spec.machine.accelerator_count else "CPU"
     spot = ", spot" if spec.spot else ", flex-start" if getattr(spec, "flex_start", False) else ""
     return f"{spec.backend} {spec.region} {spec.replica_count} × {spec.machine.type} ({gpus}{spot})"
 
 
 def first_with_capacity(
-    specs: Sequence[Any],
-    package: Any,
+    specs: Sequence[JobSpec],
+    package: BuiltPackage | None,
     *,
     notify: Notify = ignore,
     max_queue_s: float | None = None,
     poll_s: float = 15.0,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
-    backend_of: Callable[[str], Any] = get_backend,
+    backend_of: Callable[[str], Backend] = get_backend,
 ) -> Landed:
     """Submit ``specs[0]`` with ``package``, then each fallback (its own package) until one gets machines.
     ``backend_of``: the backend of a name (tests give backends pointed at their servers)."""
@@ -91,7 +92,14 @@ def first_with_capacity(
     )
 
 
-def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, tuple[str, str] | None]:
+def _watch_start(
+    handle: JobHandle,
+    spec: JobSpec,
+    max_queue_s: float | None,
+    poll_s: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> tuple[JobStatus, tuple[str, str] | None]:
     """Poll until the job runs (landed), fails for capacity (move on), or stays queued past the limit
     (cancel, move on). Any other end is the job's own and is returned as landed, to be reported."""
     started = clock()
@@ -113,7 +121,7 @@ def _watch_start(handle, spec, max_queue_s, poll_s, sleep, clock) -> tuple[Any, 
         sleep(poll_s)
 
 
-def _moving(echo, spec, kind: str, message: str, *, last: bool) -> str:
+def _moving(echo: Callable[[str], None], spec: JobSpec, kind: str, message: str, *, last: bool) -> str:
     short = first_line(message, 300) or kind
     reason = f"{describe(spec)}: no {kind}: {short}"
     echo(reason + ("" if last else "; moving on"))

@@ -4,15 +4,17 @@ Nothing here prints: the CLI prints an :class:`Outcome`; the Python API returns 
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 from cloudtrain import history, interruptions, timeline
-from cloudtrain.backends.base import JobState, JobStatus
+from cloudtrain.backends.base import JobHandle, JobState, JobStatus
 from cloudtrain.catalog.cost import cost_after
 from cloudtrain.console import summary_rows
-from cloudtrain.errors import CloudtrainError, JobFailed
+from cloudtrain.errors import CloudtrainError, ExitCode, JobFailed
 from cloudtrain.numbers import money
+from cloudtrain.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,11 @@ class Outcome:
         error = JobFailed(
             f"job {status.job_id} ended {status.state.value}" + (f": {status.message}" if status.message else "")
         )
-        error.exit_code = status.state.exit_code
+        error.exit_code = ExitCode(status.state.exit_code)
         return error
 
 
-def _check_model_outputs(handle, status) -> None:
+def _check_model_outputs(handle: JobHandle | None, status: JobStatus) -> None:
     """A succeeded cloud job whose model location is empty gets a warning in its summary."""
     if status.state is not JobState.SUCCEEDED or handle is None:
         return
@@ -49,11 +51,13 @@ def _check_model_outputs(handle, status) -> None:
         warning = handle.model_outputs_warning(status)
     except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
         return
-    if warning:
+    # The warning joins the status the caller holds (the CLI's ``-o json``, the API's ``wait``): every
+    # backend builds ``details`` as a dict, though the frozen JobStatus only promises a Mapping.
+    if warning and isinstance(status.details, MutableMapping):
         status.details.setdefault("warnings", []).append(warning)
 
 
-def summarise(status: JobStatus, progress: Any = None, handle: Any = None) -> Outcome:
+def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
     """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
     cloud job's empty model location is checked first. ``progress``: the
     :class:`cloudtrain.progress.Progress` that watched its logs, if any."""

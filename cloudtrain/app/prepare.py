@@ -12,8 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.backends.base import Backend
+from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
 from cloudtrain.config import LoadedConfig, load_config
+from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
+from cloudtrain.history import cache_dir
+from cloudtrain.packaging import BuiltPackage, build_script_sdist, build_sdist
+from cloudtrain.secrets.job import sdist_files
+from cloudtrain.secrets.masking import env_warnings, mask_logs, secret_names
+from cloudtrain.secrets.resolve import check_exist
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
 
 
@@ -26,26 +34,35 @@ def load_spec(
     return loaded, build_spec(loaded)
 
 
-def build_package(spec: JobSpec, notify: Notify = ignore) -> Any:
+def build_package(spec: JobSpec, notify: Notify = ignore) -> BuiltPackage | None:
     """The sdist of the spec's package; None for a ``container:`` job, which runs the user's own image."""
     if spec.container:
         return None
-    from cloudtrain.history import cache_dir
-    from cloudtrain.packaging import build_script_sdist, build_sdist
-    from cloudtrain.secrets.job import sdist_files
-
-    options = dict(
-        name=spec.package.name,
-        version=spec.package.version,
-        requirements=spec.package.requirements,
-        given_in=str(spec.config_file),
-        extra=sdist_files(spec.secrets),
-        include=spec.package.include,
-    )
-    if spec.package.script:
-        package = build_script_sdist(spec.package.path, cache_dir() / "packages", spec.package.script, **options)
+    source, out_dir = spec.package, cache_dir() / "packages"
+    extra = sdist_files(spec.secrets)
+    if source.script:
+        package = build_script_sdist(
+            source.path,
+            out_dir,
+            source.script,
+            name=source.name,
+            version=source.version,
+            requirements=source.requirements,
+            given_in=str(spec.config_file),
+            extra=extra,
+            include=source.include,
+        )
     else:
-        package = build_sdist(spec.package.path, cache_dir() / "packages", **options)
+        package = build_sdist(
+            source.path,
+            out_dir,
+            name=source.name,
+            version=source.version,
+            requirements=source.requirements,
+            given_in=str(spec.config_file),
+            extra=extra,
+            include=source.include,
+        )
     for warning in package.warnings:
         notify(Notice("warning", warning))
     return package
@@ -55,13 +72,10 @@ def stage_data(spec: JobSpec) -> JobSpec:
     """Hash the local-folder data channels of a cloud job (their upload prefix is in the request)."""
     if not spec.channels:
         return spec
-    from cloudtrain.data.staging import stage
-    from cloudtrain.history import cache_dir
-
     return stage(spec, hash_cache_root=cache_dir() / "data-hashes")
 
 
-def package_dict(package) -> dict[str, Any] | None:
+def package_dict(package: BuiltPackage | None) -> dict[str, Any] | None:
     if package is None:
         return None
     return {
@@ -74,7 +88,7 @@ def package_dict(package) -> dict[str, Any] | None:
     }
 
 
-def left_out(package) -> str | None:
+def left_out(package: BuiltPackage) -> str | None:
     """``trainer/.env (environment file), …``: what a user may expect in the package but is not."""
     return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
 
@@ -85,7 +99,7 @@ class Prepared:
 
     loaded: LoadedConfig
     spec: JobSpec
-    package: Any  # a BuiltPackage; None for a ``container:`` job
+    package: BuiltPackage | None  # None for a ``container:`` job
     candidates: tuple[JobSpec, ...]  # spec first, then each fallback entry
     overrides: tuple[str, ...] = ()
     notices: list[Notice] = field(default_factory=list, compare=False)
@@ -101,8 +115,6 @@ def prepare(
 ) -> Prepared:
     """Build the package and stage the data of ``spec``. ``env:`` values that look secret are sent as
     written but masked in cloudtrain's own log lines (with one warning) unless ``show_secrets``."""
-    from cloudtrain.secrets.masking import env_warnings, mask_logs, secret_names
-
     notices: list[Notice] = []
 
     def tell(notice: Notice) -> None:
@@ -115,8 +127,6 @@ def prepare(
         mask_logs(spec.env[name] for name in secret_names(spec.env))
     package = build_package(spec, tell)
     if spec.cloud == "sagemaker":
-        from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
-
         for warning in hyperparameter_warnings(spec):
             tell(Notice("warning", warning))
     spec = stage_data(spec)
@@ -137,7 +147,7 @@ def with_include(spec: JobSpec, include: Sequence[str]) -> JobSpec:
     return replace(spec, package=replace(spec.package, include=tuple(include))) if include else spec
 
 
-def resumed(spec: JobSpec, backend: Any, job_id: str) -> JobSpec:
+def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
     """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
     details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
     checkpoint_dir = details.get("checkpoint_dir")
@@ -154,6 +164,4 @@ def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
     if not spec.secrets or spec.backend == "local":
         return
-    from cloudtrain.secrets.resolve import check_exist
-
     check_exist(spec.secrets, os.environ, cloud=spec.backend, warn=lambda line: notify(Notice("warning", line)))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
+
+from cloudtrain.backends.base import JobHandle
+from cloudtrain.errors import CloudUnreachable
 
 
 @contextlib.contextmanager
 def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
     """The cloud stopped answering after the job was created: it may still run; say how to reattach."""
-    from cloudtrain.errors import CloudUnreachable
-
     try:
         yield
     except CloudUnreachable as exc:
@@ -18,12 +20,12 @@ def reattach_hint(job_id: str, command: str | None = None) -> Iterator[None]:
         raise
 
 
-def drain_kwargs(drain: float | None) -> dict:
+def drain_kwargs(drain: float | None) -> dict[str, Any]:
     """``drain`` for ``JobHandle.logs`` only when given: handles without a stop rule need not take it."""
     return {} if drain is None else {"drain": drain}
 
 
-def reattach_command(handle, drain: float | None = None) -> str:
+def reattach_command(handle: JobHandle, drain: float | None = None) -> str:
     """The exact command that follows this job again, from any directory."""
     parts = ["cloudtrain", "logs", handle.job_id, "--follow"]
     if handle.location:  # a job found by its folder needs nothing more

@@ -10,17 +10,24 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol, cast
 
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
 from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.backends.base import Backend, JobHandle, JobStatus
 from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord, record
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
-from cloudtrain.sweeps import journal, results
+from cloudtrain.sweeps import journal, results, sweep_of
+
+
+class SweepHandle(JobHandle, Protocol):
+    """A cloud tuning job: a job whose trials' results it reads."""
+
+    def results(self) -> results.SweepResults: ...
 
 
 @dataclass(frozen=True)
@@ -29,11 +36,11 @@ class StartedSweep:
 
     sweep_id: str
     folder: Path | None = None
-    handle: JobHandle | None = None
+    handle: SweepHandle | None = None
     first: JobStatus | None = None
 
 
-def start(prepared: Prepared, *, backend_of: Callable[[str], Any] = get_backend) -> StartedSweep:
+def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_backend) -> StartedSweep:
     """Create the sweep and record it in history; a local one's trials are not run yet."""
     check_secrets_exist(prepared.spec)
     spec, config = prepared.spec, str(Path(prepared.loaded.file).resolve())
@@ -48,22 +55,28 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Any] = get_backend)
         )
         record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    handle = backend_of(spec.backend).submit(spec, prepared.package)
+    # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
+    # interface's submit returns a JobHandle, this one also reads its trials.
+    handle = cast(SweepHandle, backend_of(spec.backend).submit(spec, prepared.package))
     first = handle.status()
     record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
     return StartedSweep(handle.job_id, handle=handle, first=first)
 
 
 def run_local(
-    spec: JobSpec, package: Any, *, on_event: Callable[[local.TrialEvent], None], backend: Any = None
+    spec: JobSpec,
+    package: BuiltPackage | None,
+    *,
+    on_event: Callable[[local.TrialEvent], None],
+    backend: Backend | None = None,
 ) -> results.SweepResults:
     """Run a local sweep's trials (each recorded in history) to the end; its results table."""
 
-    def remember(handle, trial_spec) -> None:
+    def remember(handle: JobHandle, trial_spec: JobSpec) -> None:
         record(
             JobRecord(
                 handle.job_id,
-                str(handle.output_dir),
+                str(trial_spec.output_dir),  # the trial's own folder: its handle's output_dir
                 "local",
                 trial_spec.region,
                 None,
@@ -75,12 +88,11 @@ def run_local(
     study = local.run_trials(
         spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
     )
-    return results.from_study(
-        spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials, "SUCCEEDED"
-    )
+    sweep = sweep_of(spec)
+    return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, "SUCCEEDED")
 
 
-def resumable(job_id: str) -> tuple[JobSpec, Any, str]:
+def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
     if entry.backend != "local":

@@ -28,12 +28,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from cloudtrain.backends.base import JobState, LogLine
+from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, write_atomic
-from cloudtrain.sweeps import journal, trial_base
+from cloudtrain.sweeps import journal, sweep_of, trial_base
 from cloudtrain.sweeps.params import Param, resolve
 
 STATE_FILE = "sweep.json"
@@ -56,6 +57,8 @@ class TrialEvent:
 
 
 def sweep_dir_of(spec: JobSpec) -> Path:
+    # Lazy: the local backend imports subprocess at its top, which `--help` and `--dry-run` never pay for
+    # (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic); the CLI reaches this module.
     from cloudtrain.backends.local.backend import output_dir_for
 
     return output_dir_for(spec)[0]
@@ -94,7 +97,7 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     from optuna.storages.journal import JournalFileBackend
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sweep = spec.sweep
+    sweep = sweep_of(spec)
     params = resolve(sweep.params, sweep.algorithm)
     path = folder / JOURNAL
     damage = journal.damage(path)  # also removes a 0-byte journal a kill left
@@ -129,7 +132,7 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
 def _sampler(sweep: Any, params: list[Param]) -> Any:
     import optuna
 
-    from cloudtrain.sweeps.seeding import PerTrialSeedSampler
+    from cloudtrain.sweeps.seeding import PerTrialSeedSampler  # imports Optuna at its top: only a sweep pays
 
     def make(seed: int | None) -> Any:
         if sweep.algorithm == "grid":
@@ -145,9 +148,11 @@ def _sampler(sweep: Any, params: list[Param]) -> Any:
 
 def suggest(trial: Any, param: Param) -> Any:
     if param.kind == "double":
-        return trial.suggest_float(param.name, param.min, param.max, log=param.scale == "log")
+        low, high = param.bounds()
+        return trial.suggest_float(param.name, low, high, log=param.scale == "log")
     if param.kind == "integer":
-        return trial.suggest_int(param.name, int(param.min), int(param.max), log=param.scale == "log")
+        low, high = param.bounds()
+        return trial.suggest_int(param.name, int(low), int(high), log=param.scale == "log")
     return trial.suggest_categorical(param.name, list(param.values))
 
 
@@ -186,16 +191,16 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
 
 def run_trials(
     spec: JobSpec,
-    package: Any,
+    package: BuiltPackage | None,
     *,
-    backend: Any,
+    backend: Backend,
     on_event: Callable[[TrialEvent], None],
-    remember: Callable[[Any, JobSpec], None],
+    remember: Callable[[JobHandle, JobSpec], None],
 ) -> Any:
     """Run the sweep in ``spec`` until max_trials count; returns the Optuna study."""
     import optuna
 
-    sweep = spec.sweep
+    sweep = sweep_of(spec)
     folder = sweep_dir_of(spec)
     study = open_study(folder, spec, create=True)
     rerun = [t.number for t in interrupted_trials(study)]

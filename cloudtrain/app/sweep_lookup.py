@@ -5,40 +5,36 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from cloudtrain.app import sweep_local as local
+from cloudtrain.backends import get_backend
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError
+from cloudtrain.history import JobRecord, find
 from cloudtrain.spec import build_spec
+from cloudtrain.sweeps import results, sweep_of
 
 
-def sweep_record(job_id: str):
-    from cloudtrain.history import find
-
+def sweep_record(job_id: str) -> JobRecord:
     entry = find(job_id)
     if entry is None or getattr(entry, "kind", "job") != "sweep":
         raise UsageError(f"no sweep {job_id!r} in this machine's history", hint="see cloudtrain list")
     return entry
 
 
-def load_results(job_id: str):
+def load_results(job_id: str) -> results.SweepResults:
     """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
-    from cloudtrain.backends import get_backend
-
     entry = sweep_record(job_id)
     if entry.backend == "local":
-        from cloudtrain.app import sweep_local as local
-        from cloudtrain.sweeps import results
-
         folder = Path(entry.name)
         state = local.read_state(folder)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
+        sweep = sweep_of(spec)
         study = local.open_study(folder, spec, create=False)  # a damaged journal: one StateError line
         if study is None:  # killed before its first record: nothing to show yet
-            return results.SweepResults(
-                spec.job_name, spec.sweep.metric, spec.sweep.goal, "STOPPED", (), spec.sweep.max_trials
-            )
+            return results.SweepResults(spec.job_name, sweep.metric, sweep.goal, "STOPPED", (), sweep.max_trials)
         counted = local.counted_trials(study)
-        done = "SUCCEEDED" if counted >= spec.sweep.max_trials else "STOPPED"
-        return results.from_study(spec.job_name, study, spec.sweep.metric, spec.sweep.goal, spec.sweep.max_trials, done)
+        done = "SUCCEEDED" if counted >= sweep.max_trials else "STOPPED"
+        return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
     backend = get_backend(entry.backend)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

@@ -195,11 +195,11 @@ class Backend(Protocol):
         """How a replica's lines are labelled on the terminal."""
         ...
 
-    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """The exact request ``submit`` would send, as JSON-ready data. Pure: no I/O."""
         ...
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> JobHandle: ...
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...  # None: a container job
 
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> JobHandle:
         """A handle on an existing job; only the ``location_keys`` it declares are required."""

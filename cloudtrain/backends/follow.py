@@ -53,7 +53,7 @@ class LateMarker:
     def batch(self, lines: Iterable[LogLine]) -> list[LogLine]:
         """Lines that arrived together, in timestamp order (stable per replica), marked."""
         out = []
-        for line in sorted(lines, key=lambda l: l.timestamp):
+        for line in sorted(lines, key=lambda each: each.timestamp):
             newest = self.newest.get(line.replica)
             if newest is not None and line.timestamp < newest:
                 line = dataclasses.replace(line, late=True)

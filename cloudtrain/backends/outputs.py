@@ -48,7 +48,10 @@ def empty_model_dir_warning(
 def model_warning(model_dir: str, written: Counter[str], contract: str) -> str:
     """The one-line warning: ``model_dir`` is empty; ``written`` counts files per folder found elsewhere."""
     kept = "SM_MODEL_DIR (/opt/ml/model)" if contract == "sagemaker" else "AIP_MODEL_DIR"
-    head = f"the model dir {model_dir} is empty at the end of the run: in the cloud only what is written to {kept} is the model"
+    head = (
+        f"the model dir {model_dir} is empty at the end of the run: "
+        f"in the cloud only what is written to {kept} is the model"
+    )
     if not written:
         return head + "; nothing new was written elsewhere either — save the model there"
     listed = ", ".join(f"{folder} ({n} file{'s' if n > 1 else ''})" for folder, n in written.most_common(3))

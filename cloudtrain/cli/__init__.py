@@ -7,15 +7,21 @@ only by the backend a command actually uses.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import click
 
 from cloudtrain.cli import cache, gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
+from cloudtrain.extras import missing_extra
+from cloudtrain.words import first_line
 
 __all__ = ["cli", "main"]
 
@@ -57,13 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, or a case no error covers yet: still one line
         if debug:
             raise
-        from cloudtrain.extras import missing_extra
-
         if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
             click.echo(f"error: {missing}", err=True)
             return missing.exit_code
-        from cloudtrain.words import first_line
-
         first = first_line(str(exc))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
@@ -73,13 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _terminate_as_interrupt():
+def _terminate_as_interrupt() -> Callable[[int, FrameType | None], Any] | int | None:
     """SIGTERM (``kill``, a CI timeout) unwinds like Ctrl-C, so temp folders and uploads are
     cleaned up on the way out. Returns the handler to restore (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
-    def interrupt(_signum, _frame):
+    def interrupt(_signum: int, _frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, interrupt)
@@ -87,8 +89,6 @@ def _terminate_as_interrupt():
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

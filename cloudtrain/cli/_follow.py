@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
+from cloudtrain.app.outcome import summarise
 from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
+from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
+from cloudtrain.console import Console, ReplicaPrinter, print_json, print_kv
+from cloudtrain.live import LiveStatus
+from cloudtrain.progress import Progress, phase_of
+
+Show = Callable[[LogLine], None]
 
 
 def follow(
-    console,
-    handle,
+    console: Console,
+    handle: JobHandle,
     *,
     cancel_on_interrupt: bool,
-    progress=None,
+    progress: Progress | None = None,
     live: bool = True,
     output: str = "text",
     debug: bool = False,
     drain: float | None = None,
-    show_line=None,
+    show_line: Show | None = None,
 ) -> None:
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
@@ -29,16 +41,16 @@ def follow(
     ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default.
     ``show_line``: prints each line instead of the replica printer (``logs -o json``: a JSON object
     per line on stdout, while ``console`` gets the summary and the outcome the same way as text)."""
-    from cloudtrain.console import ReplicaPrinter
+    watched = progress or _progress_of(handle)
+    printer: Show = show_line or ReplicaPrinter(console, show_debug=debug, epochs=watched.epochs)
 
-    progress = progress or _progress_of(handle)
-    printer = show_line or ReplicaPrinter(console, show_debug=debug, epochs=progress.epochs)
-    sink = lambda line: (progress(line), printer(line))  # noqa: E731
-    shown = contextlib.nullcontext(sink)
+    def sink(line: LogLine) -> None:
+        watched(line)
+        printer(line)
+
+    shown: AbstractContextManager[Show] = contextlib.nullcontext(sink)
     if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json
-        from cloudtrain.live import LiveStatus
-
-        shown = LiveStatus(console, progress, printer)
+        shown = LiveStatus(console, watched, printer)
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
         with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as show:
@@ -52,10 +64,10 @@ def follow(
             print_hints(console, handle.job_id, reattach_command(handle, drain))
             raise SystemExit(130) from None
         status = _cancel(console, handle, show=sink, shown=count)
-    finish(console, status, progress, output=output, handle=handle)
+    finish(console, status, watched, output=output, handle=handle)
 
 
-def _cancel(console, handle, *, show, shown: int):
+def _cancel(console: Console, handle: JobHandle, *, show: Show, shown: int) -> JobStatus:
     """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
 
     While a local run's replicas save, their lines ("saved at step N") are shown as they come:
@@ -65,9 +77,6 @@ def _cancel(console, handle, *, show, shown: int):
         handle.cancel()
         return handle.wait()
     console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
-    import itertools
-    import threading
-
     stopping = threading.Thread(target=handle.cancel, name="cancel", daemon=True)
     stopping.start()
     try:
@@ -80,29 +89,29 @@ def _cancel(console, handle, *, show, shown: int):
         return handle.kill()
 
 
-def _progress_of(handle):
+def _progress_of(handle: JobHandle) -> Progress:
     """For a reattach (``logs --follow``): the job's own creation time and phase; no price is known."""
-    import time
-
-    from cloudtrain.progress import Progress, phase_of
-
     status = handle.status()
     progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
     progress.set_phase(phase_of(status))
     return progress
 
 
-def print_hints(console, job_id: str, reattach: str | None = None) -> None:
+def print_hints(console: Console, job_id: str, reattach: str | None = None) -> None:
     console.print(f"  reattach: {reattach or f'cloudtrain logs {job_id} --follow'}", markup=False)
     console.print(f"  cancel:   cloudtrain cancel {job_id}")
 
 
-def finish(console, status, progress=None, *, output: str = "text", handle=None) -> None:
+def finish(
+    console: Console,
+    status: JobStatus,
+    progress: Progress | None = None,
+    *,
+    output: str = "text",
+    handle: JobHandle | None = None,
+) -> None:
     """Print the summary and the run's phases (and with ``-o json`` the status on stdout), kept in
     history by the app layer; exit with the state's code from the one table (errors.ExitCode)."""
-    from cloudtrain.app.outcome import summarise
-    from cloudtrain.console import print_json, print_kv
-
     outcome = summarise(status, progress, handle)
     print_kv(console, f"Job {status.job_id}: {status.state.value}", outcome.rows)
     if output == "json":

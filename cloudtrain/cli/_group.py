@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from cloudtrain import __version__
+from cloudtrain.errors import UsageError
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 CONFIG_OPTION = click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False), help="Job config YAML.")
 SET_OPTION = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
@@ -21,9 +29,7 @@ class Duration(click.ParamType):
 
     name = "DURATION"
 
-    def convert(self, value, param, ctx):
-        import re
-
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         if isinstance(value, (int, float)):
             return float(value)
         text = str(value).strip().lower()
@@ -51,15 +57,13 @@ OUTPUT_OPTION = click.option(
 )
 
 
-def config_argument(func):
+def config_argument(func: Command) -> Command:
     """``CONFIG`` as a positional argument or as ``--config/-c``, the same on every command that reads one."""
     func = click.argument("config_arg", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))(func)
     return CONFIG_OPTION(func)
 
 
 def pick_config(positional: str | None, option: str | None) -> str | None:
-    from cloudtrain.errors import UsageError
-
     if positional and option and positional != option:
         raise UsageError(f"two configs given: {positional} and --config {option}", hint="pass one")
     return positional or option
@@ -124,7 +128,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def _show_backend_notes(debug: bool) -> None:
     """Backends report steps ("uploaded s3://…") on the ``cloudtrain.*`` loggers: show them on stderr."""
-    import logging
 
     class ToStderr(logging.Handler):  # looks sys.stderr up per line, so it follows redirection
         def emit(self, record: logging.LogRecord) -> None:

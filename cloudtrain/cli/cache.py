@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import click
 
+from cloudtrain.cache import prune as prune_cache
+from cloudtrain.cache import usage
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.console import counted, make_console, print_json, print_table
+from cloudtrain.history import cache_dir
 from cloudtrain.numbers import size
 
 
@@ -15,10 +19,6 @@ def cache(ctx: click.Context, output: str) -> None:
     """Show the cache folder's size: built packages, local environments, data, history."""
     if ctx.invoked_subcommand:
         return
-    from cloudtrain.cache import usage
-    from cloudtrain.console import make_console, print_json, print_table
-    from cloudtrain.history import cache_dir
-
     rows = usage()
     total = sum(r[2] for r in rows)
     if output == "json":
@@ -51,9 +51,6 @@ def cache(ctx: click.Context, output: str) -> None:
 @OUTPUT_OPTION
 def prune(keep: int, dry_run: bool, output: str) -> None:
     """Remove all but the last N built packages and local environments."""
-    from cloudtrain.cache import prune as prune_cache
-    from cloudtrain.console import counted, print_json
-
     removed = prune_cache(keep, dry_run=dry_run)
     freed = sum(e.size for e in removed)
     if output == "json":

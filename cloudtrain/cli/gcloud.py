@@ -13,11 +13,22 @@ only with ``--stream-logs`` and otherwise return once the job is created;
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
+from cloudtrain.cli.submit import run_submit
+from cloudtrain.config import LoadedConfig
+from cloudtrain.config.gcloud import custom_job_document, mlengine_document
+from cloudtrain.config.load import load_document, read_document
+from cloudtrain.config.yaml12 import LoadedYaml
+from cloudtrain.errors import UsageError
+from cloudtrain.spec import JobSpec, build_spec
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 _MLENGINE_VALUE_FLAGS = (
     "--job-dir",
@@ -90,14 +101,14 @@ _HELP = {
 }
 
 
-def _flag_options(flags: tuple[str, ...], refused: tuple[str, ...], func):
+def _flag_options(flags: tuple[str, ...], refused: tuple[str, ...], func: Command) -> Command:
     for flag in reversed(flags + refused):
         text = "Refused (one line says why)." if flag in refused else _HELP.get(flag, "As in gcloud.")
         func = click.option(flag, _dest(flag), metavar="VALUE", help=text)(func)
     return func
 
 
-def _common_options(func):
+def _common_options(func: Command) -> Command:
     for option in reversed(
         [
             click.option("--config", "g_config", type=click.Path(dir_okay=False), help="gcloud's --config file."),
@@ -114,20 +125,17 @@ def _common_options(func):
     return func
 
 
-def _given(values: dict, flags: tuple[str, ...]) -> dict:
+def _given(values: dict[str, Any], flags: tuple[str, ...]) -> dict[str, Any]:
     return {flag: values.get(_dest(flag)) for flag in flags}
 
 
-def _read_config(path: str | None):
-    from cloudtrain.config.load import read_document
-
+def _read_config(path: str | None) -> LoadedYaml | None:
     return read_document(path) if path else None
 
 
-def _load(doc, overrides, strict: bool, configuration: str | None):
-    from cloudtrain.config.load import load_document
-    from cloudtrain.spec import build_spec
-
+def _load(
+    doc: LoadedYaml, overrides: Sequence[str], strict: bool, configuration: str | None
+) -> tuple[LoadedConfig, JobSpec]:
     loaded = load_document(doc, overrides, strict=strict, base=Path.cwd(), gcloud_configuration=configuration)
     return loaded, build_spec(loaded)
 
@@ -159,12 +167,18 @@ def mlengine_submit() -> None:
 @click.option("--packages", "g_packages", multiple=True, help="Refused: cloudtrain builds from --package-path.")
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
 @lambda f: _flag_options(_MLENGINE_VALUE_FLAGS, _MLENGINE_REFUSED, f)
-def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, output, overrides, **values) -> None:
+def mlengine_training(
+    job: str,
+    user_args: tuple[str, ...],
+    stream_logs: bool,
+    run_async: bool,
+    dry_run: bool,
+    strict: bool,
+    output: str,
+    overrides: tuple[str, ...],
+    **values: Any,
+) -> None:
     """Submit a training job as `gcloud ml-engine jobs submit training` did; user args after `--`."""
-    from cloudtrain.cli.submit import run_submit
-    from cloudtrain.config.gcloud import mlengine_document
-    from cloudtrain.errors import UsageError
-
     if stream_logs and run_async:
         raise UsageError("--async and --stream-logs exclude each other", hint="drop one (without either: --async)")
     flags = _given(values, _MLENGINE_VALUE_FLAGS + _MLENGINE_REFUSED)
@@ -214,11 +228,10 @@ def custom_jobs() -> None:
 @click.option("--enable-web-access", "g_enable_web_access", is_flag=True, help="Refused.")
 @click.option("--enable-dashboard-access", "g_enable_dashboard_access", is_flag=True, help="Refused.")
 @lambda f: _flag_options(_CUSTOM_JOB_VALUE_FLAGS, _CUSTOM_JOB_REFUSED, f)
-def custom_jobs_create(display_name, dry_run, strict, output, overrides, **values) -> None:
+def custom_jobs_create(
+    display_name: str, dry_run: bool, strict: bool, output: str, overrides: tuple[str, ...], **values: Any
+) -> None:
     """Create a Vertex custom job as `gcloud ai custom-jobs create` does; returns once it is created."""
-    from cloudtrain.cli.submit import run_submit
-    from cloudtrain.config.gcloud import custom_job_document
-
     flags = _given(values, _CUSTOM_JOB_VALUE_FLAGS + _CUSTOM_JOB_REFUSED)
     flags["--worker-pool-spec"] = values.get("g_worker_pool_spec")
     flags["--enable-web-access"] = values.get("g_enable_web_access")

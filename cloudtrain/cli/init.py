@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from cloudtrain.cli._group import cli
+from cloudtrain.config.estimator import to_yaml, translate_estimator
 from cloudtrain.errors import UsageError
+from cloudtrain.words import counted
 
 
 @cli.command("init")
@@ -22,8 +24,6 @@ from cloudtrain.errors import UsageError
 @click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
 def init(estimator: str, to: str | None, force: bool) -> None:
     """Write a script-mode config from an estimator's literal arguments; list what to fill in."""
-    from cloudtrain.config.estimator import to_yaml, translate_estimator
-
     try:
         source = Path(estimator).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -38,8 +38,6 @@ def init(estimator: str, to: str | None, force: bool) -> None:
         Path(to).write_text(text, encoding="utf-8")
         click.echo(f"wrote {to}", err=True)
     if translation.fill_in:
-        from cloudtrain.words import counted
-
         click.echo(
             f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):", err=True
         )

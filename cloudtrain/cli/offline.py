@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
+from cloudtrain import catalog
+from cloudtrain.app.prepare import left_out, load_spec, package_dict
+from cloudtrain.catalog import tpus
+from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
-from cloudtrain.errors import UsageError
+from cloudtrain.config import JobConfig
+from cloudtrain.config.twin import model_of
+from cloudtrain.console import counted, make_console, money, print_json, print_table
+from cloudtrain.errors import ConfigError, UsageError
+from cloudtrain.packaging import build_sdist
 
 
 @cli.command()
@@ -15,19 +26,15 @@ from cloudtrain.errors import UsageError
 @SET_OPTION
 @STRICT_OPTION
 @OUTPUT_OPTION
-def validate(config_arg, config_path, overrides, strict, output) -> None:
+def validate(
+    config_arg: str | None, config_path: str | None, overrides: tuple[str, ...], strict: bool, output: str
+) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
-    from cloudtrain.app.prepare import load_spec
-    from cloudtrain.console import counted
-    from cloudtrain.errors import ConfigError
-
     path = pick_config(config_arg, config_path)
     try:
         loaded, spec = load_spec(path, overrides, strict=strict)
     except ConfigError as exc:
         if output == "json":  # every error as data too; the lines still go to stderr, exit 2
-            from cloudtrain.console import print_json
-
             print_json(
                 {
                     "config": path,
@@ -42,8 +49,6 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
     m = spec.machine
     gpus = m.accelerators
     if output == "json":
-        from cloudtrain.console import print_json
-
         print_json(
             {
                 "config": path,
@@ -78,11 +83,8 @@ def validate(config_arg, config_path, overrides, strict, output) -> None:
 @click.option("--gpu", help="Only this GPU model or family, e.g. T4, A100 (both sizes), A100-80GB, H100.")
 @click.option("--tpu", is_flag=True, help="Vertex AI's single-host TPU VMs instead: chips, cores, topology, regions.")
 @OUTPUT_OPTION
-def machines(cloud, gpu, tpu, output) -> None:
+def machines(cloud: str | None, gpu: str | None, tpu: bool, output: str) -> None:
     """The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices."""
-    from cloudtrain import catalog
-    from cloudtrain.console import make_console, print_json, print_table
-
     if tpu:
         _tpu_machines(cloud, gpu, output)
         return
@@ -100,10 +102,7 @@ def machines(cloud, gpu, tpu, output) -> None:
     )
 
 
-def _tpu_machines(cloud, gpu, output) -> None:
-    from cloudtrain.catalog import tpus
-    from cloudtrain.console import make_console, money, print_json, print_table
-
+def _tpu_machines(cloud: str | None, gpu: str | None, output: str) -> None:
     if cloud == "sagemaker" or gpu:
         raise UsageError(
             "SageMaker has no TPUs" if cloud == "sagemaker" else "--tpu lists TPUs, not GPUs",
@@ -119,27 +118,26 @@ def _tpu_machines(cloud, gpu, output) -> None:
         [
             (
                 tpus.describe(m).split(" (")[0],
-                m.tpu.generation,
-                m.tpu.chips,
-                m.tpu.cores,
-                m.tpu.topology or "-",
+                tpu.generation,
+                tpu.chips,
+                tpu.cores,
+                tpu.topology or "-",
                 m.vcpus,
                 m.memory_gb,
                 money(m.price_per_hour) if m.price_per_hour else "-",
-                ", ".join(tpus.regions(m.accelerator)),
+                ", ".join(tpus.regions(tpu.accelerator)),  # the machine's accelerator: Vertex's TPU name
             )
             for m in rows
+            if (tpu := m.tpu) is not None  # every row of tpus.machines() is a TPU VM
         ],
         title=f"Vertex AI TPU VMs, one host each; prices: {rows[0].price_region} on-demand list prices taken "
         f"{rows[0].price_date}; TensorFlow images: {', '.join(tpus.tensorflow_versions())}",
     )
 
 
-def _grouped(rows) -> list[tuple]:
+def _grouped(rows: Sequence[MachineInfo]) -> list[tuple[Any, ...]]:
     """One line per machine type and GPU; a machine that takes 1, 2 or 4 GPUs lists them on that line."""
-    from cloudtrain.console import money
-
-    groups: dict[tuple, list] = {}
+    groups: dict[tuple[str, str, str | None], list[MachineInfo]] = {}
     for m in rows:
         groups.setdefault((m.cloud, m.machine_type, m.gpu.name if m.gpu else None), []).append(m)
     lines = []
@@ -175,20 +173,15 @@ def _grouped(rows) -> list[tuple]:
     help="Package credential-like files matching PATTERN all the same, with a warning (repeatable).",
 )
 @OUTPUT_OPTION
-def package(path, out_dir, requirements, include, output) -> None:
+def package(path: str, out_dir: str, requirements: tuple[str, ...], include: tuple[str, ...], output: str) -> None:
     """Build the deterministic sdist of a package directory and print its path and hash.
 
     Name, version and requirements come from the package's own setup.py / pyproject.toml (as
     with submit), so the same folder gives the same artifact either way."""
-    from cloudtrain.app.prepare import left_out, package_dict
-    from cloudtrain.packaging import build_sdist
-
     built = build_sdist(Path(path), Path(out_dir), requirements=requirements, given_in="--requirement", include=include)
     for warning in built.warnings:
         click.echo(f"warning: {warning}", err=True)
     if output == "json":
-        from cloudtrain.console import print_json
-
         print_json(package_dict(built))
     else:
         click.echo(f"{built.path}\nsha256 {built.sha256}  {built.size:,} bytes\nmetadata: {built.metadata}")
@@ -199,9 +192,4 @@ def package(path, out_dir, requirements, include, output) -> None:
 @cli.command()
 def schema() -> None:
     """Print the config's JSON Schema (for editors: yaml-language-server)."""
-    import json
-
-    from cloudtrain.config import JobConfig
-    from cloudtrain.config.twin import model_of
-
     click.echo(json.dumps(model_of(JobConfig).model_json_schema(), indent=2))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
+from cloudtrain.app.report import write_report
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.console import print_json
 
 
 @cli.command()
@@ -18,15 +20,11 @@ from cloudtrain.cli._group import OUTPUT_OPTION, cli
     help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<first job>.",
 )
 @OUTPUT_OPTION
-def report(job_ids, out_dir, output) -> None:
+def report(job_ids: tuple[str, ...], out_dir: str | None, output: str) -> None:
     """Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several
     jobs side by side (e.g. 1 vs 4 GPUs: speed-up and cost per epoch); a sweep's trials."""
-    from cloudtrain.app.report import write_report
-
     written = write_report(list(job_ids), Path(out_dir) if out_dir else None)
     if output == "json":
-        from cloudtrain.console import print_json
-
         print_json({"report": str(written.page), "figures": {k: str(v) for k, v in written.figures.items()}})
     else:
         click.echo(str(written.page))

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
+from cloudtrain.app.launch import launch
+from cloudtrain.app.notices import Notice
+from cloudtrain.app.plan import make_plan
+from cloudtrain.app.prepare import left_out, load_spec, prepare, resumed, with_include
 from cloudtrain.app.reattach import reattach_command
+from cloudtrain.backends import get_backend
+from cloudtrain.catalog.cost import price_basis
 from cloudtrain.cli._follow import follow, print_hints
 from cloudtrain.cli._group import (
     DRAIN_OPTION,
@@ -20,7 +28,16 @@ from cloudtrain.cli._group import (
     debug_enabled,
     pick_config,
 )
-from cloudtrain.console import escape
+from cloudtrain.cli.sweep import submit_sweep
+from cloudtrain.config import LoadedConfig
+from cloudtrain.config.schema import Sweep
+from cloudtrain.console import Console, counted, escape, make_console, money, print_json, print_kv
+from cloudtrain.data.staging import describe
+from cloudtrain.errors import UsageError
+from cloudtrain.events import epochs_in_args
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.progress import Progress, phase_of
+from cloudtrain.spec import JobSpec
 
 
 @cli.command()
@@ -53,26 +70,23 @@ from cloudtrain.console import escape
 @DRAIN_OPTION
 @OUTPUT_OPTION
 def submit(
-    config_arg,
-    config_path,
-    overrides,
-    dry_run,
-    local,
-    detach,
-    cancel_on_interrupt,
-    resume_job,
-    include,
-    show_secrets,
-    strict,
-    drain,
-    output,
+    config_arg: str | None,
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    dry_run: bool,
+    local: bool,
+    detach: bool,
+    cancel_on_interrupt: bool,
+    resume_job: str | None,
+    include: tuple[str, ...],
+    show_secrets: bool,
+    strict: bool,
+    drain: float | None,
+    output: str,
 ) -> None:
     """Build, upload and run a job; stream its logs; exit with the job's outcome.
 
     CONFIG may be given as an argument or with --config."""
-    from cloudtrain.app.prepare import load_spec, resumed, with_include
-    from cloudtrain.backends import get_backend
-
     if show_secrets:
         refuse_show_secrets(output)
     loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
@@ -94,8 +108,6 @@ def submit(
 
 def refuse_show_secrets(output: str) -> None:
     """``--show-secrets`` is for a person at a terminal: never into JSON, a pipe or a file."""
-    from cloudtrain.errors import UsageError
-
     if output == "json" or not sys.stdout.isatty():
         where = "-o json" if output == "json" else "output that is not a terminal"
         raise UsageError(
@@ -105,25 +117,20 @@ def refuse_show_secrets(output: str) -> None:
 
 
 def run_submit(
-    loaded,
-    spec,
+    loaded: LoadedConfig,
+    spec: JobSpec,
     *,
     dry_run: bool,
     detach: bool,
     cancel_on_interrupt: bool,
     output: str,
-    overrides=(),
+    overrides: Sequence[str] = (),
     drain: float | None = None,
     show_secrets: bool = False,
 ) -> None:
     """The one submit path, for ``submit`` and the gcloud forms: the app layer prepares, plans or
     launches (:mod:`cloudtrain.app`); this prints what it reports and follows the job to its end
     unless ``detach``."""
-    from cloudtrain.app.launch import launch
-    from cloudtrain.app.plan import make_plan
-    from cloudtrain.app.prepare import prepare
-    from cloudtrain.console import make_console, print_json
-
     console = make_console(sys.stderr if output == "json" else None)
     notify = _printer(console)
     prepared = prepare(loaded, spec, overrides=overrides, show_secrets=show_secrets, notify=notify)
@@ -143,8 +150,6 @@ def run_submit(
         return
     _print_summary(console, spec, package)
     if spec.sweep is not None:
-        from cloudtrain.cli.sweep import submit_sweep
-
         submit_sweep(console, prepared, detach=detach, output=output)
         return
     launched = launch(prepared, notify=notify)
@@ -163,9 +168,6 @@ def run_submit(
         if output == "json":
             print_json(first.to_dict())
         return
-    from cloudtrain.events import epochs_in_args
-    from cloudtrain.progress import Progress, phase_of
-
     progress = Progress(
         cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
         started=spec.created.timestamp(),
@@ -184,7 +186,7 @@ def run_submit(
     )
 
 
-def _print_request(console: Any, request: dict[str, Any]) -> None:
+def _print_request(console: Console, request: dict[str, Any]) -> None:
     """The request as JSON, with each multi-line text in it (a batch script) printed as its lines after it."""
     texts = {key: value for key, value in request.items() if isinstance(value, str) and "\n" in value}
     console.print_json(data={key: value for key, value in request.items() if key not in texts})
@@ -193,12 +195,10 @@ def _print_request(console: Any, request: dict[str, Any]) -> None:
         console.print(escape(text.rstrip("\n")))
 
 
-def _printer(console):
+def _printer(console: Console) -> Callable[[Notice], None]:
     """The app layer's notices as the CLI shows them: warnings on stderr, fallback moves in yellow."""
 
-    from cloudtrain.console import escape
-
-    def show(notice) -> None:
+    def show(notice: Notice) -> None:
         if notice.kind == "warning":
             click.echo(f"warning: {notice.text}", err=True)
         else:
@@ -207,11 +207,7 @@ def _printer(console):
     return show
 
 
-def _print_summary(console, spec, package) -> None:
-    from cloudtrain.app.prepare import left_out
-    from cloudtrain.catalog.cost import price_basis
-    from cloudtrain.console import counted, money, print_kv
-
+def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:
     local = spec.backend == "local"
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
     machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
@@ -291,16 +287,7 @@ def _print_summary(console, spec, package) -> None:
                 else _per_trial(spec, cost * spec.expected_hours)
                 + f" for {spec.expected_hours:g} h (budget.max_hours × cost/hour)",
             ),
-            (
-                "cost cap",
-                None
-                if cost is None
-                else f"{_per_trial(spec, spec.max_cost)}: max_runtime {spec.max_runtime_seconds / 3600:.2f} h, cut to fit "
-                f"budget.max_usd {money(spec.budget_usd)}"
-                if spec.budget_usd
-                else f"{_per_trial(spec, spec.max_cost)} if it runs until max_runtime ({spec.max_runtime_seconds / 3600:g} h"
-                + (", the default)" if "max_runtime" in spec.defaults else ")"),
-            ),
+            ("cost cap", None if cost is None else _cost_cap(spec)),
             (
                 "max runtime",
                 f"{spec.max_runtime_seconds / 3600:g} h (default)"
@@ -309,33 +296,36 @@ def _print_summary(console, spec, package) -> None:
             ),
         ],
     )
-    from cloudtrain.console import escape
-
     for note in spec.notes:
         console.print(f"[yellow]mapped:[/yellow] {escape(note.removeprefix('mapped: '))}")
 
 
-def _per_trial(spec, usd: float) -> str:
-    """A job's amount; a sweep's per trial and for all its trials (each trial is one such job)."""
-    from cloudtrain.console import money
+def _cost_cap(spec: JobSpec) -> str | None:
+    """Every replica running until max_runtime: the budget's cap when ``budget.max_usd`` cut it."""
+    if spec.max_cost is None:  # no price for its machine
+        return None
+    cap, hours = _per_trial(spec, spec.max_cost), spec.max_runtime_seconds / 3600
+    if spec.budget_usd:
+        return f"{cap}: max_runtime {hours:.2f} h, cut to fit budget.max_usd {money(spec.budget_usd)}"
+    default = ", the default" if "max_runtime" in spec.defaults else ""
+    return f"{cap} if it runs until max_runtime ({hours:g} h{default})"
 
+
+def _per_trial(spec: JobSpec, usd: float) -> str:
+    """A job's amount; a sweep's per trial and for all its trials (each trial is one such job)."""
     if spec.sweep is None:
         return money(usd)
     trials = spec.sweep.max_trials
     return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {trials} trials"
 
 
-def _data_rows(spec) -> dict[str, str]:
-    from cloudtrain.data.staging import describe
-
+def _data_rows(spec: JobSpec) -> dict[str, str]:
     return {f"data {name}": line for name, line in describe(spec).items()}
 
 
-def _batch_line(spec) -> str | None:
+def _batch_line(spec: JobSpec) -> str | None:
     """The global batch the trainer will use: per replica × replicas (it scales it; printed again when a
     fallback changes the GPU count)."""
-    import re
-
     per_replica = next(
         (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
     )
@@ -346,7 +336,7 @@ def _batch_line(spec) -> str | None:
     return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas ({unit})"
 
 
-def _sweep_line(sweep) -> str | None:
+def _sweep_line(sweep: Sweep | None) -> str | None:
     if sweep is None:
         return None
     params = ", ".join(sweep.params)
@@ -356,7 +346,7 @@ def _sweep_line(sweep) -> str | None:
     )
 
 
-def _run_row(spec) -> tuple[str, str]:
+def _run_row(spec: JobSpec) -> tuple[str, str]:
     """What the job runs; a script's ``--model_dir`` value depends on where it runs."""
     if spec.container:  # ENTRYPOINT: the image's own, when no command is given
         command = " ".join(shlex.quote(c) for c in spec.container.command) or "ENTRYPOINT"

@@ -2,30 +2,43 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import click
 
+from cloudtrain.app import sweep as app_sweep
+from cloudtrain.app.prepare import Prepared
+from cloudtrain.app.sweep_local import TrialEvent
+from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.console import Console, ReplicaPrinter, make_console, print_json, print_kv, print_table
 from cloudtrain.errors import ExitCode
+from cloudtrain.history import JobRecord, find
 from cloudtrain.numbers import measured
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+from cloudtrain.statefiles import StateError
+from cloudtrain.sweeps import sweep_of
+from cloudtrain.sweeps.results import SweepResults
 
 
-def submit_sweep(console, prepared, *, detach: bool, output: str) -> None:
+def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: str) -> None:
     """Run (locally) or create (in the cloud) the sweep of ``prepared``; exit like the CLI's table says."""
-    from cloudtrain.app import sweep as app_sweep
-
     spec = prepared.spec
+    sweep = sweep_of(spec)
     started = app_sweep.start(prepared)
     if started.folder is not None:
         console.print(
-            f"[bold]Sweep[/bold] {spec.job_name} started: {spec.sweep.max_trials} trials, "
-            f"{spec.sweep.parallel_trials} at a time, {spec.sweep.algorithm}; folder {started.folder}"
+            f"[bold]Sweep[/bold] {spec.job_name} started: {sweep.max_trials} trials, "
+            f"{sweep.parallel_trials} at a time, {sweep.algorithm}; folder {started.folder}"
         )
         run_local(console, spec, prepared.package, output=output)
         return
     handle, first = started.handle, started.first
+    if handle is None or first is None:  # start() gives a cloud sweep both
+        raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
     console.print(
         f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
     )
@@ -43,15 +56,15 @@ def submit_sweep(console, prepared, *, detach: bool, output: str) -> None:
         raise SystemExit(status.state.exit_code)
 
 
-def run_local(console, spec, package, *, output: str) -> None:
-    from cloudtrain.app import sweep as app_sweep
+def run_local(console: Console, spec: JobSpec, package: BuiltPackage | None, *, output: str) -> None:
+    metric = sweep_of(spec).metric
 
-    def on_event(event) -> None:
+    def on_event(event: TrialEvent) -> None:
         if event.state == "requeued":
             console.print(f"[yellow]{event.message}[/yellow]")
             return
         params = " ".join(f"{k}={measured(v)}" for k, v in event.params.items())
-        value = "" if event.value is None else f" {spec.sweep.metric}={measured(event.value)}"
+        value = "" if event.value is None else f" {metric}={measured(event.value)}"
         tail = f" ({event.message})" if event.message else ""
         console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
 
@@ -66,9 +79,7 @@ def run_local(console, spec, package, *, output: str) -> None:
         raise SystemExit(ExitCode.JOB_FAILED)
 
 
-def _show(console, table, output: str) -> None:
-    from cloudtrain.console import make_console, print_json, print_table
-
+def _show(console: Console | None, table: SweepResults, output: str) -> None:
     if output == "json":
         print_json(table.to_dict())
         return
@@ -107,10 +118,8 @@ def sweep() -> None:
 @sweep.command()
 @click.argument("job_id", metavar="SWEEP")
 @OUTPUT_OPTION
-def results(job_id, output) -> None:
+def results(job_id: str, output: str) -> None:
     """The trials of a sweep, best marked (local, Vertex AI or SageMaker)."""
-    from cloudtrain.console import make_console
-
     console = make_console(sys.stderr if output == "json" else None)
     _show(console, load_results(job_id), output)
 
@@ -118,35 +127,22 @@ def results(job_id, output) -> None:
 @sweep.command()
 @click.argument("job_id", metavar="SWEEP")
 @OUTPUT_OPTION
-def resume(job_id, output) -> None:
+def resume(job_id: str, output: str) -> None:
     """Continue a local sweep that was stopped: finished trials are kept, interrupted ones rerun."""
-    from cloudtrain.app import sweep as app_sweep
-    from cloudtrain.console import make_console
-
     spec, package, folder = app_sweep.resumable(job_id)
     console = make_console(sys.stderr if output == "json" else None)
     console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {folder}")
     run_local(console, spec, package, output=output)
 
 
-def load_results(job_id: str):
-    from cloudtrain.app.sweep_lookup import load_results
-
-    return load_results(job_id)
-
-
-def sweep_entry(job_id: str):
+def sweep_entry(job_id: str) -> JobRecord | None:
     """The history record of ``job_id`` when it is a sweep, else None (status and logs ask first)."""
-    from cloudtrain.history import find
-
     entry = find(job_id)
     return entry if entry is not None and getattr(entry, "kind", "job") == "sweep" else None
 
 
 def show_status(job_id: str, output: str) -> None:
     """``cloudtrain status SWEEP``: the sweep's state, its trials by state, the best so far."""
-    from cloudtrain.console import make_console, print_json, print_kv
-
     table = load_results(job_id)
     best = table.best
     summary = {
@@ -173,13 +169,10 @@ def show_status(job_id: str, output: str) -> None:
 def show_logs(job_id: str, output: str) -> None:
     """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
     trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
-    import json
-
+    # Lazy: the local backend imports subprocess at its top; `--help` and `--dry-run` load this module.
     from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
-    from cloudtrain.console import ReplicaPrinter, make_console
-    from cloudtrain.statefiles import StateError
 
-    entry = sweep_entry(job_id)
+    entry = sweep_record(job_id)
     table = load_results(job_id)
     if entry.backend != "local":
         for t in table.trials:

@@ -20,7 +20,10 @@ import tarfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import part_prefix, sweep_part_files
@@ -40,6 +43,11 @@ class Member:
     data: bytes | None = None
     open: Callable[[], BinaryIO] | None = None
     executable: bool = False
+
+
+def reader(path: Path | str) -> Callable[[], BinaryIO]:
+    """A member's ``open``: the file at ``path``, read as bytes when the archive is written."""
+    return lambda: open(path, "rb")
 
 
 @dataclass(frozen=True)
@@ -88,17 +96,18 @@ class _SourceError(OSError):
 class _HashingWriter(io.RawIOBase):
     """Passes bytes through to ``raw`` and hashes them on the way."""
 
-    def __init__(self, raw: BinaryIO):
+    def __init__(self, raw: IO[bytes]):
         self.raw, self.hash, self.size = raw, hashlib.sha256(), 0
 
     def writable(self) -> bool:
         return True
 
-    def write(self, b) -> int:  # type: ignore[override]
+    def write(self, b: ReadableBuffer) -> int:
         self.hash.update(b)
-        self.size += len(b)
+        written = memoryview(b).nbytes  # gzip hands over bytes: their length
+        self.size += written
         self.raw.write(b)
-        return len(b)
+        return written
 
 
 def _info(name: str, *, is_dir: bool = False, size: int = 0, executable: bool = False) -> tarfile.TarInfo:

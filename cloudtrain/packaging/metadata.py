@@ -115,7 +115,8 @@ def read_requirements(
         first, first_spec, first_where = kept[key]
         if specifier and first_spec and specifier != first_spec:
             raise PackagingError(
-                f"requirement {key[0]} is pinned differently: {first!r} in {first_where} and {requirement!r} in {where}",
+                f"requirement {key[0]} is pinned differently: "
+                f"{first!r} in {first_where} and {requirement!r} in {where}",
                 "keep one of them (the package's own metadata is what the cloud installs)",
             )
         if specifier and not first_spec:

@@ -15,8 +15,8 @@ found is named in a warning:
 
 A ``setup.py`` made only of imports, literal constants (``REQUIRED_PACKAGES = [...]``) and one
 ``setup(...)`` call with literal arguments is read statically (``ast``); one with any other code
-is run (:mod:`.setup_run`: in a subprocess, with a timeout), since the cloud's pip runs it too. A ``pyproject.toml`` is read
-as data; a ``dynamic`` version or dependencies there is refused with a fix, never guessed.
+is run (:mod:`.setup_run`: in a subprocess, with a timeout), since the cloud's pip runs it too. A
+``pyproject.toml`` is read as data; a ``dynamic`` version or dependencies there is refused with a fix, never guessed.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def _load_toml(path: Path) -> dict[str, Any]:
     try:
         import tomllib  # type: ignore[import-not-found]
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)

@@ -25,12 +25,11 @@ import json
 import re
 import tarfile
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path, PurePosixPath
 
 from cloudtrain.errors import PackagingError
 
-from .archive import Member
+from .archive import Member, reader
 from .project import ProjectMetadata, find_script_metadata
 from .sdist import SIZE_WARNING_BYTES, BuiltPackage, prepare
 from .tree import collect
@@ -104,9 +103,9 @@ def build_script_sdist(
     p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
     launcher_files = {f"{PACKAGE}/__init__.py": "", f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n"}
     members = p.generated_members(PACKAGE, {**launcher_files, **(extra or {})})
-    members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=partial(open, LAUNCHER_SOURCE, "rb")))
+    members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=reader(LAUNCHER_SOURCE)))
     members += [
-        Member(f"{p.top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
+        Member(f"{p.top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=reader(f.path), executable=f.executable)
         for f in p.tree.files
     ]
     return p.archive(out_dir, members, root, own, size_warning_bytes)

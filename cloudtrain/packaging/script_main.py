@@ -22,12 +22,15 @@ does what the SageMaker training toolkit does with ``sagemaker_program`` /
 Standard library only, Python 3.8+: it runs inside whatever image the job uses.
 """
 
+from __future__ import annotations  # annotations stay text: 3.8 reads ``list[str]`` without evaluating it
+
 import json
 import os
 import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INFO = "script.json"  # {"script": "train.py"}, written next to this file
@@ -35,7 +38,7 @@ SOURCES = "src"
 CODE_DIR = "code"
 
 
-def script_command(script, has_setup_py, args, python=sys.executable):
+def script_command(script: str, has_setup_py: bool, args: Sequence[str], python: str = sys.executable) -> list[str]:
     """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``
     (it was pip-installed), else the file."""
     if has_setup_py:
@@ -43,22 +46,22 @@ def script_command(script, has_setup_py, args, python=sys.executable):
     return [python, script] + list(args)
 
 
-def fuse_path(uri):
+def fuse_path(uri: str) -> str:
     """``gs://bucket/path`` → ``/gcs/bucket/path`` (Cloud Storage FUSE); other paths unchanged."""
     return "/gcs/" + uri[len("gs://") :] if uri.startswith("gs://") else uri
 
 
-def cluster_hosts(environ):
+def cluster_hosts(environ: Mapping[str, str]) -> tuple[list[str], str]:
     """(hosts, current host) from Vertex's ``CLUSTER_SPEC``; one host when it is absent."""
     spec = json.loads(environ.get("CLUSTER_SPEC") or "{}")
     cluster = spec.get("cluster") or {}
-    hosts = ["%s-%d" % (pool, i) for pool in sorted(cluster) for i in range(len(cluster[pool]))]
+    hosts = [f"{pool}-{i}" for pool in sorted(cluster) for i in range(len(cluster[pool]))]
     task = spec.get("task") or {}
-    current = "%s-%d" % (task.get("type", "workerpool0"), int(task.get("index", 0)))
+    current = f"{task.get('type', 'workerpool0')}-{int(task.get('index', 0))}"
     return (hosts or [current]), current
 
 
-def sagemaker_env(environ):
+def sagemaker_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The ``SM_*`` variables Vertex lacks, derived from what it sets; those already set are left out."""
     hosts, current = cluster_hosts(environ)
     derived = {"SM_HOSTS": json.dumps(hosts), "SM_CURRENT_HOST": current}
@@ -70,7 +73,7 @@ def sagemaker_env(environ):
     return {k: v for k, v in derived.items() if k not in environ}
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     with open(os.path.join(HERE, INFO)) as f:
         script = json.load(f)["script"]
@@ -83,9 +86,10 @@ def main(argv=None):
             try:
                 os.makedirs(env[key], exist_ok=True)
             except OSError as exc:
-                print("cloudtrain: cannot create %s=%s: %s" % (key, env[key], exc), file=sys.stderr, flush=True)
+                print(f"cloudtrain: cannot create {key}={env[key]}: {exc}", file=sys.stderr, flush=True)
     command = script_command(script, os.path.isfile(os.path.join(code, "setup.py")), args)
-    print("cloudtrain: cd %s && %s" % (shlex.quote(code), " ".join(shlex.quote(c) for c in command)), flush=True)
+    shown = " ".join(shlex.quote(c) for c in command)
+    print(f"cloudtrain: cd {shlex.quote(code)} && {shown}", flush=True)
     sys.stderr.flush()
     os.chdir(code)
     os.execve(command[0], command, env)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from cloudtrain.errors import PackagingError
 from cloudtrain.numbers import size as size_text
 
 from . import metadata
-from .archive import Member, write_archive
+from .archive import Member, reader, write_archive
 from .project import ProjectMetadata, find_metadata
 from .tree import Tree, check_package_dir, collect
 
@@ -40,6 +39,13 @@ class BuiltPackage:
     requirements: tuple[str, ...] = ()  # Requires-Dist, in order
     left_out: tuple[tuple[str, str], ...] = ()  # (archive path, why): secrets, .env files, links to excluded files
     unpacked_size: int = 0  # bytes of the package's own files once unpacked
+
+
+def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
+    """The sdist of a job that runs a package: only a ``container:`` job has none (``package`` None)."""
+    if package is None:
+        raise ValueError(f"job {job_name} runs a package, but none was built for it")
+    return package
 
 
 def build_sdist(
@@ -76,8 +82,7 @@ def build_sdist(
     p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
     members = p.generated_members(root.name, extra)
     members += [
-        Member(f"{p.top}/{root.name}/{f.relpath}", open=partial(open, f.path, "rb"), executable=f.executable)
-        for f in p.tree.files
+        Member(f"{p.top}/{root.name}/{f.relpath}", open=reader(f.path), executable=f.executable) for f in p.tree.files
     ]
     return p.archive(out_dir, members, root, own, size_warning_bytes)
 
@@ -88,7 +93,7 @@ class Prepared:
 
     dist: str
     version: str
-    requires: list[str]
+    requires: tuple[str, ...]
     tree: Tree
     warnings: list[str]
 
@@ -198,7 +203,18 @@ def name_and_version(
 
 
 def archive_package(
-    out_dir, top, members, *, root, tree, dist, version, requires, own, warnings, size_warning_bytes
+    out_dir: Path,
+    top: str,
+    members: list[Member],
+    *,
+    root: Path,
+    tree: Tree,
+    dist: str,
+    version: str,
+    requires: tuple[str, ...],
+    own: ProjectMetadata,
+    warnings: list[str],
+    size_warning_bytes: int,
 ) -> BuiltPackage:
     """Write the members as the normalised archive and describe it: the one ending of every sdist build."""
     written = write_archive(Path(out_dir), top, members)

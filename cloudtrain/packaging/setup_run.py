@@ -51,9 +51,10 @@ except BaseException as e:
     print("\n" + json.dumps({"error": f"{type(e).__name__}: {e}".strip(), "line": line}))
     sys.exit(0)
 if seen.get("install_requires") is not None:
-    seen["install_requires"] = [str(r) for r in (
-        seen["install_requires"].splitlines() if isinstance(seen["install_requires"], str) else seen["install_requires"])]
-print("\n" + json.dumps({k: (None if v is None else v if isinstance(v, (bool, list)) else str(v)) for k, v in seen.items()}))
+    requires = seen["install_requires"]
+    seen["install_requires"] = [str(r) for r in (requires.splitlines() if isinstance(requires, str) else requires)]
+print("\n" + json.dumps({k: (None if v is None else v if isinstance(v, (bool, list)) else str(v))
+                         for k, v in seen.items()}))
 """
 
 

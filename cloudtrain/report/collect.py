@@ -6,9 +6,13 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain import timeline
+from cloudtrain import history, timeline
+from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.backends import get_backend
+from cloudtrain.catalog.cost import cost_after
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
+from cloudtrain.interruptions import of_status
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
 
@@ -72,9 +76,6 @@ class RunData:
 
 def collect(job_id: str) -> RunData:
     """Everything the report shows about ``job_id``, from this machine's history and the job's backend."""
-    from cloudtrain import history
-    from cloudtrain.backends import get_backend
-
     entry = history.find(job_id)
     if entry is None:
         raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
@@ -117,8 +118,6 @@ def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any
     if "interruptions" in saved:  # what finish saw live
         data.interruptions = saved["interruptions"]
     else:
-        from cloudtrain.interruptions import of_status
-
         data.interruptions = of_status(status, lines)
     _price(data, status)
     return data
@@ -129,12 +128,10 @@ def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     trainer names the replica in the workers' events): the chief's stream by its name on each
     backend, else the first stream that printed one."""
     chief = next((name for name in CHIEF_STREAMS if name in untagged), next(iter(untagged), None))
-    return untagged.get(chief, [])  # chief None: no epoch events at all
+    return [] if chief is None else untagged[chief]  # chief None: no epoch events at all
 
 
 def _price(data: RunData, status: Any) -> None:
-    from cloudtrain.catalog.cost import cost_after
-
     details = status.details or {}
     if details.get("gpu_hours") is not None:  # a cluster (Slurm): GPU-hours in place of dollars
         data.cost_basis = f"{details['gpu_hours']:g} GPU-hours, from {details.get('gpu_hours_source')}"
@@ -154,8 +151,6 @@ def _price(data: RunData, status: Any) -> None:
 
 
 def _sweep(entry: Any) -> RunData:
-    from cloudtrain.app.sweep_lookup import load_results
-
     table = load_results(entry.job_id)
     data = RunData(
         entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial", metric=table.metric

@@ -169,8 +169,8 @@ def trials_figure(runs: list[RunData]) -> Any:
     params = sorted({k for r in swept for t in r.trials for k in t.get("params", {})}) or ["trial"]
     fig, axes = plt.subplots(1, len(params), figsize=(max(9, 4.2 * len(params)), 3.6), squeeze=False)
     metrics = sorted({r.metric or "value" for r in swept})
-    for ax, param in zip(axes[0], params):
-        xs_all: list[float] = []
+    for ax, param in zip(axes[0], params, strict=True):  # one panel per parameter
+        xs_all: list[float | str] = []
         for run in swept:
             done = [
                 t
@@ -180,7 +180,7 @@ def trials_figure(runs: list[RunData]) -> Any:
             xs = [str(t["trial"]) if param == "trial" else _number(t["params"][param]) for t in done]
             xs_all += xs
             ax.scatter(xs, [t["value"] for t in done], label=run.job_id)
-            best = [(x, t["value"]) for x, t in zip(xs, done) if t.get("best")]
+            best = [(x, t["value"]) for x, t in zip(xs, done, strict=True) if t.get("best")]
             ax.scatter(
                 [x for x, _ in best],
                 [v for _, v in best],

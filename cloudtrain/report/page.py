@@ -19,7 +19,8 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; } th, td { padding: .25rem .6rem; text-align: right; }
-th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; } tr:nth-child(even) { background: #fafafa; }
+th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+tr:nth-child(even) { background: #fafafa; }
 img { max-width: 100%; border: 1px solid #eee; } .note { color: #666; font-size: .9em; }
 """
 

@@ -25,12 +25,16 @@ Standard library only (and boto3 where it is there), Python 3.7+: it runs inside
 images.
 """
 
+from __future__ import annotations  # annotations stay text: 3.7 reads ``dict[str, str]`` without evaluating it
+
 import base64
 import json
 import os
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 SECRET_PREFIX = "CLOUDTRAIN_SECRET_"  # + the variable's name: its reference
 RUN_MODULE_ENV = "CLOUDTRAIN_RUN_MODULE"
@@ -46,7 +50,7 @@ class SecretError(Exception):
     """A reference that cannot be read: ``str()`` is the one line printed."""
 
 
-def metadata_token(environ=os.environ):
+def metadata_token(environ: Mapping[str, str] = os.environ) -> str:
     """The access token of the machine's service account, from the metadata server."""
     host = environ.get(METADATA_HOST_ENV) or METADATA_HOST
     url = ("" if "://" in host else "http://") + host + TOKEN_PATH
@@ -55,55 +59,60 @@ def metadata_token(environ=os.environ):
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
             return json.loads(response.read().decode())["access_token"]
     except (OSError, ValueError, KeyError) as exc:
-        raise SecretError("cannot get a token from the metadata server at %s: %s" % (host, _reason(exc)))
+        raise SecretError(f"cannot get a token from the metadata server at {host}: {_reason(exc)}") from exc
 
 
-def gcp_get(path, token, environ=os.environ):
+def gcp_get(path: str, token: str, environ: Mapping[str, str] = os.environ) -> Any:
     """``GET`` Secret Manager's ``/v1/<path>`` as JSON; ``urllib.error.HTTPError`` when it refuses."""
     endpoint = (environ.get(SECRET_MANAGER_ENV) or SECRET_MANAGER).rstrip("/")
-    request = urllib.request.Request("%s/v1/%s" % (endpoint, path), headers={"Authorization": "Bearer " + token})
+    request = urllib.request.Request(f"{endpoint}/v1/{path}", headers={"Authorization": "Bearer " + token})
     with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
         return json.loads(response.read().decode())
 
 
-def read_gcp(name, token, environ=os.environ):
+def read_gcp(name: str, token: str, environ: Mapping[str, str] = os.environ) -> str:
     """The value of Secret Manager version ``name`` (``projects/P/secrets/S/versions/V``)."""
     try:
         body = gcp_get(name + ":access", token, environ)
         return base64.b64decode(body["payload"]["data"]).decode("utf-8")
     except urllib.error.HTTPError as exc:
-        raise SecretError("gcp:%s: %s" % (name, api_message(exc)))
+        raise SecretError(f"gcp:{name}: {api_message(exc)}") from exc
     except (OSError, ValueError, KeyError) as exc:
-        raise SecretError("gcp:%s: %s" % (name, _reason(exc)))
+        raise SecretError(f"gcp:{name}: {_reason(exc)}") from exc
 
 
-def read_aws(arn, session=None):
+def read_aws(arn: str, session: Any = None) -> str:
     """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or
     ``SecretBinary`` as UTF-8)."""
     try:
         import boto3
         import botocore.exceptions
-    except ImportError:
-        raise SecretError("aws:%s: boto3 is not installed in this image" % arn)
+    except ImportError as exc:
+        raise SecretError(f"aws:{arn}: boto3 is not installed in this image") from exc
     region = arn.split(":")[3]
     try:
         client = (session or boto3).client("secretsmanager", region_name=region)
         value = client.get_secret_value(SecretId=arn)
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error", {})
-        raise SecretError("aws:%s: %s: %s" % (arn, error.get("Code"), error.get("Message")))
+        raise SecretError(f"aws:{arn}: {error.get('Code')}: {error.get('Message')}") from exc
     except botocore.exceptions.BotoCoreError as exc:
-        raise SecretError("aws:%s: %s" % (arn, exc))
+        raise SecretError(f"aws:{arn}: {exc}") from exc
     if "SecretString" in value:
-        return value["SecretString"]
+        return str(value["SecretString"])
     return bytes(value["SecretBinary"]).decode("utf-8")
 
 
-def read_secrets(refs, environ=os.environ, gcp_token=None, aws_session=None):
+def read_secrets(
+    refs: Mapping[str, str],
+    environ: Mapping[str, str] = os.environ,
+    gcp_token: Callable[[], str] | None = None,
+    aws_session: Any = None,
+) -> dict[str, str]:
     """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``. ``gcp_token`` (a function) gives the token
     (default: the metadata server's, fetched once)."""
-    values = {}
-    token = []
+    values: dict[str, str] = {}
+    token: list[str] = []
     for name, ref in refs.items():
         kind, _, target = ref.partition(":")
         if kind == "gcp":
@@ -113,49 +122,49 @@ def read_secrets(refs, environ=os.environ, gcp_token=None, aws_session=None):
         elif kind == "aws":
             values[name] = read_aws(target, aws_session)
         else:
-            raise SecretError("%s: %s: only gcp: and aws: references are read on the training machine" % (name, ref))
+            raise SecretError(f"{name}: {ref}: only gcp: and aws: references are read on the training machine")
     return values
 
 
-def references(environ=os.environ):
+def references(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """``{name: reference}`` from the ``CLOUDTRAIN_SECRET_<NAME>`` variables of the request."""
     return {k[len(SECRET_PREFIX) :]: v for k, v in environ.items() if k.startswith(SECRET_PREFIX)}
 
 
-def environment_with_secrets(environ=os.environ):
+def environment_with_secrets(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """A copy of ``environ`` with the secrets read and set, and the launcher's own variables removed."""
     env = {k: v for k, v in environ.items() if not k.startswith(SECRET_PREFIX) and k != RUN_MODULE_ENV}
     env.update(read_secrets(references(environ), environ))
     return env
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """``python -m cloudtrain_secrets ARGS`` → ``python -m $CLOUDTRAIN_RUN_MODULE ARGS`` with the secrets set."""
     argv = sys.argv[1:] if argv is None else argv
     module = os.environ.get(RUN_MODULE_ENV)
     if not module:
-        print("cloudtrain: %s is not set; was this job created by cloudtrain?" % RUN_MODULE_ENV, file=sys.stderr)
+        print(f"cloudtrain: {RUN_MODULE_ENV} is not set; was this job created by cloudtrain?", file=sys.stderr)
         return 2
     try:
         env = environment_with_secrets()
     except SecretError as exc:
-        print("cloudtrain: cannot read secret %s" % exc, file=sys.stderr, flush=True)
+        print(f"cloudtrain: cannot read secret {exc}", file=sys.stderr, flush=True)
         return 1
     command = [sys.executable, "-m", module] + list(argv)
     sys.stdout.flush()
     os.execve(command[0], command, env)
 
 
-def api_message(exc):
+def api_message(exc: urllib.error.HTTPError) -> str:
     """Google's JSON error body (``{"error": {"code", "message", "status"}}``) as one line."""
     try:
         error = json.loads(exc.read().decode())["error"]
-        return "%s %s: %s" % (error.get("code", exc.code), error.get("status", ""), error.get("message", ""))
+        return f"{error.get('code', exc.code)} {error.get('status', '')}: {error.get('message', '')}"
     except (ValueError, KeyError, TypeError, OSError):
-        return "HTTP %d %s" % (exc.code, exc.reason)
+        return f"HTTP {exc.code} {exc.reason}"
 
 
-def _reason(exc):
+def _reason(exc: BaseException) -> str:
     return str(getattr(exc, "reason", None) or exc)
 
 

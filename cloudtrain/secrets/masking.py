@@ -59,8 +59,8 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
             " (cloudtrain shows them as ***); refer to them under secrets: instead (docs/how-to/secrets.md)"
         )
     for name, value in env.items():
-        if _INTERPOLATION.search(str(value)):
-            var = re.sub(r"[${}]", "", _INTERPOLATION.search(str(value)).group(0)).split(":")[0] or "VAR"
+        if found := _INTERPOLATION.search(str(value)):
+            var = re.sub(r"[${}]", "", found.group(0)).split(":")[0] or "VAR"
             lines.append(
                 f"env: {name}: {value!r} is sent as written (cloudtrain does not expand ${{…}}); for a value "
                 f"from your shell or a secret store use secrets: ({name}: shell:{var} for --local; "

@@ -34,7 +34,7 @@ def user_token() -> str:
             f"cannot read gcp: secrets: no usable Google credentials ({exc})",
             hint="run gcloud auth application-default login",
         ) from None
-    return credentials.token
+    return str(credentials.token)  # google-auth's credentials are untyped here: the token is a str once refreshed
 
 
 def resolve_here(secrets: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:

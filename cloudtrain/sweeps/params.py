@@ -42,10 +42,17 @@ class Param:
     scale: str = "linear"  # linear | log | reverse_log
     values: tuple[Any, ...] = ()
 
+    def bounds(self) -> tuple[float | int, float | int]:
+        """``(min, max)`` of a double or integer range (:func:`resolve` sets both for those kinds)."""
+        if self.min is None or self.max is None:
+            raise ValueError(f"sweep parameter {self.name!r} is {self.kind}: it has no min and max")
+        return self.min, self.max
+
     def grid_values(self) -> tuple[Any, ...]:
         """Every value a grid visits; a double range has none (it cannot be enumerated)."""
         if self.kind == "integer":
-            return tuple(range(int(self.min), int(self.max) + 1))
+            low, high = self.bounds()
+            return tuple(range(int(low), int(high) + 1))
         return self.values
 
 

@@ -27,11 +27,11 @@ class SweepResults:
 
     @property
     def best(self) -> TrialRow | None:
-        scored = [t for t in self.trials if t.value is not None and t.state == "COMPLETE"]
+        scored = [(t.value, t) for t in self.trials if t.value is not None and t.state == "COMPLETE"]
         if not scored:
             return None
         pick = max if self.goal == "maximize" else min
-        return pick(scored, key=lambda t: t.value)
+        return pick(scored, key=lambda pair: pair[0])[1]  # the first of equal values, as before
 
     def to_dict(self) -> dict[str, Any]:
         best = self.best

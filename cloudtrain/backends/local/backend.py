@@ -17,7 +17,15 @@ from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
-from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.backends.sagemaker.aws import AwsClients, translated
+from cloudtrain.backends.vertex import settings
+from cloudtrain.backends.vertex.upload import storage_client
+from cloudtrain.data import schemes
+from cloudtrain.data.cache import fetch
+from cloudtrain.data.stores import GcsStore, S3Store
+from cloudtrain.errors import BackendError, CredentialsError, UsageError
+from cloudtrain.history import cache_dir
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_names
 from cloudtrain.secrets.resolve import resolve_here
@@ -121,10 +129,6 @@ def prepare(plans: list[contract.ReplicaPlan]) -> None:
 
 def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
     """Download a gs:// or s3:// channel once into the cache, with the cloud's real client library."""
-    from cloudtrain.data.cache import fetch
-    from cloudtrain.errors import CredentialsError
-    from cloudtrain.history import cache_dir
-
     try:
         store = bucket_store(spec, channel)
         return fetch(channel.source, cache_dir() / "data", store=store)
@@ -135,18 +139,11 @@ def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
         ) from None
 
 
-def bucket_store(spec: JobSpec, channel: DataChannel):
+def bucket_store(spec: JobSpec, channel: DataChannel) -> GcsStore | S3Store:
     """A store on the channel's bucket, with the credentials that cloud's backend would use."""
-    from cloudtrain.data import schemes
-    from cloudtrain.data.stores import GcsStore, S3Store
-
     bucket, _ = schemes.split_bucket(channel.source)
     if channel.kind == "s3":
-        from cloudtrain.backends.sagemaker.aws import AwsClients, translated
-
         return S3Store(AwsClients(spec.region).s3, bucket, translated)
-    from cloudtrain.backends.vertex import settings
-    from cloudtrain.backends.vertex.upload import storage_client
 
     emulator = bool(os.environ.get("STORAGE_EMULATOR_HOST"))
     return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
@@ -248,7 +245,7 @@ class LocalBackend(BackendFacts):
         return self._gpus
 
     def _plans(
-        self, spec: JobSpec, package, out: Path, ports: list[int], channels: Mapping[str, str]
+        self, spec: JobSpec, package: BuiltPackage, out: Path, ports: list[int], channels: Mapping[str, str]
     ) -> list[contract.ReplicaPlan]:
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
@@ -273,13 +270,14 @@ class LocalBackend(BackendFacts):
                 dirs[name] = str(self._fetch(spec, ch)) if fetch else ch.source
         return {**dirs, **self._channels}
 
-    def render(self, spec: JobSpec, package) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
+        built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         note = "; ".join(n for n in (note, tpu_note(spec)) if n) or None
         image = self._image_for(spec)
-        env = venv.env_dir(package, image, self._cache_root)
-        plans = self._plans(spec, package, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
+        env = venv.env_dir(built, image, self._cache_root)
+        plans = self._plans(spec, built, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
         return {
             "backend": "local",
             "contract": spec.cloud,
@@ -287,7 +285,7 @@ class LocalBackend(BackendFacts):
             "output_dir": str(out),
             **({"note": note} if note else {}),
             **({"resume_from": spec.resume.checkpoint_dir} if spec.resume else {}),
-            "package": str(package.path),
+            "package": str(built.path),
             "environment": str(env),
             **({"data": _describe_channels(spec)} if spec.channels else {}),
             "image_environment": {
@@ -299,7 +297,7 @@ class LocalBackend(BackendFacts):
             "replicas": [
                 {
                     "name": p.name,
-                    "argv": contract.argv(spec, p, str(venv.env_python(env)), package),
+                    "argv": contract.argv(spec, p, str(venv.env_python(env)), built),
                     "cwd": p.cwd,
                     "env": {**spec.env, **p.env},
                     "files": sorted(p.files),
@@ -308,7 +306,8 @@ class LocalBackend(BackendFacts):
             ],
         }
 
-    def submit(self, spec: JobSpec, package) -> LocalJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> LocalJob:
+        built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         _claim(out, spec)
         image = self._image_for(spec)
@@ -316,7 +315,7 @@ class LocalBackend(BackendFacts):
             self._log(image.note)  # a mapped: line
         if note_tpu := tpu_note(spec):
             self._log(note_tpu)
-        environment = venv.ensure_env(package, image, root=self._cache_root, log=self._log)
+        environment = venv.ensure_env(built, image, root=self._cache_root, log=self._log)
         note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
         for name, ch in spec.channels.items():
@@ -326,7 +325,7 @@ class LocalBackend(BackendFacts):
                     out / RUN_DIR / "shards" / name,
                     contract.replica_names("sagemaker", spec.replica_count),
                 )
-        plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
+        plans = self._plans(spec, built, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
         prepare(plans)
         if spec.resume:
@@ -335,7 +334,7 @@ class LocalBackend(BackendFacts):
         secrets = resolve_here(spec.secrets, base)
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
-        argvs = [contract.argv(spec, p, str(environment.python), package) for p in plans]
+        argvs = [contract.argv(spec, p, str(environment.python), built) for p in plans]
         launches = [
             Launch(
                 p.name,
@@ -344,7 +343,7 @@ class LocalBackend(BackendFacts):
                 p.cwd,
                 run_dir / f"{p.name}.log",
             )
-            for p, argv in zip(plans, argvs)
+            for p, argv in zip(plans, argvs, strict=True)  # one argv per plan
         ]
         # the values this run knows are secret: masked in replicas.json (where env: values are also inside
         # CLUSTER_SPEC / TF_CONFIG) and in every log line
@@ -356,7 +355,7 @@ class LocalBackend(BackendFacts):
                 "cwd": p.cwd,
                 "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()},
             }
-            for p, argv in zip(plans, argvs)
+            for p, argv in zip(plans, argvs, strict=True)  # one argv per plan
         ]
         write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
         job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace, masker=masker)

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +83,12 @@ def supported_pythons(tensorflow: str) -> list[str]:
 
 
 def resolve_image(
-    cloud: str, tensorflow: str | None, *, python: str | None = None, image_python: str | None = None, find=None
+    cloud: str,
+    tensorflow: str | None,
+    *,
+    python: str | None = None,
+    image_python: str | None = None,
+    find: Callable[[str, str | None], Interpreter | None] | None = None,
 ) -> Image:
     """The base layer for the image of ``tensorflow`` on ``cloud`` (``None``: the cloud's default).
 
@@ -111,7 +117,14 @@ def resolve_image(
     return _fallback(cloud, tf, wanted_py, here, shipped, looked)
 
 
-def _fallback(cloud, tf, wanted_py, interpreters: list[Interpreter], shipped, looked: str) -> Image:
+def _fallback(
+    cloud: str,
+    tf: str,
+    wanted_py: str | None,
+    interpreters: list[Interpreter],
+    shipped: tuple[str, ...],
+    looked: str,
+) -> Image:
     """The TensorFlow nearest to ``tf`` that one of ``interpreters`` can install, with the note."""
     versions = sorted((v for v in load("local_images")["tensorflow_pythons"] if v[0].isdigit()), key=_key)
     newer_first = [v for v in versions if _key(v) >= _key(tf)] + [v for v in reversed(versions) if _key(v) < _key(tf)]
@@ -180,7 +193,10 @@ def find_python(version: str, setting: str | None = None) -> Interpreter | None:
 @functools.cache
 def probe(path: str) -> Interpreter | None:
     """The interpreter at ``path`` if it runs and has ``venv``; a pyenv shim resolves to its target."""
-    code = "import sys, venv; print('%d.%d' % sys.version_info[:2]); print(getattr(sys, '_base_executable', sys.executable))"
+    code = (
+        "import sys, venv; print('%d.%d' % sys.version_info[:2]); "  # any Python the user has: old syntax
+        "print(getattr(sys, '_base_executable', sys.executable))"
+    )
     try:
         out = subprocess.run([path, "-I", "-c", code], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):

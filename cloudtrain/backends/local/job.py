@@ -9,9 +9,9 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
@@ -22,6 +22,9 @@ from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
+
+if TYPE_CHECKING:
+    from cloudtrain.backends.local.contract import ReplicaPlan
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
@@ -55,7 +58,7 @@ class LocalJob(HandleDefaults):
         self,
         spec: JobSpec,
         out: Path,
-        plans,
+        plans: Iterable[ReplicaPlan],
         environment: venv.PackageEnv,
         *,
         note: str | None,
@@ -112,31 +115,38 @@ class LocalJob(HandleDefaults):
 
     # --- JobHandle -------------------------------------------------------------------------
 
+    @property
+    def _replicas(self) -> ReplicaGroup:
+        """The running replicas: ``_start`` sets them before the backend hands the job out."""
+        if self._group is None:
+            raise ValueError(f"local run {self.job_id} was never started")
+        return self._group
+
     def status(self) -> JobStatus:
         if self._final is not None:
             return self._final
-        if self._group.done:
-            return self._finish(self._group.wait())
+        if self._replicas.done:
+            return self._finish(self._replicas.wait())
         return self._status()
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        return self._group.lines(follow)  # local output is complete when the processes exit: no drain
+        return self._replicas.lines(follow)  # local output is complete when the processes exit: no drain
 
     def wait(self) -> JobStatus:
-        return self.status() if self._final else self._finish(self._group.wait())
+        return self.status() if self._final else self._finish(self._replicas.wait())
 
     def cancel(self) -> JobStatus:
         """SIGTERM to every replica: the trainer saves a checkpoint and exits; SIGKILL after the grace period."""
-        return self.status() if self._final else self._finish(self._group.cancel())
+        return self.status() if self._final else self._finish(self._replicas.cancel())
 
     def kill(self) -> JobStatus:
         """A second Ctrl-C: SIGKILL every replica now."""
-        return self.status() if self._final else self._finish(self._group.kill())
+        return self.status() if self._final else self._finish(self._replicas.kill())
 
     # --- summary ---------------------------------------------------------------------------
 
     def _status(self, native: str = "running", outcome: Outcome | None = None) -> JobStatus:
-        group = self._group
+        group = self._replicas
         codes = outcome.exit_codes if outcome else group.exit_codes()
         wall = (group.ended if group.ended is not None else time.monotonic()) - group.started
         details: dict[str, Any] = {
@@ -449,7 +459,7 @@ def _line_problem(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _pids(details: dict[str, Any]) -> list[int]:
+def _pids(details: Mapping[str, Any]) -> list[int]:
     """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
     pids = details.get("pids") or {}
     values = pids.values() if isinstance(pids, dict) else []

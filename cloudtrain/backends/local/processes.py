@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, overload
 
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
@@ -170,7 +171,13 @@ class ReplicaGroup:
         self._cancel.set()
         return self.wait()
 
+    @overload
+    def wait(self) -> Outcome: ...
+    @overload
+    def wait(self, timeout: float) -> Outcome | None: ...
     def wait(self, timeout: float | None = None) -> Outcome | None:
+        """The outcome once every replica has exited (the monitor sets it before it says done); with a
+        ``timeout``, None if they still run."""
         self._done.wait(timeout)
         return self._outcome
 
@@ -227,9 +234,9 @@ class ReplicaGroup:
             self._cond.notify_all()
 
     def _read(self, launch: Launch) -> None:
-        proc = self._procs[launch.name]
+        stdout, stderr = _pipes(self._procs[launch.name])
         with open(launch.log_path, "ab", buffering=0) as log:
-            for raw in _whole_lines(proc.stdout, proc.stderr):
+            for raw in _whole_lines(stdout, stderr):
                 if self._mask is not None:  # the secret values this run knows never reach a log or the screen
                     raw = self._mask(raw.decode("utf-8", errors="replace")).encode("utf-8")
                 try:
@@ -238,8 +245,8 @@ class ReplicaGroup:
                     pass
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n").rsplit("\r", 1)[-1]
                 self._add(LogLine(_now(), launch.name, text, severity_of(text)))
-        proc.stdout.close()
-        proc.stderr.close()
+        stdout.close()
+        stderr.close()
 
     # --- exits and stopping ----------------------------------------------------------------
 
@@ -333,7 +340,14 @@ class ReplicaGroup:
 _MAX_PARTIAL = 1 << 20  # a "line" that never ends is passed on in pieces of this size
 
 
-def _whole_lines(*pipes) -> Iterator[bytes]:
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    """A replica's stdout and stderr (both are pipes: ``start`` opens them so)."""
+    if proc.stdout is None or proc.stderr is None:
+        raise ValueError(f"process {proc.pid} was started without pipes")
+    return proc.stdout, proc.stderr
+
+
+def _whole_lines(*pipes: IO[bytes]) -> Iterator[bytes]:
     """The lines of several pipes in the order their newlines arrive, each pipe's partial line kept
     apart until it ends; what is left when a pipe closes comes last, with a newline added."""
     partial = {pipe.fileno(): b"" for pipe in pipes}

@@ -50,6 +50,8 @@ from cloudtrain.errors import BackendError, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import size
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging.metadata import requirement_name
 
 Runner = Callable[..., subprocess.CompletedProcess]
 MARKER = "cloudtrain-env.json"
@@ -90,7 +92,7 @@ def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
     return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
 
 
-def env_dir(package, image: Image, root: Path | None = None) -> Path:
+def env_dir(package: BuiltPackage, image: Image, root: Path | None = None) -> Path:
     """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives."""
     return install_dir(package.sha256, image, root)
 
@@ -212,7 +214,7 @@ def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, fol
 
 
 def ensure_env(
-    package,
+    package: BuiltPackage,
     image: Image,
     *,
     root: Path | None = None,
@@ -327,8 +329,6 @@ def _install_error(
     result: subprocess.CompletedProcess, label: str, requirements: Sequence[str], image: Image
 ) -> PackagingError:
     """One line naming the requirement that could not be installed."""
-    from cloudtrain.packaging.metadata import requirement_name
-
     output = (result.stderr or "") + (result.stdout or "")
     culprit = _missing_requirement(output)
     why = "no version of it on the package index fits" if culprit else "pip failed to build it"

@@ -9,14 +9,18 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
+from cloudtrain.data.staging import default_progress, stage, upload_channels
+from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import UsageError
-from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
 from . import request
 from .aws import AwsClients, error_code, translated
+from .tuning import create_tuning_job
+from .tuning_jobs import SageMakerSweep
 
-if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
+if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
     from .jobs import SageMakerJob
 
 log = logging.getLogger("cloudtrain.sagemaker")
@@ -49,31 +53,27 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         self.clock = clock
         self.tailer_options = dict(tailer_options or {})
 
-    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """The ``CreateTrainingJob`` (or, with a sweep, ``CreateHyperParameterTuningJob``) parameters ``submit``
         sends. Pure: no I/O, no boto3."""
         if spec.sweep is not None:
-            from .tuning import create_tuning_job
-
             return create_tuning_job(spec, package)
         return request.create_training_job(spec, package)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> Any:
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SageMakerJob | SageMakerSweep:
         """Upload the source dir (unless already there), create the job, return its handle."""
-        from cloudtrain.data.staging import default_progress, stage, upload_channels
-        from cloudtrain.data.stores import S3Store
-
-        from .upload import split_s3, upload_sourcedir
+        from .upload import split_s3, upload_sourcedir  # the uploads: not on --dry-run
 
         spec = stage(spec)
         params = self.render(spec, package)
         clients = self.clients(spec.region)
         uploaded = None
         if not spec.container:  # the user's own image needs no source dir
+            built = required(package, spec.job_name)
             uploaded = upload_sourcedir(
                 clients.s3,
-                package,
-                request.sourcedir_uri(spec, package),
+                built,
+                request.sourcedir_uri(spec, built),
                 spec.region,
                 script=bool(spec.package.script),
                 secrets=bool(spec.secrets),
@@ -93,14 +93,12 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         job.status()  # one clear line now if there is no such job
         return job
 
-    def attach_sweep(self, job_id: str, *, region: str, project: str | None = None) -> Any:
-        from .tuning_jobs import SageMakerSweep
-
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerSweep:
+        if region is None:
+            raise UsageError(f"sweep {job_id}: a SageMaker tuning job is found by its region", hint="pass --region")
         return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
 
-    def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> Any:
-        from .tuning_jobs import SageMakerSweep
-
+    def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> SageMakerSweep:
         name = params["HyperParameterTuningJobName"]
         with translated(f"creating tuning job {name}"):
             clients.sagemaker.create_hyper_parameter_tuning_job(**params)
@@ -108,12 +106,12 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         return SageMakerSweep(name, clients, sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        from .jobs import list_jobs
+        from .jobs import list_jobs  # the handle's module reads logs: not on --dry-run
 
         return list_jobs(self.clients(region), limit)
 
     def _job(self, job_id: str, clients: AwsClients) -> SageMakerJob:
-        from .jobs import SageMakerJob
+        from .jobs import SageMakerJob  # its log follower: not on --dry-run
 
         return SageMakerJob(job_id, clients, sleep=self.sleep, clock=self.clock, tailer_options=self.tailer_options)
 
@@ -193,6 +191,8 @@ def request_differences(existing: Mapping[str, Any], params: Mapping[str, Any]) 
 
 
 def _get(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in nested mappings; None where a step is missing or not a mapping."""
+    found: Any = data
     for key in path:
-        data = data.get(key) if isinstance(data, Mapping) else None
-    return data
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found

@@ -24,6 +24,8 @@ The module and its arguments come from the hyperparameters file SageMaker writes
 Standard library only, Python 3.7+: it runs inside whatever image the job uses.
 """
 
+from __future__ import annotations  # annotations stay text: 3.7 reads ``list[str]`` without evaluating it
+
 import glob
 import importlib.util
 import json
@@ -31,6 +33,8 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 CONFIG_DIR_ENV = "SM_INPUT_CONFIG_DIR"
 DEFAULT_CONFIG_DIR = "/opt/ml/input/config"
@@ -41,11 +45,11 @@ SECRETS_MODULE = "cloudtrain_secrets"
 SCRIPT_KEY = "sagemaker_cloudtrain_script"
 
 
-def read_hyperparameters(config_dir):
+def read_hyperparameters(config_dir: str) -> dict[str, Any]:
     """The hyperparameters file, each value JSON-decoded (a value that is not JSON stays text)."""
     with open(os.path.join(config_dir, "hyperparameters.json")) as f:
         raw = json.load(f)
-    decoded = {}
+    decoded: dict[str, Any] = {}
     for key, value in raw.items():
         try:
             decoded[key] = json.loads(value)
@@ -54,7 +58,7 @@ def read_hyperparameters(config_dir):
     return decoded
 
 
-def module_command(hyperparameters, python=sys.executable):
+def module_command(hyperparameters: Mapping[str, Any], python: str = sys.executable) -> list[str]:
     """``[python, -m, module, *args, --key=value …]``, as ``JobSpec.module_args`` builds them."""
     module = hyperparameters.get("cloudtrain_module")
     if not module:
@@ -62,18 +66,18 @@ def module_command(hyperparameters, python=sys.executable):
     args = [str(a) for a in hyperparameters.get("cloudtrain_args") or []]
     for key, value in hyperparameters.items():
         if not key.startswith(RESERVED_PREFIXES):
-            args.append("--%s=%s" % (key, _arg(value)))
+            args.append(f"--{key}={_arg(value)}")
     return [python, "-m", module] + args
 
 
-def _arg(value):
+def _arg(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def install_command(here, python=sys.executable):
+def install_command(here: str, python: str = sys.executable) -> list[str]:
     sdists = sorted(glob.glob(os.path.join(here, "dist", "*.tar.gz")))
     if len(sdists) != 1:
-        raise SystemExit("cloudtrain: expected one sdist in %s, found %d" % (os.path.join(here, "dist"), len(sdists)))
+        raise SystemExit(f"cloudtrain: expected one sdist in {os.path.join(here, 'dist')}, found {len(sdists)}")
     cmd = [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
     if importlib.util.find_spec("setuptools") is not None:
         # Build with the image's setuptools: no download of a build environment.
@@ -81,7 +85,9 @@ def install_command(here, python=sys.executable):
     return cmd + [sdists[0]]
 
 
-def with_secrets(command, environ=os.environ):
+def with_secrets(
+    command: list[str], environ: Mapping[str, str] = os.environ
+) -> tuple[list[str], dict[str, str] | None]:
     """``python -m MODULE ARGS`` → (``python -m cloudtrain_secrets ARGS``, the environment naming MODULE)
     when the job has secrets; unchanged (environment None) without."""
     if not any(key.startswith(SECRET_PREFIX) for key in environ):
@@ -91,15 +97,15 @@ def with_secrets(command, environ=os.environ):
     return command[:2] + [SECRETS_MODULE] + command[3:], env
 
 
-def run_script(here, script, argv):
+def run_script(here: str, script: str, argv: list[str]) -> int:
     """A script job with secrets: read them, then become ``python SCRIPT ARGS``."""
     sys.path.insert(0, here)
-    import cloudtrain_secrets
+    import cloudtrain_secrets  # beside this file on the machine (sys.path above), not a module of cloudtrain
 
     try:
         env = cloudtrain_secrets.environment_with_secrets()
     except cloudtrain_secrets.SecretError as exc:
-        print("cloudtrain: cannot read secret %s" % exc, file=sys.stderr, flush=True)
+        print(f"cloudtrain: cannot read secret {exc}", file=sys.stderr, flush=True)
         return 1
     command = [sys.executable, script] + list(argv)
     print("cloudtrain: " + " ".join(shlex.quote(c) for c in command), flush=True)
@@ -107,7 +113,7 @@ def run_script(here, script, argv):
     os.execve(command[0], command, env)
 
 
-def main():
+def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     hyperparameters = read_hyperparameters(os.environ.get(CONFIG_DIR_ENV, DEFAULT_CONFIG_DIR))
     if hyperparameters.get(SCRIPT_KEY):
@@ -116,7 +122,7 @@ def main():
     print("cloudtrain: " + " ".join(shlex.quote(c) for c in install), flush=True)
     code = subprocess.call(install)
     if code != 0:
-        print("cloudtrain: pip install failed with exit code %d" % code, file=sys.stderr, flush=True)
+        print(f"cloudtrain: pip install failed with exit code {code}", file=sys.stderr, flush=True)
         return code
     command, env = with_secrets(module_command(hyperparameters))
     print("cloudtrain: " + " ".join(shlex.quote(c) for c in command), flush=True)

@@ -10,6 +10,10 @@ not run it.) The local SageMaker contract leaves the same names out; submit warn
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cloudtrain.spec import JobSpec
 
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_]")
@@ -20,14 +24,14 @@ def shell_drops(name: str) -> bool:
     return _SHELL_NAME.fullmatch(name) is None
 
 
-def dropped_hyperparameters(spec) -> list[str]:
+def dropped_hyperparameters(spec: JobSpec) -> list[str]:
     """The hyperparameters whose ``SM_HP_<NAME>`` a script under the SageMaker contract never sees."""
     if spec.cloud != "sagemaker" or spec.container:
         return []
     return [key for key in spec.hyperparameters if shell_drops(f"SM_HP_{key.upper()}")]
 
 
-def hyperparameter_warnings(spec) -> list[str]:
+def hyperparameter_warnings(spec: JobSpec) -> list[str]:
     """One line per such hyperparameter, naming it and the fix."""
     lines = []
     for key in dropped_hyperparameters(spec):

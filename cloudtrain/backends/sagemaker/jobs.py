@@ -7,14 +7,20 @@ import tarfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.outputs import model_warning
 from cloudtrain.errors import CloudSetupError
+from cloudtrain.interruptions import sagemaker_transitions
+from cloudtrain.timeline import sagemaker_marks
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
 from .logs import LOG_GROUP, LogTailer
+
+if TYPE_CHECKING:  # the uploads load only when a submit stages a source dir
+    from .upload import Uploaded
 
 #: TrainingJobStatus → JobState.
 STATES: Mapping[str, JobState] = {
@@ -95,10 +101,7 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
     if desc.get("EnableManagedSpotTraining") and training and billable is not None:
         details["spot_savings_percent"] = round((1 - billable / training) * 100, 1)
     if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.timeline)
-        from cloudtrain.timeline import sagemaker_marks
-
         details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
-        from cloudtrain.interruptions import sagemaker_transitions
 
         if interrupted := sagemaker_transitions(desc["SecondaryStatusTransitions"]):  # managed spot lost its machines
             details["spot_interruptions"] = interrupted
@@ -137,6 +140,7 @@ class SageMakerJob(HandleDefaults):
         self.clock = clock
         self.tailer_options = dict(tailer_options or {})
         self.last: JobStatus | None = None
+        self.uploaded: Uploaded | None = None  # the source dir its submit staged (set by the backend)
         self._instances = 1
         self.tailer: LogTailer | None = None  # the last one logs() used; its call counts for the bench
 
@@ -146,8 +150,6 @@ class SageMakerJob(HandleDefaults):
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         """After success: a warning when ``model.tar.gz`` (what SM_MODEL_DIR held) has no files."""
-        from cloudtrain.backends.outputs import model_warning
-
         uri = str(status.details.get("model_artifacts") or "")
         if not uri.startswith("s3://"):
             return None

@@ -35,7 +35,7 @@ import json
 from typing import Any
 
 from cloudtrain.errors import UsageError
-from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.secrets.job import reference_env
 from cloudtrain.spec import JobSpec
 
@@ -74,7 +74,11 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         "AlgorithmSpecification": algorithm(spec),
         "RoleArn": spec.role_arn,
         # the launcher and the source dir; the user's own container gets its args as ContainerArguments
-        **({} if spec.container else {"HyperParameters": hyperparameters(spec, sourcedir_uri(spec, package))}),
+        **(
+            {}
+            if spec.container
+            else {"HyperParameters": hyperparameters(spec, sourcedir_uri(spec, required(package, spec.job_name)))}
+        ),
         "OutputDataConfig": {"S3OutputPath": spec.output_dir},
         "ResourceConfig": {
             "InstanceType": spec.machine.type,

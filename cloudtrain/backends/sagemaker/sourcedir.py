@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging.script import source_members
 from cloudtrain.secrets.job import LAUNCHER_SOURCE as SECRETS_SOURCE
 from cloudtrain.secrets.job import MODULE_FILE as SECRETS_FILE
 
@@ -53,9 +54,9 @@ def members(
 ) -> list[tuple[str, Path | bytes, int]]:
     """(archive name, source file or bytes, mode), in archive order."""
     if script:
-        from cloudtrain.packaging.script import source_members
-
-        files = [(name, data, 0o755 if mode & 0o111 else 0o644) for name, data, mode in source_members(package.path)]
+        files: list[tuple[str, Path | bytes, int]] = [
+            (name, data, 0o755 if mode & 0o111 else 0o644) for name, data, mode in source_members(package.path)
+        ]
         if secrets:
             ours = {LAUNCHER: (LAUNCHER_SOURCE, 0o755), SECRETS_FILE: (SECRETS_SOURCE, 0o644)}
             files = [f for f in files if f[0] not in ours] + [(n, src, mode) for n, (src, mode) in ours.items()]
@@ -77,7 +78,8 @@ def write_sourcedir(package: BuiltPackage, dest: Path, *, script: bool = False, 
 
 def _write(files: list[tuple[str, Path | bytes, int]], raw: BinaryIO) -> None:
     dirs = {"/".join(name.split("/")[:i]) for name, _, _ in files for i in range(1, name.count("/") + 1)}
-    entries = sorted([(d, None, 0o755) for d in dirs] + files, key=lambda e: e[0])
+    folders: list[tuple[str, Path | bytes | None, int]] = [(d, None, 0o755) for d in dirs]
+    entries = sorted(folders + list(files), key=lambda e: e[0])
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
             for name, source, mode in entries:

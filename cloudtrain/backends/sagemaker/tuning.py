@@ -37,7 +37,7 @@ def tuning_job_name(job_name: str) -> str:
     return name
 
 
-def create_tuning_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+def create_tuning_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
     """The keyword arguments of ``sagemaker.create_hyper_parameter_tuning_job``, JSON-ready."""
     sweep = spec.sweep
     assert sweep is not None, "create_tuning_job needs a spec with a sweep"

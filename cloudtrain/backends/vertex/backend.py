@@ -13,11 +13,21 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
+from cloudtrain.backends.outputs import model_warning
 from cloudtrain.backends.vertex import request, settings
-from cloudtrain.packaging import BuiltPackage
+from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
+from cloudtrain.backends.vertex.jobs import JobService, to_status
+from cloudtrain.backends.vertex.retry import api_backoff
+from cloudtrain.backends.vertex.tuning import render_tuning_job
+from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name
+from cloudtrain.backends.vertex.upload import CHUNK, split_gs, storage_client, upload_package
+from cloudtrain.data.staging import default_progress, stage, upload_channels
+from cloudtrain.data.stores import GcsStore
+from cloudtrain.errors import UsageError
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
-if TYPE_CHECKING:  # the log follower and retries are imported by the calls that use them: --dry-run renders only
+if TYPE_CHECKING:  # the log follower is imported by the calls that read logs: --help and --dry-run never load it
     from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
     from cloudtrain.backoff import Backoff
 
@@ -59,9 +69,6 @@ class VertexJob(HandleDefaults):
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         """After success: a warning when ``<base output dir>/model/`` (AIP_MODEL_DIR) holds nothing."""
-        from cloudtrain.backends.outputs import model_warning
-        from cloudtrain.backends.vertex.upload import split_gs
-
         base = str(status.details.get("output_dir") or "")
         if not base.startswith("gs://") or self._storage is None:
             return None
@@ -78,8 +85,6 @@ class VertexJob(HandleDefaults):
         return model_warning(f"gs://{bucket}/{prefix}model/", written, "vertex")
 
     def status(self) -> JobStatus:
-        from cloudtrain.backends.vertex.jobs import to_status
-
         return to_status(self.service.get(self.name))
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
@@ -92,7 +97,7 @@ class VertexJob(HandleDefaults):
         def job_status() -> JobStatus:
             return next(statuses, None) or self.status()
 
-        from cloudtrain.backends.vertex.logs import LogTailer
+        from cloudtrain.backends.vertex.logs import LogTailer  # the follower: loaded when logs are read
 
         reader = self._reader()
         self.tailer = LogTailer(
@@ -169,24 +174,18 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     # -- the Backend interface ---------------------------------------------------------
 
-    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """The ``CustomJob`` (or, with a sweep, ``HyperparameterTuningJob``) that ``submit`` sends, as REST
         JSON. Pure: no I/O, no cloud SDK."""
         if spec.sweep is not None:
-            from cloudtrain.backends.vertex.tuning import render_tuning_job
-
             return render_tuning_job(spec, package)
         return request.render_custom_job(spec, package)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> VertexJob:
-        from cloudtrain.backends.vertex.upload import split_gs, storage_client, upload_package
-        from cloudtrain.data.staging import default_progress, stage, upload_channels
-        from cloudtrain.data.stores import GcsStore
-
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> VertexJob | VertexSweep:
         spec = stage(spec)
         body = self.render(spec, package)
         endpoint = settings.vertex_endpoint(spec.region, self.env)
-        creds = self._credentials(endpoint)
+        self._credentials(endpoint)  # no credentials: one error before anything is uploaded
         project = self._project(spec.project, endpoint)
         job_spec = body["trialJobSpec"] if spec.sweep is not None else body["jobSpec"]
         storage_creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
@@ -195,14 +194,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
             uri = spec.package_prefix or spec.output_dir
         else:
             uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
-            done = upload_package(package, uri, client, progress=self._progress(package.size))
+            built = required(package, spec.job_name)
+            done = upload_package(built, uri, client, progress=self._progress(built.size))
             self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
         if spec.channels:
             upload_channels(spec, GcsStore(client, split_gs(uri)[0]), progress=default_progress)
         service = self._service(spec.region)
         if spec.sweep is not None:
-            from cloudtrain.backends.vertex.tuning_jobs import VertexSweep
-
             return VertexSweep.create(service, request.parent(project, spec.region), body, sleep=self.sleep)
         job = service.create(request.parent(project, spec.region), body)
         return self._handle(service, job.name)
@@ -215,15 +213,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
         service = self._service(region)
         return self._handle(service, request.job_name(project, region, job_id))
 
-    def attach_sweep(self, job_id: str, *, region: str, project: str | None = None) -> Any:
-        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name
-
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexSweep:
+        if region is None:
+            raise UsageError(f"sweep {job_id}: a Vertex AI tuning job is found by its region", hint="pass --region")
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        from cloudtrain.backends.vertex.jobs import to_status
-
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         jobs = self._service(region).list(request.parent(project, region), limit=limit)
         statuses = [to_status(j) for j in jobs]
@@ -233,7 +229,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     # -- wiring ------------------------------------------------------------------------
 
     def _handle(self, service: Any, name: str) -> VertexJob:
-        from cloudtrain.backends.vertex.logs import TailPolicy
+        from cloudtrain.backends.vertex.logs import TailPolicy  # the follower: not on --help or --dry-run
 
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
@@ -249,23 +245,16 @@ class VertexBackend(CatalogMachines, BackendFacts):
         )
 
     def _service(self, region: str) -> Any:
-        from cloudtrain.backends.vertex.jobs import JobService
-        from cloudtrain.backends.vertex.retry import api_backoff
-
         endpoint = settings.vertex_endpoint(region, self.env)
         backoff = self.backoff or api_backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _storage(self, name: str) -> Any:
-        from cloudtrain.backends.vertex.upload import storage_client
-
         project = request.split_job_name(name)[0]  # type: ignore[index]
         creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
         return storage_client(project, creds)
 
     def _reader(self, name: str) -> Any:
-        from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
-
         project = request.split_job_name(name)[0]  # type: ignore[index]
         endpoint = settings.logging_endpoint(self.env)
         return CloudLoggingReader.connect(project, endpoint, self._credentials(endpoint))
@@ -285,8 +274,6 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return settings.resolve_project(given, adc_project, self.env)
 
     def _progress(self, size: int) -> Callable[[int, int], None] | None:
-        from cloudtrain.backends.vertex.upload import CHUNK
-
         if self.progress or size <= CHUNK or not sys.stderr.isatty():
             return self.progress
 

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cloudtrain.backends.vertex.settings import grpc_transport
+
 TASK_LABEL = "ml.googleapis.com/task_name"
 _SEVERITY = {  # google.logging.type.LogSeverity; DEFAULT (0) reads as INFO
     0: "INFO",
@@ -119,8 +121,6 @@ class CloudLoggingReader:
     def connect(cls, project: str, endpoint: Any, creds: Any) -> CloudLoggingReader:
         from google.cloud.logging_v2.services.logging_service_v2 import LoggingServiceV2Client
         from google.cloud.logging_v2.services.logging_service_v2.transports import LoggingServiceV2GrpcTransport
-
-        from cloudtrain.backends.vertex.settings import grpc_transport
 
         transport = grpc_transport(LoggingServiceV2GrpcTransport, endpoint, creds)
         return cls(LoggingServiceV2Client(transport=transport), project)

@@ -14,7 +14,9 @@ from typing import Any
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.vertex import request
 from cloudtrain.backends.vertex.retry import api_backoff
+from cloudtrain.backends.vertex.settings import grpc_transport
 from cloudtrain.backoff import Backoff
+from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
 from cloudtrain.words import first_line
 
@@ -138,8 +140,6 @@ class JobService:
         from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
         from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
 
-        from cloudtrain.backends.vertex.settings import grpc_transport
-
         transport = grpc_transport(JobServiceGrpcTransport, endpoint, creds)
         return cls(JobServiceClient(transport=transport), backoff=backoff)
 
@@ -189,8 +189,6 @@ class JobService:
         try:
             return self.backoff.call(attempt, before_retry=already_created)
         except exceptions.ResourceExhausted as exc:  # capacity or quota (a rate limit was retried, and ran out)
-            from cloudtrain.catalog.capacity import classify
-
             kind = classify("vertex", str(exc), [getattr(exc, "reason", None) or ""])
             if kind == "rate":
                 raise _create_unreachable(exc, parent, label) from exc

@@ -24,7 +24,7 @@ from typing import Any
 from cloudtrain.backends.vertex import tpu
 from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
-from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.packaging.script import PACKAGE as SCRIPT_MODULE  # python -m cloudtrain_script
 from cloudtrain.secrets import job as secrets_job
 from cloudtrain.spec import JobSpec
@@ -63,13 +63,13 @@ def script_env(spec: JobSpec) -> dict[str, str]:
     return {"SM_NUM_GPUS": str(gpus)} if spec.package.script else {}
 
 
-def submit_id(spec: JobSpec, package: BuiltPackage) -> str:
+def submit_id(spec: JobSpec, package: BuiltPackage | None) -> str:
     """A label value unique to this submit, derived from it so that ``render`` stays pure.
 
     ``create`` looks for a job carrying it before retrying, so a lost response never
     becomes a second job.
     """
-    code = spec.container.image_uri if spec.container else package.sha256
+    code = spec.container.image_uri if spec.container else required(package, spec.job_name).sha256
     key = "\n".join((spec.project or "", spec.region, spec.job_name, spec.created.isoformat(), code))
     return hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -131,7 +131,7 @@ def _code(spec: JobSpec, package: BuiltPackage | None) -> tuple[str, dict[str, A
     else:
         code = {
             "executorImageUri": spec.image_uri,
-            "packageUris": [package_uri(spec, package)],
+            "packageUris": [package_uri(spec, required(package, spec.job_name))],
             "pythonModule": secrets_job.PACKAGE if spec.secrets else python_module(spec),
         }
     args = list(spec.script_args(model_dir(spec)) if spec.package.script else spec.module_args())

@@ -2,7 +2,8 @@
 
 Only UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are retried, and RESOURCE_EXHAUSTED only
 when it is a request-rate limit: one that says capacity or quota (cloudtrain.catalog.capacity) goes
-straight back to the caller, which moves to the next fallback. Anything else is the caller's to explain. ``sleep`` is injected so tests run in no time.
+straight back to the caller, which moves to the next fallback. Anything else is the caller's to explain.
+``sleep`` is injected so tests run in no time.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import random
 from typing import Any
 
 from cloudtrain.backoff import Backoff
+from cloudtrain.catalog.capacity import moves_on
 
 
 def transient_errors() -> tuple[type[BaseException], ...]:
@@ -32,8 +34,6 @@ def retryable(exc: BaseException) -> bool:
 
 def _no_capacity(exc: BaseException) -> bool:
     from google.api_core import exceptions
-
-    from cloudtrain.catalog.capacity import moves_on
 
     if not isinstance(exc, exceptions.ResourceExhausted):
         return False

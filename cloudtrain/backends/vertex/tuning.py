@@ -19,7 +19,7 @@ ALGORITHMS = {"bayesian": "ALGORITHM_UNSPECIFIED", "grid": "GRID_SEARCH", "rando
 SCALES = {"linear": "UNIT_LINEAR_SCALE", "log": "UNIT_LOG_SCALE", "reverse_log": "UNIT_REVERSE_LOG_SCALE"}
 
 
-def render_tuning_job(spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+def render_tuning_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
     """The body of ``projects.locations.hyperparameterTuningJobs.create``."""
     sweep = spec.sweep
     assert sweep is not None, "render_tuning_job needs a spec with a sweep"

@@ -240,3 +240,9 @@ def test_the_request_hash_covers_every_field_and_not_itself() -> None:
     ]
     hashes = {json.loads(BACKEND.render(s, fake_package())["HyperParameters"][request.REQUEST_HASH]) for s in changed}
     assert len(hashes) == len(changed) and own not in hashes
+
+
+def test_attach_sweep_without_a_region_is_one_line():
+    """A tuning job lives in a region: without one, a usage error names the flag before any client is made."""
+    with pytest.raises(UsageError, match="--region"):
+        BACKEND.attach_sweep("my-sweep", region=None)

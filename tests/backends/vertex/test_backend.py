@@ -10,7 +10,7 @@ import pytest
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.vertex import VertexBackend
-from cloudtrain.errors import BackendError, CredentialsError
+from cloudtrain.errors import BackendError, CredentialsError, UsageError
 from tests.backends.vertex.conftest import make_package, make_spec
 from tests.fakes.cloud_logging import write_lines
 from tests.fakes.vertex_jobs import Script
@@ -284,3 +284,9 @@ def test_a_vertex_job_is_provisioning_from_its_creation(backend, jobs, gcs, spec
     status = backend.submit(spec, package).status()
     assert status.first_phase == "provisioning"
     assert timeline.status_marks(status) == {"provisioning": status.created}
+
+
+def test_attach_sweep_without_a_region_is_one_line():
+    """A Vertex tuning job lives in a region: without one, a usage error names the flag (not a TypeError)."""
+    with pytest.raises(UsageError, match="--region"):
+        VertexBackend(env={}).attach_sweep("123", region=None)
