@@ -18,9 +18,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from cloudtrain.errors import ExitCode
+from cloudtrain import catalog
+from cloudtrain.catalog.crosscloud import nearest_machine
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.catalog.table import table
+from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import BackendSettings, JobSpec
 
 
 class JobState(enum.Enum):
@@ -170,6 +174,26 @@ class Backend(Protocol):
     storage_schemes: tuple[str, ...]  # URI schemes its machines read and write ("gs", "s3"); () local paths only
     max_runtime_seconds: int | None  # the longest job it accepts
     job_name_limit: int | None  # the longest job name it accepts
+    billed: bool  # a job costs the catalog's prices (False: this machine)
+    runs_tpus: bool  # a TPU machine runs the TPU image
+    writes_buckets: bool  # its jobs write to bucket URIs
+    image_region: str | None  # the region whose image rules apply; None: the config's
+    local_data: str | None  # how a local-folder data channel reaches the job; None: uploaded
+    bucket_data: str  # how a bucket data channel reaches the job
+
+    def job_settings(self, config: Any) -> BackendSettings:
+        """Its typed record of what only it reads of a config (``JobSpec.backend_settings``)."""
+        ...
+
+    def resolve_machine(self, config: Any) -> MachineInfo:
+        """The config's ``machine:`` resolved (type, GPUs, price)."""
+        ...
+
+    def display_name(self, config: Any, run_id: str) -> str: ...
+
+    def default_output_dir(self, config: Any, run_id: str) -> str: ...
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]: ...
 
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""
@@ -225,6 +249,34 @@ class BackendFacts:
     max_runtime_seconds: ClassVar[int | None] = None
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
+    billed: ClassVar[bool] = True  # a job costs the catalog's prices here (False: this machine)
+    runs_tpus: ClassVar[bool] = True  # a TPU machine runs the TPU image (False: the CPU/GPU image instead)
+    writes_buckets: ClassVar[bool] = True  # its jobs write to bucket URIs (False: to local folders only)
+    image_region: ClassVar[str | None] = None  # the region whose image rules apply; None: the config's region
+    #: How a local-folder data channel reaches the job, for the summary; None: uploaded to the staging bucket
+    local_data: ClassVar[str | None] = None
+    bucket_data: ClassVar[str] = "read in place"  # how a bucket data channel reaches the job
+
+    def job_settings(self, config: Any) -> BackendSettings:
+        """The spec's ``backend_settings``: what only this backend reads of a validated config."""
+        return BackendSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None)
+
+    def resolve_machine(self, config: Any) -> MachineInfo:
+        """The config's ``machine:`` as the catalog of its cloud describes it (type, GPUs, price)."""
+        m = config.machine
+        return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
+
+    def display_name(self, config: Any, run_id: str) -> str:
+        """The job's name: the per-submit ``run_id`` (a backend may keep the config's name as given)."""
+        return run_id
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        """Where a job writes when the config names no folder: one folder per submit."""
+        return f"{config.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]:
+        """``(project, where it came from)``: the location key beside the region (None: none needed)."""
+        return loaded.config.project, loaded.project_source
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and
@@ -256,8 +308,6 @@ class BackendFacts:
         return replica
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
-        from cloudtrain.errors import UsageError
-
         raise UsageError(
             f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend"
         )
@@ -269,9 +319,6 @@ class CatalogMachines:
     name: str
 
     def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
-        from cloudtrain import catalog
-        from cloudtrain.catalog.table import table
-
         kind = machine.get("type")
         if not isinstance(kind, str) or kind not in table(self.name).types:
             return None
@@ -284,8 +331,6 @@ class CatalogMachines:
         return Hardware(info.gpu.name if info.gpu else None, info.accelerator_count, info.vcpus, info.memory_gb)
 
     def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
-        from cloudtrain.catalog.crosscloud import nearest_machine
-
         found = nearest_machine(
             self.name, hardware.accelerator, hardware.accelerator_count, hardware.vcpus, hardware.memory_gb
         )

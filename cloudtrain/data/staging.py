@@ -14,24 +14,23 @@ import logging
 import sys
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cloudtrain.backends import get_backend
 from cloudtrain.data import schemes
+from cloudtrain.data.manifest import build_manifest
+from cloudtrain.data.upload import FolderUpload, Progress, data_prefix, upload_folder
+from cloudtrain.numbers import size
 from cloudtrain.words import counted
-
-if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without data pays neither
-    from cloudtrain.data.upload import FolderUpload, Progress
 
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
-    """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
-    if spec.backend in ("local", "slurm") or not any(
+    """``spec`` with every local-folder channel hashed and given its bucket prefix (backends that upload
+    local folders only: :attr:`~cloudtrain.backends.base.BackendFacts.local_data` is None)."""
+    if get_backend(spec.backend).local_data is not None or not any(
         ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
     ):
         return spec
-    from cloudtrain.data.manifest import build_manifest
-    from cloudtrain.data.upload import data_prefix
-
     bucket = (spec.staging_bucket or spec.job_dir or "").rstrip("/")  # a job dir stands in, as for packages
     scheme = schemes.native_scheme(spec.cloud)
     staged = {}
@@ -55,8 +54,6 @@ def upload_channels(
     """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
     if not any(ch.kind == "local" for ch in spec.channels.values()):
         return []
-    from cloudtrain.data.upload import upload_folder
-
     _, path = schemes.split_bucket(spec.staging_bucket or spec.job_dir)
     done = []
     for ch in spec.channels.values():
@@ -69,17 +66,13 @@ def describe(spec: Any) -> dict[str, str]:
     """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
     if not spec.channels:
         return {}
-    from cloudtrain.numbers import size
-
+    backend = get_backend(spec.backend)
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":
-            where = "downloaded once into the local cache" if spec.backend == "local" else "read in place"
-            out[name] = f"{ch.source} ({where}) → ${ch.env_name}"
-        elif spec.backend == "local":
-            out[name] = f"{ch.source} (linked) → ${ch.env_name}"
-        elif spec.backend == "slurm":  # a path on the cluster's shared filesystem
-            out[name] = f"{ch.source} (read in place on the nodes) → ${ch.env_name}"
+            out[name] = f"{ch.source} ({backend.bucket_data}) → ${ch.env_name}"
+        elif backend.local_data is not None:
+            out[name] = f"{ch.source} ({backend.local_data}) → ${ch.env_name}"
         else:
             m = ch.manifest
             out[name] = (
@@ -91,8 +84,6 @@ def describe(spec: Any) -> dict[str, str]:
 
 def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
     """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
-    from cloudtrain.numbers import size
-
     log = logging.getLogger("cloudtrain.data")
     shown = [-1]
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
+from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -35,6 +36,9 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
         return super().job_name(name.replace("_", "-"), tail)
+
+    def job_settings(self, config: Any) -> SageMakerSettings:
+        return SageMakerSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn)
 
     def __init__(
         self,

@@ -27,6 +27,7 @@ from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import resolve_image
 from cloudtrain.backends.slurm import script
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
+from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.config.slurm import cluster_of
@@ -118,6 +119,23 @@ class SlurmBackend(BackendFacts):
     name = "slurm"
     title = "Slurm"
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
+    runs_tpus = False
+    image_region = "us-central1"  # the image rules of --local
+    local_data = "read in place on the nodes"  # a path on the cluster's shared filesystem
+
+    def job_settings(self, config: Any) -> SlurmSettings:
+        return SlurmSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, section=config.slurm)
+
+    def resolve_machine(self, config: Any) -> Any:
+        return slurm_node(config.machine.accelerator_count)
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        """On the cluster's shared filesystem."""
+        return f"{config.slurm.workdir.rstrip('/')}/runs/{run_id}"
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]:
+        """The workdir: history records it as the project."""
+        return loaded.config.slurm.workdir.rstrip("/"), "slurm.workdir"
 
     def field_checks(self, loaded) -> list:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
@@ -141,7 +159,7 @@ class SlurmBackend(BackendFacts):
         """The batch script and the commands ``submit`` runs, with the environment's path on the cluster."""
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
-        shell = ClusterShell(spec.slurm.login)
+        shell = ClusterShell(slurm_section(spec).login)
         plan = tasks_plan(spec, package, python)
         sbatch = shell.argv(script.sbatch_command(paths)) if shell.remote else script.sbatch_command(paths)
         return {
@@ -160,7 +178,7 @@ class SlurmBackend(BackendFacts):
         }
 
     def submit(self, spec: JobSpec, package) -> SlurmJob:
-        shell = ClusterShell(spec.slurm.login)
+        shell = ClusterShell(slurm_section(spec).login)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -198,7 +216,7 @@ class SlurmBackend(BackendFacts):
         root = Path(spec.project)
         env = venv.env_dir(package, image, root)
         request = {
-            "python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
+            "python": slurm_section(spec).python if slurm_section(spec).python != "python3" else image.python.path,
             "image_dir": str(venv.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
@@ -208,16 +226,16 @@ class SlurmBackend(BackendFacts):
         }
         builder = f"{spec.project}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
-        result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
+        result = shell.run([slurm_section(spec).python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(
-                f"cannot build the job environment on {spec.slurm.login}: {why}",
+                f"cannot build the job environment on {slurm_section(spec).login}: {why}",
                 "check slurm.python (>= 3.10) and that the login node reaches the package index",
             )
         if json.loads(result.stdout.decode() or "{}").get("image_built"):
             self._log(
-                f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it"
+                f"built the image environment on {slurm_section(spec).login} once ({image.describe()}); later jobs reuse it"
             )
         return str(venv.env_python(env))
 

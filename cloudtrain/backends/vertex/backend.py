@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.vertex import request, settings
+from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -143,6 +144,19 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return {"type": info.machine_type, "accelerator": info.accelerator, "accelerator_count": info.accelerator_count}
 
     job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
+
+    def job_settings(self, config: Any) -> VertexSettings:
+        return VertexSettings(
+            job_dir=config.job_dir.rstrip("/") if config.job_dir else None,
+            service_account=config.service_account,
+            network=config.network,
+            flex_start=config.flex_start.enabled,
+            flex_max_wait_seconds=config.flex_start.max_wait,
+        )
+
+    def display_name(self, config: Any, run_id: str) -> str:
+        """``name_suffix: false`` (the gcloud forms): the name as given; Vertex's job id is unique anyway."""
+        return run_id if config.name_suffix else config.name
 
     def __init__(
         self,
