@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -180,6 +180,24 @@ class Backend(Protocol):
     image_region: str | None  # the region whose image rules apply; None: the config's
     local_data: str | None  # how a local-folder data channel reaches the job; None: uploaded
     bucket_data: str  # how a bucket data channel reaches the job
+    follows_target: bool  # runs under another backend's contract (the config's ``target``)
+    contract: str | None  # whose catalog and contract its jobs follow; None: its own
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]: ...
+    staging_required: bool  # stages packages and outputs in a bucket
+    runs_containers: bool  # runs the config's own ``container:``
+    spot_max_wait: bool  # its spot capacity takes ``spot.max_wait``
+    flex_start: bool  # it has a flex-start strategy
+    max_channels: int | None  # the most ``data:`` channels a job may have
+    channel_options: tuple[str, ...]  # ``data:`` mapping keys it takes
+
+    def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
+
+    def contract_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
+
+    def check_container(self, loaded: Any) -> None: ...
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None: ...
 
     def job_settings(self, config: Any) -> BackendSettings:
         """Its typed record of what only it reads of a config (``JobSpec.backend_settings``)."""
@@ -250,12 +268,22 @@ class BackendFacts:
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
     billed: ClassVar[bool] = True  # a job costs the catalog's prices here (False: this machine)
-    runs_tpus: ClassVar[bool] = True  # a TPU machine runs the TPU image (False: the CPU/GPU image instead)
+    runs_tpus: ClassVar[bool] = False  # a TPU machine runs the TPU image (False: the CPU/GPU image, or none)
     writes_buckets: ClassVar[bool] = True  # its jobs write to bucket URIs (False: to local folders only)
     image_region: ClassVar[str | None] = None  # the region whose image rules apply; None: the config's region
     #: How a local-folder data channel reaches the job, for the summary; None: uploaded to the staging bucket
     local_data: ClassVar[str | None] = None
     bucket_data: ClassVar[str] = "read in place"  # how a bucket data channel reaches the job
+    follows_target: ClassVar[bool] = False  # runs under another backend's contract, the config's ``target``
+    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
+    #: With ``follows_target``, the config's ``target`` comes first.
+    contract: ClassVar[str | None] = None
+    staging_required: ClassVar[bool] = False  # stages packages and outputs in a bucket of ``storage_schemes``
+    runs_containers: ClassVar[bool] = True  # runs the config's own ``container:``
+    spot_max_wait: ClassVar[bool] = False  # its spot capacity takes a wait limit (``spot.max_wait``)
+    flex_start: ClassVar[bool] = False  # it has a flex-start scheduling strategy (``flex_start:``)
+    max_channels: ClassVar[int | None] = None  # the most ``data:`` channels a job may have
+    channel_options: ClassVar[tuple[str, ...]] = ()  # ``data:`` mapping keys it takes (``input_mode``)
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""
@@ -277,6 +305,26 @@ class BackendFacts:
     def project(self, loaded: Any) -> tuple[str | None, str | None]:
         """``(project, where it came from)``: the location key beside the region (None: none needed)."""
         return loaded.config.project, loaded.project_source
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
+        """Before validation: fill in the keys every backend's schema requires that this one decides
+        itself; one ``(path, message, hint)`` per key written that it does not take."""
+        return []
+
+    def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        """Checks of the keys only this backend reads, when it runs the job: ``(fields, check)`` pairs
+        for the config checker (a check raises ``loaded.error(...)``)."""
+        return []
+
+    def contract_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
+        return []
+
+    def check_container(self, loaded: Any) -> None:
+        """Refuse a ``container:`` image this backend cannot pull (``loaded.error``)."""
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+        """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and

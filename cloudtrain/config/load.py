@@ -13,7 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.config import crosscloud, customjob, legacy, slurm, twin
+from cloudtrain import backends
+from cloudtrain.config import crosscloud, customjob, fallback, legacy, twin
+from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
@@ -105,8 +107,6 @@ def load_document(
     (a fallback candidate on another backend); translated formats and ``--set backend=…`` ask
     for it too.
     """
-    from cloudtrain.config.checks import check_config
-
     problems = Problems()
     for override in overrides:
         problems.run((), partial(apply_override, loaded, override))
@@ -120,15 +120,16 @@ def load_document(
         loaded.data, more = legacy.convert(loaded)
         notes += more
         translated = True
-    if local and loaded.data.get("backend") != "local":
+    if local and loaded.data.get("backend") != backends.LOCAL:
         loaded.data.setdefault("target", loaded.data.get("backend"))
-        loaded.data["backend"] = "local"
-    backend = loaded.data.get("backend")
-    if backend == "slurm":
-        for path, message, hint in slurm.fill_slurm_keys(loaded.data):
+        loaded.data["backend"] = backends.LOCAL
+    name = loaded.data.get("backend")
+    backend = backends.get_backend(name) if isinstance(name, str) and name in backends.names() else None
+    if backend is not None:
+        for path, message, hint in backend.fill_document(loaded.data):
             problems.add(loaded.error(path, message, hint))
-    cloud = loaded.data.get("target") if backend == "local" else backend
-    cloud = "vertex" if cloud == "slurm" else cloud  # JobConfig.cloud: the image rules of --local's default
+    # whose catalog and contract the document is fitted to (JobConfig.cloud, before a target's default)
+    cloud = name if backend is None else loaded.data.get("target") if backend.follows_target else backend.contract or name
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
     if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
@@ -140,7 +141,7 @@ def load_document(
         problems.raise_any()
     notes += more
     project_source = None
-    if backend == "vertex":
+    if backend is not None and "project" in backend.required_keys:
 
         def find() -> None:
             nonlocal project_source
@@ -162,8 +163,7 @@ def load_document(
         problems.raise_any()
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
-    if config.fallback and config.backend != "local":  # a local run needs no capacity
-        from cloudtrain.config import fallback
+    if config.fallback and config.backend in backends.clouds():  # a local run needs no capacity
 
         def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
             return load_document(

@@ -13,6 +13,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 import re
 from typing import Annotated, Any, Literal, Union
 
+from cloudtrain.backends import get_backend
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
@@ -317,10 +318,10 @@ class JobConfig(_Strict):
     slurm: Slurm | None = Field(None, description="backend slurm: the cluster, its workdir and the sbatch options.")
 
     @property
-    def cloud(self) -> Cloud:
-        """The cloud whose catalog and contract apply (``target`` for local runs)."""
-        if self.backend == "local":
-            return self.target or "vertex"
-        if self.backend == "slurm":
-            return "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
-        return self.backend
+    def cloud(self) -> str:
+        """The cloud whose catalog and contract apply: the backend's own, or the ``target`` of one that
+        follows another's (a local run); the backend says (``BackendFacts.contract``)."""
+        backend = get_backend(self.backend)
+        if backend.follows_target and self.target:
+            return self.target
+        return backend.contract or self.backend

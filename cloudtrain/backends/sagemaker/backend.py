@@ -14,7 +14,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
-from . import request
+from . import checks, request
 from .aws import AwsClients, error_code, translated
 
 if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
@@ -31,11 +31,27 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("s3",)
     max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
     job_name_limit = 63  # TrainingJobName
+    staging_required = True
+    spot_max_wait = True  # StoppingCondition.MaxWaitTimeInSeconds
+    max_channels = 20  # InputDataConfig
+    channel_options = ("input_mode", "distribution")  # S3DataSource's
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
         return super().job_name(name.replace("_", "-"), tail)
+
+    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.settings_checks(loaded)
+
+    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.contract_checks(loaded)
+
+    def check_container(self, loaded: Any) -> None:
+        checks.check_container(loaded)
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+        checks.check_sweep(loaded, params)
 
     def job_settings(self, config: Any) -> SageMakerSettings:
         return SageMakerSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn)

@@ -30,7 +30,7 @@ from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
-from cloudtrain.config.slurm import cluster_of
+from cloudtrain.config.slurm import cluster_of, fill_slurm_keys
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.spec import JobSpec
 
@@ -121,7 +121,12 @@ class SlurmBackend(BackendFacts):
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
+    contract = "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
     local_data = "read in place on the nodes"  # a path on the cluster's shared filesystem
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
+        """``region`` (the cluster) and ``machine.type`` filled in; the keys the cluster decides refused."""
+        return fill_slurm_keys(data)
 
     def job_settings(self, config: Any) -> SlurmSettings:
         return SlurmSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, section=config.slurm)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
-from cloudtrain.backends.vertex import request, settings
+from cloudtrain.backends.vertex import checks, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -136,6 +136,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
+    runs_tpus = True
+    staging_required = True
+    flex_start = True  # Dynamic Workload Scheduler
 
     def machine_of(self, info: Any) -> dict[str, Any]:
         """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""
@@ -153,6 +156,12 @@ class VertexBackend(CatalogMachines, BackendFacts):
             flex_start=config.flex_start.enabled,
             flex_max_wait_seconds=config.flex_start.max_wait,
         )
+
+    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.settings_checks(loaded)
+
+    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.contract_checks(loaded)
 
     def display_name(self, config: Any, run_id: str) -> str:
         """``name_suffix: false`` (the gcloud forms): the name as given; Vertex's job id is unique anyway."""
