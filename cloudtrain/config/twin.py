@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from cloudtrain.config.records import STRICT, BeforeValidator, Field, FieldInfo, Mismatch, Record, make, read
+from cloudtrain.config.records import STRICT, BeforeValidator, FieldInfo, FieldSpec, Mismatch, Record, make, read
 
 __all__ = ["Invalid", "model_of", "validate"]
 
@@ -100,7 +100,7 @@ def _metadata(item: Any) -> Any:
         return pydantic.Strict()
     if isinstance(item, BeforeValidator):
         return pydantic.BeforeValidator(item.func)
-    if isinstance(item, Field):
+    if isinstance(item, FieldSpec):
         return pydantic.Field(**item.bounds())
     return item
 
