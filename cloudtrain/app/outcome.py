@@ -78,7 +78,7 @@ def summarise(status: JobStatus, progress: Any = None, handle: Any = None) -> Ou
         )
     interrupted = interruptions.summarize(
         progress.interruptions if progress else interruptions.Tracker(),
-        status.details.get("spot_interruptions"),
+        status.detail("interruptions"),
         state=status.state.value,
     )
     if interrupted:

@@ -139,14 +139,14 @@ def with_include(spec: JobSpec, include: Sequence[str]) -> JobSpec:
 
 def resumed(spec: JobSpec, backend: Any, job_id: str) -> JobSpec:
     """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
-    details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
-    checkpoint_dir = details.get("checkpoint_dir")
+    status = backend.attach(job_id, region=spec.region, project=spec.project).status()
+    checkpoint_dir = status.detail("checkpoint_dir")
     if not checkpoint_dir:
         raise UsageError(
             f"--resume {job_id}: the job has no checkpoint location",
             hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)",
         )
-    output_dir = details.get("output_dir")
+    output_dir = status.detail("output_dir")
     return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
 
 

@@ -85,12 +85,16 @@ class JobStatus:
     started: dt.datetime | None = None
     billable_seconds: float | None = None
     phase_marks: Mapping[str, dt.datetime] | None = None  # phase name -> when it began
+    #: The machines the platform took back and when it resumed: ``[{"at", "resumed_at", "source"}]``
+    interruptions: list[Mapping[str, Any]] | None = None
+    waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
 
     def detail(self, key: str) -> Any:
-        """A typed field, else the display detail of that name (status files written before it was typed)."""
+        """A typed field, else the display detail a backend has written it as (status files written
+        before it was typed, backends that fill only ``details``)."""
         value = getattr(self, key, None) if key in _TYPED else None
-        return self.details.get(key) if value is None else value
+        return self.details.get(_TYPED.get(key, key)) if value is None else value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, for ``-o json`` and the local backend's status file."""
@@ -107,7 +111,16 @@ class JobStatus:
         }
 
 
-_TYPED = ("output_dir", "checkpoint_dir", "started", "billable_seconds", "phase_marks")
+#: Typed field -> the detail key backends have always written it as.
+_TYPED = {
+    "output_dir": "output_dir",
+    "checkpoint_dir": "checkpoint_dir",
+    "started": "started",
+    "billable_seconds": "billable_seconds",
+    "phase_marks": "phase_marks",
+    "interruptions": "spot_interruptions",
+    "waiting_for": "pending_reason",
+}
 
 
 @dataclass(frozen=True)
