@@ -203,6 +203,11 @@ class Backend(Protocol):
     flex_start: bool  # it has a flex-start strategy
     max_channels: int | None  # the most ``data:`` channels a job may have
     channel_options: tuple[str, ...]  # ``data:`` mapping keys it takes
+    script_args: bool  # a script job takes the config's ``args``
+    machine_word: str  # what it calls ``machine.type``
+    submit_needs: str  # the keys a config moved to it must add
+    image_registry: re.Pattern[str] | None  # image URIs in its own registry
+    tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
 
     def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
 
@@ -297,6 +302,11 @@ class BackendFacts:
     flex_start: ClassVar[bool] = False  # it has a flex-start scheduling strategy (``flex_start:``)
     max_channels: ClassVar[int | None] = None  # the most ``data:`` channels a job may have
     channel_options: ClassVar[tuple[str, ...]] = ()  # ``data:`` mapping keys it takes (``input_mode``)
+    script_args: ClassVar[bool] = True  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+    machine_word: ClassVar[str] = "machine type"  # what it calls ``machine.type`` ("instance type")
+    submit_needs: ClassVar[str] = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
+    image_registry: ClassVar[re.Pattern[str] | None] = None  # image URIs in its own registry
+    tf_image: ClassVar[re.Pattern[str] | None] = None  # its TensorFlow training images; groups: major, minor
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""

@@ -35,6 +35,11 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     spot_max_wait = True  # StoppingCondition.MaxWaitTimeInSeconds
     max_channels = 20  # InputDataConfig
     channel_options = ("input_mode", "distribution")  # S3DataSource's
+    script_args = False  # the training toolkit passes a script its hyperparameters only
+    machine_word = "instance type"
+    submit_needs = "role_arn and an s3:// staging_bucket"
+    image_registry = re.compile(r"\.dkr\.ecr\.")
+    tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def job_name(self, name: str, tail: str) -> str:

@@ -139,6 +139,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
     runs_tpus = True
     staging_required = True
     flex_start = True  # Dynamic Workload Scheduler
+    submit_needs = "project and a gs:// staging_bucket"
+    image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
+    tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
 
     def machine_of(self, info: Any) -> dict[str, Any]:
         """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""
