@@ -13,6 +13,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 import re
 from typing import Annotated, Any, Literal, Union
 
+from cloudtrain import backends, catalog
 from cloudtrain.backends import get_backend
 from cloudtrain.config.records import (
     BeforeValidator,
@@ -26,8 +27,10 @@ from cloudtrain.config.records import (
 from cloudtrain.config.slurm import Slurm
 from cloudtrain.secrets.refs import parse_ref
 
-Cloud = Literal["vertex", "sagemaker"]
-BackendName = Literal["vertex", "sagemaker", "local", "slurm"]
+#: The clouds with a catalog: a local run's ``target``, a fallback's ``backend``.
+Cloud = Literal[catalog.clouds()]  # type: ignore[valid-type]  # built from the catalog's list
+#: Every registered backend, in registration order (the registry imports none of them).
+BackendName = Literal[backends.names()]  # type: ignore[valid-type]  # built from the registry
 
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
@@ -185,7 +188,7 @@ class FallbackMachine(_Strict):
 class Fallback(_Strict):
     """One more candidate, tried when the ones before it got no capacity or quota: what it changes."""
 
-    backend: Literal["vertex", "sagemaker"] | None = None
+    backend: Cloud | None = None
     region: StrictStr | None = None
     project: StrictStr | None = None
     role_arn: StrictStr | None = None
