@@ -11,7 +11,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 """
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from cloudtrain import backends, catalog
 from cloudtrain.backends import get_backend
@@ -27,10 +27,14 @@ from cloudtrain.config.records import (
 from cloudtrain.config.slurm import Slurm
 from cloudtrain.secrets.refs import parse_ref
 
-#: The clouds with a catalog: a local run's ``target``, a fallback's ``backend``.
-Cloud = Literal[catalog.clouds()]  # type: ignore[valid-type]  # built from the catalog's list
-#: Every registered backend, in registration order (the registry imports none of them).
-BackendName = Literal[backends.names()]  # type: ignore[valid-type]  # built from the registry
+if TYPE_CHECKING:  # the names are data, read at run time; the checker sees strings
+    Cloud = str
+    BackendName = str
+else:
+    #: The clouds with a catalog: a local run's ``target``, a fallback's ``backend``.
+    Cloud = Literal[catalog.clouds()]
+    #: Every registered backend, in registration order (the registry imports none of them).
+    BackendName = Literal[backends.names()]
 
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
