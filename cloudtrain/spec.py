@@ -135,7 +135,7 @@ class BackendSettings:
 SettingsT = TypeVar("SettingsT", bound=BackendSettings)
 
 
-def settings_of(spec: "JobSpec", kind: type[SettingsT]) -> SettingsT:
+def settings_of(spec: JobSpec, kind: type[SettingsT]) -> SettingsT:
     """``spec.backend_settings`` as the record ``kind`` of one backend. A spec built for another
     backend (a ``--local`` run following this cloud's contract) gets that record's defaults."""
     found = spec.backend_settings

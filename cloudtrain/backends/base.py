@@ -197,6 +197,7 @@ class Backend(Protocol):
     contract: str | None  # whose catalog and contract its jobs follow; None: its own
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]: ...
+
     staging_required: bool  # stages packages and outputs in a bucket
     runs_containers: bool  # runs the config's own ``container:``
     spot_max_wait: bool  # its spot capacity takes ``spot.max_wait``
@@ -210,6 +211,8 @@ class Backend(Protocol):
     tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
 
     def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
+
+    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]: ...
 
     def contract_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
 
@@ -302,7 +305,9 @@ class BackendFacts:
     flex_start: ClassVar[bool] = False  # it has a flex-start scheduling strategy (``flex_start:``)
     max_channels: ClassVar[int | None] = None  # the most ``data:`` channels a job may have
     channel_options: ClassVar[tuple[str, ...]] = ()  # ``data:`` mapping keys it takes (``input_mode``)
-    script_args: ClassVar[bool] = True  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+    script_args: ClassVar[bool] = (
+        True  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+    )
     machine_word: ClassVar[str] = "machine type"  # what it calls ``machine.type`` ("instance type")
     submit_needs: ClassVar[str] = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
     image_registry: ClassVar[re.Pattern[str] | None] = None  # image URIs in its own registry

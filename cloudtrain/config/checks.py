@@ -17,6 +17,7 @@ from cloudtrain.backends import get_backend
 from cloudtrain.config.estimator import PLACEHOLDER_MARK
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
+from cloudtrain.config.schema import DataChannel
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
@@ -42,7 +43,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     err = loaded.error
     run = problems.run
 
-    def fail(path: tuple, message: str, hint: str | None = None):
+    def fail(path: tuple[str, ...], message: str, hint: str | None = None) -> Callable[[], None]:
         def check() -> None:
             raise err(path, message, hint)
 
@@ -68,6 +69,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             raise err(("machine", field), str(exc), _alternatives(exc)) from None
 
     def image() -> None:
+        if cfg.image.tensorflow is None:
+            return
         try:
             catalog.training_image(
                 cloud, cfg.region, cfg.image.tensorflow, gpu=False, py_version=catalog.python_tag(cfg.image.python)
@@ -160,6 +163,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 def _check_container(loaded: LoadedConfig) -> None:
     """``container:`` runs on Vertex AI (any registry) and SageMaker (ECR only); not here, not as a sweep."""
     cfg, err = loaded.config, loaded.error
+    if cfg.container is None:
+        return
     image = cfg.container.image_uri
     for key in ("package", "image", "distribution"):
         if key in cfg.model_fields_set:
@@ -187,6 +192,8 @@ def _check_container(loaded: LoadedConfig) -> None:
 def _check_sweep(loaded: LoadedConfig) -> None:
     cfg, err = loaded.config, loaded.error
     sweep = cfg.sweep
+    if sweep is None:
+        return
     try:
         params = resolve(sweep.params, sweep.algorithm)
     except SweepParamError as exc:
@@ -228,10 +235,10 @@ def _check_data(loaded: LoadedConfig) -> None:
         raise ConfigErrors(problems)
 
 
-def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[ConfigError]:
+def channel_problems(loaded: LoadedConfig, name: str, channel: str | DataChannel) -> list[ConfigError]:
     cfg, err = loaded.config, loaded.error
     mapping = not isinstance(channel, str)
-    source: str = channel.source if mapping else channel  # type: ignore[union-attr]
+    source = channel if isinstance(channel, str) else channel.source
     at = ("data", name, "source") if mapping else ("data", name)
     out = []
     if not _CHANNEL_NAME.match(name):
@@ -333,7 +340,7 @@ def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]
                 f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)",
             )
 
-    def location(field: str):
+    def location(field: str) -> Callable[[], None]:
         def check() -> None:
             value = getattr(cfg, field)
             if value and not (value.startswith(scheme) and len(value) > len(scheme)):

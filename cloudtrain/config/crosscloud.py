@@ -20,6 +20,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.backends import get_backend
 from cloudtrain.catalog import crosscloud
+from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.data.schemes import native_scheme
 from cloudtrain.mapping import mapped_line
@@ -66,7 +67,10 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
         return
     machine = out["machine"]
     gpu = info.gpu.name if info.gpu else None
-    pick = get_backend(cloud).nearest(get_backend(source).describe(machine))[0]
+    hardware = get_backend(source).describe(machine)
+    if hardware is None:  # not one of its machines after all (_foreign resolved it, so it is)
+        return
+    pick = get_backend(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
@@ -93,7 +97,7 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
     out["machine"] = new
 
 
-def _foreign(out: dict[str, Any], cloud: str, source: str):
+def _foreign(out: dict[str, Any], cloud: str, source: str) -> MachineInfo | None:
     """The machine of ``out`` when it is one of ``source``'s (and not ``cloud``'s), resolved there; else None."""
     machine = out.get("machine")
     if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
@@ -113,9 +117,10 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     ``cloud``'s and the ``--set backend=…`` that runs it where it belongs; None when the type is not one."""
     source = other(cloud)
     info = _foreign(data, cloud, source)
-    if info is None:
+    hardware = None if info is None else get_backend(source).describe(data["machine"])
+    if info is None or hardware is None:
         return None
-    pick = get_backend(cloud).nearest(get_backend(source).describe(data["machine"]))[0]
+    pick = get_backend(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     theirs = get_backend(source)
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from cloudtrain import catalog
@@ -25,7 +26,7 @@ from cloudtrain.mapping import mapped_line
 _NOT_INHERITED = ("fallback",)
 
 
-def expand(loaded: Any, load_candidate, *, strict: bool = False) -> tuple[Any, ...]:
+def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
     """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
 
     ``load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig`` validates one
@@ -69,7 +70,8 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
     request on 2.17. What the entry says itself is left alone."""
     cfg = main.config
     cloud = doc.data.get("backend")
-    given = entry.get("image") if isinstance(entry.get("image"), dict) else {}
+    written = entry.get("image")
+    given: dict[str, Any] = written if isinstance(written, dict) else {}
     if cfg.image.uri or cfg.container is not None or "uri" in given or cloud not in catalog.clouds():
         return []
     tensorflow = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
@@ -91,7 +93,8 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                     "image.tensorflow",
                     tensorflow,
                     chosen,
-                    f"{get_backend(cloud).title} has no TensorFlow {tensorflow} image, which the main request runs{why}",
+                    f"{get_backend(cloud).title} has no TensorFlow {tensorflow} image, "
+                    f"which the main request runs{why}",
                 )
             )
     if "python" not in given and python:
@@ -106,7 +109,8 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                         "image.python",
                         python,
                         have[-1],
-                        f"the {get_backend(cloud).title} TensorFlow {image['tensorflow']} image has Python {', '.join(have)} only",
+                        f"the {get_backend(cloud).title} TensorFlow {image['tensorflow']} image "
+                        f"has Python {', '.join(have)} only",
                     )
                 )
     return notes

@@ -129,7 +129,9 @@ def load_document(
         for path, message, hint in backend.fill_document(loaded.data):
             problems.add(loaded.error(path, message, hint))
     # whose catalog and contract the document is fitted to (JobConfig.cloud, before a target's default)
-    cloud = name if backend is None else loaded.data.get("target") if backend.follows_target else backend.contract or name
+    cloud = (
+        name if backend is None else loaded.data.get("target") if backend.follows_target else backend.contract or name
+    )
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
     if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
@@ -149,10 +151,10 @@ def load_document(
 
         problems.run(("project",), find)
     if strict and notes:
-        more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+        others = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
         problems.add(
             ConfigError(
-                f"{notes[0]}{more}",
+                f"{notes[0]}{others}",
                 file="--strict-legacy",
                 hint="fix the config, or drop --strict-legacy to accept the mapping",
             )
@@ -160,7 +162,7 @@ def load_document(
 
     config = _validate(loaded, problems)
     if config is None:
-        problems.raise_any()
+        problems.fail()
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
     if config.fallback and config.backend in backends.clouds():  # a local run needs no capacity
@@ -202,7 +204,7 @@ def _drop(data: Any, path: Path_) -> None:
     for part in path[:-1]:
         if not isinstance(data, (dict, list)) or not _has(data, part):
             return
-        data = data[part]
+        data = data[part] if isinstance(data, dict) else data[int(part)]
     if path and isinstance(data, dict):
         data.pop(path[-1], None)
 
@@ -240,7 +242,11 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
         value = text  # a flag is typed, not YAML: --set image.tensorflow=2.18 means "2.18"
     target = loaded.data
     for i, part in enumerate(parts[:-1]):
-        nxt = target[part] if isinstance(target, (dict, list)) and _has(target, part) else None
+        nxt = (
+            (target[part] if isinstance(target, dict) else target[int(part)])
+            if isinstance(target, (dict, list)) and _has(target, part)
+            else None
+        )
         if nxt is None:
             nxt = {}
             target[part] = nxt
@@ -309,7 +315,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
         # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
         path, error = max(
-            ((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
+            ((p, e) for p, e in zip(paths, errors, strict=True) if p[: len(paths[0])] == paths[0]),
             key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"),
         )
     kind, received = error["type"], error.get("input")
@@ -333,8 +339,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
                 k
                 for k, v in JobConfig.model_fields.items()
                 if len(path) == 1
-                and _model_in(v.annotation)
-                and str(path[0]) in _model_in(v.annotation).model_fields
+                and (inner := _model_in(v.annotation)) is not None
+                and str(path[0]) in inner.model_fields
                 and not isinstance(loaded.data.get(k), dict)
                 and k in loaded.data
             ),
@@ -360,8 +366,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
-    if kind in ("model_type", "model_attributes_type", "dict_type") and _model_at(path):
-        keys = ", ".join(list(_model_at(path).model_fields)[:3])
+    if kind in ("model_type", "model_attributes_type", "dict_type") and (model := _model_at(path)):
+        keys = ", ".join(list(model.model_fields)[:3])
         shown = "nothing" if received is None else f"{type(received).__name__} {received!r}"
         return at(
             f"expected a mapping of keys ({keys}, ...), received {shown}",

@@ -20,7 +20,17 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-__all__ = ["BeforeValidator", "Field", "FieldSpec", "Mismatch", "Record", "StrictBool", "StrictFloat", "StrictInt", "StrictStr"]
+__all__ = [
+    "BeforeValidator",
+    "Field",
+    "FieldSpec",
+    "Mismatch",
+    "Record",
+    "StrictBool",
+    "StrictFloat",
+    "StrictInt",
+    "StrictStr",
+]
 
 
 class _StrictMarker:
@@ -65,7 +75,7 @@ class FieldSpec:
 
 if TYPE_CHECKING:
 
-    def Field(  # noqa: N802 - pydantic's spelling
+    def Field(
         default: Any = ...,
         *,
         default_factory: Callable[[], Any] | None = None,
@@ -164,7 +174,7 @@ class Record:
         return tuple(getattr(self, name) for name in self.model_fields)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+        return isinstance(other, Record) and type(other) is type(self) and self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash((type(self), self._values()))

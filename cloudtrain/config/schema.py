@@ -11,7 +11,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 """
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from cloudtrain import backends, catalog
 from cloudtrain.backends import get_backend
@@ -67,7 +67,7 @@ def _secret_ref(value: object) -> object:
 
 
 Seconds = Annotated[StrictInt, BeforeValidator(parse_duration), Field(gt=0)]
-Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 #: What gcloud accepted as a job id (letters, digits, ``_``) plus ``-``; SageMaker gets ``_`` → ``-``.
 JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
 

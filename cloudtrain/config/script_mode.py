@@ -60,7 +60,6 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             "remove it, or set model_dir: false to pass your own",
         )
 
-
     source_dir = loaded.base_dir / package.path
     for field, check in (
         ("path", lambda: check_source_dir(source_dir)),
