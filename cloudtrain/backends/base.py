@@ -209,6 +209,9 @@ class Backend(Protocol):
     submit_needs: str  # the keys a config moved to it must add
     image_registry: re.Pattern[str] | None  # image URIs in its own registry
     tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
+    spot_basis: str  # what a spot job's catalog $/hour stands for
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
 
     def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
 
@@ -312,6 +315,12 @@ class BackendFacts:
     submit_needs: ClassVar[str] = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
     image_registry: ClassVar[re.Pattern[str] | None] = None  # image URIs in its own registry
     tf_image: ClassVar[re.Pattern[str] | None] = None  # its TensorFlow training images; groups: major, minor
+    #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
+    spot_basis: ClassVar[str] = "on-demand list price; spot bills less"
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
+        return None
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""

@@ -14,7 +14,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
-from . import checks, request
+from . import checks, cost, request
 from .aws import AwsClients, error_code, translated
 
 if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
@@ -38,6 +38,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     script_args = False  # the training toolkit passes a script its hyperparameters only
     machine_word = "instance type"
     submit_needs = "role_arn and an s3:// staging_bucket"
+    spot_basis = cost.SPOT_BASIS
     image_registry = re.compile(r"\.dkr\.ecr\.")
     tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
@@ -45,6 +46,9 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
         return super().job_name(name.replace("_", "-"), tail)
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        return cost.cost_after(status)
 
     def settings_checks(self, loaded: Any) -> list[checks.Check]:
         return checks.settings_checks(loaded)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
-from cloudtrain.backends.vertex import checks, request, settings
+from cloudtrain.backends.vertex import checks, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -140,6 +140,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     staging_required = True
     flex_start = True  # Dynamic Workload Scheduler
     submit_needs = "project and a gs:// staging_bucket"
+    spot_basis = cost.SPOT_BASIS
     image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
     tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
 
@@ -159,6 +160,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
             flex_start=config.flex_start.enabled,
             flex_max_wait_seconds=config.flex_start.max_wait,
         )
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        return cost.cost_after(status)
 
     def settings_checks(self, loaded: Any) -> list[checks.Check]:
         return checks.settings_checks(loaded)
