@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.backends import get_backend
 from cloudtrain.config import LoadedConfig, load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
@@ -114,11 +115,8 @@ def prepare(
     if not show_secrets:
         mask_logs(spec.env[name] for name in secret_names(spec.env))
     package = build_package(spec, tell)
-    if spec.cloud == "sagemaker":
-        from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
-
-        for warning in hyperparameter_warnings(spec):
-            tell(Notice("warning", warning))
+    for warning in get_backend(spec.cloud).spec_warnings(spec):
+        tell(Notice("warning", warning))
     spec = stage_data(spec)
     return Prepared(loaded, spec, package, tuple(candidate_specs(loaded, spec)), tuple(overrides), notices)
 

@@ -210,6 +210,9 @@ class Backend(Protocol):
     image_registry: re.Pattern[str] | None  # image URIs in its own registry
     tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
     spot_basis: str  # what a spot job's catalog $/hour stands for
+    model_dir_words: str  # where its contract keeps the model
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]: ...
 
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
 
@@ -317,6 +320,11 @@ class BackendFacts:
     tf_image: ClassVar[re.Pattern[str] | None] = None  # its TensorFlow training images; groups: major, minor
     #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
     spot_basis: ClassVar[str] = "on-demand list price; spot bills less"
+    model_dir_words: ClassVar[str] = "AIP_MODEL_DIR"  # where its contract keeps the model, for the empty-model warning
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]:
+        """Warnings about a resolved job that follows its contract (one line each; none by default)."""
+        return []
 
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         """What a finished job cost, from its billing record × the catalog's price; None: not its record."""

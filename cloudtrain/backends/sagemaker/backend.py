@@ -16,6 +16,7 @@ from cloudtrain.spec import JobSpec
 
 from . import checks, cost, request
 from .aws import AwsClients, error_code, translated
+from .entry_shell import hyperparameter_warnings
 
 if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
     from .jobs import SageMakerJob
@@ -39,6 +40,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     machine_word = "instance type"
     submit_needs = "role_arn and an s3:// staging_bucket"
     spot_basis = cost.SPOT_BASIS
+    model_dir_words = "SM_MODEL_DIR (/opt/ml/model)"
     image_registry = re.compile(r"\.dkr\.ecr\.")
     tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
@@ -46,6 +48,10 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
         return super().job_name(name.replace("_", "-"), tail)
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]:
+        """Hyperparameters the SageMaker toolkit would drop (reserved names)."""
+        return hyperparameter_warnings(spec)
 
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         return cost.cost_after(status)
@@ -63,7 +69,9 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         checks.check_sweep(loaded, params)
 
     def job_settings(self, config: Any) -> SageMakerSettings:
-        return SageMakerSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn)
+        return SageMakerSettings(
+            job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn
+        )
 
     def __init__(
         self,
