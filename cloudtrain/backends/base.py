@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -86,7 +86,7 @@ class JobStatus:
     billable_seconds: float | None = None
     phase_marks: Mapping[str, dt.datetime] | None = None  # phase name -> when it began
     #: The machines the platform took back and when it resumed: ``[{"at", "resumed_at", "source"}]``
-    interruptions: list[Mapping[str, Any]] | None = None
+    interruptions: Sequence[Mapping[str, Any]] | None = None
     waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
 

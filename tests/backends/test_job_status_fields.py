@@ -74,5 +74,6 @@ def test_resume_continues_the_typed_checkpoint_and_output_dirs() -> None:
         output_dir="gs://b/out/old",
         checkpoint_dir="gs://b/out/old/checkpoints",
     )
-    spec = resumed(make_spec(), _Backend(ended), "42")
-    assert dataclasses.astuple(spec.resume) == ("42", "gs://b/out/old/checkpoints", "gs://b/out/old")
+    resume = resumed(make_spec(), _Backend(ended), "42").resume
+    assert resume is not None
+    assert dataclasses.astuple(resume) == ("42", "gs://b/out/old/checkpoints", "gs://b/out/old")
