@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from cloudtrain import statefiles
-from cloudtrain.backends import names  # the registry alone: no backend is imported
+from cloudtrain.backends import LOCAL, names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
 
@@ -52,7 +52,7 @@ class JobRecord:
     def attach_id(self) -> str:
         """What the backend's ``attach`` takes: a local run's output folder (its absolute path, so the
         run is found from any directory), else the job id."""
-        return self.name if self.backend == "local" else self.job_id
+        return self.name if self.backend == LOCAL else self.job_id
 
 
 _FIELDS = {f.name for f in fields(JobRecord)}

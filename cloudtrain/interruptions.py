@@ -259,5 +259,4 @@ def _round(value: float | None) -> float | None:
 
 def of_status(status: Any, lines: Iterable[Any]) -> dict[str, Any] | None:
     """A job's interruptions from its status (a ``JobStatus``) and its log lines."""
-    details = status.details or {}
-    return summarize(Tracker().feed(lines), details.get("spot_interruptions"), state=status.state.value)
+    return summarize(Tracker().feed(lines), status.detail("interruptions"), state=status.state.value)

@@ -141,8 +141,8 @@ class Progress:
 def phase_of(status: Any) -> str:
     """The phase a job is in before its first log line, from its state (a JobStatus)."""
     native = str(status.native_state or "").upper()
-    if (status.details or {}).get("pending_reason"):  # Slurm: why the job waits (Resources, Priority, QOS…)
-        return f"queued: {status.details['pending_reason']}"
+    if waiting_for := status.detail("waiting_for"):  # why the scheduler holds it (Resources, Priority, QOS…)
+        return f"queued: {waiting_for}"
     secondary = str((status.details or {}).get("secondary_status") or "")
     if "QUEUED" in native or secondary == "Pending":
         return "queued"

@@ -12,20 +12,20 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, SimpleNamespace
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
-from cloudtrain import catalog
+from cloudtrain import backends, catalog
 from cloudtrain.config import LoadedConfig
-from cloudtrain.config.schema import Sweep
+from cloudtrain.config.schema import JobConfig, Sweep
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
 #: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
-#: submits in the same second never share a name or an output folder. On SageMaker the
-#: name is cut to 40 characters so that name, time and suffix fit its 63; on Vertex to 105, for 128.
+#: submits in the same second never share a name or an output folder. Each backend cuts the
+#: name so that name, time and suffix fit its own limit (``BackendFacts.job_name``).
 SUFFIX_LENGTH = 6
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -118,14 +118,40 @@ class ResumeSpec:
 
 
 @dataclass(frozen=True)
+class BackendSettings:
+    """What one backend alone reads of a job: the base of each backend's own frozen record
+    (``cloudtrain/backends/<name>/``), reached as ``JobSpec.backend_settings``. This neutral
+    record is what a backend with no settings of its own gets (``local``)."""
+
+    #: The job dir as given (ML Engine's), where a backend takes one: also the output dir, and where
+    #: packages and data are staged without ``staging_bucket``. None: the backend has none.
+    job_dir: str | None = None
+
+    def summary_rows(self) -> tuple[tuple[str, str | None], ...]:
+        """Rows the dry run's summary adds for these settings (``(label, None)`` rows are left out)."""
+        return ()
+
+
+SettingsT = TypeVar("SettingsT", bound=BackendSettings)
+
+
+def settings_of(spec: JobSpec, kind: type[SettingsT]) -> SettingsT:
+    """``spec.backend_settings`` as the record ``kind`` of one backend. A spec built for another
+    backend (a ``--local`` run following this cloud's contract) gets that record's defaults."""
+    found = spec.backend_settings
+    return found if isinstance(found, kind) else kind(job_dir=found.job_dir)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     name: str  # the config's name
     job_name: str  # name-YYYYMMDD-HHMMSS-xxxxxx (random suffix), unique per submit; Vertex name_suffix: false: the name
-    backend: str  # vertex | sagemaker | local
-    cloud: str  # whose catalog and env contract apply: vertex | sagemaker
+    backend: str  # a registered backend's name
+    cloud: str  # whose catalog and env contract apply (a backend with a catalog)
     region: str
+    #: The second location key history and ``attach`` take beside the region (the interface's ``project``):
+    #: the cloud project, or a cluster's workdir; None where the backend needs none.
     project: str | None
-    role_arn: str | None
     staging_bucket: str | None
     machine: MachineSpec
     replica_count: int
@@ -138,19 +164,14 @@ class JobSpec:
     spot: bool
     max_wait_seconds: int | None
     max_runtime_seconds: int
-    service_account: str | None
-    network: str | None
     labels: Mapping[str, str]
     env: Mapping[str, str]
     config_file: Path
     created: dt.datetime = field(compare=False)
     channels: Mapping[str, DataChannel] = field(default_factory=lambda: MappingProxyType({}))
     sweep: Sweep | None = None  # a hyperparameter sweep of this job instead of one run
-    job_dir: str | None = None  # ML Engine's job dir, as given (also output_dir and --job-dir)
     project_source: str | None = None  # where ``project`` came from
     notes: tuple[str, ...] = ()  # one line per setting mapped to its nearest (see config.legacy / crosscloud)
-    flex_start: bool = False  # Vertex AI Dynamic Workload Scheduler: Scheduling.strategy FLEX_START
-    flex_max_wait_seconds: int | None = None
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
@@ -173,11 +194,15 @@ class JobSpec:
             return f"{self.job_dir.rstrip('/')}/packages"
         return None
 
+    @property
+    def job_dir(self) -> str | None:
+        """The job dir as given, where the backend takes one (:attr:`BackendSettings.job_dir`)."""
+        return self.backend_settings.job_dir
+
     local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
-    #: backend slurm: the config's ``slurm:`` section (cloudtrain.config.slurm.Slurm); ``region`` is then the
-    #: cluster (the login destination or ``local``) and ``project`` the workdir, as history records them
-    slurm: Any = None
-    budget_gpu_hours: float | None = None  # budget.max_gpu_hours: Slurm cuts --time to fit it
+    #: What only this job's backend reads (its typed record, e.g. the Vertex service account)
+    backend_settings: BackendSettings = BackendSettings()
+    budget_gpu_hours: float | None = None  # budget.max_gpu_hours: a cluster cuts its time limit to fit it
     image_python: str | None = None  # image.python: the image's Python where it comes in several
 
     @property
@@ -217,9 +242,12 @@ def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def budget_runtime(cfg, price_per_hour: float | None) -> int:
-    """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``."""
-    if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None or cfg.backend == "local":
+def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
+    """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``
+    (where the backend bills the catalog's prices)."""
+    if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None:
+        return cfg.max_runtime
+    if not backends.get_backend(cfg.backend).billed:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
@@ -246,48 +274,37 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
 
     The job name is ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` (see :func:`_run_id`): the time for people,
     the random suffix (``suffix`` fixes it, for tests) so that two submits in the same second
-    stay two jobs with two output folders wherever cloudtrain chooses the folder."""
+    stay two jobs with two output folders wherever cloudtrain chooses the folder. What differs by
+    backend (machine, image rules, default output folder, its own settings) the backend says."""
     cfg = loaded.config
+    backend = backends.get_backend(cfg.backend)
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
-    job_name = cfg.name if cfg.backend == "vertex" and not cfg.name_suffix else run_id
-    info = (
-        slurm_machine(cfg.machine.accelerator_count)
-        if cfg.backend == "slurm"
-        else catalog.resolve_machine(
-            cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count
-        )
-    )
+    info = backend.resolve_machine(cfg)
     tf_version = None
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
-        tpu = info.tpu is not None and cfg.backend not in ("local", "slurm")  # --local runs the CPU/GPU image instead
+        tpu = info.tpu is not None and backend.runs_tpus  # --local runs the CPU/GPU image instead
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
-        region = "us-central1" if cfg.backend == "slurm" else cfg.region  # Slurm: the image rules of --local
         image = catalog.training_image(
             cfg.cloud,
-            region,
+            backend.image_region or cfg.region,
             tf_version,
             gpu=info.accelerator_count > 0 and info.tpu is None,
             py_version=catalog.python_tag(cfg.image.python),
             tpu=tpu,
         )
-    if cfg.output_dir or cfg.job_dir:
-        output_dir = (cfg.output_dir or cfg.job_dir).rstrip("/")  # as given: ML Engine users resume from it
-    elif cfg.backend == "local":
-        output_dir = str(Path(LOCAL_RUNS_DIR, run_id))
-    elif cfg.backend == "slurm":  # on the cluster's shared filesystem
-        output_dir = f"{cfg.slurm.workdir.rstrip('/')}/runs/{run_id}"
-    else:  # one folder per submit, even when the job's name is the same each time
-        output_dir = f"{cfg.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
+    given_dir = cfg.output_dir or cfg.job_dir
+    # as given: ML Engine users resume from it; else one folder per submit, even when the job's name is the same
+    output_dir = given_dir.rstrip("/") if given_dir else backend.default_output_dir(cfg, run_id)
+    project, project_source = backend.project(loaded)
     return JobSpec(
         name=cfg.name,
-        job_name=job_name,
+        job_name=backend.display_name(cfg, run_id),
         backend=cfg.backend,
         cloud=cfg.cloud,
         region=cfg.region,
-        project=cfg.slurm.workdir.rstrip("/") if cfg.backend == "slurm" else cfg.project,  # Slurm: the workdir
-        role_arn=cfg.role_arn,
+        project=project,
         staging_bucket=cfg.staging_bucket.rstrip("/") if cfg.staging_bucket else None,
         machine=MachineSpec(
             type=info.machine_type,
@@ -310,7 +327,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             version=cfg.package.version,
             script=cfg.package.script,
         ),
-        args=tuple(cfg.args) + _job_dir_args(cfg),
+        args=tuple(cfg.args) + _job_dir_args(cfg, backend.writes_buckets),
         hyperparameters=MappingProxyType(dict(cfg.hyperparameters)),
         image_uri=image,
         tensorflow_version=tf_version,
@@ -318,10 +335,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         spot=cfg.spot.enabled,
         max_wait_seconds=cfg.spot.max_wait,
         max_runtime_seconds=budget_runtime(cfg, info.price_per_hour),
-        slurm=cfg.slurm,
+        backend_settings=backend.job_settings(cfg),
         budget_gpu_hours=cfg.budget.max_gpu_hours if cfg.budget else None,
-        service_account=cfg.service_account,
-        network=cfg.network,
         labels=MappingProxyType(dict(cfg.labels)),
         env=MappingProxyType(dict(cfg.env)),
         secrets=MappingProxyType(dict(cfg.secrets)),
@@ -329,11 +344,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         created=now,
         channels=MappingProxyType(build_channels(loaded)),
         sweep=cfg.sweep,
-        job_dir=cfg.job_dir.rstrip("/") if cfg.job_dir else None,
-        project_source="slurm.workdir" if cfg.backend == "slurm" else loaded.project_source,
+        project_source=project_source,
         notes=loaded.notes,
-        flex_start=cfg.flex_start.enabled,
-        flex_max_wait_seconds=cfg.flex_start.max_wait,
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
         model_dir=cfg.model_dir,
@@ -347,40 +359,20 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     )
 
 
-def slurm_machine(gpus_per_node: int):
-    """A Slurm node as the catalog describes machines: whatever the partition holds, ``gpus_per_node``
-    GPUs of no known model, no price (the report counts GPU-hours instead)."""
-    from cloudtrain.config.slurm import NODE_TYPE
-
-    return SimpleNamespace(
-        machine_type=NODE_TYPE,
-        accelerator="GPU" if gpus_per_node else None,
-        accelerator_count=gpus_per_node,
-        gpu=None,
-        price_per_hour=None,
-        price_region="",
-        price_date=None,
-        tpu=None,
-    )
+def _run_id(cfg: JobConfig, now: dt.datetime, suffix: str) -> str:
+    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps the
+    name as given, :meth:`~cloudtrain.backends.base.BackendFacts.display_name`) and the output folder
+    cloudtrain chooses. The backend's name rule applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`:
+    the characters it allows, its length limit)."""
+    return backends.get_backend(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 
-def _run_id(cfg, now: dt.datetime, suffix: str) -> str:
-    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (except on Vertex with
-    ``name_suffix: false``, the gcloud forms, where the display name is the name as given and
-    Vertex's job id is unique) and the output folder cloudtrain chooses. The backend's name rule
-    applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`: SageMaker's ``_`` → ``-``,
-    each cloud's length limit)."""
-    from cloudtrain.backends import get_backend
-
-    return get_backend(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
-
-
-def _job_dir_args(cfg) -> tuple[str, ...]:
+def _job_dir_args(cfg: JobConfig, writes_buckets: bool) -> tuple[str, ...]:
     """ML Engine passed the job dir to the module as ``--job-dir``; so does cloudtrain (not twice, and
-    not a bucket path to a local run, which writes to its local folder)."""
+    not a bucket path to a backend that cannot write there: a local run writes to its local folder)."""
     if not cfg.job_dir or any(a == "--job-dir" or a.startswith("--job-dir=") for a in cfg.args):
         return ()
-    if cfg.backend == "local" and "://" in cfg.job_dir:
+    if "://" in cfg.job_dir and not writes_buckets:
         return ()
     return (f"--job-dir={cfg.job_dir.rstrip('/')}",)
 

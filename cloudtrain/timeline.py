@@ -70,8 +70,8 @@ class Phase:
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
     """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
     (clock skew between a VM and the API) is moved up to it."""
-    marks = {**marks, "training": training_start(marks)}
-    known = [(name, marks[name]) for name in PHASES if marks.get(name) is not None]
+    every: dict[str, dt.datetime | None] = {**marks, "training": training_start(marks)}
+    known = [(name, mark) for name in PHASES if (mark := every.get(name)) is not None]
     if not known:
         return []
     fixed: list[tuple[str, dt.datetime]] = []

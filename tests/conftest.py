@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends import register
+from cloudtrain.config import schema  # noqa: F401 - read the registry before the test-only backend joins it
 
 REPO = Path(__file__).resolve().parents[1]
 
 pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
 
-register("example", "tests.backends.example")  # the test-only backend (tests/backends/test_contract.py)
+# The test-only backend (tests/backends/test_contract.py); registered after the config schema read the
+# registry, so it is no `backend:` value and the generated config reference stays cloudtrain's own.
+register("example", "tests.backends.example")
 
 VERTEX_BASE = """\
 name: demo

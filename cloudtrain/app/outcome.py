@@ -82,7 +82,7 @@ def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHa
         )
     interrupted = interruptions.summarize(
         progress.interruptions if progress else interruptions.Tracker(),
-        status.details.get("spot_interruptions"),
+        status.detail("interruptions"),
         state=status.state.value,
     )
     if interrupted:

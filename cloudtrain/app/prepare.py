@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Backend
-from cloudtrain.backends.sagemaker.entry_shell import hyperparameter_warnings
 from cloudtrain.config import LoadedConfig, load_config
 from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
@@ -126,9 +126,8 @@ def prepare(
     if not show_secrets:
         mask_logs(spec.env[name] for name in secret_names(spec.env))
     package = build_package(spec, tell)
-    if spec.cloud == "sagemaker":
-        for warning in hyperparameter_warnings(spec):
-            tell(Notice("warning", warning))
+    for warning in get_backend(spec.cloud).spec_warnings(spec):
+        tell(Notice("warning", warning))
     spec = stage_data(spec)
     return Prepared(loaded, spec, package, tuple(candidate_specs(loaded, spec)), tuple(overrides), notices)
 
@@ -149,14 +148,14 @@ def with_include(spec: JobSpec, include: Sequence[str]) -> JobSpec:
 
 def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
     """``spec`` continuing ``job_id``'s checkpoints: where they are comes from the job itself."""
-    details = backend.attach(job_id, region=spec.region, project=spec.project).status().details
-    checkpoint_dir = details.get("checkpoint_dir")
+    status = backend.attach(job_id, region=spec.region, project=spec.project).status()
+    checkpoint_dir = status.detail("checkpoint_dir")
     if not checkpoint_dir:
         raise UsageError(
             f"--resume {job_id}: the job has no checkpoint location",
             hint="a SageMaker job needs a CheckpointConfig (cloudtrain sets one on every job it submits)",
         )
-    output_dir = details.get("output_dir")
+    output_dir = status.detail("output_dir")
     return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
 
 

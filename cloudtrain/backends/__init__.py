@@ -11,10 +11,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.errors import UsageError
+
 if TYPE_CHECKING:
     from cloudtrain.backends.base import Backend
 
 _REGISTRY: dict[str, str] = {}  # name -> package exposing BACKEND, in registration order
+#: The backend that runs a job on this machine: what ``--local`` picks.
+LOCAL = "local"
 
 
 def register(name: str, package: str) -> None:
@@ -34,13 +38,11 @@ def names() -> tuple[str, ...]:
 
 def clouds() -> tuple[str, ...]:
     """The backends that run on someone else's machines (every one but ``local``)."""
-    return tuple(n for n in _REGISTRY if n != "local")
+    return tuple(n for n in _REGISTRY if n != LOCAL)
 
 
 def get_backend(name: str) -> Backend:
     if name not in _REGISTRY:
-        from cloudtrain.errors import UsageError
-
         raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
     return importlib.import_module(_REGISTRY[name]).BACKEND
 
@@ -61,4 +63,4 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["NAMES", "clouds", "get_backend", "names", "parse_job_id", "register"]
+__all__ = ["LOCAL", "NAMES", "clouds", "get_backend", "names", "parse_job_id", "register"]

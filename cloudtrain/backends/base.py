@@ -14,13 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from cloudtrain.errors import ExitCode
+from cloudtrain import catalog
+from cloudtrain.catalog.crosscloud import nearest_machine
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.catalog.table import table
+from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import BackendSettings, JobSpec
 
 
 class JobState(enum.Enum):
@@ -81,12 +85,16 @@ class JobStatus:
     started: dt.datetime | None = None
     billable_seconds: float | None = None
     phase_marks: Mapping[str, dt.datetime] | None = None  # phase name -> when it began
+    #: The machines the platform took back and when it resumed: ``[{"at", "resumed_at", "source"}]``
+    interruptions: Sequence[Mapping[str, Any]] | None = None
+    waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
 
     def detail(self, key: str) -> Any:
-        """A typed field, else the display detail of that name (status files written before it was typed)."""
+        """A typed field, else the display detail a backend has written it as (status files written
+        before it was typed, backends that fill only ``details``)."""
         value = getattr(self, key, None) if key in _TYPED else None
-        return self.details.get(key) if value is None else value
+        return self.details.get(_TYPED.get(key, key)) if value is None else value
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, for ``-o json`` and the local backend's status file."""
@@ -103,7 +111,16 @@ class JobStatus:
         }
 
 
-_TYPED = ("output_dir", "checkpoint_dir", "started", "billable_seconds", "phase_marks")
+#: Typed field -> the detail key backends have always written it as.
+_TYPED = {
+    "output_dir": "output_dir",
+    "checkpoint_dir": "checkpoint_dir",
+    "started": "started",
+    "billable_seconds": "billable_seconds",
+    "phase_marks": "phase_marks",
+    "interruptions": "spot_interruptions",
+    "waiting_for": "pending_reason",
+}
 
 
 @dataclass(frozen=True)
@@ -170,6 +187,58 @@ class Backend(Protocol):
     storage_schemes: tuple[str, ...]  # URI schemes its machines read and write ("gs", "s3"); () local paths only
     max_runtime_seconds: int | None  # the longest job it accepts
     job_name_limit: int | None  # the longest job name it accepts
+    billed: bool  # a job costs the catalog's prices (False: this machine)
+    runs_tpus: bool  # a TPU machine runs the TPU image
+    writes_buckets: bool  # its jobs write to bucket URIs
+    image_region: str | None  # the region whose image rules apply; None: the config's
+    local_data: str | None  # how a local-folder data channel reaches the job; None: uploaded
+    bucket_data: str  # how a bucket data channel reaches the job
+    follows_target: bool  # runs under another backend's contract (the config's ``target``)
+    contract: str | None  # whose catalog and contract its jobs follow; None: its own
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]: ...
+
+    staging_required: bool  # stages packages and outputs in a bucket
+    runs_containers: bool  # runs the config's own ``container:``
+    spot_max_wait: bool  # its spot capacity takes ``spot.max_wait``
+    flex_start: bool  # it has a flex-start strategy
+    max_channels: int | None  # the most ``data:`` channels a job may have
+    channel_options: tuple[str, ...]  # ``data:`` mapping keys it takes
+    script_args: bool  # a script job takes the config's ``args``
+    machine_word: str  # what it calls ``machine.type``
+    submit_needs: str  # the keys a config moved to it must add
+    image_registry: re.Pattern[str] | None  # image URIs in its own registry
+    tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
+    spot_basis: str  # what a spot job's catalog $/hour stands for
+    model_dir_words: str  # where its contract keeps the model
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]: ...
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
+
+    def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
+
+    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]: ...
+
+    def contract_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
+
+    def check_container(self, loaded: Any) -> None: ...
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None: ...
+
+    def job_settings(self, config: Any) -> BackendSettings:
+        """Its typed record of what only it reads of a config (``JobSpec.backend_settings``)."""
+        ...
+
+    def resolve_machine(self, config: Any) -> MachineInfo:
+        """The config's ``machine:`` resolved (type, GPUs, price)."""
+        ...
+
+    def display_name(self, config: Any, run_id: str) -> str: ...
+
+    def default_output_dir(self, config: Any, run_id: str) -> str: ...
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]: ...
 
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""
@@ -225,6 +294,82 @@ class BackendFacts:
     max_runtime_seconds: ClassVar[int | None] = None
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
+    billed: ClassVar[bool] = True  # a job costs the catalog's prices here (False: this machine)
+    runs_tpus: ClassVar[bool] = False  # a TPU machine runs the TPU image (False: the CPU/GPU image, or none)
+    writes_buckets: ClassVar[bool] = True  # its jobs write to bucket URIs (False: to local folders only)
+    image_region: ClassVar[str | None] = None  # the region whose image rules apply; None: the config's region
+    #: How a local-folder data channel reaches the job, for the summary; None: uploaded to the staging bucket
+    local_data: ClassVar[str | None] = None
+    bucket_data: ClassVar[str] = "read in place"  # how a bucket data channel reaches the job
+    follows_target: ClassVar[bool] = False  # runs under another backend's contract, the config's ``target``
+    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
+    #: With ``follows_target``, the config's ``target`` comes first.
+    contract: ClassVar[str | None] = None
+    staging_required: ClassVar[bool] = False  # stages packages and outputs in a bucket of ``storage_schemes``
+    runs_containers: ClassVar[bool] = True  # runs the config's own ``container:``
+    spot_max_wait: ClassVar[bool] = False  # its spot capacity takes a wait limit (``spot.max_wait``)
+    flex_start: ClassVar[bool] = False  # it has a flex-start scheduling strategy (``flex_start:``)
+    max_channels: ClassVar[int | None] = None  # the most ``data:`` channels a job may have
+    channel_options: ClassVar[tuple[str, ...]] = ()  # ``data:`` mapping keys it takes (``input_mode``)
+    script_args: ClassVar[bool] = (
+        True  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+    )
+    machine_word: ClassVar[str] = "machine type"  # what it calls ``machine.type`` ("instance type")
+    submit_needs: ClassVar[str] = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
+    image_registry: ClassVar[re.Pattern[str] | None] = None  # image URIs in its own registry
+    tf_image: ClassVar[re.Pattern[str] | None] = None  # its TensorFlow training images; groups: major, minor
+    #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
+    spot_basis: ClassVar[str] = "on-demand list price; spot bills less"
+    model_dir_words: ClassVar[str] = "AIP_MODEL_DIR"  # where its contract keeps the model, for the empty-model warning
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]:
+        """Warnings about a resolved job that follows its contract (one line each; none by default)."""
+        return []
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
+        return None
+
+    def job_settings(self, config: Any) -> BackendSettings:
+        """The spec's ``backend_settings``: what only this backend reads of a validated config."""
+        return BackendSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None)
+
+    def resolve_machine(self, config: Any) -> MachineInfo:
+        """The config's ``machine:`` as the catalog of its cloud describes it (type, GPUs, price)."""
+        m = config.machine
+        return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
+
+    def display_name(self, config: Any, run_id: str) -> str:
+        """The job's name: the per-submit ``run_id`` (a backend may keep the config's name as given)."""
+        return run_id
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        """Where a job writes when the config names no folder: one folder per submit."""
+        return f"{config.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]:
+        """``(project, where it came from)``: the location key beside the region (None: none needed)."""
+        return loaded.config.project, loaded.project_source
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
+        """Before validation: fill in the keys every backend's schema requires that this one decides
+        itself; one ``(path, message, hint)`` per key written that it does not take."""
+        return []
+
+    def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        """Checks of the keys only this backend reads, when it runs the job: ``(fields, check)`` pairs
+        for the config checker (a check raises ``loaded.error(...)``)."""
+        return []
+
+    def contract_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]:
+        """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
+        return []
+
+    def check_container(self, loaded: Any) -> None:
+        """Refuse a ``container:`` image this backend cannot pull (``loaded.error``)."""
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+        """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and
@@ -256,8 +401,6 @@ class BackendFacts:
         return replica
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
-        from cloudtrain.errors import UsageError
-
         raise UsageError(
             f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend"
         )
@@ -269,9 +412,6 @@ class CatalogMachines:
     name: str
 
     def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
-        from cloudtrain import catalog
-        from cloudtrain.catalog.table import table
-
         kind = machine.get("type")
         if not isinstance(kind, str) or kind not in table(self.name).types:
             return None
@@ -284,8 +424,6 @@ class CatalogMachines:
         return Hardware(info.gpu.name if info.gpu else None, info.accelerator_count, info.vcpus, info.memory_gb)
 
     def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
-        from cloudtrain.catalog.crosscloud import nearest_machine
-
         found = nearest_machine(
             self.name, hardware.accelerator, hardware.accelerator_count, hardware.vcpus, hardware.memory_gb
         )

@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from cloudtrain.backends import get_backend
+
 _BOOKKEEPING = {"status.json", "replicas.json"}
 
 
@@ -47,7 +49,7 @@ def empty_model_dir_warning(
 
 def model_warning(model_dir: str, written: Counter[str], contract: str) -> str:
     """The one-line warning: ``model_dir`` is empty; ``written`` counts files per folder found elsewhere."""
-    kept = "SM_MODEL_DIR (/opt/ml/model)" if contract == "sagemaker" else "AIP_MODEL_DIR"
+    kept = get_backend(contract).model_dir_words
     head = (
         f"the model dir {model_dir} is empty at the end of the run: "
         f"in the cloud only what is written to {kept} is the model"

@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Literal
 
 Kind = Literal["capacity", "quota", "rate"]
-_ORDER = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
+_ORDER: tuple[Kind, ...] = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
 
 
 @lru_cache(maxsize=1)

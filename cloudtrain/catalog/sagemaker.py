@@ -81,7 +81,11 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
         raise CatalogError(
             f"SageMaker has no TensorFlow {version} training image in {region}; "
             f"it has one in {', '.join(sorted(config['registries']))}",
-            [v for v in reversed(tensorflow_versions(table)) if region in _config(images, v)["registries"]][:2],
+            [
+                v
+                for v in reversed(tensorflow_versions(table))
+                if region in (_config(images, v) or {}).get("registries", {})
+            ][:2],
             field="tensorflow",
         )
     processor = "gpu" if gpu else "cpu"

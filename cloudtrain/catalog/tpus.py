@@ -66,6 +66,13 @@ def _info(machine_type: str, accelerator: str) -> MachineInfo:
     )
 
 
+def _tpu(m: MachineInfo) -> TpuInfo:
+    """A TPU machine's chips (its ``accelerator`` is ``tpu.accelerator``); only TPU machines come here."""
+    if m.tpu is None:
+        raise CatalogError(f"{m.machine_type} is not a TPU VM", field="machine_type")
+    return m.tpu
+
+
 def machines() -> list[MachineInfo]:
     """Every single-host TPU VM, cheapest first."""
     rows = [_info(m, a) for m in _data()["types"] for a in _accelerators_of(m)]
@@ -79,7 +86,7 @@ def regions(accelerator: str) -> tuple[str, ...]:
 
 def record(m: MachineInfo) -> dict:
     """One TPU VM as JSON (``machines --tpu -o json``): ``accelerator_count`` is what the request carries."""
-    t = m.tpu
+    t = _tpu(m)
     return {
         "cloud": m.cloud,
         "machine_type": m.machine_type,
@@ -101,7 +108,7 @@ def record(m: MachineInfo) -> dict:
 
 def describe(m: MachineInfo) -> str:
     """``ct5lp-hightpu-4t (TPU v5e, 4 chips, 2x2)``, ``cloud-tpu with 8 × TPU_V3 (TPU v3, 4 chips, 8 cores)``."""
-    t = m.tpu
+    t = _tpu(m)
     shape = f"TPU {t.generation}, {t.chips} chip{'s' * (t.chips > 1)}"
     shape += f", {t.topology}" if t.topology else f", {t.cores} cores"
     if t.topology:
@@ -156,10 +163,10 @@ def check_topology(m: MachineInfo, topology: str | None) -> None:
     """``machine.tpu_topology`` must be the type's own (single-host) one; a larger one is a pod."""
     if topology is None:
         return
-    own = m.tpu.topology
+    own = _tpu(m).topology
     if own is None:
         raise CatalogError(
-            f"{m.machine_type} takes no tpu_topology (TPU {m.tpu.generation} VMs have a fixed shape); "
+            f"{m.machine_type} takes no tpu_topology (TPU {_tpu(m).generation} VMs have a fixed shape); "
             f"received {topology}",
             [],
             field="tpu_topology",
@@ -170,16 +177,16 @@ def check_topology(m: MachineInfo, topology: str | None) -> None:
     if topology in multi:
         raise CatalogError(
             f"tpu_topology {topology} spans several TPU VMs: {MULTI_HOST}",
-            [describe(_info(t, m.accelerator)) for t in _same_family(m.accelerator)],
+            [describe(_info(t, _tpu(m).accelerator)) for t in _same_family(_tpu(m).accelerator)],
             field="tpu_topology",
         )
     raise CatalogError(
         f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
         [f"tpu_topology: {own}"]
         + [
-            describe(_info(t, m.accelerator))
-            for t in _same_family(m.accelerator)
-            if _info(t, m.accelerator).tpu.topology == topology
+            describe(_info(t, _tpu(m).accelerator))
+            for t in _same_family(_tpu(m).accelerator)
+            if _tpu(_info(t, _tpu(m).accelerator)).topology == topology
         ],
         field="tpu_topology",
     )
@@ -196,7 +203,7 @@ def check_region(m: MachineInfo, region: str) -> None:
     others = [name for name, g in _data()["accelerators"].items() if region in g["regions"]]
     also = f"; {region} has {', '.join(others)}" if others else ""
     raise CatalogError(
-        f"Vertex AI offers {m.accelerator} (TPU {m.tpu.generation}) in {', '.join(regions)}, not {region}{also}",
+        f"Vertex AI offers {m.accelerator} (TPU {_tpu(m).generation}) in {', '.join(regions)}, not {region}{also}",
         regions[:3],
         field="region",
     )

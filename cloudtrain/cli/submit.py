@@ -254,17 +254,7 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 None if local or not spec.package_prefix or not package else f"{spec.package_prefix}/{package.sha256}/",
             ),
             ("spot", "yes" if spec.spot else None),
-            (
-                "flex-start",
-                None
-                if not spec.flex_start
-                else "yes (Dynamic Workload Scheduler)"
-                + (
-                    f", waits up to {spec.flex_max_wait_seconds / 3600:g} h for the machines"
-                    if spec.flex_max_wait_seconds
-                    else ""
-                ),
-            ),
+            *spec.backend_settings.summary_rows(),
             ("sweep", _sweep_line(spec.sweep)),
             ("batch", _batch_line(spec)),
             ("resume", f"{spec.resume.job_id}: {spec.resume.checkpoint_dir}" if spec.resume else None),

@@ -9,25 +9,26 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from cloudtrain import catalog
 from cloudtrain.backends import get_backend
+from cloudtrain.config.estimator import PLACEHOLDER_MARK
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
+from cloudtrain.config.schema import DataChannel
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
+from cloudtrain.numbers import money
+from cloudtrain.packaging.tree import check_module, check_package_dir
 from cloudtrain.secrets.checks import check_secrets
+from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve
 
-_VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
-_CHANNEL_NAME_MAX = 64  # SageMaker's limit
-_SAGEMAKER_MAX_CHANNELS = 20  # InputDataConfig's
-_ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
-_ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
+_CHANNEL_NAME_MAX = 64  # SageMaker's limit, kept on every backend: the same data: runs anywhere
 
 
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
@@ -37,16 +38,18 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     problems = problems if problems is not None else Problems()
     cfg = loaded.config
     cloud = cfg.cloud
+    backend = get_backend(cfg.backend)
+    contract = get_backend(cloud)  # whose contract the job follows (the backend, or local's target)
     err = loaded.error
     run = problems.run
 
-    def fail(path: tuple, message: str, hint: str | None = None):
+    def fail(path: tuple[str, ...], message: str, hint: str | None = None) -> Callable[[], None]:
         def check() -> None:
             raise err(path, message, hint)
 
         return check
 
-    if cfg.target and cfg.backend != "local":
+    if cfg.target and not backend.follows_target:
         run(
             ("target",),
             fail(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target"),
@@ -66,6 +69,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             raise err(("machine", field), str(exc), _alternatives(exc)) from None
 
     def image() -> None:
+        if cfg.image.tensorflow is None:
+            return
         try:
             catalog.training_image(
                 cloud, cfg.region, cfg.image.tensorflow, gpu=False, py_version=catalog.python_tag(cfg.image.python)
@@ -74,7 +79,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
 
-    own_checks = get_backend(cfg.backend).field_checks(loaded)  # a cluster: no catalog of regions and machines
+    own_checks = backend.field_checks(loaded)  # a cluster: no catalog of regions and machines
     cluster = bool(own_checks)
     if own_checks:
         for fields, check in own_checks:
@@ -100,14 +105,16 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
             raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
 
-    if cfg.backend == "vertex" and cfg.machine.type in catalog.tpu_machine_types():
+    if backend.runs_tpus and cfg.machine.type in catalog.tpu_machine_types():
         run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
     elif cfg.image.uri is None and cfg.image.tensorflow is not None and not cluster:
         run(("target", "backend", "region", "image"), image)
-    if cfg.backend not in ("local", "slurm"):
-        for field, check in _cloud_field_checks(loaded):
+    for fields, check in backend.settings_checks(loaded):
+        run(fields, check)
+    if backend.staging_required:
+        for field, check in _staging_checks(loaded):
             run(("backend", field), check)
-    longest = None if cluster else get_backend(cloud).max_runtime_seconds
+    longest = None if cluster else contract.max_runtime_seconds
     if longest is not None and cfg.max_runtime > longest:
         run(
             ("max_runtime",),
@@ -118,7 +125,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             ),
         )
     if cfg.spot.max_wait is not None:
-        if cloud != "sagemaker":
+        if not contract.spot_max_wait:
             run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
         elif cfg.spot.max_wait < cfg.max_runtime:
             run(
@@ -135,32 +142,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
                 (f"env.{key}",),
                 fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
             )
-    if cloud == "vertex":
-        for key, value in cfg.labels.items():
-            if not _VERTEX_LABEL_KEY.match(key) or not _VERTEX_LABEL_VALUE.match(value):
-                run(
-                    (f"labels.{key}",),
-                    fail(
-                        ("labels", key),
-                        f"received {key}: {value!r}; Vertex labels allow "
-                        "lowercase letters, digits, _ and -, at most 63, keys starting with a letter",
-                        "lowercase it",
-                    ),
-                )
-    if cfg.service_account and cloud == "sagemaker":
-        run(
-            ("service_account",),
-            fail(
-                ("service_account",),
-                "service_account is a Vertex setting; SageMaker runs as role_arn",
-                "remove service_account",
-            ),
-        )
-    if cfg.network and cloud == "sagemaker":
-        run(
-            ("network",),
-            fail(("network",), "network is a Vertex setting", "for SageMaker VPCs, remove network (not supported yet)"),
-        )
+    for fields, check in contract.contract_checks(loaded):
+        run(fields, check)
     if not cluster:  # shared paths on the cluster are not folders here: its own checks read data:
         run(("backend", "data"), lambda: _check_data(loaded))
     run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
@@ -180,6 +163,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 def _check_container(loaded: LoadedConfig) -> None:
     """``container:`` runs on Vertex AI (any registry) and SageMaker (ECR only); not here, not as a sweep."""
     cfg, err = loaded.config, loaded.error
+    if cfg.container is None:
+        return
     image = cfg.container.image_uri
     for key in ("package", "image", "distribution"):
         if key in cfg.model_fields_set:
@@ -188,7 +173,7 @@ def _check_container(loaded: LoadedConfig) -> None:
                 f"{key} is for a Python package job; container runs your own image as it is",
                 f"remove {key} (or container, to run a package)",
             )
-    if cfg.backend == "local":
+    if not get_backend(cfg.backend).runs_containers:
         raise err(
             ("container",),
             f"--local runs a Python package on this machine; it does not start containers ({image})",
@@ -201,25 +186,14 @@ def _check_container(loaded: LoadedConfig) -> None:
             "a sweep runs a package, not your own container",
             "remove sweep, or run the package (package.path, package.module) instead of container",
         )
-    if cfg.backend == "sagemaker" and not _ECR_IMAGE.match(image):
-        raise err(
-            ("container", "image_uri"),
-            f"SageMaker runs images from Amazon ECR only, not {image}",
-            "push the image to ECR (docker tag + docker push) and set container.image_uri to "
-            "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
-        )
-
-
-#: SageMaker's limits on a tuning job (botocore's model leaves them to the service).
-SAGEMAKER_MAX_CATEGORICAL_VALUES = 30
-SAGEMAKER_MAX_PARALLEL_TRIALS = 100
+    get_backend(cfg.backend).check_container(loaded)
 
 
 def _check_sweep(loaded: LoadedConfig) -> None:
-    from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve
-
     cfg, err = loaded.config, loaded.error
     sweep = cfg.sweep
+    if sweep is None:
+        return
     try:
         params = resolve(sweep.params, sweep.algorithm)
     except SweepParamError as exc:
@@ -239,33 +213,19 @@ def _check_sweep(loaded: LoadedConfig) -> None:
             )
     if sweep.algorithm == "grid" and grid_size(params) > 10_000:
         raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
-    if cfg.cloud == "sagemaker":
-        if sweep.parallel_trials > SAGEMAKER_MAX_PARALLEL_TRIALS:
-            raise err(
-                ("sweep", "parallel_trials"), f"SageMaker runs at most {SAGEMAKER_MAX_PARALLEL_TRIALS} trials at once"
-            )
-        for param in params:
-            count = len(param.grid_values()) if sweep.algorithm == "grid" or param.kind != "double" else 0
-            if (
-                param.kind != "double"
-                and (param.kind != "integer" or sweep.algorithm == "grid")
-                and count > SAGEMAKER_MAX_CATEGORICAL_VALUES
-            ):
-                raise err(
-                    ("sweep", "params", param.name),
-                    f"{count} values; SageMaker allows {SAGEMAKER_MAX_CATEGORICAL_VALUES} per categorical parameter",
-                    "use fewer values or an integer range with algorithm random or bayesian",
-                )
+    get_backend(cfg.cloud).check_sweep(loaded, params)
 
 
 def _check_data(loaded: LoadedConfig) -> None:
     """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
     problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
-    if loaded.config.cloud == "sagemaker" and len(loaded.config.data) > _SAGEMAKER_MAX_CHANNELS:
+    contract = get_backend(loaded.config.cloud)
+    most = contract.max_channels
+    if most is not None and len(loaded.config.data) > most:
         problems.append(
             loaded.error(
                 ("data",),
-                f"{len(loaded.config.data)} channels; SageMaker allows at most {_SAGEMAKER_MAX_CHANNELS}",
+                f"{len(loaded.config.data)} channels; {contract.title} allows at most {most}",
                 "put several folders under one prefix",
             )
         )
@@ -275,10 +235,10 @@ def _check_data(loaded: LoadedConfig) -> None:
         raise ConfigErrors(problems)
 
 
-def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[ConfigError]:
+def channel_problems(loaded: LoadedConfig, name: str, channel: str | DataChannel) -> list[ConfigError]:
     cfg, err = loaded.config, loaded.error
     mapping = not isinstance(channel, str)
-    source: str = channel.source if mapping else channel  # type: ignore[union-attr]
+    source = channel if isinstance(channel, str) else channel.source
     at = ("data", name, "source") if mapping else ("data", name)
     out = []
     if not _CHANNEL_NAME.match(name):
@@ -320,9 +280,9 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: object) -> list[C
                     "point it at a folder holding the data, or at gs:// / s3://",
                 )
             )
-    if mapping and cfg.cloud != "sagemaker":
+    if mapping:
         for field in ("input_mode", "distribution"):
-            if getattr(channel, field) is not None:
+            if getattr(channel, field) is not None and field not in get_backend(cfg.cloud).channel_options:
                 out.append(
                     err(
                         ("data", name, field),
@@ -359,36 +319,9 @@ def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
     return None
 
 
-def _cloud_field_checks(loaded: LoadedConfig):
-    """(field, check) for the cloud's own settings, each checked on its own."""
+def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]]:
+    """(field, check) for where a backend that stages in a bucket reads and writes, each checked on its own."""
     cfg, err = loaded.config, loaded.error
-
-    def project() -> None:
-        if cfg.backend == "vertex" and not cfg.project:
-            raise err(("project",), "Vertex AI needs the Google Cloud project id", "add project: my-project")
-
-    def role_arn() -> None:
-        if cfg.backend != "sagemaker":
-            return
-        if not cfg.role_arn:
-            raise err(
-                ("role_arn",),
-                "SageMaker needs an execution role",
-                "add role_arn: arn:aws:iam::123456789012:role/SageMakerRole",
-            )
-        if not _ROLE_ARN.match(cfg.role_arn):
-            raise err(
-                ("role_arn",),
-                f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
-                "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole",
-            )
-        if _placeholder(cfg.role_arn):
-            raise err(
-                ("role_arn",),
-                f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",
-                "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>",
-            )
-
     scheme = f"{get_backend(cfg.backend).storage_schemes[0]}://"
 
     def staging() -> None:
@@ -407,7 +340,7 @@ def _cloud_field_checks(loaded: LoadedConfig):
                 f"add staging_bucket: {scheme}my-bucket (or job_dir: {scheme}my-bucket/job, as gcloud's --job-dir)",
             )
 
-    def location(field: str):
+    def location(field: str) -> Callable[[], None]:
         def check() -> None:
             value = getattr(cfg, field)
             if value and not (value.startswith(scheme) and len(value) > len(scheme)):
@@ -429,8 +362,6 @@ def _cloud_field_checks(loaded: LoadedConfig):
         return check
 
     return [
-        ("project", project),
-        ("role_arn", role_arn),
         ("staging_bucket", staging),
         *((field, location(field)) for field in ("staging_bucket", "output_dir", "job_dir")),
     ]
@@ -438,14 +369,10 @@ def _cloud_field_checks(loaded: LoadedConfig):
 
 def _placeholder(value: str) -> bool:
     """A value ``cloudtrain init`` wrote for the user to fill in (``…:role/FILL-IN``, ``s3://FILL-IN-BUCKET``)."""
-    from cloudtrain.config.estimator import PLACEHOLDER_MARK
-
     return PLACEHOLDER_MARK in value
 
 
 def _check_package(loaded: LoadedConfig) -> None:
-    from cloudtrain.packaging.tree import check_module, check_package_dir
-
     package = loaded.config.package
     directory = loaded.base_dir / package.path
     try:
@@ -481,7 +408,7 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             "spot and flex_start are two values of one Vertex AI setting (Scheduling.strategy): choose one",
             "remove spot.enabled or flex_start.enabled",
         )
-    if cfg.flex_start.enabled and cfg.cloud != "vertex":
+    if cfg.flex_start.enabled and not get_backend(cfg.cloud).flex_start:
         raise err(
             ("flex_start", "enabled"),
             "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
@@ -498,7 +425,7 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
             "use budget.max_usd on the clouds",
         )
-    if budget is None or budget.max_usd is None or cfg.backend == "local":
+    if budget is None or budget.max_usd is None or not get_backend(cfg.backend).billed:
         return
     info = catalog.resolve_machine(
         cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count
@@ -512,8 +439,6 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
     per_hour = info.price_per_hour * cfg.replica_count
     seconds = int(budget.max_usd / per_hour * 3600)
     if seconds < MIN_BUDGET_SECONDS:
-        from cloudtrain.numbers import money
-
         raise err(
             ("budget", "max_usd"),
             f"${budget.max_usd:g} buys {seconds // 60} min on {cfg.replica_count} × "

@@ -15,19 +15,16 @@ checks (``data:``), after this: data is never copied between clouds behind the u
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.backends import get_backend
 from cloudtrain.catalog import crosscloud
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.catalog.table import table
 from cloudtrain.data.schemes import native_scheme
 from cloudtrain.mapping import mapped_line
 from cloudtrain.numbers import money
-
-_REGISTRY = {"vertex": re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"), "sagemaker": re.compile(r"\.dkr\.ecr\.")}
-_VERTEX_TF_IMAGE = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
-_SAGEMAKER_TF_IMAGE = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
 
 
 class Refused(Exception):
@@ -70,7 +67,10 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
         return
     machine = out["machine"]
     gpu = info.gpu.name if info.gpu else None
-    pick = get_backend(cloud).nearest(get_backend(source).describe(machine))[0]
+    hardware = get_backend(source).describe(machine)
+    if hardware is None:  # not one of its machines after all (_foreign resolved it, so it is)
+        return
+    pick = get_backend(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
@@ -97,7 +97,7 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
     out["machine"] = new
 
 
-def _foreign(out: dict[str, Any], cloud: str, source: str):
+def _foreign(out: dict[str, Any], cloud: str, source: str) -> MachineInfo | None:
     """The machine of ``out`` when it is one of ``source``'s (and not ``cloud``'s), resolved there; else None."""
     machine = out.get("machine")
     if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
@@ -117,25 +117,23 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     ``cloud``'s and the ``--set backend=…`` that runs it where it belongs; None when the type is not one."""
     source = other(cloud)
     info = _foreign(data, cloud, source)
-    if info is None:
+    hardware = None if info is None else get_backend(source).describe(data["machine"])
+    if info is None or hardware is None:
         return None
-    pick = get_backend(cloud).nearest(get_backend(source).describe(data["machine"]))[0]
+    pick = get_backend(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
-    kind = "instance type" if source == "sagemaker" else "machine type"
+    theirs = get_backend(source)
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
-    needs = {"sagemaker": "role_arn and an s3:// staging_bucket", "vertex": "project and a gs:// staging_bucket"}
     return Refused(
         ("machine", "type"),
-        f"{info.machine_type} is a {get_backend(source).title} {kind} and this config runs on "
+        f"{info.machine_type} is a {theirs.title} {theirs.machine_word} and this config runs on "
         f"{get_backend(cloud).title}",
         f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
-        f"on {get_backend(source).title}: --set backend={source} (with {needs[source]})",
+        f"on {theirs.title}: --set backend={source} (with {theirs.submit_needs})",
     )
 
 
-def _types(cloud: str):
-    from cloudtrain.catalog.table import table
-
+def _types(cloud: str) -> Any:
     return table(cloud).types
 
 
@@ -154,8 +152,9 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
     if not isinstance(image, dict):
         return
     uri = image.get("uri")
-    if isinstance(uri, str) and _REGISTRY[source].search(uri):
-        match = (_VERTEX_TF_IMAGE if source == "vertex" else _SAGEMAKER_TF_IMAGE).search(uri)
+    theirs = get_backend(source) if isinstance(uri, str) else None  # imported only for an image.uri
+    if isinstance(uri, str) and theirs and theirs.image_registry and theirs.image_registry.search(uri):
+        match = theirs.tf_image.search(uri) if theirs.tf_image else None
         if not match:
             raise Refused(
                 ("image", "uri"),

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
+from cloudtrain import catalog
+from cloudtrain.backends import get_backend
 from cloudtrain.catalog.suggest import version_key
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
 
-_LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
-
 #: Main-config keys a candidate never inherits: its own list of fallbacks.
 _NOT_INHERITED = ("fallback",)
 
 
-def expand(loaded: Any, load_candidate, *, strict: bool = False) -> tuple[Any, ...]:
+def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
     """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
 
     ``load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig`` validates one
@@ -67,12 +68,11 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
 
     Without this a candidate ran its own cloud's default image: TF 2.21 on SageMaker for a main
     request on 2.17. What the entry says itself is left alone."""
-    from cloudtrain import catalog
-
     cfg = main.config
     cloud = doc.data.get("backend")
-    given = entry.get("image") if isinstance(entry.get("image"), dict) else {}
-    if cfg.image.uri or cfg.container is not None or "uri" in given or cloud not in _LABEL:
+    written = entry.get("image")
+    given: dict[str, Any] = written if isinstance(written, dict) else {}
+    if cfg.image.uri or cfg.container is not None or "uri" in given or cloud not in catalog.clouds():
         return []
     tensorflow = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud)
     tensorflow = ".".join(tensorflow.strip().split(".")[:2])
@@ -93,7 +93,8 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                     "image.tensorflow",
                     tensorflow,
                     chosen,
-                    f"{_LABEL[cloud]} has no TensorFlow {tensorflow} image, which the main request runs{why}",
+                    f"{get_backend(cloud).title} has no TensorFlow {tensorflow} image, "
+                    f"which the main request runs{why}",
                 )
             )
     if "python" not in given and python:
@@ -108,7 +109,8 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                         "image.python",
                         python,
                         have[-1],
-                        f"the {_LABEL[cloud]} TensorFlow {image['tensorflow']} image has Python {', '.join(have)} only",
+                        f"the {get_backend(cloud).title} TensorFlow {image['tensorflow']} image "
+                        f"has Python {', '.join(have)} only",
                     )
                 )
     return notes

@@ -13,7 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.config import crosscloud, customjob, legacy, slurm, twin
+from cloudtrain import backends
+from cloudtrain.config import crosscloud, customjob, fallback, legacy, twin
+from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
@@ -105,8 +107,6 @@ def load_document(
     (a fallback candidate on another backend); translated formats and ``--set backend=…`` ask
     for it too.
     """
-    from cloudtrain.config.checks import check_config
-
     problems = Problems()
     for override in overrides:
         problems.run((), partial(apply_override, loaded, override))
@@ -120,15 +120,18 @@ def load_document(
         loaded.data, more = legacy.convert(loaded)
         notes += more
         translated = True
-    if local and loaded.data.get("backend") != "local":
+    if local and loaded.data.get("backend") != backends.LOCAL:
         loaded.data.setdefault("target", loaded.data.get("backend"))
-        loaded.data["backend"] = "local"
-    backend = loaded.data.get("backend")
-    if backend == "slurm":
-        for path, message, hint in slurm.fill_slurm_keys(loaded.data):
+        loaded.data["backend"] = backends.LOCAL
+    name = loaded.data.get("backend")
+    backend = backends.get_backend(name) if isinstance(name, str) and name in backends.names() else None
+    if backend is not None:
+        for path, message, hint in backend.fill_document(loaded.data):
             problems.add(loaded.error(path, message, hint))
-    cloud = loaded.data.get("target") if backend == "local" else backend
-    cloud = "vertex" if cloud == "slurm" else cloud  # JobConfig.cloud: the image rules of --local's default
+    # whose catalog and contract the document is fitted to (JobConfig.cloud, before a target's default)
+    cloud = (
+        name if backend is None else loaded.data.get("target") if backend.follows_target else backend.contract or name
+    )
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
     if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
@@ -140,7 +143,7 @@ def load_document(
         problems.raise_any()
     notes += more
     project_source = None
-    if backend == "vertex":
+    if backend is not None and "project" in backend.required_keys:
 
         def find() -> None:
             nonlocal project_source
@@ -148,10 +151,10 @@ def load_document(
 
         problems.run(("project",), find)
     if strict and notes:
-        more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+        others = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
         problems.add(
             ConfigError(
-                f"{notes[0]}{more}",
+                f"{notes[0]}{others}",
                 file="--strict-legacy",
                 hint="fix the config, or drop --strict-legacy to accept the mapping",
             )
@@ -159,11 +162,10 @@ def load_document(
 
     config = _validate(loaded, problems)
     if config is None:
-        problems.raise_any()
+        problems.fail()
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
-    if config.fallback and config.backend != "local":  # a local run needs no capacity
-        from cloudtrain.config import fallback
+    if config.fallback and config.backend in backends.clouds():  # a local run needs no capacity
 
         def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
             return load_document(
@@ -202,7 +204,7 @@ def _drop(data: Any, path: Path_) -> None:
     for part in path[:-1]:
         if not isinstance(data, (dict, list)) or not _has(data, part):
             return
-        data = data[part]
+        data = data[part] if isinstance(data, dict) else data[int(part)]
     if path and isinstance(data, dict):
         data.pop(path[-1], None)
 
@@ -240,7 +242,11 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
         value = text  # a flag is typed, not YAML: --set image.tensorflow=2.18 means "2.18"
     target = loaded.data
     for i, part in enumerate(parts[:-1]):
-        nxt = target[part] if isinstance(target, (dict, list)) and _has(target, part) else None
+        nxt = (
+            (target[part] if isinstance(target, dict) else target[int(part)])
+            if isinstance(target, (dict, list)) and _has(target, part)
+            else None
+        )
         if nxt is None:
             nxt = {}
             target[part] = nxt
@@ -309,7 +315,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
         # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
         path, error = max(
-            ((p, e) for p, e in zip(paths, errors) if p[: len(paths[0])] == paths[0]),
+            ((p, e) for p, e in zip(paths, errors, strict=True) if p[: len(paths[0])] == paths[0]),
             key=lambda pe: (len(pe[0]), pe[1]["type"] == "extra_forbidden"),
         )
     kind, received = error["type"], error.get("input")
@@ -333,8 +339,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
                 k
                 for k, v in JobConfig.model_fields.items()
                 if len(path) == 1
-                and _model_in(v.annotation)
-                and str(path[0]) in _model_in(v.annotation).model_fields
+                and (inner := _model_in(v.annotation)) is not None
+                and str(path[0]) in inner.model_fields
                 and not isinstance(loaded.data.get(k), dict)
                 and k in loaded.data
             ),
@@ -360,8 +366,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
-    if kind in ("model_type", "model_attributes_type", "dict_type") and _model_at(path):
-        keys = ", ".join(list(_model_at(path).model_fields)[:3])
+    if kind in ("model_type", "model_attributes_type", "dict_type") and (model := _model_at(path)):
+        keys = ", ".join(list(model.model_fields)[:3])
         shown = "nothing" if received is None else f"{type(received).__name__} {received!r}"
         return at(
             f"expected a mapping of keys ({keys}, ...), received {shown}",

@@ -8,6 +8,7 @@ out in the order a user fixes them: ``--set`` first, then the gcloud flags, then
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import NoReturn
 
 from cloudtrain.errors import ConfigError, ConfigErrors
 
@@ -40,6 +41,11 @@ class Problems:
             return
         ordered = sorted(self.errors, key=_order)
         raise ordered[0] if len(ordered) == 1 else ConfigErrors(ordered)
+
+    def fail(self) -> NoReturn:
+        """Raise what was collected: a step that cannot go on has added at least one error."""
+        self.raise_any()
+        raise ConfigError("the config cannot be read (no error was recorded: please report this)")
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -18,9 +18,19 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-__all__ = ["BeforeValidator", "Field", "Mismatch", "Record", "StrictBool", "StrictFloat", "StrictInt", "StrictStr"]
+__all__ = [
+    "BeforeValidator",
+    "Field",
+    "FieldSpec",
+    "Mismatch",
+    "Record",
+    "StrictBool",
+    "StrictFloat",
+    "StrictInt",
+    "StrictStr",
+]
 
 
 class _StrictMarker:
@@ -39,8 +49,9 @@ StrictBool = Annotated[bool, STRICT]
 _REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
 
 
-class Field:
-    """A field's default and description (as a default value), or its bounds (inside ``Annotated``)."""
+class FieldSpec:
+    """A field's default and description (as a default value), or its bounds (inside ``Annotated``).
+    Written ``Field(…)`` in the schema, as in pydantic."""
 
     __slots__ = ("default", "default_factory", "description", "ge", "gt", "le", "pattern")
 
@@ -62,6 +73,25 @@ class Field:
         return {k: getattr(self, k) for k in ("ge", "gt", "le", "pattern") if getattr(self, k) is not None}
 
 
+if TYPE_CHECKING:
+
+    def Field(
+        default: Any = ...,
+        *,
+        default_factory: Callable[[], Any] | None = None,
+        description: str | None = None,
+        ge: float | None = None,
+        gt: float | None = None,
+        le: float | None = None,
+        pattern: str | None = None,
+    ) -> Any:
+        """As pydantic's: a field's default (any type, for the checker) with its description or bounds."""
+        ...
+
+else:
+    Field = FieldSpec
+
+
 class BeforeValidator:
     """``Annotated[T, BeforeValidator(func)]``: ``func`` turns the raw value into one ``T`` accepts."""
 
@@ -76,9 +106,9 @@ class FieldInfo:
 
     __slots__ = ("annotation", "default", "default_factory", "description")
 
-    def __init__(self, annotation: Any, field: Field) -> None:
+    def __init__(self, annotation: Any, field: FieldSpec) -> None:
         bounds = field.bounds()
-        self.annotation = Annotated[annotation, Field(**bounds)] if bounds else annotation
+        self.annotation = Annotated[annotation, FieldSpec(**bounds)] if bounds else annotation
         self.default, self.default_factory, self.description = field.default, field.default_factory, field.description
 
     def is_required(self) -> bool:
@@ -106,7 +136,7 @@ class Record:
             if typing.get_origin(annotation) is ClassVar or annotation is ClassVar:
                 continue
             default = cls.__dict__.get(name, _REQUIRED)
-            fields[name] = FieldInfo(annotation, default if isinstance(default, Field) else Field(default))
+            fields[name] = FieldInfo(annotation, default if isinstance(default, FieldSpec) else FieldSpec(default))
             if name in cls.__dict__:
                 delattr(cls, name)
         cls.model_fields = fields
@@ -144,7 +174,7 @@ class Record:
         return tuple(getattr(self, name) for name in self.model_fields)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+        return isinstance(other, Record) and type(other) is type(self) and self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash((type(self), self._values()))
@@ -210,7 +240,7 @@ def _check(annotation: Any, value: Any) -> Any:
                     raise Mismatch from None
         value = _check(inner, value)
         for item in metadata:
-            if isinstance(item, Field):
+            if isinstance(item, FieldSpec):
                 _check_bounds(item, value)
         return value
     if annotation in _PLAIN:
@@ -245,7 +275,7 @@ def _check(annotation: Any, value: Any) -> Any:
     raise Mismatch
 
 
-def _check_bounds(field: Field, value: Any) -> None:
+def _check_bounds(field: FieldSpec, value: Any) -> None:
     if type(value) in (int, float) and not (
         (field.ge is None or value >= field.ge)
         and (field.gt is None or value > field.gt)

@@ -11,8 +11,10 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 """
 
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from cloudtrain import backends, catalog
+from cloudtrain.backends import get_backend
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
@@ -25,8 +27,14 @@ from cloudtrain.config.records import (
 from cloudtrain.config.slurm import Slurm
 from cloudtrain.secrets.refs import parse_ref
 
-Cloud = Literal["vertex", "sagemaker"]
-BackendName = Literal["vertex", "sagemaker", "local", "slurm"]
+if TYPE_CHECKING:  # the names are data, read at run time; the checker sees strings
+    Cloud = str
+    BackendName = str
+else:
+    #: The clouds with a catalog: a local run's ``target``, a fallback's ``backend``.
+    Cloud = Literal[catalog.clouds()]
+    #: Every registered backend, in registration order (the registry imports none of them).
+    BackendName = Literal[backends.names()]
 
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
@@ -59,7 +67,7 @@ def _secret_ref(value: object) -> object:
 
 
 Seconds = Annotated[StrictInt, BeforeValidator(parse_duration), Field(gt=0)]
-Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 #: What gcloud accepted as a job id (letters, digits, ``_``) plus ``-``; SageMaker gets ``_`` → ``-``.
 JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
 
@@ -184,7 +192,7 @@ class FallbackMachine(_Strict):
 class Fallback(_Strict):
     """One more candidate, tried when the ones before it got no capacity or quota: what it changes."""
 
-    backend: Literal["vertex", "sagemaker"] | None = None
+    backend: Cloud | None = None
     region: StrictStr | None = None
     project: StrictStr | None = None
     role_arn: StrictStr | None = None
@@ -317,10 +325,10 @@ class JobConfig(_Strict):
     slurm: Slurm | None = Field(None, description="backend slurm: the cluster, its workdir and the sbatch options.")
 
     @property
-    def cloud(self) -> Cloud:
-        """The cloud whose catalog and contract apply (``target`` for local runs)."""
-        if self.backend == "local":
-            return self.target or "vertex"
-        if self.backend == "slurm":
-            return "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
-        return self.backend
+    def cloud(self) -> str:
+        """The cloud whose catalog and contract apply: the backend's own, or the ``target`` of one that
+        follows another's (a local run); the backend says (``BackendFacts.contract``)."""
+        backend = get_backend(self.backend)
+        if backend.follows_target and self.target:
+            return self.target
+        return backend.contract or self.backend

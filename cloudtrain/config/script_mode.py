@@ -7,8 +7,10 @@ arguments of the same names. Each problem is one line naming the key and a fix.
 
 from __future__ import annotations
 
+from cloudtrain.backends import get_backend
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.errors import PackagingError
+from cloudtrain.packaging.script import check_script, check_source_dir
 
 #: The hyperparameter the estimator adds for ``model_dir`` (and the script's argparse reads).
 MODEL_DIR_HYPERPARAMETER = "model_dir"
@@ -45,7 +47,7 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             "give package.script or package.module, not both",
             f"remove package.module to run `python {script}`",
         )
-    if cfg.args and cfg.cloud == "sagemaker":
+    if cfg.args and not get_backend(cfg.cloud).script_args:
         raise err(
             ("args",),
             "SageMaker passes a script only its hyperparameters (as --name value)",
@@ -57,8 +59,6 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
             "remove it, or set model_dir: false to pass your own",
         )
-
-    from cloudtrain.packaging.script import check_script, check_source_dir
 
     source_dir = loaded.base_dir / package.path
     for field, check in (

@@ -5,7 +5,7 @@ schema, not in ``backends/slurm/``, because importing ``cloudtrain.backends`` fr
 (the backend-folder work moves config sections into their backends).
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from cloudtrain.config.records import Field, Record, StrictBool, StrictInt, StrictStr
 
@@ -81,7 +81,7 @@ def fill_slurm_keys(data: dict) -> list[tuple[tuple, str, str]]:
     one ``(path, message, hint)`` per key written that a Slurm job does not take."""
     refused = []
     for path, hint in NOT_FOR_SLURM.items():
-        node = data
+        node: Any = data
         for part in path[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict) and path[-1] in node:

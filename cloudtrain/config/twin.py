@@ -8,15 +8,14 @@ building these models was about 100 ms of every dry-run).
 
 from __future__ import annotations
 
-import functools
 import os
 import types
 import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
-from cloudtrain.config.records import STRICT, BeforeValidator, Field, FieldInfo, Mismatch, Record, make, read
+from cloudtrain.config.records import STRICT, BeforeValidator, FieldInfo, FieldSpec, Mismatch, Record, make, read
 
 __all__ = ["Invalid", "model_of", "validate"]
 
@@ -29,10 +28,13 @@ class Invalid(Exception):
         self.errors = errors
 
 
-def validate(cls: type[Record], data: Any) -> Record:
+RecordT = TypeVar("RecordT", bound=Record)
+
+
+def validate(cls: type[RecordT], data: Any) -> RecordT:
     """``data`` as a ``cls`` record; :class:`Invalid` with pydantic's errors when it is not valid."""
     try:
-        return read(cls, data)
+        return cast(RecordT, read(cls, data))
     except Mismatch:
         pass
     from pydantic import ValidationError
@@ -40,25 +42,29 @@ def validate(cls: type[Record], data: Any) -> Record:
     try:
         model = model_of(cls).model_validate(data)
     except ValidationError as exc:
-        raise Invalid(exc.errors(include_url=False)) from None
-    return _record(model)  # valid after all (a string pydantic strips, say): the same values as a record
+        raise Invalid([dict(e) for e in exc.errors(include_url=False)]) from None
+    return cast(RecordT, _record(model))  # valid after all (a string pydantic strips, say): the same values as a record
 
 
 _RECORD_OF: dict[type, type[Record]] = {}
+_MODEL_OF: dict[type[Record], Any] = {}  # built once per record class
 
 
-@functools.cache
 def model_of(cls: type[Record]) -> Any:
     """The pydantic model of a record class: same name, fields, bounds, defaults and descriptions."""
+    if cls in _MODEL_OF:
+        return _MODEL_OF[cls]
     import pydantic
 
     with _no_plugins():
-        fields = {name: (_annotation(info.annotation), _field(info)) for name, info in cls.model_fields.items()}
+        fields: dict[str, Any] = {
+            name: (_annotation(info.annotation), _field(info)) for name, info in cls.model_fields.items()
+        }
         config = pydantic.ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-        model = pydantic.create_model(
-            cls.__name__, __config__=config, __doc__=cls.__dict__.get("__doc__"), __module__=cls.__module__, **fields
-        )
+        doc: str | None = cls.__dict__.get("__doc__")
+        model = pydantic.create_model(cls.__name__, __config__=config, __doc__=doc, __module__=cls.__module__, **fields)
     _RECORD_OF[model] = cls
+    _MODEL_OF[cls] = model
     return model
 
 
@@ -81,11 +87,11 @@ def _no_plugins() -> Iterator[None]:
 def _annotation(annotation: Any) -> Any:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is Annotated:
-        return Annotated[(_annotation(args[0]), *(_metadata(m) for m in args[1:]))]
+        return Annotated[tuple([_annotation(args[0]), *(_metadata(m) for m in args[1:])])]
     if isinstance(annotation, type) and issubclass(annotation, Record):
         return model_of(annotation)
     if origin in (typing.Union, types.UnionType):
-        return typing.Union[tuple(_annotation(a) for a in args)]
+        return typing.Union[tuple(_annotation(a) for a in args)]  # noqa: UP007 - built from a tuple at run time
     if origin in (list, dict):
         return origin[tuple(_annotation(a) for a in args)]
     if origin not in (None, typing.Literal):
@@ -100,7 +106,7 @@ def _metadata(item: Any) -> Any:
         return pydantic.Strict()
     if isinstance(item, BeforeValidator):
         return pydantic.BeforeValidator(item.func)
-    if isinstance(item, Field):
+    if isinstance(item, FieldSpec):
         return pydantic.Field(**item.bounds())
     return item
 

@@ -145,7 +145,7 @@ def _check_shape(text: str, file: str, loader: Any) -> None:
                     f"the alias *{event.anchor} refers to the collection it is part of (a loop)",
                     "write the value out",
                 )
-            expanded += sizes.get(event.anchor, 1)
+            expanded += sizes.get(event.anchor or "", 1)
             if expanded > MAX_VALUES:
                 raise refuse(
                     event,
@@ -203,14 +203,14 @@ def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
             key = key if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else str(key)
             if key in result:
                 raise ConfigError(
-                    f"duplicate key {key!r} (first at line {out.lines[(*path, key)]})",
+                    f"duplicate key {key!r} (first at line {out.lines[path + (key,)]})",
                     file=out.file,
                     line=key_node.start_mark.line + 1,
-                    field=dotted((*path, key)),
+                    field=dotted(path + (key,)),
                     hint="keep one of them",
                 )
-            out.lines[(*path, key)] = key_node.start_mark.line + 1
-            result[key] = _build(value_node, (*path, key), out)
+            out.lines[path + (key,)] = key_node.start_mark.line + 1
+            result[key] = _build(value_node, path + (key,), out)
         out.lines.pop((*path, "<key>"), None)
         return result
     raise ConfigError(f"unsupported YAML node {node.tag}", file=out.file, line=node.start_mark.line + 1)

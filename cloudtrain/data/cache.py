@@ -99,6 +99,6 @@ def _read_only(folder: Path) -> None:
 
 def remove(folder: Path) -> None:
     """Delete a cached (read-only) copy."""
-    for dirpath, dirs, _ in os.walk(folder):
+    for dirpath, _dirs, _ in os.walk(folder):
         os.chmod(dirpath, stat.S_IRWXU)
     shutil.rmtree(folder, ignore_errors=True)

@@ -7,7 +7,8 @@ created; its id right after). It is aborted when anything fails (an error, Ctrl-
 a kill that leaves no chance for that leaves its journal entry, and the next upload from
 this machine aborts every journaled upload whose process is gone (an entry without an id:
 the uploads of its key started since the entry was written). An emptied or torn entry is
-removed. Multipart uploads under cloudtrain's own key prefix that were started more than :data:`STALE_SECONDS` ago (from any machine) are aborted too.
+removed. Multipart uploads under cloudtrain's own key prefix that were started more than
+:data:`STALE_SECONDS` ago (from any machine) are aborted too.
 A file's object is therefore complete or absent; nothing resumes half-way.
 """
 

@@ -9,7 +9,9 @@ all three (bucket channels are downloaded once into a cache).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from cloudtrain.backends import clouds, get_backend
 
 SourceKind = Literal["gs", "s3", "local"]
 
@@ -65,9 +67,8 @@ def native_scheme(cloud: str) -> str:
     return _backend(cloud).storage_schemes[0]
 
 
-def _backend(name: str):
-    from cloudtrain.backends import get_backend  # the backend owns its schemes; imported when asked
-
+def _backend(name: str) -> Any:
+    """The backend owns its schemes (the registry imports it when asked)."""
     return get_backend(name)
 
 
@@ -91,8 +92,6 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
             )
     if cloud_can_read(cloud, source):
         return None
-    from cloudtrain.backends import clouds
-
     name, own = _backend(cloud).title, native_scheme(cloud)
     other = next(c for c in clouds() if native_scheme(c) == kind)
     return (

@@ -16,16 +16,20 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.backends import get_backend
 from cloudtrain.data import schemes
+from cloudtrain.numbers import size
 from cloudtrain.words import counted
 
-if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without data pays neither
+if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without local
+    # data pays neither (with concurrent.futures, ~5-8 ms of every dry run, measured for #29)
     from cloudtrain.data.upload import FolderUpload, Progress
 
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
-    """``spec`` with every local-folder channel hashed and given its bucket prefix (cloud backends only)."""
-    if spec.backend in ("local", "slurm") or not any(
+    """``spec`` with every local-folder channel hashed and given its bucket prefix (backends that upload
+    local folders only: :attr:`~cloudtrain.backends.base.BackendFacts.local_data` is None)."""
+    if get_backend(spec.backend).local_data is not None or not any(
         ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
     ):
         return spec
@@ -69,18 +73,13 @@ def describe(spec: Any) -> dict[str, str]:
     """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
     if not spec.channels:
         return {}
-    from cloudtrain.numbers import size
-
+    backend = get_backend(spec.backend)
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":
-            downloaded = {"local": "downloaded once into the local cache", "slurm": "downloaded once at submit"}
-            where = downloaded.get(spec.backend, "read in place")
-            out[name] = f"{ch.source} ({where}) → ${ch.env_name}"
-        elif spec.backend == "local":
-            out[name] = f"{ch.source} (linked) → ${ch.env_name}"
-        elif spec.backend == "slurm":  # in place on the workdir's filesystem, else copied into the workdir
-            out[name] = f"{ch.source} (read in place if shared, else copied into the workdir) → ${ch.env_name}"
+            out[name] = f"{ch.source} ({backend.bucket_data}) → ${ch.env_name}"
+        elif backend.local_data is not None:
+            out[name] = f"{ch.source} ({backend.local_data}) → ${ch.env_name}"
         else:
             m = ch.manifest
             out[name] = (
@@ -92,8 +91,6 @@ def describe(spec: Any) -> dict[str, str]:
 
 def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
     """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
-    from cloudtrain.numbers import size
-
     log = logging.getLogger("cloudtrain.data")
     shown = [-1]
 

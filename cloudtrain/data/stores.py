@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError
@@ -32,7 +33,7 @@ class ObjectInfo:
 class S3Store:
     scheme = "s3"
 
-    def __init__(self, client: Any, bucket: str, translated: Callable[[str], ContextManager[None]]):
+    def __init__(self, client: Any, bucket: str, translated: Callable[[str], AbstractContextManager[None]]):
         self.client, self.bucket, self._translated = client, bucket, translated
 
     def _where(self, key: str = "") -> str:

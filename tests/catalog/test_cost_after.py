@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 
 from cloudtrain.backends.base import JobState, JobStatus
-from cloudtrain.catalog.cost import SPOT_BASIS, cost_after, price_basis
+from cloudtrain.catalog.cost import cost_after, price_basis
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 G4DN_12X = 4.89  # ml.g4dn.12xlarge, us-east-1
@@ -111,6 +111,10 @@ def test_price_basis_says_what_a_spot_jobs_hourly_price_stands_for() -> None:
             self.backend, self.spot = backend, spot
 
     assert price_basis(Spec("vertex", False)) == "on-demand list price"
-    assert price_basis(Spec("vertex", True)) == SPOT_BASIS["vertex"]
-    assert price_basis(Spec("sagemaker", True)) == SPOT_BASIS["sagemaker"]
+    assert price_basis(Spec("vertex", True)) == (
+        "on-demand list price; spot VMs bill less, at spot rates the catalog does not carry"
+    )
+    assert price_basis(Spec("sagemaker", True)) == (
+        "on-demand list price; managed spot bills only BillableTimeInSeconds of it, known after the job"
+    )
     assert price_basis(Spec("local", True)) == "on-demand list price; spot bills less"

@@ -212,6 +212,17 @@ class LocalBackend(BackendFacts):
     name = "local"
     title = "this machine"
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
+    billed = False
+    runs_tpus = False  # a TPU config runs the CPU/GPU image here
+    writes_buckets = False  # a bucket job dir is not passed on: the run writes to its local folder
+    local_data = "linked"
+    bucket_data = "downloaded once into the local cache"
+    follows_target = True  # the contract of the config's ``target``
+    contract = "vertex"  # without a target
+    runs_containers = False  # it runs a package here, not a container
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        return str(Path(RUNS_DIR, run_id))
 
     def __init__(
         self,

@@ -9,14 +9,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
+from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
-from . import request
+from . import checks, cost, request
 from .aws import AwsClients, error_code, translated
+from .entry_shell import hyperparameter_warnings
 from .tuning import create_tuning_job
 from .tuning_jobs import SageMakerSweep
 
@@ -34,11 +36,46 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("s3",)
     max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
     job_name_limit = 63  # TrainingJobName
+    staging_required = True
+    spot_max_wait = True  # StoppingCondition.MaxWaitTimeInSeconds
+    max_channels = 20  # InputDataConfig
+    channel_options = ("input_mode", "distribution")  # S3DataSource's
+    script_args = False  # the training toolkit passes a script its hyperparameters only
+    machine_word = "instance type"
+    submit_needs = "role_arn and an s3:// staging_bucket"
+    spot_basis = cost.SPOT_BASIS
+    model_dir_words = "SM_MODEL_DIR (/opt/ml/model)"
+    image_registry = re.compile(r"\.dkr\.ecr\.")
+    tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
         return super().job_name(name.replace("_", "-"), tail)
+
+    def spec_warnings(self, spec: JobSpec) -> list[str]:
+        """Hyperparameters the SageMaker toolkit would drop (reserved names)."""
+        return hyperparameter_warnings(spec)
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        return cost.cost_after(status)
+
+    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.settings_checks(loaded)
+
+    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.contract_checks(loaded)
+
+    def check_container(self, loaded: Any) -> None:
+        checks.check_container(loaded)
+
+    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+        checks.check_sweep(loaded, params)
+
+    def job_settings(self, config: Any) -> SageMakerSettings:
+        return SageMakerSettings(
+            job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn
+        )
 
     def __init__(
         self,

@@ -34,6 +34,7 @@ import hashlib
 import json
 from typing import Any
 
+from cloudtrain.backends.sagemaker.job_settings import sagemaker_settings
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.secrets.job import reference_env
@@ -66,13 +67,14 @@ def checkpoint_uri(spec: JobSpec) -> str:
 
 def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
     """The keyword arguments of ``sagemaker.create_training_job``, JSON-ready."""
-    if not spec.role_arn:
+    role_arn = sagemaker_settings(spec).role_arn
+    if not role_arn:
         raise UsageError("SageMaker needs an execution role", hint="add role_arn: arn:aws:iam::123456789012:role/NAME")
     stopping: dict[str, int] = {"MaxRuntimeInSeconds": spec.max_runtime_seconds}
     params: dict[str, Any] = {
         "TrainingJobName": spec.job_name,
         "AlgorithmSpecification": algorithm(spec),
-        "RoleArn": spec.role_arn,
+        "RoleArn": role_arn,
         # the launcher and the source dir; the user's own container gets its args as ContainerArguments
         **(
             {}

@@ -30,9 +30,10 @@ from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, script
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
+from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
-from cloudtrain.config.slurm import cluster_of
+from cloudtrain.config.slurm import cluster_of, fill_slurm_keys
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.packaging import BuiltPackage
@@ -124,6 +125,29 @@ class SlurmBackend(BackendFacts):
     title = "Slurm"
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
+    runs_tpus = False
+    image_region = "us-central1"  # the image rules of --local
+    contract = "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
+    local_data = "read in place if shared, else copied into the workdir"
+    bucket_data = "downloaded once at submit"  # into the workdir (.data)
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
+        """``region`` (the cluster) and ``machine.type`` filled in; the keys the cluster decides refused."""
+        return fill_slurm_keys(data)
+
+    def job_settings(self, config: Any) -> SlurmSettings:
+        return SlurmSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, section=config.slurm)
+
+    def resolve_machine(self, config: Any) -> Any:
+        return slurm_node(config.machine.accelerator_count)
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        """On the cluster's shared filesystem."""
+        return f"{config.slurm.workdir.rstrip('/')}/runs/{run_id}"
+
+    def project(self, loaded: Any) -> tuple[str | None, str | None]:
+        """The workdir: history records it as the project."""
+        return loaded.config.slurm.workdir.rstrip("/"), "slurm.workdir"
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
@@ -147,7 +171,7 @@ class SlurmBackend(BackendFacts):
         """The batch script and the commands ``submit`` runs, with the environment's path on the cluster."""
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
-        shell = ClusterShell(spec.slurm.login)
+        shell = ClusterShell(slurm_section(spec).login)
         channels, data_steps = data.planned(spec)
         plan = tasks_plan(spec, package, python, channels)
         sbatch = shell.argv(script.sbatch_command(paths)) if shell.remote else script.sbatch_command(paths)
@@ -168,7 +192,7 @@ class SlurmBackend(BackendFacts):
         }
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob:
-        shell = ClusterShell(spec.slurm.login)
+        shell = ClusterShell(slurm_section(spec).login)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -179,7 +203,7 @@ class SlurmBackend(BackendFacts):
             python = self._build_remotely(shell, spec, package, image)
         else:
             python = str(venv.ensure_env(package, image, root=Path(script.workdir(spec)), log=self._log).python)
-        channels = data.place(spec, shell, spec.slurm.python, self._log)
+        channels = data.place(spec, shell, slurm_section(spec).python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
@@ -207,7 +231,7 @@ class SlurmBackend(BackendFacts):
         root = Path(script.workdir(spec))
         env = venv.env_dir(package, image, root)
         request = {
-            "python": spec.slurm.python if spec.slurm.python != "python3" else image.python.path,
+            "python": slurm_section(spec).python if slurm_section(spec).python != "python3" else image.python.path,
             "image_dir": str(venv.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
@@ -217,16 +241,17 @@ class SlurmBackend(BackendFacts):
         }
         builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
-        result = shell.run([spec.slurm.python, builder, json.dumps(request)], check=False, timeout=3600)
+        result = shell.run([slurm_section(spec).python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(
-                f"cannot build the job environment on {spec.slurm.login}: {why}",
+                f"cannot build the job environment on {slurm_section(spec).login}: {why}",
                 "check slurm.python (>= 3.10) and that the login node reaches the package index",
             )
         if json.loads(result.stdout.decode() or "{}").get("image_built"):
             self._log(
-                f"built the image environment on {spec.slurm.login} once ({image.describe()}); later jobs reuse it"
+                f"built the image environment on {slurm_section(spec).login} once ({image.describe()}); "
+                "later jobs reuse it"
             )
         return str(venv.env_python(env))
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from cloudtrain.backends.local.backend import bucket_store
+from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.script import workdir
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.data.cache import fetch
@@ -65,7 +66,7 @@ def manifest_of(source: str) -> Manifest:
 def planned(spec: JobSpec) -> tuple[dict[str, str], list[str]]:
     """For the dry run: each channel's folder on the cluster (a bucket's is known after its listing)
     and one line per copy or download a submit would make."""
-    remote = bool(spec.slurm.login)
+    remote = bool(slurm_section(spec).login)
     paths, steps = {}, []
     for name, ch in spec.channels.items():
         if ch.kind != "local":

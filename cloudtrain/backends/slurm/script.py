@@ -20,6 +20,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
 from cloudtrain.spec import JobSpec
 
@@ -31,7 +32,7 @@ BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 def workdir(spec: JobSpec) -> str:
     """``slurm.workdir`` without a trailing slash: packages, environments, data and runs go under it
     (history records it as the job's project)."""
-    return str(spec.slurm.workdir).rstrip("/")
+    return str(slurm_section(spec).workdir).rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Paths:
 
 def sbatch_options(spec: JobSpec) -> list[str]:
     """The ``#SBATCH`` options, in the order they are written."""
-    s = spec.slurm
+    s = slurm_section(spec)
     seconds = time_limit(spec.max_runtime_seconds, spec.budget_gpu_hours, spec.gpus_total)
     run = spec.output_dir.rstrip("/")
     options = [f"--job-name={spec.job_name}"]
@@ -79,7 +80,7 @@ def sbatch_options(spec: JobSpec) -> list[str]:
 def batch_script(spec: JobSpec, paths: Paths) -> str:
     """The exact text ``sbatch`` reads."""
     q = shlex.quote
-    s = spec.slurm
+    s = slurm_section(spec)
     header = "\n".join(f"#SBATCH {option}" for option in sbatch_options(spec))
     setup = "".join(f"{line}\n" for line in s.setup)
     task = f'set -e\n{setup}exec "$0" "$@"'

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.outputs import model_warning
-from cloudtrain.backends.vertex import request, settings
+from cloudtrain.backends.vertex import checks, cost, request, settings
 from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
+from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.backends.vertex.jobs import JobService, to_status
 from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.backends.vertex.tuning import render_tuning_job
@@ -140,6 +141,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
+    runs_tpus = True
+    staging_required = True
+    flex_start = True  # Dynamic Workload Scheduler
+    submit_needs = "project and a gs:// staging_bucket"
+    spot_basis = cost.SPOT_BASIS
+    image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
+    tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
 
     def machine_of(self, info: Any) -> dict[str, Any]:
         """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""
@@ -148,6 +156,28 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return {"type": info.machine_type, "accelerator": info.accelerator, "accelerator_count": info.accelerator_count}
 
     job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
+
+    def job_settings(self, config: Any) -> VertexSettings:
+        return VertexSettings(
+            job_dir=config.job_dir.rstrip("/") if config.job_dir else None,
+            service_account=config.service_account,
+            network=config.network,
+            flex_start=config.flex_start.enabled,
+            flex_max_wait_seconds=config.flex_start.max_wait,
+        )
+
+    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+        return cost.cost_after(status)
+
+    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.settings_checks(loaded)
+
+    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+        return checks.contract_checks(loaded)
+
+    def display_name(self, config: Any, run_id: str) -> str:
+        """``name_suffix: false`` (the gcloud forms): the name as given; Vertex's job id is unique anyway."""
+        return run_id if config.name_suffix else config.name
 
     def __init__(
         self,

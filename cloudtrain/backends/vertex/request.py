@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from cloudtrain.backends.vertex import tpu
+from cloudtrain.backends.vertex.job_settings import vertex_settings
 from cloudtrain.data import gcs_fuse_path
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
@@ -102,17 +103,18 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, 
     # Pool 0 is the chief (exactly one replica); pool 1 holds the other workers, same machine.
     pools = [pool(1)] + ([pool(spec.replica_count - 1)] if spec.replica_count > 1 else [])
     scheduling: dict[str, Any] = {"timeout": f"{spec.max_runtime_seconds}s"}
+    settings = vertex_settings(spec)
     if spec.spot:
         scheduling["strategy"] = "SPOT"
-    elif spec.flex_start:  # the same enum: one or the other (the config checks refuse both)
+    elif settings.flex_start:  # the same enum: one or the other (the config checks refuse both)
         scheduling["strategy"] = "FLEX_START"
-        if spec.flex_max_wait_seconds:
-            scheduling["maxWaitDuration"] = f"{spec.flex_max_wait_seconds}s"
+        if settings.flex_max_wait_seconds:
+            scheduling["maxWaitDuration"] = f"{settings.flex_max_wait_seconds}s"
     job_spec: dict[str, Any] = {"workerPoolSpecs": pools, "scheduling": scheduling}
-    if spec.service_account:
-        job_spec["serviceAccount"] = spec.service_account
-    if spec.network:
-        job_spec["network"] = spec.network
+    if settings.service_account:
+        job_spec["serviceAccount"] = settings.service_account
+    if settings.network:
+        job_spec["network"] = settings.network
     # AIP_CHECKPOINT_DIR is <base>/checkpoints: a resumed job writes under the job's base it continues.
     base = spec.resume.output_dir if spec.resume and spec.resume.output_dir else spec.output_dir
     job_spec["baseOutputDirectory"] = {"outputUriPrefix": base}

@@ -87,7 +87,6 @@ def make_spec(
         cloud=cloud,
         region="us-east-1" if sagemaker else "us-central1",
         project=None if sagemaker else "my-project",
-        role_arn="arn:aws:iam::123456789012:role/SageMakerRole" if sagemaker else None,
         staging_bucket=None,
         machine=MachineSpec(
             type=machine_type or ("ml.g4dn.12xlarge" if sagemaker else "n1-standard-16"),
@@ -109,8 +108,6 @@ def make_spec(
         spot=False,
         max_wait_seconds=None,
         max_runtime_seconds=max_runtime,
-        service_account=None,
-        network=None,
         labels=MappingProxyType({}),
         env=MappingProxyType(dict(env or {})),
         config_file=tmp_path / "job.yaml",

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.packaging import BuiltPackage, build_sdist
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
 from tests.fakes.aws import ROLE_ARN
@@ -30,7 +31,7 @@ def make_spec(**changes: Any) -> JobSpec:
         cloud="sagemaker",
         region=region,
         project=None,
-        role_arn=ROLE_ARN,
+        backend_settings=SageMakerSettings(role_arn=ROLE_ARN),
         staging_bucket="s3://cloudtrain-staging",
         machine=MachineSpec(
             type="ml.g4dn.12xlarge",
@@ -56,8 +57,6 @@ def make_spec(**changes: Any) -> JobSpec:
         spot=False,
         max_wait_seconds=None,
         max_runtime_seconds=86400,
-        service_account=None,
-        network=None,
         labels=MappingProxyType({"team": "vision"}),
         env=MappingProxyType({"TF_CPP_MIN_LOG_LEVEL": "1"}),
         config_file=Path("/src/job_configs/sagemaker-gpu4.yaml"),

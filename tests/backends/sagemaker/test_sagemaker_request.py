@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.backends.sagemaker import BACKEND, request
+from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import DataChannel, ResumeSpec
 from tests.backends.sagemaker.conftest import fake_package, make_spec
@@ -172,7 +173,7 @@ def test_staging_bucket_with_a_prefix_keeps_it() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"role_arn": None}, "execution role"),
+        ({"backend_settings": SageMakerSettings(role_arn=None)}, "execution role"),
         ({"staging_bucket": "gs://bucket"}, "s3:// URI"),
         ({"hyperparameters": MappingProxyType({"sagemaker_program": "x.py"})}, "'sagemaker_program' starts with"),
         ({"hyperparameters": MappingProxyType({"_x": 1})}, "'_x' starts with a prefix"),

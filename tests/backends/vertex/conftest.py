@@ -28,7 +28,6 @@ def make_spec(**changes) -> JobSpec:
         cloud="vertex",
         region="us-central1",
         project="my-project",
-        role_arn=None,
         staging_bucket="gs://my-bucket",
         machine=MachineSpec(
             type="n1-standard-16",
@@ -52,8 +51,6 @@ def make_spec(**changes) -> JobSpec:
         spot=False,
         max_wait_seconds=None,
         max_runtime_seconds=86400,
-        service_account=None,
-        network=None,
         labels=MappingProxyType({"team": "vision"}),
         env=MappingProxyType({"TF_CPP_MIN_LOG_LEVEL": "1"}),
         config_file=Path("/src/job_configs/gpu4.yaml"),

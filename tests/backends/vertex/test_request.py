@@ -17,6 +17,7 @@ import pytest
 
 from cloudtrain.backends.vertex import BACKEND
 from cloudtrain.backends.vertex import request as vertex_request
+from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import DataChannel, ResumeSpec
 from tests.backends.vertex.conftest import make_spec
@@ -43,8 +44,10 @@ SPECS = {
         hyperparameters={},
         env={},
         labels={},
-        service_account="trainer@my-project.iam.gserviceaccount.com",
-        network="projects/123456789/global/networks/default",
+        backend_settings=VertexSettings(
+            service_account="trainer@my-project.iam.gserviceaccount.com",
+            network="projects/123456789/global/networks/default",
+        ),
     ),
     "channels": dict(
         channels={

@@ -1,0 +1,44 @@
+"""What only a Slurm job reads of its config: the ``slurm:`` section, and the node it runs on.
+
+The section's record (:class:`cloudtrain.config.slurm.Slurm`) stays beside the schema until the
+schema reads backend sections from the registry; the job's typed settings and the node are here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.config.slurm import NODE_TYPE, Slurm
+from cloudtrain.errors import UsageError
+from cloudtrain.spec import BackendSettings, JobSpec
+
+
+@dataclass(frozen=True)
+class SlurmSettings(BackendSettings):
+    section: Slurm | None = None  # the config's slurm: section
+
+
+def slurm_section(spec: JobSpec) -> Slurm:
+    """The ``slurm:`` section of a spec built for the Slurm backend."""
+    found = spec.backend_settings
+    if not isinstance(found, SlurmSettings) or found.section is None:
+        raise UsageError(f"job {spec.job_name}: no slurm: section", hint="add slurm: {workdir: /shared/folder}")
+    return found.section
+
+
+def slurm_node(gpus_per_node: int) -> MachineInfo:
+    """A Slurm node as the catalog describes machines: whatever the partition holds, ``gpus_per_node``
+    GPUs of no known model, no price (the report counts GPU-hours instead)."""
+    return MachineInfo(
+        cloud="slurm",
+        machine_type=NODE_TYPE,
+        vcpus=0,
+        memory_gb=0.0,
+        accelerator="GPU" if gpus_per_node else None,
+        accelerator_count=gpus_per_node,
+        gpu=None,
+        price_per_hour=None,
+        price_region="",
+        price_date="",
+    )
