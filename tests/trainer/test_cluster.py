@@ -42,6 +42,12 @@ def test_single_task_tf_config_is_not_multi_worker():
     assert not c.is_multi_worker and c.is_chief
 
 
+def test_tf_config_with_a_null_cluster_is_one_chief():
+    """``"cluster": null`` reads as no cluster; asking for the rank used to raise a TypeError."""
+    c = resolve_cluster({"TF_CONFIG": json.dumps({"cluster": None, "task": {}})})
+    assert (c.num_workers, c.rank, c.is_chief) == (1, 0, True)
+
+
 def test_vertex_cluster_spec_pools_map_to_chief_and_workers():
     spec = {
         "cluster": {"workerpool0": ["cmle-training-workerpool0-ab-0:2222"], "workerpool1": ["w-0:2222", "w-1:2222"]},
