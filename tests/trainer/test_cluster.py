@@ -75,7 +75,8 @@ def test_sagemaker_hosts_without_tf_config_become_workers():
     env = {"SM_HOSTS": json.dumps(["algo-1", "algo-2"]), "SM_CURRENT_HOST": "algo-2"}
     c = resolve_cluster(env)
     assert c.source == "SM_HOSTS" and c.rank == 1 and not c.is_chief
-    assert c.tf_config["cluster"]["worker"] == [f"algo-1:{SAGEMAKER_WORKER_PORT}", f"algo-2:{SAGEMAKER_WORKER_PORT}"]
+    workers = [f"algo-1:{SAGEMAKER_WORKER_PORT}", f"algo-2:{SAGEMAKER_WORKER_PORT}"]
+    assert c.tf_config == {"cluster": {"worker": workers}, "task": {"type": "worker", "index": 1}}
 
 
 def test_sagemaker_single_host_is_not_a_cluster():
