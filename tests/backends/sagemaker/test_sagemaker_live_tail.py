@@ -298,7 +298,7 @@ def test_503s_then_refused_connections_in_front_of_live_tail_lose_nothing(
     while the job runs: the open Live Tail session is cut, every line is printed exactly once,
     and the job's own outcome is what remains."""
     clock = fake_tail.clock
-    fake_tail.server.handle_error = lambda *a: None  # the proxy's resets are the point, not news for stderr
+    fake_tail.quiet_errors = True
     proxy = FaultProxy(fake_tail.endpoint.removeprefix("http://"), http=True, clock=clock.time)
     proxy.after_first_request(answer(10, 20, **UNAVAILABLE), refuse(30, 45))  # seconds after the follower's first call
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", proxy.url)
