@@ -123,7 +123,8 @@ def test_missing_credentials_say_how_to_configure(aws: MotoAws, build_package, m
     with pytest.raises(CredentialsError) as err:
         SageMakerBackend().submit(make_spec(), build_package())
     assert str(err.value) == (
-        "no AWS credentials found — run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+        "no AWS credentials found — run `aws configure`, "
+        "or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
     )
 
 
