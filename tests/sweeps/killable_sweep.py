@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from cloudtrain.app import sweep_local as local
 from tests.sweeps.test_sweep_driver import ScriptedBackend, ScriptedRun, curve, killable_spec
@@ -36,7 +37,7 @@ class HangsAt(ScriptedBackend):
 def main() -> None:
     folder, algorithm, stop_at = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     spec = killable_spec(folder, algorithm)
-    backend = HangsAt(stop_at)
+    backend: Any = HangsAt(stop_at)  # a scripted stand-in: only submit, what run_trials calls
 
     def on_event(event) -> None:
         print(f"trial {event.number} {event.state} {event.params}", flush=True)
