@@ -42,7 +42,8 @@ def _median(row: dict, key: str) -> float | None:
 
 
 def records(vertex_late: dict | None, sagemaker: dict | None) -> list[dict]:
-    """One record per (follower, replica count): delay, requests per minute, correctness (Vertex: medians over seeds)."""
+    """One record per (follower, replica count): delay, requests per minute, correctness
+    (Vertex: medians over seeds)."""
     out = []
     for r in ((vertex_late or {}).get("data") or {}).get("summary", []):
         if r["follower"] not in COMBINED:

@@ -59,7 +59,8 @@ def provenance(entry: dict | None) -> str:
     check = entry.get("check")
     commit = f" on commit {entry['commit']}{commit_note(check)}" if entry.get("commit") else ""
     line = (
-        f"Measured {entry.get('started', '?')}{commit}, {entry.get('seconds', '?')} s, load {entry.get('load_before', '?')} before"
+        f"Measured {entry.get('started', '?')}{commit}, {entry.get('seconds', '?')} s, "
+        f"load {entry.get('load_before', '?')} before"
         + (f", {entry['load_after']} after" if entry.get("load_after") else "")
         + " (1/5/15 min)"
     )

@@ -37,7 +37,7 @@ def verdict(a: list[float], b: list[float], higher: str, lower: str) -> str:
 
 def ratio(numerator: list[float], denominator: list[float]) -> dict:
     """A / B over interleaved repeats: median of the paired ratios, their min–max and a verdict."""
-    pairs = [a / b for a, b in zip(numerator, denominator)]
+    pairs = [a / b for a, b in zip(numerator, denominator, strict=True)]
     out = spread(pairs)
     out["repeats"] = len(pairs)
     out["verdict"] = verdict(numerator, denominator, "faster", "slower")
@@ -83,12 +83,12 @@ def summarize(
         groups.setdefault(tuple(run[k] for k in group), []).append(run)
     rows = []
     for key, rs in groups.items():
-        row = dict(zip(group, key), runs=len(rs))
+        row = dict(zip(group, key, strict=True), runs=len(rs))
         for fig in figures:
             values = [r[fig] for r in rs if r.get(fig) is not None]
             if values:
                 row[fig] = spread(values)
-        mine = groups.get(tuple(ours if k == who else v for k, v in zip(group, key)))
+        mine = groups.get(tuple(ours if k == who else v for k, v in zip(group, key, strict=True)))
         if mine and row.get(who) != ours:
             row["verdicts"] = {
                 fig: compare(

@@ -120,7 +120,7 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
 
     region = "us-east-1"
     live = LiveTailFake(moto.endpoint)  # StartLiveTail streamed as the service does; the rest passed to moto
-    live.server.handle_error = lambda *a: None  # the proxy's resets are the point, not news for stderr
+    live.quiet_errors = True
     proxy = fp.FaultProxy(live.endpoint.removeprefix("http://"), http=True, clock=time.time)
     shape = {"unavailable": fp.UNAVAILABLE, "throttled": fp.THROTTLED}.get(sc.kind)
     windows = [(t0 + sc.lead + a, t0 + sc.lead + b) for a, b in sc.windows]
@@ -149,7 +149,11 @@ def run_sagemaker(moto, sc: Schedule, repeats: int, t0: float, tag: str) -> list
             clients = AwsClients(region)
             for client in ("logs", "logs_tail"):  # built now, on the proxy's endpoint (not on the follower's thread)
                 getattr(clients, client, None)
-            job = SageMakerBackend(clients=lambda _region, c=clients: c, clock=time.time).attach(name, region=region)
+
+            def these_clients(_region: str, c: AwsClients = clients) -> AwsClients:
+                return c
+
+            job = SageMakerBackend(clients=these_clients, clock=time.time).attach(name, region=region)
             threads.append(threading.Thread(target=_write_sagemaker, args=(moto, writer, streams, name, out, ends_at)))
             threads.append(threading.Thread(target=_follow, args=(job, out)))
         for thread in threads:

@@ -71,7 +71,7 @@ ENDS = {
     "hold-worker": _REPLACED_END.format(wait=0.0, worker_wait=12.0, barrier=True),
 }
 ARGS = ["--epochs", "1", "--steps-per-epoch", "2", "--data", "synthetic", "--synthetic-examples", "256", "--no-resume"]
-LOCAL_ARGS = [f"{flag}={value}" for flag, value in zip(ARGS[:-1:2], ARGS[1::2])] + [ARGS[-1]]
+LOCAL_ARGS = [f"{flag}={value}" for flag, value in zip(ARGS[:-1:2], ARGS[1::2], strict=True)] + [ARGS[-1]]
 
 
 def one_run(workdir: Path, *, end: str = "trainer") -> dict:

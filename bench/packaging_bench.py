@@ -29,13 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cloudtrain.packaging import (
-    build_sdist,
-    metadata,
-)
+from cloudtrain.packaging import build_sdist, metadata
+
+REPO = Path(__file__).resolve().parents[1]
 
 FIXTURE = REPO / "tests" / "packages" / "mini_trainer"
 PKG = "mini_trainer"
@@ -123,7 +121,8 @@ def bench_case(label: str, medium: bool, repeats: int, quick: bool) -> dict:
         project = Path(tmp) / "project"
         package = make_project(project, medium)
         files = [p for p in package.rglob("*") if p.is_file()]
-        case = {"package": label, "files": len(files), "bytes": sum(p.stat().st_size for p in files), "tools": []}
+        timed: list[dict] = []
+        case = {"package": label, "files": len(files), "bytes": sum(p.stat().st_size for p in files), "tools": timed}
 
         def inprocess(out: Path):
             build_sdist(package, out)
@@ -157,7 +156,7 @@ def bench_case(label: str, medium: bool, repeats: int, quick: bool) -> dict:
                 ("python -m build --sdist (isolated, PIP_NO_INDEX=1)", subprocess_builder(build, offline_env), 1),
             ]
         for name, once, n in tools:
-            case["tools"].append(run_tool(name, once, project, n))
+            timed.append(run_tool(name, once, project, n))
         return case
 
 

@@ -85,7 +85,9 @@ def one_preemption(workers: int, args: list[str], job: Path, rng: random.Random)
     procs = _start(workers, args, job)
     try:
         lines = []
-        for line in procs[0].stdout:
+        chief_out = procs[0].stdout
+        assert chief_out is not None  # started with stdout=PIPE
+        for line in chief_out:
             lines.append(line)
             if line.startswith('{"event": "epoch", "epoch": 1,'):
                 epoch = json.loads(line)

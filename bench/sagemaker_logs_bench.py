@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import functools
 import heapq
 import io
 import json
@@ -132,6 +133,8 @@ class World:
         self._seq = 0
         self._script()
         self.describes_since_sleep = 0
+        self.follow_ended: float | None = None  # when a live follower stopped (LiveWorld)
+        self.tail_note = ""  # the Live Tail follower's own counts
 
     def _at(self, t: float, action: Callable[[], None]) -> None:
         heapq.heappush(self.events, (t, self._seq, action))
@@ -148,7 +151,7 @@ class World:
             for ship in ships:
                 batch = [(n, t) for n, t in enumerate(stamps) if done <= n and t < ship]
                 if batch:
-                    self._at(ship, lambda i=i, batch=batch: self._ship(i, batch))
+                    self._at(ship, functools.partial(self._ship, i, batch))
                     done = batch[-1][0] + 1
         self._at(end + 10, self._complete)
 
@@ -160,7 +163,8 @@ class World:
             logGroupName=LOG_GROUP,
             logStreamName=self.streams[instance],
             logEvents=[
-                {"timestamp": self.epoch_ms + int(t * 1000), "message": m} for (_, t), m in zip(batch, messages)
+                {"timestamp": self.epoch_ms + int(t * 1000), "message": m}
+                for (_, t), m in zip(batch, messages, strict=True)
             ],
         )
         for m in messages:
@@ -200,7 +204,7 @@ class LiveWorld(World):
         super().__init__(aws, sc)
         self.player = threading.Thread(target=self._play, daemon=True, name="bench-job")
 
-    @property  # type: ignore[override]
+    @property
     def now(self) -> float:
         return self.accel.time()
 
@@ -288,6 +292,7 @@ def follow_cloudtrain(world: World, counts: Counter, seen: list[tuple[str, float
             seen.append((line.message, world.now))
         world.follow_ended = world.now  # before the fake's shutdown
         t = job.tailer
+        assert t is not None  # logs(follow=True) made one
         world.tail_note = (
             f"Live Tail: {t.from_tail} of {t.shown} lines first shown by the tail, "
             f"{t.reconciles} reads of every stream, {t.verifies} single-stream checks"
@@ -422,7 +427,7 @@ def run(aws: MotoAws, sc: Scenario, follower: str, speed: float = 5.0) -> Result
         delay_max_s=round(max(delays), 2) if delays else None,
         first_line_s=round(seen[0][1], 2) if seen else None,
         ended_after_job_s=(
-            round(getattr(world, "follow_ended", world.now) - world.completed_at, 1)
+            round((world.now if world.follow_ended is None else world.follow_ended) - world.completed_at, 1)
             if world.completed_at is not None and not note
             else None
         ),
@@ -431,7 +436,7 @@ def run(aws: MotoAws, sc: Scenario, follower: str, speed: float = 5.0) -> Result
         logs_calls_per_minute_running=logs_running,
         wall_s=round(wall, 2),
         note=note,
-        detail=getattr(world, "tail_note", ""),
+        detail=world.tail_note,
     )
 
 
@@ -480,7 +485,8 @@ def _print(r: Result) -> None:
 
     calls = ", ".join(f"{k} {v}" for k, v in r.calls.items())
     print(
-        f"{r.instances:>3} inst  {r.follower:<26} shown {r.shown:>6}/{r.written:<6} lost {r.lost:>5} dup {r.duplicated:>3} "
+        f"{r.instances:>3} inst  {r.follower:<26} shown {r.shown:>6}/{r.written:<6} "
+        f"lost {r.lost:>5} dup {r.duplicated:>3} "
         f"ooo {r.out_of_order:>3}  delay p50 {s(r.delay_p50_s)} p95 {s(r.delay_p95_s)} max {s(r.delay_max_s)} s  "
         f"end+{s(r.ended_after_job_s)} s  {r.calls_per_minute:>8.1f} calls/min  ({calls})  wall {r.wall_s:.1f} s"
         + (f"\n      {r.note}" if r.note else "")

@@ -149,7 +149,8 @@ class JumpClock(AcceleratedClock):
 
 
 def job_status(clock, job: Job, on_midway: Callable[[], None] = lambda: None) -> Callable[[], JobStatus]:
-    midway, done = T0 + PENDING + job.minutes * 30, []
+    midway = T0 + PENDING + job.minutes * 30
+    done: list[float] = []
 
     def status() -> JobStatus:
         now = clock.time()
@@ -204,7 +205,7 @@ def run(job: Job, follower: str, speed: float = 20.0) -> dict:
     try:
         arrivals = script(fake, job)
         reader = CloudLoggingReader.connect("bench", settings.Endpoint(fake.address), settings.anonymous())
-        if tail:
+        if isinstance(clock, JumpClock):  # the tail's clock
             clock.restart(T0)
         shown = list(_follow(follower, reader, clock, job, fake, arrivals))
         stopped = clock.time()
@@ -213,7 +214,10 @@ def run(job: Job, follower: str, speed: float = 20.0) -> dict:
         figures = measure(shown, arrivals, reads, last_look, stopped, job)
         if follower.startswith("cloudtrain"):  # what `cloudtrain logs JOB` shows once every line arrived
             wait = max(arrivals.values()) + 1 - clock.time()
-            clock.advance(wait) if tail else clock.sleep(max(wait, 0.0))
+            if isinstance(clock, JumpClock):
+                clock.advance(wait)
+            else:
+                clock.sleep(max(wait, 0.0))
             everything = LogTailer(
                 reader, JOB, start=_start(), job_status=job_status(clock, job), clock=clock.time, sleep=clock.sleep
             ).read_all()

@@ -228,9 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     rows = [[str(getattr(r, c)) for c in cols] for r in results]
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
     for row in rows:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
     print(f"({minutes}-minute jobs, {args.repeats} seeds, virtual clock; {wall:.1f} s wall)")
     runs = [asdict(r) for r in results]
     summary = _stats.summarize(runs, ("scenario", "follower"), FIGURES, FIGURES[1:], ours=FOLLOWERS[0])

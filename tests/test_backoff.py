@@ -23,8 +23,8 @@ def test_follower_waits_double_up_to_the_cap_between_half_and_all_of_each_step()
 def test_an_outage_uses_it_and_resets_when_the_connection_is_back() -> None:
     outage = Outage("Cloud Logging", clock=lambda: 0.0, notify=lambda line: None, backoff=Backoff(2.0, 8.0))
     waits = [outage.failed(ConnectionError("refused")) for _ in range(4)]
-    assert [w <= top for w, top in zip(waits, [2, 4, 8, 8])] == [True] * 4
-    assert [w >= top / 2 for w, top in zip(waits, [2, 4, 8, 8])] == [True] * 4
+    assert [w <= top for w, top in zip(waits, [2, 4, 8, 8], strict=True)] == [True] * 4
+    assert [w >= top / 2 for w, top in zip(waits, [2, 4, 8, 8], strict=True)] == [True] * 4
     outage.ok()
     assert 1.0 <= outage.failed(ConnectionError("refused")) <= 2.0
 
@@ -43,7 +43,7 @@ def test_api_retries_wait_within_a_fifth_of_each_step_and_stop_after_the_attempt
     with pytest.raises(TimeoutError):
         backoff.call(flaky)
     assert len(calls) == 6 and len(slept) == 5
-    assert all(0.8 * top <= s <= 1.2 * top for s, top in zip(slept, [1, 2, 4, 8, 16]))
+    assert all(0.8 * top <= s <= 1.2 * top for s, top in zip(slept, [1, 2, 4, 8, 16], strict=True))
 
 
 def test_only_retryable_errors_are_retried_and_a_found_result_ends_the_retries() -> None:

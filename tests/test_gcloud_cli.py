@@ -306,7 +306,8 @@ def test_custom_job_from_worker_pool_spec_flags(article, capsys):
 )
 def test_custom_job_refusals_are_one_line(article, capsys, change, message):
     path = article / "spec.yaml"
-    path.write_text(CUSTOM_JOB_SPEC.replace(*change, 1))
+    old, new = change
+    path.write_text(CUSTOM_JOB_SPEC.replace(old, new, 1))
     code, _, err = run(capsys, *custom_job_args(path))
     assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
 

@@ -88,6 +88,11 @@ def _outside_file(folder: Path) -> str:
     return str(secret)
 
 
+def _relative_link_out(folder: Path) -> None:
+    _outside_file(folder)
+    os.symlink("../secret.txt", folder / "s")
+
+
 def _fifo_config(tmp: Path) -> list[str]:
     os.mkfifo(tmp / "pipe.yaml")
     return ["validate", str(tmp / "pipe.yaml")]
@@ -125,7 +130,7 @@ HOSTILE = {
         "/secret.txt, outside the folder",
     ),
     "../ link out": (
-        dry_run("digits", files=lambda d: (_outside_file(d), os.symlink("../secret.txt", d / "s"))),
+        dry_run("digits", files=_relative_link_out),
         "/secret.txt, outside the folder",
     ),
     "/proc/self/environ": (dry_run("digits", files=_link("env", "/proc/self/environ")), "env is a link to /proc/"),

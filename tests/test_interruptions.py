@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.interruptions import Tracker, describe, of_status, sagemaker_transitions, summarize
@@ -23,6 +24,13 @@ def epoch(seconds: float, n: int, checkpoint: str | None = None, steps: int = 10
     return line(seconds, "epoch", epoch=n, steps=steps, epoch_time_s=5.0, checkpoint=checkpoint)
 
 
+def summarized(lines: list[LogLine], state: str | None = None) -> dict[str, Any]:
+    """The interruptions of ``lines``, which the test knows has some to summarize."""
+    summary = summarize(Tracker().feed(lines), state=state)
+    assert summary is not None
+    return summary
+
+
 def test_a_notice_saves_at_the_step_reached_nothing_is_redone_and_the_time_down_counts() -> None:
     notice = (T0 + dt.timedelta(seconds=20)).timestamp()
     lines = [
@@ -33,7 +41,7 @@ def test_a_notice_saves_at_the_step_reached_nothing_is_redone_and_the_time_down_
         epoch(325, 2, "/c/ckpt-20/ckpt", steps=6),
         line(326, "done"),
     ]
-    summary = summarize(Tracker().feed(lines))
+    summary = summarized(lines)
     assert summary["count"] == 1 and summary["steps_redone"] == 0
     item = summary["items"][0]
     assert (item["step"], item["checkpoint_step"], item["resume_step"]) == (14, 14, 14)
@@ -43,24 +51,24 @@ def test_a_notice_saves_at_the_step_reached_nothing_is_redone_and_the_time_down_
 
 def test_a_restart_without_a_notice_redoes_the_steps_since_the_last_checkpoint() -> None:
     lines = [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), epoch(10, 2, None), plan(70, resume_step=10), epoch(80, 2)]
-    summary = summarize(Tracker().feed(lines))
+    summary = summarized(lines)
     item = summary["items"][0]
     assert (item["step"], item["resume_step"], item["steps_redone"]) == (20, 10, 10)
     assert item["down_s"] == 60.0 and item["redo_s"] == 5.0 and item["seconds_lost"] == 65.0  # 10 steps × 0.5 s
-    assert not item["exact"] and "at least 10 steps redone" in describe(summary)
+    assert not item["exact"] and "at least 10 steps redone" in str(describe(summary))
 
 
 def test_a_cancelled_jobs_last_save_is_the_users_stop_not_an_interruption() -> None:
     lines = [plan(0), epoch(5, 1), line(7, "preempted", step=13, checkpoint="/c/ckpt-13/ckpt", notice="SIGTERM")]
     assert summarize(Tracker().feed(lines), state="CANCELLED") is None
-    preempted = summarize(Tracker().feed(lines), state="PREEMPTED")
+    preempted = summarized(lines, state="PREEMPTED")
     assert preempted["count"] == 1 and preempted["items"][0]["resumed_at"] is None
     assert preempted["items"][0]["steps_redone"] == 0  # the checkpoint is at the step reached
     assert describe(preempted) == "1, not resumed in this job; 0 steps to redo"  # the time lost is not known yet
 
 
 def test_a_run_started_from_another_runs_checkpoint_says_so() -> None:
-    summary = summarize(Tracker().feed([plan(0, resume_step=14), epoch(5, 2, steps=6)]))
+    summary = summarized([plan(0, resume_step=14), epoch(5, 2, steps=6)])
     assert summary["count"] == 0 and summary["resumed_from_step"] == 14
     assert describe(summary) == "none in this job; started from a checkpoint at step 14"
 
@@ -91,6 +99,7 @@ def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
     log = [plan(100), epoch(200, 1, "/c/ckpt-10/ckpt"), plan(560, resume_step=10)]  # the second restart: no log yet
     status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", details={"spot_interruptions": cloud})
     summary = of_status(status, log)
+    assert summary is not None
     assert summary["count"] == 2
     first, second = summary["items"]
     assert first["source"].startswith("SageMaker SecondaryStatus Interrupted") and first["steps_redone"] == 0
@@ -104,7 +113,8 @@ def test_progress_collects_interruptions_while_following() -> None:
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
     for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), plan(50, resume_step=10)]:
         progress(item)
-    assert summarize(progress.interruptions)["count"] == 1
+    summary = summarize(progress.interruptions)
+    assert summary is not None and summary["count"] == 1
     assert "1 interruption · elapsed" in progress.snapshot().line()  # the live status line
 
 
@@ -127,5 +137,7 @@ def test_the_end_of_run_summary_shows_them_and_history_keeps_them(tmp_path, monk
     out = io.StringIO()
     finish(Console(file=out, width=200), status, progress)
     assert "interruptions" in out.getvalue() and "at least 10 steps redone" in out.getvalue()
-    kept = history.load_run("job-1")["interruptions"]
+    run = history.load_run("job-1")
+    assert run is not None
+    kept = run["interruptions"]
     assert kept["count"] == 1 and kept["steps_redone"] == 10 and kept["items"][0]["resume_step"] == 10

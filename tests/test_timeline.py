@@ -124,14 +124,17 @@ def test_a_local_run_of_a_users_package_puts_its_epochs_under_training(tmp_path)
         f"package: {{path: {CHATTY}, module: chatty_trainer.task}}\nargs: ['--epochs', '3']\n"
     )
     env = {**os.environ}
-    run = lambda *args: subprocess.run(
-        [sys.executable, "-m", "cloudtrain", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "cloudtrain", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
     submitted = run("submit", str(config), "-o", "json")
     assert submitted.returncode == 0, submitted.stderr
     job = json.loads(submitted.stdout)["job_id"]

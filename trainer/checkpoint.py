@@ -105,7 +105,7 @@ class StepCheckpoints(tf.train.CheckpointManager):
         """Global step of the newest readable checkpoint in the chief's directory (0 if none), and its path."""
         found = complete_checkpoints(self.directory_read)
         errors = []
-        for step, path in reversed(found):
+        for _step, path in reversed(found):
             try:
                 self.checkpoint.read(path).assert_existing_objects_matched()
             except (AssertionError, ValueError, tf.errors.OpError) as exc:

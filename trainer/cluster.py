@@ -48,7 +48,8 @@ class Cluster:
 
     @property
     def has_chief_task(self) -> bool:
-        return bool(self.tf_config) and "chief" in self.tf_config.get("cluster", {})
+        cluster = self.tf_config.get("cluster") if self.tf_config else None
+        return isinstance(cluster, Mapping) and "chief" in cluster
 
     @property
     def rank(self) -> int:
@@ -138,6 +139,8 @@ def resolve_cluster(environ: Mapping[str, str]) -> Cluster:
         cluster = from_cluster_spec(parse_json_env(environ, "CLUSTER_SPEC", {}))
     else:
         hosts = parse_json_env(environ, "SM_HOSTS", [])
-        multi = isinstance(hosts, list) and len(hosts) > 1
-        cluster = from_sagemaker_hosts(hosts, environ.get("SM_CURRENT_HOST")) if multi else SINGLE
+        if isinstance(hosts, list) and len(hosts) > 1:
+            cluster = from_sagemaker_hosts(hosts, environ.get("SM_CURRENT_HOST"))
+        else:
+            cluster = SINGLE
     return dataclasses.replace(cluster, host=host)

@@ -149,7 +149,8 @@ def _npz_arrays(paths: list[str]) -> tuple[np.ndarray, np.ndarray, tuple | None,
     for path in paths:
         arrays = _read_npz(path)
         x, y = _xy(arrays, path)
-        xs.append(x), ys.append(y)
+        xs.append(x)
+        ys.append(y)
         found = next((k for k in ("val", "test") if f"x_{k}" in arrays and f"y_{k}" in arrays), None)
         if found:
             held.append((arrays[f"x_{found}"], arrays[f"y_{found}"]))
@@ -198,7 +199,7 @@ def write_tfrecord(path: str, images: np.ndarray, labels: np.ndarray) -> None:
         raise TrainerError(f"write_tfrecord stores uint8 pixels, got {images.dtype}")
     storage.ensure_filesystem(path)
     with tf.io.TFRecordWriter(path) as writer:
-        for image, label in zip(images, labels):
+        for image, label in zip(images, labels, strict=True):
             feature = {
                 "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image.tobytes()])),
                 "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(label)])),
@@ -329,13 +330,15 @@ def load(
         return load_mnist()
     if spec.kind == "synthetic":
         return synthetic(synthetic_shape, synthetic_classes, synthetic_examples, seed)
+    location = spec.location
+    assert location is not None, f"{spec.kind} data comes with a location"  # parse_data_spec gives files one
     if spec.kind == "npz":
-        return load_npz(spec.location, val_location, val_split, seed)
+        return load_npz(location, val_location, val_split, seed)
     if spec.kind == "tfrecord":
-        files = _tfrecord_files(spec.location)
+        files = _tfrecord_files(location)
         val = _tfrecord_files(val_location) if val_location else []
-        return load_tfrecord(files, val, spec.location)
-    return load_directory(spec.location, val_location, val_split, seed)
+        return load_tfrecord(files, val, location)
+    return load_directory(location, val_location, val_split, seed)
 
 
 # --- pipelines --------------------------------------------------------------------

@@ -129,7 +129,7 @@ def resolve_dirs(
     }
     from_job_dir = {"model_dir": "model", "checkpoint_dir": "checkpoints", "tensorboard_dir": "logs"}
     from_platform = _platform_dirs(platform, environ)
-    chosen: dict[str, str | None] = {}
+    chosen: dict[str, str] = {}
     origin: dict[str, str] = {}
     for key, flag_value in flags.items():
         flag = "--" + key.replace("_", "-")
@@ -141,13 +141,11 @@ def resolve_dirs(
             chosen[key], origin[key] = from_platform[key]
         elif key in from_job_dir:
             chosen[key], origin[key] = join(LOCAL_BASE, from_job_dir[key]), "local default"
-        else:
-            chosen[key] = None
     return Dirs(
         model_dir=chosen["model_dir"],
         checkpoint_dir=chosen["checkpoint_dir"],
         tensorboard_dir=chosen["tensorboard_dir"],
-        output_dir=chosen["output_dir"],
+        output_dir=chosen.get("output_dir"),  # the one directory with no default
         origin=origin,
     )
 

@@ -31,7 +31,7 @@ def _clean(value: object) -> object:
 
 
 def format_event(event: str, **fields: object) -> str:
-    return json.dumps({"event": event, **_clean(fields)}, allow_nan=False, default=str)
+    return json.dumps({"event": event, **{k: _clean(v) for k, v in fields.items()}}, allow_nan=False, default=str)
 
 
 def emit(event: str, stream: TextIO | None = None, **fields: object) -> None:

@@ -93,7 +93,7 @@ class TrainLoop:
             scaled = self.optimizer.scale_loss(loss) if self._loss_scaling else loss
         variables = self.model.trainable_variables
         grads = tape.gradient(scaled, variables)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.apply_gradients(zip(grads, variables, strict=True))
         return tf.stack([tf.reduce_sum(losses), tf.reduce_sum(correct), tf.cast(tf.size(correct), tf.float32)])
 
     def _replica_eval_step(self, images, labels):

@@ -48,7 +48,7 @@ def report_metric(name: str, value: float, step: int, environ: Mapping[str, str]
     _hypertune.report_hyperparameter_tuning_metric(hyperparameter_metric_tag=name, metric_value=value, global_step=step)
 
 
-def report_epoch(fields: Mapping[str, object], epoch: int, environ: Mapping[str, str] = os.environ) -> None:
+def report_epoch(fields: Mapping[str, float | None], epoch: int, environ: Mapping[str, str] = os.environ) -> None:
     """After an epoch: report the sweep's metric if this run is a trial and the epoch has it."""
     name = sweep_metric(environ)
     if name is None:

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trainer import env, events
 from trainer import plan as plan_lib
@@ -19,6 +20,9 @@ from trainer import precision as precision_lib
 from trainer import strategy as strategy_lib
 from trainer import tpu as tpu_lib
 from trainer.cluster import Cluster, resolve_cluster
+
+if TYPE_CHECKING:
+    import tensorflow as tf  # annotations only: TensorFlow loads after the environment is set
 
 
 @dataclass
@@ -30,7 +34,7 @@ class Setup:
     cluster: Cluster
     devices: list
     choice: strategy_lib.StrategyChoice
-    strategy: object
+    strategy: tf.distribute.Strategy
     precision: precision_lib.Precision
     tpu_rules: tpu_lib.TpuRules = tpu_lib.rules("default")
     tpu: dict | None = None  # the plan's TPU entry: type, cores, topology

@@ -136,6 +136,7 @@ def train(s: Setup, started: float) -> int:
     val_ds = strategy.experimental_distribute_dataset(val) if val is not None else None
 
     def on_preempted():
+        assert notice is not None  # the guard that calls this exists only with a notice
         step = int(loop.step.numpy())
         ckpts.close()
         if cluster.is_chief:

@@ -18,7 +18,7 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 __all__ = [
     "BeforeValidator",
@@ -124,6 +124,9 @@ class Mismatch(Exception):
     """The data is not plainly valid: let pydantic decide (and word the error)."""
 
 
+_R = TypeVar("_R", bound="Record")
+
+
 class Record:
     """A frozen record of annotated fields; unknown keys are refused, strings must come stripped."""
 
@@ -160,7 +163,7 @@ class Record:
             out[name] = _dump(value, exclude_none)
         return out
 
-    def model_copy(self, *, update: dict[str, Any] | None = None) -> Record:
+    def model_copy(self: _R, *, update: dict[str, Any] | None = None) -> _R:
         """A copy with ``update``'s values set as given (not validated, as pydantic's ``model_copy``)."""
         copy = object.__new__(type(self))
         object.__setattr__(

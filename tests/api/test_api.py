@@ -80,14 +80,17 @@ def chatty_config(tmp_path, monkeypatch):
 def test_a_whole_local_job_through_the_api_alone(chatty_config, capfd) -> None:
     cfg = cloudtrain.load_config(chatty_config)
     job = cloudtrain.submit(cfg, local=True)
-    assert history.find(job.job_id).backend == "local"  # recorded before anything is followed
+    recorded = history.find(job.job_id)
+    assert recorded is not None and recorded.backend == "local"  # recorded before anything is followed
     messages = [line.message for line in job.logs(follow=True)]
     status = job.wait()
     assert status.state is JobState.SUCCEEDED
     assert any("Epoch 2/2" in m for m in messages), messages[-20:]
     assert job.outcome is not None and job.outcome.error() is None
     saved = history.load_run(job.job_id)
-    assert saved["status"]["state"] == "SUCCEEDED"  # the summary the CLI keeps, kept by the API too
+    assert (
+        saved is not None and saved["status"]["state"] == "SUCCEEDED"
+    )  # the summary the CLI keeps, kept by the API too
     assert [row["phase"] for row in saved["timeline"]][-1] == "training"
     again = cloudtrain.attach(job.job_id)  # any id the CLI accepts: this one from history
     assert again.status().state is JobState.SUCCEEDED
@@ -101,8 +104,9 @@ def test_a_failed_local_job_is_returned_with_the_clis_exit_code(chatty_config) -
     job = cloudtrain.submit(cfg, local=True)
     status = job.wait()
     assert status.state is JobState.FAILED
+    assert job.outcome is not None
     error = job.outcome.error()
-    assert error.exit_code == ExitCode.JOB_FAILED and job.job_id in str(error)
+    assert error is not None and error.exit_code == ExitCode.JOB_FAILED and job.job_id in str(error)
 
 
 def test_errors_are_the_clis_exceptions_and_nothing_is_printed(tmp_path, capsys) -> None:
@@ -131,7 +135,7 @@ def test_a_sweep_config_is_refused_by_submit_with_the_way_to_run_it(tmp_path) ->
     )
     with pytest.raises(UsageError, match="sweep") as refused:
         cloudtrain.submit(cloudtrain.load_config(path))
-    assert "submit_sweep" in refused.value.hint
+    assert "submit_sweep" in str(refused.value.hint)
 
 
 def test_import_cloudtrain_loads_nothing_else_until_the_api_is_used() -> None:

@@ -41,8 +41,8 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
     tree = ast.parse(path.read_text(), str(path))
     type_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block) for n in ast.walk(block)}
     for node in ast.walk(tree):
-        if id(node) in type_only:  # ``if TYPE_CHECKING:`` imports never run: annotations only
-            continue
+        if id(node) in type_only or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue  # ``if TYPE_CHECKING:`` imports never run: annotations only
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -125,12 +125,8 @@ def climbs(edges: dict[str, dict[str, int]]) -> list[str]:
     bad = []
     for source, targets in sorted(edges.items()):
         for target, line in sorted(targets.items()):
-            up = (
-                floor(source) is not None
-                and floor(target) is not None
-                and floor(target) < floor(source)
-                and not (floor(source) == floor(target))
-            )
+            at, to = floor(source), floor(target)
+            up = at is not None and to is not None and to < at
             into_bench = source.startswith("cloudtrain") and target.startswith("bench")
             vocabulary = source.startswith("cloudtrain.sweeps") and floor(target) in (0, 1, 2)
             if up or into_bench or vocabulary:

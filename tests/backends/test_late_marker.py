@@ -21,7 +21,7 @@ def test_lines_with_the_same_timestamp_are_not_late_in_one_batch_or_across_batch
     marker = LateMarker()
     first = marker.batch([line(0, "a"), line(0, "b"), line(0, "c")])
     then = marker.batch([line(0, "d"), line(1, "e")])
-    assert [(l.message, l.late) for l in first + then] == [
+    assert [(line.message, line.late) for line in first + then] == [
         ("a", False),
         ("b", False),
         ("c", False),
@@ -35,5 +35,5 @@ def test_an_older_line_of_the_same_replica_is_late_and_another_replicas_is_not()
     marker = LateMarker()
     marker.batch([line(5, "newest of algo-1")])
     shown = marker.batch([line(4, "older, algo-1"), line(4, "older, algo-2", replica="algo-2")])
-    assert [(l.message, l.late) for l in shown] == [("older, algo-1", True), ("older, algo-2", False)]
+    assert [(line.message, line.late) for line in shown] == [("older, algo-1", True), ("older, algo-2", False)]
     assert marker.late == 1

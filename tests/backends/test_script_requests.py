@@ -12,6 +12,7 @@ import pytest
 from cloudtrain.config import load_config
 from cloudtrain.packaging import build_script_sdist
 from cloudtrain.spec import build_spec
+from tests.packaging.sdist_helpers import member_bytes
 
 FIXTURE = Path(__file__).resolve().parents[1] / "packages" / "sm_script"
 
@@ -49,6 +50,7 @@ def render(tmp_path: Path, cloud: str, extra: str = ""):
     path = tmp_path / f"{cloud}.yaml"
     path.write_text(CLOUDS[cloud] + SCRIPT + extra)
     spec = build_spec(load_config(path))
+    assert spec.package.script is not None
     package = build_script_sdist(spec.package.path, tmp_path / "dist", spec.package.script)
     from cloudtrain.backends import get_backend
 
@@ -91,7 +93,7 @@ def test_the_sagemaker_source_dir_is_the_folder_itself(tmp_path):
     assert first.sha256 == second.sha256
     with tarfile.open(first.path) as tar:
         files = sorted(m.name for m in tar.getmembers() if m.isfile())
-        assert tar.extractfile("mnist-2.py").read() == (FIXTURE / "mnist-2.py").read_bytes()
+        assert member_bytes(tar, "mnist-2.py") == (FIXTURE / "mnist-2.py").read_bytes()
     # The container installs requirements.txt itself, as for any SageMaker script.
     assert files == ["lib/util.py", "mnist-2.py", "requirements.txt"]
 

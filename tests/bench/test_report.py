@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench import __main__ as runner
@@ -108,7 +110,7 @@ def results() -> dict:
         ]
     }
     spread = lambda v: {"median": v, "min": v, "max": v, "runs": [v] * 3}  # noqa: E731
-    vertex_late = {
+    vertex_late: dict[str, Any] = {
         "minutes": 0.5,
         "repeats": 3,
         "speed": 20.0,
@@ -325,7 +327,7 @@ def test_extra_arguments_reach_one_bench_and_its_reproduce_line(results):
 
 def _only(results: dict, *names: str) -> dict:
     """``results`` as a ``--only NAMES`` run of an hour later would have them."""
-    later = {
+    later: dict[str, Any] = {
         "meta": dict(
             results["meta"],
             started="2030-01-01 01:00:00 UTC",

@@ -172,6 +172,7 @@ def test_cost_after_from_sagemakers_billable_seconds(aws, build_package, tmp_pat
     from cloudtrain.catalog.cost import cost_after
 
     cost = cost_after(status)
+    assert cost is not None
     price = 4.89  # ml.g4dn.12xlarge, us-east-1 list price in the catalog
     assert cost["usd"] == round(price * 2 * 1200 / 3600, 4)  # billable × 2 instances
     assert cost["spot_savings_usd"] == round(price * 2 * (3600 - 1200) / 3600, 4)
@@ -193,6 +194,7 @@ def test_cost_after_from_vertex_job_times(backend, jobs, gcs, tmp_path, clock) -
     handle.status()
     status = handle.status()
     cost = cost_after(status)
+    assert cost is not None
     # 2 replicas (pool 0: 1, pool 1: 1) × n1-standard-16 + 4 × T4 for the 30 min between start and end
     assert [p["replica_count"] for p in status.details["pools"]] == [1, 1]
     assert cost["usd"] == pytest.approx(2 * 2.484 * 1800 / 3600, abs=0.01)

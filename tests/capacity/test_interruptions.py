@@ -124,7 +124,7 @@ def test_sagemaker_spot_interruption_in_status_json_text_and_report(aws, build_p
 
     status = handle.status()
     run = collect.from_parts(status, list(handle.logs(follow=False)), "sagemaker")
-    assert run.interruptions["count"] == 1
+    assert run.interruptions is not None and run.interruptions["count"] == 1 and status.created is not None
     assert run.interruption_offsets() == [
         ((at(125) - status.created).total_seconds(), (at(330) - status.created).total_seconds())
     ]

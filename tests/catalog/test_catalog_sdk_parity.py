@@ -38,7 +38,9 @@ def _py_versions(version: str) -> list[str]:
     from cloudtrain.catalog.sagemaker import _config, _images
     from cloudtrain.catalog.table import table
 
-    return _config(_images(table("sagemaker")), version)["py_versions"]
+    config = _config(_images(table("sagemaker")), version)
+    assert config is not None, f"no SageMaker TensorFlow image config for {version}"
+    return config["py_versions"]
 
 
 @pytest.mark.parametrize("version", catalog.tensorflow_versions("sagemaker"))

@@ -10,6 +10,7 @@ import pytest
 
 from cloudtrain import catalog
 from cloudtrain.catalog._data import load
+from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 
 
@@ -71,10 +72,12 @@ def test_machines_are_sorted_by_cloud_gpu_count_price():
 
 def test_sagemaker_gpu_counts_match_sagemaker_core():
     """sagemaker-core's instance_gpu_info.json (read as a file) agrees on GPU count and memory."""
-    root = Path(importlib.util.find_spec("sagemaker").submodule_search_locations[0])
+    spec = importlib.util.find_spec("sagemaker")
+    assert spec is not None and spec.submodule_search_locations
+    root = Path(spec.submodule_search_locations[0])
     sdk = json.loads((root / "core" / "image_uri_config" / "instance_gpu_info.json").read_text())["us-east-1"]
     checked = 0
-    for name, t in table("sagemaker").types.items():
+    for name in table("sagemaker").types:
         if name not in sdk:
             continue
         checked += 1
@@ -93,10 +96,15 @@ def test_gpu_models():
     assert models["A100-80GB"].memory_gb == 80
 
 
+def gpu_name(m: MachineInfo) -> str:
+    assert m.gpu is not None, f"{m.machine_type} has no GPU"
+    return m.gpu.name
+
+
 def test_a_gpu_family_takes_in_its_sizes_and_json_names_gpus_one_way():
-    a100 = {(m.cloud, m.gpu.name) for m in catalog.machines(gpu="A100")}
+    a100 = {(m.cloud, gpu_name(m)) for m in catalog.machines(gpu="A100")}
     assert ("vertex", "A100-80GB") in a100 and ("sagemaker", "A100-80GB") in a100 and ("vertex", "A100") in a100
-    assert {m.gpu.name for m in catalog.machines(gpu="A100-80GB")} == {"A100-80GB"}
+    assert {gpu_name(m) for m in catalog.machines(gpu="A100-80GB")} == {"A100-80GB"}
     every = {(m.machine_type, m.accelerator_count) for m in catalog.machines("vertex", "T4", every_combination=True)}
     n1 = [t for t, spec in table("vertex").types.items() if spec.attach]
     assert ("n1-standard-16", 4) in every and {t for t, _ in every} == set(n1)  # every N1 type that takes a T4

@@ -36,6 +36,7 @@ def test_gpu4_config_resolves_with_model_and_price():
     assert info.vcpus == 16 and info.memory_gb == 60
     assert info.gpu_memory_gb == 64
     machine_only = catalog.resolve_machine("vertex", "n1-standard-16", None, 0).price_per_hour
+    assert machine_only is not None
     assert info.price_per_hour == pytest.approx(machine_only + 4 * 0.4025)
     assert (info.price_region, info.price_date) == ("us-central1", "2025-01")
 
@@ -54,6 +55,7 @@ def test_gpu4_config_resolves_with_model_and_price():
 )
 def test_built_in_gpus_may_be_omitted_and_must_match(machine, accelerator, count, implied):
     info = catalog.resolve_machine("vertex", machine, accelerator, count)
+    assert info.gpu is not None
     assert (info.accelerator, info.accelerator_count, info.gpu.name) == implied
     assert info.price_per_hour and info.price_per_hour > 0
 

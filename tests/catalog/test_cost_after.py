@@ -5,6 +5,7 @@ elsewhere. Pure: statuses as the backends build them."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -23,8 +24,15 @@ def status(**details) -> JobStatus:
     )
 
 
+def billed(job: JobStatus) -> dict[str, Any]:
+    """The cost of a job the test knows was billed and priced."""
+    cost = cost_after(job)
+    assert cost is not None, f"no cost for {job.details}"
+    return cost
+
+
 def test_sagemaker_bills_billable_seconds_at_the_instance_price() -> None:
-    cost = cost_after(
+    cost = billed(
         status(billable_seconds=7200, training_seconds=7200, instance_type="ml.g4dn.12xlarge", region="us-east-1")
     )
     assert cost == {
@@ -36,17 +44,17 @@ def test_sagemaker_bills_billable_seconds_at_the_instance_price() -> None:
 
 
 def test_managed_spot_shows_what_it_saved_and_on_demand_shows_nothing_saved() -> None:
-    spot = cost_after(status(billable_seconds=1800, training_seconds=3600, instance_type="ml.g4dn.12xlarge"))
+    spot = billed(status(billable_seconds=1800, training_seconds=3600, instance_type="ml.g4dn.12xlarge"))
     assert spot["usd"] == round(G4DN_12X / 2, 4)
     assert (spot["on_demand_usd"], spot["spot_savings_usd"]) == (G4DN_12X, round(G4DN_12X / 2, 4))
-    same = cost_after(status(billable_seconds=3600, training_seconds=3600, instance_type="ml.g4dn.12xlarge"))
+    same = billed(status(billable_seconds=3600, training_seconds=3600, instance_type="ml.g4dn.12xlarge"))
     assert "spot_savings_usd" not in same and "on_demand_usd" not in same
 
 
 def test_the_price_region_is_named_when_the_job_ran_elsewhere() -> None:
-    cost = cost_after(status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge", region="us-west-2"))
+    cost = billed(status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge", region="us-west-2"))
     assert cost["price_note"] == "price of us-east-1; the job ran in us-west-2"
-    assert "price_note" not in cost_after(
+    assert "price_note" not in billed(
         status(billable_seconds=3600, instance_type="ml.g4dn.12xlarge", region="us-east-1")
     )
 
@@ -68,9 +76,7 @@ def test_vertex_bills_start_to_end_for_every_replica_of_every_pool() -> None:
         {"machine_type": "n1-standard-8", "replica_count": 2},
     ]
     start, end = T0 + dt.timedelta(minutes=10), T0 + dt.timedelta(minutes=40)
-    cost = cost_after(
-        status(pools=pools, start_time=start.isoformat(), end_time=end.isoformat(), region="europe-west4")
-    )
+    cost = billed(status(pools=pools, start_time=start.isoformat(), end_time=end.isoformat(), region="europe-west4"))
     assert cost["usd"] == round((4 * T4X4 + 2 * N1_8) * 0.5, 4)  # 30 min, not the 2 h since created
     assert cost["basis"] == (
         "start_time → end_time 1800 s × (1 × n1-standard-16 $2.484/h + 3 × n1-standard-16 "
@@ -82,9 +88,7 @@ def test_vertex_bills_start_to_end_for_every_replica_of_every_pool() -> None:
 
 def test_vertex_without_an_end_time_ends_with_the_job_and_spot_says_it_is_list_price() -> None:
     pools = [{"machine_type": "n1-standard-8", "replica_count": 1}]
-    cost = cost_after(
-        status(pools=pools, start_time=(T0 + dt.timedelta(hours=1)).isoformat(), scheduling_strategy="SPOT")
-    )
+    cost = billed(status(pools=pools, start_time=(T0 + dt.timedelta(hours=1)).isoformat(), scheduling_strategy="SPOT"))
     assert cost["usd"] == N1_8 and "start_time → end_time 3600 s" in cost["basis"]
     assert cost["note"].startswith("on-demand list price: the catalog has no Vertex AI spot prices")
     running = JobStatus(

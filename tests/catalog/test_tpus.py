@@ -6,19 +6,28 @@ import pytest
 
 from cloudtrain import catalog
 from cloudtrain.catalog import tpus
+from cloudtrain.catalog.records import TpuInfo
+
+
+def tpu_of(machine_type: str, accelerator: str | None, count: int | None) -> TpuInfo:
+    tpu = catalog.resolve_machine("vertex", machine_type, accelerator, count).tpu
+    assert tpu is not None, f"{machine_type} is not a TPU machine"
+    return tpu
 
 
 def test_v5e_types_have_their_chips_topology_and_price():
     m = catalog.resolve_machine("vertex", "ct5lp-hightpu-4t", None, None)
     assert (m.accelerator, m.accelerator_count, m.gpu) == ("TPU_V5_LITEPOD", 4, None)
+    assert m.tpu is not None
     assert (m.tpu.generation, m.tpu.chips, m.tpu.cores, m.tpu.topology) == ("v5e", 4, 4, "2x2")
     assert (m.price_per_hour, m.price_region, m.price_date) == (5.52, "us-central1", "2025-01")
-    assert catalog.resolve_machine("vertex", "ct5lp-hightpu-8t", "TPU_V5_LITEPOD", 8).tpu.topology == "2x4"
-    assert catalog.resolve_machine("vertex", "ct5lp-hightpu-1t", None, None).tpu.topology == "1x1"
+    assert tpu_of("ct5lp-hightpu-8t", "TPU_V5_LITEPOD", 8).topology == "2x4"
+    assert tpu_of("ct5lp-hightpu-1t", None, None).topology == "1x1"
 
 
 def test_cloud_tpu_takes_v2_or_v3_with_eight_cores():
     v3 = catalog.resolve_machine("vertex", "cloud-tpu", "tpu-v3", 8)
+    assert v3.tpu is not None
     got = (v3.accelerator, v3.accelerator_count, v3.tpu.chips, v3.tpu.cores, v3.tpu.topology)
     assert got == ("TPU_V3", 8, 4, 8, None)
     assert catalog.resolve_machine("vertex", "cloud-tpu", "TPU_V2", None).price_per_hour == 5.175

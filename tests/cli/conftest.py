@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401 — the Vertex fakes
 from tests.conftest import REPO
 
 CHATTY = REPO / "tests" / "packages" / "chatty_trainer"

@@ -19,7 +19,6 @@ import cloudtrain.backends.vertex as vertex_module
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
 from tests import docs_text
-from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401 (fixtures)
 from tests.conftest import VERTEX_BASE
 
 PATHS = {
@@ -73,7 +72,7 @@ def test_2_bad_input_before_anything_runs(project, capsys):
 
 
 @pytest.fixture
-def vertex_config(tmp_path, backend, gcs, monkeypatch):  # noqa: F811
+def vertex_config(tmp_path, backend, gcs, monkeypatch):
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
     pkg = tmp_path / "trainer"
     pkg.mkdir()
@@ -86,7 +85,7 @@ def vertex_config(tmp_path, backend, gcs, monkeypatch):  # noqa: F811
 
 @pytest.mark.slow
 @pytest.mark.server
-def test_3_the_cloud_does_not_answer_through_the_retries(vertex_config, jobs, capsys):  # noqa: F811
+def test_3_the_cloud_does_not_answer_through_the_retries(vertex_config, jobs, capsys):
     jobs.create_faults.extend(["unavailable"] * 6)  # every attempt of the backoff
     assert main(["submit", str(vertex_config)]) == ExitCode.UNREACHABLE
     err = capsys.readouterr().err
@@ -96,7 +95,7 @@ def test_3_the_cloud_does_not_answer_through_the_retries(vertex_config, jobs, ca
 
 @pytest.mark.slow
 @pytest.mark.server
-def test_4_no_quota_for_the_job(vertex_config, jobs, capsys):  # noqa: F811
+def test_4_no_quota_for_the_job(vertex_config, jobs, capsys):
     jobs.create_faults.extend(["quota"] * 6)
     assert main(["submit", str(vertex_config)]) == ExitCode.NO_CAPACITY
     assert "no quota" in capsys.readouterr().err
@@ -149,6 +148,7 @@ def test_130_ctrl_c_stops_a_local_run(chatty, cli_cache):
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
     for line in proc.stdout:
         if "Epoch 2/2" in line:
             break

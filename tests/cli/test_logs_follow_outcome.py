@@ -21,7 +21,6 @@ import pytest
 import cloudtrain.backends.vertex as vertex_module
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
-from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401 (fixtures)
 from tests.fakes.aws import LogWriter
 from tests.fakes.vertex_jobs import Script
 
@@ -82,6 +81,7 @@ def test_local_run_cancelled_by_ctrl_c_logs_follow_exits_130_in_both_modes(cli, 
         text=True,
     )
     seen = []
+    assert proc.stdout is not None
     for line in proc.stdout:
         seen.append(line)
         if "Epoch 2/2" in line:
@@ -100,7 +100,7 @@ def test_local_run_cancelled_by_ctrl_c_logs_follow_exits_130_in_both_modes(cli, 
 
 
 @pytest.fixture
-def vertex(backend, monkeypatch):  # noqa: F811
+def vertex(backend, monkeypatch):
     monkeypatch.setattr(vertex_module, "BACKEND", backend)
     return ["--backend", "vertex", "--region", "us-central1", "--project", "p"]
 

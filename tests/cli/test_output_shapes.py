@@ -40,6 +40,7 @@ def test_a_closed_pipe_ends_quietly_with_0():
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader (`| head -0`) is gone before the first write
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0 and err == ""

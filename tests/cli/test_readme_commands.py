@@ -27,7 +27,8 @@ def readme_usages() -> list[str]:
 
 def command_of(usage: str) -> tuple[str, click.Command]:
     """``sweep results SWEEP`` → ("sweep results", that command): groups are walked down."""
-    words, command = [], cli
+    words: list[str] = []
+    command: click.Command = cli
     for word in usage.split():
         if not isinstance(command, click.Group) or word not in command.commands:
             break
@@ -103,8 +104,9 @@ def shape_keys(shape: str) -> tuple[list[str], dict[str, set[str]]]:
 
 def readme_dry_run_keys() -> tuple[list[str], dict[str, set[str]]]:
     """The keys the "Dry-run" section says ``-o json`` prints, in order, and the nested ones."""
-    shape = JSON_SHAPE.search(docs_text.section("Dry-run")).group(3)
-    return shape_keys(shape)
+    shown = JSON_SHAPE.search(docs_text.section("Dry-run"))
+    assert shown is not None, 'the "Dry-run" section shows no -o json shape'
+    return shape_keys(shown.group(3))
 
 
 def test_the_dry_runs_json_keys_are_the_ones_the_manual_gives(capsys):
@@ -129,7 +131,9 @@ def _without_comment(line: str) -> str:
 def test_the_fallback_example_is_the_files_own_text():
     """The yaml block under "Capacity and cost" is job_configs/fallback.yaml's, line for line (comments aside)."""
     section = docs_text.section("Capacity and cost")
-    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    found = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert found is not None, 'no yaml block under "Capacity and cost"'
+    block = found.group(1)
     shown = [_without_comment(line) for line in block.splitlines() if _without_comment(line)]
     file_lines = [
         _without_comment(line)

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
 def _read_until(proc: subprocess.Popen, seen: list[str], *needles: str) -> None:
     """Read stdout lines until every needle has appeared (the CLI's own lines: no sleeping)."""
     missing = set(needles)
+    assert proc.stdout is not None
     for line in proc.stdout:
         seen.append(line)
         missing = {n for n in missing if n not in "".join(seen)}
@@ -63,7 +64,7 @@ def test_second_ctrl_c_kills_every_replica_at_once_and_exits_130(chatty, cli_cac
     seen: list[str] = []
     try:
         _read_until(proc, seen, "Epoch 2/2 on chief", "Epoch 2/2 on worker-0")
-        run_dir = Path(next(l for l in seen if l.startswith("Run ")).split(" started in ", 1)[1].strip())
+        run_dir = Path(next(line for line in seen if line.startswith("Run ")).split(" started in ", 1)[1].strip())
         pids = list(json.loads((run_dir / "local-run" / "status.json").read_text())["details"]["pids"].values())
         assert len(pids) == 2 and all(_alive(p) for p in pids)
         proc.send_signal(signal.SIGINT)
@@ -80,7 +81,7 @@ def test_second_ctrl_c_kills_every_replica_at_once_and_exits_130(chatty, cli_cac
     assert proc.returncode == ExitCode.INTERRUPTED, err[-3000:]
     assert "killing every replica now" in out  # the CLI took the second Ctrl-C
     # ... and the replica group cut its grace short (this notice is never written when the grace runs out)
-    notices = [json.loads(l) for l in (run_dir / "local-run" / "lines.jsonl").read_text().splitlines()]
+    notices = [json.loads(line) for line in (run_dir / "local-run" / "lines.jsonl").read_text().splitlines()]
     assert {"replica": "cloudtrain", "message": "killing every replica now"} in [
         {"replica": n["replica"], "message": n["message"]} for n in notices
     ]

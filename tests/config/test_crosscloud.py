@@ -122,6 +122,7 @@ def test_region_table_covers_every_region_both_ways():
 def test_nearest_machine(cloud, gpu, count, expected):
     shape = {"vertex": (16, 60), "sagemaker": (8, 30)}[cloud] if count <= 4 else (32, 120)
     found = nearest.nearest_machine(cloud, gpu, count, *shape)
+    assert found.gpu is not None
     assert (found.machine_type, found.gpu.name, found.accelerator_count) == expected
 
 

@@ -156,7 +156,7 @@ def test_custom_job_document_from_flags_matches_golden():
             "machine-type=n1-standard-16,replica-count=2,accelerator-type=NVIDIA_TESLA_T4,accelerator-count=4",
         ),
     }
-    with pytest.raises(Exception):
+    with pytest.raises(UsageError, match="give --config FILE .* or --worker-pool-spec"):
         gcloud.custom_job_document("mnist", {"--region": "us-central1"}, None)  # neither --config nor a pool
     doc = gcloud.custom_job_document("mnist_run", flags, None)
     assert_golden("gcloud_custom_job_flags", {"document": doc.data})
@@ -168,7 +168,8 @@ def test_python_version_flag_is_kept_or_named():
     assert not [n for n in notes if "pythonVersion" in n]  # the 2.17 image has Python 3.10
     _, notes = legacy.convert(gcloud.mlengine_document("j", {**base, "--python-version": "3.7"}, (), None))
     assert [n for n in notes if "pythonVersion" in n] == [
-        "mapped: trainingInput.pythonVersion: 3.7 → 3.10 (the TensorFlow 2.17 image has Python 3.10; your code runs on that)"
+        "mapped: trainingInput.pythonVersion: 3.7 → 3.10 "
+        "(the TensorFlow 2.17 image has Python 3.10; your code runs on that)"
     ]
 
 
@@ -186,7 +187,7 @@ def test_worker_flags_that_differ_from_the_master_are_one_line(flags, message):
     base = {"--scale-tier": "CUSTOM", "--master-machine-type": "n1-standard-8"}
     with pytest.raises(ConfigError, match=message) as info:
         legacy.convert(gcloud.mlengine_document("j", {**base, **flags}, (), None))
-    assert info.value.file.startswith("--")  # names the flag, not a file line
+    assert info.value.file is not None and info.value.file.startswith("--")  # names the flag, not a file line
 
 
 def test_parameter_server_machine_type_is_taken_and_servers_become_workers():

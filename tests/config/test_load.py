@@ -149,12 +149,12 @@ def test_unknown_region_suggests_nearest(project):
 
 def test_impossible_machine_combination_names_alternatives(project):
     error = error_of(project(VERTEX_BASE.replace("n1-standard-16", "n1-standard-2").replace("count: 4", "count: 8")))
-    assert error.field.startswith("machine.") and "nearest valid" in str(error)
+    assert error.field is not None and error.field.startswith("machine.") and "nearest valid" in str(error)
 
 
 def test_accelerator_not_offered_on_machine(project):
     error = error_of(project(VERTEX_BASE.replace("NVIDIA_TESLA_T4", "NVIDIA_H100_80GB")))
-    assert error.field.startswith("machine.") and error.line in (8, 9)
+    assert error.field is not None and error.field.startswith("machine.") and error.line in (8, 9)
 
 
 def test_missing_package_path(project):

@@ -92,8 +92,8 @@ def test_adc_in_gcloud_folder_and_nothing_found(tmp_path):
 def test_a_config_without_project_takes_it_from_gcloud(project, tmp_path, monkeypatch):
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(gcloud_folder(tmp_path, {"default": "gc-project"}, "default")))
     loaded = load_config(project(VERTEX_BASE.replace("project: my-project\n", "")))
-    assert loaded.config.project == "gc-project" and "gcloud configuration 'default'" in loaded.project_source
-    assert load_config(project()).project_source.endswith("job.yaml:4")  # the config wins over gcloud
+    assert loaded.config.project == "gc-project" and "gcloud configuration 'default'" in str(loaded.project_source)
+    assert str(load_config(project()).project_source).endswith("job.yaml:4")  # the config wins over gcloud
 
 
 def test_no_project_anywhere_names_where_it_looked(project):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -23,7 +24,7 @@ from cloudtrain.config.twin import Invalid, _record, model_of, validate
 REPO = Path(__file__).resolve().parents[2]
 
 #: Every record and every kind of field: unions, bounds, durations, versions, Literals, dicts of records.
-FULL = {
+FULL: dict[str, Any] = {
     "name": "mnist-gpu4",
     "name_suffix": False,
     "backend": "vertex",
@@ -128,7 +129,7 @@ def _same(a: Record, b: Record) -> bool:
     for name in a.model_fields:
         x, y = getattr(a, name), getattr(b, name)
         pairs = (
-            list(zip(x, y))
+            list(zip(x, y, strict=True))
             if isinstance(x, list) and isinstance(y, list) and len(x) == len(y)
             else [(x[k], y[k]) for k in x]
             if isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys()
@@ -219,7 +220,8 @@ def test_what_only_pydantic_takes_still_becomes_a_record() -> None:
     data["region"] = " us-central1 "  # pydantic strips it; read() leaves that to pydantic
     config = validate(JobConfig, data)
     assert isinstance(config, JobConfig) and config.region == "us-central1"
-    assert isinstance(config.machine, Machine) and isinstance(config.sweep.params["lr"], SweepParam)
+    assert isinstance(config.machine, Machine) and config.sweep is not None
+    assert isinstance(config.sweep.params["lr"], SweepParam)
     assert "region" in config.model_fields_set and "target" not in config.model_fields_set
 
 
@@ -232,6 +234,7 @@ def test_invalid_data_carries_pydantics_errors() -> None:
 
 def test_records_read_like_pydantic_models() -> None:
     config = validate(JobConfig, copy.deepcopy(FULL))
+    assert isinstance(config, JobConfig) and config.sweep is not None
     param = SweepParam(values=[0.1, 0.2])
     assert param.values == [0.1, 0.2] and param.model_fields_set == {"values"} and param.scale == "linear"
     assert param.model_dump(exclude_none=True) == {"scale": "linear", "values": [0.1, 0.2]}
@@ -242,6 +245,6 @@ def test_records_read_like_pydantic_models() -> None:
     assert config.model_dump(exclude={"package"}).keys() == JobConfig.model_fields.keys() - {"package"}
     assert hash(config.machine) == hash(validate(Machine, {**FULL["machine"]}))
     with pytest.raises(TypeError, match="frozen"):
-        config.machine.type = "n1-standard-4"  # type: ignore[misc]
+        config.machine.type = "n1-standard-4"
     with pytest.raises(Mismatch):
         SweepParam(scale="cubic")

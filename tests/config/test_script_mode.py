@@ -78,7 +78,7 @@ def test_what_a_script_job_may_not_say_is_one_line_with_a_fix(write, extra, fiel
 
 def test_parameter_server_names_what_to_use_instead(write):
     error = error_of(write(SAGEMAKER + "distribution: {parameter_server: {enabled: true}}\n"))
-    assert "multi_worker_mirrored_strategy" in error.hint and "\n" not in str(error)
+    assert error.hint is not None and "multi_worker_mirrored_strategy" in error.hint and "\n" not in str(error)
 
 
 @pytest.mark.parametrize(
@@ -109,13 +109,14 @@ def test_multi_worker_mirrored_strategy_is_the_replica_count_mechanism(write):
     from cloudtrain.backends.sagemaker import BACKEND
     from cloudtrain.packaging import build_script_sdist
 
-    same = {"now": dt.datetime(2025, 1, 2, tzinfo=dt.timezone.utc), "suffix": "abc123"}  # one job name for both
-    plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")), **same)
+    now, suffix = dt.datetime(2025, 1, 2, tzinfo=dt.timezone.utc), "abc123"  # one job name for both
+    plain = build_spec(load_config(write(SAGEMAKER + "replica_count: 2\n")), now=now, suffix=suffix)
     spelled = build_spec(
         load_config(
             write(SAGEMAKER + "replica_count: 2\ndistribution: {multi_worker_mirrored_strategy: {enabled: true}}\n")
         ),
-        **same,
+        now=now,
+        suffix=suffix,
     )
     package = build_script_sdist(plain.package.path, Path(write("").parent / "dist"), "mnist-2.py")
     ours = [BACKEND.render(s, package)["HyperParameters"] for s in (plain, spelled)]

@@ -1,4 +1,5 @@
-"""The multipart upload journal (``<cache>/uploads/*.json``): a 0-byte entry a kill left is removed, not kept forever."""
+"""The multipart upload journal (``<cache>/uploads/*.json``): a 0-byte entry a kill left is removed,
+not kept forever."""
 
 from __future__ import annotations
 

@@ -39,7 +39,9 @@ def test_gpu4_local_trains_digits_to_the_stated_accuracy(tmp_path, tf_cache, mon
     out = result.stdout
     assert re.search(r"Job mnist-gpu4-\S+: SUCCEEDED", out)
     assert "epoch 12/12" in out and "32 per replica" in out
-    accuracy = float(re.search(r"metrics\.val_accuracy:?\s+([0-9.]+)", out).group(1))
+    found = re.search(r"metrics\.val_accuracy:?\s+([0-9.]+)", out)
+    assert found is not None, out[-3000:]
+    accuracy = float(found.group(1))
     assert accuracy >= STATED_MIN_VAL_ACCURACY
     assert (tmp_path / "run" / "model" / "saved_model.pb").exists()
     assert (tmp_path / "run" / "model" / "metrics.json").exists()

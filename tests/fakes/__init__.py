@@ -8,7 +8,13 @@ which log entries are readable and what state a job is in.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Protocol
+
+
+class Clock(Protocol):
+    """What a fake reads the time from: a :class:`VirtualClock`, an :class:`AcceleratedClock` or the real one."""
+
+    def time(self) -> float: ...
 
 
 class VirtualClock:

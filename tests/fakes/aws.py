@@ -127,8 +127,8 @@ def _training_job_names_stay_taken() -> None:
             )
         return create(self, training_job_name, *args, **kwargs)
 
-    create_training_job.names_stay_taken = True  # type: ignore[attr-defined]
-    SageMakerModelBackend.create_training_job = create_training_job
+    create_training_job.names_stay_taken = True  # type: ignore[attr-defined]  # marks the patch as applied
+    SageMakerModelBackend.create_training_job = create_training_job  # type: ignore[method-assign]  # patching moto
 
 
 @contextlib.contextmanager
@@ -200,8 +200,9 @@ def add_tuning_actions() -> None:
         self.sagemaker_backend.hyper_parameter_tuning_jobs[name].hyper_parameter_tuning_job_status = "Stopped"
         return EmptyResult()
 
-    SageMakerResponse.list_training_jobs_for_hyper_parameter_tuning_job = list_trials
-    SageMakerResponse.stop_hyper_parameter_tuning_job = stop
+    # two operations moto does not answer, added to its SageMaker responses
+    SageMakerResponse.list_training_jobs_for_hyper_parameter_tuning_job = list_trials  # type: ignore[attr-defined]
+    SageMakerResponse.stop_hyper_parameter_tuning_job = stop  # type: ignore[attr-defined]
 
 
 # -- SageMaker capacity: refusals and start-up failures worded as SageMaker words them ------------
@@ -244,5 +245,5 @@ def add_capacity_faults() -> None:
             job.failure_reason = CAPACITY_ERROR
         return result
 
-    create._capacity_faults = True  # type: ignore[attr-defined]
-    SageMakerResponse.create_training_job = create
+    create._capacity_faults = True  # type: ignore[attr-defined]  # marks the patch as applied
+    SageMakerResponse.create_training_job = create  # type: ignore[method-assign]  # patching moto in place

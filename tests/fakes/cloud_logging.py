@@ -170,7 +170,8 @@ class FakeLogging:
                 candidates = self._index[bisect.bisect_left(self._index, (lo,)) if lo else 0 :]
             after = tuple(req.page_token.split("|", 2)) if req.page_token else None
             size = req.page_size or 1000
-            page, more = [], False
+            page: list[tuple[dt.datetime, str, int, object]] = []
+            more = False
             for stamp, insert_id, seq in candidates:
                 _, _, readable, job_id, pb = self._items[seq]
                 if hi is not None and stamp >= hi:

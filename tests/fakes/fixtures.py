@@ -3,13 +3,15 @@ tests/conftest.py registers): one moto server per session, cleaned for each test
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.fakes.aws import MotoAws, moto_server, use_moto
 
 
 @pytest.fixture(scope="session")
-def moto_session() -> MotoAws:
+def moto_session() -> Iterator[MotoAws]:
     with moto_server() as moto:
         yield moto
 

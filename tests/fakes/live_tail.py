@@ -75,7 +75,9 @@ class LiveTailFake:
     def __init__(
         self, moto_endpoint: str, *, period: float = 1.0, sleep: Callable[[float], None] = time.sleep, seed: int = 1
     ):
-        self.moto = urlparse(moto_endpoint)
+        moto = urlparse(moto_endpoint)
+        assert moto.hostname, f"not an http://host:port endpoint: {moto_endpoint}"
+        self.moto_host, self.moto_port = moto.hostname, moto.port
         self.period, self.sleep = period, sleep
         self.rng = random.Random(seed)
         self.max_events = 500
@@ -90,6 +92,7 @@ class LiveTailFake:
         self.sampled_away = 0  # events left out of sampled updates
         self.dropped = 0  # events in updates dropped for a slow reader
         self.closing = threading.Event()
+        self.quiet_errors = False  # True where a fault proxy's resets are the point, not news for stderr
         self._lock = threading.Lock()
         fake = self
 
@@ -102,7 +105,12 @@ class LiveTailFake:
             def do_POST(self) -> None:
                 fake._handle(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not fake.quiet_errors:
+                    super().handle_error(request, client_address)
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True, name="live-tail-fake")
@@ -132,7 +140,7 @@ class LiveTailFake:
             self._proxy(request, body)
 
     def _proxy(self, request: BaseHTTPRequestHandler, body: bytes) -> None:
-        conn = http.client.HTTPConnection(self.moto.hostname, self.moto.port, timeout=30)
+        conn = http.client.HTTPConnection(self.moto_host, self.moto_port, timeout=30)
         try:
             headers = {k: v for k, v in request.headers.items() if k.lower() not in ("host", "connection")}
             conn.request("POST", request.path, body=body, headers=headers)

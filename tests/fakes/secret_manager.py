@@ -32,6 +32,7 @@ class FakeSecretManager:
     def __init__(self, server: ThreadingHTTPServer):
         self.server = server
         host, port = server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address: ("127.0.0.1", port)
         self.endpoint = f"http://{host}:{port}"  # CLOUDTRAIN_SECRETMANAGER_ENDPOINT
         self.metadata_host = f"{host}:{port}"  # GCE_METADATA_HOST
         self.secrets: dict[str, list[str]] = {}  # "projects/P/secrets/S" → versions' values, 1 first

@@ -13,6 +13,7 @@ import datetime as dt
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import grpc
 from google.cloud.aiplatform_v1.types import custom_job, job_service, study
@@ -20,7 +21,7 @@ from google.cloud.aiplatform_v1.types import hyperparameter_tuning_job as hptj
 from google.cloud.aiplatform_v1.types import job_state as js
 from google.protobuf import empty_pb2
 
-from tests.fakes import VirtualClock, serve, unary
+from tests.fakes import Clock, VirtualClock, serve, unary
 
 SERVICE = "google.cloud.aiplatform.v1.JobService"
 
@@ -65,6 +66,13 @@ def abort_with(context, code, message: str, reason: str | None) -> None:
 
 
 S = js.JobState
+E = TypeVar("E")
+
+
+def member(enum: type[E], name: str) -> E:
+    """``enum``'s member ``name``, typed as the enum: to mypy the members of a proto-plus enum are
+    plain ints (proto ships no types), which the messages' typed fields refuse."""
+    return getattr(enum, name)
 
 
 @dataclass
@@ -77,8 +85,8 @@ class Script:
 
 
 class FakeJobService:
-    def __init__(self, clock: VirtualClock | None = None):
-        self.clock = clock or VirtualClock()
+    def __init__(self, clock: Clock | None = None):
+        self.clock: Clock = clock or VirtualClock()
         self.jobs: dict[str, custom_job.CustomJob] = {}
         self.scripts: list[Script] = []  # taken by creates, in order; default Script() after
         #: One per create call: "lost", "unavailable", or a refusal of :data:`REFUSALS` ("capacity", …).
@@ -125,7 +133,7 @@ class FakeJobService:
             job_id = str(1000 + len(self.jobs))
             job = custom_job.CustomJob(req.custom_job)
             job.name = f"{req.parent}/customJobs/{job_id}"
-            job.state = S.JOB_STATE_PENDING
+            job.state = member(S, "JOB_STATE_PENDING")
             job.create_time = self._now()
             self.jobs[job_id] = job
             script = self.scripts.pop(0) if self.scripts else Script()
@@ -175,7 +183,7 @@ class FakeJobService:
             job.error = {"code": code, "message": script.error}
         if state == "CANCELLED":
             job.error = {"code": 1, "message": "CANCELED"}
-        job.state = S[f"JOB_STATE_{state}"]
+        job.state = member(S, f"JOB_STATE_{state}")
 
     def _cancel(self, req, context):
         with self._lock:
@@ -192,7 +200,9 @@ class FakeJobService:
             self.calls.append("list")
             match = re.fullmatch(r'labels\.([\w-]+)="([^"]*)"', req.filter) if req.filter else None
             wanted = (
-                (lambda j: True) if not req.filter else (lambda j: bool(match) and j.labels.get(match[1]) == match[2])
+                (lambda j: True)
+                if not req.filter
+                else (lambda j: match is not None and j.labels.get(match[1]) == match[2])
             )
             jobs = [j for j in reversed(self.jobs.values()) if wanted(j)]  # newest first, as Vertex AI lists them
             start = int(req.page_token or 0)
@@ -215,7 +225,7 @@ class FakeJobService:
             job_id = str(5000 + len(self.tuning_jobs))
             job = hptj.HyperparameterTuningJob(req.hyperparameter_tuning_job)
             job.name = f"{req.parent}/hyperparameterTuningJobs/{job_id}"
-            job.state = S.JOB_STATE_PENDING
+            job.state = member(S, "JOB_STATE_PENDING")
             job.create_time = self._now()
             self.tuning_jobs[job_id] = job
             return job
@@ -226,8 +236,9 @@ class FakeJobService:
             job = self.tuning_jobs.get(req.name.rsplit("/", 1)[-1])
             if job is None or job.name != req.name:
                 context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {req.name} not found")
+            assert job is not None  # context.abort raised
             if job.state == S.JOB_STATE_PENDING:
-                job.state = S.JOB_STATE_RUNNING
+                job.state = member(S, "JOB_STATE_RUNNING")
                 job.start_time = self._now()
             elif job.state == S.JOB_STATE_RUNNING:
                 metric = job.study_spec.metrics[0].metric_id
@@ -235,12 +246,15 @@ class FakeJobService:
                     trial = study.Trial(id=str(i + 1), custom_job=f"{job.name.split('/hyper')[0]}/customJobs/{900 + i}")
                     trial.parameters = [study.Trial.Parameter(parameter_id=k, value=v) for k, v in params.items()]
                     if value is None:
-                        trial.state, trial.infeasible_reason = study.Trial.State.INFEASIBLE, "trial job failed"
+                        trial.state, trial.infeasible_reason = (
+                            member(study.Trial.State, "INFEASIBLE"),
+                            "trial job failed",
+                        )
                     else:
-                        trial.state = study.Trial.State.SUCCEEDED
+                        trial.state = member(study.Trial.State, "SUCCEEDED")
                         trial.final_measurement = study.Measurement(metrics=[{"metric_id": metric, "value": value}])
                     job.trials.append(trial)
-                job.state = S.JOB_STATE_SUCCEEDED
+                job.state = member(S, "JOB_STATE_SUCCEEDED")
                 job.end_time = self._now()
             return job
 
@@ -250,5 +264,6 @@ class FakeJobService:
             job = self.tuning_jobs.get(req.name.rsplit("/", 1)[-1])
             if job is None:
                 context.abort(grpc.StatusCode.NOT_FOUND, f"fake: {req.name} not found")
-            job.state = S.JOB_STATE_CANCELLED
+            assert job is not None  # context.abort raised
+            job.state = member(S, "JOB_STATE_CANCELLED")
             return empty_pb2.Empty()

@@ -13,6 +13,13 @@ def write(root: Path, relpath: str, text: str = "x\n") -> Path:
     return path
 
 
+def member_bytes(tar: tarfile.TarFile, member: str | tarfile.TarInfo) -> bytes:
+    """The bytes of a regular file in the archive (``extractfile`` gives None for anything else)."""
+    f = tar.extractfile(member)
+    assert f is not None, f"{member} is not a regular file in the archive"
+    return f.read()
+
+
 def packaged(built) -> set[str]:
     """Paths inside the package folder, e.g. {"mini_trainer/task.py", ...}."""
     top = f"{built.name}-{built.version}/"

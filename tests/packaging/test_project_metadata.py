@@ -15,6 +15,7 @@ from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging.project import find_metadata
 from tests.conftest import REPO
 from tests.packaging.conftest import FIXTURES
+from tests.packaging.sdist_helpers import member_bytes
 
 
 def copy(name: str, tmp_path: Path) -> Path:
@@ -26,7 +27,7 @@ def copy(name: str, tmp_path: Path) -> Path:
 
 def pkg_info(built) -> str:
     with tarfile.open(built.path) as tar:
-        return tar.extractfile(f"{built.name}-{built.version}/PKG-INFO").read().decode()
+        return member_bytes(tar, f"{built.name}-{built.version}/PKG-INFO").decode()
 
 
 def test_setup_py_beside_the_package_gives_name_version_and_requirements(tmp_path):

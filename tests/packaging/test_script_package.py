@@ -15,6 +15,7 @@ import pytest
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging import build_script_sdist
 from cloudtrain.packaging.script import PACKAGE, check_script, extract_sources, has_setup_py
+from tests.packaging.sdist_helpers import member_bytes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "packages"
 
@@ -111,7 +112,7 @@ def _installed(built, site: Path) -> None:
             if member.isfile() and parts[1] == PACKAGE:
                 target = site.joinpath(*parts[1:])
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(member).read())
+                target.write_bytes(member_bytes(tar, member))
 
 
 def _launch(site: Path, work: Path, env: dict[str, str], *args: str) -> dict:

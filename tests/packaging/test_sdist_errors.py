@@ -21,9 +21,9 @@ def _error(call, *args) -> str:
 
 def test_missing_path(tmp_path):
     text = _error(build_sdist, tmp_path / "nope", tmp_path / "out")
-    assert (
-        text
-        == f"package path {tmp_path / 'nope'} does not exist — point package.path at the training package folder, e.g. trainer/"
+    assert text == (
+        f"package path {tmp_path / 'nope'} does not exist — "
+        "point package.path at the training package folder, e.g. trainer/"
     )
 
 
@@ -46,9 +46,9 @@ def test_no_init_py_suggests_the_package_inside(mini, tmp_path):
 def test_no_init_py_suggests_adding_one(tmp_path):
     write(tmp_path, "trainer/task.py")
     text = _error(build_sdist, tmp_path / "trainer", tmp_path / "out")
-    assert (
-        text
-        == f"package path {tmp_path / 'trainer'} has no __init__.py — add an empty {tmp_path / 'trainer' / '__init__.py'} to make it a Python package"
+    assert text == (
+        f"package path {tmp_path / 'trainer'} has no __init__.py — "
+        f"add an empty {tmp_path / 'trainer' / '__init__.py'} to make it a Python package"
     )
 
 
@@ -98,9 +98,9 @@ def test_missing_module_suggests_a_close_one(mini):
 
 def test_module_of_another_package(mini):
     text = _error(check_module, mini, "trainer.task")
-    assert (
-        text
-        == f"module 'trainer.task' is not in package 'mini_trainer' ({mini}) — modules in it: mini_trainer.model, mini_trainer.task"
+    assert text == (
+        f"module 'trainer.task' is not in package 'mini_trainer' ({mini}) — "
+        "modules in it: mini_trainer.model, mini_trainer.task"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import tarfile
 
 import pytest
@@ -11,12 +12,12 @@ import pytest
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging.metadata import normalize_name, normalize_version, read_requirements
-from tests.packaging.sdist_helpers import write
+from tests.packaging.sdist_helpers import member_bytes, write
 
 
 def _member(built, relpath: str) -> str:
     with tarfile.open(built.path) as tar:
-        return tar.extractfile(f"{built.name}-{built.version}/{relpath}").read().decode()
+        return member_bytes(tar, f"{built.name}-{built.version}/{relpath}").decode()
 
 
 def test_generated_metadata_carries_the_requirements(mini, tmp_path):
@@ -41,7 +42,10 @@ def test_generated_metadata_carries_the_requirements(mini, tmp_path):
     assert ast.literal_eval(kwargs["package_data"]) == {"mini_trainer": ["**/*"]}
     assert ast.unparse(kwargs["packages"]) == "find_packages()"
     pyproject = _member(built, "pyproject.toml")
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # as cloudtrain reads it on Python 3.10
+        import tomli as tomllib
 
     assert tomllib.loads(pyproject)["build-system"] == {
         "requires": ["setuptools>=62.3"],

@@ -13,7 +13,7 @@ from cloudtrain.errors import PackagingError
 from cloudtrain.packaging import archive as archive_module
 from cloudtrain.packaging import build_sdist
 from cloudtrain.packaging.archive import FIXED_MTIME, Member, write_archive
-from tests.packaging.sdist_helpers import packaged, write
+from tests.packaging.sdist_helpers import member_bytes, packaged, write
 
 
 def test_rebuild_is_byte_identical_and_shares_the_name(mini, tmp_path):
@@ -174,7 +174,7 @@ def test_size_warning_names_the_biggest_files(mini, tmp_path):
 def test_files_are_read_as_they_are_when_written(mini, tmp_path):
     built = build_sdist(mini, tmp_path / "out")
     with tarfile.open(built.path) as tar:
-        body = tar.extractfile("mini_trainer-0.0.0/mini_trainer/task.py").read()
+        body = member_bytes(tar, "mini_trainer-0.0.0/mini_trainer/task.py")
     assert body == (mini / "task.py").read_bytes()
     assert isinstance(built.path, Path)
 
@@ -185,7 +185,5 @@ def test_package_reached_through_a_symlink_keeps_the_link_name(mini, tmp_path):
     built = build_sdist(link, tmp_path / "out")
     assert built.name == "trainer"
     assert "trainer-0.0.0/trainer/task.py" in built.files
-    assert (
-        "package_data={'trainer': ['**/*']}"
-        in tarfile.open(built.path).extractfile("trainer-0.0.0/setup.py").read().decode()
-    )
+    with tarfile.open(built.path) as tar:
+        assert "package_data={'trainer': ['**/*']}" in member_bytes(tar, "trainer-0.0.0/setup.py").decode()

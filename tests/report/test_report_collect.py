@@ -68,6 +68,7 @@ def test_what_finish_saved_live_wins_over_the_runs_log(local_run) -> None:
     from cloudtrain import history
 
     saved = history.load_run(JOB)
+    assert saved is not None
     saved["timeline"] = [
         {
             "phase": "training",
@@ -184,11 +185,13 @@ def test_the_saved_timeline_and_interruptions_win_over_the_logs() -> None:
     )
     noted = collect.from_parts(spot, [], "sagemaker", {"interruptions": {"count": 5, "items": []}})
     assert noted.interruptions == {"count": 5, "items": []}  # what finish counted live
-    assert collect.from_parts(spot, [], "sagemaker").interruptions["count"] == 2  # else the status's own count
+    counted = collect.from_parts(spot, [], "sagemaker").interruptions
+    assert counted is not None and counted["count"] == 2  # else the status's own count
 
 
 def test_a_sagemaker_run_is_priced_from_its_billable_seconds() -> None:
     info = catalog.resolve_machine("sagemaker", "ml.p3.2xlarge", None, None)
+    assert info.price_per_hour is not None
     details = {"billable_seconds": 1800, "training_seconds": 3600, "instance_type": "ml.p3.2xlarge"}
     data = collect.from_parts(status(details), [], "sagemaker", {"cost_per_hour": 99.0})
     assert data.cost_usd == round(info.price_per_hour / 2, 4)  # the record wins over price × billed time
@@ -201,6 +204,7 @@ def test_a_sagemaker_run_is_priced_from_its_billable_seconds() -> None:
 
 def test_a_vertex_spot_runs_basis_carries_the_catalogs_note() -> None:
     info = catalog.resolve_machine("vertex", "n1-standard-8", None, None)
+    assert info.price_per_hour is not None
     details = {
         "start_time": at(600).isoformat(),
         "end_time": at(4200).isoformat(),

@@ -19,7 +19,9 @@ def _run(job_id: str, epochs: int, rate: float) -> RunData:
 
 
 def _runs_header(html: str) -> list[str]:
-    head = re.search(r'<table id="runs"><thead><tr>(.*?)</tr>', html).group(1)
+    found = re.search(r'<table id="runs"><thead><tr>(.*?)</tr>', html)
+    assert found is not None, "the report has no runs table"
+    head = found.group(1)
     return re.findall(r"<th>(.*?)</th>", head)
 
 

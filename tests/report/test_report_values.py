@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.report import collect, figures, page
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
-EPOCHS = [  # each epoch different in every figure, so a repeat or a shift shows
+EPOCHS: list[dict[str, Any]] = [  # each epoch different in every figure, so a repeat or a shift shows
     {
         "epoch": 1,
         "loss": 0.9,
@@ -65,6 +66,7 @@ class Tables(HTMLParser):
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
+            assert self._table is not None  # a cell is inside a table
             self._table[-1].append("".join(self._cell))
             self._cell = None
         elif tag == "table":
@@ -121,7 +123,7 @@ def test_each_epochs_own_values_in_the_table_and_the_summary(tmp_path) -> None:
         ["2", "0.6", "0.7", "0.65", "0.66", "1,500", "8"],
         ["3", "0.3", "0.85", "0.4", "0.81", "1,700", "7.5"],
     ]
-    runs = dict(zip(tables["runs"][0], tables["runs"][1]))
+    runs = dict(zip(tables["runs"][0], tables["runs"][1], strict=True))
     assert runs["epochs"] == "3" and runs["replicas"] == "2"
     assert runs["examples/s"] == "1,700"  # the median of the epochs after the first: 1500, 1700 → the upper
     assert runs["wall time"] == "50 s"
@@ -193,7 +195,7 @@ def test_a_sweeps_report_lists_its_trials_and_stars_the_best_by_its_goal(
     ]
     assert "trials" in written["figures"]
     html = (tmp_path / "report" / "report.html").read_text()
-    runs = dict(zip(*Tables(html).tables["runs"][:2]))
+    runs = dict(zip(*Tables(html).tables["runs"][:2], strict=True))
     assert (runs["job"], runs["backend"], runs["state"]) == (
         job_id,
         "sagemaker",

@@ -110,7 +110,8 @@ def test_progress_from_events() -> None:
     snap = progress.snapshot()
     assert (snap.phase, snap.epoch, snap.epochs, snap.steps, snap.loss) == ("training", 2, 4, 100, 0.5)
     assert snap.metric == ("val_accuracy", 0.7) and snap.examples_per_sec == 2000.0 and snap.eta_s == 20.0
-    assert snap.elapsed_s == 2160 and abs(snap.cost_usd - 0.2) < 1e-9  # 360 s billed at $2/h
+    assert snap.elapsed_s == 2160 and snap.cost_usd is not None
+    assert abs(snap.cost_usd - 0.2) < 1e-9  # 360 s billed at $2/h
     line = snap.line()
     assert "epoch 2/4" in line and "val_accuracy 0.7 · " in line and "ETA 20 s" in line and "$0.20" in line
 

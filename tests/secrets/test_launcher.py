@@ -20,7 +20,8 @@ PROBE = """\
 import hashlib, json, os, sys
 print(json.dumps({"args": sys.argv[1:], "HF_TOKEN": os.environ.get("HF_TOKEN"),
                   "DB_PASSWORD": os.environ.get("DB_PASSWORD"),
-                  "launcher_vars": sorted(k for k in os.environ if k.startswith(("CLOUDTRAIN_SECRET_", "CLOUDTRAIN_RUN")))}))
+                  "launcher_vars": sorted(k for k in os.environ
+                                          if k.startswith(("CLOUDTRAIN_SECRET_", "CLOUDTRAIN_RUN")))}))
 """
 
 

@@ -65,6 +65,7 @@ def test_shell_reference_on_sagemaker_prints_the_command_and_the_reference_to_wr
         'aws secretsmanager create-secret --region us-east-1 --name hf-token --secret-string "$HF_TOKEN" '
         "--query ARN --output text"
     ) in str(error)
+    assert error.hint is not None
     assert error.hint.startswith("then write HF_TOKEN: aws:<the ARN it prints, arn:aws:secretsmanager:us-east-1:")
 
 

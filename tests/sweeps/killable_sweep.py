@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
+from cloudtrain.app import sweep_local as local
 from tests.sweeps.test_sweep_driver import ScriptedBackend, ScriptedRun, curve, killable_spec
 
 
@@ -19,23 +21,26 @@ class HangingRun(ScriptedRun):
         yield from ()
 
 
+class HangsAt(ScriptedBackend):
+    """Trial ``stop_at`` hangs; the others run as scripted."""
+
+    def __init__(self, stop_at: int):
+        super().__init__(curve)
+        self.stop_at = stop_at
+
+    def submit(self, spec, package):
+        if spec.job_name.endswith(f"-t{self.stop_at:03d}"):
+            return HangingRun(spec, curve, None)
+        return super().submit(spec, package)
+
+
 def main() -> None:
     folder, algorithm, stop_at = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     spec = killable_spec(folder, algorithm)
-    backend = ScriptedBackend(curve)
-    plain_submit = backend.submit
-
-    def submit(trial_spec, package):
-        if trial_spec.job_name.endswith(f"-t{stop_at:03d}"):
-            return HangingRun(trial_spec, curve, None)
-        return plain_submit(trial_spec, package)
-
-    backend.submit = submit
+    backend: Any = HangsAt(stop_at)  # a scripted stand-in: only submit, what run_trials calls
 
     def on_event(event) -> None:
         print(f"trial {event.number} {event.state} {event.params}", flush=True)
-
-    from cloudtrain.app import sweep_local as local
 
     local.run_trials(spec, None, backend=backend, on_event=on_event, remember=lambda h, s: None)
 

@@ -10,6 +10,7 @@ import pytest
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
+from cloudtrain.backends.sagemaker.tuning_jobs import SageMakerSweep
 from cloudtrain.config import load_config
 from cloudtrain.spec import build_spec
 from tests.fakes.aws import TUNING_TRIALS, MotoAws, add_tuning_actions
@@ -59,8 +60,10 @@ def test_sagemaker_sweep_is_created_and_its_trials_read_back(aws: MotoAws, build
             "FailureReason": "AlgorithmError",
         },
     ]
+    assert isinstance(handle, SageMakerSweep)
     results = handle.results()
     assert [t.state for t in results.trials] == ["COMPLETE", "COMPLETE", "FAIL"]
+    assert results.best is not None
     assert results.best.trial.endswith("-002-bbbb") and results.best.params == {"lr": "0.001", "optimizer": "sgd"}
     assert (results.metric, results.goal, results.max_trials) == ("val_accuracy", "maximize", 8)
     assert handle.status().state is JobState.SUCCEEDED  # moto completes tuning jobs at once

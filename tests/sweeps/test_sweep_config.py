@@ -9,6 +9,7 @@ import pytest
 
 from cloudtrain.cli import main
 from cloudtrain.config import load_config
+from cloudtrain.config.schema import Sweep
 from cloudtrain.errors import ConfigError
 from cloudtrain.sweeps.params import resolve
 
@@ -30,13 +31,18 @@ def _write(tmp_path: Path, sweep: str, base: str = BASE) -> Path:
     return path
 
 
+def sweep_of(path: Path) -> Sweep:
+    sweep = load_config(path).config.sweep
+    assert sweep is not None, f"{path} has no sweep"
+    return sweep
+
+
 def test_the_issue_form_loads_and_types_are_inferred() -> None:
-    loaded = load_config(ROOT / "job_configs" / "sweep.yaml")
-    params = {p.name: p for p in resolve(loaded.config.sweep.params)}
+    sweep = sweep_of(ROOT / "job_configs" / "sweep.yaml")
+    params = {p.name: p for p in resolve(sweep.params)}
     assert params["lr"].kind == "double" and params["lr"].scale == "log" and params["lr"].min == 0.0001
     assert params["batch-size"].kind == "discrete" and params["batch-size"].values == (32, 64, 128)
     assert params["optimizer"].kind == "categorical" and params["optimizer"].values == ("adam", "sgd")
-    sweep = loaded.config.sweep
     assert (sweep.metric, sweep.goal, sweep.max_trials, sweep.parallel_trials, sweep.algorithm) == (
         "val_accuracy",
         "maximize",
@@ -59,7 +65,7 @@ def test_integer_range_and_explicit_type(tmp_path: Path) -> None:
             seed: {type: categorical, values: [1, 2]}
         """,
     )
-    params = {p.name: p for p in resolve(load_config(path).config.sweep.params)}
+    params = {p.name: p for p in resolve(sweep_of(path).params)}
     assert params["layers"].kind == "integer" and params["layers"].grid_values() == (1, 2, 3, 4)
     assert params["width"].kind == "double" and params["width"].min == 1.0
     assert params["seed"].kind == "categorical" and params["seed"].values == ("1", "2")
@@ -144,7 +150,7 @@ trainingInput:
 def test_the_legacy_hyperparameters_block_maps_key_for_key(tmp_path: Path) -> None:
     path = tmp_path / "config_hptuning.yaml"
     path.write_text(f"project: p\nstaging_bucket: gs://b\npackage: {{path: {ROOT / 'trainer'}}}\n" + LEGACY)
-    sweep = load_config(path).config.sweep
+    sweep = sweep_of(path)
     assert sweep.model_dump(exclude_none=True) == {
         "metric": "val_accuracy",
         "goal": "maximize",
@@ -167,7 +173,7 @@ def test_legacy_defaults_and_refusals(tmp_path: Path) -> None:
         "    algorithm: RANDOM_SEARCH\n", ""
     )
     path.write_text(f"project: p\nstaging_bucket: gs://b\npackage: {{path: {ROOT / 'trainer'}}}\n" + minimal)
-    sweep = load_config(path).config.sweep
+    sweep = sweep_of(path)
     assert sweep.metric == "training/hptuning/metric" and sweep.algorithm == "bayesian"
     path.write_text(path.read_text().replace("goal: MAXIMIZE", "goal: MAXIMUM"))
     with pytest.raises(ConfigError, match=r"cfg.yaml:7: trainingInput.hyperparameters: hyperparameters.goal must be"):

@@ -14,7 +14,7 @@ import pytest
 from cloudtrain.app import sweep_local as local
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
-from cloudtrain.spec import build_spec
+from cloudtrain.spec import JobSpec, build_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,8 +70,9 @@ class ScriptedBackend:
         return run
 
 
-def _spec(tmp_path: Path, **sweep) -> object:
+def _spec(tmp_path: Path, **sweep) -> JobSpec:
     spec = build_spec(load_config(ROOT / "job_configs" / "sweep.yaml", ["backend=local"]))
+    assert spec.sweep is not None
     cfg = spec.sweep.model_copy(update={"params": {"lr": spec.sweep.params["lr"]}, "seed": 7, **sweep})
     return dataclasses.replace(
         spec, sweep=cfg, output_dir=str(tmp_path / "sweep"), job_name="lr-sweep", hyperparameters=MappingProxyType({})
@@ -81,13 +82,14 @@ def _spec(tmp_path: Path, **sweep) -> object:
 GRID = [0.001, 0.002, 0.003, 0.004, 0.005]
 
 
-def killable_spec(folder: Path, algorithm: str) -> object:
+def killable_spec(folder: Path, algorithm: str) -> JobSpec:
     """Five trials, one at a time, seed 7; on a grid, five learning rates."""
     from cloudtrain.config.schema import SweepParam
 
     spec = _spec(folder, max_trials=5, parallel_trials=1, algorithm=algorithm)
     if algorithm != "grid":
         return spec
+    assert spec.sweep is not None
     return dataclasses.replace(spec, sweep=spec.sweep.model_copy(update={"params": {"lr": SweepParam(values=GRID)}}))
 
 
@@ -97,7 +99,7 @@ def curve(lr: float, epoch: int) -> float:
 
 
 def _run(spec, backend):
-    events = []
+    events: list[local.TrialEvent] = []
     study = local.run_trials(spec, None, backend=backend, on_event=events.append, remember=lambda h, s: None)
     return study, events
 
@@ -110,7 +112,7 @@ def test_early_stopping_cancels_runs_below_the_median(tmp_path: Path) -> None:
     )
     states = [t.state.name for t in study.trials]
     assert len(states) == 8 and "PRUNED" in states and "COMPLETE" in states
-    for trial, run in zip(study.trials, backend.runs):
+    for trial, run in zip(study.trials, backend.runs, strict=True):
         assert (trial.state.name == "PRUNED") == run.cancelled
         if run.cancelled:
             assert run.epochs_run < 5 and run.lr >= 0.005  # stopped early, and only a bad one
@@ -132,6 +134,7 @@ def test_grid_visits_every_point_once(tmp_path: Path) -> None:
     from cloudtrain.config.schema import SweepParam
 
     spec = _spec(tmp_path, algorithm="grid", max_trials=3, parallel_trials=1)
+    assert spec.sweep is not None
     spec = dataclasses.replace(
         spec, sweep=spec.sweep.model_copy(update={"params": {"lr": SweepParam(values=[0.001, 0.01, 0.1])}})
     )
@@ -179,6 +182,7 @@ def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None
     try:
         for line in proc.stdout:
             if line.startswith("trial 2 started"):

@@ -64,6 +64,7 @@ def test_sagemaker_minimize_and_every_scale(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("goal", "best_lr"), [("minimize", 0.001), ("maximize", 0.1)])
 def test_a_local_sweep_studies_in_the_goals_direction_and_its_best_follows_it(tmp_path: Path, goal, best_lr) -> None:
     spec = local_spec(tmp_path, algorithm="grid", max_trials=3, parallel_trials=1, goal=goal)
+    assert spec.sweep is not None
     spec = dataclasses.replace(
         spec, sweep=spec.sweep.model_copy(update={"params": {"lr": SweepParam(values=[0.01, 0.001, 0.1])}})
     )
@@ -71,6 +72,7 @@ def test_a_local_sweep_studies_in_the_goals_direction_and_its_best_follows_it(tm
     assert study.direction.name == goal.upper()
     assert study.best_trial.params == {"lr": best_lr}
     table = results.from_study("s", study, "val_accuracy", goal, 3, "SUCCEEDED")
+    assert table.best is not None
     assert (table.best.params, table.to_dict()["best_value"]) == ({"lr": best_lr}, best_lr)
 
 
@@ -88,8 +90,10 @@ def test_the_best_trial_is_by_the_goal_among_completed_trials_only() -> None:
         ("5", "RUNNING", None),
         ("6", "COMPLETE", None),
     )
-    assert SweepResults("s", "val_loss", "minimize", "RUNNING", trials).best.trial == "1"
-    assert SweepResults("s", "val_accuracy", "maximize", "RUNNING", trials).best.trial == "4"
+    best_low = SweepResults("s", "val_loss", "minimize", "RUNNING", trials).best
+    best_high = SweepResults("s", "val_accuracy", "maximize", "RUNNING", trials).best
+    assert best_low is not None and best_low.trial == "1"
+    assert best_high is not None and best_high.trial == "4"
     assert SweepResults("s", "m", "maximize", "RUNNING", rows(("0", "FAIL", 1.0))).best is None
     summary = SweepResults("s", "val_loss", "minimize", "RUNNING", trials, 8).to_dict()
     assert (summary["best_trial"], summary["best_value"], summary["max_trials"]) == ("1", 0.2, 8)

@@ -99,6 +99,7 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path
         text=True,
     )
     seen, deadline = [], time.monotonic() + 240
+    assert proc.stdout is not None
     try:
         for line in proc.stdout:
             seen.append(line)

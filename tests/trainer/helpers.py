@@ -29,6 +29,7 @@ class Run:
     stdout: str
     stderr: str
     events: list[dict] = field(default_factory=list)
+    dir: Path = Path()  # where the run wrote its outputs: set by the fixture that knows
 
     def of(self, kind: str) -> list[dict]:
         return [e for e in self.events if e["event"] == kind]

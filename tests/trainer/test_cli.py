@@ -31,14 +31,14 @@ def test_snake_case_flags_are_accepted():
 
 
 def test_unknown_hyperparameter_is_reported_with_a_suggestion_and_skipped():
-    warnings = []
+    warnings: list[str] = []
     argv = hps_to_argv({"epoch": 3, "sagemaker_program": "x"}, build_parser(), warnings.append)
     assert argv == []
     assert len(warnings) == 1 and "did you mean --epochs?" in warnings[0]  # sagemaker_program: no warning
 
 
 def test_launcher_hyperparameters_are_skipped_silently():
-    warnings = []
+    warnings: list[str] = []
     hps = {"cloudtrain_module": "trainer.task", "cloudtrain_args": "[]", "sagemaker_region": "us-east-1", "epochs": 2}
     assert hps_to_argv(hps, build_parser(), warnings.append) == ["--epochs", "2"]
     assert warnings == []

@@ -42,6 +42,12 @@ def test_single_task_tf_config_is_not_multi_worker():
     assert not c.is_multi_worker and c.is_chief
 
 
+def test_tf_config_with_a_null_cluster_is_one_chief():
+    """``"cluster": null`` reads as no cluster; asking for the rank used to raise a TypeError."""
+    c = resolve_cluster({"TF_CONFIG": json.dumps({"cluster": None, "task": {}})})
+    assert (c.num_workers, c.rank, c.is_chief) == (1, 0, True)
+
+
 def test_vertex_cluster_spec_pools_map_to_chief_and_workers():
     spec = {
         "cluster": {"workerpool0": ["cmle-training-workerpool0-ab-0:2222"], "workerpool1": ["w-0:2222", "w-1:2222"]},
@@ -69,7 +75,8 @@ def test_sagemaker_hosts_without_tf_config_become_workers():
     env = {"SM_HOSTS": json.dumps(["algo-1", "algo-2"]), "SM_CURRENT_HOST": "algo-2"}
     c = resolve_cluster(env)
     assert c.source == "SM_HOSTS" and c.rank == 1 and not c.is_chief
-    assert c.tf_config["cluster"]["worker"] == [f"algo-1:{SAGEMAKER_WORKER_PORT}", f"algo-2:{SAGEMAKER_WORKER_PORT}"]
+    workers = [f"algo-1:{SAGEMAKER_WORKER_PORT}", f"algo-2:{SAGEMAKER_WORKER_PORT}"]
+    assert c.tf_config == {"cluster": {"worker": workers}, "task": {"type": "worker", "index": 1}}
 
 
 def test_sagemaker_single_host_is_not_a_cluster():

@@ -113,7 +113,9 @@ def test_several_tfrecord_files_shard_by_file_across_workers_one_file_by_data(tm
     assert len(three.train_files) == 3 and three.describe()["train_files"] == 3
     assert (shard(three, 2), shard(three, 3), shard(three, 4)) == (policy.FILE, policy.FILE, policy.DATA)
     assert (shard(one, 2), shard(three, 1)) == (policy.DATA, policy.DATA)
-    assert data_lib.eval_pipeline(three, 32).options().experimental_distribute.auto_shard_policy == policy.DATA
+    evaluated = data_lib.eval_pipeline(three, 32)
+    assert evaluated is not None
+    assert evaluated.options().experimental_distribute.auto_shard_policy == policy.DATA
 
 
 def test_missing_npz_and_mismatched_validation(tmp_path):
@@ -169,6 +171,7 @@ def test_train_pipeline_batches_by_global_batch_shards_by_data_and_reshuffles():
     epoch1, epoch2 = first[: steps * 64], first[steps * 64 :]
     assert not np.array_equal(epoch1, epoch2)  # reshuffled each epoch
     ev = data.eval_pipeline(d, global_batch=64)
+    assert ev is not None
     assert sum(int(y.shape[0]) for _, y in ev) == d.val_examples  # eval keeps the partial last batch
 
 
@@ -236,13 +239,13 @@ def test_float16_loss_scaling_in_the_custom_loop_matches_unscaled_steps():
             loop = TrainLoop(strategy, model, optimizer, global_batch=32)
             ds = strategy.experimental_distribute_dataset(data.train_pipeline(digits, 32, seed=0))
             loss, _, _ = loop.train(iter(ds), 5)
-            moved = [w.numpy() - w0 for w, w0 in zip(model.trainable_weights, initial)]
+            moved = [w.numpy() - w0 for w, w0 in zip(model.trainable_weights, initial, strict=True)]
             results[loss_scaling] = (loss, moved)
     finally:
         keras.mixed_precision.set_global_policy("float32")
     assert float(optimizer.dynamic_scale.numpy()) == 64.0  # no step was skipped
     (loss_plain, moved_plain), (loss_scaled, moved_scaled) = results[False], results[True]
     assert np.isfinite(loss_scaled) and loss_scaled == pytest.approx(loss_plain, rel=1e-3)
-    for a, b in zip(moved_plain, moved_scaled):
+    for a, b in zip(moved_plain, moved_scaled, strict=True):
         # Gradients left scaled, or never scaled, would be off by 64x here.
         assert np.linalg.norm(b) == pytest.approx(np.linalg.norm(a), rel=0.05)

@@ -32,7 +32,7 @@ def test_two_workers_train_in_sync_and_only_the_chief_exports(tmp_path):
     assert other.returncode == 0, other.stderr[-4000:]
     # They leave together (trainer/shutdown.py): no coordination service aborts at the end.
     # (One run; bench/multi_worker_end.py repeats it to measure the rate.)
-    assert [l for l in (chief.stderr + other.stderr).splitlines() if ABORT.search(l)] == []
+    assert [line for line in (chief.stderr + other.stderr).splitlines() if ABORT.search(line)] == []
 
     plan = chief.one("plan")
     assert plan["strategy"] == "multi_worker_mirrored" and plan["workers"] == 2 and plan["replicas"] == 2

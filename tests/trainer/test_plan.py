@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from trainer import schedule
@@ -52,7 +54,7 @@ def test_step_schedule_is_the_tutorials_decay():
 def test_cosine_schedule_starts_at_peak_and_ends_at_one_percent():
     rates = [schedule.learning_rate(e, 10, 0.1, "cosine") for e in range(1, 11)]
     assert rates[0] == pytest.approx(0.1) and rates[-1] == pytest.approx(0.001)
-    assert all(a > b for a, b in zip(rates, rates[1:]))
+    assert all(a > b for a, b in itertools.pairwise(rates))
 
 
 def test_warmup_ramps_up_to_the_peak():

@@ -56,6 +56,7 @@ def test_a_cpu_vm_preempted_through_the_metadata_server_saves_and_resumes_at_tha
     job = ["--job-dir", str(tmp_path / "run")]
     proc = start([*ARGS, *job], cwd=tmp_path, GCE_METADATA_IP=host)
     lines = []
+    assert proc.stdout is not None
     for line in proc.stdout:  # training runs: the platform reclaims the spot VM
         lines.append(line)
         if line.startswith('{"event": "epoch", "epoch": 1,'):

@@ -43,6 +43,7 @@ def test_sigkill_mid_training_then_rerun_resumes_at_the_next_epoch(tmp_path):
 
     first = start(args, cwd=tmp_path, **sagemaker)
     lines = []
+    assert first.stdout is not None and first.stderr is not None
     try:
         for line in first.stdout:  # each epoch line is printed after its checkpoint is written
             lines.append(line)

@@ -64,10 +64,9 @@ def test_global_batch_is_per_core_batch_times_cores():
 
 
 def test_tpu_precision_is_bfloat16_by_default():
-    rules = tpu.rules("tpu")
-    assert choose_precision("auto", rules.precision_accelerator).policy == "mixed_bfloat16"
-    forced = tpu.rules("default", forced=True)
-    assert choose_precision("auto", forced.precision_accelerator).policy == "mixed_bfloat16"
+    rules, forced = tpu.rules("tpu"), tpu.rules("default", forced=True)
+    assert rules.precision_accelerator == forced.precision_accelerator == "tpu"
+    assert choose_precision("auto", "tpu").policy == "mixed_bfloat16"
     assert tpu.rules("mirrored").precision_accelerator is None
 
 

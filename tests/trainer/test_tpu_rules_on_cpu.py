@@ -51,6 +51,7 @@ def test_the_export_reloads_on_cpu_and_evaluation_saw_full_batches_only(run):
 
     model_dir = run.dir / "model"
     val = load_digits(val_split=0.2, seed=0).val
+    assert val is not None
     images, labels = (t.numpy() for t in next(iter(val.batch(10_000))))
     full = len(labels) // 64 * 64  # static shapes: the last partial batch is not evaluated
     assert full < len(labels)
@@ -69,9 +70,12 @@ def test_static_shapes_make_every_eval_batch_full_and_its_shape_known():
     from trainer.data import eval_pipeline, load_digits
 
     data = load_digits(val_split=0.2, seed=0)
+    assert data.val is not None
     n = sum(int(x.shape[0]) for x, _ in data.val.batch(10_000))
     static = eval_pipeline(data, 64, cache=False, static_shapes=True)
+    assert static is not None
     assert [int(x.shape[0]) for x, _ in static] == [64] * (n // 64)
     assert static.element_spec[0].shape[0] == 64  # what XLA compiles once
     dynamic = eval_pipeline(data, 64, cache=False)
+    assert dynamic is not None
     assert [int(x.shape[0]) for x, _ in dynamic][-1] == n % 64 and dynamic.element_spec[0].shape[0] is None

@@ -17,7 +17,8 @@ from tests.trainer.helpers import finish, kill, start
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 
 # Measured with the defaults (12 epochs, batch 32, Adam 0.003, cosine): validation
-# accuracy 0.992 / 0.983 / 0.986 for seeds 0 / 1 / 2. The README states about 98–99 % (its first command asserts >= 0.97).
+# accuracy 0.992 / 0.983 / 0.986 for seeds 0 / 1 / 2. The README states about 98–99 %
+# (its first command asserts >= 0.97).
 DEFAULT_MIN_VAL_ACCURACY = 0.97
 
 
@@ -97,7 +98,7 @@ def test_default_run_writes_metrics_checkpoints_and_tensorboard(runs):
 
     import tensorflow as tf
 
-    tags = {}
+    tags: dict[str, list] = {}
     for path in tf.io.gfile.glob(str(run.dir / "logs" / "events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(path):
             for value in event.summary.value:
@@ -146,6 +147,7 @@ def test_exported_model_reloads_without_a_strategy_and_predicts_the_same(runs, n
     run = _ok(runs[name])
     model_dir = run.dir / "model"
     val = load_digits(val_split=0.2, seed=0).val
+    assert val is not None
     images, labels = (t.numpy() for t in next(iter(val.batch(10_000))))
 
     reloaded = keras.saving.load_model(model_dir / "model.keras")

@@ -14,6 +14,7 @@ import pytest
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.backends.local.image import Image, Interpreter
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
+from tests.data.conftest import gcs_host, gcs_store, s3_store  # noqa: F401 — the stores' fixtures (aws: tests/fakes)
 
 JOB_NAME = "demo-20250101-000000"
 

@@ -41,7 +41,9 @@ def test_an_image_and_package_build_log_each_phase_with_size_and_time(fake_packa
         rf"package environment: installing {re.escape(fake_package.name)} .*: {SIZE} in {TIME}", lines[-1]
     )
     # the size is the environment's own (before its marker file was written)
-    value, unit = re.search(r"([\d.]+) (KiB|MiB)", lines[-1]).groups()
+    size = re.search(r"([\d.]+) (KiB|MiB)", lines[-1])
+    assert size is not None, lines[-1]
+    value, unit = size.groups()
     said = float(value) * {"KiB": 2**10, "MiB": 2**20}[unit]
     marker = (env.path / venv.MARKER).stat().st_size
     assert abs(said - (build_steps.folder_bytes(env.path) - marker)) <= 0.001 * said
@@ -80,6 +82,7 @@ def test_on_a_terminal_a_live_line_shows_elapsed_time_and_size(tmp_path):
         [sys.executable, "-c", CHILD, str(tmp_path)], stdin=subprocess.PIPE, stdout=slave, stderr=slave, env=env
     )
     os.close(slave)
+    assert proc.stdin is not None
     seen = b""
     try:
         while b"3 MiB" not in seen or b" s \xc2\xb7" not in seen:  # "… · 1 s · 3 MiB", drawn after a second

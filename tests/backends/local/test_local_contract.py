@@ -40,7 +40,7 @@ def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
     assert [p.name for p in plans] == ["chief", "worker-0", "worker-1"]
     addresses = ["127.0.0.1:1001", "127.0.0.1:1002", "127.0.0.1:1003"]
     tasks = [("workerpool0", "chief", 0), ("workerpool1", "worker", 0), ("workerpool1", "worker", 1)]
-    for p, (pool, tf_type, index) in zip(plans, tasks):
+    for p, (pool, tf_type, index) in zip(plans, tasks, strict=True):
         cluster_spec = json.loads(p.env["CLUSTER_SPEC"])
         tf_config = json.loads(p.env["TF_CONFIG"])
         assert cluster_spec["cluster"] == {"workerpool0": addresses[:1], "workerpool1": addresses[1:]}

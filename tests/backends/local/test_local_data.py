@@ -17,7 +17,7 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.spec import DataChannel
-from tests.data.conftest import gcs_host, gcs_store, make_folder, s3_store  # noqa: F401 — aws: tests/fakes/fixtures.py
+from tests.data.conftest import make_folder
 
 from .conftest import make_spec
 

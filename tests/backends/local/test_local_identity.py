@@ -58,7 +58,7 @@ def test_same_second_local_runs_get_their_own_folders(tmp_path, monkeypatch, cap
     assert sorted(written.values()) == ["first", "second", "warm-up"]
     assert sorted(r.job_id for r in history.recent(100)) == sorted(written)  # one record per run
     capsys.readouterr()
-    for job_id, who in written.items():
+    for job_id in written:
         assert main(["status", job_id]) == 0
         assert main(["logs", job_id]) == 0
         assert f"/{job_id}/" in capsys.readouterr().out

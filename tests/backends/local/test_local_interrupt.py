@@ -50,6 +50,7 @@ def _driver(fake_package, shared_cache, tmp_path) -> tuple[subprocess.Popen, lis
         [sys.executable, "-c", DRIVER, arg], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 60
+    assert driver.stdout is not None and driver.stderr is not None
     while time.monotonic() < deadline:
         files = [pids_dir / n for n in ("chief", "worker-0")]
         if all(f.is_file() and f.read_text().strip() for f in files):
@@ -75,7 +76,9 @@ def _communicate(driver: subprocess.Popen, timeout: float) -> str:
         time.sleep(1)
         driver.kill()
         out, err = driver.communicate()
-        raise AssertionError(f"the driver hung after Ctrl-C; its threads:\n{err[-6000:]}\nstdout:\n{out[-2000:]}")
+        raise AssertionError(
+            f"the driver hung after Ctrl-C; its threads:\n{err[-6000:]}\nstdout:\n{out[-2000:]}"
+        ) from None
 
 
 def test_ctrl_c_cancels_every_replica_and_its_children(fake_package, shared_cache, tmp_path):

@@ -35,7 +35,7 @@ def test_real_keras3_errors_for_keras2_code_get_the_hint(tmp_path):
     for text in (saved_model_dir, old_optimizer):
         hint = keras3_hint("epoch 1\n" + text, "2.17", "sagemaker")
         assert hint and "Keras 3" in hint and 'image.tensorflow: "2.14"' in hint, text
-    assert 'image.tensorflow: "2.15"' in keras3_hint(old_optimizer, "2.17", "vertex")
+    assert 'image.tensorflow: "2.15"' in str(keras3_hint(old_optimizer, "2.17", "vertex"))
 
 
 def test_other_failures_and_keras2_versions_get_no_hint():
@@ -72,5 +72,6 @@ def test_the_failed_replicas_traceback_is_read_into_the_one_failure_line(tmp_pat
     spec = make_spec(tmp_path, module="k2pkg.task")
     status = LocalBackend(cache_root=shared_cache, gpu_count=lambda: 0).submit(spec, package).wait()
     assert status.state is JobState.FAILED
+    assert status.message is not None
     assert status.message.startswith("replica chief exited with code 1; this is a Keras 3 error: TensorFlow 2.17")
     assert "\n" not in status.message

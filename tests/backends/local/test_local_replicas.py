@@ -44,7 +44,7 @@ def test_two_vertex_replicas_succeed_with_merged_logs_and_a_summary(backend, fak
     status = job.wait()
 
     assert status.state is JobState.SUCCEEDED and status.native_state == "succeeded"
-    by_replica = {}
+    by_replica: dict[str, list[str]] = {}
     for line in lines:
         by_replica.setdefault(line.replica, []).append(line.message)
     assert set(by_replica) == {"chief", "worker-0", NOTICE}

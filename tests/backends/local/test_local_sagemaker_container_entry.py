@@ -97,8 +97,8 @@ def _normalize(value, base: Path, source: Path):
 
 def _container_layout(request: dict, base: Path, sdist: Path, data: Path) -> None:
     """``/opt/ml`` as SageMaker lays it out for ``request``, with two local stand-ins for S3: the
-    source tarball (``sagemaker_submit_directory``) is a local copy of the one the backend uploads, and ``model_dir`` is the
-    local model folder (the TF container would ask S3 for the bucket's region), as the local
+    source tarball (``sagemaker_submit_directory``) is a local copy of the one the backend uploads, and
+    ``model_dir`` is the local model folder (the TF container would ask S3 for the bucket's region), as the local
     contract does."""
     hps = dict(request["HyperParameters"])
     hps["sagemaker_submit_directory"] = json.dumps(str(sdist))

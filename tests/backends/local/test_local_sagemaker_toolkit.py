@@ -48,7 +48,7 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
         package=PKG,
         channels=channels,
         num_gpus=0,
-        num_cpus=os.cpu_count(),
+        num_cpus=os.cpu_count() or 1,
     )
     prepare(plans)
 

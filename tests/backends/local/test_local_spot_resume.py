@@ -64,7 +64,7 @@ def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(
     saved = stopped.details["saved"]
     assert saved["source"] == "saved on SIGTERM" and STEPS <= saved["step"] < EPOCHS * STEPS
     interrupted = of_status(stopped, first.logs())
-    assert interrupted["count"] == 1 and interrupted["steps_redone"] == 0
+    assert interrupted is not None and interrupted["count"] == 1 and interrupted["steps_redone"] == 0
     assert main(["status", spec.output_dir, "-o", "json"]) == 0  # what `cloudtrain status RUN_DIR` shows
     assert json.loads(capsys.readouterr().out)["interruptions"] == interrupted
     assert interrupted["items"][0]["step"] == interrupted["items"][0]["checkpoint_step"] == saved["step"]
@@ -82,4 +82,5 @@ def test_a_preempted_run_resumes_from_its_checkpoint_on_the_contract(
     assert _events(again, "plan")[0]["resume_step"] == saved["step"]
     assert _events(again, "done")[0]["steps"] == EPOCHS * STEPS
     assert [e["epoch"] for e in _events(again, "epoch")] == list(range(saved["step"] // STEPS + 1, EPOCHS + 1))
-    assert of_status(done, again.logs())["resumed_from_step"] == saved["step"]
+    resumed_from = of_status(done, again.logs())
+    assert resumed_from is not None and resumed_from["resumed_from_step"] == saved["step"]

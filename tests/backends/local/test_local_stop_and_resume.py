@@ -50,6 +50,7 @@ def test_resume_continues_a_local_runs_checkpoints_in_a_new_run(backend, fake_pa
     (old / "ckpt-40" / "ckpt.index").write_text("stands for the trainer's files")
 
     spec = resumed(make_spec(tmp_path, output_dir=str(tmp_path / "second")), backend, JOB_NAME)
+    assert spec.resume is not None
     assert spec.resume.job_id == JOB_NAME and spec.resume.checkpoint_dir.rstrip("/") == str(old)
     assert backend.render(spec, fake_package)["resume_from"] == spec.resume.checkpoint_dir
     status = backend.submit(spec, fake_package).wait()

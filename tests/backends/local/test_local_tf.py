@@ -115,6 +115,7 @@ def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(
         text=True,
     )
     lines = []
+    assert driver.stdout is not None
     try:
         for line in driver.stdout:
             lines.append(line)
@@ -134,7 +135,9 @@ def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(
     saved = d["saved"]
     # at or after the epoch shown (exactly its last step when the signal lands on the boundary); the trainer
     # caps --steps-per-epoch=30 at one pass over the data (the plan says how many), so not 2 × 30
-    steps_per_epoch = int(re.search(r"epochs\s+50 x (\d+) steps", out).group(1))
+    planned = re.search(r"epochs\s+50 x (\d+) steps", out)
+    assert planned is not None, out[-3000:]
+    steps_per_epoch = int(planned.group(1))
     assert saved["source"] == "saved on SIGTERM" and saved["step"] >= 2 * steps_per_epoch
     assert Path(saved["checkpoint"]).parent.is_dir() and f"step {saved['step']}" in status["message"]
     assert d["wall_time_s"] > 1.0 and d["exit_code"] == 130

@@ -38,7 +38,7 @@ def test_env_dir_names_package_and_image(fake_package):
 
 def test_built_once_then_reused_and_isolated_from_cloudtrains_env(fake_package, tmp_path):
     first = venv.ensure_env(fake_package, bare_image(), root=tmp_path)
-    assert not first.cached
+    assert not first.cached and first.image is not None
     again = venv.ensure_env(fake_package, bare_image(), root=tmp_path)
     assert again.cached and again.path == first.path and again.setup_seconds < 0.5
     marker = json.loads((first.path / venv.MARKER).read_text())
@@ -73,7 +73,7 @@ def test_the_image_layer_is_built_once_for_every_package(fake_package, tmp_path)
     image_venv = lambda c: "venv" in c[:3] and "--without-pip" not in c  # noqa: E731  (uv venv or -m venv)
     image_builds = sum(1 for c in calls if image_venv(c))
     b = venv.ensure_env(second, bare_image(), root=tmp_path / "c", run=recording)
-    assert a.image == b.image and a.path != b.path
+    assert a.image == b.image and a.path != b.path and b.image is not None
     assert sum(1 for c in calls if image_venv(c)) == image_builds == 1
     assert not b.online  # its requirement came from the image layer, offline
     where = (

@@ -73,7 +73,9 @@ def test_same_second_submits_with_different_requests_are_two_jobs(config, aws: M
     outputs = {d["OutputDataConfig"]["S3OutputPath"] for d in described}
     assert len(outputs) == 2 and all(
         o.endswith(d["TrainingJobName"])
-        for o, d in zip(sorted(outputs), sorted(described, key=lambda d: d["OutputDataConfig"]["S3OutputPath"]))
+        for o, d in zip(
+            sorted(outputs), sorted(described, key=lambda d: d["OutputDataConfig"]["S3OutputPath"]), strict=True
+        )
     )
     assert sorted(r.job_id for r in history.recent(100)) == sorted(names)
 

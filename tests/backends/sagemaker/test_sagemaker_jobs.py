@@ -115,10 +115,10 @@ def test_cancel_refused_by_the_service_is_one_line() -> None:
 
 def test_wait_polls_until_terminal() -> None:
     job, stub = _stubbed_job()
-    sleeps = []
+    sleeps: list[float] = []
     job.sleep = sleeps.append
-    for status, secondary in [("InProgress", "Starting"), ("InProgress", "Training"), ("Stopped", "Stopped")]:
-        stub.add_response("describe_training_job", _desc(status, secondary), {"TrainingJobName": "j"})
+    for state, secondary in [("InProgress", "Starting"), ("InProgress", "Training"), ("Stopped", "Stopped")]:
+        stub.add_response("describe_training_job", _desc(state, secondary), {"TrainingJobName": "j"})
     with stub:
         status = job.wait()
     assert status.state is JobState.CANCELLED and status.state.exit_code == 130

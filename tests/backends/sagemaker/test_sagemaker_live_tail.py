@@ -29,12 +29,20 @@ pytestmark = pytest.mark.server
 REGION = "us-east-1"
 
 
+class TimedTail(LiveTailFake):
+    """The streaming fake with the accelerated clock that the test's job and follower share."""
+
+    def __init__(self, moto_endpoint: str, clock: AcceleratedClock):
+        super().__init__(moto_endpoint, sleep=clock.sleep)
+        self.clock = clock
+
+
 @pytest.fixture
 def fake_tail(aws: MotoAws, monkeypatch: pytest.MonkeyPatch):
     clock = AcceleratedClock(start=time.time(), speed=10)
-    with LiveTailFake(aws.endpoint, sleep=clock.sleep) as fake:
+    fake = TimedTail(aws.endpoint, clock)
+    with fake:
         monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", fake.endpoint)
-        fake.clock = clock  # type: ignore[attr-defined]
         yield fake
 
 
@@ -112,7 +120,7 @@ def _follow(job: Job, notes: list[str] | None = None, **options: Any) -> tuple[l
 
 @pytest.mark.slow
 def test_sampled_dropped_and_expired_tail_sessions_still_print_every_line_once_in_order(
-    aws: MotoAws, fake_tail: LiveTailFake
+    aws: MotoAws, fake_tail: TimedTail
 ) -> None:
     """The tail samples a burst (over its limit), drops four updates of a "slow reader" (the
     service keeps ten), and its session times out and is reopened: the ground truth fills in
@@ -133,7 +141,7 @@ def test_sampled_dropped_and_expired_tail_sessions_still_print_every_line_once_i
 
 @pytest.mark.slow
 def test_a_stalled_tail_is_read_behind_at_once_so_the_dropped_updates_lines_are_not_late(
-    aws: MotoAws, fake_tail: LiveTailFake
+    aws: MotoAws, fake_tail: TimedTail
 ) -> None:
     """A slow reader loses the oldest updates with no word but a late, back-to-back delivery (a stall).
     With no other fault (no sampling, no new session, no single-stream checks) the dropped lines still come
@@ -149,7 +157,7 @@ def test_a_stalled_tail_is_read_behind_at_once_so_the_dropped_updates_lines_are_
 
 @pytest.mark.slow
 def test_lines_the_tail_loses_without_a_sign_are_shown_by_the_ground_truth_marked_late(
-    aws: MotoAws, fake_tail: LiveTailFake
+    aws: MotoAws, fake_tail: TimedTail
 ) -> None:
     """Two updates come empty though lines were ingested (nothing says so). With the single-stream
     checks turned off, the final read of every stream finds those lines: printed once, after newer
@@ -163,7 +171,7 @@ def test_lines_the_tail_loses_without_a_sign_are_shown_by_the_ground_truth_marke
 
 
 @pytest.mark.slow
-def test_a_dropped_connection_reopens_the_tail_and_loses_nothing(aws: MotoAws, fake_tail: LiveTailFake) -> None:
+def test_a_dropped_connection_reopens_the_tail_and_loses_nothing(aws: MotoAws, fake_tail: TimedTail) -> None:
     fake_tail.cut_after = 8  # every session's connection drops after 8 updates, with no closing frame
     job = Job(aws, fake_tail.clock, "cut", instances=2, seconds=30)
     lines, tailer = _follow(job)
@@ -172,7 +180,7 @@ def test_a_dropped_connection_reopens_the_tail_and_loses_nothing(aws: MotoAws, f
 
 
 @pytest.mark.slow
-def test_without_live_tail_access_the_follower_says_so_once_and_polls(aws: MotoAws, fake_tail: LiveTailFake) -> None:
+def test_without_live_tail_access_the_follower_says_so_once_and_polls(aws: MotoAws, fake_tail: TimedTail) -> None:
     fake_tail.refuse = (400, "AccessDeniedException")
     job = Job(aws, fake_tail.clock, "denied", instances=3, seconds=20)
     notes: list[str] = []
@@ -186,7 +194,7 @@ def test_without_live_tail_access_the_follower_says_so_once_and_polls(aws: MotoA
 
 @pytest.mark.slow
 def test_when_every_live_tail_session_of_the_account_is_taken_it_says_so_once_and_polls(
-    aws: MotoAws, fake_tail: LiveTailFake
+    aws: MotoAws, fake_tail: TimedTail
 ) -> None:
     fake_tail.refuse = (400, "LimitExceededException")
     job = Job(aws, fake_tail.clock, "busy", instances=2, seconds=150)  # the tail asks again each minute
@@ -215,7 +223,7 @@ def test_moto_answers_live_tail_with_a_snapshot_and_the_follower_polls_instead(
 @pytest.mark.slow
 @pytest.mark.parametrize("instances", [1, 8])
 def test_calls_while_the_job_runs_do_not_grow_with_the_instance_count(
-    aws: MotoAws, fake_tail: LiveTailFake, instances: int
+    aws: MotoAws, fake_tail: TimedTail, instances: int
 ) -> None:
     """After the first ground-truth read, while the tail is healthy, the only CloudWatch Logs
     calls are one GetLogEvents per verification tick (one stream each, in turn) — one call a
@@ -247,6 +255,7 @@ def test_calls_while_the_job_runs_do_not_grow_with_the_instance_count(
     job.thread.join(timeout=60)
     assert job.error is None
     tailer = handle.tailer
+    assert tailer is not None
 
     assert _by_replica(lines) == dict(job.written)
     running = sum(tailer.phase_calls.values()) - tailer.phase_calls["final"] - mark["calls"]
@@ -291,14 +300,14 @@ def test_the_stream_host_prefix_is_kept_for_aws_and_left_out_for_an_endpoint_the
 
 @pytest.mark.slow
 def test_503s_then_refused_connections_in_front_of_live_tail_lose_nothing(
-    aws: MotoAws, fake_tail: LiveTailFake, monkeypatch: pytest.MonkeyPatch
+    aws: MotoAws, fake_tail: TimedTail, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """CloudWatch Logs (the streaming fake and moto, behind a fault proxy reached through
     AWS_ENDPOINT_URL_CLOUDWATCH_LOGS) answers 503 for 10 s, then refuses connections for 15 s,
     while the job runs: the open Live Tail session is cut, every line is printed exactly once,
     and the job's own outcome is what remains."""
     clock = fake_tail.clock
-    fake_tail.server.handle_error = lambda *a: None  # the proxy's resets are the point, not news for stderr
+    fake_tail.quiet_errors = True
     proxy = FaultProxy(fake_tail.endpoint.removeprefix("http://"), http=True, clock=clock.time)
     proxy.after_first_request(answer(10, 20, **UNAVAILABLE), refuse(30, 45))  # seconds after the follower's first call
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", proxy.url)

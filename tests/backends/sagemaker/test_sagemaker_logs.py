@@ -6,6 +6,7 @@ import itertools
 import json
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from botocore.awsrequest import AWSResponse
@@ -39,7 +40,7 @@ class FakeTime:
 
 
 def _create_job(aws: MotoAws, name: str, region: str = "us-east-1", instances: int = 1, spot: bool = False) -> None:
-    params = {
+    params: dict[str, Any] = {
         "TrainingJobName": name,
         "AlgorithmSpecification": {"TrainingImage": "tf:latest", "TrainingInputMode": "File"},
         "RoleArn": ROLE_ARN,
@@ -212,6 +213,7 @@ def test_throttling_backs_off_and_loses_nothing(aws: MotoAws) -> None:
     job = backend.attach("throttled", region="us-east-1")
     lines = list(job.logs(follow=True))
 
+    assert job.tailer is not None
     assert throttled and job.tailer.throttled == len(throttled)
     assert {"GetLogEvents", "DescribeLogStreams"} <= set(throttled)
     got = _by_replica(lines)
@@ -412,6 +414,7 @@ def test_503s_and_refused_connections_while_the_job_runs_lose_nothing_and_keep_i
     got = _by_replica(lines)
     for i in (1, 2):
         assert got[f"algo-{i}"] == [f"{i}:{k}:{n}" for k in range(30) for n in range(3)]
+    assert job.tailer is not None
     outages = job.tailer.outage.outages  # two, or one when a jittered backoff spans the gap between them
     assert outages in (1, 2)
     assert sum("lost the connection to CloudWatch Logs" in n for n in notes) == outages

@@ -47,7 +47,7 @@ def test_an_empty_model_tar_is_a_warning_naming_the_output_tar(s3):
     s3.put_object(Bucket="my-bucket", Key="out/j/output/model.tar.gz", Body=_tar())
     s3.put_object(Bucket="my-bucket", Key="out/j/output/output.tar.gz", Body=_tar("digits.keras", "metrics.json"))
     warning = SageMakerJob("j", AwsClients("us-east-1")).model_outputs_warning(_status())
-    assert warning.startswith(f"the model dir {MODEL} is empty at the end of the run")
+    assert warning is not None and warning.startswith(f"the model dir {MODEL} is empty at the end of the run")
     assert "s3://my-bucket/out/j/output/output.tar.gz (SM_OUTPUT_DATA_DIR) (2 files)" in warning
     assert "SM_MODEL_DIR (/opt/ml/model)" in warning
 

@@ -211,7 +211,7 @@ def test_channels_become_s3_prefix_input_channels() -> None:
         "s3://cloudtrain-staging/cloudtrain/data/" + "e" * 64 + "/",
     ]
     assert {s["S3DataType"] for s in sources} == {"S3Prefix"}
-    assert [(c["InputMode"], s["S3DataDistributionType"]) for c, s in zip(channels, sources)] == [
+    assert [(c["InputMode"], s["S3DataDistributionType"]) for c, s in zip(channels, sources, strict=True)] == [
         ("File", "FullyReplicated"),
         ("FastFile", "ShardedByS3Key"),
         ("File", "FullyReplicated"),

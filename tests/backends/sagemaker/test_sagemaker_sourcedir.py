@@ -17,6 +17,7 @@ from cloudtrain.backends.sagemaker import BACKEND, cloudtrain_launch
 from cloudtrain.backends.sagemaker.sourcedir import write_sourcedir
 from cloudtrain.spec import PackageSpec
 from tests.backends.sagemaker.conftest import make_spec
+from tests.packaging.sdist_helpers import member_bytes
 
 PARENT_SITE = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "sagemaker_training").is_dir())
 
@@ -33,7 +34,7 @@ def test_two_builds_are_byte_identical_and_laid_out_for_the_container(build_pack
         members = tar.getmembers()
         assert [m.name for m in members] == ["cloudtrain_launch.py", "dist", f"dist/{package.filename}"]
         assert {(m.uid, m.gid, m.uname, m.gname, m.mtime) for m in members} == {(0, 0, "", "", 315532800)}
-        assert tar.extractfile(f"dist/{package.filename}").read() == Path(package.path).read_bytes()
+        assert member_bytes(tar, f"dist/{package.filename}") == Path(package.path).read_bytes()
     raw = (tmp_path / "a.tar.gz").read_bytes()
     assert raw[4:8] == b"\0\0\0\0"  # gzip header time 0
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import pytest
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
+from cloudtrain.backends.sagemaker.upload import Uploaded
 from cloudtrain.errors import BackendError, CredentialsError
 from tests.backends.sagemaker.conftest import make_spec
 from tests.fakes.aws import MotoAws
@@ -26,6 +28,12 @@ def _bucket(aws: MotoAws, region: str, name: str = BUCKET) -> None:
         s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": region})
 
 
+def uploaded(job: Any) -> Uploaded:
+    """What submit uploaded for a training job (a sweep has no one upload)."""
+    assert job.uploaded is not None
+    return job.uploaded
+
+
 def test_submit_uploads_the_source_dir_and_creates_the_rendered_job(aws: MotoAws, build_package) -> None:
     _bucket(aws, "us-east-1")
     package = build_package()
@@ -36,9 +44,9 @@ def test_submit_uploads_the_source_dir_and_creates_the_rendered_job(aws: MotoAws
 
     key = f"cloudtrain/packages/{package.sha256}/sourcedir.tar.gz"
     head = aws.client("s3", "us-east-1").head_object(Bucket=BUCKET, Key=key)
-    assert head["Metadata"]["sha256"] == job.uploaded.sha256 and head["ContentLength"] == job.uploaded.size
+    assert head["Metadata"]["sha256"] == uploaded(job).sha256 and head["ContentLength"] == uploaded(job).size
     assert head["Metadata"]["package-sha256"] == package.sha256
-    assert not job.uploaded.skipped
+    assert not uploaded(job).skipped
 
     sent = backend.render(spec, package)
     desc = aws.client("sagemaker", "us-east-1").describe_training_job(TrainingJobName=spec.job_name)
@@ -71,7 +79,7 @@ def test_second_submit_of_an_unchanged_package_uploads_nothing(aws: MotoAws, bui
         backend.clients = clients
         second = backend.submit(make_spec(job_name="mnist-2"), package)
 
-    assert second.uploaded.skipped and second.uploaded.sha256 == first.uploaded.sha256
+    assert uploaded(second).skipped and uploaded(second).sha256 == uploaded(first).sha256
     assert uploads == []
     assert s3.head_object(Bucket=BUCKET, Key=key)["LastModified"] == before["LastModified"]
     assert "already uploaded" in caplog.text
@@ -84,8 +92,8 @@ def test_a_changed_object_is_uploaded_again(aws: MotoAws, build_package) -> None
     key = f"cloudtrain/packages/{package.sha256}/sourcedir.tar.gz"
     aws.client("s3", "us-east-1").put_object(Bucket=BUCKET, Key=key, Body=b"truncated", Metadata={"sha256": "0" * 64})
     job = SageMakerBackend().submit(make_spec(), package)
-    assert not job.uploaded.skipped
-    assert aws.client("s3", "us-east-1").head_object(Bucket=BUCKET, Key=key)["ContentLength"] == job.uploaded.size
+    assert not uploaded(job).skipped
+    assert aws.client("s3", "us-east-1").head_object(Bucket=BUCKET, Key=key)["ContentLength"] == uploaded(job).size
 
 
 def test_job_region_is_used_even_when_the_default_region_differs(aws: MotoAws, build_package) -> None:
@@ -123,7 +131,8 @@ def test_missing_credentials_say_how_to_configure(aws: MotoAws, build_package, m
     with pytest.raises(CredentialsError) as err:
         SageMakerBackend().submit(make_spec(), build_package())
     assert str(err.value) == (
-        "no AWS credentials found — run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+        "no AWS credentials found — run `aws configure`, "
+        "or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
     )
 
 

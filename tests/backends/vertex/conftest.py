@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -124,21 +125,20 @@ def gcs(monkeypatch):
         yield storage_client("my-project", None)
 
 
+class EchoKeeping(VertexBackend):
+    """The real backend, keeping the lines it echoes (its uploads) for the tests to read."""
+
+    def __init__(self, **options: Any):
+        self.echoed: list[str] = []
+        super().__init__(echo=self.echoed.append, **options)
+
+
 @pytest.fixture
-def backend(jobs, logging_fake, clock, monkeypatch) -> VertexBackend:
+def backend(jobs, logging_fake, clock, monkeypatch) -> EchoKeeping:
     """The real backend, its endpoints on the fakes, its clock virtual, echo recorded."""
     monkeypatch.setenv("CLOUDTRAIN_VERTEX_ENDPOINT", jobs.address)
     monkeypatch.setenv("CLOUDTRAIN_LOGGING_ENDPOINT", logging_fake.address)
-    echoed: list[str] = []
-    b = VertexBackend(
-        clock=clock.time,
-        sleep=clock.sleep,
-        policy=TailPolicy(),
-        backoff=api_backoff(sleep=clock.sleep),
-        echo=echoed.append,
-    )
-    b.echoed = echoed  # type: ignore[attr-defined]
-    return b
+    return EchoKeeping(clock=clock.time, sleep=clock.sleep, policy=TailPolicy(), backoff=api_backoff(sleep=clock.sleep))
 
 
 CLI_CONFIG = """\

@@ -61,7 +61,7 @@ def test_two_replicas_late_and_out_of_order_every_line_once_in_order(
     assert 110 <= final.details["run_seconds"] <= 125  # RUNNING at 30 s, SUCCEEDED at 150 s, seen by polling
     assert {line.severity for line in lines} == {"INFO"}
     # the arrival was out of order across replicas: R1's first line came after R0 had shown many
-    first_r1 = next(i for i, l in enumerate(lines) if l.replica == R1)
+    first_r1 = next(i for i, line in enumerate(lines) if line.replica == R1)
     assert first_r1 > 20
     # the follower ended promptly after the job did, within the read budget
     quiet = clock.time() - jobs.jobs[FIRST_JOB].end_time.timestamp()
@@ -76,7 +76,7 @@ def test_failed_job_gives_its_error_and_a_nonzero_exit(backend, jobs, logging_fa
     handle = backend.submit(spec, package)
     lines = list(handle.logs(follow=True))
     status = handle.wait()
-    assert [(l.severity, l.message) for l in lines] == [("ERROR", "Traceback (most recent call last):")]
+    assert [(line.severity, line.message) for line in lines] == [("ERROR", "Traceback (most recent call last):")]
     assert status.state is JobState.FAILED and status.state.exit_code != 0
     assert status.message == "exit status 1: OOM"
     assert status.details["error_code"] == 3
@@ -105,7 +105,7 @@ def test_reattach_after_interrupt_shows_everything_once(backend, jobs, logging_f
     assert again.status().state is JobState.RUNNING
     rest = list(again.logs(follow=True))
     assert by_replica(rest) == expected  # a reattach replays from the start, once each
-    assert [l.message for l in seen] == [l.message for l in rest[:40]]
+    assert [line.message for line in seen] == [line.message for line in rest[:40]]
     by_name = backend.attach(handle.name, region="ignored-when-a-full-name-is-given")
     assert by_name.status().state is JobState.SUCCEEDED
     assert by_replica(by_name.logs()) == expected  # logs without --follow: one pass
@@ -134,7 +134,7 @@ def test_429_on_log_reads_slows_polling_and_loses_no_line(backend, jobs, logging
     assert len(throttled) == 3
     after = [reads[i + 1].at - reads[i].at for i in throttled]
     assert min(after) >= 2.5 and after[1:] == pytest.approx([8, 16], abs=0.01)
-    ok_gaps = [b.at - a.at for a, b in zip(reads, reads[1:]) if a.status == "OK" and a.at < reads[throttled[0]].at]
+    ok_gaps = [b.at - a.at for a, b in itertools.pairwise(reads) if a.status == "OK" and a.at < reads[throttled[0]].at]
     assert min(after[1:]) >= 4 * max(ok_gaps[-5:])  # far slower than just before the 429s
 
 
@@ -256,6 +256,7 @@ def test_resume_writes_under_the_continued_jobs_base_output_dir(backend, jobs, g
     later = resumed(
         make_spec(job_name="demo-20240501-130000", output_dir=spec.output_dir + "-other"), backend, first.job_id
     )
+    assert later.resume is not None
     assert later.resume.checkpoint_dir == spec.output_dir.rstrip("/") + "/checkpoints"
     second = backend.submit(later, package)
     assert jobs.jobs[second.job_id].job_spec.base_output_directory.output_uri_prefix == spec.output_dir

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import itertools
 import re
+import threading
 
 import pytest
 from google.api_core import exceptions
 
 from cloudtrain.backends.base import JobState, JobStatus
-from cloudtrain.backends.vertex.logs import Entry, LogTailer, TailPolicy, log_filter
+from cloudtrain.backends.vertex.cloud_logging import TailBatch
+from cloudtrain.backends.vertex.logs import Entry, LogTailer, TailPolicy, _Tail, log_filter
 from cloudtrain.errors import BackendError, CloudUnreachable, ExitCode
 from tests.fakes import VirtualClock
 
@@ -36,15 +39,17 @@ class MemoryLog:
         bisect.insort(self.items, (entry.timestamp, entry.insert_id, readable, entry))
         return entry.insert_id
 
-    def __call__(self, filter: str, token: str | None, size: int):
+    def __call__(self, filter: str, page_token: str | None, page_size: int) -> tuple[list[Entry], str | None]:
         self.calls.append(self.clock.time())
         if self.faults:
             raise self.faults.pop(0)
-        floor = dt.datetime.fromisoformat(re.search(r'receiveTimestamp>="([^"]+)"', filter)[1]).timestamp()
-        now, start = self.clock.time(), int(token or 0)
+        received = re.search(r'receiveTimestamp>="([^"]+)"', filter)
+        assert received is not None, f"no receiveTimestamp floor in {filter}"
+        floor = dt.datetime.fromisoformat(received[1]).timestamp()
+        now, start = self.clock.time(), int(page_token or 0)
         found = [e for _, _, readable, e in self.items if floor <= readable <= now - self.lag]
-        page = found[start : start + size]
-        return page, (str(start + size) if len(found) > start + size else None)
+        page = found[start : start + page_size]
+        return page, (str(start + page_size) if len(found) > start + page_size else None)
 
 
 def timeline(clock: VirtualClock, *steps: tuple[float, JobState]):
@@ -94,9 +99,9 @@ def test_ten_minutes_late_shown_once_when_it_arrives_marked_late(clock):
     for line in t.follow():
         lines.append(line)
         printed_at[line.message] = clock.time()
-    assert len(lines) == len({l.message for l in lines}) == 101
-    late = [l for l in lines if l.late]
-    assert [l.message for l in late] == ["late by 10 min"] and late[0].timestamp == ts(T0 + 30.25)
+    assert len(lines) == len({line.message for line in lines}) == 101
+    late = [line for line in lines if line.late]
+    assert [line.message for line in late] == ["late by 10 min"] and late[0].timestamp == ts(T0 + 30.25)
     assert printed_at["late by 10 min"] - (T0 + 630.25) <= 10.0  # at the next poll: never held back
     assert t.stop_note and "cloudtrain logs 1" in t.stop_note
 
@@ -107,7 +112,7 @@ def test_duplicates_by_insert_id_are_shown_once(clock):
     log.add("workerpool0-0", "once", at=T0 + 5, readable=T0 + 200, insert_id=first)  # delivered again, later
     log.add("workerpool0-0", "after", at=T0 + 6)
     status = timeline(clock, (0, JobState.RUNNING), (250, JobState.SUCCEEDED))
-    assert [l.message for l in tailer(log, clock, status).follow()] == ["once", "after"]
+    assert [line.message for line in tailer(log, clock, status).follow()] == ["once", "after"]
 
 
 def test_indexing_lag_within_the_margin_loses_nothing(clock):
@@ -115,7 +120,7 @@ def test_indexing_lag_within_the_margin_loses_nothing(clock):
     for i in range(300):
         log.add(f"workerpool0-{i % 3}", f"m{i}", at=T0 + i, readable=T0 + i + (i % 7) * 30)
     status = timeline(clock, (0, JobState.RUNNING), (320, JobState.SUCCEEDED))
-    lines = [l.message for l in tailer(log, clock, status).follow()]
+    lines = [line.message for line in tailer(log, clock, status).follow()]
     assert sorted(lines) == sorted(f"m{i}" for i in range(300)) and len(lines) == 300
 
 
@@ -124,10 +129,11 @@ def test_memory_is_bounded_by_the_margin_and_forget_window(clock):
     for i in range(6_000):  # 100 minutes at one line per second
         log.add("workerpool0-0", f"m{i}", at=T0 + i)
     t = tailer(log, clock, timeline(clock, (0, JobState.RUNNING), (6_010, JobState.SUCCEEDED)), forget_after=60)
-    peak = 0
-    for n, _ in enumerate(t.follow(), 1):
+    peak = shown = 0
+    for _ in t.follow():
+        shown += 1
         peak = max(peak, len(t.seen))
-    assert n == 6_000
+    assert shown == 6_000
     assert peak <= 30 + 60 + 2 * 10 + 10  # margin + forget window + two reads, never the whole history
 
 
@@ -138,9 +144,8 @@ def test_interval_one_second_while_busy_backs_off_to_cap_while_idle(clock):
     status = timeline(clock, (0, JobState.RUNNING), (400, JobState.SUCCEEDED))
     t = tailer(log, clock, status)
     list(t.follow())
-    gaps = [b - a for a, b in zip(log.calls, log.calls[1:])]
-    busy = [g for a, g in zip(log.calls, gaps) if a < T0 + 55]
-    idle = [g for a, g in zip(log.calls, gaps) if T0 + 120 < a < T0 + 390]  # before the end's drain
+    busy = [b - a for a, b in itertools.pairwise(log.calls) if a < T0 + 55]
+    idle = [b - a for a, b in itertools.pairwise(log.calls) if T0 + 120 < a < T0 + 390]  # before the end's drain
     assert max(busy) <= 1.5 and sum(busy) / len(busy) <= 1.25  # about one read a second, within budget
     assert idle and min(idle) >= 9.9 and max(idle) <= 10.01  # backed off to the 10 s cap
 
@@ -171,7 +176,7 @@ def test_resource_exhausted_slows_reads_and_loses_nothing(clock):
             mark = len(log.calls)
     assert lines == [f"q{i}" for i in range(120)]
     assert t.throttled == 3
-    gaps = [b - a for a, b in zip(log.calls[mark:], log.calls[mark + 1 :])]
+    gaps = [b - a for a, b in itertools.pairwise(log.calls[mark:])]
     # 4 s (less whatever the read budget already waited), then 8 s, 16 s: doubling from the 4 s floor
     assert gaps[0] >= 2.5 and gaps[1:3] == pytest.approx([8, 16], abs=0.01)
     assert all(g >= 1 for g in gaps)
@@ -225,11 +230,11 @@ def test_stop_rule_waits_for_drain_quiet_seconds_after_the_last_new_line(clock):
     log.add("workerpool0-0", "after the drain", at=T0 + 59.9, readable=T0 + 300)
     status = timeline(clock, (0, JobState.RUNNING), (60, JobState.FAILED))
     t = tailer(log, clock, status)
-    assert [l.message for l in t.follow()] == ["before end", "50 s after the end"]
+    assert [line.message for line in t.follow()] == ["before end", "50 s after the end"]
     assert T0 + 110 + 60 <= clock.time() <= T0 + 110 + 60 + 11  # 60 quiet seconds after the last new line
-    assert "no new lines for 60 s" in t.stop_note
+    assert "no new lines for 60 s" in str(t.stop_note)
     t = tailer(log, clock, status, drain=300)
-    assert [l.message for l in t.follow()][-1] == "after the drain"  # --drain 5m waits for it
+    assert [line.message for line in t.follow()][-1] == "after the drain"  # --drain 5m waits for it
 
 
 def test_read_all_is_one_pass(clock):
@@ -238,17 +243,13 @@ def test_read_all_is_one_pass(clock):
         log.add("workerpool0-0", f"h{i}", at=T0 + i)
     clock.now = T0 + 3000
     t = tailer(log, clock, timeline(clock, (0, JobState.RUNNING)))
-    assert [l.message for l in t.read_all()] == [f"h{i}" for i in range(2500)]
+    assert [line.message for line in t.read_all()] == [f"h{i}" for i in range(2500)]
     assert t.requests == 3  # pages of 1000
 
 
 def test_a_read_of_many_pages_does_not_hold_the_live_tail_back():
     """While the read budget refills between the pages of a ground-truth read, the live tail's
     lines are shown, not held until the read ends (60 replicas: 3 pages or more per read)."""
-    import threading
-
-    from cloudtrain.backends.vertex.cloud_logging import TailBatch
-
     clock = VirtualClock(T0)
     log = MemoryLog(clock)
     for i in range(6):
@@ -263,15 +264,11 @@ def test_a_read_of_many_pages_does_not_hold_the_live_tail_back():
         sleep=clock.sleep,
     )
 
-    class LiveTail:  # a live TailLogEntries with one response waiting
-        state = "live"
-        batches = [TailBatch([Entry(ts(T0), "t1", "workerpool1-0", "INFO", "from the tail", ts(T0))])]
-
-        def take(self):
-            out, self.batches = self.batches, []
-            return out
-
-    tailer.tail, tailer._wake = LiveTail(), threading.Event()
+    wake = threading.Event()
+    live = _Tail(lambda filter, buffer_window: iter(()), "", TailPolicy(), wake, lambda event, seconds: False)
+    live.state = "live"  # a live TailLogEntries (never started) with one response waiting
+    live.batches.append(TailBatch([Entry(ts(T0), "t1", "workerpool1-0", "INFO", "from the tail", ts(T0))]))
+    tailer.tail, tailer._wake = live, wake
     shown = [line.message for line in tailer.read()]
     assert sorted(shown) == sorted([f"old {i}" for i in range(6)] + ["from the tail"])
     assert shown.index("from the tail") < shown.index("old 2"), "shown before the read's second page"

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from cloudtrain.spec import DataChannel, ResumeSpec
 from tests.backends.vertex.conftest import make_spec
 
 GOLDEN = Path(__file__).parent / "golden"
-SPECS = {
+SPECS: dict[str, dict[str, Any]] = {
     "gpu4x2": {},
     "spot_cpu_1": dict(
         replica_count=1,
@@ -148,7 +149,8 @@ def test_importing_and_rendering_loads_no_cloud_sdk():
         "from pathlib import Path; import tempfile\n"
         "from cloudtrain.backends.vertex import BACKEND\n"
         "json.dumps(BACKEND.render(make_spec(), make_package(Path(tempfile.mkdtemp()))))\n"
-        "bad = [m for m in sys.modules if m.startswith(('google.cloud.', 'google.api_core', 'google.auth', 'grpc', 'google.protobuf'))]\n"
+        "sdk = ('google.cloud.', 'google.api_core', 'google.auth', 'grpc', 'google.protobuf')\n"
+        "bad = [m for m in sys.modules if m.startswith(sdk)]\n"
         "assert not bad, bad\n"
     )
     root = Path(__file__).resolve().parents[3]

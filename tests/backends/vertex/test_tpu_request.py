@@ -89,7 +89,7 @@ def test_tpu_request_parses_as_custom_job_with_its_tpu_fields(name, package):
         assert (pool.machine_spec.machine_type, pool.machine_spec.tpu_topology) == ("ct5lp-hightpu-4t", "2x2")
         assert pool.machine_spec.accelerator_count == 0
     else:
-        assert pool.machine_spec.accelerator_type == AcceleratorType.TPU_V3.value
+        assert pool.machine_spec.accelerator_type == AcceleratorType.TPU_V3
         assert (pool.machine_spec.accelerator_count, pool.machine_spec.tpu_topology) == (8, "")
 
 

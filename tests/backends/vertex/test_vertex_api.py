@@ -55,10 +55,12 @@ def test_submit_returns_at_once_and_the_handle_follows_to_the_end(config, jobs, 
     job = cloudtrain.submit(config)
     assert clock.time() == started  # nothing waited on, nothing followed
     assert (job.job_id, job.status().state) == (JOB, JobState.PENDING)
-    assert history.find(JOB).region == "us-central1"  # recorded: the CLI's `cloudtrain logs 1000` finds it
+    recorded = history.find(JOB)
+    assert recorded is not None and recorded.region == "us-central1"  # the CLI's `cloudtrain logs 1000` finds it
     assert [line.message for line in job.logs(follow=True)] == ["epoch 0", "epoch 1", "epoch 2"]
     assert job.wait().state is JobState.SUCCEEDED
-    assert history.load_run(JOB)["status"]["state"] == "SUCCEEDED"
+    saved = history.load_run(JOB)
+    assert saved is not None and saved["status"]["state"] == "SUCCEEDED"
     assert cloudtrain.attach(JOB).status().state is JobState.SUCCEEDED  # the short id, from history
     name = f"projects/my-project/locations/us-central1/customJobs/{JOB}"
     assert cloudtrain.attach(name).job_id == JOB  # the full resource name, as the CLI takes it

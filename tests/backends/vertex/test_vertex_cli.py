@@ -62,7 +62,7 @@ def test_streams_each_replica_line_and_exits_zero(config, jobs, logging_fake, cl
     out = capsys.readouterr().out
     assert code == 0
     assert f"Job {JOB} created: https://console.cloud.google.com/vertex-ai/locations/us-central1/training/{JOB}" in out
-    assert [l for l in out.splitlines() if l.startswith("workerpool0-0")] == [
+    assert [line for line in out.splitlines() if line.startswith("workerpool0-0")] == [
         f"workerpool0-0 | epoch {i}" for i in range(3)
     ]
     assert f"Job {JOB}: SUCCEEDED" in out
