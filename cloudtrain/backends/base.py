@@ -213,6 +213,11 @@ class Backend(Protocol):
         self, *, region: str | None = None, project: str | None = None, limit: int = 20
     ) -> list[JobStatus]: ...
 
+    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        """A parsed config document in one of its own formats (ML Engine's ``trainingInput``, a
+        ``CustomJobSpec``) as cloudtrain's keys and the ``mapped:`` notes; None: in none of them."""
+        ...
+
 
 class BackendFacts:
     """Neutral defaults for a backend's facts; a backend class inherits this and overrides what differs."""
@@ -254,6 +259,9 @@ class BackendFacts:
 
     def label(self, replica: str) -> str:
         return replica
+
+    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        return None
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
         from cloudtrain.errors import UsageError

@@ -4,7 +4,7 @@
     cloudtrain ai-platform jobs submit training JOB [gcloud flags] [-- ARGS]
     cloudtrain ai custom-jobs create --region R --display-name N (--config F | --worker-pool-spec S)
 
-Thin aliases: the flags become a config document (:mod:`cloudtrain.config.gcloud`), which
+Thin aliases: the flags become a config document (:mod:`cloudtrain.backends.vertex.gcloud`), which
 loads like any config and goes down the one submit path, so ``--dry-run``, ``-o json``,
 ``--set`` and ``--strict-legacy`` work here too. As in gcloud, the old forms stream logs
 only with ``--stream-logs`` and otherwise return once the job is created;
@@ -42,7 +42,7 @@ _MLENGINE_VALUE_FLAGS = (
     "--service-account",
 )
 _CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args", "--command")
-#: Taken so that they can be refused in one line each (cloudtrain.config.gcloud.REFUSED_FLAGS says why);
+#: Taken so that they can be refused in one line each (cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS says why);
 #: listed here so that ``--help`` does not import the config package.
 _MLENGINE_REFUSED = (
     "--kms-key",
@@ -161,8 +161,8 @@ def mlengine_submit() -> None:
 @lambda f: _flag_options(_MLENGINE_VALUE_FLAGS, _MLENGINE_REFUSED, f)
 def mlengine_training(job, user_args, stream_logs, run_async, dry_run, strict, output, overrides, **values) -> None:
     """Submit a training job as `gcloud ml-engine jobs submit training` did; user args after `--`."""
+    from cloudtrain.backends.vertex.gcloud import mlengine_document
     from cloudtrain.cli.submit import run_submit
-    from cloudtrain.config.gcloud import mlengine_document
     from cloudtrain.errors import UsageError
 
     if stream_logs and run_async:
@@ -216,8 +216,8 @@ def custom_jobs() -> None:
 @lambda f: _flag_options(_CUSTOM_JOB_VALUE_FLAGS, _CUSTOM_JOB_REFUSED, f)
 def custom_jobs_create(display_name, dry_run, strict, output, overrides, **values) -> None:
     """Create a Vertex custom job as `gcloud ai custom-jobs create` does; returns once it is created."""
+    from cloudtrain.backends.vertex.gcloud import custom_job_document
     from cloudtrain.cli.submit import run_submit
-    from cloudtrain.config.gcloud import custom_job_document
 
     flags = _given(values, _CUSTOM_JOB_VALUE_FLAGS + _CUSTOM_JOB_REFUSED)
     flags["--worker-pool-spec"] = values.get("g_worker_pool_spec")

@@ -22,7 +22,7 @@ from cloudtrain.errors import UsageError
 @click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
 def init(estimator: str, to: str | None, force: bool) -> None:
     """Write a script-mode config from an estimator's literal arguments; list what to fill in."""
-    from cloudtrain.config.estimator import to_yaml, translate_estimator
+    from cloudtrain.backends.sagemaker.estimator import to_yaml, translate_estimator
 
     try:
         source = Path(estimator).read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 from cloudtrain.secrets.checks import check_secrets
+from cloudtrain.words import FILL_IN
 
 _VERTEX_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _VERTEX_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -438,9 +439,7 @@ def _cloud_field_checks(loaded: LoadedConfig):
 
 def _placeholder(value: str) -> bool:
     """A value ``cloudtrain init`` wrote for the user to fill in (``…:role/FILL-IN``, ``s3://FILL-IN-BUCKET``)."""
-    from cloudtrain.config.estimator import PLACEHOLDER_MARK
-
-    return PLACEHOLDER_MARK in value
+    return FILL_IN in value
 
 
 def _check_package(loaded: LoadedConfig) -> None:

@@ -1,9 +1,9 @@
 """gcloud's command lines as config documents: pure functions, no I/O.
 
 * ``gcloud ml-engine|ai-platform jobs submit training JOB [flags] [-- ARGS]`` → an ML Engine
-  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.config.legacy` reads;
+  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.backends.vertex.mlengine` reads;
 * ``gcloud ai custom-jobs create --display-name … --config FILE | --worker-pool-spec …`` → a
-  ``CustomJobSpec`` document that :mod:`cloudtrain.config.customjob` reads.
+  ``CustomJobSpec`` document that :mod:`cloudtrain.backends.vertex.customjob` reads.
 
 As in gcloud, flags win over the ``--config`` file. Every value a flag sets remembers the flag
 (``LoadedYaml.flags``), so an error names ``--region`` instead of a file line. Flags that have

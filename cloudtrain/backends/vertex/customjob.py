@@ -18,6 +18,7 @@ import copy
 import re
 from typing import Any
 
+from cloudtrain.backends.vertex.mlengine import name_from_file
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 from cloudtrain.mapping import mapped_line
@@ -116,9 +117,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             raise fail(at(original), _UNSUPPORTED[key], f"remove {original}")
     out.setdefault("backend", "vertex")
     if "name" not in out:
-        from cloudtrain.config.legacy import _name_from_file
-
-        out["name"] = _name_from_file(loaded.file)
+        out["name"] = name_from_file(loaded.file)
 
     pools_key = keys.get("workerPoolSpecs")
     pools = spec.get(pools_key) if pools_key else None

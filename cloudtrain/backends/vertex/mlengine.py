@@ -29,7 +29,9 @@ from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from cloudtrain import catalog
+from cloudtrain.backends.vertex.mlengine_sweep import convert_hyperparameters
 from cloudtrain.catalog import crosscloud, tpus
+from cloudtrain.catalog.table import table
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
@@ -196,7 +198,7 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             loaded.flags.setdefault(path, loaded.flag_of(source))
 
     out.setdefault("backend", "vertex")
-    out.setdefault("name", _name_from_file(loaded.file))
+    out.setdefault("name", name_from_file(loaded.file))
     cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
 
     # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
@@ -281,8 +283,6 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if timeout:
         put(("max_runtime",), timeout, "scheduling")
     if "hyperparameters" in ti:
-        from cloudtrain.config.legacy_sweep import convert_hyperparameters
-
         put(("sweep",), convert_hyperparameters(ti_raw[originals["hyperparameters"]], fail), "hyperparameters")
     return out, notes
 
@@ -351,8 +351,6 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
     if legacy:
         vcpus, memory_gb = legacy.vcpus, legacy.memory_gb
     else:
-        from cloudtrain.catalog.table import table
-
         known = table("vertex").types.get(name)
         if known is None:
             return _Fixed(name, accel[0] if accel else None, count)
@@ -384,8 +382,6 @@ class _Fixed(NamedTuple):
 
 
 def _vertex_accelerator(gpu: str) -> str:
-    from cloudtrain.catalog.table import table
-
     names = table("vertex").accelerators_named(gpu)
     return names[0] if names else gpu
 
@@ -437,6 +433,6 @@ def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> N
         )
 
 
-def _name_from_file(file: str) -> str:
+def name_from_file(file: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", PurePath(file).stem).strip("-")
     return (stem if stem[:1].isalpha() else f"job-{stem}")[:128].rstrip("-") or "job"
