@@ -16,11 +16,14 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
+
+if TYPE_CHECKING:
+    from cloudtrain.backends.environment import EnvironmentContract
 
 
 class JobState(enum.Enum):
@@ -170,6 +173,7 @@ class Backend(Protocol):
     storage_schemes: tuple[str, ...]  # URI schemes its machines read and write ("gs", "s3"); () local paths only
     max_runtime_seconds: int | None  # the longest job it accepts
     job_name_limit: int | None  # the longest job name it accepts
+    local_contract: EnvironmentContract | None  # what its machines show a job, for ``--local``; None: not followed
 
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""
@@ -230,6 +234,7 @@ class BackendFacts:
     max_runtime_seconds: ClassVar[int | None] = None
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
+    local_contract: ClassVar[EnvironmentContract | None] = None
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and

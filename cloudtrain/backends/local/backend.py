@@ -319,12 +319,13 @@ class LocalBackend(BackendFacts):
         environment = venv.ensure_env(package, image, root=self._cache_root, log=self._log)
         note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
+        target = contract.contract_of(spec)
         for name, ch in spec.channels.items():
-            if spec.cloud == "sagemaker" and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
+            if target.shards_channels and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
                 channels[name] = shard_channel(
                     Path(channels[name]),
                     out / RUN_DIR / "shards" / name,
-                    contract.replica_names("sagemaker", spec.replica_count),
+                    target.replica_names(spec.replica_count),
                 )
         plans = self._plans(spec, package, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR

@@ -13,7 +13,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
-from . import request
+from . import contract, request
 from .aws import AwsClients, error_code, translated
 
 if TYPE_CHECKING:  # the job handle and the uploads are imported by the calls that use them: --dry-run renders only
@@ -30,6 +30,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("s3",)
     max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
     job_name_limit = 63  # TrainingJobName
+    local_contract = contract.CONTRACT
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def job_name(self, name: str, tail: str) -> str:

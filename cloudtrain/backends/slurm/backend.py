@@ -55,7 +55,7 @@ def tasks_plan(spec: JobSpec, package, python: str) -> dict[str, Any]:
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
     channels = {name: ch.source for name, ch in spec.channels.items()}
-    plans = contract.vertex_plan(
+    plans = contract.plan(
         spec,
         output_dir=run,
         ports=[0] * spec.replica_count,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
-from cloudtrain.backends.vertex import formats, request, settings
+from cloudtrain.backends.vertex import contract, formats, request, settings
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -135,6 +135,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
+    local_contract = contract.CONTRACT
 
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
         return formats.translate(loaded)
