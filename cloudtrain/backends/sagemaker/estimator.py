@@ -287,7 +287,9 @@ def _fit(tree: ast.Module, call: ast.Call, constants: dict[str, Any], cfg: dict[
     if node is None:
         return
     if isinstance(node, ast.Dict):  # each channel on its own: the literal ones are kept
-        entries = [(k, v) for k, v in zip(node.keys, node.values, strict=True) if k is not None]
+        entries: list[tuple[ast.expr | None, ast.expr]] = [
+            (k, v) for k, v in zip(node.keys, node.values, strict=True) if k is not None
+        ]
     else:
         entries = [(None, node)]
     inputs = {}
@@ -360,7 +362,11 @@ def _literal(node: ast.expr, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise _NotLiteral
-        return {_literal(k, constants): _literal(v, constants) for k, v in zip(node.keys, node.values, strict=True)}
+        return {
+            _literal(k, constants): _literal(v, constants)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None  # none is (checked above): narrows the type
+        }
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(e, constants) for e in node.elts]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # max_run=24 * 60 * 60

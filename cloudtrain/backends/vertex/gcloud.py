@@ -94,7 +94,7 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
     ),
 }
 #: ``--worker-pool-spec`` keys → (pool path, or a cloudtrain key for the code folder).
-_POOL_SPEC_KEYS: dict[str, Path_] = {
+_POOL_SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "machine-type": ("machineSpec", "machineType"),
     "accelerator-type": ("machineSpec", "acceleratorType"),
     "accelerator-count": ("machineSpec", "acceleratorCount"),
@@ -235,7 +235,7 @@ def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:
     for key in [k for k in target if k != leaf and _camel(k) == leaf]:
         del target[key]
     target[leaf] = value
-    doc.flags[(*walked, leaf)] = flag
+    doc.flags[tuple([*walked, leaf])] = flag
 
 
 def _spelled(mapping: dict[str, Any], camel: str) -> str:
