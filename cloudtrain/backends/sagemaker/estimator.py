@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+import yaml
+
 from cloudtrain.errors import ConfigError
 from cloudtrain.words import FILL_IN, counted
 
@@ -419,8 +421,6 @@ def _put(cfg: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def to_yaml(translation: Translation, source_name: str) -> str:
     """The config file: what to fill in and what was left out as comments on top, then the keys."""
-    import yaml
-
     lines = [f"# From the TensorFlow estimator in {source_name} (line {translation.line}), by cloudtrain init."]
     if translation.fill_in:
         lines.append("# Fill in before submitting:")
