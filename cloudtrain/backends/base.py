@@ -205,6 +205,10 @@ class Backend(Protocol):
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> JobHandle: ...
 
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> JobHandle:
+        """``submit --detach``: a job that keeps running after this process returns."""
+        ...
+
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> JobHandle:
         """A handle on an existing job; only the ``location_keys`` it declares are required."""
         ...
@@ -267,6 +271,10 @@ class BackendFacts:
 
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
         return None
+
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> Any:  # Any: each backend's own handle
+        """A cloud's job runs on without its submitter: the same as ``submit``."""
+        return self.submit(spec, package)  # type: ignore[attr-defined]
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
         from cloudtrain.errors import UsageError

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, JobStatus
-from cloudtrain.backends.local import contract, venv
+from cloudtrain.backends.local import contract, supervisor, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_names
 from cloudtrain.secrets.resolve import resolve_here
@@ -308,7 +309,22 @@ class LocalBackend(BackendFacts):
             ],
         }
 
-    def submit(self, spec: JobSpec, package) -> LocalJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> LocalJob:
+        """Run the job in this process: it ends when this process does (``submit`` follows it)."""
+        job, launches = self._prepare_run(spec, package)
+        local = LocalJob(**job)
+        local._start(launches)
+        return local
+
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> RecordedJob:
+        """Run the job in a process of its own (``submit --detach``): it keeps running after this one
+        returns, and ``logs --follow``, ``status``, ``wait`` and ``cancel`` reach it from any command."""
+        job, launches = self._prepare_run(spec, package)
+        return supervisor.hand_over(job, launches, job["out"])
+
+    def _prepare_run(self, spec: JobSpec, package: BuiltPackage) -> tuple[dict[str, Any], list[Launch]]:
+        """Everything before the replicas start: the run folder, the environment, the launches;
+        returns :class:`LocalJob`'s arguments and the launches."""
         out, note = output_dir_for(spec)
         _claim(out, spec)
         image = self._image_for(spec)
@@ -345,7 +361,7 @@ class LocalBackend(BackendFacts):
                 p.cwd,
                 run_dir / f"{p.name}.log",
             )
-            for p, argv in zip(plans, argvs)
+            for p, argv in zip(plans, argvs, strict=True)
         ]
         # the values this run knows are secret: masked in replicas.json (where env: values are also inside
         # CLUSTER_SPEC / TF_CONFIG) and in every log line
@@ -357,12 +373,13 @@ class LocalBackend(BackendFacts):
                 "cwd": p.cwd,
                 "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()},
             }
-            for p, argv in zip(plans, argvs)
+            for p, argv in zip(plans, argvs, strict=True)
         ]
         write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
-        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace, masker=masker)
-        job._start(launches)
-        return job
+        job = dict(
+            spec=spec, out=out, plans=plans, environment=environment, note=note, stop_grace_s=self._grace, masker=masker
+        )
+        return job, launches
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         """A run's output folder, from any directory (the path history records)."""

@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,11 @@ class LocalJob(HandleDefaults):
         note: str | None,
         stop_grace_s: float,
         masker: Callable[[str], str] | None = None,
+        owner_pid: int | None = None,
     ):
+        """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
         self.spec = spec
+        self._owner = owner_pid
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
         self.output_dir = out
@@ -156,6 +159,8 @@ class LocalJob(HandleDefaults):
         }
         if outcome is None:
             details["pids"] = group.pids  # for attach/cancel from another process while it runs
+            if self._owner is not None:
+                details["owner_pid"] = self._owner  # a detached run: alive while it is, and cancel signals it
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
@@ -314,12 +319,17 @@ class RecordedJob(HandleDefaults):
     :meth:`logs` first prints every line it finds, then raises it."""
 
     backend_name = "local"
+    poll_s = 0.2  # how often a follower looks at the run's files
 
     def __init__(self, status_path: Path):
         self._path = status_path
         data = load_json_object(status_path)
         known = data.get("job_id") if isinstance(data, dict) else None
         self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
+
+    @property
+    def output_dir(self) -> Path:
+        return self._path.parent.parent
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
@@ -364,15 +374,22 @@ class RecordedJob(HandleDefaults):
         details = data.get("details") or {}
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
-        if native == "running" and not any(pid_alive(pid) for pid in _pids(details)):
+        owner = _owner(details)
+        if native == "running" and not any(_alive(pid) for pid in [*_pids(details), *owner]):
             native = "failed"  # cloudtrain died without writing the end of the run
+        ended_unrecorded = (
+            f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
+            f"its replicas' lines are in {self._path.parent}"
+            if owner
+            else "the run ended without a summary"
+        )
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(
             job_id=str(data.get("job_id") or self.job_id),
             name=str(data.get("name") or self._path.parent.parent),
             state=STATES[native],
             native_state=native,
-            message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
+            message=data.get("message") or (ended_unrecorded if native != recorded else None),
             created=parse(data.get("created")),
             ended=parse(data.get("ended")),
             details=details,
@@ -387,6 +404,9 @@ class RecordedJob(HandleDefaults):
         ``status.json`` is raised after every line found was yielded."""
         found = self.read()
         journal = self._path.parent / JOURNAL
+        if follow and isinstance(found, JobStatus) and not found.state.terminal and journal.is_file():
+            yield from self._follow(journal)
+            return
         lines, garbled = read_lines_file(journal)
         if garbled is not None:
             garbled.warn(then=f"showing the replicas' own log files in {self._path.parent}")
@@ -396,6 +416,28 @@ class RecordedJob(HandleDefaults):
             yield from self._replica_logs(found)
         if isinstance(found, Damage):
             raise found.error()
+
+    def _follow(self, journal: Path) -> Iterator[LogLine]:
+        """The lines file as it grows, each whole line once, until the run has ended (read
+        before each look at the file, so that the last look sees every line). Damaged lines are
+        skipped: ``logs`` without ``--follow`` names them."""
+        offset = 0
+        while True:
+            found = self.read()
+            with open(journal, "rb") as lines:
+                lines.seek(offset)
+                chunk = lines.read()
+            whole = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits for the next look
+            offset += len(whole)
+            for raw in whole.splitlines():
+                line = _log_line(raw)
+                if line is not None:
+                    yield line
+            if isinstance(found, Damage):
+                raise found.error()
+            if found.state.terminal:
+                return
+            time.sleep(self.poll_s)
 
     def _replica_logs(self, found: JobStatus | Damage) -> Iterator[LogLine]:
         folder = self._path.parent
@@ -409,16 +451,20 @@ class RecordedJob(HandleDefaults):
                 for text in log_file.read_text(errors="replace").splitlines():
                     yield LogLine(stamp, name, text)
 
-    def wait(self, poll_s: float = 1.0) -> JobStatus:
+    def wait(self, poll_s: float | None = None) -> JobStatus:
         while not (status := self.status()).state.terminal:
-            time.sleep(poll_s)
+            time.sleep(self.poll_s if poll_s is None else poll_s)
         return status
 
     def cancel(self) -> JobStatus:
-        """Signal the replicas' process groups of a run started by another cloudtrain process."""
+        """Stop a run started by another cloudtrain process: a detached run's supervisor gets SIGTERM and
+        stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
+            for owner in _owner(status.details):
+                os.kill(owner, signal.SIGTERM)
+                return self.status()
             for pid in _pids(status.details):
                 try:
                     os.killpg(pid, signal.SIGTERM)
@@ -430,9 +476,7 @@ class RecordedJob(HandleDefaults):
 def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
     """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
     found, damage = scan_json_lines(path, check=_line_problem)
-    lines = [
-        LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"]) for _, d in found
-    ]
+    lines = [_entry_line(d) for _, d in found]
     if damage is not None:
         damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")
     return lines, damage
@@ -449,7 +493,39 @@ def _line_problem(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _pids(details: dict[str, Any]) -> list[int]:
+def _log_line(raw: bytes) -> LogLine | None:
+    """One line of a lines file, or None when it is damaged."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or _line_problem(entry):
+        return None
+    return _entry_line(entry)
+
+
+def _entry_line(entry: dict[str, Any]) -> LogLine:
+    return LogLine(dt.datetime.fromisoformat(entry["timestamp"]), entry["replica"], entry["message"], entry["severity"])
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    if not pid_alive(pid):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): what kill(0) says
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def _owner(details: Mapping[str, Any]) -> list[int]:
+    """The detached run's supervisor, as a list of zero or one plausible pid."""
+    owner = details.get("owner_pid")
+    return [owner] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 1 else []
+
+
+def _pids(details: Mapping[str, Any]) -> list[int]:
     """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
     pids = details.get("pids") or {}
     values = pids.values() if isinstance(pids, dict) else []
