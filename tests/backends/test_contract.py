@@ -43,15 +43,6 @@ class Leg:
     full_name: Callable[[Any], str]  # a handle's full job name, as users paste it
     #: the id a full name stands for (``attach`` takes it): the short id, or a local run's folder
     id_of_full_name: Callable[[Any], str] = lambda handle: handle.job_id
-    #: why a job this process submitted and no longer follows cannot be followed to its end (None: it can)
-    detach_limit: str | None = None
-
-
-def _detached(leg: Leg, request) -> None:
-    """A test that follows a job from a fresh command, the submitting handle left alone: expected to fail
-    (strictly: it is noticed once fixed) on a leg with a known ``detach_limit``."""
-    if leg.detach_limit:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=leg.detach_limit))
 
 
 def _example_leg(monkeypatch, tmp_path) -> Leg:
@@ -191,9 +182,6 @@ def _local_leg(request, monkeypatch, tmp_path) -> Leg:
         keep_running,
         lambda handle: str(handle.output_dir),
         lambda handle: str(handle.output_dir),
-        "a local run lives in the process that submitted it (its replicas are killed when that process exits), "
-        "which also writes its end: a run that process no longer follows is read as FAILED 'the run ended "
-        "without a summary'",
     )
     return local_leg
 
@@ -264,21 +252,20 @@ def _record(leg: Leg, handle) -> None:
     )
 
 
-def test_reattach_by_full_name_with_no_flags_prints_each_line_once(leg: Leg, capsys, request) -> None:
-    _detached(leg, request)
+def test_reattach_by_full_name_with_no_flags_prints_each_line_once(leg: Leg, capsys) -> None:
+    """A job submitted as ``submit --detach`` does (nobody here follows it), followed by its full name."""
     leg.succeed(LINES)
-    handle = leg.backend.submit(leg.spec, leg.package)
+    handle = leg.backend.submit_detached(leg.spec, leg.package)
     assert main(["logs", leg.full_name(handle), "--follow"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert [n for line in LINES if (n := out.count(line)) != 1] == []
 
 
-def test_the_detach_hint_reattaches_from_history_and_prints_each_line_once(leg: Leg, capsys, request) -> None:
+def test_the_detach_hint_reattaches_from_history_and_prints_each_line_once(leg: Leg, capsys) -> None:
     """``submit --detach`` records the job and prints ``reattach_command``; that command, run later
     with nothing but this machine's history, follows the job to its end."""
-    _detached(leg, request)
     leg.succeed(LINES)
-    handle = leg.backend.submit(leg.spec, leg.package)
+    handle = leg.backend.submit_detached(leg.spec, leg.package)
     _record(leg, handle)
     command = shlex.split(reattach_command(handle))
     del handle  # detached: nothing of the submit is kept
