@@ -34,10 +34,21 @@ class ReplicaPlan:
     unpack: Mapping[str, str] = field(default_factory=dict)  # folder → script sdist whose source goes there
 
 
+@dataclass(frozen=True)
+class MachineRoot:
+    """A fixed folder of the backend's machines that a trainer ignoring ``variable`` writes to
+    (SageMaker's ``/opt/ml`` when ``SAGEMAKER_BASE_DIR`` is not read): on this machine it is
+    outside the run's tree, so a ``--local`` run warns when it appears."""
+
+    path: str
+    variable: str
+
+
 class EnvironmentContract(Protocol):
     """What replica *i* of *n* sees on a backend's machines. Hosts are ``127.0.0.1:<port>``."""
 
     shards_channels: bool  # a ``ShardedByS3Key`` channel gives each host its own share of the objects
+    machine_root: MachineRoot | None  # None: every path the job is given is in the run's own tree
 
     def replica_names(self, n: int) -> list[str]:
         """The replicas' names, chief first (the log prefixes)."""

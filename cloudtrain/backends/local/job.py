@@ -16,6 +16,7 @@ from typing import Any
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.local import venv
+from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import pid_alive
@@ -25,7 +26,6 @@ from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, wri
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
-SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop
@@ -66,6 +66,7 @@ class LocalJob(HandleDefaults):
         """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
         self.spec = spec
         self._owner = owner_pid
+        self._root = contract_of(spec).machine_root  # a fixed folder of the target's machines, if it has one
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
         self.output_dir = out
@@ -83,7 +84,7 @@ class LocalJob(HandleDefaults):
 
     def _start(self, launches: list[Launch]) -> None:
         self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
-        self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
+        self._root_before = self._root is not None and os.path.exists(self._root.path)
         group = ReplicaGroup(
             launches,
             stop_grace_s=self._grace,
@@ -165,16 +166,16 @@ class LocalJob(HandleDefaults):
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
         warnings = [self._note] if self._note else []
-        leaked = self.spec.cloud == "sagemaker" and not self._opt_ml_before and os.path.exists(SAGEMAKER_ROOT)
-        if outcome is not None and leaked:
+        root = self._root
+        if outcome is not None and root is not None and not self._root_before and os.path.exists(root.path):
             warnings.append(
-                f"the job wrote to {SAGEMAKER_ROOT} on this machine, outside its local tree: the trainer does not "
-                f"read SAGEMAKER_BASE_DIR; a later run may resume from those files (remove {SAGEMAKER_ROOT})"
+                f"the job wrote to {root.path} on this machine, outside its local tree: the trainer does not "
+                f"read {root.variable}; a later run may resume from those files (remove {root.path})"
             )
         if outcome is not None and native == "succeeded":
             empty = outputs.empty_model_dir_warning(
                 self._chief.model_dir,
-                [str(self.output_dir)] + ([SAGEMAKER_ROOT] if self.spec.cloud == "sagemaker" else []),
+                [str(self.output_dir)] + ([root.path] if root is not None else []),
                 since=self._started_at,
                 skip=[self._chief.tensorboard_dir],
                 contract=self.spec.cloud,

@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cloudtrain.backends.environment import ReplicaPlan, join
+from cloudtrain.backends.environment import MachineRoot, ReplicaPlan, join
 from cloudtrain.backends.sagemaker import request
 from cloudtrain.backends.sagemaker.entry_shell import shell_drops
 from cloudtrain.packaging import BuiltPackage, script, script_main
@@ -272,6 +272,7 @@ def sagemaker_env_vars(
 
 class SageMakerContract:
     shards_channels = True
+    machine_root: MachineRoot | None = MachineRoot("/opt/ml", "SAGEMAKER_BASE_DIR")
 
     def replica_names(self, n: int) -> list[str]:
         return host_names(n)

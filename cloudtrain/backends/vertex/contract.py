@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from cloudtrain.backends.environment import ReplicaPlan, join
+from cloudtrain.backends.environment import MachineRoot, ReplicaPlan, join
 from cloudtrain.backends.vertex.request import render_custom_job
 from cloudtrain.data import schemes
 from cloudtrain.packaging import BuiltPackage, script
@@ -46,6 +46,7 @@ def vertex_job_spec(
 
 class VertexContract:
     shards_channels = False
+    machine_root: MachineRoot | None = None
 
     def replica_names(self, n: int) -> list[str]:
         return ["chief", *(f"worker-{i}" for i in range(n - 1))]
