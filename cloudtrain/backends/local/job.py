@@ -464,7 +464,10 @@ class RecordedJob(HandleDefaults):
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
             for owner in _owner(status.details):
-                os.kill(owner, signal.SIGTERM)
+                try:
+                    os.kill(owner, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass  # it has just ended: the status below says how
                 return self.status()
             for pid in _pids(status.details):
                 try:
