@@ -3,6 +3,9 @@ the config translators can use it without importing the console (which imports t
 
 from __future__ import annotations
 
+#: The word in a value written for the user to fill in (``cloudtrain init``); validation refuses a value holding it.
+FILL_IN = "FILL-IN"
+
 
 def counted(n: int, word: str, plural: str | None = None) -> str:
     """``1 replica``, ``2 replicas``, ``2 processes``: words, not "replica(s)"."""

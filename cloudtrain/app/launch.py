@@ -30,8 +30,16 @@ class Launched:
     index: int
 
 
-def launch(prepared: Prepared, *, notify: Notify = ignore, backend_of: Callable[[str], Any] = get_backend) -> Launched:
-    """Create the job (trying the ``fallback:`` entries when one gets no capacity) and record it."""
+def launch(
+    prepared: Prepared,
+    *,
+    notify: Notify = ignore,
+    backend_of: Callable[[str], Any] = get_backend,
+    detach: bool = False,
+) -> Launched:
+    """Create the job (trying the ``fallback:`` entries when one gets no capacity) and record it.
+
+    ``detach``: nobody in this process follows it (``submit --detach``): the job must run on without it."""
     spec, package = prepared.spec, prepared.package
     check_secrets_exist(spec, notify)
     if len(prepared.candidates) > 1 or prepared.loaded.config.max_queue is not None:
@@ -44,7 +52,8 @@ def launch(prepared: Prepared, *, notify: Notify = ignore, backend_of: Callable[
         )
         launched = Launched(landed.handle, landed.spec, landed.package, landed.status, landed.index)
     else:
-        handle = backend_of(spec.backend).submit(spec, package)
+        backend = backend_of(spec.backend)
+        handle = (backend.submit_detached if detach else backend.submit)(spec, package)
         with reattach_hint(handle.job_id):
             launched = Launched(handle, spec, package, handle.status(), 0)
     remember(launched, prepared)

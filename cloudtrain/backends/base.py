@@ -16,7 +16,7 @@ import enum
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain import catalog
 from cloudtrain.catalog.crosscloud import nearest_machine
@@ -25,6 +25,9 @@ from cloudtrain.catalog.table import table
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import BackendSettings, JobSpec
+
+if TYPE_CHECKING:
+    from cloudtrain.backends.environment import EnvironmentContract
 
 
 class JobState(enum.Enum):
@@ -240,6 +243,8 @@ class Backend(Protocol):
 
     def project(self, loaded: Any) -> tuple[str | None, str | None]: ...
 
+    local_contract: EnvironmentContract | None  # what its machines show a job, for ``--local``; None: not followed
+
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""
         ...
@@ -270,6 +275,10 @@ class Backend(Protocol):
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...  # None: a container job
 
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> JobHandle:
+        """``submit --detach``: a job that keeps running after this process returns."""
+        ...
+
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> JobHandle:
         """A handle on an existing job; only the ``location_keys`` it declares are required."""
         ...
@@ -281,6 +290,11 @@ class Backend(Protocol):
     def list_jobs(
         self, *, region: str | None = None, project: str | None = None, limit: int = 20
     ) -> list[JobStatus]: ...
+
+    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        """A parsed config document in one of its own formats (ML Engine's ``trainingInput``, a
+        ``CustomJobSpec``) as cloudtrain's keys and the ``mapped:`` notes; None: in none of them."""
+        ...
 
 
 class BackendFacts:
@@ -371,6 +385,8 @@ class BackendFacts:
     def check_sweep(self, loaded: Any, params: list[Any]) -> None:
         """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
 
+    local_contract: ClassVar[EnvironmentContract | None] = None
+
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and
         machines (a cluster): ``(fields, check)`` pairs for the config checker; empty: the catalog's checks."""
@@ -399,6 +415,13 @@ class BackendFacts:
 
     def label(self, replica: str) -> str:
         return replica
+
+    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        return None
+
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> Any:  # Any: each backend's own handle
+        """A cloud's job runs on without its submitter: the same as ``submit``."""
+        return self.submit(spec, package)  # type: ignore[attr-defined]
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
         raise UsageError(

@@ -4,7 +4,7 @@
     cloudtrain ai-platform jobs submit training JOB [gcloud flags] [-- ARGS]
     cloudtrain ai custom-jobs create --region R --display-name N (--config F | --worker-pool-spec S)
 
-Thin aliases: the flags become a config document (:mod:`cloudtrain.config.gcloud`), which
+Thin aliases: the flags become a config document (:mod:`cloudtrain.backends.vertex.gcloud`), which
 loads like any config and goes down the one submit path, so ``--dry-run``, ``-o json``,
 ``--set`` and ``--strict-legacy`` work here too. As in gcloud, the old forms stream logs
 only with ``--stream-logs`` and otherwise return once the job is created;
@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import click
 
+from cloudtrain.backends.vertex.gcloud import custom_job_document, mlengine_document
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
 from cloudtrain.cli.submit import run_submit
 from cloudtrain.config import LoadedConfig
-from cloudtrain.config.gcloud import custom_job_document, mlengine_document
 from cloudtrain.config.load import load_document, read_document
 from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.errors import UsageError
@@ -53,7 +53,7 @@ _MLENGINE_VALUE_FLAGS = (
     "--service-account",
 )
 _CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args", "--command")
-#: Taken so that they can be refused in one line each (cloudtrain.config.gcloud.REFUSED_FLAGS says why);
+#: Taken so that they can be refused in one line each (cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS says why);
 #: listed here so that ``--help`` does not import the config package.
 _MLENGINE_REFUSED = (
     "--kms-key",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from cloudtrain.backends.sagemaker.estimator import to_yaml, translate_estimator
 from cloudtrain.cli._group import cli
-from cloudtrain.config.estimator import to_yaml, translate_estimator
 from cloudtrain.errors import UsageError
 from cloudtrain.words import counted
 

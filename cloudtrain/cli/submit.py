@@ -152,7 +152,7 @@ def run_submit(
     if spec.sweep is not None:
         submit_sweep(console, prepared, detach=detach, output=output)
         return
-    launched = launch(prepared, notify=notify)
+    launched = launch(prepared, notify=notify, detach=detach)
     if launched.index:
         console.print(f"[bold]Landed on fallback {launched.index}[/bold]:")
         _print_summary(console, launched.spec, launched.package)

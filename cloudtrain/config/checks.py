@@ -14,7 +14,6 @@ from pathlib import Path
 
 from cloudtrain import catalog
 from cloudtrain.backends import get_backend
-from cloudtrain.config.estimator import PLACEHOLDER_MARK
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.schema import DataChannel
@@ -25,6 +24,7 @@ from cloudtrain.numbers import money
 from cloudtrain.packaging.tree import check_module, check_package_dir
 from cloudtrain.secrets.checks import check_secrets
 from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve
+from cloudtrain.words import FILL_IN
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
@@ -369,7 +369,7 @@ def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]
 
 def _placeholder(value: str) -> bool:
     """A value ``cloudtrain init`` wrote for the user to fill in (``…:role/FILL-IN``, ``s3://FILL-IN-BUCKET``)."""
-    return PLACEHOLDER_MARK in value
+    return FILL_IN in value
 
 
 def _check_package(loaded: LoadedConfig) -> None:

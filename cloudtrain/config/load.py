@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import backends
-from cloudtrain.config import crosscloud, customjob, fallback, legacy, twin
+from cloudtrain.config import crosscloud, fallback, twin
 from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
@@ -111,15 +111,7 @@ def load_document(
     for override in overrides:
         problems.run((), partial(apply_override, loaded, override))
     notes: list[str] = []
-    translated = False
-    if customjob.is_custom_job(loaded.data):
-        loaded.data, more = customjob.convert(loaded)
-        notes += more
-        translated = True
-    if legacy.is_legacy(loaded.data):
-        loaded.data, more = legacy.convert(loaded)
-        notes += more
-        translated = True
+    translated = _translate_format(loaded, notes)
     if local and loaded.data.get("backend") != backends.LOCAL:
         loaded.data.setdefault("target", loaded.data.get("backend"))
         loaded.data["backend"] = backends.LOCAL
@@ -180,6 +172,21 @@ def load_document(
 
         result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
+
+
+def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
+    """A document in a backend's own format (keys cloudtrain does not have: ML Engine's ``trainingInput``, …)
+    becomes cloudtrain's keys, its notes added to ``notes``; whether it was one. Asks the backends in
+    registry order; a document of cloudtrain's keys alone imports none of them."""
+    if not set(loaded.data) - set(JobConfig.model_fields):
+        return False
+    for name in backends.names():
+        found = backends.get_backend(name).translate(loaded)
+        if found is not None:
+            loaded.data, more = found
+            notes += more
+            return True
+    return False
 
 
 def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:

@@ -1,28 +1,36 @@
 """One contract, every backend: what a user relies on whichever backend runs the job.
 
 Each leg gives a backend on its fake (the example backend's in-process engine; Vertex on the
-fake JobService, Cloud Logging and the GCS emulator over 127.0.0.1, on a virtual clock) and
-says how to script a job there. The tests then use only the interface and the CLI.
+fake JobService, Cloud Logging and the GCS emulator over 127.0.0.1, on a virtual clock;
+SageMaker on the moto server over 127.0.0.1, on a virtual clock; the local backend running a
+small package from tests/packages/ without TensorFlow) and says how to script a job there. The
+tests then use only the interface and the CLI.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cloudtrain.app.reattach import reattach_command
 from cloudtrain.backends import get_backend, names, parse_job_id
 from cloudtrain.backends.base import JobState
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
 from cloudtrain.history import JobRecord, history_file, record
+from cloudtrain.setup_output import CLOUDTRAIN_REPLICA
 from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake, make_package, make_spec  # noqa: F401
 
 LINES = ["epoch 1 loss 0.5", "epoch 2 loss 0.25", "done"]
+ECHO_LINES = Path(__file__).resolve().parents[1] / "packages" / "echo_lines"
 
 
 @dataclass
@@ -33,6 +41,8 @@ class Leg:
     succeed: Callable[[list[str]], None]  # the next job runs, prints these lines, succeeds
     keep_running: Callable[[], None]  # the next job runs until cancelled
     full_name: Callable[[Any], str]  # a handle's full job name, as users paste it
+    #: the id a full name stands for (``attach`` takes it): the short id, or a local run's folder
+    id_of_full_name: Callable[[Any], str] = lambda handle: handle.job_id
 
 
 def _example_leg(monkeypatch, tmp_path) -> Leg:
@@ -75,11 +85,122 @@ def _vertex_leg(request, monkeypatch, tmp_path) -> Leg:
     return Leg(vertex, make_spec(), make_package(tmp_path), succeed, keep_running, lambda handle: handle.name)
 
 
-@pytest.fixture(params=["example", pytest.param("vertex", marks=pytest.mark.server)])
+class VirtualClock:
+    """Time that passes only when someone sleeps: a follower's waits cost nothing."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+def _moto_jobs_as_scripted(monkeypatch, hold: list[bool]) -> None:
+    """moto marks a new training job Completed at once and has no StopTrainingJob: while ``hold[0]``,
+    a new job stays InProgress (Training); StopTrainingJob stops it, as SageMaker's does."""
+    from moto.core.responses import EmptyResult
+    from moto.sagemaker.models import SageMakerModelBackend
+    from moto.sagemaker.responses import SageMakerResponse
+
+    create = SageMakerModelBackend.create_training_job
+
+    def create_held(self, training_job_name, *args, **kwargs):
+        created = create(self, training_job_name, *args, **kwargs)
+        if hold[0]:
+            job = self.training_jobs[training_job_name]
+            job.training_job_status, job.secondary_status = "InProgress", "Training"
+        return created
+
+    def stop(self):
+        job = self.sagemaker_backend.training_jobs[self._get_param("TrainingJobName")]
+        job.training_job_status, job.secondary_status = "Stopped", "Stopped"
+        return EmptyResult()
+
+    monkeypatch.setattr(SageMakerModelBackend, "create_training_job", create_held)
+    monkeypatch.setattr(SageMakerResponse, "stop_training_job", stop, raising=False)
+
+
+def _sagemaker_leg(request, monkeypatch, tmp_path) -> Leg:
+    from cloudtrain.backends.sagemaker import SageMakerBackend
+    from cloudtrain.packaging import build_sdist
+    from tests.backends.sagemaker.conftest import make_spec as sagemaker_spec
+    from tests.fakes.aws import LogWriter
+
+    aws = request.getfixturevalue("aws")
+    spec = sagemaker_spec()
+    aws.client("s3", spec.region).create_bucket(Bucket=(spec.staging_bucket or "").removeprefix("s3://"))
+    virtual = VirtualClock()
+    sagemaker = SageMakerBackend(sleep=virtual.sleep, clock=virtual.time, tailer_options={"live_tail": False})
+    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.sagemaker"), "BACKEND", sagemaker)
+    hold = [False]
+    _moto_jobs_as_scripted(monkeypatch, hold)
+
+    def succeed(lines):
+        writer = LogWriter(aws.client("logs", spec.region), spec.job_name)
+        writer.write(writer.open(1), lines)
+
+    def keep_running():
+        hold[0] = True
+
+    package = build_sdist(ECHO_LINES, tmp_path / "dist", name="echo_lines", version="0.1")
+    return Leg(sagemaker, spec, package, succeed, keep_running, lambda handle: handle.status().name)
+
+
+@pytest.fixture(scope="session")
+def local_env_cache(tmp_path_factory) -> Path:
+    """One environment cache for the local leg: the package's env is built once, not per test."""
+    return tmp_path_factory.mktemp("contract-local-envs")
+
+
+def _local_leg(request, monkeypatch, tmp_path) -> Leg:
+    from cloudtrain.backends.local import LocalBackend
+    from cloudtrain.packaging import build_sdist
+    from tests.backends.local.conftest import bare_image
+    from tests.backends.local.conftest import make_spec as local_spec
+
+    cache = request.getfixturevalue("local_env_cache")
+    local = LocalBackend(
+        cache_root=cache, gpu_count=lambda: 0, image_for=lambda spec: bare_image(), log=lambda m: None, stop_grace_s=5
+    )
+    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local"), "BACKEND", local)
+    package = build_sdist(ECHO_LINES, cache / "dist", name="echo_lines", version="0.1")
+
+    def succeed(lines):
+        local_leg.spec = dataclasses.replace(local_leg.spec, args=tuple(a for line in lines for a in ("--line", line)))
+
+    def keep_running():
+        local_leg.spec = dataclasses.replace(local_leg.spec, args=("--hold",))
+
+    local_leg = Leg(
+        local,
+        local_spec(tmp_path, module="echo_lines.task"),
+        package,
+        succeed,
+        keep_running,
+        lambda handle: str(handle.output_dir),
+        lambda handle: str(handle.output_dir),
+    )
+    return local_leg
+
+
+LEGS = {"vertex": _vertex_leg, "sagemaker": _sagemaker_leg, "local": _local_leg}  # on a server or a process
+
+
+@pytest.fixture(
+    params=[
+        "example",
+        pytest.param("vertex", marks=pytest.mark.server),
+        pytest.param("sagemaker", marks=pytest.mark.server),
+        pytest.param("local", marks=pytest.mark.slow),
+    ]
+)
 def leg(request, monkeypatch, tmp_path) -> Leg:
     if request.param == "example":
         return _example_leg(monkeypatch, tmp_path)
-    return _vertex_leg(request, monkeypatch, tmp_path)
+    return LEGS[request.param](request, monkeypatch, tmp_path)
 
 
 def test_every_leg_is_a_registered_backend(leg: Leg) -> None:
@@ -95,7 +216,8 @@ def test_render_is_pure_json_and_the_same_twice(leg: Leg) -> None:
 def test_a_job_prints_each_line_once_and_ends_with_the_tables_exit_code(leg: Leg) -> None:
     leg.succeed(LINES)
     handle = leg.backend.submit(leg.spec, leg.package)
-    assert [line.message for line in handle.logs(follow=True)] == LINES
+    own = [line.message for line in handle.logs(follow=True) if line.replica != CLOUDTRAIN_REPLICA]
+    assert own == LINES  # cloudtrain's own notices (a local run's set-up line) aside
     final = handle.wait()
     assert final.state is JobState.SUCCEEDED and final.state.exit_code == ExitCode.OK
     assert final.job_id == handle.job_id
@@ -113,8 +235,10 @@ def test_cancel_stops_the_job_and_exits_130(leg: Leg) -> None:
 def test_the_full_name_finds_the_backend_and_its_location(leg: Leg) -> None:
     leg.keep_running()
     handle = leg.backend.submit(leg.spec, leg.package)
-    backend, job_id, location = parse_job_id(leg.full_name(handle))
-    assert (backend, job_id) == (leg.backend.name, handle.job_id)
+    parsed = parse_job_id(leg.full_name(handle))
+    assert parsed is not None
+    found, job_id, location = parsed
+    assert (found, job_id) == (leg.backend.name, leg.id_of_full_name(handle))
     assert location == dict(handle.location) and set(location) == set(leg.backend.location_keys)
     assert leg.backend.attach(job_id, **location).status().job_id == handle.job_id
 
@@ -129,9 +253,24 @@ def _record(leg: Leg, handle) -> None:
 
 
 def test_reattach_by_full_name_with_no_flags_prints_each_line_once(leg: Leg, capsys) -> None:
+    """A job submitted as ``submit --detach`` does (nobody here follows it), followed by its full name."""
     leg.succeed(LINES)
-    handle = leg.backend.submit(leg.spec, leg.package)
+    handle = leg.backend.submit_detached(leg.spec, leg.package)
     assert main(["logs", leg.full_name(handle), "--follow"]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert [n for line in LINES if (n := out.count(line)) != 1] == []
+
+
+def test_the_detach_hint_reattaches_from_history_and_prints_each_line_once(leg: Leg, capsys) -> None:
+    """``submit --detach`` records the job and prints ``reattach_command``; that command, run later
+    with nothing but this machine's history, follows the job to its end."""
+    leg.succeed(LINES)
+    handle = leg.backend.submit_detached(leg.spec, leg.package)
+    _record(leg, handle)
+    command = shlex.split(reattach_command(handle))
+    del handle  # detached: nothing of the submit is kept
+    assert command[:2] == ["cloudtrain", "logs"] and "--follow" in command
+    assert main(command[1:]) == ExitCode.OK
     out = capsys.readouterr().out
     assert [n for line in LINES if (n := out.count(line)) != 1] == []
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cloudtrain.backends.sagemaker.estimator import PLACEHOLDER_BUCKET, PLACEHOLDER_ROLE, translate_estimator
 from cloudtrain.cli import main
 from cloudtrain.config import load_config
-from cloudtrain.config.estimator import PLACEHOLDER_BUCKET, PLACEHOLDER_ROLE, translate_estimator
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.config import gcloud, legacy
+from cloudtrain.backends.vertex import gcloud
+from cloudtrain.backends.vertex import mlengine as legacy
 from cloudtrain.config.yaml12 import load_yaml
 from cloudtrain.errors import UsageError
 from tests.config.golden_files import assert_golden
@@ -220,7 +221,7 @@ baseOutputDirectory: {outputUriPrefix: gs://my-bucket/outputs/mnist}
 
 
 def test_container_job_spec_and_container_image_uri_flags_match_golden():
-    from cloudtrain.config import customjob
+    from cloudtrain.backends.vertex import customjob
 
     config, notes = customjob.convert(load_yaml(CONTAINER_JOB_SPEC, "container.yaml"))
     flags = {
@@ -265,7 +266,7 @@ workerPoolSpecs:
     ],
 )
 def test_a_custom_jobs_parameter_servers_become_workers_counted_in_words(servers, note):
-    from cloudtrain.config import customjob
+    from cloudtrain.backends.vertex import customjob
 
     config, notes = customjob.convert(load_yaml(PARAMETER_SERVER_POOLS.format(servers=servers), "ps.yaml"))
     assert config["replica_count"] == 3 + servers

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, JobStatus
-from cloudtrain.backends.local import contract, venv
+from cloudtrain.backends.local import contract, supervisor, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
@@ -318,6 +318,21 @@ class LocalBackend(BackendFacts):
         }
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> LocalJob:
+        """Run the job in this process: it ends when this process does (``submit`` follows it)."""
+        job, launches = self._prepare_run(spec, package)
+        local = LocalJob(**job)
+        local._start(launches)
+        return local
+
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> RecordedJob:
+        """Run the job in a process of its own (``submit --detach``): it keeps running after this one
+        returns, and ``logs --follow``, ``status``, ``wait`` and ``cancel`` reach it from any command."""
+        job, launches = self._prepare_run(spec, package)
+        return supervisor.hand_over(job, launches, job["out"])
+
+    def _prepare_run(self, spec: JobSpec, package: BuiltPackage | None) -> tuple[dict[str, Any], list[Launch]]:
+        """Everything before the replicas start: the run folder, the environment, the launches;
+        returns :class:`LocalJob`'s arguments and the launches."""
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         _claim(out, spec)
@@ -329,12 +344,13 @@ class LocalBackend(BackendFacts):
         environment = venv.ensure_env(built, image, root=self._cache_root, log=self._log)
         note = "; ".join(n for n in (note, image.note) if n) or None
         channels: dict[str, Any] = dict(self._channel_dirs(spec, fetch=True))
+        target = contract.contract_of(spec)
         for name, ch in spec.channels.items():
-            if spec.cloud == "sagemaker" and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
+            if target.shards_channels and ch.distribution == "ShardedByS3Key" and spec.replica_count > 1:
                 channels[name] = shard_channel(
                     Path(channels[name]),
                     out / RUN_DIR / "shards" / name,
-                    contract.replica_names("sagemaker", spec.replica_count),
+                    target.replica_names(spec.replica_count),
                 )
         plans = self._plans(spec, built, out, free_ports(spec.replica_count), channels)
         run_dir = out / RUN_DIR
@@ -369,9 +385,10 @@ class LocalBackend(BackendFacts):
             for p, argv in zip(plans, argvs, strict=True)  # one argv per plan
         ]
         write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
-        job = LocalJob(spec, out, plans, environment, note=note, stop_grace_s=self._grace, masker=masker)
-        job._start(launches)
-        return job
+        job = dict(
+            spec=spec, out=out, plans=plans, environment=environment, note=note, stop_grace_s=self._grace, masker=masker
+        )
+        return job, launches
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         """A run's output folder, from any directory (the path history records)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.local import venv
+from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import pid_alive
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
-SAGEMAKER_ROOT = "/opt/ml"  # what a trainer that ignores SAGEMAKER_BASE_DIR writes to
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop
@@ -64,8 +64,12 @@ class LocalJob(HandleDefaults):
         note: str | None,
         stop_grace_s: float,
         masker: Callable[[str], str] | None = None,
+        owner_pid: int | None = None,
     ):
+        """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
         self.spec = spec
+        self._owner = owner_pid
+        self._root = contract_of(spec).machine_root  # a fixed folder of the target's machines, if it has one
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
         self.output_dir = out
@@ -83,7 +87,7 @@ class LocalJob(HandleDefaults):
 
     def _start(self, launches: list[Launch]) -> None:
         self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
-        self._opt_ml_before = os.path.exists(SAGEMAKER_ROOT)
+        self._root_before = self._root is not None and os.path.exists(self._root.path)
         group = ReplicaGroup(
             launches,
             stop_grace_s=self._grace,
@@ -166,20 +170,22 @@ class LocalJob(HandleDefaults):
         }
         if outcome is None:
             details["pids"] = group.pids  # for attach/cancel from another process while it runs
+            if self._owner is not None:
+                details["owner_pid"] = self._owner  # a detached run: alive while it is, and cancel signals it
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
         warnings = [self._note] if self._note else []
-        leaked = self.spec.cloud == "sagemaker" and not self._opt_ml_before and os.path.exists(SAGEMAKER_ROOT)
-        if outcome is not None and leaked:
+        root = self._root
+        if outcome is not None and root is not None and not self._root_before and os.path.exists(root.path):
             warnings.append(
-                f"the job wrote to {SAGEMAKER_ROOT} on this machine, outside its local tree: the trainer does not "
-                f"read SAGEMAKER_BASE_DIR; a later run may resume from those files (remove {SAGEMAKER_ROOT})"
+                f"the job wrote to {root.path} on this machine, outside its local tree: the trainer does not "
+                f"read {root.variable}; a later run may resume from those files (remove {root.path})"
             )
         if outcome is not None and native == "succeeded":
             empty = outputs.empty_model_dir_warning(
                 self._chief.model_dir,
-                [str(self.output_dir)] + ([SAGEMAKER_ROOT] if self.spec.cloud == "sagemaker" else []),
+                [str(self.output_dir)] + ([root.path] if root is not None else []),
                 since=self._started_at,
                 skip=[self._chief.tensorboard_dir],
                 contract=self.spec.cloud,
@@ -324,12 +330,17 @@ class RecordedJob(HandleDefaults):
     :meth:`logs` first prints every line it finds, then raises it."""
 
     backend_name = "local"
+    poll_s = 0.2  # how often a follower looks at the run's files
 
     def __init__(self, status_path: Path):
         self._path = status_path
         data = load_json_object(status_path)
         known = data.get("job_id") if isinstance(data, dict) else None
         self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
+
+    @property
+    def output_dir(self) -> Path:
+        return self._path.parent.parent
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
@@ -374,15 +385,22 @@ class RecordedJob(HandleDefaults):
         details = data.get("details") or {}
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
-        if native == "running" and not any(pid_alive(pid) for pid in _pids(details)):
+        owner = _owner(details)
+        if native == "running" and not any(_alive(pid) for pid in [*_pids(details), *owner]):
             native = "failed"  # cloudtrain died without writing the end of the run
+        ended_unrecorded = (
+            f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
+            f"its replicas' lines are in {self._path.parent}"
+            if owner
+            else "the run ended without a summary"
+        )
         parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
         return JobStatus(
             job_id=str(data.get("job_id") or self.job_id),
             name=str(data.get("name") or self._path.parent.parent),
             state=STATES[native],
             native_state=native,
-            message=data.get("message") or ("the run ended without a summary" if native != recorded else None),
+            message=data.get("message") or (ended_unrecorded if native != recorded else None),
             created=parse(data.get("created")),
             ended=parse(data.get("ended")),
             details=details,
@@ -397,6 +415,9 @@ class RecordedJob(HandleDefaults):
         ``status.json`` is raised after every line found was yielded."""
         found = self.read()
         journal = self._path.parent / JOURNAL
+        if follow and isinstance(found, JobStatus) and not found.state.terminal and journal.is_file():
+            yield from self._follow(journal)
+            return
         lines, garbled = read_lines_file(journal)
         if garbled is not None:
             garbled.warn(then=f"showing the replicas' own log files in {self._path.parent}")
@@ -406,6 +427,28 @@ class RecordedJob(HandleDefaults):
             yield from self._replica_logs(found)
         if isinstance(found, Damage):
             raise found.error()
+
+    def _follow(self, journal: Path) -> Iterator[LogLine]:
+        """The lines file as it grows, each whole line once, until the run has ended (read
+        before each look at the file, so that the last look sees every line). Damaged lines are
+        skipped: ``logs`` without ``--follow`` names them."""
+        offset = 0
+        while True:
+            found = self.read()
+            with open(journal, "rb") as lines:
+                lines.seek(offset)
+                chunk = lines.read()
+            whole = chunk[: chunk.rfind(b"\n") + 1]  # a line still being written waits for the next look
+            offset += len(whole)
+            for raw in whole.splitlines():
+                line = _log_line(raw)
+                if line is not None:
+                    yield line
+            if isinstance(found, Damage):
+                raise found.error()
+            if found.state.terminal:
+                return
+            time.sleep(self.poll_s)
 
     def _replica_logs(self, found: JobStatus | Damage) -> Iterator[LogLine]:
         folder = self._path.parent
@@ -419,16 +462,23 @@ class RecordedJob(HandleDefaults):
                 for text in log_file.read_text(errors="replace").splitlines():
                     yield LogLine(stamp, name, text)
 
-    def wait(self, poll_s: float = 1.0) -> JobStatus:
+    def wait(self, poll_s: float | None = None) -> JobStatus:
         while not (status := self.status()).state.terminal:
-            time.sleep(poll_s)
+            time.sleep(self.poll_s if poll_s is None else poll_s)
         return status
 
     def cancel(self) -> JobStatus:
-        """Signal the replicas' process groups of a run started by another cloudtrain process."""
+        """Stop a run started by another cloudtrain process: a detached run's supervisor gets SIGTERM and
+        stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
+            for owner in _owner(status.details):
+                try:
+                    os.kill(owner, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass  # it has just ended: the status below says how
+                return self.status()
             for pid in _pids(status.details):
                 try:
                     os.killpg(pid, signal.SIGTERM)
@@ -440,9 +490,7 @@ class RecordedJob(HandleDefaults):
 def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
     """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
     found, damage = scan_json_lines(path, check=_line_problem)
-    lines = [
-        LogLine(dt.datetime.fromisoformat(d["timestamp"]), d["replica"], d["message"], d["severity"]) for _, d in found
-    ]
+    lines = [_entry_line(d) for _, d in found]
     if damage is not None:
         damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")
     return lines, damage
@@ -457,6 +505,38 @@ def _line_problem(entry: dict[str, Any]) -> str | None:
     except ValueError:
         return "timestamp is not a time"
     return None
+
+
+def _log_line(raw: bytes) -> LogLine | None:
+    """One line of a lines file, or None when it is damaged."""
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or _line_problem(entry):
+        return None
+    return _entry_line(entry)
+
+
+def _entry_line(entry: dict[str, Any]) -> LogLine:
+    return LogLine(dt.datetime.fromisoformat(entry["timestamp"]), entry["replica"], entry["message"], entry["severity"])
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    if not pid_alive(pid):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): what kill(0) says
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def _owner(details: Mapping[str, Any]) -> list[int]:
+    """The detached run's supervisor, as a list of zero or one plausible pid."""
+    owner = details.get("owner_pid")
+    return [owner] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 1 else []
 
 
 def _pids(details: Mapping[str, Any]) -> list[int]:

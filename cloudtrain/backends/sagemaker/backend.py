@@ -16,7 +16,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
-from . import checks, cost, request
+from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
 from .entry_shell import hyperparameter_warnings
 from .tuning import create_tuning_job
@@ -47,6 +47,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     model_dir_words = "SM_MODEL_DIR (/opt/ml/model)"
     image_registry = re.compile(r"\.dkr\.ecr\.")
     tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
+    local_contract = contract.CONTRACT
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def job_name(self, name: str, tail: str) -> str:

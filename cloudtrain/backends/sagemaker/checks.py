@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cloudtrain.config.estimator import PLACEHOLDER_MARK
+from cloudtrain.words import FILL_IN
 
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
@@ -34,7 +34,7 @@ def settings_checks(loaded: Any) -> list[Check]:
                 f"received {cfg.role_arn!r}; allowed: arn:aws:iam::<12 digits>:role/<name>",
                 "copy the role's ARN from the IAM console, e.g. arn:aws:iam::123456789012:role/SageMakerRole",
             )
-        if PLACEHOLDER_MARK in cfg.role_arn:
+        if FILL_IN in cfg.role_arn:
             raise err(
                 ("role_arn",),
                 f"received {cfg.role_arn!r}, the placeholder `cloudtrain init` wrote",

@@ -61,7 +61,7 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
     ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
-    plans = contract.vertex_plan(
+    plans = contract.plan(
         spec,
         output_dir=run,
         ports=[0] * spec.replica_count,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.outputs import model_warning
-from cloudtrain.backends.vertex import checks, cost, request, settings
+from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
 from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.backends.vertex.jobs import JobService, to_status
@@ -148,6 +148,10 @@ class VertexBackend(CatalogMachines, BackendFacts):
     spot_basis = cost.SPOT_BASIS
     image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
     tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
+    local_contract = contract.CONTRACT
+
+    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        return formats.translate(loaded)
 
     def machine_of(self, info: Any) -> dict[str, Any]:
         """A machine type plus its accelerators: Vertex attaches GPUs to a machine type."""

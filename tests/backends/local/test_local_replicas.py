@@ -177,10 +177,11 @@ def test_a_bucket_output_dir_falls_back_to_a_local_folder(backend, fake_package,
 
 
 def test_a_trainer_writing_to_opt_ml_is_reported(backend, fake_package, tmp_path, monkeypatch):
-    from cloudtrain.backends.local import job as job_module
+    from cloudtrain.backends.environment import MachineRoot
+    from cloudtrain.backends.sagemaker.contract import CONTRACT
 
     fake_root = tmp_path / "opt-ml"
-    monkeypatch.setattr(job_module, "SAGEMAKER_ROOT", str(fake_root))
+    monkeypatch.setattr(CONTRACT, "machine_root", MachineRoot(str(fake_root), "SAGEMAKER_BASE_DIR"))
     spec = make_spec(tmp_path, cloud="sagemaker", env={"FAKE_WRITE": str(fake_root / "checkpoints")})
     status = backend.submit(spec, fake_package).wait()
     assert status.state is JobState.SUCCEEDED

@@ -2,9 +2,9 @@
 
 The file has ``workerPoolSpecs`` (``machineSpec``, ``replicaCount``, ``diskSpec``,
 ``pythonPackageSpec``, or ``containerSpec``: the user's own image, read as ``container:``),
-``scheduling``, ``serviceAccount``, ``network`` and ``baseOutputDirectory``; a whole ``CustomJob`` (``displayName`` + ``jobSpec``, as
-``--dry-run -o json`` prints it) is read too. Keys may be camelCase or snake_case. cloudtrain
-keys next to them (``package``, ``region``, ``project``, …) win.
+``scheduling``, ``serviceAccount``, ``network`` and ``baseOutputDirectory``; a whole ``CustomJob``
+(``displayName`` + ``jobSpec``, as ``--dry-run -o json`` prints it) is read too. Keys may be camelCase
+or snake_case. cloudtrain keys next to them (``package``, ``region``, ``project``, …) win.
 
 Pool 0 is the chief, pool 1 the workers (same machine: one machine spec for all replicas),
 pool 2 parameter servers (they become workers, with a note), pool 3 evaluators (refused).
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
+from cloudtrain.backends.vertex.mlengine import name_from_file
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 from cloudtrain.mapping import mapped_line
@@ -46,7 +48,9 @@ _UNSUPPORTED = {
     "enableWebAccess": "interactive shell access is not supported",
     "enableDashboardAccess": "dashboard access is not supported",
     "reservedIpRanges": "reserved IP ranges are not supported",
-    "tensorboard": "a managed TensorBoard instance is not supported (the trainer writes TensorBoard logs to the output dir)",
+    "tensorboard": (
+        "a managed TensorBoard instance is not supported (the trainer writes TensorBoard logs to the output dir)"
+    ),
     "experiment": "Vertex experiments are not supported",
     "experimentRun": "Vertex experiments are not supported",
     "models": "model registry uploads are not supported",
@@ -108,31 +112,34 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             return  # a cloudtrain key next to the spec wins
         target[path[-1]] = value
         loaded.lines.setdefault(path, loaded.line_of(source) or 1)
-        if loaded.flag_of(source):
-            loaded.flags.setdefault(path, loaded.flag_of(source))
+        if flag := loaded.flag_of(source):
+            loaded.flags.setdefault(path, flag)
 
     for key, original in keys.items():
         if key in _UNSUPPORTED and spec[original] not in (None, False, [], {}, ""):
             raise fail(at(original), _UNSUPPORTED[key], f"remove {original}")
     out.setdefault("backend", "vertex")
     if "name" not in out:
-        from cloudtrain.config.legacy import _name_from_file
+        out["name"] = name_from_file(loaded.file)
 
-        out["name"] = _name_from_file(loaded.file)
-
-    pools_key = keys.get("workerPoolSpecs")
-    pools = spec.get(pools_key) if pools_key else None
+    pools_key = keys.get("workerPoolSpecs", "workerPoolSpecs")
+    pools = spec.get(pools_key)
     if not isinstance(pools, list) or not pools or not isinstance(pools[0], dict) or not pools[0]:
         raise fail(
-            at(pools_key or "workerPoolSpecs"),
+            at(pools_key),
             "needs at least the first worker pool (the chief)",
             "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
             "pythonPackageSpec: {…}}]",
         )
+    chief = _pool(pools[0], at(pools_key, 0), loaded, fail)
     parsed = [
-        _pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None for i, p in enumerate(pools)
+        chief,
+        *(
+            _pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None
+            for i, p in enumerate(pools)
+            if i
+        ),
     ]
-    chief = parsed[0]
     if int(chief["replicaCount"]) != 1:
         raise fail(
             at(pools_key, 0),
@@ -249,7 +256,9 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     return out, notes
 
 
-def _pool(pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail) -> dict[str, Any]:
+def _pool(
+    pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail: Callable[[Path_, str, str], ConfigError]
+) -> dict[str, Any]:
     keys = {_camel(k): k for k in pool}
     for key, original in keys.items():
         if key not in _POOL_KEYS:

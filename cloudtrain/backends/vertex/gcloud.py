@@ -1,9 +1,9 @@
 """gcloud's command lines as config documents: pure functions, no I/O.
 
 * ``gcloud ml-engine|ai-platform jobs submit training JOB [flags] [-- ARGS]`` → an ML Engine
-  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.config.legacy` reads;
+  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.backends.vertex.mlengine` reads;
 * ``gcloud ai custom-jobs create --display-name … --config FILE | --worker-pool-spec …`` → a
-  ``CustomJobSpec`` document that :mod:`cloudtrain.config.customjob` reads.
+  ``CustomJobSpec`` document that :mod:`cloudtrain.backends.vertex.customjob` reads.
 
 As in gcloud, flags win over the ``--config`` file. Every value a flag sets remembers the flag
 (``LoadedYaml.flags``), so an error names ``--region`` instead of a file line. Flags that have
@@ -94,7 +94,7 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
     ),
 }
 #: ``--worker-pool-spec`` keys → (pool path, or a cloudtrain key for the code folder).
-_POOL_SPEC_KEYS: dict[str, Path_] = {
+_POOL_SPEC_KEYS: dict[str, tuple[str, ...]] = {
     "machine-type": ("machineSpec", "machineType"),
     "accelerator-type": ("machineSpec", "acceleratorType"),
     "accelerator-count": ("machineSpec", "acceleratorCount"),
@@ -235,7 +235,7 @@ def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:
     for key in [k for k in target if k != leaf and _camel(k) == leaf]:
         del target[key]
     target[leaf] = value
-    doc.flags[(*walked, leaf)] = flag
+    doc.flags[tuple([*walked, leaf])] = flag
 
 
 def _spelled(mapping: dict[str, Any], camel: str) -> str:

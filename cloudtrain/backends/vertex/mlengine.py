@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from cloudtrain import catalog
+from cloudtrain.backends.vertex.mlengine_sweep import convert_hyperparameters
 from cloudtrain.catalog import crosscloud, tpus
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.catalog.table import table
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.mapping import mapped_line
@@ -45,7 +49,7 @@ class LegacyMachine(NamedTuple):
     vcpus: int
     memory_gb: float
     gpu: str | None  # GPU model ("K80"), None for CPU only
-    count: int
+    gpu_count: int
 
 
 #: ML Engine's legacy machine names, as its machine-types page documented them.
@@ -192,11 +196,11 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
             return
         target[path[-1]] = value
         loaded.lines.setdefault(path, loaded.line_of(source) or ti_line or 1)
-        if loaded.flag_of(source):
-            loaded.flags.setdefault(path, loaded.flag_of(source))
+        if flag := loaded.flag_of(source):
+            loaded.flags.setdefault(path, flag)
 
     out.setdefault("backend", "vertex")
-    out.setdefault("name", _name_from_file(loaded.file))
+    out.setdefault("name", name_from_file(loaded.file))
     cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
 
     # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
@@ -281,13 +285,11 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     if timeout:
         put(("max_runtime",), timeout, "scheduling")
     if "hyperparameters" in ti:
-        from cloudtrain.config.legacy_sweep import convert_hyperparameters
-
         put(("sweep",), convert_hyperparameters(ti_raw[originals["hyperparameters"]], fail), "hyperparameters")
     return out, notes
 
 
-def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
+def _accelerator_config(config: Any, fail: Callable[[str, str | None, str], ConfigError]) -> tuple[str, int] | None:
     config = {_camel(k): v for k, v in config.items()} if isinstance(config, dict) else {}
     accel = config.get("acceleratorConfig")
     if not accel:
@@ -301,13 +303,15 @@ def _accelerator_config(config: Any, fail) -> tuple[str, int] | None:
     return str(accel["type"]).upper().replace("-", "_"), int(accel.get("count") or 1)
 
 
-def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None, notes: list[str]):
+def _machine(
+    name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None, notes: list[str]
+) -> MachineInfo | _Fixed:
     """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest.
 
     A legacy name (``standard_p100``) is a mapping even where the machine is offered as it was:
     the config now says ``n1-standard-8`` + 1 × P100, so a line says so."""
     legacy = LEGACY_MACHINES.get(name)
-    gpu, count = (legacy.gpu, legacy.count) if legacy else (None, 0)
+    gpu, count = (legacy.gpu, legacy.gpu_count) if legacy else (None, 0)
     machine_type = legacy.machine_type if legacy else name
     if accel:
         gpu, count = crosscloud.gpu_model(accel[0]), accel[1]
@@ -351,22 +355,21 @@ def _machine(name: str, accel: tuple[str, int] | None, cloud: str, source: str, 
     if legacy:
         vcpus, memory_gb = legacy.vcpus, legacy.memory_gb
     else:
-        from cloudtrain.catalog.table import table
-
         known = table("vertex").types.get(name)
         if known is None:
             return _Fixed(name, accel[0] if accel else None, count)
         vcpus, memory_gb = known.vcpus, known.memory_gb
     found = crosscloud.nearest_machine(cloud, gpu, count, vcpus, memory_gb)
+    found_gpu = found.gpu.name if found.gpu else "no GPU"
     why = []
     if gpu == _ML_ENGINE_TPU:
-        why.append(f"{_LABEL[cloud]} has no TPUs and {found.gpu.name} is the cheapest GPU at least as fast")
+        why.append(f"{_LABEL[cloud]} has no TPUs and {found_gpu} is the cheapest GPU at least as fast")
     elif gpu and crosscloud.is_retired(gpu):
-        why.append(f"{gpu} is retired and {found.gpu.name} is the cheapest GPU at least as fast on {_LABEL[cloud]}")
+        why.append(f"{gpu} is retired and {found_gpu} is the cheapest GPU at least as fast on {_LABEL[cloud]}")
     elif gpu and found.gpu and found.gpu.name != gpu:
         why.append(f"{_LABEL[cloud]} has no {gpu} and {found.gpu.name} is the cheapest GPU at least as fast")
     if gpu and found.accelerator_count != count:
-        why.append(f"{count} × {found.gpu.name} is not offered, {found.accelerator_count} is the nearest count")
+        why.append(f"{count} × {found_gpu} is not offered, {found.accelerator_count} is the nearest count")
     if not gpu and cloud == "vertex":
         why.append(f"{machine_type} is not a Vertex AI training machine type")
     if not why:
@@ -384,8 +387,6 @@ class _Fixed(NamedTuple):
 
 
 def _vertex_accelerator(gpu: str) -> str:
-    from cloudtrain.catalog.table import table
-
     names = table("vertex").accelerators_named(gpu)
     return names[0] if names else gpu
 
@@ -437,6 +438,6 @@ def _python(wanted: str, out: dict[str, Any], cloud: str, notes: list[str]) -> N
         )
 
 
-def _name_from_file(file: str) -> str:
+def name_from_file(file: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", PurePath(file).stem).strip("-")
     return (stem if stem[:1].isalpha() else f"job-{stem}")[:128].rstrip("-") or "job"

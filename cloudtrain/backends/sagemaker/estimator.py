@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+import yaml
+
 from cloudtrain.errors import ConfigError
-from cloudtrain.words import counted
+from cloudtrain.words import FILL_IN, counted
 
 DEFAULT_REGION = "us-east-1"
-#: What marks a value written for the user to fill in; validation refuses a value holding it.
-PLACEHOLDER_MARK = "FILL-IN"
+PLACEHOLDER_MARK = FILL_IN
 PLACEHOLDER_BUCKET = f"s3://{PLACEHOLDER_MARK}-BUCKET"
 PLACEHOLDER_ROLE = f"arn:aws:iam::000000000000:role/{PLACEHOLDER_MARK}"
 _SIMPLE = {
@@ -288,7 +289,9 @@ def _fit(tree: ast.Module, call: ast.Call, constants: dict[str, Any], cfg: dict[
     if node is None:
         return
     if isinstance(node, ast.Dict):  # each channel on its own: the literal ones are kept
-        entries = [(k, v) for k, v in zip(node.keys, node.values) if k is not None]
+        entries: list[tuple[ast.expr | None, ast.expr]] = [
+            (k, v) for k, v in zip(node.keys, node.values, strict=True) if k is not None
+        ]
     else:
         entries = [(None, node)]
     inputs = {}
@@ -361,7 +364,11 @@ def _literal(node: ast.expr, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise _NotLiteral
-        return {_literal(k, constants): _literal(v, constants) for k, v in zip(node.keys, node.values)}
+        return {
+            _literal(k, constants): _literal(v, constants)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None  # none is (checked above): narrows the type
+        }
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(e, constants) for e in node.elts]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # max_run=24 * 60 * 60
@@ -414,8 +421,6 @@ def _put(cfg: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def to_yaml(translation: Translation, source_name: str) -> str:
     """The config file: what to fill in and what was left out as comments on top, then the keys."""
-    import yaml
-
     lines = [f"# From the TensorFlow estimator in {source_name} (line {translation.line}), by cloudtrain init."]
     if translation.fill_in:
         lines.append("# Fill in before submitting:")

@@ -1,0 +1,79 @@
+"""A backend's environment contract: what its machines show a job, as pure data.
+
+``--local`` runs a job on this machine the way its target backend would run it there: the same
+variables, folders and files. Each backend that a local run can follow gives its contract as
+``Backend.local_contract`` (Vertex AI's ``AIP_*`` in :mod:`cloudtrain.backends.vertex.contract`,
+SageMaker's ``/opt/ml`` tree and ``SM_*`` in :mod:`cloudtrain.backends.sagemaker.contract`); the
+local backend asks the registry for it (:mod:`cloudtrain.backends.local.contract`) and names no
+cloud. Nothing here touches the disk or the network: :mod:`cloudtrain.backends.local.processes`
+creates what a :class:`ReplicaPlan` lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    name: str  # the log prefix: "chief", "worker-0" (Vertex); "algo-1" (SageMaker)
+    index: int  # 0 … n-1; 0 is the chief
+    env: Mapping[str, str]  # the contract's variables only
+    cwd: str
+    model_dir: str
+    checkpoint_dir: str
+    tensorboard_dir: str
+    dirs: tuple[str, ...] = ()  # folders to create before start
+    files: Mapping[str, str] = field(default_factory=dict)  # path → text to write before start
+    links: Mapping[str, str] = field(default_factory=dict)  # path → folder it links to (data channels)
+    unpack: Mapping[str, str] = field(default_factory=dict)  # folder → script sdist whose source goes there
+
+
+@dataclass(frozen=True)
+class MachineRoot:
+    """A fixed folder of the backend's machines that a trainer ignoring ``variable`` writes to
+    (SageMaker's ``/opt/ml`` when ``SAGEMAKER_BASE_DIR`` is not read): on this machine it is
+    outside the run's tree, so a ``--local`` run warns when it appears."""
+
+    path: str
+    variable: str
+
+
+class EnvironmentContract(Protocol):
+    """What replica *i* of *n* sees on a backend's machines. Hosts are ``127.0.0.1:<port>``."""
+
+    shards_channels: bool  # a ``ShardedByS3Key`` channel gives each host its own share of the objects
+    machine_root: MachineRoot | None  # None: every path the job is given is in the run's own tree
+
+    def replica_names(self, n: int) -> list[str]:
+        """The replicas' names, chief first (the log prefixes)."""
+        ...
+
+    def plan(
+        self,
+        spec: JobSpec,
+        *,
+        output_dir: str,
+        ports: Sequence[int],
+        package: BuiltPackage,
+        channels: Mapping[str, str | Sequence[str]],
+        num_gpus: Sequence[int] | int,
+        num_cpus: int,
+    ) -> list[ReplicaPlan]:
+        """Every replica's plan; ``output_dir`` is absolute and local; ``package``'s local path stands
+        in for the upload; ``channels``: name → local folder (or one per host) holding its data."""
+        ...
+
+    def script_argv(self, spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:
+        """What replica ``plan`` runs for a script (``package.script``), as this backend starts one."""
+        ...
+
+
+def join(base: str, *parts: str) -> str:
+    """``base/part/…`` with one slash between (``base`` may end in one)."""
+    return "/".join([base.rstrip("/"), *parts])

@@ -1,0 +1,100 @@
+"""``cloudtrain submit --local --detach``: the run keeps going after the command returns, and the
+printed hint, ``status``, ``cancel`` and ``logs --follow`` reach it from later commands."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.backends import get_backend
+from cloudtrain.cli import main
+from cloudtrain.errors import ExitCode
+from tests.backends.local.conftest import bare_image
+
+pytestmark = pytest.mark.slow
+
+ECHO_LINES = Path(__file__).resolve().parents[2] / "packages" / "echo_lines"
+CONFIG = """\
+name: detached
+backend: local
+region: us-central1
+project: my-project
+machine: {type: n1-standard-4}
+package: {path: echo_lines, module: echo_lines.task}
+"""
+HINT = re.compile(r"reattach: (cloudtrain logs \S+ --follow)")
+
+
+@pytest.fixture
+def detach(tmp_path, monkeypatch, shared_cache, capsys):
+    """``submit --detach`` of tests/packages/echo_lines with these args; returns the printed reattach command."""
+    from cloudtrain.backends.local import LocalBackend
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ECHO_LINES, tmp_path / "echo_lines")
+    (tmp_path / "job.yaml").write_text(CONFIG)
+    local = LocalBackend(
+        cache_root=shared_cache, gpu_count=lambda: 0, image_for=lambda spec: bare_image(), log=lambda m: None
+    )
+    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local"), "BACKEND", local)
+
+    def submit(*args: str) -> list[str]:
+        argv = ["submit", "--config", "job.yaml", "--detach", "--set", f"args={json.dumps(list(args))}"]
+        assert main(argv) == ExitCode.OK
+        found = HINT.search(capsys.readouterr().out)
+        assert found, "submit --detach printed no reattach command"
+        return shlex.split(found.group(1))[1:]
+
+    return submit
+
+
+def _status(job: str, capsys) -> dict:
+    capsys.readouterr()
+    main(["status", job, "-o", "json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_printed_hint_follows_a_detached_run_to_its_end_printing_each_line_once(detach, capsys):
+    command = detach("--line", "first line", "--line", "second line")
+    assert main(command) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert [out.count("first line"), out.count("second line")] == [1, 1]
+    assert out.index("first line") < out.index("second line")
+
+
+def test_a_detached_run_that_fails_exits_1_on_reattach(detach, capsys):
+    command = detach("--line", "never printed", "--no-such-flag")  # argparse exits 2 before any line
+    assert main(command) == ExitCode.JOB_FAILED
+    captured = capsys.readouterr()
+    assert captured.out.count("task.py: error: unrecognized arguments: --no-such-flag") == 1  # the replica's stderr
+    assert "replica chief exited with code 2" in captured.err
+
+
+def test_a_detached_run_runs_on_after_submit_returns_and_cancel_stops_it(detach, capsys):
+    command = detach("--line", "holding", "--hold")
+    job = command[1]
+    run = get_backend("local").attach(job)
+    assert next(line.message for line in run.logs(follow=True) if line.replica == "chief") == "holding"
+    assert _status(job, capsys)["state"] == "RUNNING"  # submit has returned: nobody here follows it
+    assert main(["cancel", job]) == ExitCode.OK
+    assert main(command) == ExitCode.INTERRUPTED
+    assert capsys.readouterr().out.count("holding") == 1
+    assert _status(job, capsys)["state"] == "CANCELLED"
+
+
+def test_a_killed_supervisor_reads_as_failed_with_one_line_saying_so(detach, capsys):
+    command = detach("--line", "holding", "--hold")
+    owner = _status(command[1], capsys)["details"]["owner_pid"]
+    os.kill(owner, signal.SIGKILL)
+    assert main(command) == ExitCode.JOB_FAILED  # never hangs: the run reads as ended once its owner is gone
+    status = _status(command[1], capsys)
+    assert status["state"] == "FAILED"
+    assert f"the process that ran it (pid {owner}) ended without recording how the run ended" in status["message"]
