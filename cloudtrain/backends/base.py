@@ -138,9 +138,16 @@ class Hardware:
 
 class JobHandle(Protocol):
     job_id: str
-    backend_name: str  # the registry name, for the reattach hint
-    location: Mapping[str, str]  # what ``attach`` needs besides the id: {"project": …, "region": …}, {} locally
-    stops_gracefully: bool  # cancel asks replicas to checkpoint first; ``kill`` stops them at once
+
+    @property
+    def backend_name(self) -> str: ...  # the registry name, for the reattach hint
+    @property
+    def location(
+        self,
+    ) -> Mapping[str, str]:  # what ``attach`` needs besides the id: {"project": …, "region": …}, {} locally
+        ...
+    @property
+    def stops_gracefully(self) -> bool: ...  # cancel asks replicas to checkpoint first; ``kill`` stops them at once
 
     def status(self) -> JobStatus: ...
 
@@ -182,38 +189,71 @@ class HandleDefaults:
 
 
 class Backend(Protocol):
-    name: str
-    title: str  # the engine's name in messages ("Vertex AI", "SageMaker")
-    section: str | None  # the YAML section of its own keys (``<name>:``); None: top-level keys (vertex, sagemaker)
-    required_keys: tuple[str, ...]  # top-level config keys a job on it needs
-    location_keys: tuple[str, ...]  # what attach / list_jobs / history need to find a job
-    storage_schemes: tuple[str, ...]  # URI schemes its machines read and write ("gs", "s3"); () local paths only
-    max_runtime_seconds: int | None  # the longest job it accepts
-    job_name_limit: int | None  # the longest job name it accepts
-    billed: bool  # a job costs the catalog's prices (False: this machine)
-    runs_tpus: bool  # a TPU machine runs the TPU image
-    writes_buckets: bool  # its jobs write to bucket URIs
-    image_region: str | None  # the region whose image rules apply; None: the config's
-    local_data: str | None  # how a local-folder data channel reaches the job; None: uploaded
-    bucket_data: str  # how a bucket data channel reaches the job
-    follows_target: bool  # runs under another backend's contract (the config's ``target``)
-    contract: str | None  # whose catalog and contract its jobs follow; None: its own
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...  # the engine's name in messages ("Vertex AI", "SageMaker")
+    @property
+    def section(
+        self,
+    ) -> str | None: ...  # the YAML section of its own keys (``<name>:``); None: top-level keys (vertex, sagemaker)
+    @property
+    def required_keys(self) -> tuple[str, ...]: ...  # top-level config keys a job on it needs
+    @property
+    def location_keys(self) -> tuple[str, ...]: ...  # what attach / list_jobs / history need to find a job
+    @property
+    def storage_schemes(
+        self,
+    ) -> tuple[str, ...]: ...  # URI schemes its machines read and write ("gs", "s3"); () local paths only
+    @property
+    def max_runtime_seconds(self) -> int | None: ...  # the longest job it accepts
+    @property
+    def job_name_limit(self) -> int | None: ...  # the longest job name it accepts
+    @property
+    def billed(self) -> bool: ...  # a job costs the catalog's prices (False: this machine)
+    @property
+    def runs_tpus(self) -> bool: ...  # a TPU machine runs the TPU image
+    @property
+    def writes_buckets(self) -> bool: ...  # its jobs write to bucket URIs
+    @property
+    def image_region(self) -> str | None: ...  # the region whose image rules apply; None: the config's
+    @property
+    def local_data(self) -> str | None: ...  # how a local-folder data channel reaches the job; None: uploaded
+    @property
+    def bucket_data(self) -> str: ...  # how a bucket data channel reaches the job
+    @property
+    def follows_target(self) -> bool: ...  # runs under another backend's contract (the config's ``target``)
+    @property
+    def contract(self) -> str | None: ...  # whose catalog and contract its jobs follow; None: its own
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]: ...
 
-    staging_required: bool  # stages packages and outputs in a bucket
-    runs_containers: bool  # runs the config's own ``container:``
-    spot_max_wait: bool  # its spot capacity takes ``spot.max_wait``
-    flex_start: bool  # it has a flex-start strategy
-    max_channels: int | None  # the most ``data:`` channels a job may have
-    channel_options: tuple[str, ...]  # ``data:`` mapping keys it takes
-    script_args: bool  # a script job takes the config's ``args``
-    machine_word: str  # what it calls ``machine.type``
-    submit_needs: str  # the keys a config moved to it must add
-    image_registry: re.Pattern[str] | None  # image URIs in its own registry
-    tf_image: re.Pattern[str] | None  # its TensorFlow training images (groups: major, minor)
-    spot_basis: str  # what a spot job's catalog $/hour stands for
-    model_dir_words: str  # where its contract keeps the model
+    @property
+    def staging_required(self) -> bool: ...  # stages packages and outputs in a bucket
+    @property
+    def runs_containers(self) -> bool: ...  # runs the config's own ``container:``
+    @property
+    def spot_max_wait(self) -> bool: ...  # its spot capacity takes ``spot.max_wait``
+    @property
+    def flex_start(self) -> bool: ...  # it has a flex-start strategy
+    @property
+    def max_channels(self) -> int | None: ...  # the most ``data:`` channels a job may have
+    @property
+    def channel_options(self) -> tuple[str, ...]: ...  # ``data:`` mapping keys it takes
+    @property
+    def script_args(self) -> bool: ...  # a script job takes the config's ``args``
+    @property
+    def machine_word(self) -> str: ...  # what it calls ``machine.type``
+    @property
+    def submit_needs(self) -> str: ...  # the keys a config moved to it must add
+    @property
+    def image_registry(self) -> re.Pattern[str] | None: ...  # image URIs in its own registry
+    @property
+    def tf_image(self) -> re.Pattern[str] | None: ...  # its TensorFlow training images (groups: major, minor)
+    @property
+    def spot_basis(self) -> str: ...  # what a spot job's catalog $/hour stands for
+    @property
+    def model_dir_words(self) -> str: ...  # where its contract keeps the model
 
     def spec_warnings(self, spec: JobSpec) -> list[str]: ...
 
@@ -243,7 +283,10 @@ class Backend(Protocol):
 
     def project(self, loaded: Any) -> tuple[str | None, str | None]: ...
 
-    local_contract: EnvironmentContract | None  # what its machines show a job, for ``--local``; None: not followed
+    @property
+    def local_contract(
+        self,
+    ) -> EnvironmentContract | None: ...  # what its machines show a job, for ``--local``; None: not followed
 
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""

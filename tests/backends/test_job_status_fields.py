@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import cast
 
 import pytest
 
 from cloudtrain.app.prepare import resumed
-from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus
+from cloudtrain.backends.base import Backend, HandleDefaults, JobState, JobStatus
 from cloudtrain.interruptions import of_status
 from cloudtrain.progress import phase_of
 from tests.backends.vertex.conftest import make_spec
@@ -74,6 +75,6 @@ def test_resume_continues_the_typed_checkpoint_and_output_dirs() -> None:
         output_dir="gs://b/out/old",
         checkpoint_dir="gs://b/out/old/checkpoints",
     )
-    resume = resumed(make_spec(), _Backend(ended), "42").resume
+    resume = resumed(make_spec(), cast(Backend, _Backend(ended)), "42").resume  # a fake with only attach
     assert resume is not None
     assert dataclasses.astuple(resume) == ("42", "gs://b/out/old/checkpoints", "gs://b/out/old")

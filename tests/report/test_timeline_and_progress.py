@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+from typing import cast
 
 from cloudtrain import timeline
-from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.base import HandleDefaults, JobHandle, JobState, JobStatus, LogLine
 from cloudtrain.progress import Progress, phase_of
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -178,7 +179,12 @@ def _follow(terminal: bool, tmp_path, monkeypatch) -> str:
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path))
     out = io.StringIO()
     console = Console(file=out, force_terminal=terminal, width=120)
-    follow(console, _Handle(), cancel_on_interrupt=False, progress=Progress(cost_per_hour=None, started=0.0))
+    follow(
+        console,
+        cast(JobHandle, _Handle()),
+        cancel_on_interrupt=False,
+        progress=Progress(cost_per_hour=None, started=0.0),
+    )
     return out.getvalue()
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, JobStatus
+from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
@@ -257,7 +258,7 @@ class LocalBackend(BackendFacts):
 
     def _plans(
         self, spec: JobSpec, package: BuiltPackage, out: Path, ports: list[int], channels: Mapping[str, str]
-    ) -> list[contract.ReplicaPlan]:
+    ) -> list[ReplicaPlan]:
         gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
         per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
         return contract.plan(

@@ -301,6 +301,8 @@ class SageMakerContract:
     def script_argv(self, spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:
         """The script itself, from ``<host>/code``, as the training toolkit runs it."""
         args = spec.script_args(plan.model_dir)
+        if spec.package.script is None:
+            raise ValueError("script_argv is for a package.script job")
         return script_main.script_command(spec.package.script, script.has_setup_py(package), args, python)
 
 

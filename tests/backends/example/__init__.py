@@ -125,12 +125,12 @@ class ExampleBackend(BackendFacts):
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         return [ExampleJob(job_id).status() for job_id in reversed(ENGINE.jobs)][:limit]
 
-    def describe(self, machine: str) -> Hardware | None:
-        return MACHINES.get(machine)
+    def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
+        return MACHINES.get(str(machine.get("type")))
 
-    def nearest(self, hardware: Hardware) -> list[str]:
+    def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
         fits = [m for m, h in MACHINES.items() if (h.accelerator is None) == (hardware.accelerator is None)]
-        return sorted(fits, key=lambda m: abs(MACHINES[m].vcpus - hardware.vcpus))
+        return [{"type": m} for m in sorted(fits, key=lambda m: abs(MACHINES[m].vcpus - hardware.vcpus))]
 
     def label(self, replica: str) -> str:
         return replica.replace("node-", "n")

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from cloudtrain.backends.local import contract
+from cloudtrain.packaging import BuiltPackage
 
 from .conftest import JOB_NAME, make_spec
 
 OUT = "/runs/demo"
 SDIST = "/dist/fakepkg-0.1-abc.tar.gz"
-PKG = SimpleNamespace(path=Path(SDIST), sha256="ab" * 32, filename="fakepkg-0.1-abc.tar.gz")
+PKG = BuiltPackage(
+    path=Path(SDIST),
+    sha256="ab" * 32,
+    size=0,
+    name="fakepkg",
+    version="0.1",
+    filename="fakepkg-0.1-abc.tar.gz",
+    files=(),
+    warnings=(),
+)
 
 
 def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path):
