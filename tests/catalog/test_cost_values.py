@@ -5,6 +5,7 @@ tests/catalog/test_cost_after.py let live (docs/how-to/mutation-testing.md)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.catalog.cost import cost_after, price_basis
@@ -15,6 +16,12 @@ N1_8 = 0.437  # n1-standard-8, us-central1 ($/h)
 
 def job(state: JobState = JobState.SUCCEEDED, **details) -> JobStatus:
     return JobStatus("j", "j", state, "", created=T0, ended=T0 + dt.timedelta(hours=2), details=details)
+
+
+def billed(status: JobStatus) -> dict[str, Any]:
+    cost = cost_after(status)
+    assert cost is not None
+    return cost
 
 
 def test_a_sagemaker_job_not_billed_yet_has_no_cost() -> None:
@@ -31,7 +38,7 @@ def test_a_vertex_job_that_has_not_started_has_no_cost() -> None:
 
 def test_sagemaker_figures_are_rounded_to_four_decimals() -> None:
     # ml.g4dn.12xlarge $4.89/h: billed 100 s = $0.135833…; on demand 250 s = $0.339583…; saved $0.203783…
-    cost = cost_after(job(billable_seconds=100, training_seconds=250, instance_type="ml.g4dn.12xlarge"))
+    cost = billed(job(billable_seconds=100, training_seconds=250, instance_type="ml.g4dn.12xlarge"))
     assert (cost["usd"], cost["on_demand_usd"], cost["spot_savings_usd"]) == (0.1358, 0.3396, 0.2038)
 
 
@@ -39,7 +46,7 @@ def test_vertex_figures_are_rounded_to_four_decimals_and_a_pool_without_a_count_
     # 7 minutes of one n1-standard-8 at $0.437/h = $0.0509833…
     start, end = T0, T0 + dt.timedelta(minutes=7)
     pools = [{"machine_type": "n1-standard-8"}]  # no replica_count: the chief pool's one machine
-    cost = cost_after(job(pools=pools, start_time=start.isoformat(), end_time=end.isoformat()))
+    cost = billed(job(pools=pools, start_time=start.isoformat(), end_time=end.isoformat()))
     assert cost["usd"] == 0.051
     assert cost["basis"] == "start_time → end_time 420 s × (1 × n1-standard-8 $0.437/h)"
 
