@@ -53,9 +53,7 @@ def test_vertex_figures_are_rounded_to_four_decimals_and_a_pool_without_a_count_
 
 def test_a_vertex_job_that_ended_as_it_started_cost_nothing() -> None:
     same = T0.isoformat()
-    cost = cost_after(
-        job(pools=[{"machine_type": "n1-standard-8", "replica_count": 1}], start_time=same, end_time=same)
-    )
+    cost = billed(job(pools=[{"machine_type": "n1-standard-8", "replica_count": 1}], start_time=same, end_time=same))
     assert cost["usd"] == 0.0
     assert cost["basis"] == "start_time → end_time 0 s × (1 × n1-standard-8 $0.437/h)"
 
