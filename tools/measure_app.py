@@ -42,10 +42,9 @@ CHATTY = REPO / "tests" / "packages" / "chatty_trainer"
 
 
 def module_of(frame: FrameType) -> str | None:
-    """The dotted cloudtrain module whose function a frame runs, else None. A module's own top-level code
-    (an import running it) is not a call: the walk is of functions."""
+    """The dotted cloudtrain module a frame runs in, else None."""
     path = frame.f_code.co_filename
-    if not path.startswith(PACKAGE) or frame.f_code.co_name == "<module>":
+    if not path.startswith(PACKAGE):
         return None
     parts = list(Path(path).relative_to(REPO).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -64,8 +63,8 @@ class Walk:
         if event != "call":
             return
         callee = module_of(frame)
-        if callee is None:
-            return
+        if callee is None or frame.f_code.co_name == "<module>":  # an import running a module is not a call;
+            return  # what its top-level code calls is called by that module
         chain = [callee]  # this frame's module, then each different module below it on the stack
         below = frame.f_back
         while below is not None:
@@ -111,7 +110,12 @@ def floor_name(module: str) -> str:
 
 def show_walk(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="cloudtrain-walk-") as scratch:
-        os.environ["CLOUDTRAIN_CACHE_DIR"] = str(Path(scratch, "cache"))  # the user's history stays untouched
+        cache = Path(scratch, "cache")
+        os.environ["CLOUDTRAIN_CACHE_DIR"] = str(cache)  # the user's history stays untouched
+        envs = Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
+        (envs / "envs").mkdir(parents=True, exist_ok=True)
+        cache.mkdir()
+        (cache / "envs").symlink_to(envs / "envs")  # the local image layer (TensorFlow) the tests build once
         config = Path(args.config).resolve() if args.config else None
         if args.local:
             os.chdir(scratch)  # the local run's folder
