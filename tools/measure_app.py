@@ -204,55 +204,38 @@ def find_uv() -> str:
 
 
 def show_install_size(args: argparse.Namespace) -> int:
-    """Each extra's locked dependencies installed into a throwaway venv from uv's cache (``--offline``:
-    no network; a wheel missing from the cache fails with uv's own message), then ``du``."""
+    """Each extra's locked dependencies (``uv sync --frozen``: the lock, no resolution) installed into a
+    throwaway environment from uv's cache (``--offline``: no network; a wheel missing from the cache
+    fails with uv's own message), its files summed."""
     uv = find_uv()
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    print(f"installed size of the locked dependencies, Python {version} (du of a fresh venv):")
+    print(f"installed size of the locked dependencies (no dev group), Python {version}, a fresh environment:")
     with tempfile.TemporaryDirectory(prefix="cloudtrain-size-") as scratch:
         for extra in args.extras:
-            flags = ["--extra", extra] if extra != "none" else []
-            requirements = Path(scratch, f"{extra}.txt")
-            subprocess.run(
-                [
-                    uv,
-                    "export",
-                    "--frozen",
-                    "--no-hashes",
-                    "--no-emit-project",
-                    "--no-dev",
-                    *flags,
-                    "-o",
-                    str(requirements),
-                ],
-                cwd=REPO,
-                check=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
             venv = Path(scratch, extra)
-            subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+            flags = ["--extra", extra] if extra != "none" else []
             subprocess.run(
                 [
                     uv,
-                    "pip",
-                    "install",
-                    "--quiet",
+                    "sync",
+                    "--frozen",
                     "--offline",
+                    "--no-dev",
+                    "--no-install-project",
                     "--link-mode",
                     "copy",
-                    "--python",
-                    str(venv / "bin" / "python"),
-                    "-r",
-                    str(requirements),
-                ],
+                    "--quiet",
+                ]
+                + ["--python", sys.executable, *flags],
+                cwd=REPO,
+                env=dict(os.environ, UV_PROJECT_ENVIRONMENT=str(venv)),
                 check=True,
             )
-            size = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink())
-            packages = sum(
-                1 for line in requirements.read_text().splitlines() if line and not line.startswith(("#", " "))
+            files = [p for p in venv.rglob("*") if p.is_file() and not p.is_symlink()]
+            packages = len(list(venv.glob("lib/python*/site-packages/*.dist-info")))
+            print(
+                f"  cloudtrain{'' if extra == 'none' else f'[{extra}]'}: {numbers.size(sum(p.stat().st_size for p in files))}, {packages} distributions"
             )
-            print(f"  cloudtrain{'' if extra == 'none' else f'[{extra}]'}: {numbers.size(size)}, {packages} packages")
             shutil.rmtree(venv)
     return 0
 
