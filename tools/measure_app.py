@@ -233,9 +233,9 @@ def show_install_size(args: argparse.Namespace) -> int:
             )
             files = [p for p in venv.rglob("*") if p.is_file() and not p.is_symlink()]
             packages = len(list(venv.glob("lib/python*/site-packages/*.dist-info")))
-            print(
-                f"  cloudtrain{'' if extra == 'none' else f'[{extra}]'}: {numbers.size(sum(p.stat().st_size for p in files))}, {packages} distributions"
-            )
+            name = "cloudtrain" + ("" if extra == "none" else f"[{extra}]")
+            size = numbers.size(sum(p.stat().st_size for p in files))
+            print(f"  {name}: {size}, {packages} distributions")
             shutil.rmtree(venv)
     return 0
 
