@@ -80,3 +80,16 @@ def test_a_listed_local_run_shows_its_own_records_state(tmp_path) -> None:
     assert last_state(entry) == "SUCCEEDED"  # the run's own record, not history's older RUNNING
     (run / "status.json").write_text("{")
     assert last_state(entry) == "UNKNOWN"
+
+
+def test_a_local_runs_folder_is_found_by_itself_with_the_flags_passed_through(tmp_path) -> None:
+    folder = tmp_path / "demo-3"
+    (folder / "local-run").mkdir(parents=True)
+    (folder / "local-run" / "status.json").write_text(json.dumps({"job_id": "demo-3", "native_state": "running"}))
+    assert locate(str(folder)) == Location(get_backend("local"), str(folder), "", None)
+    assert locate(str(folder), region="here", project="p") == Location(get_backend("local"), str(folder), "here", "p")
+
+
+def test_a_backend_flag_is_not_overridden_by_history() -> None:
+    history.record(JobRecord("778", "projects/h/locations/us-west1/customJobs/778", "vertex", "us-west1", "h"))
+    assert locate("778", "sagemaker", "eu-west-1") == Location(get_backend("sagemaker"), "778", "eu-west-1", None)
