@@ -93,3 +93,10 @@ def test_a_local_runs_folder_is_found_by_itself_with_the_flags_passed_through(tm
 def test_a_backend_flag_is_not_overridden_by_history() -> None:
     history.record(JobRecord("778", "projects/h/locations/us-west1/customJobs/778", "vertex", "us-west1", "h"))
     assert locate("778", "sagemaker", "eu-west-1") == Location(get_backend("sagemaker"), "778", "eu-west-1", None)
+
+
+def test_what_a_name_or_a_record_does_not_carry_comes_from_the_flags() -> None:
+    assert locate(SAGEMAKER_ARN, project="flag-project").project == "flag-project"  # an ARN names no project
+    history.record(JobRecord("demo-4", "/runs/demo-4", "local", "local"))
+    assert locate("demo-4", project="flag-project").project == "flag-project"
+    assert locate(None, "local") == Location(get_backend("local"), "", "", None)  # no region needed, none made up
