@@ -25,13 +25,15 @@ from typing import Any
 
 from cloudtrain import history
 from cloudtrain.app import sweep as app_sweep
+from cloudtrain.app.job_status import StatusReport, status_report
 from cloudtrain.app.launch import launch
-from cloudtrain.app.locate import _where
+from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
 from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
+from cloudtrain.app.report import write_report
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
@@ -138,13 +140,20 @@ class Job:
     def status(self) -> JobStatus:
         return self.handle.status()
 
+    @requiring
+    def status_report(self) -> StatusReport:
+        """:meth:`status` with what ``cloudtrain status`` shows beside it: the cost from the cloud's
+        billing record, the interruptions (from the kept summary, else the job's log)."""
+        return status_report(self.handle)
+
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """The job's lines; with ``follow``, until it ends (after a final read): the CLI's followers.
         ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the backend's default."""
         with required():
-            progress = self._watch()
+            progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
             for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
-                progress(line)
+                if progress is not None:
+                    progress(line)
                 yield line
 
     @requiring
@@ -157,8 +166,11 @@ class Job:
         return status
 
     @requiring
-    def cancel(self) -> JobStatus:
-        return self.handle.cancel()
+    def cancel(self, wait: bool = False) -> JobStatus:
+        """Cancel; with ``wait``, block until the cancel has taken effect (``cloudtrain cancel``'s
+        default). Nothing is summarised: the summary is kept by whoever follows the job."""
+        status = self.handle.cancel()
+        return self.handle.wait() if wait else status
 
     def _watch(self) -> Progress:
         """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
@@ -223,8 +235,8 @@ def attach(
 ) -> Job:
     """A job by any id the CLI accepts: an id in this machine's history, a Vertex AI resource name,
     a SageMaker ARN, a local run's folder; ``backend``/``region``/``project``/``config`` as the flags."""
-    impl, native_id, where, in_project = _where(job_id, backend, region, project, str(config) if config else None)
-    return Job(impl.attach(native_id, region=where, project=in_project))
+    found = locate(job_id, backend, region, project, str(config) if config else None)
+    return Job(found.backend.attach(found.job_id, region=found.region, project=found.project))
 
 
 @dataclass
@@ -236,7 +248,7 @@ class Sweep:
     spec: JobSpec
     package: Any
     folder: Path | None = None
-    handle: JobHandle | None = None
+    handle: Any = None  # a cloud tuning job: the backend's sweep handle (attach_sweep), with results()
 
     @requiring
     def wait(self, on_trial: Any = None) -> SweepResults:
@@ -278,6 +290,4 @@ def jobs(limit: int = 20, *, backend: str | None = None, region: str | None = No
 @requiring
 def report(job_ids: Sequence[str], out: str | Path | None = None) -> Path:
     """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib."""
-    from cloudtrain.app.report import write_report
-
     return write_report(list(job_ids), Path(out) if out else None).page

@@ -1,18 +1,36 @@
-"""Which backend, region and project a job id belongs to."""
+"""Which backend, region and project a job id belongs to; what this machine last knew of a job."""
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from cloudtrain.app.prepare import load_spec
+from cloudtrain.backends import get_backend, parse_job_id
+from cloudtrain.backends.base import Backend, JobStatus
 from cloudtrain.errors import UsageError
+from cloudtrain.history import JobRecord, find
 
 
-def _where(job_id: str | None, backend, region, project, config_path) -> tuple[Any, str, str, str | None]:
-    """Find backend, region, project for a job: flags, then --config, then the full name, then history."""
-    from cloudtrain.backends import get_backend, parse_job_id
+@dataclass(frozen=True)
+class Location:
+    """Where a job is: its backend, the id that backend's ``attach`` takes, and its region and project."""
 
+    backend: Backend
+    job_id: str
+    region: str
+    project: str | None
+
+
+def locate(
+    job_id: str | None,
+    backend: str | None = None,
+    region: str | None = None,
+    project: str | None = None,
+    config_path: str | None = None,
+) -> Location:
+    """Find backend, region, project for a job: flags, then ``--config``, then the full name, then history.
+    Without a ``job_id``: where the flags (or the config) point, for a cloud's own job list."""
     if config_path and not (backend and region):
         loaded, _ = load_spec(config_path, ())
         cfg = loaded.config
@@ -21,24 +39,38 @@ def _where(job_id: str | None, backend, region, project, config_path) -> tuple[A
         if found := parse_job_id(job_id):
             backend, job_id, location = found
             if not get_backend(backend).location_keys:  # found by itself (a local run's folder)
-                return get_backend(backend), job_id, region or "", project
+                return Location(get_backend(backend), job_id, region or "", project)
             region, project = location.get("region", region), location.get("project", project)
         else:
-            from cloudtrain.history import find
-
             entry = find(job_id)
             if entry and not get_backend(entry.backend).location_keys:  # by the folder it recorded, from anywhere
-                return get_backend(entry.backend), entry.attach_id, region or entry.region, project
+                return Location(get_backend(entry.backend), entry.attach_id, region or entry.region, project)
             if entry:
                 backend, region, project = entry.backend, region or entry.region, project or entry.project
     impl = get_backend(backend) if backend else None
     if impl is None or ("region" in impl.location_keys and not region):  # what else it needs, attach says
         what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
         raise UsageError(what, hint="pass --backend and --region (or --config CONFIG)")
-    return impl, job_id, region or "", project
+    return Location(impl, job_id or "", region or "", project)
 
 
-def _is_local_run(path: str) -> bool:
-    from cloudtrain.backends.local.job import RUN_DIR
+@runtime_checkable
+class Recorded(Protocol):
+    """A handle on a job that keeps its own record on this machine (a local run's ``status.json``)."""
 
-    return os.path.isfile(os.path.join(os.path.expanduser(path), RUN_DIR, "status.json"))
+    def recorded(self) -> JobStatus:
+        """Its state for a listing: never raises; a damaged record is UNKNOWN, with one warning."""
+        ...
+
+
+def last_state(entry: JobRecord) -> str | None:
+    """A job found by itself (a local run's folder) in its own record: cheap and current, UNKNOWN when the
+    record is damaged; a cloud job's state as last seen here. The backend loads only for the former."""
+    try:
+        impl = get_backend(entry.backend)
+        if impl.location_keys:
+            return entry.state
+        handle = impl.attach(entry.attach_id)
+    except UsageError:  # a backend no longer registered, a run folder that is gone: what history saw
+        return entry.state
+    return handle.recorded().state.value if isinstance(handle, Recorded) else entry.state

@@ -1,16 +1,44 @@
-"""Commands on existing jobs: status, logs, cancel, list."""
+"""Commands on existing jobs: status, logs, cancel, list.
+
+They parse and print: a job is found and acted on through the Python API's :class:`cloudtrain.api.Job`
+(:func:`cloudtrain.api.attach`) and the application layer, the same code a notebook runs."""
 
 from __future__ import annotations
 
+import json
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TypeVar
 
 import click
 
+from cloudtrain import api
+from cloudtrain.app.locate import last_state, locate
+from cloudtrain.backends import names
+from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
-from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli
+from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
+from cloudtrain.console import (
+    ReplicaPrinter,
+    flatten,
+    line_dict,
+    make_console,
+    plain,
+    print_json,
+    print_kv,
+    print_table,
+)
+from cloudtrain.errors import CloudtrainError
+from cloudtrain.events import parse as parse_event
+from cloudtrain.history import recent
+from cloudtrain.interruptions import describe
 from cloudtrain.numbers import measured
+from cloudtrain.statefiles import StateError
+from cloudtrain.timeline import human_seconds
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _BackendChoice(click.Choice):
@@ -20,13 +48,11 @@ class _BackendChoice(click.Choice):
         super().__init__(())
 
     @property
-    def choices(self):  # type: ignore[override]
-        from cloudtrain.backends import names
-
+    def choices(self) -> tuple[str, ...]:  # click declares a plain attribute; this reads the registry
         return names()
 
     @choices.setter
-    def choices(self, value) -> None:
+    def choices(self, value: Any) -> None:
         pass
 
 
@@ -38,76 +64,45 @@ _JOB_OPTIONS = [
 ]
 
 
-def _job_options(func):
+def _job_options(func: F) -> F:
     for option in reversed(_JOB_OPTIONS):
         func = option(func)
     return func
 
 
-def _where(job_id, backend, region, project, config_path):
-    """Backend, region, project of a job (:func:`cloudtrain.app.locate._where`), imported when a command runs."""
-    from cloudtrain.app.locate import _where as where
-
-    return where(job_id, backend, region, project, config_path)
-
-
-def _is_local_run(path: str) -> bool:
-    from cloudtrain.app.locate import _is_local_run as is_local_run
-
-    return is_local_run(path)
+def _attach(
+    job_id: str, backend: str | None, region: str | None, project: str | None, config_path: str | None
+) -> api.Job:
+    """The job the flags point at: the API's own :func:`cloudtrain.api.attach`."""
+    return api.attach(job_id, backend=backend, region=region, project=project, config=config_path)
 
 
 @cli.command()
 @click.argument("job_id", metavar="JOB")
 @_job_options
 @OUTPUT_OPTION
-def status(job_id, backend, region, project, config_path, output) -> None:
+def status(
+    job_id: str, backend: str | None, region: str | None, project: str | None, config_path: str | None, output: str
+) -> None:
     """Show a job's state."""
-    from cloudtrain.console import flatten, make_console, print_json, print_kv
-
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_status(job_id, output)
         return
-    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
-    from cloudtrain.catalog.cost import cost_after
-
-    handle = impl.attach(job_id, region=region, project=project)
-    result = handle.status()
-    cost = cost_after(result)
-    interrupted = _interruptions(handle, result)
+    report = _attach(job_id, backend, region, project, config_path).status_report()
     if output == "json":
-        print_json(result.to_dict() | ({"cost": cost} if cost else {}) | {"interruptions": interrupted})
+        print_json(report.to_dict())
         return
-    from cloudtrain.interruptions import describe
-
+    result, interrupted = report.status, report.interruptions
     rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
     details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
-    rows += flatten(details) + flatten({"cost": cost or {}})
+    rows += flatten(details) + flatten({"cost": report.cost or {}})
     if interrupted:
         rows.append(("interruptions", describe(interrupted)))
         rows += [(f"interruption {n}", _interruption_line(item)) for n, item in enumerate(interrupted["items"], 1)]
     print_kv(make_console(), f"Job {result.job_id}", rows)
 
 
-def _interruptions(handle, status) -> dict | None:
-    """From what ``finish`` kept for a job that ended here, else from the job's log (and the cloud's record)."""
-    from cloudtrain.errors import CloudtrainError
-    from cloudtrain.history import load_run
-    from cloudtrain.interruptions import of_status
-
-    saved = load_run(status.job_id) or {}
-    if status.state.terminal and "interruptions" in saved:
-        return saved["interruptions"]
-    try:
-        lines = list(handle.logs(follow=False))
-    except CloudtrainError:  # the log is advice here: the state and cost still show
-        lines = []
-    return of_status(status, lines)
-
-
-def _interruption_line(item: dict) -> str:
-    from cloudtrain.timeline import human_seconds
-
+def _interruption_line(item: dict[str, Any]) -> str:
     parts = [f"{item['at'] or '?'} ({item['source']})"]
     if item.get("step") is not None:
         parts.append(f"at step {item['step']:,}")
@@ -132,24 +127,26 @@ def _interruption_line(item: dict) -> str:
 @DRAIN_OPTION
 @_job_options
 @OUTPUT_OPTION
-def logs(job_id, follow, drain, backend, region, project, config_path, output) -> None:
+def logs(
+    job_id: str,
+    follow: bool,
+    drain: float | None,
+    backend: str | None,
+    region: str | None,
+    project: str | None,
+    config_path: str | None,
+    output: str,
+) -> None:
     """Print a job's logs; with --follow, stream until it ends and exit with its outcome.
 
     Without --follow it reads everything the cloud holds, late lines included."""
-    import json
-
-    from cloudtrain.cli._group import debug_enabled
-    from cloudtrain.console import ReplicaPrinter, line_dict, make_console, plain
-
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_logs(job_id, output)
         return
-    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
-    handle = impl.attach(job_id, region=region, project=project)
+    job = _attach(job_id, backend, region, project, config_path)
     if output == "json":  # JSON Lines: each line with its own time and severity, start-up noise included
-        from cloudtrain.events import parse as parse_event
 
-        def show_json(line) -> None:
+        def show_json(line: LogLine) -> None:
             record = {**line_dict(line), "message": plain(line.message)}
             event = parse_event(line.message)
             if event is not None:  # the trainer's progress, parsed: what the live line shows on a terminal
@@ -159,22 +156,22 @@ def logs(job_id, follow, drain, backend, region, project, config_path, output) -
         if follow:  # stdout stays JSON Lines; the summary goes to stderr and the exit code is the job's outcome
             follow_job(
                 make_console(sys.stderr),
-                handle,
+                job.handle,
                 cancel_on_interrupt=False,
                 live=False,
                 drain=drain,
                 show_line=show_json,
             )
             return
-        for line in handle.logs(follow=False):
+        for line in job.logs(follow=False):
             show_json(line)
         return
     console = make_console()
     if follow:
-        follow_job(console, handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
+        follow_job(console, job.handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return
     printer = ReplicaPrinter(console, show_debug=debug_enabled())
-    for line in handle.logs(follow=False):
+    for line in job.logs(follow=False):
         printer(line)
 
 
@@ -183,15 +180,17 @@ def logs(job_id, follow, drain, backend, region, project, config_path, output) -
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the cancel has taken effect.")
 @_job_options
 @OUTPUT_OPTION
-def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
+def cancel(
+    job_id: str,
+    wait: bool,
+    backend: str | None,
+    region: str | None,
+    project: str | None,
+    config_path: str | None,
+    output: str,
+) -> None:
     """Cancel (stop) a job."""
-    from cloudtrain.console import make_console, print_json
-
-    impl, job_id, region, project = _where(job_id, backend, region, project, config_path)
-    handle = impl.attach(job_id, region=region, project=project)
-    result = handle.cancel()
-    if wait:
-        result = handle.wait()
+    result = _attach(job_id, backend, region, project, config_path).cancel(wait=wait)
     if output == "json":
         print_json(result.to_dict())
     else:
@@ -202,16 +201,16 @@ def cancel(job_id, wait, backend, region, project, config_path, output) -> None:
 @click.option("--limit", default=20, show_default=True)
 @_job_options
 @OUTPUT_OPTION
-def list_jobs(limit, backend, region, project, config_path, output) -> None:
+def list_jobs(
+    limit: int, backend: str | None, region: str | None, project: str | None, config_path: str | None, output: str
+) -> None:
     """Recent jobs from this machine's history, every backend; with --backend and --region (or
     --config), the cloud's own list for that region (jobs submitted from anywhere)."""
-    from cloudtrain.console import make_console, print_json, print_table
-
     if not config_path and not (backend and region):
         _list_history(limit, backend, region, output)
         return
-    impl, _, region, project = _where(None, backend, region, project, config_path)
-    jobs = impl.list_jobs(region=region, project=project, limit=limit)
+    where = locate(None, backend, region, project, config_path)
+    jobs = where.backend.list_jobs(region=where.region, project=where.project, limit=limit)
     if output == "json":
         print_json([j.to_dict() for j in jobs])
         return
@@ -224,12 +223,7 @@ def list_jobs(limit, backend, region, project, config_path, output) -> None:
 
 
 def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
-    from dataclasses import asdict
-
-    from cloudtrain.console import make_console, print_json, print_table
-    from cloudtrain.history import recent
-
-    jobs = [asdict(e) | {"state": _last_state(e)} for e in recent(limit, backend=backend, region=region)]
+    jobs = [asdict(e) | {"state": last_state(e)} for e in recent(limit, backend=backend, region=region)]
     for job in jobs:
         if job.get("kind") == "sweep":  # a sweep's line says where it stands: trials done, the best so far
             job["state"] = _sweep_state(job["job_id"]) or job["state"]
@@ -261,9 +255,6 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
 def _sweep_state(job_id: str) -> str | None:
     """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
     state files are damaged; None when it cannot be read now (a cloud out of reach)."""
-    from cloudtrain.errors import CloudtrainError
-    from cloudtrain.statefiles import StateError
-
     try:
         table = sweep.load_results(job_id)
     except StateError as exc:
@@ -275,12 +266,3 @@ def _sweep_state(job_id: str) -> str | None:
     best = table.best
     text = f"{table.state}: {done}/{table.max_trials or '?'} trials"
     return text + (f", best {table.metric}={measured(best.value)} (trial {best.trial})" if best else "")
-
-
-def _last_state(entry) -> str | None:
-    """A local run's state from its own record (cheap and current); a cloud job's as last seen here."""
-    if entry.backend == "local" and _is_local_run(entry.name):
-        from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
-
-        return RecordedJob(Path(entry.name) / RUN_DIR / "status.json").recorded().state.value  # damaged: UNKNOWN
-    return entry.state

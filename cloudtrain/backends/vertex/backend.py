@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain import numbers
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
@@ -313,7 +314,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
         def show(sent: int, total: int) -> None:
             end = "\n" if sent >= total else ""
-            line = f"\ruploading {sent / 2**20:.1f} / {total / 2**20:.1f} MiB ({sent * 100 // total}%)"
+            line = f"\ruploading {numbers.size(sent)} / {numbers.size(total)} ({sent * 100 // total}%)"
             print(line, end=end, file=sys.stderr)
 
         return show

@@ -1,0 +1,42 @@
+"""What ``cloudtrain status`` shows of a job: its state, what it cost, its interruptions. Nothing printed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.catalog.cost import cost_after
+from cloudtrain.errors import CloudtrainError
+from cloudtrain.history import load_run
+from cloudtrain.interruptions import of_status
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    status: JobStatus
+    cost: dict[str, Any] | None  # :func:`cloudtrain.catalog.cost.cost_after`: None without a billing record
+    interruptions: dict[str, Any] | None  # :func:`cloudtrain.interruptions.of_status`
+
+    def to_dict(self) -> dict[str, Any]:
+        """``cloudtrain status -o json``."""
+        return (
+            self.status.to_dict() | ({"cost": self.cost} if self.cost else {}) | {"interruptions": self.interruptions}
+        )
+
+
+def status_report(handle: JobHandle) -> StatusReport:
+    status = handle.status()
+    return StatusReport(status, cost_after(status), interruptions(handle, status))
+
+
+def interruptions(handle: JobHandle, status: JobStatus) -> dict[str, Any] | None:
+    """From what the summary kept for a job that ended here, else from the job's log (and the cloud's record)."""
+    saved = load_run(status.job_id) or {}
+    if status.state.terminal and "interruptions" in saved:
+        return saved["interruptions"]
+    try:
+        lines = list(handle.logs(follow=False))
+    except CloudtrainError:  # the log is advice here: the state and cost still show
+        lines = []
+    return of_status(status, lines)
