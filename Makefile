@@ -13,7 +13,8 @@ install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/
 run: .venv/.synced  ## the main job on this machine
 	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local
 
-test: .venv/.synced .venv-sm-toolkit/.synced  ## the whole test suite, slow tests included (what CI runs)
+test: .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
+	$(MAKE) --no-print-directory lint
 	$(RUN) pytest -q -n 2 --dist loadfile
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
@@ -29,7 +30,7 @@ schema: .venv/.synced  ## refresh the JSON Schema editors use
 	$(RUN) cloudtrain schema > docs/cloudtrain.schema.json
 
 # ruff (lint, format, import order) and mypy over every Python tree; all three run, and any finding fails.
-# Not part of `make test` yet: the code base is formatted in one commit after this round's branches merge.
+# `make test` runs it first, so CI fails on a finding.
 LINT_TREES := cloudtrain trainer bench tests tools
 lint: .venv/.synced  ## ruff check, ruff format --check and mypy: zero findings to pass
 	@status=0; \

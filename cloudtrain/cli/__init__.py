@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 
-from cloudtrain.cli import cache, gcloud, init, jobs, offline, report, submit, sweep  # noqa: F401  (each registers its commands)
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.extras import missing_extra

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from collections.abc import Callable
@@ -91,14 +92,109 @@ def debug_option() -> click.Option:
     )
 
 
+#: Each top-level command's module and the text its line in ``cloudtrain --help`` is cut from. A command's
+#: module is imported when that command runs, so ``--help`` and each command pay only for their own imports
+#: (tests/cli/test_lazy_commands.py keeps this table equal to what the modules define).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ai": (
+        "cloudtrain.cli.gcloud",
+        "gcloud ai: `custom-jobs create` as typed for gcloud.",
+    ),
+    "ai-platform": (
+        "cloudtrain.cli.gcloud",
+        "gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud.",
+    ),
+    "cache": (
+        "cloudtrain.cli.cache",
+        "Show the cache folder's size: built packages, local environments, data, history.",
+    ),
+    "cancel": (
+        "cloudtrain.cli.jobs",
+        "Cancel (stop) a job.",
+    ),
+    "init": (
+        "cloudtrain.cli.init",
+        "Write a script-mode config from an estimator's literal arguments; list what to fill in.",
+    ),
+    "list": (
+        "cloudtrain.cli.jobs",
+        "Recent jobs from this machine's history, every backend; with --backend and --region (or "
+        "--config), the cloud's own list for that region (jobs submitted from anywhere).",
+    ),
+    "logs": (
+        "cloudtrain.cli.jobs",
+        "Print a job's logs; with --follow, stream until it ends and exit with its outcome.",
+    ),
+    "machines": (
+        "cloudtrain.cli.offline",
+        "The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices.",
+    ),
+    "ml-engine": (
+        "cloudtrain.cli.gcloud",
+        "gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud.",
+    ),
+    "package": (
+        "cloudtrain.cli.offline",
+        "Build the deterministic sdist of a package directory and print its path and hash.",
+    ),
+    "report": (
+        "cloudtrain.cli.report",
+        "Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several jobs"
+        " side by side (e.g. 1 vs 4 GPUs: speed-up and cost per epoch); a sweep's trials.",
+    ),
+    "schema": (
+        "cloudtrain.cli.offline",
+        "Print the config's JSON Schema (for editors: yaml-language-server).",
+    ),
+    "status": (
+        "cloudtrain.cli.jobs",
+        "Show a job's state.",
+    ),
+    "submit": (
+        "cloudtrain.cli.submit",
+        "Build, upload and run a job; stream its logs; exit with the job's outcome.",
+    ),
+    "sweep": (
+        "cloudtrain.cli.sweep",
+        "Hyperparameter sweeps: their trials and results.",
+    ),
+    "validate": (
+        "cloudtrain.cli.offline",
+        "Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config.",
+    ),
+}
+
+
 class Group(click.Group):
-    """A click group whose every command, in nested groups too, also takes ``--debug``."""
+    """A click group whose every command, in nested groups too, also takes ``--debug``; the top-level
+    group loads a command's module only when that command is asked for (:data:`COMMANDS`)."""
 
     group_class = type  # subgroups made with @cli.group() are of this class too
+    lazy_commands: dict[str, tuple[str, str]] = {}  # only the top-level group has any
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         with_debug(cmd)
         super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            importlib.import_module(self.lazy_commands[cmd_name][0])  # its decorators add it to this group
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands' lines as click writes them, from :data:`COMMANDS` for the ones not loaded."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.commands.get(name) or click.Command(name, help=self.lazy_commands[name][1])
+            if not cmd.hidden:
+                rows.append((name, cmd))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in rows])
 
 
 def with_debug(cmd: click.Command) -> click.Command:
@@ -124,6 +220,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.obj = {"debug": debug}
     _show_backend_notes(debug)
+
+
+cli.lazy_commands = COMMANDS
 
 
 def _show_backend_notes(debug: bool) -> None:

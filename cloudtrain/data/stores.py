@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.data.multipart import put_file
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CredentialsError
 from cloudtrain.words import first_line
 
 SHA_KEY = "cloudtrain-sha256"  # the object's metadata key (S3 stores it as x-amz-meta-cloudtrain-sha256)
@@ -115,8 +115,6 @@ def _gcs_errors(action: str) -> Iterator[None]:
     """Cloud Storage errors as one line naming ``action``."""
     from google.api_core import exceptions
     from google.auth.exceptions import GoogleAuthError
-
-    from cloudtrain.errors import CredentialsError
 
     try:
         yield
