@@ -182,7 +182,7 @@ class HandleDefaults:
         return {}
 
     def kill(self) -> JobStatus:
-        return self.cancel()  # type: ignore[attr-defined]
+        return self.cancel()  # type: ignore[attr-defined]  # a mixin: the handle class defines cancel
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         return None
@@ -464,7 +464,7 @@ class BackendFacts:
 
     def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> Any:  # Any: each backend's own handle
         """A cloud's job runs on without its submitter: the same as ``submit``."""
-        return self.submit(spec, package)  # type: ignore[attr-defined]
+        return self.submit(spec, package)  # type: ignore[attr-defined]  # a mixin: the backend defines submit
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
         raise UsageError(

@@ -188,7 +188,7 @@ class Record:
     def __setattr__(self, name: str, value: Any) -> None:
         raise TypeError(f"{type(self).__name__} is frozen: use model_copy(update={{{name!r}: …}})")
 
-    __delattr__ = __setattr__  # type: ignore[assignment]
+    __delattr__ = __setattr__  # type: ignore[assignment]  # the same refusal; only the signatures differ
 
 
 def _fill(record: Record, source: Record) -> None:

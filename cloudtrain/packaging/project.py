@@ -180,7 +180,7 @@ def _literal(node: ast.expr, constants: dict[str, Any]) -> Any:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        import tomllib  # type: ignore[import-not-found]
+        import tomllib  # type: ignore[import-not-found]  # not in Python 3.10, the version mypy checks as
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:

@@ -123,8 +123,9 @@ def source_members(sdist: Path) -> list[tuple[str, bytes, int]]:
         for info in tar.getmembers():
             parts = info.name.split("/")
             if info.isfile() and parts[1:3] == [PACKAGE, SOURCES] and len(parts) > 3:
-                data = tar.extractfile(info).read()  # type: ignore[union-attr]
-                out.append(("/".join(parts[3:]), data, info.mode))
+                member = tar.extractfile(info)  # None only for what is not a file
+                if member is not None:
+                    out.append(("/".join(parts[3:]), member.read(), info.mode))
     return sorted(out)
 
 

@@ -285,12 +285,12 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _storage(self, name: str) -> Any:
-        project = request.split_job_name(name)[0]  # type: ignore[index]
+        project = _project_of(name)
         creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
         return storage_client(project, creds)
 
     def _reader(self, name: str) -> Any:
-        project = request.split_job_name(name)[0]  # type: ignore[index]
+        project = _project_of(name)
         endpoint = settings.logging_endpoint(self.env)
         return CloudLoggingReader.connect(project, endpoint, self._credentials(endpoint))
 
@@ -321,3 +321,11 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
 
 BACKEND = VertexBackend()
+
+
+def _project_of(name: str) -> str:
+    """The project of a full job name; a handle always holds one (``attach`` expands a short id)."""
+    parts = request.split_job_name(name)
+    if parts is None:
+        raise UsageError(f"{name}: not a full Vertex AI job name", hint="projects/P/locations/R/customJobs/ID")
+    return parts[0]
