@@ -13,7 +13,8 @@ import pytest
 
 from cloudtrain.backends.local import LocalBackend
 from cloudtrain.backends.local.image import Image, Interpreter
-from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
+from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
+from cloudtrain.spec import BackendSettings, JobSpec, MachineSpec, PackageSpec
 from tests.data.conftest import gcs_host, gcs_store, s3_store  # noqa: F401 — the stores' fixtures (aws: tests/fakes)
 
 JOB_NAME = "demo-20250101-000000"
@@ -113,6 +114,10 @@ def make_spec(
         env=MappingProxyType(dict(env or {})),
         config_file=tmp_path / "job.yaml",
         created=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc),
+        # the role moved off JobSpec into SageMaker's settings record (#29); the request needs one
+        backend_settings=SageMakerSettings(role_arn="arn:aws:iam::123456789012:role/SageMakerRole")
+        if sagemaker
+        else BackendSettings(),
     )
 
 
