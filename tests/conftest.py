@@ -17,8 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
 
 # The test-only backend (tests/backends/test_contract.py); registered after the config schema read the
-# registry, so it is no `backend:` value and the generated config reference stays cloudtrain's own.
-register("example", "tests.backends.example")
+# registry, so it is no `backend:` value, its `example:` keys are only in schema.config_with_sections
+# (tests/config/test_backend_sections.py), and the generated config reference stays cloudtrain's own.
+register("example", "tests.backends.example", section="tests.backends.example.section:Section")
 
 VERTEX_BASE = """\
 name: demo

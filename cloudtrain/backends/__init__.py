@@ -1,39 +1,61 @@
-"""The one list of backends. Registering one is one line: ``register(name, "its.package")``.
+"""The one list of backends. Registering one is one line: ``register(name, "its.module")``.
 
 History, the CLI's ``--backend`` choices, job-id parsing and the config schema read
-:func:`names` and :func:`get_backend`. Backends load lazily: naming one imports its package,
-and only its calls that talk to the cloud import the cloud's SDK. Importing this module
+:func:`names`, :func:`sections` and :func:`get_backend`. Backends load lazily: naming one imports
+its module, and only its calls that talk to the cloud import the cloud's SDK. Importing this module
 imports no backend (``history`` reads the names on every ``status``).
+
+A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
+section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
+schema loads it while the config is being imported, without the backend.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import UsageError
 
 if TYPE_CHECKING:
     from cloudtrain.backends.base import Backend
+    from cloudtrain.config.records import Record
 
-_REGISTRY: dict[str, str] = {}  # name -> package exposing BACKEND, in registration order
+_REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
+_SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
 
 
-def register(name: str, package: str) -> None:
-    """Make ``name`` a backend: ``package`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`)."""
-    _REGISTRY[name] = package
+def register(name: str, module: str, *, section: str | None = None) -> None:
+    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
+    ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any."""
+    _REGISTRY[name] = module
+    if section is not None:
+        _SECTIONS[name] = section
 
 
 register("vertex", "cloudtrain.backends.vertex")
 register("sagemaker", "cloudtrain.backends.sagemaker")
 register("local", "cloudtrain.backends.local")
-register("slurm", "cloudtrain.backends.slurm")
+register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
 
 
 def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
+
+
+def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
+    """``{name: record}`` of the backends (all, or those ``among``) with a ``<name>:`` config section,
+    in registration order; imports each section's module, never a backend."""
+    wanted = _REGISTRY if among is None else set(among)
+    found = {}
+    for name, where in _SECTIONS.items():
+        if name in wanted:
+            module, _, record = where.partition(":")
+            found[name] = getattr(importlib.import_module(module), record)
+    return found
 
 
 def clouds() -> tuple[str, ...]:
@@ -63,4 +85,4 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["LOCAL", "NAMES", "clouds", "get_backend", "names", "parse_job_id", "register"]
+__all__ = ["LOCAL", "NAMES", "clouds", "get_backend", "names", "parse_job_id", "register", "sections"]

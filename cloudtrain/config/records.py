@@ -131,6 +131,8 @@ class Record:
     """A frozen record of annotated fields; unknown keys are refused, strings must come stripped."""
 
     model_fields: ClassVar[dict[str, FieldInfo]] = {}
+    #: A backend's ``<name>:`` section record: the key's description in the config schema.
+    section_description: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

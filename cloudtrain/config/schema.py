@@ -11,6 +11,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 """
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from cloudtrain import backends, catalog
@@ -18,13 +19,13 @@ from cloudtrain.backends import get_backend
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
+    FieldInfo,
     Record,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
 )
-from cloudtrain.config.slurm import Slurm
 from cloudtrain.secrets.refs import parse_ref
 
 if TYPE_CHECKING:  # the names are data, read at run time; the checker sees strings
@@ -322,7 +323,7 @@ class JobConfig(_Strict):
         default_factory=list, description="Candidates tried in order when the main request gets no capacity or quota."
     )
     local: Local = Field(default_factory=Local, description="Settings for --local runs only.")
-    slurm: Slurm | None = Field(None, description="backend slurm: the cluster, its workdir and the sbatch options.")
+    # then each registered backend's own `<name>:` section (add_sections)
 
     @property
     def cloud(self) -> str:
@@ -332,3 +333,24 @@ class JobConfig(_Strict):
         if backend.follows_target and self.target:
             return self.target
         return backend.contract or self.backend
+
+
+def add_sections(config: type[JobConfig], names: Iterable[str]) -> None:
+    """Give ``config`` the ``<name>:`` section of each of these backends that has one (the registry names the
+    record), optional and after the other keys: a backend's keys need no edit here."""
+    fields = dict(config.model_fields)
+    for name, section in backends.sections(names).items():
+        fields[name] = FieldInfo(section | None, Field(None, description=section.section_description))
+    config.model_fields = fields
+
+
+#: The backends registered when the config was first imported; one registered later (the tests' example)
+#: is no ``backend:`` value, and its section is in :func:`config_with_sections`' class only.
+add_sections(JobConfig, backends.names())
+
+
+def config_with_sections(names: Iterable[str]) -> type[JobConfig]:
+    """A :class:`JobConfig` that also reads the sections of these backends (registered since)."""
+    config = type("JobConfig", (JobConfig,), {"__doc__": JobConfig.__doc__, "__module__": __name__})
+    add_sections(config, names)
+    return config

@@ -31,9 +31,9 @@ from cloudtrain.backends.slurm import data, script
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
+from cloudtrain.backends.slurm.section import cluster_of, fill_slurm_keys
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
-from cloudtrain.config.slurm import cluster_of, fill_slurm_keys
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.packaging import BuiltPackage
@@ -287,3 +287,6 @@ class SlurmBackend(BackendFacts):
                 )
             )
         return jobs
+
+
+BACKEND = SlurmBackend()

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
 from cloudtrain import catalog
+from cloudtrain.backends.slurm.section import MIN_GRACE_S, slurm_of
 from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.config.slurm import MIN_GRACE_S
 from cloudtrain.data import schemes
 
 _LOGIN = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+(?::\d{1,5})?$")
@@ -53,7 +53,7 @@ def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callab
 
 def check_section(loaded: LoadedConfig) -> None:
     cfg, err = loaded.config, loaded.error
-    s = cfg.slurm
+    s = slurm_of(cfg)
     if s is None:
         raise err(
             ("backend",),
@@ -109,7 +109,8 @@ def _owner_hint(option: str) -> str:
 def check_time(loaded: LoadedConfig) -> None:
     """The time limit leaves room for the warning; a GPU-hours cap buys at least that."""
     cfg, err = loaded.config, loaded.error
-    grace = cfg.slurm.grace if cfg.slurm else 120
+    section = slurm_of(cfg)
+    grace = section.grace if section else 120
     gpu_hours = cfg.budget.max_gpu_hours if cfg.budget else None
     if gpu_hours is not None and cfg.machine.accelerator_count == 0:
         raise err(
@@ -160,12 +161,11 @@ def check_data(loaded: LoadedConfig) -> None:
             if problem:
                 raise err(at, f"received {source!r}; {problem[0]}", problem[1])
             continue
-        on_cluster = cfg.slurm is not None and cfg.slurm.login and PurePosixPath(source).is_absolute()
+        login = section.login if (section := slurm_of(cfg)) else ""
+        on_cluster = login and PurePosixPath(source).is_absolute()
         if not on_cluster and not (loaded.base_dir / source).is_dir():
             raise err(
                 at,
                 f"local folder {source!r} does not exist (relative paths start at the config's folder)",
-                "point it at a folder, or write an absolute path on the cluster"
-                if cfg.slurm is not None and cfg.slurm.login
-                else "point it at a folder",
+                "point it at a folder, or write an absolute path on the cluster" if login else "point it at a folder",
             )

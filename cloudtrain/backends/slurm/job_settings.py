@@ -1,15 +1,15 @@
 """What only a Slurm job reads of its config: the ``slurm:`` section, and the node it runs on.
 
-The section's record (:class:`cloudtrain.config.slurm.Slurm`) stays beside the schema until the
-schema reads backend sections from the registry; the job's typed settings and the node are here.
+The section's record is :class:`cloudtrain.backends.slurm.section.Slurm` (the schema reads it from the
+registry); the job's typed settings and the node are here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cloudtrain.backends.slurm.section import NODE_TYPE, Slurm
 from cloudtrain.catalog.records import MachineInfo
-from cloudtrain.config.slurm import NODE_TYPE, Slurm
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import BackendSettings, JobSpec
 

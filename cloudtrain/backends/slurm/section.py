@@ -1,8 +1,8 @@
 """The ``slurm:`` section of a job config: which cluster, where on it, and what ``sbatch`` is asked for.
 
-A record of the config schema (:mod:`cloudtrain.config.schema` names it); no I/O here. It lives beside the
-schema, not in ``backends/slurm/``, because importing ``cloudtrain.backends`` from the schema is circular
-(the backend-folder work moves config sections into their backends).
+The registry names this module (``register(..., section=...)``) and the config schema reads the record
+from it, so it imports only config records: loading it loads neither the backend nor the schema
+(``backends/slurm/__init__.py`` imports the backend only when ``BACKEND`` is read). No I/O here.
 """
 
 from typing import Annotated, Any
@@ -16,6 +16,8 @@ MIN_GRACE_S = 90
 
 class Slurm(Record):
     """Where a ``backend: slurm`` job runs and what its ``sbatch`` asks for."""
+
+    section_description = "backend slurm: the cluster, its workdir and the sbatch options."
 
     login: StrictStr = Field(
         "",
@@ -68,6 +70,12 @@ NOT_FOR_SLURM = {
     ("service_account",): "remove service_account",
     ("budget", "max_usd"): "use budget.max_gpu_hours on Slurm",
 }
+
+
+def slurm_of(config: object) -> Slurm | None:
+    """A config's ``slurm:`` section (the schema adds it from the registry, so the checker cannot see it)."""
+    found = getattr(config, "slurm", None)
+    return found if isinstance(found, Slurm) else None
 
 
 def cluster_of(login: str) -> str:
