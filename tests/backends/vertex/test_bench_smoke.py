@@ -1,4 +1,7 @@
-"""The Vertex log benches still run, and cloudtrain's follower keeps its promises in them."""
+"""The Vertex lateness bench still runs, and cloudtrain's follower keeps its promises in it.
+
+The busy-job checks of the Vertex log bench read the one quick bench run of the suite
+(tests/bench/test_bench_smoke.py::test_vertex_follower_busy_job) instead of running it again."""
 
 from __future__ import annotations
 
@@ -7,18 +10,6 @@ import json
 import pytest
 
 pytestmark = pytest.mark.server
-
-
-def test_bench_quick(tmp_path):
-    from bench import vertex_logs_bench as bench
-
-    out = tmp_path / "bench.json"
-    assert bench.main(["--quick", "--repeats", "1", "--json", str(out)]) == 0
-    results = {(r["scenario"], r["follower"]): r for r in json.loads(out.read_text())["results"]}
-    busy = results["busy", "cloudtrain, polling alone"]
-    assert busy["lost"] == busy["duplicates"] == 0
-    assert busy["delay_median_s"] < results["busy", "gcloud ml-engine"]["delay_median_s"] / 5
-    assert busy["peak_requests_in_60s"] <= 55
 
 
 def test_lateness_bench_tiny(tmp_path):
