@@ -34,13 +34,13 @@ HEAVY_OPTIONAL = frozenset(
 #: loads the API on first use, so ``import cloudtrain`` (every CLI start) stays cheap.
 FRONT_DOOR = frozenset({("cloudtrain", "cloudtrain.api")})
 
-#: Own modules kept lazy, each for a measured or stated reason: the module imports a cloud SDK or Optuna at
-#: its top (a lazy SDK import by proxy), or it starts subprocesses / hashes files that ``--help`` and
-#: ``--dry-run`` never need (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic).
+#: Own modules kept lazy, each for its reason: Optuna at the module's top (a lazy import of Optuna by proxy),
+#: or work that ``--help`` and ``--dry-run`` never do — following logs, uploading, starting subprocesses
+#: (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic), hashing local data.
 KEPT_LAZY: dict[tuple[str, str], str] = {
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.logs"): "google-cloud-logging at its top",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.jobs"): "the log follower: boto3",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "boto3 at its top",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.jobs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "uploads: not on --dry-run",
     ("cloudtrain.app.sweep_local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
     ("cloudtrain.app.sweep_local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
     ("cloudtrain.cli.sweep", "cloudtrain.backends.local.job"): "subprocess: a cloud sweep's commands skip it",
