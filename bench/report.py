@@ -190,8 +190,9 @@ def header(meta: dict, benches: dict, runs: list[dict] | None = None, repo: Path
                 f"{m['cores']} cores",
             ]
         ),
-        "- **A shared machine:** other work ran beside the benches, so absolute times carry noise; ratios "
-        "measured in one bench, with cases interleaved, are the sturdier figures.",
+        "- **Noise:** the load averages (above, and before and after each section) count the benches' own "
+        "processes and anything else that ran beside them; absolute times carry that noise, ratios measured "
+        "in one bench, with cases interleaved, are the sturdier figures.",
         "",
         table(
             ["bench", "what", "status", "started", "seconds"],
