@@ -12,7 +12,8 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
     return code, " ".join(out.split()), err
 
 
-def test_help_offers_the_catalog_s_clouds_and_names_the_tpu_cloud(capsys):
+def test_help_offers_the_catalog_s_clouds_and_names_the_tpu_cloud(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # click wraps help at 78 columns at most, never less here
     code, out, _ = _run(capsys, "machines", "--help")
     assert code == 0
     assert "--backend [vertex|sagemaker] Only this cloud." in out
