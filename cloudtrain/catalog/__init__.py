@@ -3,18 +3,25 @@
 Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
 sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
 
-Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` (each names its sources, the
-price region and the date the prices stand for) and run ``pytest tests/catalog``; SageMaker
-image versions follow the installed sagemaker-core, checked against its own ``retrieve``
-by the slow tests.
+The code names no cloud: ``data/clouds.json`` lists the clouds in their order with what sets each
+apart (title, machine table, TPU table, accelerator naming, cross-cloud region table), and each
+table's ``tensorflow_images.uri_rules`` picks the module that builds its image URIs
+(``images_template.py``, ``images_sdk_table.py``).
+
+Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` / ``data/vertex_tpus.json`` (each names
+its sources, the price region and the date the prices stand for) and run ``pytest tests/catalog``;
+SageMaker image versions follow the installed sagemaker-core, checked against its own ``retrieve``
+by the slow tests. A cloud is added as an entry of ``data/clouds.json`` and its table.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
+from cloudtrain.catalog import cloud_facts as _facts
 from cloudtrain.catalog import gpus as _gpus
-from cloudtrain.catalog import sagemaker as _sagemaker
+from cloudtrain.catalog import images_sdk_table, images_template
 from cloudtrain.catalog import tpus as _tpus
-from cloudtrain.catalog import vertex as _vertex
 from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo, TpuInfo
 from cloudtrain.catalog.resolve import resolve as _resolve
 from cloudtrain.catalog.suggest import did_you_mean
@@ -38,23 +45,41 @@ __all__ = [
     "regions",
     "resolve_machine",
     "tensorflow_versions",
+    "title",
+    "tpu_cloud",
     "training_image",
 ]
 
-_CLOUDS = ("vertex", "sagemaker")
-_IMAGES = {"vertex": _vertex, "sagemaker": _sagemaker}
+#: The modules that build image URIs, by the ``uri_rules`` a table's ``tensorflow_images`` names.
+_IMAGE_RULES = {"template": images_template, "sdk_table": images_sdk_table}
 
 
 def clouds() -> tuple[str, ...]:
-    return _CLOUDS
+    """The clouds with a catalog, in the order ``data/clouds.json`` gives them (and the listing shows)."""
+    return _facts.names()
+
+
+def title(cloud: str) -> str:
+    """The cloud as messages name it: ``Vertex AI``, ``SageMaker``."""
+    return _facts.title(_known(cloud))
+
+
+def tpu_cloud() -> str:
+    """The cloud that runs TPU VMs; the others have none."""
+    return _facts.tpu_cloud()
+
+
+def _known(cloud: str) -> str:
+    known = clouds()
+    if cloud not in known:
+        raise CatalogError(
+            f"unknown cloud {cloud!r}; allowed: {', '.join(known)}", did_you_mean(cloud, known), field="cloud"
+        )
+    return cloud
 
 
 def _cloud(cloud: str) -> CloudTable:
-    if cloud not in _CLOUDS:
-        raise CatalogError(
-            f"unknown cloud {cloud!r}; allowed: {', '.join(_CLOUDS)}", did_you_mean(cloud, _CLOUDS), field="cloud"
-        )
-    return _table(cloud)
+    return _table(_known(cloud))
 
 
 def regions(cloud: str) -> tuple[str, ...]:
@@ -67,7 +92,7 @@ def check_region(cloud: str, region: str) -> None:
     if region in table.regions:
         return
     message = f"{cloud} has no region {region!r}"
-    for other in _CLOUDS:
+    for other in clouds():
         if other != cloud and region in _table(other).regions:
             message += f" ({region} is a {other} region)"
     raise CatalogError(
@@ -84,26 +109,32 @@ def resolve_machine(
 
     Built-in GPUs (Vertex A2/A3/G2, SageMaker instance types) may be omitted, and must match
     when given; accelerator names are accepted in any common spelling ("T4", "NVIDIA_TESLA_T4").
-    Vertex TPU VMs come from :mod:`.tpus` (``info.tpu`` set); SageMaker has none.
+    TPU VMs come from :mod:`.tpus` (``info.tpu`` set) on the one cloud that has them (Vertex AI).
     """
     if _tpus.is_tpu(machine_type):
-        if cloud == "vertex":
+        if cloud == tpu_cloud():
             return _tpus.resolve(machine_type, accelerator, accelerator_count)
-        if cloud == "sagemaker":
-            raise CatalogError(
-                f"{machine_type} is a Vertex AI TPU VM and SageMaker has no TPUs; give SageMaker a GPU machine "
-                "(cloudtrain machines --backend sagemaker) and keep the TPU on backend: vertex, one of them as a "
-                "fallback: entry (docs/how-to/tpu.md)",
-                field="machine_type",
-            )
+        if cloud in clouds():
+            raise CatalogError(_no_tpus(cloud, machine_type), field="machine_type")
     return _resolve(_cloud(cloud), machine_type, accelerator, accelerator_count)
+
+
+def _no_tpus(cloud: str, machine_type: str) -> str:
+    """A TPU machine type on a cloud without TPUs: where it runs instead, and how to keep both."""
+    tpu, name = tpu_cloud(), title(cloud)
+    return (
+        f"{machine_type} is a {title(tpu)} TPU VM and {name} has no TPUs; give {name} a GPU machine "
+        f"(cloudtrain machines --backend {cloud}) and keep the TPU on backend: {tpu}, one of them as a "
+        "fallback: entry (docs/how-to/tpu.md)"
+    )
 
 
 def check_tpu_job(
     m: MachineInfo, *, topology: str | None, region: str, replica_count: int, tensorflow: str | None, own_image: bool
 ) -> None:
-    """A Vertex TPU job beyond its machine: topology, region, one host, TensorFlow, image (``tpus.check_job``)."""
-    check_region("vertex", region)
+    """A TPU job beyond its machine: topology, region, one host, TensorFlow, image (``tpus.check_job``)."""
+    cloud = tpu_cloud()
+    check_region(cloud, region)
     _tpus.check_job(
         m,
         topology=topology,
@@ -111,7 +142,7 @@ def check_tpu_job(
         replica_count=replica_count,
         tensorflow=tensorflow,
         own_image=own_image,
-        image_prefix=_table("vertex").regions[region]["image_prefix"],
+        image_prefix=_table(cloud).regions[region]["image_prefix"],
     )
 
 
@@ -133,7 +164,7 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
     lists the 80 GB A100 too). An unknown ``gpu`` gives ``[]``.
     """
     rows: list[MachineInfo] = []
-    for name in (cloud,) if cloud else _CLOUDS:
+    for name in (cloud,) if cloud else clouds():
         table = _cloud(name)
         smallest: dict[tuple[str | None, int], MachineInfo] = {}
         for m in table.combos:
@@ -148,7 +179,7 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
             if best is None or (m.vcpus, m.memory_gb) < (best.vcpus, best.memory_gb):
                 smallest[key] = m
         rows.extend(smallest.values())
-    order = {c: i for i, c in enumerate(_CLOUDS)}
+    order = {c: i for i, c in enumerate(clouds())}
     return sorted(
         rows,
         key=lambda m: (
@@ -163,7 +194,7 @@ def machines(cloud: str | None = None, gpu: str | None = None, *, every_combinat
 
 def gpu_names(cloud: str | None = None) -> list[str]:
     """The GPU models some machine of ``cloud`` (or of either cloud) has, by name."""
-    return sorted({m.gpu.name for c in ((cloud,) if cloud else _CLOUDS) for m in _cloud(c).combos if m.gpu})
+    return sorted({m.gpu.name for c in ((cloud,) if cloud else clouds()) for m in _cloud(c).combos if m.gpu})
 
 
 def machine_record(m: MachineInfo) -> dict:
@@ -178,7 +209,7 @@ def machine_record(m: MachineInfo) -> dict:
         "gpu_count": m.accelerator_count,
         "gpu_memory_gb": m.gpu.memory_gb if m.gpu else None,
         "gpu_compute_capability": m.gpu.compute_capability if m.gpu else None,
-        "cloud_accelerator": m.accelerator if m.cloud == "vertex" else None,
+        "cloud_accelerator": m.accelerator if _facts.own_accelerator_names(m.cloud) else None,
         "price_per_hour": m.price_per_hour,
         "price_region": m.price_region,
         "price_date": m.price_date,
@@ -193,7 +224,7 @@ def gpu_models() -> dict[str, GpuModel]:
 def tensorflow_versions(cloud: str) -> tuple[str, ...]:
     """TensorFlow versions with a prebuilt training image, oldest first."""
     table = _cloud(cloud)
-    return _IMAGES[cloud].tensorflow_versions(table)
+    return _image_rules(table).tensorflow_versions(table)
 
 
 def default_tensorflow(cloud: str, *, tpu: bool = False) -> str:
@@ -209,16 +240,21 @@ def training_image(
     check_region(cloud, region)
     if tpu:
         return _tpus.training_image(table.regions[region]["image_prefix"], str(tensorflow))
-    return _IMAGES[cloud].training_image(table, region, str(tensorflow), gpu, py_version)
+    return _image_rules(table).training_image(table, region, str(tensorflow), gpu, py_version)
 
 
 def image_pythons(cloud: str, tensorflow: str) -> tuple[str, ...]:
     """Python versions (``"3.10"``) of the prebuilt TensorFlow image; empty if there is none."""
     table = _cloud(cloud)
-    tags = _IMAGES[cloud].python_tags(table, str(tensorflow))
+    tags = _image_rules(table).python_tags(table, str(tensorflow))
     return tuple(f"{t[2]}.{t[3:]}" if len(t) > 3 else f"{t[2]}" for t in tags)
 
 
 def python_tag(version: str | None) -> str | None:
     """``"3.10"`` → ``"py310"`` (the images' own spelling); None stays None."""
     return f"py{version.replace('.', '')}" if version else None
+
+
+def _image_rules(table: CloudTable) -> ModuleType:
+    """The module that builds ``table``'s image URIs, as its ``tensorflow_images.uri_rules`` says."""
+    return _IMAGE_RULES[table.tensorflow_images["uri_rules"]]

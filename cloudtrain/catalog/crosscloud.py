@@ -2,8 +2,9 @@
 a region of the other cloud, a TensorFlow version.
 
 Pure lookups in the catalog's data (``data/gpus.json`` ranks GPUs by ``training_tflops``,
-``data/crosscloud.json`` pairs Google Cloud and AWS regions). Used for retired ML Engine
-hardware (K80 → T4) and for configs moved between Vertex AI and SageMaker.
+``data/crosscloud.json`` pairs Google Cloud and AWS regions, ``data/clouds.json`` says which table
+leads to which cloud). Used for retired ML Engine hardware (K80 → T4) and for configs moved between
+Vertex AI and SageMaker.
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 import functools
 import math
 
-from cloudtrain.catalog import gpus
+from cloudtrain.catalog import cloud_facts, gpus
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import CatalogError, MachineInfo
 from cloudtrain.catalog.suggest import nearest_versions, version_key
 from cloudtrain.catalog.table import table
-
-_REGION_TABLES = {"sagemaker": "google_to_aws", "vertex": "aws_to_google"}
 
 
 @functools.cache
@@ -93,7 +92,7 @@ def describe(m: MachineInfo) -> str:
 
 def nearest_region(cloud: str, region: str) -> str | None:
     """The ``cloud`` region nearest to the other cloud's ``region``; None if the table lacks it."""
-    return load("crosscloud")[_REGION_TABLES[cloud]].get(region)
+    return load("crosscloud")[cloud_facts.nearest_regions_table(cloud)].get(region)
 
 
 def nearest_tensorflow(version: str, offered: tuple[str, ...]) -> str:

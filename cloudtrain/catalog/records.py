@@ -42,7 +42,7 @@ class TpuInfo:
 
 @dataclass(frozen=True)
 class MachineInfo:
-    cloud: str  # "vertex" | "sagemaker"
+    cloud: str  # one of data/clouds.json: vertex, sagemaker
     machine_type: str  # "n1-standard-16" | "ml.g4dn.12xlarge"
     vcpus: int
     memory_gb: float

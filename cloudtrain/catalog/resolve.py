@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from cloudtrain.catalog import tpus
+from cloudtrain.catalog import cloud_facts, tpus
 from cloudtrain.catalog.records import CatalogError, MachineInfo
 from cloudtrain.catalog.suggest import did_you_mean
 from cloudtrain.catalog.table import CloudTable, MachineType
@@ -124,11 +124,11 @@ def _cloud_name(table: CloudTable, accelerator: str | None) -> str | None:
 
 def _unknown_type(table: CloudTable, machine_type: str) -> CatalogError:
     message = f"unknown {table.cloud} machine type {machine_type!r}"
-    for other in ("vertex", "sagemaker"):
+    for other in cloud_facts.names():
         if other != table.cloud and machine_type in table_of(other).types:
             message += f" ({machine_type} is a {other} machine type)"
     message += f"; `cloudtrain machines --backend {table.cloud}` lists the {len(table.types)} types"
-    known = list(table.types) + (list(tpus.machine_types()) if table.cloud == "vertex" else [])
+    known = list(table.types) + (list(tpus.machine_types()) if table.cloud == cloud_facts.tpu_cloud() else [])
     return CatalogError(message, did_you_mean(machine_type, known), field="machine_type")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from cloudtrain.catalog import gpus
+from cloudtrain.catalog import cloud_facts, gpus
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import MachineInfo
 
@@ -38,8 +38,9 @@ class AttachRule:
 
 
 class CloudTable:
-    def __init__(self, data: dict):
+    def __init__(self, data: dict, *, title: str):
         self.cloud: str = data["cloud"]
+        self.title = title  # the cloud as messages name it
         self.price_region: str = data["price"]["region"]
         self.price_date: str = data["price"]["date"]
         self.regions: dict[str, dict] = data["regions"]
@@ -122,4 +123,4 @@ class CloudTable:
 
 @functools.cache
 def table(cloud: str) -> CloudTable:
-    return CloudTable(load(cloud))
+    return CloudTable(load(cloud_facts.table_name(cloud)), title=cloud_facts.title(cloud))

@@ -1,4 +1,5 @@
-"""Vertex AI TPU VMs as data, from ``data/vertex_tpus.json``: types, chips, topologies, regions, prices, images.
+"""TPU VMs as data, from the table ``data/clouds.json`` names (``data/vertex_tpus.json``, Vertex AI's): types,
+chips, topologies, regions, prices, images.
 
 Two forms, as Vertex names them: ``cloud-tpu`` with ``acceleratorType`` TPU_V2/TPU_V3 and
 ``acceleratorCount`` 8 (TensorCores of one TPU VM), and the v5e types ``ct5lp-hightpu-1t/4t/8t``
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import functools
 
+from cloudtrain.catalog import cloud_facts
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import CatalogError, MachineInfo, TpuInfo
 from cloudtrain.catalog.suggest import nearest_versions, version_key
@@ -21,7 +23,12 @@ MULTI_HOST = "multi-host TPU slices (pods) are not supported yet; use a single-h
 
 @functools.cache
 def _data() -> dict:
-    return load("vertex_tpus")
+    return load(cloud_facts.tpu_table())
+
+
+def _title() -> str:
+    """The TPU cloud as messages name it."""
+    return cloud_facts.title(_data()["cloud"])
 
 
 def is_tpu(machine_type: str) -> bool:
@@ -46,7 +53,7 @@ def _info(machine_type: str, accelerator: str) -> MachineInfo:
     built_in = "chips" in row
     chips = row["chips"] if built_in else row["count"] // gen["cores_per_chip"]
     return MachineInfo(
-        cloud="vertex",
+        cloud=data["cloud"],
         machine_type=machine_type,
         vcpus=row["vcpus"],
         memory_gb=float(row["memory_gb"]),
@@ -203,7 +210,7 @@ def check_region(m: MachineInfo, region: str) -> None:
     others = [name for name, g in _data()["accelerators"].items() if region in g["regions"]]
     also = f"; {region} has {', '.join(others)}" if others else ""
     raise CatalogError(
-        f"Vertex AI offers {m.accelerator} (TPU {_tpu(m).generation}) in {', '.join(regions)}, not {region}{also}",
+        f"{_title()} offers {m.accelerator} (TPU {_tpu(m).generation}) in {', '.join(regions)}, not {region}{also}",
         regions[:3],
         field="region",
     )
@@ -223,7 +230,7 @@ def check_tensorflow(tensorflow: str) -> None:
     low = _data()["min_tensorflow"]
     if version_key(tensorflow)[:2] < version_key(low):
         raise CatalogError(
-            f"TPUs need TensorFlow {low} or newer on Vertex AI; received {tensorflow}",
+            f"TPUs need TensorFlow {low} or newer on {_title()}; received {tensorflow}",
             list(reversed(tensorflow_versions())),
             field="tensorflow",
         )
@@ -237,7 +244,7 @@ def training_image(image_prefix: str, tensorflow: str) -> str:
     if row is None:
         available = tensorflow_versions()
         raise CatalogError(
-            f"Vertex AI has no prebuilt TensorFlow {tensorflow} image for TPUs (TPU images: {', '.join(available)}); "
+            f"{_title()} has no prebuilt TensorFlow {tensorflow} image for TPUs (TPU images: {', '.join(available)}); "
             "or set image.uri to your own image with tensorflow and libtpu",
             nearest_versions(tensorflow, available),
             field="tensorflow",

@@ -79,9 +79,13 @@ def validate(
 
 
 @cli.command()
-@click.option("--backend", "cloud", type=click.Choice(["vertex", "sagemaker"]), help="Only this cloud.")
+@click.option("--backend", "cloud", type=click.Choice(catalog.clouds()), help="Only this cloud.")
 @click.option("--gpu", help="Only this GPU model or family, e.g. T4, A100 (both sizes), A100-80GB, H100.")
-@click.option("--tpu", is_flag=True, help="Vertex AI's single-host TPU VMs instead: chips, cores, topology, regions.")
+@click.option(
+    "--tpu",
+    is_flag=True,
+    help=f"{catalog.title(catalog.tpu_cloud())}'s single-host TPU VMs instead: chips, cores, topology, regions.",
+)
 @OUTPUT_OPTION
 def machines(cloud: str | None, gpu: str | None, tpu: bool, output: str) -> None:
     """The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices."""
@@ -103,10 +107,12 @@ def machines(cloud: str | None, gpu: str | None, tpu: bool, output: str) -> None
 
 
 def _tpu_machines(cloud: str | None, gpu: str | None, output: str) -> None:
-    if cloud == "sagemaker" or gpu:
+    tpu_title = catalog.title(catalog.tpu_cloud())
+    without = catalog.title(cloud) if cloud and cloud != catalog.tpu_cloud() else None
+    if without or gpu:
         raise UsageError(
-            "SageMaker has no TPUs" if cloud == "sagemaker" else "--tpu lists TPUs, not GPUs",
-            hint="cloudtrain machines --tpu (Vertex AI)",
+            f"{without} has no TPUs" if without else "--tpu lists TPUs, not GPUs",
+            hint=f"cloudtrain machines --tpu ({tpu_title})",
         )
     rows = tpus.machines()
     if output == "json":
@@ -130,7 +136,7 @@ def _tpu_machines(cloud: str | None, gpu: str | None, output: str) -> None:
             for m in rows
             if (tpu := m.tpu) is not None  # every row of tpus.machines() is a TPU VM
         ],
-        title=f"Vertex AI TPU VMs, one host each; prices: {rows[0].price_region} on-demand list prices taken "
+        title=f"{tpu_title} TPU VMs, one host each; prices: {rows[0].price_region} on-demand list prices taken "
         f"{rows[0].price_date}; TensorFlow images: {', '.join(tpus.tensorflow_versions())}",
     )
 

@@ -35,7 +35,7 @@ def retrieve():
 
 
 def _py_versions(version: str) -> list[str]:
-    from cloudtrain.catalog.sagemaker import _config, _images
+    from cloudtrain.catalog.images_sdk_table import _config, _images
     from cloudtrain.catalog.table import table
 
     config = _config(_images(table("sagemaker")), version)

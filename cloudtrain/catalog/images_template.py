@@ -1,7 +1,10 @@
-"""Vertex AI prebuilt TensorFlow training images, from ``data/vertex.json``.
+"""Prebuilt TensorFlow training images whose URI is one template over a version table (``uri_rules:
+template`` in the cloud's ``tensorflow_images``; Vertex AI's).
 
-``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``;
-the region picks the Artifact Registry multi-region (us, europe, asia).
+Each major.minor version names its Python; the template takes the region's ``image_prefix``, the
+processor, the version and the Python, e.g.
+``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``,
+where the region picks the Artifact Registry multi-region (us, europe, asia).
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
     available = tensorflow_versions(table)
     if row is None:
         raise CatalogError(
-            f"Vertex AI has no prebuilt TensorFlow {tensorflow} training image; available: {', '.join(available)}",
+            f"{table.title} has no prebuilt TensorFlow {tensorflow} training image; available: {', '.join(available)}",
             nearest_versions(tensorflow, available),
             field="tensorflow",
         )
     if py_version and py_version != row["python"]:
         raise CatalogError(
-            f"the Vertex AI TensorFlow {major_minor} image has Python {row['python']}, not {py_version}",
+            f"the {table.title} TensorFlow {major_minor} image has Python {row['python']}, not {py_version}",
             [row["python"]],
             field="tensorflow",
         )

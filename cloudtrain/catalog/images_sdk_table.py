@@ -1,9 +1,11 @@
-"""SageMaker TensorFlow training images, read from the tables that sagemaker-core ships.
+"""TensorFlow training images read from the image table an installed SDK ships (``uri_rules: sdk_table``
+in the cloud's ``tensorflow_images``; SageMaker's, from sagemaker-core).
 
-``sagemaker/core/image_uri_config/tensorflow.json`` is opened as a plain file, found through
-``importlib.util.find_spec("sagemaker")`` (which does not run the package): importing
-``sagemaker.core`` costs seconds. The URI is built the way ``sagemaker.core.image_uris.retrieve``
-builds it: per-region registry account, version aliases, Python versions, processors.
+The table (``sdk_table`` inside the package ``sdk_package``: sagemaker-core's
+``sagemaker/core/image_uri_config/tensorflow.json``) is opened as a plain file, found through
+``importlib.util.find_spec`` (which does not run the package): importing ``sagemaker.core`` costs
+seconds. The URI is built the way ``sagemaker.core.image_uris.retrieve`` builds it: per-region
+registry account, version aliases, Python versions, processors.
 """
 
 from __future__ import annotations
@@ -19,21 +21,21 @@ from cloudtrain.catalog.table import CloudTable
 
 
 @functools.cache
-def _sdk_table(relative: tuple[str, ...], scope: str) -> dict:
-    spec = importlib.util.find_spec("sagemaker")
+def _sdk_table(package: str, relative: tuple[str, ...], scope: str, distribution: str) -> dict:
+    spec = importlib.util.find_spec(package)
     for root in (spec.submodule_search_locations or []) if spec else []:
         path = Path(root).joinpath(*relative)
         if path.is_file():
             return json.loads(path.read_text(encoding="utf-8"))[scope]
     raise CatalogError(
-        f"sagemaker-core's image table {'/'.join(relative)} was not found; reinstall cloudtrain's dependencies",
+        f"{distribution}'s image table {'/'.join(relative)} was not found; reinstall cloudtrain's dependencies",
         field="tensorflow",
     )
 
 
 def _images(table: CloudTable) -> dict:
     conf = table.tensorflow_images
-    return _sdk_table(tuple(conf["sdk_table"]), conf["scope"])
+    return _sdk_table(conf["sdk_package"], tuple(conf["sdk_table"]), conf["scope"], conf["sdk_distribution"])
 
 
 def _config(images: dict, version: str) -> dict | None:
@@ -64,7 +66,7 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
     if config is None:
         available = tensorflow_versions(table)
         raise CatalogError(
-            f"SageMaker has no TensorFlow {tensorflow} training image; available: {', '.join(available)}",
+            f"{table.title} has no TensorFlow {tensorflow} training image; available: {', '.join(available)}",
             nearest_versions(tensorflow, available),
             field="tensorflow",
         )
@@ -72,14 +74,14 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
     python = py_version or (pythons[-1] if pythons else None)
     if pythons and python not in pythons:
         raise CatalogError(
-            f"the SageMaker TensorFlow {version} image has Python {', '.join(pythons)}, not {python}",
+            f"the {table.title} TensorFlow {version} image has Python {', '.join(pythons)}, not {python}",
             pythons[::-1],
             field="tensorflow",
         )
     registry = config["registries"].get(region)
     if registry is None:
         raise CatalogError(
-            f"SageMaker has no TensorFlow {version} training image in {region}; "
+            f"{table.title} has no TensorFlow {version} training image in {region}; "
             f"it has one in {', '.join(sorted(config['registries']))}",
             [
                 v
@@ -91,7 +93,7 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
     processor = "gpu" if gpu else "cpu"
     processors = config.get("processors") or images.get("processors") or [processor]
     if processor not in processors:
-        raise CatalogError(f"the SageMaker TensorFlow {version} image has no {processor} build", field="tensorflow")
+        raise CatalogError(f"the {table.title} TensorFlow {version} image has no {processor} build", field="tensorflow")
     container = (config.get("container_version") or {}).get(processor)
     tag_parts = (
         config.get("tag_prefix", version),
