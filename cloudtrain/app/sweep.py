@@ -117,6 +117,8 @@ def run_local(
         study = local.run_trials(
             spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
         )
+    except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
+        raise KeyboardInterrupt from None
     finally:
         sweep_owner.release(folder)
     sweep = sweep_of(spec)

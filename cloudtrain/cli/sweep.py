@@ -11,7 +11,7 @@ import click
 
 from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
-from cloudtrain.app.sweep_local import SweepStopped, TrialEvent
+from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.app.sweep_owner import LOG
 from cloudtrain.backends import LOCAL
@@ -82,7 +82,7 @@ def run_local(console: Console, spec: JobSpec, package: BuiltPackage | None, *, 
 
     try:
         table = app_sweep.run_local(spec, package, on_event=on_event)
-    except (SweepStopped, KeyboardInterrupt):
+    except KeyboardInterrupt:
         console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
         console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
         raise SystemExit(ExitCode.INTERRUPTED) from None
