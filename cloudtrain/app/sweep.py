@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
 from cloudtrain.app import sweep_local as local
+from cloudtrain.app import sweep_owner
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
-from cloudtrain.app.sweep_lookup import sweep_record
+from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Backend, JobHandle, JobStatus
 from cloudtrain.errors import UsageError
@@ -63,6 +65,24 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
     return StartedSweep(handle.job_id, handle=handle, first=first)
 
 
+def detach_local(started: StartedSweep) -> int:
+    """Hand a started local sweep to a process of its own (``submit --detach``); that process's pid.
+    Its trials then run as :func:`run_local` runs them (:mod:`.sweep_owner`)."""
+    from cloudtrain.app.sweep_handover import hand_over  # Lazy: subprocess, which --dry-run never loads
+
+    if started.folder is None:
+        raise ValueError(f"sweep {started.sweep_id} is not a local sweep")
+    return hand_over(started.folder, started.sweep_id)
+
+
+def stop_local(job_id: str, *, wait: bool) -> results.SweepResults:
+    """Stop a detached local sweep as Ctrl-C stops an attached one; its results after. A local sweep
+    with no process running it (ended, stopped, or attached to a terminal) is left as it is."""
+    entry = sweep_record(job_id)
+    sweep_owner.stop(Path(entry.name), wait=wait)
+    return load_results(job_id)
+
+
 def run_local(
     spec: JobSpec,
     package: BuiltPackage | None,
@@ -85,9 +105,22 @@ def run_local(
             )
         )
 
-    study = local.run_trials(
-        spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
-    )
+    folder = local.sweep_dir_of(spec)
+    owner = sweep_owner.running_owner(folder)
+    if owner is not None and owner != os.getpid():  # a detached owner runs as itself: its own pid was claimed
+        raise UsageError(
+            f"sweep {spec.job_name} is running (pid {owner}); two processes must not run one sweep's trials",
+            hint=f"wait for it, or stop it first: cloudtrain cancel {spec.job_name}",
+        )
+    sweep_owner.claim(folder)
+    try:
+        study = local.run_trials(
+            spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
+        )
+    except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
+        raise KeyboardInterrupt from None
+    finally:
+        sweep_owner.release(folder)
     sweep = sweep_of(spec)
     return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, "SUCCEEDED")
 

@@ -19,10 +19,12 @@ touches it (:mod:`.journal`): nothing is written to a journal that could not be 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -40,6 +42,15 @@ from cloudtrain.sweeps.params import Param, resolve
 STATE_FILE = "sweep.json"
 JOURNAL = journal.NAME
 INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requeued as new ones after a kill
+
+
+class SweepStopped(BaseException):
+    """The user stopped the sweep (Ctrl-C, or ``cancel`` of a detached one, which sends SIGINT).
+
+    Not a KeyboardInterrupt: Optuna records a trial whose objective raises one as FAIL, a failure
+    that counts towards ``max_trials`` and is never run again. This passes through Optuna untold,
+    so the running trials stay RUNNING in the journal and ``sweep resume`` runs them again under
+    their own numbers, as after a kill."""
 
 
 class TrialFailed(Exception):
@@ -253,13 +264,32 @@ def run_trials(
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "COMPLETE", last))
         return last
 
-    rerun_interrupted(study, objective)
-    remaining = sweep.max_trials - counted_trials(study)
-    if remaining > 0:
-        study.optimize(
-            objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,), gc_after_trial=False
-        )
+    with _sigint_stops_the_sweep():
+        rerun_interrupted(study, objective)
+        remaining = sweep.max_trials - counted_trials(study)
+        if remaining > 0:
+            study.optimize(
+                objective, n_trials=remaining, n_jobs=sweep.parallel_trials, catch=(TrialFailed,), gc_after_trial=False
+            )
     return study
+
+
+@contextlib.contextmanager
+def _sigint_stops_the_sweep() -> Iterator[None]:
+    """SIGINT raises :class:`SweepStopped` while the trials run (where this is the main thread: only
+    there can Python handle a signal); the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SweepStopped()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _stop_after_failures(study: Any, limit: int | None) -> None:

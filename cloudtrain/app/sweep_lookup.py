@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from cloudtrain.app import sweep_local as local
+from cloudtrain.app.sweep_owner import running_owner
 from cloudtrain.backends import get_backend
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError
@@ -31,10 +32,11 @@ def load_results(job_id: str) -> results.SweepResults:
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
         sweep = sweep_of(spec)
         study = local.open_study(folder, spec, create=False)  # a damaged journal: one StateError line
-        if study is None:  # killed before its first record: nothing to show yet
-            return results.SweepResults(spec.job_name, sweep.metric, sweep.goal, "STOPPED", (), sweep.max_trials)
+        unfinished = "RUNNING" if running_owner(folder) is not None else "STOPPED"  # a detached sweep's owner
+        if study is None:  # killed before its first record, or its owner is starting: nothing to show yet
+            return results.SweepResults(spec.job_name, sweep.metric, sweep.goal, unfinished, (), sweep.max_trials)
         counted = local.counted_trials(study)
-        done = "SUCCEEDED" if counted >= sweep.max_trials else "STOPPED"
+        done = "SUCCEEDED" if counted >= sweep.max_trials else unfinished
         return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
     backend = get_backend(entry.backend)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

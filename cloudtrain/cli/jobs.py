@@ -190,6 +190,9 @@ def cancel(
     output: str,
 ) -> None:
     """Cancel (stop) a job."""
+    if sweep.local_sweep_entry(job_id) is not None:
+        sweep.stop_local(job_id, wait=wait, output=output)
+        return
     result = _attach(job_id, backend, region, project, config_path).cancel(wait=wait)
     if output == "json":
         print_json(result.to_dict())

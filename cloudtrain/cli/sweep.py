@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
+from cloudtrain.app.sweep_owner import LOG
+from cloudtrain.backends import LOCAL
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import Console, ReplicaPrinter, make_console, print_json, print_kv, print_table
 from cloudtrain.errors import ExitCode
@@ -34,6 +37,11 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
             f"[bold]Sweep[/bold] {spec.job_name} started: {sweep.max_trials} trials, "
             f"{sweep.parallel_trials} at a time, {sweep.algorithm}; folder {started.folder}"
         )
+        if detach:
+            pid = app_sweep.detach_local(started)
+            console.print(f"  runs detached (pid {pid}); its output: {started.folder / LOG}")
+            _print_commands(console, spec.job_name)
+            return
         run_local(console, spec, prepared.package, output=output)
         return
     handle, first = started.handle, started.first
@@ -42,8 +50,7 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
     console.print(
         f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
     )
-    console.print(f"  trials:  cloudtrain sweep results {handle.job_id}")
-    console.print(f"  cancel:  cloudtrain cancel {handle.job_id}")
+    _print_commands(console, handle.job_id)
     if detach:
         return
     try:
@@ -54,6 +61,11 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
     _show(console, handle.results(), output)
     if status.state.exit_code:
         raise SystemExit(status.state.exit_code)
+
+
+def _print_commands(console: Console, sweep_id: str) -> None:
+    console.print(f"  trials:  cloudtrain sweep results {sweep_id}")
+    console.print(f"  cancel:  cloudtrain cancel {sweep_id}")
 
 
 def run_local(console: Console, spec: JobSpec, package: BuiltPackage | None, *, output: str) -> None:
@@ -127,11 +139,13 @@ def results(job_id: str, output: str) -> None:
 @sweep.command()
 @click.argument("job_id", metavar="SWEEP")
 @OUTPUT_OPTION
-def resume(job_id: str, output: str) -> None:
+@click.option("--detached", is_flag=True, hidden=True, help="Run as the owner of a detached sweep (submit --detach).")
+def resume(job_id: str, output: str, detached: bool) -> None:
     """Continue a local sweep that was stopped: finished trials are kept, interrupted ones rerun."""
     spec, package, folder = app_sweep.resumable(job_id)
     console = make_console(sys.stderr if output == "json" else None)
-    console.print(f"[bold]Sweep[/bold] {spec.job_name} resumed from {folder}")
+    how = f"runs detached (pid {os.getpid()}) in" if detached else "resumed from"
+    console.print(f"[bold]Sweep[/bold] {spec.job_name} {how} {folder}")
     run_local(console, spec, package, output=output)
 
 
@@ -141,9 +155,26 @@ def sweep_entry(job_id: str) -> JobRecord | None:
     return entry if entry is not None and getattr(entry, "kind", "job") == "sweep" else None
 
 
+def local_sweep_entry(job_id: str) -> JobRecord | None:
+    """The history record of ``job_id`` when it is a sweep run on this machine, else None."""
+    entry = sweep_entry(job_id)
+    return entry if entry is not None and entry.backend == LOCAL else None
+
+
+def stop_local(job_id: str, *, wait: bool, output: str) -> None:
+    """``cloudtrain cancel SWEEP`` of a local sweep: its owner stops as on Ctrl-C; finished trials are kept."""
+    table = app_sweep.stop_local(job_id, wait=wait)
+    _print_status(table, output)
+    if output != "json" and table.state == "STOPPED":
+        make_console().print(f"  resume:  cloudtrain sweep resume {job_id}")
+
+
 def show_status(job_id: str, output: str) -> None:
     """``cloudtrain status SWEEP``: the sweep's state, its trials by state, the best so far."""
-    table = load_results(job_id)
+    _print_status(load_results(job_id), output)
+
+
+def _print_status(table: SweepResults, output: str) -> None:
     best = table.best
     summary = {
         "sweep_id": table.sweep_id,

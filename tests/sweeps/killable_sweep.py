@@ -2,7 +2,8 @@
 
 It drives :func:`cloudtrain.app.sweep_local.run_trials` with the scripted backend of
 ``test_sweep_driver`` (no TensorFlow); trial ``STOP_AT`` prints ``trial N started`` and then
-hangs, so a test can SIGKILL the process mid-trial, as a crash or ``kill -9`` would."""
+hangs, so a test can SIGKILL the process mid-trial, as a crash or ``kill -9`` would, or stop it
+with SIGINT as Ctrl-C would (exit 130, as the CLI)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,10 @@ def main() -> None:
     def on_event(event) -> None:
         print(f"trial {event.number} {event.state} {event.params}", flush=True)
 
-    local.run_trials(spec, None, backend=backend, on_event=on_event, remember=lambda h, s: None)
+    try:
+        local.run_trials(spec, None, backend=backend, on_event=on_event, remember=lambda h, s: None)
+    except local.SweepStopped:  # SIGINT: Ctrl-C, or cancel of a detached sweep
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -163,16 +163,22 @@ def test_max_failed_trials_stops_the_sweep(tmp_path: Path) -> None:
     assert [t.state.name for t in study.trials] == ["FAIL", "FAIL"]
 
 
-@pytest.mark.parametrize("algorithm", ["random", "bayesian", "grid"])
-def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path, algorithm: str) -> None:
-    """SIGKILL during trial 2; the resume re-runs trial 2 (same number, same params), runs none of
-    trials 0-1 again, and (random, bayesian) every trial has the params an uninterrupted sweep
-    with that seed gives; a grid visits each point once."""
+@pytest.mark.parametrize(
+    "algorithm, stop",
+    [("random", "SIGKILL"), ("bayesian", "SIGKILL"), ("grid", "SIGKILL"), ("random", "SIGINT")],
+)
+def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path, algorithm: str, stop: str) -> None:
+    """SIGKILL (a crash) or SIGINT (Ctrl-C, ``cancel``) during trial 2; the resume re-runs trial 2
+    (same number, same params: a stopped trial is not a failed one), runs none of trials 0-1 again,
+    and (random, bayesian) every trial has the params an uninterrupted sweep with that seed gives;
+    a grid visits each point once."""
     import ast
     import os
     import signal
     import subprocess
     import sys
+
+    sig = getattr(signal, stop)
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -189,9 +195,9 @@ def test_a_killed_seeded_sweep_resumes_as_if_it_had_never_stopped(tmp_path: Path
                 started = ast.literal_eval(line.split(" ", 3)[3])
                 break
     finally:
-        proc.send_signal(signal.SIGKILL)
+        proc.send_signal(sig)
         proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+    assert proc.returncode == (130 if sig == signal.SIGINT else -sig)  # killable_sweep exits 130 as the CLI does
 
     resumed = ScriptedBackend(curve)
     study, _ = _run(killable_spec(killed, algorithm), resumed)

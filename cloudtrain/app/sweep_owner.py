@@ -1,0 +1,116 @@
+"""Which process runs a local sweep's trials, so later commands can tell it runs and stop it.
+
+A local sweep's trials run in one cloudtrain process: the submitting one (attached), or, after
+``submit --detach``, ``python -m cloudtrain sweep resume SWEEP`` started in a session of its own
+(:mod:`.sweep_handover`). Resuming a sweep that has run no trial runs it from its start, from the
+same folder (``sweep.json``, Optuna's journal), so a detached sweep is the attached one run by
+another process: same trials, same history records, same results; its output goes to
+``sweep.log`` in the sweep's folder.
+
+Whichever process runs the trials records itself in ``owner.json`` there (pid and the kernel's
+start time of that pid, so a pid reused after the owner died is never taken for it) and removes
+the file when its trials stop. While that process runs, ``status`` reads the sweep as RUNNING,
+a second ``sweep resume`` is refused, and ``cancel`` sends it SIGINT, which stops it as Ctrl-C
+stops an attached sweep (finished trials kept, ``sweep resume`` continues), then SIGTERM if it
+has not ended after :data:`GRACE_S`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from cloudtrain.leftovers import pid_alive
+from cloudtrain.statefiles import Damage, load_json_object, write_atomic
+
+OWNER = "owner.json"
+LOG = "sweep.log"  # a detached sweep's output
+GRACE_S = 30.0  # after SIGINT, before SIGTERM: the running trials' replicas get theirs and may checkpoint
+_POLL_S = 0.2
+
+
+def claim(folder: Path, pid: int | None = None) -> None:
+    """Record ``pid`` (default: this process) as the one running the sweep in ``folder``."""
+    pid = os.getpid() if pid is None else pid
+    write_atomic(folder / OWNER, json.dumps({"pid": pid, "start": _start_time(pid)}))
+
+
+def release(folder: Path) -> None:
+    """This process no longer runs the sweep's trials (it finished or was stopped)."""
+    if running_owner(folder) == os.getpid():
+        (folder / OWNER).unlink(missing_ok=True)
+
+
+def running_owner(folder: Path) -> int | None:
+    """The pid of the process running the sweep in ``folder``; None when none runs it (never started
+    detached, ended, killed, or a damaged owner file)."""
+    found = _recorded(folder)
+    return found[0] if found is not None and _runs(*found) else None
+
+
+def _recorded(folder: Path) -> tuple[int, object] | None:
+    """``(pid, start time)`` of the owner file; None when there is none or it is damaged."""
+    state = load_json_object(folder / OWNER, required=("pid",), recover="the sweep is not running")
+    if isinstance(state, Damage):
+        return None
+    pid = state["pid"]
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+        return None  # a damaged file never gets init or a process group signalled
+    return pid, state.get("start")
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name (state first); None without it (no such process, no /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> int | None:
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None  # field 22: starttime, in clock ticks
+
+
+def _runs(pid: int, start: object) -> bool:
+    """``pid`` is alive, not a zombie, and the same process that was recorded."""
+    if not pid_alive(pid):
+        return False
+    fields = _stat_fields(pid)
+    if fields is None:
+        return not Path("/proc/self").is_dir()  # no /proc (macOS): what kill(0) says
+    if fields[0] == "Z":
+        return False  # ended, not yet reaped by its parent
+    return start is None or (len(fields) > 19 and fields[19] == str(start))
+
+
+def stop(folder: Path, *, wait: bool) -> bool:
+    """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none runs it.
+
+    With ``wait``, returns once that process has ended: SIGTERM after :data:`GRACE_S`, SIGKILL after
+    as long again. (It removes its owner file a moment before it exits: the process is what is waited for.)"""
+    found = _recorded(folder)
+    if found is None or not _runs(*found):
+        return False
+    pid, start = found
+    _signal(pid, signal.SIGINT)
+    if not wait:
+        return True
+    for then in (signal.SIGTERM, signal.SIGKILL, None):
+        deadline = time.monotonic() + GRACE_S
+        while _runs(pid, start) and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
+        if not _runs(pid, start) or then is None:
+            return True
+        _signal(pid, then)
+    return True
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # it has just ended
