@@ -139,15 +139,12 @@ class Progress:
 
 
 def phase_of(status: Any) -> str:
-    """The phase a job is in before its first log line, from its state (a JobStatus)."""
-    native = str(status.native_state or "").upper()
+    """The phase a job is in before its first log line, from its status (a JobStatus): why the scheduler
+    holds it, else the phase its platform reports (``JobStatus.phase``), else its state's."""
     if waiting_for := status.detail("waiting_for"):  # why the scheduler holds it (Resources, Priority, QOS…)
         return f"queued: {waiting_for}"
-    secondary = str((status.details or {}).get("secondary_status") or "")
-    if "QUEUED" in native or secondary == "Pending":
-        return "queued"
-    if secondary == "DownloadingTrainingImage":
-        return "pulling image"
+    if phase := status.detail("phase"):
+        return str(phase)
     if status.state.value == "PENDING":
         return "provisioning"
     return "installing package" if status.state.value == "RUNNING" else "queued"

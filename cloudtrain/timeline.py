@@ -165,19 +165,20 @@ def human_seconds(seconds: float) -> str:
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:
-    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: SageMaker's transitions (its
-    ``phase_marks``), else the job's creation, which starts the phase its backend names
+    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks`` (SageMaker's
+    transitions), else the job's creation, which starts the phase its backend names
     (``JobStatus.first_phase``: queued on SageMaker, provisioning on Vertex AI, whose API gives no
-    time for leaving its queue, installing package for a local run) and Vertex AI's
-    ``start_time`` (the machines run: the image is being pulled)."""
-    details = status.details or {}
-    if details.get("phase_marks"):
-        return {k: dt.datetime.fromisoformat(v) for k, v in details["phase_marks"].items()}
+    time for leaving its queue, installing package for a local run) and its ``started`` (Vertex AI's
+    ``start_time``: the machines run, the image is being pulled)."""
+    phase_marks = status.detail("phase_marks")
+    if phase_marks:
+        return dict(phase_marks)
     marks: dict[str, dt.datetime] = {}
     if status.created is not None:
         marks[status.first_phase] = status.created
-    if details.get("start_time"):
-        marks["pulling image"] = dt.datetime.fromisoformat(details["start_time"])
+    started = status.detail("started")
+    if started:
+        marks["pulling image"] = started
     return marks
 
 

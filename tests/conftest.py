@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
 
 # The test-only backend (tests/backends/test_contract.py); registered after the config schema read the
-# registry, so it is no `backend:` value, its `example:` keys are only in schema.config_with_sections
-# (tests/config/test_backend_sections.py), and the generated config reference stays cloudtrain's own.
+# registry, so the generated config reference stays cloudtrain's own, while load_config and the CLI read
+# `backend: example` and its `example:` keys (schema.registered_config, tests/config/test_backend_sections.py).
 register("example", "tests.backends.example", section="tests.backends.example.section:Section")
 
 VERTEX_BASE = """\

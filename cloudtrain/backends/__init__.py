@@ -38,7 +38,7 @@ def register(name: str, module: str, *, section: str | None = None) -> None:
 
 register("vertex", "cloudtrain.backends.vertex")
 register("sagemaker", "cloudtrain.backends.sagemaker")
-register("local", "cloudtrain.backends.local")
+register("local", "cloudtrain.backends.local.backend", section="cloudtrain.backends.local.section:Local")
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
 
 

@@ -25,6 +25,7 @@ from cloudtrain.catalog.table import table
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import BackendSettings, JobSpec
+from cloudtrain.timeline import SAGEMAKER_PHASES
 
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
@@ -85,19 +86,29 @@ class JobStatus:
     # the detail key a backend has always written, so old local status files still read.
     output_dir: str | None = None
     checkpoint_dir: str | None = None
-    started: dt.datetime | None = None
+    started: dt.datetime | None = None  # the machines run (Vertex AI's start_time): the image is being pulled
     billable_seconds: float | None = None
     phase_marks: Mapping[str, dt.datetime] | None = None  # phase name -> when it began
     #: The machines the platform took back and when it resumed: ``[{"at", "resumed_at", "source"}]``
     interruptions: Sequence[Mapping[str, Any]] | None = None
     waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
+    #: The phase the platform reports before the job's first log line, in the timeline's words
+    #: (``queued``, ``provisioning``, ``pulling image``); None: the state's (PENDING: provisioning).
+    phase: str | None = None
+    machine_type: str | None = None  # what every replica runs on, in the backend's words (the run report)
+    replica_count: int | None = None  # the machines (replicas) the job runs on
+    gpu_hours: float | None = None  # GPU-hours used, where the backend counts them instead of dollars (a cluster)
+    gpu_hours_source: str | None = None  # where ``gpu_hours`` come from, as the run report says it
 
     def detail(self, key: str) -> Any:
         """A typed field, else the display detail a backend has written it as (status files written
         before it was typed, backends that fill only ``details``)."""
         value = getattr(self, key, None) if key in _TYPED else None
-        return self.details.get(_TYPED.get(key, key)) if value is None else value
+        if value is not None:
+            return value
+        legacy = _TYPED.get(key)
+        return self.details.get(key) if legacy is None else legacy(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, for ``-o json`` and the local backend's status file."""
@@ -114,15 +125,52 @@ class JobStatus:
         }
 
 
-#: Typed field -> the detail key backends have always written it as.
-_TYPED = {
-    "output_dir": "output_dir",
-    "checkpoint_dir": "checkpoint_dir",
-    "started": "started",
-    "billable_seconds": "billable_seconds",
-    "phase_marks": "phase_marks",
-    "interruptions": "spot_interruptions",
-    "waiting_for": "pending_reason",
+def _written(key: str, convert: Callable[[Any], Any] = lambda value: value) -> Callable[[JobStatus], Any]:
+    """A reader of the detail ``key`` (None when absent), its value as the typed field holds it (an
+    empty value as it is)."""
+
+    def read(status: JobStatus) -> Any:
+        value = status.details.get(key)
+        return convert(value) if value else value
+
+    return read
+
+
+def _time(value: Any) -> dt.datetime:
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _replicas_written(status: JobStatus) -> int | None:
+    """A local run's replica names (its status file), else SageMaker's instance count."""
+    return len(status.details.get("replicas") or []) or status.details.get("instance_count")
+
+
+def _phase_written(status: JobStatus) -> str | None:
+    """The phase before the first line as statuses carried it before ``phase`` was typed: a native
+    state that says it is queued (Vertex AI's JOB_STATE_QUEUED), else a pending SageMaker job's
+    secondary status (``timeline.SAGEMAKER_PHASES``)."""
+    if "QUEUED" in str(status.native_state or "").upper():
+        return "queued"
+    if status.state is not JobState.PENDING:
+        return None
+    return SAGEMAKER_PHASES.get(str(status.details.get("secondary_status") or ""))
+
+
+#: Typed field -> how the detail a backend has always written it as reads (status files written before
+#: the field was typed, backends that fill only ``details``).
+_TYPED: dict[str, Callable[[JobStatus], Any]] = {
+    "output_dir": _written("output_dir"),
+    "checkpoint_dir": _written("checkpoint_dir"),
+    "started": _written("start_time", _time),
+    "billable_seconds": _written("billable_seconds"),
+    "phase_marks": _written("phase_marks", lambda marks: {k: _time(v) for k, v in marks.items()}),
+    "interruptions": _written("spot_interruptions"),
+    "waiting_for": _written("pending_reason"),
+    "phase": _phase_written,
+    "machine_type": _written("instance_type"),
+    "replica_count": _replicas_written,
+    "gpu_hours": _written("gpu_hours"),
+    "gpu_hours_source": _written("gpu_hours_source"),
 }
 
 

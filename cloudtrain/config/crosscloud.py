@@ -114,7 +114,10 @@ def _foreign(out: dict[str, Any], cloud: str, source: str) -> MachineInfo | None
 
 def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     """The refusal of a machine type of the other cloud in a config for ``cloud``, naming the nearest of
-    ``cloud``'s and the ``--set backend=…`` that runs it where it belongs; None when the type is not one."""
+    ``cloud``'s and the ``--set backend=…`` that runs it where it belongs; None when the type is not one
+    (or ``cloud`` has no catalog: a backend with machines of its own)."""
+    if cloud not in catalog.clouds():
+        return None
     source = other(cloud)
     info = _foreign(data, cloud, source)
     hardware = None if info is None else get_backend(source).describe(data["machine"])

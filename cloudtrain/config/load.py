@@ -20,7 +20,7 @@ from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
 from cloudtrain.config.records import Record
-from cloudtrain.config.schema import JobConfig
+from cloudtrain.config.schema import JobConfig, registered_config
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
 
@@ -178,7 +178,7 @@ def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
     """A document in a backend's own format (keys cloudtrain does not have: ML Engine's ``trainingInput``, …)
     becomes cloudtrain's keys, its notes added to ``notes``; whether it was one. Asks the backends in
     registry order; a document of cloudtrain's keys alone imports none of them."""
-    if not set(loaded.data) - set(JobConfig.model_fields):
+    if not set(loaded.data) - set(registered_config().model_fields):
         return False
     for name in backends.names():
         found = backends.get_backend(name).translate(loaded)
@@ -193,7 +193,7 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     """The config; on schema errors, each is collected and the config is read again without the failed
     values (defaults in their place), so the checks of the other fields still run. None when it cannot be."""
     try:
-        return twin.validate(JobConfig, loaded.data)
+        return twin.validate(registered_config(), loaded.data)
     except twin.Invalid as exc:
         failed = _translate_all(exc.errors, loaded)
     for _, error in failed:
@@ -202,7 +202,7 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     for path, _ in failed:
         _drop(rest, path)
     try:
-        return twin.validate(JobConfig, rest)
+        return twin.validate(registered_config(), rest)
     except twin.Invalid:
         return None  # a required value failed: nothing more can be checked
 
@@ -266,7 +266,7 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
 
 def _text_field(path: Path_) -> bool:
     """Whether the schema takes only text at ``path`` (image.tensorflow, name, region, …)."""
-    kinds: set = {JobConfig}
+    kinds: set = {registered_config()}
     for part in path:
         model = next((k for k in kinds if isinstance(k, type) and issubclass(k, Record)), None)
         if model is None or not isinstance(part, str) or part not in model.model_fields:
@@ -344,7 +344,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         parent = next(
             (
                 k
-                for k, v in JobConfig.model_fields.items()
+                for k, v in registered_config().model_fields.items()
                 if len(path) == 1
                 and (inner := _model_in(v.annotation)) is not None
                 and str(path[0]) in inner.model_fields
@@ -474,7 +474,7 @@ def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:
 
 
 def _fields_at(path: Path_) -> set[str]:
-    model: type[Record] = JobConfig
+    model: type[Record] = registered_config()
     for part in path:
         if part not in model.model_fields:  # a key of a mapping whose values are models (data.NAME)
             continue
@@ -486,7 +486,7 @@ def _model_at(path: Path_) -> type[Record] | None:
     """The record a config path holds (``("machine",)`` → Machine), if it holds one."""
     if not path or not isinstance(path[-1], str):
         return None
-    fields = JobConfig.model_fields if len(path) == 1 else None
+    fields = registered_config().model_fields if len(path) == 1 else None
     if fields is None:
         parent = _model_at(path[:-1])
         fields = parent.model_fields if parent else {}

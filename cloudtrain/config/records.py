@@ -30,6 +30,7 @@ __all__ = [
     "StrictFloat",
     "StrictInt",
     "StrictStr",
+    "no_float_version",
 ]
 
 
@@ -101,6 +102,14 @@ class BeforeValidator:
         self.func = func
 
 
+def no_float_version(value: object) -> object:
+    """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes. A validator of the
+    schema's and the backends' sections' version fields."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
+    return value
+
+
 class FieldInfo:
     """One field of a record: its annotation (bounds included), default, description."""
 
@@ -133,6 +142,8 @@ class Record:
     model_fields: ClassVar[dict[str, FieldInfo]] = {}
     #: A backend's ``<name>:`` section record: the key's description in the config schema.
     section_description: ClassVar[str] = ""
+    #: A section every config has, with its defaults where the file has no ``<name>:`` key; False: None there.
+    section_always: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

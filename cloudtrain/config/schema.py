@@ -12,7 +12,7 @@ Annotations are evaluated as the classes are defined (no ``from __future__ impor
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from cloudtrain import backends, catalog
 from cloudtrain.backends import get_backend
@@ -25,6 +25,7 @@ from cloudtrain.config.records import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    no_float_version,
 )
 from cloudtrain.secrets.refs import parse_ref
 
@@ -50,13 +51,6 @@ def parse_duration(value: object) -> object:
             d, h, m, s = (int(g or 0) for g in match.groups())
             return ((d * 24 + h) * 60 + m) * 60 + s
         raise ValueError(f"cannot read {value!r} as a duration; write e.g. 90s, 30m, 24h, 2d or 1h30m")
-    return value
-
-
-def _no_float_version(value: object) -> object:
-    """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
     return value
 
 
@@ -116,19 +110,11 @@ class Package(_Strict):
 
 class Image(_Strict):
     uri: StrictStr | None = Field(None, description="An explicit training image; overrides `tensorflow`.")
-    tensorflow: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
+    tensorflow: Annotated[StrictStr | None, BeforeValidator(no_float_version)] = Field(
         None, description='TensorFlow version of the prebuilt image, e.g. "2.17" (quoted). Default: newest.'
     )
-    python: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
+    python: Annotated[StrictStr | None, BeforeValidator(no_float_version)] = Field(
         None, description='Python of the prebuilt image where it comes in several, e.g. "3.9". Default: its newest.'
-    )
-
-
-class Local(_Strict):
-    python: Annotated[StrictStr | None, BeforeValidator(_no_float_version)] = Field(
-        None,
-        description='--local: the Python to build the local environment on, a path or a version ("3.10");'
-        " default: the image's Python version found on PATH or in ~/.pyenv/versions.",
     )
 
 
@@ -322,7 +308,6 @@ class JobConfig(_Strict):
     fallback: list[Fallback] = Field(
         default_factory=list, description="Candidates tried in order when the main request gets no capacity or quota."
     )
-    local: Local = Field(default_factory=Local, description="Settings for --local runs only.")
     # then each registered backend's own `<name>:` section (add_sections)
 
     @property
@@ -334,19 +319,30 @@ class JobConfig(_Strict):
             return self.target
         return backend.contract or self.backend
 
+    def section(self, name: str) -> Any:
+        """The ``<name>:`` section of a registered backend (the schema adds them from the registry, so the
+        checker cannot see them as attributes): its record, else None (see :func:`add_sections`)."""
+        return getattr(self, name, None)
+
 
 def add_sections(config: type[JobConfig], names: Iterable[str]) -> None:
     """Give ``config`` the ``<name>:`` section of each of these backends that has one (the registry names the
-    record), optional and after the other keys: a backend's keys need no edit here."""
+    record), after the other keys: optional (None where the file has none), or, for a record that says
+    ``section_always``, its defaults there. A backend's keys need no edit here."""
     fields = dict(config.model_fields)
     for name, section in backends.sections(names).items():
-        fields[name] = FieldInfo(section | None, Field(None, description=section.section_description))
+        described = section.section_description
+        if section.section_always:
+            fields[name] = FieldInfo(section, Field(default_factory=section, description=described))
+        else:
+            fields[name] = FieldInfo(section | None, Field(None, description=described))
     config.model_fields = fields
 
 
-#: The backends registered when the config was first imported; one registered later (the tests' example)
-#: is no ``backend:`` value, and its section is in :func:`config_with_sections`' class only.
-add_sections(JobConfig, backends.names())
+#: The backends registered when the config was first imported: :class:`JobConfig`'s ``backend:`` values and
+#: sections, what ``cloudtrain schema`` and the generated reference show (cloudtrain's own backends).
+_BUILT_WITH = backends.names()
+add_sections(JobConfig, _BUILT_WITH)
 
 
 def config_with_sections(names: Iterable[str]) -> type[JobConfig]:
@@ -354,3 +350,26 @@ def config_with_sections(names: Iterable[str]) -> type[JobConfig]:
     config = type("JobConfig", (JobConfig,), {"__doc__": JobConfig.__doc__, "__module__": __name__})
     add_sections(config, names)
     return config
+
+
+_REGISTERED: dict[tuple[str, ...], type[JobConfig]] = {}
+
+
+def registered_config() -> type[JobConfig]:
+    """The config a file is validated with (:func:`cloudtrain.config.load.load_config`): :class:`JobConfig`
+    while the registry holds the backends it was built with; once one joined since (a plugin, the tests'
+    example), a :class:`JobConfig` whose ``backend:`` takes every name registered now and that reads each
+    one's section, built once per set of names."""
+    names = backends.names()
+    if names == _BUILT_WITH:
+        return JobConfig
+    if names not in _REGISTERED:
+        config = config_with_sections(name for name in names if name not in _BUILT_WITH)
+        backend = JobConfig.model_fields["backend"]
+        every_name = cast(Any, Literal)[names]  # the names are data, as BackendName's
+        config.model_fields = {
+            **config.model_fields,
+            "backend": FieldInfo(every_name, Field(description=backend.description)),
+        }
+        _REGISTERED[names] = config
+    return _REGISTERED[names]

@@ -91,10 +91,9 @@ def collect(job_id: str) -> RunData:
 def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any] | None = None) -> RunData:
     """The pure part: a status, its log lines and what ``finish`` saved → :class:`RunData`."""
     saved = saved or {}
-    details = status.details or {}
     data = RunData(status.job_id, backend, status.state.value, status.created, status.ended)
-    data.replicas = len(details.get("replicas") or []) or details.get("instance_count")
-    data.machine = details.get("instance_type")
+    data.replicas = status.detail("replica_count")
+    data.machine = status.detail("machine_type")
     elapsed: dict[str, float] = {}
     untagged: dict[str, list[dict[str, Any]]] = {}  # source → its epoch events that name no replica
     for line in lines:
@@ -132,9 +131,9 @@ def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _price(data: RunData, status: Any) -> None:
-    details = status.details or {}
-    if details.get("gpu_hours") is not None:  # a cluster (Slurm): GPU-hours in place of dollars
-        data.cost_basis = f"{details['gpu_hours']:g} GPU-hours, from {details.get('gpu_hours_source')}"
+    gpu_hours = status.detail("gpu_hours")
+    if gpu_hours is not None:  # a cluster (Slurm): GPU-hours in place of dollars
+        data.cost_basis = f"{gpu_hours:g} GPU-hours, from {status.detail('gpu_hours_source')}"
         return
     recorded = cost_after(status)
     if recorded is not None:  # the cloud's own record of time × the catalog price

@@ -156,7 +156,7 @@ def local_env_cache(tmp_path_factory) -> Path:
 
 
 def _local_leg(request, monkeypatch, tmp_path) -> Leg:
-    from cloudtrain.backends.local import LocalBackend
+    from cloudtrain.backends.local.backend import LocalBackend
     from cloudtrain.packaging import build_sdist
     from tests.backends.local.conftest import bare_image
     from tests.backends.local.conftest import make_spec as local_spec
@@ -165,7 +165,7 @@ def _local_leg(request, monkeypatch, tmp_path) -> Leg:
     local = LocalBackend(
         cache_root=cache, gpu_count=lambda: 0, image_for=lambda spec: bare_image(), log=lambda m: None, stop_grace_s=5
     )
-    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local"), "BACKEND", local)
+    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local.backend"), "BACKEND", local)
     package = build_sdist(ECHO_LINES, cache / "dist", name="echo_lines", version="0.1")
 
     def succeed(lines):

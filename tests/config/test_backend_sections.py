@@ -1,22 +1,40 @@
 """A backend's own ``<name>:`` keys come from its register line, not from an edit of the schema.
 
 tests/conftest.py registers the example backend with ``section=`` after the schema was imported: its
-keys are read by :func:`~cloudtrain.config.schema.config_with_sections`, and the config that users and
-the generated reference see stays cloudtrain's own (``slurm:`` the one section there).
+name and keys are read by :func:`~cloudtrain.config.load.load_config` and the CLI (the config class of
+the backends registered now, :func:`~cloudtrain.config.schema.registered_config`), and the config that
+the generated reference sees stays cloudtrain's own (``local:`` and ``slurm:`` the sections there).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
-from cloudtrain.config import twin
+from cloudtrain.cli import main
+from cloudtrain.config import load_config, twin
 from cloudtrain.config.schema import JobConfig, config_with_sections
+from cloudtrain.errors import ConfigError, ExitCode
+from cloudtrain.spec import build_spec
 from tests.backends.example.section import Section
+from tests.conftest import VERTEX_BASE
 
 DOCUMENT = {"name": "demo", "backend": "vertex", "region": "us-central1", "machine": {"type": "n1-standard-4"}}
+
+#: A job on the example backend (tests/backends/example/): its own machines, its own image, its queue.
+EXAMPLE = """\
+name: demo
+backend: example
+region: ex-1
+machine: {type: ex-gpu}
+image: {uri: registry.example/train:1}
+package: {path: trainer, module: trainer.task}
+example:
+  queue: fast
+"""
 
 
 def test_an_example_only_key_validates_through_its_register_line():
@@ -44,3 +62,37 @@ def test_the_schema_reads_the_slurm_section_without_importing_the_backend():
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "'cloudtrain.backends.slurm.section'" in loaded and "cloudtrain.backends.slurm.backend" not in loaded
+    assert "'cloudtrain.backends.local.section'" in loaded and "cloudtrain.backends.local.backend" not in loaded
+
+
+def test_a_backend_registered_since_loads_with_its_section_into_the_spec(project):
+    loaded = load_config(project(EXAMPLE))
+    assert (loaded.config.backend, loaded.config.section("example")) == ("example", Section(queue="fast"))
+    spec = build_spec(loaded)
+    assert (spec.machine.type, spec.machine.accelerator_count) == ("ex-gpu", 1)
+    assert getattr(spec.backend_settings, "section") == Section(queue="fast")  # noqa: B009 - the example's record
+    without = load_config(project(EXAMPLE.replace("example:\n  queue: fast\n", ""), name="bare.yaml"))
+    assert without.config.section("example") is None
+
+
+def test_the_cli_submits_a_backend_registered_since_with_its_section(project, capsys):
+    assert main(["submit", str(project(EXAMPLE)), "--dry-run", "-o", "json"]) == ExitCode.OK
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["request"]["queue"] == "fast"
+
+
+def test_a_typo_in_the_section_of_a_backend_registered_since_is_refused(project, capsys):
+    config = project(EXAMPLE.replace("  queue: fast", "  queu: fast"))
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    assert (info.value.field, info.value.line) == ("example.queu", 8)
+    assert "did you mean 'queue'?" in str(info.value)
+    assert main(["validate", str(config)]) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "example.queu" in err and "did you mean 'queue'?" in err
+
+
+def test_the_local_section_has_its_defaults_where_the_file_has_none(project):
+    assert load_config(project()).config.section("local").python is None
+    with_python = project(VERTEX_BASE + 'local:\n  python: "3.10"\n', name="local.yaml")
+    assert load_config(with_python).config.section("local").python == "3.10"

@@ -5,11 +5,9 @@ The sdist a cloud submit would upload is installed into an environment cached by
 would give it (:mod:`.contract`), and runs as its own process group whose output is merged
 live (:mod:`.processes`). :mod:`.job` ties these together behind the shared
 :class:`~cloudtrain.backends.base.Backend` interface. Standard library only.
+
+The registry names :mod:`cloudtrain.backends.local.backend` (its ``BACKEND``) and
+:mod:`cloudtrain.backends.local.section` (the ``local:`` keys) apart, and this package imports
+neither: the config schema loads the section while ``cloudtrain.config`` is still being imported,
+and the backend imports the config.
 """
-
-from cloudtrain.backends.local.backend import LocalBackend
-from cloudtrain.backends.local.job import LocalJob, RecordedJob
-
-BACKEND = LocalBackend()
-
-__all__ = ["BACKEND", "LocalBackend", "LocalJob", "RecordedJob"]

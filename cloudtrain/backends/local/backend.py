@@ -212,6 +212,7 @@ class LocalBackend(BackendFacts):
 
     name = "local"
     title = "this machine"
+    section = "local"  # local.python, read of a config for any backend (section.py)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
     billed = False
     runs_tpus = False  # a TPU config runs the CPU/GPU image here
@@ -411,3 +412,6 @@ class LocalBackend(BackendFacts):
         found = sorted(Path(RUNS_DIR).glob(f"*/{RUN_DIR}/status.json"), key=lambda p: p.stat().st_mtime)
         found.reverse()
         return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning
+
+
+BACKEND = LocalBackend()

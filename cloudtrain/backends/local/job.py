@@ -232,6 +232,7 @@ class LocalJob(HandleDefaults):
             ended=self._ended,
             details=details,
             first_phase=FIRST_PHASE,
+            replica_count=len(self.plans),
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:

@@ -13,7 +13,7 @@ from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLin
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.errors import CloudSetupError
 from cloudtrain.interruptions import sagemaker_transitions
-from cloudtrain.timeline import sagemaker_marks
+from cloudtrain.timeline import SAGEMAKER_PHASES, sagemaker_marks
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
@@ -70,16 +70,23 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         stopping = desc.get("StoppingCondition", {})
         limit = stopping.get("MaxRuntimeInSeconds" if secondary == "MaxRuntimeExceeded" else "MaxWaitTimeInSeconds")
         message = _LIMIT_MESSAGES[secondary].format(limit if limit is not None else "?")
+    state = job_state(status, secondary)
+    resources = desc.get("ResourceConfig", {})
     return JobStatus(
         job_id=name,
         name=desc.get("TrainingJobArn", name),
-        state=job_state(status, secondary),
+        state=state,
         native_state=status,
         message=message,
         console_url=console_url(region, name),
         created=desc.get("CreationTime"),
         ended=desc.get("TrainingEndTime"),
         details=_details(desc, region),
+        # before its code runs, the secondary status says where it is: Pending, DownloadingTrainingImage, …
+        phase=SAGEMAKER_PHASES.get(secondary or "") if state is JobState.PENDING else None,
+        machine_type=resources.get("InstanceType") if resources else None,
+        replica_count=resources.get("InstanceCount", 1) if resources else None,
+        phase_marks=sagemaker_marks(desc) if desc.get("SecondaryStatusTransitions") else None,
     )
 
 

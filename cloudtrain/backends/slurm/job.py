@@ -121,8 +121,9 @@ class SlurmJob(HandleDefaults):
             "exit_codes": {f"{t.get('node')}/task-{t['task']}": t.get("exit") for t in tasks},
         }
         reason = fields.get("Reason", "None")
-        if state is JobState.PENDING and reason not in ("None", ""):
-            details["pending_reason"] = reason
+        waiting_for = reason if state is JobState.PENDING and reason not in ("None", "") else None
+        if waiting_for is not None:
+            details["pending_reason"] = waiting_for
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:
             details["gpu_hours"], details["gpu_hours_source"] = used
@@ -137,6 +138,9 @@ class SlurmJob(HandleDefaults):
             when(min(starts) if starts else None),
             when(max(ends) if ends and state.terminal else None),
             details,
+            waiting_for=waiting_for,
+            gpu_hours=used[0] if used else None,
+            gpu_hours_source=used[1] if used else None,
         )
 
     def _scontrol(self) -> dict[str, str] | None:

@@ -105,6 +105,8 @@ def to_status(job: Any) -> JobStatus:
         ended=job.end_time or None,
         details=details,
         first_phase="provisioning",  # Vertex's PENDING: machines being found; start_time marks the image pull
+        started=job.start_time or None,
+        phase="queued" if native == "JOB_STATE_QUEUED" else None,  # in the queue, before machines are sought
     )
 
 

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
+from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.errors import UsageError
+from cloudtrain.spec import BackendSettings, settings_of
 from cloudtrain.statefiles import StateError
+from tests.backends.example.section import Section
 
 EPOCH = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 MACHINES = {"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)}
@@ -98,6 +101,11 @@ class ExampleJob(HandleDefaults):
         return self.status()
 
 
+@dataclass(frozen=True)
+class ExampleSettings(BackendSettings):
+    section: Section | None = None  # the config's example: section
+
+
 class ExampleBackend(BackendFacts):
     name = "example"
     title = "Example"
@@ -113,6 +121,7 @@ class ExampleBackend(BackendFacts):
             "module": spec.package.module,
             "args": list(spec.args),
             "sha256": package.sha256,
+            "queue": (settings_of(spec, ExampleSettings).section or Section()).queue,  # its example: section
         }
 
     def submit(self, spec: Any, package: Any) -> ExampleJob:
@@ -134,6 +143,40 @@ class ExampleBackend(BackendFacts):
 
     def label(self, replica: str) -> str:
         return replica.replace("node-", "n")
+
+    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
+        """Its machines are its own, in no catalog: ``machine.type`` names one of :data:`MACHINES`."""
+
+        def machine() -> None:
+            if loaded.config.machine.type not in MACHINES:
+                raise loaded.error(
+                    ("machine", "type"),
+                    f"no example machine {loaded.config.machine.type!r}",
+                    f"use {', '.join(MACHINES)}",
+                )
+
+        return [(("machine",), machine)]
+
+    def resolve_machine(self, config: Any) -> MachineInfo:
+        hardware = MACHINES[config.machine.type]
+        return MachineInfo(
+            cloud=self.name,
+            machine_type=config.machine.type,
+            vcpus=hardware.vcpus,
+            memory_gb=hardware.memory_gb,
+            accelerator=hardware.accelerator,
+            accelerator_count=hardware.accelerator_count,
+            gpu=None,
+            price_per_hour=None,
+            price_region="",
+            price_date="",
+        )
+
+    def job_settings(self, config: Any) -> ExampleSettings:
+        return ExampleSettings(section=config.section(self.name))
+
+    def default_output_dir(self, config: Any, run_id: str) -> str:
+        return f"/example/runs/{run_id}"
 
 
 BACKEND = ExampleBackend()

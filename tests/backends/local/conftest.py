@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import pytest
 
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.backends.local.image import Image, Interpreter
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.spec import BackendSettings, JobSpec, MachineSpec, PackageSpec

@@ -15,7 +15,7 @@ from types import MappingProxyType
 import pytest
 
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.spec import DataChannel
 from tests.data.conftest import make_folder
 

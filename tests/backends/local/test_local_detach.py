@@ -36,7 +36,7 @@ HINT = re.compile(r"reattach: (cloudtrain logs \S+ --follow)")
 @pytest.fixture
 def detach(tmp_path, monkeypatch, shared_cache, capsys):
     """``submit --detach`` of tests/packages/echo_lines with these args; returns the printed reattach command."""
-    from cloudtrain.backends.local import LocalBackend
+    from cloudtrain.backends.local.backend import LocalBackend
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(ECHO_LINES, tmp_path / "echo_lines")
@@ -44,7 +44,7 @@ def detach(tmp_path, monkeypatch, shared_cache, capsys):
     local = LocalBackend(
         cache_root=shared_cache, gpu_count=lambda: 0, image_for=lambda spec: bare_image(), log=lambda m: None
     )
-    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local"), "BACKEND", local)
+    monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local.backend"), "BACKEND", local)
 
     def submit(*args: str) -> list[str]:
         argv = ["submit", "--config", "job.yaml", "--detach", "--set", f"args={json.dumps(list(args))}"]

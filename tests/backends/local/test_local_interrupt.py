@@ -21,7 +21,7 @@ DRIVER = """
 import faulthandler, json, signal, sys, types
 faulthandler.register(signal.SIGUSR1)  # a hung driver shows where it hangs
 from pathlib import Path
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from tests.backends.local.conftest import bare_image, make_spec
 
 package, cache, tmp, env = json.loads(sys.argv[1])

@@ -8,7 +8,7 @@ import traceback
 import pytest
 
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.backends.local.keras3 import keras3_hint
 
 from .conftest import make_spec

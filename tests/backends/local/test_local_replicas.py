@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.backends.local.processes import NOTICE
 
 from .conftest import make_spec, pid_alive

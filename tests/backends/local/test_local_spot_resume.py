@@ -14,7 +14,7 @@ import pytest
 
 from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.cli import main
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status

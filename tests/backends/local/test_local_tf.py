@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 
 from .conftest import make_spec
 
@@ -78,7 +78,7 @@ def test_the_real_trainer_trains_across_two_replicas(tf_cache, tf_image, tmp_pat
 CTRL_C_DRIVER = """
 import json, sys, types
 from pathlib import Path
-from cloudtrain.backends.local import LocalBackend
+from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.cli._follow import follow
 from cloudtrain.console import make_console
 from tests.backends.local.conftest import make_spec

@@ -1,0 +1,24 @@
+"""The ``local:`` section of a job config: what ``--local`` builds its environment on. A config for any
+backend may carry it (``--local`` runs that config here), so every config has it, with its defaults
+where the file has no ``local:`` key (``section_always``).
+
+The registry names this module (``register(..., section=...)``) and the config schema reads the record
+from it, so it imports only config records: loading it loads neither the backend nor the schema
+(``backends/local/__init__.py`` imports nothing; the registry names :mod:`.backend`). No I/O here.
+"""
+
+from typing import Annotated
+
+from cloudtrain.config.records import BeforeValidator, Field, Record, StrictStr, no_float_version
+
+
+class Local(Record):
+    # No docstring: the JSON Schema editors read (docs/cloudtrain.schema.json) would carry it.
+    section_description = "Settings for --local runs only."
+    section_always = True
+
+    python: Annotated[StrictStr | None, BeforeValidator(no_float_version)] = Field(
+        None,
+        description='--local: the Python to build the local environment on, a path or a version ("3.10");'
+        " default: the image's Python version found on PATH or in ~/.pyenv/versions.",
+    )
