@@ -12,6 +12,7 @@ from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
+from cloudtrain.backends import get_backend
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import Console, ReplicaPrinter, make_console, print_json, print_kv, print_table
 from cloudtrain.errors import ExitCode
@@ -174,7 +175,7 @@ def show_logs(job_id: str, output: str) -> None:
 
     entry = sweep_record(job_id)
     table = load_results(job_id)
-    if entry.backend != "local":
+    if not get_backend(entry.backend).sweeps_here:  # a cloud's tuning job: its trials are jobs of their own
         for t in table.trials:
             click.echo(
                 f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "
