@@ -45,7 +45,7 @@ def register(name: str, module: str, *, section: str | None = None, sdk: tuple[s
 
 
 register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"))  # google.cloud, .api_core, .auth, .protobuf
-register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker_core"))
+register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"))  # sagemaker.core
 register("local", "cloudtrain.backends.local")
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
 
