@@ -179,7 +179,7 @@ class Job:
             first, spec = self.handle.status(), self.spec
             if spec is not None:
                 self._progress = Progress(
-                    cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+                    cost_per_hour=spec.cost_per_hour if get_backend(spec.backend).billed else None,
                     started=spec.created.timestamp(),
                     epochs=epochs_in_args(spec.module_args()),
                 )

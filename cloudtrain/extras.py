@@ -1,8 +1,10 @@
 """Which optional install (``pip install 'cloudtrain[EXTRA]'``) provides a cloud SDK module.
 
-Each cloud's libraries are an extra (pyproject.toml): a user of one cloud installs only that cloud's.
-They are imported lazily where used; when one is missing, :func:`missing_extra` turns Python's
-``ModuleNotFoundError`` into the one line that names the install command (exit 2)."""
+Each cloud's libraries are an extra (pyproject.toml), named as its backend: a user of one cloud
+installs only that cloud's. The registry (:func:`cloudtrain.backends.register`, ``sdk=``) says
+which top-level modules each backend's extra installs. They are imported lazily where used; when
+one is missing, :func:`missing_extra` turns Python's ``ModuleNotFoundError`` into the one line
+that names the install command (exit 2)."""
 
 from __future__ import annotations
 
@@ -11,26 +13,31 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
+from cloudtrain.backends import get_backend, sdk_modules
 from cloudtrain.errors import MissingExtra
 
 F = TypeVar("F", bound=Callable)
 
-#: top-level module → (extra, what it is for a person)
-MODULES = {
-    "google": ("vertex", "Vertex AI"),  # google.cloud.*, google.api_core, google.auth, google.protobuf
-    "grpc": ("vertex", "Vertex AI"),
-    "boto3": ("sagemaker", "SageMaker"),
-    "botocore": ("sagemaker", "SageMaker"),
-    "sagemaker_core": ("sagemaker", "SageMaker"),
+#: top-level module → (extra, what it is for a person), for the extras that are no backend's
+OTHER_EXTRAS = {
     "matplotlib": ("report", "run report"),
 }
+
+
+def extra_of(module: str) -> tuple[str, str] | None:
+    """``(extra, what it is for a person)`` of a top-level module, else None: a backend's cloud
+    libraries are that backend's extra, titled as the backend (asked only once one is missing)."""
+    if module in OTHER_EXTRAS:
+        return OTHER_EXTRAS[module]
+    backend = sdk_modules().get(module)
+    return None if backend is None else (backend, get_backend(backend).title)
 
 
 def missing_extra(exc: BaseException) -> MissingExtra | None:
     """The error naming the install command when ``exc`` is a missing cloud SDK module, else None."""
     if not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return None
-    found = MODULES.get(exc.name.partition(".")[0])
+    found = extra_of(exc.name.partition(".")[0])
     if found is None:
         return None
     extra, what = found

@@ -57,9 +57,11 @@ def first_with_capacity(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     backend_of: Callable[[str], Backend] = get_backend,
+    detach: bool = False,
 ) -> Landed:
     """Submit ``specs[0]`` with ``package``, then each fallback (its own package) until one gets machines.
-    ``backend_of``: the backend of a name (tests give backends pointed at their servers)."""
+    ``backend_of``: the backend of a name (tests give backends pointed at their servers); ``detach``: nobody
+    in this process follows the job (``submit --detach``), so each is submitted to run on without it."""
 
     def echo(text: str) -> None:
         notify(Notice("fallback", text))
@@ -73,7 +75,7 @@ def first_with_capacity(
             package = build_package(spec, notify)
         backend = backend_of(spec.backend)
         try:
-            handle = backend.submit(spec, package)
+            handle = (backend.submit_detached if detach else backend.submit)(spec, package)
         except CloudtrainError as exc:
             kind = classify(spec.cloud, str(exc), _reasons(exc))
             if kind not in ("capacity", "quota"):

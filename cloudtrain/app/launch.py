@@ -49,6 +49,7 @@ def launch(
             notify=notify,
             backend_of=backend_of,
             max_queue_s=prepared.loaded.config.max_queue,
+            detach=detach,
         )
         launched = Launched(landed.handle, landed.spec, landed.package, landed.status, landed.index)
     else:

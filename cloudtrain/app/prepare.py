@@ -161,6 +161,6 @@ def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
 
 def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
-    if not spec.secrets or spec.backend == "local":
+    if not spec.secrets or get_backend(spec.backend).runs_here:
         return
-    check_exist(spec.secrets, os.environ, cloud=spec.backend, warn=lambda line: notify(Notice("warning", line)))
+    check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

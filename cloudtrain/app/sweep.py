@@ -17,7 +17,7 @@ from cloudtrain.app import sweep_local as local
 from cloudtrain.app import sweep_owner
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
-from cloudtrain.backends import get_backend
+from cloudtrain.backends import LOCAL, get_backend
 from cloudtrain.backends.base import Backend, JobHandle, JobStatus
 from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord, record
@@ -46,7 +46,8 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
     """Create the sweep and record it in history; a local one's trials are not run yet."""
     check_secrets_exist(prepared.spec)
     spec, config = prepared.spec, str(Path(prepared.loaded.file).resolve())
-    if spec.backend == "local":
+    backend = backend_of(spec.backend)
+    if backend.sweeps_here:
         folder = local.sweep_dir_of(spec)
         local.write_state(
             folder,
@@ -55,11 +56,11 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
             job_name=spec.job_name,
             created=spec.created.isoformat(),
         )
-        record(JobRecord(spec.job_name, str(folder), "local", spec.region, None, config, kind="sweep"))
+        record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
     # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
     # interface's submit returns a JobHandle, this one also reads its trials.
-    handle = cast(SweepHandle, backend_of(spec.backend).submit(spec, prepared.package))
+    handle = cast(SweepHandle, backend.submit(spec, prepared.package))
     first = handle.status()
     record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
     return StartedSweep(handle.job_id, handle=handle, first=first)
@@ -97,7 +98,7 @@ def run_local(
             JobRecord(
                 handle.job_id,
                 str(trial_spec.output_dir),  # the trial's own folder: its handle's output_dir
-                "local",
+                LOCAL,
                 trial_spec.region,
                 None,
                 str(trial_spec.config_file),
@@ -115,7 +116,7 @@ def run_local(
     sweep_owner.claim(folder)
     try:
         study = local.run_trials(
-            spec, package, backend=backend or get_backend("local"), on_event=on_event, remember=remember
+            spec, package, backend=backend or get_backend(LOCAL), on_event=on_event, remember=remember
         )
     except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
         raise KeyboardInterrupt from None
@@ -128,7 +129,7 @@ def run_local(
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
-    if entry.backend != "local":
+    if not get_backend(entry.backend).sweeps_here:
         raise UsageError(
             f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
             hint=f"see cloudtrain sweep results {job_id}",

@@ -25,7 +25,8 @@ def sweep_record(job_id: str) -> JobRecord:
 def load_results(job_id: str) -> results.SweepResults:
     """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
     entry = sweep_record(job_id)
-    if entry.backend == "local":
+    backend = get_backend(entry.backend)
+    if backend.sweeps_here:
         folder = Path(entry.name)
         state = local.read_state(folder)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))
@@ -38,5 +39,4 @@ def load_results(job_id: str) -> results.SweepResults:
         counted = local.counted_trials(study)
         done = "SUCCEEDED" if counted >= sweep.max_trials else unfinished
         return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
-    backend = get_backend(entry.backend)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

@@ -24,20 +24,28 @@ if TYPE_CHECKING:
 
 _REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
 _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
+_SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
+#: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
+#: follows when its config names no ``target``.
+DEFAULT_CONTRACT = "vertex"
 
 
-def register(name: str, module: str, *, section: str | None = None) -> None:
+def register(name: str, module: str, *, section: str | None = None, sdk: tuple[str, ...] = ()) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
-    ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any."""
+    ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
+    ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
+    installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`)."""
     _REGISTRY[name] = module
     if section is not None:
         _SECTIONS[name] = section
+    for top in sdk:
+        _SDK.setdefault(top, name)
 
 
-register("vertex", "cloudtrain.backends.vertex")
-register("sagemaker", "cloudtrain.backends.sagemaker")
+register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"))  # google.cloud, .api_core, .auth, .protobuf
+register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"))  # sagemaker.core
 register("local", "cloudtrain.backends.local.backend", section="cloudtrain.backends.local.section:Local")
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
 
@@ -63,6 +71,11 @@ def clouds() -> tuple[str, ...]:
     return tuple(n for n in _REGISTRY if n != LOCAL)
 
 
+def sdk_modules() -> dict[str, str]:
+    """``{top-level module: backend}`` of every backend's cloud libraries: the backend's extra installs it."""
+    return dict(_SDK)
+
+
 def get_backend(name: str) -> Backend:
     if name not in _REGISTRY:
         raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
@@ -85,4 +98,15 @@ def __getattr__(attr: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["LOCAL", "NAMES", "clouds", "get_backend", "names", "parse_job_id", "register", "sections"]
+__all__ = [
+    "DEFAULT_CONTRACT",
+    "LOCAL",
+    "NAMES",
+    "clouds",
+    "get_backend",
+    "names",
+    "parse_job_id",
+    "register",
+    "sdk_modules",
+    "sections",
+]

@@ -273,6 +273,12 @@ class Backend(Protocol):
     def follows_target(self) -> bool: ...  # runs under another backend's contract (the config's ``target``)
     @property
     def contract(self) -> str | None: ...  # whose catalog and contract its jobs follow; None: its own
+    @property
+    def runs_here(self) -> bool: ...  # its jobs run on this machine, as the user (a run, not a cloud job)
+    @property
+    def sweeps_here(self) -> bool: ...  # it runs a sweep itself, one Optuna study here (False: the cloud tunes)
+    @property
+    def secret_kind(self) -> str | None: ...  # the secret references (gcp, aws) its jobs read; None: none
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]: ...
 
@@ -366,7 +372,7 @@ class Backend(Protocol):
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...  # None: a container job
 
-    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> JobHandle:
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
         """``submit --detach``: a job that keeps running after this process returns."""
         ...
 
@@ -410,6 +416,14 @@ class BackendFacts:
     #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
     #: With ``follows_target``, the config's ``target`` comes first.
     contract: ClassVar[str | None] = None
+    #: Its jobs run on this machine, as the user: a run (not a cloud job) that reads every secret
+    #: reference with the user's credentials, has no region, project or bill, and stops on Ctrl-C
+    runs_here: ClassVar[bool] = False
+    #: It runs a sweep's trials itself, as one Optuna study on this machine (False: the cloud's tuning job)
+    sweeps_here: ClassVar[bool] = False
+    #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher
+    #: reads on the training machine with the job's own identity; None: none (unless ``runs_here``)
+    secret_kind: ClassVar[str | None] = None
     staging_required: ClassVar[bool] = False  # stages packages and outputs in a bucket of ``storage_schemes``
     runs_containers: ClassVar[bool] = True  # runs the config's own ``container:``
     spot_max_wait: ClassVar[bool] = False  # its spot capacity takes a wait limit (``spot.max_wait``)
@@ -510,7 +524,7 @@ class BackendFacts:
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
         return None
 
-    def submit_detached(self, spec: JobSpec, package: BuiltPackage) -> Any:  # Any: each backend's own handle
+    def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> Any:  # Any: each backend's own handle
         """A cloud's job runs on without its submitter: the same as ``submit``."""
         return self.submit(spec, package)  # type: ignore[attr-defined]  # a mixin: the backend defines submit
 

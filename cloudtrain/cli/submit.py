@@ -157,7 +157,8 @@ def run_submit(
         console.print(f"[bold]Landed on fallback {launched.index}[/bold]:")
         _print_summary(console, launched.spec, launched.package)
     handle, spec, first = launched.handle, launched.spec, launched.first
-    if spec.backend == "local":
+    backend = get_backend(spec.backend)
+    if backend.runs_here:
         console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
     else:
         console.print(
@@ -169,7 +170,7 @@ def run_submit(
             print_json(first.to_dict())
         return
     progress = Progress(
-        cost_per_hour=None if spec.backend == "local" else spec.cost_per_hour,
+        cost_per_hour=spec.cost_per_hour if backend.billed else None,
         started=spec.created.timestamp(),
         epochs=epochs_in_args(spec.module_args()),
     )
@@ -177,7 +178,7 @@ def run_submit(
     follow(
         console,
         handle,
-        cancel_on_interrupt=cancel_on_interrupt or spec.backend == "local",
+        cancel_on_interrupt=cancel_on_interrupt or backend.runs_here,  # a run here dies with this process
         progress=progress,
         live=output != "json",
         output=output,
@@ -208,15 +209,19 @@ def _printer(console: Console) -> Callable[[Notice], None]:
 
 
 def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:
-    local = spec.backend == "local"
+    backend = get_backend(spec.backend)
+    local = backend.runs_here
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
     machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
-    cost = None if local else spec.cost_per_hour
+    cost = spec.cost_per_hour if backend.billed else None
     print_kv(
         console,
         f"cloudtrain · {spec.job_name}",
         [
-            ("backend", f"local: this machine, following the {spec.cloud} contract" if local else spec.backend),
+            (
+                "backend",
+                f"{spec.backend}: {backend.title}, following the {spec.cloud} contract" if local else spec.backend,
+            ),
             ("region", None if local else spec.region),
             ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
             (
@@ -320,7 +325,7 @@ def _batch_line(spec: JobSpec) -> str | None:
         (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
     )
     replicas = spec.machine.replicas_per_machine * spec.replica_count
-    if per_replica is None or spec.backend == "local":
+    if per_replica is None or get_backend(spec.backend).runs_here:
         return None
     unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
     return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas ({unit})"

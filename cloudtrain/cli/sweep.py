@@ -14,7 +14,7 @@ from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.app.sweep_owner import LOG
-from cloudtrain.backends import LOCAL
+from cloudtrain.backends import get_backend
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import Console, ReplicaPrinter, make_console, print_json, print_kv, print_table
 from cloudtrain.errors import ExitCode
@@ -158,7 +158,7 @@ def sweep_entry(job_id: str) -> JobRecord | None:
 def local_sweep_entry(job_id: str) -> JobRecord | None:
     """The history record of ``job_id`` when it is a sweep run on this machine, else None."""
     entry = sweep_entry(job_id)
-    return entry if entry is not None and entry.backend == LOCAL else None
+    return entry if entry is not None and get_backend(entry.backend).sweeps_here else None
 
 
 def stop_local(job_id: str, *, wait: bool, output: str) -> None:
@@ -205,7 +205,7 @@ def show_logs(job_id: str, output: str) -> None:
 
     entry = sweep_record(job_id)
     table = load_results(job_id)
-    if entry.backend != "local":
+    if not get_backend(entry.backend).sweeps_here:  # a cloud's tuning job: its trials are jobs of their own
         for t in table.trials:
             click.echo(
                 f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
+from cloudtrain.backends import get_backend
 from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.secrets.refs import parse_ref, store_command
+from cloudtrain.secrets.refs import STORES, parse_ref, store_command
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: The reference kind each cloud's launcher reads on the training machine.
-CLOUD_KIND = {"vertex": "gcp", "sagemaker": "aws"}
 
 
 def check_secrets(loaded: LoadedConfig) -> None:
@@ -24,26 +23,33 @@ def check_secrets(loaded: LoadedConfig) -> None:
             "read the secret from your own entrypoint, "
             "or run a package (package.path, package.module) instead of container",
         )
+    backend = get_backend(cfg.backend)
     for name, text in cfg.secrets.items():
         if not _ENV_NAME.match(name):
             raise err(("secrets", name), f"{name!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
         if name in cfg.env:
             raise err(("secrets", name), f"{name} is set in env: too", f"remove {name} from env:")
         ref = parse_ref(text)
-        if cfg.backend == "local":
+        if backend.runs_here:
             continue  # this machine reads every kind, with the user's credentials
+        store = backend.secret_kind  # the kind its launcher reads on the job's machine
+        if store is None:
+            raise err(
+                ("secrets", name),
+                f"{text}: a {cfg.backend} job has no secret store that cloudtrain reads",
+                f"remove {name} from secrets: and read it on the machines with your own code",
+            )
         if ref.kind == "shell":
-            command, instead = store_command(cfg.backend, name, ref, project=cfg.project, region=cfg.region)
+            command, instead = store_command(store, name, ref, project=cfg.project, region=cfg.region)
             raise err(
                 ("secrets", name),
                 f"{text} is read from this shell, which a {cfg.backend} job cannot see; "
                 f"store it in the cloud's secret store: {command}",
                 f"then write {name}: {instead}",
             )
-        if ref.kind != CLOUD_KIND[cfg.backend]:
-            store = {"gcp": "Secret Manager (gcp:)", "aws": "Secrets Manager (aws:)"}[CLOUD_KIND[cfg.backend]]
+        if ref.kind != store:
             raise err(
                 ("secrets", name),
-                f"{text}: a {cfg.backend} job reads secrets from {store} with its own identity",
-                f"store the value there and refer to it as {CLOUD_KIND[cfg.backend]}:…",
+                f"{text}: a {cfg.backend} job reads secrets from {STORES[store].title} with its own identity",
+                f"store the value there and refer to it as {store}:…",
             )

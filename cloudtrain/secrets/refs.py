@@ -27,6 +27,20 @@ EXAMPLES = {
 
 
 @dataclass(frozen=True)
+class Store:
+    """A cloud's secret store, which a job's machine reads references of its kind from."""
+
+    title: str  # as messages name it
+    reader: str  # the identity that reads it on the job's machine
+
+
+STORES = {
+    "gcp": Store("Secret Manager (gcp:)", "the job's service account"),
+    "aws": Store("Secrets Manager (aws:)", "the job's role"),
+}
+
+
+@dataclass(frozen=True)
 class SecretRef:
     kind: str  # shell | gcp | aws
     target: str  # the variable name, the version's resource name, or the secret's ARN
@@ -66,12 +80,12 @@ def parse_ref(text: str) -> SecretRef:
     return SecretRef(kind, target)
 
 
-def store_command(cloud: str, name: str, ref: SecretRef, *, project: str | None, region: str) -> tuple[str, str]:
-    """For a ``shell:`` reference on a cloud: the command that stores the value in that cloud's secret
-    store, and the reference to write instead."""
+def store_command(store: str, name: str, ref: SecretRef, *, project: str | None, region: str) -> tuple[str, str]:
+    """For a ``shell:`` reference on a job whose machines read ``store`` references (``gcp``, ``aws``):
+    the command that stores the value in that secret store, and the reference to write instead."""
     var = ref.target
     secret = name.lower().replace("_", "-")
-    if cloud == "vertex":
+    if store == "gcp":
         project = project or "PROJECT"
         command = (
             f'printf %s "${var}" | gcloud secrets create {secret} --project {project} '

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 from cloudtrain.errors import CredentialsError, UsageError
 from cloudtrain.secrets import launcher
-from cloudtrain.secrets.refs import parse_ref
+from cloudtrain.secrets.refs import STORES, SecretRef, parse_ref
 
 SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -64,9 +64,7 @@ def resolve_here(secrets: Mapping[str, str], environ: Mapping[str, str]) -> dict
     return values
 
 
-def check_exist(
-    secrets: Mapping[str, str], environ: Mapping[str, str], *, cloud: str, warn: Callable[[str], None]
-) -> None:
+def check_exist(secrets: Mapping[str, str], environ: Mapping[str, str], *, warn: Callable[[str], None]) -> None:
     """At submit: each ``gcp:`` / ``aws:`` secret exists, asked with the user's credentials (Secret Manager
     ``versions.get``, Secrets Manager ``DescribeSecret``: neither reads the value). One that does not exist
     is refused; one the user may not see is a warning (the job's identity may still read it)."""
@@ -78,7 +76,7 @@ def check_exist(
             try:
                 launcher.gcp_get(ref.target, token[0], environ)
             except urllib.error.HTTPError as exc:
-                _verdict(name, text, exc.code == 404, launcher.api_message(exc), cloud, warn)
+                _verdict(name, ref, exc.code == 404, launcher.api_message(exc), warn)
             except OSError as exc:
                 warn(f"secrets: {name}: could not check {text}: {exc}")
         elif ref.kind == "aws":
@@ -90,16 +88,17 @@ def check_exist(
             except botocore.exceptions.ClientError as exc:
                 error = exc.response.get("Error", {})
                 missing = error.get("Code") == "ResourceNotFoundException"
-                _verdict(name, text, missing, f"{error.get('Code')}: {error.get('Message')}", cloud, warn)
+                _verdict(name, ref, missing, f"{error.get('Code')}: {error.get('Message')}", warn)
             except botocore.exceptions.BotoCoreError as exc:
                 warn(f"secrets: {name}: could not check {text}: {exc}")
 
 
-def _verdict(name: str, text: str, missing: bool, why: str, cloud: str, warn: Callable[[str], None]) -> None:
+def _verdict(name: str, ref: SecretRef, missing: bool, why: str, warn: Callable[[str], None]) -> None:
+    text = str(ref)
     if missing:
         raise UsageError(
             f"secrets: {name}: {text} does not exist ({why})",
             hint="check the reference, or create the secret (docs/how-to/secrets.md)",
         )
-    who = "the job's service account" if cloud == "vertex" else "the job's role"
-    warn(f"secrets: {name}: could not check {text} with your credentials ({why}); {who} must be able to read it")
+    reader = STORES[ref.kind].reader
+    warn(f"secrets: {name}: could not check {text} with your credentials ({why}); {reader} must be able to read it")

@@ -15,6 +15,17 @@ secrets:
   HF_TOKEN: gcp:projects/my-project/secrets/hf-token/versions/latest
   DB_PASSWORD: aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf
 """
+SLURM_BASE = """\
+name: demo
+backend: slurm
+slurm:
+  workdir: /fsx/cloudtrain
+machine:
+  accelerator_count: 0
+package:
+  path: trainer
+  module: trainer.task
+"""
 
 
 def error_of(path, *overrides, **kwargs) -> ConfigError:
@@ -76,6 +87,15 @@ def test_each_cloud_reads_its_own_store(project):
     assert "a vertex job reads secrets from Secret Manager (gcp:)" in str(error)
     error = error_of(project(SAGEMAKER_BASE + "secrets:\n  T: gcp:projects/p/secrets/s/versions/latest\n"))
     assert "a sagemaker job reads secrets from Secrets Manager (aws:)" in str(error)
+
+
+@pytest.mark.parametrize("ref", ["gcp:projects/p/secrets/s/versions/latest", "shell:HF_TOKEN"])
+def test_a_backend_whose_jobs_read_no_secret_store_refuses_each_secret_in_one_line(project, ref):
+    error = error_of(project(SLURM_BASE + f"secrets:\n  HF_TOKEN: {ref}\n"))
+    assert error.field == "secrets.HF_TOKEN"
+    assert f"{ref}: a slurm job has no secret store that cloudtrain reads" in str(error)
+    assert error.hint == "remove HF_TOKEN from secrets: and read it on the machines with your own code"
+    assert error.exit_code == 2
 
 
 def test_container_jobs_refuse_secrets_saying_why(project):

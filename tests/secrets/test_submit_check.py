@@ -18,11 +18,11 @@ def user(secret_manager, tmp_path, monkeypatch):
     return secret_manager
 
 
-def _check(secrets, cloud="vertex"):
+def _check(secrets):
     import os
 
     warnings: list[str] = []
-    check_exist(secrets, os.environ, cloud=cloud, warn=warnings.append)
+    check_exist(secrets, os.environ, warn=warnings.append)
     return warnings
 
 
@@ -55,11 +55,11 @@ def test_a_gcp_secret_the_user_may_not_see_is_a_warning(user):
 
 def test_aws_secrets_exist_or_are_refused(aws):
     arn = aws.client("secretsmanager", "us-east-1").create_secret(Name="db", SecretString="pw")["ARN"]
-    assert _check({"DB_PASSWORD": f"aws:{arn}"}, "sagemaker") == []
+    assert _check({"DB_PASSWORD": f"aws:{arn}"}) == []
     gone = "arn:aws:secretsmanager:us-east-1:123456789012:secret:gone-AbCdEf"
     with pytest.raises(
         UsageError,
         match=r"^secrets: DB_PASSWORD: aws:arn:.*:gone-AbCdEf does not exist "
         r"\(ResourceNotFoundException: ",
     ):
-        _check({"DB_PASSWORD": f"aws:{gone}"}, "sagemaker")
+        _check({"DB_PASSWORD": f"aws:{gone}"})

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
@@ -220,7 +221,9 @@ class LocalBackend(BackendFacts):
     local_data = "linked"
     bucket_data = "downloaded once into the local cache"
     follows_target = True  # the contract of the config's ``target``
-    contract = "vertex"  # without a target
+    contract = DEFAULT_CONTRACT  # without a target
+    runs_here = True
+    sweeps_here = True  # one Optuna study here, its trials local runs
     runs_containers = False  # it runs a package here, not a container
 
     def default_output_dir(self, config: Any, run_id: str) -> str:

@@ -41,6 +41,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     max_channels = 20  # InputDataConfig
     channel_options = ("input_mode", "distribution")  # S3DataSource's
     script_args = False  # the training toolkit passes a script its hyperparameters only
+    secret_kind = "aws"  # Secrets Manager, read by the launcher with the job's role
     machine_word = "instance type"
     submit_needs = "role_arn and an s3:// staging_bucket"
     spot_basis = cost.SPOT_BASIS

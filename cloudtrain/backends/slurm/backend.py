@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
@@ -127,7 +128,7 @@ class SlurmBackend(BackendFacts):
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
     runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
-    contract = "vertex"  # the image-version rules of --local's default; the Vertex contract on the nodes
+    contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
     local_data = "read in place if shared, else copied into the workdir"
     bucket_data = "downloaded once at submit"  # into the workdir (.data)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 
 from cloudtrain import catalog
+from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.slurm.section import MIN_GRACE_S, slurm_of
 from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
@@ -137,8 +138,8 @@ def check_image(loaded: LoadedConfig) -> None:
             "remove image.uri; set image.tensorflow for the TensorFlow version",
         )
     if cfg.image.tensorflow:
-        try:
-            catalog.training_image("vertex", "us-central1", cfg.image.tensorflow, gpu=False)  # --local's versions
+        try:  # the versions --local offers
+            catalog.training_image(DEFAULT_CONTRACT, "us-central1", cfg.image.tensorflow, gpu=False)
         except catalog.CatalogError as exc:
             raise err(("image", "tensorflow"), str(exc), "choose a TensorFlow version the clouds ship") from None
 

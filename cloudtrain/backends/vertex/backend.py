@@ -145,6 +145,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     runs_tpus = True
     staging_required = True
     flex_start = True  # Dynamic Workload Scheduler
+    secret_kind = "gcp"  # Secret Manager, read by the launcher with the job's service account
     submit_needs = "project and a gs:// staging_bucket"
     spot_basis = cost.SPOT_BASIS
     image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")

@@ -35,18 +35,19 @@ HINT = re.compile(r"reattach: (cloudtrain logs \S+ --follow)")
 
 @pytest.fixture
 def detach(tmp_path, monkeypatch, shared_cache, capsys):
-    """``submit --detach`` of tests/packages/echo_lines with these args; returns the printed reattach command."""
+    """``submit --detach`` of tests/packages/echo_lines with these args (and these config lines); returns the
+    printed reattach command."""
     from cloudtrain.backends.local.backend import LocalBackend
 
     monkeypatch.chdir(tmp_path)
     shutil.copytree(ECHO_LINES, tmp_path / "echo_lines")
-    (tmp_path / "job.yaml").write_text(CONFIG)
     local = LocalBackend(
         cache_root=shared_cache, gpu_count=lambda: 0, image_for=lambda spec: bare_image(), log=lambda m: None
     )
     monkeypatch.setattr(importlib.import_module("cloudtrain.backends.local.backend"), "BACKEND", local)
 
-    def submit(*args: str) -> list[str]:
+    def submit(*args: str, config: str = "") -> list[str]:
+        (tmp_path / "job.yaml").write_text(CONFIG + config)
         argv = ["submit", "--config", "job.yaml", "--detach", "--set", f"args={json.dumps(list(args))}"]
         assert main(argv) == ExitCode.OK
         found = HINT.search(capsys.readouterr().out)
@@ -98,3 +99,18 @@ def test_a_killed_supervisor_reads_as_failed_with_one_line_saying_so(detach, cap
     status = _status(command[1], capsys)
     assert status["state"] == "FAILED"
     assert f"the process that ran it (pid {owner}) ended without recording how the run ended" in status["message"]
+
+
+def test_a_detached_run_through_max_queue_runs_on_in_a_process_of_its_own_and_succeeds(detach, tmp_path, capsys):
+    """With ``max_queue:`` (or ``fallback:``) submit watches the run start before it returns: the run must still
+    be handed to a supervisor of its own, or it would die with the command that submitted it."""
+    go = tmp_path / "go"
+    command = detach("--line", "waiting", "--until", str(go), config="max_queue: 1h\n")
+    status = _status(command[1], capsys)
+    assert status["state"] == "RUNNING"  # submit has returned and the run goes on
+    owner = status["details"]["owner_pid"]  # a detached run's supervisor (an attached run has none)
+    assert owner != os.getpid() and os.getpgid(owner) != os.getpgid(0)  # not this process, nor its group
+    go.touch()
+    assert main(command) == ExitCode.OK
+    assert capsys.readouterr().out.count("waiting") == 1
+    assert _status(command[1], capsys)["state"] == "SUCCEEDED"
