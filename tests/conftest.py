@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,14 @@ from cloudtrain.backends import register
 from cloudtrain.config import schema  # noqa: F401 - read the registry before the test-only backend joins it
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``cloudtrain ARGS`` in a process of its own, as people and scripts run it: stdout and stderr as pipes."""
+    return subprocess.run(
+        [sys.executable, "-m", "cloudtrain", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
 
 pytest_plugins = ("tests.fakes.fixtures",)  # the servers' fixtures (moto), once for every folder
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.backends.vertex.conftest import backend, clock, gcs, jobs, logging_fake  # noqa: F401 — the Vertex fakes
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 
 CHATTY = REPO / "tests" / "packages" / "chatty_trainer"
 
@@ -30,14 +30,7 @@ def cli(cli_cache):
     def run(*args: str, cwd: Path = REPO, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
         environ = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache), **env}
         environ.pop("FORCE_COLOR", None)
-        return subprocess.run(
-            [sys.executable, "-m", "cloudtrain", *args],
-            cwd=cwd,
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        return run_cli(*args, cwd=cwd, env=environ, timeout=timeout)
 
     return run
 

@@ -9,12 +9,13 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -53,14 +54,7 @@ def sweep_dir(tmp_path: Path, tf_cache: Path) -> Path:
 
 def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(folder / "cache"), "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "cloudtrain", *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_cli(*args, cwd=folder, env=env, timeout=timeout)
 
 
 def _submit(folder: Path) -> tuple[str, str]:
