@@ -15,7 +15,7 @@ import datetime as dt
 import enum
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain import catalog
@@ -440,6 +440,11 @@ class BackendFacts:
     #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
     spot_basis: ClassVar[str] = "on-demand list price; spot bills less"
     model_dir_words: ClassVar[str] = "AIP_MODEL_DIR"  # where its contract keeps the model, for the empty-model warning
+    #: Its machines by ``machine.type``, for a backend whose machines are in no catalog table: the neutral
+    #: ``describe``, ``nearest``, machine check and ``resolve_machine`` read them. Empty: the catalog's.
+    machines: ClassVar[Mapping[str, Hardware]] = {}
+    #: Its record of the spec's ``backend_settings``; one with a ``section`` field gets the config's section.
+    settings_record: ClassVar[type[BackendSettings]] = BackendSettings
 
     def spec_warnings(self, spec: JobSpec) -> list[str]:
         """Warnings about a resolved job that follows its contract (one line each; none by default)."""
@@ -451,19 +456,41 @@ class BackendFacts:
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""
-        return BackendSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None)
+        settings: dict[str, Any] = {"job_dir": config.job_dir.rstrip("/") if config.job_dir else None}
+        if self.section and "section" in {f.name for f in fields(self.settings_record)}:
+            settings["section"] = config.section(self.section)
+        return self.settings_record(**settings)
 
     def resolve_machine(self, config: Any) -> MachineInfo:
-        """The config's ``machine:`` as the catalog of its cloud describes it (type, GPUs, price)."""
+        """The config's ``machine:`` as the catalog of its cloud describes it (type, GPUs, price), or as
+        :attr:`machines` does (no price: not in the catalog)."""
         m = config.machine
-        return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
+        own = self.machines.get(m.type)
+        if own is None:
+            return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
+        return MachineInfo(
+            cloud=self.name,  # type: ignore[attr-defined]  # a mixin: the backend names itself
+            machine_type=m.type,
+            vcpus=own.vcpus,
+            memory_gb=own.memory_gb,
+            accelerator=own.accelerator,
+            accelerator_count=own.accelerator_count,
+            gpu=None,
+            price_per_hour=None,
+            price_region="",
+            price_date="",
+        )
 
     def display_name(self, config: Any, run_id: str) -> str:
         """The job's name: the per-submit ``run_id`` (a backend may keep the config's name as given)."""
         return run_id
 
     def default_output_dir(self, config: Any, run_id: str) -> str:
-        """Where a job writes when the config names no folder: one folder per submit."""
+        """Where a job writes when the config names no folder: one folder per submit, in the staging bucket."""
+        if not config.staging_bucket:
+            raise UsageError(
+                f"job {config.name}: no folder for its outputs", hint="set output_dir: (or staging_bucket:)"
+            )
         return f"{config.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
 
     def project(self, loaded: Any) -> tuple[str | None, str | None]:
@@ -494,8 +521,20 @@ class BackendFacts:
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and
-        machines (a cluster): ``(fields, check)`` pairs for the config checker; empty: the catalog's checks."""
-        return []
+        machines (a cluster): ``(fields, check)`` pairs for the config checker; empty: the catalog's checks.
+        With :attr:`machines`: ``machine.type`` names one of them."""
+        if not self.machines:
+            return []
+
+        def machine() -> None:
+            kind = loaded.config.machine.type
+            if kind not in self.machines:
+                title = self.title or getattr(self, "name", "")
+                raise loaded.error(
+                    ("machine", "type"), f"no {title} machine {kind!r}", f"use {', '.join(self.machines)}"
+                )
+
+        return [(("machine",), machine)]
 
     def check(self, config: Any) -> list[str]:
         return []
@@ -513,10 +552,16 @@ class BackendFacts:
         return match["id"], {k: match[k] for k in self.location_keys if k in match.groupdict()}
 
     def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
-        return None
+        return self.machines.get(str(machine.get("type")))
 
     def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
-        return []
+        """Of :attr:`machines`, those with (or without) an accelerator as ``hardware``, nearest in vCPUs first."""
+        fits = [
+            name for name, own in self.machines.items() if (own.accelerator is None) == (hardware.accelerator is None)
+        ]
+        return [
+            {"type": name} for name in sorted(fits, key=lambda name: abs(self.machines[name].vcpus - hardware.vcpus))
+        ]
 
     def label(self, replica: str) -> str:
         return replica

@@ -17,7 +17,7 @@ import pytest
 from cloudtrain.cli import main
 from cloudtrain.config import load_config, twin
 from cloudtrain.config.schema import JobConfig, config_with_sections
-from cloudtrain.errors import ConfigError, ExitCode
+from cloudtrain.errors import ConfigError, ExitCode, UsageError
 from cloudtrain.spec import build_spec
 from tests.backends.example.section import Section
 from tests.conftest import VERTEX_BASE
@@ -34,6 +34,7 @@ image: {uri: registry.example/train:1}
 package: {path: trainer, module: trainer.task}
 example:
   queue: fast
+output_dir: /example/runs/demo
 """
 
 
@@ -96,3 +97,31 @@ def test_the_local_section_has_its_defaults_where_the_file_has_none(project):
     assert load_config(project()).config.section("local").python is None
     with_python = project(VERTEX_BASE + 'local:\n  python: "3.10"\n', name="local.yaml")
     assert load_config(with_python).config.section("local").python == "3.10"
+
+
+def test_a_backend_whose_machines_are_in_no_catalog_checks_the_type_against_its_own(project):
+    with pytest.raises(ConfigError) as info:
+        load_config(project(EXAMPLE.replace("type: ex-gpu", "type: ex-huge")))
+    assert (info.value.field, info.value.line) == ("machine.type", 4)
+    assert "no Example machine 'ex-huge'" in str(info.value) and "use ex-small, ex-gpu" in str(info.value)
+    assert build_spec(load_config(project(EXAMPLE.replace("ex-gpu", "ex-small")))).machine.accelerator_count == 0
+
+
+def test_a_backend_with_no_staging_bucket_asks_for_an_output_dir(project):
+    loaded = load_config(project(EXAMPLE.replace("output_dir: /example/runs/demo\n", "")))
+    with pytest.raises(UsageError) as info:
+        build_spec(loaded)
+    assert "job demo: no folder for its outputs" in str(info.value)
+    assert "set output_dir:" in str(info.value.hint)
+
+
+def test_a_backend_whose_machines_are_in_no_catalog_describes_them_and_finds_the_nearest():
+    from cloudtrain.backends import get_backend
+    from cloudtrain.backends.base import Hardware
+
+    example, vertex = get_backend("example"), get_backend("vertex")
+    assert example.describe({"type": "ex-small"}) == Hardware(None, 0, 4, 16.0)
+    assert example.describe({"type": "n1-standard-4"}) is None
+    t4 = vertex.describe({"type": "n1-standard-8", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 1})
+    assert example.nearest(t4) == [{"type": "ex-gpu"}]
+    assert example.nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "ex-small"}]

@@ -124,6 +124,8 @@ def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.s
 class SlurmBackend(BackendFacts):
     name = "slurm"
     title = "Slurm"
+    section = "slurm"
+    settings_record = SlurmSettings  # with the slurm: section
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
     runs_tpus = False
@@ -135,9 +137,6 @@ class SlurmBackend(BackendFacts):
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         """``region`` (the cluster) and ``machine.type`` filled in; the keys the cluster decides refused."""
         return fill_slurm_keys(data)
-
-    def job_settings(self, config: Any) -> SlurmSettings:
-        return SlurmSettings(job_dir=config.job_dir.rstrip("/") if config.job_dir else None, section=config.slurm)
 
     def resolve_machine(self, config: Any) -> Any:
         return slurm_node(config.machine.accelerator_count)

@@ -1,27 +1,23 @@
-"""A backend used only by the tests: it proves that a backend is one folder.
-
-Its engine is in-process (:class:`Engine`): a job follows a script of states, one step per
-``status`` read, and prints its lines while RUNNING. Registered by one line in
-tests/conftest.py; the contract suite (tests/backends/test_contract.py) runs it like the real ones.
-"""
+"""A backend used only by the tests, proof that a backend is one folder. Its engine is in-process
+(:class:`Engine`): a job follows a script of states, one step per ``status`` read, and prints its lines
+while RUNNING. Registered by one line in tests/conftest.py; tests/backends/test_contract.py runs it
+like the real ones. Its machines are its own (``machines``): :class:`BackendFacts` checks and maps them."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
-from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import BackendSettings, settings_of
 from cloudtrain.statefiles import StateError
 from tests.backends.example.section import Section
 
 EPOCH = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-MACHINES = {"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)}
 
 
 @dataclass
@@ -92,9 +88,7 @@ class ExampleJob(HandleDefaults):
         yield from self._new_lines()
 
     def wait(self) -> JobStatus:
-        while not (current := self.status()).state.terminal:
-            pass
-        return current
+        return next(status for status in iter(self.status, None) if status.state.terminal)  # each read: a step
 
     def cancel(self) -> JobStatus:
         self._job.script[self._job.step :] = ["CANCELLED"]
@@ -114,6 +108,8 @@ class ExampleBackend(BackendFacts):
     max_runtime_seconds = 3600
     job_name_limit = 32
     job_id_pattern = re.compile(r"^example:(?P<id>ex-\d+)$")
+    machines = {"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)}  # in no catalog
+    settings_record = ExampleSettings
 
     def render(self, spec: Any, package: Any) -> dict[str, Any]:
         return {
@@ -134,49 +130,8 @@ class ExampleBackend(BackendFacts):
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         return [ExampleJob(job_id).status() for job_id in reversed(ENGINE.jobs)][:limit]
 
-    def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
-        return MACHINES.get(str(machine.get("type")))
-
-    def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
-        fits = [m for m, h in MACHINES.items() if (h.accelerator is None) == (hardware.accelerator is None)]
-        return [{"type": m} for m in sorted(fits, key=lambda m: abs(MACHINES[m].vcpus - hardware.vcpus))]
-
     def label(self, replica: str) -> str:
         return replica.replace("node-", "n")
-
-    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
-        """Its machines are its own, in no catalog: ``machine.type`` names one of :data:`MACHINES`."""
-
-        def machine() -> None:
-            if loaded.config.machine.type not in MACHINES:
-                raise loaded.error(
-                    ("machine", "type"),
-                    f"no example machine {loaded.config.machine.type!r}",
-                    f"use {', '.join(MACHINES)}",
-                )
-
-        return [(("machine",), machine)]
-
-    def resolve_machine(self, config: Any) -> MachineInfo:
-        hardware = MACHINES[config.machine.type]
-        return MachineInfo(
-            cloud=self.name,
-            machine_type=config.machine.type,
-            vcpus=hardware.vcpus,
-            memory_gb=hardware.memory_gb,
-            accelerator=hardware.accelerator,
-            accelerator_count=hardware.accelerator_count,
-            gpu=None,
-            price_per_hour=None,
-            price_region="",
-            price_date="",
-        )
-
-    def job_settings(self, config: Any) -> ExampleSettings:
-        return ExampleSettings(section=config.section(self.name))
-
-    def default_output_dir(self, config: Any, run_id: str) -> str:
-        return f"/example/runs/{run_id}"
 
 
 BACKEND = ExampleBackend()
