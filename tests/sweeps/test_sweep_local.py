@@ -1,20 +1,15 @@
-"""Local sweeps with the real trainer: Optuna picks, each trial is a local run, a killed sweep resumes."""
+"""A local sweep of the real trainer: Optuna picks, each trial is a local run (tests/sweeps/test_sweep_killed.py:
+a killed sweep resumes)."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from cloudtrain.cli import main
-from cloudtrain.numbers import measured
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,51 +80,3 @@ def test_a_local_sweep_of_four_trials_finds_the_best_and_prints_the_table(tmp_pa
     listed = {j["job_id"]: j for j in json.loads(capsys.readouterr().out)}
     assert listed[table["sweep_id"]]["kind"] == "sweep"
     assert listed[table["sweep_id"]]["state"].startswith("SUCCEEDED: 4/4 trials, best val_accuracy=")
-
-
-def test_a_killed_sweep_resumes_without_rerunning_finished_trials(tmp_path: Path) -> None:
-    env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
-    cli = [sys.executable, "-m", "cloudtrain"]
-    proc = subprocess.Popen(
-        [*cli, "submit", "-c", str(_config(tmp_path, 3, 1))],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    seen, deadline = [], time.monotonic() + 240
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if "trial   1 started" in line:
-                break
-            assert time.monotonic() < deadline, "".join(seen)
-    finally:
-        proc.send_signal(signal.SIGKILL)  # a crash: no handler runs
-        proc.wait(30)
-    first = next(line for line in seen if "trial   0 complete" in line)
-    sweep_id = next(line for line in seen if line.startswith("Sweep ")).split()[1]
-
-    resumed = subprocess.run(
-        [*cli, "sweep", "resume", sweep_id, "-o", "json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert "interrupted trial 1 runs again" in resumed.stderr
-    assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
-    table = json.loads(resumed.stdout)
-    assert [(t["trial"], t["state"]) for t in table["trials"]] == [
-        ("0", "COMPLETE"),
-        ("1", "COMPLETE"),
-        ("2", "COMPLETE"),
-    ]
-    trial0, trial1 = table["trials"][:2]
-    assert f"val_accuracy={measured(trial0['value'])}" in first  # shown to 4 significant digits
-    started = next(line for line in seen if "trial   1 started" in line)
-    assert f"lr={measured(trial1['params']['lr'])}" in started  # the interrupted trial, again, with its own params

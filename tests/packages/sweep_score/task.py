@@ -2,7 +2,8 @@
 way a trainer reports a metric (one ``{"event": "metric"}`` JSON line), best at lr = 0.01.
 
 ``python -m sweep_score.task --lr=0.003 [--hold-file PATH]``: while PATH exists it waits first
-(up to 10 minutes), so a test can stop the sweep in the middle of a trial.
+(up to 10 minutes), so a test can stop the sweep in the middle of a trial. A number N in PATH lets N
+trials pass first, one each (trials run one at a time), so a test can stop the sweep in a later one.
 """
 
 import argparse
@@ -12,15 +13,28 @@ import os
 import time
 
 
+def hold(path: str) -> None:
+    """Wait while ``path`` exists, unless it still has a pass for this trial (a number above 0)."""
+    if os.path.exists(path):
+        with open(path) as file:
+            passes = int(file.read().strip() or 0)
+        if passes > 0:
+            with open(path, "w") as file:
+                file.write(str(passes - 1))
+            return
+    deadline = time.monotonic() + 600
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lr", type=float, required=True)
     parser.add_argument("--hold-file")
     args, _ = parser.parse_known_args()
     print(f"training with lr={args.lr}", flush=True)
-    deadline = time.monotonic() + 600
-    while args.hold_file and os.path.exists(args.hold_file) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    if args.hold_file:
+        hold(args.hold_file)
     score = -((math.log10(args.lr) + 2) ** 2)
     print(json.dumps({"event": "metric", "name": "score", "value": score, "step": 1}), flush=True)
 

@@ -1,0 +1,70 @@
+"""A local sweep killed mid-trial (``kill -9``, a crash: no handler runs) resumes with
+``cloudtrain sweep resume``: the finished trial is not run again, the interrupted one runs again with
+its own parameters. The trials run a user's script with no TensorFlow (tests/packages/sweep_score);
+tests/sweeps/test_sweep_local.py runs a sweep of the real trainer."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.numbers import measured
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_killed_sweep_resumes_without_rerunning_finished_trials(sweep_dir: Path) -> None:
+    env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(sweep_dir / "cache"), "PYTHONUNBUFFERED": "1"}
+    cli = [sys.executable, "-m", "cloudtrain"]
+    (sweep_dir / "hold").write_text("1")  # trial 0 passes, trial 1 waits until the sweep is killed
+    proc = subprocess.Popen(
+        [*cli, "submit", "-c", "sweep.yaml"],
+        cwd=sweep_dir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    seen, deadline = [], time.monotonic() + 240
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "trial   1 started" in line:
+                break
+            assert time.monotonic() < deadline, "".join(seen)
+    finally:
+        proc.send_signal(signal.SIGKILL)  # a crash: no handler runs
+        proc.wait(30)
+    first = next(line for line in seen if "trial   0 complete" in line)
+    sweep_id = next(line for line in seen if line.startswith("Sweep ")).split()[1]
+
+    (sweep_dir / "hold").unlink()
+    resumed = subprocess.run(
+        [*cli, "sweep", "resume", sweep_id, "-o", "json"],
+        cwd=sweep_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "interrupted trial 1 runs again" in resumed.stderr
+    assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
+    table = json.loads(resumed.stdout)
+    assert [(t["trial"], t["state"]) for t in table["trials"]] == [
+        ("0", "COMPLETE"),
+        ("1", "COMPLETE"),
+        ("2", "COMPLETE"),
+    ]
+    trial0, trial1 = table["trials"][:2]
+    assert f"score={measured(trial0['value'])}" in first  # shown to 4 significant digits
+    started = next(line for line in seen if "trial   1 started" in line)
+    assert f"lr={measured(trial1['params']['lr'])}" in started  # the interrupted trial, again, with its own params
