@@ -123,5 +123,5 @@ def test_a_backend_whose_machines_are_in_no_catalog_describes_them_and_finds_the
     assert example.describe({"type": "ex-small"}) == Hardware(None, 0, 4, 16.0)
     assert example.describe({"type": "n1-standard-4"}) is None
     t4 = vertex.describe({"type": "n1-standard-8", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 1})
-    assert example.nearest(t4) == [{"type": "ex-gpu"}]
+    assert t4 is not None and example.nearest(t4) == [{"type": "ex-gpu"}]
     assert example.nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "ex-small"}]
