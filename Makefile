@@ -15,7 +15,7 @@ run: .venv/.synced  ## the main job on this machine
 
 test: .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
 	$(MAKE) --no-print-directory lint
-	$(RUN) pytest -q -n 2 --dist loadfile --durations=15
+	$(RUN) pytest -q -n 3 --dist loadfile --durations=15
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
 	$(RUN) pytest -q -m "not slow"
