@@ -529,9 +529,8 @@ class BackendFacts:
         def machine() -> None:
             kind = loaded.config.machine.type
             if kind not in self.machines:
-                title = self.title or getattr(self, "name", "")
                 raise loaded.error(
-                    ("machine", "type"), f"no {title} machine {kind!r}", f"use {', '.join(self.machines)}"
+                    ("machine", "type"), f"no {self.title} machine {kind!r}", f"use {', '.join(self.machines)}"
                 )
 
         return [(("machine",), machine)]

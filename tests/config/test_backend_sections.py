@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from cloudtrain.backends import get_backend
+from cloudtrain.backends.base import Hardware
 from cloudtrain.cli import main
 from cloudtrain.config import load_config, twin
 from cloudtrain.config.schema import JobConfig, config_with_sections
@@ -104,7 +106,14 @@ def test_a_backend_whose_machines_are_in_no_catalog_checks_the_type_against_its_
         load_config(project(EXAMPLE.replace("type: ex-gpu", "type: ex-huge")))
     assert (info.value.field, info.value.line) == ("machine.type", 4)
     assert "no Example machine 'ex-huge'" in str(info.value) and "use ex-small, ex-gpu" in str(info.value)
-    assert build_spec(load_config(project(EXAMPLE.replace("ex-gpu", "ex-small")))).machine.accelerator_count == 0
+    example = get_backend("example")
+    small = example.resolve_machine(load_config(project(EXAMPLE.replace("ex-gpu", "ex-small"))).config)
+    assert (small.cloud, small.machine_type, small.vcpus, small.memory_gb) == ("example", "ex-small", 4, 16.0)
+    assert (small.accelerator, small.accelerator_count) == (None, 0)
+    gpu = example.resolve_machine(load_config(project(EXAMPLE)).config)
+    assert (gpu.vcpus, gpu.memory_gb, gpu.accelerator, gpu.accelerator_count) == (8, 32.0, "T4", 1)
+    assert (gpu.price_per_hour, gpu.price_region, gpu.price_date, gpu.gpu) == (None, "", "", None)  # in no price list
+    assert build_spec(load_config(project(EXAMPLE))).machine.accelerator_count == 1
 
 
 def test_a_backend_with_no_staging_bucket_asks_for_an_output_dir(project):
@@ -112,16 +121,25 @@ def test_a_backend_with_no_staging_bucket_asks_for_an_output_dir(project):
     with pytest.raises(UsageError) as info:
         build_spec(loaded)
     assert "job demo: no folder for its outputs" in str(info.value)
-    assert "set output_dir:" in str(info.value.hint)
+    assert info.value.hint == "set output_dir: (or staging_bucket:)"
+    bucket = build_spec(
+        load_config(project(EXAMPLE.replace("output_dir: /example/runs/demo", "staging_bucket: file:///ex/")))
+    )
+    assert bucket.output_dir == f"file:///ex/cloudtrain/outputs/{bucket.job_name}"
 
 
 def test_a_backend_whose_machines_are_in_no_catalog_describes_them_and_finds_the_nearest():
-    from cloudtrain.backends import get_backend
-    from cloudtrain.backends.base import Hardware
-
     example, vertex = get_backend("example"), get_backend("vertex")
     assert example.describe({"type": "ex-small"}) == Hardware(None, 0, 4, 16.0)
     assert example.describe({"type": "n1-standard-4"}) is None
     t4 = vertex.describe({"type": "n1-standard-8", "accelerator": "NVIDIA_TESLA_T4", "accelerator_count": 1})
     assert t4 is not None and example.nearest(t4) == [{"type": "ex-gpu"}]
     assert example.nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "ex-small"}]
+
+    class ThreeSizes(type(example)):  # type: ignore[misc]
+        machines = {m: Hardware(None, 0, v, 4.0 * v) for m, v in (("s", 2), ("m", 8), ("l", 32))} | {
+            "g": Hardware("T4", 1, 8, 32.0)
+        }
+
+    assert ThreeSizes().nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "m"}, {"type": "s"}, {"type": "l"}]
+    assert ThreeSizes().nearest(Hardware(None, 0, 30, 120.0)) == [{"type": "l"}, {"type": "m"}, {"type": "s"}]
