@@ -183,6 +183,22 @@ class Hardware:
     vcpus: int
     memory_gb: float
 
+    def unpriced(self, cloud: str, machine_type: str) -> MachineInfo:
+        """This machine as the catalog's record of one that is in no price list (a backend's own machines,
+        a cluster's node): no GPU model the catalog knows, no price."""
+        return MachineInfo(
+            cloud=cloud,
+            machine_type=machine_type,
+            vcpus=self.vcpus,
+            memory_gb=self.memory_gb,
+            accelerator=self.accelerator,
+            accelerator_count=self.accelerator_count,
+            gpu=None,
+            price_per_hour=None,
+            price_region="",
+            price_date="",
+        )
+
 
 class JobHandle(Protocol):
     job_id: str
@@ -468,18 +484,7 @@ class BackendFacts:
         own = self.machines.get(m.type)
         if own is None:
             return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
-        return MachineInfo(
-            cloud=self.name,  # type: ignore[attr-defined]  # a mixin: the backend names itself
-            machine_type=m.type,
-            vcpus=own.vcpus,
-            memory_gb=own.memory_gb,
-            accelerator=own.accelerator,
-            accelerator_count=own.accelerator_count,
-            gpu=None,
-            price_per_hour=None,
-            price_region="",
-            price_date="",
-        )
+        return own.unpriced(self.name, m.type)  # type: ignore[attr-defined]  # a mixin: the backend names itself
 
     def display_name(self, config: Any, run_id: str) -> str:
         """The job's name: the per-submit ``run_id`` (a backend may keep the config's name as given)."""

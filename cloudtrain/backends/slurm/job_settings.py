@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cloudtrain.backends.base import Hardware
 from cloudtrain.backends.slurm.section import NODE_TYPE, Slurm
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.errors import UsageError
@@ -30,15 +31,4 @@ def slurm_section(spec: JobSpec) -> Slurm:
 def slurm_node(gpus_per_node: int) -> MachineInfo:
     """A Slurm node as the catalog describes machines: whatever the partition holds, ``gpus_per_node``
     GPUs of no known model, no price (the report counts GPU-hours instead)."""
-    return MachineInfo(
-        cloud="slurm",
-        machine_type=NODE_TYPE,
-        vcpus=0,
-        memory_gb=0.0,
-        accelerator="GPU" if gpus_per_node else None,
-        accelerator_count=gpus_per_node,
-        gpu=None,
-        price_per_hour=None,
-        price_region="",
-        price_date="",
-    )
+    return Hardware("GPU" if gpus_per_node else None, gpus_per_node, 0, 0.0).unpriced("slurm", NODE_TYPE)
