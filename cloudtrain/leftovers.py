@@ -35,6 +35,34 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def process_runs(pid: int, start: object = None) -> bool:
+    """``pid`` runs: alive and not a zombie (ended, not yet reaped by its parent); with ``start`` (what
+    :func:`process_start` said of it), also the same process, not another that reused the pid."""
+    if not pid_alive(pid):
+        return False
+    fields = _stat_fields(pid)
+    if fields is None:
+        return not Path("/proc/self").is_dir()  # no /proc (macOS): what kill(0) says
+    if fields[0] == "Z":
+        return False
+    return start is None or (len(fields) > 19 and fields[19] == str(start))
+
+
+def process_start(pid: int) -> int | None:
+    """When ``pid`` started, in the kernel's clock ticks since boot (None without /proc): with the pid,
+    it names one process."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of /proc/PID/stat
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` after the command name (state first); None without it (no such process, no /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
 def is_leftover(
     path: Path, pattern: re.Pattern[str], now: float | None = None, stale_seconds: float = STALE_SECONDS
 ) -> bool:

@@ -23,7 +23,7 @@ import signal
 import time
 from pathlib import Path
 
-from cloudtrain.leftovers import pid_alive
+from cloudtrain.leftovers import process_runs, process_start
 from cloudtrain.statefiles import Damage, load_json_object, write_atomic
 
 OWNER = "owner.json"
@@ -35,7 +35,7 @@ _POLL_S = 0.2
 def claim(folder: Path, pid: int | None = None) -> None:
     """Record ``pid`` (default: this process) as the one running the sweep in ``folder``."""
     pid = os.getpid() if pid is None else pid
-    write_atomic(folder / OWNER, json.dumps({"pid": pid, "start": _start_time(pid)}))
+    write_atomic(folder / OWNER, json.dumps({"pid": pid, "start": process_start(pid)}))
 
 
 def release(folder: Path) -> None:
@@ -48,7 +48,7 @@ def running_owner(folder: Path) -> int | None:
     """The pid of the process running the sweep in ``folder``; None when none runs it (never started
     detached, ended, killed, or a damaged owner file)."""
     found = _recorded(folder)
-    return found[0] if found is not None and _runs(*found) else None
+    return found[0] if found is not None and process_runs(*found) else None
 
 
 def _recorded(folder: Path) -> tuple[int, object] | None:
@@ -62,38 +62,13 @@ def _recorded(folder: Path) -> tuple[int, object] | None:
     return pid, state.get("start")
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """``/proc/PID/stat`` after the command name (state first); None without it (no such process, no /proc)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-    except OSError:
-        return None
-
-
-def _start_time(pid: int) -> int | None:
-    fields = _stat_fields(pid)
-    return int(fields[19]) if fields and len(fields) > 19 else None  # field 22: starttime, in clock ticks
-
-
-def _runs(pid: int, start: object) -> bool:
-    """``pid`` is alive, not a zombie, and the same process that was recorded."""
-    if not pid_alive(pid):
-        return False
-    fields = _stat_fields(pid)
-    if fields is None:
-        return not Path("/proc/self").is_dir()  # no /proc (macOS): what kill(0) says
-    if fields[0] == "Z":
-        return False  # ended, not yet reaped by its parent
-    return start is None or (len(fields) > 19 and fields[19] == str(start))
-
-
 def stop(folder: Path, *, wait: bool) -> bool:
     """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none runs it.
 
     With ``wait``, returns once that process has ended: SIGTERM after :data:`GRACE_S`, SIGKILL after
     as long again. (It removes its owner file a moment before it exits: the process is what is waited for.)"""
     found = _recorded(folder)
-    if found is None or not _runs(*found):
+    if found is None or not process_runs(*found):
         return False
     pid, start = found
     _signal(pid, signal.SIGINT)
@@ -101,9 +76,9 @@ def stop(folder: Path, *, wait: bool) -> bool:
         return True
     for then in (signal.SIGTERM, signal.SIGKILL, None):
         deadline = time.monotonic() + GRACE_S
-        while _runs(pid, start) and time.monotonic() < deadline:
+        while process_runs(pid, start) and time.monotonic() < deadline:
             time.sleep(_POLL_S)
-        if not _runs(pid, start) or then is None:
+        if not process_runs(pid, start) or then is None:
             return True
         _signal(pid, then)
     return True

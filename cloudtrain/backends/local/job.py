@@ -19,7 +19,7 @@ from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.leftovers import pid_alive
+from cloudtrain.leftovers import process_runs
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
@@ -387,7 +387,7 @@ class RecordedJob(HandleDefaults):
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
         owner = _owner(details)
-        if native == "running" and not any(_alive(pid) for pid in [*_pids(details), *owner]):
+        if native == "running" and not any(process_runs(pid) for pid in [*_pids(details), *owner]):
             native = "failed"  # cloudtrain died without writing the end of the run
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
@@ -521,17 +521,6 @@ def _log_line(raw: bytes) -> LogLine | None:
 
 def _entry_line(entry: dict[str, Any]) -> LogLine:
     return LogLine(dt.datetime.fromisoformat(entry["timestamp"]), entry["replica"], entry["message"], entry["severity"])
-
-
-def _alive(pid: int) -> bool:
-    """``pid`` runs (a zombie, ended but not yet reaped by its parent, does not)."""
-    if not pid_alive(pid):
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc (macOS): what kill(0) says
-    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def _owner(details: Mapping[str, Any]) -> list[int]:
