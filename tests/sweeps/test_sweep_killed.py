@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.numbers import measured
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
 
 
 def test_a_killed_sweep_resumes_without_rerunning_finished_trials(sweep_dir: Path) -> None:
     env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(sweep_dir / "cache"), "PYTHONUNBUFFERED": "1"}
-    cli = [sys.executable, "-m", "cloudtrain"]
     (sweep_dir / "hold").write_text("1")  # trial 0 passes, trial 1 waits until the sweep is killed
     proc = subprocess.Popen(
-        [*cli, "submit", "-c", "sweep.yaml"],
+        [sys.executable, "-m", "cloudtrain", "submit", "-c", "sweep.yaml"],
         cwd=sweep_dir,
         env=env,
         stdout=subprocess.PIPE,
@@ -47,14 +47,7 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(sweep_dir: Pat
     sweep_id = next(line for line in seen if line.startswith("Sweep ")).split()[1]
 
     (sweep_dir / "hold").unlink()
-    resumed = subprocess.run(
-        [*cli, "sweep", "resume", sweep_id, "-o", "json"],
-        cwd=sweep_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    resumed = run_cli("sweep", "resume", sweep_id, "-o", "json", cwd=sweep_dir, env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert "interrupted trial 1 runs again" in resumed.stderr
     assert "trial   0 started" not in resumed.stderr  # the finished trial is not run again
