@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cloudtrain.report import collect, figures, page
+from cloudtrain.reporting import collect, figures, page
 
 
 @dataclass(frozen=True)

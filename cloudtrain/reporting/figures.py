@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import UsageError
-from cloudtrain.report.collect import RunData
+from cloudtrain.reporting.collect import RunData
 from cloudtrain.timeline import PHASES
 
 _COLOURS = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from cloudtrain.interruptions import describe as describe_interruptions
 from cloudtrain.numbers import measured, money
-from cloudtrain.report.collect import RunData
+from cloudtrain.reporting.collect import RunData
 from cloudtrain.timeline import human_seconds
 
 _STYLE = """

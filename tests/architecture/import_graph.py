@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 #: vocabulary every floor speaks) is core; the run report reads jobs through the backends, as the app does.
 FLOORS = (
     ("entry", ("cloudtrain.cli", "cloudtrain.api", "cloudtrain.__main__")),
-    ("app", ("cloudtrain.app", "cloudtrain.report")),
+    ("app", ("cloudtrain.app", "cloudtrain.reporting")),
     ("backends", ("cloudtrain.backends",)),
     ("core", ("cloudtrain", "cloudtrain.backends.base")),  # config, spec, packaging, data, history, sweeps, …
 )

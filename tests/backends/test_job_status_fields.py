@@ -20,7 +20,7 @@ from cloudtrain.backends.sagemaker.jobs import to_status as sagemaker_status
 from cloudtrain.backends.vertex.jobs import to_status as vertex_status
 from cloudtrain.interruptions import of_status
 from cloudtrain.progress import phase_of
-from cloudtrain.report.collect import from_parts
+from cloudtrain.reporting.collect import from_parts
 from tests.backends.vertex.conftest import make_spec
 
 AT = "2025-01-02T03:04:05+00:00"

@@ -120,7 +120,7 @@ def test_sagemaker_spot_interruption_in_status_json_text_and_report(aws, build_p
     text = capsys.readouterr().out
     assert "0 steps redone; 3 min 25 s lost" in text and "resumed from step 14" in text
 
-    from cloudtrain.report import collect
+    from cloudtrain.reporting import collect
 
     status = handle.status()
     run = collect.from_parts(status, list(handle.logs(follow=False)), "sagemaker")

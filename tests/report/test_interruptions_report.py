@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from cloudtrain.report import figures, page
-from cloudtrain.report.collect import RunData
+from cloudtrain.reporting import figures, page
+from cloudtrain.reporting.collect import RunData
 
 T0 = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.timezone.utc)
 

@@ -1,4 +1,4 @@
-"""What the report collects for one run (cloudtrain/report/collect.py), value by value: a real local
+"""What the report collects for one run (cloudtrain/reporting/collect.py), value by value: a real local
 run's files read back through history and the backend, a priced run's cost and its basis, and which
 source wins where two know the same thing (the timeline and the interruptions ``finish`` saved live,
 the replicas of the plan over the status's machines)."""
@@ -16,7 +16,7 @@ from cloudtrain import catalog
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
-from cloudtrain.report import collect
+from cloudtrain.reporting import collect
 
 #: The files of a real `cloudtrain submit` of tests/packages/keras_events (2 replicas, --epochs 3, local):
 #: its run folder and this machine's history of it.

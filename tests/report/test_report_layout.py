@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from cloudtrain.report import figures, page
-from cloudtrain.report.collect import RunData
+from cloudtrain.reporting import figures, page
+from cloudtrain.reporting.collect import RunData
 
 
 def _run(job_id: str, epochs: int, rate: float) -> RunData:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.report import collect, figures, page
+from cloudtrain.reporting import collect, figures, page
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 EPOCHS: list[dict[str, Any]] = [  # each epoch different in every figure, so a repeat or a shift shows
