@@ -8,6 +8,9 @@ apart (title, machine table, TPU table, accelerator naming, cross-cloud region t
 table's ``tensorflow_images.uri_rules`` picks the module that builds its image URIs
 (``images_template.py``, ``images_sdk_table.py``).
 
+Which region offers which accelerators is ``data/accelerator_regions.json`` (:mod:`.availability`),
+with its source pages and read dates.
+
 Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` / ``data/vertex_tpus.json`` (each names
 its sources, the price region and the date the prices stand for) and run ``pytest tests/catalog``;
 SageMaker image versions follow the installed sagemaker-core, checked against its own ``retrieve``
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from cloudtrain.catalog import availability as _availability
 from cloudtrain.catalog import cloud_facts as _facts
 from cloudtrain.catalog import gpus as _gpus
 from cloudtrain.catalog import images_sdk_table, images_template
@@ -33,6 +37,7 @@ __all__ = [
     "GpuModel",
     "MachineInfo",
     "TpuInfo",
+    "check_offered",
     "check_region",
     "clouds",
     "default_tensorflow",
@@ -42,6 +47,8 @@ __all__ = [
     "machine_record",
     "python_tag",
     "machines",
+    "nearest_offering",
+    "offered_in",
     "regions",
     "resolve_machine",
     "tensorflow_versions",
@@ -100,6 +107,22 @@ def check_region(cloud: str, region: str) -> None:
         did_you_mean(region, table.regions),
         field="region",
     )
+
+
+def check_offered(m: MachineInfo, region: str) -> None:
+    """CatalogError (field ``region``) when ``region`` does not offer ``m``'s accelerators, naming the
+    nearest regions that do (``data/accelerator_regions.json``; TPU VMs: :func:`check_tpu_job`)."""
+    _availability.check_offered(m, region)
+
+
+def offered_in(cloud: str, region: str) -> list[str]:
+    """The accelerators (or machine series) the catalog lists for ``region`` (``data/accelerator_regions.json``)."""
+    return _availability.offered_in(cloud, region)
+
+
+def nearest_offering(m: MachineInfo, region: str) -> str | None:
+    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does."""
+    return _availability.nearest_offering(m, region)
 
 
 def resolve_machine(

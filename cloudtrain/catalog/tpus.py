@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from cloudtrain.catalog import cloud_facts
+from cloudtrain.catalog import availability, cloud_facts
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import CatalogError, MachineInfo, TpuInfo
 from cloudtrain.catalog.suggest import nearest_versions, version_key
@@ -209,9 +209,10 @@ def check_region(m: MachineInfo, region: str) -> None:
         return
     others = [name for name, g in _data()["accelerators"].items() if region in g["regions"]]
     also = f"; {region} has {', '.join(others)}" if others else ""
+    ranked = availability.nearest(region, regions)  # nearest first
     raise CatalogError(
-        f"{_title()} offers {m.accelerator} (TPU {_tpu(m).generation}) in {', '.join(regions)}, not {region}{also}",
-        regions[:3],
+        f"{_title()} offers {m.accelerator} (TPU {_tpu(m).generation}) in {', '.join(ranked)}, not {region}{also}",
+        ranked[:3],
         field="region",
     )
 

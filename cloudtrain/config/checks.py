@@ -79,6 +79,16 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
             raise err(("image", field), str(exc), _alternatives(exc)) from None
 
+    def offered() -> None:
+        # after region and machine passed: does this region have the machine's accelerators?
+        try:
+            m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+            catalog.check_offered(m, cfg.region)
+        except catalog.CatalogError as exc:
+            here = catalog.offered_in(cloud, cfg.region)
+            other = f"a machine with {' / '.join(here)}" if here else "another machine"
+            raise err(("region",), str(exc), f"set region: {exc.alternatives[0]}, or {other}") from None
+
     own_checks = backend.field_checks(loaded)  # a cluster: no catalog of regions and machines
     cluster = bool(own_checks)
     if own_checks:
@@ -87,6 +97,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     else:
         run(("target", "backend", "region"), region)
         run(("target", "backend", "machine"), machine)
+        if not backend.follows_target:  # a local run needs no region's GPUs
+            run(("target", "backend", "region", "machine"), offered)
 
     def tpu_job() -> None:
         try:

@@ -145,9 +145,29 @@ def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> N
     if not isinstance(region, str) or region in catalog.regions(cloud) or region not in catalog.regions(source):
         return
     nearest = crosscloud.nearest_region(cloud, region)
-    if nearest:
-        out["region"] = nearest
-        notes.append(mapped_line("region", region, nearest, f"the nearest {get_backend(cloud).title} region"))
+    if not nearest:
+        return
+    why = f"the nearest {get_backend(cloud).title} region"
+    machine = _resolved(out, cloud)
+    offering = catalog.nearest_offering(machine, nearest) if machine is not None else nearest
+    if offering and offering != nearest and machine is not None:  # the nearest lacks the (mapped) machine's GPUs
+        why += f" with {crosscloud.describe(machine)}; {nearest} has none"
+        nearest = offering
+    out["region"] = nearest
+    notes.append(mapped_line("region", region, nearest, why))
+
+
+def _resolved(out: dict[str, Any], cloud: str) -> MachineInfo | None:
+    """The machine of ``out`` on ``cloud`` (after the machine's mapping), or None when it does not resolve."""
+    machine = out.get("machine")
+    if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
+        return None
+    try:
+        return catalog.resolve_machine(
+            cloud, machine["type"], machine.get("accelerator"), machine.get("accelerator_count")
+        )
+    except catalog.CatalogError:
+        return None  # validation names the problem
 
 
 def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:

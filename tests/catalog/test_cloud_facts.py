@@ -73,7 +73,7 @@ def test_the_tpu_job_messages_name_the_tpu_cloud():
     v5e = catalog.resolve_machine("vertex", "ct5lp-hightpu-4t", None, None)
     job = {"topology": None, "replica_count": 1, "tensorflow": "2.15", "own_image": False}
     assert _message(catalog.check_tpu_job, v5e, **{**job, "region": "us-east1"}) == (
-        "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in us-central1, us-west1, us-west4, europe-west4, not us-east1"
+        "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in us-central1, us-west4, us-west1, europe-west4, not us-east1"
     )
     assert _message(catalog.check_tpu_job, v5e, **{**job, "region": "us-central1", "tensorflow": "2.14"}) == (
         "TPUs need TensorFlow 2.15 or newer on Vertex AI; received 2.14"

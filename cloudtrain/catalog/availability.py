@@ -1,0 +1,112 @@
+"""Which regions offer a machine's accelerators, and which of them are nearest, from
+``data/accelerator_regions.json`` (each cloud's rows with the page they come from, the date it was
+read and what that copy lacked).
+
+A cloud's ``offered`` table is keyed by accelerator name (``NVIDIA_TESLA_T4``) or by machine series
+(``ml.p4d``): a machine is looked up by its series first, then its accelerator. A machine whose keys
+have no row is not checked offline. Distances are great-circle distances between the regions' cities.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from cloudtrain.catalog._data import load
+from cloudtrain.catalog.records import CatalogError, MachineInfo
+from cloudtrain.catalog.table import table
+
+_EARTH_KM = 6371.0
+
+
+def _data() -> dict:
+    return load("accelerator_regions")
+
+
+def source(cloud: str) -> dict[str, str]:
+    """``{"source": url, "read": date, "note": what the read copy lacked}`` of ``cloud``'s rows."""
+    rows = _data().get(cloud) or {}
+    return {k: str(rows[k]) for k in ("source", "read", "note") if k in rows}
+
+
+@functools.cache
+def _place(region: str) -> tuple[float, float] | None:
+    found = _data()["places"].get(region)
+    return (float(found[1]), float(found[2])) if found else None
+
+
+def distance_km(a: str, b: str) -> float:
+    """Great-circle distance between two regions' cities; infinite when one is not placed."""
+    pa, pb = _place(a), _place(b)
+    if pa is None or pb is None:
+        return math.inf
+    (lat1, lon1), (lat2, lon2) = (tuple(map(math.radians, p)) for p in (pa, pb))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 2 * _EARTH_KM * math.asin(min(1.0, math.sqrt(h)))
+
+
+def nearest(region: str, candidates: tuple[str, ...] | list[str]) -> list[str]:
+    """``candidates`` ordered by distance from ``region`` (ties: in the data's order)."""
+    order = {r: i for i, r in enumerate(candidates)}
+    return sorted(candidates, key=lambda r: (distance_km(region, r), order[r]))
+
+
+def _key(m: MachineInfo) -> str | None:
+    """The ``offered`` row that decides ``m``: its series, else its accelerator; None when neither has one."""
+    offered = (_data().get(m.cloud) or {}).get("offered") or {}
+    t = table(m.cloud).types.get(m.machine_type)
+    for key in (t.series if t else None, m.accelerator):
+        if key and key in offered:
+            return key
+    return None
+
+
+def regions_offering(m: MachineInfo) -> tuple[str, ...] | None:
+    """The regions that offer ``m``'s accelerators; None when the data has no row for them (not checked).
+    A machine without accelerators, or a TPU VM (data/vertex_tpus.json), is None here."""
+    if not m.accelerator_count or m.tpu is not None:
+        return None
+    key = _key(m)
+    return None if key is None else tuple(_data()[m.cloud]["offered"][key])
+
+
+def offers(m: MachineInfo, region: str) -> bool:
+    """Whether ``region`` offers ``m``'s accelerators (True when the data cannot tell)."""
+    regions = regions_offering(m)
+    return regions is None or region in regions
+
+
+def nearest_offering(m: MachineInfo, region: str) -> str | None:
+    """``region`` if it offers ``m``, else the nearest region that does (None: none does)."""
+    regions = regions_offering(m)
+    if regions is None or region in regions:
+        return region
+    ranked = nearest(region, regions)
+    return ranked[0] if ranked else None
+
+
+def check_offered(m: MachineInfo, region: str) -> None:
+    """CatalogError (field ``region``) naming the nearest regions that offer ``m``'s accelerators."""
+    regions = regions_offering(m)
+    if regions is None or region in regions:
+        return
+    ranked = nearest(region, regions)
+    raise CatalogError(
+        f"{table(m.cloud).title} offers no {_what(m)} in {region}; nearest regions with it: {', '.join(ranked[:3])}",
+        ranked[:3],
+        field="region",
+    )
+
+
+def offered_in(cloud: str, region: str) -> list[str]:
+    """The ``offered`` rows (accelerators or series) that list ``region``, in the data's order."""
+    offered = (_data().get(cloud) or {}).get("offered") or {}
+    return [key for key, regions in offered.items() if region in regions]
+
+
+def _what(m: MachineInfo) -> str:
+    gpu = m.gpu.name if m.gpu else None
+    t = table(m.cloud).types.get(m.machine_type)
+    if t is not None and t.accelerator:  # built-in GPUs: the machine type is what the region lacks
+        return f"{m.machine_type} ({gpu or m.accelerator})"
+    return str(m.accelerator) if gpu is None or gpu == m.accelerator else f"{m.accelerator} ({gpu})"

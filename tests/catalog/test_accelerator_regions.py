@@ -1,0 +1,230 @@
+"""Regions × accelerators, offline: a region that does not offer the machine's GPUs is refused by
+``validate`` in one line naming the nearest regions that do; the cross-cloud mapping picks a region
+that has the mapped machine. The data (data/accelerator_regions.json) names its source and read date."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cloudtrain import catalog
+from cloudtrain.catalog import availability
+from cloudtrain.catalog._data import DATA_DIR
+from cloudtrain.cli import main
+from cloudtrain.config import load_config
+from cloudtrain.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = json.loads((DATA_DIR / "accelerator_regions.json").read_text())
+
+VERTEX = """\
+name: t
+backend: vertex
+region: {region}
+project: p
+staging_bucket: gs://b
+machine: {machine}
+package: {{path: {trainer}, module: trainer.task}}
+"""
+SAGEMAKER = """\
+name: t
+backend: sagemaker
+region: {region}
+staging_bucket: s3://b
+role_arn: arn:aws:iam::123456789012:role/R
+machine: {machine}
+package: {{path: {trainer}, module: trainer.task}}
+"""
+
+
+def _write(tmp_path: Path, template: str, region: str, machine: str) -> Path:
+    path = tmp_path / "job.yaml"
+    path.write_text(template.format(region=region, machine=machine, trainer=ROOT / "trainer"))
+    return path
+
+
+T4 = "{type: n1-standard-8, accelerator: NVIDIA_TESLA_T4, accelerator_count: 1}"
+V100 = "{type: n1-standard-8, accelerator: NVIDIA_TESLA_V100, accelerator_count: 1}"
+A100 = "{type: a2-highgpu-1g}"
+L4 = "{type: g2-standard-8}"
+
+
+@pytest.mark.parametrize(
+    ("template", "region", "machine", "message", "hint"),
+    [
+        (
+            VERTEX,
+            "europe-west6",
+            T4,
+            "Vertex AI offers no NVIDIA_TESLA_T4 (T4) in europe-west6; nearest regions with it: "
+            "europe-west3, europe-west1, europe-west4",
+            "set region: europe-west3, or another machine",
+        ),
+        (
+            VERTEX,
+            "asia-northeast2",
+            V100,
+            "Vertex AI offers no NVIDIA_TESLA_V100 (V100) in asia-northeast2; nearest regions with it: "
+            "asia-east1, us-west1, europe-west4",  # Osaka–Eemshaven is shorter than Osaka–Iowa
+            "set region: asia-east1, or another machine",
+        ),
+        (
+            VERTEX,
+            "europe-west2",
+            A100,
+            "Vertex AI offers no a2-highgpu-1g (A100) in europe-west2; nearest regions with it: europe-west4, "
+            "me-west1, us-east1",
+            "set region: europe-west4, or a machine with NVIDIA_TESLA_T4 / NVIDIA_L4",
+        ),
+        (
+            SAGEMAKER,
+            "ap-south-2",
+            "{type: ml.p4d.24xlarge}",
+            "SageMaker offers no ml.p4d.24xlarge (A100) in ap-south-2; nearest regions with it: "
+            "ap-southeast-1, ap-northeast-2, ap-northeast-1",
+            "set region: ap-southeast-1, or another machine",
+        ),
+        (
+            SAGEMAKER,
+            "eu-west-3",
+            "{type: ml.p5.48xlarge}",
+            "SageMaker offers no ml.p5.48xlarge (H100) in eu-west-3; nearest regions with it: eu-west-2, eu-north-1, "
+            "us-east-1",
+            "set region: eu-west-2, or another machine",
+        ),
+        (
+            SAGEMAKER,
+            "ap-southeast-1",
+            "{type: ml.p3dn.24xlarge}",
+            "SageMaker offers no ml.p3dn.24xlarge (V100-32GB) in ap-southeast-1; nearest regions with it: "
+            "ap-northeast-1, eu-central-1, eu-west-1",
+            "set region: ap-northeast-1, or a machine with ml.p3 / ml.p4d",
+        ),
+    ],
+)
+def test_a_region_without_the_accelerator_is_refused_naming_the_nearest_that_have_it(
+    tmp_path, template, region, machine, message, hint
+) -> None:
+    path = _write(tmp_path, template, region, machine)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    error = info.value
+    assert (error.field, error.line, error.detail, error.hint) == ("region", 3, message, hint)
+
+
+@pytest.mark.parametrize(
+    ("template", "region", "machine"),
+    [
+        (VERTEX, "europe-west4", T4),
+        (VERTEX, "asia-east1", V100),
+        (VERTEX, "us-central1", A100),
+        (VERTEX, "europe-west6", "{type: n1-standard-8}"),  # no GPU: nothing to offer
+        (VERTEX, "asia-south1", L4),
+        (SAGEMAKER, "us-east-1", "{type: ml.p4d.24xlarge}"),
+        (SAGEMAKER, "ap-south-2", "{type: ml.g4dn.xlarge}"),  # a series without a row: not checked
+        (SAGEMAKER, "eu-north-1", "{type: ml.p5.48xlarge}"),
+    ],
+)
+def test_a_region_that_offers_the_accelerator_passes(tmp_path, template, region, machine) -> None:
+    assert load_config(_write(tmp_path, template, region, machine)).config.region == region
+
+
+def test_validate_prints_the_refusal_as_one_line_and_exits_2(tmp_path, capsys) -> None:
+    path = _write(tmp_path, VERTEX, "europe-west6", T4)
+    assert main(["validate", "-c", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"error: {path}:3: region: Vertex AI offers no NVIDIA_TESLA_T4 (T4) in europe-west6; nearest regions with "
+        "it: europe-west3, europe-west1, europe-west4 — set region: europe-west3, or another machine"
+    ]
+
+
+def test_a_local_run_is_not_refused_for_the_clouds_region(tmp_path) -> None:
+    path = _write(tmp_path, VERTEX, "europe-west6", T4)
+    loaded = load_config(path, ["backend=local", "target=vertex"])
+    assert (loaded.config.backend, loaded.config.region) == ("local", "europe-west6")
+
+
+def test_a_fallback_candidate_in_a_region_without_the_gpu_is_refused_at_its_entry(tmp_path) -> None:
+    path = _write(tmp_path, VERTEX, "us-central1", T4)
+    path.write_text(path.read_text() + "fallback:\n  - {region: europe-west4}\n  - {region: europe-west6}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.field == "fallback[1] → region"
+    assert "offers no NVIDIA_TESLA_T4 (T4) in europe-west6; nearest regions with it: europe-west3" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("region", "machine", "mapped_region", "why"),
+    [
+        ("us-central1", "{type: a2-highgpu-8g}", "us-east-2", "the nearest SageMaker region"),
+        (
+            "asia-south1",
+            "{type: a2-highgpu-8g}",
+            "ap-southeast-1",
+            "the nearest SageMaker region with ml.p4d.24xlarge (8 × A100); ap-south-1 has none",
+        ),
+        (
+            "europe-west6",
+            "{type: a2-highgpu-8g}",
+            "eu-central-1",
+            "the nearest SageMaker region with ml.p4d.24xlarge (8 × A100); eu-central-2 has none",
+        ),
+        ("europe-west6", "{type: n1-standard-8}", "eu-central-2", "the nearest SageMaker region"),
+    ],
+)
+def test_set_backend_maps_to_the_nearest_region_that_has_the_mapped_machine(
+    tmp_path, region, machine, mapped_region, why
+) -> None:
+    path = _write(tmp_path, VERTEX, region, machine)
+    loaded = load_config(
+        path, ["backend=sagemaker", "role_arn=arn:aws:iam::123456789012:role/R", "staging_bucket=s3://b"]
+    )
+    assert loaded.config.region == mapped_region
+    assert f"mapped: region: {region} → {mapped_region} ({why})" in loaded.notes
+
+
+def test_sagemaker_to_vertex_maps_to_a_region_with_the_t4(tmp_path) -> None:
+    path = _write(tmp_path, SAGEMAKER, "eu-central-2", "{type: ml.g4dn.xlarge}")
+    loaded = load_config(path, ["backend=vertex", "project=p", "staging_bucket=gs://b", "role_arn=null"])
+    assert loaded.config.region == "europe-west3"
+    assert any(
+        n.startswith("mapped: region: eu-central-2 → europe-west3 (the nearest Vertex AI region with")
+        for n in loaded.notes
+    )
+
+
+def test_the_data_names_its_source_and_read_date_and_every_region_it_names_is_real() -> None:
+    for cloud in catalog.clouds():
+        rows = DATA[cloud]
+        assert rows["source"].startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", rows["read"])
+        assert rows["note"]  # what the read copy lacked
+        assert availability.source(cloud)["source"] == rows["source"]
+        keys = set(catalog.machines(cloud) and [t.series for t in _types(cloud)]) | {
+            m.accelerator for m in catalog.machines(cloud) if m.accelerator
+        }
+        for key, regions in rows["offered"].items():
+            assert key in keys, (cloud, key)
+            assert regions and set(regions) <= set(catalog.regions(cloud)), (cloud, key)
+            assert len(set(regions)) == len(regions)
+    placed = {k for k in DATA["places"] if not k.startswith("_")}
+    assert {r for c in catalog.clouds() for r in catalog.regions(c)} <= placed
+
+
+def _types(cloud: str):
+    from cloudtrain.catalog.table import table
+
+    return table(cloud).types.values()
+
+
+def test_distances_rank_the_nearest_regions_by_the_cities() -> None:
+    assert availability.distance_km("europe-west6", "eu-central-2") == 0.0  # both Zürich
+    assert 290 < availability.distance_km("europe-west6", "europe-west3") < 320  # Zürich–Frankfurt
+    assert availability.nearest("ap-south-2", ["us-east-1", "ap-south-1", "ap-southeast-1"]) == [
+        "ap-south-1",
+        "ap-southeast-1",
+        "us-east-1",
+    ]
