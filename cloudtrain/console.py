@@ -19,7 +19,7 @@ from typing import IO, Any, Protocol, TextIO
 from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
 from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
-from cloudtrain.words import counted  # noqa: F401  (the console's callers use it from here)
+from cloudtrain.words import counted  # (the console's callers use it from here too)
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}
@@ -145,7 +145,7 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
         return "  ".join(parts)
     if kind == "benchmark":
         return (
-            f"benchmark: {event.get('model')} {event.get('strategy')} × {event.get('replicas')} replicas, "
+            f"benchmark: {event.get('model')} {event.get('strategy')} × {_replicas(event.get('replicas'))}, "
             f"{event.get('precision')}, global batch {event.get('global_batch')}: "
             f"{measured(event.get('examples_per_sec') or 0.0)} examples/s, "
             f"{measured(event.get('step_time_ms') or 0.0)} ms/step"
@@ -336,3 +336,8 @@ def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
     rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
     return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
+
+
+def _replicas(value: object) -> str:
+    """``1 replica``, ``4 replicas``; a value that is not a count as it came."""
+    return counted(value, "replica") if isinstance(value, int) and not isinstance(value, bool) else f"{value} replicas"

@@ -5,7 +5,9 @@
 * :func:`money` — US dollars to the cent (``$1,234.56``);
 * :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``);
 * :func:`size` — a size in binary units, 4 significant digits (``1.934 GiB``), where exact bytes
-  would be too long to read.
+  would be too long to read;
+* :func:`duration` — a span of time as people say it (``20 min``, ``2 h``, ``1 h 30 min``), never
+  ``0.333333 h``.
 
 Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for
 people goes through here.
@@ -58,3 +60,20 @@ def size(n: int) -> str:
         if n >= scale:
             return f"{measured(n / scale)} {unit}"
     return f"{n} bytes"
+
+
+def duration(seconds: float) -> str:
+    """``1200`` → ``20 min``; ``7200`` → ``2 h``; ``5400`` → ``1 h 30 min``; ``86400`` → ``24 h``;
+    ``190800`` → ``2 d 5 h``; ``45`` → ``45 s``: whole units, the largest two, rounded to the smaller
+    one; hours up to two days (a day-long limit reads as ``24 h``)."""
+    total = round(seconds)
+    if total < 60:
+        return f"{total} s"
+    minutes = round(total / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, rest = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h" + (f" {rest} min" if rest else "")
+    days, rest = divmod(round(minutes / 60), 24)
+    return f"{days} d" + (f" {rest} h" if rest else "")

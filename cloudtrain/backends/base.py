@@ -499,7 +499,11 @@ class BackendFacts:
         return f"{config.staging_bucket.rstrip('/')}/cloudtrain/outputs/{run_id}"
 
     def project(self, loaded: Any) -> tuple[str | None, str | None]:
-        """``(project, where it came from)``: the location key beside the region (None: none needed)."""
+        """``(project, where it came from)``: the location key beside the region (None: none needed).
+        A backend that takes no project (SageMaker) has none, even when a config moved to it with
+        ``--set backend=`` still names one; a local run keeps it (its target's data may need it)."""
+        if "project" not in self.required_keys and not self.follows_target:
+            return None, None
         return loaded.config.project, loaded.project_source
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:

@@ -34,6 +34,7 @@ from cloudtrain.catalog.table import table as _table
 
 __all__ = [
     "CatalogError",
+    "built_in_gpus",
     "GpuModel",
     "MachineInfo",
     "TpuInfo",
@@ -107,6 +108,15 @@ def check_region(cloud: str, region: str) -> None:
         did_you_mean(region, table.regions),
         field="region",
     )
+
+
+def built_in_gpus(cloud: str, machine_type: str) -> bool:
+    """Whether ``machine_type``'s GPUs come with it (``a2-highgpu-1g``, every SageMaker type) rather than
+    being attached to it (Vertex N1); False for a cloud or type the catalog does not hold."""
+    if cloud not in clouds():
+        return False
+    t = _cloud(cloud).types.get(machine_type)
+    return bool(t and t.accelerator)
 
 
 def check_offered(m: MachineInfo, region: str) -> None:

@@ -16,6 +16,7 @@ from cloudtrain.app.plan import make_plan
 from cloudtrain.app.prepare import left_out, load_spec, prepare, resumed, with_include
 from cloudtrain.app.reattach import reattach_command
 from cloudtrain.backends import get_backend
+from cloudtrain.catalog import built_in_gpus
 from cloudtrain.catalog.cost import price_basis
 from cloudtrain.cli._follow import follow, print_hints
 from cloudtrain.cli._group import (
@@ -35,6 +36,7 @@ from cloudtrain.console import Console, counted, escape, make_console, money, pr
 from cloudtrain.data.staging import describe
 from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
+from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.progress import Progress, phase_of
 from cloudtrain.spec import JobSpec
@@ -223,7 +225,12 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 f"{spec.backend}: {backend.title}, following the {spec.cloud} contract" if local else spec.backend,
             ),
             ("region", None if local else spec.region),
-            ("project", f"{spec.project} (from {spec.project_source})" if spec.project and not local else None),
+            (
+                "project",
+                spec.project + (f" (from {spec.project_source})" if spec.project_source else "")
+                if spec.project and not local
+                else None,
+            ),
             (
                 "machine",
                 f"{counted(spec.replica_count, 'process', 'processes')} here; in the cloud: {machine}"
@@ -267,7 +274,7 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 "cost/hour",
                 None
                 if cost is None
-                else f"{money(cost)} for {spec.replica_count} × {spec.machine.type} ({spec.machine.price_region} "
+                else f"{money(cost)} for {_machines(spec)} ({spec.machine.price_region} "
                 f"{price_basis(spec)}, {spec.machine.price_date}"
                 + (
                     f"; the job runs in {spec.region}, whose price may differ)"
@@ -280,12 +287,12 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 None
                 if cost is None or not spec.expected_hours
                 else _per_trial(spec, cost * spec.expected_hours)
-                + f" for {spec.expected_hours:g} h (budget.max_hours × cost/hour)",
+                + f" for {duration(spec.expected_hours * 3600)} (budget.max_hours × cost/hour)",
             ),
             ("cost cap", None if cost is None else _cost_cap(spec)),
             (
                 "max runtime",
-                f"{spec.max_runtime_seconds / 3600:g} h (default)"
+                f"{duration(spec.max_runtime_seconds)} (default)"
                 if cost is None and "max_runtime" in spec.defaults
                 else None,
             ),
@@ -299,11 +306,24 @@ def _cost_cap(spec: JobSpec) -> str | None:
     """Every replica running until max_runtime: the budget's cap when ``budget.max_usd`` cut it."""
     if spec.max_cost is None:  # no price for its machine
         return None
-    cap, hours = _per_trial(spec, spec.max_cost), spec.max_runtime_seconds / 3600
+    cap, span = _per_trial(spec, spec.max_cost), duration(spec.max_runtime_seconds)
     if spec.budget_usd:
-        return f"{cap}: max_runtime {hours:.2f} h, cut to fit budget.max_usd {money(spec.budget_usd)}"
+        return f"{cap}: max_runtime {span}, cut to fit budget.max_usd {money(spec.budget_usd)}"
     default = ", the default" if "max_runtime" in spec.defaults else ""
-    return f"{cap} if it runs until max_runtime ({hours:g} h{default})"
+    return f"{cap} if it runs until max_runtime ({span}{default})"
+
+
+def _machines(spec: JobSpec) -> str:
+    """What the hourly price pays for: ``1 × n1-standard-16 + 4 × T4`` (GPUs attached to the machine),
+    ``1 × ml.g4dn.12xlarge (4 × T4)`` (GPUs built in), ``2 × (n1-standard-16 + 4 × T4)``."""
+    m = spec.machine
+    if not m.accelerator_count or m.tpu_cores or not m.gpu_model:
+        return f"{spec.replica_count} × {m.type}"
+    gpus = f"{m.accelerator_count} × {m.gpu_model}"
+    if built_in_gpus(spec.cloud, m.type):
+        return f"{spec.replica_count} × {m.type} ({gpus})"
+    one = f"{m.type} + {gpus}"
+    return f"1 × {one}" if spec.replica_count == 1 else f"{spec.replica_count} × ({one})"
 
 
 def _per_trial(spec: JobSpec, usd: float) -> str:
@@ -328,7 +348,7 @@ def _batch_line(spec: JobSpec) -> str | None:
     if per_replica is None or get_backend(spec.backend).runs_here:
         return None
     unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
-    return f"global {per_replica * replicas} = {per_replica} per replica × {replicas} replicas ({unit})"
+    return f"global {per_replica * replicas} = {per_replica} per replica × {counted(replicas, 'replica')} ({unit})"
 
 
 def _sweep_line(sweep: Sweep | None) -> str | None:

@@ -95,10 +95,10 @@ def test_the_summary_is_printed_again_for_the_candidate_the_job_lands_on(
     assert (rows["backend"], rows["region"]) == ("sagemaker", "us-west-2")
     assert rows["machine"].startswith("ml.g4dn.12xlarge, 4 × T4")
     assert rows["cost/hour"].startswith("$4.89 for 1 × ml.g4dn.12xlarge")  # this candidate's price, not asia-east1's
-    assert rows["cost cap"].startswith("$3.00: max_runtime 0.61 h")  # $3 / $4.89 per hour
+    assert rows["cost cap"].startswith("$3.00: max_runtime 37 min,")  # $3 / $4.89 per hour
     assert rows["output"].startswith("s3://my-bucket/")
     assert rows["cost/hour"].startswith("$4.89 for 1 × ml.g4dn.12xlarge")  # this candidate's price, not asia-east1's
-    assert rows["cost cap"].startswith("$3.00: max_runtime 0.61 h")  # $3 / $4.89 per hour
+    assert rows["cost cap"].startswith("$3.00: max_runtime 37 min,")  # $3 / $4.89 per hour
     assert rows["output"].startswith("s3://my-bucket/")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cloudtrain.numbers import duration
 from cloudtrain.spec import BackendSettings, JobSpec, settings_of
 
 
@@ -20,7 +21,7 @@ class VertexSettings(BackendSettings):
         if not self.flex_start:
             return (("flex-start", None),)
         wait = self.flex_max_wait_seconds
-        tail = f", waits up to {wait / 3600:g} h for the machines" if wait else ""
+        tail = f", waits up to {duration(wait)} for the machines" if wait else ""
         return (("flex-start", "yes (Dynamic Workload Scheduler)" + tail),)
 
 
