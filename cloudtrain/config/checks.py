@@ -68,6 +68,13 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             field = {"machine_type": "type"}.get(exc.field or "", exc.field or "type")
             raise err(("machine", field), str(exc), _alternatives(exc)) from None
 
+    def machine_type() -> None:
+        try:
+            catalog.resolve_machine(cloud, cfg.machine.type, None, None)
+        except catalog.CatalogError as exc:
+            if exc.field in (None, "machine_type"):  # about the type itself, not its accelerators
+                raise err(("machine", "type"), str(exc), _alternatives(exc)) from None
+
     def image() -> None:
         if cfg.image.tensorflow is None:
             return
@@ -97,6 +104,10 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     else:
         run(("target", "backend", "region"), region)
         run(("target", "backend", "machine"), machine)
+        if problems.failed("machine") and not problems.failed("machine.type"):
+            # another key of machine: failed (an unknown key, a bad count): the type alone is still
+            # checked, as it depends on no other key of the section
+            run(("target", "backend", "machine.type"), machine_type)
         if not backend.follows_target:  # a local run needs no region's GPUs
             run(("target", "backend", "region", "machine"), offered)
 
