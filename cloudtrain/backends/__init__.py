@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
 _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
+_TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
 #: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
@@ -32,26 +33,43 @@ LOCAL = "local"
 DEFAULT_CONTRACT = "vertex"
 
 
-def register(name: str, module: str, *, section: str | None = None, sdk: tuple[str, ...] = ()) -> None:
+def register(
+    name: str, module: str, *, section: str | None = None, sdk: tuple[str, ...] = (), title: str | None = None
+) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
     ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
     ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
-    installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`)."""
+    installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`);
+    ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend)."""
     _REGISTRY[name] = module
+    if title is not None:
+        _TITLES[name] = title
     if section is not None:
         _SECTIONS[name] = section
     for top in sdk:
         _SDK.setdefault(top, name)
 
 
-register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"))  # google.cloud, .api_core, .auth, .protobuf
-register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"))  # sagemaker.core
-register("local", "cloudtrain.backends.local.backend", section="cloudtrain.backends.local.section:Local")
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
+# google.cloud, .api_core, .auth, .protobuf
+register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"), title="Vertex AI")
+# sagemaker.core
+register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"), title="SageMaker")
+register(
+    "local",
+    "cloudtrain.backends.local.backend",
+    section="cloudtrain.backends.local.section:Local",
+    title="this machine",
+)
+register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
 
 
 def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
+
+
+def titles() -> dict[str, str]:
+    """``{name: title}`` of every registered backend, in registration order (the name where none was given)."""
+    return {name: _TITLES.get(name, name) for name in _REGISTRY}
 
 
 def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
@@ -108,5 +126,6 @@ __all__ = [
     "parse_job_id",
     "register",
     "sdk_modules",
+    "titles",
     "sections",
 ]

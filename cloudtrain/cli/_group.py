@@ -184,6 +184,18 @@ class Group(click.Group):
             importlib.import_module(self.lazy_commands[cmd_name][0])  # its decorators add it to this group
         return super().get_command(ctx, cmd_name)
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help_text(ctx, formatter)
+        if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
+            from cloudtrain import backends
+
+            line = ", ".join(
+                f"{name} ({title})" if title != name else name for name, title in backends.titles().items()
+            )
+            with formatter.indentation():
+                formatter.write_paragraph()
+                formatter.write_text(f"Backends (backend: in the config, or --set backend=NAME): {line}.")
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands' lines as click writes them, from :data:`COMMANDS` for the ones not loaded."""
         rows = []
@@ -211,7 +223,7 @@ def with_debug(cmd: click.Command) -> click.Command:
 @click.version_option(__version__, prog_name="cloudtrain")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """Submit a TensorFlow training package to Vertex AI or SageMaker, or run it here.
+    """Submit a TensorFlow training package to a cloud or a Slurm cluster, or run it here.
 
     \b
       cloudtrain submit --config job_configs/gpu4.yaml --dry-run   # the exact request
