@@ -5,9 +5,22 @@ UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 # Every extra (both clouds' SDKs, the report, the local trainer's TensorFlow): the tests use them all.
 RUN := $(UV) run --frozen --all-extras
 
-.PHONY: install run test test-fast bench bench-smoke schema docs lint mutate clean
+.PHONY: install dev run test test-fast bench bench-smoke schema docs lint mutate clean
 
-install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
+# `make install`: the CLI for a user, with only the extras named (EXTRAS="vertex sagemaker report local";
+# none: the CLI alone), at uv.lock's versions (uv's cache serves them without the network once fetched), in
+# an environment of its own (CLI_ENV), `cloudtrain` linked into $(PREFIX)/bin. Running it again with other
+# EXTRAS leaves exactly those installed. The developer environment with everything is `make dev`.
+EXTRAS ?=
+PREFIX ?= $(HOME)/.local
+CLI_ENV ?= $(PREFIX)/share/cloudtrain/venv
+install: $(UV)  ## the CLI alone in ~/.local/bin; make install EXTRAS="vertex" adds that cloud's SDKs (docs/how-to/install.md)
+	UV_PROJECT_ENVIRONMENT=$(CLI_ENV) UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --no-dev --no-editable --quiet $(foreach e,$(EXTRAS),--extra $(e))
+	$(CLI_ENV)/bin/python tools/startup_bytecode.py
+	mkdir -p $(PREFIX)/bin && ln -sf $(CLI_ENV)/bin/cloudtrain $(PREFIX)/bin/cloudtrain
+	@echo "cloudtrain$(if $(strip $(EXTRAS)), with $(strip $(EXTRAS)),) is $(PREFIX)/bin/cloudtrain (its environment: $(CLI_ENV))"
+
+dev: .venv/.synced  ## the locked environment with every extra and the test tools in .venv/; then `source .venv/bin/activate`
 	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
 
 run: .venv/.synced  ## the main job on this machine

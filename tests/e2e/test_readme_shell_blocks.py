@@ -39,6 +39,8 @@ def skip_reason(command: str) -> str | None:
         return "names a placeholder for the reader's own job"
     if words[:1] == ["pytest"] or words[:2] in (["make", "run"], ["make", "test"], ["make", "test-fast"]):
         return "a long run another test makes (the first command, the suite itself)"
+    if words[:2] == ["make", "install"]:
+        return "installs into the reader's home (~/.local): tests/test_make_install.py runs it into a scratch PREFIX"
     if words[:2] in (["make", "bench"], ["make", "mutate"]) or words[:3] == ["python", "-m", "bench"]:
         return "a benchmark or mutation run: minutes to hours (tests/bench/test_bench_smoke.py runs each bench)"
     if words[:1] == ["cloudtrain"]:
@@ -66,7 +68,7 @@ def run_in_order(commands: list[str], tmp_path, path: str) -> None:
 def test_the_readme_commands_run_in_order(tmp_path):
     commands = readme_commands()
     run = [c for c in commands if skip_reason(c) is None]
-    assert "source .venv/bin/activate" in run and "make install" in run
+    assert "source .venv/bin/activate" in run and "make dev" in run
     assert any(c.startswith("cloudtrain submit") and "--dry-run" in c for c in run)
     assert run.index("source .venv/bin/activate") < min(i for i, c in enumerate(run) if c.startswith("cloudtrain"))
     run_in_order(run, tmp_path, "/usr/local/bin:/usr/bin:/bin")
@@ -74,7 +76,7 @@ def test_the_readme_commands_run_in_order(tmp_path):
 
 @pytest.mark.parametrize("page", docs_pages_with_commands())
 def test_a_docs_pages_commands_run_in_order(page, tmp_path):
-    """After the README's set-up (``make install``; ``source .venv/bin/activate``), as its reader has it."""
+    """After the README's set-up (``make dev``; ``source .venv/bin/activate``), as its reader has it."""
     run = [c for c in docs_text.shell_commands(REPO / page) if skip_reason(c) is None]
     run_in_order(run, tmp_path, f"{REPO / '.venv' / 'bin'}:/usr/local/bin:/usr/bin:/bin")
 
