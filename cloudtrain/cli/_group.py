@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from cloudtrain import __version__
+from cloudtrain import __version__, backends
 from cloudtrain.errors import UsageError
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -187,8 +187,6 @@ class Group(click.Group):
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
         if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
-            from cloudtrain import backends
-
             line = ", ".join(
                 f"{name} ({title})" if title != name else name for name, title in backends.titles().items()
             )
