@@ -58,5 +58,6 @@ def test_machines_tpu_on_sagemaker_is_one_line_and_exit_2(cli):
 def test_a_tpu_in_the_wrong_region_is_one_line_and_exit_2(cli):
     result = cli("validate", "job_configs/tpu_v5e.yaml", "--set", "region=asia-east1")
     assert result.returncode == 2
-    assert "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in europe-west4, us-west1" in result.stderr  # nearest to Taiwan first
+    # nearest to Taiwan first
+    assert "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in europe-west4, us-west1" in result.stderr
     assert "Traceback" not in result.stderr

@@ -47,7 +47,8 @@ def test_v5e_config_builds_a_tpu_spec_on_the_tpu_image(project):
         (
             "region: asia-east1\nmachine: {type: ct5lp-hightpu-4t}\n",
             "region",
-            "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in europe-west4, us-west1, us-west4, us-central1, not asia-east1",
+            "Vertex AI offers TPU_V5_LITEPOD (TPU v5e) in europe-west4, us-west1, us-west4, us-central1, "
+            "not asia-east1",
         ),
         (
             "machine: {type: ct5lp-hightpu-4t, tpu_topology: 4x4}\n",

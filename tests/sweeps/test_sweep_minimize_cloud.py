@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.sagemaker import SageMakerBackend
+from cloudtrain.backends.sagemaker.tuning_jobs import SageMakerSweep
 from cloudtrain.config import load_config
 from cloudtrain.spec import build_spec
 from tests.fakes.aws import TUNING_TRIALS, MotoAws, add_tuning_actions
@@ -62,7 +63,8 @@ def test_sagemaker_minimize_sweep_is_created_minimizing_and_its_lowest_trial_is_
         _sagemaker_trial(handle.job_id, n, lr, loss)
         for n, (lr, loss) in enumerate(zip(("0.01", "0.001", "0.05"), losses, strict=True), start=1)
     ]
-    results = handle.results()  # type: ignore[attr-defined]
+    assert isinstance(handle, SageMakerSweep)
+    results = handle.results()
     assert (results.metric, results.goal) == ("val_loss", "minimize")
     assert results.best is not None
     assert results.best.trial == f"{handle.job_id}-00{best}-trial" and results.best.value == min(losses)
