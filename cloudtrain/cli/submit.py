@@ -331,7 +331,7 @@ def _per_trial(spec: JobSpec, usd: float) -> str:
     if spec.sweep is None:
         return money(usd)
     trials = spec.sweep.max_trials
-    return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {trials} trials"
+    return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {counted(trials, 'trial')}"
 
 
 def _data_rows(spec: JobSpec) -> dict[str, str]:
@@ -356,8 +356,8 @@ def _sweep_line(sweep: Sweep | None) -> str | None:
         return None
     params = ", ".join(sweep.params)
     return (
-        f"{sweep.goal} {sweep.metric} over {params}: {sweep.max_trials} trials, {sweep.parallel_trials} at a "
-        f"time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else "")
+        f"{sweep.goal} {sweep.metric} over {params}: {counted(sweep.max_trials, 'trial')}, "
+        f"{sweep.parallel_trials} at a time, {sweep.algorithm}" + (", early stopping" if sweep.early_stopping else "")
     )
 
 

@@ -16,7 +16,15 @@ from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.app.sweep_owner import LOG
 from cloudtrain.backends import get_backend
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
-from cloudtrain.console import Console, ReplicaPrinter, make_console, print_json, print_kv, print_table
+from cloudtrain.console import (
+    Console,
+    ReplicaPrinter,
+    counted,
+    make_console,
+    print_json,
+    print_kv,
+    print_table,
+)
 from cloudtrain.errors import ExitCode
 from cloudtrain.history import JobRecord, find
 from cloudtrain.numbers import measured
@@ -34,7 +42,7 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
     started = app_sweep.start(prepared)
     if started.folder is not None:
         console.print(
-            f"[bold]Sweep[/bold] {spec.job_name} started: {sweep.max_trials} trials, "
+            f"[bold]Sweep[/bold] {spec.job_name} started: {counted(sweep.max_trials, 'trial')}, "
             f"{sweep.parallel_trials} at a time, {sweep.algorithm}; folder {started.folder}"
         )
         if detach:

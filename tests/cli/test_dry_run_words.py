@@ -87,3 +87,12 @@ def test_a_config_moved_to_sagemaker_shows_no_project(capsys) -> None:
     assert main(["submit", "--config", str(REPO / "job_configs" / "gpu4.yaml"), "--dry-run"]) == 0
     native = capsys.readouterr().out
     assert "project: my-project (from " in native and "gpu4.yaml:" in native  # Vertex AI keeps it, with its line
+
+
+def test_a_one_trial_sweep_is_one_trial(capsys) -> None:
+    sweep = str(REPO / "job_configs" / "sweep.yaml")
+    args = ["--set", "sweep.max_trials=1", "--set", "sweep.parallel_trials=1"]
+    assert main(["submit", "--config", sweep, "--dry-run", *args]) == 0
+    rows = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines() if ": " in line)
+    assert rows["sweep"].startswith("maximize val_accuracy over lr, batch-size, optimizer: 1 trial, ")
+    assert rows["cost cap"].startswith("$20.15 per trial, $20.15 for the sweep's 1 trial if it runs until")
