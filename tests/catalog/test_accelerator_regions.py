@@ -228,3 +228,15 @@ def test_distances_rank_the_nearest_regions_by_the_cities() -> None:
         "ap-southeast-1",
         "us-east-1",
     ]
+
+
+@pytest.mark.parametrize(
+    ("template", "region", "machine"),
+    [(VERTEX, "europe-west6", T4), (SAGEMAKER, "ap-south-2", "{type: ml.p4d.24xlarge}")],
+)
+def test_the_errors_page_shows_what_validate_prints(tmp_path, capsys, monkeypatch, template, region, machine) -> None:
+    _write(tmp_path, template, region, machine)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "-c", "job.yaml"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line in (ROOT / "docs" / "reference" / "errors.md").read_text().splitlines()
