@@ -47,6 +47,7 @@ class JobRecord:
     kind: str = "job"  # job | sweep | trial (a sweep's trial)
     created: str | None = None  # ISO time of the submit
     state: str | None = None  # the last state this machine saw (JobState value)
+    experiment: str | None = None  # the config's ``experiment:`` (``list``/``report``/``tensorboard --experiment``)
 
     @property
     def attach_id(self) -> str:
@@ -57,7 +58,7 @@ class JobRecord:
 
 _FIELDS = {f.name for f in fields(JobRecord)}
 _REQUIRED = ("job_id", "name", "backend", "region")
-_TEXT = ("project", "config", "kind", "created", "state")
+_TEXT = ("project", "config", "kind", "created", "state", "experiment")
 
 
 def record(entry: JobRecord) -> None:

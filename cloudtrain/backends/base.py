@@ -29,6 +29,7 @@ from cloudtrain.timeline import SAGEMAKER_PHASES
 
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
+    from cloudtrain.backends.files import JobFiles
 
 
 class JobState(enum.Enum):
@@ -234,6 +235,11 @@ class JobHandle(Protocol):
         """After success: a warning when the model location holds nothing (None: fine or not checkable)."""
         ...
 
+    def files(self) -> JobFiles:
+        """Where the job's outputs and TensorBoard event files are, as folders that list and read
+        (``cloudtrain outputs``, ``cloudtrain tensorboard``)."""
+        ...
+
 
 class HandleDefaults:
     """Neutral defaults for the optional members of :class:`JobHandle`."""
@@ -250,6 +256,12 @@ class HandleDefaults:
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         return None
+
+    def files(self) -> JobFiles:
+        raise UsageError(
+            f"job {getattr(self, 'job_id', '?')}: its backend does not say where its outputs are",
+            hint="look in the job's output folder",
+        )
 
 
 class Backend(Protocol):
