@@ -177,9 +177,12 @@ class SageMakerJob(HandleDefaults):
         desc = self.describe()
         status = to_status(desc, self.region)
         outputs: dict[str, Folder] = {}
+        job = ""
         if path := desc.get("OutputDataConfig", {}).get("S3OutputPath"):
-            outputs["output"] = self._folder(f"{path.rstrip('/')}/{self.job_id}/")
-        if path := desc.get("CheckpointConfig", {}).get("S3Uri"):
+            job = f"{path.rstrip('/')}/{self.job_id}/"
+            outputs["output"] = self._folder(job)
+        path = desc.get("CheckpointConfig", {}).get("S3Uri")
+        if path and not (job and path.startswith(job)):  # a prefix of its own, not inside the job's folder
             outputs["checkpoints"] = self._folder(path)
         board = desc.get("TensorBoardOutputConfig", {}).get("S3OutputPath")
         return JobFiles(
