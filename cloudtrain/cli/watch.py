@@ -5,6 +5,7 @@ the same code the Python API runs (``cloudtrain.tensorboard``, ``Job.outputs``, 
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import webbrowser
@@ -38,8 +39,8 @@ def tensorboard(
         raise UsageError("no jobs given", hint="cloudtrain tensorboard JOB [JOB…] or --experiment NAME")
     board = app_tensorboard.serve(list(dict.fromkeys(ids)), port=port, bind=bind)
     try:
-        if output == "json":
-            print_json(board.to_dict())
+        if output == "json":  # one line: a script reads it while the server runs on
+            click.echo(json.dumps(board.to_dict()))
         else:
             for run in board.runs:
                 click.echo(f"{run.name}: {run.source}", err=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import time
+import types
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from cloudtrain.history import JobRecord
 
 
 def write_scalars(folder: Path, steps: Mapping[str, list[float]], *, suffix: str = "") -> Path:
-    """One event file in ``folder`` holding each tag's values at steps 0, 1, …; its path."""
+    """One event file in ``folder`` holding each tag's values at steps 0, 1, …; its path. TensorBoard is
+    told TensorFlow is not needed (as ``cloudtrain tensorboard`` tells its server): its stub writes the file."""
+    sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
 

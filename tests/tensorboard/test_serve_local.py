@@ -76,3 +76,36 @@ def _free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def test_the_command_prints_the_url_as_json_and_stops_cleanly_on_ctrl_c(tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    run = local_run(tmp_path / "runs", "cli-run-1")
+    write_scalars(run / "logs", {"loss": [1.0, 0.5]})
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "tensorboard", "cli-run-1", "--port", str(port), "-o", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    try:
+        assert proc.stdout is not None
+        shown = json.loads(proc.stdout.readline())
+        assert shown == {
+            "url": f"http://127.0.0.1:{port}/",
+            "runs": {"cli-run-1": {"job": "cli-run-1", "source": str(run / "logs")}},
+        }
+        assert get(shown["url"] + "data/runs") == ["cli-run-1/."]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err.splitlines()[-1] == "stopped"
+    assert _free(port)  # TensorBoard went with it
