@@ -304,6 +304,8 @@ class Backend(Protocol):
     @property
     def runs_here(self) -> bool: ...  # its jobs run on this machine, as the user (a run, not a cloud job)
     @property
+    def managed_tensorboard(self) -> bool: ...  # it puts a managed TensorBoard in the request (``tensorboard:``)
+    @property
     def sweeps_here(self) -> bool: ...  # it runs a sweep itself, one Optuna study here (False: the cloud tunes)
     @property
     def secret_kind(self) -> str | None: ...  # the secret references (gcp, aws) its jobs read; None: none
@@ -447,6 +449,9 @@ class BackendFacts:
     #: Its jobs run on this machine, as the user: a run (not a cloud job) that reads every secret
     #: reference with the user's credentials, has no region, project or bill, and stops on Ctrl-C
     runs_here: ClassVar[bool] = False
+    #: It puts a managed TensorBoard in the request (the config's ``tensorboard:``; False: its runs are
+    #: served by ``cloudtrain tensorboard`` alone, and the key is refused)
+    managed_tensorboard: ClassVar[bool] = False
     #: It runs a sweep's trials itself, as one Optuna study on this machine (False: the cloud's tuning job)
     sweeps_here: ClassVar[bool] = False
     #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher

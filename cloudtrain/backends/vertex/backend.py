@@ -153,6 +153,7 @@ class VertexJob(HandleDefaults):
 class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
     title = "Vertex AI"
+    managed_tensorboard = True  # jobSpec.tensorboard
     required_keys = ("region", "project")
     location_keys = ("project", "region")
     storage_schemes = ("gs",)
