@@ -300,15 +300,21 @@ def sweep_results(sweep_id: str) -> SweepResults:
 
 
 @requiring
-def jobs(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
-    """This machine's history, newest first (``cloudtrain list``)."""
-    return history.recent(limit, backend=backend, region=region)
+def jobs(
+    limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
+) -> list[JobRecord]:
+    """This machine's history, newest first (``cloudtrain list``); ``experiment``: ``list --experiment``."""
+    return history.recent(limit, backend=backend, region=region, experiment=experiment)
 
 
 @requiring
-def report(job_ids: Sequence[str], out: str | Path | None = None) -> Path:
-    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib."""
-    return write_report(list(job_ids), Path(out) if out else None).page
+def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experiment: str | None = None) -> Path:
+    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib.
+    ``experiment``: every job of it, side by side (``report --experiment``)."""
+    ids = list(dict.fromkeys([*job_ids, *(experiment_jobs(experiment) if experiment else [])]))
+    if not ids:
+        raise UsageError("no jobs given", hint="name jobs, or experiment=NAME")
+    return write_report(ids, Path(out) if out else None).page
 
 
 @requiring
