@@ -66,9 +66,7 @@ def tensorboard(
 def outputs(job_id: str, dest: str | None, force: bool, output: str) -> None:
     """List what a job produced (model, checkpoints, TensorBoard logs, replicas' logs, anything under its
     output folder) with sizes; --download DIR fetches them (resumes, verifies sizes and checksums)."""
-    from cloudtrain.app.tensorboard import attach
-
-    listing = app_outputs.list_outputs(attach(job_id))
+    listing = app_outputs.list_outputs(app_tensorboard.attach(job_id))
     if dest is None:
         if output == "json":
             print_json(listing.to_dict())
