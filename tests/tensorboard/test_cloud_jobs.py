@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -53,7 +54,7 @@ def sagemaker_job(aws, tmp_path):
     return s3, files, event
 
 
-def get(url: str) -> object:
+def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as answer:
         return json.loads(answer.read())
 

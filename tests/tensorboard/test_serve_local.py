@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.fakes.gcs import free_port
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 
-def get(url: str) -> object:
+def get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=30) as answer:
         return json.loads(answer.read())
 

@@ -18,7 +18,7 @@ from tests.backends.sagemaker.test_sagemaker_request import _golden, _input_shap
 
 pytestmark = pytest.mark.slow
 
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "beside the outputs, us-east-1": dict(tensorboard=True, experiment="lr-sweep"),
     "own s3 path, eu-west-1": dict(
         region="eu-west-1", tensorboard="s3://team-boards/mnist/", experiment="baseline-2", labels={}

@@ -39,7 +39,7 @@ def sdk_request(body: dict[str, Any], project: str, region: str) -> dict[str, An
     the constructor takes them; service account, TensorBoard and timeout as ``submit`` takes them)."""
     from google.auth.credentials import AnonymousCredentials
     from google.cloud import aiplatform
-    from google.cloud.aiplatform.compat.types import custom_job as gca
+    from google.cloud.aiplatform.compat.types import custom_job as gca  # type: ignore[attr-defined]
     from google.protobuf import json_format
 
     job_spec = body["jobSpec"]
@@ -64,7 +64,7 @@ def sdk_request(body: dict[str, Any], project: str, region: str) -> dict[str, An
             created.name = f"{parent}/customJobs/1"  # what the service answers: the SDK then logs its link
             return created
 
-    job.api_client = Edge()
+    job.api_client = Edge()  # type: ignore[assignment]  # the SDK's client, at its edge
     job.submit(
         service_account=job_spec["serviceAccount"],
         tensorboard=job_spec["tensorboard"],
