@@ -69,7 +69,7 @@ class Downloaded:
     dest: Path
     fetched: list[str]
     kept: list[str]  # already there, the same size and checksum
-    bytes: int
+    bytes: int  # bytes read from the store (a resumed file: only what its partial file lacked)
 
 
 def list_outputs(handle: JobHandle) -> Listing:
@@ -99,7 +99,7 @@ def download(listing: Listing, dest: Path, *, force: bool = False, progress: Pro
                     f"({size(target.stat().st_size)} here, {size(output.file.size)} there)",
                     hint="pass --force to overwrite it, or download into another folder",
                 )
-    total, done = listing.total_bytes, 0
+    total, done, moved = listing.total_bytes, 0, 0
     fetched, kept = [], []
     for output, target in plan:
         if target.is_file() and _same(target, output.file):
@@ -112,9 +112,9 @@ def download(listing: Listing, dest: Path, *, force: bool = False, progress: Pro
             if progress:
                 progress(base + n, total, path)
 
-        done += _fetch(output, target, step)
+        moved += _fetch(output, target, step)
+        done += output.file.size
         fetched.append(output.path)
-    moved = sum(o.file.size for o in listing.files if o.path in set(fetched))
     return Downloaded(dest, fetched, kept, moved)
 
 
@@ -127,7 +127,7 @@ def _same(target: Path, file: StoredFile) -> bool:
 
 
 def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
-    """One file, through its partial file; the bytes it holds at the end."""
+    """One file, through its partial file; the bytes read from the store."""
     file = output.file
     partial = target.with_name(target.name + PARTIAL)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -153,4 +153,4 @@ def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
             hint="run the same download again",
         )
     os.replace(partial, target)
-    return file.size
+    return file.size - have

@@ -204,7 +204,7 @@ def serve(
     check_port(bind, port)
     runs = prepare_runs(job_ids, cache=cache, attach_job=attach_job)
     spec = ",".join(f"{run.name}:{run.logdir}" for run in runs)
-    server_log = (cache or cache_dir() / "tensorboard") / "server.log"
+    server_log = (cache or cache_dir() / "tensorboard") / f"server-{port}.log"  # one per running server
     server_log.parent.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-c", _LAUNCH, "--logdir_spec", spec, "--port", str(port), "--host", bind]
     argv += ["--reload_interval", str(max(1, int(min(refresh_s, 30))))]

@@ -104,6 +104,7 @@ def test_outputs_lists_every_prefix_and_download_resumes_and_verifies(aws, sagem
     assert (dest / "checkpoints" / "ckpt-2.index").read_bytes() == b"index"
     assert seen[-1][:2] == (listing.total_bytes, listing.total_bytes)
     assert sorted(done.fetched) == sorted(o.path for o in listing.files)
+    assert done.bytes == listing.total_bytes - 2000  # the partial file's 2,000 bytes were not fetched again
 
     assert job.download(dest).fetched == []  # all there, same size and MD5: nothing fetched again
     (dest / "checkpoints" / "ckpt-2.index").write_bytes(b"INDEX")  # same size, other content
