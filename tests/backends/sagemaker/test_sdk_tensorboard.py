@@ -82,3 +82,11 @@ def test_the_event_files_go_beside_the_jobs_outputs_or_to_the_path_given() -> No
 def test_golden_request_with_tensorboard_and_experiment() -> None:
     params = BACKEND.render(make_spec(tensorboard=True, experiment="lr-sweep"), fake_package())
     _golden("create_training_job_tensorboard.json", json.loads(json.dumps(params)))
+
+
+def test_the_bundled_trainer_writes_its_event_files_where_sagemaker_uploads_them() -> None:
+    from cloudtrain.backends.sagemaker.request import TENSORBOARD_LOCAL_PATH
+    from trainer.env import resolve_dirs
+
+    dirs = resolve_dirs({"SM_MODEL_DIR": "/opt/ml/model", "SM_TRAINING_ENV": "{}", "SM_CURRENT_HOST": "algo-1"})
+    assert dirs.tensorboard_dir == TENSORBOARD_LOCAL_PATH
