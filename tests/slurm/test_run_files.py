@@ -40,3 +40,21 @@ def test_a_run_folder_is_listed_and_copied_incrementally_over_ssh(slurm_login, t
     assert mirror.sync() == len(b"second;")
     assert (tmp_path / "copy" / "events.out.tfevents.1").read_bytes() == b"first records;second;"
     assert mirror.counts.list_calls == 2
+
+
+def test_a_slurm_jobs_files_are_its_run_folder_and_its_logs(slurm_login, tmp_path) -> None:
+    from cloudtrain.backends.slurm.job import SlurmJob
+
+    run = tmp_path / "workdir" / "runs" / "mnist-2"
+    (run / "slurm" / "r0").mkdir(parents=True)
+    (run / "logs").mkdir()
+    (run / "slurm" / "r0" / "batch.exit").write_text("0\n")
+    (run / "logs" / "events.out.tfevents.1").write_bytes(b"records")
+    shell = ClusterShell(slurm_login.host, dict(os.environ))
+    job = SlurmJob(shell, "424242", str(run), cluster=slurm_login.host, workdir=str(tmp_path / "workdir"))
+    files = job.files()
+    assert files.gone is None and not files.running  # ended: its batch exit file says so
+    assert files.tensorboard is not None and files.tensorboard.uri == f"{slurm_login.host}:{run}/logs"
+    assert [f.path for f in files.outputs["output"].list()] == ["logs/events.out.tfevents.1", "slurm/r0/batch.exit"]
+    gone = SlurmJob(shell, "424243", str(tmp_path / "nothing"), cluster=slurm_login.host, workdir=str(tmp_path))
+    assert gone.files().gone == f"its run folder {tmp_path / 'nothing'} is not on the cluster"

@@ -208,9 +208,9 @@ class SlurmJob(HandleDefaults):
     def files(self) -> JobFiles:
         """The run folder on the cluster (``model/``, ``checkpoints/``, ``logs/``: TensorBoard, and
         ``slurm/``: the tasks' output), read over the login node's connection."""
-        status = self.status()
         if not self._files().get("known"):
             return JobFiles({}, gone=f"its run folder {self.run} is not on the cluster")
+        status = self.status()
         return JobFiles(
             {"output": ClusterFolder(self._shell, self.run, self._python)},
             ClusterFolder(self._shell, f"{self.run}/logs", self._python),
