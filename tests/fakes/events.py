@@ -15,9 +15,10 @@ from cloudtrain import history
 from cloudtrain.history import JobRecord
 
 
-def write_scalars(folder: Path, steps: Mapping[str, list[float]], *, suffix: str = "") -> Path:
-    """One event file in ``folder`` holding each tag's values at steps 0, 1, …; its path. TensorBoard is
-    told TensorFlow is not needed (as ``cloudtrain tensorboard`` tells its server): its stub writes the file."""
+def write_scalars(folder: Path, steps: Mapping[str, list[float]], *, suffix: str = "", first: int = 0) -> Path:
+    """One event file in ``folder`` holding each tag's values at steps ``first``, ``first + 1``, …; its path.
+    TensorBoard is told TensorFlow is not needed (as ``cloudtrain tensorboard`` tells its server): its stub
+    writes the file."""
     sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.summary.writer.event_file_writer import EventFileWriter
@@ -26,7 +27,7 @@ def write_scalars(folder: Path, steps: Mapping[str, list[float]], *, suffix: str
     writer = EventFileWriter(str(folder), filename_suffix=suffix)
     metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
     for tag, values in steps.items():
-        for step, value in enumerate(values):
+        for step, value in enumerate(values, start=first):
             summary = summary_pb2.Summary(
                 value=[summary_pb2.Summary.Value(tag=tag, simple_value=value, metadata=metadata)]
             )

@@ -136,3 +136,22 @@ def test_a_job_whose_outputs_are_gone_is_one_line(aws, sagemaker_job, capsys) ->
     assert main(["outputs", JOB]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line == f"error: job {JOB}: its outputs are gone (s3://team-bucket/outputs/{JOB}/ holds nothing)"
+
+
+def test_a_running_jobs_new_event_file_reaches_tensorboard_by_itself(aws, sagemaker_job, tmp_path) -> None:
+    """The background refresh: no call from the test copies it; TensorBoard shows the new step when it has."""
+    import time
+
+    from cloudtrain.app.tensorboard import serve
+
+    s3, files, event = sagemaker_job
+    aws.set_job(REGION, JOB, "InProgress", "Training")
+    later = write_scalars(tmp_path / "later", {"epoch_loss": [0.25]}, suffix=".later", first=2)
+    with serve([JOB], port=free_port(), refresh_s=1) as board:
+        scalars = board.url + f"data/plugin/scalars/scalars?run={JOB}/.&tag=epoch_loss"
+        assert [step for _, step, _ in get(scalars)] == [0, 1]
+        s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/tensorboard/{later.name}", Body=later.read_bytes())
+        deadline = time.monotonic() + 120  # a bound on waiting, not a measured time
+        while len(get(scalars)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert [(step, round(value, 2)) for _, step, value in get(scalars)] == [(0, 0.8), (1, 0.3), (2, 0.25)]
