@@ -93,7 +93,7 @@ def download(listing: Listing, dest: Path, *, force: bool = False, progress: Pro
     plan = [(output, inside(dest, output.path)) for output in listing.files]
     if not force:
         for output, target in plan:
-            if target.is_file() and not _same(target, output.file):
+            if target.is_file() and not _same(target, output):
                 raise UsageError(
                     f"{target} already exists and differs from {_where(output)} "
                     f"({size(target.stat().st_size)} here, {size(output.file.size)} there)",
@@ -102,7 +102,7 @@ def download(listing: Listing, dest: Path, *, force: bool = False, progress: Pro
     total, done, moved = listing.total_bytes, 0, 0
     fetched, kept = [], []
     for output, target in plan:
-        if target.is_file() and _same(target, output.file):
+        if target.is_file() and _same(target, output):
             kept.append(output.path)
             done += output.file.size
             continue
@@ -122,8 +122,14 @@ def _where(output: Output) -> str:
     return f"{output.folder.uri.rstrip('/')}/{output.file.path}"
 
 
-def _same(target: Path, file: StoredFile) -> bool:
-    return target.stat().st_size == file.size and checksum_matches(target, file.checksum) is not False
+def _same(target: Path, output: Output) -> bool:
+    file = output.file
+    return target.stat().st_size == file.size and not _mismatch(target, output)
+
+
+def _mismatch(path: Path, output: Output) -> bool:
+    """The file here is not the store's by its checksum (one the store vouches for)."""
+    return checksum_matches(path, output.file.checksum) is False and output.folder.checksum_trusted(output.file.path)
 
 
 def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
@@ -145,7 +151,7 @@ def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
             f"{_where(output)}: got {partial.stat().st_size} bytes of {file.size}",
             hint="run the same download again: it resumes",
         )
-    if checksum_matches(partial, file.checksum) is False:
+    if _mismatch(partial, output):
         partial.unlink()
         raise BackendError(
             f"{_where(output)}: the downloaded file's {file.checksum[0] if file.checksum else ''} checksum "

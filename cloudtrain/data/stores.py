@@ -50,6 +50,14 @@ class S3Store:
                 out += [_s3_info(o["Key"], o["Size"], o.get("ETag", "")) for o in page.get("Contents", [])]
         return out
 
+    def checksum_is_md5(self, key: str) -> bool:
+        """Whether the object's ETag is its content's MD5: not when KMS or a customer's key encrypts it."""
+        with self._translated(f"checking {self._where(key)}"):
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
+        return head.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse") and not head.get(
+            "SSECustomerAlgorithm"
+        )
+
     def read(self, key: str, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged GET."""
         with self._translated(f"reading {self._where(key)}"):
@@ -114,6 +122,9 @@ class GcsStore:
     def download(self, key: str, dest: Path) -> None:
         with _gcs_errors(f"downloading {self._where(key)}"):
             self._bucket.blob(key).download_to_filename(str(dest))
+
+    def checksum_is_md5(self, key: str) -> bool:
+        return True  # Cloud Storage's md5Hash (or crc32c) is always of the content
 
     def read(self, key: str, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged read, no checksum of a part."""

@@ -77,3 +77,13 @@ def test_an_object_name_that_climbs_out_of_the_copy_is_refused(s3, tmp_path) -> 
     with pytest.raises(UsageError, match="points outside"):
         Mirror(BucketFolder(bucket, "logs"), tmp_path / "copy").sync()
     assert not (tmp_path / "escape").exists()
+
+
+def test_an_s3_etag_is_trusted_as_md5_only_for_an_object_kms_does_not_encrypt(s3) -> None:
+    bucket, put = s3
+    put("out/plain.bin", b"plain")
+    bucket.client.put_object(Bucket="runs-bucket", Key="out/sealed.bin", Body=b"sealed", ServerSideEncryption="aws:kms")
+    folder = BucketFolder(bucket, "out")
+    listed = {f.path: f.checksum for f in folder.list()}
+    assert listed["plain.bin"] == ("md5", "ac7938d40cfc2307e2bf325d28e7884e")  # the content's MD5
+    assert folder.checksum_trusted("plain.bin") and not folder.checksum_trusted("sealed.bin")

@@ -51,6 +51,9 @@ class ClusterFolder:
         found = json.loads(self.shell.text([self.python, "-c", _LIST, self.path]) or "[]")
         return [StoredFile(rel, int(size)) for rel, size in found]
 
+    def checksum_trusted(self, path: str) -> bool:
+        return True  # none is listed
+
     def read(self, path: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
         while end is None or start < end:
             want = CHUNK if end is None else min(CHUNK, end - start)
