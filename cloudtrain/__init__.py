@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ load
         submit,
         submit_sweep,
         sweep_results,
+        tensorboard,
     )
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "submit",
     "submit_sweep",
     "sweep_results",
+    "tensorboard",
 ]
 _API = frozenset(__all__) - {"__version__"}  # the names __getattr__ loads from cloudtrain.api
 

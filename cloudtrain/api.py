@@ -25,16 +25,20 @@ from typing import Any
 
 from cloudtrain import history
 from cloudtrain.app import sweep as app_sweep
+from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.job_status import StatusReport, status_report
 from cloudtrain.app.launch import launch
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
+from cloudtrain.app.outputs import Downloaded, Listing, download, list_outputs
+from cloudtrain.app.outputs import Progress as DownloadProgress
 from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
 from cloudtrain.app.report import write_report
 from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
@@ -63,6 +67,7 @@ __all__ = [
     "submit",
     "submit_sweep",
     "sweep_results",
+    "tensorboard",
 ]
 
 
@@ -171,6 +176,19 @@ class Job:
         default). Nothing is summarised: the summary is kept by whoever follows the job."""
         status = self.handle.cancel()
         return self.handle.wait() if wait else status
+
+    @requiring
+    def outputs(self) -> Listing:
+        """What the job produced, with sizes (``cloudtrain outputs``); a running job's files so far."""
+        return list_outputs(self.handle)
+
+    @requiring
+    def download(
+        self, dest: str | Path, *, force: bool = False, progress: DownloadProgress | None = None
+    ) -> Downloaded:
+        """Fetch :meth:`outputs` into ``dest`` (``outputs --download``): resumes, verifies sizes and the
+        store's checksums, never overwrites a different file unless ``force``."""
+        return download(list_outputs(self.handle), Path(dest), force=force, progress=progress)
 
     def _watch(self) -> Progress:
         """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
@@ -282,12 +300,32 @@ def sweep_results(sweep_id: str) -> SweepResults:
 
 
 @requiring
-def jobs(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
-    """This machine's history, newest first (``cloudtrain list``)."""
-    return history.recent(limit, backend=backend, region=region)
+def jobs(
+    limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
+) -> list[JobRecord]:
+    """This machine's history, newest first (``cloudtrain list``); ``experiment``: ``list --experiment``."""
+    return history.recent(limit, backend=backend, region=region, experiment=experiment)
 
 
 @requiring
-def report(job_ids: Sequence[str], out: str | Path | None = None) -> Path:
-    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib."""
-    return write_report(list(job_ids), Path(out) if out else None).page
+def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experiment: str | None = None) -> Path:
+    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib.
+    ``experiment``: every job of it, side by side (``report --experiment``)."""
+    ids = list(dict.fromkeys([*job_ids, *(experiment_jobs(experiment) if experiment else [])]))
+    if not ids:
+        raise UsageError("no jobs given", hint="name jobs, or experiment=NAME")
+    return write_report(ids, Path(out) if out else None).page
+
+
+@requiring
+def tensorboard(
+    job_ids: Sequence[str] = (),
+    *,
+    experiment: str | None = None,
+    port: int = DEFAULT_PORT,
+    bind: str = "127.0.0.1",
+) -> Board:
+    """Serve TensorBoard here over the jobs' event files (``cloudtrain tensorboard``); returns once it
+    answers. ``board.url`` is its page, ``board.stop()`` ends it (or use it as a context manager)."""
+    ids = list(job_ids) + (experiment_jobs(experiment) if experiment else [])
+    return serve(list(dict.fromkeys(ids)), port=port, bind=bind)

@@ -21,6 +21,7 @@ F = TypeVar("F", bound=Callable)
 #: top-level module → (extra, what it is for a person), for the extras that are no backend's
 OTHER_EXTRAS = {
     "matplotlib": ("report", "run report"),
+    "tensorboard": ("tensorboard", "TensorBoard"),
 }
 
 

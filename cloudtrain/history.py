@@ -47,6 +47,7 @@ class JobRecord:
     kind: str = "job"  # job | sweep | trial (a sweep's trial)
     created: str | None = None  # ISO time of the submit
     state: str | None = None  # the last state this machine saw (JobState value)
+    experiment: str | None = None  # the config's ``experiment:`` (``list``/``report``/``tensorboard --experiment``)
 
     @property
     def attach_id(self) -> str:
@@ -57,7 +58,7 @@ class JobRecord:
 
 _FIELDS = {f.name for f in fields(JobRecord)}
 _REQUIRED = ("job_id", "name", "backend", "region")
-_TEXT = ("project", "config", "kind", "created", "state")
+_TEXT = ("project", "config", "kind", "created", "state", "experiment")
 
 
 def record(entry: JobRecord) -> None:
@@ -106,8 +107,10 @@ def find(job_id: str) -> JobRecord | None:
     return None if data is None else JobRecord(**{k: v for k, v in data.items() if k in _FIELDS})
 
 
-def recent(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[JobRecord]:
-    """The newest jobs first, one record each (its latest), optionally of one backend / region."""
+def recent(
+    limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
+) -> list[JobRecord]:
+    """The newest jobs first, one record each (its latest), optionally of one backend / region / experiment."""
     latest: dict[tuple[str, str], JobRecord] = {}
     for entry in records():
         key = (entry.backend, entry.name)
@@ -116,7 +119,9 @@ def recent(limit: int = 20, *, backend: str | None = None, region: str | None = 
     jobs = [
         e
         for e in reversed(latest.values())
-        if (not backend or e.backend == backend) and (not region or e.region == region)
+        if (not backend or e.backend == backend)
+        and (not region or e.region == region)
+        and (not experiment or e.experiment == experiment)
     ]
     return jobs[:limit]
 

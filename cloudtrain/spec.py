@@ -183,6 +183,9 @@ class JobSpec:
     #: ``secrets:``: variable name → reference (``gcp:…``, ``aws:…``, ``shell:…`` locally); the request
     #: carries these, the launcher on the machine reads the values (cloudtrain.secrets)
     secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: ``tensorboard:``: a managed TensorBoard (a Vertex AI instance's name; True or an s3:// path on SageMaker)
+    tensorboard: str | bool | None = None
+    experiment: str | None = None  # ``experiment:``: the group of runs it belongs to
 
     @property
     def package_prefix(self) -> str | None:
@@ -340,6 +343,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         labels=MappingProxyType(dict(cfg.labels)),
         env=MappingProxyType(dict(cfg.env)),
         secrets=MappingProxyType(dict(cfg.secrets)),
+        tensorboard=cfg.tensorboard,
+        experiment=cfg.experiment,
         config_file=loaded.file,
         created=now,
         channels=MappingProxyType(build_channels(loaded)),

@@ -12,4 +12,7 @@ it); above it: the CLI and the API.
 * :mod:`~cloudtrain.app.outcome` a finished job's summary, kept in history
 * :mod:`~cloudtrain.app.sweep` sweeps (with :mod:`~cloudtrain.app.sweep_local`, :mod:`~cloudtrain.app.sweep_lookup`)
 * :mod:`~cloudtrain.app.locate` which backend, region and project a job id belongs to
+* :mod:`~cloudtrain.app.tensorboard` TensorBoard over any jobs' event files (with :mod:`~cloudtrain.app.mirror`)
+* :mod:`~cloudtrain.app.outputs` what a job produced, listed and downloaded
+* :mod:`~cloudtrain.app.experiments` the jobs of an ``experiment:``
 """

@@ -74,5 +74,6 @@ def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
             str(prepared.loaded.file.resolve()),
             created=spec.created.isoformat(),
             kind=kind,
+            experiment=spec.experiment,
         )
     )

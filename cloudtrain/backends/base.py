@@ -29,6 +29,7 @@ from cloudtrain.timeline import SAGEMAKER_PHASES
 
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
+    from cloudtrain.backends.files import JobFiles
 
 
 class JobState(enum.Enum):
@@ -234,6 +235,11 @@ class JobHandle(Protocol):
         """After success: a warning when the model location holds nothing (None: fine or not checkable)."""
         ...
 
+    def files(self) -> JobFiles:
+        """Where the job's outputs and TensorBoard event files are, as folders that list and read
+        (``cloudtrain outputs``, ``cloudtrain tensorboard``)."""
+        ...
+
 
 class HandleDefaults:
     """Neutral defaults for the optional members of :class:`JobHandle`."""
@@ -250,6 +256,12 @@ class HandleDefaults:
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         return None
+
+    def files(self) -> JobFiles:
+        raise UsageError(
+            f"job {getattr(self, 'job_id', '?')}: its backend does not say where its outputs are",
+            hint="look in the job's output folder",
+        )
 
 
 class Backend(Protocol):
@@ -291,6 +303,8 @@ class Backend(Protocol):
     def contract(self) -> str | None: ...  # whose catalog and contract its jobs follow; None: its own
     @property
     def runs_here(self) -> bool: ...  # its jobs run on this machine, as the user (a run, not a cloud job)
+    @property
+    def managed_tensorboard(self) -> bool: ...  # it puts a managed TensorBoard in the request (``tensorboard:``)
     @property
     def sweeps_here(self) -> bool: ...  # it runs a sweep itself, one Optuna study here (False: the cloud tunes)
     @property
@@ -435,6 +449,9 @@ class BackendFacts:
     #: Its jobs run on this machine, as the user: a run (not a cloud job) that reads every secret
     #: reference with the user's credentials, has no region, project or bill, and stops on Ctrl-C
     runs_here: ClassVar[bool] = False
+    #: It puts a managed TensorBoard in the request (the config's ``tensorboard:``; False: its runs are
+    #: served by ``cloudtrain tensorboard`` alone, and the key is refused)
+    managed_tensorboard: ClassVar[bool] = False
     #: It runs a sweep's trials itself, as one Optuna study on this machine (False: the cloud's tuning job)
     sweeps_here: ClassVar[bool] = False
     #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher

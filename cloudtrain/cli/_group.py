@@ -133,6 +133,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cloudtrain.cli.gcloud",
         "gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud.",
     ),
+    "outputs": (
+        "cloudtrain.cli.watch",
+        "List what a job produced (model, checkpoints, TensorBoard logs, replicas' logs, anything under its"
+        " output folder) with sizes; --download DIR fetches them (resumes, verifies sizes and checksums).",
+    ),
     "package": (
         "cloudtrain.cli.offline",
         "Build the deterministic sdist of a package directory and print its path and hash.",
@@ -157,6 +162,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": (
         "cloudtrain.cli.sweep",
         "Hyperparameter sweeps: their trials and results.",
+    ),
+    "tensorboard": (
+        "cloudtrain.cli.watch",
+        "Serve TensorBoard here over the runs' event files, each run named by its job: a local run, a"
+        " Slurm run folder, gs:// and s3:// (copied into the cache, only new bytes, while the job runs).",
     ),
     "validate": (
         "cloudtrain.cli.offline",

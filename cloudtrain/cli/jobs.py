@@ -202,15 +202,22 @@ def cancel(
 
 @cli.command(name="list")
 @click.option("--limit", default=20, show_default=True)
+@click.option("--experiment", help="Only the jobs of this experiment (the config's experiment:).")
 @_job_options
 @OUTPUT_OPTION
 def list_jobs(
-    limit: int, backend: str | None, region: str | None, project: str | None, config_path: str | None, output: str
+    limit: int,
+    experiment: str | None,
+    backend: str | None,
+    region: str | None,
+    project: str | None,
+    config_path: str | None,
+    output: str,
 ) -> None:
     """Recent jobs from this machine's history, every backend; with --backend and --region (or
     --config), the cloud's own list for that region (jobs submitted from anywhere)."""
-    if not config_path and not (backend and region):
-        _list_history(limit, backend, region, output)
+    if experiment or (not config_path and not (backend and region)):
+        _list_history(limit, backend, region, output, experiment)
         return
     where = locate(None, backend, region, project, config_path)
     jobs = where.backend.list_jobs(region=where.region, project=where.project, limit=limit)
@@ -225,8 +232,9 @@ def list_jobs(
     )
 
 
-def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
-    jobs = [asdict(e) | {"state": last_state(e)} for e in recent(limit, backend=backend, region=region)]
+def _list_history(limit: int, backend: str | None, region: str | None, output: str, experiment: str | None) -> None:
+    found = recent(limit, backend=backend, region=region, experiment=experiment)
+    jobs = [asdict(e) | {"state": last_state(e)} for e in found]
     for job in jobs:
         if job.get("kind") == "sweep":  # a sweep's line says where it stands: trials done, the best so far
             job["state"] = _sweep_state(job["job_id"]) or job["state"]
@@ -234,7 +242,8 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
         print_json(jobs)
         return
     if not jobs:
-        click.echo("no jobs in this machine's history" + (" for these flags" if backend or region else ""), err=True)
+        flags = backend or region or experiment
+        click.echo("no jobs in this machine's history" + (" for these flags" if flags else ""), err=True)
         return
     print_table(
         make_console(),

@@ -6,13 +6,16 @@ from pathlib import Path
 
 import click
 
+from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.report import write_report
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import print_json
+from cloudtrain.errors import UsageError
 
 
 @cli.command()
-@click.argument("job_ids", metavar="JOB…", nargs=-1, required=True)
+@click.argument("job_ids", metavar="[JOB]…", nargs=-1)
+@click.option("--experiment", help="Every job of this experiment (the config's experiment:), side by side.")
 @click.option(
     "--out",
     "out_dir",
@@ -20,10 +23,13 @@ from cloudtrain.console import print_json
     help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<first job>.",
 )
 @OUTPUT_OPTION
-def report(job_ids: tuple[str, ...], out_dir: str | None, output: str) -> None:
+def report(job_ids: tuple[str, ...], experiment: str | None, out_dir: str | None, output: str) -> None:
     """Write a run report: start-up timeline, loss and metric per epoch, examples/s, cost; several
     jobs side by side (e.g. 1 vs 4 GPUs: speed-up and cost per epoch); a sweep's trials."""
-    written = write_report(list(job_ids), Path(out_dir) if out_dir else None)
+    ids = list(dict.fromkeys([*job_ids, *(experiment_jobs(experiment) if experiment else [])]))
+    if not ids:
+        raise UsageError("no jobs given", hint="cloudtrain report JOB [JOB…] or --experiment NAME")
+    written = write_report(ids, Path(out_dir) if out_dir else None)
     if output == "json":
         print_json({"report": str(written.page), "figures": {k: str(v) for k, v in written.figures.items()}})
     else:

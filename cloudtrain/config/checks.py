@@ -31,6 +31,9 @@ _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _CHANNEL_NAME_MAX = 64  # SageMaker's limit, kept on every backend: the same data: runs anywhere
 
 
+_EXPERIMENT = re.compile(r"^[a-z0-9](-*[a-z0-9]){0,62}$")
+
+
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
     """Every check whose fields are valid, each error collected (:class:`Problems`); raises them at the end.
 
@@ -167,6 +170,28 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             )
     for fields, check in contract.contract_checks(loaded):
         run(fields, check)
+    followed = backend.follows_target and cfg.target  # --local of a cloud's config: the event files are here
+    if cfg.tensorboard not in (None, False) and not backend.managed_tensorboard and not followed:
+        where = "this machine" if backend.runs_here else f"{backend.title or cfg.backend}"
+        run(
+            ("backend", "tensorboard"),
+            fail(
+                ("tensorboard",),
+                f"{where} has no managed TensorBoard, and its runs need none: "
+                "`cloudtrain tensorboard JOB` serves their event files here",
+                "remove tensorboard:",
+            ),
+        )
+    if cfg.experiment is not None and not _EXPERIMENT.match(cfg.experiment):
+        run(
+            ("experiment",),
+            fail(
+                ("experiment",),
+                f"received {cfg.experiment!r}; an experiment name is lowercase letters, digits and -, "
+                "at most 63, not ending in - (a SageMaker experiment and a Vertex label value both)",
+                f"use experiment: {re.sub(r'[^a-z0-9-]+', '-', cfg.experiment.lower()).strip('-')[:63] or 'baseline'}",
+            ),
+        )
     if not cluster:  # shared paths on the cluster are not folders here: its own checks read data:
         run(("backend", "data"), lambda: _check_data(loaded))
     run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))

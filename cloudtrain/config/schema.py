@@ -279,6 +279,17 @@ class JobConfig(_Strict):
     service_account: StrictStr | None = None
     network: StrictStr | None = Field(None, description="Vertex: VPC network; SageMaker: not supported here.")
     labels: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Vertex labels / SageMaker tags.")
+    tensorboard: StrictStr | StrictBool | None = Field(
+        None,
+        description="Managed TensorBoard. Vertex AI: a TensorBoard instance, projects/P/locations/REGION/"
+        "tensorboards/ID (needs service_account); SageMaker: true, or an s3:// path, for TensorBoardOutputConfig. "
+        "Local and Slurm runs need none: `cloudtrain tensorboard JOB` serves them.",
+    )
+    experiment: StrictStr | None = Field(
+        None,
+        description="Group runs: a SageMaker experiment (ExperimentConfig), a Vertex label, the name in this "
+        "machine's history (list/report/tensorboard --experiment). Lowercase letters, digits and -, at most 63.",
+    )
     env: dict[StrictStr, StrictStr] = Field(default_factory=dict, description="Environment variables for the job.")
     secrets: dict[StrictStr, Annotated[StrictStr, BeforeValidator(_secret_ref)]] = Field(
         default_factory=dict,

@@ -8,6 +8,7 @@ backends (their endpoints and credentials) and handed in.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -28,6 +29,9 @@ class ObjectInfo:
     size: int
     version: str  # what changes when the content does: the ETag (S3), the generation (GCS)
     sha256: str | None = None  # cloudtrain's own, where it wrote the object and the listing shows it
+    #: The store's own checksum of the content, where it gives one: ``("md5", hex)`` (GCS's md5, or an S3
+    #: ETag of a single-part upload), ``("crc32c", base64)`` (GCS, composite objects); None: none.
+    checksum: tuple[str, str] | None = None
 
 
 class S3Store:
@@ -43,8 +47,22 @@ class S3Store:
         out = []
         with self._translated(f"listing {self._where(prefix)}"):
             for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
-                out += [ObjectInfo(o["Key"], o["Size"], o.get("ETag", "").strip('"')) for o in page.get("Contents", [])]
+                out += [_s3_info(o["Key"], o["Size"], o.get("ETag", "")) for o in page.get("Contents", [])]
         return out
+
+    def checksum_is_md5(self, key: str) -> bool:
+        """Whether the object's ETag is its content's MD5: not when KMS or a customer's key encrypts it."""
+        with self._translated(f"checking {self._where(key)}"):
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
+        return head.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse") and not head.get(
+            "SSECustomerAlgorithm"
+        )
+
+    def read(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged GET."""
+        with self._translated(f"reading {self._where(key)}"):
+            body = self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end - 1}")["Body"]
+            return body.read()
 
     def stat(self, key: str) -> ObjectInfo | None:
         import botocore.exceptions
@@ -105,9 +123,29 @@ class GcsStore:
         with _gcs_errors(f"downloading {self._where(key)}"):
             self._bucket.blob(key).download_to_filename(str(dest))
 
+    def checksum_is_md5(self, key: str) -> bool:
+        return True  # Cloud Storage's md5Hash (or crc32c) is always of the content
+
+    def read(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged read, no checksum of a part."""
+        with _gcs_errors(f"reading {self._where(key)}"):
+            return self._bucket.blob(key).download_as_bytes(start=start, end=end - 1, checksum=None)
+
+
+def _s3_info(key: str, size: int, etag: str) -> ObjectInfo:
+    """A listed S3 object; its ETag is the content's MD5 only for a single-part upload (no ``-N`` tail)."""
+    etag = etag.strip('"')
+    single = etag and "-" not in etag and len(etag) == 32
+    return ObjectInfo(key, size, etag, checksum=("md5", etag) if single else None)
+
 
 def _info(blob: Any) -> ObjectInfo:
-    return ObjectInfo(blob.name, int(blob.size or 0), str(blob.generation), (blob.metadata or {}).get(SHA_KEY))
+    checksum = ("md5", base64.b64decode(blob.md5_hash).hex()) if blob.md5_hash else None
+    if checksum is None and blob.crc32c:
+        checksum = ("crc32c", blob.crc32c)
+    return ObjectInfo(
+        blob.name, int(blob.size or 0), str(blob.generation), (blob.metadata or {}).get(SHA_KEY), checksum
+    )
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.files import JobFiles, LocalFolder
 from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
@@ -132,6 +133,9 @@ class LocalJob(HandleDefaults):
         if self._replicas.done:
             return self._finish(self._replicas.wait())
         return self._status()
+
+    def files(self) -> JobFiles:
+        return run_files(self.status(), self.output_dir)
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         return self._replicas.lines(follow)  # local output is complete when the processes exit: no drain
@@ -322,6 +326,20 @@ def latest_checkpoint(directory: Path) -> tuple[int, Path] | None:
     return max(found) if found else None
 
 
+def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
+    """A local run's files: its output folder (model, checkpoints, event files, the replicas' logs in
+    ``local-run/``), read in place; its event files where its chief wrote them."""
+    if not output_dir.is_dir():
+        return JobFiles({}, gone=f"its run folder {output_dir} is gone")
+    board = status.details.get("tensorboard_dir")
+    return JobFiles(
+        {"output": LocalFolder(output_dir)},
+        LocalFolder(board) if board else None,
+        no_tensorboard=None if board else f"run {status.job_id} recorded no TensorBoard folder",
+        running=not status.state.terminal,
+    )
+
+
 class RecordedJob(HandleDefaults):
     """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``).
 
@@ -378,6 +396,9 @@ class RecordedJob(HandleDefaults):
         if isinstance(found, Damage):
             raise found.error()
         return found
+
+    def files(self) -> JobFiles:
+        return run_files(self.status(), self.output_dir)
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
         native = recorded = data["native_state"]

@@ -31,6 +31,7 @@ log = logging.getLogger("cloudtrain.sagemaker")
 class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
     title = "SageMaker"
+    managed_tensorboard = True  # TensorBoardOutputConfig
     required_keys = ("region", "role_arn")
     location_keys = ("region",)
     storage_schemes = ("s3",)

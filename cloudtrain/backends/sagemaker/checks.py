@@ -41,7 +41,16 @@ def settings_checks(loaded: Any) -> list[Check]:
                 "write the SageMaker execution role's ARN: arn:aws:iam::<account>:role/<name>",
             )
 
-    return [(("backend", "role_arn"), role_arn)]
+    def tensorboard() -> None:
+        board = cfg.tensorboard
+        if isinstance(board, str) and not board.startswith("s3://"):
+            raise err(
+                ("tensorboard",),
+                f"received {board!r}; SageMaker takes true (event files beside the job's outputs) or an s3:// path",
+                "tensorboard: true",
+            )
+
+    return [(("backend", "role_arn"), role_arn), (("tensorboard",), tensorboard)]
 
 
 def contract_checks(loaded: Any) -> list[Check]:

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.files import BucketFolder, Folder, JobFiles
 from cloudtrain.backends.outputs import model_warning
+from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import CloudSetupError
 from cloudtrain.interruptions import sagemaker_transitions
 from cloudtrain.timeline import SAGEMAKER_PHASES, sagemaker_marks
@@ -168,6 +170,34 @@ class SageMakerJob(HandleDefaults):
         if n := _tar_files(self.clients.s3, bucket, output):
             written[f"s3://{bucket}/{output} (SM_OUTPUT_DATA_DIR)"] = n
         return model_warning(uri, written, "sagemaker")
+
+    def files(self) -> JobFiles:
+        """``<S3OutputPath>/<job>/`` (``output/model.tar.gz``, ``output/output.tar.gz``), the checkpoint
+        prefix, and the event files where ``TensorBoardOutputConfig`` has SageMaker upload them."""
+        desc = self.describe()
+        status = to_status(desc, self.region)
+        outputs: dict[str, Folder] = {}
+        job = ""
+        if path := desc.get("OutputDataConfig", {}).get("S3OutputPath"):
+            job = f"{path.rstrip('/')}/{self.job_id}/"
+            outputs["output"] = self._folder(job)
+        path = desc.get("CheckpointConfig", {}).get("S3Uri")
+        if path and not (job and path.startswith(job)):  # a prefix of its own, not inside the job's folder
+            outputs["checkpoints"] = self._folder(path)
+        board = desc.get("TensorBoardOutputConfig", {}).get("S3OutputPath")
+        return JobFiles(
+            outputs,
+            self._folder(board) if board else None,
+            no_tensorboard=None
+            if board
+            else f"job {self.job_id} uploads no event files (its request has no TensorBoardOutputConfig): "
+            "set tensorboard: true in its config",
+            running=not status.state.terminal,
+        )
+
+    def _folder(self, uri: str) -> BucketFolder:
+        bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+        return BucketFolder(S3Store(self.clients.s3, bucket, translated), prefix)
 
     def describe(self) -> dict[str, Any]:
         with translated(f"describing training job {self.job_id}"):

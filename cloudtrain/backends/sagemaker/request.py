@@ -65,6 +65,17 @@ def checkpoint_uri(spec: JobSpec) -> str:
     return f"{spec.output_dir}/{spec.job_name}/checkpoints"
 
 
+TENSORBOARD_LOCAL_PATH = "/opt/ml/output/tensorboard"  # SageMaker's default; trainer/env.py writes there
+
+
+def tensorboard_uri(spec: JobSpec) -> str:
+    """Where SageMaker uploads the event files: the config's s3:// path, else beside the job's outputs
+    (``OUTPUT/JOB/tensorboard``, inside what ``cloudtrain outputs`` lists)."""
+    if isinstance(spec.tensorboard, str):
+        return spec.tensorboard.rstrip("/")
+    return f"{spec.output_dir}/{spec.job_name}/tensorboard"
+
+
 def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
     """The keyword arguments of ``sagemaker.create_training_job``, JSON-ready."""
     role_arn = sagemaker_settings(spec).role_arn
@@ -102,6 +113,13 @@ def create_training_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str
         params["Environment"] = environment
     if spec.labels:
         params["Tags"] = [{"Key": k, "Value": v} for k, v in spec.labels.items()]
+    if spec.tensorboard:  # SageMaker uploads what the trainer writes to LocalPath (SM's default) while it runs
+        params["TensorBoardOutputConfig"] = {
+            "LocalPath": TENSORBOARD_LOCAL_PATH,
+            "S3OutputPath": tensorboard_uri(spec),
+        }
+    if spec.experiment:
+        params["ExperimentConfig"] = {"ExperimentName": spec.experiment, "RunName": spec.job_name}
     # a container job's HyperParameters hold only this (the image reads hyperparameters.json, if at all)
     params.setdefault("HyperParameters", {})[REQUEST_HASH] = json.dumps(request_hash(params))
     return params

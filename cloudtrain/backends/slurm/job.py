@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.files import JobFiles
 from cloudtrain.backends.slurm import accounting, states
+from cloudtrain.backends.slurm.files import ClusterFolder
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
 
@@ -202,6 +204,18 @@ class SlurmJob(HandleDefaults):
             return json.loads(result.stdout.decode())
         except ValueError:
             return {"known": False}
+
+    def files(self) -> JobFiles:
+        """The run folder on the cluster (``model/``, ``checkpoints/``, ``logs/``: TensorBoard, and
+        ``slurm/``: the tasks' output), read over the login node's connection."""
+        if not self._files().get("known"):
+            return JobFiles({}, gone=f"its run folder {self.run} is not on the cluster")
+        status = self.status()
+        return JobFiles(
+            {"output": ClusterFolder(self._shell, self.run, self._python)},
+            ClusterFolder(self._shell, f"{self.run}/logs", self._python),
+            running=not status.state.terminal,
+        )
 
     def wait(self) -> JobStatus:
         while not (status := self.status()).state.terminal:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import numbers
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
+from cloudtrain.backends.files import BucketFolder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
 from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
@@ -89,6 +90,21 @@ class VertexJob(HandleDefaults):
     def status(self) -> JobStatus:
         return to_status(self.service.get(self.name))
 
+    def files(self) -> JobFiles:
+        """The base output directory (``model/``, ``checkpoints/``, ``logs/``: AIP_TENSORBOARD_LOG_DIR, and
+        anything else the job wrote there), read through the Cloud Storage client."""
+        status = self.status()
+        base = str(status.details.get("output_dir") or "")
+        if not base.startswith("gs://") or self._storage is None:
+            return JobFiles({}, gone=f"job {self.job_id} has no gs:// base output directory")
+        bucket, prefix = split_gs(base.rstrip("/") + "/")
+        store = GcsStore(self._storage(), bucket)
+        return JobFiles(
+            {"output": BucketFolder(store, prefix)},
+            BucketFolder(store, prefix + "logs/"),
+            running=not status.state.terminal,
+        )
+
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Lines in order per replica (late ones marked); with ``follow``, ends by the stop rule
         (``drain`` quiet seconds after the end; None: the policy's default)."""
@@ -137,6 +153,7 @@ class VertexJob(HandleDefaults):
 class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
     title = "Vertex AI"
+    managed_tensorboard = True  # jobSpec.tensorboard
     required_keys = ("region", "project")
     location_keys = ("project", "region")
     storage_schemes = ("gs",)

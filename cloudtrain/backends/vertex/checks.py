@@ -8,6 +8,7 @@ from typing import Any
 
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+TENSORBOARD = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/tensorboards/(?P<id>[^/]+)$")
 
 Check = tuple[tuple[str, ...], Callable[[], None]]
 
@@ -20,7 +21,39 @@ def settings_checks(loaded: Any) -> list[Check]:
         if not cfg.project:
             raise err(("project",), "Vertex AI needs the Google Cloud project id", "add project: my-project")
 
-    return [(("backend", "project"), project)]
+    def tensorboard() -> None:
+        board = cfg.tensorboard
+        if board is None or board is False:
+            return
+        found = TENSORBOARD.match(board) if isinstance(board, str) else None
+        if found is None:
+            raise err(
+                ("tensorboard",),
+                f"received {board!r}; Vertex AI takes a TensorBoard instance's name",
+                "tensorboard: projects/PROJECT/locations/REGION/tensorboards/ID (gcloud ai tensorboards list)",
+            )
+        if found["region"] != cfg.region:
+            raise err(
+                ("tensorboard",),
+                f"the TensorBoard instance is in {found['region']}, the job in {cfg.region}; "
+                "Vertex AI writes only to an instance in the job's region",
+                f"use an instance in {cfg.region} (gcloud ai tensorboards create --region {cfg.region})",
+            )
+        project = found["project"]
+        if cfg.project and project != cfg.project and not project.isdigit():  # a project number: not known here
+            raise err(
+                ("tensorboard",),
+                f"the TensorBoard instance is in project {project}, the job in {cfg.project}",
+                f"use an instance of project {cfg.project}",
+            )
+        if not cfg.service_account:
+            raise err(
+                ("service_account",),
+                "a job with a TensorBoard instance needs service_account: Vertex AI writes its logs as that account",
+                "add service_account: NAME@PROJECT.iam.gserviceaccount.com (with roles/aiplatform.user and storage)",
+            )
+
+    return [(("backend", "project"), project), (("tensorboard", "region", "project", "service_account"), tensorboard)]
 
 
 def contract_checks(loaded: Any) -> list[Check]:

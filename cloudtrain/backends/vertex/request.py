@@ -31,6 +31,7 @@ from cloudtrain.secrets import job as secrets_job
 from cloudtrain.spec import JobSpec
 
 SUBMIT_ID_LABEL = "cloudtrain-submit-id"
+EXPERIMENT_LABEL = "cloudtrain-experiment"  # the config's experiment: (a Vertex label value)
 BOOT_DISK_TYPE = "pd-ssd"
 _NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/customJobs/([^/]+)$")
 
@@ -118,7 +119,11 @@ def render_custom_job(spec: JobSpec, package: BuiltPackage | None) -> dict[str, 
     # AIP_CHECKPOINT_DIR is <base>/checkpoints: a resumed job writes under the job's base it continues.
     base = spec.resume.output_dir if spec.resume and spec.resume.output_dir else spec.output_dir
     job_spec["baseOutputDirectory"] = {"outputUriPrefix": base}
+    if isinstance(spec.tensorboard, str):  # the CustomJob.run(tensorboard=…) of the Vertex AI SDK
+        job_spec["tensorboard"] = spec.tensorboard
     labels = dict(spec.labels)
+    if spec.experiment:
+        labels.setdefault(EXPERIMENT_LABEL, spec.experiment)
     labels[SUBMIT_ID_LABEL] = submit_id(spec, package)
     return {"displayName": spec.job_name, "jobSpec": job_spec, "labels": labels}
 

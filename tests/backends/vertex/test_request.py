@@ -64,6 +64,15 @@ SPECS: dict[str, dict[str, Any]] = {
             "WANDB_API_KEY": "gcp:projects/my-project/secrets/wandb/versions/3",
         }
     ),
+    # tensorboard: + experiment: the instance in jobSpec.tensorboard (beside the service account Vertex writes its
+    # logs as, and the base output directory), the experiment as a label (the SDK builds the same: test_sdk_tensorboard)
+    "tensorboard": dict(
+        region="europe-west4",
+        output_dir="gs://team-bucket/runs/demo-20240501-120000",
+        tensorboard="projects/my-project/locations/europe-west4/tensorboards/8123",
+        experiment="lr-sweep",
+        backend_settings=VertexSettings(service_account="trainer@my-project.iam.gserviceaccount.com"),
+    ),
     # submit --resume: the new job writes under the base output directory of the job it continues.
     "resume": dict(
         spot=True,

@@ -1,0 +1,162 @@
+"""What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``.
+
+The job's handle names its output folders (``files().outputs``: the output folder with the model,
+checkpoints, event files and the user's files; SageMaker's checkpoint prefix beside it). A
+download writes each file to ``<name>.cloudtrain-partial`` first and renames it into place once
+its size (and the store's checksum, where it gives one: GCS md5 or crc32c, an S3 ETag of a
+single-part upload) match: an interrupted download resumes from the partial file's end, and a
+file already there whole is not fetched again. A different file already at the destination is
+never overwritten without ``force``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cloudtrain.app.mirror import inside
+from cloudtrain.backends.base import JobHandle
+from cloudtrain.backends.files import Folder, StoredFile, checksum_matches
+from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.numbers import size
+
+PARTIAL = ".cloudtrain-partial"
+
+#: ``(bytes done, bytes in all, the file being fetched)`` as a download goes
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file a job produced: its path in the listing (under its part when there are several)."""
+
+    path: str
+    file: StoredFile
+    folder: Folder
+    part: str
+
+    def to_dict(self) -> dict[str, Any]:
+        checksum = {self.file.checksum[0]: self.file.checksum[1]} if self.file.checksum else {}
+        return {"path": self.path, "size": self.file.size, "source": self.folder.uri, **checksum}
+
+
+@dataclass(frozen=True)
+class Listing:
+    job_id: str
+    files: list[Output]
+    sources: dict[str, str]  # part → where it is
+    running: bool
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(o.file.size for o in self.files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "running": self.running,
+            "sources": self.sources,
+            "total_bytes": self.total_bytes,
+            "files": [o.to_dict() for o in self.files],
+        }
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    dest: Path
+    fetched: list[str]
+    kept: list[str]  # already there, the same size and checksum
+    bytes: int  # bytes read from the store (a resumed file: only what its partial file lacked)
+
+
+def list_outputs(handle: JobHandle) -> Listing:
+    """Every file under the job's output folders; one line when they are gone."""
+    files = handle.files()
+    if files.gone:
+        raise UsageError(f"job {handle.job_id}: {files.gone}", hint="its outputs are no longer kept")
+    found: list[Output] = []
+    several = len(files.outputs) > 1
+    for part, folder in files.outputs.items():
+        found += [Output(f"{part}/{f.path}" if several else f.path, f, folder, part) for f in folder.list()]
+    if not found and not files.running:
+        where = ", ".join(folder.uri for folder in files.outputs.values()) or "no output folder"
+        raise UsageError(f"job {handle.job_id}: its outputs are gone ({where} holds nothing)")
+    return Listing(handle.job_id, found, {part: f.uri for part, f in files.outputs.items()}, files.running)
+
+
+def download(listing: Listing, dest: Path, *, force: bool = False, progress: Progress | None = None) -> Downloaded:
+    """Fetch every file of ``listing`` into ``dest`` (resuming partial files); refuses, before fetching
+    anything, to overwrite a different file unless ``force``."""
+    plan = [(output, inside(dest, output.path)) for output in listing.files]
+    if not force:
+        for output, target in plan:
+            if target.is_file() and not _same(target, output):
+                raise UsageError(
+                    f"{target} already exists and differs from {_where(output)} "
+                    f"({size(target.stat().st_size)} here, {size(output.file.size)} there)",
+                    hint="pass --force to overwrite it, or download into another folder",
+                )
+    total, done, moved = listing.total_bytes, 0, 0
+    fetched, kept = [], []
+    for output, target in plan:
+        if target.is_file() and _same(target, output):
+            kept.append(output.path)
+            done += output.file.size
+            continue
+        base = done
+
+        def step(n: int, path: str = output.path, base: int = base) -> None:
+            if progress:
+                progress(base + n, total, path)
+
+        moved += _fetch(output, target, step)
+        done += output.file.size
+        fetched.append(output.path)
+    return Downloaded(dest, fetched, kept, moved)
+
+
+def _where(output: Output) -> str:
+    return f"{output.folder.uri.rstrip('/')}/{output.file.path}"
+
+
+def _same(target: Path, output: Output) -> bool:
+    file = output.file
+    return target.stat().st_size == file.size and not _mismatch(target, output)
+
+
+def _mismatch(path: Path, output: Output) -> bool:
+    """The file here is not the store's by its checksum (one the store vouches for)."""
+    return checksum_matches(path, output.file.checksum) is False and output.folder.checksum_trusted(output.file.path)
+
+
+def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
+    """One file, through its partial file; the bytes read from the store."""
+    file = output.file
+    partial = target.with_name(target.name + PARTIAL)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    have = partial.stat().st_size if partial.is_file() else 0
+    if have > file.size:  # the source was rewritten smaller since: start over
+        have = 0
+    with open(partial, "ab" if have else "wb") as out:
+        got = have
+        for block in output.folder.read(file.path, have, file.size):
+            out.write(block)
+            got += len(block)
+            progress(got)
+    if partial.stat().st_size != file.size:
+        raise BackendError(
+            f"{_where(output)}: got {partial.stat().st_size} bytes of {file.size}",
+            hint="run the same download again: it resumes",
+        )
+    if _mismatch(partial, output):
+        partial.unlink()
+        raise BackendError(
+            f"{_where(output)}: the downloaded file's {file.checksum[0] if file.checksum else ''} checksum "
+            "does not match the store's",
+            hint="run the same download again",
+        )
+    os.replace(partial, target)
+    return file.size - have

@@ -1,0 +1,236 @@
+"""TensorBoard on this machine over any runs' event files: ``cloudtrain tensorboard JOB [JOB…]``.
+
+Each job's handle says where its event files are (``files().tensorboard``): a folder here (a
+local run, a Slurm cluster that is this machine) is read in place; anything else (``gs://``,
+``s3://``, a run folder behind a login node) is copied into the cache by a :class:`Mirror`,
+kept fresh every ``refresh_s`` while the job runs and once more after it ends. TensorBoard's
+own server runs as a child process over the folders, each run named by its job
+(``--logdir_spec job:folder,…``); :class:`Board` is the handle that stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cloudtrain.app.locate import locate
+from cloudtrain.app.mirror import Mirror
+from cloudtrain.backends.base import JobHandle
+from cloudtrain.errors import BackendError, MissingExtra, UsageError
+from cloudtrain.history import cache_dir
+
+log = logging.getLogger("cloudtrain.tensorboard")
+
+DEFAULT_PORT = 6006
+REFRESH_S = 15.0  # one listing per running cloud job every 15 s: 4 a minute (bench/tensorboard_sync_bench.py)
+START_TIMEOUT_S = 180.0  # TensorBoard's first start imports its plugins: seconds on a busy machine
+
+#: TensorBoard's own entry point (``python -m tensorboard.main``), told that TensorFlow is not needed: the
+#: server reads event files without it, and importing TensorFlow would add seconds to every start.
+_LAUNCH = (
+    "import sys, types; sys.modules['tensorboard.compat.notf'] = types.ModuleType('tensorboard.compat.notf'); "
+    "sys.argv[0] = 'tensorboard'; from tensorboard.main import run_main; run_main()"
+)
+
+
+@dataclass
+class BoardRun:
+    """One job's run in TensorBoard: its name there, the handle, the folder TensorBoard reads."""
+
+    name: str
+    job_id: str
+    handle: JobHandle
+    logdir: Path
+    source: str  # where the event files are (a path, gs://…, s3://…, login:/path)
+    mirror: Mirror | None = None  # None: read in place
+    running: bool = False
+
+    def refresh(self) -> None:
+        """Copy what is new; after the job ended, one last time and never again."""
+        if self.mirror is None or not self.running:
+            return
+        try:
+            self.running = not self.handle.status().state.terminal
+            self.mirror.sync()
+        except Exception as exc:  # a cloud out of reach for a moment: TensorBoard shows what is there
+            log.warning("warning: %s: could not refresh its event files (%s)", self.name, exc)
+
+
+@dataclass
+class Board:
+    """A running TensorBoard: its ``url`` and ``runs``; :meth:`stop` ends it (and the refreshes)."""
+
+    url: str
+    port: int
+    runs: list[BoardRun]
+    process: subprocess.Popen
+    refresh_s: float
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start_refreshing(self) -> None:
+        if any(run.mirror is not None and run.running for run in self.runs):
+            self._thread = threading.Thread(target=self._refresh_loop, name="cloudtrain-tensorboard", daemon=True)
+            self._thread.start()
+
+    def _refresh_loop(self) -> None:
+        while not self._stop.wait(self.refresh_s):
+            for run in self.runs:
+                run.refresh()
+            if not any(run.mirror is not None and run.running for run in self.runs):
+                return
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        """Stop refreshing and stop the server (SIGTERM, then SIGKILL after 10 s)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"url": self.url, "runs": {run.name: {"job": run.job_id, "source": run.source} for run in self.runs}}
+
+
+def run_name(job_id: str) -> str:
+    """The job's name in TensorBoard: ``--logdir_spec`` splits on ``,`` and ``:``."""
+    return re.sub(r"[,:\s]", "_", job_id)
+
+
+def attach(job_id: str) -> JobHandle:
+    """A job by any id the CLI accepts (this machine's history, a full name, a run folder)."""
+    found = locate(job_id)
+    return found.backend.attach(found.job_id, region=found.region, project=found.project)
+
+
+def prepare_runs(
+    job_ids: Sequence[str], *, cache: Path | None = None, attach_job: Callable[[str], JobHandle] = attach
+) -> list[BoardRun]:
+    """Each job's event folder, copied here once where it is remote; one line for a job that has none."""
+    if not job_ids:
+        raise UsageError("no jobs to show", hint="name one or more jobs, or --experiment NAME")
+    runs: list[BoardRun] = []
+    taken: set[str] = set()
+    for job_id in job_ids:
+        handle = attach_job(job_id)
+        files = handle.files()
+        if files.gone:
+            raise UsageError(f"job {job_id}: {files.gone}", hint="its outputs are no longer kept")
+        if files.tensorboard is None:
+            raise UsageError(f"job {job_id}: {files.no_tensorboard or 'no TensorBoard event files'}")
+        name = run_name(handle.job_id)
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        folder = files.tensorboard
+        if folder.local_path is not None:
+            runs.append(BoardRun(name, handle.job_id, handle, folder.local_path, folder.uri))
+            continue
+        dest = (cache or cache_dir() / "tensorboard") / handle.backend_name / name
+        mirror = Mirror(folder, dest)
+        mirror.sync()
+        runs.append(BoardRun(name, handle.job_id, handle, dest, folder.uri, mirror, running=files.running))
+    return runs
+
+
+def port_free(bind: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET) as sock:
+        try:
+            sock.bind((bind, port))
+        except OSError:
+            return False
+    return True
+
+
+def check_port(bind: str, port: int) -> None:
+    """One line naming the next free port when ``port`` is taken on ``bind``."""
+    if port_free(bind, port):
+        return
+    following = next((p for p in range(port + 1, min(port + 200, 65536)) if port_free(bind, p)), None)
+    hint = f"the next free port is {following}: pass --port {following}" if following else "pass another --port"
+    raise UsageError(f"port {port} on {bind} is in use", hint=hint)
+
+
+def url_of(bind: str, port: int) -> str:
+    host = socket.gethostname() if bind in ("0.0.0.0", "::", "") else bind
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def serve(
+    job_ids: Sequence[str],
+    *,
+    port: int = DEFAULT_PORT,
+    bind: str = "127.0.0.1",
+    refresh_s: float = REFRESH_S,
+    cache: Path | None = None,
+    attach_job: Callable[[str], JobHandle] = attach,
+    start_timeout_s: float = START_TIMEOUT_S,
+) -> Board:
+    """Start TensorBoard over the jobs' event files; returns once it answers (its URL on the Board)."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise MissingExtra(
+            "TensorBoard is not installed (no module 'tensorboard')",
+            hint="pip install 'cloudtrain[tensorboard]'",
+            extra="tensorboard",
+        )
+    check_port(bind, port)
+    runs = prepare_runs(job_ids, cache=cache, attach_job=attach_job)
+    spec = ",".join(f"{run.name}:{run.logdir}" for run in runs)
+    server_log = (cache or cache_dir() / "tensorboard") / f"server-{port}.log"  # one per running server
+    server_log.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-c", _LAUNCH, "--logdir_spec", spec, "--port", str(port), "--host", bind]
+    argv += ["--reload_interval", str(max(1, int(min(refresh_s, 30))))]
+    with open(server_log, "wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    board = Board(url_of(bind, port), port, runs, process, refresh_s)
+    _wait_ready(board, bind, server_log, start_timeout_s)
+    board.start_refreshing()
+    return board
+
+
+def _wait_ready(board: Board, bind: str, server_log: Path, timeout_s: float) -> None:
+    host = "127.0.0.1" if bind in ("0.0.0.0", "") else "::1" if bind == "::" else bind
+    probe = f"http://{f'[{host}]' if ':' in host else host}:{board.port}/data/runs"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if board.process.poll() is not None:
+            said = server_log.read_text(errors="replace").strip().splitlines()
+            raise BackendError(
+                f"TensorBoard stopped at start (exit {board.process.returncode}): {said[-1] if said else 'no output'}",
+                hint=f"its output is in {server_log}",
+            )
+        try:
+            with urllib.request.urlopen(probe, timeout=5):
+                return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.25)
+    board.stop()
+    raise BackendError(f"TensorBoard did not answer on {board.url} in {timeout_s:.0f} s", hint=f"see {server_log}")

@@ -1,0 +1,60 @@
+"""A Slurm run folder read through the login node (ssh, as a user's config reaches it): what
+``cloudtrain outputs`` lists and ``cloudtrain tensorboard`` copies, only new bytes of a grown file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cloudtrain.app.mirror import Mirror
+from cloudtrain.backends.slurm.files import ClusterFolder
+from cloudtrain.backends.slurm.shell import ClusterShell
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+
+def test_a_run_folder_is_listed_and_copied_incrementally_over_ssh(slurm_login, tmp_path) -> None:
+    run = tmp_path / "workdir" / "runs" / "mnist-1"
+    (run / "logs" / "train").mkdir(parents=True)
+    (run / "model").mkdir()
+    (run / "logs" / "events.out.tfevents.1").write_bytes(b"first records;")
+    (run / "logs" / "train" / "events.out.tfevents.2").write_bytes(b"train")
+    (run / "model" / "saved_model.pb").write_bytes(b"m" * 70000)
+    shell = ClusterShell(slurm_login.host, dict(os.environ))
+    assert shell.remote
+
+    outputs = ClusterFolder(shell, str(run))
+    assert outputs.uri == f"{slurm_login.host}:{run}" and outputs.local_path is None
+    assert {(f.path, f.size) for f in outputs.list()} == {
+        ("logs/events.out.tfevents.1", 14),
+        ("logs/train/events.out.tfevents.2", 5),
+        ("model/saved_model.pb", 70000),
+    }
+    assert b"".join(outputs.read("model/saved_model.pb", 69990)) == b"m" * 10
+
+    mirror = Mirror(ClusterFolder(shell, f"{run}/logs"), tmp_path / "copy")
+    assert mirror.sync() == 19
+    with open(run / "logs" / "events.out.tfevents.1", "ab") as grow:
+        grow.write(b"second;")
+    assert mirror.sync() == len(b"second;")
+    assert (tmp_path / "copy" / "events.out.tfevents.1").read_bytes() == b"first records;second;"
+    assert mirror.counts.list_calls == 2
+
+
+def test_a_slurm_jobs_files_are_its_run_folder_and_its_logs(slurm_login, tmp_path) -> None:
+    from cloudtrain.backends.slurm.job import SlurmJob
+
+    run = tmp_path / "workdir" / "runs" / "mnist-2"
+    (run / "slurm" / "r0").mkdir(parents=True)
+    (run / "logs").mkdir()
+    (run / "slurm" / "r0" / "batch.exit").write_text("0\n")
+    (run / "logs" / "events.out.tfevents.1").write_bytes(b"records")
+    shell = ClusterShell(slurm_login.host, dict(os.environ))
+    job = SlurmJob(shell, "424242", str(run), cluster=slurm_login.host, workdir=str(tmp_path / "workdir"))
+    files = job.files()
+    assert files.gone is None and not files.running  # ended: its batch exit file says so
+    assert files.tensorboard is not None and files.tensorboard.uri == f"{slurm_login.host}:{run}/logs"
+    assert [f.path for f in files.outputs["output"].list()] == ["logs/events.out.tfevents.1", "slurm/r0/batch.exit"]
+    gone = SlurmJob(shell, "424243", str(tmp_path / "nothing"), cluster=slurm_login.host, workdir=str(tmp_path))
+    assert gone.files().gone == f"its run folder {tmp_path / 'nothing'} is not on the cluster"
