@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.backends import DEFAULT_CONTRACT
+from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
@@ -163,8 +163,15 @@ class SlurmBackend(BackendFacts):
         )
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
+    def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
+        """The image layer: with GPUs requested, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
+        image, count = self._image_for(spec), spec.machine.accelerator_count
+        gpus = f"{count} GPU{'s' if count != 1 else ''} per node" if count else None
+        build = cuda.gpu_build(image.packages, gpus=gpus, cuda_from=cuda.cuda_module(slurm_section(spec).setup))
+        return replace(image, packages=build.packages), build
+
     def _python(self, spec: JobSpec, package: BuiltPackage) -> str:
-        image = self._image_for(spec)
+        image, _ = self._image(spec)
         return str(venv.env_python(venv.env_dir(package, image, Path(script.workdir(spec)))))
 
     def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
@@ -180,6 +187,7 @@ class SlurmBackend(BackendFacts):
             "cluster": spec.region,
             "workdir": script.workdir(spec),
             "run": paths.run,
+            "tensorflow_build": self._image(spec)[1].line,
             "commands": [
                 f"copy {package.path} to {package_path(spec, package)} (unless it is there)",
                 f"build the environment {Path(python).parent.parent} once (unless it is there)",
@@ -196,9 +204,11 @@ class SlurmBackend(BackendFacts):
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
-        image = self._image_for(spec)
+        image, gpu = self._image(spec)
         if image.note:
             self._log(image.note)
+        if gpu.with_cuda:
+            self._log(f"GPU environment: {gpu.line}")
         if shell.remote:
             python = self._build_remotely(shell, spec, package, image)
         else:
