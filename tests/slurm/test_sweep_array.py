@@ -73,4 +73,97 @@ def test_a_sweep_runs_its_trials_as_one_job_array(slurm, workdir, tmp_path):
         assert trial["state"] == "COMPLETE"
         assert trial["value"] == pytest.approx(-((math.log10(trial["params"]["lr"]) + 2) ** 2))
         assert re.fullmatch(rf"{sweep_id}_\d", trial["job_id"])
-    print(done.stdout, done.stderr)
+    # every trial's lines as it ran, labelled by its trial, in the submit's output and in `logs SWEEP`
+    for number, trial in enumerate(sorted(table["trials"], key=lambda t: int(t["trial"]))):
+        assert re.search(
+            rf"^t{number:03d}/node\d/task-0\s*\| training with lr={trial['params']['lr']}$", done.stdout, re.M
+        )
+    logs = cloudtrain("logs", sweep_id)
+    assert logs.returncode == 0, logs.stderr
+    assert len(re.findall(r"^t00\d/node\d/task-0\s*\| training with lr=", logs.stdout, re.M)) == 3
+    status = cloudtrain("status", sweep_id, "-o", "json")
+    assert json.loads(status.stdout)["trials"] == {"COMPLETE": 3}, status.stdout + status.stderr
+    best = max(table["trials"], key=lambda t: t["value"])
+    assert json.loads(status.stdout)["best_trial"] == best["trial"]
+    # one trial by its Slurm id (array_task): found through its sweep in history
+    trial = cloudtrain("status", best["job_id"], "-o", "json")
+    assert trial.returncode == 0, trial.stderr
+    assert json.loads(trial.stdout)["state"] == "SUCCEEDED"
+    assert json.loads(trial.stdout)["details"]["run"].endswith(f"/trial-{int(best['trial']):03d}")
+
+
+def wait_for(check, what: str, timeout: float = 120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def running_trials(sweep_id: str) -> list[dict]:
+    return [t for t in results_of(sweep_id)["trials"] if t["state"] == "RUNNING"]
+
+
+def held(workdir: Path) -> list[Path]:
+    """The trial folders whose script is waiting on its hold file."""
+    return [
+        log.parents[2]
+        for log in workdir.glob("runs/*/trial-*/slurm/r0/task-0.log")
+        if "training with" in log.read_text()
+    ]
+
+
+@pytest.mark.parametrize("how", ["cloudtrain cancel", "scancel"])
+def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how, slurm, workdir, tmp_path):
+    """A kill (scancel of the array) or `cloudtrain cancel SWEEP` leaves the running trial RUNNING, not FAIL;
+    `sweep resume` runs it again with its own parameters, then the trials still to run."""
+    hold = tmp_path / "hold"
+    hold.write_text("1")  # the first trial passes, the second waits
+    config = sweep_config(tmp_path, workdir, trials=3, parallel=1, args=[f"--hold-file={hold}"])
+    started = cloudtrain("submit", "--config", str(config), "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    sweep_id = re.search(r"Sweep (\d+) created", started.stdout)[1]
+    wait_for(lambda: len(held(workdir)) == 2, "the second trial to start")
+    before = wait_for(lambda: running_trials(sweep_id), "the held trial in the journal")
+    if how == "scancel":
+        subprocess.run(["scancel", sweep_id], check=True)
+        wait_for(
+            lambda: not subprocess.run(["squeue", "-h", "-j", sweep_id], capture_output=True, text=True).stdout.strip(),
+            "the array to end",
+        )
+    else:
+        cancelled = cloudtrain("cancel", sweep_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        assert f"Job {sweep_id}: CANCELLED" in cancelled.stdout
+    stopped = results_of(sweep_id)
+    assert stopped["state"] in ("STOPPED", "CANCELLED")
+    assert [t["state"] for t in stopped["trials"]] == ["COMPLETE", "INTERRUPTED"]
+    status = cloudtrain("status", sweep_id, "-o", "json")
+    assert json.loads(status.stdout)["trials"] == {"COMPLETE": 1, "INTERRUPTED": 1}
+    hold.unlink()
+    resumed = cloudtrain("sweep", "resume", sweep_id)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    table = results_of(sweep_id)
+    assert table["state"] == "SUCCEEDED"
+    assert [t["state"] for t in table["trials"]] == ["COMPLETE"] * 3
+    again = next(t for t in table["trials"] if t["trial"] == before[0]["trial"])
+    assert again["params"] == before[0]["params"] and again["job_id"] != before[0]["job_id"]
+
+
+def test_one_trial_is_cancelled_by_its_slurm_id_and_the_sweep_goes_on(slurm, workdir, tmp_path):
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # every trial waits until the file goes
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=[f"--hold-file={hold}"])
+    started = cloudtrain("submit", "--config", str(config), "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    sweep_id = re.search(r"Sweep (\d+) created", started.stdout)[1]
+    wait_for(lambda: held(workdir), "the first trial to start")
+    first = wait_for(lambda: running_trials(sweep_id), "the first trial in the journal")[0]
+    cancelled = cloudtrain("cancel", first["job_id"])
+    assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    wait_for(lambda: len(held(workdir)) == 2, "the second trial to start")
+    hold.unlink()
+    table = wait_for(lambda: (r := results_of(sweep_id))["state"] == "SUCCEEDED" and r, "the sweep to end")
+    assert [(t["state"], t["message"]) for t in table["trials"]] == [("FAIL", "cancelled"), ("COMPLETE", None)]

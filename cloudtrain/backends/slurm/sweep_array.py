@@ -154,14 +154,15 @@ RUN=$({q(tool)} {q(trial)} ask "$SWEEP" "${{1:-}}") || exit 3
 echo "cloudtrain: array task ${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}} runs $RUN"
 bash "$RUN/slurm/job.sh" >> "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>&1 &
 child=$!
+stopped=""
 trap 'kill -USR1 $child 2>/dev/null' USR1
-trap 'kill -TERM $child 2>/dev/null' TERM
+trap 'stopped=TERM; kill -TERM $child 2>/dev/null' TERM
 while :; do
   wait "$child"
   rc=$?
   kill -0 "$child" 2>/dev/null || break
 done
-{q(tool)} {q(trial)} tell "$SWEEP" "$RUN" "$rc"
+{q(tool)} {q(trial)} tell "$SWEEP" "$RUN" "$rc" "$stopped"
 exit "$rc"
 """
 

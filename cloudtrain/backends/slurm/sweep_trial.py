@@ -14,10 +14,11 @@ id). The trial is Optuna's next one; with ``RERUN`` (``3,5``: trial numbers a re
 again) task *i* < len(RERUN) takes trial RERUN[i] under its own number, with its own parameters. A
 requeued task (its claim exists) gets its own trial again.
 
-``python sweep_trial.py tell SWEEP RUN EXIT``: the trial's result, from its chief's lines (the last
+``python sweep_trial.py tell SWEEP RUN EXIT [STOPPED]``: the trial's result, from its chief's lines (the last
 ``{"event": "metric", "name": METRIC}`` line, else the field of ``epoch`` events), as Optuna's
 COMPLETE, or FAIL with a message (an exit status, no metric, a cancel of this trial). Nothing is told
-for a task that was requeued (it runs again) or when the whole sweep was cancelled: those trials stay
+for a task that was requeued (it runs again), that Slurm stopped (``STOPPED``: the batch shell got
+SIGTERM, from ``scancel`` or a preemption), or when the whole sweep was cancelled: those trials stay
 RUNNING and ``cloudtrain sweep resume`` runs them again. After ``max_failed_trials`` failures the
 array's pending tasks are cancelled.
 """
@@ -197,7 +198,7 @@ def number(value: Any, otherwise: float | None) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else otherwise
 
 
-def tell(sweep_dir: str, run: str, exit_status: int) -> None:
+def tell(sweep_dir: str, run: str, exit_status: int, stopped: bool = False) -> None:
     from optuna.trial import TrialState
 
     state = load(os.path.join(sweep_dir, "sweep.json"))
@@ -215,6 +216,8 @@ def tell(sweep_dir: str, run: str, exit_status: int) -> None:
     value = metric_of(run, state["metric"])
     if os.path.exists(os.path.join(slurm, "cancel-requested")):
         message = "cancelled"
+    elif stopped:
+        return  # Slurm stopped the task (scancel, a preemption): interrupted, not failed; resume runs it again
     elif exit_status != 0:
         message = f"exit status {exit_status}"
     elif value is None:
@@ -236,7 +239,7 @@ def main(argv: list[str]) -> None:
     if argv[1] == "ask":
         ask(argv[2], argv[3] if len(argv) > 3 else "")
     elif argv[1] == "tell":
-        tell(argv[2], argv[3], int(argv[4]))
+        tell(argv[2], argv[3], int(argv[4]), stopped=len(argv) > 5 and argv[5] != "")
     else:
         raise SystemExit(f"cloudtrain sweep_trial: unknown command {argv[1]!r}")
 
