@@ -68,7 +68,7 @@ def _wait_and_show(console: Console, handle: app_sweep.SweepHandle, output: str)
         console.print(f"\n[yellow]Detached; sweep {handle.job_id} keeps running.[/yellow]")
         raise SystemExit(ExitCode.INTERRUPTED) from None
     _show(console, handle.results(), output)
-    if status.message and output != "json":
+    if status.message and status.state.exit_code and output != "json":  # why it ended so, and what next
         console.print(status.message)
     if status.state.exit_code:
         raise SystemExit(status.state.exit_code)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.slurm.test_submit import matched
+
 REPO = Path(__file__).resolve().parents[2]
 SWEEP_SCORE = REPO / "tests" / "packages" / "sweep_score"
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -29,7 +31,9 @@ def cloudtrain(*args: str, timeout: float = 600, **kwargs) -> subprocess.Complet
     )
 
 
-def sweep_config(tmp_path: Path, workdir: Path, *, trials: int = 3, parallel: int = 2, args: list[str] = ()) -> Path:
+def sweep_config(
+    tmp_path: Path, workdir: Path, *, trials: int = 3, parallel: int = 2, args: tuple[str, ...] = ()
+) -> Path:
     shutil.copytree(SWEEP_SCORE, tmp_path / "sweep_score")
     path = tmp_path / "sweep.yaml"
     path.write_text(
@@ -66,7 +70,7 @@ def test_a_sweep_runs_its_trials_as_one_job_array(slurm, workdir, tmp_path):
     config = sweep_config(tmp_path, workdir, trials=3, parallel=2)
     done = cloudtrain("submit", "--config", str(config))
     assert done.returncode == 0, done.stdout + done.stderr
-    sweep_id = re.search(r"Sweep (\d+) created", done.stdout)[1]
+    sweep_id = matched(r"Sweep (\d+) created", done.stdout)
     table = results_of(sweep_id)
     assert table["state"] == "SUCCEEDED" and len(table["trials"]) == 3
     for trial in table["trials"]:
@@ -124,7 +128,7 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     config = sweep_config(tmp_path, workdir, trials=3, parallel=1, args=[f"--hold-file={hold}"])
     started = cloudtrain("submit", "--config", str(config), "--detach")
     assert started.returncode == 0, started.stdout + started.stderr
-    sweep_id = re.search(r"Sweep (\d+) created", started.stdout)[1]
+    sweep_id = matched(r"Sweep (\d+) created", started.stdout)
     wait_for(lambda: len(held(workdir)) == 2, "the second trial to start")
     before = wait_for(lambda: running_trials(sweep_id), "the held trial in the journal")
     if how == "scancel":
@@ -158,7 +162,7 @@ def test_one_trial_is_cancelled_by_its_slurm_id_and_the_sweep_goes_on(slurm, wor
     config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=[f"--hold-file={hold}"])
     started = cloudtrain("submit", "--config", str(config), "--detach")
     assert started.returncode == 0, started.stdout + started.stderr
-    sweep_id = re.search(r"Sweep (\d+) created", started.stdout)[1]
+    sweep_id = matched(r"Sweep (\d+) created", started.stdout)
     wait_for(lambda: held(workdir), "the first trial to start")
     first = wait_for(lambda: running_trials(sweep_id), "the first trial in the journal")[0]
     cancelled = cloudtrain("cancel", first["job_id"])

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-sweep_array = sweep_trial = None
+from cloudtrain.backends.slurm import sweep_array, sweep_trial
 from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.sweeps.params import format_value
@@ -85,7 +85,7 @@ def test_each_trial_gets_its_values_on_the_command_line_as_a_local_trial_would()
 def test_a_sweep_needs_a_workdir_the_nodes_share(fs_type, nodes, shared):
     why = sweep_array.unshared_reason(fs_type, nodes, {"127.0.0.1", "login-1"})
     assert (why is None) is shared
-    if not shared:
+    if why is not None:
         assert fs_type in why and "the nodes do not see" in why
 
 

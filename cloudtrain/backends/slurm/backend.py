@@ -203,7 +203,8 @@ class SlurmBackend(BackendFacts):
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob | sweep_array.SlurmSweep:
         if spec.sweep is not None:  # the trials as one job array (.sweep_array)
-            return sweep_array.submit(self, spec, package, self._log)
+            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
+            return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ import shlex
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, SimpleNamespace
 from typing import Any
@@ -192,10 +193,20 @@ def render(request: dict[str, Any], spec: JobSpec, image: Any, python: str) -> d
     }
 
 
-def submit(backend: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[str], None]) -> SlurmSweep:
-    """Build the environments, write the sweep's folder, ``sbatch --array``; the sweep's handle."""
-    from cloudtrain.backends.slurm.backend import LAUNCHER, package_path, tasks_plan  # the backend imports this
+@dataclass(frozen=True)
+class JobParts:
+    """What the backend gives a sweep of the making of one job (this module sits below it)."""
 
+    backend: Any  # its _image(spec) and _build_remotely(shell, spec, package, image)
+    tasks_plan: Callable[[JobSpec, BuiltPackage, str, dict[str, str]], dict[str, Any]]
+    package_path: Callable[[JobSpec, BuiltPackage], str]
+    launcher: Path
+    envbuild: Path
+
+
+def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[[str], None]) -> SlurmSweep:
+    """Build the environments, write the sweep's folder, ``sbatch --array``; the sweep's handle."""
+    backend, tasks_plan, package_path = parts.backend, parts.tasks_plan, parts.package_path
     section = slurm_section(spec)
     shell, workdir = ClusterShell(section.login), script.workdir(spec)
     check_shared(shell, workdir, section.partition)
@@ -210,7 +221,7 @@ def submit(backend: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[st
     requirement = f"optuna=={optuna_version()}"
     if shell.remote:
         python = backend._build_remotely(shell, spec, package, image)
-        tool = build_tool_remotely(shell, spec, image, requirement)
+        tool = build_tool_remotely(shell, spec, image, requirement, parts.envbuild)
     else:
         root = Path(workdir)
         python = str(venv.ensure_env(package, image, root=root, log=log).python)
@@ -224,7 +235,7 @@ def submit(backend: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[st
         STATE: (json.dumps(state_of(spec, workdir), indent=2), 0o644),
         "slurm/job.template.sh": (script.batch_script(trial, paths), 0o644),
         "slurm/tasks.template.json": (json.dumps(tasks_plan(trial, package, python, channels), indent=2), 0o600),
-        "slurm/launcher.py": (LAUNCHER.read_text(), 0o644),
+        "slurm/launcher.py": (parts.launcher.read_text(), 0o644),
         "slurm/sweep_trial.py": (TRIAL.read_text(), 0o644),
         "slurm/seeding.py": (SEEDING.read_text(), 0o644),
         "slurm/array.sh": (array_script(spec, folder, tool), 0o755),
@@ -238,10 +249,8 @@ def submit(backend: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[st
     return sweep
 
 
-def build_tool_remotely(shell: ClusterShell, spec: JobSpec, image: Any, requirement: str) -> str:
-    """The sweep tool's environment on the login node, where the local builder would put it."""
-    from cloudtrain.backends.slurm.backend import ENVBUILD
-
+def build_tool_remotely(shell: ClusterShell, spec: JobSpec, image: Any, requirement: str, envbuild: Path) -> str:
+    """The sweep tool's environment on the login node (:mod:`.envbuild`), where the local builder would put it."""
     section, root = slurm_section(spec), Path(script.workdir(spec))
     env = venv.install_dir(requirement, image, root)
     request = {
@@ -254,7 +263,7 @@ def build_tool_remotely(shell: ClusterShell, spec: JobSpec, image: Any, requirem
         "sdist": requirement,
     }
     builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
-    shell.write(builder, ENVBUILD.read_bytes(), 0o644)
+    shell.write(builder, envbuild.read_bytes(), 0o644)
     result = shell.run([section.python, builder, json.dumps(request)], check=False, timeout=3600)
     if result.returncode != 0:
         why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
