@@ -125,7 +125,7 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     `sweep resume` runs it again with its own parameters, then the trials still to run."""
     hold = tmp_path / "hold"
     hold.write_text("1")  # the first trial passes, the second waits
-    config = sweep_config(tmp_path, workdir, trials=3, parallel=1, args=[f"--hold-file={hold}"])
+    config = sweep_config(tmp_path, workdir, trials=3, parallel=1, args=(f"--hold-file={hold}",))
     started = cloudtrain("submit", "--config", str(config), "--detach")
     assert started.returncode == 0, started.stdout + started.stderr
     sweep_id = matched(r"Sweep (\d+) created", started.stdout)
@@ -159,7 +159,7 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
 def test_one_trial_is_cancelled_by_its_slurm_id_and_the_sweep_goes_on(slurm, workdir, tmp_path):
     hold = tmp_path / "hold"
     hold.write_text("0")  # every trial waits until the file goes
-    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=[f"--hold-file={hold}"])
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
     started = cloudtrain("submit", "--config", str(config), "--detach")
     assert started.returncode == 0, started.stdout + started.stderr
     sweep_id = matched(r"Sweep (\d+) created", started.stdout)
