@@ -224,10 +224,24 @@ def show_logs(job_id: str, output: str) -> None:
     table = load_results(job_id)
     if not get_backend(entry.backend).sweeps_here:  # a cloud's tuning job: its trials are jobs of their own
         handle = get_backend(entry.backend).attach_sweep(entry.job_id, region=entry.region, project=entry.project)
-        if getattr(handle, "shows_trials", False):  # a Slurm array: each trial's lines, labelled by trial
+        if getattr(handle, "shows_trials", False):  # a Slurm array: each trial's lines, labelled tNNN/<replica>
             printer = ReplicaPrinter(make_console())
             for line in handle.logs(follow=False):
-                printer(line)
+                if output != "json":
+                    printer(line)
+                    continue
+                trial, replica = line.replica.split("/", 1)
+                click.echo(
+                    json.dumps(
+                        {
+                            "timestamp": line.timestamp.isoformat(),
+                            "trial": str(int(trial[1:])),
+                            "replica": replica,
+                            "severity": line.severity,
+                            "message": line.message,
+                        }
+                    )
+                )
             return
         for t in table.trials:
             click.echo(

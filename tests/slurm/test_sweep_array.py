@@ -85,6 +85,9 @@ def test_a_sweep_runs_its_trials_as_one_job_array(slurm, workdir, tmp_path):
     logs = cloudtrain("logs", sweep_id)
     assert logs.returncode == 0, logs.stderr
     assert len(re.findall(r"^t00\d/node\d/task-0\s*\| training with lr=", logs.stdout, re.M)) == 3
+    records = [json.loads(line) for line in cloudtrain("logs", sweep_id, "-o", "json").stdout.splitlines()]
+    trained = sorted((r["trial"], r["message"]) for r in records if r["message"].startswith("training with"))
+    assert trained == sorted((t["trial"], f"training with lr={t['params']['lr']}") for t in table["trials"])
     status = cloudtrain("status", sweep_id, "-o", "json")
     assert json.loads(status.stdout)["trials"] == {"COMPLETE": 3}, status.stdout + status.stderr
     best = max(table["trials"], key=lambda t: t["value"])
