@@ -32,7 +32,7 @@ def cloudtrain(*args: str, timeout: float = 600, **kwargs) -> subprocess.Complet
 
 
 def sweep_config(
-    tmp_path: Path, workdir: Path, *, trials: int = 3, parallel: int = 2, args: tuple[str, ...] = ()
+    tmp_path: Path, workdir: Path, *, trials: int = 3, parallel: int = 2, args: tuple[str, ...] = (), login: str = ""
 ) -> Path:
     shutil.copytree(SWEEP_SCORE, tmp_path / "sweep_score")
     path = tmp_path / "sweep.yaml"
@@ -40,7 +40,7 @@ def sweep_config(
         textwrap.dedent(f"""
         name: score-array
         backend: slurm
-        slurm: {{workdir: {workdir}, partition: debug}}
+        slurm: {{workdir: {workdir}, partition: debug, login: "{login}"}}
         replica_count: 1
         machine: {{accelerator_count: 0}}
         package: {{path: sweep_score, module: sweep_score.task}}
@@ -174,3 +174,15 @@ def test_one_trial_is_cancelled_by_its_slurm_id_and_the_sweep_goes_on(slurm, wor
     hold.unlink()
     table = wait_for(lambda: (r := results_of(sweep_id))["state"] == "SUCCEEDED" and r, "the sweep to end")
     assert [(t["state"], t["message"]) for t in table["trials"]] == [("FAIL", "cancelled"), ("COMPLETE", None)]
+
+
+def test_a_sweep_through_the_login_node(slurm_login, workdir, tmp_path):
+    """Both environments built on the login node (envbuild.py over ssh), the array submitted and read there."""
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=2, login=slurm_login.host)
+    done = cloudtrain("submit", "--config", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    sweep_id = matched(r"Sweep (\d+) created", done.stdout)
+    table = results_of(sweep_id)
+    assert table["state"] == "SUCCEEDED" and [t["state"] for t in table["trials"]] == ["COMPLETE"] * 2
+    status = cloudtrain("status", table["trials"][0]["job_id"], "-o", "json")
+    assert json.loads(status.stdout)["details"]["cluster"] == slurm_login.host, status.stderr
