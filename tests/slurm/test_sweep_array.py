@@ -32,7 +32,15 @@ def cloudtrain(*args: str, timeout: float = 600, **kwargs) -> subprocess.Complet
 
 
 def sweep_config(
-    tmp_path: Path, workdir: Path, *, trials: int = 3, parallel: int = 2, args: tuple[str, ...] = (), login: str = ""
+    tmp_path: Path,
+    workdir: Path,
+    *,
+    trials: int = 3,
+    parallel: int = 2,
+    args: tuple[str, ...] = (),
+    login: str = "",
+    lr: str = "{min: 0.0001, max: 1.0, scale: log}",
+    more: str = "",
 ) -> Path:
     shutil.copytree(SWEEP_SCORE, tmp_path / "sweep_score")
     path = tmp_path / "sweep.yaml"
@@ -54,8 +62,9 @@ def sweep_config(
           algorithm: random
           seed: 3
           params:
-            lr: {{min: 0.0001, max: 1.0, scale: log}}
+            lr: {lr}
         """)
+        + more
     )
     return path
 
@@ -186,3 +195,16 @@ def test_a_sweep_through_the_login_node(slurm_login, workdir, tmp_path):
     assert table["state"] == "SUCCEEDED" and [t["state"] for t in table["trials"]] == ["COMPLETE"] * 2
     status = cloudtrain("status", table["trials"][0]["job_id"], "-o", "json")
     assert json.loads(status.stdout)["details"]["cluster"] == slurm_login.host, status.stderr
+
+
+def test_a_failing_trial_is_fail_with_its_exit_status_and_max_failed_trials_stops_the_array(slurm, workdir, tmp_path):
+    """`--lr=abc` makes the user's argparse exit 2: the trial is FAIL naming it; after max_failed_trials (1)
+    the array's pending trials are cancelled, and the sweep says how many did not run and how to go on."""
+    more = "  max_failed_trials: 1\n"
+    config = sweep_config(tmp_path, workdir, trials=3, parallel=1, lr="{values: [abc, xyz]}", more=more)
+    done = cloudtrain("submit", "--config", str(config))
+    assert done.returncode == 1, done.stdout + done.stderr
+    sweep_id = matched(r"Sweep (\d+) created", done.stdout)
+    table = results_of(sweep_id)
+    assert [(t["state"], t["message"]) for t in table["trials"]] == [("FAIL", "exit status 2")]
+    assert f"2 of 3 trials did not finish: cloudtrain sweep resume {sweep_id}" in done.stdout
