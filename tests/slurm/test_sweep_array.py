@@ -101,6 +101,9 @@ def test_a_sweep_runs_its_trials_as_one_job_array(slurm, workdir, tmp_path):
     assert json.loads(status.stdout)["trials"] == {"COMPLETE": 3}, status.stdout + status.stderr
     best = max(table["trials"], key=lambda t: t["value"])
     assert json.loads(status.stdout)["best_trial"] == best["trial"]
+    listed = json.loads(cloudtrain("list", "-o", "json").stdout)
+    mine = next(j for j in listed if j["job_id"] == sweep_id)
+    assert mine["kind"] == "sweep" and mine["backend"] == "slurm" and mine["state"].startswith("SUCCEEDED: 3/3 trials")
     # one trial by its Slurm id (array_task): found through its sweep in history
     trial = cloudtrain("status", best["job_id"], "-o", "json")
     assert trial.returncode == 0, trial.stderr
