@@ -45,6 +45,7 @@ def test_an_image_without_tensorflow_is_left_alone():
         (["module load cuda/12.2", "source /fsx/env.sh"], "module load cuda/12.2"),
         (["source /fsx/env.sh", "ml CUDA"], "ml CUDA"),
         (["module add gcc cudnn/8.9"], "module add gcc cudnn/8.9"),
+        (["spack load cuda@12.2"], "spack load cuda@12.2"),
         (["module load python/3.10", "export CUDA_HOME=/opt"], None),
         (["echo cuda"], None),
         ([], None),
