@@ -52,7 +52,7 @@ HERE = Path(__file__).parent
 TRIAL = HERE / "sweep_trial.py"
 SEEDING = HERE.parent.parent / "sweeps" / "seeding.py"
 STATE = "sweep.json"
-POLL_S = 5.0
+POLL_S = 6.0  # one squeue per round: a watcher costs the controller 10 calls a minute
 #: Filesystems that a cluster's nodes share (``stat -f -c %T``).
 SHARED_FS = re.compile(r"^(nfs\d?|lustre|gpfs|beegfs|cifs|smb2?|ceph|glusterfs|panfs|wekafs|fuse.*|9p|virtiofs)$")
 _TRIAL_ID = re.compile(r"^(?P<array>\d+)_(?P<task>\d+)$")
@@ -488,17 +488,15 @@ class SlurmSweep(HandleDefaults):
         after another; with ``follow``, each trial's once it ended, until the sweep did."""
         shown: set[str] = set()
         while True:
-            ended = not follow or self.status().state.terminal
-            alive = {task for task, _ in self._tasks()} if follow and not ended else set()
-            for trial in self._trial_runs():
-                number, job_id, run = trial
+            alive = {task for task, _ in self._tasks()} if follow else set()  # one squeue a round
+            for number, job_id, run in self._trial_runs():
                 if run in shown or job_id in alive:
                     continue
                 shown.add(run)
                 job = SlurmJob(self._shell, job_id, run, cluster=self.region, workdir=self.project)
                 for line in job.logs(follow=False):
                     yield LogLine(line.timestamp, f"t{number:03d}/{line.replica}", line.message, line.severity)
-            if ended:
+            if not alive:
                 return
             self._sleep(POLL_S)
 
