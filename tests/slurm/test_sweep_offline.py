@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from cloudtrain.backends.slurm import sweep_array, sweep_trial
+from cloudtrain.backends.slurm import sweep_array, sweep_handle, sweep_trial
 from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.sweeps.params import format_value
@@ -92,8 +92,8 @@ def test_a_sweep_needs_a_workdir_the_nodes_share(fs_type, nodes, shared):
 def test_a_trial_is_found_by_its_array_task_id_through_its_sweep_in_history():
     sweeps = {"41": types.SimpleNamespace(backend="slurm", kind="sweep", region="hpc-login", project="/fsx/ct")}
     find = sweeps.get
-    assert sweep_array.trial_location("41_3", find) == ("41_3", {"region": "hpc-login", "project": "/fsx/ct"})
-    assert sweep_array.trial_location("42_3", find) is None  # no such sweep here
-    assert sweep_array.trial_location("41", find) is None  # the sweep itself: attach finds it
+    assert sweep_handle.trial_location("41_3", find) == ("41_3", {"region": "hpc-login", "project": "/fsx/ct"})
+    assert sweep_handle.trial_location("42_3", find) is None  # no such sweep here
+    assert sweep_handle.trial_location("41", find) is None  # the sweep itself: attach finds it
     sweeps["7"] = types.SimpleNamespace(backend="slurm", kind="job", region="local", project="/w")
-    assert sweep_array.trial_location("7_0", find) is None
+    assert sweep_handle.trial_location("7_0", find) is None

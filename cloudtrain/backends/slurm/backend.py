@@ -28,7 +28,7 @@ from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
-from cloudtrain.backends.slurm import data, script, sweep_array
+from cloudtrain.backends.slurm import data, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
@@ -201,7 +201,7 @@ class SlurmBackend(BackendFacts):
         }
         return request if spec.sweep is None else sweep_array.render(request, spec, self._image(spec)[0], python)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob | sweep_array.SlurmSweep:
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob | sweep_handle.SlurmSweep:
         if spec.sweep is not None:  # the trials as one job array (.sweep_array)
             parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
             return sweep_array.submit(parts, spec, package, self._log)
@@ -277,7 +277,7 @@ class SlurmBackend(BackendFacts):
         region = region or cluster_of("")
         shell = ClusterShell("" if region == cluster_of("") else region)
         found = shell.run(["cat", run_index(project, job_id)], check=False)
-        if found.returncode != 0 and (sweep := sweep_array.attach(shell, job_id, region, project)) is not None:
+        if found.returncode != 0 and (sweep := sweep_handle.attach(shell, job_id, region, project)) is not None:
             return sweep  # type: ignore[return-value]  # a sweep's first array id: cancel takes the whole sweep
         if found.returncode != 0:
             raise UsageError(
@@ -287,23 +287,23 @@ class SlurmBackend(BackendFacts):
 
     def attach_sweep(
         self, job_id: str, *, region: str | None = None, project: str | None = None
-    ) -> sweep_array.SlurmSweep:
+    ) -> sweep_handle.SlurmSweep:
         """A sweep by its first array's id; ``project`` is the workdir (as history has it)."""
-        shell, region = sweep_array.cluster_shell(region)
-        sweep = sweep_array.attach(shell, job_id, region, project or "")
+        shell, region = sweep_handle.cluster_shell(region)
+        sweep = sweep_handle.attach(shell, job_id, region, project or "")
         if sweep is None:
             raise UsageError(f"no cloudtrain sweep {job_id} in {project} on {region}", "check the id (cloudtrain list)")
         return sweep
 
     def resume_sweep(
         self, job_id: str, *, region: str | None = None, project: str | None = None
-    ) -> sweep_array.SlurmSweep:
+    ) -> sweep_handle.SlurmSweep:
         """A new array for a stopped sweep's interrupted and remaining trials."""
         return self.attach_sweep(job_id, region=region, project=project).resume()
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         """A sweep's trial by its array task id (``<array>_<task>``), its sweep found in history."""
-        return sweep_array.trial_location(text, find)
+        return sweep_handle.trial_location(text, find)
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""
