@@ -126,6 +126,17 @@ def run_local(
     return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, "SUCCEEDED")
 
 
+def resume_remote(job_id: str) -> SweepHandle | None:
+    """A sweep whose backend runs its trials away from this machine and resumes it on request (Slurm's job
+    arrays: ``resume_sweep``): its handle once the rest of its trials are submitted; None for any other."""
+    entry = sweep_record(job_id)
+    backend = get_backend(entry.backend)
+    resume = getattr(backend, "resume_sweep", None)
+    if backend.sweeps_here or resume is None:
+        return None
+    return cast(SweepHandle, resume(entry.job_id, region=entry.region, project=entry.project))
+
+
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)

@@ -61,12 +61,23 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
     _print_commands(console, handle.job_id)
     if detach:
         return
+    _wait_and_show(console, handle, output)
+
+
+def _wait_and_show(console: Console, handle: app_sweep.SweepHandle, output: str) -> None:
+    """Until the sweep ends (its trials' lines, each labelled by trial, where the handle gives them); its table."""
     try:
+        if getattr(handle, "shows_trials", False):
+            printer = ReplicaPrinter(console)
+            for line in handle.logs(follow=True):
+                printer(line)
         status = handle.wait()
     except KeyboardInterrupt:
         console.print(f"\n[yellow]Detached; sweep {handle.job_id} keeps running.[/yellow]")
         raise SystemExit(ExitCode.INTERRUPTED) from None
     _show(console, handle.results(), output)
+    if status.message and status.state.exit_code and output != "json":  # why it ended so, and what next
+        console.print(status.message)
     if status.state.exit_code:
         raise SystemExit(status.state.exit_code)
 
@@ -149,9 +160,15 @@ def results(job_id: str, output: str) -> None:
 @OUTPUT_OPTION
 @click.option("--detached", is_flag=True, hidden=True, help="Run as the owner of a detached sweep (submit --detach).")
 def resume(job_id: str, output: str, detached: bool) -> None:
-    """Continue a local sweep that was stopped: finished trials are kept, interrupted ones rerun."""
-    spec, package, folder = app_sweep.resumable(job_id)
+    """Continue a sweep that was stopped (local or Slurm): finished trials are kept, interrupted ones rerun."""
     console = make_console(sys.stderr if output == "json" else None)
+    handle = app_sweep.resume_remote(job_id)
+    if handle is not None:
+        console.print(f"[bold]Sweep[/bold] {job_id} resumed: its interrupted and remaining trials are submitted")
+        _print_commands(console, job_id)
+        _wait_and_show(console, handle, output)
+        return
+    spec, package, folder = app_sweep.resumable(job_id)
     how = f"runs detached (pid {os.getpid()}) in" if detached else "resumed from"
     console.print(f"[bold]Sweep[/bold] {spec.job_name} {how} {folder}")
     run_local(console, spec, package, output=output)
@@ -214,6 +231,26 @@ def show_logs(job_id: str, output: str) -> None:
     entry = sweep_record(job_id)
     table = load_results(job_id)
     if not get_backend(entry.backend).sweeps_here:  # a cloud's tuning job: its trials are jobs of their own
+        handle = get_backend(entry.backend).attach_sweep(entry.job_id, region=entry.region, project=entry.project)
+        if getattr(handle, "shows_trials", False):  # a Slurm array: each trial's lines, labelled tNNN/<replica>
+            printer = ReplicaPrinter(make_console())
+            for line in handle.logs(follow=False):
+                if output != "json":
+                    printer(line)
+                    continue
+                trial, replica = line.replica.split("/", 1)
+                click.echo(
+                    json.dumps(
+                        {
+                            "timestamp": line.timestamp.isoformat(),
+                            "trial": str(int(trial[1:])),
+                            "replica": replica,
+                            "severity": line.severity,
+                            "message": line.message,
+                        }
+                    )
+                )
+            return
         for t in table.trials:
             click.echo(
                 f"trial {t.trial} ({t.state}): cloudtrain logs {t.job_id} --backend {entry.backend} "

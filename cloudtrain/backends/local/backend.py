@@ -9,10 +9,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.backends import DEFAULT_CONTRACT
+from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
@@ -241,9 +242,13 @@ class LocalBackend(BackendFacts):
         fetch_channel: Callable[[JobSpec, DataChannel], Path] | None = None,
         image_for: Callable[[JobSpec], Image] | None = None,
         log: Callable[[str], None] | None = None,
+        gpu_visible: Callable[[], bool] | None = None,
     ):
         """``channels``: name → local folder, on top of the spec's own ``data:`` channels;
-        ``fetch_channel``: how a bucket channel becomes a local folder (default: the download cache)."""
+        ``fetch_channel``: how a bucket channel becomes a local folder (default: the download cache);
+        ``gpu_visible``: whether a GPU shows without ``nvidia-smi`` (default: ``/dev/nvidia0`` … when
+        ``gpu_count`` is the real count, else never: a test that sets the count decides)."""
+        self._gpu_visible = gpu_visible or (cuda.gpu_visible if gpu_count is detect_gpus else (lambda: False))
         self._cache_root = cache_root
         self._image_for = image_for or default_image
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -259,6 +264,14 @@ class LocalBackend(BackendFacts):
         if self._gpus is None:
             self._gpus = self._gpu_count()
         return self._gpus
+
+    def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
+        """The image layer for ``spec`` on this machine: with a GPU here, TensorFlow with its CUDA wheels."""
+        image = self._image_for(spec)
+        count = self._num_gpus()
+        here = f"{count} GPU{'s' if count != 1 else ''} here" if count else None
+        build = cuda.gpu_build(image.packages, gpus=here or ("a GPU visible here" if self._gpu_visible() else None))
+        return replace(image, packages=build.packages), build
 
     def _plans(
         self, spec: JobSpec, package: BuiltPackage, out: Path, ports: list[int], channels: Mapping[str, str]
@@ -291,7 +304,7 @@ class LocalBackend(BackendFacts):
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         note = "; ".join(n for n in (note, tpu_note(spec)) if n) or None
-        image = self._image_for(spec)
+        image, gpu = self._image(spec)
         env = venv.env_dir(built, image, self._cache_root)
         plans = self._plans(spec, built, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
         return {
@@ -308,6 +321,7 @@ class LocalBackend(BackendFacts):
                 "layer": str(venv.image_dir(image, self._cache_root)),
                 "python": image.python.path,
                 "packages": list(image.packages),
+                "tensorflow_build": gpu.line,
                 **({"note": image.note} if image.note else {}),
             },
             "replicas": [
@@ -341,9 +355,11 @@ class LocalBackend(BackendFacts):
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         _claim(out, spec)
-        image = self._image_for(spec)
+        image, gpu = self._image(spec)
         if image.note:
             self._log(image.note)  # a mapped: line
+        if gpu.with_cuda:
+            self._log(f"GPU environment: {gpu.line}")
         if note_tpu := tpu_note(spec):
             self._log(note_tpu)
         environment = venv.ensure_env(built, image, root=self._cache_root, log=self._log)

@@ -24,11 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.backends import DEFAULT_CONTRACT
+from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
-from cloudtrain.backends.slurm import data, script
+from cloudtrain.backends.slurm import data, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
@@ -37,6 +37,7 @@ from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.history import find
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -163,8 +164,15 @@ class SlurmBackend(BackendFacts):
         )
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
+    def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
+        """The image layer: with GPUs requested, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
+        image, count = self._image_for(spec), spec.machine.accelerator_count
+        gpus = f"{count} GPU{'s' if count != 1 else ''} per node" if count else None
+        build = cuda.gpu_build(image.packages, gpus=gpus, cuda_from=cuda.cuda_module(slurm_section(spec).setup))
+        return replace(image, packages=build.packages), build
+
     def _python(self, spec: JobSpec, package: BuiltPackage) -> str:
-        image = self._image_for(spec)
+        image, _ = self._image(spec)
         return str(venv.env_python(venv.env_dir(package, image, Path(script.workdir(spec)))))
 
     def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
@@ -175,11 +183,12 @@ class SlurmBackend(BackendFacts):
         channels, data_steps = data.planned(spec)
         plan = tasks_plan(spec, package, python, channels)
         sbatch = shell.argv(script.sbatch_command(paths)) if shell.remote else script.sbatch_command(paths)
-        return {
+        request = {
             "backend": "slurm",
             "cluster": spec.region,
             "workdir": script.workdir(spec),
             "run": paths.run,
+            "tensorflow_build": self._image(spec)[1].line,
             "commands": [
                 f"copy {package.path} to {package_path(spec, package)} (unless it is there)",
                 f"build the environment {Path(python).parent.parent} once (unless it is there)",
@@ -190,15 +199,21 @@ class SlurmBackend(BackendFacts):
             "batch_script": script.batch_script(spec, paths),
             "tasks": [{"name": t["name"], "argv": t["argv"], "cwd": t["cwd"]} for t in plan["tasks"]],
         }
+        return request if spec.sweep is None else sweep_array.render(request, spec, self._image(spec)[0], python)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob | sweep_handle.SlurmSweep:
+        if spec.sweep is not None:  # the trials as one job array (.sweep_array)
+            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
+            return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
-        image = self._image_for(spec)
+        image, gpu = self._image(spec)
         if image.note:
             self._log(image.note)
+        if gpu.with_cuda:
+            self._log(f"GPU environment: {gpu.line}")
         if shell.remote:
             python = self._build_remotely(shell, spec, package, image)
         else:
@@ -262,11 +277,33 @@ class SlurmBackend(BackendFacts):
         region = region or cluster_of("")
         shell = ClusterShell("" if region == cluster_of("") else region)
         found = shell.run(["cat", run_index(project, job_id)], check=False)
+        if found.returncode != 0 and (sweep := sweep_handle.attach(shell, job_id, region, project)) is not None:
+            return sweep  # type: ignore[return-value]  # a sweep's first array id: cancel takes the whole sweep
         if found.returncode != 0:
             raise UsageError(
                 f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)"
             )
         return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
+
+    def attach_sweep(
+        self, job_id: str, *, region: str | None = None, project: str | None = None
+    ) -> sweep_handle.SlurmSweep:
+        """A sweep by its first array's id; ``project`` is the workdir (as history has it)."""
+        shell, region = sweep_handle.cluster_shell(region)
+        sweep = sweep_handle.attach(shell, job_id, region, project or "")
+        if sweep is None:
+            raise UsageError(f"no cloudtrain sweep {job_id} in {project} on {region}", "check the id (cloudtrain list)")
+        return sweep
+
+    def resume_sweep(
+        self, job_id: str, *, region: str | None = None, project: str | None = None
+    ) -> sweep_handle.SlurmSweep:
+        """A new array for a stopped sweep's interrupted and remaining trials."""
+        return self.attach_sweep(job_id, region=region, project=project).resume()
+
+    def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
+        """A sweep's trial by its array task id (``<array>_<task>``), its sweep found in history."""
+        return sweep_handle.trial_location(text, find)
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from cloudtrain import catalog
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.slurm.section import MIN_GRACE_S, slurm_of
+from cloudtrain.backends.slurm.sweep_rules import check_sweep
 from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.data import schemes
@@ -50,6 +51,7 @@ def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callab
     yield ("slurm", "max_runtime", "budget", "machine"), lambda: check_time(loaded)
     yield ("image",), lambda: check_image(loaded)
     yield ("data",), lambda: check_data(loaded)
+    yield ("sweep",), lambda: check_sweep(loaded)
 
 
 def check_section(loaded: LoadedConfig) -> None:

@@ -64,7 +64,6 @@ NOT_FOR_SLURM = {
     ("spot",): "remove spot: Slurm preemption is slurm.requeue",
     ("flex_start",): "remove flex_start",
     ("fallback",): "remove fallback (one cluster per config)",
-    ("sweep",): "sweeps on Slurm are not supported yet",
     ("container",): "remove container: Slurm jobs run a package or a script",
     ("network",): "remove network",
     ("service_account",): "remove service_account",

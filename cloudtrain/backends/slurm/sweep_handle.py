@@ -1,0 +1,271 @@
+"""A Slurm sweep once submitted: its state from ``squeue`` and its journal, its trials' lines, cancel, resume.
+
+:mod:`.sweep_array` writes the sweep's folder and submits its first array; this handle is what ``status``,
+``sweep results``, ``logs``, ``cancel`` and ``sweep resume`` get (by the first array's id, through
+``<workdir>/sweeps/<id>``). The journal is read from a copy (``cat``), checked by the one reader of a
+sweep's journal (:mod:`cloudtrain.sweeps.journal`) before Optuna replays it; nothing here writes to it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
+from cloudtrain.backends.slurm.job import SlurmJob
+from cloudtrain.backends.slurm.section import cluster_of
+from cloudtrain.backends.slurm.shell import ClusterShell
+from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.sweeps import journal, results
+
+STATE = "sweep.json"
+POLL_S = 6.0  # one squeue per round: a watcher costs the controller 10 calls a minute
+_TRIAL_ID = re.compile(r"^(?P<array>\d+)_(?P<task>\d+)$")
+
+
+def sweep_index(workdir: str, job_id: str) -> str:
+    """The file naming a sweep's folder by its first array's id (``status``/``cancel`` by id)."""
+    return f"{workdir.rstrip('/')}/sweeps/{job_id}"
+
+
+def attach(shell: ClusterShell, job_id: str, cluster: str, workdir: str) -> SlurmSweep | None:
+    """The sweep whose first array is ``job_id``, or None when it is no sweep's."""
+    found = shell.run(["cat", sweep_index(workdir, job_id)], check=False)
+    if found.returncode != 0:
+        return None
+    return SlurmSweep(shell, job_id, found.stdout.decode().strip(), cluster=cluster, workdir=workdir)
+
+
+def trial_location(text: str, find: Callable[[str], Any]) -> tuple[str, dict[str, str]] | None:
+    """``<array>_<task>`` of a sweep in this machine's history: the trial's id and where its sweep is."""
+    match = _TRIAL_ID.match(text)
+    entry = find(match["array"]) if match else None
+    if entry is None or entry.backend != "slurm" or getattr(entry, "kind", "job") != "sweep":
+        return None
+    return text, {"region": entry.region, "project": entry.project or ""}
+
+
+def sbatch_command(folder: str, first: int, count: int, parallel: int, rerun: list[int]) -> list[str]:
+    """``sbatch --array`` of ``count`` trials, at most ``parallel`` at once; the tasks take ``rerun`` first."""
+    return [
+        "sbatch",
+        "--parsable",
+        "--export=NONE",
+        f"--array={first}-{first + count - 1}%{max(1, min(parallel, count))}",
+        f"{folder}/slurm/array.sh",
+        *([",".join(str(n) for n in rerun)] if rerun else []),
+    ]
+
+
+class SlurmSweep(HandleDefaults):
+    """A sweep's arrays: its state from ``squeue`` and the journal, its trials' lines, cancel, resume."""
+
+    backend_name = "slurm"
+    shows_trials = True  # ``logs(follow=True)`` gives the trials' lines, each labelled by its trial
+
+    def __init__(
+        self,
+        shell: ClusterShell,
+        job_id: str,
+        folder: str,
+        *,
+        cluster: str,
+        workdir: str,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.job_id, self.folder, self.region, self.project = job_id, folder, cluster, workdir
+        self._shell, self._sleep = shell, sleep
+        self._state: dict[str, Any] | None = None
+
+    @property
+    def location(self) -> dict[str, str]:
+        return {"region": self.region, "project": self.project}
+
+    def state(self) -> dict[str, Any]:
+        if self._state is None:
+            found = self._shell.run(["cat", f"{self.folder}/{STATE}"], check=False)
+            if found.returncode != 0:
+                raise UsageError(
+                    f"{self.folder} on {self.region} holds no sweep", "check the sweep id (cloudtrain list)"
+                )
+            self._state = json.loads(found.stdout.decode())
+        return self._state
+
+    def arrays(self) -> list[str]:
+        found = self._shell.run(["cat", f"{self.folder}/slurm/arrays"], check=False)
+        return found.stdout.decode().split() if found.returncode == 0 else []
+
+    def submit_array(self, first: int, count: int, parallel: int, rerun: list[int]) -> str:
+        """Submit an array (:meth:`sbatch_command`), record its id in ``slurm/arrays``; its id."""
+        result = self._shell.run(sbatch_command(self.folder, first, count, parallel, rerun), check=False)
+        if result.returncode != 0:
+            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise BackendError(f"sbatch failed: {why.removeprefix('sbatch: error: ')}")
+        array = result.stdout.decode().strip().split(";")[0]
+        arrays = [*self.arrays(), array]
+        self._shell.write(f"{self.folder}/slurm/arrays", ("\n".join(arrays) + "\n").encode(), 0o644)
+        return array
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def _tasks(self) -> list[tuple[str, str]]:
+        """(task id, Slurm state) of the tasks the controller still holds, of every array."""
+        arrays = self.arrays()
+        if not arrays:
+            return []
+        out = self._shell.run(["squeue", "-h", "-r", "-j", ",".join(arrays), "-o", "%i|%T"], check=False)
+        rows = [line.split("|", 1) for line in out.stdout.decode(errors="replace").splitlines() if "|" in line]
+        return [(task, native) for task, native in rows]
+
+    def trials(self) -> list[Any] | None:
+        """The study's trials (Optuna's FrozenTrial), replayed from a copy of the journal; None before the
+        first trial asked. The journal is checked first (:func:`journal.damage`): a damaged one is one line."""
+        import optuna
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        remote = f"{self.folder}/{journal.NAME}"
+        found = self._shell.run(["cat", remote], check=False)
+        if found.returncode != 0 or not found.stdout:
+            return None
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        with tempfile.TemporaryDirectory(prefix="cloudtrain-sweep-") as tmp:
+            path = Path(tmp) / journal.NAME
+            path.write_bytes(found.stdout)
+            damage = journal.damage(path)
+            if damage is not None:
+                raise dataclasses.replace(damage, path=Path(remote)).error()
+            try:
+                storage = JournalStorage(JournalFileBackend(str(path)))
+                study = optuna.load_study(study_name=self.state()["job_name"], storage=storage)
+                return list(study.get_trials(deepcopy=False))
+            except Exception as exc:
+                raise journal.replay_failed(Path(remote), exc).error() from None
+
+    def status(self) -> JobStatus:
+        tasks = self._tasks()
+        name = f"{self.region}:{self.folder}"
+        if tasks:
+            running = any(native in ("RUNNING", "COMPLETING", "CONFIGURING") for _, native in tasks)
+            state = JobState.RUNNING if running else JobState.PENDING
+            return JobStatus(self.job_id, name, state, "ARRAY " + ("RUNNING" if running else "PENDING"), None)
+        table = self.results(terminal=True)
+        return JobStatus(self.job_id, name, *self._outcome(table))
+
+    def _outcome(self, table: results.SweepResults) -> tuple[JobState, str, str | None]:
+        counted = sum(n for s, n in table.counts().items() if s in ("COMPLETE", "PRUNED", "FAIL"))
+        left = (table.max_trials or 0) - counted
+        if table.state == "CANCELLED":
+            return (
+                JobState.CANCELLED,
+                "CANCELLED",
+                f"cancelled with {left} trials to run: cloudtrain sweep resume {self.job_id}",
+            )
+        if left > 0:
+            return (
+                JobState.FAILED,
+                "STOPPED",
+                f"{left} of {table.max_trials} trials did not finish: cloudtrain sweep resume {self.job_id}",
+            )
+        if table.best is None:
+            return JobState.FAILED, "FAILED", f"no trial reported {table.metric!r}"
+        return JobState.SUCCEEDED, "SUCCEEDED", None
+
+    def results(self, terminal: bool | None = None) -> results.SweepResults:
+        state = self.state()
+        alive = bool(self._tasks()) if terminal is None else not terminal
+        trials = self.trials()
+        cancelled = self._shell.run(["test", "-e", f"{self.folder}/slurm/cancel-requested"], check=False)
+        word = "RUNNING" if alive else ("CANCELLED" if cancelled.returncode == 0 else "DONE")
+        if trials is None:
+            return results.SweepResults(
+                self.job_id, state["metric"], state["goal"], word if alive else "STOPPED", (), state["max_trials"]
+            )
+        study = SimpleNamespace(trials=trials)
+        table = results.from_study(self.job_id, study, state["metric"], state["goal"], state["max_trials"], word)
+        if word == "DONE":
+            counted = sum(n for s, n in table.counts().items() if s in ("COMPLETE", "PRUNED", "FAIL"))
+            table = dataclasses.replace(table, state="SUCCEEDED" if counted >= state["max_trials"] else "STOPPED")
+        if not alive:  # a trial left RUNNING by a kill or a cancel is interrupted: resume runs it again
+            rows = tuple(
+                dataclasses.replace(t, state="INTERRUPTED") if t.state == "RUNNING" else t for t in table.trials
+            )
+            table = dataclasses.replace(table, trials=rows)
+        return table
+
+    def wait(self) -> JobStatus:
+        while not (status := self.status()).state.terminal:
+            self._sleep(POLL_S)
+        return status
+
+    def cancel(self) -> JobStatus:
+        """Every task of every array: the trials it stops stay RUNNING in the journal (resume reruns them)."""
+        self._shell.write(f"{self.folder}/slurm/cancel-requested", b"", 0o644)
+        arrays = self.arrays()
+        if arrays:
+            self._shell.run(["scancel", *arrays], check=False)
+        deadline = time.monotonic() + 60
+        while self._tasks() and time.monotonic() < deadline:
+            self._sleep(1.0)
+        return self.status()
+
+    def resume(self) -> SlurmSweep:
+        """A new array for what is left: interrupted trials first (their own numbers), then new ones."""
+        from optuna.trial import TrialState
+
+        if self._tasks():
+            raise UsageError(
+                f"sweep {self.job_id} is running (array {self.arrays()[-1]}); two arrays must not run one sweep",
+                f"wait for it, or stop it first: cloudtrain cancel {self.job_id}",
+            )
+        state = self.state()
+        trials = self.trials() or []
+        counted = sum(1 for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
+        left = state["max_trials"] - counted
+        if left <= 0:
+            raise UsageError(
+                f"sweep {self.job_id} has run all its {state['max_trials']} trials",
+                f"see cloudtrain sweep results {self.job_id}",
+            )
+        rerun = [t.number for t in trials if t.state is TrialState.RUNNING][:left]
+        self._shell.run(["rm", "-f", f"{self.folder}/slurm/cancel-requested"], check=False)
+        self.submit_array(0, left, state["parallel_trials"], rerun)
+        return self
+
+    # --- lines ---------------------------------------------------------------------------------
+
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+        """Each trial's lines (its batch shell's and its tasks'), labelled ``tNNN/<node>/task-T``, a trial
+        after another; with ``follow``, each trial's once it ended, until the sweep did."""
+        shown: set[str] = set()
+        while True:
+            alive = {task for task, _ in self._tasks()} if follow else set()  # one squeue a round
+            for number, job_id, run in self._trial_runs():
+                if run in shown or job_id in alive:
+                    continue
+                shown.add(run)
+                job = SlurmJob(self._shell, job_id, run, cluster=self.region, workdir=self.project)
+                for line in job.logs(follow=False):
+                    yield LogLine(line.timestamp, f"t{number:03d}/{line.replica}", line.message, line.severity)
+            if not alive:
+                return
+            self._sleep(POLL_S)
+
+    def _trial_runs(self) -> list[tuple[int, str, str]]:
+        return [
+            (t.number, t.user_attrs["job_id"], t.user_attrs["output_dir"])
+            for t in self.trials() or []
+            if t.user_attrs.get("job_id") and t.user_attrs.get("output_dir")
+        ]
+
+
+def cluster_shell(region: str | None) -> tuple[ClusterShell, str]:
+    region = region or cluster_of("")
+    return ClusterShell("" if region == cluster_of("") else region), region
