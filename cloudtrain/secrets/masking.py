@@ -138,11 +138,7 @@ def mask_args(args: Sequence[str]) -> list[str]:
 def mask_hyperparameters(hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
     """Hyperparameters with secret-named text values (``hf_token: …``) and credentials shown as ``***``."""
     return {
-        name: MASK
-        if _hidden_option(name, value)
-        else mask_text(value)
-        if isinstance(value, str)
-        else value
+        name: MASK if _hidden_option(name, value) else mask_text(value) if isinstance(value, str) else value
         for name, value in hyperparameters.items()
     }
 

@@ -73,7 +73,8 @@ def parse_ref(text: str) -> SecretRef:
     if kind == "gcp" and not _GCP.match(target):
         hint = " (add /versions/latest)" if re.match(r"^projects/[^/]+/secrets/[^/]+$", target) else ""
         raise ValueError(
-            f"received {mask_text(text)!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest (or a version number){hint}"
+            f"received {mask_text(text)!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest"
+            f" (or a version number){hint}"
         )
     if kind == "aws" and not _AWS.match(target):
         raise ValueError(
