@@ -118,15 +118,30 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
     credentials: list[str] = []
     left_out: list[tuple[str, str]] = []
 
-    def walk(folder: Path, rel: str, rules: list[IgnoreRule]) -> None:
+    def deeper(child: str) -> bool:  # --include names a path inside the folder ``child`` (.aws/credentials)
+        return any(pattern.lstrip("!/").startswith(child + "/") for pattern in include)
+
+    def walk(folder: Path, rel: str, rules: list[IgnoreRule], guarded: bool = False) -> None:
+        """``guarded``: a credential folder entered for the paths --include names in it, and only those."""
         rules = rules + _read_rules(folder, rel)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             category = builtin_exclude(entry.name)
-            if category in ("credential", "environment file") and overridden(child, entry.is_dir()):
+            if guarded and category not in ("version control", "ignore file", "cache"):
+                if overridden(child, entry.is_dir()):
+                    category = None  # named: packaged as in any folder
+                elif entry.is_dir() and deeper(child):
+                    walk(Path(entry.path), child, rules, guarded=True)
+                    continue
+                else:
+                    continue
+            elif category in ("credential", "environment file") and overridden(child, entry.is_dir()):
                 category = None
+            elif category in ("credential", "environment file") and entry.is_dir() and deeper(child):
+                walk(Path(entry.path), child, rules, guarded=True)
+                continue
             if category:
                 if category == "credential":
                     credentials.append(child)
