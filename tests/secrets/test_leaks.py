@@ -78,10 +78,8 @@ def test_the_dry_run_shows_no_secret_of_env_args_or_hyperparameters(project, cap
         (SAGEMAKER, ["--set", "secrets.DB=plain-db-secret-9"], "plain-db-secret-9"),
         (SAGEMAKER, ["--set", "secrets.DB=shell:plain db secret"], "plain db secret"),
         (SAGEMAKER + "env: {DB_PASSWORD: 84736251}\n", [], "84736251"),
-        (SAGEMAKER + "env: {HOOK: [" + FORMATS["Slack webhook"][0] + "]}\n", [], "q1w2e3r4t5y6"),
-        (SAGEMAKER + "hyperparameters: {hf_token: [plain-hp-secret]}\n", [], "plain-hp-secret"),
     ],
-    ids=["secrets value", "--set secrets value", "shell: with a value", "env type error", "env list", "hp type error"],
+    ids=["secrets value", "--set secrets value", "shell: with a value", "env type error"],
 )
 def test_a_refusal_never_echoes_the_value(project, capsys, config, sets, secret):
     path = project(config)
