@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cloudtrain.errors import UsageError
+from cloudtrain.packaging.ignore import is_ignored, parse_ignore_lines  # --include: one syntax for both
 from cloudtrain.secrets.files import SNIFF_BYTES, credential_content, credential_name, home_markers
 from cloudtrain.statefiles import write_atomic
 
@@ -135,8 +136,6 @@ def _included(include: Sequence[str]) -> Callable[[str, bool], bool]:
     """Whether ``--include`` names a path (relative to the data folder, gitignore syntax as for packages)."""
     if not include:
         return lambda rel, is_dir: False
-    from cloudtrain.packaging.ignore import is_ignored, parse_ignore_lines  # only with --include
-
     rules = parse_ignore_lines(include, source="--include")
 
     def named(rel: str, is_dir: bool) -> bool:  # a folder named (.aws) brings what it holds
