@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("Aborted.", err=True)
         return ExitCode.INTERRUPTED
     except click.ClickException as exc:
-        exc.message = mask_text(exc.message)  # a refused option value may be a credential
+        if exc.message != (masked := mask_text(exc.message)):  # a refused option value may be a credential
+            click.echo(f"Error: {masked}", err=True)
+            return exc.exit_code
         exc.show()
         return exc.exit_code
     except click.exceptions.Exit as exc:

@@ -30,10 +30,19 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Priv
 
 
 @dataclass(frozen=True)
-class Rules:
-    """``formats.json``, compiled: one pattern for every credential format, and the name rules."""
+class Format:
+    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds."""
 
-    formats: re.Pattern[str]
+    name: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """``formats.json``, compiled: the credential formats and the name rules."""
+
+    formats: tuple[Format, ...]
     env_name: re.Pattern[str]
     env_words: frozenset[str]
     option_words: frozenset[str]
@@ -44,13 +53,17 @@ class Rules:
 def rules() -> Rules:
     """The rules of ``formats.json`` (read once, when something is first masked)."""
     doc = json.loads(Path(__file__).with_name("formats.json").read_text(encoding="utf-8"))
-    parts = []
-    for number, rule in enumerate(doc["rules"]):
-        pattern = rule["pattern"].replace("(?P<secret>", f"(?P<s{number}>")
-        parts.append(f"(?{rule['flags']}:{pattern})" if rule.get("flags") else f"(?:{pattern})")
+    formats = tuple(
+        Format(
+            rule["name"],
+            re.compile(rule["pattern"], re.IGNORECASE if "i" in rule.get("flags", "") else 0),
+            tuple(rule["hints"]),
+        )
+        for rule in doc["rules"]
+    )
     names = doc["names"]
     return Rules(
-        formats=re.compile("|".join(parts)),
+        formats=formats,
         env_name=re.compile("|".join(map(re.escape, names["env"])), re.IGNORECASE),
         env_words=frozenset(names["env_words"]),
         option_words=frozenset(names["option_words"]),
@@ -79,9 +92,30 @@ def secret_option(name: str) -> bool:
     )
 
 
+@functools.cache
+def _hints() -> tuple[tuple[str, int], ...]:
+    return tuple((hint, number) for number, f in enumerate(rules().formats) for hint in f.hints)
+
+
+def _candidates(text: str) -> list[Format]:
+    """The formats worth trying on ``text``: those one of whose hints it holds (most log lines: none)."""
+    lowered = text.lower()
+    found = {number for hint, number in _hints() if hint in lowered}
+    formats = rules().formats
+    return [formats[number] for number in sorted(found)]
+
+
 def has_credential(text: str) -> bool:
     """Whether ``text`` holds something of a known credential format."""
-    return rules().formats.search(text) is not None
+    return any(f.pattern.search(text) for f in _candidates(text))
+
+
+def _replace(match: re.Match[str]) -> str:
+    """A match as ``***``; where its rule names a ``secret`` group, that group alone."""
+    if "secret" not in match.re.groupindex or match.group("secret") is None:
+        return MASK
+    whole, (start, end) = match.group(0), match.span("secret")
+    return whole[: start - match.start()] + MASK + whole[end - match.start() :]
 
 
 def mask_text(text: str) -> str:
@@ -89,15 +123,9 @@ def mask_text(text: str) -> str:
     ``redis://:pw@host``, the whole of a token or a private key)."""
     if not text:
         return text
-
-    def replace(match: re.Match[str]) -> str:
-        secret = next(((name, value) for name, value in match.groupdict().items() if value is not None), None)
-        if secret is None:
-            return MASK
-        start, end = match.span(secret[0])
-        return text[match.start() : start] + MASK + text[end : match.end()]
-
-    return rules().formats.sub(replace, text)
+    for f in _candidates(text):
+        text = f.pattern.sub(_replace, text)
+    return text
 
 
 def looks_secret(name: str, value: str) -> bool:
