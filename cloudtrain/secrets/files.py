@@ -15,8 +15,8 @@ import functools
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from cloudtrain.secrets.masking import MASK, mask_text
 
@@ -25,16 +25,14 @@ SNIFF_BYTES = 64 * 1024
 _SHELL_FILES = frozenset({".bashrc", ".bash_profile", ".bash_history", ".profile", ".zshrc", ".zsh_history"})
 
 
-@dataclass(frozen=True)
-class _ContentRule:
+class _ContentRule(NamedTuple):
     why: str
     pattern: re.Pattern[bytes]
     also: bytes | None
     json_only: bool
 
 
-@dataclass(frozen=True)
-class _Rules:
+class _Rules(NamedTuple):
     names: tuple[tuple[str, re.Pattern[str]], ...]  # (category, a name's pattern)
     content: tuple[_ContentRule, ...]
     home: frozenset[str]

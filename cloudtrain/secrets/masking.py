@@ -17,9 +17,8 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 MASK = "***"
 _INTERPOLATION = re.compile(r"\$\{[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$")
@@ -29,8 +28,7 @@ _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Private-MAC:")
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(NamedTuple):
     """One credential format of ``formats.json``: its pattern, and texts one of which every match holds."""
 
     name: str
@@ -38,8 +36,7 @@ class Format:
     hints: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(NamedTuple):
     """``formats.json``, compiled: the credential formats and the name rules."""
 
     formats: tuple[Format, ...]
