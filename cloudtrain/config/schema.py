@@ -247,6 +247,9 @@ class JobConfig(_Strict):
     def __repr__(self) -> str:  # env: values and secret-named options show as ***
         return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__repr__())
 
+    def __str__(self) -> str:  # pydantic's own str() is its field list, values included
+        return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__str__())
+
     name: JobName = Field(description="Job name: letters, digits, _ and -, starting with a letter, at most 128.")
     name_suffix: StrictBool = Field(
         True,

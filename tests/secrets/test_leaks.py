@@ -91,6 +91,7 @@ def test_a_refusal_never_echoes_the_value(project, capsys, config, sets, secret)
 def test_the_python_api_shows_no_secret_in_reprs_dicts_and_errors(project):
     config = cloudtrain.load_config(project(JOB), overrides={"env.EXTRA_TOKEN": "plain-extra-value-3"})
     texts = [repr(config), repr(config.loaded), repr(config.loaded.config), repr(config.spec)]
+    texts += [str(config), str(config.loaded.config), str(config.spec)]
     plan = cloudtrain.plan(config)
     texts += [repr(plan), json.dumps(plan.to_dict())]
     for text in texts:
