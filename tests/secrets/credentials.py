@@ -62,6 +62,25 @@ FORMATS: dict[str, tuple[str, str]] = {
         AZURE_KEY,
     ),
     "ODBC connection string": ("Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=Odbc-Pa55;", "Odbc-Pa55"),
+    "Google OAuth refresh token": ("1//0gLuRkPxqW7zYvBn3Mk5sTjHd2QfLa9Xc", "1//0gLuRkPxqW7zYvBn3Mk5sTjHd2QfLa9Xc"),
+    "Google OAuth client secret": ("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", "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"),
+    "Discord webhook": (
+        "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    ),
+    "npm _authToken": ("//registry.npmjs.org/:_authToken=plain-npm-auth-value", "plain-npm-auth-value"),
+    "Telegram bot token": (
+        "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+        "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+    ),
+    "Mailchimp key": ("0123456789abcdef0123456789abcdef-us21", "0123456789abcdef0123456789abcdef-us21"),
+    "Databricks token": ("dapi0123456789abcdef0123456789abcdef", "dapi0123456789abcdef0123456789abcdef"),
+    "Azure SAS": ("https://acct.blob.core.windows.net/c?sv=2022&sig=Zm9yLXRlc3RzLW9ubHk%3D", "Zm9yLXRlc3RzLW9ubHk%3D"),
+    "SSH2 private key": (
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4AAAA3aWYtbW9kbntzaWdue3JzYS1wa2NzMS1zaGExfSxlbmNyeXB0\n"
+        "---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+        "P2/56wAAAi4AAAA3aWYtbW9kbntzaWdue3JzYS1wa2NzMS1zaGExfSxlbmNyeXB0",
+    ),
     "SendGrid key": (
         "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",
         "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",

@@ -174,3 +174,9 @@ def test_every_rule_is_data_with_its_source():
     for rule in doc["rules"]:
         assert rule["name"] and rule["source"] and re.compile(rule["pattern"])
     assert any("detect-secrets" in rule["source"] for rule in doc["rules"])
+
+
+def test_every_format_is_exercised_by_a_sample_here():
+    """Each rule (its pattern and its hints) masks at least one of the samples the tests above check."""
+    for rule in masking.rules().formats:
+        assert any(rule.pattern.search(v) and mask_text(v) != v for v, _ in FORMATS.values()), rule.name
