@@ -47,6 +47,7 @@ from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
 from cloudtrain.progress import Progress, phase_of
+from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults
 
@@ -81,6 +82,10 @@ class Config:
     include: tuple[str, ...]
     loaded: LoadedConfig
     spec: JobSpec
+
+    def __repr__(self) -> str:  # overrides may set env: values (env.DB_PASSWORD=…): masked with the spec's
+        spec = self.spec
+        return masked_repr(self, secret_values(spec.env, spec.args, spec.hyperparameters))
 
     def _resolved(self, local: bool) -> tuple[LoadedConfig, JobSpec]:
         """This config as the job it runs as: a ``local`` run of the same target is loaded anew (as ``--local``)."""

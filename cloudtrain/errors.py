@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 
+from cloudtrain.secrets.masking import mask_text
+
 
 class ExitCode(enum.IntEnum):
     """The CLI's one closed table of exit codes (docs/reference/exit-codes.md). Every command uses it."""
@@ -29,6 +31,9 @@ class CloudtrainError(Exception):
     exit_code: int = ExitCode.JOB_FAILED
 
     def __init__(self, message: str, hint: str | None = None):
+        # no error ever shows a credential, whichever code raised it (a value the user wrote where a
+        # reference was due, an exception's text that quotes a URL with its password)
+        message, hint = mask_text(message), mask_text(hint) if hint else hint
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -55,7 +60,7 @@ class ConfigError(UsageError):
         field: str | None = None,
         hint: str | None = None,
     ):
-        self.file, self.line, self.field, self.detail = file, line, field, message
+        self.file, self.line, self.field, self.detail = file, line, field, mask_text(message)
         where = ":".join(str(p) for p in (file, line) if p is not None)
         prefix = ": ".join(p for p in (where, field) if p)
         super().__init__(f"{prefix}: {message}" if prefix else message, hint)

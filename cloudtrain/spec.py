@@ -20,6 +20,7 @@ from cloudtrain.config import LoadedConfig
 from cloudtrain.config.schema import JobConfig, Sweep
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
+from cloudtrain.secrets.masking import masked_repr, secret_values
 
 #: Where local runs write by default, one folder per job name (relative to the working dir).
 LOCAL_RUNS_DIR = "cloudtrain-runs"
@@ -186,6 +187,9 @@ class JobSpec:
     #: ``tensorboard:``: a managed TensorBoard (a Vertex AI instance's name; True or an s3:// path on SageMaker)
     tensorboard: str | bool | None = None
     experiment: str | None = None  # ``experiment:``: the group of runs it belongs to
+
+    def __repr__(self) -> str:  # the Python API's objects show secret values as *** (a notebook prints them)
+        return masked_repr(self, secret_values(self.env, self.args, self.hyperparameters))
 
     @property
     def package_prefix(self) -> str | None:

@@ -171,3 +171,138 @@ def test_hostile_input_is_one_line_exit_2(setup, expected, project, tmp_path, ca
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert expected in lines[0]
     assert "Traceback" not in err and out == ""
+
+
+# --- leaks (issue 41): a secret recognised by what it is is never shown, echoed or uploaded ----------------
+# Each row: the command, the secret text that must appear nowhere in the output, a text that must, the exit
+# code. Kept apart from HOSTILE (refusals only) so that tables added by other work merge cleanly.
+
+_HF = "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"
+_AZURE = "Zm9yLXRlc3RzLW9ubHktbm90LWEtcmVhbC1henVyZS1zdG9yYWdlLWFjY291bnQta2V5LTAxMjM0NTY3ODk="
+_AWS_FILE = (
+    "[default]\naws_access_key_id = AKIAQYLPMN5HHHFPZAM2\n"
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY7EXAMPLEKY\n"
+)
+
+
+def _dry(extra: str, *flags: str) -> Callable[[Path], list[str]]:
+    return lambda tmp: ["submit", "-c", str(_config(tmp, SAGEMAKER + extra)), "--dry-run", *flags]
+
+
+def _env(name: str, value: str) -> Callable[[Path], list[str]]:
+    return _dry(f"env: {{{name}: {value!r}}}\n")
+
+
+def _with_file(rel: str, text: str, under: str = "trainer") -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        path = tmp / under / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    return setup
+
+
+def _data_with(rel: str, text: str) -> Callable[[Path], list[str]]:
+    def setup(tmp: Path) -> list[str]:
+        _with_file("a.npz", "A" * 100, "digits")(tmp)
+        _with_file(rel, text, "digits")(tmp)
+        return _dry("data:\n  train: digits\n")(tmp)
+
+    return setup
+
+
+def _package_with(rel: str, text: str) -> Callable[[Path], list[str]]:
+    def setup(tmp: Path) -> list[str]:
+        _with_file(rel, text)(tmp)
+        return _dry("")(tmp)
+
+    return setup
+
+
+LEAKS = {
+    "env DB_PASS": (_env("DB_PASS", "plain-db-value-1"), "plain-db-value-1", '"DB_PASS": "***"', 0),
+    "env MYSQL_PWD": (_env("MYSQL_PWD", "plain-mysql-value-2"), "plain-mysql-value-2", '"MYSQL_PWD": "***"', 0),
+    "env Stripe live key": (_env("PAY", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"), "sk_live_4eC", '"PAY": "***"', 0),
+    "env npm token": (_env("REG", "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"), "npm_a1B2", '"REG": "***"', 0),
+    "env PyPI token": (
+        _env("UP", "pypi-AgEIcHlwaS5vcmcCJDk4ZjM2YjE0LTlhMzItNDk1Yi1hNTE0LWE2YzE3ZDVhNzQ5NgACKlsz"),
+        "pypi-AgEI",
+        '"UP": "***"',
+        0,
+    ),
+    "env Redis URL with a password": (_env("CACHE", "redis://:r3dis-Pa55word@cache:6379/0"), "r3dis-Pa55", "***", 0),
+    "env Azure connection string": (
+        _env("STORE", f"DefaultEndpointsProtocol=https;AccountName=a;AccountKey={_AZURE}"),
+        _AZURE[:20],
+        '"STORE": "***"',
+        0,
+    ),
+    "env Slack webhook": (
+        _env("NOTIFY", "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/q1w2e3r4t5y6u7i8o9p0a1s2"),
+        "q1w2e3r4t5y6",
+        '"NOTIFY": "***"',
+        0,
+    ),
+    "args --api-key=sk-…": (
+        _dry("args: [--api-key=sk-proj-Abc123Def456Ghi789Jkl012Mno345Pqr678]\n"),
+        "sk-proj-Abc123",
+        "--api-key=***",
+        0,
+    ),
+    "hyperparameter hf_token": (_dry(f"hyperparameters: {{hf_token: {_HF}}}\n"), _HF, "--hf_token=***", 0),
+    "a value under secrets:": (
+        validate(SAGEMAKER + f"secrets: {{HF_TOKEN: {_HF}}}\n"),
+        _HF,
+        "received a value (37 characters, not shown), not a reference",
+        2,
+    ),
+    "--set secrets.DB=…": (
+        lambda tmp: ["validate", str(_config(tmp, SAGEMAKER)), "--set", "secrets.DB=plain-db-secret-9"],
+        "plain-db-secret-9",
+        "secrets.DB: received a value (17 characters, not shown)",
+        2,
+    ),
+    "env DB_PASSWORD: a number": (
+        validate(SAGEMAKER + "env: {DB_PASSWORD: 84736251}\n"),
+        "84736251",
+        "env.DB_PASSWORD: received a number (not shown: it may be secret)",
+        2,
+    ),
+    "data folder with .env": (
+        _data_with(".env", "DB_PASSWORD=plain-dotenv-value\n"),
+        "plain-dotenv-value",
+        "digits/.env is named like an environment file: not uploaded without --include",
+        2,
+    ),
+    "data folder with .aws/credentials": (
+        _data_with(".aws/credentials", _AWS_FILE),
+        "wJalrXUtnFEMI",
+        "digits/.aws is named like a credential file: not uploaded without --include",
+        2,
+    ),
+    "package with an AWS credentials file": (
+        _package_with("credentials", _AWS_FILE),
+        "wJalrXUtnFEMI",
+        "left out: trainer/credentials (credential-like)",
+        0,
+    ),
+    "package with a PuTTY key, innocent name": (
+        _package_with("notes.txt", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n"),
+        "PuTTY-User-Key-File-3",
+        "left out: trainer/notes.txt (holds a private key)",
+        0,
+    ),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("setup, secret, expected, code", LEAKS.values(), ids=LEAKS.keys())
+def test_leaks_are_masked_or_refused(setup, secret, expected, code, project, tmp_path, capsys):
+    project()
+    got = main(setup(tmp_path))
+    out, err = capsys.readouterr()
+    assert got == code, err
+    assert secret not in out + err
+    assert expected in out + err, out + err
+    if code == 2:  # a refusal: one line, no traceback
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

@@ -74,6 +74,8 @@ def make_plan(prepared: Prepared, *, show_secrets: bool = False) -> Plan:
 
     def rendered(spec: JobSpec) -> dict[str, Any]:
         request = get_backend(spec.backend).render(spec, prepared.package)
-        return request if show_secrets else mask_spec_document(request, spec.env)
+        if show_secrets:
+            return request
+        return mask_spec_document(request, spec.env, args=spec.args, hyperparameters=spec.hyperparameters)
 
     return Plan(prepared, rendered(prepared.spec), tuple(Candidate(c, rendered(c)) for c in prepared.candidates[1:]))

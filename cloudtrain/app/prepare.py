@@ -20,7 +20,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, build_script_sdist, build_sdist
 from cloudtrain.secrets.job import sdist_files
-from cloudtrain.secrets.masking import env_warnings, mask_logs, secret_names
+from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
 from cloudtrain.secrets.resolve import check_exist
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
 
@@ -104,6 +104,10 @@ class Prepared:
     overrides: tuple[str, ...] = ()
     notices: list[Notice] = field(default_factory=list, compare=False)
 
+    def __repr__(self) -> str:  # its overrides may set env: values (--set env.DB_PASSWORD=…)
+        spec = self.spec
+        return masked_repr(self, secret_values(spec.env, spec.args, spec.hyperparameters))
+
 
 def prepare(
     loaded: LoadedConfig,
@@ -124,7 +128,7 @@ def prepare(
     for warning in env_warnings(spec.env):
         tell(Notice("warning", warning))
     if not show_secrets:
-        mask_logs(spec.env[name] for name in secret_names(spec.env))
+        mask_logs(secret_values(spec.env, spec.args, spec.hyperparameters))
     package = build_package(spec, tell)
     for warning in get_backend(spec.cloud).spec_warnings(spec):
         tell(Notice("warning", warning))

@@ -20,6 +20,7 @@ import click
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.extras import missing_extra
+from cloudtrain.secrets.masking import mask_text
 from cloudtrain.words import first_line
 
 __all__ = ["cli", "main"]
@@ -39,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("Aborted.", err=True)
         return ExitCode.INTERRUPTED
     except click.ClickException as exc:
+        if exc.message != (masked := mask_text(exc.message)):  # a refused option value may be a credential
+            click.echo(f"Error: {masked}", err=True)
+            return exc.exit_code
         exc.show()
         return exc.exit_code
     except click.exceptions.Exit as exc:
@@ -65,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
             click.echo(f"error: {missing}", err=True)
             return missing.exit_code
-        first = first_line(str(exc))
+        first = first_line(mask_text(str(exc)))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED

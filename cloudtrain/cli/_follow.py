@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 
 from cloudtrain.app.outcome import summarise
@@ -15,8 +16,20 @@ from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.console import Console, ReplicaPrinter, print_json, print_kv
 from cloudtrain.live import LiveStatus
 from cloudtrain.progress import Progress, phase_of
+from cloudtrain.secrets.masking import ValueMasker
 
 Show = Callable[[LogLine], None]
+
+
+def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
+    """A job's lines with every credential its code printed shown as ``***``: each replica's lines are one
+    stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
+    holds is the job's own business; cloudtrain does not show it)."""
+    streams: dict[str, Callable[[str], str]] = {}
+    for line in lines:
+        mask = streams.get(line.replica) or streams.setdefault(line.replica, ValueMasker(()).stream())
+        text = mask(line.message)
+        yield line if text == line.message else dataclasses.replace(line, message=text)
 
 
 def follow(
@@ -54,7 +67,7 @@ def follow(
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
         with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as show:
-            for line in handle.logs(follow=True, **drain_kwargs(drain)):
+            for line in masked_lines(handle.logs(follow=True, **drain_kwargs(drain))):
                 show(line)
                 count += 1
             status = handle.wait()

@@ -19,6 +19,7 @@ from cloudtrain.backends import names
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
+from cloudtrain.cli._follow import masked_lines
 from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
 from cloudtrain.console import (
     ReplicaPrinter,
@@ -163,7 +164,7 @@ def logs(
                 show_line=show_json,
             )
             return
-        for line in job.logs(follow=False):
+        for line in masked_lines(job.logs(follow=False)):
             show_json(line)
         return
     console = make_console()
@@ -171,7 +172,7 @@ def logs(
         follow_job(console, job.handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return
     printer = ReplicaPrinter(console, show_debug=debug_enabled())
-    for line in job.logs(follow=False):
+    for line in masked_lines(job.logs(follow=False)):
         printer(line)
 
 

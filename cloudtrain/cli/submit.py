@@ -39,6 +39,7 @@ from cloudtrain.events import epochs_in_args
 from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.progress import Progress, phase_of
+from cloudtrain.secrets.masking import mask_args
 from cloudtrain.spec import JobSpec
 
 
@@ -365,9 +366,9 @@ def _run_row(spec: JobSpec) -> tuple[str, str]:
     """What the job runs; a script's ``--model_dir`` value depends on where it runs."""
     if spec.container:  # ENTRYPOINT: the image's own, when no command is given
         command = " ".join(shlex.quote(c) for c in spec.container.command) or "ENTRYPOINT"
-        args = " ".join(shlex.quote(a) for a in spec.module_args())
+        args = " ".join(shlex.quote(a) for a in mask_args(spec.module_args()))
         return "container", f"{spec.container.image_uri}: {command} {args}".rstrip()
-    if spec.package.script:
-        args = " ".join(shlex.quote(a) for a in spec.script_args("MODEL_DIR"))
+    if spec.package.script:  # secret-named options and credentials show as *** (--dry-run's request shows them too)
+        args = " ".join(shlex.quote(a) for a in mask_args(spec.script_args("MODEL_DIR")))
         return "script", f"python {spec.package.script} {args}".rstrip() + f"  (in {spec.package.path})"
-    return "module", f"python -m {spec.package.module} {' '.join(spec.module_args())}".rstrip()
+    return "module", f"python -m {spec.package.module} {' '.join(mask_args(spec.module_args()))}".rstrip()

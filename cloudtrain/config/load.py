@@ -23,6 +23,7 @@ from cloudtrain.config.records import Record
 from cloudtrain.config.schema import JobConfig, registered_config
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
+from cloudtrain.secrets.masking import mask_text, secret_option
 
 
 def load_config(
@@ -364,7 +365,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
             "write true or false",
         )
     if kind == "literal_error":
-        return at(f"received {received!r}; allowed: {error['ctx']['expected']}")
+        return at(f"received {_shown_value(path, received)}; allowed: {error['ctx']['expected']}")
     if kind == "list_type" and path == ("args",) and isinstance(received, str):
         import shlex
 
@@ -396,7 +397,11 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
             f"received {received!r}; allowed: letters, digits, _ and -, starting with a letter, at most 128",
             "e.g. name: mnist-gpu4",
         )
-    shown = "" if isinstance(received, (dict, list)) or received is None else f"received {received!r}; "
+    shown = (
+        ""
+        if isinstance(received, (dict, list)) or received is None or message.startswith("received ")
+        else f"received {_shown_value(path, received)}; "
+    )
     return at(
         shown + (message if message[:2].isupper() else message[0].lower() + message[1:]),  # YAML stays YAML
         _FIXES.get(kind, "").format(
@@ -406,6 +411,18 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         )
         or None,
     )
+
+
+def _shown_value(path: Path_, value: object) -> str:
+    """A refused value as an error shows it: never an ``env:`` or ``secrets:`` value, nor a secret-named
+    option's (the value may be the secret itself); credentials of a known format are masked anywhere."""
+    secret = bool(path) and (
+        path[0] in ("env", "secrets") or (path[0] == "hyperparameters" and secret_option(str(path[-1])))
+    )
+    if secret:
+        kind = {bool: "a boolean", int: "a number", float: "a number", str: "a text"}.get(type(value), "a value")
+        return f"{kind} (not shown: it may be secret)"
+    return mask_text(repr(value))
 
 
 #: The fix for the pydantic error kinds whose message names no fix of its own.

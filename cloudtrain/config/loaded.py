@@ -12,6 +12,7 @@ from pathlib import Path
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
+from cloudtrain.secrets.masking import masked_repr, secret_values
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,10 @@ class LoadedConfig:
     base: Path | None = None
     #: The ``fallback:`` entries, each a whole validated config, in the order they are tried.
     candidates: tuple[LoadedConfig, ...] = ()
+
+    def __repr__(self) -> str:  # its config and the YAML it was read from hold env: values
+        cfg = self.config
+        return masked_repr(self, secret_values(cfg.env, cfg.args, cfg.hyperparameters))
 
     @property
     def file(self) -> Path:

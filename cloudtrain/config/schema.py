@@ -27,6 +27,7 @@ from cloudtrain.config.records import (
     StrictStr,
     no_float_version,
 )
+from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.secrets.refs import parse_ref
 
 if TYPE_CHECKING:  # the names are data, read at run time; the checker sees strings
@@ -242,6 +243,12 @@ class Distribution(_Strict):
 
 class JobConfig(_Strict):
     """A training job, as written in `job_configs/*.yaml`."""
+
+    def __repr__(self) -> str:  # env: values and secret-named options show as ***
+        return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__repr__())
+
+    def __str__(self) -> str:  # pydantic's own str() is its field list, values included
+        return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__str__())
 
     name: JobName = Field(description="Job name: letters, digits, _ and -, starting with a letter, at most 128.")
     name_suffix: StrictBool = Field(

@@ -44,7 +44,7 @@ def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
             cache = None
             if hash_cache_root is not None:
                 cache = hash_cache_root / f"{hashlib.sha256(ch.source.encode()).hexdigest()[:16]}.json"
-            manifest = build_manifest(ch.source, hash_cache=cache)
+            manifest = build_manifest(ch.source, hash_cache=cache, include=spec.package.include)  # uploaded: checked
             bucket_name, path = schemes.split_bucket(bucket) if "://" in bucket else ("", "")
             ch = dataclasses.replace(
                 ch, manifest=manifest, uri=f"{scheme}://{bucket_name}/{data_prefix(path, manifest.digest)}"

@@ -22,9 +22,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cloudtrain.secrets.files import SNIFF_BYTES, credential_content, credential_name
+
+__all__ = ["SNIFF_BYTES", "credential_content"]  # recognised by content: cloudtrain.secrets.files
+
 IGNORE_FILES = (".gitignore", ".cloudtrainignore")
 
-#: Built-in excludes by category, as shell patterns on an entry's name (files or folders).
+#: Built-in excludes by category, as shell patterns on an entry's name (files or folders); credential and
+#: environment files are the data of :mod:`cloudtrain.secrets.files` (each name with its source).
 BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
     "version control": (".git", ".hg", ".svn"),
     "ignore file": (".gitignore", ".cloudtrainignore"),
@@ -39,82 +44,6 @@ BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
         ".ipynb_checkpoints",
         ".venv",
     ),
-    "environment file": (".env", ".env.*", ".envrc"),
-    "credential": (
-        # keys and certificates
-        "*.pem",
-        "*.key",
-        "*.p12",
-        "*.pfx",
-        "*.jks",
-        "*.keystore",
-        "*.ppk",
-        "*.gpg",
-        "id_rsa*",
-        "id_dsa*",
-        "id_ecdsa*",
-        "id_ed25519*",
-        "*deploy_key*",
-        "keys.json",
-        "key.json",
-        "*-key.json",
-        "*_key.json",
-        # cloud credentials
-        "credentials.json",
-        "*service-account*.json",
-        "*service_account*.json",
-        "application_default_credentials.json",
-        ".aws",
-        ".ssh",
-        ".gcloud",
-        ".azure",
-        ".boto",
-        ".s3cfg",
-        ".oci",
-        # package managers
-        ".netrc",
-        ".pypirc",
-        ".npmrc",
-        ".yarnrc",
-        ".yarnrc.yml",
-        ".gem",
-        ".cargo",
-        ".composer",
-        "auth.json",
-        ".git-credentials",
-        # databases
-        ".pgpass",
-        ".my.cnf",
-        ".mylogin.cnf",
-        # web servers, Kubernetes, Terraform, Docker, Vault
-        ".htpasswd",
-        ".kube",
-        "kubeconfig",
-        "kubeconfig.*",
-        "*.kubeconfig",
-        "*.tfvars",
-        "*.tfvars.json",
-        "*.tfstate",
-        "*.tfstate.*",
-        ".terraformrc",
-        "terraform.rc",
-        ".docker",
-        ".dockercfg",
-        ".vault-token",
-        # files named for what they hold
-        "secrets.yaml",
-        "secrets.yml",
-        "secrets.json",
-        "secrets.toml",
-        "secrets.env",
-        "secrets.txt",
-        "secrets.ini",
-        "*.secret",
-        "*.secrets",
-        "token.txt",
-        "tokens.txt",
-        "*.token",
-    ),
 }
 
 _BUILTIN = [
@@ -125,7 +54,9 @@ _BUILTIN = [
 
 
 def builtin_exclude(name: str) -> str | None:
-    """The built-in category that excludes an entry called ``name``, or ``None``.
+    """The built-in category that excludes an entry called ``name``, or ``None``: ``"credential"`` and
+    ``"environment file"`` (:func:`cloudtrain.secrets.files.credential_name`), or one of
+    :data:`BUILTIN_EXCLUDES`.
 
     Matching ignores case, so ``KEY.PEM`` and ``Credentials.JSON`` are caught too.
     """
@@ -133,27 +64,7 @@ def builtin_exclude(name: str) -> str | None:
     for category, regex in _BUILTIN:
         if regex.match(lowered):
             return category
-    return None
-
-
-#: Files this small or smaller are read to look for credentials whatever their name.
-SNIFF_BYTES = 64 * 1024
-_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
-_DOCKER_AUTHS = re.compile(rb'"auths"\s*:\s*\{[^}]*"auth"\s*:\s*"', re.DOTALL)
-
-
-def credential_content(head: bytes) -> str | None:
-    """What credential the start of a file holds, or ``None``: a private key (PEM or OpenSSH), a
-    Google service-account key (``"type": "service_account"`` with a ``private_key``), or a Docker
-    ``config.json`` with registry logins. Caught whatever the file is called."""
-    if _PRIVATE_KEY.search(head):
-        return "holds a private key"
-    if _SERVICE_ACCOUNT.search(head) and b'"private_key"' in head:
-        return "holds a service-account key"
-    if _DOCKER_AUTHS.search(head):
-        return "holds registry logins"
-    return None
+    return credential_name(name)
 
 
 @dataclass(frozen=True)

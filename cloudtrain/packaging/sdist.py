@@ -174,6 +174,7 @@ def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning
         )
         warnings.append(
             f"left out credential-like files: {listed} — keys never go into a package; move them out of {root}"
+            " (or package one on purpose with --include PATTERN)"
         )
     if tree.forced:
         listed = ", ".join(f"{root.name}/{path} (--include {pattern})" for path, pattern in tree.forced)

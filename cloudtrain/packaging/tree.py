@@ -19,13 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cloudtrain.errors import PackagingError
+from cloudtrain.secrets.files import credential_in, home_markers
 
 from .ignore import (
     IGNORE_FILES,
-    SNIFF_BYTES,
     IgnoreRule,
     builtin_exclude,
-    credential_content,
     is_ignored,
     parse_ignore_lines,
 )
@@ -72,6 +71,12 @@ def check_package_dir(package_dir: Path) -> Path:
             "package.path is the package folder (containing __init__.py), not a file in it",
         )
     root = Path(os.path.abspath(package_dir))
+    if markers := home_markers(root):  # a home folder holds logins, keys and history under names of its own
+        raise PackagingError(
+            f"package path {package_dir} is a home folder (it holds {', '.join(markers[:3])}): packaging it "
+            "would take every file of yours, shell history and tools' logins included",
+            "point package.path at the training package folder, e.g. ~/project/trainer",
+        )
     if not (root / "__init__.py").is_file():
         inner = sorted(p.parent.name for p in root.glob("*/__init__.py"))
         hint = (
@@ -113,15 +118,30 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
     credentials: list[str] = []
     left_out: list[tuple[str, str]] = []
 
-    def walk(folder: Path, rel: str, rules: list[IgnoreRule]) -> None:
+    def deeper(child: str) -> bool:  # --include names a path inside the folder ``child`` (.aws/credentials)
+        return any(pattern.lstrip("!/").startswith(child + "/") for pattern in include)
+
+    def walk(folder: Path, rel: str, rules: list[IgnoreRule], guarded: bool = False) -> None:
+        """``guarded``: a credential folder entered for the paths --include names in it, and only those."""
         rules = rules + _read_rules(folder, rel)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             category = builtin_exclude(entry.name)
-            if category in ("credential", "environment file") and overridden(child, entry.is_dir()):
+            if guarded and category not in ("version control", "ignore file", "cache"):
+                if overridden(child, entry.is_dir()):
+                    category = None  # named: packaged as in any folder
+                elif entry.is_dir() and deeper(child):
+                    walk(Path(entry.path), child, rules, guarded=True)
+                    continue
+                else:
+                    continue
+            elif category in ("credential", "environment file") and overridden(child, entry.is_dir()):
                 category = None
+            elif category in ("credential", "environment file") and entry.is_dir() and deeper(child):
+                walk(Path(entry.path), child, rules, guarded=True)
+                continue
             if category:
                 if category == "credential":
                     credentials.append(child)
@@ -151,7 +171,7 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
                         f"{root / child} is not a regular file (a socket, pipe or device)",
                         f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
                     )
-                held = _credential_in(entry.path, st.st_size)
+                held = credential_in(entry.path, st.st_size)
                 if held and not overridden(child, False):
                     credentials.append(child)
                     left_out.append((child, held))
@@ -177,14 +197,6 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
         tuple(sorted(left_out)),
         tuple(sorted(forced.items())),
     )
-
-
-def _credential_in(path: str, size: int) -> str | None:
-    """Why a small file is a credential by its content (see :func:`~.ignore.credential_content`), or ``None``."""
-    if size > SNIFF_BYTES:
-        return None
-    with open(path, "rb") as f:
-        return credential_content(f.read(SNIFF_BYTES))
 
 
 def _check_name(root: Path, rel: str) -> None:

@@ -1,50 +1,184 @@
-"""What cloudtrain shows of a job's environment: ``env:`` values that look secret are ``***``.
+"""What cloudtrain shows and stores of a job's values: anything that looks secret is ``***``.
 
-A value is masked when its variable's name says it is secret (``KEY``, ``TOKEN``, ``SECRET``,
-``PASSWORD``, ``CREDENTIAL``, ``AUTH`` …) or when the value itself has the form of a known
-credential (AWS access key ids, GitHub, Hugging Face, OpenAI, Slack, GitLab and Google API
-keys, Google OAuth tokens, JWTs, private-key PEM, a URL with a password). Masking is for
-display only: ``env:`` is sent as written (it is the user's choice); ``secrets:`` values are
-never in the request at all.
+A value is masked when its name says it is secret, or when the value itself has the form of a
+known credential, wherever it stands: ``env:`` (names such as ``HF_TOKEN``, ``DB_PASS``,
+``MYSQL_PWD``), ``args`` and hyperparameters (options such as ``--api-key=…``, ``hf_token:``),
+error messages, the Python API's reprs, a local run's log lines. The credential formats (cloud
+keys, service tokens, private keys in PEM or PuTTY form, passwords in URLs and connection
+strings, webhook URLs) and the secret-looking names are data, each rule with its source:
+``formats.json`` beside this module. Masking is for display only: ``env:`` is sent as written
+(it is the user's choice); ``secrets:`` values are never in the request at all.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
 MASK = "***"
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|SESSION|COOKIE"
-    r"|SIGNATURE|SALT|DSN|WEBHOOK",
-    re.IGNORECASE,
-)
-_CREDENTIAL_VALUES = re.compile(
-    r"(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[A-Z0-9]{16}"  # AWS access key ids
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
-    r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face
-    r"|sk-[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic and others
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
-    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
-    r"|AIza[0-9A-Za-z_-]{35}"  # Google API key
-    r"|ya29\.[0-9A-Za-z_-]{20,}"  # Google OAuth access token
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWT
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"  # PEM
-    r"|[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"  # scheme://user:password@host
-)
 _INTERPOLATION = re.compile(r"\$\{[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_PLAIN = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|true|false|True|False|none|None|null")
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Private-MAC:")
+
+
+class Format(NamedTuple):
+    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds."""
+
+    name: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+
+
+class Rules(NamedTuple):
+    """``formats.json``, compiled: the credential formats and the name rules."""
+
+    formats: tuple[Format, ...]
+    env_name: re.Pattern[str]
+    env_words: frozenset[str]
+    option_words: frozenset[str]
+    key_words: frozenset[str]
+
+
+@functools.cache
+def rules() -> Rules:
+    """The rules of ``formats.json`` (read once, when something is first masked)."""
+    doc = json.loads(Path(__file__).with_name("formats.json").read_text(encoding="utf-8"))
+    formats = tuple(
+        Format(
+            rule["name"],
+            re.compile(rule["pattern"], re.IGNORECASE if "i" in rule.get("flags", "") else 0),
+            tuple(rule["hints"]),
+        )
+        for rule in doc["rules"]
+    )
+    names = doc["names"]
+    return Rules(
+        formats=formats,
+        env_name=re.compile("|".join(map(re.escape, names["env"])), re.IGNORECASE),
+        env_words=frozenset(names["env_words"]),
+        option_words=frozenset(names["option_words"]),
+        key_words=frozenset(names["key_words"]),
+    )
+
+
+def _words(name: str) -> list[str]:
+    """``DB_PASS`` → ``["DB", "PASS"]``; ``apiKey`` → ``["API", "KEY"]``; ``--hf-token`` → ``["HF", "TOKEN"]``."""
+    return [w.upper() for w in _WORDS.findall(name)]
+
+
+def secret_name(name: str) -> bool:
+    """Whether an ``env:`` variable called ``name`` holds a secret, whatever its value."""
+    r = rules()
+    return bool(r.env_name.search(name)) or not r.env_words.isdisjoint(_words(name))
+
+
+def secret_option(name: str) -> bool:
+    """Whether an option (``--api-key``, a hyperparameter ``hf_token``) holds a secret. Stricter than
+    :func:`secret_name`: ``key_dim``, ``max_tokens`` and ``tokenizer`` are settings, not secrets."""
+    r = rules()
+    words = _words(name)
+    return not r.option_words.isdisjoint(words) or any(
+        w == "KEY" and i > 0 and words[i - 1] in r.key_words for i, w in enumerate(words)
+    )
+
+
+@functools.cache
+def _hints() -> tuple[tuple[str, int], ...]:
+    return tuple((hint, number) for number, f in enumerate(rules().formats) for hint in f.hints)
+
+
+def _candidates(text: str) -> list[Format]:
+    """The formats worth trying on ``text``: those one of whose hints it holds (most log lines: none)."""
+    lowered = text.lower()
+    found = {number for hint, number in _hints() if hint in lowered}
+    formats = rules().formats
+    return [formats[number] for number in sorted(found)]
+
+
+def has_credential(text: str) -> bool:
+    """Whether ``text`` holds something of a known credential format."""
+    return any(f.pattern.search(text) for f in _candidates(text))
+
+
+def _replace(match: re.Match[str]) -> str:
+    """A match as ``***``; where its rule names a ``secret`` group, that group alone."""
+    if "secret" not in match.re.groupindex or match.group("secret") is None:
+        return MASK
+    whole, (start, end) = match.group(0), match.span("secret")
+    return whole[: start - match.start()] + MASK + whole[end - match.start() :]
+
+
+def mask_text(text: str) -> str:
+    """``text`` with every credential of a known format replaced by ``***`` (only the password of
+    ``redis://:pw@host``, the whole of a token or a private key)."""
+    if not text:
+        return text
+    for f in _candidates(text):
+        text = f.pattern.sub(_replace, text)
+    return text
 
 
 def looks_secret(name: str, value: str) -> bool:
     """Whether ``name=value`` should be shown as ``***``."""
-    return bool(_SECRET_NAME.search(name) or _CREDENTIAL_VALUES.search(value))
+    return secret_name(name) or has_credential(value)
 
 
 def secret_names(env: Mapping[str, str]) -> list[str]:
     """The variables of ``env`` whose values are masked, in order."""
     return [name for name, value in env.items() if looks_secret(name, str(value))]
+
+
+def _hidden_option(name: str, value: object) -> bool:
+    """A secret-named option's value is hidden unless it is a plain number or boolean (``max_tokens=512``)."""
+    return secret_option(name) and not (isinstance(value, (int, float, bool)) or _PLAIN.fullmatch(str(value)))
+
+
+def mask_args(args: Sequence[str]) -> list[str]:
+    """``["--api-key=sk-…", "--password", "pw", "--lr=0.1"]`` → ``["--api-key=***", "--password", "***", "--lr=0.1"]``:
+    the value of a secret-named option (``--name=value`` or ``--name value``), and any credential."""
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        if hide_next and not arg.startswith("-"):
+            out.append(MASK if not _PLAIN.fullmatch(arg) else arg)
+            hide_next = False
+            continue
+        hide_next = False
+        flag, eq, value = arg.partition("=")
+        if arg.startswith("-") and eq and _hidden_option(flag, value):
+            out.append(f"{flag}={MASK}")
+            continue
+        hide_next = arg.startswith("-") and not eq and secret_option(arg)
+        out.append(mask_text(arg))
+    return out
+
+
+def mask_hyperparameters(hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Hyperparameters with secret-named text values (``hf_token: …``) and credentials shown as ``***``."""
+    return {
+        name: MASK if _hidden_option(name, value) else mask_text(value) if isinstance(value, str) else value
+        for name, value in hyperparameters.items()
+    }
+
+
+def secret_values(
+    env: Mapping[str, Any] = {}, args: Sequence[str] = (), hyperparameters: Mapping[str, Any] = {}
+) -> list[str]:
+    """The values a job holds that are secret by their name (or form): ``env:`` values, the values of
+    secret-named options in ``args``, secret-named hyperparameters. What a :class:`ValueMasker` hides."""
+    values = [str(env[name]) for name in secret_names({k: str(v) for k, v in env.items()})]
+    for arg, shown in zip(args, mask_args(args), strict=True):
+        if shown != arg and shown.endswith(MASK):
+            values.append(arg[len(shown) - len(MASK) :])
+    values += [str(v) for k, v in hyperparameters.items() if _hidden_option(k, v)]
+    return values
 
 
 def env_warnings(env: Mapping[str, str]) -> list[str]:
@@ -61,8 +195,9 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     for name, value in env.items():
         if found := _INTERPOLATION.search(str(value)):
             var = re.sub(r"[${}]", "", found.group(0)).split(":")[0] or "VAR"
+            shown = MASK if name in names else repr(value)
             lines.append(
-                f"env: {name}: {value!r} is sent as written (cloudtrain does not expand ${{…}}); for a value "
+                f"env: {name}: {shown} is sent as written (cloudtrain does not expand ${{…}}); for a value "
                 f"from your shell or a secret store use secrets: ({name}: shell:{var} for --local; "
                 "docs/how-to/secrets.md)"
             )
@@ -78,12 +213,11 @@ def mask_env(env: Mapping[str, str], *, extra: Iterable[str] = ()) -> dict[str, 
 def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
     """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``:
     ``{"NAME": value}`` entries (SageMaker ``Environment``, a local run's ``env``) and
-    ``{"name": NAME, "value": value}`` items (Vertex ``env``); and ``values`` wherever a string holds
-    them (a local run's ``CLUSTER_SPEC`` holds the whole job, env included)."""
+    ``{"name": NAME, "value": value}`` items (Vertex ``env``); ``values`` wherever a string holds
+    them (a local run's ``CLUSTER_SPEC`` holds the whole job, env included); and every credential
+    of a known format in any string."""
     names = set(names)
     masker = ValueMasker(values)
-    if not names and not masker:
-        return doc
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -92,33 +226,72 @@ def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) ->
             return {k: MASK if k in names and isinstance(v, str) else walk(v) for k, v in node.items()}
         if isinstance(node, list):
             return [walk(item) for item in node]
-        return masker(node) if isinstance(node, str) and masker else node
+        return masker(node) if isinstance(node, str) else node
 
     return walk(doc)
 
 
-def mask_spec_document(doc: Any, env: Mapping[str, str]) -> Any:
-    """``doc`` (a rendered request) with the secret-looking ``env:`` values of its job masked."""
+def mask_spec_document(
+    doc: Any, env: Mapping[str, str], *, args: Sequence[str] = (), hyperparameters: Mapping[str, Any] = {}
+) -> Any:
+    """``doc`` (a rendered request) with the secret-looking ``env:`` values of its job masked, and the
+    values of its secret-named options and hyperparameters wherever they stand (a SageMaker request
+    holds them JSON-encoded, a Vertex one as ``--name=value``)."""
     names = secret_names(env)
-    return mask_document(doc, names, [env[n] for n in names])
+    return mask_document(doc, names, secret_values(env, args, hyperparameters))
+
+
+def masked_repr(obj: Any, values: Iterable[str]) -> str:
+    """A dataclass's ``repr`` with ``values`` and every credential masked (``repr(load_config(...))``)."""
+    from dataclasses import fields
+
+    shown = ", ".join(f"{f.name}={getattr(obj, f.name)!r}" for f in fields(obj) if f.repr)
+    return ValueMasker(values)(f"{type(obj).__qualname__}({shown})")
 
 
 class ValueMasker:
-    """Replaces known secret values in text (a local run's log lines) with ``***``."""
+    """Replaces known secret values in text (a local run's log lines) with ``***``, and every credential
+    of a known format. A value of several lines is also masked line by line (a PEM key printed by the
+    job reaches a log one line at a time). Use :meth:`stream` for the lines of one stream: it masks the
+    body of a private key whose first line it saw, whatever the key."""
 
     def __init__(self, values: Iterable[str]):
         # longest first, so that a value containing another is masked whole; very short values are not
         # masked (masking "1" would wreck every line)
-        self._values = sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+        forms: set[str] = set()
+        for value in values:
+            value = str(value)
+            forms.add(value)
+            forms.add(json.dumps(value)[1:-1])  # as a JSON string holds it (a request, replicas.json)
+            forms.add(repr(value)[1:-1])  # as a repr shows it
+            forms.update(line.strip() for line in value.splitlines())
+        self._values = sorted({v for v in forms if len(v) >= 4}, key=len, reverse=True)
 
     def __bool__(self) -> bool:
-        return bool(self._values)
+        return True  # credentials of a known format are masked even with no values to look for
 
     def __call__(self, text: str) -> str:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
-        return text
+        return mask_text(text)
+
+    def stream(self) -> Callable[[str], str]:
+        """A masker for the successive lines of one stream: also masks every line of a private key
+        (PEM or PuTTY) from its BEGIN line to its END line."""
+        inside = [False]
+
+        def mask(line: str) -> str:
+            if inside[0]:
+                if _PEM_END.search(line):
+                    inside[0] = False
+                return MASK + ("\n" if line.endswith("\n") else "")
+            begun = _PEM_BEGIN.search(line)
+            if begun and not _PEM_END.search(line, begun.end()):
+                inside[0] = True
+            return self(line)
+
+        return mask
 
 
 class _MaskRecords(logging.Filter):
@@ -132,8 +305,8 @@ class _MaskRecords(logging.Filter):
 
 
 def mask_logs(values: Iterable[str], logger: str = "cloudtrain") -> None:
-    """Mask ``values`` in every line the handlers of ``logger`` print (its ``--debug`` lines included)."""
+    """Mask ``values`` (and every credential) in every line the handlers of ``logger`` print (its ``--debug`` lines
+    included)."""
     masker = ValueMasker(values)
-    if masker:
-        for handler in logging.getLogger(logger).handlers:
-            handler.addFilter(_MaskRecords(masker))
+    for handler in logging.getLogger(logger).handlers:
+        handler.addFilter(_MaskRecords(masker))

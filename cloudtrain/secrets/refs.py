@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cloudtrain.secrets.masking import mask_text
+
 KINDS = ("shell", "gcp", "aws")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _GCP = re.compile(r"^projects/([A-Za-z0-9][A-Za-z0-9.:_-]*)/secrets/([A-Za-z0-9_-]{1,255})/versions/(latest|[1-9]\d*)$")
@@ -58,22 +60,25 @@ class SecretRef:
 def parse_ref(text: str) -> SecretRef:
     """``"gcp:projects/…"`` → :class:`SecretRef`; a ``ValueError`` saying what is wrong and what to write."""
     kind, sep, target = text.partition(":")
-    if not sep or kind not in KINDS:
+    if not sep or kind not in KINDS:  # most likely the secret itself: never shown back
         raise ValueError(
-            f"received {text!r}; a secret is a reference, one of "
-            + ", ".join(EXAMPLES.values())
-            + " — never the value itself"
+            f"received a value ({len(text)} characters, not shown), not a reference; a secret is a reference, "
+            "one of " + ", ".join(EXAMPLES.values()) + " — never the value itself"
         )
-    if kind == "shell" and not _ENV_NAME.match(target):
-        raise ValueError(f"received {text!r}; write shell:NAME, NAME a variable of your shell (A-Z, 0-9, _)")
+    if kind == "shell" and not _ENV_NAME.match(target):  # shell:<the value>: not shown either
+        raise ValueError(
+            f"received shell: and {len(target)} characters (not shown) that are no variable name; "
+            "write shell:NAME, NAME a variable of your shell (A-Z, 0-9, _)"
+        )
     if kind == "gcp" and not _GCP.match(target):
         hint = " (add /versions/latest)" if re.match(r"^projects/[^/]+/secrets/[^/]+$", target) else ""
         raise ValueError(
-            f"received {text!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest (or a version number){hint}"
+            f"received {mask_text(text)!r}; write gcp:projects/PROJECT/secrets/SECRET/versions/latest"
+            f" (or a version number){hint}"
         )
     if kind == "aws" and not _AWS.match(target):
         raise ValueError(
-            f"received {text!r}; write aws: and the secret's full ARN, "
+            f"received {mask_text(text)!r}; write aws: and the secret's full ARN, "
             "arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-SUFFIX (aws secretsmanager describe-secret "
             "--secret-id NAME prints it)"
         )

@@ -30,7 +30,7 @@ from cloudtrain.errors import BackendError, CredentialsError, UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.packaging.script import extract_sources
-from cloudtrain.secrets.masking import ValueMasker, secret_names
+from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
 from cloudtrain.statefiles import write_atomic
@@ -119,8 +119,8 @@ def prepare(plans: list[contract.ReplicaPlan]) -> None:
     for p in plans:
         for d in p.dirs:
             Path(d).mkdir(parents=True, exist_ok=True)
-        for path, text in p.files.items():
-            Path(path).write_text(text)
+        for path, text in p.files.items():  # 0600: hyperparameters.json holds the values as the job reads them,
+            write_atomic(Path(path), text)  # (mkstemp), never through a link left there
         for folder, sdist in p.unpack.items():
             extract_sources(Path(sdist), Path(folder))
         for link, target in p.links.items():
@@ -395,7 +395,7 @@ class LocalBackend(BackendFacts):
         ]
         # the values this run knows are secret: masked in replicas.json (where env: values are also inside
         # CLUSTER_SPEC / TF_CONFIG) and in every log line
-        masker = ValueMasker([*secrets.values(), *(spec.env[n] for n in secret_names(spec.env))])
+        masker = ValueMasker([*secrets.values(), *secret_values(spec.env, spec.args, spec.hyperparameters)])
         replicas = [
             {
                 "name": p.name,

@@ -107,7 +107,7 @@ class ReplicaGroup:
         mask: Callable[[str], str] | None = None,
     ):
         self._launches = list(launches)
-        self._mask = mask or None  # a ValueMasker with no values is falsy: nothing to replace
+        self._mask = mask
         self._grace = stop_grace_s
         self._max_runtime = max_runtime_s
         self._on_line = on_line
@@ -235,10 +235,14 @@ class ReplicaGroup:
 
     def _read(self, launch: Launch) -> None:
         stdout, stderr = _pipes(self._procs[launch.name])
+        # the secret values this run knows (and any credential, every line of a private key) never reach a log
+        # or the screen: a ValueMasker's stream() also masks the lines after a key's first one
+        stream = getattr(self._mask, "stream", None)
+        mask = stream() if stream is not None else self._mask
         with open(launch.log_path, "ab", buffering=0) as log:
             for raw in _whole_lines(stdout, stderr):
-                if self._mask is not None:  # the secret values this run knows never reach a log or the screen
-                    raw = self._mask(raw.decode("utf-8", errors="replace")).encode("utf-8")
+                if mask is not None:
+                    raw = mask(raw.decode("utf-8", errors="replace")).encode("utf-8")
                 try:
                     log.write(raw)
                 except OSError:  # a full disk must not stop the draining of the pipes

@@ -57,10 +57,11 @@ def _device(path: Path) -> int:
     return -1
 
 
-def manifest_of(source: str) -> Manifest:
-    """The folder's content, with the core's per-file hash cache (a large folder is not re-read)."""
+def manifest_of(source: str, include: tuple[str, ...] = ()) -> Manifest:
+    """The folder's content, with the core's per-file hash cache (a large folder is not re-read); credential
+    files in it are refused unless ``include`` (``--include``) names them, as for every uploaded folder."""
     key = hashlib.sha256(source.encode()).hexdigest()[:16]
-    return build_manifest(Path(source), hash_cache=cache_dir() / "data-hashes" / f"{key}.json")
+    return build_manifest(Path(source), hash_cache=cache_dir() / "data-hashes" / f"{key}.json", include=include)
 
 
 def planned(spec: JobSpec) -> tuple[dict[str, str], list[str]]:
@@ -75,7 +76,7 @@ def planned(spec: JobSpec) -> tuple[dict[str, str], list[str]]:
         elif in_place(ch.source, workdir(spec), remote=remote):
             paths[name] = ch.source
         else:
-            manifest = manifest_of(ch.source)
+            manifest = manifest_of(ch.source, spec.package.include)
             paths[name] = f"{data_dir(spec)}/{manifest.digest}"
             steps.append(
                 f"copy {ch.source} ({counted(len(manifest.files), 'file')}, {size(manifest.total_bytes)}) to "
@@ -93,7 +94,9 @@ def place(spec: JobSpec, shell: ClusterShell, python: str, log: Callable[[str], 
         elif in_place(ch.source, workdir(spec), remote=shell.remote):
             paths[name] = ch.source
         else:
-            paths[name] = push(manifest_of(ch.source), data_dir(spec), shell, python, log, name=name)
+            paths[name] = push(
+                manifest_of(ch.source, spec.package.include), data_dir(spec), shell, python, log, name=name
+            )
     return paths
 
 

@@ -1,0 +1,103 @@
+"""Credential files, recognised by name and by content: what is never packaged, put in a script's
+source archive or uploaded as data unless an ``--include`` pattern names it.
+
+The list is data, each entry with its source: ``credential_files.json`` beside this module. Names
+are shell patterns on a file's (or folder's) own name, ignoring case (``credentials``,
+``client_secret_*.json``, ``*.env``); content rules read the first 64 KiB of a small file, so a
+key or a login under an innocent name (``notes.txt`` holding ``PuTTY-User-Key-File-3``, ADC
+copied to ``gcp.json``) is caught too. A folder that is a whole home folder is refused.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from cloudtrain.secrets.masking import MASK, mask_text
+
+#: Files this small or smaller are read to look for credentials whatever their name.
+SNIFF_BYTES = 64 * 1024
+_SHELL_FILES = frozenset({".bashrc", ".bash_profile", ".bash_history", ".profile", ".zshrc", ".zsh_history"})
+
+
+class _ContentRule(NamedTuple):
+    why: str
+    pattern: re.Pattern[bytes]
+    also: bytes | None
+    json_only: bool
+
+
+class _Rules(NamedTuple):
+    names: tuple[tuple[str, re.Pattern[str]], ...]  # (category, a name's pattern)
+    content: tuple[_ContentRule, ...]
+    home: frozenset[str]
+
+
+@functools.cache
+def _rules() -> _Rules:
+    doc = json.loads(Path(__file__).with_name("credential_files.json").read_text(encoding="utf-8"))
+    names = tuple(
+        (category, re.compile(fnmatch.translate(entry["pattern"].lower())))
+        for category, entries in doc["names"].items()
+        for entry in entries
+    )
+    content = tuple(
+        _ContentRule(
+            rule["why"],
+            re.compile(rule["pattern"].encode()),
+            rule["also"].encode() if rule.get("also") else None,
+            bool(rule.get("json")),
+        )
+        for rule in doc["content"]
+    )
+    return _Rules(names, content, frozenset(doc["home"]["markers"]))
+
+
+def credential_name(name: str) -> str | None:
+    """``"credential"`` or ``"environment file"`` for an entry called ``name`` (``credentials``,
+    ``prod.env``, ``_netrc``, ``.aws``), or ``None``. Case is ignored."""
+    lowered = name.lower()
+    return next((category for category, regex in _rules().names if regex.match(lowered)), None)
+
+
+def credential_content(head: bytes) -> str | None:
+    """What credential the start of a file holds, or ``None``: a private key (PEM, OpenSSH, SSH2 or
+    PuTTY), a Google service-account key, Google user credentials (ADC, ``authorized_user``), an OAuth
+    client secret or refresh token, Docker registry logins, AWS keys, netrc logins, or nothing but one
+    token of a known format (the Hugging Face token file). Caught whatever the file is called."""
+    is_json = head.lstrip()[:1] == b"{"
+    for rule in _rules().content:
+        if rule.json_only and not is_json:
+            continue
+        if rule.pattern.search(head) and (rule.also is None or rule.also in head):
+            return rule.why
+    if len(head) <= 4096:
+        text = head.strip().decode("utf-8", errors="replace")
+        if text and not any(c.isspace() for c in text) and mask_text(text) == MASK:
+            return "holds a token"
+    return None
+
+
+def credential_in(path: str | os.PathLike[str], size: int) -> str | None:
+    """Why a small regular file is a credential by its content, or ``None`` (larger files are not read)."""
+    if size > SNIFF_BYTES:
+        return None
+    with open(path, "rb") as f:
+        return credential_content(f.read(SNIFF_BYTES))
+
+
+def home_markers(folder: Path) -> list[str]:
+    """The files that make ``folder`` a home folder (``.bashrc``, ``.profile``, ``.cache``, …), or ``[]``:
+    a folder is one when it is ``$HOME``, or holds two of them, one a shell's own file."""
+    try:
+        if folder.resolve() == Path.home().resolve():
+            return [str(Path.home())]
+        found = sorted(name for name in _rules().home if os.path.lexists(folder / name))
+    except (OSError, RuntimeError):  # no home (a bare container): nothing to compare
+        return []
+    return found if len(found) >= 2 and _SHELL_FILES.intersection(found) else []

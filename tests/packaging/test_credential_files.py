@@ -1,0 +1,116 @@
+"""Credential files are recognised by name and by content (issue 41): left out of packages and of a
+SageMaker script's source archive, packaged only when an --include pattern names them; a home folder is
+never a package. The list is data with its sources (cloudtrain/secrets/credential_files.json)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from cloudtrain.backends.sagemaker.sourcedir import write_sourcedir
+from cloudtrain.errors import PackagingError
+from cloudtrain.packaging import build_script_sdist, build_sdist
+from cloudtrain.secrets import files
+from tests.packaging.conftest import FIXTURES
+from tests.packaging.sdist_helpers import packaged, write
+from tests.secrets.credentials import FORMATS, PUTTY
+
+AWS_CREDENTIALS = "[default]\naws_access_key_id = AKIAQYLPMN5HHHFPZAM2\naws_secret_access_key = " + (
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCY7EXAMPLEKY\n"
+)
+ADC = json.dumps(
+    {
+        "client_id": "764086051850-x.apps.googleusercontent.com",
+        "client_secret": "d-FL95Q19q7MQmFpd7hHD0Ty",
+        "refresh_token": "1//0gJ5e-plain-refresh-token-value",
+        "type": "authorized_user",
+    },
+    indent=2,
+)
+CLIENT_SECRET = json.dumps(
+    {"installed": {"client_id": "1-x.apps.googleusercontent.com", "client_secret": "GOCSPX-abc"}}
+)
+TOKEN_JSON = json.dumps({"token": "ya29.x", "refresh_token": "1//0gplain-refresh-token", "scopes": ["drive"]})
+
+#: (path in the package, its content): each one a user's credential that must stay on this machine
+CASES = {
+    "AWS credentials at the root": ("credentials", AWS_CREDENTIALS),
+    "gcloud credentials.db": ("gcloud/credentials.db", "SQLite format 3\x00"),
+    "gcloud legacy adc.json": ("legacy_credentials/me@example.com/adc.json", ADC),
+    "OAuth client_secret_*.json": ("client_secret_123-x.apps.googleusercontent.com.json", CLIENT_SECRET),
+    "token.json": ("token.json", TOKEN_JSON),
+    "user ADC under another name": ("configs/gcp.json", ADC),
+    "prod.env": ("prod.env", "DB_URL=postgres://u:p@db/x\n"),
+    "PuTTY key, innocent name": ("notes.txt", PUTTY),
+    "_netrc": ("_netrc", "machine example.com login me password plain-netrc-pw\n"),
+    "netrc, innocent name": ("hosts.cfg", "machine example.com login me password plain-netrc-pw\n"),
+    "AWS keys, innocent name": ("settings.ini", AWS_CREDENTIALS),
+    "Hugging Face token file": ("huggingface/token", FORMATS["Hugging Face token"][0] + "\n"),
+    "a token alone in a file": ("configs/wandb.txt", FORMATS["GitHub token"][0]),
+}
+
+
+@pytest.mark.parametrize(("rel", "text"), CASES.values(), ids=CASES.keys())
+def test_a_credential_file_is_left_out_of_the_package(mini, tmp_path, rel, text):
+    write(mini, rel, text)
+    built = build_sdist(mini, tmp_path / "out")
+    assert f"mini_trainer/{rel}" not in packaged(built)
+    with tarfile.open(built.path) as tar:  # nothing of it in the archive, under any name
+        blob = b"".join(tar.extractfile(m).read() for m in tar.getmembers() if m.isfile())  # type: ignore[union-attr]
+    assert text.strip().encode()[-24:] not in blob
+    (shown,) = [path for path, _ in built.left_out if rel.startswith(path.removeprefix("mini_trainer/"))]
+    assert shown  # listed among what was left out, so the summary says so
+
+
+@pytest.mark.parametrize(("rel", "text"), CASES.values(), ids=CASES.keys())
+def test_an_include_pattern_packages_it_on_purpose(mini, tmp_path, rel, text):
+    write(mini, rel, text)
+    built = build_sdist(mini, tmp_path / "out", include=[rel])
+    assert f"mini_trainer/{rel}" in packaged(built)
+
+
+def test_the_aws_credentials_file_stays_out_of_a_sagemaker_scripts_source_archive(tmp_path):
+    source = tmp_path / "src" / "sm_script"
+    shutil.copytree(FIXTURES / "sm_script", source)
+    write(source, "credentials", AWS_CREDENTIALS)
+    write(source, "gcp.json", ADC)
+    package = build_script_sdist(source, tmp_path / "dist", "mnist-2.py")
+    archive = write_sourcedir(package, tmp_path / "sourcedir.tar.gz", script=True)
+    with tarfile.open(archive.path) as tar:
+        names = tar.getnames()
+        blob = b"".join(tar.extractfile(m).read() for m in tar.getmembers() if m.isfile())  # type: ignore[union-attr]
+    assert "mnist-2.py" in names and "credentials" not in names and "gcp.json" not in names
+    assert b"aws_secret_access_key" not in blob and b"authorized_user" not in blob
+
+
+def test_a_home_folder_is_never_a_package(tmp_path):
+    home = tmp_path / "me"
+    for name in (".bashrc", ".profile", "__init__.py", "task.py"):
+        write(home, name)
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    with pytest.raises(PackagingError, match=r"package path .*me is a home folder \(it holds \.bashrc, \.cache"):
+        build_sdist(home, tmp_path / "out")
+
+
+def test_a_project_with_one_dotfile_is_not_a_home_folder(mini, tmp_path):
+    write(mini, ".profile", "x\n")  # one marker alone: a project may have one
+    assert "mini_trainer/.profile" in packaged(build_sdist(mini, tmp_path / "out"))
+
+
+def test_every_name_and_content_rule_has_a_source():
+    doc = json.loads(Path(files.__file__).with_name("credential_files.json").read_text())
+    entries = [e for group in doc["names"].values() for e in group] + doc["content"]
+    assert len(entries) > 60 and all(e["source"] for e in entries)
+    names = {e["pattern"] for e in doc["names"]["credential"]}
+    assert {"credentials", "credentials.db", "client_secret*.json", "token.json", "_netrc", "token"} <= names
+
+
+def test_including_a_file_inside_a_credential_folder_packages_that_file_alone(mini, tmp_path):
+    write(mini, ".aws/credentials", AWS_CREDENTIALS)
+    write(mini, ".aws/config", "[default]\nregion = us-east-1\n")
+    built = build_sdist(mini, tmp_path / "out", include=[".aws/config"])
+    assert {p for p in packaged(built) if "/.aws/" in p} == {"mini_trainer/.aws/config"}
