@@ -17,7 +17,7 @@ from cloudtrain.console import print_json
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
-    help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<first job>.",
+    help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<job> (of several: <A>+<B>+…).",
 )
 @OUTPUT_OPTION
 def report(job_ids: tuple[str, ...], out_dir: str | None, output: str) -> None:
