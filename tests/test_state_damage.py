@@ -130,13 +130,17 @@ def test_an_unknown_backend_is_reported_not_raised(run_dir, capsys):
     assert "unknown backend 'mars'" in err and "error: job 'marsjob' is not in this machine's history" in err
 
 
-def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, capsys):
+def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, capsys, monkeypatch, tmp_path_factory):
     path = history.history_file()
     path.unlink()
     path.mkdir()
     code, _, err = run(capsys, "status", "demo-1", "--backend", "local", "--region", "local")
     assert code == 0 and err.strip() == f"warning: {path}: cannot be read (Is a directory); its records are ignored"
     statefiles._warned.clear()  # a new command, a new process
+    code, _, err = run(capsys, "status", "demo-1")  # inside its project, a run is found by its id alone
+    assert code == 0 and err.strip() == f"warning: {path}: cannot be read (Is a directory); its records are ignored"
+    statefiles._warned.clear()
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     code, _, err = run(capsys, "status", "demo-1")
     assert code == 2
     assert f"warning: {path}: cannot be read" in err and len(err.strip().splitlines()) == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR
+from cloudtrain.backends.local.record import RUN_DIR, RUNS_DIR
 from cloudtrain.statefiles import Damage, load_json_object
 
 STATUS = "status.json"
@@ -26,8 +26,8 @@ def find_run(text: str, cwd: str | None = None) -> Path | None:
     here = Path(os.path.abspath(cwd or os.getcwd()))
     given = Path(text).expanduser()
     if _is_run(here / given):
-        return here / given
-    roots = [here, *here.parents]
+        return given if cwd is None else here / given  # as given: messages name it as the user did
+    roots = [Path() if cwd is None else here, *here.parents]  # this folder's finds stay relative to it
     if len(given.parts) == 1:  # an id: the run of that name in this project
         return next((root / RUNS_DIR / text for root in roots if _is_run(root / RUNS_DIR / text)), None)
     if not given.is_absolute():
