@@ -18,6 +18,7 @@ from cloudtrain import history
 from cloudtrain.backends import listed_reader
 from cloudtrain.history import JobRecord
 
+RUNS_DIR = "cloudtrain-runs"  # where a local run goes when its config names no output_dir (spec.LOCAL_RUNS_DIR)
 #: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
 MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
@@ -90,21 +91,21 @@ def _cloud_place(entry: JobRecord) -> str:
 
 
 def _short(folder: str, here: str, job_id: str) -> str:
-    """A run folder as people say it: relative to here (``cloudtrain-runs/``), else under ``~``, else as it is;
-    a folder named by its job (cloudtrain's own choice) shows as its parent, since the job column names it."""
+    """A run folder as people say it: under here, ``./…``; else under ``~``, ``~/…``; else relative, ``../…``.
+    A folder cloudtrain chose (``<project>/cloudtrain-runs/<job>``) shows as its project (``./``,
+    ``~/projects/my-model``): the job column names the rest."""
     path = Path(folder)
-    shown = path.parent if path.name == job_id else path
-    tail = "/" if shown != path else ""
+    if path.name == job_id and path.parent.name == RUNS_DIR:
+        path = path.parent.parent
     try:
-        rel = os.path.relpath(shown, here)
+        rel = os.path.relpath(path, here)
     except ValueError:  # another drive
-        rel = str(shown)
+        rel = str(path)
     if rel == ".":
-        return "local ./"
+        return "./"
     if not rel.startswith(".."):
-        return f"local {rel}{tail}"
-    home = str(Path.home())
-    text = str(shown)
+        return f"./{rel}"
+    home, text = str(Path.home()), str(path)
     if text == home or text.startswith(home + os.sep):
-        return f"local ~{text[len(home) :]}{tail}"
-    return f"local {rel if rel.count('..') <= 2 else text}{tail}"
+        return "~" + text[len(home) :]
+    return rel  # never an absolute path: it would fill a line of its own

@@ -100,34 +100,38 @@ def _row(job: Listed, sweep: str | None) -> dict[str, str]:
 
 
 def _took(seconds: float) -> str:
-    """``48 s``, ``12 min``, ``3 h 05 min``: short enough for a column."""
+    """``48s``, ``5m05s``, ``3h05m``, ``2d04h``: short enough for a column of 80."""
     seconds = round(seconds)
     if seconds < 60:
-        return f"{seconds} s"
+        return f"{seconds}s"
     if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s" if seconds < 600 else f"{seconds // 60} min"
+        return f"{seconds // 60}m{seconds % 60:02d}s"
     hours, minutes = divmod(seconds // 60, 60)
-    return f"{hours} h {minutes:02d} min"
+    return f"{hours}h{minutes:02d}m" if hours < 48 else f"{hours // 24}d{hours % 24:02d}h"
 
 
 def one_line_each(rows: list[dict[str, str]], width: int) -> list[str]:
-    """A header and one line per job, each at most ``width`` characters: the job id is never cut; ``created``
-    shows only where the line has room for it and 20 characters of place; the place, then the metric,
-    then the state are cut (with ``…``) to fit."""
+    """A header and one line per job, each at most ``width`` characters. The job id is never cut. ``created``
+    shows only where the line has room for it; the place, then the metric are cut (with ``…``) down to 8
+    characters; a column that still does not fit is left out (the place, then the metric, then the time
+    taken: ``-o json`` has them all), and the state last of all is cut at the line's end."""
     width = max(width, 20)
     natural = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
     shown = [c for c in COLUMNS if c != "created"]
-    fixed = sum(natural[c] for c in shown if c != "where") + len(GAP) * (len(shown) - 1)
-    if fixed + natural["created"] + len(GAP) + min(natural["where"], 20) <= width:
+    if _width(shown, natural) - natural["where"] + natural["created"] + len(GAP) + min(natural["where"], 20) <= width:
         shown.insert(shown.index("where"), "created")
-    widths = {c: natural[c] for c in shown}
-    over = sum(widths.values()) + len(GAP) * (len(shown) - 1) - width
-    for column, least in (("where", 8), ("metric", 8), ("state", 7), ("where", 1), ("metric", 1), ("took", 4)):
-        if over <= 0:
-            break
-        cut = min(over, max(widths[column] - least, 0))
-        widths[column] -= cut
-        over -= cut
+    widths = dict(natural)
+    least = min(natural["where"], 12)  # a place cut shorter than this says little
+    rest = width - _width([c for c in shown if c != "where"], widths) - len(GAP)
+    if rest < least:  # the metric gives up to its last 8 characters first
+        widths["metric"] = max(natural["metric"] - (least - rest), min(8, natural["metric"]))
+        rest = width - _width([c for c in shown if c != "where"], widths) - len(GAP)
+    widths["where"] = max(min(natural["where"], rest), 0)
+    if widths["where"] < min(least, 8):
+        shown.remove("where")
+    for column in ("metric", "took"):
+        if _width(shown, widths) > width:
+            shown.remove(column)
     lines = []
     for row in [{c: c for c in COLUMNS}, *rows]:
         cells = [_fit(row[c], widths[c], left=c == "where") for c in shown]
@@ -136,13 +140,22 @@ def one_line_each(rows: list[dict[str, str]], width: int) -> list[str]:
     return lines
 
 
+def _width(shown: list[str], widths: dict[str, int]) -> int:
+    return sum(widths[c] for c in shown) + len(GAP) * (len(shown) - 1)
+
+
 def _fit(text: str, width: int, *, left: bool = False) -> str:
     """``text`` in ``width`` characters: cut at the end, or for a place at the start (its tail says most)."""
     if len(text) <= width:
         return text
     if width <= 1:
         return "…"[:width]
-    return "…" + text[-(width - 1) :] if left else text[: width - 1] + "…"
+    name, equals, value = text.rpartition("=")
+    if equals and not left and width >= len(value) + 3:  # a metric keeps its value: val_acc…=0.8125
+        return f"{name[: width - len(value) - 2]}…={value}"
+    if not left:
+        return text[: width - 1] + "…"
+    return "…" + text[-(width - 1) :]  # a place's end says most: …/my-model
 
 
 def _sweep_state(job_id: str) -> str | None:
