@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 # Every extra (both clouds' SDKs, the report, the local trainer's TensorFlow): the tests use them all.
 RUN := $(UV) run --frozen --all-extras
 
-.PHONY: install run test test-fast bench bench-smoke schema docs lint mutate clean
+.PHONY: install run test test-fresh test-fast bench bench-smoke schema docs lint mutate clean
 
 install: .venv/.synced  ## the locked environment in .venv/; then `source .venv/bin/activate` puts cloudtrain on PATH
 	@echo "cloudtrain is in .venv/bin: run 'source .venv/bin/activate' (or .venv/bin/cloudtrain)"
@@ -16,6 +16,9 @@ run: .venv/.synced  ## the main job on this machine
 test: .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
 	$(MAKE) --no-print-directory lint
 	$(RUN) pytest -q -n 3 --dist loadfile --durations=15
+
+test-fresh:  ## make test in a fresh clone of HEAD with an empty HOME, TMPDIR and caches (PYTEST_ARGS="-k x": just those)
+	tools/fresh_clone_test.sh $(PYTEST_ARGS)
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
 	$(RUN) pytest -q -m "not slow"
