@@ -19,12 +19,20 @@ mkdir -p "$root/home" "$root/tmp" "$root/cache/uv"
 git clone --quiet --no-hardlinks "$repo" "$root/repo"
 git -C "$root/repo" checkout --quiet --detach "$commit"
 
-# A PATH of the system's own folders, plus the folder of the uv this machine runs (a tool, not a cache:
-# without one, make bootstraps it from the package index into the clone's .tools/).
+# A PATH of the system's own folders, plus the folder of the uv this machine runs ($UV, else the one on PATH:
+# a tool, not a cache; without one, make bootstraps it from the package index into the clone's .tools/).
 path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-if uv=$(command -v uv 2>/dev/null) || { [ -x "$repo/.tools/bin/uv" ] && uv="$repo/.tools/bin/uv"; }; then
+if uv=${UV:-$(command -v uv 2>/dev/null)} && [ -x "$uv" ] || { [ -x "$repo/.tools/bin/uv" ] && uv="$repo/.tools/bin/uv"; }; then
     path="$(dirname "$uv"):$path"
 fi
+# How this machine reaches the package index (proxies, its certificate authorities, the index's address):
+# settings of the network, not caches, so they pass; every other variable of this shell stays out.
+network=()
+for name in HTTP_PROXY HTTPS_PROXY NO_PROXY ALL_PROXY http_proxy https_proxy no_proxy all_proxy \
+    SSL_CERT_FILE SSL_CERT_DIR REQUESTS_CA_BUNDLE CURL_CA_BUNDLE PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL \
+    UV_INDEX_URL UV_EXTRA_INDEX_URL UV_DEFAULT_INDEX UV_INDEX UV_NATIVE_TLS UV_SYSTEM_CERTS UV_HTTP_TIMEOUT; do
+    if [ -n "${!name:-}" ]; then network+=("$name=${!name}"); fi
+done
 
 if [ "$#" -gt 0 ]; then
     run=(bash -c 'make --no-print-directory .venv/.synced .venv-sm-toolkit/.synced &&
@@ -46,6 +54,7 @@ status=0
         UV_CACHE_DIR="$root/cache/uv" \
         LANG=C.UTF-8 \
         TERM="${TERM:-dumb}" \
+        "${network[@]}" \
         "${run[@]}"
 ) || status=$?
 echo "fresh clone of $commit: $([ "$status" -eq 0 ] && echo passed || echo "FAILED (exit $status)") in $(( $(date +%s) - start )) s"
