@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +35,6 @@ class Listed:
 
     def to_dict(self) -> dict[str, Any]:
         """``list -o json``: the history record with its current state, plus ``seconds``, ``metric``, ``place``."""
-        from dataclasses import asdict
-
         return {
             **asdict(self.record),
             "state": self.state,

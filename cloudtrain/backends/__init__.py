@@ -58,7 +58,7 @@ register(
     "local",
     "cloudtrain.backends.local.backend",
     section="cloudtrain.backends.local.section:Local",
-    listed="cloudtrain.backends.local.record:listed",
+    listed="cloudtrain.backends.local.find:listed",
 )
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm")
 

@@ -8,7 +8,9 @@ import click
 from cloudtrain.app.listing import Listed, listed
 from cloudtrain.cli._group import OUTPUT_OPTION, cli, job_options
 from cloudtrain.console import make_console, print_json, print_table
+from cloudtrain.errors import CloudtrainError
 from cloudtrain.numbers import measured
+from cloudtrain.statefiles import StateError
 
 GAP = "  "
 #: What a terminal's line shows, in order; ``created`` only where the line has room for it.
@@ -162,8 +164,6 @@ def _sweep_state(job_id: str) -> str | None:
     """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
     state files are damaged; None when it cannot be read now (a cloud out of reach)."""
     from cloudtrain.cli import sweep
-    from cloudtrain.errors import CloudtrainError
-    from cloudtrain.statefiles import StateError
 
     try:
         table = sweep.load_results(job_id)

@@ -4,17 +4,18 @@ History records a run by the absolute path of its output folder. A project that 
 renamed since leaves that path behind, but the run folder moved with it: from inside the project
 (its folder or any folder below it) the run is found again by the same tail of its path, and only
 when the run found there is the one recorded (its ``status.json`` names that path, or that id).
+:func:`listed` is what ``list`` shows of a run found so (the registry's ``listed`` reader of the backend).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from cloudtrain.backends.local.record import RUN_DIR, RUNS_DIR
+from cloudtrain.backends.local import record
+from cloudtrain.backends.local.record import RUN_DIR, RUNS_DIR, STATUS
 from cloudtrain.statefiles import Damage, load_json_object
-
-STATUS = "status.json"
 
 
 def find_run(text: str, cwd: str | None = None) -> Path | None:
@@ -58,3 +59,25 @@ def _recorded_as(folder: Path, path: str) -> bool:
     if isinstance(name, str) and name:
         return os.path.normpath(name) == os.path.normpath(path)
     return data.get("job_id") == Path(path).name
+
+
+def listed(attach_id: str) -> dict[str, Any] | None:
+    """What ``list`` shows of the run ``attach_id`` names (history's folder, found again if its project moved):
+    ``state``, ``created``, ``ended``, ``metrics``, ``folder``; a damaged record is UNKNOWN with one warning;
+    None when the run's folder is gone (history's own record stands)."""
+    folder = find_run(attach_id)
+    if folder is None:
+        return None
+    data = record.load(folder / RUN_DIR / STATUS)
+    if isinstance(data, Damage):
+        data.warn()
+        return {"state": "UNKNOWN", "folder": str(folder)}
+    details = data.get("details") or {}
+    metrics = details.get("metrics")
+    return {
+        "state": record.NATIVE[record.native_state(data)],
+        "created": data.get("created"),
+        "ended": data.get("ended"),
+        "metrics": metrics if isinstance(metrics, dict) else {},
+        "folder": str(folder),
+    }

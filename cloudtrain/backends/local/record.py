@@ -1,7 +1,7 @@
 """A local run's record (``<output_dir>/local-run/status.json``) read without the backend: what ``list``
-needs of a run (its state, times and final numbers), at the cost of one small file, no import of the
-runtime backend (``backends.base`` and the config it needs take longer than reading 10,000 history
-records). :class:`~cloudtrain.backends.local.job.RecordedJob` reads the same file through
+needs of a run (:func:`cloudtrain.backends.local.find.listed`), at the cost of one small file, no import of
+the runtime backend (``backends.base`` and the config it needs take longer than reading 10,000 history
+records). :class:`~cloudtrain.backends.local.job.RecordedJob` reads the same file through :func:`load` and
 :func:`native_state`, so a run reads alike in ``status`` and in ``list``.
 """
 
@@ -66,27 +66,3 @@ def pids(details: Mapping[str, Any]) -> list[int]:
     found = details.get("pids") or {}
     values = found.values() if isinstance(found, dict) else []
     return [p for p in values if isinstance(p, int) and not isinstance(p, bool) and p > 1]
-
-
-def listed(attach_id: str) -> dict[str, Any] | None:
-    """What ``list`` shows of the run ``attach_id`` names (history's folder, found again if its project moved):
-    ``state``, ``created``, ``ended``, ``metrics``, ``folder``; a damaged record is UNKNOWN with one warning;
-    None when the run's folder is gone (history's own record stands)."""
-    from cloudtrain.backends.local.find import find_run
-
-    folder = find_run(attach_id)
-    if folder is None:
-        return None
-    data = load(folder / RUN_DIR / STATUS)
-    if isinstance(data, Damage):
-        data.warn()
-        return {"state": "UNKNOWN", "folder": str(folder)}
-    details = data.get("details") or {}
-    metrics = details.get("metrics")
-    return {
-        "state": NATIVE[native_state(data)],
-        "created": data.get("created"),
-        "ended": data.get("ended"),
-        "metrics": metrics if isinstance(metrics, dict) else {},
-        "folder": str(folder),
-    }
