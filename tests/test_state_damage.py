@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from cloudtrain import history, statefiles
 from cloudtrain.cli import main
 from tests.conftest import REPO
 
-GOOD = {"job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "backend": "local", "region": "local"}
+GOOD: dict[str, Any] = {"job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "backend": "local", "region": "local"}
 STATUS = {
     "job_id": "demo-1",
     "name": "cloudtrain-runs/demo-1",
