@@ -46,7 +46,10 @@ class Listed:
 
 def listed(limit: int = 20, *, backend: str | None = None, region: str | None = None) -> list[Listed]:
     """The newest jobs of this machine's history, one :class:`Listed` each."""
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:  # the folder this shell is in was removed: places relative to ~
+        here = str(Path.home())
     return [_one(entry, here) for entry in history.recent(limit, backend=backend, region=region)]
 
 

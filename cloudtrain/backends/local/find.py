@@ -24,7 +24,11 @@ def find_run(text: str, cwd: str | None = None) -> Path | None:
     that moved with its project (see the module's docstring)."""
     if not text or "\0" in text:
         return None
-    here = Path(os.path.abspath(cwd or os.getcwd()))
+    try:
+        here = Path(os.path.abspath(cwd or os.getcwd()))
+    except FileNotFoundError:  # the folder this shell is in was removed: only an absolute folder is found
+        given = Path(text).expanduser()
+        return given if given.is_absolute() and _is_run(given) else None
     given = Path(text).expanduser()
     if _is_run(here / given):
         return given if cwd is None else here / given  # as given: messages name it as the user did

@@ -176,3 +176,16 @@ def test_a_folder_in_the_same_place_that_holds_another_run_is_not_taken(tmp_path
     assert find_run("job-2", cwd=str(new)) == damaged  # by id it is: status then says what is damaged
     unnamed = run_folder(new, "cloudtrain-runs/job-3", None)
     assert find_run("/gone/proj/cloudtrain-runs/job-3", cwd=str(new)) == unnamed  # its id is the folder's name
+
+
+def test_list_and_lookups_in_a_folder_that_was_removed(tmp_path, monkeypatch, capsys):
+    """A shell left in a removed folder: list still lists (places relative to ~), a run is found by its folder."""
+    run = run_folder(tmp_path / "proj", "cloudtrain-runs/job-1", None)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert find_run(str(run)) == run and find_run("job-1") is None
+    history.record(history.JobRecord("job-1", str(run), "local", "local", state="SUCCEEDED"))
+    assert main(["list", "-o", "json"]) == ExitCode.OK
+    assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == ["job-1"]
