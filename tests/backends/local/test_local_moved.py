@@ -189,3 +189,13 @@ def test_list_and_lookups_in_a_folder_that_was_removed(tmp_path, monkeypatch, ca
     history.record(history.JobRecord("job-1", str(run), "local", "local", state="SUCCEEDED"))
     assert main(["list", "-o", "json"]) == ExitCode.OK
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == ["job-1"]
+
+
+def test_the_light_readers_name_the_run_folders_as_the_spec_does():
+    """record.py and app/listing.py load no spec (list stays light): their names must be the spec's."""
+    from cloudtrain.app import listing
+    from cloudtrain.backends.local import record
+    from cloudtrain.backends.local.job import RUNS_DIR
+    from cloudtrain.spec import LOCAL_RUNS_DIR
+
+    assert record.RUNS_DIR == listing.RUNS_DIR == RUNS_DIR == LOCAL_RUNS_DIR
