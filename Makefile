@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 # Every extra (both clouds' SDKs, the report, the local trainer's TensorFlow): the tests use them all.
 RUN := $(UV) run --frozen --all-extras
 
-.PHONY: install dev run test test-fast bench bench-smoke schema docs lint mutate clean
+.PHONY: install dev run test test-fresh test-fast bench bench-smoke schema docs lint mutate clean
 
 # `make install`: the CLI for a user, with only the extras named (EXTRAS="vertex sagemaker report local";
 # none: the CLI alone), at uv.lock's versions (uv's cache serves them without the network once fetched), in
@@ -29,6 +29,9 @@ run: .venv/.synced  ## the main job on this machine
 test: .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
 	$(MAKE) --no-print-directory lint
 	$(RUN) pytest -q -n 3 --dist loadfile --durations=15
+
+test-fresh:  ## make test in a fresh clone of HEAD with an empty HOME, TMPDIR and caches (PYTEST_ARGS="-k x": just those)
+	tools/fresh_clone_test.sh $(PYTEST_ARGS)
 
 test-fast: .venv/.synced  ## skip the slow (TensorFlow / server) tests
 	$(RUN) pytest -q -m "not slow"

@@ -257,6 +257,7 @@ def cli_section(data: dict) -> str:
         "lrrrrrrrl",
     )
     text += _dry_run_cpu(data, cpu_base)
+    text += _list_cpu(data, cpu_base)
     ours = [r["median_s"] for name, r in data.items() if name.startswith("cloudtrain")]
     sdks = [r["median_s"] for name, r in data.items() if "import" in name]
     if ours and sdks:
@@ -266,6 +267,19 @@ def cli_section(data: dict) -> str:
             f"{min(sdks):.2f} s, the dearest {max(sdks):.2f} s.\n"
         )
     return text
+
+
+def _list_cpu(data: dict, cpu_base: float | None) -> str:
+    """Issue 40: ``list`` at 10,000 history records under 0.3 s of CPU above the interpreter's start."""
+    from bench.cli_bench import LIST, LIST_CPU_TARGET_MS
+
+    cpu = data.get(LIST, {}).get("cpu_median_s")
+    if cpu is None or cpu_base is None:
+        return ""
+    own = (cpu - cpu_base) * 1000
+    verdict = "yes" if own < LIST_CPU_TARGET_MS else "**no**"
+    target = f"issue 40: < {LIST_CPU_TARGET_MS} ms: {verdict}"
+    return f"\n`{LIST}`: {own:,.0f} ms of CPU above the interpreter's start ({target}).\n"
 
 
 def _dry_run_cpu(data: dict, cpu_base: float | None) -> str:

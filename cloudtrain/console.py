@@ -14,12 +14,14 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import IO, Any, Protocol, TextIO
+from typing import IO, TYPE_CHECKING, Any, Protocol, TextIO
 
-from cloudtrain.backends.base import LogLine
 from cloudtrain.events import parse as parse_event
 from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
 from cloudtrain.words import counted  # (the console's callers use it from here too)
+
+if TYPE_CHECKING:  # annotations only: the console loads no backend (``list`` and ``--help`` stay light)
+    from cloudtrain.backends.base import LogLine
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}

@@ -48,6 +48,8 @@ class JobRecord:
     created: str | None = None  # ISO time of the submit
     state: str | None = None  # the last state this machine saw (JobState value)
     experiment: str | None = None  # the config's ``experiment:`` (``list``/``report``/``tensorboard --experiment``)
+    ended: str | None = None  # ISO time the job ended, once this machine saw it end
+    metrics: dict[str, float] | None = None  # its final numbers ({"val_accuracy": 0.98, "loss": 0.05}), if known
 
     @property
     def attach_id(self) -> str:
@@ -58,7 +60,8 @@ class JobRecord:
 
 _FIELDS = {f.name for f in fields(JobRecord)}
 _REQUIRED = ("job_id", "name", "backend", "region")
-_TEXT = ("project", "config", "kind", "created", "state", "experiment")
+_TEXT = ("project", "config", "kind", "created", "state", "experiment", "ended")
+_OBJECTS = ("metrics",)  # {name: number}
 
 
 def record(entry: JobRecord) -> None:
@@ -82,15 +85,47 @@ def records() -> list[JobRecord]:
 
 
 def _problem(data: dict) -> str | None:
+    """What is wrong with one history line, or None. The common case, a sound line, is checked first in few
+    steps: ``list`` checks every line of the history (10,000 lines: bench/cli_bench.py)."""
+    get = data.get
+    if (
+        type(get("job_id")) is str
+        and type(get("name")) is str
+        and type(get("region")) is str
+        and get("backend") in _known_backends()
+        and all(type(get(k)) is str or get(k) is None for k in _TEXT)
+        and (get("metrics") is None or _numbers(get("metrics")))
+    ):
+        return None
     missing = [k for k in _REQUIRED if not isinstance(data.get(k), str)]
     if missing:
         return f"no {', '.join(missing)}"
     not_text = [k for k in _TEXT if data.get(k) is not None and not isinstance(data[k], str)]
     if not_text:
         return f"{not_text[0]} is not text"
+    not_numbers = [k for k in _OBJECTS if data.get(k) is not None and not _numbers(data[k])]
+    if not_numbers:
+        return f"{not_numbers[0]} is not an object of numbers"
     if data["backend"] not in names():
         return f"unknown backend {data['backend']!r}, allowed: {', '.join(names())}"
     return None
+
+
+def _known_backends() -> frozenset[str]:
+    """The registry's names, read once per registry (a test may register a backend)."""
+    known = names()
+    if _KNOWN[0] != known:
+        _KNOWN[:] = [known, frozenset(known)]
+    return _KNOWN[1]
+
+
+_KNOWN: list = [(), frozenset()]
+
+
+def _numbers(value: object) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()
+    )
 
 
 def find(job_id: str) -> JobRecord | None:
@@ -110,31 +145,43 @@ def find(job_id: str) -> JobRecord | None:
 def recent(
     limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
 ) -> list[JobRecord]:
-    """The newest jobs first, one record each (its latest), optionally of one backend / region / experiment."""
-    latest: dict[tuple[str, str], JobRecord] = {}
-    for entry in records():
-        key = (entry.backend, entry.name)
-        earlier = latest.get(key)  # updating keeps the submit order
-        latest[key] = entry if earlier is None else JobRecord(**{**asdict(earlier), **_known(entry)})
-    jobs = [
-        e
-        for e in reversed(latest.values())
-        if (not backend or e.backend == backend)
-        and (not region or e.region == region)
-        and (not experiment or e.experiment == experiment)
-    ]
-    return jobs[:limit]
+    """The newest jobs first, one record each (its latest), optionally of one backend / region / experiment.
+
+    A job's later lines fill in what they know (its state, end, final numbers) over its submit line,
+    which keeps its place in submit order. Works on the parsed lines, building a record only for the
+    jobs returned: ``list`` at 10,000 records reads the history in milliseconds (bench/cli_bench.py)."""
+    latest: dict[tuple[str, str], dict] = {}
+    for _, data in statefiles.read_json_lines(history_file(), check=_problem):
+        key = (data["backend"], data["name"])
+        earlier = latest.get(key)
+        if earlier is None:
+            latest[key] = data
+        else:  # updating keeps the submit order
+            earlier.update((k, v) for k, v in data.items() if v is not None)
+    jobs = []
+    for data in reversed(latest.values()):
+        if (
+            (not backend or data["backend"] == backend)
+            and (not region or data["region"] == region)
+            and (not experiment or data.get("experiment") == experiment)
+        ):
+            jobs.append(JobRecord(**{k: v for k, v in data.items() if k in _FIELDS}))
+            if len(jobs) == limit:
+                break
+    return jobs
 
 
-def _known(entry: JobRecord) -> dict:
-    return {k: v for k, v in asdict(entry).items() if v is not None}
-
-
-def note_state(job_id: str, name: str, state: str) -> None:
-    """Record the state a job was last seen in, if this machine submitted it (``list`` shows it)."""
+def note_state(
+    job_id: str, name: str, state: str, *, ended: str | None = None, metrics: dict[str, float] | None = None
+) -> None:
+    """Record the state a job was last seen in, if this machine submitted it (``list`` shows it); at its end,
+    also when it ended and its final numbers (``list`` shows how long it took and its main metric)."""
     entry = find(name) or find(job_id)
-    if entry is not None and entry.state != state:
-        record(JobRecord(**{**asdict(entry), "state": state}))
+    if entry is None:
+        return
+    update = {"state": state, "ended": ended or entry.ended, "metrics": metrics or entry.metrics}
+    if any(getattr(entry, k) != v for k, v in update.items()):
+        record(JobRecord(**{**asdict(entry), **update}))
 
 
 def run_file(job_id: str) -> Path:

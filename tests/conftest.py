@@ -74,8 +74,10 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 def tf_cache() -> Path:
     """The env cache for runs with TensorFlow, kept across test runs (content-keyed, so never stale):
     an image layer (Python 3.10 + TF 2.17 for the Vertex default, the README's command) is built
-    once per machine, not once per test or per run. ``$CLOUDTRAIN_TEST_ENV_CACHE`` moves it."""
-    return Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
+    once per checkout, not once per test or per run. It lives in the repository (``.test-cache/``,
+    ignored by git), as everything a test reads does: a fresh clone builds its own.
+    ``$CLOUDTRAIN_TEST_ENV_CACHE`` moves it."""
+    return Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or REPO / ".test-cache" / "envs")
 
 
 @pytest.fixture(scope="session")

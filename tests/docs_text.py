@@ -45,8 +45,13 @@ def blocks(language: str, page: Path | None = None) -> list[str]:
 
 def shell_commands(page: Path) -> list[str]:
     """Each command of each ```sh block of a page, continuation lines joined, comments dropped."""
+    return shell_commands_of(page.read_text())
+
+
+def shell_commands_of(text: str) -> list[str]:
+    """Each command of each ```sh block of ``text`` (a page, or a section of one), as :func:`shell_commands`."""
     commands = []
-    for block in blocks("sh", page):
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
         for command in block.replace("\\\n", " ").splitlines():
             command = re.sub(r"(^|\s+)#.*$", "", command).strip()
             if command:

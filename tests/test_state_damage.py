@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from cloudtrain import history, statefiles
 from cloudtrain.cli import main
 from tests.conftest import REPO
 
-GOOD = {"job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "backend": "local", "region": "local"}
+GOOD: dict[str, Any] = {"job_id": "demo-1", "name": "cloudtrain-runs/demo-1", "backend": "local", "region": "local"}
 STATUS = {
     "job_id": "demo-1",
     "name": "cloudtrain-runs/demo-1",
@@ -130,13 +131,17 @@ def test_an_unknown_backend_is_reported_not_raised(run_dir, capsys):
     assert "unknown backend 'mars'" in err and "error: job 'marsjob' is not in this machine's history" in err
 
 
-def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, capsys):
+def test_history_that_is_a_folder_is_a_warning_for_reads_and_writes(run_dir, capsys, monkeypatch, tmp_path_factory):
     path = history.history_file()
     path.unlink()
     path.mkdir()
     code, _, err = run(capsys, "status", "demo-1", "--backend", "local", "--region", "local")
     assert code == 0 and err.strip() == f"warning: {path}: cannot be read (Is a directory); its records are ignored"
     statefiles._warned.clear()  # a new command, a new process
+    code, _, err = run(capsys, "status", "demo-1")  # inside its project, a run is found by its id alone
+    assert code == 0 and err.strip() == f"warning: {path}: cannot be read (Is a directory); its records are ignored"
+    statefiles._warned.clear()
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     code, _, err = run(capsys, "status", "demo-1")
     assert code == 2
     assert f"warning: {path}: cannot be read" in err and len(err.strip().splitlines()) == 2

@@ -112,7 +112,8 @@ def show_walk(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="cloudtrain-walk-") as scratch:
         cache = Path(scratch, "cache")
         os.environ["CLOUDTRAIN_CACHE_DIR"] = str(cache)  # the user's history stays untouched
-        envs = Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or Path.home() / ".cache" / "cloudtrain-test-envs")
+        # the tests' own cache (tests/conftest.py::tf_cache)
+        envs = Path(os.environ.get("CLOUDTRAIN_TEST_ENV_CACHE") or REPO / ".test-cache" / "envs")
         (envs / "envs").mkdir(parents=True, exist_ok=True)
         cache.mkdir()
         (cache / "envs").symlink_to(envs / "envs")  # the local image layer (TensorFlow) the tests build once

@@ -57,6 +57,25 @@ def _check_model_outputs(handle: JobHandle | None, status: JobStatus) -> None:
         status.details.setdefault("warnings", []).append(warning)
 
 
+def final_metrics(status: JobStatus, progress: Progress | None = None) -> dict[str, float] | None:
+    """The job's final numbers, for history: what its status recorded (a local run's ``done`` line or
+    metrics.json), else the last epoch's loss and main metric its log showed; None when neither knows any."""
+    recorded = status.detail("metrics")
+    if isinstance(recorded, dict):
+        found = {
+            str(k): float(v) for k, v in recorded.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
+        if found:
+            return found
+    if progress is None:
+        return None
+    seen = progress.snapshot()
+    found = {} if seen.loss is None else {"loss": float(seen.loss)}
+    if seen.metric is not None:
+        found[seen.metric[0]] = seen.metric[1]
+    return found or None
+
+
 def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
     """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
     cloud job's empty model location is checked first. ``progress``: the
@@ -68,7 +87,13 @@ def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHa
     rows = summary_rows(status.details)
     if phases:
         rows.append(("timeline", timeline.describe(phases)))
-    history.note_state(status.job_id, status.name, status.state.value)
+    history.note_state(
+        status.job_id,
+        status.name,
+        status.state.value,
+        ended=status.ended.isoformat() if status.ended else None,
+        metrics=final_metrics(status, progress),
+    )
     cost = cost_after(status)
     if cost:
         rows.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,12 +15,28 @@ class ReportFiles:
     figures: dict[str, Path]
 
 
+REPORTS_DIR = "cloudtrain-reports"
+_LONGEST = 120  # characters of a folder name made of several ids; longer ones are cut and hashed
+
+
 def write_report(job_ids: list[str], out: Path | None = None) -> ReportFiles:
     """Collect each job's run, draw its figures and write the page into ``out``
-    (default: ``cloudtrain-reports/<first job>``)."""
+    (default: ``cloudtrain-reports/<folder_name(the jobs)>``: one folder per set of jobs)."""
     figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
     runs = [collect.collect(job_id) for job_id in job_ids]
-    out = out or Path("cloudtrain-reports", job_ids[0])
+    out = out or Path(REPORTS_DIR, folder_name([run.job_id for run in runs]))
     out.mkdir(parents=True, exist_ok=True)
     drawn = figures.draw_all(runs, out)
     return ReportFiles(page.write(runs, drawn, out), drawn)
+
+
+def folder_name(job_ids: list[str]) -> str:
+    """The report folder of these jobs: the id of one job; ``A+B+C`` of several, in the order given (a report of
+    A alone, or of A and B, never writes into the folder of A, B and C); a set too long for a folder name keeps
+    its first id, the count and a hash of all of them."""
+    safe = ["".join(c if c.isalnum() or c in "-_." else "_" for c in job_id) for job_id in job_ids]
+    name = "+".join(safe)
+    if len(name) <= _LONGEST:
+        return name
+    digest = hashlib.sha256("\n".join(job_ids).encode()).hexdigest()[:10]
+    return f"{safe[0][:80]}+{len(safe) - 1}-more-{digest}"

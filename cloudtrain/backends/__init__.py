@@ -13,7 +13,7 @@ schema loads it while the config is being imported, without the backend.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import UsageError
@@ -26,6 +26,7 @@ _REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registrati
 _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
+_LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
 #: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
@@ -34,18 +35,29 @@ DEFAULT_CONTRACT = "vertex"
 
 
 def register(
-    name: str, module: str, *, section: str | None = None, sdk: tuple[str, ...] = (), title: str | None = None
+    name: str,
+    module: str,
+    *,
+    section: str | None = None,
+    sdk: tuple[str, ...] = (),
+    title: str | None = None,
+    listed: str | None = None,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
     ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
     ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
     installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`);
-    ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend)."""
+    ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend);
+    ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
+    local run's folder): what ``list`` shows of one, read without loading the backend (see
+    :func:`listed_reader`)."""
     _REGISTRY[name] = module
     if title is not None:
         _TITLES[name] = title
     if section is not None:
         _SECTIONS[name] = section
+    if listed is not None:
+        _LISTED[name] = listed
     for top in sdk:
         _SDK.setdefault(top, name)
 
@@ -59,6 +71,7 @@ register(
     "cloudtrain.backends.local.backend",
     section="cloudtrain.backends.local.section:Local",
     title="this machine",
+    listed="cloudtrain.backends.local.find:listed",
 )
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
 
@@ -82,6 +95,18 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
             module, _, record = where.partition(":")
             found[name] = getattr(importlib.import_module(module), record)
     return found
+
+
+def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
+    """The function that reads a job of backend ``name`` from its own record, by the id history keeps
+    (``JobRecord.attach_id``): ``{"state", "created", "ended", "metrics", "folder"}``, or None when the
+    record is gone; None for a backend whose jobs are known here only by history."""
+    where = _LISTED.get(name)
+    if where is None:
+        return None
+    module, _, function = where.partition(":")
+    reader: Callable[[str], dict[str, Any] | None] = getattr(importlib.import_module(module), function)
+    return reader
 
 
 def clouds() -> tuple[str, ...]:
@@ -122,6 +147,7 @@ __all__ = [
     "NAMES",
     "clouds",
     "get_backend",
+    "listed_reader",
     "names",
     "parse_job_id",
     "register",

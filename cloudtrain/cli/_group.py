@@ -58,6 +58,36 @@ OUTPUT_OPTION = click.option(
 )
 
 
+class BackendChoice(click.Choice):
+    """The registry's backends, read when the option is used (a backend may be registered after import)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # click declares a plain attribute; this reads the registry
+        return backends.names()
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass
+
+
+JOB_OPTIONS = [
+    click.option("--backend", type=BackendChoice(), help="Default: from history."),
+    click.option("--region", help="Default: from history or --config."),
+    click.option("--project", help="Vertex project. Default: from history or --config."),
+    CONFIG_OPTION,
+]
+
+
+def job_options(func: Command) -> Command:
+    """``--backend``, ``--region``, ``--project``, ``--config``: where a job is, when history does not say."""
+    for option in reversed(JOB_OPTIONS):
+        func = option(func)
+    return func
+
+
 def config_argument(func: Command) -> Command:
     """``CONFIG`` as a positional argument or as ``--config/-c``, the same on every command that reads one."""
     func = click.argument("config_arg", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))(func)
@@ -117,7 +147,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write a script-mode config from an estimator's literal arguments; list what to fill in.",
     ),
     "list": (
-        "cloudtrain.cli.jobs",
+        "cloudtrain.cli.listing",
         "Recent jobs from this machine's history, every backend; with --backend and --region (or "
         "--config), the cloud's own list for that region (jobs submitted from anywhere).",
     ),

@@ -1,4 +1,4 @@
-"""Commands on existing jobs: status, logs, cancel, list.
+"""Commands on existing jobs: status, logs, cancel (``list`` is cloudtrain/cli/listing.py).
 
 They parse and print: a job is found and acted on through the Python API's :class:`cloudtrain.api.Job`
 (:func:`cloudtrain.api.attach`) and the application layer, the same code a notebook runs."""
@@ -8,19 +8,17 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any, TypeVar
 
 import click
 
 from cloudtrain import api
-from cloudtrain.app.locate import last_state, locate
-from cloudtrain.backends import names
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
 from cloudtrain.cli._follow import masked_lines
-from cloudtrain.cli._group import CONFIG_OPTION, DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
+from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
+from cloudtrain.cli._group import job_options as _job_options
 from cloudtrain.console import (
     ReplicaPrinter,
     flatten,
@@ -29,46 +27,12 @@ from cloudtrain.console import (
     plain,
     print_json,
     print_kv,
-    print_table,
 )
-from cloudtrain.errors import CloudtrainError
 from cloudtrain.events import parse as parse_event
-from cloudtrain.history import recent
 from cloudtrain.interruptions import describe
-from cloudtrain.numbers import measured
-from cloudtrain.statefiles import StateError
 from cloudtrain.timeline import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _BackendChoice(click.Choice):
-    """The registry's backends, read when the option is used (a backend may be registered after import)."""
-
-    def __init__(self) -> None:
-        super().__init__(())
-
-    @property
-    def choices(self) -> tuple[str, ...]:  # click declares a plain attribute; this reads the registry
-        return names()
-
-    @choices.setter
-    def choices(self, value: Any) -> None:
-        pass
-
-
-_JOB_OPTIONS = [
-    click.option("--backend", type=_BackendChoice(), help="Default: from history."),
-    click.option("--region", help="Default: from history or --config."),
-    click.option("--project", help="Vertex project. Default: from history or --config."),
-    CONFIG_OPTION,
-]
-
-
-def _job_options(func: F) -> F:
-    for option in reversed(_JOB_OPTIONS):
-        func = option(func)
-    return func
 
 
 def _attach(
@@ -199,83 +163,3 @@ def cancel(
         print_json(result.to_dict())
     else:
         make_console().print(f"Job {result.job_id}: {result.state.value}")
-
-
-@cli.command(name="list")
-@click.option("--limit", default=20, show_default=True)
-@click.option("--experiment", help="Only the jobs of this experiment (the config's experiment:).")
-@_job_options
-@OUTPUT_OPTION
-def list_jobs(
-    limit: int,
-    experiment: str | None,
-    backend: str | None,
-    region: str | None,
-    project: str | None,
-    config_path: str | None,
-    output: str,
-) -> None:
-    """Recent jobs from this machine's history, every backend; with --backend and --region (or
-    --config), the cloud's own list for that region (jobs submitted from anywhere)."""
-    if experiment or (not config_path and not (backend and region)):
-        _list_history(limit, backend, region, output, experiment)
-        return
-    where = locate(None, backend, region, project, config_path)
-    jobs = where.backend.list_jobs(region=where.region, project=where.project, limit=limit)
-    if output == "json":
-        print_json([j.to_dict() for j in jobs])
-        return
-    print_table(
-        make_console(),
-        ["job", "state", "created", "message"],
-        [(j.job_id, j.state.value, j.created, j.message) for j in jobs],
-        id_columns=["job"],
-    )
-
-
-def _list_history(limit: int, backend: str | None, region: str | None, output: str, experiment: str | None) -> None:
-    found = recent(limit, backend=backend, region=region, experiment=experiment)
-    jobs = [asdict(e) | {"state": last_state(e)} for e in found]
-    for job in jobs:
-        if job.get("kind") == "sweep":  # a sweep's line says where it stands: trials done, the best so far
-            job["state"] = _sweep_state(job["job_id"]) or job["state"]
-    if output == "json":
-        print_json(jobs)
-        return
-    if not jobs:
-        flags = backend or region or experiment
-        click.echo("no jobs in this machine's history" + (" for these flags" if flags else ""), err=True)
-        return
-    print_table(
-        make_console(),
-        ["job", "kind", "backend", "region", "state", "created", "name"],
-        [
-            (
-                j["job_id"],
-                j.get("kind") or "job",
-                j["backend"],
-                j["region"],
-                j["state"] or "",
-                (j["created"] or "")[:19],
-                j["name"],
-            )
-            for j in jobs
-        ],
-        id_columns=["job"],
-    )
-
-
-def _sweep_state(job_id: str) -> str | None:
-    """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
-    state files are damaged; None when it cannot be read now (a cloud out of reach)."""
-    try:
-        table = sweep.load_results(job_id)
-    except StateError as exc:
-        click.echo(f"warning: {exc}", err=True)
-        return "UNKNOWN"
-    except CloudtrainError:
-        return None
-    done = sum(n for state, n in table.counts().items() if state in ("COMPLETE", "PRUNED", "FAIL"))
-    best = table.best
-    text = f"{table.state}: {done}/{table.max_trials or '?'} trials"
-    return text + (f", best {table.metric}={measured(best.value)} (trial {best.trial})" if best else "")

@@ -20,7 +20,7 @@ from cloudtrain.errors import UsageError
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
-    help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<first job>.",
+    help="Folder for report.html and its PNGs. Default: cloudtrain-reports/<job> (of several: <A>+<B>+…).",
 )
 @OUTPUT_OPTION
 def report(job_ids: tuple[str, ...], experiment: str | None, out_dir: str | None, output: str) -> None:

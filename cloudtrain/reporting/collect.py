@@ -8,7 +8,7 @@ from typing import Any
 
 from cloudtrain import history, timeline
 from cloudtrain.app.sweep_lookup import load_results
-from cloudtrain.backends import get_backend
+from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.catalog.cost import cost_after
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
@@ -77,15 +77,21 @@ class RunData:
 def collect(job_id: str) -> RunData:
     """Everything the report shows about ``job_id``, from this machine's history and the job's backend."""
     entry = history.find(job_id)
-    if entry is None:
-        raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
-    if entry.kind == "sweep":
+    if entry is None:  # a run found by itself (a local run's folder, or its id inside its project)
+        found = parse_job_id(job_id)
+        if found is None or get_backend(found[0]).location_keys:
+            raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
+        backend, attach_id, _ = found
+        region, project = None, None
+    elif entry.kind == "sweep":
         return _sweep(entry)
-    handle = get_backend(entry.backend).attach(entry.attach_id, region=entry.region, project=entry.project)
+    else:
+        backend, attach_id, region, project = entry.backend, entry.attach_id, entry.region, entry.project
+    handle = get_backend(backend).attach(attach_id, region=region, project=project)
     status = handle.status()
     lines = list(handle.logs(follow=False))
-    saved = history.load_run(entry.job_id) or {}
-    return from_parts(status, lines, entry.backend, saved)
+    saved = history.load_run(status.job_id if entry is None else entry.job_id) or {}
+    return from_parts(status, lines, backend, saved)
 
 
 def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any] | None = None) -> RunData:

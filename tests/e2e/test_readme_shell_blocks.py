@@ -37,7 +37,12 @@ def skip_reason(command: str) -> str | None:
     words = shlex.split(command.replace("…", " … "))
     if PLACEHOLDER.search(command):
         return "names a placeholder for the reader's own job"
-    if words[:1] == ["pytest"] or words[:2] in (["make", "run"], ["make", "test"], ["make", "test-fast"]):
+    if words[:1] == ["pytest"] or words[:2] in (
+        ["make", "run"],
+        ["make", "test"],
+        ["make", "test-fast"],
+        ["make", "test-fresh"],
+    ):
         return "a long run another test makes (the first command, the suite itself)"
     if words[:2] == ["make", "install"]:
         return "installs into the reader's home (~/.local): tests/test_make_install.py runs it into a scratch PREFIX"

@@ -37,9 +37,17 @@ def status(details: dict | None = None, state: JobState = JobState.SUCCEEDED, en
     return JobStatus("j-1", "j-1", state, state.value.lower(), created=T0, ended=at(ended), details=details or {})
 
 
+#: Where the run's project was when it ran, as its history and status.json record it: a folder no machine has.
+#: The run is read where its project is now (the test's folder), as after a project was moved or renamed.
+RECORDED = Path("/moved-away/w25/run")
+
+
 @pytest.fixture
 def local_run(tmp_path, monkeypatch) -> Path:
-    """The real run's files where they were: its folder under ./cloudtrain-runs, its history in the cache."""
+    """The real run's files in a project that moved: its folder under ./cloudtrain-runs of the test's folder,
+    its history (naming the folder it ran in, which is gone) in the cache."""
+    assert not RECORDED.exists()
+    assert str(RECORDED / "cloudtrain-runs" / JOB) in (RUN / "cache" / "jobs.jsonl").read_text()
     shutil.copytree(RUN / "cloudtrain-runs", tmp_path / "cloudtrain-runs")
     shutil.copytree(RUN / "cache", cache_dir(), dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
+from cloudtrain.backends.local.find import find_run
 from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
@@ -33,7 +35,7 @@ from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
-from cloudtrain.statefiles import write_atomic
+from cloudtrain.statefiles import Damage, load_json_object, write_atomic
 
 log = logging.getLogger("cloudtrain.local")
 
@@ -194,19 +196,49 @@ def default_image(spec: JobSpec) -> Image:
 
 
 def _claim(out: Path, spec: JobSpec) -> None:
-    """Create the run's folder when cloudtrain chose it (under RUNS_DIR, named by the job):
-    exclusively, so that two runs can never share one. A folder the user named is used as
-    given (resuming from it can be intended)."""
-    if out.parent != Path(os.path.abspath(RUNS_DIR)) or out.name != spec.job_name:
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Take the run's folder for this run alone. A folder cloudtrain chose (under RUNS_DIR, named by the
+    job) is created exclusively. In a folder the user named, the run's record (its ``local-run/``) is
+    created exclusively: a second run into the same ``output_dir`` is refused in one line, and the
+    first run's record, logs and status survive (``status``/``logs``/``report`` of it keep working)."""
+    if _chosen(out, spec):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir()
+        except FileExistsError:
+            raise BackendError(
+                f"{out} already exists: another run has this job name",
+                hint="submit again: each submit picks a new job name",
+            ) from None
     try:
-        out.mkdir()
+        out.mkdir(parents=True, exist_ok=True)
+        (out / RUN_DIR).mkdir()
     except FileExistsError:
-        raise BackendError(
-            f"{out} already exists: another run has this job name",
-            hint="submit again: each submit picks a new job name",
+        raise UsageError(
+            f"output_dir {out} already holds the record of run {_run_in(out)}: a second run there would replace it",
+            hint=f"give this run another output_dir (--set output_dir=...), or remove {out / RUN_DIR} first",
         ) from None
+    except OSError as exc:
+        raise UsageError(f"output_dir {out}: cannot create it ({exc.strerror or exc})") from None
+
+
+def _chosen(out: Path, spec: JobSpec) -> bool:
+    """Whether ``out`` is the folder cloudtrain chose for this run (under RUNS_DIR, named by the job)."""
+    return out.parent == Path(os.path.abspath(RUNS_DIR)) and out.name == spec.job_name
+
+
+def _release(out: Path, spec: JobSpec) -> None:
+    """Give back what :func:`_claim` took when the run did not start: its record folder, and the run's folder
+    when cloudtrain chose it (and it is empty)."""
+    for folder in (out / RUN_DIR, out) if _chosen(out, spec) else (out / RUN_DIR,):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only an empty folder: anything written there stays
+
+
+def _run_in(out: Path) -> str:
+    """The id of the run recorded in ``out`` (its folder's name when its status cannot be read)."""
+    data = load_json_object(out / RUN_DIR / "status.json")
+    job_id = None if isinstance(data, Damage) else data.get("job_id")
+    return str(job_id) if isinstance(job_id, str) and job_id else out.name
 
 
 class LocalBackend(BackendFacts):
@@ -355,6 +387,15 @@ class LocalBackend(BackendFacts):
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
         out, note = output_dir_for(spec)
         _claim(out, spec)
+        try:
+            return self._prepare_claimed(spec, built, out, note)
+        except BaseException:  # nothing ran: the folder is free for the next submit
+            _release(out, spec)
+            raise
+
+    def _prepare_claimed(
+        self, spec: JobSpec, built: BuiltPackage, out: Path, note: str | None
+    ) -> tuple[dict[str, Any], list[Launch]]:
         image, gpu = self._image(spec)
         if image.note:
             self._log(image.note)  # a mapped: line
@@ -412,19 +453,22 @@ class LocalBackend(BackendFacts):
         return job, launches
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
-        """A run's output folder, from any directory (the path history records)."""
-        return (text, {}) if (Path(text).expanduser() / RUN_DIR / "status.json").is_file() else None
+        """A run's output folder, from any directory (the path history records), or a run's id under
+        ``cloudtrain-runs/`` of this folder or one above it: found without history."""
+        folder = find_run(text)
+        return (text, {}) if folder is not None and (folder / RUN_DIR / "status.json").is_file() else None
 
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> RecordedJob:
-        """A run by its output folder (the absolute path history records), or by name under ./cloudtrain-runs.
+        """A run by its output folder (the path history records, found again in its project when the project
+        moved), or by its id under ./cloudtrain-runs (of this folder or one above: see :mod:`.find`).
 
         A missing or damaged ``status.json`` in a run folder is a StateError when the job is read."""
-        for folder in (Path(job_id).expanduser(), Path(RUNS_DIR, job_id)):
-            if (folder / RUN_DIR).is_dir():
-                return RecordedJob(folder / RUN_DIR / "status.json")
+        folder = find_run(job_id)
+        if folder is not None:
+            return RecordedJob(folder / RUN_DIR / "status.json")
         raise UsageError(
             f"no local run {job_id!r} here or under {RUNS_DIR}/",
-            "pass the run's output folder, or run the command where it was submitted",
+            "pass the run's output folder, or run the command inside the project that ran it",
         )
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:

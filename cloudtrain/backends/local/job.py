@@ -9,18 +9,18 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.local import record, venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.leftovers import process_runs
+from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
@@ -30,20 +30,12 @@ if TYPE_CHECKING:
 
 RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
-RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop
 EVENT_PREFIX = '{"event"'
 
 # The local backend's own states, mapped through one table.
-STATES = {
-    "running": JobState.RUNNING,
-    "succeeded": JobState.SUCCEEDED,
-    "failed": JobState.FAILED,
-    "timed_out": JobState.TIMED_OUT,
-    "cancelled": JobState.CANCELLED,
-    "preempted": JobState.PREEMPTED,  # a replica saved and exited 5 on a SIGTERM that was not ours
-}
+STATES = {native: JobState(state) for native, state in record.NATIVE.items()}
 
 
 FIRST_PHASE = "installing package"  # a local run starts by installing the package: nothing queues
@@ -363,7 +355,7 @@ class RecordedJob(HandleDefaults):
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
-        data = load_json_object(self._path, required=("native_state",), recover=self._recover())
+        data = record.load(self._path)
         if isinstance(data, Damage):
             return data
         try:
@@ -372,8 +364,7 @@ class RecordedJob(HandleDefaults):
             return Damage(self._path, f"damaged ({type(exc).__name__}: {exc})", self._recover())
 
     def _recover(self) -> str:
-        logs = self._path.parent
-        return f"remove the run folder {logs.parent} (its replicas' logs are {logs}/*.log), or repair the file"
+        return record.recover(self._path)
 
     def recorded(self) -> JobStatus:
         """The run's status for a listing; when the file is damaged, UNKNOWN (``details["damaged"]``:
@@ -401,15 +392,9 @@ class RecordedJob(HandleDefaults):
         return run_files(self.status(), self.output_dir)
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
-        native = recorded = data["native_state"]
-        if native not in STATES:
-            raise ValueError(f"unknown native_state {native!r}")
+        recorded, native = data["native_state"], record.native_state(data)  # checked by record.load
         details = data.get("details") or {}
-        if not isinstance(details, dict):
-            raise TypeError("details is not an object")
-        owner = _owner(details)
-        if native == "running" and not any(process_runs(pid) for pid in [*_pids(details), *owner]):
-            native = "failed"  # cloudtrain died without writing the end of the run
+        owner = record.owner(details)
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
             f"its replicas' lines are in {self._path.parent}"
@@ -495,13 +480,13 @@ class RecordedJob(HandleDefaults):
         status = self.status()
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
-            for owner in _owner(status.details):
+            for owner in record.owner(status.details):
                 try:
                     os.kill(owner, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
                     pass  # it has just ended: the status below says how
                 return self.status()
-            for pid in _pids(status.details):
+            for pid in record.pids(status.details):
                 try:
                     os.killpg(pid, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
@@ -542,16 +527,3 @@ def _log_line(raw: bytes) -> LogLine | None:
 
 def _entry_line(entry: dict[str, Any]) -> LogLine:
     return LogLine(dt.datetime.fromisoformat(entry["timestamp"]), entry["replica"], entry["message"], entry["severity"])
-
-
-def _owner(details: Mapping[str, Any]) -> list[int]:
-    """The detached run's supervisor, as a list of zero or one plausible pid."""
-    owner = details.get("owner_pid")
-    return [owner] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 1 else []
-
-
-def _pids(details: Mapping[str, Any]) -> list[int]:
-    """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
-    pids = details.get("pids") or {}
-    values = pids.values() if isinstance(pids, dict) else []
-    return [p for p in values if isinstance(p, int) and not isinstance(p, bool) and p > 1]

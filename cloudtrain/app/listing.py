@@ -1,0 +1,114 @@
+"""``cloudtrain list`` of this machine's history: one row per job, with how long it took, its final
+metric and a short place (a run folder relative to here or to ``~``, a cloud's region).
+
+Cheap by design (``list`` at 10,000 history records: bench/cli_bench.py): it reads the history once,
+and a job that keeps its own record on this machine (a local run's ``status.json``) through its
+backend's light reader (:func:`cloudtrain.backends.listed_reader`), never through the backend itself.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cloudtrain import history
+from cloudtrain.backends import listed_reader
+from cloudtrain.history import JobRecord
+
+RUNS_DIR = "cloudtrain-runs"  # where a local run goes when its config names no output_dir (spec.LOCAL_RUNS_DIR)
+#: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
+MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One row of ``list``: the job's record in history, and what is known of it now."""
+
+    record: JobRecord
+    state: str | None
+    seconds: float | None  # from the job's creation to its end (None while it runs, or when unknown)
+    metric: tuple[str, float] | None
+    place: str  # where it is, shortened: never an absolute path of a run folder under here or ~
+
+    def to_dict(self) -> dict[str, Any]:
+        """``list -o json``: the history record with its current state, plus ``seconds``, ``metric``, ``place``."""
+        return {
+            **asdict(self.record),
+            "state": self.state,
+            "seconds": self.seconds,
+            "metric": None if self.metric is None else {"name": self.metric[0], "value": self.metric[1]},
+            "place": self.place,
+        }
+
+
+def listed(
+    limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
+) -> list[Listed]:
+    """The newest jobs of this machine's history, one :class:`Listed` each."""
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:  # the folder this shell is in was removed: places relative to ~
+        here = str(Path.home())
+    return [_one(entry, here) for entry in history.recent(limit, backend=backend, region=region, experiment=experiment)]
+
+
+def _one(entry: JobRecord, here: str) -> Listed:
+    reader = listed_reader(entry.backend)
+    own = reader(entry.attach_id) if reader is not None else None
+    if own is None:  # known only by history (a cloud job; a local run whose folder is gone)
+        created, ended, metrics, state = entry.created, entry.ended, entry.metrics, entry.state
+        place = _short(entry.name, here, entry.job_id) if reader is not None else _cloud_place(entry)
+    else:
+        created, ended = own.get("created") or entry.created, own.get("ended")
+        metrics, state = own.get("metrics") or entry.metrics, own["state"]
+        place = _short(own["folder"], here, entry.job_id)
+    return Listed(entry, state, _seconds(created, ended), main_metric(metrics), place)
+
+
+def main_metric(metrics: dict[str, Any] | None) -> tuple[str, float] | None:
+    for name in MAIN_METRICS:
+        value = (metrics or {}).get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return name, float(value)
+    return None
+
+
+def _seconds(created: str | None, ended: str | None) -> float | None:
+    if not created or not ended:
+        return None
+    try:
+        start, end = dt.datetime.fromisoformat(created), dt.datetime.fromisoformat(ended)
+        if (start.tzinfo is None) != (end.tzinfo is None):
+            return None
+        seconds = (end - start).total_seconds()
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _cloud_place(entry: JobRecord) -> str:
+    return f"{entry.backend} {entry.region}" + (f" {entry.project}" if entry.project else "")
+
+
+def _short(folder: str, here: str, job_id: str) -> str:
+    """A run folder as people say it: under here, ``./…``; else under ``~``, ``~/…``; else relative, ``../…``.
+    A folder cloudtrain chose (``<project>/cloudtrain-runs/<job>``) shows as its project (``./``,
+    ``~/projects/my-model``): the job column names the rest."""
+    path = Path(folder)
+    if path.name == job_id and path.parent.name == RUNS_DIR:
+        path = path.parent.parent
+    try:
+        rel = os.path.relpath(path, here)
+    except ValueError:  # another drive
+        rel = str(path)
+    if rel == ".":
+        return "./"
+    if not rel.startswith(".."):
+        return f"./{rel}"
+    home, text = str(Path.home()), str(path)
+    if text == home or text.startswith(home + os.sep):
+        return "~" + text[len(home) :]
+    return rel  # never an absolute path: it would fill a line of its own
