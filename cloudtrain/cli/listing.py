@@ -60,7 +60,8 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
         )
         return
     if not jobs:
-        click.echo("no jobs in this machine's history" + (" for these flags" if backend or region or experiment else ""), err=True)
+        flags = backend or region or experiment
+        click.echo("no jobs in this machine's history" + (" for these flags" if flags else ""), err=True)
         return
     console = make_console()
     rows = [_row(job, sweeps.get(job.record.job_id)) for job in jobs]
