@@ -386,7 +386,6 @@ def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
         )
         if schemes.source_kind(source) == "local":
             source = str((loaded.base_dir / source).resolve())
-        else:
-            source = schemes.normalise_bucket_uri(source)
+        # a bucket path is kept as written: keys are literal (validate refuses `//` and `/./` in one)
         channels[name] = DataChannel(name, source, **{k: v for k, v in settings.items() if v is not None})
     return channels

@@ -70,20 +70,30 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in (previous or {}).items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                signal.signal(signum, handler)
 
 
-def _terminate_as_interrupt() -> Callable[[int, FrameType | None], Any] | int | None:
-    """SIGTERM (``kill``, a CI timeout) unwinds like Ctrl-C, so temp folders and uploads are
-    cleaned up on the way out. Returns the handler to restore (None off the main thread)."""
+_AS_CTRL_C = ("SIGTERM", "SIGHUP")  # kill or a CI timeout; the terminal closed (a hang-up)
+
+
+def _terminate_as_interrupt() -> dict[int, Callable[[int, FrameType | None], Any] | int | None] | None:
+    """SIGTERM (``kill``, a CI timeout) and SIGHUP (the terminal closed) unwind like Ctrl-C, so temp
+    folders and uploads are cleaned up and a local run's replicas stopped on the way out. A signal
+    already ignored (``nohup``) stays ignored. Returns the handlers to restore (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def interrupt(_signum: int, _frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, interrupt)
+    previous = {}
+    for name in _AS_CTRL_C:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, interrupt)
+    return previous
 
 
 def _discard_stdout() -> None:

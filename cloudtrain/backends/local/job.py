@@ -19,10 +19,10 @@ from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.leftovers import process_runs
+from cloudtrain.leftovers import process_runs, process_start
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
-from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
+from cloudtrain.statefiles import Damage, NotRegular, load_json_object, read_regular, scan_json_lines, write_atomic
 
 if TYPE_CHECKING:
     from cloudtrain.backends.local.contract import ReplicaPlan
@@ -69,6 +69,7 @@ class LocalJob(HandleDefaults):
         """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
         self.spec = spec
         self._owner = owner_pid
+        self._owner_start = process_start(owner_pid) if owner_pid is not None else None
         self._root = contract_of(spec).machine_root  # a fixed folder of the target's machines, if it has one
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
@@ -170,8 +171,10 @@ class LocalJob(HandleDefaults):
         }
         if outcome is None:
             details["pids"] = group.pids  # for attach/cancel from another process while it runs
+            details["pid_starts"] = group.starts  # with the pids: which processes are this run's (never another's)
             if self._owner is not None:
                 details["owner_pid"] = self._owner  # a detached run: alive while it is, and cancel signals it
+                details["owner_start"] = self._owner_start
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
@@ -335,7 +338,7 @@ class RecordedJob(HandleDefaults):
 
     def __init__(self, status_path: Path):
         self._path = status_path
-        data = load_json_object(status_path)
+        data = load_json_object(status_path, inside=status_path.parent.parent)
         known = data.get("job_id") if isinstance(data, dict) else None
         self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
 
@@ -345,7 +348,9 @@ class RecordedJob(HandleDefaults):
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
-        data = load_json_object(self._path, required=("native_state",), recover=self._recover())
+        data = load_json_object(
+            self._path, required=("native_state",), recover=self._recover(), inside=self.output_dir
+        )
         if isinstance(data, Damage):
             return data
         try:
@@ -386,8 +391,8 @@ class RecordedJob(HandleDefaults):
         details = data.get("details") or {}
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
-        owner = _owner(details)
-        if native == "running" and not any(process_runs(pid) for pid in [*_pids(details), *owner]):
+        owner = [pid for pid, _ in _owner(details)]
+        if native == "running" and not any(_ours(pid, start) for pid, start in [*_pids(details), *_owner(details)]):
             native = "failed"  # cloudtrain died without writing the end of the run
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
@@ -419,12 +424,14 @@ class RecordedJob(HandleDefaults):
         if follow and isinstance(found, JobStatus) and not found.state.terminal and journal.is_file():
             yield from self._follow(journal)
             return
-        lines, garbled = read_lines_file(journal)
+        lines, garbled = read_lines_file(journal, inside=self.output_dir)
+        if garbled is None and not lines and journal.is_file():  # every run writes cloudtrain's own lines there
+            garbled = Damage(journal, "holds no lines", "the replicas' own log files hold the same lines")
         if garbled is not None:
             garbled.warn(then=f"showing the replicas' own log files in {self._path.parent}")
-        if journal.is_file() and garbled is None:
+        if lines and garbled is None:
             yield from lines
-        else:
+        else:  # damaged, or empty (emptied by hand, or a run that printed nothing): the replicas' own files
             yield from self._replica_logs(found)
         if isinstance(found, Damage):
             raise found.error()
@@ -458,10 +465,16 @@ class RecordedJob(HandleDefaults):
             names = list(found.details.get("replicas") or []) or names
         for name in names:
             log_file = folder / f"{name}.log"
-            if log_file.is_file():
-                stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
-                for text in log_file.read_text(errors="replace").splitlines():
-                    yield LogLine(stamp, name, text)
+            try:
+                raw = read_regular(log_file, inside=self.output_dir)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                Damage(log_file, str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc})", "its lines are not shown").warn()
+                continue
+            stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
+            for text in raw.decode("utf-8", errors="replace").splitlines():
+                yield LogLine(stamp, name, text)
 
     def wait(self, poll_s: float | None = None) -> JobStatus:
         while not (status := self.status()).state.terminal:
@@ -474,23 +487,25 @@ class RecordedJob(HandleDefaults):
         status = self.status()
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
-            for owner in _owner(status.details):
-                try:
-                    os.kill(owner, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass  # it has just ended: the status below says how
+            for owner, start in _owner(status.details):
+                if _ours(owner, start):  # the pid and its start time: never a process that reused the pid
+                    try:
+                        os.kill(owner, signal.SIGTERM)
+                    except (ProcessLookupError, PermissionError):
+                        pass  # it has just ended: the status below says how
                 return self.status()
-            for pid in _pids(status.details):
-                try:
-                    os.killpg(pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            for pid, start in _pids(status.details):
+                if _ours(pid, start):
+                    try:
+                        os.killpg(pid, signal.SIGTERM)
+                    except (ProcessLookupError, PermissionError):
+                        pass
         return self.status()
 
 
-def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
+def read_lines_file(path: Path, *, inside: Path | None = None) -> tuple[list[LogLine], Damage | None]:
     """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
-    found, damage = scan_json_lines(path, check=_line_problem)
+    found, damage = scan_json_lines(path, check=_line_problem, inside=inside)
     lines = [_entry_line(d) for _, d in found]
     if damage is not None:
         damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")
@@ -523,14 +538,35 @@ def _entry_line(entry: dict[str, Any]) -> LogLine:
     return LogLine(dt.datetime.fromisoformat(entry["timestamp"]), entry["replica"], entry["message"], entry["severity"])
 
 
-def _owner(details: Mapping[str, Any]) -> list[int]:
-    """The detached run's supervisor, as a list of zero or one plausible pid."""
-    owner = details.get("owner_pid")
-    return [owner] if isinstance(owner, int) and not isinstance(owner, bool) and owner > 1 else []
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _pids(details: Mapping[str, Any]) -> list[int]:
-    """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
+def _owner(details: Mapping[str, Any]) -> list[tuple[int, int | None]]:
+    """The detached run's supervisor, as a list of zero or one plausible (pid, start time)."""
+    owner = _number(details.get("owner_pid"))
+    return [(owner, _number(details.get("owner_start")))] if owner is not None and owner > 1 else []
+
+
+def _pids(details: Mapping[str, Any]) -> list[tuple[int, int | None]]:
+    """The replicas' (process id, start time) a status file records (only plausible pids: a damaged file must
+    not signal init)."""
     pids = details.get("pids") or {}
-    values = pids.values() if isinstance(pids, dict) else []
-    return [p for p in values if isinstance(p, int) and not isinstance(p, bool) and p > 1]
+    starts = details.get("pid_starts")
+    starts = starts if isinstance(starts, dict) else {}
+    items = pids.items() if isinstance(pids, dict) else []
+    return [(p, _number(starts.get(name))) for name, p in items if _number(p) is not None and p > 1]
+
+
+def _ours(pid: int, start: int | None) -> bool:
+    """``pid`` is still the process the run started: its start time matches the recorded one. A record
+    without one (written where /proc was missing, or by an older cloudtrain) is trusted only where this
+    machine cannot tell either, or when the pid leads its own process group, as every replica does."""
+    if start is not None:
+        return process_runs(pid, start)
+    if process_start(pid) is None:  # no /proc here: what kill(0) says
+        return process_runs(pid)
+    try:
+        return process_runs(pid) and os.getpgid(pid) == pid
+    except OSError:
+        return False
