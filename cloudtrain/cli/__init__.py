@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -20,7 +21,7 @@ import click
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.extras import missing_extra
-from cloudtrain.words import first_line
+from cloudtrain.words import cut_long, first_line
 
 __all__ = ["cli", "main"]
 
@@ -47,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 1
     except CloudtrainError as exc:
         if debug:
-            raise
+            traceback.print_exc()  # --debug adds the traceback; the exit code stays the table's
         for each in getattr(exc, "errors", None) or (exc,):  # a config's every error, one line each
-            click.echo(f"error: {each}", err=True)
+            click.echo(f"error: {cut_long(str(each))}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         if debug:
-            raise
+            traceback.print_exc()
         click.echo("Interrupted.", err=True)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
@@ -61,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.OK
     except Exception as exc:  # a bug, or a case no error covers yet: still one line
         if debug:
-            raise
+            traceback.print_exc()
         if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
             click.echo(f"error: {missing}", err=True)
             return missing.exit_code
-        first = first_line(str(exc))
+        first = cut_long(first_line(str(exc)))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
-        click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
+        if not debug:
+            click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED
     finally:
         for signum, handler in (previous or {}).items():
