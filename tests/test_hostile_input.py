@@ -454,3 +454,178 @@ def test_a_state_file_that_is_not_a_regular_file_is_refused_unread(
     assert shown in out
     if code == 2:
         assert err.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_a_local_sweep_whose_every_trial_failed_ends_failed_without_a_traceback(tmp_path, capfd):
+    """Every trial exits 1: the sweep is FAILED (the CLI's exit 1), each trial one line of its own; Optuna's
+    warning with the objective's traceback is not printed."""
+    from cloudtrain.app import sweep as app_sweep
+    from tests.sweeps.test_sweep_driver import ScriptedBackend, _spec
+
+    events: list = []
+    spec = _spec(tmp_path, max_trials=3, parallel_trials=1, algorithm="random")
+    table = app_sweep.run_local(spec, None, on_event=events.append, backend=ScriptedBackend(lambda lr, e: lr, 0.0))
+    assert table.state == "FAILED" and table.best is None
+    assert [(t.state, t.message) for t in table.trials] == [("FAIL", "replica chief exited with code 1")] * 3
+    assert [e.state for e in events] == ["started", "FAIL"] * 3
+    assert "Traceback" not in capfd.readouterr().err
+
+
+# --- Round 2: a local run's processes are known by pid and start time; nothing else is ever signalled ---
+
+_BLOCKS_SIGTERM = (
+    "import signal, sys, time\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"  # a SIGTERM sent stays pending: seen, not lost
+    "print('ready', flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def _sigterm_pending(pid: int) -> bool:
+    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+    return bool((int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)) & (1 << 14))  # bit 15-1: SIGTERM
+
+
+# (details a running run's status.json records, the bystander leads its own process group, it is the run's own)
+CANCEL = {
+    "a replica pid now another process's": (lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start + 1}}, True, False),
+    "a detached run's owner pid now another process's": (
+        lambda pid, start: {"pids": {}, "owner_pid": pid, "owner_start": start + 1},
+        True,
+        False,
+    ),
+    "an owner recorded without its start": (lambda pid, start: {"pids": {}, "owner_pid": pid}, False, False),
+    "a replica recorded without its start, leading no group": (lambda pid, start: {"pids": {"chief": pid}}, False, False),
+    "the run's own replica (the control)": (
+        lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start}},
+        True,
+        True,
+    ),
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads a process's pending signals in /proc")
+@pytest.mark.parametrize("details, leader, ours", CANCEL.values(), ids=CANCEL.keys())
+def test_cancel_and_status_know_a_local_run_by_pid_and_start_time(details, leader, ours, recorded_run, capsys):
+    import json
+    import subprocess
+    import sys
+
+    from cloudtrain.leftovers import process_start
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKS_SIGTERM], stdout=subprocess.PIPE, text=True, start_new_session=leader
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        start = process_start(proc.pid)
+        assert start is not None
+        running = {**RUN_STATUS, "state": "RUNNING", "native_state": "running", "details": details(proc.pid, start)}
+        (recorded_run / "status.json").write_text(json.dumps(running))
+        assert main(["status", "demo-1", "-o", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["state"] == ("RUNNING" if ours else "FAILED")
+        assert main(["cancel", "demo-1"]) == 0
+        capsys.readouterr()
+        assert _sigterm_pending(proc.pid) is ours  # the bystander never got a SIGTERM; the run's own replica did
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# --- Round 2: no state file is written through a link ---
+
+
+def _link_to_precious(tmp_path: Path, path: Path) -> Path:
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(precious, path)
+    return precious
+
+
+@pytest.mark.parametrize("name", ["chief.log", "lines.jsonl"])
+def test_a_run_file_that_is_a_link_is_refused_and_its_target_untouched(name, tmp_path):
+    import sys
+
+    from cloudtrain.backends.local.processes import Launch, ReplicaGroup
+    from cloudtrain.statefiles import StateError
+
+    run_dir = tmp_path / "out" / "local-run"
+    precious = _link_to_precious(tmp_path, run_dir / name)
+    launch = Launch("chief", [sys.executable, "-c", "print('written')"], dict(os.environ), str(tmp_path), run_dir / "chief.log")
+    with pytest.raises(StateError, match=f"{name}: is a link \\(to {precious}\\); not written through"):
+        group = ReplicaGroup([launch], journal=run_dir / "lines.jsonl")
+        group.start()
+        group.wait()
+    assert precious.read_text() == "keep me\n"
+
+
+def test_a_history_that_is_a_link_is_not_written_through(tmp_path, caplog):
+    from cloudtrain import history
+
+    precious = _link_to_precious(tmp_path, history.history_file())
+    history.record(history.JobRecord("demo-1", "/runs/demo-1", "local", "local"))
+    assert precious.read_text() == "keep me\n"
+    assert "cannot record job demo-1" in caplog.text
+
+
+# --- Round 2: a bucket channel a folder cannot hold ---
+
+
+def test_a_bucket_channel_holding_a_file_and_its_folder_is_one_line_for_a_local_run(aws, tmp_path):
+    from cloudtrain.backends.sagemaker.aws import AwsClients, translated
+    from cloudtrain.data import cache
+    from cloudtrain.data.stores import S3Store
+    from cloudtrain.errors import ExitCode, UsageError
+
+    client = AwsClients("us-east-1").s3
+    client.create_bucket(Bucket="staging")
+    store = S3Store(client, "staging", translated)
+    for key in ("ds/a.npz", "ds/x", "ds/x/y"):
+        client.put_object(Bucket="staging", Key=key, Body=b"data")
+    with pytest.raises(UsageError) as caught:
+        cache.fetch("s3://staging/ds", tmp_path / "cache", store=store)
+    assert caught.value.exit_code == ExitCode.BAD_INPUT
+    assert str(caught.value).startswith(
+        "s3://staging/ds: objects 'ds/x' and 'ds/x/y': in a folder, x cannot be both a file and the folder"
+    )
+
+
+# --- Round 2: SIGHUP (the terminal closed) means what Ctrl-C means ---
+
+
+def test_sighup_unwinds_as_ctrl_c(recorded_run):
+    """``logs --follow`` of a running local run, then its terminal closes: exit 130 and one line, as on
+    Ctrl-C, never a death by signal that skips the clean-up (a ``--local`` submit stops its replicas there)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from cloudtrain.leftovers import process_start
+
+    replica = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    follower = None
+    try:
+        details = {"replicas": ["chief"], "pids": {"chief": replica.pid}, "pid_starts": {"chief": process_start(replica.pid)}}
+        running = {**RUN_STATUS, "state": "RUNNING", "native_state": "running", "details": details}
+        (recorded_run / "status.json").write_text(json.dumps(running))
+        line = {"timestamp": "2025-01-01T00:00:01+00:00", "replica": "chief", "severity": "INFO", "message": "epoch 1"}
+        (recorded_run / "lines.jsonl").write_text(json.dumps(line) + "\n")
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "logs", "demo-1", "--follow"],
+            cwd=recorded_run.parents[2],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert follower.stdout is not None and "epoch 1" in follower.stdout.readline()
+        follower.send_signal(signal.SIGHUP)
+        out, err = follower.communicate(timeout=60)
+        assert follower.returncode == 130, err
+        assert "Traceback" not in err
+    finally:
+        for proc in (replica, follower):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -392,7 +392,10 @@ class RecordedJob(HandleDefaults):
         if not isinstance(details, dict):
             raise TypeError("details is not an object")
         owner = [pid for pid, _ in _owner(details)]
-        if native == "running" and not any(_ours(pid, start) for pid, start in [*_pids(details), *_owner(details)]):
+        alive = any(_ours(pid, start) for pid, start in _pids(details)) or any(
+            _ours(pid, start, leader=False) for pid, start in _owner(details)
+        )
+        if native == "running" and not alive:
             native = "failed"  # cloudtrain died without writing the end of the run
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
@@ -488,7 +491,7 @@ class RecordedJob(HandleDefaults):
         if status.state is JobState.RUNNING:
             (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
             for owner, start in _owner(status.details):
-                if _ours(owner, start):  # the pid and its start time: never a process that reused the pid
+                if _ours(owner, start, leader=False):  # the pid and its start time: never a process that reused it
                     try:
                         os.kill(owner, signal.SIGTERM)
                     except (ProcessLookupError, PermissionError):
@@ -558,15 +561,16 @@ def _pids(details: Mapping[str, Any]) -> list[tuple[int, int | None]]:
     return [(p, _number(starts.get(name))) for name, p in items if _number(p) is not None and p > 1]
 
 
-def _ours(pid: int, start: int | None) -> bool:
+def _ours(pid: int, start: int | None, *, leader: bool = True) -> bool:
     """``pid`` is still the process the run started: its start time matches the recorded one. A record
     without one (written where /proc was missing, or by an older cloudtrain) is trusted only where this
-    machine cannot tell either, or when the pid leads its own process group, as every replica does."""
+    machine cannot tell either, or, for a replica (``leader``), when the pid leads its own process group
+    as every replica does; a detached run's supervisor (forked, so no group leader) is not trusted then."""
     if start is not None:
         return process_runs(pid, start)
     if process_start(pid) is None:  # no /proc here: what kill(0) says
         return process_runs(pid)
     try:
-        return process_runs(pid) and os.getpgid(pid) == pid
+        return leader and process_runs(pid) and os.getpgid(pid) == pid
     except OSError:
         return False
