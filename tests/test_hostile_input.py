@@ -524,7 +524,7 @@ def test_cancel_and_status_know_a_local_run_by_pid_and_start_time(details, leade
         (recorded_run / "status.json").write_text(json.dumps(running))
         assert main(["status", "demo-1", "-o", "json"]) == 0
         assert json.loads(capsys.readouterr().out)["state"] == ("RUNNING" if ours else "FAILED")
-        assert main(["cancel", "demo-1"]) == 0
+        assert main(["cancel", "demo-1", "--no-wait"]) == 0  # the run's own replica holds its SIGTERM pending
         capsys.readouterr()
         assert _sigterm_pending(proc.pid) is ours  # the bystander never got a SIGTERM; the run's own replica did
     finally:
