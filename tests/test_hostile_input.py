@@ -8,6 +8,7 @@ import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -464,7 +465,8 @@ def test_a_local_sweep_whose_every_trial_failed_ends_failed_without_a_traceback(
 
     events: list = []
     spec = _spec(tmp_path, max_trials=3, parallel_trials=1, algorithm="random")
-    table = app_sweep.run_local(spec, None, on_event=events.append, backend=ScriptedBackend(lambda lr, e: lr, 0.0))
+    failing: Any = ScriptedBackend(lambda lr, e: lr, 0.0)  # every trial exits 1 (a scripted stand-in for a run)
+    table = app_sweep.run_local(spec, None, on_event=events.append, backend=failing)
     assert table.state == "FAILED" and table.best is None
     assert [(t.state, t.message) for t in table.trials] == [("FAIL", "replica chief exited with code 1")] * 3
     assert [e.state for e in events] == ["started", "FAIL"] * 3
@@ -482,20 +484,30 @@ _BLOCKS_SIGTERM = (
 
 
 def _sigterm_pending(pid: int) -> bool:
-    fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+    fields = dict(
+        line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line
+    )
     return bool((int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)) & (1 << 14))  # bit 15-1: SIGTERM
 
 
 # (details a running run's status.json records, the bystander leads its own process group, it is the run's own)
 CANCEL = {
-    "a replica pid now another process's": (lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start + 1}}, True, False),
+    "a replica pid now another process's": (
+        lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start + 1}},
+        True,
+        False,
+    ),
     "a detached run's owner pid now another process's": (
         lambda pid, start: {"pids": {}, "owner_pid": pid, "owner_start": start + 1},
         True,
         False,
     ),
     "an owner recorded without its start": (lambda pid, start: {"pids": {}, "owner_pid": pid}, False, False),
-    "a replica recorded without its start, leading no group": (lambda pid, start: {"pids": {"chief": pid}}, False, False),
+    "a replica recorded without its start, leading no group": (
+        lambda pid, start: {"pids": {"chief": pid}},
+        False,
+        False,
+    ),
     "the run's own replica (the control)": (
         lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start}},
         True,
@@ -552,7 +564,9 @@ def test_a_run_file_that_is_a_link_is_refused_and_its_target_untouched(name, tmp
 
     run_dir = tmp_path / "out" / "local-run"
     precious = _link_to_precious(tmp_path, run_dir / name)
-    launch = Launch("chief", [sys.executable, "-c", "print('written')"], dict(os.environ), str(tmp_path), run_dir / "chief.log")
+    launch = Launch(
+        "chief", [sys.executable, "-c", "print('written')"], dict(os.environ), str(tmp_path), run_dir / "chief.log"
+    )
     with pytest.raises(StateError, match=f"{name}: is a link \\(to {precious}\\); not written through"):
         group = ReplicaGroup([launch], journal=run_dir / "lines.jsonl")
         group.start()
@@ -607,7 +621,11 @@ def test_sighup_unwinds_as_ctrl_c(recorded_run):
     replica = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
     follower = None
     try:
-        details = {"replicas": ["chief"], "pids": {"chief": replica.pid}, "pid_starts": {"chief": process_start(replica.pid)}}
+        details = {
+            "replicas": ["chief"],
+            "pids": {"chief": replica.pid},
+            "pid_starts": {"chief": process_start(replica.pid)},
+        }
         running = {**RUN_STATUS, "state": "RUNNING", "native_state": "running", "details": details}
         (recorded_run / "status.json").write_text(json.dumps(running))
         line = {"timestamp": "2025-01-01T00:00:01+00:00", "replica": "chief", "severity": "INFO", "message": "epoch 1"}

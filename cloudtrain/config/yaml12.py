@@ -172,7 +172,7 @@ def _check_shape(text: str, file: str, loader: Any) -> set[tuple[int, int]]:
             continue
         elif not isinstance(event, yaml.ScalarEvent):
             continue
-        if event.tag == STR_TAG:
+        if event.tag == STR_TAG and event.start_mark is not None:
             texts.add((event.start_mark.line, event.start_mark.column))
         if event.anchor is not None:
             sizes[event.anchor] = 1

@@ -348,9 +348,7 @@ class RecordedJob(HandleDefaults):
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
-        data = load_json_object(
-            self._path, required=("native_state",), recover=self._recover(), inside=self.output_dir
-        )
+        data = load_json_object(self._path, required=("native_state",), recover=self._recover(), inside=self.output_dir)
         if isinstance(data, Damage):
             return data
         try:
@@ -473,7 +471,11 @@ class RecordedJob(HandleDefaults):
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                Damage(log_file, str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc})", "its lines are not shown").warn()
+                Damage(
+                    log_file,
+                    str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc})",
+                    "its lines are not shown",
+                ).warn()
                 continue
             stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
             for text in raw.decode("utf-8", errors="replace").splitlines():
