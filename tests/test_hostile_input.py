@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cloudtrain.cli import main
+from tests.sweeps.test_sweep_damage import swept  # noqa: F401 - the fixture: a local sweep of two trials
 
 SAGEMAKER = """\
 name: demo
@@ -647,3 +648,21 @@ def test_sighup_unwinds_as_ctrl_c(recorded_run):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.timeout(30)  # a FIFO journal hung every command on the sweep
+@pytest.mark.parametrize(
+    "how, said",
+    [("fifo", "is a FIFO, not a regular file"), ("/dev/zero", "is a link to /dev/zero, outside ")],
+    ids=["a FIFO", "a link to /dev/zero"],
+)
+@pytest.mark.parametrize("command", [("status", "lr-sweep"), ("sweep", "results", "lr-sweep")])
+def test_a_sweep_journal_that_is_not_a_regular_file_is_one_line_exit_2(swept, how, said, command, capsys):  # noqa: F811
+    swept.unlink()
+    if how == "fifo":
+        os.mkfifo(swept)
+    else:
+        os.symlink(how, swept)
+    assert main(list(command)) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [err.splitlines()[0]] and err.startswith(f"error: {swept}: {said}")

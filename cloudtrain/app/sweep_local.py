@@ -92,6 +92,7 @@ def read_state(folder: Path) -> dict[str, Any]:
         folder / STATE_FILE,
         required=("config", "overrides", "job_name"),
         recover="the sweep cannot be resumed; start a new one",
+        inside=folder,
     )
     if isinstance(state, Damage):
         raise state.error()
