@@ -422,7 +422,8 @@ class RecordedJob(HandleDefaults):
         ``status.json`` is raised after every line found was yielded."""
         found = self.read()
         journal = self._path.parent / JOURNAL
-        if follow and isinstance(found, JobStatus) and not found.state.terminal and journal.is_file():
+        followable = journal.is_file() and not journal.is_symlink()  # a link is read (and refused) below
+        if follow and isinstance(found, JobStatus) and not found.state.terminal and followable:
             yield from self._follow(journal)
             return
         lines, garbled = read_lines_file(journal, inside=self.output_dir)
