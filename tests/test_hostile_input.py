@@ -666,3 +666,27 @@ def test_a_sweep_journal_that_is_not_a_regular_file_is_one_line_exit_2(swept, ho
     assert main(list(command)) == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [err.splitlines()[0]] and err.startswith(f"error: {swept}: {said}")
+
+
+def test_status_of_a_local_sweep_whose_every_trial_failed_says_failed(tmp_path, monkeypatch, capsys):
+    import json
+
+    from cloudtrain import history
+    from cloudtrain.app import sweep_local
+    from tests.sweeps.test_sweep_driver import ROOT, ScriptedBackend, _run, _spec
+
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path, max_trials=2, parallel_trials=1, algorithm="random")
+    _run(spec, ScriptedBackend(lambda lr, e: lr, fail_above=0.0))
+    folder = sweep_local.sweep_dir_of(spec)
+    sweep_local.write_state(
+        folder,
+        config=str(ROOT / "job_configs" / "sweep.yaml"),
+        overrides=("backend=local", "sweep.max_trials=2", "sweep.seed=7"),
+        job_name=spec.job_name,
+        created="2025-01-01T00:00:00+00:00",
+    )
+    history.record(history.JobRecord(spec.job_name, str(folder), "local", "us-central1", kind="sweep"))
+    assert main(["status", spec.job_name, "-o", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["state"] == "FAILED" and shown["best_trial"] is None
