@@ -139,9 +139,16 @@ class ReplicaGroup:
     def start(self) -> None:
         """Start every replica, then the threads (no thread exists while forking)."""
         preexec = _pdeathsig()
-        for launch in self._launches:  # every log file first: one that is a link stops the run before it starts
-            launch.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._logs[launch.name] = open_append(launch.log_path, "ab", buffering=0)
+        try:  # every log file first: one that is a link stops the run before any replica starts
+            for launch in self._launches:
+                launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._logs[launch.name] = open_append(launch.log_path, "ab", buffering=0)
+        except BaseException:
+            for log in self._logs.values():
+                log.close()
+            if self._journal is not None:
+                self._journal.close()
+            raise
         for launch in self._launches:
             Path(launch.cwd).mkdir(parents=True, exist_ok=True)
             try:
@@ -157,6 +164,8 @@ class ReplicaGroup:
                 )
             except OSError as exc:
                 self._kill_all(grace=0)
+                for log in self._logs.values():
+                    log.close()
                 raise BackendError(f"cannot start replica {launch.name}: {exc}") from None
             self._starts[launch.name] = process_start(self._procs[launch.name].pid)  # pid + start: this process
         _RUNNING.add(self)
