@@ -26,6 +26,7 @@ writer creates a regular file and never writes through a link (:func:`open_appen
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -130,8 +131,6 @@ _WRITE_FIX = "cloudtrain writes its state only into regular files it creates; re
 
 
 def _write_refusal(path: Path, exc: OSError) -> StateError:
-    import errno
-
     if exc.errno == errno.ELOOP or os.path.islink(path):
         return StateError(f"{path}: is a link (to {os.path.realpath(path)}); not written through", hint=_WRITE_FIX)
     if exc.errno == errno.ENXIO:  # a FIFO with no reader
