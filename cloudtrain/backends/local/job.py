@@ -22,7 +22,15 @@ from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.leftovers import process_runs, process_start
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
-from cloudtrain.statefiles import Damage, NotRegular, load_json_object, read_regular, scan_json_lines, write_atomic
+from cloudtrain.statefiles import (
+    Damage,
+    NotRegular,
+    load_json_object,
+    open_append,
+    read_regular,
+    scan_json_lines,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from cloudtrain.backends.local.contract import ReplicaPlan
@@ -492,7 +500,7 @@ class RecordedJob(HandleDefaults):
         stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
         if status.state is JobState.RUNNING:
-            (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
+            open_append(self._path.parent / CANCEL_REQUESTED).close()  # the owner records CANCELLED, not PREEMPTED
             for owner, start in _owner(status.details):
                 if _ours(owner, start, leader=False):  # the pid and its start time: never a process that reused it
                     try:
