@@ -208,16 +208,16 @@ def _warn_lost_digits(loaded: LoadedYaml) -> None:
             lost = Decimal(text.replace("_", "")) != Decimal(repr(value))
         except InvalidOperation:
             continue
-        if lost:
-            where = loaded.origin(path)
-            log.warning(
-                "warning: %s: %s: YAML reads %s as the number %r (a float holds about 17 digits); %r is used",
-                where,
-                dotted(path),
-                _cut(text),
-                value,
-                value,
-            )
+        line = (
+            f"warning: {loaded.origin(path)}: {dotted(path)}: YAML reads {_cut(text)} as the number {value!r} "
+            f"(a float holds about 17 digits); {value!r} is used"
+        )
+        if lost and line not in _warned:  # once, though each fallback candidate is loaded again
+            _warned.add(line)
+            log.warning("%s", line)
+
+
+_warned: set[str] = set()
 
 
 def _cut(text: str, limit: int = 60) -> str:
