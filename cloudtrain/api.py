@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
-from cloudtrain.errors import UsageError
+from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
@@ -82,6 +82,8 @@ class Config:
     include: tuple[str, ...]
     loaded: LoadedConfig
     spec: JobSpec
+    #: Why the cloud refuses what a ``--local`` run accepts (a ``shell:`` secret): raised by a cloud plan or submit.
+    cloud_refusal: ConfigError | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:  # overrides may set env: values (env.DB_PASSWORD=…): masked with the spec's
         spec = self.spec
@@ -89,6 +91,8 @@ class Config:
 
     def _resolved(self, local: bool) -> tuple[LoadedConfig, JobSpec]:
         """This config as the job it runs as: a ``local`` run of the same target is loaded anew (as ``--local``)."""
+        if not local and self.cloud_refusal is not None:
+            raise self.cloud_refusal
         loaded, spec = (
             load_spec(self.path, self.overrides, local=True, strict=self.strict) if local else (self.loaded, self.spec)
         )
@@ -105,10 +109,19 @@ def load_config(
 ) -> Config:
     """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
     ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``.
-    Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2)."""
+    Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2). A config that only a local
+    run accepts (a ``shell:`` secret, as ``submit --local`` takes) loads: ``submit(config, local=True)`` runs
+    it, and a cloud ``plan`` or ``submit`` raises the cloud's refusal."""
     given = tuple(overrides.items()) if isinstance(overrides, Mapping) else None
     sets = tuple(f"{key}={json.dumps(value)}" for key, value in given) if given is not None else tuple(overrides)
-    loaded, spec = load_spec(path, sets, strict=strict)
+    try:
+        loaded, spec = load_spec(path, sets, strict=strict)
+    except ConfigError as refusal:
+        try:
+            loaded, spec = load_spec(path, sets, local=True, strict=strict)
+        except ConfigError:
+            raise refusal from None
+        return Config(Path(path), sets, strict, tuple(include), loaded, spec, cloud_refusal=refusal)
     return Config(Path(path), sets, strict, tuple(include), loaded, spec)
 
 

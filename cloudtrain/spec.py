@@ -245,6 +245,20 @@ class JobSpec:
 MODEL_DIR = "model_dir"
 
 
+def hyperparameters_as_written(
+    values: Mapping[str, str | int | float | bool], numbers: Mapping[tuple[str | int, ...], str]
+) -> dict[str, str | int | float | bool]:
+    """Each hyperparameter as the user wrote it: YAML reads ``version: 1.10`` as the number 1.1 and
+    ``lr: 1e-3`` as 0.001, but the job gets ``--version=1.10`` and ``--lr=1e-3`` (the text, which a
+    trainer parses as it likes). Numbers set by the program, not from text, pass as they are."""
+    out: dict[str, str | int | float | bool] = {}
+    for key, value in values.items():
+        text = numbers.get(("hyperparameters", key))
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        out[key] = text if numeric and text is not None and _arg(value) != text else value
+    return out
+
+
 def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -335,7 +349,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             script=cfg.package.script,
         ),
         args=tuple(cfg.args) + _job_dir_args(cfg, backend.writes_buckets),
-        hyperparameters=MappingProxyType(dict(cfg.hyperparameters)),
+        hyperparameters=MappingProxyType(hyperparameters_as_written(cfg.hyperparameters, loaded.source.numbers)),
         image_uri=image,
         tensorflow_version=tf_version,
         output_dir=output_dir,
@@ -395,7 +409,6 @@ def build_channels(loaded: LoadedConfig) -> dict[str, DataChannel]:
         )
         if schemes.source_kind(source) == "local":
             source = str((loaded.base_dir / source).resolve())
-        else:
-            source = schemes.normalise_bucket_uri(source)
+        # a bucket path is kept as written: keys are literal (validate refuses `//` and `/./` in one)
         channels[name] = DataChannel(name, source, **{k: v for k, v in settings.items() if v is not None})
     return channels

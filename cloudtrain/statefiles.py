@@ -16,13 +16,21 @@
 
 A 0-byte file is what a kill between a file's creation and its first write leaves: readers
 of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
+
+Every reader goes through :func:`read_regular`: what is not a regular file (a FIFO, a device, a
+link to one, a link that leaves the folder it must stay in) or is larger than
+:data:`MAX_STATE_BYTES` is damage in one line, never a read that blocks or never ends. Every
+writer creates a regular file and never writes through a link (:func:`open_append` opens with
+``O_NOFOLLOW``; :func:`write_atomic` renames over the link itself, never into its target).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -36,6 +44,98 @@ log = logging.getLogger("cloudtrain.state")
 
 class StateError(UsageError):
     """A file cloudtrain wrote is damaged (truncated, emptied, edited, or not a file)."""
+
+
+MAX_STATE_BYTES = 1 << 30  # a history of millions of records fits; /dev/zero through a link does not get read
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class NotRegular(OSError):
+    """A state file that is not a regular file, or too large to be cloudtrain's: ``str()`` says what it is."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a file"
+
+
+def _outside(path: Path, inside: Path | None) -> str | None:
+    """What is wrong when ``path`` is a link that leads out of ``inside`` (None: it stays, or no ``inside``)."""
+    if inside is None or not os.path.islink(path):
+        return None
+    real, root = os.path.realpath(path), os.path.realpath(inside)
+    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return f"is a link to {real}, outside {inside}"
+
+
+def read_regular(path: Path, *, inside: Path | None = None, limit: int = MAX_STATE_BYTES) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes (and, with ``inside``,
+    not a link out of that folder); else :class:`NotRegular`. Never blocks: a FIFO is opened
+    without waiting for a writer and refused; a device (``/dev/zero`` through a link) is refused unread."""
+    problem = _outside(Path(path), inside)
+    if problem:
+        raise NotRegular(problem)
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            target = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+            raise NotRegular(f"is {_kind(info.st_mode)}{target}, not a regular file")
+        if info.st_size > limit:
+            raise NotRegular(f"is {info.st_size:,} bytes, more than cloudtrain's {limit:,}-byte limit for it")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise NotRegular(f"grew past cloudtrain's {limit:,}-byte limit for it while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _cannot_read(exc: OSError) -> str:
+    return str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc.strerror or exc})"
+
+
+def open_append(path: Path, mode: str = "ab", **kwargs: Any) -> Any:
+    """``path`` opened for appending, created 0644 if absent; a link (``O_NOFOLLOW``) or anything but a
+    regular file is refused as a :class:`StateError` line: a state file is never written through a link."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+    except OSError as exc:
+        raise _write_refusal(path, exc) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise StateError(f"{path}: is {_kind(info.st_mode)}, not a regular file", hint=_WRITE_FIX) from None
+    if _NONBLOCK:
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, mode, **kwargs)
+
+
+_WRITE_FIX = "cloudtrain writes its state only into regular files it creates; remove it and run again"
+
+
+def _write_refusal(path: Path, exc: OSError) -> StateError:
+    if exc.errno == errno.ELOOP or os.path.islink(path):
+        return StateError(f"{path}: is a link (to {os.path.realpath(path)}); not written through", hint=_WRITE_FIX)
+    if exc.errno == errno.ENXIO:  # a FIFO with no reader
+        return StateError(f"{path}: is a FIFO, not a regular file", hint=_WRITE_FIX)
+    return StateError(f"{path}: cannot be written ({exc.strerror or exc})")
 
 
 @dataclass(frozen=True)
@@ -126,8 +226,10 @@ def append_line(path: Path, line: str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(f"is {_kind(os.fstat(fd).st_mode)}, not a regular file")
         _lock(fd)
         os.write(fd, data)
     finally:
@@ -143,30 +245,31 @@ def _lock(fd: int) -> None:
 
 
 def read_json_lines(
-    path: Path, check: Callable[[dict[str, Any]], str | None] | None = None
+    path: Path, check: Callable[[dict[str, Any]], str | None] | None = None, *, inside: Path | None = None
 ) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for every good line of ``path``; [] when it does not exist.
 
     A line that is not UTF-8, not JSON or not an object, or that ``check`` finds a problem
     with, is skipped; all skipped lines are named in one warning. A ``path`` that cannot be
     read at all (a folder, no permission) is one warning and no records."""
-    found, damage = scan_json_lines(path, check)
+    found, damage = scan_json_lines(path, check, inside=inside)
     if damage is not None:
         _warn_once(f"warning: {damage.path}: {damage.problem}; {damage.recover}")
     return found
 
 
 def scan_json_lines(
-    path: Path, check: Callable[[dict[str, Any]], str | None] | None = None
+    path: Path, check: Callable[[dict[str, Any]], str | None] | None = None, *, inside: Path | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], Damage | None]:
-    """(line number, object) for every good line of ``path``, and the :class:`Damage` of the bad ones (or None)."""
+    """(line number, object) for every good line of ``path``, and the :class:`Damage` of the bad ones (or None).
+    ``inside``: the folder ``path`` must stay in (a link out of it is damage, unread)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, inside=inside)
     except FileNotFoundError:
         return [], None
     except OSError as exc:
-        return [], Damage(path, f"cannot be read ({exc.strerror or exc})", "its records are ignored")
+        return [], Damage(path, _cannot_read(exc), "its records are ignored")
     found: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []
     for number, line in enumerate(raw.split(b"\n"), 1):
@@ -214,7 +317,11 @@ def last_json_line(
 
     needles = tuple(n for n in contains if n)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO: no wait for a writer
+        with open(fd, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise NotRegular(f"is {_kind(mode)}, not a regular file")
             if os.fstat(f.fileno()).st_size == 0:
                 return None
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -222,7 +329,7 @@ def last_json_line(
     except FileNotFoundError:
         return None
     except OSError as exc:
-        _warn_once(f"warning: {path}: cannot be read ({exc.strerror or exc}); its records are ignored")
+        _warn_once(f"warning: {path}: {_cannot_read(exc)}; its records are ignored")
         return None
 
 
@@ -262,23 +369,26 @@ def _warn_once(message: str) -> None:
 RECOVER = "the file is damaged; remove it (or its run folder) and run again"
 
 
-def read_json_object(path: Path, *, required: tuple[str, ...] = ()) -> dict[str, Any]:
+def read_json_object(path: Path, *, required: tuple[str, ...] = (), inside: Path | None = None) -> dict[str, Any]:
     """The JSON object in ``path``, which must have the ``required`` keys; else one StateError line."""
-    data = load_json_object(path, required=required)
+    data = load_json_object(path, required=required, inside=inside)
     if isinstance(data, Damage):
         raise data.error()
     return data
 
 
-def load_json_object(path: Path, *, required: tuple[str, ...] = (), recover: str = RECOVER) -> dict[str, Any] | Damage:
-    """The JSON object in ``path`` with the ``required`` keys, or the :class:`Damage` it has (never raises)."""
+def load_json_object(
+    path: Path, *, required: tuple[str, ...] = (), recover: str = RECOVER, inside: Path | None = None
+) -> dict[str, Any] | Damage:
+    """The JSON object in ``path`` with the ``required`` keys, or the :class:`Damage` it has (never raises).
+    ``inside``: the folder ``path`` must stay in (a link out of it is damage, unread)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, inside=inside)
     except FileNotFoundError:
         return Damage(path, "missing", recover)
     except OSError as exc:
-        return Damage(path, f"cannot be read ({exc.strerror or exc})", recover)
+        return Damage(path, _cannot_read(exc), recover)
     problem = None
     data: Any = None
     if not raw.strip():

@@ -19,3 +19,20 @@ def first_line(error: BaseException | str, limit: int | None = None) -> str:
     if not text:
         return type(error).__name__ if isinstance(error, BaseException) else ""
     return text.splitlines()[0][:limit]
+
+
+#: The longest run of characters without a space an error line shows whole (a path, a URL, a quoted value).
+LONGEST_WORD = 300
+
+
+def cut_long(text: str, limit: int = LONGEST_WORD) -> str:
+    """``text`` with every run of more than ``limit`` characters between spaces cut in the middle,
+    saying how long it was: a 100,000-character name refused stays a line a terminal can show."""
+    if len(text) <= limit:
+        return text
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        if len(word) > limit:
+            keep = limit // 2
+            words[i] = f"{word[:keep]}…[{len(word):,} characters]…{word[-20:]}"
+    return " ".join(words)

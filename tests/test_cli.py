@@ -55,11 +55,14 @@ def test_config_error_is_one_line_exit_2(project, capsys):
     assert "Traceback" not in err
 
 
-def test_debug_shows_the_traceback(project):
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(project, capsys):
+    """--debug only adds the traceback: bad input is still exit 2 (docs/reference/exit-codes.md)."""
     path = project(VERTEX_BASE + "replica_count: 0\n")
-    with pytest.raises(Exception) as info:
-        main(["--debug", "validate", str(path)])
-    assert "replica_count" in str(info.value)
+    code = main(["--debug", "validate", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback (most recent call last)" in err and "cloudtrain.errors.ConfigError" in err
+    assert err.strip().splitlines()[-1].startswith(f"error: {path}:13: replica_count")
 
 
 def test_click_usage_errors_exit_2(capsys):

@@ -123,7 +123,8 @@ def run_local(
     finally:
         sweep_owner.release(folder)
     sweep = sweep_of(spec)
-    return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, "SUCCEEDED")
+    state = local.ended_state(study)  # every trial failed: FAILED, never SUCCEEDED
+    return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, state)
 
 
 def resume_remote(job_id: str) -> SweepHandle | None:

@@ -92,6 +92,7 @@ def read_state(folder: Path) -> dict[str, Any]:
         folder / STATE_FILE,
         required=("config", "overrides", "job_name"),
         recover="the sweep cannot be resumed; start a new one",
+        inside=folder,
     )
     if isinstance(state, Damage):
         raise state.error()
@@ -107,7 +108,9 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # ERROR: a failed trial is one line of ours (trial N fail … (why)); Optuna's own warning for it
+    # carries the objective's traceback, which no user input may print
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     sweep = sweep_of(spec)
     params = resolve(sweep.params, sweep.algorithm)
     path = folder / JOURNAL
@@ -173,6 +176,19 @@ def counted_trials(study: Any) -> int:
 
     done = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
     return sum(1 for t in study.trials if t.state in done and not t.user_attrs.get(INTERRUPTED))
+
+
+def ended_state(study: Any) -> str:
+    """How a finished sweep ended: SUCCEEDED when a trial completed (it has a best), else FAILED."""
+    from optuna.trial import TrialState
+
+    return "SUCCEEDED" if any(t.state is TrialState.COMPLETE for t in study.trials) else "FAILED"
+
+
+def failed_trials(study: Any) -> int:
+    from optuna.trial import TrialState
+
+    return sum(1 for t in study.trials if t.state is TrialState.FAIL and not t.user_attrs.get(INTERRUPTED))
 
 
 def interrupted_trials(study: Any) -> list[Any]:

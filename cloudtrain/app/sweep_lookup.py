@@ -37,6 +37,8 @@ def load_results(job_id: str) -> results.SweepResults:
         if study is None:  # killed before its first record, or its owner is starting: nothing to show yet
             return results.SweepResults(spec.job_name, sweep.metric, sweep.goal, unfinished, (), sweep.max_trials)
         counted = local.counted_trials(study)
-        done = "SUCCEEDED" if counted >= sweep.max_trials else unfinished
+        limit = getattr(sweep, "max_failed_trials", None)
+        gave_up = limit is not None and unfinished != "RUNNING" and local.failed_trials(study) >= limit
+        done = local.ended_state(study) if counted >= sweep.max_trials or gave_up else unfinished
         return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
     return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()

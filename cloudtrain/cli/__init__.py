@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -21,7 +22,7 @@ from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.extras import missing_extra
 from cloudtrain.secrets.masking import mask_text
-from cloudtrain.words import first_line
+from cloudtrain.words import cut_long, first_line
 
 __all__ = ["cli", "main"]
 
@@ -51,13 +52,13 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 1
     except CloudtrainError as exc:
         if debug:
-            raise
+            traceback.print_exc()  # --debug adds the traceback; the exit code stays the table's
         for each in getattr(exc, "errors", None) or (exc,):  # a config's every error, one line each
-            click.echo(f"error: {each}", err=True)
+            click.echo(f"error: {cut_long(str(each))}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         if debug:
-            raise
+            traceback.print_exc()
         click.echo("Interrupted.", err=True)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
@@ -65,29 +66,40 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.OK
     except Exception as exc:  # a bug, or a case no error covers yet: still one line
         if debug:
-            raise
+            traceback.print_exc()
         if missing := missing_extra(exc):  # a cloud's SDK is not installed: name the extra
             click.echo(f"error: {missing}", err=True)
             return missing.exit_code
-        first = first_line(mask_text(str(exc)))
+        first = cut_long(first_line(mask_text(str(exc))))
         click.echo(f"error: unexpected {type(exc).__name__}" + (f": {first}" if first else ""), err=True)
-        click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
+        if not debug:
+            click.echo("  run the same command with --debug for the traceback, and please report it", err=True)
         return ExitCode.JOB_FAILED
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in (previous or {}).items():
+            if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                signal.signal(signum, handler)
 
 
-def _terminate_as_interrupt() -> Callable[[int, FrameType | None], Any] | int | None:
-    """SIGTERM (``kill``, a CI timeout) unwinds like Ctrl-C, so temp folders and uploads are
-    cleaned up on the way out. Returns the handler to restore (None off the main thread)."""
+_AS_CTRL_C = ("SIGTERM", "SIGHUP")  # kill or a CI timeout; the terminal closed (a hang-up)
+
+
+def _terminate_as_interrupt() -> dict[int, Callable[[int, FrameType | None], Any] | int | None] | None:
+    """SIGTERM (``kill``, a CI timeout) and SIGHUP (the terminal closed) unwind like Ctrl-C, so temp
+    folders and uploads are cleaned up and a local run's replicas stopped on the way out. A signal
+    already ignored (``nohup``) stays ignored. Returns the handlers to restore (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def interrupt(_signum: int, _frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    return signal.signal(signal.SIGTERM, interrupt)
+    previous = {}
+    for name in _AS_CTRL_C:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, interrupt)
+    return previous
 
 
 def _discard_stdout() -> None:

@@ -168,6 +168,17 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
                 (f"env.{key}",),
                 fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
             )
+    for key in cfg.labels:
+        if key.lower().startswith(RESERVED_LABEL_PREFIX):
+            run(
+                (f"labels.{key}",),
+                fail(
+                    ("labels", key),
+                    f"{key!r} is one of cloudtrain's own labels (keys starting with {RESERVED_LABEL_PREFIX!r}): "
+                    "cloudtrain sets it to find the job again, and a value of yours would replace it",
+                    "rename the label",
+                ),
+            )
     for fields, check in contract.contract_checks(loaded):
         run(fields, check)
     followed = backend.follows_target and cfg.target  # --local of a cloud's config: the event files are here
@@ -206,6 +217,10 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     if cfg.sweep is not None:
         run(("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded))
     problems.raise_any()
+
+
+#: Label keys cloudtrain sets on the jobs it submits (cloudtrain-submit-id finds a job after a lost create).
+RESERVED_LABEL_PREFIX = "cloudtrain-"
 
 
 def _check_container(loaded: LoadedConfig) -> None:
@@ -361,9 +376,17 @@ def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
             "relative data paths start at the config's folder and may not climb above it",
             "move the data beside the config, or write the folder's absolute path",
         )
-    resolved = (base / source).resolve()
-    if resolved == Path(resolved.anchor) or any(resolved.is_relative_to(d) for d in SYSTEM_FOLDERS):
-        return f"{resolved} is a system folder, not data", "point it at the folder holding the data"
+    written = Path(os.path.normpath(base / source))  # /proc/1/root/etc: judged as written before any link is read
+    try:
+        resolved = (base / source).resolve()
+    except OSError as exc:  # a link cloudtrain may not read (/proc/1/root), a loop
+        resolved = None
+        unreadable = f"cannot be read ({exc.strerror or exc})"
+    for path in (written, resolved):
+        if path is not None and (path == Path(path.anchor) or any(path.is_relative_to(d) for d in SYSTEM_FOLDERS)):
+            return f"{path} is a system folder, not data", "point it at the folder holding the data"
+    if resolved is None:
+        return unreadable, "point it at a folder you can read"
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import os
 import stat
 import types
@@ -24,6 +25,8 @@ from cloudtrain.config.schema import JobConfig, registered_config
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
 from cloudtrain.secrets.masking import mask_text, secret_option
+
+log = logging.getLogger("cloudtrain.config")
 
 
 def load_config(
@@ -156,6 +159,7 @@ def load_document(
     config = _validate(loaded, problems)
     if config is None:
         problems.fail()
+    _warn_lost_digits(loaded)
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
     if config.fallback and config.backend in backends.clouds():  # a local run needs no capacity
@@ -188,6 +192,37 @@ def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
             notes += more
             return True
     return False
+
+
+def _warn_lost_digits(loaded: LoadedYaml) -> None:
+    """One warning per number YAML cannot hold as written (a float keeps about 17 digits:
+    ``0.1000000000000000000001`` is 0.1). Hyperparameters are passed as the text written, so lose nothing."""
+    from decimal import Decimal, InvalidOperation
+
+    for path, text in loaded.numbers.items():
+        if not path or path[0] == "hyperparameters":
+            continue
+        value = resolve_scalar(text)
+        if not isinstance(value, float) or value != value or value in (float("inf"), float("-inf")):
+            continue
+        try:
+            lost = Decimal(text.replace("_", "")) != Decimal(repr(value))
+        except InvalidOperation:
+            continue
+        line = (
+            f"warning: {loaded.origin(path)}: {dotted(path)}: YAML reads {_cut(text)} as the number {value!r} "
+            f"(a float holds about 17 digits); {value!r} is used"
+        )
+        if lost and line not in _warned:  # once, though each fallback candidate is loaded again
+            _warned.add(line)
+            log.warning("%s", line)
+
+
+_warned: set[str] = set()
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
@@ -234,6 +269,10 @@ def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configu
     return source
 
 
+#: The most dotted parts a --set key may have (cloudtrain's deepest keys have 4: sweep.params.lr.min).
+MAX_SET_PARTS = 8
+
+
 def apply_override(loaded: LoadedYaml, override: str) -> None:
     """``machine.accelerator_count=2`` → set that value, read with the same YAML 1.2 rules."""
     key, sep, raw = override.partition("=")
@@ -241,13 +280,29 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
         raise ConfigError(
             f"--set {override!r} is not KEY=VALUE", file="--set", hint="e.g. --set machine.accelerator_count=2"
         )
-    parts: list[str | int] = [int(p) if p.isdigit() else p for p in key.strip().split(".")]
+    segments = key.strip().split(".")
+    shown = _cut(key.strip())
+    if "" in segments:
+        raise ConfigError(
+            f"the key {shown!r} has an empty part (`..`, or a dot at an end)",
+            file="--set",
+            hint="write the key's parts joined by single dots, e.g. --set machine.type=n1-standard-8",
+        )
+    if len(segments) > MAX_SET_PARTS:
+        raise ConfigError(
+            f"the key {shown!r} has {len(segments):,} parts; cloudtrain's keys have at most {MAX_SET_PARTS}",
+            file="--set",
+            hint="see `cloudtrain schema` for the keys",
+        )
+    parts: list[str | int] = [int(p) if p.isdigit() else p for p in segments]
     text = raw.strip()
     # a YAML flow list or mapping (--set 'labels={team: ml}') or a quoted scalar (--set 'name="x"'): read as YAML
     parsed = text.startswith(("[", "{")) or len(text) > 1 and text[0] == text[-1] and text[0] in "'\""
     value = load_yaml(text, "--set").data if parsed else resolve_scalar(text)
     if not parsed and not isinstance(value, (str, bool)) and value is not None and _text_field(tuple(parts)):
         value = text  # a flag is typed, not YAML: --set image.tensorflow=2.18 means "2.18"
+    elif not parsed and isinstance(value, (int, float)) and not isinstance(value, bool):
+        loaded.numbers[tuple(parts)] = text  # as a number of the file: hyperparameters keep this text
     target = loaded.data
     for i, part in enumerate(parts[:-1]):
         nxt = (
@@ -258,6 +313,7 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
         if nxt is None:
             nxt = {}
             target[part] = nxt
+            loaded.lines.setdefault(tuple(parts[: i + 1]), 0)  # made by --set: an unknown key is named there
         elif not isinstance(nxt, (dict, list)):
             raise ConfigError(f"cannot set inside {dotted(tuple(parts[: i + 1]))}: it is a value", file="--set")
         target = nxt

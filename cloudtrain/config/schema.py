@@ -10,6 +10,7 @@ pydantic itself (:mod:`cloudtrain.config.twin`) words the errors and prints the 
 Annotations are evaluated as the classes are defined (no ``from __future__ import annotations``).
 """
 
+import math
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
@@ -62,7 +63,19 @@ def _secret_ref(value: object) -> object:
     return value
 
 
+def _finite(value: object) -> object:
+    """``.inf`` and ``.nan`` are numbers to YAML, and no budget, bound or value a job can use."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("a number here must be finite (YAML reads .inf and .nan as numbers)")
+    return value
+
+
 Seconds = Annotated[StrictInt, BeforeValidator(parse_duration), Field(gt=0)]
+#: A number that must be finite: a budget, a sweep bound or value (YAML reads ``.inf`` and ``.nan`` as floats).
+Finite = Annotated[StrictInt | StrictFloat, BeforeValidator(_finite)]
+#: The largest budgets taken: far above any real one, and small enough that a price × time stays a number.
+MAX_USD = 10_000_000
+MAX_HOURS = 87_600  # ten years
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 #: What gcloud accepted as a job id (letters, digits, ``_``) plus ``-``; SageMaker gets ``_`` → ``-``.
 JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
@@ -145,13 +158,13 @@ class FlexStart(_Strict):
 
 
 class Budget(_Strict):
-    max_usd: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+    max_usd: Annotated[Finite, Field(gt=0, le=MAX_USD)] | None = Field(
         None, description="Hard cap: each candidate's max runtime is cut so that its price × time stays under it."
     )
-    max_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+    max_hours: Annotated[Finite, Field(gt=0, le=MAX_HOURS)] | None = Field(
         None, description="Expected run time, for the cost estimate before submit."
     )
-    max_gpu_hours: Annotated[StrictInt | StrictFloat, Field(gt=0)] | None = Field(
+    max_gpu_hours: Annotated[Finite, Field(gt=0, le=MAX_HOURS * 1000)] | None = Field(
         None,
         description="Hard cap in GPU-hours (GPUs × hours): the run's time limit is cut to fit it; a "
         "backend that cannot honour it refuses it (Slurm honours it as --time).",
@@ -202,10 +215,10 @@ class SweepParam(_Strict):
         description="Inferred: {min, max} of floats → double, of integers → integer; values of numbers → "
         "discrete, of strings → categorical.",
     )
-    min: StrictInt | StrictFloat | None = Field(None, description="Lower bound of a double or integer range.")
-    max: StrictInt | StrictFloat | None = Field(None, description="Upper bound of a double or integer range.")
+    min: Finite | None = Field(None, description="Lower bound of a double or integer range.")
+    max: Finite | None = Field(None, description="Upper bound of a double or integer range.")
     scale: Literal["linear", "log", "reverse_log"] = Field("linear", description="How a range is sampled.")
-    values: list[StrictBool | StrictInt | StrictFloat | StrictStr] | None = Field(
+    values: list[StrictBool | Finite | StrictStr] | None = Field(
         None, description="The discrete or categorical values."
     )
 

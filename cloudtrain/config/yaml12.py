@@ -54,6 +54,7 @@ class LoadedYaml:
     #: Values that came from a command-line flag (the gcloud forms): path → ``"--region"``.
     flags: dict[Path_, str] = field(default_factory=dict)
     numbers: dict[Path_, str] = field(default_factory=dict)  # the text of unquoted numbers: 2.10 stays "2.10" here
+    _texts: set[tuple[int, int]] = field(default_factory=set, repr=False)  # where scalars tagged !!str start
 
     def line_of(self, path: Path_) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one; 0 means "set by --set"."""
@@ -107,7 +108,7 @@ def resolve_scalar(text: str) -> Any:
 def load_yaml(text: str, file: str) -> LoadedYaml:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        _check_shape(text, file, loader)
+        texts = _check_shape(text, file, loader)
         root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -119,17 +120,24 @@ def load_yaml(text: str, file: str) -> LoadedYaml:
             hint="check indentation and quoting around that line",
         ) from None
     loaded = LoadedYaml(data=None, file=file)
+    loaded._texts = texts
     if root is not None:
         loaded.data = _build(root, (), loaded)
     return loaded
 
 
-def _check_shape(text: str, file: str, loader: Any) -> None:
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _check_shape(text: str, file: str, loader: Any) -> set[tuple[int, int]]:
     """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing.
 
     ``expanded`` counts nodes as they would be built (an alias counts its anchor's whole
-    subtree); an anchor's size is the count between its start and its end.
+    subtree); an anchor's size is the count between its start and its end. Returns where the
+    scalars tagged ``!!str`` start (line, column): YAML's own way to say "text", which the node
+    tree no longer tells apart from a plain scalar.
     """
+    texts: set[tuple[int, int]] = set()
     expanded = 0
     open_anchors: list[tuple[str | None, int]] = []  # the collections being read: (anchor, expanded at start)
     sizes: dict[str, int] = {}
@@ -164,7 +172,9 @@ def _check_shape(text: str, file: str, loader: Any) -> None:
             continue
         elif not isinstance(event, yaml.ScalarEvent):
             continue
-        elif event.anchor is not None:
+        if event.tag == STR_TAG and event.start_mark is not None:
+            texts.add((event.start_mark.line, event.start_mark.column))
+        if event.anchor is not None:
             sizes[event.anchor] = 1
         expanded += 1
         if expanded > MAX_VALUES:
@@ -173,6 +183,7 @@ def _check_shape(text: str, file: str, loader: Any) -> None:
                 f"the config holds more than {MAX_VALUES:,} values",
                 "a job config holds a few hundred; pass long lists in a file the job reads",
             )
+    return texts
 
 
 def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
@@ -181,8 +192,8 @@ def _build(node: yaml.Node, path: Path_, out: LoadedYaml) -> Any:
         _refuse_tag(node, path, out)
     if isinstance(node, yaml.ScalarNode):
         # Plain scalars (style None, or "" from the C loader) get YAML 1.2 resolution; quoted ones stay text.
-        if node.style:
-            return node.value
+        if node.style or (node.start_mark.line, node.start_mark.column) in out._texts:
+            return node.value  # quoted, or tagged !!str: text as written
         value = resolve_scalar(node.value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out.numbers[path] = node.value

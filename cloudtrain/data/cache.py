@@ -39,6 +39,19 @@ def listing(uri: str, store: Any) -> tuple[str, list[Any]]:
     return folder, sorted(objects, key=lambda o: o.name)
 
 
+def file_and_folder(names: list[str]) -> tuple[str, str] | None:
+    """Two keys of which the first is a folder of the second (``x`` and ``x/y``), or None: objects that
+    no folder can hold together (a bucket can: keys are names, not paths)."""
+    present = set(names)
+    for name in sorted(names):
+        parts = name.split("/")
+        for cut in range(1, len(parts)):
+            parent = "/".join(parts[:cut])
+            if parent in present:
+                return parent, name
+    return None
+
+
 def cache_key(uri: str, objects: list[Any]) -> str:
     rows = [[o.name, o.size, o.version] for o in objects]
     return hashlib.sha256(json.dumps([uri, rows], separators=(",", ":")).encode()).hexdigest()
@@ -47,6 +60,13 @@ def cache_key(uri: str, objects: list[Any]) -> str:
 def fetch(uri: str, root: Path, *, store: Any) -> Path:
     """The local folder holding ``uri``'s objects, downloading them unless the cache has them."""
     folder, objects = listing(uri, store)
+    clash = file_and_folder([o.name[len(folder) :] for o in objects])
+    if clash:
+        raise UsageError(
+            f"{uri}: objects {folder + clash[0]!r} and {folder + clash[1]!r}: in a folder, {clash[0]} cannot be "
+            "both a file and the folder that holds the other",
+            hint="move one of them to another key (a cloud job copying the channel into a folder cannot hold both)",
+        )
     dest = Path(root) / cache_key(uri, objects)
     total = sum(o.size for o in objects)
     if dest.is_dir():

@@ -195,6 +195,15 @@ def _walk(
 def _entry_problem(path: Path, name: str, root: Path) -> str | None:
     if "\n" in name or "\r" in name:
         return f"{_shown(path)} has a line break in its name"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the file system gave that are not UTF-8 (surrogate escapes)
+        raw = os.fsencode(name)
+        bad = raw[_first_bad_byte(raw)]
+        return (
+            f"{ascii(str(path))} has a name that is not UTF-8 (byte 0x{bad:02x}); bucket keys and the "
+            "job's file names are UTF-8: rename it"
+        )
     if not path.is_symlink():
         return None
     target = path.resolve()
@@ -203,6 +212,14 @@ def _entry_problem(path: Path, name: str, root: Path) -> str | None:
     if not target.is_relative_to(root):
         return f"{_shown(path)} is a link to {target}, outside the folder"
     return None
+
+
+def _first_bad_byte(raw: bytes) -> int:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return 0
 
 
 def _shown(path: Path) -> str:

@@ -41,13 +41,27 @@ def split_bucket(uri: str) -> tuple[str, str]:
     return bucket, path
 
 
-def normalise_bucket_uri(uri: str) -> str:
-    """``s3://b//data/./x/`` → ``s3://b/data/x/``: empty and ``.`` segments dropped (``..`` is refused
-    by :func:`scheme_problem`, never resolved: a bucket has no parent folders)."""
+def odd_segments(uri: str) -> str | None:
+    """``//`` or ``/./`` where a bucket path has them (``s3://b//data/./x/``); None when it has neither.
+
+    Object keys are literal: ``a//b`` and ``a/./b`` are other objects than ``a/b``, and cloudtrain never
+    rewrites a key. A channel is read as a folder on every backend (Cloud Storage FUSE, SageMaker's
+    download, a local copy), and no folder path holds an empty or ``.`` segment: such a key is refused
+    as the typo it almost surely is (docs/how-to/data.md, "Bucket paths are kept as written")."""
+    _, path = split_bucket(uri)
+    inner = path[:-1] if path.endswith("/") else path
+    if not inner:
+        return None
+    segments = inner.split("/")
+    return "//" if "" in segments else "/./" if "." in segments else None
+
+
+def cleaned_bucket_uri(uri: str) -> str:
+    """``s3://b//data/./x/`` → ``s3://b/data/x/``: the path a refusal of :func:`odd_segments` suggests."""
     scheme, _, rest = uri.partition("://")
     bucket, _, path = rest.partition("/")
     segments = [s for s in path.split("/") if s not in ("", ".")]
-    tail = "/" if path.endswith("/") or (rest.endswith("/") and not segments) else ""
+    tail = "/" if path.endswith("/") and segments else ""
     return f"{scheme}://{'/'.join([bucket, *segments])}{tail}"
 
 
@@ -89,6 +103,13 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
             return (
                 "a bucket path has no parent folders: `..` would be sent to the cloud as part of the name",
                 "write the path without `..`",
+            )
+        odd = odd_segments(source)
+        if odd:
+            return (
+                f"`{odd}` in a bucket path: keys are kept as written, and no folder can show a key with "
+                f"an empty or `.` segment",
+                f"write {cleaned_bucket_uri(source)!r} if that is what you meant",
             )
     if cloud_can_read(cloud, source):
         return None

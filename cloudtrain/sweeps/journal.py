@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cloudtrain.statefiles import Damage, remove_if_empty
+from cloudtrain.statefiles import Damage, NotRegular, read_regular, remove_if_empty
 
 NAME = "optuna.journal"
 
@@ -24,9 +24,11 @@ def damage(path: Path) -> Damage | None:
     path = Path(path)
     remove_if_empty(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, inside=path.parent)  # a FIFO, a device or a link out of the sweep: unread
     except FileNotFoundError:
         return None
+    except NotRegular as exc:
+        return Damage(path, str(exc), f"move it away (mv {path} {path}.damaged) to start the sweep again")
     except OSError as exc:
         return Damage(path, f"cannot be read ({exc.strerror or exc})", "make it readable, or start a new sweep")
     lines = raw.split(b"\n")

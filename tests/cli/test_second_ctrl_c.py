@@ -125,3 +125,35 @@ def test_replicas_lines_from_the_grace_period_are_printed_live(chatty, cli_cache
     printed = "".join(seen) + out
     assert printed.count("chief: SIGTERM; still saving") == 1  # each line once: none replayed from the start
     assert printed.count("Epoch 1/2 on chief") == 1
+
+
+def test_sighup_stops_a_local_run_as_ctrl_c_does(chatty, cli_cache):
+    """The terminal closes under ``submit --local`` (SIGHUP): the replicas get their SIGTERM, the run is
+    recorded CANCELLED and cloudtrain exits 130, as on Ctrl-C (issue 41: it was killed by the signal, the
+    replicas outlived it for 33 s and the run stayed recorded as running)."""
+    config = chatty(replicas=2, args="[--sleep, '600']")
+    env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": str(cli_cache)}
+    env.pop("FORCE_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", str(config)],
+        cwd=config.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    try:
+        _read_until(proc, seen, "Epoch 2/2 on chief", "Epoch 2/2 on worker-0")
+        run_dir = Path(next(line for line in seen if line.startswith("Run ")).split(" started in ", 1)[1].strip())
+        pids = list(json.loads((run_dir / "local-run" / "status.json").read_text())["details"]["pids"].values())
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == ExitCode.INTERRUPTED, err[-3000:]
+    assert "Traceback" not in err
+    assert f"Job {run_dir.name}: CANCELLED" in "".join(seen) + out
+    assert not any(_alive(p) for p in pids), "a replica outlived the hang-up"
+    assert json.loads((run_dir / "local-run" / "status.json").read_text())["state"] == "CANCELLED"

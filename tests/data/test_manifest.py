@@ -60,10 +60,32 @@ def test_links_that_stay_inside_the_folder_are_followed(tmp_path):
     assert manifest.files[1].sha256 == manifest.files[3].sha256
 
 
-def test_bucket_uris_are_normalised_in_the_spec(project):
+@pytest.mark.parametrize("uri", ["gs://datasets/digits/train/", "gs://datasets/Digits 2/train", "gs://d/x"])
+def test_bucket_uris_are_kept_as_written_in_the_spec(project, uri):
+    """Object keys are literal: the spec sends the path the user wrote, never a rewritten one."""
     from cloudtrain.config import load_config
     from cloudtrain.spec import build_spec
     from tests.conftest import VERTEX_BASE
 
-    path = project(VERTEX_BASE + "data:\n  train: gs://datasets//digits/./train/\n")
-    assert build_spec(load_config(path)).channels["train"].source == "gs://datasets/digits/train/"
+    path = project(VERTEX_BASE + f"data:\n  train: {uri}\n")
+    assert build_spec(load_config(path)).channels["train"].source == uri
+
+
+@pytest.mark.parametrize(
+    ("uri", "odd", "meant"),
+    [
+        ("gs://datasets//digits/./train/", "//", "gs://datasets/digits/train/"),
+        ("gs://datasets/digits/./train", "/./", "gs://datasets/digits/train"),
+        ("gs://datasets/digits//", "//", "gs://datasets/digits/"),
+    ],
+)
+def test_empty_and_dot_segments_of_a_bucket_path_are_refused_never_rewritten(project, uri, odd, meant):
+    from cloudtrain.config import load_config
+    from cloudtrain.errors import ConfigError
+    from tests.conftest import VERTEX_BASE
+
+    path = project(VERTEX_BASE + f"data:\n  train: {uri}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert f"received {uri!r}; `{odd}` in a bucket path" in str(caught.value)
+    assert f"write {meant!r} if that is what you meant" in str(caught.value)

@@ -21,9 +21,18 @@ from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR
+from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
-from cloudtrain.statefiles import Damage, load_json_object, scan_json_lines, write_atomic
+from cloudtrain.statefiles import (
+    Damage,
+    NotRegular,
+    load_json_object,
+    open_append,
+    read_regular,
+    scan_json_lines,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from cloudtrain.backends.local.contract import ReplicaPlan
@@ -62,6 +71,7 @@ class LocalJob(HandleDefaults):
         """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
         self.spec = spec
         self._owner = owner_pid
+        self._owner_start = process_start(owner_pid) if owner_pid is not None else None
         self._root = contract_of(spec).machine_root  # a fixed folder of the target's machines, if it has one
         self._masker = masker  # hides the secret values this run knows in its lines
         self.job_id = spec.job_name
@@ -166,8 +176,10 @@ class LocalJob(HandleDefaults):
         }
         if outcome is None:
             details["pids"] = group.pids  # for attach/cancel from another process while it runs
+            details["pid_starts"] = group.starts  # with the pids: which processes are this run's (never another's)
             if self._owner is not None:
                 details["owner_pid"] = self._owner  # a detached run: alive while it is, and cancel signals it
+                details["owner_start"] = self._owner_start
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
@@ -345,7 +357,7 @@ class RecordedJob(HandleDefaults):
 
     def __init__(self, status_path: Path):
         self._path = status_path
-        data = load_json_object(status_path)
+        data = load_json_object(status_path, inside=status_path.parent.parent)
         known = data.get("job_id") if isinstance(data, dict) else None
         self.job_id = str(known) if known else status_path.parent.parent.name  # damaged: status() says how
 
@@ -355,7 +367,7 @@ class RecordedJob(HandleDefaults):
 
     def read(self) -> JobStatus | Damage:
         """The run's status, or the :class:`Damage` of its ``status.json`` (never raises)."""
-        data = record.load(self._path)
+        data = record.load(self._path, inside=self.output_dir)
         if isinstance(data, Damage):
             return data
         try:
@@ -394,7 +406,7 @@ class RecordedJob(HandleDefaults):
     def _parse(self, data: dict[str, Any]) -> JobStatus:
         recorded, native = data["native_state"], record.native_state(data)  # checked by record.load
         details = data.get("details") or {}
-        owner = record.owner(details)
+        owner = [pid for pid, _ in record.owner(details)]
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
             f"its replicas' lines are in {self._path.parent}"
@@ -422,15 +434,18 @@ class RecordedJob(HandleDefaults):
         ``status.json`` is raised after every line found was yielded."""
         found = self.read()
         journal = self._path.parent / JOURNAL
-        if follow and isinstance(found, JobStatus) and not found.state.terminal and journal.is_file():
+        followable = journal.is_file() and not journal.is_symlink()  # a link is read (and refused) below
+        if follow and isinstance(found, JobStatus) and not found.state.terminal and followable:
             yield from self._follow(journal)
             return
-        lines, garbled = read_lines_file(journal)
+        lines, garbled = read_lines_file(journal, inside=self.output_dir)
+        if garbled is None and not lines and journal.is_file():  # every run writes cloudtrain's own lines there
+            garbled = Damage(journal, "holds no lines", "the replicas' own log files hold the same lines")
         if garbled is not None:
             garbled.warn(then=f"showing the replicas' own log files in {self._path.parent}")
-        if journal.is_file() and garbled is None:
+        if lines and garbled is None:
             yield from lines
-        else:
+        else:  # damaged, or empty (emptied by hand, or a run that printed nothing): the replicas' own files
             yield from self._replica_logs(found)
         if isinstance(found, Damage):
             raise found.error()
@@ -464,10 +479,20 @@ class RecordedJob(HandleDefaults):
             names = list(found.details.get("replicas") or []) or names
         for name in names:
             log_file = folder / f"{name}.log"
-            if log_file.is_file():
-                stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
-                for text in log_file.read_text(errors="replace").splitlines():
-                    yield LogLine(stamp, name, text)
+            try:
+                raw = read_regular(log_file, inside=self.output_dir)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                Damage(
+                    log_file,
+                    str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc})",
+                    "its lines are not shown",
+                ).warn()
+                continue
+            stamp = dt.datetime.fromtimestamp(log_file.stat().st_mtime, dt.timezone.utc)
+            for text in raw.decode("utf-8", errors="replace").splitlines():
+                yield LogLine(stamp, name, text)
 
     def wait(self, poll_s: float | None = None) -> JobStatus:
         while not (status := self.status()).state.terminal:
@@ -479,24 +504,26 @@ class RecordedJob(HandleDefaults):
         stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
         if status.state is JobState.RUNNING:
-            (self._path.parent / CANCEL_REQUESTED).touch()  # so the owner records CANCELLED, not PREEMPTED
-            for owner in record.owner(status.details):
-                try:
-                    os.kill(owner, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass  # it has just ended: the status below says how
+            open_append(self._path.parent / CANCEL_REQUESTED).close()  # the owner records CANCELLED, not PREEMPTED
+            for owner, start in record.owner(status.details):
+                if record.ours(owner, start, leader=False):  # pid and start time: never a process that reused it
+                    try:
+                        os.kill(owner, signal.SIGTERM)
+                    except (ProcessLookupError, PermissionError):
+                        pass  # it has just ended: the status below says how
                 return self.status()
-            for pid in record.pids(status.details):
-                try:
-                    os.killpg(pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            for pid, start in record.pids(status.details):
+                if record.ours(pid, start):
+                    try:
+                        os.killpg(pid, signal.SIGTERM)
+                    except (ProcessLookupError, PermissionError):
+                        pass
         return self.status()
 
 
-def read_lines_file(path: Path) -> tuple[list[LogLine], Damage | None]:
+def read_lines_file(path: Path, *, inside: Path | None = None) -> tuple[list[LogLine], Damage | None]:
     """A run's lines file (``lines.jsonl``): its lines, and the :class:`Damage` of its bad ones (or None)."""
-    found, damage = scan_json_lines(path, check=_line_problem)
+    found, damage = scan_json_lines(path, check=_line_problem, inside=inside)
     lines = [_entry_line(d) for _, d in found]
     if damage is not None:
         damage = Damage(path, damage.problem, "the replicas' own log files hold the same lines")

@@ -40,7 +40,9 @@ from typing import IO, overload
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
 from cloudtrain.errors import BackendError, ExitCode
+from cloudtrain.leftovers import process_start
 from cloudtrain.setup_output import CLOUDTRAIN_REPLICA
+from cloudtrain.statefiles import open_append
 
 NOTICE = CLOUDTRAIN_REPLICA  # the replica name of cloudtrain's own lines
 _PR_SET_PDEATHSIG = 1
@@ -115,7 +117,7 @@ class ReplicaGroup:
         self._journal = None  # every line in order of arrival, with its time: `logs` of a finished run
         if journal is not None:
             journal.parent.mkdir(parents=True, exist_ok=True)
-            self._journal = open(journal, "a", encoding="utf-8")
+            self._journal = open_append(journal, "a", encoding="utf-8")  # never through a link
         self._lines: list[LogLine] = []
         self._cond = threading.Condition()
         self._procs: dict[str, subprocess.Popen] = {}
@@ -127,6 +129,8 @@ class ReplicaGroup:
         self._done = threading.Event()
         self._outcome: Outcome | None = None
         self._readers: list[threading.Thread] = []
+        self._logs: dict[str, IO[bytes]] = {}
+        self._starts: dict[str, int | None] = {}
         self.started = time.monotonic()
         self.ended: float | None = None
 
@@ -135,8 +139,17 @@ class ReplicaGroup:
     def start(self) -> None:
         """Start every replica, then the threads (no thread exists while forking)."""
         preexec = _pdeathsig()
+        try:  # every log file first: one that is a link stops the run before any replica starts
+            for launch in self._launches:
+                launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._logs[launch.name] = open_append(launch.log_path, "ab", buffering=0)
+        except BaseException:
+            for log in self._logs.values():
+                log.close()
+            if self._journal is not None:
+                self._journal.close()
+            raise
         for launch in self._launches:
-            launch.log_path.parent.mkdir(parents=True, exist_ok=True)
             Path(launch.cwd).mkdir(parents=True, exist_ok=True)
             try:
                 self._procs[launch.name] = subprocess.Popen(
@@ -151,7 +164,10 @@ class ReplicaGroup:
                 )
             except OSError as exc:
                 self._kill_all(grace=0)
+                for log in self._logs.values():
+                    log.close()
                 raise BackendError(f"cannot start replica {launch.name}: {exc}") from None
+            self._starts[launch.name] = process_start(self._procs[launch.name].pid)  # pid + start: this process
         _RUNNING.add(self)
         self.started = time.monotonic()
         for launch in self._launches:
@@ -188,6 +204,12 @@ class ReplicaGroup:
     @property
     def pids(self) -> dict[str, int]:
         return {name: p.pid for name, p in self._procs.items()}
+
+    @property
+    def starts(self) -> dict[str, int | None]:
+        """When each replica started (:func:`~cloudtrain.leftovers.process_start`): with its pid, the one
+        process a ``cancel`` from another cloudtrain may signal."""
+        return dict(self._starts)
 
     def exit_codes(self) -> dict[str, int | None]:
         return {name: self._codes.get(name) for name in self._procs}
@@ -239,7 +261,7 @@ class ReplicaGroup:
         # or the screen: a ValueMasker's stream() also masks the lines after a key's first one
         stream = getattr(self._mask, "stream", None)
         mask = stream() if stream is not None else self._mask
-        with open(launch.log_path, "ab", buffering=0) as log:
+        with self._logs[launch.name] as log:
             for raw in _whole_lines(stdout, stderr):
                 if mask is not None:
                     raw = mask(raw.decode("utf-8", errors="replace")).encode("utf-8")

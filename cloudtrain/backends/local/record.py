@@ -7,11 +7,12 @@ records). :class:`~cloudtrain.backends.local.job.RecordedJob` reads the same fil
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.leftovers import process_runs
+from cloudtrain.leftovers import process_runs, process_start
 from cloudtrain.statefiles import Damage, load_json_object
 
 RUNS_DIR = "cloudtrain-runs"  # where a run goes when the config names no output_dir (spec.LOCAL_RUNS_DIR)
@@ -33,9 +34,10 @@ def recover(status: Path) -> str:
     return f"remove the run folder {logs.parent} (its replicas' logs are {logs}/*.log), or repair the file"
 
 
-def load(status: Path) -> dict[str, Any] | Damage:
-    """The run's status as recorded, checked (a known ``native_state``, ``details`` an object), or its Damage."""
-    data = load_json_object(status, required=("native_state",), recover=recover(status))
+def load(status: Path, *, inside: Path | None = None) -> dict[str, Any] | Damage:
+    """The run's status as recorded, checked (a known ``native_state``, ``details`` an object), or its Damage;
+    ``inside``: the run folder the file must not lead out of (a link elsewhere is damage, never followed)."""
+    data = load_json_object(status, required=("native_state",), recover=recover(status), inside=inside)
     if isinstance(data, Damage):
         return data
     if data["native_state"] not in NATIVE:
@@ -50,19 +52,44 @@ def native_state(data: Mapping[str, Any]) -> str:
     (cloudtrain died without writing its end) has failed."""
     native = str(data["native_state"])
     details = data.get("details") or {}
-    if native == "running" and not any(process_runs(pid) for pid in [*pids(details), *owner(details)]):
+    alive = any(ours(pid, start) for pid, start in pids(details)) or any(
+        ours(pid, start, leader=False) for pid, start in owner(details)
+    )
+    if native == "running" and not alive:
         return "failed"
     return native
 
 
-def owner(details: Mapping[str, Any]) -> list[int]:
-    """The detached run's supervisor, as a list of zero or one plausible pid."""
-    found = details.get("owner_pid")
-    return [found] if isinstance(found, int) and not isinstance(found, bool) and found > 1 else []
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def pids(details: Mapping[str, Any]) -> list[int]:
-    """The replicas' process ids a status file records (only plausible ones: a damaged file must not signal init)."""
+def owner(details: Mapping[str, Any]) -> list[tuple[int, int | None]]:
+    """The detached run's supervisor, as a list of zero or one plausible (pid, start time)."""
+    found = _number(details.get("owner_pid"))
+    return [(found, _number(details.get("owner_start")))] if found is not None and found > 1 else []
+
+
+def pids(details: Mapping[str, Any]) -> list[tuple[int, int | None]]:
+    """The replicas' (process id, start time) a status file records (only plausible pids: a damaged file must
+    not signal init)."""
     found = details.get("pids") or {}
-    values = found.values() if isinstance(found, dict) else []
-    return [p for p in values if isinstance(p, int) and not isinstance(p, bool) and p > 1]
+    starts = details.get("pid_starts")
+    starts = starts if isinstance(starts, dict) else {}
+    items = found.items() if isinstance(found, dict) else []
+    return [(p, _number(starts.get(name))) for name, p in items if _number(p) is not None and p > 1]
+
+
+def ours(pid: int, start: int | None, *, leader: bool = True) -> bool:
+    """``pid`` is still the process the run started: its start time matches the recorded one. A record
+    without one (written where /proc was missing, or by an older cloudtrain) is trusted only where this
+    machine cannot tell either, or, for a replica (``leader``), when the pid leads its own process group
+    as every replica does; a detached run's supervisor (forked, so no group leader) is not trusted then."""
+    if start is not None:
+        return process_runs(pid, start)
+    if process_start(pid) is None:  # no /proc here: what kill(0) says
+        return process_runs(pid)
+    try:
+        return leader and process_runs(pid) and os.getpgid(pid) == pid
+    except OSError:
+        return False

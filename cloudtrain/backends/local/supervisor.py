@@ -27,7 +27,7 @@ from typing import Any
 
 from cloudtrain.backends.local.job import RUN_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch
-from cloudtrain.errors import BackendError
+from cloudtrain.errors import BackendError, CloudtrainError
 
 READY = "started"  # the supervisor's one line to the submitter once the replicas run
 ERRORS = "supervisor.log"  # in RUN_DIR: what the supervisor itself printed (a crash's traceback)
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
     job = LocalJob(**job_args, owner_pid=os.getpid())
     try:
         job._start(launches)
-    except BackendError as exc:
+    except CloudtrainError as exc:  # a replica that cannot start, a log file that is a link
         print(exc.message, flush=True)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=job.cancel, daemon=True).start())
