@@ -203,16 +203,18 @@ def test_a_replica_that_cannot_start_is_one_clear_error(tmp_path):
 
 @pytest.mark.parametrize("name", ["chief.log", "lines.jsonl"])
 def test_a_run_folder_whose_log_is_a_link_is_refused_before_a_replica_starts(backend, fake_package, tmp_path, name):
-    """A reused output folder whose chief.log or lines.jsonl is a link: one StateError line (exit 2), no replica
-    started, the link's target unchanged (issue 41: it was appended to)."""
-    from cloudtrain.statefiles import StateError
+    """A reused output folder whose chief.log or lines.jsonl is a link: refused in one line (exit 2) — the folder
+    holds another run's record (issue 40), and were it claimed, the link is never opened (issue 41's
+    StateError, tests/test_hostile_input.py) — no replica started, the link's target unchanged (it was
+    appended to)."""
+    from cloudtrain.errors import UsageError
 
     precious = tmp_path / "precious.txt"
     precious.write_text("keep me\n")
     run_dir = tmp_path / "out" / "local-run"
     run_dir.mkdir(parents=True)
     (run_dir / name).symlink_to(precious)
-    with pytest.raises(StateError, match=f"local-run/{name}: is a link \\(to {precious}\\); not written through"):
+    with pytest.raises(UsageError, match="already holds the record of run"):
         backend.submit(make_spec(tmp_path), fake_package)
     assert precious.read_text() == "keep me\n"
     assert not (run_dir / "status.json").exists()

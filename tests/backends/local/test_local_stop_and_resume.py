@@ -31,12 +31,19 @@ def test_a_replica_exiting_5_on_its_own_is_preempted_and_stops_the_others(backen
     assert status.message.startswith("preempted") and "no checkpoint saved" in status.message
 
 
-def test_cancel_from_another_process_stays_cancelled_when_replicas_exit_5(backend, fake_package, tmp_path):
+def test_cancel_from_another_process_stays_cancelled_when_replicas_exit_5(backend, fake_package, tmp_path, monkeypatch):
     """`cloudtrain cancel` elsewhere sends the same SIGTERM a platform would: the marker tells them apart."""
+    from cloudtrain.backends.local import backend as local_backend
+
+    claim = local_backend._claim
+
+    def claim_then_cancel(out, spec):  # the marker `cancel` writes, in the run's own (freshly claimed) folder
+        claim(out, spec)
+        (out / RUN_DIR / "cancel-requested").touch()
+
+    monkeypatch.setattr(local_backend, "_claim", claim_then_cancel)
     env = {"FAKE_PLAN": json.dumps({"chief": "fail:5"})}
     spec = make_spec(tmp_path, env=env)
-    (tmp_path / "out" / RUN_DIR).mkdir(parents=True)
-    (tmp_path / "out" / RUN_DIR / "cancel-requested").touch()
     status = backend.submit(spec, fake_package).wait()
     assert status.state is JobState.CANCELLED and status.details["exit_code"] == ExitCode.INTERRUPTED
 
@@ -64,6 +71,8 @@ def test_resume_continues_a_local_runs_checkpoints_in_a_new_run(backend, fake_pa
     }
     assert (old / "ckpt-40" / "ckpt.index").is_file()  # the continued run is left as it was
 
-    gone = replace(spec, resume=replace(spec.resume, checkpoint_dir=str(tmp_path / "nowhere")))
+    third = resumed(make_spec(tmp_path, output_dir=str(tmp_path / "third")), backend, JOB_NAME)
+    assert third.resume is not None
+    gone = replace(third, resume=replace(third.resume, checkpoint_dir=str(tmp_path / "nowhere")))
     with pytest.raises(UsageError, match="no local checkpoint folder"):
         backend.submit(gone, fake_package)
