@@ -97,7 +97,13 @@ class LocalJob(HandleDefaults):
             mask=self._masker,
         )
         env = self.environment
-        how = "reused" if env.cached else f"built in {measured(env.setup_seconds)} s"
+        how = (
+            "reused"
+            if env.cached
+            else f"reused, the package's code installed in {measured(env.setup_seconds)} s"
+            if env.code_only
+            else f"built in {measured(env.setup_seconds)} s"
+        )
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
         image = f"{env.description}, " if env.description else ""
         group.notice(f"{self.spec.cloud} contract, {replicas}; environment {image}{env.path} ({how})")
