@@ -36,7 +36,7 @@ from cloudtrain.data.staging import describe
 from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.progress import Progress
 from cloudtrain.spec import JobSpec
 
 
@@ -174,7 +174,7 @@ def run_submit(
         started=spec.created.timestamp(),
         epochs=epochs_in_args(spec.module_args()),
     )
-    progress.set_phase(phase_of(first))
+    progress.start_from(first)
     follow(
         console,
         handle,

@@ -251,8 +251,13 @@ def env_dir(
 ) -> Path:
     """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives:
     its own thin layer, on the requirements layer its requirements and the index settings decide."""
-    deps = requirements_key(package.requirements, image, index_settings(environ))
+    deps = requirements_key(_requirements(package), image, index_settings(environ))
     return install_dir(content_key(package.sha256, deps), image, root)
+
+
+def _requirements(package: BuiltPackage) -> tuple[str, ...]:
+    """The package's resolved requirements (a stand-in that names only the sdist has none)."""
+    return tuple(getattr(package, "requirements", ()))
 
 
 def ensure_env(
@@ -280,7 +285,7 @@ def ensure_env(
             final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root), image.describe()
         )
     deps = ensure_requirements(
-        package.requirements, image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
+        _requirements(package), image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
     )
 
     def build(tmp: Path) -> dict:
@@ -290,7 +295,7 @@ def ensure_env(
             install += ["--no-build-isolation", "--no-warn-conflicts", str(package.path)]
             result = run(install, capture_output=True, text=True)
             if result.returncode != 0:
-                raise _install_error(result, label, package.requirements, image)
+                raise _install_error(result, label, _requirements(package), image)
         return {"kind": "package", "image": deps.path.name, "installs": [str(package.path)], "label": label}
 
     _build_atomically(final, package.sha256, build)
