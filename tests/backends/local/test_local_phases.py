@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 
@@ -70,5 +71,6 @@ def test_ctrl_c_says_saving_only_for_a_package_that_saves(saves, said):
     from cloudtrain.cli._follow import _cancel
 
     out = io.StringIO()
-    assert _cancel(Console(file=out, width=200), _Stopping(saves), show=lambda line: None, shown=0) == "cancelled"
+    handle: Any = _Stopping(saves)  # the members _cancel uses
+    assert _cancel(Console(file=out, width=200), handle, show=lambda line: None, shown=0) == "cancelled"
     assert out.getvalue().strip() == said
