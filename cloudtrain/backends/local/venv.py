@@ -448,7 +448,12 @@ def _unreachable_error(
     return CloudUnreachable(
         f"requirement{'s' if len(changed) > 1 else ''} {which} of {label} "
         f"{'are' if len(changed) > 1 else 'is'} not in the local environments and the package index cannot be "
-        f"reached ({cut.why}): the package's requirements changed since its environment was built",
+        f"reached ({cut.why}): "
+        + (
+            "the package's requirements changed since its environment was built"
+            if before
+            else "no environment of it was built on this image yet"
+        ),
         "connect to the network for this one run (later runs with these requirements need none), "
         "or put the requirements back as they were",
     )

@@ -95,3 +95,13 @@ def test_changed_requirements_with_the_index_cut_name_the_one_that_needs_it(loop
     assert "package index cannot be reached" in message and "requirements changed" in message
     assert "ct-loop-dep" not in message  # the pin that is fine is not blamed
     assert len(_layers(cache, "deps-")) == 1  # nothing half-built was kept
+
+
+def test_a_first_run_with_the_index_cut_names_what_it_needs_and_says_nothing_was_built(loop, tmp_path):
+    folder, index, backend, cache = loop
+    index.stop()
+    with pytest.raises(CloudUnreachable) as error:
+        _run(backend, tmp_path, build_sdist(folder, tmp_path / "dist"), 1)
+    message = str(error.value)
+    assert message.startswith("requirement 'ct-loop-dep==1.0' of looptrainer 0.0.0 is not in the local environments")
+    assert "no environment of it was built on this image yet" in message and "changed" not in message
