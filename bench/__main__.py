@@ -62,6 +62,9 @@ BENCHES = (
     ),
     Bench("sagemaker_logs", "bench.sagemaker_logs_bench", "SageMaker log following at 1, 8 and 60 instances"),
     Bench("log_faults", "bench.log_faults_bench", "both clouds' log followers under 503s, throttling and outages"),
+    Bench(
+        "edit_loop", "bench.edit_loop_bench", "--local: submit → first training line after a code-only edit, index cut"
+    ),
 )
 TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
 RESULTS = "benchmarks.json"  # beside benchmarks.md: what it was rendered from

@@ -44,6 +44,15 @@ PATHS: dict[str, tuple[str, ...]] = {
     "vertex_logs": ("bench/vertex_logs_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "vertex_late": ("bench/vertex_late_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "sagemaker_logs": ("bench/sagemaker_logs_bench.py", *_SAGEMAKER_LOGS),
+    "edit_loop": (
+        "bench/edit_loop_bench.py",
+        "bench/_stats.py",
+        "cloudtrain/backends/local",
+        "cloudtrain/packaging",
+        "cloudtrain/cli",
+        "docs/tutorial/my-project",
+        "tests/fakes/package_index.py",
+    ),
     "log_faults": (
         "bench/log_faults_bench.py",
         "tests/fakes/fault_proxy.py",

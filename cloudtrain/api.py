@@ -46,7 +46,7 @@ from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults
@@ -223,7 +223,7 @@ class Job:
                 self._progress = Progress(
                     cost_per_hour=None, started=first.created.timestamp() if first.created else time.time()
                 )
-            self._progress.set_phase(phase_of(first))
+            self._progress.start_from(first)
         return self._progress
 
     def __repr__(self) -> str:

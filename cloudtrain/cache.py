@@ -4,7 +4,8 @@
 environments (one folder each; see :mod:`cloudtrain.backends.local.venv`). Pruning keeps
 the ``keep`` most recently used entries of each, by the newest modification time of the
 entry and of the files directly in it (an environment's marker is rewritten on each use).
-An environment that a kept one names as its base (``"image"`` in its marker) is kept too.
+An environment that a kept one names as its base (``"image"`` in its marker), and the one
+that one stands on, is kept too.
 Hidden entries (builds in progress, partial files) are left alone: the builders sweep
 their own leftovers. Nothing else in the cache (history, data, upload journal) is pruned.
 """
@@ -94,8 +95,7 @@ def prune(keep: int, root: Path | None = None, *, dry_run: bool = False) -> list
     removed = []
     for name in PRUNED:
         listed = entries(root / name)
-        kept = listed[:keep]
-        named = {_base_of(e.path) for e in kept} - {None}
+        named = _bases(listed[:keep], root / name)
         for entry in listed[keep:]:
             if entry.path.name in named:
                 continue
@@ -103,6 +103,19 @@ def prune(keep: int, root: Path | None = None, *, dry_run: bool = False) -> list
             if not dry_run:
                 _remove(entry.path)
     return removed
+
+
+def _bases(kept: list[Entry], folder: Path) -> set[str]:
+    """What the kept environments stand on, all the way down (a package layer on its requirements
+    layer on its image layer)."""
+    named: set[str] = set()
+    todo = [e.path for e in kept]
+    while todo:
+        base = _base_of(todo.pop())
+        if base is not None and base not in named:
+            named.add(base)
+            todo.append(folder / base)
+    return named
 
 
 def _base_of(path: Path) -> str | None:

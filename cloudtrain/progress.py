@@ -18,7 +18,7 @@ from typing import Any
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import Tracker
 from cloudtrain.numbers import count, measured, money
-from cloudtrain.timeline import human_seconds, mark_line, training_start
+from cloudtrain.timeline import SETUP_PHASES, human_seconds, mark_line, training_start
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
 
@@ -79,6 +79,12 @@ class Progress:
     marks: dict[str, Any] = field(default_factory=dict)  # timeline marks seen in the lines (cloudtrain.timeline)
     interruptions: Tracker = field(default_factory=Tracker)  # preemptions and restarts seen in the lines
     epochs: int | None = None  # the job's --epochs: the total when its events give none
+    uploads: bool = True  # False: the job uploads nothing (a local run), so its done event starts no upload
+
+    def start_from(self, status: Any) -> None:
+        """The phase of a job's status (a JobStatus) before its first line, and whether it uploads."""
+        self.set_phase(phase_of(status))
+        self.uploads = status.detail("uploads_outputs") is not False
 
     def set_phase(self, phase: str) -> None:
         """From the job's state (queued / provisioning) before any line arrives."""
@@ -90,8 +96,8 @@ class Progress:
         if self.phase in ("queued", "provisioning", "pulling image"):
             self.set_phase("installing package")  # the container runs: it has its image
         mark_line(self.marks, line)
-        if self.phase == "installing package" and training_start(self.marks) is not None:
-            self.set_phase("training")  # the user's code runs, plan event or not: the timeline's rule
+        if self.phase in SETUP_PHASES and training_start(self.marks) is not None:
+            self.set_phase("training")  # the user's code runs, plan event or not: the timeline's rule, on this line
         self.interruptions(line)
         event = parse_event(line.message)
         if event is None:
@@ -108,7 +114,7 @@ class Progress:
                 self._rates[event.get("replica") or line.replica] = float(event["examples_per_sec"])
             if isinstance(event.get("epoch_time_s"), (int, float)):
                 self._epoch_times.append(float(event["epoch_time_s"]))
-        elif kind in ("done", "worker_done"):
+        elif kind in ("done", "worker_done") and self.uploads:
             self.set_phase("uploading")
 
     def snapshot(self) -> Snapshot:

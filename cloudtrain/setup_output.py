@@ -5,7 +5,8 @@ the first line that is not (:mod:`cloudtrain.timeline`).
 The lines were taken from real runs: Vertex AI's pre-built containers (pip's output while they
 install the package), SageMaker's training toolkit (its log lines, the ``Training Env`` and
 ``SM_*`` dumps) and cloudtrain's own SageMaker launcher
-(:mod:`cloudtrain.backends.sagemaker.cloudtrain_launch`), and a local run's notices.
+(:mod:`cloudtrain.backends.sagemaker.cloudtrain_launch`), a local run's notices, and TensorFlow's
+own log lines while it is imported (before the user's code prints anything).
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ _SETUP = re.compile(
     r"Successfully |Building |Created wheel|Stored in directory|Running setup\.py|Preparing metadata|"
     r"Getting requirements|Attempting uninstall|Found existing installation|Uninstalling |Looking in |"
     r"Using cached |DEPRECATION: |WARNING: Running pip|\[notice\]|Invoking script|Training Env|"
-    r"Environment variables|SM_[A-Z0-9_]*=|PYTHONPATH=)"
+    r"Environment variables|SM_[A-Z0-9_]*=|PYTHONPATH=|"
+    # TensorFlow's own start-up log while it is imported (absl's format, then TF's older one)
+    r"[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d* *[\w.]+:\d+\] |"
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] (?:tensorflow|external|third_party)/|"
+    r"WARNING: All log messages before absl::InitializeLog|To enable the following instructions:)"
 )
 
 

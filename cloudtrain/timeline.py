@@ -1,5 +1,6 @@
 """A job's start-up and run as phases: queued, provisioning, pulling image, installing package,
-training, uploading — one vocabulary for the end-of-run summary, history and the run report.
+starting TensorFlow, training, uploading — one vocabulary for the end-of-run summary, history,
+the live status line and the run report.
 
 Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
 begins, and the last until the job ended. Sources, from the most to the least exact:
@@ -11,9 +12,14 @@ begins, and the last until the job ended. Sources, from the most to the least ex
   trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
   or ``worker_done`` event (training ended: export and upload follow).
 
-Code that prints no ``plan`` event (a user's own package, a script) still trains: then training
-starts at its first event of any kind, else where cloudtrain's launcher starts the user's module,
-else at the first line that is not the set-up's (:mod:`cloudtrain.setup_output`) — not at the end.
+Training starts at the first line that says the user's code runs: its first event of any kind
+(the bundled trainer's ``plan``), cloudtrain's launcher starting the user's module, or its first
+line that is not the set-up's (:mod:`cloudtrain.setup_output`: pip, the launchers, TensorFlow's
+own start-up log) — whichever comes first. The first, not a ranking: the live status line, which
+sees the lines one by one, switches to training on that same line, so the line, the summary and
+the report name one moment (:func:`training_start`). A local run, whose environment is ready
+before it starts, begins in "starting TensorFlow"; it uploads nothing, so its ``done`` event
+starts no upload phase (``uploads_outputs`` false in its status).
 
 Nothing here talks to a cloud: backends and the CLI pass plain data in.
 """
@@ -28,12 +34,22 @@ from typing import Any
 from cloudtrain import setup_output
 from cloudtrain.events import parse as parse_event
 
-PHASES = ("queued", "provisioning", "pulling image", "installing package", "training", "uploading")
+PHASES = (
+    "queued",
+    "provisioning",
+    "pulling image",
+    "installing package",
+    "starting TensorFlow",
+    "training",
+    "uploading",
+)
+#: The phases before the user's code runs: the first line that is not the set-up's ends them.
+SETUP_PHASES = PHASES[: PHASES.index("training")]
 
-#: Where training starts, the first known in this order: a ``training`` mark a caller gives, the first
-#: event (the bundled trainer's first is its ``plan``: the package is installed and training starts),
-#: the launcher starting the user's module, the user code's first own line.
-TRAINING_STARTS = ("training", "first event", "user code launched", "first output")
+#: The marks that say the user's code runs: its first event (the bundled trainer's first is its ``plan``),
+#: the launcher starting the user's module, the user code's first own line. Training starts at the
+#: earliest of them, unless a caller gives a ``training`` mark, which wins.
+TRAINING_STARTS = ("first event", "user code launched", "first output")
 
 #: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
 SAGEMAKER_PHASES = {
@@ -84,9 +100,13 @@ def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Pha
 
 
 def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
-    """When training started, by :data:`TRAINING_STARTS`; None while the job is still setting up.
-    The one rule for the end-of-run timeline and the live status line (:mod:`cloudtrain.progress`)."""
-    return next((marks[k] for k in TRAINING_STARTS if marks.get(k) is not None), None)
+    """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS`;
+    None while the job is still setting up. The one rule for the end-of-run timeline, the report and
+    the live status line (:mod:`cloudtrain.progress`), which applies it to the lines as they arrive."""
+    if marks.get("training") is not None:
+        return marks["training"]
+    found = [marks[k] for k in TRAINING_STARTS if marks.get(k) is not None]
+    return min(found) if found else None
 
 
 def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:
@@ -183,6 +203,14 @@ def status_marks(status: Any) -> dict[str, dt.datetime]:
 
 
 def of_run(status: Any, lines_marks: Mapping[str, dt.datetime]) -> list[Phase]:
-    """The phases of a finished (or running) job: its status's marks, refined by its log's."""
-    marks = merge(status_marks(status), lines_marks)
+    """The phases of a finished (or running) job: its status's marks, refined by its log's. A job that
+    uploads nothing (``uploads_outputs`` false: a local run) trains until its end."""
+    own = status_marks(status)
+    marks = merge(own, lines_marks)
+    if status.first_phase in PHASES:  # the log's "installing package" is no phase of a job that starts later
+        for earlier in PHASES[: PHASES.index(status.first_phase)]:
+            if earlier not in own:
+                marks.pop(earlier, None)
+    if status.detail("uploads_outputs") is False:
+        marks.pop("uploading", None)
     return build(marks, status.ended)

@@ -15,7 +15,7 @@ from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hin
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.console import Console, ReplicaPrinter, print_json, print_kv
 from cloudtrain.live import LiveStatus
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import ValueMasker
 
 Show = Callable[[LogLine], None]
@@ -89,7 +89,10 @@ def _cancel(console: Console, handle: JobHandle, *, show: Show, shown: int) -> J
         console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
         handle.cancel()
         return handle.wait()
-    console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
+    if getattr(handle, "saves_on_stop", True):
+        console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
+    else:  # a package that has saved nothing so far and did not say it saves on SIGTERM: no save is promised
+        console.print("\n[yellow]stopping every replica (SIGTERM; Ctrl-C again to kill now)[/yellow]")
     stopping = threading.Thread(target=handle.cancel, name="cancel", daemon=True)
     stopping.start()
     try:
@@ -106,7 +109,7 @@ def _progress_of(handle: JobHandle) -> Progress:
     """For a reattach (``logs --follow``): the job's own creation time and phase; no price is known."""
     status = handle.status()
     progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
-    progress.set_phase(phase_of(status))
+    progress.start_from(status)
     return progress
 
 

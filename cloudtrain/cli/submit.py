@@ -38,7 +38,7 @@ from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import mask_args
 from cloudtrain.spec import JobSpec
 
@@ -177,7 +177,7 @@ def run_submit(
         started=spec.created.timestamp(),
         epochs=epochs_in_args(spec.module_args()),
     )
-    progress.set_phase(phase_of(first))
+    progress.start_from(first)
     follow(
         console,
         handle,

@@ -73,17 +73,46 @@ def find_metadata(package_dir: Path, *, run: Callable[..., dict[str, Any]] = _ru
         if path.name == "pyproject.toml":
             data = _load_toml(path)
             if not _declares(data, folder):
-                if path.parent != root:
-                    skipped.append(f"{path} does not declare {folder}/")
+                if path.parent == root or not _about_a_sibling(data, root):
+                    skipped.append(_not_declaring(path, data, folder))
                 continue
             found.append(_from_pyproject(path, data))
         else:
             found.append(_from_setup_py(path, run))
     if not found:
-        return ProjectMetadata(None, None, None, (), "generated")
+        return ProjectMetadata(None, None, None, (), "generated", tuple(skipped))
     used = found[0]
-    ignored = tuple(f"{m.source} is not used: {used.source} comes first" for m in found[1:])
-    return ProjectMetadata(used.source, used.name, used.version, used.requirements, used.how, ignored)
+    ignored = tuple(
+        f"{m.source} is not used: {used.source} comes first (the order gcloud and pip read them in); "
+        f"move what it declares into {used.source.name if used.source else 'that file'} and delete it"
+        for m in found[1:]
+    )
+    return ProjectMetadata(used.source, used.name, used.version, used.requirements, used.how, (*skipped, *ignored))
+
+
+def _about_a_sibling(data: dict[str, Any], root: Path) -> bool:
+    """Whether a pyproject.toml beside the package describes another package folder beside it (a
+    repository's own project next to its ``trainer/``): then it is not the package's, and says nothing."""
+    siblings = [p.name for p in root.parent.iterdir() if p.is_dir() and p != root and (p / "__init__.py").is_file()]
+    return any(_declares(data, name) for name in siblings)
+
+
+def _not_declaring(path: Path, data: dict[str, Any], folder: str) -> str:
+    """The warning for a pyproject.toml that was found and not used: why, what is lost, and the fix."""
+    project = data.get("project") or {}
+    name = project.get("name")
+    why = f"its [project] name {name!r} is not {folder!r}" if isinstance(name, str) else "it has no [project] name"
+    deps = project.get("dependencies")
+    lost = (
+        f"its dependencies ({', '.join(map(str, deps))}) will not be installed"
+        if isinstance(deps, list) and deps
+        else "nothing in it is used"
+    )
+    return (
+        f"{path} is not used for {folder}/: {why} and its [tool.setuptools] lists no {folder!r}, so {lost}; "
+        f'to use it, add packages = ["{folder}"] under [tool.setuptools] (or name the project {folder!r}), '
+        "or list the requirements in package.requirements"
+    )
 
 
 def find_script_metadata(source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py) -> ProjectMetadata:

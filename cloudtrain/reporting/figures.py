@@ -14,6 +14,7 @@ _COLOURS = {
     "provisioning": "#64b5f6",
     "pulling image": "#4db6ac",
     "installing package": "#ffb74d",
+    "starting TensorFlow": "#fff176",
     "training": "#81c784",
     "uploading": "#ba68c8",
 }

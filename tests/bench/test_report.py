@@ -447,3 +447,28 @@ def test_vertex_lateness_table_has_spread_verdicts_and_the_gcloud_source(results
     )
     assert "showed every line in every cloudtrain run" in logs
     assert "`command_lib/ml_engine/log_utils.py` l. 60-88" in logs
+
+
+def test_edit_loop_section_shows_the_edits_cost_against_its_target(results):
+    spread = lambda values: {"median": sorted(values)[len(values) // 2], "min": min(values), "max": max(values)}  # noqa: E731
+    data = {
+        "repeats": 5,
+        "target_s": 2.0,
+        "all_succeeded": True,
+        "first_run": {"seconds": 51.3},
+        "no_edit_s": spread([20.1, 21.0, 22.4, 20.5, 21.9]),
+        "edit_s": spread([20.9, 21.7, 23.8, 21.0, 22.2]),
+        "extra_s": spread([0.8, 0.7, 1.4, 0.5, 0.3]),
+        "package_layer_s": spread([0.21, 0.25, 0.3, 0.2, 0.22]),
+        "met": True,
+    }
+    results["benches"]["edit_loop"] = _entry("edit_loop_bench", data)
+    md = report.render(results).split("## 7. The edit–run loop (--local)")[1]
+    assert "| no edit (everything reused) | 21.00 (20.10–22.40) | – |" in md
+    assert "| code-only edit, index cut | 21.70 (20.90–23.80) | – |" in md
+    assert "| the edit costs (edit − no edit) | 0.70 (0.30–1.40) | ≤ 2 s: yes |" in md
+    assert "took 51.3 s to its first training line" in md and "median (min–max) of 5 pairs" in md
+    results["benches"]["edit_loop"] = _entry("edit_loop_bench", dict(data, extra_s=spread([2.5, 3.0, 2.1]), met=False))
+    assert "| 2.50 (2.10–3.00) | ≤ 2 s: **no** |" in report.render(results)
+    results["benches"]["edit_loop"] = _entry("edit_loop_bench", {"repeats": 5, "all_succeeded": False})
+    assert "**A run failed**" in report.render(results)

@@ -70,6 +70,36 @@ def test_a_repositorys_own_pyproject_is_never_taken_for_the_trainers(tmp_path):
     built = build_sdist(REPO / "trainer", tmp_path / "dist")
     assert (built.name, built.version) == ("trainer", "0.0.0")
     assert built.metadata == "generated (no setup.py or pyproject.toml describes trainer/)"
+    assert meta.ignored == () and not any("pyproject.toml" in w for w in built.warnings)  # not the trainer's: silent
+
+
+def test_a_pyproject_found_and_not_used_is_one_warning_with_the_reason_and_the_fix(tmp_path):
+    """A pyproject.toml beside the package whose project name differs from the folder's was skipped in
+    silence: the dry run said ``metadata: generated`` and the run failed later with ModuleNotFoundError."""
+    pkg = copy("pyproject_misnamed", tmp_path)
+    built = build_sdist(pkg, tmp_path / "dist")
+    assert built.requirements == () and built.metadata.startswith("generated")
+    [warning] = [w for w in built.warnings if "pyproject.toml" in w]
+    assert warning == (
+        f"{pkg.parent / 'pyproject.toml'} is not used for trainer/: its [project] name 'digits-classifier' is not "
+        "'trainer' and its [tool.setuptools] lists no 'trainer', so its dependencies (scikit-learn>=1.3, pandas) "
+        'will not be installed; to use it, add packages = ["trainer"] under [tool.setuptools] (or name the '
+        "project 'trainer'), or list the requirements in package.requirements"
+    )
+    # the fix it names works
+    toml = pkg.parent / "pyproject.toml"
+    toml.write_text(toml.read_text() + '\n[tool.setuptools]\npackages = ["trainer"]\n')
+    fixed = build_sdist(pkg, tmp_path / "dist2")
+    assert fixed.requirements == ("scikit-learn>=1.3", "pandas") and not fixed.warnings
+
+
+def test_a_setup_py_found_after_the_one_used_is_named_with_the_fix(tmp_path):
+    pkg = copy("tutorial_mgpu", tmp_path)
+    (pkg / "setup.py").write_text("from setuptools import setup\nsetup(name='inner', install_requires=['h5py'])\n")
+    built = build_sdist(pkg, tmp_path / "dist")
+    [warning] = [w for w in built.warnings if "is not used" in w]
+    assert warning.startswith(f"{pkg / 'setup.py'} is not used: {pkg.parent / 'setup.py'} comes first")
+    assert warning.endswith("move what it declares into setup.py and delete it")
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,9 @@ EVENT_PREFIX = '{"event"'
 STATES = {native: JobState(state) for native, state in record.NATIVE.items()}
 
 
-FIRST_PHASE = "installing package"  # a local run starts by installing the package: nothing queues
+# A local run's environment is ready before it starts (built, or reused, by the backend): from its start
+# until its code's first line, the interpreter imports TensorFlow (20-30 s); nothing queues or installs.
+FIRST_PHASE = "starting TensorFlow"
 
 
 class LocalJob(HandleDefaults):
@@ -100,7 +102,13 @@ class LocalJob(HandleDefaults):
             mask=self._masker,
         )
         env = self.environment
-        how = "reused" if env.cached else f"built in {measured(env.setup_seconds)} s"
+        how = (
+            "reused"
+            if env.cached
+            else f"reused, the package's code installed in {measured(env.setup_seconds)} s"
+            if env.code_only
+            else f"built in {measured(env.setup_seconds)} s"
+        )
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
         image = f"{env.description}, " if env.description else ""
         group.notice(f"{self.spec.cloud} contract, {replicas}; environment {image}{env.path} ({how})")
@@ -117,8 +125,15 @@ class LocalJob(HandleDefaults):
                 event = json.loads(line.message)
             except ValueError:
                 return
-            if isinstance(event, dict) and event.get("event") in ("epoch", "done", "preempted"):
+            if isinstance(event, dict) and event.get("event") in ("plan", "epoch", "done", "preempted"):
                 self._events[event["event"]] = event
+
+    @property
+    def saves_on_stop(self) -> bool:
+        """Whether a stop (SIGTERM) leaves a checkpoint to resume from, as far as this run shows: the
+        bundled trainer announced itself (its ``plan`` line; it saves on SIGTERM), or a checkpoint is
+        there already. A user's package that did neither is told as that, not as a save in progress."""
+        return "plan" in self._events or latest_checkpoint(Path(self._chief.checkpoint_dir)) is not None
 
     # --- JobHandle -------------------------------------------------------------------------
 
@@ -173,6 +188,7 @@ class LocalJob(HandleDefaults):
             "environment": str(self.environment.path),
             "environment_cached": self.environment.cached,
             "environment_setup_s": round(self.environment.setup_seconds, 3),
+            "uploads_outputs": False,  # it writes to local folders: its done event starts no upload phase
         }
         if outcome is None:
             details["pids"] = group.pids  # for attach/cancel from another process while it runs
@@ -240,6 +256,7 @@ class LocalJob(HandleDefaults):
             ended=self._ended,
             details=details,
             first_phase=FIRST_PHASE,
+            phase=FIRST_PHASE if outcome is None else None,  # until its first line says more (the live line)
             replica_count=len(self.plans),
         )
 
@@ -424,6 +441,7 @@ class RecordedJob(HandleDefaults):
             ended=parse(data.get("ended")),
             details=details,
             first_phase=FIRST_PHASE,
+            phase=FIRST_PHASE if native == "running" else None,
         )
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:

@@ -331,8 +331,7 @@ class ReplicaGroup:
                 elif self._cancel.is_set():
                     reason = "cancelled"
                     self.notice(
-                        f"stopping: saving a checkpoint… (SIGTERM to every replica; SIGKILL after "
-                        f"{self._grace:g} s or on a second Ctrl-C)",
+                        f"stopping: SIGTERM to every replica; SIGKILL after {self._grace:g} s or on a second Ctrl-C",
                         "WARNING",
                     )
                 elif self._max_runtime and time.monotonic() - self.started > self._max_runtime:

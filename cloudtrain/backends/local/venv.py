@@ -1,8 +1,9 @@
-"""The isolated environments a local run executes in: an image layer and a package layer.
+"""The isolated environments a local run executes in: an image, a requirements and a package layer.
 
-Nothing from cloudtrain's own environment is visible in them. Two layers, each a virtual
+Nothing from cloudtrain's own environment is visible in them. Three layers, each a virtual
 environment cached by content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``, default
-``~/.cache/cloudtrain``):
+``~/.cache/cloudtrain``), each keyed by what decides what it holds, so an edit rebuilds only
+the layer it changes:
 
 ``image-<key>/``
     The stand-in for the cloud's prebuilt image (:class:`~.image.Image`): a venv of the
@@ -11,22 +12,29 @@ environment cached by content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``
     is found (``$UV``, set by ``uv run``, or ``uv`` on ``PATH``): ``uv venv`` and
     ``uv pip install`` from uv's cache with ``--offline`` first, so a rebuild needs no network;
     otherwise ``python -m venv`` and pip.
+``deps-<key>/``
+    The package's requirements on one image layer: a venv without pip whose
+    ``_cloudtrain_image.pth`` puts the image layer's site-packages after its own, so what is
+    installed here wins. Installed with **pip, as the cloud installs them**, ``--no-index``
+    first, so nothing is downloaded when the image layer already has them; only a requirement
+    missing from it goes to the index. ``key`` is :func:`requirements_key`: the image layer's
+    key, the resolved requirements and pip's index settings, **never the package's code**. A
+    requirement that cannot be installed at all (``h5py==2.7.0`` on a current Python) is one
+    line naming it (exit 2); one that needs the index when the index cannot be reached is one
+    line naming it (exit 3), before anything runs.
 ``pkg-<key>/``
-    One per install (the package's sdist, or for a source folder what it installs) on one
-    image layer: a venv without pip whose ``_cloudtrain_image.pth`` puts the image layer's
-    site-packages after its own, so what is installed here wins. The sdist is installed with
-    **pip, as the cloud installs it** (``--no-build-isolation`` with the image's setuptools),
-    ``--no-index`` first, so nothing is downloaded when the image layer already satisfies its
-    ``install_requires``; only a requirement missing from it goes to the index. A requirement
-    that cannot be installed at all (``h5py==2.7.0`` on a current Python) is one line naming it
-    (exit 2), before anything runs. ``key`` hashes the install targets and the image key.
+    The package itself on its requirements layer (the same ``.pth`` chain): what ``pip install
+    --no-deps`` of its sdist installs, put there in-process (:mod:`cloudtrain.packaging.install`,
+    held file for file to pip's own install by a test), in well under a second and with no network.
+    ``key`` hashes the sdist and the requirements key, so a code-only edit builds this small layer
+    and nothing else.
 
-Each folder holds ``cloudtrain-env.json`` (kind, key, created, last_used, python, packages or
-installs; a package env names its ``image``). Builds happen in ``.tmp-<name>-<pid>`` beside
-the final folder and are renamed into place, so an interrupted build never leaves a
-half-built env; leftovers of dead builds are removed. To prune: delete ``pkg-*`` folders
-freely; delete an ``image-*`` folder only when no kept ``pkg-*`` names it (a later run
-rebuilds what is missing).
+Each folder holds ``cloudtrain-env.json`` (kind, key, created, last_used; the layer under it as
+``image``). Builds happen in ``.tmp-<name>-<pid>`` beside the final folder and are renamed into
+place, so an interrupted build never leaves a half-built env; leftovers of dead builds are
+removed. To prune: ``cloudtrain cache prune`` keeps what a kept layer stands on; by hand, delete
+``pkg-*`` folders freely, and a ``deps-*`` or ``image-*`` folder only when nothing kept names it
+(a later run rebuilds what is missing).
 """
 
 from __future__ import annotations
@@ -39,18 +47,19 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cloudtrain import leftovers
 from cloudtrain.backends.local import build_steps
 from cloudtrain.backends.local.image import Image
-from cloudtrain.errors import BackendError, PackagingError
+from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.numbers import size
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging.install import install_sdist
 from cloudtrain.packaging.metadata import requirement_name
 
 Runner = Callable[..., subprocess.CompletedProcess]
@@ -68,6 +77,7 @@ class PackageEnv:
     online: bool  # True when an install had to reach the package index
     image: Path | None = None  # the image layer under it
     description: str = ""  # "Python 3.10 + TensorFlow 2.17 + tensorboard"
+    code_only: bool = False  # built now, on a reused requirements layer: only the package's code was installed
 
 
 def cache_root() -> Path:
@@ -86,15 +96,6 @@ def content_key(*parts: str) -> str:
 
 def image_dir(image: Image, root: Path | None = None) -> Path:
     return (root or cache_root()) / "envs" / f"image-{image.key}"
-
-
-def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
-
-
-def env_dir(package: BuiltPackage, image: Image, root: Path | None = None) -> Path:
-    """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives."""
-    return install_dir(package.sha256, image, root)
 
 
 def find_uv() -> str | None:
@@ -212,6 +213,54 @@ def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, fol
 
 # --- the package layer ---------------------------------------------------------------------
 
+#: pip's settings that choose where requirements come from: a different index can resolve differently.
+INDEX_SETTINGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE")
+
+
+def index_settings(environ: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """The :data:`INDEX_SETTINGS` set in ``environ`` (default: this process's), as (name, value) pairs."""
+    environ = os.environ if environ is None else environ
+    return tuple((name, environ[name]) for name in INDEX_SETTINGS if environ.get(name))
+
+
+def requirements_key(requirements: Sequence[str], image: Image, index: Sequence[tuple[str, str]] = ()) -> str:
+    """The key of a requirements layer: what decides what it holds, and nothing else.
+
+    The image layer (its interpreter and packages: Python and TensorFlow, :attr:`Image.key`), the
+    package's resolved requirements (order and spacing do not matter) and the index settings (see
+    :func:`index_settings`). Never the package's own code: an edit that leaves its requirements as
+    they were reuses the layer, with no network."""
+    wanted = sorted({_spaceless(r) for r in requirements})
+    return content_key("requirements", image.key, *wanted, "index", *(f"{k}={v}" for k, v in index))
+
+
+def _spaceless(requirement: str) -> str:
+    """``numpy >= 1.26`` and ``numpy>=1.26`` are one requirement."""
+    return "".join(requirement.split())
+
+
+def deps_dir(key: str, root: Path | None = None) -> Path:
+    """The requirements layer of ``key`` (a :func:`requirements_key`)."""
+    return (root or cache_root()) / "envs" / f"deps-{key}"
+
+
+def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
+    return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
+
+
+def env_dir(
+    package: BuiltPackage, image: Image, root: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
+    """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives:
+    its own thin layer, on the requirements layer its requirements and the index settings decide."""
+    deps = requirements_key(_requirements(package), image, index_settings(environ))
+    return install_dir(content_key(package.sha256, deps), image, root)
+
+
+def _requirements(package: BuiltPackage) -> tuple[str, ...]:
+    """The package's resolved requirements (a stand-in that names only the sdist has none)."""
+    return tuple(getattr(package, "requirements", ()))
+
 
 def ensure_env(
     package: BuiltPackage,
@@ -221,41 +270,63 @@ def ensure_env(
     run: Runner = subprocess.run,
     uv: str | None = "auto",
     log: Callable[[str], None] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> PackageEnv:
-    """The cached env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image``."""
-    return ensure_install(
-        [str(package.path)],
-        image,
-        key=package.sha256,
-        label=f"{package.name} {package.version}",
-        requirements=getattr(package, "requirements", ()),
-        root=root,
-        run=run,
-        uv=uv,
-        log=log,
+    """The env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image``, in three layers:
+
+    the image layer (:func:`ensure_image`); the requirements layer ``deps-<key>`` (:func:`requirements_key`),
+    which an edit of the package's code reuses; and the package's own ``pkg-<key>``: a venv holding only
+    the package (what ``pip install --no-deps`` of its sdist installs), so a code-only edit installs just
+    it, offline, in well under a second."""
+    start = time.monotonic()
+    final = env_dir(package, image, root, environ)
+    label = f"{package.name} {package.version}"
+    if _is_complete(final, package.sha256) and image_layer_present(final):
+        _touch(final)
+        return PackageEnv(
+            final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root), image.describe()
+        )
+    deps = ensure_requirements(
+        _requirements(package), image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
+    )
+
+    def build(tmp: Path) -> dict:
+        site = _layered_venv(tmp, deps.path, image, run)
+        with build_steps.phase(f"package environment: installing {label} (its code only)", log, folder=tmp):
+            install_sdist(package.path, Path(site))  # pip's install of it, file for file, in milliseconds
+        return {"kind": "package", "image": deps.path.name, "installs": [str(package.path)], "label": label}
+
+    _build_atomically(final, package.sha256, build)
+    return PackageEnv(
+        final,
+        env_python(final),
+        False,
+        time.monotonic() - start,
+        deps.online,
+        image_dir(image, root),
+        image.describe(),
+        code_only=deps.cached,
     )
 
 
-def ensure_install(
-    targets: Sequence[str],
+def ensure_requirements(
+    requirements: Sequence[str],
     image: Image,
     *,
-    key: str,
     label: str,
-    requirements: Sequence[str] = (),
     root: Path | None = None,
     run: Runner = subprocess.run,
     uv: str | None = "auto",
     log: Callable[[str], None] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> PackageEnv:
-    """An env on ``image`` with ``pip install <targets>`` done in it, cached under ``key``.
-
-    ``targets`` are pip arguments: an sdist, a source folder, ``-r requirements.txt``, requirement
-    strings. ``key`` must change whenever what they install changes (a content hash).
-    ``requirements`` (for messages) are the declared ones, so a failure can name the line.
-    """
+    """The requirements layer: a venv on ``image`` with ``requirements`` installed, cached under
+    :func:`requirements_key`. What the image layer already has is not installed again (``--no-index``
+    first); only a requirement it lacks goes to the index."""
     start = time.monotonic()
-    final = install_dir(key, image, root)
+    index = index_settings(environ)
+    key = requirements_key(requirements, image, index)
+    final = deps_dir(key, root)
     if _is_complete(final, key) and image_layer_present(final):
         _touch(final)
         return PackageEnv(
@@ -264,26 +335,52 @@ def ensure_install(
     base, _ = ensure_image(image, root=root, run=run, uv=uv, log=log)
 
     def build(tmp: Path) -> dict:
-        cmd = [image.python.path, "-m", "venv", "--without-pip", str(tmp)]
-        _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
-        # the real path: an env root reached through a link (a cluster workdir linked to a cache) may vanish
-        lines = [f"import site; site.addsitedir({os.path.realpath(p)!r})" for p in _site_dirs(base, run)]
-        (Path(_site_dirs(tmp, run)[0]) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
-        with build_steps.phase(f"package environment: installing {label}", log, folder=tmp):
-            online = _pip_install(tmp, list(targets), label, requirements, image, run)
+        _layered_venv(tmp, base, image, run)
+        online = False
+        if requirements:
+            with build_steps.phase(f"package environment: installing the requirements of {label}", log, folder=tmp):
+                online = _pip_install(tmp, list(requirements), label, requirements, image, run)
         return {
-            "kind": "package",
+            "kind": "requirements",
             "image": base.name,
-            "installs": list(targets),
-            "label": label,
+            "requirements": sorted(requirements),
+            "index": dict(index),
             "python": image.python.path,
             "online": online,
         }
 
-    marker = _build_atomically(final, key, build)
+    try:
+        marker = _build_atomically(final, key, build)
+    except _IndexUnreachable as cut:
+        raise _unreachable_error(cut, requirements, _built_before(final.parent, base.name), label) from None
     return PackageEnv(
         final, env_python(final), False, time.monotonic() - start, bool(marker.get("online")), base, image.describe()
     )
+
+
+def _built_before(envs: Path, image_name: str) -> set[str]:
+    """The requirements of the requirements layers already built on the image layer ``image_name``."""
+    known: set[str] = set()
+    for marker in envs.glob(f"deps-*/{MARKER}"):
+        try:
+            data = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("image") == image_name:
+            known.update(_spaceless(str(r)) for r in data.get("requirements") or [])
+    return known
+
+
+def _layered_venv(tmp: Path, under: Path, image: Image, run: Runner) -> str:
+    """A venv without pip at ``tmp`` whose ``.pth`` puts the env ``under`` it (and what that one puts
+    under itself) after its own site-packages: what is installed here wins. Returns its site-packages."""
+    cmd = [image.python.path, "-m", "venv", "--without-pip", str(tmp)]
+    _check(run(cmd, capture_output=True, text=True), "cannot create a virtual environment", cmd)
+    # the real path: an env root reached through a link (a cluster workdir linked to a cache) may vanish
+    lines = [f"import site; site.addsitedir({os.path.realpath(p)!r})" for p in _site_dirs(under, run)]
+    site = _site_dirs(tmp, run)[0]
+    (Path(site) / IMAGE_PTH).write_text("\n".join(lines) + "\n")
+    return site
 
 
 def _pip_install(
@@ -295,12 +392,78 @@ def _pip_install(
     if offline.returncode == 0:
         return False
     output = offline.stderr + offline.stdout
-    if _missing_requirement(output) is None:
+    needed = _missing_requirement(output)
+    if needed is None:
         raise _install_error(offline, label, requirements, image)
     online = run([*install[:4], "--retries", "1", "--timeout", "15", *install[4:]], capture_output=True, text=True)
     if online.returncode != 0:
+        unreachable = _unreachable(online)
+        if unreachable:
+            raise _IndexUnreachable(needed, unreachable)
         raise _install_error(online, label, requirements, image)
     return True
+
+
+class _IndexUnreachable(Exception):
+    """pip needed the index for ``needed`` (the first requirement it lacked offline) and could not reach it."""
+
+    def __init__(self, needed: str, why: str):
+        super().__init__(needed, why)
+        self.needed, self.why = needed, why
+
+
+#: pip's words for an index it could not reach (a cut network, a proxy, a wrong host), most telling first.
+_UNREACHABLE = (
+    "Connection refused",
+    "Network is unreachable",
+    "No route to host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "ProxyError",
+    "ConnectTimeoutError",
+    "Read timed out",
+    "Failed to establish a new connection",
+)
+
+
+def _unreachable(result: subprocess.CompletedProcess) -> str | None:
+    """Why the index could not be reached, in pip's words, when that is why the install failed."""
+    output = (result.stderr or "") + (result.stdout or "")
+    return next((words for words in _UNREACHABLE if words in output), None)
+
+
+def _unreachable_error(
+    cut: _IndexUnreachable, requirements: Sequence[str], before: set[str], label: str
+) -> CloudUnreachable:
+    """One line: the requirements changed, these need the index, and the index cannot be reached. Named are
+    the requirements no earlier environment on this image had (the change), else the one pip lacked."""
+    changed = [r for r in requirements if _spaceless(r) not in before]
+    if not changed:
+        try:
+            name = requirement_name(cut.needed.strip("'\"").rstrip(","))
+        except (AssertionError, PackagingError):
+            name = cut.needed
+        changed = [next((r for r in requirements if _same_name(r, name)), cut.needed)]
+    which = ", ".join(repr(r) for r in changed)
+    return CloudUnreachable(
+        f"requirement{'s' if len(changed) > 1 else ''} {which} of {label} "
+        f"{'are' if len(changed) > 1 else 'is'} not in the local environments and the package index cannot be "
+        f"reached ({cut.why}): "
+        + (
+            "the package's requirements changed since its environment was built"
+            if before
+            else "no environment of it was built on this image yet"
+        ),
+        "connect to the network for this one run (later runs with these requirements need none), "
+        "or put the requirements back as they were",
+    )
+
+
+def _same_name(requirement: str, name: str) -> bool:
+    try:
+        return requirement_name(requirement) == name
+    except (AssertionError, PackagingError):
+        return False
 
 
 _MISSING = (

@@ -175,8 +175,11 @@ def sagemaker_entry_env(spec: JobSpec, hyperparameters: Mapping[str, Any], *, co
       ``S3_USE_HTTPS``, ``TF_CPP_MIN_LOG_LEVEL``: ``sagemaker_tensorflow_container.s3_utils.configure``;
     - ``PYTHONPATH``: the code directory, then the launcher's own ``sys.path``
       (``environment.write_env_vars``); here the code directory alone;
-    - ``PWD``: the code directory, where ``/bin/sh`` starts the script (the shell exports it)."""
+    - ``PWD``: the code directory, where ``/bin/sh`` starts the script (the shell exports it);
+    - ``PYTHONDONTWRITEBYTECODE=1``: an ``ENV`` line of the TF training images' Dockerfile (with
+      ``PYTHONUNBUFFERED=1``, which every local run gets): no ``__pycache__`` beside the code."""
     return {
+        "PYTHONDONTWRITEBYTECODE": "1",
         "AWS_REGION": spec.region,
         "SAGEMAKER_JOB_NAME": str(hyperparameters.get("sagemaker_job_name", "")),
         "S3_REGION": spec.region,

@@ -156,9 +156,16 @@ exit "$rc"
 """
 
 
+def tool_env(image: Any, root: Path) -> Path:
+    """The sweep tool's environment (Optuna on the job's image layer): a requirements layer of the local
+    builder's (:func:`~cloudtrain.backends.local.venv.ensure_requirements`), wherever it is built."""
+    requirement = f"optuna=={optuna_version()}"
+    return venv.deps_dir(venv.requirements_key([requirement], image, venv.index_settings()), root)
+
+
 def tool_python(spec: JobSpec, image: Any) -> str:
-    """Where the sweep tool's environment (Optuna on the job's image layer) is on the cluster."""
-    return str(venv.env_python(venv.install_dir(f"optuna=={optuna_version()}", image, Path(script.workdir(spec)))))
+    """Where the sweep tool's environment is on the cluster."""
+    return str(venv.env_python(tool_env(image, Path(script.workdir(spec)))))
 
 
 def render(request: dict[str, Any], spec: JobSpec, image: Any, python: str) -> dict[str, Any]:
@@ -214,7 +221,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
         root = Path(workdir)
         python = str(venv.ensure_env(package, image, root=root, log=log).python)
         label = f"the sweep tool ({requirement})"
-        tool = str(venv.ensure_install([requirement], image, key=requirement, label=label, root=root, log=log).python)
+        tool = str(venv.ensure_requirements([requirement], image, label=label, root=root, log=log).python)
     channels = data.place(spec, shell, section.python, log)
     folder = spec.output_dir.rstrip("/")
     trial = template_spec(spec)
@@ -240,14 +247,14 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
 def build_tool_remotely(shell: ClusterShell, spec: JobSpec, image: Any, requirement: str, envbuild: Path) -> str:
     """The sweep tool's environment on the login node (:mod:`.envbuild`), where the local builder would put it."""
     section, root = slurm_section(spec), Path(script.workdir(spec))
-    env = venv.install_dir(requirement, image, root)
+    env = tool_env(image, root)
     request = {
         "python": section.python if section.python != "python3" else image.python.path,
         "image_dir": str(venv.image_dir(image, root)),
         "image_key": image.key,
         "image_packages": list(image.packages),
         "pkg_dir": str(env),
-        "pkg_key": requirement,
+        "pkg_key": env.name.removeprefix("deps-"),
         "sdist": requirement,
     }
     builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"

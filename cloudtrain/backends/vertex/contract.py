@@ -109,7 +109,9 @@ class VertexContract:
                     model_dir=model,
                     checkpoint_dir=checkpoints,
                     tensorboard_dir=logs,
-                    dirs=(join(output_dir, "local-run", name),),
+                    # the folders AIP_* name exist before the code starts: on Vertex AI they are Cloud Storage
+                    # prefixes, where writing a file needs no folder, so code there never creates them
+                    dirs=(join(output_dir, "local-run", name), model, checkpoints, logs),
                     links=links if i == 0 else {},
                 )
             )

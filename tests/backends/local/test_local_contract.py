@@ -43,6 +43,31 @@ def test_vertex_single_replica_gets_the_documented_dirs_and_no_cluster(tmp_path)
     assert chief.cwd == "/runs/demo/local-run/chief"
 
 
+#: Variables of the contracts that name a file or the package, not a folder the code writes into.
+NOT_FOLDERS = {"SM_MODULE_DIR"}
+
+
+@pytest.mark.parametrize("cloud", ["vertex", "sagemaker"])
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_every_folder_the_contract_names_exists_before_the_code_starts(tmp_path, cloud, replicas):
+    """``model.save(os.path.join(os.environ["AIP_MODEL_DIR"], "m.keras"))`` works on Vertex AI (a Cloud
+    Storage prefix) and failed locally with FileNotFoundError: the folder was never created."""
+    from cloudtrain.backends.local.backend import prepare
+
+    data = tmp_path / "data"
+    data.mkdir()
+    out = tmp_path / "runs" / "demo-b"
+    spec = make_spec(tmp_path, cloud=cloud, replica_count=replicas)
+    plans = contract.plan(spec, output_dir=str(out), ports=[0] * replicas, package=PKG, channels={"train": str(data)})
+    prepare(plans)
+    for plan in plans:
+        named = {k: v for k, v in plan.env.items() if k.endswith("_DIR") and k not in NOT_FOLDERS}
+        named |= {k: v for k, v in plan.env.items() if k.startswith("SM_CHANNEL_")}
+        assert len(named) >= 4 and all(v.startswith(str(out)) for v in named.values())
+        assert {k: v for k, v in named.items() if not Path(v).is_dir()} == {}
+        assert Path(plan.model_dir).is_dir() and Path(plan.checkpoint_dir).is_dir() and Path(plan.cwd).is_dir()
+
+
 def test_vertex_cluster_spec_and_tf_config_for_three_replicas(tmp_path):
     spec = make_spec(tmp_path, replica_count=3, args=("--epochs=2",), hyperparameters={"lr": 0.1})
     plans = contract.plan(spec, output_dir=OUT, ports=[1001, 1002, 1003], package=PKG)
@@ -169,6 +194,7 @@ def test_sagemaker_tree_per_host(tmp_path):
 def test_sagemaker_single_host_has_no_tf_config(tmp_path):
     (only,) = contract.plan(make_spec(tmp_path, cloud="sagemaker"), output_dir=OUT, ports=[0], package=PKG)
     assert only.name == "algo-1" and "TF_CONFIG" not in only.env
+    assert only.env["PYTHONDONTWRITEBYTECODE"] == "1"  # the TF training image's ENV line
     assert only.env["SM_HOSTS"] == '["algo-1"]' and only.env["SM_CHANNELS"] == "[]"
     hps = json.loads(only.files["/runs/demo/algo-1/input/config/hyperparameters.json"])
     assert "sagemaker_multi_worker_mirrored_strategy_enabled" not in hps

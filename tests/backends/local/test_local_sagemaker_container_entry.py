@@ -54,6 +54,7 @@ def platform_env(job_name: str) -> dict[str, str]:
     return {
         "SAGEMAKER_TRAINING_MODULE": "sagemaker_tensorflow_container.training:main",  # the image's ENV
         "PYTHONUNBUFFERED": "1",  # the image's ENV
+        "PYTHONDONTWRITEBYTECODE": "1",  # the image's ENV
         "TRAINING_JOB_NAME": job_name,
         "AWS_REGION": REGION,
         "SAGEMAKER_REGION": REGION,

@@ -78,3 +78,27 @@ def test_cloudtrains_own_site_packages_are_not_on_the_path(no_tf, tmp_path):
     paths = [line.split(" ", 1)[1] for line in lines if line.startswith("PATH ")]
     own = sysconfig.get_paths()["purelib"]
     assert paths and own not in paths and not any(p.startswith(sys.prefix + "/") for p in paths)
+
+
+WRITES_INTO_THE_CONTRACT = """
+import os
+for name in {names!r}:
+    with open(os.path.join(os.environ[name], "m.keras"), "w") as f:  # no makedirs: the cloud needs none
+        f.write(name)
+print("wrote into " + " ".join({names!r}))
+"""
+
+
+@pytest.mark.parametrize(
+    "cloud, names",
+    [
+        ("vertex", ["AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"]),
+        ("sagemaker", ["SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR", "SM_OUTPUT_INTERMEDIATE_DIR"]),
+    ],
+)
+def test_code_writes_into_the_contracts_folders_without_creating_them(no_tf, tmp_path, cloud, names):
+    package = _package(tmp_path, WRITES_INTO_THE_CONTRACT.format(names=names))
+    status, lines = _run(no_tf, tmp_path, package, cloud)
+    assert status.state is JobState.SUCCEEDED, lines[-20:]
+    assert "wrote into " + " ".join(names) in lines
+    assert (Path(status.details["model_dir"]) / "m.keras").read_text() == names[0]

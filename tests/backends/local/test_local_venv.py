@@ -42,8 +42,12 @@ def test_built_once_then_reused_and_isolated_from_cloudtrains_env(fake_package, 
     again = venv.ensure_env(fake_package, bare_image(), root=tmp_path)
     assert again.cached and again.path == first.path and again.setup_seconds < 0.5
     marker = json.loads((first.path / venv.MARKER).read_text())
-    assert marker["key"] == fake_package.sha256 and marker["image"] == first.image.name
-    assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == sorted([first.path.name, first.image.name])
+    deps = venv.requirements_key(fake_package.requirements, bare_image(), venv.index_settings())
+    assert marker["key"] == fake_package.sha256 and marker["image"] == f"deps-{deps}"
+    assert json.loads((tmp_path / "envs" / f"deps-{deps}" / venv.MARKER).read_text())["image"] == first.image.name
+    assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == sorted(
+        [first.path.name, f"deps-{deps}", first.image.name]
+    )
     probe = (
         "import fakepkg, sys, importlib.util as u; print(fakepkg.__file__); print(sys.prefix);"
         " print(u.find_spec('yaml') is None, u.find_spec('click') is None, u.find_spec('setuptools') is not None)"
@@ -83,7 +87,17 @@ def test_the_image_layer_is_built_once_for_every_package(fake_package, tmp_path)
     assert Path(second_at).is_relative_to(b.path) and Path(wheel_at).is_relative_to(b.image)
 
 
-def test_an_interrupted_install_leaves_no_cached_env(fake_package, tmp_path):
+def _needing(tmp_path: Path, requirement: str = "wheel"):
+    """A package with one requirement (the image layer has ``wheel``): its requirements layer runs pip."""
+    from cloudtrain.packaging import build_sdist
+
+    pkg = tmp_path / "needing"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    return build_sdist(pkg, tmp_path / "dist", requirements=[requirement])
+
+
+def test_an_interrupted_install_leaves_no_cached_env(tmp_path):
     venv.ensure_image(bare_image(), root=tmp_path)
 
     def interrupted(cmd, **kwargs):
@@ -92,7 +106,7 @@ def test_an_interrupted_install_leaves_no_cached_env(fake_package, tmp_path):
         return subprocess.run(cmd, **kwargs)
 
     with pytest.raises(KeyboardInterrupt):
-        venv.ensure_env(fake_package, bare_image(), root=tmp_path, run=interrupted)
+        venv.ensure_env(_needing(tmp_path), bare_image(), root=tmp_path, run=interrupted)
     assert [p.name for p in (tmp_path / "envs").iterdir()] == [f"image-{bare_image().key}"]
 
 
@@ -119,7 +133,7 @@ def test_a_requirement_that_cannot_be_installed_is_one_line_exit_2(tmp_path):
 
     def offline(cmd, **kwargs):  # no network in tests: the index has no such project
         calls.append(cmd)
-        if str(package.path) in cmd and "--no-index" not in cmd:
+        if "cloudtrain-no-such-dist-xyz>=1" in cmd and "--no-index" not in cmd:
             return subprocess.CompletedProcess(
                 cmd, 1, "", "ERROR: No matching distribution found for cloudtrain-no-such-dist-xyz>=1"
             )
@@ -131,7 +145,7 @@ def test_a_requirement_that_cannot_be_installed_is_one_line_exit_2(tmp_path):
     assert "requirement 'cloudtrain-no-such-dist-xyz>=1' of needy 0.0.0 cannot be installed" in message
     assert "\n" not in message and error.value.exit_code == 2
     assert any("--no-index" in c for c in calls if c[1:3] == ["-m", "pip"])
-    assert not any(p.name.startswith("pkg-") for p in (tmp_path / "cache" / "envs").iterdir())
+    assert not any(p.name.startswith(("pkg-", "deps-")) for p in (tmp_path / "cache" / "envs").iterdir())
 
 
 def test_pid_alive():
@@ -140,9 +154,7 @@ def test_pid_alive():
     assert pid_alive(os.getpid()) and not pid_alive(gone.pid)
 
 
-def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interruption(
-    fake_package, tmp_path, monkeypatch
-):
+def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interruption(tmp_path, monkeypatch):
     """pip unpacks into $TMPDIR (~600 MB for TensorFlow); a SIGTERM (which unwinds as Ctrl-C) during
     a first build left those folders behind each time (issue 27)."""
     import tempfile
@@ -162,7 +174,7 @@ def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interru
         return subprocess.run(cmd, **kwargs)
 
     with pytest.raises(KeyboardInterrupt):
-        venv.ensure_env(fake_package, bare_image(), root=tmp_path, run=interrupted)
+        venv.ensure_env(_needing(tmp_path), bare_image(), root=tmp_path, run=interrupted)
     assert seen and seen[0].parent == system_tmp and seen[0].name.startswith(f"cloudtrain-build-{os.getpid()}-")
     assert list(system_tmp.iterdir()) == []  # pip's folder went with cloudtrain's
     assert os.environ["TMPDIR"] == str(system_tmp)
@@ -181,3 +193,27 @@ def test_a_package_env_whose_image_layer_is_gone_is_not_reused(tmp_path):
     assert image_layer_present(tmp_path / "pkg")
     layer.rmdir()
     assert not image_layer_present(tmp_path / "pkg")
+
+
+def test_the_requirements_key_is_what_decides_the_environment_and_never_the_code(fake_package, tmp_path):
+    """Order and spacing of the requirements do not matter; a pin, the image and the index do."""
+    image = bare_image()
+    key = venv.requirements_key(["numpy>=1.26", "pandas"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
+    same = venv.requirements_key(["pandas", "numpy >=1.26"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
+    assert key == same
+    assert key != venv.requirements_key(
+        ["pandas", "numpy>=1.27"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),)
+    )
+    assert key != venv.requirements_key(["pandas", "numpy>=1.26"], image, (("PIP_INDEX_URL", "https://mirror/simple"),))
+    other_image = replace(image, packages=("setuptools>=62.3", "wheel", "tensorboard"))
+    assert key != venv.requirements_key(
+        ["pandas", "numpy>=1.26"], other_image, (("PIP_INDEX_URL", "https://pypi.org/simple"),)
+    )
+    assert venv.index_settings({"PIP_INDEX_URL": "u", "PIP_CERT": "c", "PIP_FIND_LINKS": "/w"}) == (
+        ("PIP_INDEX_URL", "u"),
+        ("PIP_FIND_LINKS", "/w"),
+    )
+    # two builds of different code with the same requirements: one requirements layer, two package layers
+    edited = replace(fake_package, sha256="0" * 64)
+    assert venv.env_dir(edited, image, tmp_path) != venv.env_dir(fake_package, image, tmp_path)
+    assert venv.env_dir(edited, image, tmp_path).parent == tmp_path / "envs"

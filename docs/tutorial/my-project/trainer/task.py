@@ -4,9 +4,27 @@ import argparse
 import glob
 import json
 import os
+import time
 
 import numpy as np
 import tensorflow as tf
+
+
+class EpochLine(tf.keras.callbacks.Callback):
+    """After each epoch, one JSON line on stdout: what fills the live line and the report's epochs and examples/s."""
+
+    def __init__(self, examples, epochs):
+        super().__init__()
+        self.examples, self.epochs = examples, epochs
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        seconds = time.perf_counter() - self.started
+        metrics = {name: float(value) for name, value in (logs or {}).items()}  # loss, accuracy, val_loss, val_accuracy
+        print(json.dumps({"event": "epoch", "epoch": epoch + 1, "epochs": self.epochs, **metrics,
+                          "examples_per_sec": self.examples / seconds, "epoch_time_s": seconds}), flush=True)
 
 
 def main():
@@ -22,7 +40,9 @@ def main():
     model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(32, activation="relu"),
                                  tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(2, activation="softmax")])
     model.compile(tf.keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
-    history = model.fit(x, y, epochs=args.epochs, validation_split=0.2, verbose=2)
+    trained_on = int(np.ceil(len(x) * (1 - 0.2)))  # validation_split=0.2: Keras trains on the first four fifths
+    history = model.fit(x, y, epochs=args.epochs, validation_split=0.2, verbose=0,
+                        callbacks=[EpochLine(trained_on, args.epochs)])
 
     model_dir = os.environ.get("AIP_MODEL_DIR") or os.environ["SM_MODEL_DIR"]  # where the platform keeps it
     model.export(model_dir)

@@ -1,0 +1,2 @@
+import sklearn  # declared in ../pyproject.toml, which does not declare trainer/
+print("training")
