@@ -104,7 +104,14 @@ def sample_package(folder: Path, content: bytes = b"not really a tarball\n" * 10
     path = Path(folder) / f"trainer-0.1-{sha[:12]}.tar.gz"
     path.write_bytes(content)
     return BuiltPackage(
-        path=path, sha256=sha, size=len(content), name="trainer", version="0.1", filename=path.name, files=(), warnings=()
+        path=path,
+        sha256=sha,
+        size=len(content),
+        name="trainer",
+        version="0.1",
+        filename=path.name,
+        files=(),
+        warnings=(),
     )
 
 

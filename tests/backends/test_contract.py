@@ -1,7 +1,9 @@
 """One contract, every backend: what a user relies on whichever backend runs the job.
 
 The tests are cloudtrain.testing.contract's, the suite a backend of another distribution runs on
-itself (tests/backends/test_plugin.py runs it on the example backend installed as one). Each leg gives a backend on its fake (the example backend's in-process engine; Vertex on the
+itself (tests/backends/test_plugin.py runs it on the example backend installed as one).
+
+Each leg gives a backend on its fake (the example backend's in-process engine; Vertex on the
 fake JobService, Cloud Logging and the GCS emulator over 127.0.0.1, on a virtual clock;
 SageMaker on the moto server over 127.0.0.1, on a virtual clock; the local backend running a
 small package from tests/packages/ without TensorFlow) and says how to script a job there. The

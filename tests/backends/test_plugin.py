@@ -34,7 +34,7 @@ output_dir: /example/runs/demo
 """
 
 #: The distribution's own test of its backend: the contract's tests on a leg of its engine.
-PLUGIN_TEST = '''\
+PLUGIN_TEST = """\
 import pytest
 
 from cloudtrain.testing.contract import *  # noqa: F403
@@ -56,7 +56,7 @@ def leg(monkeypatch, tmp_path):
     spec = sample_spec(backend="example", region="ex-1")
     return Leg(cloudtrain_example.BACKEND, spec, sample_package(tmp_path), succeed, keep_running,
                lambda handle: f"example:{handle.job_id}")
-'''
+"""
 
 
 def install(site: Path, dist: str, entry_points: str, code: dict[str, Path | str] | None = None) -> None:
@@ -111,7 +111,9 @@ def test_the_cli_offers_the_installed_backend_and_dry_runs_its_config(site: Path
     without = run_cli("list", "--help", cwd=project, env={**os.environ, "PYTHONPATH": ""}, timeout=120)
     assert "[vertex|sagemaker|local|slurm]" in without.stdout  # it is the distribution that adds it
 
-    dry = run_cli("submit", "--config", "job.yaml", "--dry-run", "-o", "json", cwd=project, env=env_with(site), timeout=120)
+    dry = run_cli(
+        "submit", "--config", "job.yaml", "--dry-run", "-o", "json", cwd=project, env=env_with(site), timeout=120
+    )
     assert dry.returncode == 0, dry.stderr
     request = json.loads(dry.stdout)
     assert json.dumps(request).count('"queue": "fast"') == 1  # its own section reached its own render
