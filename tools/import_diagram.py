@@ -105,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     text = render(page)
     if args.check:
         if text != page:
-            print(f"{PAGE.relative_to(REPO)}: the import diagram is stale: run `make docs` and commit it", file=sys.stderr)
+            print(
+                f"{PAGE.relative_to(REPO)}: the import diagram is stale: run `make docs` and commit it", file=sys.stderr
+            )
             return 1
         return 0
     PAGE.write_text(text)
