@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 _REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
 _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
-_PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' of distribution 'dist'", for plugins only
+_PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
+_PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
 #: The entry-point groups a backend outside this repository registers through.
 PLUGIN_GROUP = "cloudtrain.backends"
@@ -135,6 +136,8 @@ def _read_plugins() -> None:
         section = sections.get(point.name)
         register(point.name, point.module, section=None if section is None else section.value)
         _PLUGINS[point.name] = origin
+        if section is not None:
+            _PLUGIN_SECTIONS[point.name] = _origin(section)
 
 
 def plugins() -> dict[str, str]:
@@ -161,7 +164,7 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
             except Exception as exc:
                 if name not in _PLUGINS:
                     raise
-                _warn_once(f"the {name!r} config section is ignored: {_broken(name, exc)}")
+                _warn_once(f"the {name!r} config section is ignored: {_broken(name, exc, _PLUGIN_SECTIONS[name])}")
     return found
 
 
@@ -175,9 +178,10 @@ def sdk_modules() -> dict[str, str]:
     return dict(_SDK)
 
 
-def _broken(name: str, exc: BaseException) -> str:
-    dist = _PLUGINS[name].rpartition(" of distribution ")[2]
-    return f"{_PLUGINS[name]} cannot be loaded ({type(exc).__name__}: {exc}); reinstall or uninstall {dist}"
+def _broken(name: str, exc: BaseException, origin: str | None = None) -> str:
+    origin = origin or _PLUGINS[name]
+    dist = origin.rpartition(" of distribution ")[2]
+    return f"{origin} cannot be loaded ({type(exc).__name__}: {exc}); reinstall or uninstall {dist}"
 
 
 def get_backend(name: str) -> Backend:

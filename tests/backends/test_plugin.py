@@ -140,6 +140,11 @@ def test_the_contract_suite_passes_on_the_installed_backend_as_its_own_tests(sit
 def test_a_broken_plugin_is_one_line_naming_it_and_the_builtin_backends_still_work(site: Path, tmp_path: Path) -> None:
     install(site, "broken-backend", "[cloudtrain.backends]\nbroken = no_such_module_anywhere\n")
     install(site, "greedy-backend", "[cloudtrain.backends]\nvertex = greedy.vertex\n")
+    install(
+        site,
+        "half-backend",
+        "[cloudtrain.backends]\nhalf = half.backend\n\n[cloudtrain.backend_sections]\nhalf = half_gone.section:Half\n",
+    )
     project = tmp_path / "project"
     (project / "trainer").mkdir(parents=True)
     (project / "trainer" / "__init__.py").write_text("")
@@ -153,6 +158,13 @@ def test_a_broken_plugin_is_one_line_naming_it_and_the_builtin_backends_still_wo
         "warning: entry point 'vertex = greedy.vertex' (cloudtrain.backends) of distribution 'greedy-backend' "
         "is ignored: backend 'vertex' is registered already"
     ]
+
+    half = [line for line in dry.stderr.splitlines() if "half-backend" in line]
+    assert len(half) == 1 and half[0].startswith(
+        "warning: the 'half' config section is ignored: entry point 'half = half_gone.section:Half' "
+        "(cloudtrain.backend_sections) of distribution 'half-backend' cannot be loaded"
+    )
+    assert "No module named 'half_gone'" in half[0]
 
     status = run_cli("status", "no-such-job", cwd=project, env=env_with(site), timeout=120)
     assert status.returncode == 2 and "Traceback" not in status.stderr
