@@ -12,14 +12,18 @@ A name with ``<NAME>`` or ``*`` stands for a family (``CLOUDTRAIN_SECRET_<NAME>`
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class Variable:
+    """One row. A plain class: a dry run imports this module (the sweep metric's name), and a
+    ``NamedTuple`` or dataclass would cost it a millisecond or two to build."""
 
-class Variable(NamedTuple):
-    name: str
-    group: str  # a key of GROUPS: the page's section
-    who: str  # who sets it and who reads it
-    meaning: str
+    __slots__ = ("group", "meaning", "name", "who")
+
+    def __init__(self, name: str, group: str, who: str, meaning: str) -> None:
+        self.name = name
+        self.group = group  # a key of GROUPS: the page's section
+        self.who = who  # who sets it and who reads it
+        self.meaning = meaning
 
 
 #: The page's sections, in order: ``{group: (title, what the section is about)}``.
