@@ -55,8 +55,11 @@ lint: .venv/.synced  ## ruff check, ruff format --check and mypy: zero findings 
 	$(RUN) mypy || status=1; \
 	exit $$status
 
-docs: schema  ## regenerate what the docs take from the code: the JSON Schema and docs/reference/config-keys.md
+docs: schema  ## regenerate what the docs take from the code: the JSON Schema, the config keys, the environment variables, the Python API reference, the import diagram
 	$(RUN) python tools/config_reference.py
+	$(RUN) python tools/environment_reference.py
+	$(RUN) python tools/api_reference.py
+	$(RUN) python tools/import_diagram.py
 
 # Mutation testing of one module against named fast tests (docs/how-to/mutation-testing.md); not part of
 # `make test`. mutmut reads its settings from pyproject.toml and writes mutants/ where it runs, so it

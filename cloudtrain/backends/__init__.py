@@ -8,12 +8,22 @@ imports no backend (``history`` reads the names on every ``status``).
 A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
 section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
 schema loads it while the config is being imported, without the backend.
+
+A backend outside this repository registers through the ``cloudtrain.backends`` entry-point group of its
+distribution (``name = "its.module"``, the module exposing ``BACKEND``) and, for a ``<name>:`` section,
+the ``cloudtrain.backend_sections`` group (``name = "its.section_module:Record"``). The groups are read
+once, when the names are first needed, and import nothing: a plugin's module is imported when its backend
+is first used. A plugin that cannot be loaded is one line naming its distribution and entry point
+(:class:`PluginError`); the other backends go on working (docs/how-to/add-a-backend.md).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.errors import UsageError
@@ -27,6 +37,13 @@ _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` confi
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
+_PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
+_PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
+_plugins_read = False
+#: The entry-point groups a backend outside this repository registers through.
+PLUGIN_GROUP = "cloudtrain.backends"
+SECTION_GROUP = "cloudtrain.backend_sections"
+log = logging.getLogger("cloudtrain.plugins")
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
 #: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
@@ -76,24 +93,109 @@ register(
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
 
 
+class PluginError(UsageError):
+    """A backend registered by another distribution cannot be loaded: one line, naming it."""
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("warning: %s", message)
+
+
+def _origin(point: Any) -> str:
+    dist = getattr(point, "dist", None)
+    where = f"distribution {dist.name!r}" if dist is not None else "an unnamed distribution"
+    return f"entry point '{point.name} = {point.value}' ({point.group}) of {where}"
+
+
+def _declaring(group: str) -> list[str]:
+    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose entry points name ``group``.
+
+    A look at each folder's ``entry_points.txt`` (about 2 ms for 200 distributions), where
+    ``importlib.metadata.entry_points`` would first import itself and parse every file (about 40 ms):
+    ``cloudtrain --help`` reads the names, and a machine without plugins pays only the look."""
+    marker = f"[{group}]".encode()
+    found = []
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:  # a zip file, a folder that is gone
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.endswith((".dist-info", ".egg-info")):
+                    try:
+                        with open(os.path.join(entry.path, "entry_points.txt"), "rb") as f:
+                            if marker in f.read():
+                                found.append(entry.path)
+                    except OSError:
+                        continue
+    return found
+
+
+def _read_plugins() -> None:
+    """Register the backends other distributions declare (once; no plugin module is imported)."""
+    global _plugins_read
+    if _plugins_read:
+        return
+    _plugins_read = True
+    folders = _declaring(PLUGIN_GROUP)
+    if not folders:
+        return
+    from importlib.metadata import Distribution
+
+    points = [p for folder in folders for p in Distribution.at(folder).entry_points]
+    sections = {p.name: p for p in points if p.group == SECTION_GROUP}
+    for point in (p for p in points if p.group == PLUGIN_GROUP):
+        origin = _origin(point)
+        if point.name in _REGISTRY:
+            if _PLUGINS.get(point.name) != origin:  # the same distribution seen twice on sys.path is one
+                _warn_once(f"{origin} is ignored: backend {point.name!r} is registered already")
+            continue
+        if not point.name.isidentifier() or not point.module or point.attr:
+            _warn_once(f"{origin} is ignored: it must read 'name = package.module' (the module exposing BACKEND)")
+            continue
+        section = sections.get(point.name)
+        register(point.name, point.module, section=None if section is None else section.value)
+        _PLUGINS[point.name] = origin
+        if section is not None:
+            _PLUGIN_SECTIONS[point.name] = _origin(section)
+
+
+def plugins() -> dict[str, str]:
+    """``{name: where it comes from}`` of the backends registered by other distributions."""
+    _read_plugins()
+    return dict(_PLUGINS)
+
+
 def names() -> tuple[str, ...]:
+    _read_plugins()
     return tuple(_REGISTRY)
 
 
 def titles() -> dict[str, str]:
     """``{name: title}`` of every registered backend, in registration order (the name where none was given)."""
-    return {name: _TITLES.get(name, name) for name in _REGISTRY}
+    return {name: _TITLES.get(name, name) for name in names()}
 
 
 def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
     """``{name: record}`` of the backends (all, or those ``among``) with a ``<name>:`` config section,
     in registration order; imports each section's module, never a backend."""
-    wanted = _REGISTRY if among is None else set(among)
+    wanted = set(names() if among is None else among)
     found = {}
     for name, where in _SECTIONS.items():
         if name in wanted:
             module, _, record = where.partition(":")
-            found[name] = getattr(importlib.import_module(module), record)
+            try:
+                found[name] = getattr(importlib.import_module(module), record)
+            except Exception as exc:
+                if name not in _PLUGINS:
+                    raise
+                _warn_once(f"the {name!r} config section is ignored: {_broken(name, exc, _PLUGIN_SECTIONS[name])}")
     return found
 
 
@@ -111,7 +213,7 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
 
 def clouds() -> tuple[str, ...]:
     """The backends that run on someone else's machines (every one but ``local``)."""
-    return tuple(n for n in _REGISTRY if n != LOCAL)
+    return tuple(n for n in names() if n != LOCAL)
 
 
 def sdk_modules() -> dict[str, str]:
@@ -119,16 +221,38 @@ def sdk_modules() -> dict[str, str]:
     return dict(_SDK)
 
 
+def _broken(name: str, exc: BaseException, origin: str | None = None) -> str:
+    origin = origin or _PLUGINS[name]
+    dist = origin.rpartition(" of distribution ")[2]
+    return f"{origin} cannot be loaded ({type(exc).__name__}: {exc}); reinstall or uninstall {dist}"
+
+
 def get_backend(name: str) -> Backend:
-    if name not in _REGISTRY:
+    if name not in names():
         raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
-    return importlib.import_module(_REGISTRY[name]).BACKEND
+    if name not in _PLUGINS:
+        return importlib.import_module(_REGISTRY[name]).BACKEND
+    try:
+        backend: Backend = importlib.import_module(_REGISTRY[name]).BACKEND
+    except Exception as exc:  # someone else's code: whatever it raises is one line, not a traceback
+        raise PluginError(_broken(name, exc)) from exc
+    return backend
+
+
+def usable() -> Iterator[tuple[str, Backend]]:
+    """``(name, backend)`` of every registered backend, in registration order; a plugin that cannot be
+    loaded is one warning line and skipped, so the others still answer (a job id, a config format)."""
+    for name in names():
+        try:
+            yield name, get_backend(name)
+        except PluginError as exc:
+            _warn_once(str(exc))
 
 
 def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
     """``(backend, short id, location)`` for a full job name any backend recognises, else None."""
-    for name in _REGISTRY:
-        found = get_backend(name).parse_job_id(text)
+    for name, backend in usable():
+        found = backend.parse_job_id(text)
         if found is not None:
             return (name, *found)
     return None
@@ -145,13 +269,18 @@ __all__ = [
     "DEFAULT_CONTRACT",
     "LOCAL",
     "NAMES",
+    "PLUGIN_GROUP",
+    "SECTION_GROUP",
+    "PluginError",
     "clouds",
     "get_backend",
     "listed_reader",
     "names",
     "parse_job_id",
+    "plugins",
     "register",
     "sdk_modules",
     "titles",
     "sections",
+    "usable",
 ]

@@ -6,7 +6,7 @@ runtime limit, name rule, how its job ids look and which location they need, how
 compare across clouds) and imports its cloud SDK only inside the methods that talk to the
 cloud, so that ``cloudtrain --help`` and ``--dry-run`` never pay for it.
 :class:`BackendFacts` and :class:`HandleDefaults` give every member a neutral default, so a
-backend states only what differs. See docs/explanation/adding-a-backend.md.
+backend states only what differs. See docs/how-to/add-a-backend.md.
 """
 
 from __future__ import annotations

@@ -185,8 +185,8 @@ def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
     registry order; a document of cloudtrain's keys alone imports none of them."""
     if not set(loaded.data) - set(registered_config().model_fields):
         return False
-    for name in backends.names():
-        found = backends.get_backend(name).translate(loaded)
+    for _name, backend in backends.usable():
+        found = backend.translate(loaded)
         if found is not None:
             loaded.data, more = found
             notes += more

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cloudtrain import environment_vars
+
 Kind = Literal["double", "integer", "discrete", "categorical"]
 #: Legacy ML Engine ``trainingInput.hyperparameters`` → ``sweep`` key names and values.
 LEGACY_GOALS = {"MAXIMIZE": "maximize", "MINIMIZE": "minimize"}
@@ -146,7 +148,7 @@ def format_value(value: Any) -> str:
 
 
 #: The environment variable that tells a trial's code which metric the sweep optimises.
-METRIC_ENV = "CLOUDTRAIN_SWEEP_METRIC"
+METRIC_ENV = environment_vars.SWEEP_METRIC
 
 
 def metric_regex(metric: str) -> str:

@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: The longest matching prefix decides: ``cloudtrain.backends.base`` (the interface and the job-state
 #: vocabulary every floor speaks) is core; the run report reads jobs through the backends, as the app does.
 FLOORS = (
-    ("entry", ("cloudtrain.cli", "cloudtrain.api", "cloudtrain.__main__")),
+    # cloudtrain.testing: the contract suite a plugin's tests run, which drives the CLI as a user does
+    ("entry", ("cloudtrain.cli", "cloudtrain.api", "cloudtrain.__main__", "cloudtrain.testing")),
     ("app", ("cloudtrain.app", "cloudtrain.reporting")),
     ("backends", ("cloudtrain.backends",)),
     ("core", ("cloudtrain", "cloudtrain.backends.base")),  # config, spec, packaging, data, history, sweeps, …

@@ -15,7 +15,8 @@ from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, Job
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import BackendSettings, settings_of
 from cloudtrain.statefiles import StateError
-from tests.backends.example.section import Section
+
+from .section import Section  # relative: the folder installs as a distribution of its own (test_plugin.py)
 
 EPOCH = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 

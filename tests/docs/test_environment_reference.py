@@ -1,0 +1,65 @@
+"""docs/reference/environment.md is cloudtrain/environment_vars.py's table, and that table lists every
+variable cloudtrain/ reads or names: a new ``os.environ.get("X")`` or ``CLOUDTRAIN_X`` without a row fails here."""
+
+from __future__ import annotations
+
+import re
+
+from cloudtrain import environment_vars
+from cloudtrain.environment_vars import VARIABLES, covers
+from tests.conftest import REPO
+from tools import environment_reference
+
+#: A read (or write) of the environment by a literal name: ``os.environ.get("X")``, ``environ["X"]``,
+#: ``env.get("X")`` of an injected mapping, ``os.getenv("X")``; and a name kept as a constant ``X_ENV = "X"``.
+READ = re.compile(r"""\b(?:environ|env|getenv)(?:\.get|\.pop|\.setdefault)?[(\[]\s*["']([A-Z][A-Z0-9_]+)["']""")
+CONSTANT = re.compile(r"""^\s*[A-Z_]*(?:ENV|VAR)\s*=\s*["']([A-Z][A-Z0-9_]+)["']""", re.M)
+OWN = re.compile(r"\bCLOUDTRAIN_[A-Z][A-Z0-9_]*")
+
+
+def named_in(text: str) -> set[str]:
+    found = set(READ.findall(text)) | set(CONSTANT.findall(text)) | set(OWN.findall(text))
+    return found - {"CLOUDTRAIN_REPLICA"}  # a replica's name (setup_output.py), not a variable
+
+
+def test_the_scan_sees_each_way_of_reading_a_variable() -> None:
+    text = (
+        'a = os.environ.get("ONE_A")\nb = os.environ["TWO_B"]\nc = env.get("THREE")\nd = os.getenv("FOUR")\n'
+        'SOME_ENV = "FIVE"\n# see $CLOUDTRAIN_SIX\n'
+    )
+    assert named_in(text) == {"ONE_A", "TWO_B", "THREE", "FOUR", "FIVE", "CLOUDTRAIN_SIX"}
+
+
+def test_every_variable_cloudtrain_reads_or_names_is_in_the_table() -> None:
+    missing = []
+    for path in sorted((REPO / "cloudtrain").rglob("*.py")):
+        for name in sorted(named_in(path.read_text())):
+            if not covers(name) and not (name.endswith("_") and covers(name + "X")):
+                missing.append(f"{path.relative_to(REPO)}: {name}")
+    assert missing == [], "add these to cloudtrain/environment_vars.py, then `make docs`"
+
+
+def test_the_table_has_one_row_per_variable_in_a_known_group() -> None:
+    names = [v.name for v in VARIABLES]
+    assert len(names) == len(set(names))
+    assert {v.group for v in VARIABLES} <= set(environment_vars.GROUPS)
+    assert not covers("NOT_A_VARIABLE_OF_OURS") and covers("CLOUDTRAIN_SECRET_HF_TOKEN") and covers("AIP_MODEL_DIR")
+
+
+def test_the_environment_page_is_the_tables() -> None:
+    assert environment_reference.PAGE.read_text() == environment_reference.render(), (
+        "docs/reference/environment.md is stale: run `make docs` and commit it"
+    )
+    page = environment_reference.PAGE.read_text()
+    for variable in VARIABLES:
+        assert re.search(rf"^\| `{re.escape(variable.name)}` \| ", page, re.M), variable.name
+
+
+def test_the_code_reads_its_own_variables_by_the_tables_names() -> None:
+    from cloudtrain.backends.vertex import settings
+    from cloudtrain.sweeps import params
+
+    assert settings.vertex_endpoint("europe-west4", {environment_vars.VERTEX_ENDPOINT: "127.0.0.1:9"}).address == (
+        "127.0.0.1:9"
+    )
+    assert params.METRIC_ENV == environment_vars.SWEEP_METRIC
