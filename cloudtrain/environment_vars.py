@@ -163,6 +163,18 @@ VARIABLES: tuple[Variable, ...] = (
         "SLURM_JOB_NODELIST", "slurm", "Slurm; the launcher on the nodes", "the job's nodes, expanded to host names"
     ),
     Variable("SLURM_PROCID", "slurm", "Slurm; the launcher on the nodes", "the task's rank: its replica"),
+    Variable(
+        "SLURM_ARRAY_JOB_ID",
+        "slurm",
+        "Slurm; a sweep's array task on the nodes",
+        "the sweep's array job: the trial script finds its journal and folder by it",
+    ),
+    Variable(
+        "SLURM_ARRAY_TASK_ID",
+        "slurm",
+        "Slurm; a sweep's array task on the nodes",
+        "the array task's index: which trial of the sweep it runs",
+    ),
     Variable("SLURMD_NODENAME", "slurm", "Slurm; the launcher on the nodes", "the node the task runs on"),
     Variable("SLURM_RESTART_COUNT", "slurm", "Slurm; the launcher on the nodes", "how often the job was requeued"),
     Variable(
