@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,50 +12,16 @@ from cloudtrain.backends.vertex import VertexBackend
 from cloudtrain.backends.vertex.logs import TailPolicy
 from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
+from cloudtrain.spec import JobSpec
+from cloudtrain.testing.contract import sample_spec
 from tests.fakes import VirtualClock
 
 CREATED = dt.datetime(2024, 5, 1, 12, 0, 0, 123456, tzinfo=dt.timezone.utc)
 
 
 def make_spec(**changes) -> JobSpec:
-    """A 4×T4, 2-replica Vertex job spec, as build_spec would resolve it."""
-    spec = JobSpec(
-        name="demo",
-        job_name="demo-20240501-120000",
-        backend="vertex",
-        cloud="vertex",
-        region="us-central1",
-        project="my-project",
-        staging_bucket="gs://my-bucket",
-        machine=MachineSpec(
-            type="n1-standard-16",
-            accelerator="NVIDIA_TESLA_T4",
-            accelerator_count=4,
-            gpu_model="T4",
-            disk_gb=100,
-            price_per_hour=2.16,
-            price_region="us-central1",
-            price_date="2024-05-01",
-        ),
-        replica_count=2,
-        package=PackageSpec(
-            path=Path("/src/trainer"), module="trainer.task", requirements=(), name=None, version="0.1"
-        ),
-        args=("--epochs=10",),
-        hyperparameters=MappingProxyType({"learning_rate": 0.001, "mixed_precision": True}),
-        image_uri="us-docker.pkg.dev/vertex-ai/training/tf-gpu.2-17.py310:latest",
-        tensorflow_version="2.17",
-        output_dir="gs://my-bucket/cloudtrain/outputs/demo-20240501-120000",
-        spot=False,
-        max_wait_seconds=None,
-        max_runtime_seconds=86400,
-        labels=MappingProxyType({"team": "vision"}),
-        env=MappingProxyType({"TF_CPP_MIN_LOG_LEVEL": "1"}),
-        config_file=Path("/src/job_configs/gpu4.yaml"),
-        created=CREATED,
-    )
-    return dataclasses.replace(spec, **changes)
+    """A 4×T4, 2-replica Vertex job spec, as build_spec would resolve it: the contract suite's sample."""
+    return sample_spec(**changes)
 
 
 def make_package(tmp_path: Path, content: bytes = b"not really a tarball\n" * 100) -> BuiltPackage:
