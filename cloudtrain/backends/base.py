@@ -418,6 +418,8 @@ class BackendFacts:
     required_keys: ClassVar[tuple[str, ...]] = ()
     location_keys: ClassVar[tuple[str, ...]] = ()
     storage_schemes: ClassVar[tuple[str, ...]] = ()
+    #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
+    list_columns: ClassVar[tuple[str, ...]] = ()
     max_runtime_seconds: ClassVar[int | None] = None
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
@@ -469,6 +471,11 @@ class BackendFacts:
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
         return None
+
+    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
+        """The current state (a JobState value) of those of ``job_ids`` it can read in one call, for
+        ``list``; {} by default (history's last seen state is shown)."""
+        return {}
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from cloudtrain import api
-from cloudtrain.app.locate import last_state, locate
+from cloudtrain.app.locate import last_state, locate, states_now
 from cloudtrain.backends import names
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
@@ -217,16 +217,19 @@ def list_jobs(
     if output == "json":
         print_json([j.to_dict() for j in jobs])
         return
+    extra = where.backend.list_columns  # the backend's own columns (Slurm: cluster, partition, nodes)
     print_table(
         make_console(),
-        ["job", "state", "created", "message"],
-        [(j.job_id, j.state.value, j.created, j.message) for j in jobs],
+        ["job", "state", *extra, "created", "message"],
+        [(j.job_id, j.state.value, *(j.details.get(k) or "" for k in extra), j.created, j.message) for j in jobs],
         id_columns=["job"],
     )
 
 
 def _list_history(limit: int, backend: str | None, region: str | None, output: str) -> None:
-    jobs = [asdict(e) | {"state": last_state(e)} for e in recent(limit, backend=backend, region=region)]
+    entries = recent(limit, backend=backend, region=region)
+    now = states_now(entries)  # one call per cluster where a backend reads many jobs at once
+    jobs = [asdict(e) | {"state": now.get(e.job_id) or last_state(e)} for e in entries]
     for job in jobs:
         if job.get("kind") == "sweep":  # a sweep's line says where it stands: trials done, the best so far
             job["state"] = _sweep_state(job["job_id"]) or job["state"]

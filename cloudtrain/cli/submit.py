@@ -32,6 +32,7 @@ from cloudtrain.cli.sweep import submit_sweep
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, make_console, money, print_json, print_kv
+from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.data.staging import describe
 from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
@@ -152,7 +153,14 @@ def run_submit(
     if spec.sweep is not None:
         submit_sweep(console, prepared, detach=detach, output=output)
         return
-    launched = launch(prepared, notify=notify, detach=detach)
+    try:
+        launched = launch(prepared, notify=notify, detach=detach)
+    except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
+        handle = interrupted.created.handle
+        console.print(f"[bold]Job[/bold] {handle.job_id} created")
+        console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
+        print_hints(console, handle.job_id, reattach_command(handle, drain))
+        raise SystemExit(130) from None
     if launched.index:
         console.print(f"[bold]Landed on fallback {launched.index}[/bold]:")
         _print_summary(console, launched.spec, launched.package)

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import creation_window
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
@@ -97,8 +98,7 @@ NEVER_RUNNABLE_REASONS = (
     "QOSMaxWallDurationPerJobLimit",
     "AssocMaxNodesPerJobLimit",
     "AssocMaxWallDurationPerJobLimit",
-    "ReqNodeNotAvail",
-)
+)  # not ReqNodeNotAvail (drained, down or reserved nodes) nor PartitionDown: those wait, shown on the live line
 #: How long a submit waits for the scheduler's first word on a new job.
 FIRST_LOOK_S = 5.0
 
@@ -106,12 +106,14 @@ FIRST_LOOK_S = 5.0
 def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.sleep) -> None:
     """Cancel a job whose pending reason says it can never start, with one line naming the reason (exit 2)."""
     deadline = time.monotonic() + FIRST_LOOK_S
+    wait = 0.5  # a handful of controller calls, not one every 0.2 s
     while True:
         fields = job._scontrol() or {}
         reason = fields.get("Reason", "None")
         if fields.get("JobState") != "PENDING" or reason != "None" or time.monotonic() > deadline:
             break
-        sleep(0.2)
+        sleep(wait)
+        wait = min(wait * 2, 2.0)
     if fields.get("JobState") == "PENDING" and reason.split(",")[0] in NEVER_RUNNABLE_REASONS:
         job.cancel()
         raise UsageError(
@@ -131,6 +133,7 @@ class SlurmBackend(BackendFacts):
     runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
     contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
+    list_columns = ("cluster", "partition", "nodes")
     local_data = "read in place if shared, else copied into the workdir"
     bucket_data = "downloaded once at submit"  # into the workdir (.data)
 
@@ -209,7 +212,8 @@ class SlurmBackend(BackendFacts):
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
         shell.write(paths.launcher, LAUNCHER.read_bytes(), 0o644)
         shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python, channels), indent=2).encode(), 0o600)
-        result = shell.run(script.sbatch_command(paths), check=False)
+        creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
+        result = shell.run(script.sbatch_command(paths), check=False, own_session=True)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             why = why.removeprefix("sbatch: error: ")
@@ -267,6 +271,19 @@ class SlurmBackend(BackendFacts):
                 f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)"
             )
         return SlurmJob(shell, job_id, found.stdout.decode().strip(), cluster=region, workdir=project)
+
+    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
+        """The states of those of ``job_ids`` the controller still holds: one ``squeue`` for them all."""
+        region = region or cluster_of("")
+        shell = ClusterShell("" if region == cluster_of("") else region)
+        wanted = set(job_ids)
+        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%T"])
+        found = {}
+        for line in out.splitlines():
+            job_id, _, native = line.partition("|")
+            if job_id in wanted:
+                found[job_id] = STATES.get(native, STATES["PENDING"]).value
+        return found
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""

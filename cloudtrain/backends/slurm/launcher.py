@@ -148,7 +148,9 @@ def main(argv: list[str]) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
         signal.signal(signum, forward)
     code = child.wait()
-    code = 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
+    if code < 0:  # killed by a signal: the shell's 128 + N, and the signal itself
+        record["signal"] = -code
+        code = 128 - code
     record.update(end=time.time(), exit=code)
     write_json(os.path.join(out, f"task-{index}.json"), record)
     return code

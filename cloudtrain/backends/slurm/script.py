@@ -85,6 +85,7 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
     setup = "".join(f"{line}\n" for line in s.setup)
     task = f'set -e\n{setup}exec "$0" "$@"'
     python_bin = paths.python.rsplit("/", 1)[0]
+    requeue = requeue_lines(spec, paths) if s.requeue else ""
     return f"""#!/bin/bash
 # {spec.job_name}: written by cloudtrain from {spec.config_file.name}
 {header}
@@ -96,7 +97,14 @@ mkdir -p "$out"
 export PATH={q(python_bin)}:{BASE_PATH}
 export PYTHONUNBUFFERED=1
 echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+date +%s > "$out/batch.start"
 warned=""
+slurm_state() {{
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure), in its own words,
+  # kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 \\
+    > "$out/slurm-state.tmp" && mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+}}
 warn() {{
   warned=$1
   echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
@@ -105,7 +113,7 @@ warn() {{
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }}
 trap 'warn USR1' USR1
-trap 'warn TERM' TERM
+trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \\
   bash -c {q(task)} {q(paths.python)} {q(paths.launcher)} {q(paths.tasks)} &
 step=$!
@@ -115,14 +123,9 @@ while :; do
   kill -0 "$step" 2>/dev/null || break
 done
 echo "$rc" > "$out/batch.exit"
+echo $(( $(date +%s) - $(cat "$out/batch.start") )) > "$out/batch.elapsed"
 if [ "$warned" = USR1 ]; then
-  if [ {1 if s.requeue else 0} = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
-    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
-    touch "$out/requeued"
-    scontrol requeue "$SLURM_JOB_ID"
-    exit 0
-  fi
-  echo {TIMEOUT_EXIT} > "$out/batch.exit"
+{requeue}  echo {TIMEOUT_EXIT} > "$out/batch.exit"
   exit {TIMEOUT_EXIT}
 fi
 exit "$rc"
@@ -132,3 +135,56 @@ exit "$rc"
 def sbatch_command(paths: Paths) -> list[str]:
     """How the script is submitted: the job id alone on stdout, and no environment from this shell."""
     return ["sbatch", "--parsable", "--export=NONE", f"{paths.run}/slurm/job.sh"]
+
+
+#: What the batch shell does after the warning with ``slurm.requeue`` (see :func:`requeue_lines`).
+REQUEUE = r"""if [ ! -e "$RUN/slurm/cancel-requested" ]; then
+  used=$(cat "$RUN"/slurm/r*/batch.elapsed 2>/dev/null | awk '{{s += $1}} END {{print s + 0}}')
+  budget_s={budget_s}
+  left=$(( budget_s - used ))
+  if [ "$restart" -ge {max_requeues} ]; then
+    echo "cloudtrain: not requeued: slurm.max_requeues ({max_requeues}) reached"
+  elif [ "$budget_s" -gt 0 ] && [ "$left" -le {min_run_s} ]; then
+    hours=$(awk -v u="$used" 'BEGIN {{printf "%.2f", u * {gpus} / 3600}}')
+    echo "cloudtrain: not requeued: budget.max_gpu_hours ({gpu_hours}) spent:" \
+      "$hours GPU-hours over $((restart + 1)) runs"
+  else
+    ckpt_dir=$(python3 -c {chief_checkpoints} {tasks} 2>/dev/null || true)
+    step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
+      | sort -n | tail -1)
+    if [ -n "$step" ]; then
+      resume="resumes from the checkpoint at step $step ($ckpt_dir/ckpt-$step)"
+    else
+      resume="starts over: no checkpoint was saved"
+    fi
+    echo "cloudtrain: requeue $((restart + 1)) of {max_requeues}; the next run $resume"
+    touch "$out/requeued"
+    if [ "$budget_s" -gt 0 ]; then
+      scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true
+    fi
+    scontrol requeue "$SLURM_JOB_ID"
+    exit 0
+  fi
+fi
+"""
+
+
+def requeue_lines(spec: JobSpec, paths: Paths) -> str:
+    """After the time-limit warning, with ``slurm.requeue``: requeue unless cancelled, ``slurm.max_requeues``
+    reached, or ``budget.max_gpu_hours`` spent over all runs (then the job ends timed out, 124). Each
+    requeue says its count and the checkpoint the next run resumes from (the newest ``ckpt-<step>`` in
+    the chief's checkpoint folder), or that there is none; a next run that the budget cuts short gets
+    the time left (``scontrol update TimeLimit``)."""
+    s = slurm_section(spec)
+    gpus = spec.gpus_total
+    hours = spec.budget_gpu_hours
+    text = REQUEUE.format(
+        budget_s=int(hours * 3600 / gpus) if hours is not None and gpus else 0,
+        max_requeues=s.max_requeues,
+        min_run_s=s.grace + 60,
+        gpus=gpus,
+        gpu_hours=hours,
+        chief_checkpoints=shlex.quote("import json,sys; print(json.load(open(sys.argv[1]))['tasks'][0]['dirs'][1])"),
+        tasks=shlex.quote(paths.tasks),
+    )
+    return "".join(f"  {line}\n" for line in text.splitlines())

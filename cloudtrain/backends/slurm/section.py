@@ -45,6 +45,11 @@ class Slurm(Record):
         description="Continue after a time-limit warning, a preemption or a node failure: checkpoint, requeue "
         "(scontrol requeue) and resume at the saved step.",
     )
+    max_requeues: Annotated[StrictInt, Field(ge=0)] = Field(
+        3,
+        description="With requeue: how many times a job is requeued at most (as submitit's max_num_timeout); "
+        "the run after the last ends timed out (124).",
+    )
     grace: Annotated[StrictInt, Field(ge=MIN_GRACE_S)] = Field(
         120,
         description=f"Seconds before the time limit that the job is warned (--signal=B:USR1@grace; >= {MIN_GRACE_S}).",

@@ -1,10 +1,12 @@
 """Follow a run's output files on the cluster: one long-lived process (over one ssh session).
 
-``python3 tail.py RUN OFFSETS_JSON``: scans ``RUN/slurm/`` for ``batch-*.log`` and
+``python3 tail.py RUN OFFSETS_JSON [final]``: scans ``RUN/slurm/`` for ``batch-*.log`` and
 ``r<N>/task-<T>.log`` (new files after a requeue included) every 0.2 s and prints, per complete
 line, ``{"f": file, "o": offset after the line, "l": line, "node": node}``, then ``{"tick": n}``
-after each scan. The caller keeps the offsets; started again with them (a cut connection), it
-prints nothing twice and loses nothing. Standard library only, Python >= 3.10.
+after each scan (with ``"ended": true`` once the latest run's batch shell wrote its status). The
+caller keeps the offsets; started again with them (a cut connection), it
+prints nothing twice and loses nothing. With ``final`` (the job has ended: no byte will follow), a
+last line without a trailing newline is printed too. Standard library only, Python >= 3.10.
 """
 
 import json
@@ -43,10 +45,24 @@ def files(run: str) -> list[str]:
     return found
 
 
+def batch_ended(run: str) -> str | None:
+    """The latest run (``r<N>``) once its batch shell wrote its status: the watcher asks the controller then."""
+    base = os.path.join(run, "slurm")
+    try:
+        runs = sorted(int(n[1:]) for n in os.listdir(base) if n[:1] == "r" and n[1:].isdigit())
+    except OSError:
+        return None
+    if runs and os.path.exists(os.path.join(base, f"r{runs[-1]}", "batch.exit")):
+        return f"r{runs[-1]}"
+    return None
+
+
 def main(argv: list[str]) -> None:
     run = argv[1]
     offsets = json.loads(argv[2]) if len(argv) > 2 else {}
+    final = len(argv) > 3 and argv[3] == "final"
     tick = 0
+    ended_seen = set()
     while True:
         for rel in files(run):
             path = os.path.join(run, "slurm", rel)
@@ -57,7 +73,7 @@ def main(argv: list[str]) -> None:
                     data = f.read()
             except OSError:
                 continue
-            end = data.rfind(b"\n")
+            end = len(data) - 1 if final else data.rfind(b"\n")
             if end < 0:
                 continue
             node = node_of(run, rel)
@@ -68,7 +84,10 @@ def main(argv: list[str]) -> None:
                 print(json.dumps({"f": rel, "o": position, "l": line, "node": node}), flush=False)
             offsets[rel] = position
         tick += 1
-        print(json.dumps({"tick": tick}), flush=True)
+        ended = batch_ended(run)
+        news = ended is not None and ended not in ended_seen
+        ended_seen.add(ended)
+        print(json.dumps({"tick": tick, **({"ended": True} if news else {})}), flush=True)
         time.sleep(0.2)
 
 

@@ -24,7 +24,14 @@ mkdir -p "$out"
 export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PYTHONUNBUFFERED=1
 echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+date +%s > "$out/batch.start"
 warned=""
+slurm_state() {
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure), in its own words,
+  # kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 \
+    > "$out/slurm-state.tmp" && mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+}
 warn() {
   warned=$1
   echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
@@ -33,7 +40,7 @@ warn() {
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }
 trap 'warn USR1' USR1
-trap 'warn TERM' TERM
+trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
   bash -c 'set -e
 module load cuda/12.2
@@ -46,12 +53,35 @@ while :; do
   kill -0 "$step" 2>/dev/null || break
 done
 echo "$rc" > "$out/batch.exit"
+echo $(( $(date +%s) - $(cat "$out/batch.start") )) > "$out/batch.elapsed"
 if [ "$warned" = USR1 ]; then
-  if [ 1 = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
-    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
-    touch "$out/requeued"
-    scontrol requeue "$SLURM_JOB_ID"
-    exit 0
+  if [ ! -e "$RUN/slurm/cancel-requested" ]; then
+    used=$(cat "$RUN"/slurm/r*/batch.elapsed 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    budget_s=3600
+    left=$(( budget_s - used ))
+    if [ "$restart" -ge 3 ]; then
+      echo "cloudtrain: not requeued: slurm.max_requeues (3) reached"
+    elif [ "$budget_s" -gt 0 ] && [ "$left" -le 360 ]; then
+      hours=$(awk -v u="$used" 'BEGIN {printf "%.2f", u * 8 / 3600}')
+      echo "cloudtrain: not requeued: budget.max_gpu_hours (8) spent:" \
+        "$hours GPU-hours over $((restart + 1)) runs"
+    else
+      ckpt_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))['"'"'tasks'"'"'][0]['"'"'dirs'"'"'][1])' /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json 2>/dev/null || true)
+      step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
+        | sort -n | tail -1)
+      if [ -n "$step" ]; then
+        resume="resumes from the checkpoint at step $step ($ckpt_dir/ckpt-$step)"
+      else
+        resume="starts over: no checkpoint was saved"
+      fi
+      echo "cloudtrain: requeue $((restart + 1)) of 3; the next run $resume"
+      touch "$out/requeued"
+      if [ "$budget_s" -gt 0 ]; then
+        scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true
+      fi
+      scontrol requeue "$SLURM_JOB_ID"
+      exit 0
+    fi
   fi
   echo 124 > "$out/batch.exit"
   exit 124

@@ -18,7 +18,14 @@ mkdir -p "$out"
 export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PYTHONUNBUFFERED=1
 echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+date +%s > "$out/batch.start"
 warned=""
+slurm_state() {
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure), in its own words,
+  # kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 \
+    > "$out/slurm-state.tmp" && mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+}
 warn() {
   warned=$1
   echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
@@ -27,7 +34,7 @@ warn() {
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }
 trap 'warn USR1' USR1
-trap 'warn TERM' TERM
+trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
   bash -c 'set -e
 exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/launcher.py /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json &
@@ -38,13 +45,8 @@ while :; do
   kill -0 "$step" 2>/dev/null || break
 done
 echo "$rc" > "$out/batch.exit"
+echo $(( $(date +%s) - $(cat "$out/batch.start") )) > "$out/batch.elapsed"
 if [ "$warned" = USR1 ]; then
-  if [ 0 = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
-    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
-    touch "$out/requeued"
-    scontrol requeue "$SLURM_JOB_ID"
-    exit 0
-  fi
   echo 124 > "$out/batch.exit"
   exit 124
 fi
