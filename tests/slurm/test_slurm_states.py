@@ -136,9 +136,11 @@ def test_the_task_that_failed_first_is_named_with_its_signal_not_task_0():
 @pytest.mark.parametrize(
     ("recorded", "state", "words"),
     [
-        ("CANCELLED", JobState.CANCELLED, "cancelled (scancel)"),
-        ("TIMEOUT", JobState.TIMED_OUT, "hard time limit"),
-        ("NODE_FAIL", JobState.PREEMPTED, "node node2 failed"),
+        ("JobId=7 JobName=probe JobState=COMPLETING Reason=None Dependency=(null)", JobState.CANCELLED, "(scancel)"),
+        ("JobId=7 JobState=COMPLETING Reason=TimeLimit", JobState.TIMED_OUT, "hard time limit"),
+        ("JobId=7 JobState=TIMEOUT Reason=TimeLimit", JobState.TIMED_OUT, "hard time limit"),
+        ("JobId=7 JobState=COMPLETING Reason=NodeDown", JobState.PREEMPTED, "node node2 failed"),
+        ("JobId=7 JobState=NODE_FAIL Reason=NodeDown", JobState.PREEMPTED, "node node2 failed"),
     ],
 )
 def test_the_batch_shells_own_record_of_why_slurm_stopped_it_outranks_the_task_exits(recorded, state, words):

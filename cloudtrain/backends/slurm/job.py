@@ -78,7 +78,7 @@ class SlurmJob(HandleDefaults):
             reason = fields.get("Reason", "None")
             message = None
             if state is JobState.PENDING and reason not in ("None", ""):
-                native, message = f"{native} ({reason})", f"waiting: {reason}"
+                native, message = f"{native} ({reason})", f"waiting: {reason.replace('_', ' ')}"
             elif state is JobState.PREEMPTED and fields.get("NodeList") and native.startswith("NODE_FAIL"):
                 message = f"node {self._failed_nodes(fields['NodeList'])} failed"
             elif state.terminal:
@@ -126,6 +126,10 @@ class SlurmJob(HandleDefaults):
             state, message = states.state_of(native, files.get("batch_exit")), None
         else:
             state, native, message = states.outcome_from_files(files)
+        if native in ("NODE_FAIL", "BOOT_FAIL") and message == states.UNNAMED_NODE_FAILED:
+            recorded = dict(w.split("=", 1) for w in (files.get("slurm_state") or "").split() if "=" in w)
+            if recorded.get("NodeList"):
+                message = f"node {self._failed_nodes(recorded['NodeList'])} failed"
         return self._status(state, native, message, {}, files, usage)
 
     def _status(

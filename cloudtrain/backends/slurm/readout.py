@@ -2,8 +2,9 @@
 
 ``python3 readout.py RUN``: the latest run's (``r<N>``, a requeue's number) batch status, each task's
 record (the launcher's ``task-<T>.json``), the time-limit warning, a cancel asked by cloudtrain, the
-batch shell's own record of why Slurm stopped it (``slurm-state``: the controller's JobState when
-the shell got SIGTERM: a plain ``scancel``, the hard time limit, a node failure), the outcome a
+batch shell's own record of why Slurm stopped it (``slurm-state``: the controller's line on the job
+when the shell got SIGTERM: a plain ``scancel``, the hard time limit, a node failure; and which of
+its nodes were down then), the outcome a
 watcher recorded once the job ended (``outcome.json``), and the last lines of each failed task.
 Standard library only, Python >= 3.10.
 """
@@ -58,6 +59,7 @@ def main(run):
     out["warned"] = os.path.exists(os.path.join(last, "warned"))
     out["requeued"] = os.path.exists(os.path.join(last, "requeued"))
     out["slurm_state"] = (read(os.path.join(last, "slurm-state")) or "").strip() or None
+    out["down_nodes"] = sorted(set((read(os.path.join(last, "down-nodes")) or "").split()))
     out["cancel_requested"] = os.path.exists(os.path.join(folder, "cancel-requested"))
     plan = read(os.path.join(folder, "tasks.json"))
     out["gpus_per_node"] = json.loads(plan).get("gpus_per_node", 0) if plan else 0

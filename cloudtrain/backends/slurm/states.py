@@ -63,6 +63,22 @@ def failure_words(t: dict) -> str:
     return f"{where} exited with status {t['exit']}"
 
 
+UNNAMED_NODE_FAILED = "a node of the job failed"
+#: While Slurm stops a job, ``scontrol`` says COMPLETING; the reason tells why (none: a cancel).
+_STOPPING_REASONS = {"TimeLimit": "TIMEOUT", "NodeDown": "NODE_FAIL", "Preempted": "PREEMPTED", "None": "CANCELLED"}
+
+
+def stopped_by(recorded: str | None) -> str:
+    """The state Slurm stopped a job for, from the ``scontrol show job -o`` line the batch shell kept when
+    it got SIGTERM (``slurm-state``): CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED …; "" when it kept none."""
+    fields = dict(word.split("=", 1) for word in (recorded or "").split() if "=" in word)
+    state = fields.get("JobState", "")
+    if state == "COMPLETING":
+        reason = fields.get("Reason", "None").split(",")[0]
+        return _STOPPING_REASONS.get(reason, "NODE_FAIL" if "node" in reason.lower() else "CANCELLED")
+    return state
+
+
 #: What the batch shell recorded of the controller's state when Slurm stopped it (``slurm-state``).
 _STOPPED_BY_SLURM = {
     "CANCELLED": (JobState.CANCELLED, "CANCELLED", "cancelled (scancel)"),
@@ -84,12 +100,12 @@ def outcome_from_files(files: dict) -> tuple[JobState, str, str | None]:
         return JobState.CANCELLED, "CANCELLED", "cancelled (cloudtrain cancel)"
     if batch == TIMEOUT_EXIT:
         return JobState.TIMED_OUT, "TIMEOUT", "stopped at the time limit (max_runtime) after the warning"
-    stopped = (files.get("slurm_state") or "").split(" ")[0].rstrip("+")
+    stopped = stopped_by(files.get("slurm_state"))
     if stopped in _STOPPED_BY_SLURM:
         return _STOPPED_BY_SLURM[stopped]
     if stopped in ("NODE_FAIL", "BOOT_FAIL"):
-        nodes = sorted({t["node"] for t in unfinished if t.get("node")})
-        return JobState.PREEMPTED, stopped, f"node {', '.join(nodes) or 'of the job'} failed"
+        nodes = sorted({t["node"] for t in unfinished if t.get("node")}) or files.get("down_nodes") or []
+        return JobState.PREEMPTED, stopped, f"node {', '.join(nodes)} failed" if nodes else UNNAMED_NODE_FAILED
     first = first_failure(tasks)
     if first is not None:
         return JobState.FAILED, "FAILED", failure_words(first)

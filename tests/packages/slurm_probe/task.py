@@ -1,6 +1,8 @@
 """A user's package as it runs on Slurm: prints what the contract gave it, then sleeps or fails on request.
 
-`python -m slurm_probe.task [--exit N] [--sleep S] [--lines K] [--interval S]`
+`python -m slurm_probe.task [--exit N] [--sleep S] [--lines K] [--interval S] [--last TEXT] [--pids DIR]
+[--until FILE]`: ``--last`` is printed at the end without a newline; ``--pids`` gets ``<task>.pid`` (the
+tests kill one); ``--until`` ends the sleep once FILE exists.
 """
 
 import argparse
@@ -28,10 +30,16 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=0)
     parser.add_argument("--lines", type=int, default=3)
     parser.add_argument("--interval", type=float, default=0, help="seconds between the lines")
+    parser.add_argument("--last", default="", help="printed last, without a trailing newline")
+    parser.add_argument("--pids", default="", help="a folder: write <task>.pid there")
+    parser.add_argument("--until", default="", help="stop sleeping once this file exists")
     args = parser.parse_args()
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
     task = tf_config.get("task", {})
     me = f"{task.get('type', 'single')}:{task.get('index', 0)}"
+    if args.pids:
+        with open(os.path.join(args.pids, f"{me}.pid"), "w") as f:
+            f.write(str(os.getpid()))
     channels = {k: v for k, v in os.environ.items() if k.startswith("SM_CHANNEL_")}
     print("CONTRACT", json.dumps({"task": me, "cluster": tf_config.get("cluster"),
                       "model_dir": os.environ.get("AIP_MODEL_DIR"), "channels": channels,
@@ -42,10 +50,13 @@ def main() -> None:
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     deadline = time.monotonic() + args.sleep
-    while time.monotonic() < deadline and not stop:
+    while time.monotonic() < deadline and not stop and not (args.until and os.path.exists(args.until)):
         time.sleep(0.1)
     if stop:
         print(f"{me} got SIGTERM", flush=True)
+    if args.last:
+        sys.stdout.write(args.last)
+        sys.stdout.flush()
     sys.exit(args.exit if me != "worker:0" else 0)
 
 

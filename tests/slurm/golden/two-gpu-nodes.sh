@@ -21,10 +21,11 @@ echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
 date +%s > "$out/batch.start"
 warned=""
 slurm_state() {
-  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure), in its own words,
-  # kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
-  scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2 \
-    > "$out/slurm-state.tmp" && mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure: which nodes are down),
+  # in its own words, kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" > "$out/slurm-state.tmp" 2>/dev/null
+  mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+  sinfo -h -N -n "$SLURM_JOB_NODELIST" -t down,drain,fail,no_respond -o %N > "$out/down-nodes" 2>/dev/null
 }
 warn() {
   warned=$1
