@@ -20,11 +20,12 @@ else:
     import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
-STORED = sorted(n for n in names() if get_backend(n).secret_kind is not None)
+STORED = sorted(n for n in names() if get_backend(n).secret_kind in STORES)
 
 
-def test_the_clouds_read_their_own_secret_stores() -> None:
-    assert {n: get_backend(n).secret_kind for n in STORED} == {"vertex": "gcp", "sagemaker": "aws"}
+def test_the_clouds_read_their_own_secret_stores_and_slurm_the_submitting_shell() -> None:
+    kinds = {n: get_backend(n).secret_kind for n in names() if get_backend(n).secret_kind is not None}
+    assert kinds == {"vertex": "gcp", "sagemaker": "aws", "slurm": "shell"}
 
 
 @pytest.mark.parametrize("name", STORED)

@@ -29,7 +29,7 @@ from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
-from cloudtrain.backends.slurm import data, script
+from cloudtrain.backends.slurm import data, job_secrets, script
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
@@ -129,6 +129,7 @@ class SlurmBackend(BackendFacts):
     section = "slurm"
     settings_record = SlurmSettings  # with the slurm: section
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
+    secret_kind = "shell"  # shell:NAME read where sbatch runs, at submit (.job_secrets)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
     runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
@@ -196,6 +197,7 @@ class SlurmBackend(BackendFacts):
 
     def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob:
         shell = ClusterShell(slurm_section(spec).login)
+        secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -211,7 +213,11 @@ class SlurmBackend(BackendFacts):
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
         shell.write(paths.launcher, LAUNCHER.read_bytes(), 0o644)
-        shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python, channels), indent=2).encode(), 0o600)
+        plan = tasks_plan(spec, package, python, channels)
+        if job_secrets.needs_file(spec):
+            job_secrets.write(spec, shell, run, secret_values)
+            plan["secrets"] = job_secrets.secrets_path(run)  # the path only: the values stay in that 0600 file
+        shell.write(paths.tasks, json.dumps(plan, indent=2).encode(), 0o600)
         creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
         result = shell.run(script.sbatch_command(paths), check=False, own_session=True)
         if result.returncode != 0:

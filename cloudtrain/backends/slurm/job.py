@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
-from cloudtrain.backends.slurm import accounting, states
+from cloudtrain.backends.slurm import accounting, job_secrets, states
 from cloudtrain.backends.slurm.polling import ControllerPoll
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
@@ -244,6 +244,7 @@ class SlurmJob(HandleDefaults):
         records may predate the end). A follower that stops early (a cut ssh connection) is started
         again from the offsets of the lines already given: nothing lost, nothing twice."""
         offsets: dict[str, int] = {}
+        mask = job_secrets.masker(self._shell, self.run)  # secret values show as ***, as --local shows them
         poll = ControllerPoll()
         last_pass = not follow
         silent = 0  # followers in a row that stopped before their first scan
@@ -254,7 +255,7 @@ class SlurmJob(HandleDefaults):
                     scanned = scanned or "tick" in item
                     if "tick" not in item:
                         offsets[item["f"]] = item["o"]
-                        yield self._line(item)
+                        yield self._line({**item, "l": mask(item["l"])} if mask else item)
                     elif last_pass:
                         return
                     else:

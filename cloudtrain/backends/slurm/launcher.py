@@ -125,6 +125,9 @@ def main(argv: list[str]) -> int:
     }
     write_json(os.path.join(out, f"task-{index}.json"), record)
     env = {**os.environ, **task["env"]}
+    if plan.get("secrets"):  # secrets: values, from a 0600 file (never in tasks.json or job.sh)
+        with open(plan["secrets"]) as f:
+            env.update(json.load(f)["env"])
     # for the trainer's plan (trainer.plan.slurm_placement): the nodes by name and the GPUs per node
     env["CLOUDTRAIN_SLURM_NODES"] = ",".join(job_nodes())
     env["CLOUDTRAIN_SLURM_GPUS_PER_NODE"] = str(plan.get("gpus_per_node", 0))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
+from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
 
 TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
@@ -86,6 +87,8 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
     task = f'set -e\n{setup}exec "$0" "$@"'
     python_bin = paths.python.rsplit("/", 1)[0]
     requeue = requeue_lines(spec, paths) if s.requeue else ""
+    # the tasks' logs readable by the user alone where the job has secret values (masked when shown)
+    private = "umask 077\n" if spec.secrets or secret_names(spec.env) else ""
     return f"""#!/bin/bash
 # {spec.job_name}: written by cloudtrain from {spec.config_file.name}
 {header}
@@ -96,7 +99,7 @@ out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH={q(python_bin)}:{BASE_PATH}
 export PYTHONUNBUFFERED=1
-echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+{private}echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
 date +%s > "$out/batch.start"
 warned=""
 slurm_state() {{

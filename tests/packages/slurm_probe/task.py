@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--last", default="", help="printed last, without a trailing newline")
     parser.add_argument("--pids", default="", help="a folder: write <task>.pid there")
     parser.add_argument("--until", default="", help="stop sleeping once this file exists")
+    parser.add_argument("--print-env", action="append", default=[], help="print this variable's value")
     args = parser.parse_args()
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
     task = tf_config.get("task", {})
@@ -44,6 +45,8 @@ def main() -> None:
     print("CONTRACT", json.dumps({"task": me, "cluster": tf_config.get("cluster"),
                       "model_dir": os.environ.get("AIP_MODEL_DIR"), "channels": channels,
                       "data": {k: read_folder(v) for k, v in channels.items()}}), flush=True)
+    for name in args.print_env:
+        print(f"ENV {name}={os.environ.get(name)}", flush=True)
     for i in range(args.lines):
         print(f"line {i} from {me}", flush=True)
         time.sleep(args.interval)
