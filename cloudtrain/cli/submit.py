@@ -242,6 +242,8 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 "image",
                 None
                 if local or spec.container
+                else f"none: TensorFlow {spec.tensorflow_version} in a Python environment built for the job"
+                if backend.image_registry is None  # a cluster: no image runs, only its TensorFlow version counts
                 else spec.image_uri
                 + (
                     f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"

@@ -78,12 +78,32 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
             {
                 "name": p.name,
                 "argv": contract.argv(spec, p, python, on_cluster),
-                "cwd": p.cwd,
+                "cwd": f"{run}/slurm/work/{p.name}",  # not the contract's local-run/: a Slurm job is no local run
                 "env": env,
-                "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir],
+                "dirs": contract_dirs(p, env),
             }
         )
     return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
+
+
+#: The contract's output folders by their variables: each exists when the user's code starts (issue #40).
+CONTRACT_DIR_VARS = (
+    "AIP_MODEL_DIR",
+    "AIP_CHECKPOINT_DIR",
+    "AIP_TENSORBOARD_LOG_DIR",
+    "SM_MODEL_DIR",
+    "SM_OUTPUT_DATA_DIR",
+    "SM_OUTPUT_DIR",
+    "SM_CHECKPOINT_DIR",
+)
+
+
+def contract_dirs(plan: Any, env: dict[str, str]) -> list[str]:
+    """The folders the launcher makes before the task's command: the plan's model, checkpoint and
+    TensorBoard folders, and every contract variable's folder on the cluster's filesystem."""
+    dirs = [plan.model_dir, plan.checkpoint_dir, plan.tensorboard_dir]
+    dirs += [env[v] for v in CONTRACT_DIR_VARS if env.get(v, "").startswith("/")]
+    return list(dict.fromkeys(dirs))
 
 
 #: Pending reasons of a job the cluster accepted but can never start (it does not enforce partition limits).

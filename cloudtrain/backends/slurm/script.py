@@ -93,6 +93,18 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
 # {spec.job_name}: written by cloudtrain from {spec.config_file.name}
 {header}
 set -u
+if [ -z "${{CLOUDTRAIN_CLEAN_ENV:-}}" ]; then
+  # --export=NONE makes slurmd load the login profile (SLURM_GET_USER_ENV=1: PYENV_*, conda, modules):
+  # start again with the Slurm variables and who the user is, nothing else
+  keep=()
+  while IFS= read -r -d '' kv; do
+    case "$kv" in
+      SLURM_GET_USER_ENV=*) ;;
+      SLURM_*|HOME=*|USER=*|LOGNAME=*|TMPDIR=*|LANG=*) keep+=("$kv") ;;
+    esac
+  done < <(env -0)
+  exec env -i CLOUDTRAIN_CLEAN_ENV=1 "${{keep[@]}}" /bin/bash "$0" "$@"
+fi
 RUN={q(paths.run)}
 restart=${{SLURM_RESTART_COUNT:-0}}
 out="$RUN/slurm/r$restart"

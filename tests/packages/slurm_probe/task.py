@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--pids", default="", help="a folder: write <task>.pid there")
     parser.add_argument("--until", default="", help="stop sleeping once this file exists")
     parser.add_argument("--print-env", action="append", default=[], help="print this variable's value")
+    parser.add_argument("--check-dirs", action="store_true", help="print whether the contract's folders exist")
     args = parser.parse_args()
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
     task = tf_config.get("task", {})
@@ -45,6 +46,11 @@ def main() -> None:
     print("CONTRACT", json.dumps({"task": me, "cluster": tf_config.get("cluster"),
                       "model_dir": os.environ.get("AIP_MODEL_DIR"), "channels": channels,
                       "data": {k: read_folder(v) for k, v in channels.items()}}), flush=True)
+    if args.check_dirs:  # the contract's folders exist when the code starts
+        named = {k: v for k, v in os.environ.items() if k in ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR",
+                 "AIP_TENSORBOARD_LOG_DIR", "SM_MODEL_DIR", "SM_OUTPUT_DATA_DIR")}
+        print("DIRS", json.dumps({k: os.path.isdir(v) for k, v in sorted(named.items())}), "CWD", os.getcwd(),
+              "ENV", json.dumps(sorted(os.environ)), flush=True)
     for name in args.print_env:
         print(f"ENV {name}={os.environ.get(name)}", flush=True)
     for i in range(args.lines):
