@@ -67,8 +67,8 @@ class SlurmJob(HandleDefaults):
         recorded = files.get("outcome")
         if recorded is not None:
             state = JobState(recorded["state"])
-            fields = {"NodeList": recorded["nodes"]} if recorded.get("nodes") else {}
-            status = self._status(state, recorded["native"], recorded.get("message"), fields, files, self._accounting())
+            kept = {"NodeList": recorded["nodes"]} if recorded.get("nodes") else {}
+            status = self._status(state, recorded["native"], recorded.get("message"), kept, files, self._accounting())
             self._last = status
             return status
         fields = self._scontrol()

@@ -12,12 +12,13 @@ Standard library only, Python >= 3.10.
 import json
 import os
 import sys
+from typing import Any
 
 LAST_LINES = 5
 TAIL_BYTES = 4096
 
 
-def read(path):
+def read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read()
@@ -25,7 +26,7 @@ def read(path):
         return None
 
 
-def last_lines(path):
+def last_lines(path: str) -> list[str]:
     """The last lines of a task's log, a last line without a newline included."""
     try:
         with open(path, "rb") as f:
@@ -41,9 +42,9 @@ def last_lines(path):
     return [line for line in lines if line.strip()][-LAST_LINES:]
 
 
-def main(run):
+def main(run: str) -> None:
     folder = os.path.join(run, "slurm")
-    out = {"known": os.path.isdir(folder)}
+    out: dict[str, Any] = {"known": os.path.isdir(folder)}
     runs = sorted(int(n[1:]) for n in os.listdir(folder) if n[:1] == "r" and n[1:].isdigit()) if out["known"] else []
     out["restart"] = runs[-1] if runs else 0
     last = os.path.join(folder, f"r{out['restart']}")
