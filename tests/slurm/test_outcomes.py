@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
@@ -145,3 +146,21 @@ def test_a_drained_node_keeps_the_job_pending_with_its_reason(slurm, workdir, tm
     while (state := status_of(job_id)["state"]) not in ("RUNNING", "SUCCEEDED"):
         assert time.monotonic() < deadline, state  # node2 is back: the job runs
         time.sleep(1)
+
+
+def test_logs_json_gives_each_line_the_time_it_was_printed_not_read(slurm, workdir, tmp_path):
+    config = probe_config(tmp_path, workdir, ["--lines=2", "--interval=3"])
+    result = cloudtrain("submit", "--config", str(config))
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_id = job_id_of(result.stdout + result.stderr)
+    time.sleep(2)
+    asked = time.time()
+    lines = [json.loads(line) for line in cloudtrain("logs", job_id, "-o", "json").stdout.splitlines()]
+    chief = {
+        r["message"]: dt.datetime.fromisoformat(r["timestamp"]).timestamp()
+        for r in lines
+        if r["message"].startswith("line ") and "chief" in r["message"]
+    }
+    assert set(chief) == {"line 0 from chief:0", "line 1 from chief:0"}, lines
+    assert chief["line 1 from chief:0"] - chief["line 0 from chief:0"] >= 2.5  # printed 3 s apart
+    assert chief["line 1 from chief:0"] < asked - 1.5  # not the read's time

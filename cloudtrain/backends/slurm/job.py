@@ -309,4 +309,6 @@ class SlurmJob(HandleDefaults):
         else:
             task = rel.rsplit("/", 1)[-1][len("task-") : -len(".log")]
             replica = f"{item.get('node') or 'node?'}/task-{task}"
-        return LogLine(dt.datetime.now(dt.timezone.utc), replica, item["l"])
+        printed = item.get("t")  # when the task printed it (the launcher's record), else now: when it was read
+        when = dt.datetime.fromtimestamp(printed, dt.timezone.utc) if printed else dt.datetime.now(dt.timezone.utc)
+        return LogLine(when, replica, item["l"])

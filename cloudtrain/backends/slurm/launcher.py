@@ -103,6 +103,32 @@ def job_nodes() -> list[str]:
     return out.split() or [nodelist]
 
 
+def emit(data: bytes) -> int:
+    """Write ``data`` to this task's output (the task log srun writes); its length."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view) :]
+    return len(data)
+
+
+def copy_output(child: subprocess.Popen, times_path: str, written: int) -> None:
+    """The command's output (stdout and stderr) to this task's, byte for byte, as it comes; each chunk's end
+    offset in the task log and its time in ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line
+    shown later carries the time it was printed, not the time it was read."""
+    if child.stdout is None:  # never: it was started with stdout=PIPE
+        return
+    fd = child.stdout.fileno()
+    with open(times_path, "a") as times:
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            now = time.time()
+            written += emit(data)
+            times.write(f"{written} {now:.3f}\n")
+            times.flush()
+
+
 def main(argv: list[str]) -> int:
     with open(argv[1]) as f:
         plan = json.load(f)
@@ -134,13 +160,13 @@ def main(argv: list[str]) -> int:
     if count > 1:
         addresses = rendezvous(out, index, count, node_address(node))
         env = with_addresses(env, addresses)
-        print(f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}", flush=True)
+        out_bytes = emit(f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}\n".encode())
     else:
-        print(f"cloudtrain: task {index} ({task['name']}) on {node}", flush=True)
+        out_bytes = emit(f"cloudtrain: task {index} ({task['name']}) on {node}\n".encode())
     for folder in task.get("dirs", []):
         os.makedirs(folder, exist_ok=True)
     os.makedirs(task["cwd"], exist_ok=True)
-    child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env)
+    child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
     def forward(signum: int, frame: Any) -> None:
         try:
@@ -150,6 +176,7 @@ def main(argv: list[str]) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
         signal.signal(signum, forward)
+    copy_output(child, os.path.join(out, f"task-{index}.times"), out_bytes)
     code = child.wait()
     if code < 0:  # killed by a signal: the shell's 128 + N, and the signal itself
         record["signal"] = -code

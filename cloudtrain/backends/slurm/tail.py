@@ -2,17 +2,51 @@
 
 ``python3 tail.py RUN OFFSETS_JSON [final]``: scans ``RUN/slurm/`` for ``batch-*.log`` and
 ``r<N>/task-<T>.log`` (new files after a requeue included) every 0.2 s and prints, per complete
-line, ``{"f": file, "o": offset after the line, "l": line, "node": node}``, then ``{"tick": n}``
+line, ``{"f": file, "o": offset after the line, "l": line, "node": node, "t": when it was printed}``
+(``t`` from the launcher's ``task-<T>.times``, where it has one), then ``{"tick": n}``
 after each scan (with ``"ended": true`` once the latest run's batch shell wrote its status). The
 caller keeps the offsets; started again with them (a cut connection), it
 prints nothing twice and loses nothing. With ``final`` (the job has ended: no byte will follow), a
 last line without a trailing newline is printed too. Standard library only, Python >= 3.10.
 """
 
+import bisect
 import json
 import os
 import sys
 import time
+
+
+class Times:
+    """When each byte of a task log was printed: the launcher's ``task-<T>.times`` (``OFFSET TIME`` per
+    chunk of output), read as it grows."""
+
+    def __init__(self, path: str):
+        self.path, self.read_to = path, 0
+        self.offsets: list[int] = []
+        self.times: list[float] = []
+
+    def at(self, offset: int) -> float | None:
+        """The time the byte before ``offset`` was printed (None: not recorded, e.g. the launcher's own lines)."""
+        if not self.offsets or offset > self.offsets[-1]:
+            self._more()
+        i = bisect.bisect_left(self.offsets, offset)
+        return self.times[i] if i < len(self.times) else None
+
+    def _more(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.read_to)
+                data = f.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1
+        self.read_to += end
+        for record in data[:end].split(b"\n"):
+            parts = record.split()
+            if len(parts) == 2:
+                self.offsets.append(int(parts[0]))
+                self.times.append(float(parts[1]))
 
 
 def node_of(run: str, rel: str) -> str | None:
@@ -63,6 +97,7 @@ def main(argv: list[str]) -> None:
     final = len(argv) > 3 and argv[3] == "final"
     tick = 0
     ended_seen = set()
+    times: dict[str, Times] = {}
     while True:
         for rel in files(run):
             path = os.path.join(run, "slurm", rel)
@@ -77,11 +112,17 @@ def main(argv: list[str]) -> None:
             if end < 0:
                 continue
             node = node_of(run, rel)
+            if rel not in times and rel.endswith(".log") and "/" in rel:
+                times[rel] = Times(os.path.join(run, "slurm", rel[: -len(".log")] + ".times"))
             position = start
             for raw in data[: end + 1].splitlines(keepends=True):
                 position += len(raw)
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                print(json.dumps({"f": rel, "o": position, "l": line, "node": node}), flush=False)
+                record = {"f": rel, "o": position, "l": line, "node": node}
+                printed = times[rel].at(position) if rel in times else None
+                if printed is not None:
+                    record["t"] = printed
+                print(json.dumps(record), flush=False)
             offsets[rel] = position
         tick += 1
         ended = batch_ended(run)
