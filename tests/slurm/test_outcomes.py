@@ -164,3 +164,18 @@ def test_logs_json_gives_each_line_the_time_it_was_printed_not_read(slurm, workd
     assert set(chief) == {"line 0 from chief:0", "line 1 from chief:0"}, lines
     assert chief["line 1 from chief:0"] - chief["line 0 from chief:0"] >= 2.5  # printed 3 s apart
     assert chief["line 1 from chief:0"] < asked - 1.5  # not the read's time
+
+
+def test_a_reattached_follower_reports_no_false_queued_time(slurm, workdir, tmp_path):
+    """The job ran at once on an idle cluster; a follower attached 10 s into its run must not count those
+    10 s as queued (its lines carry the time they were printed, not the time it read them)."""
+    job_id = submit_detached(probe_config(tmp_path, workdir, ["--sleep=20", "--lines=1"]))
+    wait_for_text(task_log(workdir, 0), "line 0 from chief:0")
+    time.sleep(10)
+    follow = cloudtrain("logs", job_id, "--follow")
+    out = follow.stdout + follow.stderr
+    assert follow.returncode == 0, out
+    timeline = re.search(r"^timeline: (.*)$", out, re.M)
+    assert timeline is not None, out
+    queued = re.search(r"queued (\d+) s", timeline[1])
+    assert queued is None or int(queued[1]) < 5, timeline[1]

@@ -111,14 +111,17 @@ def emit(data: bytes) -> int:
     return len(data)
 
 
-def copy_output(child: subprocess.Popen, times_path: str, written: int) -> None:
-    """The command's output (stdout and stderr) to this task's, byte for byte, as it comes; each chunk's end
-    offset in the task log and its time in ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line
-    shown later carries the time it was printed, not the time it was read."""
+def copy_output(child: subprocess.Popen, times_path: str, first: bytes) -> None:
+    """``first`` (the launcher's own line), then the command's output (stdout and stderr) to this task's,
+    byte for byte, as it comes; each chunk's end offset in the task log and its time in
+    ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line shown later carries the time it was
+    printed, not the time it was read."""
     if child.stdout is None:  # never: it was started with stdout=PIPE
         return
     fd = child.stdout.fileno()
     with open(times_path, "a") as times:
+        written = emit(first)
+        times.write(f"{written} {time.time():.3f}\n")
         while True:
             data = os.read(fd, 65536)
             if not data:
@@ -160,9 +163,9 @@ def main(argv: list[str]) -> int:
     if count > 1:
         addresses = rendezvous(out, index, count, node_address(node))
         env = with_addresses(env, addresses)
-        out_bytes = emit(f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}\n".encode())
+        said = f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}\n"
     else:
-        out_bytes = emit(f"cloudtrain: task {index} ({task['name']}) on {node}\n".encode())
+        said = f"cloudtrain: task {index} ({task['name']}) on {node}\n"
     for folder in task.get("dirs", []):
         os.makedirs(folder, exist_ok=True)
     os.makedirs(task["cwd"], exist_ok=True)
@@ -176,7 +179,7 @@ def main(argv: list[str]) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
         signal.signal(signum, forward)
-    copy_output(child, os.path.join(out, f"task-{index}.times"), out_bytes)
+    copy_output(child, os.path.join(out, f"task-{index}.times"), said.encode())
     code = child.wait()
     if code < 0:  # killed by a signal: the shell's 128 + N, and the signal itself
         record["signal"] = -code

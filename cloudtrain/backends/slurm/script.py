@@ -111,7 +111,13 @@ out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH={q(python_bin)}:{BASE_PATH}
 export PYTHONUNBUFFERED=1
-{private}echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+{private}say() {{
+  # a line of this shell's, and when it was printed (batch-<id>.times: offset in the log, time)
+  echo "$*"
+  echo "$(stat -c %s "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>/dev/null || echo 0) $(date +%s.%N)" \\
+    >> "$RUN/slurm/batch-$SLURM_JOB_ID.times"
+}}
+say "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
 date +%s > "$out/batch.start"
 warned=""
 slurm_state() {{
@@ -123,7 +129,7 @@ slurm_state() {{
 }}
 warn() {{
   warned=$1
-  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  say "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
   # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
@@ -159,10 +165,10 @@ REQUEUE = r"""if [ ! -e "$RUN/slurm/cancel-requested" ]; then
   budget_s={budget_s}
   left=$(( budget_s - used ))
   if [ "$restart" -ge {max_requeues} ]; then
-    echo "cloudtrain: not requeued: slurm.max_requeues ({max_requeues}) reached"
+    say "cloudtrain: not requeued: slurm.max_requeues ({max_requeues}) reached"
   elif [ "$budget_s" -gt 0 ] && [ "$left" -le {min_run_s} ]; then
     hours=$(awk -v u="$used" 'BEGIN {{printf "%.2f", u * {gpus} / 3600}}')
-    echo "cloudtrain: not requeued: budget.max_gpu_hours ({gpu_hours}) spent:" \
+    say "cloudtrain: not requeued: budget.max_gpu_hours ({gpu_hours}) spent:" \
       "$hours GPU-hours over $((restart + 1)) runs"
   else
     ckpt_dir=$(python3 -c {chief_checkpoints} {tasks} 2>/dev/null || true)
@@ -173,7 +179,7 @@ REQUEUE = r"""if [ ! -e "$RUN/slurm/cancel-requested" ]; then
     else
       resume="starts over: no checkpoint was saved"
     fi
-    echo "cloudtrain: requeue $((restart + 1)) of {max_requeues}; the next run $resume"
+    say "cloudtrain: requeue $((restart + 1)) of {max_requeues}; the next run $resume"
     touch "$out/requeued"
     if [ "$budget_s" -gt 0 ]; then
       scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true

@@ -112,7 +112,7 @@ def main(argv: list[str]) -> None:
             if end < 0:
                 continue
             node = node_of(run, rel)
-            if rel not in times and rel.endswith(".log") and "/" in rel:
+            if rel not in times and rel.endswith(".log"):
                 times[rel] = Times(os.path.join(run, "slurm", rel[: -len(".log")] + ".times"))
             position = start
             for raw in data[: end + 1].splitlines(keepends=True):

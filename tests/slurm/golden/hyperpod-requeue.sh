@@ -35,7 +35,13 @@ out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PYTHONUNBUFFERED=1
-echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+say() {
+  # a line of this shell's, and when it was printed (batch-<id>.times: offset in the log, time)
+  echo "$*"
+  echo "$(stat -c %s "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>/dev/null || echo 0) $(date +%s.%N)" \
+    >> "$RUN/slurm/batch-$SLURM_JOB_ID.times"
+}
+say "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
 date +%s > "$out/batch.start"
 warned=""
 slurm_state() {
@@ -47,7 +53,7 @@ slurm_state() {
 }
 warn() {
   warned=$1
-  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  say "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
   # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
@@ -73,10 +79,10 @@ if [ "$warned" = USR1 ]; then
     budget_s=3600
     left=$(( budget_s - used ))
     if [ "$restart" -ge 3 ]; then
-      echo "cloudtrain: not requeued: slurm.max_requeues (3) reached"
+      say "cloudtrain: not requeued: slurm.max_requeues (3) reached"
     elif [ "$budget_s" -gt 0 ] && [ "$left" -le 360 ]; then
       hours=$(awk -v u="$used" 'BEGIN {printf "%.2f", u * 8 / 3600}')
-      echo "cloudtrain: not requeued: budget.max_gpu_hours (8) spent:" \
+      say "cloudtrain: not requeued: budget.max_gpu_hours (8) spent:" \
         "$hours GPU-hours over $((restart + 1)) runs"
     else
       ckpt_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))['"'"'tasks'"'"'][0]['"'"'dirs'"'"'][1])' /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json 2>/dev/null || true)
@@ -87,7 +93,7 @@ if [ "$warned" = USR1 ]; then
       else
         resume="starts over: no checkpoint was saved"
       fi
-      echo "cloudtrain: requeue $((restart + 1)) of 3; the next run $resume"
+      say "cloudtrain: requeue $((restart + 1)) of 3; the next run $resume"
       touch "$out/requeued"
       if [ "$budget_s" -gt 0 ]; then
         scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true

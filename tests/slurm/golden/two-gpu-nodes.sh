@@ -29,7 +29,13 @@ out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PYTHONUNBUFFERED=1
-echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+say() {
+  # a line of this shell's, and when it was printed (batch-<id>.times: offset in the log, time)
+  echo "$*"
+  echo "$(stat -c %s "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>/dev/null || echo 0) $(date +%s.%N)" \
+    >> "$RUN/slurm/batch-$SLURM_JOB_ID.times"
+}
+say "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
 date +%s > "$out/batch.start"
 warned=""
 slurm_state() {
@@ -41,7 +47,7 @@ slurm_state() {
 }
 warn() {
   warned=$1
-  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  say "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
   # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
