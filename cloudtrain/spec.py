@@ -51,7 +51,7 @@ class MachineSpec:
             return f"{self.tpu_cores} TPU cores ({self.accelerator}{shape})"
         if not self.accelerator_count:
             return "CPU only"
-        return f"{self.accelerator_count} × {self.gpu_model or 'GPU'}"  # a cluster's node: no model known
+        return f"{self.accelerator_count} × {self.gpu_model or self.accelerator or 'GPU'}"  # a cluster's: its gres type
 
     @property
     def replicas_per_machine(self) -> int:

@@ -333,6 +333,8 @@ class Backend(Protocol):
 
     @property
     def list_columns(self) -> tuple[str, ...]: ...  # ``details`` keys ``list --backend`` shows as columns
+    @property
+    def machine_keys(self) -> tuple[str, ...]: ...  # ``machine:`` keys only some backends take
 
     def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
 
@@ -423,6 +425,8 @@ class BackendFacts:
     required_keys: ClassVar[tuple[str, ...]] = ()
     location_keys: ClassVar[tuple[str, ...]] = ()
     storage_schemes: ClassVar[tuple[str, ...]] = ()
+    #: ``machine:`` keys only some backends take that it takes (Slurm: ``accelerator_type``, its gres GPU type)
+    machine_keys: ClassVar[tuple[str, ...]] = ()
     #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
     list_columns: ClassVar[tuple[str, ...]] = ()
     max_runtime_seconds: ClassVar[int | None] = None

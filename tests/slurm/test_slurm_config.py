@@ -113,6 +113,9 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"image": {"tensorflow": "2.3"}}, "image.tensorflow", "choose a TensorFlow version the clouds ship"),
         ({"data": {"train": "ftp://b/x"}}, "data.train", "not a data location"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
+        ({"machine": {"accelerator_count": 0, "accelerator_type": "h100"}}, "machine.accelerator_type", "asks for no"),
+        ({"machine": {"accelerator_count": 4, "accelerator_type": "h 100"}}, "machine.accelerator_type", "gres"),
+        ({"slurm": {"workdir": "/fsx", "sbatch": ["--gres=gpu:2"]}}, "slurm.sbatch[0]", "accelerator_type"),
         (
             {"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "no-such-folder"}},
             "data.train",
@@ -127,6 +130,22 @@ def test_validate_refuses_with_one_line_naming_the_key(changes, field, words, tm
         load_config(path)
     message = str(info.value)
     assert field in message and words in message, message
+
+
+def test_the_gpu_type_goes_into_the_gres_request(tmp_path):
+    changes = {"machine": {"accelerator_count": 8, "accelerator_type": "h100"}}
+    spec = build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="abc123")
+    options = script.sbatch_options(spec)
+    assert "--gres=gpu:h100:8" in options and not [o for o in options if o.startswith("--gpus-per-node")]
+    assert spec.machine.accelerators == "8 × h100"
+    plain = build_spec(load_config(write_config(tmp_path)), now=NOW, suffix="abc123")
+    assert "--gpus-per-node=4" in script.sbatch_options(plain)
+
+
+def test_accelerator_type_is_refused_by_a_cloud(project):
+    with pytest.raises(ConfigError) as info:
+        load_config(project(VERTEX_BASE), ["machine.accelerator_type=h100"])
+    assert "machine.accelerator_type" in str(info.value) and "does not take it" in str(info.value)
 
 
 def test_a_missing_slurm_section_is_named(tmp_path):

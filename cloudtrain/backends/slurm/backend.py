@@ -155,6 +155,7 @@ class SlurmBackend(BackendFacts):
     image_region = "us-central1"  # the image rules of --local
     contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
     list_columns = ("cluster", "partition", "nodes")
+    machine_keys = ("accelerator_type",)  # --gres=gpu:TYPE:N
     local_data = "read in place if shared, else copied into the workdir"
     bucket_data = "downloaded once at submit"  # into the workdir (.data)
 
@@ -163,7 +164,14 @@ class SlurmBackend(BackendFacts):
         return fill_slurm_keys(data)
 
     def resolve_machine(self, config: Any) -> Any:
-        return slurm_node(config.machine.accelerator_count)
+        return slurm_node(config.machine.accelerator_count, config.machine.accelerator_type)
+
+    def job_settings(self, config: Any) -> SlurmSettings:
+        """The slurm: section, and machine.accelerator_type (the gres GPU type)."""
+        settings = super().job_settings(config)
+        if not isinstance(settings, SlurmSettings):  # never: settings_record is SlurmSettings
+            raise TypeError(f"Slurm settings expected, got {type(settings).__name__}")
+        return replace(settings, gpu_type=config.machine.accelerator_type)
 
     def default_output_dir(self, config: Any, run_id: str) -> str:
         """On the cluster's shared filesystem."""

@@ -23,6 +23,7 @@ OWNED_OPTIONS = (
     "-n",
     "--ntasks-per-node",
     "--gpus-per-node",
+    "--gres",
     "--time",
     "-t",
     "--signal",
@@ -50,6 +51,27 @@ def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callab
     yield ("slurm", "max_runtime", "budget", "machine"), lambda: check_time(loaded)
     yield ("image",), lambda: check_image(loaded)
     yield ("data",), lambda: check_data(loaded)
+    yield ("machine",), lambda: check_gpu_type(loaded)
+
+
+def check_gpu_type(loaded: LoadedConfig) -> None:
+    """``machine.accelerator_type``: a gres name (h100), with GPUs to ask for."""
+    cfg, err = loaded.config, loaded.error
+    gpu = cfg.machine.accelerator_type
+    if gpu is None:
+        return
+    if not _NAME.match(gpu):
+        raise err(
+            ("machine", "accelerator_type"),
+            f"received {gpu!r}; a gres GPU type has letters, digits, ., _ and -",
+            "write the type `sinfo -o %G` shows, e.g. h100",
+        )
+    if cfg.machine.accelerator_count == 0:
+        raise err(
+            ("machine", "accelerator_type"),
+            "a GPU type with machine.accelerator_count: 0 asks for no GPU",
+            "set machine.accelerator_count (GPUs per node), or remove accelerator_type",
+        )
 
 
 def check_section(loaded: LoadedConfig) -> None:
@@ -96,6 +118,7 @@ def _owner_hint(option: str) -> str:
         "--nodes": "replica_count",
         "-N": "replica_count",
         "--gpus-per-node": "machine.accelerator_count",
+        "--gres": "machine.accelerator_type and machine.accelerator_count",
         "--time": "max_runtime",
         "-t": "max_runtime",
         "--signal": "slurm.grace",

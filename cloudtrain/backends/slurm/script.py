@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from cloudtrain.backends.slurm.job_settings import slurm_section
+from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
@@ -54,13 +54,16 @@ class Paths:
 def sbatch_options(spec: JobSpec) -> list[str]:
     """The ``#SBATCH`` options, in the order they are written."""
     s = slurm_section(spec)
+    gpu = gpu_type(spec)
     seconds = time_limit(spec.max_runtime_seconds, spec.budget_gpu_hours, spec.gpus_total)
     run = spec.output_dir.rstrip("/")
     options = [f"--job-name={spec.job_name}"]
     if s.partition:
         options.append(f"--partition={s.partition}")
     options += [f"--nodes={spec.replica_count}", "--ntasks-per-node=1"]
-    if spec.machine.accelerator_count:
+    if spec.machine.accelerator_count and gpu:
+        options.append(f"--gres=gpu:{gpu}:{spec.machine.accelerator_count}")  # the GPU type the cluster names
+    elif spec.machine.accelerator_count:
         options.append(f"--gpus-per-node={spec.machine.accelerator_count}")
     options += [
         f"--time={slurm_time(seconds)}",
