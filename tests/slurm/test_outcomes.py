@@ -179,3 +179,19 @@ def test_a_reattached_follower_reports_no_false_queued_time(slurm, workdir, tmp_
     assert timeline is not None, out
     queued = re.search(r"queued (\d+) s", timeline[1])
     assert queued is None or int(queued[1]) < 5, timeline[1]
+
+
+def test_a_hard_time_limit_stays_timed_out_124_after_the_controller_forgot_the_job(slurm, workdir, tmp_path):
+    """Tasks that ignore the warning run into the hard limit (cut to 1 min once running); nobody watched."""
+    job_id = submit_detached(probe_config(tmp_path, workdir, ["--sleep=600", "--lines=1", "--ignore-term"]))
+    wait_for_text(task_log(workdir, 1), "line 0 from worker:0")
+    slurm.run("scontrol", "update", f"JobId={job_id}", "TimeLimit=1")
+    forgotten(slurm, job_id, timeout=240)
+    for _ in range(2):
+        status = status_of(job_id)
+        assert (status["state"], status["message"]) == ("TIMED_OUT", "stopped at the hard time limit"), (
+            status,
+            run_files(workdir),
+        )
+    follow = cloudtrain("logs", job_id, "--follow")
+    assert follow.returncode == 124, follow.stdout + follow.stderr

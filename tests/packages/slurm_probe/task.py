@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--pids", default="", help="a folder: write <task>.pid there")
     parser.add_argument("--until", default="", help="stop sleeping once this file exists")
     parser.add_argument("--print-env", action="append", default=[], help="print this variable's value")
+    parser.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM (run into the hard limit)")
     parser.add_argument("--check-dirs", action="store_true", help="print whether the contract's folders exist")
     args = parser.parse_args()
     tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
@@ -57,7 +58,7 @@ def main() -> None:
         print(f"line {i} from {me}", flush=True)
         time.sleep(args.interval)
     stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if args.ignore_term else lambda *_: stop.append(1))
     deadline = time.monotonic() + args.sleep
     while time.monotonic() < deadline and not stop and not (args.until and os.path.exists(args.until)):
         time.sleep(0.1)
