@@ -63,12 +63,14 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
     ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
+    per_node = script.tasks_per_node(spec)
+    tasks_total = spec.replica_count * per_node  # one task per GPU: each a replica of the contract (TF_CONFIG)
     plans = contract.plan(
-        spec,
+        replace(spec, replica_count=tasks_total) if per_node > 1 else spec,
         output_dir=run,
-        ports=[0] * spec.replica_count,
+        ports=[0] * tasks_total,
         package=on_cluster,
-        num_gpus=spec.machine.accelerator_count,
+        num_gpus=1 if per_node > 1 else spec.machine.accelerator_count,
     )
     tasks = []
     for p in plans:
@@ -83,7 +85,13 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
                 "dirs": contract_dirs(p, env),
             }
         )
-    return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
+    return {
+        "job_name": spec.job_name,
+        "run": run,
+        "gpus_per_node": spec.machine.accelerator_count,
+        "gpus_per_task": 1 if per_node > 1 else spec.machine.accelerator_count,
+        "tasks": tasks,
+    }
 
 
 #: The contract's output folders by their variables: each exists when the user's code starts (issue #40).

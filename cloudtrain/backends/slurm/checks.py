@@ -24,6 +24,7 @@ OWNED_OPTIONS = (
     "--ntasks-per-node",
     "--gpus-per-node",
     "--gres",
+    "--gpus-per-task",
     "--time",
     "-t",
     "--signal",
@@ -94,6 +95,12 @@ def check_section(loaded: LoadedConfig) -> None:
             ("slurm", "workdir"),
             f"received {s.workdir!r}; the workdir must be an absolute path every node sees",
             "write e.g. /fsx/cloudtrain (a shared filesystem)",
+        )
+    if s.tasks_per_node == "gpus" and cfg.machine.accelerator_count == 0:
+        raise err(
+            ("slurm", "tasks_per_node"),
+            "one task per GPU on CPU nodes (machine.accelerator_count: 0)",
+            "set machine.accelerator_count, or remove tasks_per_node",
         )
     for key in ("partition", "account", "qos"):
         value = getattr(s, key)

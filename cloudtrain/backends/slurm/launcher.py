@@ -160,6 +160,8 @@ def main(argv: list[str]) -> int:
     # for the trainer's plan (trainer.plan.slurm_placement): the nodes by name and the GPUs per node
     env["CLOUDTRAIN_SLURM_NODES"] = ",".join(job_nodes())
     env["CLOUDTRAIN_SLURM_GPUS_PER_NODE"] = str(plan.get("gpus_per_node", 0))
+    if plan.get("gpus_per_task") == 1 and plan.get("gpus_per_node", 0) > 1 and "CUDA_VISIBLE_DEVICES" not in env:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ.get("SLURM_LOCALID", "0")  # one task per GPU: its own
     if count > 1:
         addresses = rendezvous(out, index, count, node_address(node))
         env = with_addresses(env, addresses)

@@ -51,6 +51,12 @@ class Paths:
         return cls(run, python, f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json")
 
 
+def tasks_per_node(spec: JobSpec) -> int:
+    """Tasks on each node: 1, or one per GPU with ``slurm.tasks_per_node: gpus``."""
+    per_gpu = slurm_section(spec).tasks_per_node == "gpus" and spec.machine.accelerator_count > 0
+    return spec.machine.accelerator_count if per_gpu else 1
+
+
 def sbatch_options(spec: JobSpec) -> list[str]:
     """The ``#SBATCH`` options, in the order they are written."""
     s = slurm_section(spec)
@@ -60,11 +66,15 @@ def sbatch_options(spec: JobSpec) -> list[str]:
     options = [f"--job-name={spec.job_name}"]
     if s.partition:
         options.append(f"--partition={s.partition}")
-    options += [f"--nodes={spec.replica_count}", "--ntasks-per-node=1"]
-    if spec.machine.accelerator_count and gpu:
-        options.append(f"--gres=gpu:{gpu}:{spec.machine.accelerator_count}")  # the GPU type the cluster names
-    elif spec.machine.accelerator_count:
-        options.append(f"--gpus-per-node={spec.machine.accelerator_count}")
+    gpus = spec.machine.accelerator_count
+    per_node = tasks_per_node(spec)
+    options += [f"--nodes={spec.replica_count}", f"--ntasks-per-node={per_node}"]
+    if gpus and per_node > 1:  # one task per GPU: Slurm gives each its own CUDA_VISIBLE_DEVICES
+        options.append(f"--gpus-per-task={gpu}:1" if gpu else "--gpus-per-task=1")
+    elif gpus and gpu:
+        options.append(f"--gres=gpu:{gpu}:{gpus}")  # the GPU type the cluster names
+    elif gpus:
+        options.append(f"--gpus-per-node={gpus}")
     options += [
         f"--time={slurm_time(seconds)}",
         f"--signal=B:USR1@{s.grace}",
