@@ -8,6 +8,8 @@ import stat
 
 import pytest
 
+from cloudtrain.backends.local import venv
+from tests.slurm.cluster import LOGIN_SECRET, LOGIN_SECRET_VAR
 from tests.slurm.test_submit import cloudtrain, job_id_of, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -51,3 +53,25 @@ def test_a_missing_shell_secret_is_one_line_before_anything_is_submitted(slurm, 
     assert result.returncode == 2, result.stdout + result.stderr
     assert "secrets: HF_TOKEN: shell:CT_TEST_MISSING: $CT_TEST_MISSING is not set on this machine" in result.stderr
     assert slurm.run("squeue", "-h", "-o", "%i").stdout.split() == []
+
+
+def test_through_the_login_node_a_shell_secret_is_read_there(slurm_login, tmp_path, tf_cache, tf_image, monkeypatch):
+    """The variable is set on the login node only (its sshd's SetEnv), not in this process."""
+    monkeypatch.delenv(LOGIN_SECRET_VAR, raising=False)
+    workdir = tmp_path / "workdir"
+    (workdir / "envs").mkdir(parents=True)
+    image_layer = venv.image_dir(tf_image, tf_cache)
+    assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
+    (workdir / "envs" / image_layer.name).symlink_to(image_layer)
+    config = probe_config(tmp_path, workdir, ["--lines=0", "--print-env=HF_TOKEN"])
+    config.write_text(
+        config.read_text().replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n")
+        + f"secrets:\n  HF_TOKEN: shell:{LOGIN_SECRET_VAR}\n"
+    )
+    result = cloudtrain("submit", "--config", str(config))
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert out.count("ENV HF_TOKEN=***") == 2 and LOGIN_SECRET not in out, out
+    (run,) = (workdir / "runs").iterdir()
+    assert json.loads((run / "slurm" / "secrets.json").read_text())["env"] == {"HF_TOKEN": LOGIN_SECRET}
+    assert stat.S_IMODE((run / "slurm" / "secrets.json").stat().st_mode) == 0o600
