@@ -195,3 +195,18 @@ def test_a_hard_time_limit_stays_timed_out_124_after_the_controller_forgot_the_j
         )
     follow = cloudtrain("logs", job_id, "--follow")
     assert follow.returncode == 124, follow.stdout + follow.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("slurm.partition=nosuch", "Invalid partition name specified"),
+        ("slurm.constraint=nosuchfeature", "Invalid feature specification"),
+        ("replica_count=3", "pending with reason PartitionConfig"),  # more nodes than the partition has
+    ],
+)
+def test_what_the_cluster_can_never_run_is_refused_with_exit_2_and_no_job(slurm, workdir, tmp_path, override, words):
+    result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, [])), "--set", override)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the cluster can never run this request" in result.stderr and words in result.stderr, result.stderr
+    assert slurm.run("squeue", "-h", "-t", "pending,running", "-o", "%i").stdout.split() == []  # none left waiting

@@ -147,6 +147,7 @@ def test_the_gpu_type_goes_into_the_gres_request(tmp_path):
     assert spec.machine.accelerators == "8 × h100"
     plain = build_spec(load_config(write_config(tmp_path)), now=NOW, suffix="abc123")
     assert "--gpus-per-node=4" in script.sbatch_options(plain)
+    assert plain.machine.accelerators == "4 × GPU"  # no type: not "4 × None" (validate's line)
 
 
 def test_one_task_per_gpu_gets_its_own_gpu_and_tf_config_entry(tmp_path):
