@@ -16,7 +16,7 @@ STAND_IN = '#!/bin/sh\necho "$(basename "$0") $*" >> "{calls}"\n'
 PYTHON = "#!/bin/sh\necho {checkpoints}\n"  # the job's python3, asked for the chief's checkpoint folder
 
 
-def decide(tmp_path: Path, elapsed: list[int], checkpoints: list[str] = ()) -> tuple[str, list[str]]:
+def decide(tmp_path: Path, elapsed: list[int], checkpoints: tuple[str, ...] = ()) -> tuple[str, list[str]]:
     """Run the requeue lines after runs that took ``elapsed`` seconds each; (output, scontrol calls)."""
     spec = build_spec(load_config(write_config(tmp_path, CASES["hyperpod-requeue"])), now=NOW, suffix="abc123")
     run = tmp_path / "run"
@@ -51,7 +51,7 @@ def decide(tmp_path: Path, elapsed: list[int], checkpoints: list[str] = ()) -> t
 
 def test_the_gpu_hours_cap_counts_every_run_and_cuts_the_next_runs_time(tmp_path):
     """8 GPU-hours over 2 nodes × 4 GPUs: 3,600 s of wall time in all runs together."""
-    out, calls = decide(tmp_path, [1000, 1000], ["ckpt-120", "ckpt-80"])
+    out, calls = decide(tmp_path, [1000, 1000], ("ckpt-120", "ckpt-80"))
     assert "requeue 2 of 3; the next run resumes from the checkpoint at step 120 (" in out, out
     assert calls == ["scontrol update JobId=7 TimeLimit=26", "scontrol requeue 7"]  # 1,600 s left: 26 min
 
