@@ -50,7 +50,9 @@ class MachineSpec:
         if self.tpu_cores:
             shape = f", {self.tpu_topology}" if self.tpu_topology else ""
             return f"{self.tpu_cores} TPU cores ({self.accelerator}{shape})"
-        return f"{self.accelerator_count} × {self.gpu_model}" if self.accelerator_count else "CPU only"
+        if not self.accelerator_count:
+            return "CPU only"
+        return f"{self.accelerator_count} × {self.gpu_model or self.accelerator or 'GPU'}"  # a cluster's: its gres type
 
     @property
     def replicas_per_machine(self) -> int:

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cloudtrain import creation_window
 from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.app.notices import Notify, ignore
 from cloudtrain.app.prepare import Prepared, check_secrets_exist
 from cloudtrain.app.reattach import reattach_hint
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.history import JobRecord, record
 from cloudtrain.spec import JobSpec
 
@@ -39,7 +41,9 @@ def launch(
 ) -> Launched:
     """Create the job (trying the ``fallback:`` entries when one gets no capacity) and record it.
 
-    ``detach``: nobody in this process follows it (``submit --detach``): the job must run on without it."""
+    ``detach``: nobody in this process follows it (``submit --detach``): the job must run on without it.
+    A Ctrl-C after the backend began creating the job is held until the job is recorded, then raised
+    as :class:`CreatedThenInterrupted` carrying the :class:`Launched` (:mod:`cloudtrain.creation_window`)."""
     spec, package = prepared.spec, prepared.package
     check_secrets_exist(spec, notify)
     if len(prepared.candidates) > 1 or prepared.loaded.config.max_queue is not None:
@@ -54,9 +58,14 @@ def launch(
         launched = Launched(landed.handle, landed.spec, landed.package, landed.status, landed.index)
     else:
         backend = backend_of(spec.backend)
-        handle = (backend.submit_detached if detach else backend.submit)(spec, package)
-        with reattach_hint(handle.job_id):
-            launched = Launched(handle, spec, package, handle.status(), 0)
+        with creation_window.window() as held:  # a backend holds Ctrl-C from its create call to here
+            handle = (backend.submit_detached if detach else backend.submit)(spec, package)
+            with reattach_hint(handle.job_id):
+                launched = Launched(handle, spec, package, handle.status(), 0)
+            remember(launched, prepared)
+        if held.caught:
+            raise CreatedThenInterrupted(launched)
+        return launched
     remember(launched, prepared)
     return launched
 

@@ -19,6 +19,8 @@ from cloudtrain.backends import listed_reader
 from cloudtrain.history import JobRecord
 
 RUNS_DIR = "cloudtrain-runs"  # where a local run goes when its config names no output_dir (spec.LOCAL_RUNS_DIR)
+#: States after which a job changes no more (JobState.terminal's, as text: ``list`` imports no backend for them).
+ENDED = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "PREEMPTED", "TIMED_OUT"})
 #: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
 MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
@@ -52,14 +54,27 @@ def listed(
         here = os.getcwd()
     except FileNotFoundError:  # the folder this shell is in was removed: places relative to ~
         here = str(Path.home())
-    return [_one(entry, here) for entry in history.recent(limit, backend=backend, region=region, experiment=experiment)]
+    entries = history.recent(limit, backend=backend, region=region, experiment=experiment)
+    return [_one(entry, here, now) for now in [_states_now(entries)] for entry in entries]
 
 
-def _one(entry: JobRecord, here: str) -> Listed:
+def _states_now(entries: list[JobRecord]) -> dict[str, str]:
+    """The state now of the listed jobs known only by history that have not ended, from the backends that
+    read many jobs in one call (Slurm: one ``squeue`` a cluster); none asked when every job has ended."""
+    live = [e for e in entries if e.state not in ENDED and listed_reader(e.backend) is None]
+    if not live:
+        return {}
+    from cloudtrain.app.locate import states_now
+
+    return states_now(live)
+
+
+def _one(entry: JobRecord, here: str, now: dict[str, str]) -> Listed:
     reader = listed_reader(entry.backend)
     own = reader(entry.attach_id) if reader is not None else None
     if own is None:  # known only by history (a cloud job; a local run whose folder is gone)
-        created, ended, metrics, state = entry.created, entry.ended, entry.metrics, entry.state
+        created, ended, metrics = entry.created, entry.ended, entry.metrics
+        state = now.get(entry.job_id) or entry.state
         place = _short(entry.name, here, entry.job_id) if reader is not None else _cloud_place(entry)
     else:
         created, ended = own.get("created") or entry.created, own.get("ended")

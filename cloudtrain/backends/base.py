@@ -343,6 +343,13 @@ class Backend(Protocol):
 
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
 
+    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]: ...
+
+    @property
+    def list_columns(self) -> tuple[str, ...]: ...  # ``details`` keys ``list --backend`` shows as columns
+    @property
+    def machine_keys(self) -> tuple[str, ...]: ...  # ``machine:`` keys only some backends take
+
     def settings_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Callable[[], None]]]: ...
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]: ...
@@ -432,6 +439,10 @@ class BackendFacts:
     required_keys: ClassVar[tuple[str, ...]] = ()
     location_keys: ClassVar[tuple[str, ...]] = ()
     storage_schemes: ClassVar[tuple[str, ...]] = ()
+    #: ``machine:`` keys only some backends take that it takes (Slurm: ``accelerator_type``, its gres GPU type)
+    machine_keys: ClassVar[tuple[str, ...]] = ()
+    #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
+    list_columns: ClassVar[tuple[str, ...]] = ()
     max_runtime_seconds: ClassVar[int | None] = None
     job_name_limit: ClassVar[int | None] = None
     job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
@@ -486,6 +497,11 @@ class BackendFacts:
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
         return None
+
+    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
+        """The current state (a JobState value) of those of ``job_ids`` it can read in one call, for
+        ``list``; {} by default (history's last seen state is shown)."""
+        return {}
 
     def job_settings(self, config: Any) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""

@@ -43,10 +43,11 @@ def list_jobs(
     if output == "json":
         print_json([j.to_dict() for j in jobs])
         return
+    extra = where.backend.list_columns  # the backend's own columns (Slurm: cluster, partition, nodes)
     print_table(
         make_console(),
-        ["job", "state", "created", "message"],
-        [(j.job_id, j.state.value, j.created, j.message) for j in jobs],
+        ["job", "state", *extra, "created", "message"],
+        [(j.job_id, j.state.value, *(j.details.get(k) or "" for k in extra), j.created, j.message) for j in jobs],
         id_columns=["job"],
     )
 

@@ -33,6 +33,7 @@ from cloudtrain.cli.sweep import submit_sweep
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, make_console, money, print_json, print_kv
+from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.data.staging import describe
 from cloudtrain.errors import UsageError
 from cloudtrain.events import epochs_in_args
@@ -155,7 +156,14 @@ def run_submit(
     if spec.sweep is not None:
         submit_sweep(console, prepared, detach=detach, output=output)
         return
-    launched = launch(prepared, notify=notify, detach=detach)
+    try:
+        launched = launch(prepared, notify=notify, detach=detach)
+    except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
+        handle = interrupted.created.handle
+        console.print(f"[bold]Job[/bold] {handle.job_id} created")
+        console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
+        print_hints(console, handle.job_id, reattach_command(handle, drain))
+        raise SystemExit(130) from None
     if launched.index:
         console.print(f"[bold]Landed on fallback {launched.index}[/bold]:")
         _print_summary(console, launched.spec, launched.package)
@@ -242,6 +250,8 @@ def _print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None
                 "image",
                 None
                 if local or spec.container
+                else f"none: TensorFlow {spec.tensorflow_version} in a Python environment built for the job"
+                if backend.image_registry is None  # a cluster: no image runs, only its TensorFlow version counts
                 else spec.image_uri
                 + (
                     f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"

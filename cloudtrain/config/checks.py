@@ -58,6 +58,16 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             fail(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target"),
         )
 
+    if cfg.machine.accelerator_type and not backend.follows_target and "accelerator_type" not in backend.machine_keys:
+        run(
+            ("machine", "accelerator_type"),
+            fail(
+                ("machine", "accelerator_type"),
+                f"machine.accelerator_type names a cluster's GPU type (--gres); a {cfg.backend} job does not take it",
+                "remove it; the GPU is machine.accelerator (or the machine type)",
+            ),
+        )
+
     def region() -> None:
         try:
             catalog.check_region(cloud, cfg.region)

@@ -95,6 +95,11 @@ class Machine(_Strict):
     accelerator_count: Annotated[StrictInt, Field(ge=0)] = Field(
         0, description="GPUs per replica; 0 means none (Vertex) or the instance's own count (SageMaker)."
     )
+    accelerator_type: StrictStr | None = Field(
+        None,
+        description="A cluster's GPU type as its gres names it (h100, a100): --gres=gpu:TYPE:COUNT on Slurm; "
+        "unset = any GPU. The clouds take machine.accelerator.",
+    )
     disk_gb: Annotated[StrictInt, Field(ge=10, le=65536)] = Field(100, description="Boot/volume disk size in GB.")
     tpu_topology: StrictStr | None = Field(
         None, description="Vertex TPU v5e topology (2x2); unset = the machine type's own. Single-host only."

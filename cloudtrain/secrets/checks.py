@@ -39,6 +39,14 @@ def check_secrets(loaded: LoadedConfig) -> None:
                 f"{text}: a {cfg.backend} job has no secret store that cloudtrain reads",
                 f"remove {name} from secrets: and read it on the machines with your own code",
             )
+        if ref.kind == store:
+            continue  # the kind it reads (a cluster: shell:, where its jobs are submitted)
+        if store not in STORES:
+            raise err(
+                ("secrets", name),
+                f"{text}: a {cfg.backend} job reads secrets as shell:NAME, from the shell where its jobs are submitted",
+                f"export the value there and write {name}: shell:NAME",
+            )
         if ref.kind == "shell":
             command, instead = store_command(store, name, ref, project=cfg.project, region=cfg.region)
             raise err(

@@ -89,13 +89,20 @@ def test_each_cloud_reads_its_own_store(project):
     assert "a sagemaker job reads secrets from Secrets Manager (aws:)" in str(error)
 
 
-@pytest.mark.parametrize("ref", ["gcp:projects/p/secrets/s/versions/latest", "shell:HF_TOKEN"])
-def test_a_backend_whose_jobs_read_no_secret_store_refuses_each_secret_in_one_line(project, ref):
+@pytest.mark.parametrize(
+    "ref", ["gcp:projects/p/secrets/s/versions/latest", "aws:arn:aws:secretsmanager:us-east-1:123456789012:secret:d"]
+)
+def test_slurm_refuses_a_cloud_store_reference_in_one_line(project, ref):
     error = error_of(project(SLURM_BASE + f"secrets:\n  HF_TOKEN: {ref}\n"))
     assert error.field == "secrets.HF_TOKEN"
-    assert f"{ref}: a slurm job has no secret store that cloudtrain reads" in str(error)
-    assert error.hint == "remove HF_TOKEN from secrets: and read it on the machines with your own code"
+    assert f"{ref}: a slurm job reads secrets as shell:NAME, from the shell where its jobs are submitted" in str(error)
+    assert error.hint == "export the value there and write HF_TOKEN: shell:NAME"
     assert error.exit_code == 2
+
+
+def test_slurm_takes_a_shell_reference(project):
+    cfg = load_config(project(SLURM_BASE + "secrets:\n  HF_TOKEN: shell:HF_TOKEN\n")).config
+    assert dict(cfg.secrets) == {"HF_TOKEN": "shell:HF_TOKEN"}
 
 
 def test_container_jobs_refuse_secrets_saying_why(project):

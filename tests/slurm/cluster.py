@@ -23,6 +23,8 @@ from pathlib import Path
 
 NODES = ("node1", "node2")
 PARTITION = "debug"
+#: A variable only the login node's sessions have (sshd SetEnv): a ``shell:`` secret read there, not here.
+LOGIN_SECRET_VAR, LOGIN_SECRET = "CT_TEST_LOGIN_SECRET", "login-side-5e1c9a7b"
 TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol")
 
 
@@ -245,7 +247,7 @@ def login_node(root: Path, cluster: Cluster) -> Iterator[LoginNode]:
         f"ListenAddress 127.0.0.1\nPort {port}\nHostKey {root}/host_key\nPidFile {root}/sshd.pid\n"
         f"AuthorizedKeysFile {root}/authorized_keys\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         "PubkeyAuthentication yes\nPermitRootLogin yes\nUsePAM no\nStrictModes no\nMaxSessions 50\nMaxStartups 50\n"
-        f"SetEnv SLURM_CONF={cluster.conf}\n"
+        f"SetEnv SLURM_CONF={cluster.conf} {LOGIN_SECRET_VAR}={LOGIN_SECRET}\n"
     )
     host_pub = (root / "host_key.pub").read_text().split()
     (root / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")

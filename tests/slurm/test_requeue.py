@@ -60,7 +60,7 @@ def test_a_warned_job_checkpoints_requeues_and_resumes_at_the_saved_step(slurm, 
     assert second["plan"]["resume_step"] == saved
     assert second["done"]["steps"] == EPOCHS * STEPS
     text = log.read_text()
-    assert "requeued; the next run resumes from the checkpoint" in text
+    assert f"requeue 1 of 3; the next run resumes from the checkpoint at step {saved} " in text, text
     assert "SUCCEEDED" in text, text
     # one follower across the restart: every epoch's line once, from whichever run trained it
     assert [len(re.findall(rf"node1/task-0 \| epoch {k}/{EPOCHS} ", text)) for k in range(1, EPOCHS + 1)] == [

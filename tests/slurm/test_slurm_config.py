@@ -18,8 +18,10 @@ import pytest
 import yaml
 
 from cloudtrain.backends.slurm import script
+from cloudtrain.backends.slurm.backend import tasks_plan
 from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import build_spec
 from tests.conftest import VERTEX_BASE
 
@@ -113,6 +115,14 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"image": {"tensorflow": "2.3"}}, "image.tensorflow", "choose a TensorFlow version the clouds ship"),
         ({"data": {"train": "ftp://b/x"}}, "data.train", "not a data location"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
+        ({"machine": {"accelerator_count": 0, "accelerator_type": "h100"}}, "machine.accelerator_type", "asks for no"),
+        ({"machine": {"accelerator_count": 4, "accelerator_type": "h 100"}}, "machine.accelerator_type", "gres"),
+        ({"slurm": {"workdir": "/fsx", "sbatch": ["--gres=gpu:2"]}}, "slurm.sbatch[0]", "accelerator_type"),
+        (
+            {"slurm": {"workdir": "/fsx", "tasks_per_node": "gpus"}, "machine": {"accelerator_count": 0}},
+            "slurm.tasks_per_node",
+            "CPU nodes",
+        ),
         (
             {"slurm": {"workdir": "/fsx", "login": "hyperpod"}, "data": {"train": "no-such-folder"}},
             "data.train",
@@ -127,6 +137,41 @@ def test_validate_refuses_with_one_line_naming_the_key(changes, field, words, tm
         load_config(path)
     message = str(info.value)
     assert field in message and words in message, message
+
+
+def test_the_gpu_type_goes_into_the_gres_request(tmp_path):
+    changes = {"machine": {"accelerator_count": 8, "accelerator_type": "h100"}}
+    spec = build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="abc123")
+    options = script.sbatch_options(spec)
+    assert "--gres=gpu:h100:8" in options and not [o for o in options if o.startswith("--gpus-per-node")]
+    assert spec.machine.accelerators == "8 × h100"
+    plain = build_spec(load_config(write_config(tmp_path)), now=NOW, suffix="abc123")
+    assert "--gpus-per-node=4" in script.sbatch_options(plain)
+    assert plain.machine.accelerators == "4 × GPU"  # no type: not "4 × None" (validate's line)
+
+
+def test_one_task_per_gpu_gets_its_own_gpu_and_tf_config_entry(tmp_path):
+    changes = {"slurm": {"workdir": "/fsx/cloudtrain", "tasks_per_node": "gpus"}, "replica_count": 2}
+    spec = build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="abc123")
+    options = script.sbatch_options(spec)
+    assert ["--nodes=2", "--ntasks-per-node=4", "--gpus-per-task=1"] == [
+        o for o in options if o.startswith(("--nodes", "--ntasks", "--gpus"))
+    ]
+    package = BuiltPackage(Path("/dist/t-0.1-ab.tar.gz"), "ab" * 32, 0, "t", "0.1", "t-0.1-ab.tar.gz", (), ())
+    plan = tasks_plan(spec, package, "/fsx/cloudtrain/envs/pkg-x/bin/python", {})
+    assert [t["name"] for t in plan["tasks"]] == ["chief", *(f"worker-{i}" for i in range(7))]
+    assert plan["gpus_per_task"] == 1 and plan["gpus_per_node"] == 4
+    for i, task in enumerate(plan["tasks"]):
+        tf_config = json.loads(task["env"]["TF_CONFIG"])
+        assert len(tf_config["cluster"]["worker"]) == 7 and tf_config["task"]["index"] == max(i - 1, 0)
+    per_node = build_spec(load_config(write_config(tmp_path)), now=NOW, suffix="abc123")
+    assert len(tasks_plan(per_node, package, "/p/bin/python", {})["tasks"]) == 2
+
+
+def test_accelerator_type_is_refused_by_a_cloud(project):
+    with pytest.raises(ConfigError) as info:
+        load_config(project(VERTEX_BASE), ["machine.accelerator_type=h100"])
+    assert "machine.accelerator_type" in str(info.value) and "does not take it" in str(info.value)
 
 
 def test_a_missing_slurm_section_is_named(tmp_path):

@@ -118,3 +118,34 @@ def test_a_follower_that_never_reads_the_run_folder_gives_up_with_one_line(tmp_p
     )
     with pytest.raises(BackendError, match="cannot follow job 7"):
         list(job.logs(follow=True))
+
+
+def test_the_task_that_failed_first_is_named_with_its_signal_not_task_0():
+    """kill -9 of the worker's trainer: the worker ends first (137, SIGKILL); the chief fails after it."""
+    worker = {**task(1, "node2", 137, 100.0, 150.0), "signal": 9}
+    chief = task(0, "node1", 1, 100.0, 180.0)
+    state, _, message = outcome_from_files({"batch_exit": 1, "tasks": [chief, worker]})
+    assert state is JobState.FAILED
+    assert message == "task 1 on node2 was killed by SIGKILL (status 137)"
+    later_first = {**task(0, "node1", 3, 100.0, 120.0)}
+    assert outcome_from_files({"batch_exit": 1, "tasks": [later_first, task(1, "node2", 1, 100.0, 130.0)]})[2] == (
+        "task 0 on node1 exited with status 3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("recorded", "state", "words"),
+    [
+        ("JobId=7 JobName=probe JobState=COMPLETING Reason=None Dependency=(null)", JobState.CANCELLED, "(scancel)"),
+        ("JobId=7 JobState=COMPLETING Reason=TimeLimit", JobState.TIMED_OUT, "hard time limit"),
+        ("JobId=7 JobState=TIMEOUT Reason=TimeLimit", JobState.TIMED_OUT, "hard time limit"),
+        ("JobId=7 JobState=COMPLETING Reason=NodeDown", JobState.PREEMPTED, "node node2 failed"),
+        ("JobId=7 JobState=NODE_FAIL Reason=NodeDown", JobState.PREEMPTED, "node node2 failed"),
+    ],
+)
+def test_the_batch_shells_own_record_of_why_slurm_stopped_it_outranks_the_task_exits(recorded, state, words):
+    """After MinJobAge without accounting: the task on the surviving node was killed (143), the other never
+    reported; the batch shell recorded the controller's state when it got SIGTERM."""
+    files = {"slurm_state": recorded, "tasks": [task(0, "node1", 143), task(1, "node2", None)]}
+    got, _, message = outcome_from_files(files)
+    assert got is state and message is not None and words in message, message

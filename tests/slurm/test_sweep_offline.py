@@ -39,6 +39,15 @@ def test_early_stopping_is_refused_in_one_line_naming_the_key(tmp_path):
     assert "sweep.early_stopping" in str(info.value) and "remove sweep.early_stopping" in str(info.value)
 
 
+def test_secrets_in_a_slurm_sweep_are_refused_in_one_line_naming_the_key(tmp_path):
+    """The trials' jobs are written on the nodes from templates, and no secret file goes there: refused, not
+    silently dropped."""
+    with pytest.raises(ConfigError) as info:
+        load_config(write_config(tmp_path, {**SWEEP, "secrets": {"DB_PASSWORD": "shell:DB_PASSWORD"}}))
+    text = str(info.value)
+    assert "secrets" in text and "no secret file is sent" in text and "remove secrets:" in text
+
+
 def test_the_dry_run_shows_the_array_and_one_trials_job(tmp_path):
     path = write_config(tmp_path, {**SWEEP, "name": "arr"})
     out = subprocess.run(

@@ -24,11 +24,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import creation_window
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.local import contract, venv
 from cloudtrain.backends.local.image import Image, resolve_image
-from cloudtrain.backends.slurm import data, script, sweep_array, sweep_handle
+from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
@@ -63,12 +64,14 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
     ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
     run = spec.output_dir.rstrip("/")
     on_cluster = replace(package, path=Path(package_path(spec, package)))
+    per_node = script.tasks_per_node(spec)
+    tasks_total = spec.replica_count * per_node  # one task per GPU: each a replica of the contract (TF_CONFIG)
     plans = contract.plan(
-        spec,
+        replace(spec, replica_count=tasks_total) if per_node > 1 else spec,
         output_dir=run,
-        ports=[0] * spec.replica_count,
+        ports=[0] * tasks_total,
         package=on_cluster,
-        num_gpus=spec.machine.accelerator_count,
+        num_gpus=1 if per_node > 1 else spec.machine.accelerator_count,
     )
     tasks = []
     for p in plans:
@@ -78,12 +81,38 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
             {
                 "name": p.name,
                 "argv": contract.argv(spec, p, python, on_cluster),
-                "cwd": p.cwd,
+                "cwd": f"{run}/slurm/work/{p.name}",  # not the contract's local-run/: a Slurm job is no local run
                 "env": env,
-                "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir],
+                "dirs": contract_dirs(p, env),
             }
         )
-    return {"job_name": spec.job_name, "run": run, "gpus_per_node": spec.machine.accelerator_count, "tasks": tasks}
+    return {
+        "job_name": spec.job_name,
+        "run": run,
+        "gpus_per_node": spec.machine.accelerator_count,
+        "gpus_per_task": 1 if per_node > 1 else spec.machine.accelerator_count,
+        "tasks": tasks,
+    }
+
+
+#: The contract's output folders by their variables: each exists when the user's code starts (issue #40).
+CONTRACT_DIR_VARS = (
+    "AIP_MODEL_DIR",
+    "AIP_CHECKPOINT_DIR",
+    "AIP_TENSORBOARD_LOG_DIR",
+    "SM_MODEL_DIR",
+    "SM_OUTPUT_DATA_DIR",
+    "SM_OUTPUT_DIR",
+    "SM_CHECKPOINT_DIR",
+)
+
+
+def contract_dirs(plan: Any, env: dict[str, str]) -> list[str]:
+    """The folders the launcher makes before the task's command: the plan's model, checkpoint and
+    TensorBoard folders, and every contract variable's folder on the cluster's filesystem."""
+    dirs = [plan.model_dir, plan.checkpoint_dir, plan.tensorboard_dir]
+    dirs += [env[v] for v in CONTRACT_DIR_VARS if env.get(v, "").startswith("/")]
+    return list(dict.fromkeys(dirs))
 
 
 #: Pending reasons of a job the cluster accepted but can never start (it does not enforce partition limits).
@@ -98,8 +127,7 @@ NEVER_RUNNABLE_REASONS = (
     "QOSMaxWallDurationPerJobLimit",
     "AssocMaxNodesPerJobLimit",
     "AssocMaxWallDurationPerJobLimit",
-    "ReqNodeNotAvail",
-)
+)  # not ReqNodeNotAvail (drained, down or reserved nodes) nor PartitionDown: those wait, shown on the live line
 #: How long a submit waits for the scheduler's first word on a new job.
 FIRST_LOOK_S = 5.0
 
@@ -107,12 +135,14 @@ FIRST_LOOK_S = 5.0
 def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.sleep) -> None:
     """Cancel a job whose pending reason says it can never start, with one line naming the reason (exit 2)."""
     deadline = time.monotonic() + FIRST_LOOK_S
+    wait = 0.5  # a handful of controller calls, not one every 0.2 s
     while True:
         fields = job._scontrol() or {}
         reason = fields.get("Reason", "None")
         if fields.get("JobState") != "PENDING" or reason != "None" or time.monotonic() > deadline:
             break
-        sleep(0.2)
+        sleep(wait)
+        wait = min(wait * 2, 2.0)
     if fields.get("JobState") == "PENDING" and reason.split(",")[0] in NEVER_RUNNABLE_REASONS:
         job.cancel()
         raise UsageError(
@@ -128,10 +158,13 @@ class SlurmBackend(BackendFacts):
     section = "slurm"
     settings_record = SlurmSettings  # with the slurm: section
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
+    secret_kind = "shell"  # shell:NAME read where sbatch runs, at submit (.job_secrets)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
     runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
     contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
+    list_columns = ("cluster", "partition", "nodes")
+    machine_keys = ("accelerator_type",)  # --gres=gpu:TYPE:N
     local_data = "read in place if shared, else copied into the workdir"
     bucket_data = "downloaded once at submit"  # into the workdir (.data)
 
@@ -140,7 +173,14 @@ class SlurmBackend(BackendFacts):
         return fill_slurm_keys(data)
 
     def resolve_machine(self, config: Any) -> Any:
-        return slurm_node(config.machine.accelerator_count)
+        return slurm_node(config.machine.accelerator_count, config.machine.accelerator_type)
+
+    def job_settings(self, config: Any) -> SlurmSettings:
+        """The slurm: section, and machine.accelerator_type (the gres GPU type)."""
+        settings = super().job_settings(config)
+        if not isinstance(settings, SlurmSettings):  # never: settings_record is SlurmSettings
+            raise TypeError(f"Slurm settings expected, got {type(settings).__name__}")
+        return replace(settings, gpu_type=config.machine.accelerator_type)
 
     def default_output_dir(self, config: Any, run_id: str) -> str:
         """On the cluster's shared filesystem."""
@@ -206,6 +246,7 @@ class SlurmBackend(BackendFacts):
             parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
             return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
+        secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -223,8 +264,13 @@ class SlurmBackend(BackendFacts):
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)
         shell.write(paths.launcher, LAUNCHER.read_bytes(), 0o644)
-        shell.write(paths.tasks, json.dumps(tasks_plan(spec, package, python, channels), indent=2).encode(), 0o600)
-        result = shell.run(script.sbatch_command(paths), check=False)
+        plan = tasks_plan(spec, package, python, channels)
+        if job_secrets.needs_file(spec):
+            job_secrets.write(spec, shell, run, secret_values)
+            plan["secrets"] = job_secrets.secrets_path(run)  # the path only: the values stay in that 0600 file
+        shell.write(paths.tasks, json.dumps(plan, indent=2).encode(), 0o600)
+        creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
+        result = shell.run(script.sbatch_command(paths), check=False, own_session=True)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             why = why.removeprefix("sbatch: error: ")
@@ -304,6 +350,19 @@ class SlurmBackend(BackendFacts):
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
         """A sweep's trial by its array task id (``<array>_<task>``), its sweep found in history."""
         return sweep_handle.trial_location(text, find)
+
+    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
+        """The states of those of ``job_ids`` the controller still holds: one ``squeue`` for them all."""
+        region = region or cluster_of("")
+        shell = ClusterShell("" if region == cluster_of("") else region)
+        wanted = set(job_ids)
+        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%T"])
+        found = {}
+        for line in out.splitlines():
+            job_id, _, native = line.partition("|")
+            if job_id in wanted:
+                found[job_id] = STATES.get(native, STATES["PENDING"]).value
+        return found
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""

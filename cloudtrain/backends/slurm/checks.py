@@ -24,6 +24,8 @@ OWNED_OPTIONS = (
     "-n",
     "--ntasks-per-node",
     "--gpus-per-node",
+    "--gres",
+    "--gpus-per-task",
     "--time",
     "-t",
     "--signal",
@@ -52,6 +54,27 @@ def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callab
     yield ("image",), lambda: check_image(loaded)
     yield ("data",), lambda: check_data(loaded)
     yield ("sweep",), lambda: check_sweep(loaded)
+    yield ("machine",), lambda: check_gpu_type(loaded)
+
+
+def check_gpu_type(loaded: LoadedConfig) -> None:
+    """``machine.accelerator_type``: a gres name (h100), with GPUs to ask for."""
+    cfg, err = loaded.config, loaded.error
+    gpu = cfg.machine.accelerator_type
+    if gpu is None:
+        return
+    if not _NAME.match(gpu):
+        raise err(
+            ("machine", "accelerator_type"),
+            f"received {gpu!r}; a gres GPU type has letters, digits, ., _ and -",
+            "write the type `sinfo -o %G` shows, e.g. h100",
+        )
+    if cfg.machine.accelerator_count == 0:
+        raise err(
+            ("machine", "accelerator_type"),
+            "a GPU type with machine.accelerator_count: 0 asks for no GPU",
+            "set machine.accelerator_count (GPUs per node), or remove accelerator_type",
+        )
 
 
 def check_section(loaded: LoadedConfig) -> None:
@@ -74,6 +97,12 @@ def check_section(loaded: LoadedConfig) -> None:
             ("slurm", "workdir"),
             f"received {s.workdir!r}; the workdir must be an absolute path every node sees",
             "write e.g. /fsx/cloudtrain (a shared filesystem)",
+        )
+    if s.tasks_per_node == "gpus" and cfg.machine.accelerator_count == 0:
+        raise err(
+            ("slurm", "tasks_per_node"),
+            "one task per GPU on CPU nodes (machine.accelerator_count: 0)",
+            "set machine.accelerator_count, or remove tasks_per_node",
         )
     for key in ("partition", "account", "qos"):
         value = getattr(s, key)
@@ -98,6 +127,7 @@ def _owner_hint(option: str) -> str:
         "--nodes": "replica_count",
         "-N": "replica_count",
         "--gpus-per-node": "machine.accelerator_count",
+        "--gres": "machine.accelerator_type and machine.accelerator_count",
         "--time": "max_runtime",
         "-t": "max_runtime",
         "--signal": "slurm.grace",

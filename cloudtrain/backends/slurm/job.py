@@ -15,14 +15,16 @@ from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles
-from cloudtrain.backends.slurm import accounting, states
+from cloudtrain.backends.slurm import accounting, job_secrets, states
 from cloudtrain.backends.slurm.files import ClusterFolder
+from cloudtrain.backends.slurm.polling import ControllerPoll
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
 
 POLL_S = 1.0
 MAX_SILENT_FOLLOWERS = 5  # a follower that never scans (no Python there, a lost folder): give up after these
 TAIL_SOURCE = (Path(__file__).parent / "tail.py").read_text
+READOUT_SOURCE = (Path(__file__).parent / "readout.py").read_text
 
 
 def run_index(workdir: str, job_id: str) -> str:
@@ -58,17 +60,27 @@ class SlurmJob(HandleDefaults):
     # --- state ---------------------------------------------------------------------------------
 
     def status(self) -> JobStatus:
-        """From the controller while it holds the job, else ``sacct`` where accounting is on, else the
-        launcher's files in the run folder: never UNKNOWN for a job that ended."""
-        fields = self._scontrol()
+        """The outcome a watcher recorded once the job ended (it never changes after), else the controller's
+        word while it holds the job (refined by what the job wrote), else the job's own files (the
+        launcher's exit records, the batch shell's record of a cancel, a node failure or the time
+        limit), with ``sacct`` only where those say nothing: never UNKNOWN for a job that ended, and a
+        terminal state once recorded is never replaced by a later, weaker reading."""
         files = self._files()
+        recorded = files.get("outcome")
+        if recorded is not None:
+            state = JobState(recorded["state"])
+            kept = {"NodeList": recorded["nodes"]} if recorded.get("nodes") else {}
+            status = self._status(state, recorded["native"], recorded.get("message"), kept, files, self._accounting())
+            self._last = status
+            return status
+        fields = self._scontrol()
         if fields is not None:
             native = fields.get("JobState", "")
             state = states.state_of(native, files.get("batch_exit"))
             reason = fields.get("Reason", "None")
             message = None
             if state is JobState.PENDING and reason not in ("None", ""):
-                native, message = f"{native} ({reason})", f"waiting: {reason}"
+                native, message = f"{native} ({reason})", f"waiting: {reason.replace('_', ' ')}"
             elif state is JobState.PREEMPTED and fields.get("NodeList") and native.startswith("NODE_FAIL"):
                 message = f"node {self._failed_nodes(fields['NodeList'])} failed"
             elif state.terminal:
@@ -77,8 +89,23 @@ class SlurmJob(HandleDefaults):
             status = self._status(state, native, message, fields, files, usage)
         else:
             status = self._ended(files)
+        if status.state.terminal:
+            self._record(status, files, fields or {})
         self._last = status
         return status
+
+    def _record(self, status: JobStatus, files: dict, fields: dict[str, str]) -> None:
+        """Keep the first terminal reading of this run in ``slurm/outcome.json`` (the first writer wins:
+        ``set -C``); later readings (after ``MinJobAge``, without accounting) read it back."""
+        outcome = {
+            "restart": files.get("restart", 0),
+            "state": status.state.value,
+            "native": status.native_state,
+            "message": status.message,
+            "nodes": fields.get("NodeList"),
+        }
+        path = shlex.quote(f"{self.run}/slurm/outcome.json")
+        self._shell.run(["sh", "-c", f"set -C; cat > {path}"], input=json.dumps(outcome).encode(), check=False)
 
     def _refine(self, state: JobState, files: dict) -> tuple[JobState, str | None]:
         """A terminal state from the controller, with the files' reason (which task failed, a cancel)."""
@@ -95,12 +122,16 @@ class SlurmJob(HandleDefaults):
                 f"Slurm job {self.job_id} is unknown on {self.region}", "check the job id (cloudtrain list)"
             )
         usage = self._accounting()
-        if usage and usage.state:
+        wrote = files.get("tasks") or files.get("batch_exit") is not None or files.get("slurm_state")
+        if usage and usage.state and not wrote and not files.get("cancel_requested"):
             native = usage.state
-            state, _, message = states.outcome_from_files(files)
-            state = states.state_of(native, files.get("batch_exit"))
+            state, message = states.state_of(native, files.get("batch_exit")), None
         else:
             state, native, message = states.outcome_from_files(files)
+        if native in ("NODE_FAIL", "BOOT_FAIL") and message == states.UNNAMED_NODE_FAILED:
+            recorded = dict(w.split("=", 1) for w in (files.get("slurm_state") or "").split() if "=" in w)
+            if recorded.get("NodeList"):
+                message = f"node {self._failed_nodes(recorded['NodeList'])} failed"
         return self._status(state, native, message, {}, files, usage)
 
     def _status(
@@ -126,6 +157,11 @@ class SlurmJob(HandleDefaults):
         waiting_for = reason if state is JobState.PENDING and reason not in ("None", "") else None
         if waiting_for is not None:
             details["pending_reason"] = waiting_for
+        first = states.first_failure(tasks) if state is JobState.FAILED else None
+        if first is not None and first.get("last_lines"):
+            details["failed_task_output"] = [
+                f"{first.get('node')}/task-{first['task']}: {line}" for line in first["last_lines"]
+            ]
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:
             details["gpu_hours"], details["gpu_hours_source"] = used
@@ -176,30 +212,7 @@ class SlurmJob(HandleDefaults):
 
     def _files(self) -> dict:
         """What the run folder says: the latest run's batch status and task records, warnings, a cancel."""
-        script = (
-            "import json, os, sys\n"
-            "run = os.path.join(sys.argv[1], 'slurm')\n"
-            "out = {'known': os.path.isdir(run)}\n"
-            "runs = sorted(int(n[1:]) for n in os.listdir(run) if n[:1] == 'r' and n[1:].isdigit())"
-            " if out['known'] else []\n"
-            "out['restart'] = runs[-1] if runs else 0\n"
-            "last = os.path.join(run, f\"r{out['restart']}\")\n"
-            "def read(p):\n"
-            "    try:\n"
-            "        with open(p) as f: return f.read()\n"
-            "    except OSError: return None\n"
-            "b = read(os.path.join(last, 'batch.exit'))\n"
-            "out['batch_exit'] = int(b) if b and b.strip().lstrip('-').isdigit() else None\n"
-            "out['tasks'] = [json.loads(read(os.path.join(last, n)) or 'null') for n in sorted(os.listdir(last))"
-            " if n.startswith('task-') and n.endswith('.json')] if os.path.isdir(last) else []\n"
-            "out['tasks'] = [t for t in out['tasks'] if t]\n"
-            "out['warned'] = os.path.exists(os.path.join(last, 'warned'))\n"
-            "out['cancel_requested'] = os.path.exists(os.path.join(run, 'cancel-requested'))\n"
-            "plan = read(os.path.join(run, 'tasks.json'))\n"
-            "out['gpus_per_node'] = json.loads(plan).get('gpus_per_node', 0) if plan else 0\n"
-            "print(json.dumps(out))\n"
-        )
-        result = self._shell.run([self._python, "-c", script, self.run], check=False)
+        result = self._shell.run([self._python, "-c", READOUT_SOURCE(), self.run], check=False)
         try:
             return json.loads(result.stdout.decode())
         except ValueError:
@@ -218,8 +231,16 @@ class SlurmJob(HandleDefaults):
         )
 
     def wait(self) -> JobStatus:
-        while not (status := self.status()).state.terminal:
-            self._sleep(POLL_S)
+        poll = ControllerPoll()
+        while not (status := self._polled(poll)).state.terminal:
+            self._sleep(max(0.0, poll.wait_s()))
+        return status
+
+    def _polled(self, poll: ControllerPoll) -> JobStatus:
+        """:meth:`status`, telling ``poll`` what it said and how long the cluster took to say it."""
+        started = time.monotonic()
+        status = self.status()
+        poll.asked(status.native_state, time.monotonic() - started)
         return status
 
     def cancel(self) -> JobStatus:
@@ -237,21 +258,26 @@ class SlurmJob(HandleDefaults):
         records may predate the end). A follower that stops early (a cut ssh connection) is started
         again from the offsets of the lines already given: nothing lost, nothing twice."""
         offsets: dict[str, int] = {}
+        mask = job_secrets.masker(self._shell, self.run)  # secret values show as ***, as --local shows them
+        poll = ControllerPoll()
         last_pass = not follow
         silent = 0  # followers in a row that stopped before their first scan
         while True:
             ended = scanned = False
             try:
-                for item in self._tail(offsets):
+                for item in self._tail(offsets, final=last_pass):
                     scanned = scanned or "tick" in item
                     if "tick" not in item:
                         offsets[item["f"]] = item["o"]
-                        yield self._line(item)
+                        yield self._line({**item, "l": mask(item["l"])} if mask else item)
                     elif last_pass:
                         return
-                    elif item["tick"] % 5 == 0 and self.status().state.terminal:
-                        ended = True
-                        break
+                    else:
+                        if item.get("ended"):
+                            poll.now()
+                        if poll.due() and self._polled(poll).state.terminal:
+                            ended = True
+                            break
             except CloudUnreachable:
                 self._sleep(POLL_S)
             silent = 0 if scanned else silent + 1
@@ -264,9 +290,12 @@ class SlurmJob(HandleDefaults):
                 self._sleep(POLL_S)
             last_pass = last_pass or ended
 
-    def _tail(self, offsets: dict[str, int]) -> Iterator[dict]:
-        """The follower's records, from one long-lived process (over one ssh session)."""
-        proc = self._shell.popen([self._python, "-c", TAIL_SOURCE(), self.run, json.dumps(offsets)])
+    def _tail(self, offsets: dict[str, int], *, final: bool = False) -> Iterator[dict]:
+        """The follower's records, from one long-lived process (over one ssh session); ``final``: the
+        job has ended (or this is one read, ``logs`` without ``--follow``): a last line without a
+        newline is given too."""
+        argv = [self._python, "-c", TAIL_SOURCE(), self.run, json.dumps(offsets)] + (["final"] if final else [])
+        proc = self._shell.popen(argv)
         lines: queue.Queue = queue.Queue()
 
         def pump() -> None:
@@ -294,4 +323,6 @@ class SlurmJob(HandleDefaults):
         else:
             task = rel.rsplit("/", 1)[-1][len("task-") : -len(".log")]
             replica = f"{item.get('node') or 'node?'}/task-{task}"
-        return LogLine(dt.datetime.now(dt.timezone.utc), replica, item["l"])
+        printed = item.get("t")  # when the task printed it (the launcher's record), else now: when it was read
+        when = dt.datetime.fromtimestamp(printed, dt.timezone.utc) if printed else dt.datetime.now(dt.timezone.utc)
+        return LogLine(when, replica, item["l"])

@@ -18,6 +18,13 @@ from cloudtrain.spec import BackendSettings, JobSpec
 @dataclass(frozen=True)
 class SlurmSettings(BackendSettings):
     section: Slurm | None = None  # the config's slurm: section
+    gpu_type: str | None = None  # machine.accelerator_type: --gres=gpu:TYPE:N
+
+
+def gpu_type(spec: JobSpec) -> str | None:
+    """``machine.accelerator_type`` of a spec built for Slurm (None: any GPU)."""
+    found = spec.backend_settings
+    return found.gpu_type if isinstance(found, SlurmSettings) else None
 
 
 def slurm_section(spec: JobSpec) -> Slurm:
@@ -28,7 +35,8 @@ def slurm_section(spec: JobSpec) -> Slurm:
     return found.section
 
 
-def slurm_node(gpus_per_node: int) -> MachineInfo:
+def slurm_node(gpus_per_node: int, gpu_type: str | None = None) -> MachineInfo:
     """A Slurm node as the catalog describes machines: whatever the partition holds, ``gpus_per_node``
-    GPUs of no known model, no price (the report counts GPU-hours instead)."""
-    return Hardware("GPU" if gpus_per_node else None, gpus_per_node, 0, 0.0).unpriced("slurm", NODE_TYPE)
+    GPUs of the gres type ``gpu_type`` (else no known model), no price (the report counts GPU-hours instead)."""
+    accelerator = (gpu_type or "GPU") if gpus_per_node else None
+    return Hardware(accelerator, gpus_per_node, 0, 0.0).unpriced("slurm", NODE_TYPE)

@@ -103,6 +103,35 @@ def job_nodes() -> list[str]:
     return out.split() or [nodelist]
 
 
+def emit(data: bytes) -> int:
+    """Write ``data`` to this task's output (the task log srun writes); its length."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view) :]
+    return len(data)
+
+
+def copy_output(child: subprocess.Popen, times_path: str, first: bytes) -> None:
+    """``first`` (the launcher's own line), then the command's output (stdout and stderr) to this task's,
+    byte for byte, as it comes; each chunk's end offset in the task log and its time in
+    ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line shown later carries the time it was
+    printed, not the time it was read."""
+    if child.stdout is None:  # never: it was started with stdout=PIPE
+        return
+    fd = child.stdout.fileno()
+    with open(times_path, "a") as times:
+        written = emit(first)
+        times.write(f"{written} {time.time():.3f}\n")
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                return
+            now = time.time()
+            written += emit(data)
+            times.write(f"{written} {now:.3f}\n")
+            times.flush()
+
+
 def main(argv: list[str]) -> int:
     with open(argv[1]) as f:
         plan = json.load(f)
@@ -125,19 +154,24 @@ def main(argv: list[str]) -> int:
     }
     write_json(os.path.join(out, f"task-{index}.json"), record)
     env = {**os.environ, **task["env"]}
+    if plan.get("secrets"):  # secrets: values, from a 0600 file (never in tasks.json or job.sh)
+        with open(plan["secrets"]) as f:
+            env.update(json.load(f)["env"])
     # for the trainer's plan (trainer.plan.slurm_placement): the nodes by name and the GPUs per node
     env["CLOUDTRAIN_SLURM_NODES"] = ",".join(job_nodes())
     env["CLOUDTRAIN_SLURM_GPUS_PER_NODE"] = str(plan.get("gpus_per_node", 0))
+    if plan.get("gpus_per_task") == 1 and plan.get("gpus_per_node", 0) > 1 and "CUDA_VISIBLE_DEVICES" not in env:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ.get("SLURM_LOCALID", "0")  # one task per GPU: its own
     if count > 1:
         addresses = rendezvous(out, index, count, node_address(node))
         env = with_addresses(env, addresses)
-        print(f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}", flush=True)
+        said = f"cloudtrain: task {index} ({task['name']}) on {node} at {addresses[index]}\n"
     else:
-        print(f"cloudtrain: task {index} ({task['name']}) on {node}", flush=True)
+        said = f"cloudtrain: task {index} ({task['name']}) on {node}\n"
     for folder in task.get("dirs", []):
         os.makedirs(folder, exist_ok=True)
     os.makedirs(task["cwd"], exist_ok=True)
-    child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env)
+    child = subprocess.Popen(task["argv"], cwd=task["cwd"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
     def forward(signum: int, frame: Any) -> None:
         try:
@@ -147,8 +181,11 @@ def main(argv: list[str]) -> int:
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
         signal.signal(signum, forward)
+    copy_output(child, os.path.join(out, f"task-{index}.times"), said.encode())
     code = child.wait()
-    code = 128 - code if code < 0 else code  # killed by a signal: the shell's 128 + N
+    if code < 0:  # killed by a signal: the shell's 128 + N, and the signal itself
+        record["signal"] = -code
+        code = 128 - code
     record.update(end=time.time(), exit=code)
     write_json(os.path.join(out, f"task-{index}.json"), record)
     return code

@@ -20,8 +20,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from cloudtrain.backends.slurm.job_settings import slurm_section
+from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
+from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
 
 TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
@@ -50,17 +51,30 @@ class Paths:
         return cls(run, python, f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json")
 
 
+def tasks_per_node(spec: JobSpec) -> int:
+    """Tasks on each node: 1, or one per GPU with ``slurm.tasks_per_node: gpus``."""
+    per_gpu = slurm_section(spec).tasks_per_node == "gpus" and spec.machine.accelerator_count > 0
+    return spec.machine.accelerator_count if per_gpu else 1
+
+
 def sbatch_options(spec: JobSpec) -> list[str]:
     """The ``#SBATCH`` options, in the order they are written."""
     s = slurm_section(spec)
+    gpu = gpu_type(spec)
     seconds = time_limit(spec.max_runtime_seconds, spec.budget_gpu_hours, spec.gpus_total)
     run = spec.output_dir.rstrip("/")
     options = [f"--job-name={spec.job_name}"]
     if s.partition:
         options.append(f"--partition={s.partition}")
-    options += [f"--nodes={spec.replica_count}", "--ntasks-per-node=1"]
-    if spec.machine.accelerator_count:
-        options.append(f"--gpus-per-node={spec.machine.accelerator_count}")
+    gpus = spec.machine.accelerator_count
+    per_node = tasks_per_node(spec)
+    options += [f"--nodes={spec.replica_count}", f"--ntasks-per-node={per_node}"]
+    if gpus and per_node > 1:  # one task per GPU: Slurm gives each its own CUDA_VISIBLE_DEVICES
+        options.append(f"--gpus-per-task={gpu}:1" if gpu else "--gpus-per-task=1")
+    elif gpus and gpu:
+        options.append(f"--gres=gpu:{gpu}:{gpus}")  # the GPU type the cluster names
+    elif gpus:
+        options.append(f"--gpus-per-node={gpus}")
     options += [
         f"--time={slurm_time(seconds)}",
         f"--signal=B:USR1@{s.grace}",
@@ -85,27 +99,56 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
     setup = "".join(f"{line}\n" for line in s.setup)
     task = f'set -e\n{setup}exec "$0" "$@"'
     python_bin = paths.python.rsplit("/", 1)[0]
+    requeue = requeue_lines(spec, paths) if s.requeue else ""
+    # the tasks' logs readable by the user alone where the job has secret values (masked when shown)
+    private = "umask 077\n" if spec.secrets or secret_names(spec.env) else ""
     return f"""#!/bin/bash
 # {spec.job_name}: written by cloudtrain from {spec.config_file.name}
 {header}
 set -u
+if [ -z "${{CLOUDTRAIN_CLEAN_ENV:-}}" ]; then
+  # --export=NONE makes slurmd load the login profile (SLURM_GET_USER_ENV=1: PYENV_*, conda, modules):
+  # start again with the Slurm variables and who the user is, nothing else
+  keep=()
+  while IFS= read -r -d '' kv; do
+    case "$kv" in
+      SLURM_GET_USER_ENV=*) ;;
+      SLURM_*|HOME=*|USER=*|LOGNAME=*|TMPDIR=*|LANG=*) keep+=("$kv") ;;
+    esac
+  done < <(env -0)
+  exec env -i CLOUDTRAIN_CLEAN_ENV=1 "${{keep[@]}}" /bin/bash "$0" "$@"
+fi
 RUN={q(paths.run)}
 restart=${{SLURM_RESTART_COUNT:-0}}
 out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH={q(python_bin)}:{BASE_PATH}
 export PYTHONUNBUFFERED=1
-echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+{private}say() {{
+  # a line of this shell's, and when it was printed (batch-<id>.times: offset in the log, time)
+  echo "$*"
+  echo "$(stat -c %s "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>/dev/null || echo 0) $(date +%s.%N)" \\
+    >> "$RUN/slurm/batch-$SLURM_JOB_ID.times"
+}}
+say "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+date +%s > "$out/batch.start"
 warned=""
+slurm_state() {{
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure: which nodes are down),
+  # in its own words, kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" > "$out/slurm-state.tmp" 2>/dev/null
+  mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+  sinfo -h -N -n "$SLURM_JOB_NODELIST" -t down,drain,fail,no_respond -o %N > "$out/down-nodes" 2>/dev/null
+}}
 warn() {{
   warned=$1
-  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  say "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
   # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }}
 trap 'warn USR1' USR1
-trap 'warn TERM' TERM
+trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \\
   bash -c {q(task)} {q(paths.python)} {q(paths.launcher)} {q(paths.tasks)} &
 step=$!
@@ -115,14 +158,9 @@ while :; do
   kill -0 "$step" 2>/dev/null || break
 done
 echo "$rc" > "$out/batch.exit"
+echo $(( $(date +%s) - $(cat "$out/batch.start") )) > "$out/batch.elapsed"
 if [ "$warned" = USR1 ]; then
-  if [ {1 if s.requeue else 0} = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
-    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
-    touch "$out/requeued"
-    scontrol requeue "$SLURM_JOB_ID"
-    exit 0
-  fi
-  echo {TIMEOUT_EXIT} > "$out/batch.exit"
+{requeue}  echo {TIMEOUT_EXIT} > "$out/batch.exit"
   exit {TIMEOUT_EXIT}
 fi
 exit "$rc"
@@ -132,3 +170,56 @@ exit "$rc"
 def sbatch_command(paths: Paths) -> list[str]:
     """How the script is submitted: the job id alone on stdout, and no environment from this shell."""
     return ["sbatch", "--parsable", "--export=NONE", f"{paths.run}/slurm/job.sh"]
+
+
+#: What the batch shell does after the warning with ``slurm.requeue`` (see :func:`requeue_lines`).
+REQUEUE = r"""if [ ! -e "$RUN/slurm/cancel-requested" ]; then
+  used=$(cat "$RUN"/slurm/r*/batch.elapsed 2>/dev/null | awk '{{s += $1}} END {{print s + 0}}')
+  budget_s={budget_s}
+  left=$(( budget_s - used ))
+  if [ "$restart" -ge {max_requeues} ]; then
+    say "cloudtrain: not requeued: slurm.max_requeues ({max_requeues}) reached"
+  elif [ "$budget_s" -gt 0 ] && [ "$left" -le {min_run_s} ]; then
+    hours=$(awk -v u="$used" 'BEGIN {{printf "%.2f", u * {gpus} / 3600}}')
+    say "cloudtrain: not requeued: budget.max_gpu_hours ({gpu_hours}) spent:" \
+      "$hours GPU-hours over $((restart + 1)) runs"
+  else
+    ckpt_dir=$(python3 -c {chief_checkpoints} {tasks} 2>/dev/null || true)
+    step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
+      | sort -n | tail -1)
+    if [ -n "$step" ]; then
+      resume="resumes from the checkpoint at step $step ($ckpt_dir/ckpt-$step)"
+    else
+      resume="starts over: no checkpoint was saved"
+    fi
+    say "cloudtrain: requeue $((restart + 1)) of {max_requeues}; the next run $resume"
+    touch "$out/requeued"
+    if [ "$budget_s" -gt 0 ]; then
+      scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true
+    fi
+    scontrol requeue "$SLURM_JOB_ID"
+    exit 0
+  fi
+fi
+"""
+
+
+def requeue_lines(spec: JobSpec, paths: Paths) -> str:
+    """After the time-limit warning, with ``slurm.requeue``: requeue unless cancelled, ``slurm.max_requeues``
+    reached, or ``budget.max_gpu_hours`` spent over all runs (then the job ends timed out, 124). Each
+    requeue says its count and the checkpoint the next run resumes from (the newest ``ckpt-<step>`` in
+    the chief's checkpoint folder), or that there is none; a next run that the budget cuts short gets
+    the time left (``scontrol update TimeLimit``)."""
+    s = slurm_section(spec)
+    gpus = spec.gpus_total
+    hours = spec.budget_gpu_hours
+    text = REQUEUE.format(
+        budget_s=int(hours * 3600 / gpus) if hours is not None and gpus else 0,
+        max_requeues=s.max_requeues,
+        min_run_s=s.grace + 60,
+        gpus=gpus,
+        gpu_hours=hours,
+        chief_checkpoints=shlex.quote("import json,sys; print(json.load(open(sys.argv[1]))['tasks'][0]['dirs'][1])"),
+        tasks=shlex.quote(paths.tasks),
+    )
+    return "".join(f"  {line}\n" for line in text.splitlines())

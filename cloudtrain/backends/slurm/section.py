@@ -5,7 +5,7 @@ from it, so it imports only config records: loading it loads neither the backend
 (``backends/slurm/__init__.py`` imports the backend only when ``BACKEND`` is read). No I/O here.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from cloudtrain.config.records import Field, Record, StrictBool, StrictInt, StrictStr
 
@@ -44,6 +44,16 @@ class Slurm(Record):
         False,
         description="Continue after a time-limit warning, a preemption or a node failure: checkpoint, requeue "
         "(scontrol requeue) and resume at the saved step.",
+    )
+    tasks_per_node: Literal[1, "gpus"] = Field(
+        1,
+        description='1 = one task per node, seeing all its GPUs; "gpus" = one task per GPU '
+        "(--ntasks-per-node=GPUs --gpus-per-task=1: each task its own CUDA_VISIBLE_DEVICES and TF_CONFIG entry).",
+    )
+    max_requeues: Annotated[StrictInt, Field(ge=0)] = Field(
+        3,
+        description="With requeue: how many times a job is requeued at most (as submitit's max_num_timeout); "
+        "the run after the last ends timed out (124).",
     )
     grace: Annotated[StrictInt, Field(ge=MIN_GRACE_S)] = Field(
         120,

@@ -82,11 +82,24 @@ class ClusterShell:
         return [*self.ssh_argv(), "--", shlex.join(command)] if self.remote else list(command)
 
     def run(
-        self, command: Sequence[str], *, input: bytes | None = None, check: bool = True, timeout: float = 120
+        self,
+        command: Sequence[str],
+        *,
+        input: bytes | None = None,
+        check: bool = True,
+        timeout: float = 120,
+        own_session: bool = False,
     ) -> subprocess.CompletedProcess:
+        """``own_session``: out of the terminal's process group, so a Ctrl-C meant for cloudtrain does not
+        kill it halfway (``sbatch``: the job would exist with nobody knowing its id)."""
         try:
             result = subprocess.run(
-                self.argv(command), input=input, capture_output=True, timeout=timeout, env=self._environ
+                self.argv(command),
+                input=input,
+                capture_output=True,
+                timeout=timeout,
+                env=self._environ,
+                start_new_session=own_session,
             )
         except FileNotFoundError as exc:
             raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.slurm.script import TIMEOUT_EXIT
 
@@ -43,23 +45,72 @@ def state_of(native: str, batch_exit: int | None = None) -> JobState:
     return state
 
 
+def first_failure(tasks: list[dict]) -> dict | None:
+    """The task that failed first (the earliest end; a peer that failed because of it ends later), or None."""
+    failed = [t for t in tasks if t.get("exit") not in (0, None)]
+    return min(failed, key=lambda t: (t.get("end") or float("inf"), t["task"])) if failed else None
+
+
+def failure_words(t: dict) -> str:
+    """``task 1 on node2 exited with status 3`` / ``… was killed by SIGKILL (status 137)``."""
+    where = f"task {t['task']} on {t.get('node') or 'a node'}"
+    if t.get("signal"):
+        try:
+            name = signal.Signals(t["signal"]).name
+        except ValueError:
+            name = f"signal {t['signal']}"
+        return f"{where} was killed by {name} (status {t['exit']})"
+    return f"{where} exited with status {t['exit']}"
+
+
+UNNAMED_NODE_FAILED = "a node of the job failed"
+#: While Slurm stops a job, ``scontrol`` says COMPLETING; the reason tells why (none: a cancel).
+_STOPPING_REASONS = {"TimeLimit": "TIMEOUT", "NodeDown": "NODE_FAIL", "Preempted": "PREEMPTED", "None": "CANCELLED"}
+
+
+def stopped_by(recorded: str | None) -> str:
+    """The state Slurm stopped a job for, from the ``scontrol show job -o`` line the batch shell kept when
+    it got SIGTERM (``slurm-state``): CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED …; "" when it kept none."""
+    fields = dict(word.split("=", 1) for word in (recorded or "").split() if "=" in word)
+    state = fields.get("JobState", "")
+    if state == "COMPLETING":
+        reason = fields.get("Reason", "None").split(",")[0]
+        return _STOPPING_REASONS.get(reason, "NODE_FAIL" if "node" in reason.lower() else "CANCELLED")
+    return state
+
+
+#: What the batch shell recorded of the controller's state when Slurm stopped it (``slurm-state``).
+_STOPPED_BY_SLURM = {
+    "CANCELLED": (JobState.CANCELLED, "CANCELLED", "cancelled (scancel)"),
+    "TIMEOUT": (JobState.TIMED_OUT, "TIMEOUT", "stopped at the hard time limit"),
+    "DEADLINE": (JobState.TIMED_OUT, "DEADLINE", "stopped at the job's deadline"),
+    "PREEMPTED": (JobState.PREEMPTED, "PREEMPTED", "preempted by the cluster"),
+}
+
+
 def outcome_from_files(files: dict) -> tuple[JobState, str, str | None]:
     """(state, native state, message) of an ended job from what its run folder holds: the last run's
-    ``batch.exit``, ``task-*.json``, ``warned``, and ``cancel-requested``. Never UNKNOWN: a job the
-    controller forgot has ended, and a batch shell that left no status was killed."""
+    ``batch.exit``, ``task-*.json``, the batch shell's record of why Slurm stopped it (``slurm-state``),
+    and ``cancel-requested``. Never UNKNOWN: a job the controller forgot has ended, and a batch shell
+    that left no status was killed."""
     tasks = files.get("tasks", [])
-    failed = [t for t in tasks if t.get("exit") not in (0, None)]
     batch = files.get("batch_exit")
+    unfinished = [t for t in tasks if t.get("exit") is None]
     if files.get("cancel_requested"):
         return JobState.CANCELLED, "CANCELLED", "cancelled (cloudtrain cancel)"
     if batch == TIMEOUT_EXIT:
         return JobState.TIMED_OUT, "TIMEOUT", "stopped at the time limit (max_runtime) after the warning"
-    if failed:
-        t = failed[0]
-        return JobState.FAILED, "FAILED", f"task {t['task']} on {t['node']} exited with status {t['exit']}"
+    stopped = stopped_by(files.get("slurm_state"))
+    if stopped in _STOPPED_BY_SLURM:
+        return _STOPPED_BY_SLURM[stopped]
+    if stopped in ("NODE_FAIL", "BOOT_FAIL"):
+        nodes = sorted({t["node"] for t in unfinished if t.get("node")}) or files.get("down_nodes") or []
+        return JobState.PREEMPTED, stopped, f"node {', '.join(nodes)} failed" if nodes else UNNAMED_NODE_FAILED
+    first = first_failure(tasks)
+    if first is not None:
+        return JobState.FAILED, "FAILED", failure_words(first)
     if batch == 0 and tasks and all(t.get("exit") == 0 for t in tasks):
         return JobState.SUCCEEDED, "COMPLETED", None
-    unfinished = [t for t in tasks if t.get("exit") is None]
     if unfinished:
         t = unfinished[0]
         return JobState.PREEMPTED, "NODE_FAIL", f"node {t['node']} failed: task {t['task']} never reported its end"

@@ -17,23 +17,49 @@
 #SBATCH --exclusive
 #SBATCH --mem=0
 set -u
+if [ -z "${CLOUDTRAIN_CLEAN_ENV:-}" ]; then
+  # --export=NONE makes slurmd load the login profile (SLURM_GET_USER_ENV=1: PYENV_*, conda, modules):
+  # start again with the Slurm variables and who the user is, nothing else
+  keep=()
+  while IFS= read -r -d '' kv; do
+    case "$kv" in
+      SLURM_GET_USER_ENV=*) ;;
+      SLURM_*|HOME=*|USER=*|LOGNAME=*|TMPDIR=*|LANG=*) keep+=("$kv") ;;
+    esac
+  done < <(env -0)
+  exec env -i CLOUDTRAIN_CLEAN_ENV=1 "${keep[@]}" /bin/bash "$0" "$@"
+fi
 RUN=/fsx/cloudtrain/runs/demo-20261125-120000-abc123
 restart=${SLURM_RESTART_COUNT:-0}
 out="$RUN/slurm/r$restart"
 mkdir -p "$out"
 export PATH=/fsx/cloudtrain/envs/pkg-0123456789abcdef/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PYTHONUNBUFFERED=1
-echo "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+say() {
+  # a line of this shell's, and when it was printed (batch-<id>.times: offset in the log, time)
+  echo "$*"
+  echo "$(stat -c %s "$RUN/slurm/batch-$SLURM_JOB_ID.log" 2>/dev/null || echo 0) $(date +%s.%N)" \
+    >> "$RUN/slurm/batch-$SLURM_JOB_ID.times"
+}
+say "cloudtrain: job $SLURM_JOB_ID (restart $restart) on $SLURM_JOB_NODELIST"
+date +%s > "$out/batch.start"
 warned=""
+slurm_state() {
+  # why Slurm stops this shell (a plain scancel, the hard time limit, a node failure: which nodes are down),
+  # in its own words, kept in the run folder: the outcome outlives the controller's memory of the job (MinJobAge)
+  scontrol show job -o "$SLURM_JOB_ID" > "$out/slurm-state.tmp" 2>/dev/null
+  mv -f "$out/slurm-state.tmp" "$out/slurm-state"
+  sinfo -h -N -n "$SLURM_JOB_NODELIST" -t down,drain,fail,no_respond -o %N > "$out/down-nodes" 2>/dev/null
+}
 warn() {
   warned=$1
-  echo "cloudtrain: $1 received: the tasks save a checkpoint and stop"
+  say "cloudtrain: $1 received: the tasks save a checkpoint and stop"
   date +%s > "$out/warned"
   # a signal to the step, not to srun: srun takes SIGTERM as "terminate the step now"
   scancel --signal=TERM "$SLURM_JOB_ID.0" 2>/dev/null
 }
 trap 'warn USR1' USR1
-trap 'warn TERM' TERM
+trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
   bash -c 'set -e
 module load cuda/12.2
@@ -46,12 +72,35 @@ while :; do
   kill -0 "$step" 2>/dev/null || break
 done
 echo "$rc" > "$out/batch.exit"
+echo $(( $(date +%s) - $(cat "$out/batch.start") )) > "$out/batch.elapsed"
 if [ "$warned" = USR1 ]; then
-  if [ 1 = 1 ] && [ ! -e "$RUN/slurm/cancel-requested" ]; then
-    echo "cloudtrain: requeued; the next run resumes from the checkpoint"
-    touch "$out/requeued"
-    scontrol requeue "$SLURM_JOB_ID"
-    exit 0
+  if [ ! -e "$RUN/slurm/cancel-requested" ]; then
+    used=$(cat "$RUN"/slurm/r*/batch.elapsed 2>/dev/null | awk '{s += $1} END {print s + 0}')
+    budget_s=3600
+    left=$(( budget_s - used ))
+    if [ "$restart" -ge 3 ]; then
+      say "cloudtrain: not requeued: slurm.max_requeues (3) reached"
+    elif [ "$budget_s" -gt 0 ] && [ "$left" -le 360 ]; then
+      hours=$(awk -v u="$used" 'BEGIN {printf "%.2f", u * 8 / 3600}')
+      say "cloudtrain: not requeued: budget.max_gpu_hours (8) spent:" \
+        "$hours GPU-hours over $((restart + 1)) runs"
+    else
+      ckpt_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))['"'"'tasks'"'"'][0]['"'"'dirs'"'"'][1])' /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json 2>/dev/null || true)
+      step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
+        | sort -n | tail -1)
+      if [ -n "$step" ]; then
+        resume="resumes from the checkpoint at step $step ($ckpt_dir/ckpt-$step)"
+      else
+        resume="starts over: no checkpoint was saved"
+      fi
+      say "cloudtrain: requeue $((restart + 1)) of 3; the next run $resume"
+      touch "$out/requeued"
+      if [ "$budget_s" -gt 0 ]; then
+        scontrol update JobId="$SLURM_JOB_ID" TimeLimit=$(( left / 60 )) 2>/dev/null || true
+      fi
+      scontrol requeue "$SLURM_JOB_ID"
+      exit 0
+    fi
   fi
   echo 124 > "$out/batch.exit"
   exit 124

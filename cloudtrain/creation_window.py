@@ -1,0 +1,74 @@
+"""Ctrl-C held between "the job exists" and "this machine has recorded it": no orphan jobs.
+
+The app layer opens a :func:`window` around a submit and its record in history. A backend calls
+:func:`hold` just before the command that creates the job (``sbatch``); from then until the window
+closes, SIGINT and SIGTERM are kept rather than raised, so the job id always reaches history and the
+run folder. When the window closes, a kept signal is raised again as :class:`CreatedThenInterrupted`
+(a ``KeyboardInterrupt``) carrying what was created: the CLI prints the reattach and cancel lines and
+exits 130. An interrupt before :func:`hold` unwinds at once (nothing was created yet); :func:`hold`
+outside a window, or off the main thread, holds nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class CreatedThenInterrupted(KeyboardInterrupt):
+    """An interrupt that came while a job was being created and recorded; ``created``: what was."""
+
+    def __init__(self, created: Any):
+        super().__init__("interrupted after the job was created")
+        self.created = created
+
+
+class Window:
+    def __init__(self) -> None:
+        self.open = False
+        self.caught: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def hold(self) -> None:
+        if not self.open or self._previous or threading.current_thread() is not threading.main_thread():
+            return
+
+        def keep(signum: int, _frame: FrameType | None) -> None:
+            self.caught.append(signum)
+
+        for signum in _SIGNALS:
+            self._previous[signum] = signal.signal(signum, keep)
+
+    def release(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+
+_current: Window | None = None
+
+
+@contextlib.contextmanager
+def window() -> Iterator[Window]:
+    """The span of one submit and its record; ``Window.caught`` lists the signals held in it."""
+    global _current
+    outer, _current = _current, Window()
+    _current.open = True
+    try:
+        yield _current
+    finally:
+        _current.release()
+        _current.open = False
+        _current = outer
+
+
+def hold() -> None:
+    """From now until the window closes, keep SIGINT/SIGTERM: the job is about to exist."""
+    if _current is not None:
+        _current.hold()

@@ -1,0 +1,82 @@
+"""Ctrl-C at each step of a submit on the real cluster: a recorded job with its reattach and cancel
+lines, or no job on the cluster; never a job that runs on with nobody knowing its id."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.slurm.test_submit import REPO, cloudtrain, probe_config
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+#: A stand-in for a cluster command that sends SIGINT to cloudtrain (its parent) before or after
+#: running the real command: the moment a user's Ctrl-C lands in that step.
+SHIM = """#!/bin/sh
+if [ "$CT_INTERRUPT" = "before" ]; then kill -INT $PPID; sleep 0.5; fi
+{real} "$@"
+rc=$?
+if [ "$CT_INTERRUPT" = "after" ]; then kill -INT $PPID; sleep 0.5; fi
+exit $rc
+"""
+
+
+def shim_path(tmp_path: Path, command: str, when: str) -> dict[str, str]:
+    folder = tmp_path / "shims"
+    folder.mkdir()
+    real = shutil.which(command)
+    assert real is not None
+    shim = folder / command
+    shim.write_text(SHIM.format(real=real))
+    shim.chmod(0o755)
+    import os
+
+    return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "CT_INTERRUPT": when}
+
+
+@pytest.mark.parametrize(
+    ("command", "when", "created"),
+    [
+        ("test", "before", False),  # copying the package: nothing exists yet
+        ("sbatch", "before", True),  # the job is about to exist: held until it is recorded
+        ("sbatch", "after", True),  # sbatch answered: the job id is not lost
+        ("scontrol", "after", True),  # the first look at the new job
+    ],
+)
+def test_an_interrupt_at_each_step_of_a_submit_leaves_a_recorded_job_or_none(
+    slurm, workdir, tmp_path, command, when, created
+):
+    config = probe_config(tmp_path, workdir, ["--sleep=300", "--lines=1"])
+    result = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=shim_path(tmp_path, command, when),
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 130, out
+    on_cluster = slurm.run("squeue", "-h", "-o", "%i").stdout.split()
+    if not created:
+        assert on_cluster == [] and "Interrupted." in out, out
+        assert not (workdir / "jobs").exists() or list((workdir / "jobs").iterdir()) == []
+        return
+    assert len(on_cluster) == 1, (on_cluster, out)
+    (job_id,) = on_cluster
+    assert f"Detached; job {job_id} keeps running." in out, out
+    assert re.search(rf"^\s*reattach:\s+cloudtrain logs {job_id} --follow", out, re.M), out
+    assert re.search(rf"^\s*cancel:\s+cloudtrain cancel {job_id}$", out, re.M), out
+    status = cloudtrain("status", job_id, "-o", "json")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert json.loads(status.stdout)["job_id"] == job_id
+    (run,) = (workdir / "runs").iterdir()
+    assert (workdir / "jobs" / job_id).read_text().strip() == str(run)
+    cancelled = cloudtrain("cancel", job_id)
+    assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
