@@ -164,6 +164,18 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("SLURM_PROCID", "slurm", "Slurm; the launcher on the nodes", "the task's rank: its replica"),
     Variable(
+        "SLURM_LOCALID",
+        "slurm",
+        "Slurm; the launcher on the nodes",
+        "the task's index on its node: its GPU (`CUDA_VISIBLE_DEVICES`) with `slurm.tasks_per_node: gpus`",
+    ),
+    Variable(
+        "CLOUDTRAIN_CLEAN_ENV",
+        "slurm",
+        "the batch script, for itself",
+        "set when the batch script has restarted itself in a clean environment (`env -i`), so it does so once",
+    ),
+    Variable(
         "SLURM_ARRAY_JOB_ID",
         "slurm",
         "Slurm; a sweep's array task on the nodes",
