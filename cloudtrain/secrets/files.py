@@ -33,18 +33,23 @@ class _ContentRule(NamedTuple):
 
 
 class _Rules(NamedTuple):
-    names: tuple[tuple[str, re.Pattern[str]], ...]  # (category, a name's pattern)
+    names: tuple[tuple[str, re.Pattern[str]], ...]  # (category, its name patterns as one alternation)
     content: tuple[_ContentRule, ...]
-    home: frozenset[str]
+
+
+@functools.cache
+def _document() -> dict:
+    return json.loads(Path(__file__).with_name("credential_files.json").read_text(encoding="utf-8"))
 
 
 @functools.cache
 def _rules() -> _Rules:
-    doc = json.loads(Path(__file__).with_name("credential_files.json").read_text(encoding="utf-8"))
+    """The name and content rules, compiled on first use: one pattern per category (90 patterns compiled one
+    by one cost a dry run 4-6 ms; an alternation of them matches the same names)."""
+    doc = _document()
     names = tuple(
-        (category, re.compile(fnmatch.translate(entry["pattern"].lower())))
+        (category, re.compile("|".join(fnmatch.translate(entry["pattern"].lower()) for entry in entries)))
         for category, entries in doc["names"].items()
-        for entry in entries
     )
     content = tuple(
         _ContentRule(
@@ -55,7 +60,7 @@ def _rules() -> _Rules:
         )
         for rule in doc["content"]
     )
-    return _Rules(names, content, frozenset(doc["home"]["markers"]))
+    return _Rules(names, content)
 
 
 def credential_name(name: str) -> str | None:
@@ -97,7 +102,7 @@ def home_markers(folder: Path) -> list[str]:
     try:
         if folder.resolve() == Path.home().resolve():
             return [str(Path.home())]
-        found = sorted(name for name in _rules().home if os.path.lexists(folder / name))
+        found = sorted(name for name in _document()["home"]["markers"] if os.path.lexists(folder / name))
     except (OSError, RuntimeError):  # no home (a bare container): nothing to compare
         return []
     return found if len(found) >= 2 and _SHELL_FILES.intersection(found) else []
