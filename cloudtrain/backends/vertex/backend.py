@@ -17,21 +17,17 @@ from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaul
 from cloudtrain.backends.files import BucketFolder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
-from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
 from cloudtrain.backends.vertex.job_settings import VertexSettings
-from cloudtrain.backends.vertex.jobs import JobService, to_status
-from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.backends.vertex.tuning import render_tuning_job
-from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name
 from cloudtrain.backends.vertex.upload import CHUNK, split_gs, storage_client, upload_package
 from cloudtrain.data.staging import default_progress, stage, upload_channels
-from cloudtrain.data.stores import GcsStore
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:  # the log follower is imported by the calls that read logs: --help and --dry-run never load it
     from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
+    from cloudtrain.backends.vertex.tuning_jobs import VertexSweep
     from cloudtrain.backoff import Backoff
 
 Clock = Callable[[], float]
@@ -88,6 +84,8 @@ class VertexJob(HandleDefaults):
         return model_warning(f"gs://{bucket}/{prefix}model/", written, "vertex")
 
     def status(self) -> JobStatus:
+        from cloudtrain.backends.vertex.jobs import to_status  # the API client's side: not on --dry-run
+
         return to_status(self.service.get(self.name))
 
     def files(self) -> JobFiles:
@@ -97,6 +95,8 @@ class VertexJob(HandleDefaults):
         base = str(status.details.get("output_dir") or "")
         if not base.startswith("gs://") or self._storage is None:
             return JobFiles({}, gone=f"job {self.job_id} has no gs:// base output directory")
+        from cloudtrain.data.stores import GcsStore  # the bucket client's side: not on --dry-run
+
         bucket, prefix = split_gs(base.rstrip("/") + "/")
         store = GcsStore(self._storage(), bucket)
         return JobFiles(
@@ -235,6 +235,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return request.render_custom_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> VertexJob | VertexSweep:
+        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep  # sweeps: not on --dry-run
+        from cloudtrain.data.stores import GcsStore  # the bucket client's side: not on --dry-run
+
         spec = stage(spec)
         body = self.render(spec, package)
         endpoint = settings.vertex_endpoint(spec.region, self.env)
@@ -269,12 +272,16 @@ class VertexBackend(CatalogMachines, BackendFacts):
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexSweep:
         if region is None:
             raise UsageError(f"sweep {job_id}: a Vertex AI tuning job is found by its region", hint="pass --region")
+        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name  # sweeps: not on --dry-run
+
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         jobs = self._service(region).list(request.parent(project, region), limit=limit)
+        from cloudtrain.backends.vertex.jobs import to_status  # the API client's side: not on --dry-run
+
         statuses = [to_status(j) for j in jobs]
         statuses.sort(key=lambda s: s.created or dt.datetime.min.replace(tzinfo=dt.timezone.utc), reverse=True)
         return statuses[:limit]
@@ -298,6 +305,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
         )
 
     def _service(self, region: str) -> Any:
+        from cloudtrain.backends.vertex.jobs import JobService  # the API client and its retries: not on --dry-run
+        from cloudtrain.backends.vertex.retry import api_backoff
+
         endpoint = settings.vertex_endpoint(region, self.env)
         backoff = self.backoff or api_backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
@@ -309,6 +319,8 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     def _reader(self, name: str) -> Any:
         project = _project_of(name)
+        from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader  # the log reader: not on --dry-run
+
         endpoint = settings.logging_endpoint(self.env)
         return CloudLoggingReader.connect(project, endpoint, self._credentials(endpoint))
 
