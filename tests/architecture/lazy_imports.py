@@ -46,6 +46,8 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.jobs"): "log follower: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "uploads: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.app.sweep_local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
     ("cloudtrain.app.sweep_local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
     ("cloudtrain.app.sweep", "cloudtrain.app.sweep_handover"): "subprocess: only a detached local sweep starts one",
