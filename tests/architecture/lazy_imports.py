@@ -39,6 +39,8 @@ FRONT_DOOR = frozenset({("cloudtrain", "cloudtrain.api")})
 #: (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic), hashing local data.
 KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.vertex.job", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.job"): "job handle: not on --dry-run",
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.jobs"): "API client: not on --dry-run",
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.retry"): "API client: not on --dry-run",
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.cloud_logging"): "log reader: not on --dry-run",
