@@ -92,7 +92,7 @@ def left_out(package: BuiltPackage) -> str | None:
     return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its own __repr__ masks secrets: no generated one to compile
 class Prepared:
     """A job ready to plan or submit: its config, its spec (then one per ``fallback:`` entry), its package."""
 
