@@ -32,7 +32,7 @@ class _ContentRule(NamedTuple):
     json_only: bool
 
 
-class _NameRule(NamedTuple):
+class NameRule(NamedTuple):
     """One category's shell patterns, each matched the cheapest way that gives fnmatch's answer: a name in
     ``exact`` (no wildcard), ending in one of ``ends`` (``*.pem``), starting with one of ``starts``
     (``id_rsa*``), else the other patterns as one compiled alternation (``*deploy_key*``)."""
@@ -52,7 +52,9 @@ class _NameRule(NamedTuple):
         )
 
 
-def _name_rule(category: str, patterns: list[str]) -> _NameRule:
+def name_rule(category: str, patterns: list[str]) -> NameRule:
+    """The shell patterns of one category (lower case) as one :class:`NameRule`."""
+
     def plain(text: str) -> bool:
         return not any(c in text for c in "*?[")
 
@@ -61,11 +63,11 @@ def _name_rule(category: str, patterns: list[str]) -> _NameRule:
     starts = [p for p in patterns if p.endswith("*") and plain(p[:-1]) and p not in ends]
     rest = [p for p in patterns if p not in exact + ends + starts]
     other = re.compile("|".join(map(fnmatch.translate, rest))) if rest else None
-    return _NameRule(category, frozenset(exact), tuple(p[1:] for p in ends), tuple(p[:-1] for p in starts), other)
+    return NameRule(category, frozenset(exact), tuple(p[1:] for p in ends), tuple(p[:-1] for p in starts), other)
 
 
 class _Rules(NamedTuple):
-    names: tuple[_NameRule, ...]
+    names: tuple[NameRule, ...]
     content: tuple[_ContentRule, ...]
 
 
@@ -80,7 +82,7 @@ def _rules() -> _Rules:
     most of them are a plain name, suffix or prefix)."""
     doc = _document()
     names = tuple(
-        _name_rule(category, [entry["pattern"].lower() for entry in entries])
+        name_rule(category, [entry["pattern"].lower() for entry in entries])
         for category, entries in doc["names"].items()
     )
     content = tuple(

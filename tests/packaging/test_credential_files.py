@@ -16,6 +16,7 @@ import pytest
 from cloudtrain.backends.sagemaker.sourcedir import write_sourcedir
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging import build_script_sdist, build_sdist
+from cloudtrain.packaging.ignore import BUILTIN_EXCLUDES, builtin_exclude
 from cloudtrain.secrets import files
 from tests.packaging.conftest import FIXTURES
 from tests.packaging.sdist_helpers import packaged, write
@@ -132,3 +133,19 @@ def test_each_name_pattern_matches_what_fnmatch_matches():
     for name in sorted(names):
         expected = next((c for c, p in patterns if fnmatch.fnmatchcase(name.lower(), p)), None)
         assert files.credential_name(name) == expected, name
+
+
+def test_each_built_in_exclude_matches_what_fnmatch_matches():
+    """The built-in excludes (version control, ignore files, caches) use the same fast name rules: each name
+    made from them gets the first category fnmatch gives, then the credential rules' answer."""
+    names = {"train.py", "model.pyc.txt", "x.pyc", "X.PYO", ".git", ".GIT", "a.git", ".venvs", "cache.env"}
+    for patterns in BUILTIN_EXCLUDES.values():
+        for pattern in patterns:
+            made = pattern.replace("*", "m")
+            names |= {made, made.upper(), "a" + made, made + "a", made[1:]}
+    for name in sorted(names):
+        expected = next(
+            (c for c, ps in BUILTIN_EXCLUDES.items() if any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in ps)),
+            None,
+        )
+        assert builtin_exclude(name) == (expected or files.credential_name(name)), name
