@@ -105,6 +105,18 @@ def imported_sources(argv: list[str], env: dict[str, str]) -> list[str]:
     return json.loads(done.stderr.strip().splitlines()[-1])
 
 
+def imported_modules(argv: list[str], env: dict[str, str]) -> int:
+    """How many modules a ``python -m cloudtrain …`` run holds when it exits (``sys.modules``, the interpreter's
+    own start included): what issue 44 cuts, by importing only what the command uses."""
+    probe = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print(len(sys.modules), file=sys.stderr))\n"
+        "sys.argv = ['cloudtrain', *sys.argv[1:]]\nrunpy.run_module('cloudtrain', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *argv[3:]], cwd=REPO, env=env, capture_output=True, text=True)
+    return int(done.stderr.strip().splitlines()[-1])
+
+
 #: py_compile of the files named in argv, where the interpreter would look for their bytecode.
 _COMPILE_FILES = (
     "import importlib.util, py_compile, sys\nfor f in sys.argv[1:]:\n"
@@ -174,6 +186,9 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "CLOUDTRAIN_CACHE_DIR": cache}
         results = {name: time_command(cmd, runs, env) for name, cmd in cases.items()}
+        for name, cmd in cases.items():
+            if cmd[1:3] == ["-m", "cloudtrain"]:
+                results[name]["modules"] = imported_modules(cmd, env)
         with tempfile.TemporaryDirectory() as listed:
             write_history(Path(listed), Path(listed) / "project")
             results[LIST] = time_command(CLI + ["list"], runs, {**env, "CLOUDTRAIN_CACHE_DIR": listed})
@@ -185,6 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(
             f"{name:<70} median {r['median_s'] * 1000:7.0f} ms  (min {r['min_s'] * 1000:.0f}, "
             f"max {r['max_s'] * 1000:.0f}, n={r['runs']}), CPU median {r['cpu_median_s'] * 1000:.0f} ms"
+            + (f", {r['modules']} modules" if "modules" in r else "")
         )
     warm, first = results[DRY_RUN]["cpu_median_s"], results[FIRST_COMPILED]["cpu_median_s"]
     bare = results.get("python -c 'pass' (interpreter start)", {}).get("cpu_median_s")

@@ -219,6 +219,8 @@ def header(meta: dict, benches: dict, runs: list[dict] | None = None, repo: Path
 #: the interpreter's start at most half of what bench/cli_bench.py measured when that work began.
 FIRST_RUN_MAX_RATIO = 1.2
 DRY_RUN_OWN_CPU_BEFORE_MS = 444
+#: Issue 44: a warm dry-run's own CPU above the interpreter's start (it was 420 ms in this bench then).
+DRY_RUN_OWN_CPU_TARGET_MS = 200
 
 
 def cli_section(data: dict) -> str:
@@ -239,6 +241,7 @@ def cli_section(data: dict) -> str:
                 ms(r["median_s"] - base) if base is not None else "–",
                 ms(cpu),
                 ms(cpu - cpu_base) if cpu is not None and cpu_base is not None else "–",
+                r.get("modules", "–"),
                 verdict,
             ]
         )
@@ -252,10 +255,11 @@ def cli_section(data: dict) -> str:
             "above bare interpreter, ms",
             "CPU median ms",
             "CPU above bare interpreter, ms",
+            "modules at exit",
             "target (issue 2)",
         ],
         rows,
-        "lrrrrrrrl",
+        "lrrrrrrrrl",
     )
     text += _dry_run_cpu(data, cpu_base)
     text += _list_cpu(data, cpu_base)
@@ -305,7 +309,10 @@ def _dry_run_cpu(data: dict, cpu_base: float | None) -> str:
         "interpreter's start is "
         + ", ".join(f"{v:,.0f} ms ({k})" for k, v in own.items())
         + f" (target: at most half of the {DRY_RUN_OWN_CPU_BEFORE_MS} ms measured when that work began, "
-        f"≤ {limit:.0f} ms: " + ("yes" if max(own.values()) <= limit else "**no**") + ").\n"
+        f"≤ {limit:.0f} ms: " + ("yes" if max(own.values()) <= limit else "**no**") + "; issue 44: "
+        f"≤ {DRY_RUN_OWN_CPU_TARGET_MS} ms: "
+        + ("yes" if max(own.values()) <= DRY_RUN_OWN_CPU_TARGET_MS else "**no**")
+        + ").\n"
     )
 
 

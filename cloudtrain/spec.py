@@ -145,7 +145,7 @@ def settings_of(spec: JobSpec, kind: type[SettingsT]) -> SettingsT:
     return found if isinstance(found, kind) else kind(job_dir=found.job_dir)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its own __repr__ masks secrets: no generated one to compile
 class JobSpec:
     name: str  # the config's name
     job_name: str  # name-YYYYMMDD-HHMMSS-xxxxxx (random suffix), unique per submit; Vertex name_suffix: false: the name

@@ -21,7 +21,6 @@ from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, build_script_sdist, build_sdist
 from cloudtrain.secrets.job import sdist_files
 from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
-from cloudtrain.secrets.resolve import check_exist
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
 
 
@@ -93,7 +92,7 @@ def left_out(package: BuiltPackage) -> str | None:
     return ", ".join(f"{path} ({why})" for path, why in package.left_out) or None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its own __repr__ masks secrets: no generated one to compile
 class Prepared:
     """A job ready to plan or submit: its config, its spec (then one per ``fallback:`` entry), its package."""
 
@@ -167,4 +166,6 @@ def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
     if not spec.secrets or get_backend(spec.backend).runs_here:
         return
+    from cloudtrain.secrets.resolve import check_exist  # the launcher's HTTP client: not on --dry-run
+
     check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

@@ -4,21 +4,18 @@ retried where it happened, anything else is the job's own failure and never a re
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
-from functools import lru_cache
-from importlib import resources
 from typing import Literal
+
+from cloudtrain.catalog import _data
 
 Kind = Literal["capacity", "quota", "rate"]
 _ORDER: tuple[Kind, ...] = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
 
 
-@lru_cache(maxsize=1)
 def _rules() -> list[dict]:
-    text = resources.files("cloudtrain.catalog").joinpath("data/capacity_errors.json").read_text(encoding="utf-8")
-    return json.loads(text)["rules"]
+    return _data.load("capacity_errors")["rules"]  # the catalog's one reader: no importlib.resources
 
 
 def classify(cloud: str, text: str, reasons: Iterable[str] = ()) -> Kind | None:

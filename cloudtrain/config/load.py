@@ -197,14 +197,14 @@ def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
 def _warn_lost_digits(loaded: LoadedYaml) -> None:
     """One warning per number YAML cannot hold as written (a float keeps about 17 digits:
     ``0.1000000000000000000001`` is 0.1). Hyperparameters are passed as the text written, so lose nothing."""
-    from decimal import Decimal, InvalidOperation
-
     for path, text in loaded.numbers.items():
         if not path or path[0] == "hyperparameters":
             continue
         value = resolve_scalar(text)
         if not isinstance(value, float) or value != value or value in (float("inf"), float("-inf")):
             continue
+        from decimal import Decimal, InvalidOperation  # only a config with a float pays for it
+
         try:
             lost = Decimal(text.replace("_", "")) != Decimal(repr(value))
         except InvalidOperation:

@@ -15,7 +15,7 @@ from cloudtrain.errors import ConfigError
 from cloudtrain.secrets.masking import masked_repr, secret_values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its own __repr__ masks secrets: no generated one to compile
 class LoadedConfig:
     config: JobConfig
     source: LoadedYaml

@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 import os
-import socket
+import platform  # platform.node(): the host name, as socket.gethostname() gives it, without loading socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,14 +82,14 @@ def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
             continue
         try:
             data = json.loads(entry.read_text())
-            entries.append((entry, data, data["host"] == socket.gethostname() and pid_alive(int(data["pid"]))))
+            entries.append((entry, data, data["host"] == platform.node() and pid_alive(int(data["pid"]))))
         except (OSError, ValueError, KeyError, TypeError):
             entry.unlink(missing_ok=True)  # emptied or torn by a kill: nothing to act on (the age rule below
             continue  # still catches its upload)
     live_ids = {data.get("upload_id") for _, data, alive in entries if alive}
     for entry, data, alive in entries:
         try:
-            if alive or data["bucket"] != bucket or data["host"] != socket.gethostname():
+            if alive or data["bucket"] != bucket or data["host"] != platform.node():
                 continue
             gone = (
                 _abort_started(s3, bucket, data["key"], live_ids)
@@ -122,7 +122,7 @@ def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = 
         "key": key,
         "upload_id": upload_id,
         "pid": os.getpid(),
-        "host": socket.gethostname(),
+        "host": platform.node(),
         "started": time.time(),
     }
     write_atomic(entry, json.dumps(data))  # whole or absent: a kill here leaves no 0-byte entry

@@ -17,12 +17,11 @@ Two layers decide whether a path is packaged:
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cloudtrain.secrets.files import SNIFF_BYTES, credential_content, credential_name
+from cloudtrain.secrets.files import SNIFF_BYTES, credential_content, credential_name, name_rule
 
 __all__ = ["SNIFF_BYTES", "credential_content"]  # recognised by content: cloudtrain.secrets.files
 
@@ -46,11 +45,7 @@ BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-_BUILTIN = [
-    (category, re.compile(fnmatch.translate(pattern.lower())))
-    for category, patterns in BUILTIN_EXCLUDES.items()
-    for pattern in patterns
-]
+_BUILTIN = [name_rule(category, [p.lower() for p in patterns]) for category, patterns in BUILTIN_EXCLUDES.items()]
 
 
 def builtin_exclude(name: str) -> str | None:
@@ -61,10 +56,7 @@ def builtin_exclude(name: str) -> str | None:
     Matching ignores case, so ``KEY.PEM`` and ``Credentials.JSON`` are caught too.
     """
     lowered = name.lower()
-    for category, regex in _BUILTIN:
-        if regex.match(lowered):
-            return category
-    return credential_name(name)
+    return next((rule.category for rule in _BUILTIN if rule.matches(lowered)), None) or credential_name(name)
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,20 @@
 """What a job with ``secrets:`` carries: the references as ``CLOUDTRAIN_SECRET_<NAME>`` variables of
-the request, and the launcher (:mod:`cloudtrain.secrets.launcher`) in its package or source dir."""
+the request, and the launcher (:mod:`cloudtrain.secrets.launcher`) in its package or source dir.
+
+The launcher is read here as a file, never imported: it speaks HTTP (``urllib.request``, ``http.client``,
+``ssl``, ``email``), which a submit or ``--dry-run`` never needs. Its two names are written here as it
+writes them (tests/secrets/test_launcher.py holds them equal)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
-from cloudtrain.secrets import launcher
-
-LAUNCHER_SOURCE = Path(launcher.__file__)
+LAUNCHER_SOURCE = Path(__file__).with_name("launcher.py")
 PACKAGE = "cloudtrain_secrets"  # what Vertex runs: python -m cloudtrain_secrets
 MODULE_FILE = "cloudtrain_secrets.py"  # beside cloudtrain_launch.py in a SageMaker source dir
-RUN_MODULE_ENV = launcher.RUN_MODULE_ENV
-SECRET_PREFIX = launcher.SECRET_PREFIX
+RUN_MODULE_ENV = "CLOUDTRAIN_RUN_MODULE"  # launcher.RUN_MODULE_ENV
+SECRET_PREFIX = "CLOUDTRAIN_SECRET_"  # launcher.SECRET_PREFIX
 
 
 def reference_env(secrets: Mapping[str, str]) -> dict[str, str]:

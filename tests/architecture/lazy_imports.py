@@ -39,8 +39,17 @@ FRONT_DOOR = frozenset({("cloudtrain", "cloudtrain.api")})
 #: (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic), hashing local data.
 KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.vertex.job", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.job"): "job handle: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.jobs"): "API client: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.retry"): "API client: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.cloud_logging"): "log reader: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.tuning_jobs"): "sweeps: not on --dry-run",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.jobs"): "log follower: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "uploads: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.app.sweep_local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
     ("cloudtrain.app.sweep_local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
     ("cloudtrain.app.sweep", "cloudtrain.app.sweep_handover"): "subprocess: only a detached local sweep starts one",
@@ -50,6 +59,8 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
     ("cloudtrain.cli.listing", "cloudtrain.app.locate"): "the config loader: only a cloud's own list (--region)",
     ("cloudtrain.app.listing", "cloudtrain.app.locate"): "the backends: only while a listed cloud job has not ended",
+    ("cloudtrain.app.prepare", "cloudtrain.secrets.resolve"): "urllib.request, http.client, ssl: not on --dry-run",
+    ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
 }
 

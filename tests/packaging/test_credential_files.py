@@ -4,7 +4,9 @@ never a package. The list is data with its sources (cloudtrain/secrets/credentia
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from cloudtrain.backends.sagemaker.sourcedir import write_sourcedir
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging import build_script_sdist, build_sdist
+from cloudtrain.packaging.ignore import BUILTIN_EXCLUDES, builtin_exclude
 from cloudtrain.secrets import files
 from tests.packaging.conftest import FIXTURES
 from tests.packaging.sdist_helpers import packaged, write
@@ -114,3 +117,35 @@ def test_including_a_file_inside_a_credential_folder_packages_that_file_alone(mi
     write(mini, ".aws/config", "[default]\nregion = us-east-1\n")
     built = build_sdist(mini, tmp_path / "out", include=[".aws/config"])
     assert {p for p in packaged(built) if "/.aws/" in p} == {"mini_trainer/.aws/config"}
+
+
+def test_each_name_pattern_matches_what_fnmatch_matches():
+    """Name rules are matched as plain names, suffixes and prefixes where they can be (for speed): each name
+    made from each pattern of the list, its case changed or a character added or lost around it, gets the
+    category of the first pattern that ``fnmatch`` matches, and no category where none does."""
+    doc = json.loads((Path(files.__file__).with_name("credential_files.json")).read_text(encoding="utf-8"))
+    patterns = [(category, entry["pattern"].lower()) for category, entries in doc["names"].items() for entry in entries]
+    names = {"train.py", "setup.cfg", "", "x.env.example"}
+    for _, pattern in patterns:
+        for fill in ("", "x", "prod", "a.b", "\n"):
+            made = re.sub(r"\[([^\]]*)\]", lambda m: m.group(1)[:1], pattern.replace("*", fill).replace("?", "q"))
+            names |= {made, made.upper(), "pre" + made, made + ".bak", made + "\n", "." + made, made[1:], made[:-1]}
+    for name in sorted(names):
+        expected = next((c for c, p in patterns if fnmatch.fnmatchcase(name.lower(), p)), None)
+        assert files.credential_name(name) == expected, name
+
+
+def test_each_built_in_exclude_matches_what_fnmatch_matches():
+    """The built-in excludes (version control, ignore files, caches) use the same fast name rules: each name
+    made from them gets the first category fnmatch gives, then the credential rules' answer."""
+    names = {"train.py", "model.pyc.txt", "x.pyc", "X.PYO", ".git", ".GIT", "a.git", ".venvs", "cache.env"}
+    for patterns in BUILTIN_EXCLUDES.values():
+        for pattern in patterns:
+            made = pattern.replace("*", "m")
+            names |= {made, made.upper(), "a" + made, made + "a", made[1:]}
+    for name in sorted(names):
+        expected = next(
+            (c for c, ps in BUILTIN_EXCLUDES.items() if any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in ps)),
+            None,
+        )
+        assert builtin_exclude(name) == (expected or files.credential_name(name)), name

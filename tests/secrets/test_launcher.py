@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.secrets import launcher
+from cloudtrain.secrets import job, launcher
 from cloudtrain.secrets.launcher import SecretError, read_secrets
 
 HF = "projects/my-project/secrets/hf-token"
@@ -127,3 +127,10 @@ def test_launcher_permission_failure_is_one_log_line_and_exit_1(tmp_path, secret
         f"PERMISSION_DENIED: Permission 'secretmanager.versions.access' denied for "
         f"resource '{HF}/versions/latest' (or it may not exist)."
     ]
+
+
+def test_the_job_side_names_the_launcher_file_and_its_variables_as_the_launcher_does():
+    """``secrets/job.py`` reads the launcher as a file (importing it would load its HTTP client on every
+    submit): the file it ships is this module's, and the variables it sets are the ones this module reads."""
+    assert job.LAUNCHER_SOURCE.resolve() == Path(launcher.__file__).resolve()
+    assert (job.SECRET_PREFIX, job.RUN_MODULE_ENV) == (launcher.SECRET_PREFIX, launcher.RUN_MODULE_ENV)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.data.staging import default_progress, stage, upload_channels
-from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
@@ -20,10 +19,10 @@ from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
 from .entry_shell import hyperparameter_warnings
 from .tuning import create_tuning_job
-from .tuning_jobs import SageMakerSweep
 
 if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
     from .jobs import SageMakerJob
+    from .tuning_jobs import SageMakerSweep
 
 log = logging.getLogger("cloudtrain.sagemaker")
 
@@ -102,6 +101,8 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SageMakerJob | SageMakerSweep:
         """Upload the source dir (unless already there), create the job, return its handle."""
+        from cloudtrain.data.stores import S3Store  # the bucket client's side: not on --dry-run
+
         from .upload import split_s3, upload_sourcedir  # the uploads: not on --dry-run
 
         spec = stage(spec)
@@ -136,9 +137,13 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerSweep:
         if region is None:
             raise UsageError(f"sweep {job_id}: a SageMaker tuning job is found by its region", hint="pass --region")
+        from .tuning_jobs import SageMakerSweep  # sweeps: not on --dry-run
+
         return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
 
     def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> SageMakerSweep:
+        from .tuning_jobs import SageMakerSweep  # sweeps: not on --dry-run
+
         name = params["HyperParameterTuningJobName"]
         with translated(f"creating tuning job {name}"):
             clients.sagemaker.create_hyper_parameter_tuning_job(**params)

@@ -31,6 +31,6 @@ Permissions: ``roles/aiplatform.user`` and ``roles/logging.viewer`` on the proje
 object create/read on the staging bucket.
 """
 
-from cloudtrain.backends.vertex.backend import BACKEND, VertexBackend, VertexJob
+from cloudtrain.backends.vertex.backend import BACKEND, VertexBackend
 
-__all__ = ["BACKEND", "VertexBackend", "VertexJob"]
+__all__ = ["BACKEND", "VertexBackend"]  # the job handle, VertexJob, is in .job: loaded where a job is created

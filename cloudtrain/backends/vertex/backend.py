@@ -1,153 +1,34 @@
-"""The Vertex AI backend: render, submit, attach, list; and the handle of one job."""
+"""The Vertex AI backend: render, submit, attach, list (the handle of one job is :mod:`.job`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import posixpath
 import re
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import numbers
-from cloudtrain.backends.base import BackendFacts, CatalogMachines, HandleDefaults, JobStatus, LogLine
-from cloudtrain.backends.files import BucketFolder, JobFiles
-from cloudtrain.backends.outputs import model_warning
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
-from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader
 from cloudtrain.backends.vertex.job_settings import VertexSettings
-from cloudtrain.backends.vertex.jobs import JobService, to_status
-from cloudtrain.backends.vertex.retry import api_backoff
 from cloudtrain.backends.vertex.tuning import render_tuning_job
-from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name
 from cloudtrain.backends.vertex.upload import CHUNK, split_gs, storage_client, upload_package
 from cloudtrain.data.staging import default_progress, stage, upload_channels
-from cloudtrain.data.stores import GcsStore
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:  # the log follower is imported by the calls that read logs: --help and --dry-run never load it
-    from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
+    from cloudtrain.backends.vertex.job import VertexJob
+    from cloudtrain.backends.vertex.logs import TailPolicy
+    from cloudtrain.backends.vertex.tuning_jobs import VertexSweep
     from cloudtrain.backoff import Backoff
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
-
-
-class VertexJob(HandleDefaults):
-    """A handle on one CustomJob: status, logs, wait, cancel."""
-
-    backend_name = "vertex"
-
-    def __init__(
-        self,
-        service: Any,
-        name: str,
-        *,
-        reader: Callable[[], Any],
-        policy: TailPolicy,
-        clock: Clock = time.time,
-        sleep: Sleep = time.sleep,
-        wait: Callable[[Any, float], bool] | None = None,
-        wait_interval: tuple[float, float] = (2.0, 15.0),
-        storage: Callable[[], Any] | None = None,
-    ):
-        parts = request.split_job_name(name)
-        assert parts, name  # built by this module from a validated name
-        self.project, self.region, self.job_id = parts
-        self.name = name
-        self.console_url = request.console_url(self.project, self.region, self.job_id)
-        self.service, self._reader, self.policy = service, reader, policy
-        self.clock, self.sleep, self.wait_interval, self._wait = clock, sleep, wait_interval, wait
-        self.tailer: LogTailer | None = None  # the last one logs() used, for its counters
-        self._storage = storage  # a google-cloud-storage client factory, for the outputs check
-
-    @property
-    def location(self) -> Mapping[str, str]:
-        return {"project": self.project, "region": self.region}
-
-    def model_outputs_warning(self, status: JobStatus) -> str | None:
-        """After success: a warning when ``<base output dir>/model/`` (AIP_MODEL_DIR) holds nothing."""
-        base = str(status.details.get("output_dir") or "")
-        if not base.startswith("gs://") or self._storage is None:
-            return None
-        bucket, prefix = split_gs(base.rstrip("/") + "/")
-        written: Counter[str] = Counter()
-        try:
-            client = self._storage()
-            if any(True for _ in client.list_blobs(bucket, prefix=prefix + "model/", max_results=1)):
-                return None
-            for blob in client.list_blobs(bucket, prefix=prefix, max_results=1000):
-                written[f"gs://{bucket}/{posixpath.dirname(blob.name)}/"] += 1
-        except Exception:  # a listing is advice: never fail a finished job over it (no permission, …)
-            return None
-        return model_warning(f"gs://{bucket}/{prefix}model/", written, "vertex")
-
-    def status(self) -> JobStatus:
-        return to_status(self.service.get(self.name))
-
-    def files(self) -> JobFiles:
-        """The base output directory (``model/``, ``checkpoints/``, ``logs/``: AIP_TENSORBOARD_LOG_DIR, and
-        anything else the job wrote there), read through the Cloud Storage client."""
-        status = self.status()
-        base = str(status.details.get("output_dir") or "")
-        if not base.startswith("gs://") or self._storage is None:
-            return JobFiles({}, gone=f"job {self.job_id} has no gs:// base output directory")
-        bucket, prefix = split_gs(base.rstrip("/") + "/")
-        store = GcsStore(self._storage(), bucket)
-        return JobFiles(
-            {"output": BucketFolder(store, prefix)},
-            BucketFolder(store, prefix + "logs/"),
-            running=not status.state.terminal,
-        )
-
-    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        """Lines in order per replica (late ones marked); with ``follow``, ends by the stop rule
-        (``drain`` quiet seconds after the end; None: the policy's default)."""
-        first = self.status()
-        created = first.created or dt.datetime.fromtimestamp(self.clock(), dt.timezone.utc)
-        statuses = iter([first])  # the tailer's first state check reuses this one
-
-        def job_status() -> JobStatus:
-            return next(statuses, None) or self.status()
-
-        from cloudtrain.backends.vertex.logs import LogTailer  # the follower: loaded when logs are read
-
-        reader = self._reader()
-        self.tailer = LogTailer(
-            reader,
-            self.job_id,
-            start=created - dt.timedelta(minutes=1),  # slack for clock skew between VM and API
-            job_status=job_status,
-            open_tail=getattr(reader, "tail", None),
-            policy=self.policy,
-            clock=self.clock,
-            sleep=self.sleep,
-            wait=self._wait,
-        )
-        yield from (self.tailer.follow(drain) if follow else self.tailer.read_all())
-
-    @property
-    def stop_note(self) -> str | None:
-        """The straggler hint, when the last follow ended by the stop rule."""
-        return self.tailer.stop_note if self.tailer else None
-
-    def wait(self) -> JobStatus:
-        delay, cap = self.wait_interval
-        while True:
-            status = self.status()
-            if status.state.terminal:
-                return status
-            self.sleep(delay)
-            delay = min(delay * 1.5, cap)
-
-    def cancel(self) -> JobStatus:
-        self.service.cancel(self.name)
-        return self.status()
 
 
 class VertexBackend(CatalogMachines, BackendFacts):
@@ -235,6 +116,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return request.render_custom_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> VertexJob | VertexSweep:
+        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep  # sweeps: not on --dry-run
+        from cloudtrain.data.stores import GcsStore  # the bucket client's side: not on --dry-run
+
         spec = stage(spec)
         body = self.render(spec, package)
         endpoint = settings.vertex_endpoint(spec.region, self.env)
@@ -269,12 +153,16 @@ class VertexBackend(CatalogMachines, BackendFacts):
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexSweep:
         if region is None:
             raise UsageError(f"sweep {job_id}: a Vertex AI tuning job is found by its region", hint="pass --region")
+        from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name  # sweeps: not on --dry-run
+
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
     def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         jobs = self._service(region).list(request.parent(project, region), limit=limit)
+        from cloudtrain.backends.vertex.jobs import to_status  # the API client's side: not on --dry-run
+
         statuses = [to_status(j) for j in jobs]
         statuses.sort(key=lambda s: s.created or dt.datetime.min.replace(tzinfo=dt.timezone.utc), reverse=True)
         return statuses[:limit]
@@ -282,6 +170,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     # -- wiring ------------------------------------------------------------------------
 
     def _handle(self, service: Any, name: str) -> VertexJob:
+        from cloudtrain.backends.vertex.job import VertexJob  # the handle: not on --help or --dry-run
         from cloudtrain.backends.vertex.logs import TailPolicy  # the follower: not on --help or --dry-run
 
         policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
@@ -298,6 +187,9 @@ class VertexBackend(CatalogMachines, BackendFacts):
         )
 
     def _service(self, region: str) -> Any:
+        from cloudtrain.backends.vertex.jobs import JobService  # the API client and its retries: not on --dry-run
+        from cloudtrain.backends.vertex.retry import api_backoff
+
         endpoint = settings.vertex_endpoint(region, self.env)
         backoff = self.backoff or api_backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
@@ -309,6 +201,8 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     def _reader(self, name: str) -> Any:
         project = _project_of(name)
+        from cloudtrain.backends.vertex.cloud_logging import CloudLoggingReader  # the log reader: not on --dry-run
+
         endpoint = settings.logging_endpoint(self.env)
         return CloudLoggingReader.connect(project, endpoint, self._credentials(endpoint))
 
