@@ -51,24 +51,30 @@ class Window:
         self._previous.clear()
 
 
-_current: Window | None = None
+class _Open(threading.local):
+    """The window each thread is in (submits from several threads of one program each have their own)."""
+
+    current: Window | None = None
+
+
+_open = _Open()
 
 
 @contextlib.contextmanager
 def window() -> Iterator[Window]:
     """The span of one submit and its record; ``Window.caught`` lists the signals held in it."""
-    global _current
-    outer, _current = _current, Window()
-    _current.open = True
+    outer, mine = _open.current, Window()
+    mine.open = True
+    _open.current = mine
     try:
-        yield _current
+        yield mine
     finally:
-        _current.release()
-        _current.open = False
-        _current = outer
+        mine.release()
+        mine.open = False
+        _open.current = outer
 
 
 def hold() -> None:
     """From now until the window closes, keep SIGINT/SIGTERM: the job is about to exist."""
-    if _current is not None:
-        _current.hold()
+    if _open.current is not None:
+        _open.current.hold()
