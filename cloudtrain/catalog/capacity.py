@@ -9,16 +9,17 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["capacity", "quota", "rate"]
 _ORDER: tuple[Kind, ...] = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
 
 
 @lru_cache(maxsize=1)
-def _rules() -> list[dict]:
+def _rules() -> list[dict[str, Any]]:
     text = resources.files("cloudtrain.catalog").joinpath("data/capacity_errors.json").read_text(encoding="utf-8")
-    return json.loads(text)["rules"]
+    rules: list[dict[str, Any]] = json.loads(text)["rules"]
+    return rules
 
 
 def classify(cloud: str, text: str, reasons: Iterable[str] = ()) -> Kind | None:
