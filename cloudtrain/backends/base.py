@@ -648,7 +648,7 @@ class CatalogMachines:
         return {"type": info.machine_type}
 
 
-def poll_until_terminal(status: Any, sleep: Any, seconds: float) -> JobStatus:
+def poll_until_terminal(status: Callable[[], JobStatus], sleep: Callable[[float], None], seconds: float) -> JobStatus:
     """Call ``status()`` every ``seconds`` until the job has ended; its last status."""
     while not (current := status()).state.terminal:
         sleep(seconds)

@@ -226,7 +226,8 @@ def show_logs(job_id: str, output: str) -> None:
     """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
     trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
     # Lazy: the local backend imports subprocess at its top; `--help` and `--dry-run` load this module.
-    from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
+    from cloudtrain.backends.local.job import RecordedJob
+    from cloudtrain.backends.local.record import RUN_DIR
 
     entry = sweep_record(job_id)
     table = load_results(job_id)

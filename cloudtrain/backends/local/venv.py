@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.backends.local import build_steps
@@ -62,7 +63,7 @@ from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.install import install_sdist
 from cloudtrain.packaging.metadata import requirement_name
 
-Runner = Callable[..., subprocess.CompletedProcess]
+Runner = Callable[..., subprocess.CompletedProcess[Any]]
 MARKER = "cloudtrain-env.json"
 IMAGE_PTH = "_cloudtrain_image.pth"
 _PIP_QUIET = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--progress-bar", "off"]
@@ -534,7 +535,7 @@ def image_layer_present(env: Path) -> bool:
     return True
 
 
-def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> dict:
+def _build_atomically(final: Path, key: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
     """Build in a temporary folder beside ``final`` and rename it into place; returns the marker."""
     if final.exists():  # a foreign or damaged folder: never trust it
         shutil.rmtree(final, ignore_errors=True)
