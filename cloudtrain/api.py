@@ -46,6 +46,7 @@ from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
@@ -282,9 +283,9 @@ class Sweep:
 
     sweep_id: str
     spec: JobSpec
-    package: Any
+    package: BuiltPackage | None
     folder: Path | None = None
-    handle: Any = None  # a cloud tuning job: the backend's sweep handle (attach_sweep), with results()
+    handle: app_sweep.SweepHandle | None = None  # a cloud tuning job: the backend's sweep handle (attach_sweep)
 
     @requiring
     def wait(self, on_trial: Any = None) -> SweepResults:

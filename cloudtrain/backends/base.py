@@ -251,8 +251,8 @@ class HandleDefaults:
     def location(self) -> Mapping[str, str]:
         return {}
 
-    def kill(self) -> JobStatus:
-        return self.cancel()  # type: ignore[attr-defined]  # a mixin: the handle class defines cancel
+    def kill(self: JobHandle) -> JobStatus:  # a mixin: the handle class defines cancel
+        return self.cancel()
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         return None
