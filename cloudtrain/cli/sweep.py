@@ -12,7 +12,8 @@ import click
 from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
-from cloudtrain.app.sweep_lookup import load_results, sweep_record
+from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
+from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.app.sweep_owner import LOG
 from cloudtrain.backends import get_backend
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
@@ -226,8 +227,7 @@ def show_logs(job_id: str, output: str) -> None:
     """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
     trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
     # Lazy: the local backend imports subprocess at its top; `--help` and `--dry-run` load this module.
-    from cloudtrain.backends.local.job import RecordedJob
-    from cloudtrain.backends.local.record import RUN_DIR
+    from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
 
     entry = sweep_record(job_id)
     table = load_results(job_id)

@@ -20,7 +20,7 @@ from cloudtrain.backends.local import record, venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.backends.local.record import RUN_DIR
+from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
