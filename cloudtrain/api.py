@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
 from cloudtrain.app.report import write_report
+from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backends import get_backend
@@ -46,6 +47,7 @@ from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
@@ -282,12 +284,12 @@ class Sweep:
 
     sweep_id: str
     spec: JobSpec
-    package: Any
+    package: BuiltPackage | None
     folder: Path | None = None
-    handle: Any = None  # a cloud tuning job: the backend's sweep handle (attach_sweep), with results()
+    handle: app_sweep.SweepHandle | None = None  # a cloud tuning job: the backend's sweep handle (attach_sweep)
 
     @requiring
-    def wait(self, on_trial: Any = None) -> SweepResults:
+    def wait(self, on_trial: Callable[[TrialEvent], None] | None = None) -> SweepResults:
         """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
         one to end; its results table, best trial marked."""
         if self.handle is None:

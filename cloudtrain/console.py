@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol, TextIO
 
 from cloudtrain.events import parse as parse_event
-from cloudtrain.numbers import measured, money  # noqa: F401 (money: the CLI's modules take it from here)
-from cloudtrain.words import counted  # (the console's callers use it from here too)
+from cloudtrain.numbers import measured
+from cloudtrain.numbers import money as money  # the CLI's modules take it from here
+from cloudtrain.words import counted as counted  # (the console's callers use it from here too)
 
 if TYPE_CHECKING:  # annotations only: the console loads no backend (``list`` and ``--help`` stay light)
     from cloudtrain.backends.base import LogLine
@@ -89,7 +90,8 @@ class PlainConsole:
 def _render_plain(renderable: Any) -> str:
     """A rich renderable someone handed a PlainConsole (a Table, a Text): its text, uncoloured, unwrapped."""
     if hasattr(renderable, "plain"):
-        return renderable.plain
+        plain: str = renderable.plain
+        return plain
     import io
 
     from rich.console import Console
@@ -102,8 +104,8 @@ def _render_plain(renderable: Any) -> str:
 def strip_markup(text: str) -> str:
     """``[bold]Job[/bold] 7`` → ``Job 7``; an escaped ``\\[x]`` stays ``[x]``."""
 
-    def tag(m: re.Match) -> str:
-        slashes = m.group(1)
+    def tag(m: re.Match[str]) -> str:
+        slashes: str = m.group(1)
         if len(slashes) % 2:  # escaped: the bracket is text
             return slashes[:-1] + m.group(0)[len(slashes) :]
         return slashes

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 from cloudtrain.backends import get_backend, sdk_modules
 from cloudtrain.errors import MissingExtra
 
-F = TypeVar("F", bound=Callable)
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: top-level module → (extra, what it is for a person), for the extras that are no backend's
 OTHER_EXTRAS = {

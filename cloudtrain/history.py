@@ -16,6 +16,7 @@ import logging
 import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from cloudtrain import statefiles
 from cloudtrain.backends import LOCAL, names  # the registry alone: no backend is imported
@@ -84,7 +85,7 @@ def records() -> list[JobRecord]:
     return [JobRecord(**{k: v for k, v in data.items() if k in _FIELDS}) for _, data in lines]
 
 
-def _problem(data: dict) -> str | None:
+def _problem(data: dict[str, Any]) -> str | None:
     """What is wrong with one history line, or None. The common case, a sound line, is checked first in few
     steps: ``list`` checks every line of the history (10,000 lines: bench/cli_bench.py)."""
     get = data.get
@@ -114,12 +115,12 @@ def _problem(data: dict) -> str | None:
 def _known_backends() -> frozenset[str]:
     """The registry's names, read once per registry (a test may register a backend)."""
     known = names()
-    if _KNOWN[0] != known:
-        _KNOWN[:] = [known, frozenset(known)]
-    return _KNOWN[1]
+    if _KNOWN[0][0] != known:
+        _KNOWN[0] = (known, frozenset(known))
+    return _KNOWN[0][1]
 
 
-_KNOWN: list = [(), frozenset()]
+_KNOWN: list[tuple[tuple[str, ...], frozenset[str]]] = [((), frozenset())]
 
 
 def _numbers(value: object) -> bool:
@@ -150,7 +151,7 @@ def recent(
     A job's later lines fill in what they know (its state, end, final numbers) over its submit line,
     which keeps its place in submit order. Works on the parsed lines, building a record only for the
     jobs returned: ``list`` at 10,000 records reads the history in milliseconds (bench/cli_bench.py)."""
-    latest: dict[tuple[str, str], dict] = {}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
     for _, data in statefiles.read_json_lines(history_file(), check=_problem):
         key = (data["backend"], data["name"])
         earlier = latest.get(key)
@@ -190,7 +191,7 @@ def run_file(job_id: str) -> Path:
     return cache_dir() / "runs" / f"{safe}.json"
 
 
-def save_run(job_id: str, data: dict) -> None:
+def save_run(job_id: str, data: dict[str, Any]) -> None:
     """Write atomically (a reader never sees half a file); a failure to write is not the job's failure."""
     try:
         statefiles.write_atomic(run_file(job_id), json.dumps(data, indent=2, default=str))
@@ -198,7 +199,7 @@ def save_run(job_id: str, data: dict) -> None:
         pass
 
 
-def load_run(job_id: str) -> dict | None:
+def load_run(job_id: str) -> dict[str, Any] | None:
     """What ``save_run`` kept; None when absent or damaged (it is advice: callers fall back to the job's log)."""
     data = statefiles.load_json_object(run_file(job_id))
     return None if isinstance(data, statefiles.Damage) else data

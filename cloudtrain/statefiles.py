@@ -351,7 +351,8 @@ def _search_backwards(
         if problem:
             _warn_once(f"warning: {path}: skipped a line ({problem}); the other records are read")
         elif match(entry):
-            return entry
+            found: dict[str, Any] = entry
+            return found
         end = start
     return None
 

@@ -34,7 +34,8 @@ def interruptions(handle: JobHandle, status: JobStatus) -> dict[str, Any] | None
     """From what the summary kept for a job that ended here, else from the job's log (and the cloud's record)."""
     saved = load_run(status.job_id) or {}
     if status.state.terminal and "interruptions" in saved:
-        return saved["interruptions"]
+        kept: dict[str, Any] | None = saved["interruptions"]
+        return kept
     try:
         lines = list(handle.logs(follow=False))
     except CloudtrainError:  # the log is advice here: the state and cost still show

@@ -76,6 +76,9 @@ def make_plan(prepared: Prepared, *, show_secrets: bool = False) -> Plan:
         request = get_backend(spec.backend).render(spec, prepared.package)
         if show_secrets:
             return request
-        return mask_spec_document(request, spec.env, args=spec.args, hyperparameters=spec.hyperparameters)
+        masked: dict[str, Any] = mask_spec_document(
+            request, spec.env, args=spec.args, hyperparameters=spec.hyperparameters
+        )
+        return masked
 
     return Plan(prepared, rendered(prepared.spec), tuple(Candidate(c, rendered(c)) for c in prepared.candidates[1:]))

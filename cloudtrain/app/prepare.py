@@ -71,7 +71,8 @@ def stage_data(spec: JobSpec) -> JobSpec:
     """Hash the local-folder data channels of a cloud job (their upload prefix is in the request)."""
     if not spec.channels:
         return spec
-    return stage(spec, hash_cache_root=cache_dir() / "data-hashes")
+    staged: JobSpec = stage(spec, hash_cache_root=cache_dir() / "data-hashes")
+    return staged
 
 
 def package_dict(package: BuiltPackage | None) -> dict[str, Any] | None:

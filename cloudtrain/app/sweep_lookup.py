@@ -41,4 +41,7 @@ def load_results(job_id: str) -> results.SweepResults:
         gave_up = limit is not None and unfinished != "RUNNING" and local.failed_trials(study) >= limit
         done = local.ended_state(study) if counted >= sweep.max_trials or gave_up else unfinished
         return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
-    return backend.attach_sweep(entry.job_id, region=entry.region, project=entry.project).results()
+    table: results.SweepResults = backend.attach_sweep(
+        entry.job_id, region=entry.region, project=entry.project
+    ).results()
+    return table

@@ -74,7 +74,7 @@ class Board:
     url: str
     port: int
     runs: list[BoardRun]
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     refresh_s: float
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None

@@ -231,7 +231,8 @@ def get_backend(name: str) -> Backend:
     if name not in names():
         raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
     if name not in _PLUGINS:
-        return importlib.import_module(_REGISTRY[name]).BACKEND
+        builtin: Backend = importlib.import_module(_REGISTRY[name]).BACKEND
+        return builtin
     try:
         backend: Backend = importlib.import_module(_REGISTRY[name]).BACKEND
     except Exception as exc:  # someone else's code: whatever it raises is one line, not a traceback

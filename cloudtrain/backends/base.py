@@ -251,8 +251,8 @@ class HandleDefaults:
     def location(self) -> Mapping[str, str]:
         return {}
 
-    def kill(self) -> JobStatus:
-        return self.cancel()  # type: ignore[attr-defined]  # a mixin: the handle class defines cancel
+    def kill(self: JobHandle) -> JobStatus:  # a mixin: the handle class defines cancel
+        return self.cancel()
 
     def model_outputs_warning(self, status: JobStatus) -> str | None:
         return None
@@ -648,7 +648,7 @@ class CatalogMachines:
         return {"type": info.machine_type}
 
 
-def poll_until_terminal(status: Any, sleep: Any, seconds: float) -> JobStatus:
+def poll_until_terminal(status: Callable[[], JobStatus], sleep: Callable[[float], None], seconds: float) -> JobStatus:
     """Call ``status()`` every ``seconds`` until the job has ended; its last status."""
     while not (current := status()).state.terminal:
         sleep(seconds)

@@ -19,7 +19,7 @@ by the slow tests. A cloud is added as an entry of ``data/clouds.json`` and its 
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any, Protocol
 
 from cloudtrain.catalog import availability as _availability
 from cloudtrain.catalog import cloud_facts as _facts
@@ -58,8 +58,21 @@ __all__ = [
     "training_image",
 ]
 
+
 #: The modules that build image URIs, by the ``uri_rules`` a table's ``tensorflow_images`` names.
-_IMAGE_RULES = {"template": images_template, "sdk_table": images_sdk_table}
+class _ImageRules(Protocol):
+    """What a module that builds a cloud's image URIs provides (``images_template``, ``images_sdk_table``)."""
+
+    def tensorflow_versions(self, table: CloudTable) -> tuple[str, ...]: ...
+
+    def training_image(
+        self, table: CloudTable, region: str, tensorflow: str, gpu: bool, py_version: str | None
+    ) -> str: ...
+
+    def python_tags(self, table: CloudTable, tensorflow: str) -> tuple[str, ...]: ...
+
+
+_IMAGE_RULES: dict[str, _ImageRules] = {"template": images_template, "sdk_table": images_sdk_table}
 
 
 def clouds() -> tuple[str, ...]:
@@ -230,7 +243,7 @@ def gpu_names(cloud: str | None = None) -> list[str]:
     return sorted({m.gpu.name for c in ((cloud,) if cloud else clouds()) for m in _cloud(c).combos if m.gpu})
 
 
-def machine_record(m: MachineInfo) -> dict:
+def machine_record(m: MachineInfo) -> dict[str, Any]:
     """One machine as JSON, the same naming on both clouds: ``gpu`` is the model ("T4", "A100-80GB");
     ``cloud_accelerator`` keeps the cloud's own name where it has one (Vertex's ``NVIDIA_TESLA_T4``)."""
     return {
@@ -288,6 +301,6 @@ def python_tag(version: str | None) -> str | None:
     return f"py{version.replace('.', '')}" if version else None
 
 
-def _image_rules(table: CloudTable) -> ModuleType:
+def _image_rules(table: CloudTable) -> _ImageRules:
     """The module that builds ``table``'s image URIs, as its ``tensorflow_images.uri_rules`` says."""
     return _IMAGE_RULES[table.tensorflow_images["uri_rules"]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import CatalogError, MachineInfo
@@ -19,7 +20,7 @@ from cloudtrain.catalog.table import table
 _EARTH_KM = 6371.0
 
 
-def _data() -> dict:
+def _data() -> dict[str, Any]:
     return load("accelerator_regions")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from cloudtrain.catalog import _data
 
@@ -14,8 +14,9 @@ Kind = Literal["capacity", "quota", "rate"]
 _ORDER: tuple[Kind, ...] = ("rate", "capacity", "quota")  # a rate limit worded like a quota is a rate limit
 
 
-def _rules() -> list[dict]:
-    return _data.load("capacity_errors")["rules"]  # the catalog's one reader: no importlib.resources
+def _rules() -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = _data.load("capacity_errors")["rules"]  # the catalog's reader, no importlib
+    return rules
 
 
 def classify(cloud: str, text: str, reasons: Iterable[str] = ()) -> Kind | None:

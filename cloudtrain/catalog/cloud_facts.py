@@ -8,11 +8,14 @@ or changed as data.
 
 from __future__ import annotations
 
+from typing import Any
+
 from cloudtrain.catalog._data import load
 
 
-def _facts(cloud: str) -> dict:
-    return load("clouds")["clouds"][cloud]
+def _facts(cloud: str) -> dict[str, Any]:
+    facts: dict[str, Any] = load("clouds")["clouds"][cloud]
+    return facts
 
 
 def names() -> tuple[str, ...]:

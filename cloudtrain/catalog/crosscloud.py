@@ -34,7 +34,8 @@ def gpu_model(name: str) -> str | None:
     for group in ("models", "retired"):
         for model, spec in data[group].items():
             if model[0] != "_" and key in {gpus.spelling_key(n) for n in (model, *spec["aliases"])}:
-                return model
+                found: str = model
+                return found
     return None
 
 
@@ -92,7 +93,8 @@ def describe(m: MachineInfo) -> str:
 
 def nearest_region(cloud: str, region: str) -> str | None:
     """The ``cloud`` region nearest to the other cloud's ``region``; None if the table lacks it."""
-    return load("crosscloud")[cloud_facts.nearest_regions_table(cloud)].get(region)
+    nearest: str | None = load("crosscloud")[cloud_facts.nearest_regions_table(cloud)].get(region)
+    return nearest
 
 
 def nearest_tensorflow(version: str, offered: tuple[str, ...]) -> str:

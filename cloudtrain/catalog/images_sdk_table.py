@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 from cloudtrain.catalog.records import CatalogError
 from cloudtrain.catalog.suggest import nearest_versions, version_key
@@ -21,24 +22,25 @@ from cloudtrain.catalog.table import CloudTable
 
 
 @functools.cache
-def _sdk_table(package: str, relative: tuple[str, ...], scope: str, distribution: str) -> dict:
+def _sdk_table(package: str, relative: tuple[str, ...], scope: str, distribution: str) -> dict[str, Any]:
     spec = importlib.util.find_spec(package)
     for root in (spec.submodule_search_locations or []) if spec else []:
         path = Path(root).joinpath(*relative)
         if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))[scope]
+            table: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))[scope]
+            return table
     raise CatalogError(
         f"{distribution}'s image table {'/'.join(relative)} was not found; reinstall cloudtrain's dependencies",
         field="tensorflow",
     )
 
 
-def _images(table: CloudTable) -> dict:
+def _images(table: CloudTable) -> dict[str, Any]:
     conf = table.tensorflow_images
     return _sdk_table(conf["sdk_package"], tuple(conf["sdk_table"]), conf["scope"], conf["sdk_distribution"])
 
 
-def _config(images: dict, version: str) -> dict | None:
+def _config(images: dict[str, Any], version: str) -> dict[str, Any] | None:
     full = images.get("version_aliases", {}).get(version, version)
     config = images["versions"].get(full)
     return config if config and "repository" in config else None  # older ones are keyed by Python version
@@ -101,7 +103,8 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
         python,
         container,
     )
-    return conf["uri"].format(
+    uri: str = conf["uri"]
+    return uri.format(
         registry=registry,
         region=region,
         dns_suffix=conf["dns_suffixes"].get(region, conf["dns_suffix"]),

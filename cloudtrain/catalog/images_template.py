@@ -36,7 +36,8 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
             field="tensorflow",
         )
     major, minor = major_minor.split(".")
-    return images["template"].format(
+    template: str = images["template"]
+    return template.format(
         image_prefix=table.regions[region]["image_prefix"],
         processor=images["processors"]["gpu" if gpu else "cpu"],
         major=major,

@@ -142,7 +142,7 @@ def _alternatives(table: CloudTable, t: MachineType, accelerator: str | None, co
     def by_size(m: MachineInfo) -> tuple[float, float]:
         return abs(math.log2(m.vcpus) - math.log2(t.vcpus)), m.price_per_hour or math.inf
 
-    def take(keep: Callable[[MachineInfo], bool], key: Callable[[MachineInfo], tuple], k: int = 1) -> None:
+    def take(keep: Callable[[MachineInfo], bool], key: Callable[[MachineInfo], tuple[float, ...]], k: int = 1) -> None:
         fresh = [m for m in sorted(filter(keep, gpu_rows), key=key) if m not in picks]
         picks.extend(fresh[:k])
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from cloudtrain.catalog import cloud_facts, gpus
 from cloudtrain.catalog._data import load
@@ -38,13 +39,13 @@ class AttachRule:
 
 
 class CloudTable:
-    def __init__(self, data: dict, *, title: str):
+    def __init__(self, data: dict[str, Any], *, title: str):
         self.cloud: str = data["cloud"]
         self.title = title  # the cloud as messages name it
         self.price_region: str = data["price"]["region"]
         self.price_date: str = data["price"]["date"]
-        self.regions: dict[str, dict] = data["regions"]
-        self.accelerators: dict[str, dict] = data["accelerators"]
+        self.regions: dict[str, dict[str, Any]] = data["regions"]
+        self.accelerators: dict[str, dict[str, Any]] = data["accelerators"]
         self.rules: dict[str, dict[str, tuple[AttachRule, ...]]] = {
             rule_set: {acc: tuple(AttachRule(**row) for row in rows) for acc, rows in by_acc.items()}
             for rule_set, by_acc in data.get("attachable", {}).items()
@@ -62,7 +63,7 @@ class CloudTable:
                     accelerator_count=t.get("accelerator_count", 0),
                     attach=spec.get("attach"),
                 )
-        self.tensorflow_images: dict = data["tensorflow_images"]
+        self.tensorflow_images: dict[str, Any] = data["tensorflow_images"]
 
     def attachable(self, t: MachineType) -> dict[str, tuple[AttachRule, ...]]:
         """Accelerators that can be attached to ``t``, with their rules; empty for built-in GPUs."""

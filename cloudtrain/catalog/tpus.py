@@ -12,6 +12,7 @@ by accident.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from cloudtrain.catalog import availability, cloud_facts
 from cloudtrain.catalog._data import load
@@ -22,7 +23,7 @@ MULTI_HOST = "multi-host TPU slices (pods) are not supported yet; use a single-h
 
 
 @functools.cache
-def _data() -> dict:
+def _data() -> dict[str, Any]:
     return load(cloud_facts.tpu_table())
 
 
@@ -39,10 +40,11 @@ def machine_types() -> tuple[str, ...]:
     return tuple(_data()["types"])
 
 
-def _accelerators_of(machine_type: str) -> dict[str, dict]:
+def _accelerators_of(machine_type: str) -> dict[str, dict[str, Any]]:
     t = _data()["types"][machine_type]
     if "accelerators" in t:
-        return t["accelerators"]
+        accelerators: dict[str, dict[str, Any]] = t["accelerators"]
+        return accelerators
     return {t["accelerator"]: {**t, "count": t["chips"]}}
 
 
@@ -91,7 +93,7 @@ def regions(accelerator: str) -> tuple[str, ...]:
     return tuple(_data()["accelerators"][accelerator]["regions"])
 
 
-def record(m: MachineInfo) -> dict:
+def record(m: MachineInfo) -> dict[str, Any]:
     """One TPU VM as JSON (``machines --tpu -o json``): ``accelerator_count`` is what the request carries."""
     t = _tpu(m)
     return {
@@ -250,7 +252,8 @@ def training_image(image_prefix: str, tensorflow: str) -> str:
             nearest_versions(tensorflow, available),
             field="tensorflow",
         )
-    return images["template"].format(image_prefix=image_prefix, tag=row["tag"])
+    template: str = images["template"]
+    return template.format(image_prefix=image_prefix, tag=row["tag"])
 
 
 def check_job(

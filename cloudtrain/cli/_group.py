@@ -6,7 +6,7 @@ import importlib
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -25,7 +25,15 @@ STRICT_OPTION = click.option(
 )
 
 
-class Duration(click.ParamType):
+if TYPE_CHECKING:
+    _DurationType = click.ParamType[float]
+    _ChoiceType = click.Choice[str]
+else:  # older click (the 8.1 the dependencies allow) takes no type parameters at run time
+    _DurationType = click.ParamType
+    _ChoiceType = click.Choice
+
+
+class Duration(_DurationType):
     """``90``, ``90s``, ``2m``, ``1m30s``, ``1h``: a number of seconds."""
 
     name = "DURATION"
@@ -58,7 +66,7 @@ OUTPUT_OPTION = click.option(
 )
 
 
-class BackendChoice(click.Choice):
+class BackendChoice(_ChoiceType):
     """The registry's backends, read when the option is used (a backend may be registered after import)."""
 
     def __init__(self) -> None:

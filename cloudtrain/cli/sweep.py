@@ -12,7 +12,8 @@ import click
 from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
-from cloudtrain.app.sweep_lookup import load_results, sweep_record
+from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
+from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.app.sweep_owner import LOG
 from cloudtrain.backends import get_backend
 from cloudtrain.cli._group import OUTPUT_OPTION, cli

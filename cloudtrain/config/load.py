@@ -323,7 +323,7 @@ def apply_override(loaded: LoadedYaml, override: str) -> None:
 
 def _text_field(path: Path_) -> bool:
     """Whether the schema takes only text at ``path`` (image.tensorflow, name, region, …)."""
-    kinds: set = {registered_config()}
+    kinds: set[Any] = {registered_config()}
     for part in path:
         model = next((k for k in kinds if isinstance(k, type) and issubclass(k, Record)), None)
         if model is None or not isinstance(part, str) or part not in model.model_fields:
@@ -332,7 +332,7 @@ def _text_field(path: Path_) -> bool:
     return str in kinds and not kinds & {int, float, bool, list, dict}
 
 
-def _kinds(annotation: Any) -> set:
+def _kinds(annotation: Any) -> set[Any]:
     """The plain types an annotation allows: ``Annotated[StrictStr | None, …]`` → {str, NoneType}."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
@@ -344,7 +344,7 @@ def _kinds(annotation: Any) -> set:
     return {annotation}
 
 
-def _has(container: dict | list, key: str | int) -> bool:
+def _has(container: dict[str, Any] | list[Any], key: str | int) -> bool:
     return key in container if isinstance(container, dict) else isinstance(key, int) and key < len(container)
 
 

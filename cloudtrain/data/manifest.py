@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging.ignore import is_ignored, parse_ignore_lines  # --include: one syntax for both
@@ -89,7 +90,7 @@ def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Seq
     if any(_CREDENTIAL_HINT not in line for line in refused):  # nothing is read before these are fixed
         _refuse(folder, refused)
     known = _load(hash_cache)
-    seen: dict[str, list] = {}
+    seen: dict[str, list[Any]] = {}
     entries = []
     for path, st in files:
         key = str(path.resolve())
@@ -226,7 +227,7 @@ def _shown(path: Path) -> str:
     return repr(str(path)) if any(c in str(path) for c in "\n\r") else str(path)
 
 
-def _load(cache: Path | None) -> dict[str, list]:
+def _load(cache: Path | None) -> dict[str, list[Any]]:
     if cache is None or not cache.is_file():
         return {}
     try:
@@ -236,7 +237,7 @@ def _load(cache: Path | None) -> dict[str, list]:
     return data if isinstance(data, dict) else {}
 
 
-def _save(cache: Path | None, seen: dict[str, list]) -> None:
+def _save(cache: Path | None, seen: dict[str, list[Any]]) -> None:
     if cache is None:
         return
     try:

@@ -78,7 +78,8 @@ def cloud_can_read(cloud: str, source: str) -> bool:
 
 def native_scheme(cloud: str) -> str:
     """The bucket scheme a cloud's own staging uses: its first storage scheme (``gs``, ``s3``)."""
-    return _backend(cloud).storage_schemes[0]
+    schemes: tuple[str, ...] = _backend(cloud).storage_schemes
+    return schemes[0]
 
 
 def _backend(name: str) -> Any:

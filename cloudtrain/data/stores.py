@@ -62,7 +62,8 @@ class S3Store:
         """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged GET."""
         with self._translated(f"reading {self._where(key)}"):
             body = self.client.get_object(Bucket=self.bucket, Key=key, Range=f"bytes={start}-{end - 1}")["Body"]
-            return body.read()
+            data: bytes = body.read()
+            return data
 
     def stat(self, key: str) -> ObjectInfo | None:
         import botocore.exceptions
@@ -129,7 +130,8 @@ class GcsStore:
     def read(self, key: str, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` (exclusive) of the object: one ranged read, no checksum of a part."""
         with _gcs_errors(f"reading {self._where(key)}"):
-            return self._bucket.blob(key).download_as_bytes(start=start, end=end - 1, checksum=None)
+            data: bytes = self._bucket.blob(key).download_as_bytes(start=start, end=end - 1, checksum=None)
+            return data
 
 
 def _s3_info(key: str, size: int, etag: str) -> ObjectInfo:

@@ -214,7 +214,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
         import tomli as tomllib
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            data: dict[str, Any] = tomllib.load(f)
+            return data
     except OSError as e:
         raise PackagingError(f"cannot read {path}: {e.strerror or e}", "check its permissions") from e
     except tomllib.TOMLDecodeError as e:

@@ -16,7 +16,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cloudtrain.secrets.masking import MASK, mask_text
 
@@ -72,8 +72,9 @@ class _Rules(NamedTuple):
 
 
 @functools.cache
-def _document() -> dict:
-    return json.loads(Path(__file__).with_name("credential_files.json").read_text(encoding="utf-8"))
+def _document() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(Path(__file__).with_name("credential_files.json").read_text(encoding="utf-8"))
+    return document
 
 
 @functools.cache

@@ -57,7 +57,8 @@ def metadata_token(environ: Mapping[str, str] = os.environ) -> str:
     request = urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            return json.loads(response.read().decode())["access_token"]
+            token: str = json.loads(response.read().decode())["access_token"]
+            return token
     except (OSError, ValueError, KeyError) as exc:
         raise SecretError(f"cannot get a token from the metadata server at {host}: {_reason(exc)}") from exc
 

@@ -149,7 +149,8 @@ def test_cancel_stops_the_job_and_exits_130(leg: Leg) -> None:
     assert handle.status().state in (JobState.PENDING, JobState.RUNNING)
     handle.cancel()
     final = handle.wait()
-    assert final.state is JobState.CANCELLED and final.state.exit_code == ExitCode.INTERRUPTED == 130
+    assert final.state is JobState.CANCELLED and final.state.exit_code == ExitCode.INTERRUPTED
+    assert int(ExitCode.INTERRUPTED) == 130
 
 
 def test_the_full_name_finds_the_backend_and_its_location(leg: Leg) -> None:

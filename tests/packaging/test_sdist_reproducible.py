@@ -132,7 +132,7 @@ def test_failed_rename_leaves_no_partial_file_and_keeps_the_old_one(mini, tmp_pa
     def no_space(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module.os, "replace", no_space)
+    monkeypatch.setattr("cloudtrain.packaging.archive.os.replace", no_space)
     with pytest.raises(PackagingError, match=r"cannot write the package to .*out: No space left on device"):
         build_sdist(mini, tmp_path / "out")
     assert [p.name for p in (tmp_path / "out").iterdir()] == [good.filename]

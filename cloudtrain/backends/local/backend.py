@@ -20,8 +20,9 @@ from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
 from cloudtrain.backends.local.find import find_run
 from cloudtrain.backends.local.image import Image, resolve_image
-from cloudtrain.backends.local.job import RUN_DIR, RUNS_DIR, LocalJob, RecordedJob
+from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
+from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.sagemaker.aws import AwsClients, translated
 from cloudtrain.backends.vertex import settings
 from cloudtrain.backends.vertex.upload import storage_client

@@ -20,7 +20,7 @@ from cloudtrain.backends.local import record, venv
 from cloudtrain.backends.local.contract import contract_of
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
-from cloudtrain.backends.local.record import RUN_DIR
+from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
 from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
@@ -82,7 +82,7 @@ class LocalJob(HandleDefaults):
         self.environment = environment
         self._note = note
         self._chief = self.plans[0]
-        self._events: dict[str, dict] = {}  # last "epoch" / "done" / "preempted" event of the chief
+        self._events: dict[str, dict[str, Any]] = {}  # last "epoch" / "done" / "preempted" event of the chief
         self._created = dt.datetime.now(dt.timezone.utc)
         self._ended: dt.datetime | None = None
         self._final: JobStatus | None = None
@@ -430,7 +430,10 @@ class RecordedJob(HandleDefaults):
             if owner
             else "the run ended without a summary"
         )
-        parse = lambda s: dt.datetime.fromisoformat(s) if s else None  # noqa: E731
+
+        def parse(s: str | None) -> dt.datetime | None:
+            return dt.datetime.fromisoformat(s) if s else None
+
         return JobStatus(
             job_id=str(data.get("job_id") or self.job_id),
             name=str(data.get("name") or self._path.parent.parent),

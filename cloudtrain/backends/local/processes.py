@@ -120,7 +120,7 @@ class ReplicaGroup:
             self._journal = open_append(journal, "a", encoding="utf-8")  # never through a link
         self._lines: list[LogLine] = []
         self._cond = threading.Condition()
-        self._procs: dict[str, subprocess.Popen] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._codes: dict[str, int] = {}
         self._failed: str | None = None
         self._preempted: str | None = None

@@ -25,8 +25,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from cloudtrain.backends.local.job import RUN_DIR, LocalJob, RecordedJob
+from cloudtrain.backends.local.job import LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch
+from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.errors import BackendError, CloudtrainError
 
 READY = "started"  # the supervisor's one line to the submitter once the replicas run

@@ -50,6 +50,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.backends.local import build_steps
@@ -62,7 +63,7 @@ from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.install import install_sdist
 from cloudtrain.packaging.metadata import requirement_name
 
-Runner = Callable[..., subprocess.CompletedProcess]
+Runner = Callable[..., subprocess.CompletedProcess[Any]]
 MARKER = "cloudtrain-env.json"
 IMAGE_PTH = "_cloudtrain_image.pth"
 _PIP_QUIET = ["--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--progress-bar", "off"]
@@ -125,7 +126,7 @@ def ensure_image(
         what = ", ".join(image.packages)
         log(f"building the local image environment once ({image.describe()}): {what}; later runs reuse it")
 
-    def build(tmp: Path) -> dict:
+    def build(tmp: Path) -> dict[str, Any]:
         # uv: a bare venv, pip installed from uv's cache like the rest; else the interpreter's venv + ensurepip
         cmd = (
             [uv, "venv", "--quiet", "--python", image.python.path, str(tmp)]
@@ -290,7 +291,7 @@ def ensure_env(
         _requirements(package), image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
     )
 
-    def build(tmp: Path) -> dict:
+    def build(tmp: Path) -> dict[str, Any]:
         site = _layered_venv(tmp, deps.path, image, run)
         with build_steps.phase(f"package environment: installing {label} (its code only)", log, folder=tmp):
             install_sdist(package.path, Path(site))  # pip's install of it, file for file, in milliseconds
@@ -334,7 +335,7 @@ def ensure_requirements(
         )
     base, _ = ensure_image(image, root=root, run=run, uv=uv, log=log)
 
-    def build(tmp: Path) -> dict:
+    def build(tmp: Path) -> dict[str, Any]:
         _layered_venv(tmp, base, image, run)
         online = False
         if requirements:
@@ -426,7 +427,7 @@ _UNREACHABLE = (
 )
 
 
-def _unreachable(result: subprocess.CompletedProcess) -> str | None:
+def _unreachable(result: subprocess.CompletedProcess[str]) -> str | None:
     """Why the index could not be reached, in pip's words, when that is why the install failed."""
     output = (result.stderr or "") + (result.stdout or "")
     return next((words for words in _UNREACHABLE if words in output), None)
@@ -489,7 +490,7 @@ def _missing_requirement(output: str) -> str | None:
 
 
 def _install_error(
-    result: subprocess.CompletedProcess, label: str, requirements: Sequence[str], image: Image
+    result: subprocess.CompletedProcess[str], label: str, requirements: Sequence[str], image: Image
 ) -> PackagingError:
     """One line naming the requirement that could not be installed."""
     output = (result.stderr or "") + (result.stdout or "")
@@ -534,7 +535,7 @@ def image_layer_present(env: Path) -> bool:
     return True
 
 
-def _build_atomically(final: Path, key: str, build: Callable[[Path], dict]) -> dict:
+def _build_atomically(final: Path, key: str, build: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
     """Build in a temporary folder beside ``final`` and rename it into place; returns the marker."""
     if final.exists():  # a foreign or damaged folder: never trust it
         shutil.rmtree(final, ignore_errors=True)
@@ -614,7 +615,7 @@ def _site_dirs(env: Path, run: Runner) -> list[str]:
     return list(dict.fromkeys(result.stdout.split()))
 
 
-def _last_line(result: subprocess.CompletedProcess) -> str:
+def _last_line(result: subprocess.CompletedProcess[str]) -> str:
     """The most telling line of a failed command: its last specific ``error:`` line, else its last line."""
     output = ((result.stderr or "") + "\n" + (result.stdout or "")).strip().splitlines()
     generic = (
@@ -643,6 +644,6 @@ def _last_line(result: subprocess.CompletedProcess) -> str:
     return lines[-1] if lines else "no output"
 
 
-def _check(result: subprocess.CompletedProcess, what: str, cmd: Sequence[str]) -> None:
+def _check(result: subprocess.CompletedProcess[str], what: str, cmd: Sequence[str]) -> None:
     if result.returncode != 0:
         raise BackendError(f"{what}: {_last_line(result)}", f"command: {' '.join(map(str, cmd))}" if cmd else None)

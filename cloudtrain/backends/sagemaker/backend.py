@@ -187,7 +187,8 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
 
 def _describe_or_none(clients: AwsClients, name: str) -> dict[str, Any] | None:
     try:
-        return clients.sagemaker.describe_training_job(TrainingJobName=name)
+        job: dict[str, Any] = clients.sagemaker.describe_training_job(TrainingJobName=name)
+        return job
     except Exception:
         return None
 

@@ -202,7 +202,8 @@ class SageMakerJob(HandleDefaults):
     def describe(self) -> dict[str, Any]:
         with translated(f"describing training job {self.job_id}"):
             try:
-                return self.clients.sagemaker.describe_training_job(TrainingJobName=self.job_id)
+                job: dict[str, Any] = self.clients.sagemaker.describe_training_job(TrainingJobName=self.job_id)
+                return job
             except Exception as exc:
                 if error_code(exc) == "ValidationException" and _not_found(str(exc)):
                     raise CloudSetupError(

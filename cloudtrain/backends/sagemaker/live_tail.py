@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.backends.follow import Backoff, log
+from cloudtrain.backends.follow import log
+from cloudtrain.backoff import Backoff
 from cloudtrain.words import first_line
 
 from .aws import error_code

@@ -404,7 +404,8 @@ class LogTailer:
                     raise
             else:
                 self.outage.ok()
-                return page
+                answer: dict[str, Any] = page
+                return answer
             attempt += 1
             self.throttled += 1
             self.sleep(delay)

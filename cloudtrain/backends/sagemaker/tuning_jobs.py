@@ -50,7 +50,10 @@ class SageMakerSweep(HandleDefaults):
 
     def describe(self) -> dict[str, Any]:
         with translated(f"describing tuning job {self.job_id}"):
-            return self.clients.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=self.job_id)
+            job: dict[str, Any] = self.clients.sagemaker.describe_hyper_parameter_tuning_job(
+                HyperParameterTuningJobName=self.job_id
+            )
+            return job
 
     def status(self) -> JobStatus:
         d = self.describe()

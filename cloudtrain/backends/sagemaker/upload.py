@@ -108,4 +108,5 @@ def _stored_sha256(s3: Any, bucket: str, key: str) -> str | None:
             return None
         with translated(f"checking s3://{bucket}/{key}"):
             raise
-    return head.get("Metadata", {}).get("sha256")
+    sha: str | None = head.get("Metadata", {}).get("sha256")
+    return sha

@@ -9,6 +9,7 @@ answers with an error ("Slurm accounting storage is disabled"): there is nothing
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 FIELDS = ("JobID", "State", "ElapsedRaw", "AllocTRES", "NNodes")
 SACCT_SOURCE = "sacct (AllocTRES GPUs × ElapsedRaw of every run)"
@@ -55,7 +56,7 @@ def parse_sacct(text: str, job_id: str) -> Usage | None:
     return Usage(rows[-1].get("State", ""), round(seconds / 3600, 4), len(rows))
 
 
-def gpu_hours(usage: Usage | None, tasks: list[dict], gpus_per_node: int) -> tuple[float, str] | None:
+def gpu_hours(usage: Usage | None, tasks: list[dict[str, Any]], gpus_per_node: int) -> tuple[float, str] | None:
     """(GPU-hours, where they come from) of an ended job: ``sacct`` where accounting is on, else the
     launcher's task records (each task's end − start × GPUs per node); None when neither knows."""
     if usage is not None:

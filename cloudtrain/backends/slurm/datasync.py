@@ -37,7 +37,7 @@ def receive(data_dir: str, stream: IO[bytes]) -> dict[str, Any]:
     """The tar stream's objects into ``DATA_DIR/objects/``; returns the manifest it carried."""
     objects = os.path.join(data_dir, "objects")
     os.makedirs(objects, exist_ok=True)
-    manifest = None
+    manifest: dict[str, Any] | None = None
     with tarfile.open(fileobj=stream, mode="r|") as tar:
         for member in tar:
             source = tar.extractfile(member)

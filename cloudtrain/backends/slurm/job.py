@@ -94,7 +94,7 @@ class SlurmJob(HandleDefaults):
         self._last = status
         return status
 
-    def _record(self, status: JobStatus, files: dict, fields: dict[str, str]) -> None:
+    def _record(self, status: JobStatus, files: dict[str, Any], fields: dict[str, str]) -> None:
         """Keep the first terminal reading of this run in ``slurm/outcome.json`` (the first writer wins:
         ``set -C``); later readings (after ``MinJobAge``, without accounting) read it back."""
         outcome = {
@@ -107,7 +107,7 @@ class SlurmJob(HandleDefaults):
         path = shlex.quote(f"{self.run}/slurm/outcome.json")
         self._shell.run(["sh", "-c", f"set -C; cat > {path}"], input=json.dumps(outcome).encode(), check=False)
 
-    def _refine(self, state: JobState, files: dict) -> tuple[JobState, str | None]:
+    def _refine(self, state: JobState, files: dict[str, Any]) -> tuple[JobState, str | None]:
         """A terminal state from the controller, with the files' reason (which task failed, a cancel)."""
         state_files, _, message = states.outcome_from_files(files)
         if files.get("cancel_requested") and state is not JobState.SUCCEEDED:
@@ -116,7 +116,7 @@ class SlurmJob(HandleDefaults):
             return JobState.TIMED_OUT, message
         return state, message if state is state_files or state is JobState.FAILED else None
 
-    def _ended(self, files: dict) -> JobStatus:
+    def _ended(self, files: dict[str, Any]) -> JobStatus:
         if not files.get("known"):
             raise UsageError(
                 f"Slurm job {self.job_id} is unknown on {self.region}", "check the job id (cloudtrain list)"
@@ -165,7 +165,10 @@ class SlurmJob(HandleDefaults):
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:
             details["gpu_hours"], details["gpu_hours_source"] = used
-        when = lambda ts: dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts is not None else None  # noqa: E731
+
+        def when(ts: float | None) -> dt.datetime | None:
+            return dt.datetime.fromtimestamp(ts, dt.timezone.utc) if ts is not None else None
+
         return JobStatus(
             self.job_id,
             f"{self.region}:{self.run}",
@@ -210,11 +213,12 @@ class SlurmJob(HandleDefaults):
                 self._usage = accounting.parse_sacct(result.stdout.decode(errors="replace"), self.job_id)
         return self._usage
 
-    def _files(self) -> dict:
+    def _files(self) -> dict[str, Any]:
         """What the run folder says: the latest run's batch status and task records, warnings, a cancel."""
         result = self._shell.run([self._python, "-c", READOUT_SOURCE(), self.run], check=False)
         try:
-            return json.loads(result.stdout.decode())
+            files: dict[str, Any] = json.loads(result.stdout.decode())
+            return files
         except ValueError:
             return {"known": False}
 
@@ -290,13 +294,13 @@ class SlurmJob(HandleDefaults):
                 self._sleep(POLL_S)
             last_pass = last_pass or ended
 
-    def _tail(self, offsets: dict[str, int], *, final: bool = False) -> Iterator[dict]:
+    def _tail(self, offsets: dict[str, int], *, final: bool = False) -> Iterator[dict[str, Any]]:
         """The follower's records, from one long-lived process (over one ssh session); ``final``: the
         job has ended (or this is one read, ``logs`` without ``--follow``): a last line without a
         newline is given too."""
         argv = [self._python, "-c", TAIL_SOURCE(), self.run, json.dumps(offsets)] + (["final"] if final else [])
         proc = self._shell.popen(argv)
-        lines: queue.Queue = queue.Queue()
+        lines: queue.Queue[bytes | None] = queue.Queue()
 
         def pump() -> None:
             for raw in proc.stdout or ():
@@ -316,7 +320,7 @@ class SlurmJob(HandleDefaults):
                 proc.wait(timeout=10)
 
     @staticmethod
-    def _line(item: dict) -> LogLine:
+    def _line(item: dict[str, Any]) -> LogLine:
         rel = item["f"]
         if rel.startswith("batch-"):
             replica = "batch"

@@ -51,7 +51,8 @@ def node_address(node: str) -> str:
 def free_port(address: str) -> int:
     with socket.socket() as s:
         s.bind((address, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def rendezvous(out: str, index: int, count: int, address: str) -> list[str]:
@@ -111,7 +112,7 @@ def emit(data: bytes) -> int:
     return len(data)
 
 
-def copy_output(child: subprocess.Popen, times_path: str, first: bytes) -> None:
+def copy_output(child: subprocess.Popen[bytes], times_path: str, first: bytes) -> None:
     """``first`` (the launcher's own line), then the command's output (stdout and stderr) to this task's,
     byte for byte, as it comes; each chunk's end offset in the task log and its time in
     ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line shown later carries the time it was

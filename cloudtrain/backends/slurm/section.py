@@ -92,7 +92,7 @@ def cluster_of(login: str) -> str:
     return login or "local"
 
 
-def fill_slurm_keys(data: dict) -> list[tuple[tuple, str, str]]:
+def fill_slurm_keys(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
     """A ``backend: slurm`` document before validation: the keys the schema requires of every
     backend that the cluster decides (``region`` = the cluster, ``machine.type``) filled in, and
     one ``(path, message, hint)`` per key written that a Slurm job does not take."""

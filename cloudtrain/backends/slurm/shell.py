@@ -89,7 +89,7 @@ class ClusterShell:
         check: bool = True,
         timeout: float = 120,
         own_session: bool = False,
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[bytes]:
         """``own_session``: out of the terminal's process group, so a Ctrl-C meant for cloudtrain does not
         kill it halfway (``sbatch``: the job would exist with nobody knowing its id)."""
         try:
@@ -116,7 +116,7 @@ class ClusterShell:
 
     def feed(
         self, command: Sequence[str], write: Callable[[IO[bytes]], None], *, timeout: float = 3600
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run ``command`` with ``write`` streaming its stdin (a data folder: never held in memory whole);
         its output is small. Failures as :meth:`run`'s."""
         try:
@@ -151,7 +151,7 @@ class ClusterShell:
     def text(self, command: Sequence[str], **kwargs: Any) -> str:
         return self.run(command, **kwargs).stdout.decode(errors="replace")
 
-    def popen(self, command: Sequence[str]) -> subprocess.Popen:
+    def popen(self, command: Sequence[str]) -> subprocess.Popen[bytes]:
         """A long-lived command whose stdout is read as it comes (the log follower)."""
         return subprocess.Popen(
             self.argv(command),

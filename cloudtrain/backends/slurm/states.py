@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.slurm.script import TIMEOUT_EXIT
@@ -45,13 +46,13 @@ def state_of(native: str, batch_exit: int | None = None) -> JobState:
     return state
 
 
-def first_failure(tasks: list[dict]) -> dict | None:
+def first_failure(tasks: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The task that failed first (the earliest end; a peer that failed because of it ends later), or None."""
     failed = [t for t in tasks if t.get("exit") not in (0, None)]
     return min(failed, key=lambda t: (t.get("end") or float("inf"), t["task"])) if failed else None
 
 
-def failure_words(t: dict) -> str:
+def failure_words(t: dict[str, Any]) -> str:
     """``task 1 on node2 exited with status 3`` / ``… was killed by SIGKILL (status 137)``."""
     where = f"task {t['task']} on {t.get('node') or 'a node'}"
     if t.get("signal"):
@@ -88,7 +89,7 @@ _STOPPED_BY_SLURM = {
 }
 
 
-def outcome_from_files(files: dict) -> tuple[JobState, str, str | None]:
+def outcome_from_files(files: dict[str, Any]) -> tuple[JobState, str, str | None]:
     """(state, native state, message) of an ended job from what its run folder holds: the last run's
     ``batch.exit``, ``task-*.json``, the batch shell's record of why Slurm stopped it (``slurm-state``),
     and ``cancel-requested``. Never UNKNOWN: a job the controller forgot has ended, and a batch shell

@@ -56,7 +56,8 @@ def node_of(run: str, rel: str) -> str | None:
         return None
     try:
         with open(os.path.join(run, "slurm", folder, name[:-4] + ".json")) as f:
-            return json.load(f).get("node")
+            node: str | None = json.load(f).get("node")
+            return node
     except (OSError, ValueError):
         return None
 

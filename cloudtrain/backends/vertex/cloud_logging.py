@@ -81,7 +81,8 @@ def to_entry(pb: Any) -> Entry:
 def _struct_text(struct: Any) -> str:
     from google.protobuf import json_format
 
-    return json_format.MessageToJson(struct, indent=None)
+    text: str = json_format.MessageToJson(struct, indent=None)
+    return text
 
 
 class TailStream:

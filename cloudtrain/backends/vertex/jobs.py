@@ -9,7 +9,8 @@ the lost attempt did create the job, that job is used and no second one is made.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.vertex import request
@@ -19,6 +20,8 @@ from cloudtrain.backoff import Backoff
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
 from cloudtrain.words import first_line
+
+T = TypeVar("T")
 
 # Vertex AI's JobState → ours; the only place the native states are interpreted.
 STATES: dict[str, JobState] = {
@@ -140,7 +143,7 @@ class JobService:
     @classmethod
     def connect(cls, endpoint: Any, creds: Any, *, backoff: Backoff | None = None) -> JobService:
         from google.cloud.aiplatform_v1.services.job_service import JobServiceClient
-        from google.cloud.aiplatform_v1.services.job_service.transports import JobServiceGrpcTransport
+        from google.cloud.aiplatform_v1.services.job_service.transports.grpc import JobServiceGrpcTransport
 
         transport = grpc_transport(JobServiceGrpcTransport, endpoint, creds)
         return cls(JobServiceClient(transport=transport), backoff=backoff)
@@ -203,7 +206,7 @@ class JobService:
         except exceptions.GoogleAPICallError as exc:
             raise _refused(f"Vertex AI refused to create the job: {first_line(exc)}", exc) from exc
 
-    def _call(self, fn: Any, what: str) -> Any:
+    def _call(self, fn: Callable[[], T], what: str) -> T:
         from google.api_core import exceptions
 
         try:

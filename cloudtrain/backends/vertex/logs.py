@@ -56,8 +56,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.backends.follow import Backoff, LateMarker, Notify, Outage, default_notify, event_waiter, log
+from cloudtrain.backends.follow import LateMarker, Notify, Outage, default_notify, event_waiter, log
 from cloudtrain.backends.vertex.cloud_logging import Entry, TailBatch, job_filter, log_filter
+from cloudtrain.backoff import Backoff
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable
 from cloudtrain.words import first_line
 

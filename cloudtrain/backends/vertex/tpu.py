@@ -20,7 +20,7 @@ from cloudtrain.errors import UsageError
 
 def machine_spec(
     machine_type: str, accelerator: str | None, accelerator_count: int, topology: str | None, replica_count: int = 1
-) -> dict:
+) -> dict[str, Any]:
     """The ``machineSpec`` (REST JSON) of a single-host TPU VM: accelerator fields for ``cloud-tpu``,
     ``tpuTopology`` for the types that take one. Several replicas (hosts) are refused in one line."""
     if replica_count > 1:

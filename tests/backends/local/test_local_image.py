@@ -92,7 +92,8 @@ def test_pyenvs_versions_folder_is_searched(tmp_path, monkeypatch):
     (bin_dir / f"python{version}").symlink_to(real)
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # nothing on PATH
-    monkeypatch.setattr(image_mod.sys, "version_info", (3, 0, 0))  # and not this interpreter's version
+    # and not this interpreter's version
+    monkeypatch.setattr("cloudtrain.backends.local.image.sys.version_info", (3, 0, 0))
     image_mod.probe.cache_clear()
     found = find_python(version)
     assert found is not None and found.version == version and Path(found.path) == Path(real)

@@ -10,7 +10,7 @@ import pytest
 from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local.backend import LocalBackend
-from cloudtrain.backends.local.job import RUN_DIR
+from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.spec import LOCAL_RUNS_DIR
 
