@@ -22,7 +22,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-PLACEHOLDER = re.compile(r"…|\b(SWEEP|JOB\d*|CONFIG)\b|\d{8}-\d{6}")
+PLACEHOLDER = re.compile(r"…|\b(SWEEP|JOB\d*|CONFIG)(_\d+)?\b|\d{8}-\d{6}")  # SWEEP_3: a trial of a Slurm sweep
 
 
 def readme_commands() -> list[str]:
@@ -49,6 +49,8 @@ def skip_reason(command: str) -> str | None:
     if words[:2] in (["make", "bench"], ["make", "mutate"]) or words[:3] == ["python", "-m", "bench"]:
         return "a benchmark or mutation run: minutes to hours (tests/bench/test_bench_smoke.py runs each bench)"
     if words[:1] == ["cloudtrain"]:
+        if "--experiment" in words:
+            return "names the reader's own experiment (tests/tensorboard/test_experiments.py runs these on one)"
         if words[1:2] == ["submit"] and "--local" in words:
             return "a TensorFlow training run (tests/e2e/test_readme_first_command.py runs the first one)"
         if "--dry-run" not in words and words[1] in ("submit", "ml-engine", "ai-platform", "ai"):
