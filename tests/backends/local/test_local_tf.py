@@ -106,7 +106,8 @@ def test_ctrl_c_stops_a_two_worker_trainer_run_with_a_checkpoint_and_records_it(
     from cloudtrain.packaging import build_sdist
 
     package = build_sdist(REPO / "trainer", tmp_path / "dist")
-    fields = {k: str(getattr(package, k)) for k in ("path", "sha256", "name", "version", "filename")}
+    fields: dict[str, object] = {k: str(getattr(package, k)) for k in ("path", "sha256", "name", "version", "filename")}
+    fields["requirements"] = list(package.requirements)  # what its requirements layer installs (scikit-learn)
     driver = subprocess.Popen(
         [sys.executable, "-c", CTRL_C_DRIVER, json.dumps([fields, str(shared_cache), str(tmp_path)])],
         cwd=REPO,
