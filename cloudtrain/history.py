@@ -172,14 +172,23 @@ def recent(
     return jobs
 
 
+#: The states after which a job changes no more (JobState.terminal's, as text: history imports no backend).
+ENDED = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "PREEMPTED", "TIMED_OUT"})
+
+
 def note_state(
     job_id: str, name: str, state: str, *, ended: str | None = None, metrics: dict[str, float] | None = None
 ) -> None:
     """Record the state a job was last seen in, if this machine submitted it (``list`` shows it); at its end,
-    also when it ended and its final numbers (``list`` shows how long it took and its main metric)."""
+    also when it ended and its final numbers (``list`` shows how long it took and its main metric).
+
+    An end once recorded stays: a later, weaker reading (a cluster that forgot the job and now says FAILED
+    or UNKNOWN of a job recorded CANCELLED) never replaces it."""
     entry = find(name) or find(job_id)
     if entry is None:
         return
+    if entry.state in ENDED:
+        state = entry.state
     update = {"state": state, "ended": ended or entry.ended, "metrics": metrics or entry.metrics}
     if any(getattr(entry, k) != v for k, v in update.items()):
         record(JobRecord(**{**asdict(entry), **update}))

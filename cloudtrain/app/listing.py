@@ -19,8 +19,6 @@ from cloudtrain.backends import listed_reader
 from cloudtrain.history import JobRecord
 
 RUNS_DIR = "cloudtrain-runs"  # where a local run goes when its config names no output_dir (spec.LOCAL_RUNS_DIR)
-#: States after which a job changes no more (JobState.terminal's, as text: ``list`` imports no backend for them).
-ENDED = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "PREEMPTED", "TIMED_OUT"})
 #: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
 MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
@@ -61,7 +59,7 @@ def listed(
 def _states_now(entries: list[JobRecord]) -> dict[str, str]:
     """The state now of the listed jobs known only by history that have not ended, from the backends that
     read many jobs in one call (Slurm: one ``squeue`` a cluster); none asked when every job has ended."""
-    live = [e for e in entries if e.state not in ENDED and listed_reader(e.backend) is None]
+    live = [e for e in entries if e.state not in history.ENDED and listed_reader(e.backend) is None]
     if not live:
         return {}
     from cloudtrain.app.locate import states_now
