@@ -29,7 +29,8 @@ def test_an_end_once_recorded_is_never_replaced(first, later, kept):
     _submitted("42", "slurm")
     history.note_state("42", "runs/42", first)
     history.note_state("42", "runs/42", later)
-    assert history.find("42").state == kept
+    entry = history.find("42")
+    assert entry is not None and entry.state == kept
     assert [e.state for e in history.recent(5)] == [kept]
 
 
@@ -38,4 +39,5 @@ def test_the_end_keeps_its_numbers_when_a_weaker_reading_comes_later():
     history.note_state("7", "runs/7", "SUCCEEDED", ended="2026-11-29T03:00:00+00:00", metrics={"loss": 0.25})
     history.note_state("7", "runs/7", "FAILED")
     entry = history.find("7")
+    assert entry is not None
     assert (entry.state, entry.ended, entry.metrics) == ("SUCCEEDED", "2026-11-29T03:00:00+00:00", {"loss": 0.25})
