@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -87,8 +88,11 @@ class Cluster:
         )
 
 
-def slurm_conf(root: Path, *, ctld_port: int, node_ports: dict[str, int], munge_socket: Path, cpus: int) -> str:
-    """The cluster's slurm.conf: one controller and ``node_ports`` as nodes on this host."""
+def slurm_conf(
+    root: Path, *, ctld_port: int, node_ports: dict[str, int], munge_socket: Path, cpus: int, spool: Path | None = None
+) -> str:
+    """The cluster's slurm.conf: one controller and ``node_ports`` as nodes on this host; the nodes' spool
+    (where slurmstepd makes its sockets) under ``spool``, else under ``root``."""
     host = socket.gethostname()
     lines = [
         "ClusterName=cloudtrain-test",
@@ -100,7 +104,7 @@ def slurm_conf(root: Path, *, ctld_port: int, node_ports: dict[str, int], munge_
         "CredType=cred/munge",
         f"AuthInfo=socket={munge_socket},cred_expire=10",
         f"StateSaveLocation={root}/state",
-        f"SlurmdSpoolDir={root}/spool-%n",
+        f"SlurmdSpoolDir={spool or root}/spool-%n",
         f"SlurmctldPidFile={root}/slurmctld.pid",
         f"SlurmdPidFile={root}/slurmd-%n.pid",
         f"SlurmctldLogFile={root}/slurmctld.log",
@@ -151,6 +155,10 @@ def slurm_cluster(root: Path) -> Iterator[Cluster]:
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
     munge_socket = munge_dir / "munge.sock"
+    # slurmstepd makes a unix socket per job step in the spool (sun_path: 108 bytes at most). Under a deep
+    # temporary folder (a fresh clone's own TMPDIR, pytest's per-worker folders) that path was 114 bytes and
+    # every batch job failed to start, so the spool is a short temporary folder of its own, removed at the end.
+    spool = Path(tempfile.mkdtemp(prefix="ct-slurm-", dir="/tmp" if len(str(root)) > 40 else root))
     conf = root / "slurm.conf"
     conf.write_text(
         slurm_conf(
@@ -159,6 +167,7 @@ def slurm_cluster(root: Path) -> Iterator[Cluster]:
             node_ports={n: free_port() for n in NODES},
             munge_socket=munge_socket,
             cpus=os.cpu_count() or 1,
+            spool=spool,
         )
     )
     cluster = Cluster(root, conf, munge_socket)
@@ -204,6 +213,7 @@ def slurm_cluster(root: Path) -> Iterator[Cluster]:
         yield cluster
     finally:
         _stop(cluster)
+        shutil.rmtree(spool, ignore_errors=True)
 
 
 def _all_idle(cluster: Cluster) -> bool:
