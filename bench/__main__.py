@@ -65,6 +65,11 @@ BENCHES = (
     Bench(
         "edit_loop", "bench.edit_loop_bench", "--local: submit → first training line after a code-only edit, index cut"
     ),
+    Bench(
+        "tensorboard_sync",
+        "bench.tensorboard_sync_bench",
+        "cloudtrain tensorboard's cloud mirror: bytes and list calls for an event file that grows every second",
+    ),
 )
 TIMEOUT_S = {False: 3 * 3600, True: 900}  # per bench: full run, --quick
 RESULTS = "benchmarks.json"  # beside benchmarks.md: what it was rendered from

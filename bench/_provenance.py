@@ -44,6 +44,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     "vertex_logs": ("bench/vertex_logs_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "vertex_late": ("bench/vertex_late_bench.py", "bench/_vertex_baselines.py", "bench/_stats.py", *_VERTEX_LOGS),
     "sagemaker_logs": ("bench/sagemaker_logs_bench.py", *_SAGEMAKER_LOGS),
+    "tensorboard_sync": ("bench/tensorboard_sync_bench.py", "cloudtrain/app/mirror.py", "cloudtrain/data/stores.py"),
     "edit_loop": (
         "bench/edit_loop_bench.py",
         "bench/_stats.py",

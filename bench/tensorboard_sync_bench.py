@@ -97,8 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--record-bytes", type=int, default=180, help="one second's records (a few scalars)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--quick", action="store_true", help="one minute of the event file's life, not ten")
     args = parser.parse_args(argv)
-    seconds = int(args.minutes * 60)
+    seconds = int((1 if args.quick else args.minutes) * 60)
     out: dict[str, Any] = {"seconds": seconds, "record_bytes": args.record_bytes, "refresh_s": REFRESH_S}
     for name, store in (("s3 (moto)", s3_store), ("gcs (emulator)", gcs_store)):
         with store() as (bucket, put):
