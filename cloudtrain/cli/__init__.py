@@ -27,9 +27,22 @@ from cloudtrain.words import cut_long, first_line
 __all__ = ["cli", "main"]
 
 
+def _line_buffered() -> None:
+    """Each line reaches a pipe as it is printed (``submit | tee run.log``, a CI log, a script reading the
+    followed job's lines), not 8 KiB later: Python buffers a pipe by blocks unless PYTHONUNBUFFERED is set."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(line_buffering=True)
+            except (OSError, ValueError):  # a stream that cannot change now (closed, or already written in a way)
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; turn every error into one line and an exit code (the traceback only with --debug)."""
     args = sys.argv[1:] if argv is None else argv
+    _line_buffered()
     debug = "--debug" in (args[: args.index("--")] if "--" in args else args)  # any command takes it
     previous = _terminate_as_interrupt()
     with_debug(cli)  # commands added to subgroups after those joined the group
