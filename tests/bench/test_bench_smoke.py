@@ -80,7 +80,10 @@ def test_quick_bench_run_writes_report_and_plot(quick_run):
         "4. Logs",
         "5. Preemption",
         "6. Logs under faults",
+        "7. The edit–run loop (--local)",
+        "8. TensorBoard's cloud mirror",
     ]
+    assert "| s3 (moto) | incremental |" in sections["8. TensorBoard's cloud mirror"]
     faults = sections["6. Logs under faults"]
     for cloud in ("SageMaker (CloudWatch Logs)", "Vertex (Cloud Logging)"):
         assert f"| {cloud} | outage-2s: connections refused for 2 s | 1 | " in faults
