@@ -591,13 +591,13 @@ def log_faults_section(data: dict) -> str:
 
 
 def tensorboard_sync_section(data: dict) -> str:
-    """What ``cloudtrain tensorboard`` moves to keep a cloud run's event file fresh here (target: only new bytes,
-    ≤ 6 list calls a minute), against copying the whole file at each refresh."""
+    """What ``cloudtrain tensorboard`` moves to keep a cloud run's event file fresh here, against copying the
+    whole file at each refresh."""
     text = (
         f"An event file that grows by {data.get('record_bytes', '?')} bytes every second for "
-        f"{round(data.get('seconds', 0) / 60, 1)} minutes in a bucket (moto's S3 and the GCS emulator, over "
-        f"127.0.0.1), mirrored every {data.get('refresh_s', '?')} s and once at the end; the clock is counted, "
-        "not slept. Target: only the new bytes move, ≤ 6 list calls a minute.\n\n"
+        f"{round(data.get('seconds', 0) / 60, 1)} minutes in a bucket (moto's S3 and the GCS emulator, on this "
+        f"machine), mirrored every {data.get('refresh_s', '?')} s and once at the end; the clock is counted, "
+        "not slept. Target (issue 43): only the new bytes move, and at most six list calls a minute.\n\n"
     )
     rows = []
     for store in ("s3 (moto)", "gcs (emulator)"):
