@@ -24,14 +24,14 @@ import dataclasses
 import json
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
-from cloudtrain.errors import UsageError
+from cloudtrain.errors import CloudtrainError, UsageError
 from cloudtrain.events import parse as parse_event
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -216,6 +216,28 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
             study.tell(trial, value)
 
 
+def retire(backend: Backend, attrs: Mapping[str, Any]) -> Path | None:
+    """Make way for the rerun of an interrupted trial: its old run is stopped (a sweep killed with
+    ``kill -9`` leaves its trial's replicas running) and its folder is set aside as
+    ``trial-NNN.interrupted[-K]``, logs and checkpoints kept, so the rerun starts in a folder of its own
+    (a run is never started where another run's record lies). Returns where the old folder went."""
+    job_id, out = attrs.get("job_id"), attrs.get("output_dir")
+    if isinstance(job_id, str) and job_id:
+        with contextlib.suppress(CloudtrainError):  # a run that left no record has nothing to stop
+            old = backend.attach(job_id)
+            if not old.status().terminal:
+                old.kill()
+    if not isinstance(out, str) or not Path(out).exists():
+        return None
+    aside = Path(f"{out}.interrupted")
+    tries = 1
+    while aside.exists():
+        tries += 1
+        aside = Path(f"{out}.interrupted-{tries}")
+    Path(out).rename(aside)
+    return aside
+
+
 def run_trials(
     spec: JobSpec,
     package: BuiltPackage | None,
@@ -255,9 +277,10 @@ def run_trials(
             output_dir=str(folder / f"trial-{trial.number:03d}"),
             hyperparameters=MappingProxyType({**base.hyperparameters, **values}),
         )
-        trial.set_user_attr("job_id", trial_spec.job_name)
-        trial.set_user_attr("output_dir", trial_spec.output_dir)
         with lock:  # one submit at a time: the first one builds the package's environment for all
+            retire(backend, trial.user_attrs)  # an interrupted trial's old run, when this one reruns it
+            trial.set_user_attr("job_id", trial_spec.job_name)
+            trial.set_user_attr("output_dir", trial_spec.output_dir)
             handle = backend.submit(trial_spec, package)
             remember(handle, trial_spec)
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "started"))

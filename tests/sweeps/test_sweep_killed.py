@@ -61,3 +61,10 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(sweep_dir: Pat
     assert f"score={measured(trial0['value'])}" in first  # shown to 4 significant digits
     started = next(line for line in seen if "trial   1 started" in line)
     assert f"lr={measured(trial1['params']['lr'])}" in started  # the interrupted trial, again, with its own params
+    # the interrupted run is kept beside the rerun, its record intact; the rerun has a folder of its own
+    folder = sweep_dir / "cloudtrain-runs" / sweep_id
+    kept = json.loads((folder / "trial-001.interrupted" / "local-run" / "status.json").read_text())
+    assert kept["job_id"] == f"{sweep_id}-t001" and kept["state"] != "SUCCEEDED"
+    rerun = json.loads((folder / "trial-001" / "local-run" / "status.json").read_text())
+    assert rerun["state"] == "SUCCEEDED"
+    assert not (folder / "trial-000.interrupted").exists()  # a finished trial is never set aside
