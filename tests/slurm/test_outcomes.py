@@ -136,9 +136,10 @@ def test_a_drained_node_keeps_the_job_pending_with_its_reason(slurm, workdir, tm
         job_id = submit_detached(probe_config(tmp_path, workdir, ["--lines=1"]))
         status = status_of(job_id)
         assert status["state"] == "PENDING", status
-        # scontrol's words for ReqNodeNotAvail, on the live line as "queued: …"
-        assert status["message"] == (
-            "waiting: Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+        # ReqNodeNotAvail in words, as scontrol gives it before or after the scheduler describes it
+        assert status["message"] in (
+            "waiting: nodes required for the job are down, drained or reserved (unavailable: node2)",
+            "waiting: nodes required for the job are down, drained or reserved",
         ), status
     finally:
         slurm.set_node("node2", "RESUME")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -55,6 +56,12 @@ def test_a_slurm_jobs_files_are_its_run_folder_and_its_logs(slurm_login, tmp_pat
     files = job.files()
     assert files.gone is None and not files.running  # ended: its batch exit file says so
     assert files.tensorboard is not None and files.tensorboard.uri == f"{slurm_login.host}:{run}/logs"
-    assert [f.path for f in files.outputs["output"].list()] == ["logs/events.out.tfevents.1", "slurm/r0/batch.exit"]
+    assert [f.path for f in files.outputs["output"].list()] == [
+        "logs/events.out.tfevents.1",
+        "slurm/outcome.json",  # the outcome the status read kept (it stays true once Slurm forgets the job)
+        "slurm/r0/batch.exit",
+    ]
+    kept = json.loads((run / "slurm" / "outcome.json").read_text())
+    assert kept["state"] == job.status().state.value and kept["native"] == job.status().native_state
     gone = SlurmJob(shell, "424243", str(tmp_path / "nothing"), cluster=slurm_login.host, workdir=str(tmp_path))
     assert gone.files().gone == f"its run folder {tmp_path / 'nothing'} is not on the cluster"

@@ -10,6 +10,7 @@ from cloudtrain.backends.base import JobState
 from cloudtrain.backends.slurm.accounting import Usage, gpu_hours, parse_sacct, tres_gpus
 from cloudtrain.backends.slurm.job import SlurmJob
 from cloudtrain.backends.slurm.shell import ClusterShell
+from cloudtrain.backends.slurm import states
 from cloudtrain.backends.slurm.states import outcome_from_files, state_of
 from cloudtrain.errors import BackendError
 
@@ -149,3 +150,26 @@ def test_the_batch_shells_own_record_of_why_slurm_stopped_it_outranks_the_task_e
     files = {"slurm_state": recorded, "tasks": [task(0, "node1", 143), task(1, "node2", None)]}
     got, _, message = outcome_from_files(files)
     assert got is state and message is not None and words in message, message
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    [
+        (
+            "ReqNodeNotAvail,_UnavailableNodes:gpu-[03-04]",
+            "nodes required for the job are down, drained or reserved (unavailable: gpu-[03-04])",
+        ),
+        (
+            "Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions",
+            "nodes required for the job are down, drained or reserved",
+        ),
+        ("ReqNodeNotAvail", "nodes required for the job are down, drained or reserved"),
+        ("Priority", "Priority: jobs of higher priority are ahead of it"),
+        ("Resources", "Resources: the nodes it needs are busy"),
+        ("JobHeldUser", "JobHeldUser: held by its owner (scontrol release)"),
+        ("QOSMaxGRESPerUser", "QOSMaxGRESPerUser"),  # a code without words stays as scontrol gave it
+        ("AssocGrpGRES,_with_more", "AssocGrpGRES, with more"),
+    ],
+)
+def test_a_pending_reason_reads_in_words_whichever_form_scontrol_prints(reason: str, words: str) -> None:
+    assert states.waiting_words(reason) == words

@@ -80,7 +80,7 @@ class SlurmJob(HandleDefaults):
             reason = fields.get("Reason", "None")
             message = None
             if state is JobState.PENDING and reason not in ("None", ""):
-                native, message = f"{native} ({reason})", f"waiting: {reason.replace('_', ' ')}"
+                native, message = f"{native} ({reason})", f"waiting: {states.waiting_words(reason)}"
             elif state is JobState.PREEMPTED and fields.get("NodeList") and native.startswith("NODE_FAIL"):
                 message = f"node {self._failed_nodes(fields['NodeList'])} failed"
             elif state.terminal:

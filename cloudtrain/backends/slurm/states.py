@@ -36,6 +36,34 @@ STATES = {
 }
 
 
+#: Why a job waits, in words, for the reasons scontrol gives as codes (``Reason=Priority``).
+_WAITING_FOR = {
+    "Resources": "the nodes it needs are busy",
+    "Priority": "jobs of higher priority are ahead of it",
+    "PartitionDown": "its partition is down",
+    "PartitionInactive": "its partition is inactive",
+    "BeginTime": "its start time has not come",
+    "Dependency": "a job it depends on has not ended",
+    "JobHeldUser": "held by its owner (scontrol release)",
+    "JobHeldAdmin": "held by an administrator",
+    "Reservation": "its reservation has not started",
+}
+_UNAVAILABLE_NODES = "nodes required for the job are down, drained or reserved"
+
+
+def waiting_words(reason: str) -> str:
+    """A pending job's ``Reason`` in words. scontrol prints either the reason's code
+    (``ReqNodeNotAvail,_UnavailableNodes:node2``) or, once the scheduler has described it, the
+    description with its spaces as underscores (``Nodes_required_for_job_are_DOWN,_DRAINED_or…``): the
+    same wait reads the same either way, naming the unavailable nodes when scontrol does."""
+    text = reason.replace("_", " ").strip()
+    if text.startswith("ReqNodeNotAvail") or text.startswith("Nodes required for job are DOWN"):
+        nodes = text.partition("UnavailableNodes:")[2].strip(" ,")
+        return f"{_UNAVAILABLE_NODES} (unavailable: {nodes})" if nodes else _UNAVAILABLE_NODES
+    code = text.split(",", 1)[0]
+    return f"{code}: {_WAITING_FOR[code]}" if code in _WAITING_FOR else text
+
+
 def state_of(native: str, batch_exit: int | None = None) -> JobState:
     """``native`` (``CANCELLED by 0`` reads as CANCELLED); a job whose batch shell stopped it for the
     time-limit warning (exit 124) is TIMED_OUT, whatever Slurm calls it."""
