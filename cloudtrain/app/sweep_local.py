@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from cloudtrain import history
 from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
 from cloudtrain.errors import CloudtrainError, UsageError
 from cloudtrain.events import parse as parse_event
@@ -223,9 +224,14 @@ def retire(backend: Backend, attrs: Mapping[str, Any]) -> Path | None:
     (a run is never started where another run's record lies). Returns where the old folder went."""
     job_id, out = attrs.get("job_id"), attrs.get("output_dir")
     if isinstance(job_id, str) and job_id:
+        entry = history.find(job_id)  # the id its backend attaches by (a local run: its folder)
         with contextlib.suppress(CloudtrainError):  # a run that left no record has nothing to stop
-            old = backend.attach(job_id)
-            if not old.status().terminal:
+            old = (
+                backend.attach(entry.attach_id, region=entry.region, project=entry.project)
+                if entry
+                else backend.attach(job_id)
+            )
+            if not old.status().state.terminal:
                 old.kill()
     if not isinstance(out, str) or not Path(out).exists():
         return None

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.base import JobState
+from cloudtrain.backends.slurm import states
 from cloudtrain.backends.slurm.accounting import Usage, gpu_hours, parse_sacct, tres_gpus
 from cloudtrain.backends.slurm.job import SlurmJob
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.backends.slurm import states
 from cloudtrain.backends.slurm.states import outcome_from_files, state_of
 from cloudtrain.errors import BackendError
 
