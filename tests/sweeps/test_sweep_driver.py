@@ -14,6 +14,7 @@ import pytest
 from cloudtrain.app import sweep_local as local
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
+from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec, build_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,6 +69,10 @@ class ScriptedBackend:
         with self.lock:
             self.runs.append(run)
         return run
+
+    def attach(self, job_id, **_):
+        """A run of another process (the killed sweep's) is not known to this one, as a gone run is not."""
+        raise UsageError(f"no run {job_id!r}")
 
 
 def _spec(tmp_path: Path, **sweep) -> JobSpec:
