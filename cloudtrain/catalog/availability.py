@@ -87,10 +87,19 @@ def regions_offering(m: MachineInfo) -> tuple[str, ...] | None:
     return None if key is None else tuple(_offered(m.cloud)[key]["regions"])
 
 
+def unchecked(cloud: str) -> tuple[str, ...]:
+    """The regions of ``cloud`` no source covers: no row refuses them (data ``unchecked``)."""
+    return tuple((_data().get(cloud) or {}).get("unchecked") or ())
+
+
+def _told(m: MachineInfo, region: str) -> bool:
+    """Whether the data can tell if ``region`` offers ``m``'s accelerators."""
+    return regions_offering(m) is not None and region not in unchecked(m.cloud)
+
+
 def offers(m: MachineInfo, region: str) -> bool:
     """Whether ``region`` offers ``m``'s accelerators (True when the data cannot tell)."""
-    regions = regions_offering(m)
-    return regions is None or region in regions
+    return not _told(m, region) or region in (regions_offering(m) or ())
 
 
 def _partition(cloud: str, region: str) -> str:
@@ -109,7 +118,7 @@ def _suggestions(m: MachineInfo, region: str, regions: tuple[str, ...]) -> list[
 def nearest_offering(m: MachineInfo, region: str) -> str | None:
     """``region`` if it offers ``m``, else the nearest region that does (None: none does)."""
     regions = regions_offering(m)
-    if regions is None or region in regions:
+    if regions is None or offers(m, region):
         return region
     ranked = _suggestions(m, region, regions)
     return ranked[0] if ranked else None
@@ -118,7 +127,7 @@ def nearest_offering(m: MachineInfo, region: str) -> str | None:
 def check_offered(m: MachineInfo, region: str) -> None:
     """CatalogError (field ``region``) naming the nearest regions that offer ``m``'s accelerators."""
     regions = regions_offering(m)
-    if regions is None or region in regions:
+    if regions is None or offers(m, region):
         return
     ranked = _suggestions(m, region, regions)
     raise CatalogError(

@@ -183,6 +183,7 @@ def test_a_region_without_the_accelerator_is_refused_naming_the_nearest_that_hav
         (SAGEMAKER, "ap-south-2", "{type: ml.g4dn.xlarge}"),  # a series without a row: not checked
         (SAGEMAKER, "eu-north-1", "{type: ml.p5.48xlarge}"),
         (SAGEMAKER, "cn-northwest-1", "{type: ml.p4d.24xlarge}"),
+        (SAGEMAKER, "mx-central-1", "{type: ml.p5.48xlarge}"),  # unchecked: no source covers the region
     ],
 )
 def test_a_region_that_offers_the_accelerator_passes(tmp_path, template, region, machine) -> None:
@@ -284,6 +285,8 @@ def test_the_data_names_its_sources_and_checked_dates_and_every_region_it_names_
             assert set(row.get("disputed", {})) <= set(regions), (cloud, key)
         for partition in (rows.get("partitions") or {}).values():
             assert set(partition) <= set(catalog.regions(cloud))
+        assert set(rows["unchecked"]) <= set(catalog.regions(cloud))
+        assert not any(set(rows["unchecked"]) & set(row["regions"]) for row in rows["offered"].values())
     placed = {k for k in DATA["places"] if not k.startswith("_")}
     assert {r for c in catalog.clouds() for r in catalog.regions(c)} <= placed
 
@@ -305,6 +308,22 @@ def test_the_data_names_its_sources_and_checked_dates_and_every_region_it_names_
 )
 def test_a_row_says_which_regions_no_page_of_the_training_service_confirms(cloud, key, unverified) -> None:
     assert availability.unverified(cloud, key) == unverified
+
+
+def test_regions_no_source_covers_are_unchecked_and_never_refused() -> None:
+    # the EC2 price list read names no price in these; Compute Engine's catalog covers every Vertex AI region
+    assert availability.unchecked("sagemaker") == (
+        "ap-east-2",
+        "ap-southeast-4",
+        "ap-southeast-6",
+        "ap-southeast-7",
+        "ca-west-1",
+        "mx-central-1",
+    )
+    assert availability.unchecked("vertex") == ()
+    p5 = catalog.resolve_machine("sagemaker", "ml.p5.48xlarge", None, None)
+    assert [availability.offers(p5, r) for r in ("ap-southeast-6", "eu-west-3", "eu-west-2")] == [True, False, True]
+    assert availability.nearest_offering(p5, "ap-southeast-6") == "ap-southeast-6"
 
 
 def _types(cloud: str):
