@@ -1,10 +1,12 @@
 """Which regions offer a machine's accelerators, and which of them are nearest, from
-``data/accelerator_regions.json`` (each cloud's rows with the page they come from, the date it was
-read and what that copy lacked).
+``data/accelerator_regions.json`` (each cloud's rows with the pages they rest on and the date each
+was checked).
 
 A cloud's ``offered`` table is keyed by accelerator name (``NVIDIA_TESLA_T4``) or by machine series
 (``ml.p4d``): a machine is looked up by its series first, then its accelerator. A machine whose keys
-have no row is not checked offline. Distances are great-circle distances between the regions' cities.
+have no row is not checked offline. A row's ``regions`` decide; its ``confirmed`` regions are named
+by the training service's own page, its ``unverified`` ones only by the cloud's compute service
+(:func:`unverified`). Distances are great-circle distances between the regions' cities.
 """
 
 from __future__ import annotations
@@ -25,9 +27,23 @@ def _data() -> dict[str, Any]:
 
 
 def source(cloud: str) -> dict[str, str]:
-    """``{"source": url, "read": date, "note": what the read copy lacked}`` of ``cloud``'s rows."""
+    """``{"source": url, "checked": date, "note": what the rows rest on}`` of ``cloud``'s rows."""
     rows = _data().get(cloud) or {}
-    return {k: str(rows[k]) for k in ("source", "read", "note") if k in rows}
+    return {k: str(rows[k]) for k in ("source", "checked", "note") if k in rows}
+
+
+def sources(cloud: str) -> list[dict[str, str]]:
+    """Each page ``cloud``'s rows rest on: ``{"id", "url", "checked", "shows"}``."""
+    return [{k: str(v) for k, v in s.items()} for s in (_data().get(cloud) or {}).get("sources") or []]
+
+
+def _offered(cloud: str) -> dict[str, dict[str, Any]]:
+    return (_data().get(cloud) or {}).get("offered") or {}
+
+
+def unverified(cloud: str, key: str) -> tuple[str, ...]:
+    """The regions ``key``'s row lists although no page of the training service could confirm them."""
+    return tuple((_offered(cloud).get(key) or {}).get("unverified") or ())
 
 
 @functools.cache
@@ -54,7 +70,7 @@ def nearest(region: str, candidates: tuple[str, ...] | list[str]) -> list[str]:
 
 def _key(m: MachineInfo) -> str | None:
     """The ``offered`` row that decides ``m``: its series, else its accelerator; None when neither has one."""
-    offered = (_data().get(m.cloud) or {}).get("offered") or {}
+    offered = _offered(m.cloud)
     t = table(m.cloud).types.get(m.machine_type)
     for key in (t.series if t else None, m.accelerator):
         if key and key in offered:
@@ -68,30 +84,52 @@ def regions_offering(m: MachineInfo) -> tuple[str, ...] | None:
     if not m.accelerator_count or m.tpu is not None:
         return None
     key = _key(m)
-    return None if key is None else tuple(_data()[m.cloud]["offered"][key])
+    return None if key is None else tuple(_offered(m.cloud)[key]["regions"])
+
+
+def unchecked(cloud: str) -> tuple[str, ...]:
+    """The regions of ``cloud`` no source covers: no row refuses them (data ``unchecked``)."""
+    return tuple((_data().get(cloud) or {}).get("unchecked") or ())
+
+
+def _told(m: MachineInfo, region: str) -> bool:
+    """Whether the data can tell if ``region`` offers ``m``'s accelerators."""
+    return regions_offering(m) is not None and region not in unchecked(m.cloud)
 
 
 def offers(m: MachineInfo, region: str) -> bool:
     """Whether ``region`` offers ``m``'s accelerators (True when the data cannot tell)."""
-    regions = regions_offering(m)
-    return regions is None or region in regions
+    return not _told(m, region) or region in (regions_offering(m) or ())
+
+
+def _partition(cloud: str, region: str) -> str:
+    """The account partition ``region`` belongs to (data ``partitions``; "" for the cloud's main one)."""
+    partitions = (_data().get(cloud) or {}).get("partitions") or {}
+    return next((name for name, regions in partitions.items() if region in regions), "")
+
+
+def _suggestions(m: MachineInfo, region: str, regions: tuple[str, ...]) -> list[str]:
+    """``regions`` nearest first, those in ``region``'s partition only (another needs another account)
+    unless none is."""
+    mine = [r for r in regions if _partition(m.cloud, r) == _partition(m.cloud, region)]
+    return nearest(region, mine or list(regions))
 
 
 def nearest_offering(m: MachineInfo, region: str) -> str | None:
     """``region`` if it offers ``m``, else the nearest region that does (None: none does)."""
     regions = regions_offering(m)
-    if regions is None or region in regions:
+    if regions is None or offers(m, region):
         return region
-    ranked = nearest(region, regions)
+    ranked = _suggestions(m, region, regions)
     return ranked[0] if ranked else None
 
 
 def check_offered(m: MachineInfo, region: str) -> None:
     """CatalogError (field ``region``) naming the nearest regions that offer ``m``'s accelerators."""
     regions = regions_offering(m)
-    if regions is None or region in regions:
+    if regions is None or offers(m, region):
         return
-    ranked = nearest(region, regions)
+    ranked = _suggestions(m, region, regions)
     raise CatalogError(
         f"{table(m.cloud).title} offers no {_what(m)} in {region}; nearest regions with it: {', '.join(ranked[:3])}",
         ranked[:3],
@@ -101,8 +139,7 @@ def check_offered(m: MachineInfo, region: str) -> None:
 
 def offered_in(cloud: str, region: str) -> list[str]:
     """The ``offered`` rows (accelerators or series) that list ``region``, in the data's order."""
-    offered = (_data().get(cloud) or {}).get("offered") or {}
-    return [key for key, regions in offered.items() if region in regions]
+    return [key for key, row in _offered(cloud).items() if region in row["regions"]]
 
 
 def _what(m: MachineInfo) -> str:

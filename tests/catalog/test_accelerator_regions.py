@@ -1,6 +1,8 @@
 """Regions × accelerators, offline: a region that does not offer the machine's GPUs is refused by
 ``validate`` in one line naming the nearest regions that do; the cross-cloud mapping picks a region
-that has the mapped machine. The data (data/accelerator_regions.json) names its source and read date."""
+that has the mapped machine. The data (data/accelerator_regions.json) names, per cloud, the pages its rows
+rest on and the date each was checked; the rows below were checked against them on 2026-11-29 (a changed
+row has a case of its own)."""
 
 from __future__ import annotations
 
@@ -49,7 +51,9 @@ def _write(tmp_path: Path, template: str, region: str, machine: str) -> Path:
 T4 = "{type: n1-standard-8, accelerator: NVIDIA_TESLA_T4, accelerator_count: 1}"
 V100 = "{type: n1-standard-8, accelerator: NVIDIA_TESLA_V100, accelerator_count: 1}"
 A100 = "{type: a2-highgpu-1g}"
+H100 = "{type: a3-highgpu-1g}"
 L4 = "{type: g2-standard-8}"
+P100 = "{type: n1-standard-8, accelerator: NVIDIA_TESLA_P100, accelerator_count: 1}"
 
 
 @pytest.mark.parametrize(
@@ -60,8 +64,8 @@ L4 = "{type: g2-standard-8}"
             "europe-west6",
             T4,
             "Vertex AI offers no NVIDIA_TESLA_T4 (T4) in europe-west6; nearest regions with it: "
-            "europe-west3, europe-west1, europe-west4",
-            "set region: europe-west3, or another machine",
+            "europe-west3, europe-west1, europe-west4",  # Compute Engine has no T4 in europe-west6
+            "set region: europe-west3, or a machine with NVIDIA_L4",  # L4: Compute Engine has it there
         ),
         (
             VERTEX,
@@ -79,29 +83,76 @@ L4 = "{type: g2-standard-8}"
             "me-west1, us-east1",
             "set region: europe-west4, or a machine with NVIDIA_TESLA_T4 / NVIDIA_L4",
         ),
-        (
+        (  # us-south1 was listed: Compute Engine has no a3-highgpu there
+            VERTEX,
+            "us-south1",
+            H100,
+            "Vertex AI offers no a3-highgpu-1g (H100) in us-south1; nearest regions with it: us-central1, us-east5, "
+            "us-west4",
+            "set region: us-central1, or another machine",
+        ),
+        (  # EC2 prices g6e in ap-south-2 and has no p4d there; ap-south-1 was not listed
             SAGEMAKER,
             "ap-south-2",
             "{type: ml.p4d.24xlarge}",
             "SageMaker offers no ml.p4d.24xlarge (A100) in ap-south-2; nearest regions with it: "
-            "ap-southeast-1, ap-northeast-2, ap-northeast-1",
-            "set region: ap-southeast-1, or another machine",
+            "ap-south-1, ap-southeast-1, ap-northeast-2",
+            "set region: ap-south-1, or a machine with ml.g6e",
         ),
         (
             SAGEMAKER,
             "eu-west-3",
-            "{type: ml.p5.48xlarge}",
-            "SageMaker offers no ml.p5.48xlarge (H100) in eu-west-3; nearest regions with it: eu-west-2, eu-north-1, "
-            "us-east-1",
+            "{type: ml.p4d.24xlarge}",
+            "SageMaker offers no ml.p4d.24xlarge (A100) in eu-west-3; nearest regions with it: eu-west-2, "
+            "eu-central-1, eu-west-1",
             "set region: eu-west-2, or another machine",
         ),
-        (
+        (  # ca-central-1 was not listed
+            SAGEMAKER,
+            "eu-west-3",
+            "{type: ml.p5.48xlarge}",
+            "SageMaker offers no ml.p5.48xlarge (H100) in eu-west-3; nearest regions with it: eu-west-2, eu-north-1, "
+            "ca-central-1",
+            "set region: eu-west-2, or another machine",
+        ),
+        (  # eu-central-1 was listed: EC2 sells no p3dn there
             SAGEMAKER,
             "ap-southeast-1",
             "{type: ml.p3dn.24xlarge}",
             "SageMaker offers no ml.p3dn.24xlarge (V100-32GB) in ap-southeast-1; nearest regions with it: "
-            "ap-northeast-1, eu-central-1, eu-west-1",
+            "ap-northeast-1, eu-west-1, us-west-2",
             "set region: ap-northeast-1, or a machine with ml.p3 / ml.p4d",
+        ),
+        (  # ap-south-1 was listed: EC2 sells no p3 there
+            SAGEMAKER,
+            "ap-south-1",
+            "{type: ml.p3.2xlarge}",
+            "SageMaker offers no ml.p3.2xlarge (V100) in ap-south-1; nearest regions with it: ap-southeast-1, "
+            "ap-northeast-2, eu-central-1",  # China's regions are nearer but need an account of their own
+            "set region: ap-southeast-1, or a machine with ml.p4d / ml.p5 / ml.g6e",
+        ),
+        (  # eu-west-2 was listed: EC2 sells no g6e there
+            SAGEMAKER,
+            "eu-west-2",
+            "{type: ml.g6e.xlarge}",
+            "SageMaker offers no ml.g6e.xlarge (L40S) in eu-west-2; nearest regions with it: eu-central-1, "
+            "eu-south-2, eu-north-1",
+            "set region: eu-central-1, or a machine with ml.p3 / ml.p4d / ml.p5",
+        ),
+        (  # EC2 sells p4de in Tokyo, but SageMaker's API reference names us-east-1 and us-west-2 only
+            SAGEMAKER,
+            "ap-northeast-1",
+            "{type: ml.p4de.24xlarge}",
+            "SageMaker offers no ml.p4de.24xlarge (A100-80GB) in ap-northeast-1; nearest regions with it: "
+            "us-west-2, us-east-1",
+            "set region: us-west-2, or a machine with ml.p3 / ml.p3dn / ml.p4d / ml.p5 / ml.g6e",
+        ),
+        (  # a region of AWS China is pointed to the other one, not to a region its account cannot use
+            SAGEMAKER,
+            "cn-north-1",
+            "{type: ml.p4d.24xlarge}",
+            "SageMaker offers no ml.p4d.24xlarge (A100) in cn-north-1; nearest regions with it: cn-northwest-1",
+            "set region: cn-northwest-1, or a machine with ml.p3",
         ),
     ],
 )
@@ -123,9 +174,16 @@ def test_a_region_without_the_accelerator_is_refused_naming_the_nearest_that_hav
         (VERTEX, "us-central1", A100),
         (VERTEX, "europe-west6", "{type: n1-standard-8}"),  # no GPU: nothing to offer
         (VERTEX, "asia-south1", L4),
+        (VERTEX, "australia-southeast1", P100),  # added: the Locations page's note names it
+        (VERTEX, "europe-west6", L4),  # added: Compute Engine has L4 there (unverified for Vertex AI)
+        (VERTEX, "us-west4", L4),  # disputed, kept listed
         (SAGEMAKER, "us-east-1", "{type: ml.p4d.24xlarge}"),
+        (SAGEMAKER, "ap-south-1", "{type: ml.p4d.24xlarge}"),  # added: EC2 sells p4d there
+        (SAGEMAKER, "ap-south-2", "{type: ml.g6e.xlarge}"),  # added: EC2 sells g6e there
         (SAGEMAKER, "ap-south-2", "{type: ml.g4dn.xlarge}"),  # a series without a row: not checked
         (SAGEMAKER, "eu-north-1", "{type: ml.p5.48xlarge}"),
+        (SAGEMAKER, "cn-northwest-1", "{type: ml.p4d.24xlarge}"),
+        (SAGEMAKER, "mx-central-1", "{type: ml.p5.48xlarge}"),  # unchecked: no source covers the region
     ],
 )
 def test_a_region_that_offers_the_accelerator_passes(tmp_path, template, region, machine) -> None:
@@ -138,7 +196,7 @@ def test_validate_prints_the_refusal_as_one_line_and_exits_2(tmp_path, capsys) -
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         f"error: {path}:3: region: Vertex AI offers no NVIDIA_TESLA_T4 (T4) in europe-west6; nearest regions with "
-        "it: europe-west3, europe-west1, europe-west4 — set region: europe-west3, or another machine"
+        "it: europe-west3, europe-west1, europe-west4 — set region: europe-west3, or a machine with NVIDIA_L4"
     ]
 
 
@@ -161,11 +219,12 @@ def test_a_fallback_candidate_in_a_region_without_the_gpu_is_refused_at_its_entr
     ("region", "machine", "mapped_region", "why"),
     [
         ("us-central1", "{type: a2-highgpu-8g}", "us-east-2", "the nearest SageMaker region"),
+        ("asia-south1", "{type: a2-highgpu-8g}", "ap-south-1", "the nearest SageMaker region"),
         (
-            "asia-south1",
+            "europe-west9",
             "{type: a2-highgpu-8g}",
-            "ap-southeast-1",
-            "the nearest SageMaker region with ml.p4d.24xlarge (8 × A100); ap-south-1 has none",
+            "eu-west-2",
+            "the nearest SageMaker region with ml.p4d.24xlarge (8 × A100); eu-west-3 has none",
         ),
         (
             "europe-west6",
@@ -197,21 +256,74 @@ def test_sagemaker_to_vertex_maps_to_a_region_with_the_t4(tmp_path) -> None:
     )
 
 
-def test_the_data_names_its_source_and_read_date_and_every_region_it_names_is_real() -> None:
+def _date(text: str) -> bool:
+    return re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) is not None
+
+
+def test_the_data_names_its_sources_and_checked_dates_and_every_region_it_names_is_real() -> None:
     for cloud in catalog.clouds():
         rows = DATA[cloud]
-        assert rows["source"].startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", rows["read"])
-        assert rows["note"]  # what the read copy lacked
-        assert availability.source(cloud)["source"] == rows["source"]
+        assert rows["source"].startswith("https://") and _date(rows["checked"])
+        assert rows["note"]  # what the rows rest on
+        assert availability.source(cloud) == {k: rows[k] for k in ("source", "checked", "note")}
+        pages = availability.sources(cloud)
+        assert [p["id"] for p in pages] == [p["id"] for p in rows["sources"]] and len(pages) >= 2
+        for page in pages:
+            assert _date(page["checked"]) and page["shows"], page
+        assert {p["url"] for p in pages if p["url"].startswith("https://")} >= {rows["source"]}
         keys = set(catalog.machines(cloud) and [t.series for t in _types(cloud)]) | {
             m.accelerator for m in catalog.machines(cloud) if m.accelerator
         }
-        for key, regions in rows["offered"].items():
+        for key, row in rows["offered"].items():
+            regions = row["regions"]
             assert key in keys, (cloud, key)
             assert regions and set(regions) <= set(catalog.regions(cloud)), (cloud, key)
             assert len(set(regions)) == len(regions)
+            # each listed region is either confirmed by the training service's page or marked unverified
+            assert sorted(row["confirmed"] + row["unverified"]) == sorted(regions), (cloud, key)
+            assert availability.unverified(cloud, key) == tuple(row["unverified"])
+            assert set(row.get("disputed", {})) <= set(regions), (cloud, key)
+        for partition in (rows.get("partitions") or {}).values():
+            assert set(partition) <= set(catalog.regions(cloud))
+        assert set(rows["unchecked"]) <= set(catalog.regions(cloud))
+        assert not any(set(rows["unchecked"]) & set(row["regions"]) for row in rows["offered"].values())
     placed = {k for k in DATA["places"] if not k.startswith("_")}
     assert {r for c in catalog.clouds() for r in catalog.regions(c)} <= placed
+
+
+@pytest.mark.parametrize(
+    ("cloud", "key", "unverified"),
+    [
+        ("sagemaker", "ml.p4de", ()),  # SageMaker's API reference names both regions
+        (  # EC2 sells it in each; no SageMaker page could be read
+            "sagemaker",
+            "ml.p5",
+            ("us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "sa-east-1", "eu-north-1")
+            + ("eu-west-2", "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-2", "ap-southeast-3")
+            + ("us-gov-west-1",),
+        ),
+        ("vertex", "NVIDIA_TESLA_V100", ("europe-west4", "asia-east1")),  # the copy of the page is US-only
+        ("vertex", "NVIDIA_TESLA_P4", ("northamerica-northeast1", "europe-west4", "asia-southeast1")),
+    ],
+)
+def test_a_row_says_which_regions_no_page_of_the_training_service_confirms(cloud, key, unverified) -> None:
+    assert availability.unverified(cloud, key) == unverified
+
+
+def test_regions_no_source_covers_are_unchecked_and_never_refused() -> None:
+    # the EC2 price list read names no price in these; Compute Engine's catalog covers every Vertex AI region
+    assert availability.unchecked("sagemaker") == (
+        "ap-east-2",
+        "ap-southeast-4",
+        "ap-southeast-6",
+        "ap-southeast-7",
+        "ca-west-1",
+        "mx-central-1",
+    )
+    assert availability.unchecked("vertex") == ()
+    p5 = catalog.resolve_machine("sagemaker", "ml.p5.48xlarge", None, None)
+    assert [availability.offers(p5, r) for r in ("ap-southeast-6", "eu-west-3", "eu-west-2")] == [True, False, True]
+    assert availability.nearest_offering(p5, "ap-southeast-6") == "ap-southeast-6"
 
 
 def _types(cloud: str):
