@@ -226,7 +226,10 @@ def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
     assert (status.state.value, status.native_state, status.message) == (
         "PENDING",
         f"PENDING ({reason})",
-        f"waiting: {reason}",
+        {
+            "Resources": "waiting: Resources: the nodes it needs are busy",
+            "Priority": "waiting: Priority: jobs of higher priority are ahead of it",
+        }[reason],
     )
     assert phase_of(status) == f"queued: {reason}"
 

@@ -217,7 +217,7 @@ class ReplicaGroup:
     # --- output ----------------------------------------------------------------------------
 
     def notice(self, message: str, severity: str = "INFO") -> None:
-        self._add(LogLine(_now(), NOTICE, message, severity))
+        self._add(NOTICE, message, severity)
 
     def lines(self, follow: bool = False) -> Iterator[LogLine]:
         """Every line so far; with ``follow``, new ones as they come until all replicas ended."""
@@ -232,10 +232,13 @@ class ReplicaGroup:
             if not follow or (finished and not batch):
                 return
 
-    def _add(self, line: LogLine) -> None:
-        if self._on_line is not None:
-            self._on_line(line)
+    def _add(self, replica: str, text: str, severity: str) -> None:
+        """One line, stamped under the lock that orders the lines: the lines file is in time order
+        even when two replicas' readers race (a stamp taken before the lock let a later line in first)."""
         with self._cond:
+            line = LogLine(_now(), replica, text, severity)
+            if self._on_line is not None:  # before any reader can see the line (its events are known then)
+                self._on_line(line)
             self._lines.append(line)
             if self._journal is not None:
                 try:
@@ -270,7 +273,7 @@ class ReplicaGroup:
                 except OSError:  # a full disk must not stop the draining of the pipes
                     pass
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n").rsplit("\r", 1)[-1]
-                self._add(LogLine(_now(), launch.name, text, severity_of(text)))
+                self._add(launch.name, text, severity_of(text))
         stdout.close()
         stderr.close()
 
