@@ -17,18 +17,15 @@ from typing import Any
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
-from cloudtrain.backends.local import contract, supervisor, venv
+from cloudtrain.backends.local import supervisor
 from cloudtrain.backends.local.find import find_run
-from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
-from cloudtrain.backends.sagemaker.aws import AwsClients, translated
-from cloudtrain.backends.vertex import settings
-from cloudtrain.backends.vertex.upload import storage_client
-from cloudtrain.data import schemes
+from cloudtrain.backends.runner import contract, venv
+from cloudtrain.backends.runner.buckets import bucket_store
+from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.data.cache import fetch
-from cloudtrain.data.stores import GcsStore, S3Store
 from cloudtrain.errors import BackendError, CredentialsError, UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, required
@@ -143,16 +140,6 @@ def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
             f"data channel {channel.name!r} ({channel.source}) is downloaded for a local run, and {exc.message}",
             exc.hint,
         ) from None
-
-
-def bucket_store(spec: JobSpec, channel: DataChannel) -> GcsStore | S3Store:
-    """A store on the channel's bucket, with the credentials that cloud's backend would use."""
-    bucket, _ = schemes.split_bucket(channel.source)
-    if channel.kind == "s3":
-        return S3Store(AwsClients(spec.region).s3, bucket, translated)
-
-    emulator = bool(os.environ.get("STORAGE_EMULATOR_HOST"))
-    return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
 
 def shard_channel(folder: Path, dest: Path, hosts: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ On the cluster, under ``slurm.workdir`` (a filesystem every node sees):
 
 - ``packages/<sha256>/<sdist>``: each package once, by content (only what changed is copied);
 - ``envs/``: the per-image Python environments, built once and reused, with the ``--local``
-  backend's builder and its image-version rules (:mod:`cloudtrain.backends.local.venv`);
+  backend's builder and its image-version rules (:mod:`cloudtrain.backends.runner.venv`);
 - ``runs/<job name>/``: the run: ``model/``, ``checkpoints/``, ``logs/`` (TensorBoard), and
   ``slurm/`` (batch script, launcher, tasks' plan, output and exit files);
 - ``jobs/<job id>``: the run folder of each job id (``status``/``logs`` by id).
@@ -27,8 +27,8 @@ from typing import Any
 from cloudtrain import creation_window
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
-from cloudtrain.backends.local import contract, venv
-from cloudtrain.backends.local.image import Image, resolve_image
+from cloudtrain.backends.runner import contract, venv
+from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
