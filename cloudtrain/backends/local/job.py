@@ -22,9 +22,10 @@ from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
+from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
-from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
+from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
     NotRegular,
@@ -38,7 +39,6 @@ from cloudtrain.statefiles import (
 if TYPE_CHECKING:
     from cloudtrain.backends.runner.contract import ReplicaPlan
 
-RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop
