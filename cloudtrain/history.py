@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import statefiles
+from cloudtrain import environment_vars, statefiles
 from cloudtrain.backends import attaches_by_name, names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
@@ -30,9 +30,9 @@ RUNS_DIR = "cloudtrain-runs"
 def cache_dir() -> Path:
     """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
-    if os.environ.get("CLOUDTRAIN_CACHE_DIR"):
-        return Path(os.environ["CLOUDTRAIN_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
+    if os.environ.get(environment_vars.CACHE_DIR):
+        return Path(os.environ[environment_vars.CACHE_DIR]).expanduser()
+    xdg = os.environ.get(environment_vars.XDG_CACHE_HOME)
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "cloudtrain"
 
 

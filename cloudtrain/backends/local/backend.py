@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
@@ -39,19 +40,9 @@ log = logging.getLogger("cloudtrain.local")
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
 # an earlier run, and Python path overrides no cloud machine has.
-_STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
-GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR
-_STRIP = {
-    "TF_CONFIG",
-    "CLUSTER_SPEC",
-    "TRAINING_JOB_NAME",
-    "CURRENT_HOST",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "PYTHONSTARTUP",
-    "VIRTUAL_ENV",
-    "CUDA_VISIBLE_DEVICES",
-}
+_STRIP_PREFIXES = environment_vars.NOT_PASSED_ON_PREFIXES
+GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR
+_STRIP = set(environment_vars.NOT_PASSED_ON)
 
 
 def detect_gpus() -> int:
@@ -102,15 +93,16 @@ def child_env(
     env.update(spec.env)
     env.update(secrets)
     env.update(plan.env)
-    env["PYTHONUNBUFFERED"] = "1"
+    env[environment_vars.PYTHONUNBUFFERED] = "1"
     # The bundled trainer saves at once on SIGTERM (Ctrl-C) instead of training on for the cloud's grace period.
     env.setdefault(GRACE_PERIOD_VAR, "0")
-    env["VIRTUAL_ENV"] = str(env_dir)
-    env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
+    env[environment_vars.VIRTUAL_ENV] = str(env_dir)
+    path = env.get(environment_vars.PATH, os.defpath)
+    env[environment_vars.PATH] = os.pathsep.join([str(venv.env_python(env_dir).parent), path])
     if cuda is not None:
-        env["CUDA_VISIBLE_DEVICES"] = cuda
+        env[environment_vars.CUDA_VISIBLE_DEVICES] = cuda
     if shared_gpus:
-        env.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+        env.setdefault(environment_vars.TF_FORCE_GPU_ALLOW_GROWTH, "true")
     return env
 
 

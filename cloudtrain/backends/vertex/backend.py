@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import numbers
+from cloudtrain import environment_vars, numbers
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
@@ -55,7 +55,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
         """A Cloud Storage bucket, read with Application Default Credentials (none for an emulator)."""
         from cloudtrain.data.stores import GcsStore
 
-        emulator = bool(os.environ.get("STORAGE_EMULATOR_HOST"))
+        emulator = bool(os.environ.get(environment_vars.STORAGE_EMULATOR_HOST))
         return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
