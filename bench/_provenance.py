@@ -49,6 +49,7 @@ PATHS: dict[str, tuple[str, ...]] = {
         "bench/edit_loop_bench.py",
         "bench/_stats.py",
         "cloudtrain/backends/local",
+        "cloudtrain/backends/runner",  # the env builder a local run uses
         "cloudtrain/packaging",
         "cloudtrain/cli",
         "docs/tutorial/my-project",

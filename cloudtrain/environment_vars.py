@@ -48,6 +48,42 @@ LOGGING_ENDPOINT = "CLOUDTRAIN_LOGGING_ENDPOINT"
 LOG_READS_PER_MINUTE = "CLOUDTRAIN_LOG_READS_PER_MINUTE"
 SSH_CONFIG = "CLOUDTRAIN_SSH_CONFIG"
 SWEEP_METRIC = "CLOUDTRAIN_SWEEP_METRIC"
+XDG_CACHE_HOME = "XDG_CACHE_HOME"
+STORAGE_EMULATOR_HOST = "STORAGE_EMULATOR_HOST"
+PYTHONUNBUFFERED = "PYTHONUNBUFFERED"
+VIRTUAL_ENV = "VIRTUAL_ENV"
+PATH = "PATH"
+CUDA_VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+TF_FORCE_GPU_ALLOW_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
+TF_CONFIG = "TF_CONFIG"
+CLUSTER_SPEC = "CLUSTER_SPEC"
+
+#: The contracts' variables (rows ``AIP_*``, ``SM_*``) that name a folder the job writes to: on a machine
+#: cloudtrain reaches itself (a Slurm cluster), each exists when the user's code starts (issue #40).
+CONTRACT_FOLDERS = (
+    "AIP_MODEL_DIR",
+    "AIP_CHECKPOINT_DIR",
+    "AIP_TENSORBOARD_LOG_DIR",
+    "SM_MODEL_DIR",
+    "SM_OUTPUT_DATA_DIR",
+    "SM_OUTPUT_DIR",
+    "SM_CHECKPOINT_DIR",
+)
+#: What a ``--local`` run does not pass on from your shell (the ``job`` section's words): variables that would
+#: fake a cloud (a contract from an earlier run) and Python path overrides no cloud machine has.
+NOT_PASSED_ON = (
+    TF_CONFIG,
+    CLUSTER_SPEC,
+    "TRAINING_JOB_NAME",
+    "CURRENT_HOST",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    VIRTUAL_ENV,
+    CUDA_VISIBLE_DEVICES,
+)
+#: The families a ``--local`` run does not pass on from your shell, by their names' beginnings.
+NOT_PASSED_ON_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
 
 VARIABLES: tuple[Variable, ...] = (
     Variable(
@@ -58,7 +94,7 @@ VARIABLES: tuple[Variable, ...] = (
         "`$XDG_CACHE_HOME/cloudtrain`, else `~/.cache/cloudtrain` ([local runs](../how-to/local.md))",
     ),
     Variable(
-        "XDG_CACHE_HOME", "cloudtrain", "you; every command", "the cache's parent when `CLOUDTRAIN_CACHE_DIR` is unset"
+        XDG_CACHE_HOME, "cloudtrain", "you; every command", "the cache's parent when `CLOUDTRAIN_CACHE_DIR` is unset"
     ),
     Variable(
         "FORCE_COLOR", "cloudtrain", "you; the console", "colour and progress bars even when stderr is not a terminal"
@@ -96,7 +132,7 @@ VARIABLES: tuple[Variable, ...] = (
         LOG_READS_PER_MINUTE, "vertex", "you; the Vertex backend", "log-read budget when polling alone; default 50"
     ),
     Variable(
-        "STORAGE_EMULATOR_HOST",
+        STORAGE_EMULATOR_HOST,
         "vertex",
         "you; google-cloud-storage, the Vertex and local backends",
         "google-cloud-storage's own emulator setting: uploads and downloads go to it",
@@ -209,13 +245,13 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable("CLOUD_ML_JOB_ID", "job", "Vertex AI, `--local`; your code", "the job's name"),
     Variable(
-        "CLUSTER_SPEC",
+        CLUSTER_SPEC,
         "job",
         "Vertex AI, `--local`, the Slurm launcher; your code, script mode's entry",
         "the replicas of a multi-replica job, Vertex's form",
     ),
     Variable(
-        "TF_CONFIG", "job", "the clouds, `--local`, the Slurm launcher; TensorFlow", "the cluster, TensorFlow's form"
+        TF_CONFIG, "job", "the clouds, `--local`, the Slurm launcher; TensorFlow", "the cluster, TensorFlow's form"
     ),
     Variable(
         "SM_*",
@@ -264,21 +300,21 @@ VARIABLES: tuple[Variable, ...] = (
         "the metadata server the launcher asks for a token",
     ),
     Variable(
-        "PYTHONUNBUFFERED",
+        PYTHONUNBUFFERED,
         "job",
         "the local and Slurm backends; Python",
         "`1`: the job's lines reach the logs as printed",
     ),
     Variable(
-        "VIRTUAL_ENV",
+        VIRTUAL_ENV,
         "job",
         "the local backend; Python tools",
         "a local run's environment (and its `bin/` first on `PATH`)",
     ),
-    Variable("PATH", "job", "the local backend", "a local run's environment's `bin/` first"),
-    Variable("CUDA_VISIBLE_DEVICES", "job", "the local backend; CUDA", "the GPUs a local run's replica sees"),
+    Variable(PATH, "job", "the local backend", "a local run's environment's `bin/` first"),
+    Variable(CUDA_VISIBLE_DEVICES, "job", "the local backend; CUDA", "the GPUs a local run's replica sees"),
     Variable(
-        "TF_FORCE_GPU_ALLOW_GROWTH", "job", "the local backend; TensorFlow", "replicas sharing a GPU grow their memory"
+        TF_FORCE_GPU_ALLOW_GROWTH, "job", "the local backend; TensorFlow", "replicas sharing a GPU grow their memory"
     ),
     Variable(
         "CLOUDTRAIN_TEST_ENV_CACHE",

@@ -18,18 +18,21 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import statefiles
-from cloudtrain.backends import LOCAL, names  # the registry alone: no backend is imported
+from cloudtrain import environment_vars, statefiles
+from cloudtrain.backends import attaches_by_name, names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
+#: Where a run on this machine goes when its config names no output_dir, one folder per job name (relative to
+#: the working dir). Defined here, low, so that ``list``'s light readers name it without loading a spec.
+RUNS_DIR = "cloudtrain-runs"
 
 
 def cache_dir() -> Path:
     """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
-    if os.environ.get("CLOUDTRAIN_CACHE_DIR"):
-        return Path(os.environ["CLOUDTRAIN_CACHE_DIR"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
+    if os.environ.get(environment_vars.CACHE_DIR):
+        return Path(os.environ[environment_vars.CACHE_DIR]).expanduser()
+    xdg = os.environ.get(environment_vars.XDG_CACHE_HOME)
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "cloudtrain"
 
 
@@ -54,9 +57,10 @@ class JobRecord:
 
     @property
     def attach_id(self) -> str:
-        """What the backend's ``attach`` takes: a local run's output folder (its absolute path, so the
-        run is found from any directory), else the job id."""
-        return self.name if self.backend == LOCAL else self.job_id
+        """What the backend's ``attach`` takes: the full name recorded, for a backend the registry says
+        attaches by it (a local run's output folder, its absolute path, so the run is found from any
+        directory), else the job id."""
+        return self.name if attaches_by_name(self.backend) else self.job_id
 
 
 _FIELDS = {f.name for f in fields(JobRecord)}

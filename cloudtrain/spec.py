@@ -22,8 +22,6 @@ from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
 
-#: Where local runs write by default, one folder per job name (relative to the working dir).
-LOCAL_RUNS_DIR = "cloudtrain-runs"
 #: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
 #: submits in the same second never share a name or an output folder. Each backend cuts the
 #: name so that name, time and suffix fit its own limit (``BackendFacts.job_name``).

@@ -83,7 +83,7 @@ def tf_cache() -> Path:
 @pytest.fixture(scope="session")
 def tf_image():
     """The Vertex default image layer: the TensorFlow env most local tests share."""
-    from cloudtrain.backends.local.image import resolve_image
+    from cloudtrain.backends.runner.image import resolve_image
 
     return resolve_image("vertex", None)
 

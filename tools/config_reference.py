@@ -10,13 +10,16 @@ come from the pydantic models, so the reference cannot drift from the code. A te
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # run as a script: the tools beside it
+
+from tools.generated_page import write_or_check  # noqa: E402
+
 PAGE = REPO / "docs" / "reference" / "config-keys.md"
 
 HEADER = """\
@@ -119,17 +122,13 @@ def current_schema() -> Schema:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the committed page is stale")
-    args = parser.parse_args(argv)
-    text = render(current_schema())
-    if args.check:
-        if not PAGE.exists() or PAGE.read_text() != text:
-            print(f"{PAGE.relative_to(REPO)} is stale: run `make docs` and commit it", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text)
-    return 0
+    return write_or_check(
+        argv,
+        doc=__doc__,
+        page=PAGE,
+        render=lambda: render(current_schema()),
+        stale=f"{PAGE.relative_to(REPO)} is stale: run `make docs` and commit it",
+    )
 
 
 if __name__ == "__main__":

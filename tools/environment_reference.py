@@ -10,7 +10,6 @@ the table lacks.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # run as a script: the cloudtrain beside it
 
 from cloudtrain.environment_vars import GROUPS, VARIABLES  # noqa: E402
+from tools.generated_page import write_or_check  # noqa: E402
 
 PAGE = REPO / "docs" / "reference" / "environment.md"
 
@@ -43,17 +43,13 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the committed page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not PAGE.exists() or PAGE.read_text() != text:
-            print(f"{PAGE.relative_to(REPO)} is stale: run `make docs` and commit it", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text)
-    return 0
+    return write_or_check(
+        argv,
+        doc=__doc__,
+        page=PAGE,
+        render=render,
+        stale=f"{PAGE.relative_to(REPO)} is stale: run `make docs` and commit it",
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from cloudtrain import history
 from cloudtrain.backends import listed_reader
 from cloudtrain.history import JobRecord
 
-RUNS_DIR = "cloudtrain-runs"  # where a local run goes when its config names no output_dir (spec.LOCAL_RUNS_DIR)
 #: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
 MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
@@ -111,7 +110,7 @@ def _short(folder: str, here: str, job_id: str) -> str:
     A folder cloudtrain chose (``<project>/cloudtrain-runs/<job>``) shows as its project (``./``,
     ``~/projects/my-model``): the job column names the rest."""
     path = Path(folder)
-    if path.name == job_id and path.parent.name == RUNS_DIR:
+    if path.name == job_id and path.parent.name == history.RUNS_DIR:
         path = path.parent.parent
     try:
         rel = os.path.relpath(path, here)

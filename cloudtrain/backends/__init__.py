@@ -37,6 +37,7 @@ _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` confi
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
+_BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -59,6 +60,7 @@ def register(
     sdk: tuple[str, ...] = (),
     title: str | None = None,
     listed: str | None = None,
+    attach_by_name: bool = False,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
     ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
@@ -67,8 +69,11 @@ def register(
     ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend);
     ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
     local run's folder): what ``list`` shows of one, read without loading the backend (see
-    :func:`listed_reader`)."""
+    :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
+    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`)."""
     _REGISTRY[name] = module
+    if attach_by_name:
+        _BY_NAME.add(name)
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -89,6 +94,7 @@ register(
     section="cloudtrain.backends.local.section:Local",
     title="this machine",
     listed="cloudtrain.backends.local.find:listed",
+    attach_by_name=True,
 )
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
 
@@ -211,6 +217,12 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
     return reader
 
 
+def attaches_by_name(name: str) -> bool:
+    """Whether backend ``name``'s ``attach`` takes the full name history records (``JobRecord.name``) rather
+    than the short id; known without importing the backend (``status`` reads it for every job)."""
+    return name in _BY_NAME
+
+
 def clouds() -> tuple[str, ...]:
     """The backends that run on someone else's machines (every one but ``local``)."""
     return tuple(n for n in names() if n != LOCAL)
@@ -273,6 +285,7 @@ __all__ = [
     "PLUGIN_GROUP",
     "SECTION_GROUP",
     "PluginError",
+    "attaches_by_name",
     "clouds",
     "get_backend",
     "listed_reader",

@@ -30,6 +30,7 @@ from cloudtrain.timeline import SAGEMAKER_PHASES
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
     from cloudtrain.backends.files import JobFiles
+    from cloudtrain.data.stores import GcsStore, S3Store
 
 
 class JobState(enum.Enum):
@@ -379,6 +380,11 @@ class Backend(Protocol):
         self,
     ) -> EnvironmentContract | None: ...  # what its machines show a job, for ``--local``; None: not followed
 
+    def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore | S3Store:
+        """A store on ``bucket`` of its own scheme, with the credentials its jobs use: how a run on a machine
+        cloudtrain reaches itself (``--local``, a Slurm cluster) reads a data channel there."""
+        ...
+
     def check(self, config: Any) -> list[str]:
         """Offline problems of a config for this backend, one line each (no network)."""
         ...
@@ -560,6 +566,9 @@ class BackendFacts:
         """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
 
     local_contract: ClassVar[EnvironmentContract | None] = None
+
+    def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore | S3Store:
+        raise UsageError(f"{self.title} has no buckets of its own to read {bucket!r} from")
 
     def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
         """Checks of the location and machine keys for a backend that has no catalog of regions and

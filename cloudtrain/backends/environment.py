@@ -4,7 +4,7 @@
 variables, folders and files. Each backend that a local run can follow gives its contract as
 ``Backend.local_contract`` (Vertex AI's ``AIP_*`` in :mod:`cloudtrain.backends.vertex.contract`,
 SageMaker's ``/opt/ml`` tree and ``SM_*`` in :mod:`cloudtrain.backends.sagemaker.contract`); the
-local backend asks the registry for it (:mod:`cloudtrain.backends.local.contract`) and names no
+local backend asks the registry for it (:mod:`cloudtrain.backends.runner.contract`) and names no
 cloud. Nothing here touches the disk or the network: :mod:`cloudtrain.backends.local.processes`
 creates what a :class:`ReplicaPlan` lists.
 """

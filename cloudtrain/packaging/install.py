@@ -11,7 +11,7 @@ What pip installs from one is therefore known without running setuptools:
   part of its path starts with ``.``);
 * a ``<name>-<version>.dist-info`` whose ``METADATA`` is the sdist's ``PKG-INFO``.
 
-A local run's package layer uses this for a code-only edit (:mod:`cloudtrain.backends.local.venv`);
+A local run's package layer uses this for a code-only edit (:mod:`cloudtrain.backends.runner.venv`);
 ``tests/packaging/test_install.py`` holds it to pip's own install of the same sdists, file for file.
 """
 

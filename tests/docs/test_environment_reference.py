@@ -3,7 +3,10 @@ variable cloudtrain/ reads or names: a new ``os.environ.get("X")`` or ``CLOUDTRA
 
 from __future__ import annotations
 
+import ast
 import re
+
+import pytest
 
 from cloudtrain import environment_vars
 from cloudtrain.environment_vars import VARIABLES, covers
@@ -63,3 +66,48 @@ def test_the_code_reads_its_own_variables_by_the_tables_names() -> None:
         "127.0.0.1:9"
     )
     assert params.METRIC_ENV == environment_vars.SWEEP_METRIC
+
+
+#: Modules that name variables only through the table (no string of their own spells one).
+BY_THE_TABLES_NAMES = (
+    "cloudtrain/history.py",
+    "cloudtrain/backends/local/backend.py",
+    "cloudtrain/backends/slurm/backend.py",
+    "cloudtrain/backends/slurm/shell.py",
+    "cloudtrain/backends/runner/buckets.py",
+)
+
+
+def spelled(source: str) -> list[str]:
+    """The strings in ``source`` (docstrings aside) that are a variable of the table, or a family's start."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and re.fullmatch(r"[A-Z][A-Z0-9_]+", node.value)
+        and (covers(node.value) or node.value.endswith("_") and covers(node.value + "X"))
+    ]
+
+
+def test_the_scan_sees_a_variable_spelled_in_code_and_not_in_a_docstring() -> None:
+    source = (
+        '"""Reads CLOUDTRAIN_CACHE_DIR."""\nimport os\n'
+        'os.environ.get("CLOUDTRAIN_CACHE_DIR")\nP = ("AIP_", "PENDING")\n'
+    )
+    assert spelled(source) == ["CLOUDTRAIN_CACHE_DIR", "AIP_"]
+
+
+@pytest.mark.parametrize("module", BY_THE_TABLES_NAMES)
+def test_these_modules_take_every_variables_name_from_the_table(module: str) -> None:
+    assert spelled((REPO / module).read_text()) == []

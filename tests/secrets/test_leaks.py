@@ -132,8 +132,8 @@ def test_a_local_replica_printing_a_private_key_shows_none_of_its_lines(tmp_path
 
 def test_local_sagemaker_contract_files_are_0600(tmp_path):
     """--local under the SageMaker contract: hyperparameters.json holds the values as the job reads them."""
-    from cloudtrain.backends.local import contract
     from cloudtrain.backends.local.backend import prepare
+    from cloudtrain.backends.runner import contract
     from tests.backends.local.conftest import make_spec
     from tests.backends.local.test_local_contract import PKG
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.runner import venv
 from cloudtrain.backends.sagemaker.aws import AwsClients
 from cloudtrain.backends.slurm.shell import control_dir
 from tests.slurm.test_submit import REPO, cloudtrain, job_id_of, probe_config

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.runner import venv
 from tests.slurm.cluster import LOGIN_SECRET, LOGIN_SECRET_VAR
 from tests.slurm.test_submit import cloudtrain, job_id_of, probe_config
 

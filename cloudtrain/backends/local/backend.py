@@ -14,21 +14,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
-from cloudtrain.backends.local import contract, supervisor, venv
+from cloudtrain.backends.local import supervisor
 from cloudtrain.backends.local.find import find_run
-from cloudtrain.backends.local.image import Image, resolve_image
 from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
-from cloudtrain.backends.sagemaker.aws import AwsClients, translated
-from cloudtrain.backends.vertex import settings
-from cloudtrain.backends.vertex.upload import storage_client
-from cloudtrain.data import schemes
+from cloudtrain.backends.runner import contract, venv
+from cloudtrain.backends.runner.buckets import bucket_store
+from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.data.cache import fetch
-from cloudtrain.data.stores import GcsStore, S3Store
 from cloudtrain.errors import BackendError, CredentialsError, UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, required
@@ -42,19 +40,9 @@ log = logging.getLogger("cloudtrain.local")
 
 # Inherited variables that would leak this shell's setup into the job: cloud contracts from
 # an earlier run, and Python path overrides no cloud machine has.
-_STRIP_PREFIXES = ("AIP_", "SM_", "CLOUD_ML_", "SAGEMAKER_")
-GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR
-_STRIP = {
-    "TF_CONFIG",
-    "CLUSTER_SPEC",
-    "TRAINING_JOB_NAME",
-    "CURRENT_HOST",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "PYTHONSTARTUP",
-    "VIRTUAL_ENV",
-    "CUDA_VISIBLE_DEVICES",
-}
+_STRIP_PREFIXES = environment_vars.NOT_PASSED_ON_PREFIXES
+GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR
+_STRIP = set(environment_vars.NOT_PASSED_ON)
 
 
 def detect_gpus() -> int:
@@ -105,15 +93,16 @@ def child_env(
     env.update(spec.env)
     env.update(secrets)
     env.update(plan.env)
-    env["PYTHONUNBUFFERED"] = "1"
+    env[environment_vars.PYTHONUNBUFFERED] = "1"
     # The bundled trainer saves at once on SIGTERM (Ctrl-C) instead of training on for the cloud's grace period.
     env.setdefault(GRACE_PERIOD_VAR, "0")
-    env["VIRTUAL_ENV"] = str(env_dir)
-    env["PATH"] = os.pathsep.join([str(venv.env_python(env_dir).parent), env.get("PATH", os.defpath)])
+    env[environment_vars.VIRTUAL_ENV] = str(env_dir)
+    path = env.get(environment_vars.PATH, os.defpath)
+    env[environment_vars.PATH] = os.pathsep.join([str(venv.env_python(env_dir).parent), path])
     if cuda is not None:
-        env["CUDA_VISIBLE_DEVICES"] = cuda
+        env[environment_vars.CUDA_VISIBLE_DEVICES] = cuda
     if shared_gpus:
-        env.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+        env.setdefault(environment_vars.TF_FORCE_GPU_ALLOW_GROWTH, "true")
     return env
 
 
@@ -143,16 +132,6 @@ def fetch_bucket_channel(spec: JobSpec, channel: DataChannel) -> Path:
             f"data channel {channel.name!r} ({channel.source}) is downloaded for a local run, and {exc.message}",
             exc.hint,
         ) from None
-
-
-def bucket_store(spec: JobSpec, channel: DataChannel) -> GcsStore | S3Store:
-    """A store on the channel's bucket, with the credentials that cloud's backend would use."""
-    bucket, _ = schemes.split_bucket(channel.source)
-    if channel.kind == "s3":
-        return S3Store(AwsClients(spec.region).s3, bucket, translated)
-
-    emulator = bool(os.environ.get("STORAGE_EMULATOR_HOST"))
-    return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
 
 def shard_channel(folder: Path, dest: Path, hosts: list[str]) -> list[str]:

@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
-from cloudtrain.backends.local import record, venv
-from cloudtrain.backends.local.contract import contract_of
+from cloudtrain.backends.local import record
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
+from cloudtrain.backends.runner import venv
+from cloudtrain.backends.runner.contract import contract_of
+from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
-from cloudtrain.spec import LOCAL_RUNS_DIR, JobSpec
+from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
     NotRegular,
@@ -35,9 +37,8 @@ from cloudtrain.statefiles import (
 )
 
 if TYPE_CHECKING:
-    from cloudtrain.backends.local.contract import ReplicaPlan
+    from cloudtrain.backends.runner.contract import ReplicaPlan
 
-RUNS_DIR = LOCAL_RUNS_DIR
 log = logging.getLogger("cloudtrain.local")
 JOURNAL = "lines.jsonl"  # every line of every replica in order of arrival, with its time and severity
 CANCEL_REQUESTED = "cancel-requested"  # in RUN_DIR: `cloudtrain cancel` from another process asked for the stop

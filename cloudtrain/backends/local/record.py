@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cloudtrain.history import RUNS_DIR as RUNS_DIR  # where a run goes when the config names no output_dir
 from cloudtrain.leftovers import process_runs, process_start
 from cloudtrain.statefiles import Damage, load_json_object
 
-RUNS_DIR = "cloudtrain-runs"  # where a run goes when the config names no output_dir (spec.LOCAL_RUNS_DIR)
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
 STATUS = "status.json"
 #: A local run's own states → cloudtrain's (JobState values).

@@ -21,6 +21,8 @@ from .entry_shell import hyperparameter_warnings
 from .tuning import create_tuning_job
 
 if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
+    from cloudtrain.data.stores import S3Store
+
     from .jobs import SageMakerJob
     from .tuning_jobs import SageMakerSweep
 
@@ -50,6 +52,12 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
     local_contract = contract.CONTRACT
     job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
+
+    def bucket_store(self, spec: JobSpec, bucket: str) -> S3Store:
+        """An S3 bucket, read with boto3's credentials in the spec's region."""
+        from cloudtrain.data.stores import S3Store
+
+        return S3Store(AwsClients(spec.region).s3, bucket, translated)
 
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""

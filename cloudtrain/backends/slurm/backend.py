@@ -4,7 +4,7 @@ On the cluster, under ``slurm.workdir`` (a filesystem every node sees):
 
 - ``packages/<sha256>/<sdist>``: each package once, by content (only what changed is copied);
 - ``envs/``: the per-image Python environments, built once and reused, with the ``--local``
-  backend's builder and its image-version rules (:mod:`cloudtrain.backends.local.venv`);
+  backend's builder and its image-version rules (:mod:`cloudtrain.backends.runner.venv`);
 - ``runs/<job name>/``: the run: ``model/``, ``checkpoints/``, ``logs/`` (TensorBoard), and
   ``slurm/`` (batch script, launcher, tasks' plan, output and exit files);
 - ``jobs/<job id>``: the run folder of each job id (``status``/``logs`` by id).
@@ -24,11 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import creation_window
+from cloudtrain import creation_window, environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import BackendFacts, JobStatus
-from cloudtrain.backends.local import contract, venv
-from cloudtrain.backends.local.image import Image, resolve_image
+from cloudtrain.backends.runner import contract, venv
+from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, run_index
@@ -44,7 +44,7 @@ from cloudtrain.spec import JobSpec
 
 LAUNCHER = Path(__file__).parent / "launcher.py"
 ENVBUILD = Path(__file__).parent / "envbuild.py"
-GRACE_PERIOD_VAR = "CLOUDTRAIN_PREEMPTION_GRACE_S"  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
+GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
 #: sbatch's words for a request the cluster can never run (bad partition, more nodes or GPUs than it has …).
 _NEVER_RUNNABLE = re.compile(
     r"Requested node configuration is not available|Invalid (partition|account|qos|generic "
@@ -75,7 +75,7 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
     )
     tasks = []
     for p in plans:
-        env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", "PYTHONUNBUFFERED": "1"}
+        env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", environment_vars.PYTHONUNBUFFERED: "1"}
         env.update({channel_env(name): folder for name, folder in channels.items()})
         tasks.append(
             {
@@ -96,15 +96,7 @@ def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict
 
 
 #: The contract's output folders by their variables: each exists when the user's code starts (issue #40).
-CONTRACT_DIR_VARS = (
-    "AIP_MODEL_DIR",
-    "AIP_CHECKPOINT_DIR",
-    "AIP_TENSORBOARD_LOG_DIR",
-    "SM_MODEL_DIR",
-    "SM_OUTPUT_DATA_DIR",
-    "SM_OUTPUT_DIR",
-    "SM_CHECKPOINT_DIR",
-)
+CONTRACT_DIR_VARS = environment_vars.CONTRACT_FOLDERS
 
 
 def contract_dirs(plan: Any, env: dict[str, str]) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from cloudtrain.backends.local.backend import bucket_store
+from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.script import workdir
 from cloudtrain.backends.slurm.shell import ClusterShell

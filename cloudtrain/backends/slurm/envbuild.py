@@ -1,7 +1,7 @@
 """Build the job's environment on a cluster's login node, where cloudtrain itself is not installed.
 
 Runs there as ``python3 envbuild.py SPEC_JSON``, standard library only (Python >= 3.10). The same two
-layers, folder names and markers as the ``--local`` builder (:mod:`cloudtrain.backends.local.venv`),
+layers, folder names and markers as the ``--local`` builder (:mod:`cloudtrain.backends.runner.venv`),
 so one workdir's environments serve both and a complete layer is never built twice:
 
 - ``envs/image-<key>/``: a venv of the image's Python with pip and the image's packages

@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from cloudtrain import environment_vars
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
 
-SSH_CONFIG_VAR = "CLOUDTRAIN_SSH_CONFIG"
+SSH_CONFIG_VAR = environment_vars.SSH_CONFIG
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.runner import venv
 from cloudtrain.backends.slurm import data, script
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
@@ -158,7 +158,7 @@ exit "$rc"
 
 def tool_env(image: Any, root: Path) -> Path:
     """The sweep tool's environment (Optuna on the job's image layer): a requirements layer of the local
-    builder's (:func:`~cloudtrain.backends.local.venv.ensure_requirements`), wherever it is built."""
+    builder's (:func:`~cloudtrain.backends.runner.venv.ensure_requirements`), wherever it is built."""
     requirement = f"optuna=={optuna_version()}"
     return venv.deps_dir(venv.requirements_key([requirement], image, venv.index_settings()), root)
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import numbers
+from cloudtrain import environment_vars, numbers
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the log follower is imported by the calls that read logs: -
     from cloudtrain.backends.vertex.logs import TailPolicy
     from cloudtrain.backends.vertex.tuning_jobs import VertexSweep
     from cloudtrain.backoff import Backoff
+    from cloudtrain.data.stores import GcsStore
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -49,6 +50,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
     image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
     tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
     local_contract = contract.CONTRACT
+
+    def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore:
+        """A Cloud Storage bucket, read with Application Default Credentials (none for an emulator)."""
+        from cloudtrain.data.stores import GcsStore
+
+        emulator = bool(os.environ.get(environment_vars.STORAGE_EMULATOR_HOST))
+        return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
         return formats.translate(loaded)

@@ -12,7 +12,7 @@ from types import MappingProxyType
 import pytest
 
 from cloudtrain.backends.local.backend import LocalBackend
-from cloudtrain.backends.local.image import Image, Interpreter
+from cloudtrain.backends.runner.image import Image, Interpreter
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.spec import BackendSettings, JobSpec, MachineSpec, PackageSpec
 from tests.data.conftest import gcs_host, gcs_store, s3_store  # noqa: F401 — the stores' fixtures (aws: tests/fakes)

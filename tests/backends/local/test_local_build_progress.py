@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cloudtrain.backends.local import build_steps, venv
+from cloudtrain.backends.runner import build_steps, venv
 
 from .conftest import bare_image
 
@@ -67,7 +67,7 @@ def test_uv_step_lines_are_read_as_uv_prints_them():
 
 CHILD = """
 import sys, pathlib
-from cloudtrain.backends.local import build_steps
+from cloudtrain.backends.runner import build_steps
 folder = pathlib.Path(sys.argv[1])
 with build_steps.phase("image environment: downloading", print, folder=folder, live=True):
     (folder / "part.whl").write_bytes(b"x" * 3 * 2**20)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.local import contract
+from cloudtrain.backends.runner import contract
 from cloudtrain.packaging import BuiltPackage
 
 from .conftest import JOB_NAME, make_spec

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.base import JobState
-from cloudtrain.backends.local import venv
 from cloudtrain.backends.local.backend import LocalBackend
+from cloudtrain.backends.runner import venv
 from cloudtrain.errors import CloudUnreachable, ExitCode
 from cloudtrain.packaging import build_sdist
 from tests.fakes.package_index import PackageIndex

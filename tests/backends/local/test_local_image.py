@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.local import image as image_mod
-from cloudtrain.backends.local.image import Interpreter, find_python, resolve_image, supported_pythons
+from cloudtrain.backends.runner import image as image_mod
+from cloudtrain.backends.runner.image import Interpreter, find_python, resolve_image, supported_pythons
 from cloudtrain.errors import UsageError
 
 
@@ -93,7 +93,7 @@ def test_pyenvs_versions_folder_is_searched(tmp_path, monkeypatch):
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # nothing on PATH
     # and not this interpreter's version
-    monkeypatch.setattr("cloudtrain.backends.local.image.sys.version_info", (3, 0, 0))
+    monkeypatch.setattr("cloudtrain.backends.runner.image.sys.version_info", (3, 0, 0))
     image_mod.probe.cache_clear()
     found = find_python(version)
     assert found is not None and found.version == version and Path(found.path) == Path(real)

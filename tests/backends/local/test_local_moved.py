@@ -191,11 +191,14 @@ def test_list_and_lookups_in_a_folder_that_was_removed(tmp_path, monkeypatch, ca
     assert [j["job_id"] for j in json.loads(capsys.readouterr().out)] == ["job-1"]
 
 
-def test_the_light_readers_name_the_run_folders_as_the_spec_does():
-    """record.py and app/listing.py load no spec (list stays light): their names must be the spec's."""
-    from cloudtrain.app import listing
+def test_the_run_folders_are_named_once_low_enough_for_the_light_readers():
+    """record.py and app/listing.py load no spec (list stays light): the one name is history's, which they and
+    the backend read; no other module spells it."""
+    from cloudtrain import history
     from cloudtrain.backends.local import record
     from cloudtrain.backends.local.job import RUNS_DIR
-    from cloudtrain.spec import LOCAL_RUNS_DIR
 
-    assert record.RUNS_DIR == listing.RUNS_DIR == RUNS_DIR == LOCAL_RUNS_DIR
+    assert record.RUNS_DIR == RUNS_DIR == history.RUNS_DIR == "cloudtrain-runs"
+    package = Path(history.__file__).parent
+    spelled = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if '"cloudtrain-runs"' in p.read_text()]
+    assert spelled == ["history.py"]

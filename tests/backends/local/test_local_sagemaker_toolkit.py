@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cloudtrain.backends.local import contract
 from cloudtrain.backends.local.backend import prepare
+from cloudtrain.backends.runner import contract
 
 from .conftest import JOB_NAME, make_spec
 from .test_local_contract import PKG

@@ -12,7 +12,7 @@ from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.errors import ExitCode, UsageError
-from cloudtrain.spec import LOCAL_RUNS_DIR
+from cloudtrain.history import RUNS_DIR as LOCAL_RUNS_DIR
 
 from .conftest import JOB_NAME, make_spec
 

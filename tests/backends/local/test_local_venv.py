@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.local import venv
+from cloudtrain.backends.runner import venv
 from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import pid_alive
 
@@ -183,7 +183,7 @@ def test_pip_temp_folders_live_in_cloudtrains_temp_folder_and_go_with_an_interru
 def test_a_package_env_whose_image_layer_is_gone_is_not_reused(tmp_path):
     """The .pth of a package env names its image layer; when that folder is gone (a cluster test's
     workdir that was linked into the cache and deleted), the env would start without TensorFlow."""
-    from cloudtrain.backends.local.venv import IMAGE_PTH, image_layer_present
+    from cloudtrain.backends.runner.venv import IMAGE_PTH, image_layer_present
 
     layer = tmp_path / "image" / "lib" / "python3.10" / "site-packages"
     layer.mkdir(parents=True)

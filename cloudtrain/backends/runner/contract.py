@@ -1,4 +1,4 @@
-"""The environment contract a ``--local`` run follows: its target backend's, found through the registry.
+"""The environment contract a ``--local`` run or a Slurm job follows: its target backend's, found through the registry.
 
 Each backend that a local run can follow gives its contract as ``Backend.local_contract``
 (:class:`~cloudtrain.backends.environment.EnvironmentContract`); this module asks for it by the

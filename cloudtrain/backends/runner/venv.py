@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import leftovers
-from cloudtrain.backends.local import build_steps
-from cloudtrain.backends.local.image import Image
+from cloudtrain.backends.runner import build_steps
+from cloudtrain.backends.runner.image import Image
 from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
