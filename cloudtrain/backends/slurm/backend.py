@@ -38,7 +38,7 @@ from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
-from cloudtrain.history import find
+from cloudtrain.history import find, records
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -348,8 +348,9 @@ class SlurmBackend(BackendFacts):
         return self.attach_sweep(job_id, region=region, project=project).resume()
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
-        """A sweep's trial by its array task id (``<array>_<task>``), its sweep found in history."""
-        return sweep_handle.trial_location(text, find)
+        """A sweep's trial by its array task id (``<array>_<task>``), or an array a resume submitted, its
+        sweep found in history."""
+        return sweep_handle.trial_location(text, find, records)
 
     def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
         """The states of those of ``job_ids`` the controller still holds: one ``squeue`` for them all."""
