@@ -80,3 +80,41 @@ def test_an_interrupt_at_each_step_of_a_submit_leaves_a_recorded_job_or_none(
     assert (workdir / "jobs" / job_id).read_text().strip() == str(run)
     cancelled = cloudtrain("cancel", job_id)
     assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_an_interrupt_around_a_sweeps_sbatch_array_leaves_a_recorded_sweep(slurm, workdir, tmp_path, when):
+    """A sweep's array is created by ``sbatch --array``: a Ctrl-C just before it or right after it answered is
+    held (the one creation window a single job has) until the sweep is in history, then detaches with
+    its commands; the array is never left on the cluster with nobody knowing its id."""
+    from tests.slurm.test_sweep_array import sweep_config
+
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # the trials wait: the array is still there when the test looks
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=REPO,
+            env=shim_path(tmp_path, "sbatch", when),
+        )
+        out = result.stdout + result.stderr
+        assert result.returncode == 130, out
+        arrays = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
+        assert len(arrays) == 1, (arrays, out)
+        (sweep_id,) = arrays
+        assert f"Detached; sweep {sweep_id} keeps running." in out, out
+        assert re.search(rf"^\s*cancel:\s+cloudtrain cancel {sweep_id}$", out, re.M), out
+        assert re.search(rf"^\s*trials:\s+cloudtrain sweep results {sweep_id}$", out, re.M), out
+        status = cloudtrain("status", sweep_id, "-o", "json")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert json.loads(status.stdout)["sweep_id"] == sweep_id
+        (folder,) = (workdir / "runs").iterdir()
+        assert (workdir / "sweeps" / sweep_id).read_text().strip() == str(folder)
+        cancelled = cloudtrain("cancel", sweep_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    finally:
+        hold.unlink(missing_ok=True)

@@ -32,6 +32,37 @@ def run_index(workdir: str, job_id: str) -> str:
     return f"{workdir.rstrip('/')}/jobs/{job_id}"
 
 
+#: A job's full name, as ``status`` gives it: ``<cluster>:<run folder>`` (``local:/fsx/ct/runs/mnist-…``).
+_FULL_NAME = re.compile(r"^(?P<cluster>[^\s/]+?):(?P<run>/(?!/)\S*)$")
+
+
+def id_file(run: str) -> str:
+    """The file in a run folder naming its job: ``{"job_id": …, "workdir": …}`` (written at submit, or by a
+    sweep's trial on its node), so the full name finds the job with no history and no flags."""
+    return f"{run.rstrip('/')}/slurm/id.json"
+
+
+def by_full_name(text: str, clusters: Callable[[], set[str]]) -> tuple[str, dict[str, str]] | None:
+    """``(job id, location)`` of a job by its full name, read from its run folder's :func:`id_file`; None
+    when ``text`` is no such name. Only this machine (``local``) and the ``clusters`` this machine has
+    used are asked: a name like ``C:/x`` never starts an ssh connection to a host called ``C``."""
+    found = _FULL_NAME.match(text)
+    if found is None:
+        return None
+    cluster = found["cluster"]
+    if cluster != "local" and cluster not in clusters():
+        return None
+    shell = ClusterShell("" if cluster == "local" else cluster)
+    try:
+        read = shell.run(["cat", id_file(found["run"])], check=False)
+        if read.returncode != 0:
+            return None
+        named = json.loads(read.stdout.decode())
+        return str(named["job_id"]), {"region": cluster, "project": str(named["workdir"])}
+    except (BackendError, ValueError, KeyError, TypeError):  # unreachable, not a run folder
+        return None
+
+
 class SlurmJob(HandleDefaults):
     backend_name = "slurm"
 

@@ -167,6 +167,8 @@ def ask(sweep_dir: str, rerun: str) -> None:
     trial.set_user_attr("output_dir", run)
     os.makedirs(os.path.dirname(claim), exist_ok=True)
     write(claim, run, 0o644)
+    # the trial's full name (<cluster>:<run>) finds it as a job's does (cloudtrain.backends.slurm.job.id_file)
+    write(os.path.join(slurm, "id.json"), json.dumps({"job_id": job_id, "workdir": state["workdir"]}), 0o644)
     print(run)
 
 
