@@ -299,8 +299,9 @@ class SlurmSweep(HandleDefaults):
         following = 0
         try:
             while True:
+                runs = self._trial_runs()  # before squeue: a trial asked for but not listed has ended
                 alive = {task for task, _ in self._tasks()}  # one squeue a round
-                for number, job_id, run in self._trial_runs():
+                for number, job_id, run in runs:
                     if run not in started:
                         started.add(run)
                         following += 1
