@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import REPO, cloudtrain, probe_config
+from tests.slurm.test_submit import REPO, cloudtrain, matched, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -116,5 +116,42 @@ def test_an_interrupt_around_a_sweeps_sbatch_array_leaves_a_recorded_sweep(slurm
         assert (workdir / "sweeps" / sweep_id).read_text().strip() == str(folder)
         cancelled = cloudtrain("cancel", sweep_id)
         assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    finally:
+        hold.unlink(missing_ok=True)
+
+
+def test_an_interrupt_right_after_a_resumes_sbatch_leaves_the_new_array_in_its_sweep(slurm, workdir, tmp_path):
+    """`sweep resume` submits a new array: a Ctrl-C right after `sbatch --array` answered is held until the
+    array is in the sweep's folder, so `status` and `cancel` of the sweep reach it."""
+    from tests.slurm.test_sweep_array import running_trials, sweep_config, wait_for
+
+    hold = tmp_path / "hold"
+    hold.write_text("0")
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
+    try:
+        started = cloudtrain("submit", "--config", str(config), "--detach")
+        assert started.returncode == 0, started.stdout + started.stderr
+        sweep_id = matched(r"Sweep (\d+) created", started.stdout)
+        wait_for(lambda: running_trials(sweep_id), "the first trial in the journal")
+        slurm.run("scancel", sweep_id)
+        wait_for(lambda: not slurm.run("squeue", "-h", "-o", "%i").stdout.split(), "the array to end")
+        resumed = subprocess.run(
+            [sys.executable, "-m", "cloudtrain", "sweep", "resume", sweep_id],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+            env=shim_path(tmp_path, "sbatch", "after"),
+        )
+        out = resumed.stdout + resumed.stderr
+        assert resumed.returncode == 130 and f"Detached; sweep {sweep_id} keeps running." in out, out
+        (array,) = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
+        (folder,) = (workdir / "runs").iterdir()
+        assert (folder / "slurm" / "arrays").read_text().split() == [sweep_id, array]
+        status = cloudtrain("status", sweep_id, "-o", "json")
+        assert json.loads(status.stdout)["state"] == "RUNNING", status.stdout + status.stderr
+        cancelled = cloudtrain("cancel", sweep_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        assert slurm.run("squeue", "-h", "-o", "%i").stdout.split() == []
     finally:
         hold.unlink(missing_ok=True)

@@ -199,7 +199,8 @@ def test_a_running_trials_lines_show_while_it_runs(slurm, workdir, tmp_path):
         cwd=REPO,
     )
     seen: list[str] = []
-    reader = threading.Thread(target=lambda: seen.extend(iter(submit.stdout.readline, "")), daemon=True)
+    assert submit.stdout is not None
+    reader = threading.Thread(target=lambda out=submit.stdout: seen.extend(iter(out.readline, "")), daemon=True)
     reader.start()
     try:
         line = wait_for(
