@@ -287,11 +287,15 @@ class SlurmJob(HandleDefaults):
 
     # --- lines ---------------------------------------------------------------------------------
 
-    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+    def logs(
+        self, follow: bool = False, drain: float | None = None, *, gone: Callable[[], bool] | None = None
+    ) -> Iterator[LogLine]:
         """Every line of the batch shell and of each task (``node1/task-0``), each once; with ``follow``,
         until the job ended, then one last pass of a fresh follower over the files (a follower's queued
         records may predate the end). A follower that stops early (a cut ssh connection) is started
-        again from the offsets of the lines already given: nothing lost, nothing twice."""
+        again from the offsets of the lines already given: nothing lost, nothing twice. ``gone``: whether
+        the job has left the controller, asked instead of the controller (a sweep's trial: its sweep's
+        one ``squeue`` a round already says, so the trials' followers add no controller calls)."""
         offsets: dict[str, int] = {}
         mask = job_secrets.masker(self._shell, self.run)  # secret values show as ***, as --local shows them
         poll = ControllerPoll()
@@ -310,7 +314,11 @@ class SlurmJob(HandleDefaults):
                     else:
                         if item.get("ended"):
                             poll.now()
-                        if poll.due() and self._polled(poll).state.terminal:
+                        if gone is not None:
+                            if gone():
+                                ended = True
+                                break
+                        elif poll.due() and self._polled(poll).state.terminal:
                             ended = True
                             break
             except CloudUnreachable:

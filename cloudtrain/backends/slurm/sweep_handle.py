@@ -276,7 +276,8 @@ class SlurmSweep(HandleDefaults):
         """Each trial's lines (its batch shell's and its tasks'), labelled ``tNNN/<node>/task-T``, a trial
         after another; with ``follow``, every trial's as they come until the sweep ended: each running
         trial has the follower a single job has (:meth:`SlurmJob.logs`: each line once, its last line at
-        its end, masked), all of them merged here as they arrive."""
+        its end, masked), all of them merged here as they arrive. The controller is asked once a round
+        (``squeue`` of the arrays) for every trial: a trial ended once its task left that list."""
         if not follow:
             for number, job_id, run in self._trial_runs():
                 yield from _labelled(number, self._trial(job_id, run).logs(follow=False))
@@ -284,9 +285,12 @@ class SlurmSweep(HandleDefaults):
         arrived: queue.Queue[LogLine | Exception | None] = queue.Queue()  # None: a trial's follower ended
         stop = threading.Event()
 
+        listed: list[set[str]] = [set()]  # the array tasks the controller holds, as of this round's squeue
+
         def follow_trial(number: int, job: SlurmJob, running: bool) -> None:
             try:
-                for line in _labelled(number, job.logs(follow=running)):
+                lines = job.logs(follow=running, gone=lambda: job.job_id not in listed[0])
+                for line in _labelled(number, lines):
                     if stop.is_set():
                         return
                     arrived.put(line)
@@ -300,7 +304,8 @@ class SlurmSweep(HandleDefaults):
         try:
             while True:
                 runs = self._trial_runs()  # before squeue: a trial asked for but not listed has ended
-                alive = {task for task, _ in self._tasks()}  # one squeue a round
+                alive = {task for task, _ in self._tasks()}  # one squeue a round, for every trial's follower
+                listed[0] = alive
                 for number, job_id, run in runs:
                     if run not in started:
                         started.add(run)
