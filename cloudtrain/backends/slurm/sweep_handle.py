@@ -284,12 +284,12 @@ class SlurmSweep(HandleDefaults):
             return
         arrived: queue.Queue[LogLine | Exception | None] = queue.Queue()  # None: a trial's follower ended
         stop = threading.Event()
-
         listed: list[set[str]] = [set()]  # the array tasks the controller holds, as of this round's squeue
 
         def follow_trial(number: int, job: SlurmJob, running: bool) -> None:
             try:
-                lines = job.logs(follow=running, gone=lambda: job.job_id not in listed[0])
+                # gone once its task left the list, or once nobody reads (its follower then ends, not leaks)
+                lines = job.logs(follow=running, gone=lambda: stop.is_set() or job.job_id not in listed[0])
                 for line in _labelled(number, lines):
                     if stop.is_set():
                         return
