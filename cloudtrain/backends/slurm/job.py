@@ -33,7 +33,7 @@ def run_index(workdir: str, job_id: str) -> str:
 
 
 #: A job's full name, as ``status`` gives it: ``<cluster>:<run folder>`` (``local:/fsx/ct/runs/mnist-…``).
-_FULL_NAME = re.compile(r"^(?P<cluster>[^\s/]+?):(?P<run>/(?!/)\S*)$")
+_FULL_NAME = re.compile(r"^(?P<cluster>[^\s/]+?):(?P<run>/(?!/).*)$")
 
 
 def id_file(run: str) -> str:
