@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
 
+from cloudtrain import creation_window
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app import sweep_owner
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
@@ -60,10 +61,16 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         return StartedSweep(spec.job_name, folder=folder)
     # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
     # interface's submit returns a JobHandle, this one also reads its trials.
-    handle = cast(SweepHandle, backend.submit(spec, prepared.package))
-    first = handle.status()
-    record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
-    return StartedSweep(handle.job_id, handle=handle, first=first)
+    # A Ctrl-C from the backend's create call (``creation_window.hold``) is held until the sweep is in
+    # history, then raised as CreatedThenInterrupted carrying the StartedSweep: never an unrecorded sweep.
+    with creation_window.window() as held:
+        handle = cast(SweepHandle, backend.submit(spec, prepared.package))
+        first = handle.status()
+        record(JobRecord(handle.job_id, first.name, spec.backend, spec.region, spec.project, config, kind="sweep"))
+        started = StartedSweep(handle.job_id, handle=handle, first=first)
+    if held.caught:
+        raise creation_window.CreatedThenInterrupted(started)
+    return started
 
 
 def detach_local(started: StartedSweep) -> int:
@@ -135,7 +142,11 @@ def resume_remote(job_id: str) -> SweepHandle | None:
     resume = getattr(backend, "resume_sweep", None)
     if backend.sweeps_here or resume is None:
         return None
-    return cast(SweepHandle, resume(entry.job_id, region=entry.region, project=entry.project))
+    with creation_window.window() as held:  # the new array is recorded in the sweep's folder before Ctrl-C acts
+        handle = cast(SweepHandle, resume(entry.job_id, region=entry.region, project=entry.project))
+    if held.caught:
+        raise creation_window.CreatedThenInterrupted(handle)
+    return handle
 
 
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app.sweep_owner import running_owner
-from cloudtrain.backends import get_backend
+from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.config import load_config
-from cloudtrain.errors import UsageError
+from cloudtrain.errors import CloudtrainError, UsageError
 from cloudtrain.history import JobRecord, find
 from cloudtrain.spec import build_spec
 from cloudtrain.sweeps import results, sweep_of
@@ -17,9 +17,25 @@ from cloudtrain.sweeps import results, sweep_of
 
 def sweep_record(job_id: str) -> JobRecord:
     entry = find(job_id)
+    if entry is None:
+        entry = _by_another_id(job_id)
     if entry is None or getattr(entry, "kind", "job") != "sweep":
         raise UsageError(f"no sweep {job_id!r} in this machine's history", hint="see cloudtrain list")
     return entry
+
+
+def _by_another_id(job_id: str) -> JobRecord | None:
+    """The history record of a sweep found by another of its ids, which its backend knows (a Slurm sweep's
+    later array, submitted by ``sweep resume``): the sweep's handle names the id history records."""
+    found = parse_job_id(job_id)
+    if found is None:
+        return None
+    name, short, location = found
+    try:
+        handle = get_backend(name).attach_sweep(short, **location)
+    except CloudtrainError:  # no sweep of that backend's (a trial, a job): not found, said as for any id
+        return None
+    return find(handle.job_id) if handle.job_id != job_id else None
 
 
 def load_results(job_id: str) -> results.SweepResults:

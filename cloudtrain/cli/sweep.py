@@ -26,6 +26,7 @@ from cloudtrain.console import (
     print_kv,
     print_table,
 )
+from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.errors import ExitCode
 from cloudtrain.history import JobRecord, find
 from cloudtrain.numbers import measured
@@ -40,7 +41,14 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
     """Run (locally) or create (in the cloud) the sweep of ``prepared``; exit like the CLI's table says."""
     spec = prepared.spec
     sweep = sweep_of(spec)
-    started = app_sweep.start(prepared)
+    try:
+        started = app_sweep.start(prepared)
+    except CreatedThenInterrupted as interrupted:  # Ctrl-C while the sweep was being created: it is recorded
+        sweep_id = interrupted.created.sweep_id
+        console.print(f"[bold]Sweep[/bold] {sweep_id} created")
+        _print_commands(console, sweep_id)
+        console.print(f"\n[yellow]Detached; sweep {sweep_id} keeps running.[/yellow]")
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     if started.folder is not None:
         console.print(
             f"[bold]Sweep[/bold] {spec.job_name} started: {counted(sweep.max_trials, 'trial')}, "
@@ -163,7 +171,13 @@ def results(job_id: str, output: str) -> None:
 def resume(job_id: str, output: str, detached: bool) -> None:
     """Continue a sweep that was stopped (local or Slurm): finished trials are kept, interrupted ones rerun."""
     console = make_console(sys.stderr if output == "json" else None)
-    handle = app_sweep.resume_remote(job_id)
+    try:
+        handle = app_sweep.resume_remote(job_id)
+    except CreatedThenInterrupted:  # Ctrl-C while the new array was submitted: it is in the sweep's folder
+        console.print(f"[bold]Sweep[/bold] {job_id} resumed: its interrupted and remaining trials are submitted")
+        _print_commands(console, job_id)
+        console.print(f"\n[yellow]Detached; sweep {job_id} keeps running.[/yellow]")
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     if handle is not None:
         console.print(f"[bold]Sweep[/bold] {job_id} resumed: its interrupted and remaining trials are submitted")
         _print_commands(console, job_id)

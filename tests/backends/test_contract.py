@@ -7,7 +7,8 @@ Each leg gives a backend on its fake (the example backend's in-process engine; V
 fake JobService, Cloud Logging and the GCS emulator over 127.0.0.1, on a virtual clock;
 SageMaker on the moto server over 127.0.0.1, on a virtual clock; the local backend running a
 small package from tests/packages/ without TensorFlow) and says how to script a job there. The
-tests then use only the interface and the CLI.
+tests then use only the interface and the CLI. Slurm's leg runs on the real test cluster, with the
+cluster's fixtures: tests/slurm/test_contract.py.
 """
 
 from __future__ import annotations

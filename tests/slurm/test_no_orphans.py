@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.slurm.test_submit import REPO, cloudtrain, probe_config
+from tests.slurm.test_submit import REPO, cloudtrain, matched, probe_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -80,3 +80,78 @@ def test_an_interrupt_at_each_step_of_a_submit_leaves_a_recorded_job_or_none(
     assert (workdir / "jobs" / job_id).read_text().strip() == str(run)
     cancelled = cloudtrain("cancel", job_id)
     assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_an_interrupt_around_a_sweeps_sbatch_array_leaves_a_recorded_sweep(slurm, workdir, tmp_path, when):
+    """A sweep's array is created by ``sbatch --array``: a Ctrl-C just before it or right after it answered is
+    held (the one creation window a single job has) until the sweep is in history, then detaches with
+    its commands; the array is never left on the cluster with nobody knowing its id."""
+    from tests.slurm.test_sweep_array import sweep_config
+
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # the trials wait: the array is still there when the test looks
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=REPO,
+            env=shim_path(tmp_path, "sbatch", when),
+        )
+        out = result.stdout + result.stderr
+        assert result.returncode == 130, out
+        arrays = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
+        assert len(arrays) == 1, (arrays, out)
+        (sweep_id,) = arrays
+        assert f"Detached; sweep {sweep_id} keeps running." in out, out
+        assert re.search(rf"^\s*cancel:\s+cloudtrain cancel {sweep_id}$", out, re.M), out
+        assert re.search(rf"^\s*trials:\s+cloudtrain sweep results {sweep_id}$", out, re.M), out
+        status = cloudtrain("status", sweep_id, "-o", "json")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert json.loads(status.stdout)["sweep_id"] == sweep_id
+        (folder,) = (workdir / "runs").iterdir()
+        assert (workdir / "sweeps" / sweep_id).read_text().strip() == str(folder)
+        cancelled = cloudtrain("cancel", sweep_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    finally:
+        hold.unlink(missing_ok=True)
+
+
+def test_an_interrupt_right_after_a_resumes_sbatch_leaves_the_new_array_in_its_sweep(slurm, workdir, tmp_path):
+    """`sweep resume` submits a new array: a Ctrl-C right after `sbatch --array` answered is held until the
+    array is in the sweep's folder, so `status` and `cancel` of the sweep reach it."""
+    from tests.slurm.test_sweep_array import running_trials, sweep_config, wait_for
+
+    hold = tmp_path / "hold"
+    hold.write_text("0")
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
+    try:
+        started = cloudtrain("submit", "--config", str(config), "--detach")
+        assert started.returncode == 0, started.stdout + started.stderr
+        sweep_id = matched(r"Sweep (\d+) created", started.stdout)
+        wait_for(lambda: running_trials(sweep_id), "the first trial in the journal")
+        slurm.run("scancel", sweep_id)
+        wait_for(lambda: not slurm.run("squeue", "-h", "-o", "%i").stdout.split(), "the array to end")
+        resumed = subprocess.run(
+            [sys.executable, "-m", "cloudtrain", "sweep", "resume", sweep_id],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=REPO,
+            env=shim_path(tmp_path, "sbatch", "after"),
+        )
+        out = resumed.stdout + resumed.stderr
+        assert resumed.returncode == 130 and f"Detached; sweep {sweep_id} keeps running." in out, out
+        (array,) = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
+        (folder,) = (workdir / "runs").iterdir()
+        assert (folder / "slurm" / "arrays").read_text().split() == [sweep_id, array]
+        status = cloudtrain("status", sweep_id, "-o", "json")
+        assert json.loads(status.stdout)["state"] == "RUNNING", status.stdout + status.stderr
+        cancelled = cloudtrain("cancel", sweep_id)
+        assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+        assert slurm.run("squeue", "-h", "-o", "%i").stdout.split() == []
+    finally:
+        hold.unlink(missing_ok=True)

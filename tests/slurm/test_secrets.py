@@ -4,7 +4,10 @@ shown as *** by every follower, the task logs 0600."""
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +78,59 @@ def test_through_the_login_node_a_shell_secret_is_read_there(slurm_login, tmp_pa
     (run,) = (workdir / "runs").iterdir()
     assert json.loads((run / "slurm" / "secrets.json").read_text())["env"] == {"HF_TOKEN": LOGIN_SECRET}
     assert stat.S_IMODE((run / "slurm" / "secrets.json").stat().st_mode) == 0o600
+
+
+def test_a_sweeps_trials_read_one_private_secrets_file_and_show_the_values_masked(
+    slurm, workdir, tmp_path, monkeypatch
+):
+    """A Slurm sweep with ``secrets:``: the values are read at submit, written once to the sweep's 0600
+    ``slurm/secrets.json``, read by every array task's trial, shown as ***; no file anyone else can read,
+    no batch script and no command line on the machine ever holds them."""
+    from tests.slurm.test_sweep_array import sweep_config, wait_for
+
+    monkeypatch.setenv("CT_TEST_TOKEN", TOKEN)
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # the trials wait while the test reads the processes' command lines
+    args = ("--print-env=HF_TOKEN", "--print-env=API_KEY", f"--hold-file={hold}")
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=2, args=args)
+    config.write_text(config.read_text() + f"secrets:\n  HF_TOKEN: shell:CT_TEST_TOKEN\nenv:\n  API_KEY: {API_KEY}\n")
+    started = cloudtrain("submit", "--config", str(config), "--detach")
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+
+        def trial_logs_with_a_line() -> bool:
+            logs = list(workdir.glob("runs/*/trial-*/slurm/r0/task-0.log"))
+            return len(logs) == 2 and all("training with" in log.read_text() for log in logs)
+
+        wait_for(trial_logs_with_a_line, "both trials to print")
+        processes = subprocess.run(["ps", "-eww", "-o", "args"], capture_output=True, text=True, check=True).stdout
+        assert "sweep_score.task" in processes and TOKEN not in processes and API_KEY not in processes
+    finally:
+        hold.unlink()
+    sweep_id = started.stdout.split("Sweep ", 1)[1].split()[0]
+    wait_for(lambda: not slurm.run("squeue", "-h", "-o", "%i").stdout.split(), "the array to end", timeout=300)
+    (folder,) = (workdir / "runs").iterdir()
+    secrets = folder / "slurm" / "secrets.json"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert json.loads(secrets.read_text()) == {"env": {"HF_TOKEN": TOKEN}, "mask": [TOKEN, API_KEY]}
+    holding = set()
+    for root, _, names in os.walk(workdir):  # links (the shared envs) not followed
+        for path in (Path(root, name) for name in names):
+            if path.is_symlink() or not path.is_file():
+                continue
+            text = path.read_bytes()
+            if TOKEN.encode() in text or API_KEY.encode() in text:
+                holding.add(path.relative_to(folder).as_posix() if path.is_relative_to(folder) else str(path))
+                assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path  # nobody else reads it
+    trial_logs = {f"trial-00{n}/slurm/r0/task-0.log" for n in (0, 1)}
+    plans = {"slurm/tasks.template.json", *(f"trial-00{n}/slurm/tasks.json" for n in (0, 1))}  # env: API_KEY, 0600
+    assert holding <= {"slurm/secrets.json", *trial_logs, *plans}, holding
+    assert {"slurm/secrets.json", *trial_logs} <= holding  # the tasks had the value (ENV HF_TOKEN=…)
+    for script in ("slurm/array.sh", "slurm/job.template.sh", "trial-000/slurm/job.sh"):
+        assert TOKEN not in (folder / script).read_text(), script
+    shown = cloudtrain("logs", sweep_id)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("ENV HF_TOKEN=***") == 2 and shown.stdout.count("ENV API_KEY=***") == 2, shown.stdout
+    assert TOKEN not in shown.stdout + shown.stderr and API_KEY not in shown.stdout
+    results = cloudtrain("sweep", "results", sweep_id, "-o", "json")
+    assert [t["state"] for t in json.loads(results.stdout)["trials"]] == ["COMPLETE", "COMPLETE"], results.stderr

@@ -223,13 +223,11 @@ def test_a_queued_job_shows_its_pending_reason(slurm, workdir, tmp_path):
     # Resources, or Priority while an earlier test's job is still ahead in this worker's queue
     reason = status.native_state.removeprefix("PENDING (").removesuffix(")")
     assert reason in ("Resources", "Priority"), status.native_state
+    words = {"Resources": "the nodes it needs are busy", "Priority": "jobs of higher priority are ahead of it"}
     assert (status.state.value, status.native_state, status.message) == (
         "PENDING",
         f"PENDING ({reason})",
-        {
-            "Resources": "waiting: Resources: the nodes it needs are busy",
-            "Priority": "waiting: Priority: jobs of higher priority are ahead of it",
-        }[reason],
+        f"waiting: {reason}: {words[reason]}",  # the reason in words (docs/how-to/slurm.md)
     )
     assert phase_of(status) == f"queued: {reason}"
 

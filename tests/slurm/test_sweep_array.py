@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -169,6 +171,60 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     assert [t["state"] for t in table["trials"]] == ["COMPLETE"] * 3
     again = next(t for t in table["trials"] if t["trial"] == before[0]["trial"])
     assert again["params"] == before[0]["params"] and again["job_id"] != before[0]["job_id"]
+    # the resumed array's ids, which history never recorded, are found with no --backend or --project
+    array = again["job_id"].split("_")[0]
+    assert array != sweep_id
+    trial = cloudtrain("status", again["job_id"], "-o", "json")
+    assert trial.returncode == 0, trial.stdout + trial.stderr
+    assert json.loads(trial.stdout)["state"] == "SUCCEEDED"
+    assert json.loads(trial.stdout)["details"]["run"].endswith(f"/trial-{int(again['trial']):03d}")
+    logs = cloudtrain("logs", again["job_id"])
+    assert logs.returncode == 0 and f"training with lr={again['params']['lr']}" in logs.stdout, logs.stderr
+    whole = cloudtrain("status", array, "-o", "json")  # the array itself: its sweep, under the sweep's id
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    assert json.loads(whole.stdout)["job_id"] == sweep_id and json.loads(whole.stdout)["state"] == "SUCCEEDED"
+    assert results_of(array) == table  # `sweep results` (and `sweep resume`) by the later array's id: the sweep
+
+
+def test_a_running_trials_lines_show_while_it_runs(slurm, workdir, tmp_path):
+    """An attached submit shows a trial's lines as they come (the single job's follower, one per trial),
+    not once the trial ended: its first line is on the screen while the trial still waits on its hold
+    file; each line once. The trials' followers ask the controller nothing of their own: the sweep's
+    one ``squeue`` a round says when a trial ended (no ``scontrol show job`` from the watcher)."""
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # the trial prints its first line, then waits until the file goes
+    config = sweep_config(tmp_path, workdir, trials=1, parallel=1, args=(f"--hold-file={hold}",))
+    shims, asked = tmp_path / "shims", tmp_path / "scontrol-calls"
+    shims.mkdir()
+    (shims / "scontrol").write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("scontrol")} "$@"\n')
+    (shims / "scontrol").chmod(0o755)
+    submit = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"},
+    )
+    seen: list[str] = []
+    assert submit.stdout is not None
+    reader = threading.Thread(target=lambda out=submit.stdout: seen.extend(iter(out.readline, "")), daemon=True)
+    reader.start()
+    try:
+        line = wait_for(
+            lambda: next((x for x in list(seen) if re.match(r"^t000/node\d/task-0\s*\| training with lr=", x)), None),
+            "the running trial's first line",
+        )
+        sweep_id = matched(r"Sweep (\d+) created", "".join(seen))
+        assert hold.exists() and [t["trial"] for t in running_trials(sweep_id)] == ["0"], line  # still running
+    finally:
+        hold.unlink(missing_ok=True)
+    assert submit.wait(timeout=300) == 0, "".join(seen)
+    reader.join(timeout=30)
+    out = "".join(seen)
+    assert len(re.findall(r"^t000/node\d/task-0\s*\| training with lr=", out, re.M)) == 1, out
+    calls = asked.read_text().splitlines() if asked.exists() else []
+    assert calls and not [c for c in calls if c.startswith("show job")], calls  # `show node`: the workdir check
 
 
 def test_one_trial_is_cancelled_by_its_slurm_id_and_the_sweep_goes_on(slurm, workdir, tmp_path):

@@ -39,13 +39,10 @@ def test_early_stopping_is_refused_in_one_line_naming_the_key(tmp_path):
     assert "sweep.early_stopping" in str(info.value) and "remove sweep.early_stopping" in str(info.value)
 
 
-def test_secrets_in_a_slurm_sweep_are_refused_in_one_line_naming_the_key(tmp_path):
-    """The trials' jobs are written on the nodes from templates, and no secret file goes there: refused, not
-    silently dropped."""
-    with pytest.raises(ConfigError) as info:
-        load_config(write_config(tmp_path, {**SWEEP, "secrets": {"DB_PASSWORD": "shell:DB_PASSWORD"}}))
-    text = str(info.value)
-    assert "secrets" in text and "no secret file is sent" in text and "remove secrets:" in text
+def test_secrets_in_a_slurm_sweep_validate(tmp_path):
+    """The array's tasks read the sweep's one 0600 secrets file (tests/slurm/test_sweep_secrets.py)."""
+    config = load_config(write_config(tmp_path, {**SWEEP, "secrets": {"DB_PASSWORD": "shell:DB_PASSWORD"}}))
+    assert dict(config.config.secrets) == {"DB_PASSWORD": "shell:DB_PASSWORD"}
 
 
 def test_the_dry_run_shows_the_array_and_one_trials_job(tmp_path):
@@ -101,8 +98,34 @@ def test_a_sweep_needs_a_workdir_the_nodes_share(fs_type, nodes, shared):
 def test_a_trial_is_found_by_its_array_task_id_through_its_sweep_in_history():
     sweeps = {"41": types.SimpleNamespace(backend="slurm", kind="sweep", region="hpc-login", project="/fsx/ct")}
     find = sweeps.get
-    assert sweep_handle.trial_location("41_3", find) == ("41_3", {"region": "hpc-login", "project": "/fsx/ct"})
-    assert sweep_handle.trial_location("42_3", find) is None  # no such sweep here
-    assert sweep_handle.trial_location("41", find) is None  # the sweep itself: attach finds it
+    remote = [sweeps["41"]]  # never asked: every id below is decided by history alone
+    assert sweep_handle.trial_location("41_3", find, lambda: []) == (
+        "41_3",
+        {"region": "hpc-login", "project": "/fsx/ct"},
+    )
+    assert sweep_handle.trial_location("41", find, lambda: remote) is None  # the sweep itself: history finds it
     sweeps["7"] = types.SimpleNamespace(backend="slurm", kind="job", region="local", project="/w")
-    assert sweep_handle.trial_location("7_0", find) is None
+    assert sweep_handle.trial_location("7_0", find, lambda: remote) is None
+    assert sweep_handle.trial_location("7", find, lambda: remote) is None
+
+
+def test_an_array_a_resume_submitted_and_its_trials_are_found_through_the_sweeps_workdir(tmp_path):
+    """History records a sweep's first array; a resumed array is indexed in the sweep's workdir
+    (``<workdir>/sweeps/<array>``), where its ids are looked up without --backend or --project."""
+    first, other = tmp_path / "first", tmp_path / "other"
+    (first / "sweeps").mkdir(parents=True)
+    (other / "sweeps").mkdir(parents=True)
+    (other / "sweeps" / "58").write_text(f"{other}/runs/s\n")
+    kept = [
+        types.SimpleNamespace(backend="slurm", kind="sweep", region="local", project=str(first)),
+        types.SimpleNamespace(backend="slurm", kind="sweep", region="local", project=str(other)),
+        types.SimpleNamespace(backend="slurm", kind="job", region="local", project=str(tmp_path)),
+    ]
+    find = {"41": kept[0], "50": kept[1]}.get
+    assert sweep_handle.trial_location("58_2", find, lambda: kept) == (
+        "58_2",
+        {"region": "local", "project": str(other)},
+    )
+    assert sweep_handle.trial_location("58", find, lambda: kept) == ("58", {"region": "local", "project": str(other)})
+    assert sweep_handle.trial_location("59_0", find, lambda: kept) is None  # no workdir indexes it
+    assert sweep_handle.trial_location("run-58", find, lambda: kept) is None

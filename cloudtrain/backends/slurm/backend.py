@@ -31,14 +31,14 @@ from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
-from cloudtrain.backends.slurm.job import SlurmJob, run_index
+from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
 from cloudtrain.backends.slurm.section import cluster_of, fill_slurm_keys
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
-from cloudtrain.history import find
+from cloudtrain.history import find, records
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
@@ -275,6 +275,7 @@ class SlurmBackend(BackendFacts):
             raise BackendError(f"sbatch failed: {why}")
         job_id = result.stdout.decode().strip().split(";")[0]
         shell.write(run_index(script.workdir(spec), job_id), run.encode(), 0o644)
+        shell.write(id_file(run), json.dumps({"job_id": job_id, "workdir": script.workdir(spec)}).encode(), 0o644)
         job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=script.workdir(spec))
         refuse_never_runnable(job)
         return job
@@ -340,8 +341,13 @@ class SlurmBackend(BackendFacts):
         return self.attach_sweep(job_id, region=region, project=project).resume()
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
-        """A sweep's trial by its array task id (``<array>_<task>``), its sweep found in history."""
-        return sweep_handle.trial_location(text, find)
+        """A sweep's trial by its array task id (``<array>_<task>``), or an array a resume submitted, its
+        sweep found in history; or any job by its full name (``<cluster>:<run folder>``, as ``status``
+        names it), read from its run folder."""
+        found = sweep_handle.trial_location(text, find, records)
+        if found is not None:
+            return found
+        return by_full_name(text, lambda: {r.region for r in records() if r.backend == self.name})
 
     def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
         """The states of those of ``job_ids`` the controller still holds: one ``squeue`` for them all."""

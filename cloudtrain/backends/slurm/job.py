@@ -32,6 +32,37 @@ def run_index(workdir: str, job_id: str) -> str:
     return f"{workdir.rstrip('/')}/jobs/{job_id}"
 
 
+#: A job's full name, as ``status`` gives it: ``<cluster>:<run folder>`` (``local:/fsx/ct/runs/mnist-…``).
+_FULL_NAME = re.compile(r"^(?P<cluster>[^\s/]+?):(?P<run>/(?!/).*)$")
+
+
+def id_file(run: str) -> str:
+    """The file in a run folder naming its job: ``{"job_id": …, "workdir": …}`` (written at submit, or by a
+    sweep's trial on its node), so the full name finds the job with no history and no flags."""
+    return f"{run.rstrip('/')}/slurm/id.json"
+
+
+def by_full_name(text: str, clusters: Callable[[], set[str]]) -> tuple[str, dict[str, str]] | None:
+    """``(job id, location)`` of a job by its full name, read from its run folder's :func:`id_file`; None
+    when ``text`` is no such name. Only this machine (``local``) and the ``clusters`` this machine has
+    used are asked: a name like ``C:/x`` never starts an ssh connection to a host called ``C``."""
+    found = _FULL_NAME.match(text)
+    if found is None:
+        return None
+    cluster = found["cluster"]
+    if cluster != "local" and cluster not in clusters():
+        return None
+    shell = ClusterShell("" if cluster == "local" else cluster)
+    try:
+        read = shell.run(["cat", id_file(found["run"])], check=False)
+        if read.returncode != 0:
+            return None
+        named = json.loads(read.stdout.decode())
+        return str(named["job_id"]), {"region": cluster, "project": str(named["workdir"])}
+    except (BackendError, ValueError, KeyError, TypeError):  # unreachable, not a run folder
+        return None
+
+
 class SlurmJob(HandleDefaults):
     backend_name = "slurm"
 
@@ -256,11 +287,15 @@ class SlurmJob(HandleDefaults):
 
     # --- lines ---------------------------------------------------------------------------------
 
-    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
+    def logs(
+        self, follow: bool = False, drain: float | None = None, *, gone: Callable[[], bool] | None = None
+    ) -> Iterator[LogLine]:
         """Every line of the batch shell and of each task (``node1/task-0``), each once; with ``follow``,
         until the job ended, then one last pass of a fresh follower over the files (a follower's queued
         records may predate the end). A follower that stops early (a cut ssh connection) is started
-        again from the offsets of the lines already given: nothing lost, nothing twice."""
+        again from the offsets of the lines already given: nothing lost, nothing twice. ``gone``: whether
+        the job has left the controller, asked instead of the controller (a sweep's trial: its sweep's
+        one ``squeue`` a round already says, so the trials' followers add no controller calls)."""
         offsets: dict[str, int] = {}
         mask = job_secrets.masker(self._shell, self.run)  # secret values show as ***, as --local shows them
         poll = ControllerPoll()
@@ -279,7 +314,11 @@ class SlurmJob(HandleDefaults):
                     else:
                         if item.get("ended"):
                             poll.now()
-                        if poll.due() and self._polled(poll).state.terminal:
+                        if gone is not None:
+                            if gone():
+                                ended = True
+                                break
+                        elif poll.due() and self._polled(poll).state.terminal:
                             ended = True
                             break
             except CloudUnreachable:

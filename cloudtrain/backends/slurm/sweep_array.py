@@ -34,10 +34,10 @@ from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.runner import venv
-from cloudtrain.backends.slurm import data, script
+from cloudtrain.backends.slurm import data, job_secrets, script
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.backends.slurm.sweep_handle import STATE, SlurmSweep, sbatch_command, sweep_index
+from cloudtrain.backends.slurm.sweep_handle import STATE, SlurmSweep, sbatch_command
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -204,6 +204,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     backend, tasks_plan, package_path = parts.backend, parts.tasks_plan, parts.package_path
     section = slurm_section(spec)
     shell, workdir = ClusterShell(section.login), script.workdir(spec)
+    secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
     check_shared(shell, workdir, section.partition)
     if not shell.remote:
         Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
@@ -226,10 +227,14 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     folder = spec.output_dir.rstrip("/")
     trial = template_spec(spec)
     paths = script.Paths.of(trial, python)
+    plan = tasks_plan(trial, package, python, channels)
+    if job_secrets.needs_file(spec):  # one 0600 file every trial's tasks read (each trial links it for its mask)
+        job_secrets.write(spec, shell, folder, secret_values)
+        plan["secrets"] = job_secrets.secrets_path(folder)  # the path only: the values stay in that file
     files = {
         STATE: (json.dumps(state_of(spec, workdir), indent=2), 0o644),
         "slurm/job.template.sh": (script.batch_script(trial, paths), 0o644),
-        "slurm/tasks.template.json": (json.dumps(tasks_plan(trial, package, python, channels), indent=2), 0o600),
+        "slurm/tasks.template.json": (json.dumps(plan, indent=2), 0o600),
         "slurm/launcher.py": (parts.launcher.read_text(), 0o644),
         "slurm/sweep_trial.py": (TRIAL.read_text(), 0o644),
         "slurm/seeding.py": (SEEDING.read_text(), 0o644),
@@ -238,9 +243,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     for name, (text, mode) in files.items():
         shell.write(f"{folder}/{name}", text.encode(), mode)
     sweep = SlurmSweep(shell, "", folder, cluster=spec.region, workdir=workdir)
-    array = sweep.submit_array(0, sweep_of(spec).max_trials, sweep_of(spec).parallel_trials, [])
-    shell.write(sweep_index(workdir, array), folder.encode(), 0o644)
-    sweep.job_id = array
+    sweep.job_id = sweep.submit_array(0, sweep_of(spec).max_trials, sweep_of(spec).parallel_trials, [])
     return sweep
 
 

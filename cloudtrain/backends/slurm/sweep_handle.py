@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import queue
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from cloudtrain import creation_window
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.slurm.job import SlurmJob
 from cloudtrain.backends.slurm.section import cluster_of
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.errors import BackendError, CloudtrainError, UsageError
 from cloudtrain.sweeps import journal, results
 
 STATE = "sweep.json"
@@ -36,20 +39,42 @@ def sweep_index(workdir: str, job_id: str) -> str:
 
 
 def attach(shell: ClusterShell, job_id: str, cluster: str, workdir: str) -> SlurmSweep | None:
-    """The sweep whose first array is ``job_id``, or None when it is no sweep's."""
+    """The sweep one of whose arrays is ``job_id``, or None when it is no sweep's. The handle's id is the
+    sweep's first array (the one history records), whichever array it was found by."""
     found = shell.run(["cat", sweep_index(workdir, job_id)], check=False)
     if found.returncode != 0:
         return None
-    return SlurmSweep(shell, job_id, found.stdout.decode().strip(), cluster=cluster, workdir=workdir)
+    sweep = SlurmSweep(shell, job_id, found.stdout.decode().strip(), cluster=cluster, workdir=workdir)
+    sweep.job_id = next(iter(sweep.arrays()), job_id)
+    return sweep
 
 
-def trial_location(text: str, find: Callable[[str], Any]) -> tuple[str, dict[str, str]] | None:
-    """``<array>_<task>`` of a sweep in this machine's history: the trial's id and where its sweep is."""
+def trial_location(
+    text: str, find: Callable[[str], Any], records: Callable[[], list[Any]]
+) -> tuple[str, dict[str, str]] | None:
+    """A Slurm sweep's array or trial (``<array>_<task>``) by its id, and where its sweep is: found through
+    the sweep in this machine's history, whose first array it is, or whose workdir indexes a later array
+    (``sweep resume`` submits one: ``<workdir>/sweeps/<array>``), so no flags are needed. None otherwise;
+    the sweep's first array itself is history's to find."""
     match = _TRIAL_ID.match(text)
-    entry = find(match["array"]) if match else None
-    if entry is None or entry.backend != "slurm" or getattr(entry, "kind", "job") != "sweep":
+    array = match["array"] if match else text if text.isdigit() else None
+    if array is None:
         return None
-    return text, {"region": entry.region, "project": entry.project or ""}
+    entry = find(array)
+    if entry is not None:
+        if match is None or entry.backend != "slurm" or getattr(entry, "kind", "job") != "sweep":
+            return None
+        return text, {"region": entry.region, "project": entry.project or ""}
+    places = {(r.region, r.project) for r in records() if r.backend == "slurm" and r.kind == "sweep" and r.project}
+    for region, workdir in sorted(places):
+        try:
+            shell, region = cluster_shell(region)
+            indexed = shell.run(["test", "-e", sweep_index(workdir, array)], check=False).returncode == 0
+        except CloudtrainError:  # a cluster out of reach holds none we can find now
+            continue
+        if indexed:
+            return text, {"region": region, "project": workdir}
+    return None
 
 
 def sbatch_command(folder: str, first: int, count: int, parallel: int, rerun: list[int]) -> list[str]:
@@ -103,14 +128,20 @@ class SlurmSweep(HandleDefaults):
         return found.stdout.decode().split() if found.returncode == 0 else []
 
     def submit_array(self, first: int, count: int, parallel: int, rerun: list[int]) -> str:
-        """Submit an array (:meth:`sbatch_command`), record its id in ``slurm/arrays``; its id."""
-        result = self._shell.run(sbatch_command(self.folder, first, count, parallel, rerun), check=False)
+        """Submit an array (:meth:`sbatch_command`), record its id in ``slurm/arrays`` and its index
+        (``<workdir>/sweeps/<id>``: a later array's trials are found by id too); its id. Ctrl-C is held
+        from ``sbatch`` until the caller's creation window closes (:mod:`cloudtrain.creation_window`), and
+        ``sbatch`` runs out of the terminal's process group: the array is never left unrecorded."""
+        creation_window.hold()
+        command = sbatch_command(self.folder, first, count, parallel, rerun)
+        result = self._shell.run(command, check=False, own_session=True)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(f"sbatch failed: {why.removeprefix('sbatch: error: ')}")
         array = result.stdout.decode().strip().split(";")[0]
         arrays = [*self.arrays(), array]
         self._shell.write(f"{self.folder}/slurm/arrays", ("\n".join(arrays) + "\n").encode(), 0o644)
+        self._shell.write(sweep_index(self.project, array), self.folder.encode(), 0o644)
         return array
 
     # --- state ---------------------------------------------------------------------------------
@@ -243,20 +274,68 @@ class SlurmSweep(HandleDefaults):
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Each trial's lines (its batch shell's and its tasks'), labelled ``tNNN/<node>/task-T``, a trial
-        after another; with ``follow``, each trial's once it ended, until the sweep did."""
-        shown: set[str] = set()
-        while True:
-            alive = {task for task, _ in self._tasks()} if follow else set()  # one squeue a round
+        after another; with ``follow``, every trial's as they come until the sweep ended: each running
+        trial has the follower a single job has (:meth:`SlurmJob.logs`: each line once, its last line at
+        its end, masked), all of them merged here as they arrive. The controller is asked once a round
+        (``squeue`` of the arrays) for every trial: a trial ended once its task left that list."""
+        if not follow:
             for number, job_id, run in self._trial_runs():
-                if run in shown or job_id in alive:
-                    continue
-                shown.add(run)
-                job = SlurmJob(self._shell, job_id, run, cluster=self.region, workdir=self.project)
-                for line in job.logs(follow=False):
-                    yield LogLine(line.timestamp, f"t{number:03d}/{line.replica}", line.message, line.severity)
-            if not alive:
-                return
-            self._sleep(POLL_S)
+                yield from _labelled(number, self._trial(job_id, run).logs(follow=False))
+            return
+        arrived: queue.Queue[LogLine | Exception | None] = queue.Queue()  # None: a trial's follower ended
+        stop = threading.Event()
+        listed: list[set[str]] = [set()]  # the array tasks the controller holds, as of this round's squeue
+
+        def follow_trial(number: int, job: SlurmJob, running: bool) -> None:
+            try:
+                # gone once its task left the list, or once nobody reads (its follower then ends, not leaks)
+                lines = job.logs(follow=running, gone=lambda: stop.is_set() or job.job_id not in listed[0])
+                for line in _labelled(number, lines):
+                    if stop.is_set():
+                        return
+                    arrived.put(line)
+            except Exception as exc:  # the caller's to raise: a follower that cannot read its trial
+                arrived.put(exc)
+            finally:
+                arrived.put(None)
+
+        started: set[str] = set()
+        following = 0
+        try:
+            while True:
+                runs = self._trial_runs()  # before squeue: a trial asked for but not listed has ended
+                alive = {task for task, _ in self._tasks()}  # one squeue a round, for every trial's follower
+                listed[0] = alive
+                for number, job_id, run in runs:
+                    if run not in started:
+                        started.add(run)
+                        following += 1
+                        trial = self._trial(job_id, run)
+                        args = (number, trial, job_id in alive)
+                        threading.Thread(target=follow_trial, args=args, daemon=True).start()
+                ended, deadline = not alive, time.monotonic() + POLL_S
+                while following:  # a round's lines; once the sweep ended, until every follower has given its last
+                    wait = None if ended else deadline - time.monotonic()
+                    if wait is not None and wait <= 0:
+                        break
+                    try:
+                        item = arrived.get(timeout=wait)
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        following -= 1
+                    elif isinstance(item, Exception):
+                        raise item
+                    else:
+                        yield item
+                if ended:
+                    return
+                self._sleep(max(0.0, deadline - time.monotonic()))
+        finally:
+            stop.set()  # a consumer that stopped early (Ctrl-C): the followers stop at their next line
+
+    def _trial(self, job_id: str, run: str) -> SlurmJob:
+        return SlurmJob(self._shell, job_id, run, cluster=self.region, workdir=self.project, sleep=self._sleep)
 
     def _trial_runs(self) -> list[tuple[int, str, str]]:
         return [
@@ -264,6 +343,12 @@ class SlurmSweep(HandleDefaults):
             for t in self.trials() or []
             if t.user_attrs.get("job_id") and t.user_attrs.get("output_dir")
         ]
+
+
+def _labelled(number: int, lines: Iterator[LogLine]) -> Iterator[LogLine]:
+    """A trial's lines, each labelled ``tNNN/<its replica>``."""
+    for line in lines:
+        yield dataclasses.replace(line, replica=f"t{number:03d}/{line.replica}")
 
 
 def cluster_shell(region: str | None) -> tuple[ClusterShell, str]:

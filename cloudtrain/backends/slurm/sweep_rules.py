@@ -6,15 +6,9 @@ from cloudtrain.config.loaded import LoadedConfig
 
 
 def check_sweep(loaded: LoadedConfig) -> None:
-    """A trial on Slurm is an array task that reports its result when it ends: no pruning while it runs; its
-    job is written from templates on the nodes, which carry no secret file, so ``secrets:`` is refused."""
+    """A trial on Slurm is an array task that reports its result when it ends: no pruning while it runs.
+    (``secrets:`` are taken: the array's tasks read the sweep's one 0600 file, :mod:`.sweep_array`.)"""
     sweep = loaded.config.sweep
-    if sweep is not None and loaded.config.secrets:
-        raise loaded.error(
-            ("secrets",),
-            "a Slurm sweep's trials are written on the nodes, where no secret file is sent",
-            "remove secrets: from the sweep (or run the sweep --local, or as single Slurm jobs)",
-        )
     if sweep is not None and sweep.early_stopping:
         raise loaded.error(
             ("sweep", "early_stopping"),

@@ -8,8 +8,9 @@ Optuna locks it for each write, so array tasks on several nodes share one study.
 
 ``python sweep_trial.py ask SWEEP [RERUN]``, array task ``SLURM_ARRAY_TASK_ID`` of job
 ``SLURM_ARRAY_JOB_ID``: prints the trial's run folder (``<sweep>/trial-NNN``) after writing its
-``slurm/job.sh``, ``tasks.json`` and ``launcher.py`` from the sweep's templates and its parameters,
-and ``<workdir>/jobs/<array>_<task>`` (so ``status``/``logs``/``cancel`` find the trial by its Slurm
+``slurm/job.sh``, ``tasks.json`` and ``launcher.py`` from the sweep's templates and its parameters
+(and, where the sweep has secret values, a link to its one 0600 ``slurm/secrets.json``), and
+``<workdir>/jobs/<array>_<task>`` (so ``status``/``logs``/``cancel`` find the trial by its Slurm
 id). The trial is Optuna's next one; with ``RERUN`` (``3,5``: trial numbers a resumed sweep runs
 again) task *i* < len(RERUN) takes trial RERUN[i] under its own number, with its own parameters. A
 requeued task (its claim exists) gets its own trial again.
@@ -32,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 EVENT_PREFIX = '{"event"'
+SECRETS = "secrets.json"  # the sweep's secret values and mask (cloudtrain.backends.slurm.job_secrets), mode 0600
 
 
 def load(path: str) -> Any:
@@ -159,10 +161,14 @@ def ask(sweep_dir: str, rerun: str) -> None:
     write(os.path.join(slurm, "tasks.json"), tasks, 0o600)
     write(os.path.join(slurm, "job.sh"), job, 0o755)
     shutil.copyfile(os.path.join(templates, "launcher.py"), os.path.join(slurm, "launcher.py"))
+    if os.path.exists(os.path.join(templates, SECRETS)):  # the sweep's one 0600 file: linked, never copied
+        os.symlink(os.path.join("..", "..", "slurm", SECRETS), os.path.join(slurm, SECRETS))
     trial.set_user_attr("job_id", job_id)
     trial.set_user_attr("output_dir", run)
     os.makedirs(os.path.dirname(claim), exist_ok=True)
     write(claim, run, 0o644)
+    # the trial's full name (<cluster>:<run>) finds it as a job's does (cloudtrain.backends.slurm.job.id_file)
+    write(os.path.join(slurm, "id.json"), json.dumps({"job_id": job_id, "workdir": state["workdir"]}), 0o644)
     print(run)
 
 

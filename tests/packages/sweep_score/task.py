@@ -1,7 +1,8 @@
 """A user's training script for a sweep, no TensorFlow: it takes ``--lr`` and prints its score the
 way a trainer reports a metric (one ``{"event": "metric"}`` JSON line), best at lr = 0.01.
 
-``python -m sweep_score.task --lr=0.003 [--hold-file PATH]``: while PATH exists it waits first
+``python -m sweep_score.task --lr=0.003 [--hold-file PATH] [--print-env NAME]``: ``ENV NAME=value`` first
+(a secret's value reaches the trial: the tests check it shows masked); while PATH exists it waits first
 (up to 10 minutes), so a test can stop the sweep in the middle of a trial. A number N in PATH lets N
 trials pass first, one each (trials run one at a time), so a test can stop the sweep in a later one.
 """
@@ -31,7 +32,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lr", type=float, required=True)
     parser.add_argument("--hold-file")
+    parser.add_argument("--print-env", action="append", default=[])
     args, _ = parser.parse_known_args()
+    for name in args.print_env:
+        print(f"ENV {name}={os.environ.get(name, '')}", flush=True)
     print(f"training with lr={args.lr}", flush=True)
     if args.hold_file:
         hold(args.hold_file)
