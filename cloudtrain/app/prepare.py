@@ -20,7 +20,7 @@ from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
-from cloudtrain.packaging import BuiltPackage, build_script_sdist, build_sdist
+from cloudtrain.packaging import BuiltPackage, SdistOptions, build_script_sdist, build_sdist
 from cloudtrain.secrets.job import sdist_files
 from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
@@ -57,30 +57,18 @@ def build_package(spec: JobSpec, notify: Notify = ignore) -> BuiltPackage | None
     if spec.container:
         return None
     source, out_dir = spec.package, cache_dir() / "packages"
-    extra = sdist_files(spec.secrets)
+    options = SdistOptions(
+        name=source.name,
+        version=source.version,
+        requirements=source.requirements,
+        given_in=str(spec.config_file),
+        extra=sdist_files(spec.secrets),
+        include=source.include,
+    )
     if source.script:
-        package = build_script_sdist(
-            source.path,
-            out_dir,
-            source.script,
-            name=source.name,
-            version=source.version,
-            requirements=source.requirements,
-            given_in=str(spec.config_file),
-            extra=extra,
-            include=source.include,
-        )
+        package = build_script_sdist(source.path, out_dir, source.script, **options)
     else:
-        package = build_sdist(
-            source.path,
-            out_dir,
-            name=source.name,
-            version=source.version,
-            requirements=source.requirements,
-            given_in=str(spec.config_file),
-            extra=extra,
-            include=source.include,
-        )
+        package = build_sdist(source.path, out_dir, **options)
     for warning in package.warnings:
         notify(Notice("warning", warning))
     return package
