@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,17 +25,18 @@ from typing import Any
 from cloudtrain import history
 from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.experiments import experiment_jobs
+from cloudtrain.app.follow import watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
-from cloudtrain.app.launch import launch
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
 from cloudtrain.app.outputs import Downloaded, Listing, download, list_outputs
 from cloudtrain.app.outputs import Progress as DownloadProgress
 from cloudtrain.app.plan import Plan, make_plan
-from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
+from cloudtrain.app.prepare import load_spec, prepare, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
 from cloudtrain.app.report import write_report
+from cloudtrain.app.submit import SubmitOptions, create, load_job, resume_of
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
@@ -44,7 +44,6 @@ from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
 from cloudtrain.errors import ConfigError, UsageError
-from cloudtrain.events import epochs_in_args
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
 from cloudtrain.packaging import BuiltPackage
@@ -95,10 +94,10 @@ class Config:
         """This config as the job it runs as: a ``local`` run of the same target is loaded anew (as ``--local``)."""
         if not local and self.cloud_refusal is not None:
             raise self.cloud_refusal
-        loaded, spec = (
-            load_spec(self.path, self.overrides, local=True, strict=self.strict) if local else (self.loaded, self.spec)
-        )
-        return loaded, with_include(spec, self.include)
+        if local:
+            options = SubmitOptions(self.overrides, local=True, strict=self.strict, include=self.include)
+            return load_job(self.path, options)
+        return self.loaded, with_include(self.spec, self.include)
 
 
 @requiring
@@ -214,18 +213,9 @@ class Job:
         """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
         as the CLI's submit watches them (or, attached, from the job's own creation time)."""
         if self._progress is None:
-            first, spec = self.handle.status(), self.spec
-            if spec is not None:
-                self._progress = Progress(
-                    cost_per_hour=spec.cost_per_hour if get_backend(spec.backend).billed else None,
-                    started=spec.created.timestamp(),
-                    epochs=epochs_in_args(spec.module_args()),
-                )
-            else:
-                self._progress = Progress(
-                    cost_per_hour=None, started=first.created.timestamp() if first.created else time.time()
-                )
-            self._progress.start_from(first)
+            spec = self.spec
+            billed = spec is not None and get_backend(spec.backend).billed
+            self._progress = watch_progress(self.handle, spec, billed=billed)
         return self._progress
 
     def __repr__(self) -> str:
@@ -247,19 +237,10 @@ def submit(
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")
-    if resume:
-        spec = resumed(spec, get_backend(spec.backend), resume)
+    spec = resume_of(spec, resume)
     prepared = prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify)
-    launched = launch(prepared, notify=_kept(prepared, notify))
+    launched = create(prepared, notify=notify)
     return Job(launched.handle, spec=launched.spec, landed_on=launched.index, notices=prepared.notices)
-
-
-def _kept(prepared: Prepared, notify: Notify) -> Notify:
-    def keep(notice: Notice) -> None:
-        prepared.notices.append(notice)
-        notify(notice)
-
-    return keep
 
 
 @requiring

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from cloudtrain import creation_window
 from cloudtrain.app.fallback import first_with_capacity
-from cloudtrain.app.notices import Notify, ignore
+from cloudtrain.app.notices import Detached, Notice, Notify, ignore
 from cloudtrain.app.prepare import Prepared, check_secrets_exist
-from cloudtrain.app.reattach import reattach_hint
+from cloudtrain.app.reattach import reattach_command, reattach_hint
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.creation_window import CreatedThenInterrupted
@@ -86,3 +86,43 @@ def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
             experiment=spec.experiment,
         )
     )
+
+
+class LaunchView(Protocol):
+    """Who is told what creating and following a job does (the CLI prints each; nothing here does)."""
+
+    def notice(self, notice: Notice) -> None:
+        """A warning, or a move between fallback candidates."""
+
+    def created(self, launched: Launched, *, here: bool) -> None:
+        """The job exists (``here``: it runs on this machine), on the candidate it landed on."""
+
+    def detached(self, launched: Launched, reattach: str) -> None:
+        """``--detach``: the job runs on; ``reattach`` follows it again."""
+
+    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
+        """Follow the job to its end (:func:`cloudtrain.app.follow.follow_job`)."""
+
+
+def launch_and_follow(
+    prepared: Prepared,
+    view: LaunchView,
+    *,
+    detach: bool = False,
+    cancel_on_interrupt: bool = False,
+    drain: float | None = None,
+) -> None:
+    """Create the job of ``prepared`` and have ``view`` follow it unless ``detach``. A Ctrl-C while the
+    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded."""
+    try:
+        launched = launch(prepared, notify=view.notice, detach=detach)
+    except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
+        handle = interrupted.created.handle
+        raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+    here = get_backend(launched.spec.backend).runs_here
+    view.created(launched, here=here)
+    if detach:
+        view.detached(launched, reattach_command(launched.handle, drain))
+        return
+    # a run here dies with this process: Ctrl-C cancels it
+    view.follow(launched, cancel_on_interrupt=cancel_on_interrupt or here)

@@ -1,6 +1,7 @@
 """What the application layer has to tell a person, handed to whoever drives it (it never prints).
 
-The CLI turns each notice into a line on stderr; the Python API keeps them on the object it returns."""
+The CLI turns each notice into a line on stderr; the Python API keeps them on the object it returns.
+A Ctrl-C that leaves a job running is raised as :class:`Detached` for the caller to report."""
 
 from __future__ import annotations
 
@@ -22,3 +23,12 @@ Notify = Callable[[Notice], None]
 
 def ignore(notice: Notice) -> None:
     """The default listener: notices are dropped."""
+
+
+class Detached(Exception):
+    """Ctrl-C while following, without cancel: the job keeps running; ``reattach`` follows it again.
+    ``just_created``: the Ctrl-C came while the job was being created (it is recorded all the same)."""
+
+    def __init__(self, job_id: str, reattach: str, *, just_created: bool = False) -> None:
+        super().__init__(f"detached from job {job_id}")
+        self.job_id, self.reattach, self.just_created = job_id, reattach, just_created

@@ -15,21 +15,40 @@ from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Backend
 from cloudtrain.config import LoadedConfig, load_config
+from cloudtrain.config.load import load_document
+from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
-from cloudtrain.packaging import BuiltPackage, build_script_sdist, build_sdist
+from cloudtrain.packaging import BuiltPackage, SdistOptions, build_script_sdist, build_sdist
 from cloudtrain.secrets.job import sdist_files
 from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
 
 
 def load_spec(
-    config_path: str | Path | None, overrides: Sequence[str], *, local: bool = False, strict: bool = False
+    config_path: str | Path | LoadedYaml | None,
+    overrides: Sequence[str],
+    *,
+    local: bool = False,
+    strict: bool = False,
+    gcloud_configuration: str | None = None,
 ) -> tuple[LoadedConfig, JobSpec]:
+    """The one loading of a job: a config file, or a document the gcloud forms wrote from their flags
+    (its relative paths then from the working folder; ``gcloud_configuration``: ``--configuration``)."""
     if not config_path:
         raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
-    loaded = load_config(config_path, overrides, local=local, strict=strict)
+    if isinstance(config_path, LoadedYaml):
+        loaded = load_document(
+            config_path,
+            overrides,
+            local=local,
+            strict=strict,
+            base=Path.cwd(),
+            gcloud_configuration=gcloud_configuration,
+        )
+    else:
+        loaded = load_config(config_path, overrides, local=local, strict=strict)
     return loaded, build_spec(loaded)
 
 
@@ -38,30 +57,18 @@ def build_package(spec: JobSpec, notify: Notify = ignore) -> BuiltPackage | None
     if spec.container:
         return None
     source, out_dir = spec.package, cache_dir() / "packages"
-    extra = sdist_files(spec.secrets)
+    options = SdistOptions(
+        name=source.name,
+        version=source.version,
+        requirements=source.requirements,
+        given_in=str(spec.config_file),
+        extra=sdist_files(spec.secrets),
+        include=source.include,
+    )
     if source.script:
-        package = build_script_sdist(
-            source.path,
-            out_dir,
-            source.script,
-            name=source.name,
-            version=source.version,
-            requirements=source.requirements,
-            given_in=str(spec.config_file),
-            extra=extra,
-            include=source.include,
-        )
+        package = build_script_sdist(source.path, out_dir, source.script, **options)
     else:
-        package = build_sdist(
-            source.path,
-            out_dir,
-            name=source.name,
-            version=source.version,
-            requirements=source.requirements,
-            given_in=str(spec.config_file),
-            extra=extra,
-            include=source.include,
-        )
+        package = build_sdist(source.path, out_dir, **options)
     for warning in package.warnings:
         notify(Notice("warning", warning))
     return package

@@ -19,7 +19,7 @@ from cloudtrain.app import sweep_owner
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.backends import LOCAL, get_backend
-from cloudtrain.backends.base import Backend, JobHandle, JobStatus
+from cloudtrain.backends.base import Backend, JobHandle, JobStatus, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord, record
 from cloudtrain.packaging import BuiltPackage
@@ -166,3 +166,102 @@ def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
         spec, job_name=state["job_name"], output_dir=entry.name, created=dt.datetime.fromisoformat(state["created"])
     )
     return spec, build_package(spec), entry.name
+
+
+class SweepView(Protocol):
+    """Who is told what driving a sweep does (the CLI prints each; nothing here does)."""
+
+    def started_here(self, spec: JobSpec, folder: Path) -> None:
+        """A local sweep's folder is made; its trials run next (or in a process of their own)."""
+
+    def handed_over(self, spec: JobSpec, pid: int, log: Path) -> None:
+        """``--detach``: process ``pid`` runs the trials, writing to ``log``."""
+
+    def created(self, handle: SweepHandle, first: JobStatus) -> None:
+        """A cloud tuning job exists."""
+
+    def trial(self, event: local.TrialEvent) -> None:
+        """A local trial started, ended or was requeued."""
+
+    def line(self, line: LogLine) -> None:
+        """A line of a cloud sweep's trials (a Slurm array's: ``tNNN/<replica>``)."""
+
+    def resumed_here(self, spec: JobSpec, folder: str) -> None:
+        """``sweep resume``: a local sweep's trials go on in ``folder``."""
+
+    def resumed_elsewhere(self, sweep_id: str) -> None:
+        """``sweep resume``: a sweep run elsewhere (Slurm) had its interrupted and remaining trials submitted."""
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C while a sweep ran here (``local``: finished trials are kept, it resumes) or was followed
+    (a cloud sweep keeps running)."""
+
+    def __init__(self, sweep_id: str, *, local: bool, just: str | None = None) -> None:
+        super().__init__(f"sweep {sweep_id} interrupted")
+        #: "created" / "resumed": the Ctrl-C came while its job (array) was submitted; it is recorded and runs
+        self.sweep_id, self.local, self.just = sweep_id, local, just
+
+
+@dataclass(frozen=True)
+class SweepEnd:
+    """A sweep that ended: its results table, and a cloud sweep's final status (None for a local one)."""
+
+    results: results.SweepResults
+    status: JobStatus | None = None
+
+
+def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | None:
+    """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
+    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`."""
+    spec = prepared.spec
+    try:
+        started = start(prepared)
+    except creation_window.CreatedThenInterrupted as interrupted:  # recorded before the Ctrl-C acts
+        raise SweepInterrupted(interrupted.created.sweep_id, local=False, just="created") from None
+    if started.folder is not None:
+        view.started_here(spec, started.folder)
+        if detach:
+            view.handed_over(spec, detach_local(started), started.folder / sweep_owner.LOG)
+            return None
+        return run_here(spec, prepared.package, view)
+    handle, first = started.handle, started.first
+    if handle is None or first is None:  # start() gives a cloud sweep both
+        raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
+    view.created(handle, first)
+    return None if detach else follow_sweep(handle, view)
+
+
+def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> SweepEnd:
+    """A local sweep's trials to the end (:func:`run_local`), each told to ``view``."""
+    try:
+        return SweepEnd(run_local(spec, package, on_event=view.trial))
+    except KeyboardInterrupt:
+        raise SweepInterrupted(spec.job_name, local=True) from None
+
+
+def follow_sweep(handle: SweepHandle, view: SweepView) -> SweepEnd:
+    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table."""
+    try:
+        if getattr(handle, "shows_trials", False):
+            for line in handle.logs(follow=True):
+                view.line(line)
+        status = handle.wait()
+    except KeyboardInterrupt:
+        raise SweepInterrupted(handle.job_id, local=False) from None
+    return SweepEnd(handle.results(), status)
+
+
+def resume(job_id: str, view: SweepView) -> SweepEnd:
+    """``sweep resume``: a stopped sweep's interrupted and remaining trials, run here or submitted again
+    (Slurm), to its end; finished trials are kept. Ctrl-C: :class:`SweepInterrupted`."""
+    try:
+        handle = resume_remote(job_id)
+    except creation_window.CreatedThenInterrupted:  # the new array is in the sweep's folder
+        raise SweepInterrupted(job_id, local=False, just="resumed") from None
+    if handle is not None:
+        view.resumed_elsewhere(job_id)
+        return follow_sweep(handle, view)
+    spec, package, folder = resumable(job_id)
+    view.resumed_here(spec, folder)
+    return run_here(spec, package, view)

@@ -35,6 +35,24 @@ class ReplicaPlan:
 
 
 @dataclass(frozen=True)
+class ReplicaLayout:
+    """Where a local run's replicas run, and with what: ``output_dir`` is absolute and local; ``package``'s
+    local path stands in for the upload; ``channels``: name → local folder (or one per host) holding its
+    data; ``num_gpus``: per replica, or the same for each."""
+
+    output_dir: str
+    ports: Sequence[int]
+    package: BuiltPackage
+    channels: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
+    num_gpus: Sequence[int] | int = 0
+    num_cpus: int = 1
+
+    def gpus(self, replicas: int) -> list[int]:
+        """Each replica's GPU count."""
+        return [self.num_gpus] * replicas if isinstance(self.num_gpus, int) else list(self.num_gpus)
+
+
+@dataclass(frozen=True)
 class MachineRoot:
     """A fixed folder of the backend's machines that a trainer ignoring ``variable`` writes to
     (SageMaker's ``/opt/ml`` when ``SAGEMAKER_BASE_DIR`` is not read): on this machine it is
@@ -54,19 +72,8 @@ class EnvironmentContract(Protocol):
         """The replicas' names, chief first (the log prefixes)."""
         ...
 
-    def plan(
-        self,
-        spec: JobSpec,
-        *,
-        output_dir: str,
-        ports: Sequence[int],
-        package: BuiltPackage,
-        channels: Mapping[str, str | Sequence[str]],
-        num_gpus: Sequence[int] | int,
-        num_cpus: int,
-    ) -> list[ReplicaPlan]:
-        """Every replica's plan; ``output_dir`` is absolute and local; ``package``'s local path stands
-        in for the upload; ``channels``: name → local folder (or one per host) holding its data."""
+    def plan(self, spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
+        """Every replica's plan, laid out as ``layout`` says."""
         ...
 
     def script_argv(self, spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:

@@ -1,35 +1,27 @@
-"""Streaming a job's logs to its end and turning its outcome into the exit code."""
+"""Printing a followed job: its lines, the live status line, the steps of a Ctrl-C, the summary and the
+exit code. Following itself is the app layer's (:mod:`cloudtrain.app.follow`)."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import itertools
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from cloudtrain.app.follow import Show, StopStep, cancel_job, follow_job, masked_lines, watch_progress
+from cloudtrain.app.notices import Detached
 from cloudtrain.app.outcome import summarise
-from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.console import Console, ReplicaPrinter, print_json, print_kv
 from cloudtrain.live import LiveStatus
 from cloudtrain.progress import Progress
-from cloudtrain.secrets.masking import ValueMasker
 
-Show = Callable[[LogLine], None]
+__all__ = ["finish", "follow", "masked_lines", "print_detached", "print_hints"]
 
-
-def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
-    """A job's lines with every credential its code printed shown as ``***``: each replica's lines are one
-    stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
-    holds is the job's own business; cloudtrain does not show it)."""
-    streams: dict[str, Callable[[str], str]] = {}
-    for line in lines:
-        mask = streams.get(line.replica) or streams.setdefault(line.replica, ValueMasker(()).stream())
-        text = mask(line.message)
-        yield line if text == line.message else dataclasses.replace(line, message=text)
+#: What each step of a cancel on Ctrl-C prints (after ``Cancelling job …``'s own line).
+_STOP_WORDS: dict[StopStep, str] = {
+    "saving": "\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]",
+    "stopping": "\n[yellow]stopping every replica (SIGTERM; Ctrl-C again to kill now)[/yellow]",
+    "killing": "[yellow]killing every replica now[/yellow]",
+}
 
 
 def follow(
@@ -54,63 +46,50 @@ def follow(
     ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default.
     ``show_line``: prints each line instead of the replica printer (``logs -o json``: a JSON object
     per line on stdout, while ``console`` gets the summary and the outcome the same way as text)."""
-    watched = progress or _progress_of(handle)
+    watched = progress or watch_progress(handle)
     printer: Show = show_line or ReplicaPrinter(console, show_debug=debug, epochs=watched.epochs)
 
     def sink(line: LogLine) -> None:
         watched(line)
         printer(line)
 
-    shown: AbstractContextManager[Show] = contextlib.nullcontext(sink)
+    display: AbstractContextManager[Show] | None = None
     if live and output != "json" and console.is_terminal:  # never on a pipe, never with -o json
-        shown = LiveStatus(console, watched, printer)
-    count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
+        display = LiveStatus(console, watched, printer)
     try:
-        with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as show:
-            for line in masked_lines(handle.logs(follow=True, **drain_kwargs(drain))):
-                show(line)
-                count += 1
-            status = handle.wait()
-    except KeyboardInterrupt:
-        if not cancel_on_interrupt:
-            console.print(f"\n[yellow]Detached; job {handle.job_id} keeps running.[/yellow]")
-            print_hints(console, handle.job_id, reattach_command(handle, drain))
-            raise SystemExit(130) from None
-        status = _cancel(console, handle, show=sink, shown=count)
+        status = follow_job(
+            handle,
+            show=sink,
+            display=display,
+            cancel_on_interrupt=cancel_on_interrupt,
+            drain=drain,
+            on_stop=_stop_printer(console, handle),
+        )
+    except Detached as detached:
+        print_detached(console, detached.job_id, detached.reattach)
+        raise SystemExit(130) from None
     finish(console, status, watched, output=output, handle=handle)
 
 
 def _cancel(console: Console, handle: JobHandle, *, show: Show, shown: int) -> JobStatus:
-    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
-
-    While a local run's replicas save, their lines ("saved at step N") are shown as they come:
-    the cancel waits in a thread, and the lines after the ``shown`` already printed are followed here."""
-    if not handle.stops_gracefully:
-        console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
-        handle.cancel()
-        return handle.wait()
-    if getattr(handle, "saves_on_stop", True):
-        console.print("\n[yellow]stopping: saving a checkpoint… (Ctrl-C again to kill now)[/yellow]")
-    else:  # a package that has saved nothing so far and did not say it saves on SIGTERM: no save is promised
-        console.print("\n[yellow]stopping every replica (SIGTERM; Ctrl-C again to kill now)[/yellow]")
-    stopping = threading.Thread(target=handle.cancel, name="cancel", daemon=True)
-    stopping.start()
-    try:
-        for line in itertools.islice(handle.logs(follow=True), shown, None):  # ends when every replica has
-            show(line)
-        stopping.join()
-        return handle.wait()
-    except KeyboardInterrupt:
-        console.print("[yellow]killing every replica now[/yellow]")
-        return handle.kill()
+    """Cancel as a Ctrl-C while following does (:func:`cloudtrain.app.follow.cancel_job`), printing each step."""
+    return cancel_job(handle, show=show, shown=shown, on_stop=_stop_printer(console, handle))
 
 
-def _progress_of(handle: JobHandle) -> Progress:
-    """For a reattach (``logs --follow``): the job's own creation time and phase; no price is known."""
-    status = handle.status()
-    progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
-    progress.start_from(status)
-    return progress
+def _stop_printer(console: Console, handle: JobHandle) -> Callable[[StopStep], None]:
+    def say(step: StopStep) -> None:
+        if step == "cancelling":
+            console.print(f"\n[yellow]Cancelling job {handle.job_id}…[/yellow]")
+        else:
+            console.print(_STOP_WORDS[step])
+
+    return say
+
+
+def print_detached(console: Console, job_id: str, reattach: str | None = None) -> None:
+    """Ctrl-C without cancel: the job keeps running, and how to find it again."""
+    console.print(f"\n[yellow]Detached; job {job_id} keeps running.[/yellow]")
+    print_hints(console, job_id, reattach)
 
 
 def print_hints(console: Console, job_id: str, reattach: str | None = None) -> None:

@@ -14,19 +14,18 @@ only with ``--stream-logs`` and otherwise return once the job is created;
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from cloudtrain.app.submit import SubmitOptions
+from cloudtrain.app.submit import submit as submit_job
 from cloudtrain.backends.vertex.gcloud import custom_job_document, mlengine_document
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
-from cloudtrain.cli.submit import run_submit
-from cloudtrain.config import LoadedConfig
-from cloudtrain.config.load import load_document, read_document
+from cloudtrain.cli.submit import SubmitPrinter
+from cloudtrain.config.load import read_document
 from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.errors import UsageError
-from cloudtrain.spec import JobSpec, build_spec
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -133,11 +132,20 @@ def _read_config(path: str | None) -> LoadedYaml | None:
     return read_document(path) if path else None
 
 
-def _load(
-    doc: LoadedYaml, overrides: Sequence[str], strict: bool, configuration: str | None
-) -> tuple[LoadedConfig, JobSpec]:
-    loaded = load_document(doc, overrides, strict=strict, base=Path.cwd(), gcloud_configuration=configuration)
-    return loaded, build_spec(loaded)
+def _submit(
+    doc: LoadedYaml,
+    overrides: Sequence[str],
+    strict: bool,
+    configuration: str | None,
+    *,
+    dry_run: bool,
+    detach: bool,
+    output: str,
+) -> None:
+    """The gcloud forms' document through the one submit sequence (:func:`cloudtrain.app.submit.submit`)."""
+    options = SubmitOptions(tuple(overrides), strict=strict, gcloud_configuration=configuration)
+    with SubmitPrinter(output) as view:
+        submit_job(doc, options, view, dry_run=dry_run, detach=detach)
 
 
 # --- ml-engine / ai-platform jobs submit training ---------------------------------------
@@ -185,16 +193,8 @@ def mlengine_training(
     flags["--packages"] = values.get("g_packages")
     flags["--enable-web-access"] = values.get("g_enable_web_access")
     doc = mlengine_document(job, flags, user_args, _read_config(values.get("g_config")))
-    loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
-    run_submit(
-        loaded,
-        spec,
-        dry_run=dry_run,
-        detach=not stream_logs,
-        cancel_on_interrupt=False,
-        output=output,
-        overrides=overrides,
-    )
+    configuration = values.get("g_configuration")
+    _submit(doc, overrides, strict, configuration, dry_run=dry_run, detach=not stream_logs, output=output)
 
 
 cli.add_command(mlengine, name="ml-engine")
@@ -237,10 +237,7 @@ def custom_jobs_create(
     flags["--enable-web-access"] = values.get("g_enable_web_access")
     flags["--enable-dashboard-access"] = values.get("g_enable_dashboard_access")
     doc = custom_job_document(display_name, flags, _read_config(values.get("g_config")))
-    loaded, spec = _load(doc, overrides, strict, values.get("g_configuration"))
-    run_submit(
-        loaded, spec, dry_run=dry_run, detach=True, cancel_on_interrupt=False, output=output, overrides=overrides
-    )
+    _submit(doc, overrides, strict, values.get("g_configuration"), dry_run=dry_run, detach=True, output=output)
 
 
 cli.add_command(ai, name="ai")

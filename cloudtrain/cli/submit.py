@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cloudtrain.app.notices import Notice
-from cloudtrain.app.plan import make_plan
-from cloudtrain.app.prepare import load_spec, prepare, resumed, with_include
-from cloudtrain.backends import get_backend
+from cloudtrain.app.notices import Detached, Notice
+from cloudtrain.app.plan import Plan
+from cloudtrain.app.prepare import Prepared
+from cloudtrain.app.submit import SubmitOptions
+from cloudtrain.app.submit import submit as submit_job
 from cloudtrain.cli._group import (
     DRAIN_OPTION,
     OUTPUT_OPTION,
@@ -22,10 +24,11 @@ from cloudtrain.cli._group import (
     pick_config,
 )
 from cloudtrain.cli._summary import print_summary
-from cloudtrain.config import LoadedConfig
 from cloudtrain.console import Console, escape, make_console, print_json
 from cloudtrain.errors import UsageError
-from cloudtrain.spec import JobSpec
+
+if TYPE_CHECKING:
+    from cloudtrain.app.launch import Launched
 
 
 @cli.command()
@@ -77,21 +80,19 @@ def submit(
     CONFIG may be given as an argument or with --config."""
     if show_secrets:
         refuse_show_secrets(output)
-    loaded, spec = load_spec(pick_config(config_arg, config_path), overrides, local=local, strict=strict)
-    spec = with_include(spec, include)
-    if resume_job:
-        spec = resumed(spec, get_backend(spec.backend), resume_job)
-    run_submit(
-        loaded,
-        spec,
-        dry_run=dry_run,
-        detach=detach,
-        cancel_on_interrupt=cancel_on_interrupt,
-        output=output,
-        overrides=overrides,
-        drain=drain,
-        show_secrets=show_secrets,
+    options = SubmitOptions(
+        overrides, local=local, strict=strict, include=include, resume=resume_job, show_secrets=show_secrets
     )
+    with SubmitPrinter(output, drain=drain) as view:
+        submit_job(
+            pick_config(config_arg, config_path),
+            options,
+            view,
+            dry_run=dry_run,
+            detach=detach,
+            cancel_on_interrupt=cancel_on_interrupt,
+            drain=drain,
+        )
 
 
 def refuse_show_secrets(output: str) -> None:
@@ -104,50 +105,62 @@ def refuse_show_secrets(output: str) -> None:
         )
 
 
-def run_submit(
-    loaded: LoadedConfig,
-    spec: JobSpec,
-    *,
-    dry_run: bool,
-    detach: bool,
-    cancel_on_interrupt: bool,
-    output: str,
-    overrides: Sequence[str] = (),
-    drain: float | None = None,
-    show_secrets: bool = False,
-) -> None:
-    """The one submit path, for ``submit`` and the gcloud forms: the app layer prepares, plans or
-    launches (:mod:`cloudtrain.app`); this prints what it reports and follows the job to its end
-    unless ``detach``."""
-    console = make_console(sys.stderr if output == "json" else None)
-    notify = _printer(console)
-    prepared = prepare(loaded, spec, overrides=overrides, show_secrets=show_secrets, notify=notify)
-    spec, package = prepared.spec, prepared.package
-    if dry_run:
-        plan = make_plan(prepared, show_secrets=show_secrets)
-        if output == "json":
+class SubmitPrinter:
+    """What a submit tells (:class:`cloudtrain.app.submit.SubmitView`), as ``submit`` and the gcloud forms
+    print it; as a context, a Ctrl-C that leaves the job running prints how to find it and exits 130."""
+
+    def __init__(self, output: str, *, drain: float | None = None) -> None:
+        self.console = make_console(sys.stderr if output == "json" else None)
+        self.output, self.drain = output, drain
+        self.notice = _printer(self.console)
+
+    def __enter__(self) -> SubmitPrinter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        if isinstance(error, Detached):
+            if error.just_created:
+                self.console.print(f"[bold]Job[/bold] {error.job_id} created")
+            self._launched().print_detached(self.console, error.job_id, error.reattach)
+            raise SystemExit(130) from None
+
+    def planned(self, prepared: Prepared, plan: Plan) -> None:
+        if self.output == "json":
             print_json(plan.to_dict())
             return
-        print_summary(console, spec, package)
+        console, package = self.console, prepared.package
+        print_summary(console, prepared.spec, package)
         console.print("\n[bold]Request[/bold] (nothing was uploaded or created):")
         _print_request(console, plan.request)
         for number, candidate in enumerate(plan.fallbacks, 1):
             console.print(f"\n[bold]Fallback {number}[/bold], if the ones before it get no capacity:")
             print_summary(console, candidate.spec, package)
             _print_request(console, candidate.request)
-        return
-    print_summary(console, spec, package)
-    from cloudtrain.cli._launched import launch_and_follow  # launch, follow, sweeps: not on --dry-run
 
-    launch_and_follow(
-        console,
-        prepared,
-        notify=notify,
-        detach=detach,
-        cancel_on_interrupt=cancel_on_interrupt,
-        output=output,
-        drain=drain,
-    )
+    def prepared(self, prepared: Prepared) -> None:
+        print_summary(self.console, prepared.spec, prepared.package)
+
+    def sweep(self, prepared: Prepared, *, detach: bool) -> None:
+        self._launched().submit_sweep(self.console, prepared, detach=detach, output=self.output)
+
+    def created(self, launched: Launched, *, here: bool) -> None:
+        self._launched().print_created(self.console, launched, here=here)
+
+    def detached(self, launched: Launched, reattach: str) -> None:
+        self._launched().print_hints(self.console, launched.handle.job_id, reattach)
+        if self.output == "json":
+            print_json(launched.first.to_dict())
+
+    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
+        self._launched().follow_launched(
+            self.console, launched, cancel_on_interrupt=cancel_on_interrupt, output=self.output, drain=self.drain
+        )
+
+    @staticmethod
+    def _launched() -> ModuleType:
+        from cloudtrain.cli import _launched  # launch, follow, sweeps: not on --dry-run
+
+        return _launched
 
 
 def _print_request(console: Console, request: dict[str, Any]) -> None:

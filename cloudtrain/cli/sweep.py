@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,8 +15,8 @@ from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
 from cloudtrain.app.sweep_lookup import sweep_record
-from cloudtrain.app.sweep_owner import LOG
 from cloudtrain.backends import get_backend
+from cloudtrain.backends.base import JobStatus, LogLine
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import (
     Console,
@@ -26,11 +27,9 @@ from cloudtrain.console import (
     print_kv,
     print_table,
 )
-from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.errors import ExitCode
 from cloudtrain.history import JobRecord, find
 from cloudtrain.numbers import measured
-from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import StateError
 from cloudtrain.sweeps import sweep_of
@@ -39,52 +38,85 @@ from cloudtrain.sweeps.results import SweepResults
 
 def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: str) -> None:
     """Run (locally) or create (in the cloud) the sweep of ``prepared``; exit like the CLI's table says."""
-    spec = prepared.spec
-    sweep = sweep_of(spec)
-    try:
-        started = app_sweep.start(prepared)
-    except CreatedThenInterrupted as interrupted:  # Ctrl-C while the sweep was being created: it is recorded
-        sweep_id = interrupted.created.sweep_id
-        console.print(f"[bold]Sweep[/bold] {sweep_id} created")
-        _print_commands(console, sweep_id)
-        console.print(f"\n[yellow]Detached; sweep {sweep_id} keeps running.[/yellow]")
-        raise SystemExit(ExitCode.INTERRUPTED) from None
-    if started.folder is not None:
-        console.print(
+    _ended(console, lambda view: app_sweep.drive(prepared, view, detach=detach), output)
+
+
+class _SweepPrinter:
+    """What driving a sweep tells (:class:`cloudtrain.app.sweep.SweepView`), as the CLI prints it."""
+
+    def __init__(self, console: Console, *, detached: bool = False) -> None:
+        self.console, self.detached, self.metric = console, detached, ""
+        self._printer: ReplicaPrinter | None = None
+
+    def started_here(self, spec: JobSpec, folder: Path) -> None:
+        sweep = sweep_of(spec)
+        self.metric = sweep.metric
+        self.console.print(
             f"[bold]Sweep[/bold] {spec.job_name} started: {counted(sweep.max_trials, 'trial')}, "
-            f"{sweep.parallel_trials} at a time, {sweep.algorithm}; folder {started.folder}"
+            f"{sweep.parallel_trials} at a time, {sweep.algorithm}; folder {folder}"
         )
-        if detach:
-            pid = app_sweep.detach_local(started)
-            console.print(f"  runs detached (pid {pid}); its output: {started.folder / LOG}")
-            _print_commands(console, spec.job_name)
+
+    def handed_over(self, spec: JobSpec, pid: int, log: Path) -> None:
+        self.console.print(f"  runs detached (pid {pid}); its output: {log}")
+        _print_commands(self.console, spec.job_name)
+
+    def created(self, handle: app_sweep.SweepHandle, first: JobStatus) -> None:
+        self.console.print(
+            f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
+        )
+        _print_commands(self.console, handle.job_id)
+
+    def resumed_elsewhere(self, sweep_id: str) -> None:
+        self.console.print(f"[bold]Sweep[/bold] {sweep_id} resumed: its interrupted and remaining trials are submitted")
+        _print_commands(self.console, sweep_id)
+
+    def resumed_here(self, spec: JobSpec, folder: str) -> None:
+        self.metric = sweep_of(spec).metric
+        how = f"runs detached (pid {os.getpid()}) in" if self.detached else "resumed from"
+        self.console.print(f"[bold]Sweep[/bold] {spec.job_name} {how} {folder}")
+
+    def trial(self, event: TrialEvent) -> None:
+        if event.state == "requeued":
+            self.console.print(f"[yellow]{event.message}[/yellow]")
             return
-        run_local(console, spec, prepared.package, output=output)
-        return
-    handle, first = started.handle, started.first
-    if handle is None or first is None:  # start() gives a cloud sweep both
-        raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
-    console.print(
-        f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
-    )
-    _print_commands(console, handle.job_id)
-    if detach:
-        return
-    _wait_and_show(console, handle, output)
+        params = " ".join(f"{k}={measured(v)}" for k, v in event.params.items())
+        value = "" if event.value is None else f" {self.metric}={measured(event.value)}"
+        tail = f" ({event.message})" if event.message else ""
+        self.console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
+
+    def line(self, line: LogLine) -> None:
+        self._printer = self._printer or ReplicaPrinter(self.console)
+        self._printer(line)
 
 
-def _wait_and_show(console: Console, handle: app_sweep.SweepHandle, output: str) -> None:
-    """Until the sweep ends (its trials' lines, each labelled by trial, where the handle gives them); its table."""
+def _ended(
+    console: Console, drive: Callable[[_SweepPrinter], app_sweep.SweepEnd | None], output: str, **how: bool
+) -> None:
+    """Drive a sweep through the app layer, printing what it tells; its table at the end and the exit code:
+    a local sweep with no finished trial fails, a cloud sweep exits with its state's code."""
+    view = _SweepPrinter(console, **how)
     try:
-        if getattr(handle, "shows_trials", False):
-            printer = ReplicaPrinter(console)
-            for line in handle.logs(follow=True):
-                printer(line)
-        status = handle.wait()
-    except KeyboardInterrupt:
-        console.print(f"\n[yellow]Detached; sweep {handle.job_id} keeps running.[/yellow]")
+        end = drive(view)
+    except app_sweep.SweepInterrupted as stopped:
+        if stopped.just == "created":
+            console.print(f"[bold]Sweep[/bold] {stopped.sweep_id} created")
+            _print_commands(console, stopped.sweep_id)
+        elif stopped.just == "resumed":
+            view.resumed_elsewhere(stopped.sweep_id)
+        if stopped.local:
+            console.print(f"\n[yellow]Sweep {stopped.sweep_id} stopped; finished trials are kept.[/yellow]")
+            console.print(f"  resume:  cloudtrain sweep resume {stopped.sweep_id}")
+        else:
+            console.print(f"\n[yellow]Detached; sweep {stopped.sweep_id} keeps running.[/yellow]")
         raise SystemExit(ExitCode.INTERRUPTED) from None
-    _show(console, handle.results(), output)
+    if end is None:  # detached
+        return
+    table, status = end.results, end.status
+    _show(console, table, output)
+    if status is None:
+        if table.best is None:
+            raise SystemExit(ExitCode.JOB_FAILED)
+        return
     if status.message and status.state.exit_code and output != "json":  # why it ended so, and what next
         console.print(status.message)
     if status.state.exit_code:
@@ -94,29 +126,6 @@ def _wait_and_show(console: Console, handle: app_sweep.SweepHandle, output: str)
 def _print_commands(console: Console, sweep_id: str) -> None:
     console.print(f"  trials:  cloudtrain sweep results {sweep_id}")
     console.print(f"  cancel:  cloudtrain cancel {sweep_id}")
-
-
-def run_local(console: Console, spec: JobSpec, package: BuiltPackage | None, *, output: str) -> None:
-    metric = sweep_of(spec).metric
-
-    def on_event(event: TrialEvent) -> None:
-        if event.state == "requeued":
-            console.print(f"[yellow]{event.message}[/yellow]")
-            return
-        params = " ".join(f"{k}={measured(v)}" for k, v in event.params.items())
-        value = "" if event.value is None else f" {metric}={measured(event.value)}"
-        tail = f" ({event.message})" if event.message else ""
-        console.print(f"trial {event.number:>3} {event.state.lower():<8} {params}{value}{tail}")
-
-    try:
-        table = app_sweep.run_local(spec, package, on_event=on_event)
-    except KeyboardInterrupt:
-        console.print(f"\n[yellow]Sweep {spec.job_name} stopped; finished trials are kept.[/yellow]")
-        console.print(f"  resume:  cloudtrain sweep resume {spec.job_name}")
-        raise SystemExit(ExitCode.INTERRUPTED) from None
-    _show(console, table, output)
-    if table.best is None:
-        raise SystemExit(ExitCode.JOB_FAILED)
 
 
 def _show(console: Console | None, table: SweepResults, output: str) -> None:
@@ -171,22 +180,7 @@ def results(job_id: str, output: str) -> None:
 def resume(job_id: str, output: str, detached: bool) -> None:
     """Continue a sweep that was stopped (local or Slurm): finished trials are kept, interrupted ones rerun."""
     console = make_console(sys.stderr if output == "json" else None)
-    try:
-        handle = app_sweep.resume_remote(job_id)
-    except CreatedThenInterrupted:  # Ctrl-C while the new array was submitted: it is in the sweep's folder
-        console.print(f"[bold]Sweep[/bold] {job_id} resumed: its interrupted and remaining trials are submitted")
-        _print_commands(console, job_id)
-        console.print(f"\n[yellow]Detached; sweep {job_id} keeps running.[/yellow]")
-        raise SystemExit(ExitCode.INTERRUPTED) from None
-    if handle is not None:
-        console.print(f"[bold]Sweep[/bold] {job_id} resumed: its interrupted and remaining trials are submitted")
-        _print_commands(console, job_id)
-        _wait_and_show(console, handle, output)
-        return
-    spec, package, folder = app_sweep.resumable(job_id)
-    how = f"runs detached (pid {os.getpid()}) in" if detached else "resumed from"
-    console.print(f"[bold]Sweep[/bold] {spec.job_name} {how} {folder}")
-    run_local(console, spec, package, output=output)
+    _ended(console, lambda view: app_sweep.resume(job_id, view), output, detached=detached)
 
 
 def sweep_entry(job_id: str) -> JobRecord | None:

@@ -4,7 +4,15 @@ Pure Python and standard library only: no cloud SDK, no TensorFlow, no build sub
 """
 
 from .script import build_script_sdist
-from .sdist import SIZE_WARNING_BYTES, BuiltPackage, build_sdist, required
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, SdistOptions, build_sdist, required
 from .tree import check_module
 
-__all__ = ["SIZE_WARNING_BYTES", "BuiltPackage", "build_script_sdist", "build_sdist", "check_module", "required"]
+__all__ = [
+    "SIZE_WARNING_BYTES",
+    "BuiltPackage",
+    "SdistOptions",
+    "build_script_sdist",
+    "build_sdist",
+    "check_module",
+    "required",
+]

@@ -24,15 +24,18 @@ from __future__ import annotations
 import json
 import re
 import tarfile
-from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from cloudtrain.errors import PackagingError
 
 from .archive import Member, reader
-from .project import ProjectMetadata, find_script_metadata
-from .sdist import SIZE_WARNING_BYTES, BuiltPackage, prepare
+from .project import find_script_metadata
+from .sdist import SIZE_WARNING_BYTES, BuiltPackage, SdistOptions, prepare_with
 from .tree import collect
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 PACKAGE = "cloudtrain_script"  # the module Vertex runs: python -m cloudtrain_script
 SOURCES = "src"
@@ -79,36 +82,27 @@ def check_script(source_dir: Path, script: str) -> str:
     return script
 
 
-def build_script_sdist(
-    source_dir: Path,
-    out_dir: Path,
-    script: str,
-    *,
-    name: str | None = None,
-    version: str | None = None,
-    requirements: Sequence[str] = (),
-    size_warning_bytes: int = SIZE_WARNING_BYTES,
-    given_in: str = "the config",
-    project: ProjectMetadata | None = None,
-    extra: dict[str, str] | None = None,
-    include: Sequence[str] = (),
-) -> BuiltPackage:
+def build_script_sdist(source_dir: Path, out_dir: Path, script: str, **options: Unpack[SdistOptions]) -> BuiltPackage:
     """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly); ``extra``
     adds generated files (path in the sdist → text)."""
     root = check_source_dir(source_dir)
     check_script(root, script)
-    own = project if project is not None else find_script_metadata(root)
-    if name is None and own.name is None and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name):
-        name = DEFAULT_NAME  # a folder name that is no distribution name ("my code")
-    p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
+    own = project if (project := options.get("project")) is not None else find_script_metadata(root)
+    if (
+        options.get("name") is None
+        and own.name is None
+        and not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", root.name)
+    ):
+        options = {**options, "name": DEFAULT_NAME}  # a folder name that is no distribution name ("my code")
+    p = prepare_with(root, own, out_dir, options)
     launcher_files = {f"{PACKAGE}/__init__.py": "", f"{PACKAGE}/script.json": json.dumps({"script": script}) + "\n"}
-    members = p.generated_members(PACKAGE, {**launcher_files, **(extra or {})})
+    members = p.generated_members(PACKAGE, {**launcher_files, **(options.get("extra") or {})})
     members.append(Member(f"{p.top}/{PACKAGE}/__main__.py", open=reader(LAUNCHER_SOURCE)))
     members += [
         Member(f"{p.top}/{PACKAGE}/{SOURCES}/{f.relpath}", open=reader(f.path), executable=f.executable)
         for f in p.tree.files
     ]
-    return p.archive(out_dir, members, root, own, size_warning_bytes)
+    return p.archive(out_dir, members, root, own, options.get("size_warning_bytes", SIZE_WARNING_BYTES))
 
 
 def has_setup_py(package: BuiltPackage) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from cloudtrain.errors import PackagingError
 from cloudtrain.numbers import size as size_text
@@ -21,6 +22,9 @@ from . import metadata
 from .archive import Member, reader, write_archive
 from .project import ProjectMetadata, find_metadata
 from .tree import Tree, check_package_dir, collect
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 SIZE_WARNING_BYTES = 50 * 2**20
 
@@ -48,19 +52,24 @@ def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
     return package
 
 
-def build_sdist(
-    package_dir: Path,
-    out_dir: Path,
-    *,
-    name: str | None = None,
-    version: str | None = None,
-    requirements: Sequence[str] = (),
-    size_warning_bytes: int = SIZE_WARNING_BYTES,
-    given_in: str = "the config",
-    project: ProjectMetadata | None = None,
-    extra: dict[str, str] | None = None,
-    include: Sequence[str] = (),
-) -> BuiltPackage:
+class SdistOptions(TypedDict, total=False):
+    """What both builders (:func:`build_sdist`, :func:`~cloudtrain.packaging.script.build_script_sdist`)
+    take beyond the folders: ``name`` / ``version`` (the config's; unset = the package's own),
+    ``requirements``, ``size_warning_bytes``, ``given_in`` (where the config's values came from),
+    ``project`` (metadata already read), ``extra`` (generated files: path in the sdist → text), ``include``
+    (credential-like files to package anyway, ``--include``)."""
+
+    name: str | None
+    version: str | None
+    requirements: Sequence[str]
+    size_warning_bytes: int
+    given_in: str
+    project: ProjectMetadata | None
+    extra: dict[str, str] | None
+    include: Sequence[str]
+
+
+def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions]) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
     ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own
@@ -78,13 +87,13 @@ def build_sdist(
             f"output folder {out_dir} is the package folder itself",
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
-    own = project if project is not None else find_metadata(root)
-    p = prepare(root, own, name, version, requirements, given_in, out_dir, include)
-    members = p.generated_members(root.name, extra)
+    own = project if (project := options.get("project")) is not None else find_metadata(root)
+    p = prepare_with(root, own, out_dir, options)
+    members = p.generated_members(root.name, options.get("extra"))
     members += [
         Member(f"{p.top}/{root.name}/{f.relpath}", open=reader(f.path), executable=f.executable) for f in p.tree.files
     ]
-    return p.archive(out_dir, members, root, own, size_warning_bytes)
+    return p.archive(out_dir, members, root, own, options.get("size_warning_bytes", SIZE_WARNING_BYTES))
 
 
 @dataclass
@@ -127,6 +136,20 @@ class Prepared:
             warnings=self.warnings,
             size_warning_bytes=size_warning_bytes,
         )
+
+
+def prepare_with(root: Path, own: ProjectMetadata, out_dir: Path, options: SdistOptions) -> Prepared:
+    """:func:`prepare` with a builder's options."""
+    return prepare(
+        root,
+        own,
+        options.get("name"),
+        options.get("version"),
+        options.get("requirements", ()),
+        options.get("given_in", "the config"),
+        out_dir,
+        options.get("include", ()),
+    )
 
 
 def prepare(

@@ -61,6 +61,7 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.app.listing", "cloudtrain.app.locate"): "the backends: only while a listed cloud job has not ended",
     ("cloudtrain.app.prepare", "cloudtrain.secrets.resolve"): "urllib.request, http.client, ssl: not on --dry-run",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
+    ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
 }
 

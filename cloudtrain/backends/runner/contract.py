@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.environment import EnvironmentContract, ReplicaPlan
+from cloudtrain.backends.environment import EnvironmentContract, ReplicaLayout, ReplicaPlan
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
@@ -42,15 +42,8 @@ def plan(
     ``channels``: name → local folder holding that channel's data (linked into the run)."""
     if len(ports) != spec.replica_count:
         raise ValueError(f"need {spec.replica_count} ports, got {len(ports)}")
-    return contract_of(spec).plan(
-        spec,
-        output_dir=output_dir,
-        ports=ports,
-        package=package,
-        channels=dict(channels or {}),
-        num_gpus=num_gpus,
-        num_cpus=num_cpus,
-    )
+    layout = ReplicaLayout(output_dir, ports, package, dict(channels or {}), num_gpus, num_cpus)
+    return contract_of(spec).plan(spec, layout)
 
 
 def argv(spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:

@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cloudtrain.backends.environment import MachineRoot, ReplicaPlan, join
+from cloudtrain.backends.environment import MachineRoot, ReplicaLayout, ReplicaPlan, join
 from cloudtrain.backends.sagemaker import request
 from cloudtrain.backends.sagemaker.entry_shell import shell_drops
 from cloudtrain.packaging import BuiltPackage, script, script_main
@@ -82,23 +82,14 @@ def sagemaker_tf_config(addresses: Sequence[str], index: int) -> dict[str, Any]:
     return {"cluster": {"worker": list(addresses)}, "environment": "cloud", "task": {"index": index, "type": "worker"}}
 
 
-def sagemaker_plan(
-    spec: JobSpec,
-    *,
-    output_dir: str,
-    ports: Sequence[int],
-    package: BuiltPackage,
-    channels: Mapping[str, str | Sequence[str]] | None = None,
-    num_gpus: Sequence[int] | int = 0,
-    num_cpus: int = 1,
-) -> list[ReplicaPlan]:
-    """``channels``: name → local folder with that channel's data (linked into input/data/<name>),
+def sagemaker_plan(spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
+    """``layout.channels``: name → local folder with that channel's data (linked into input/data/<name>),
     or one folder per host (a ``ShardedByS3Key`` channel: each host its share of the objects)."""
-    n = spec.replica_count
+    n, output_dir, package, num_cpus = spec.replica_count, layout.output_dir, layout.package, layout.num_cpus
     hosts = host_names(n)
-    addresses = [f"127.0.0.1:{p}" for p in ports]
-    gpus = [num_gpus] * n if isinstance(num_gpus, int) else list(num_gpus)
-    channels = dict(channels or {})
+    addresses = [f"127.0.0.1:{p}" for p in layout.ports]
+    gpus = layout.gpus(n)
+    channels = dict(layout.channels)
     package_uri = str(package.path)
     idc = sagemaker_input_data_config(sorted(channels), spec.channels)
     plans = []
@@ -141,8 +132,8 @@ def sagemaker_plan(
             join(config, "inputdataconfig.json"): json.dumps(idc, indent=2),
         }
         dirs = [config, join(base, "input", "data")]
-        layout = (("model",), ("output", "data"), ("output", "intermediate"), ("checkpoints",), ("code",))
-        dirs += [join(base, *d) for d in layout]
+        folders = (("model",), ("output", "data"), ("output", "intermediate"), ("checkpoints",), ("code",))
+        dirs += [join(base, *d) for d in folders]
         plans.append(
             ReplicaPlan(
                 name=host,
@@ -280,26 +271,8 @@ class SageMakerContract:
     def replica_names(self, n: int) -> list[str]:
         return host_names(n)
 
-    def plan(
-        self,
-        spec: JobSpec,
-        *,
-        output_dir: str,
-        ports: Sequence[int],
-        package: BuiltPackage,
-        channels: Mapping[str, str | Sequence[str]],
-        num_gpus: Sequence[int] | int,
-        num_cpus: int,
-    ) -> list[ReplicaPlan]:
-        return sagemaker_plan(
-            spec,
-            output_dir=output_dir,
-            ports=ports,
-            package=package,
-            channels=channels,
-            num_gpus=num_gpus,
-            num_cpus=num_cpus,
-        )
+    def plan(self, spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
+        return sagemaker_plan(spec, layout)
 
     def script_argv(self, spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:
         """The script itself, from ``<host>/code``, as the training toolkit runs it."""

@@ -12,11 +12,11 @@ job spec under ``"job"``. Data channels are linked under the run and passed as
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from cloudtrain.backends.environment import MachineRoot, ReplicaPlan, join
+from cloudtrain.backends.environment import MachineRoot, ReplicaLayout, ReplicaPlan, join
 from cloudtrain.backends.vertex.request import render_custom_job
 from cloudtrain.data import schemes
 from cloudtrain.packaging import BuiltPackage, script
@@ -51,22 +51,12 @@ class VertexContract:
     def replica_names(self, n: int) -> list[str]:
         return ["chief", *(f"worker-{i}" for i in range(n - 1))]
 
-    def plan(
-        self,
-        spec: JobSpec,
-        *,
-        output_dir: str,
-        ports: Sequence[int],
-        package: BuiltPackage,
-        channels: Mapping[str, str | Sequence[str]],
-        num_gpus: Sequence[int] | int,
-        num_cpus: int,
-    ) -> list[ReplicaPlan]:
+    def plan(self, spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
         """``channels``: name → local folder, linked at ``<output_dir>/local-run/data/<name>`` (where the
         cloud has ``/gcs/bucket/path``) and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend does."""
-        n = spec.replica_count
-        addresses = [f"127.0.0.1:{p}" for p in ports]
-        gpus = [num_gpus] * n if isinstance(num_gpus, int) else list(num_gpus)
+        n, output_dir, package, channels = spec.replica_count, layout.output_dir, layout.package, layout.channels
+        addresses = [f"127.0.0.1:{p}" for p in layout.ports]
+        gpus = layout.gpus(n)
         model, checkpoints, logs = (join(output_dir, d) + "/" for d in ("model", "checkpoints", "logs"))
         links = {join(output_dir, "local-run", "data", ch): str(src) for ch, src in sorted(channels.items())}
         channel_env = {schemes.channel_env(ch): join(output_dir, "local-run", "data", ch) for ch in sorted(channels)}

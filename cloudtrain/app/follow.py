@@ -1,0 +1,116 @@
+"""Follow a job to its end: its lines (credentials masked) to a sink, the run's phases watched, Ctrl-C
+turned into a detach or a cancel.
+
+Shared by ``cloudtrain submit``, ``cloudtrain logs --follow`` and the Python API. Nothing here prints:
+each line goes to the ``show`` given, each step of a cancel to ``on_stop``, and a detach is raised as
+:class:`Detached` for the caller to report."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Literal
+
+from cloudtrain.app.notices import Detached
+from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
+from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
+from cloudtrain.events import epochs_in_args
+from cloudtrain.progress import Progress
+from cloudtrain.secrets.masking import ValueMasker
+from cloudtrain.spec import JobSpec
+
+Show = Callable[[LogLine], None]
+
+#: The steps of a cancel on Ctrl-C, as :func:`follow_job` reports them: a plain cancel ("cancelling"),
+#: replicas asked to save ("saving") or only to stop ("stopping"), then a second Ctrl-C ("killing").
+StopStep = Literal["cancelling", "saving", "stopping", "killing"]
+
+
+def watch_progress(
+    handle: JobHandle, spec: JobSpec | None = None, *, billed: bool = False, first: JobStatus | None = None
+) -> Progress:
+    """The one place a job's :class:`~cloudtrain.progress.Progress` is set up. For a job just created
+    (``spec``): its price (when ``billed``), creation time and epochs; for a reattach: the job's own
+    creation time, no price. Its phase from ``first`` (the job's status when created), else asked now."""
+    first = first or handle.status()
+    if spec is not None:
+        progress = Progress(
+            cost_per_hour=spec.cost_per_hour if billed else None,
+            started=spec.created.timestamp(),
+            epochs=epochs_in_args(spec.module_args()),
+        )
+    else:
+        progress = Progress(cost_per_hour=None, started=first.created.timestamp() if first.created else time.time())
+    progress.start_from(first)
+    return progress
+
+
+def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
+    """A job's lines with every credential its code printed shown as ``***``: each replica's lines are one
+    stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
+    holds is the job's own business; cloudtrain does not show it)."""
+    streams: dict[str, Callable[[str], str]] = {}
+    for line in lines:
+        mask = streams.get(line.replica) or streams.setdefault(line.replica, ValueMasker(()).stream())
+        text = mask(line.message)
+        yield line if text == line.message else dataclasses.replace(line, message=text)
+
+
+def follow_job(
+    handle: JobHandle,
+    *,
+    show: Show,
+    display: AbstractContextManager[Show] | None = None,
+    cancel_on_interrupt: bool,
+    drain: float | None = None,
+    on_stop: Callable[[StopStep], None] = lambda step: None,
+) -> JobStatus:
+    """Stream the job's lines until it ends and return its final status.
+
+    ``show``: each line (the caller feeds its progress there); ``display``: a context that gives the
+    sink while following (a live status line), ``show`` itself when None. Ctrl-C raises
+    :class:`Detached`, or with ``cancel_on_interrupt`` cancels: a local run's replicas get SIGTERM and
+    save a checkpoint while their lines go on to ``show``, and a second Ctrl-C kills them at once.
+    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
+    shown = display if display is not None else contextlib.nullcontext(show)
+    count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
+    try:
+        with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as sink:
+            for line in masked_lines(handle.logs(follow=True, **drain_kwargs(drain))):
+                sink(line)
+                count += 1
+            return handle.wait()
+    except KeyboardInterrupt:
+        if not cancel_on_interrupt:
+            raise Detached(handle.job_id, reattach_command(handle, drain)) from None
+        return cancel_job(handle, show=show, shown=count, on_stop=on_stop)
+
+
+def cancel_job(
+    handle: JobHandle, *, show: Show, shown: int, on_stop: Callable[[StopStep], None] = lambda step: None
+) -> JobStatus:
+    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
+
+    While a local run's replicas save, their lines ("saved at step N") go to ``show`` as they come:
+    the cancel waits in a thread, and the lines after the ``shown`` already shown are followed here."""
+    if not handle.stops_gracefully:
+        on_stop("cancelling")
+        handle.cancel()
+        return handle.wait()
+    # a package that has saved nothing so far and did not say it saves on SIGTERM: no save is promised
+    on_stop("saving" if getattr(handle, "saves_on_stop", True) else "stopping")
+    stopping = threading.Thread(target=handle.cancel, name="cancel", daemon=True)
+    stopping.start()
+    try:
+        for line in itertools.islice(handle.logs(follow=True), shown, None):  # ends when every replica has
+            show(line)
+        stopping.join()
+        return handle.wait()
+    except KeyboardInterrupt:
+        on_stop("killing")
+        return handle.kill()
