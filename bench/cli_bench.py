@@ -81,6 +81,7 @@ def _summary(samples: list[tuple[float, float]]) -> dict[str, float]:
         "runs": len(samples),
         "cpu_median_s": statistics.median(cpus),
         "cpu_min_s": min(cpus),
+        "cpu_max_s": max(cpus),
     }
 
 
@@ -206,7 +207,9 @@ def main(argv: list[str] | None = None) -> dict:
     bare = results.get("python -c 'pass' (interpreter start)", {}).get("cpu_median_s")
     above = (
         ", ".join(
-            f"{name.split('(')[1].rstrip(')')} {(results[name]['cpu_median_s'] - bare) * 1000:.0f} ms"
+            f"{name.split('(')[1].rstrip(')')} {(results[name]['cpu_median_s'] - bare) * 1000:.0f} ms (runs "
+            f"{(results[name]['cpu_min_s'] - bare) * 1000:.0f}–{(results[name]['cpu_max_s'] - bare) * 1000:.0f} ms, "
+            f"{results[name].get('modules', '?')} modules)"
             for name in DRY_RUNS
             if name in results
         )

@@ -25,7 +25,6 @@ from cloudtrain.catalog.table import table
 from cloudtrain.errors import ExitCode, UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import BackendSettings, JobSpec
-from cloudtrain.timeline import SAGEMAKER_PHASES
 
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
@@ -155,6 +154,8 @@ def _phase_written(status: JobStatus) -> str | None:
         return "queued"
     if status.state is not JobState.PENDING:
         return None
+    from cloudtrain.timeline import SAGEMAKER_PHASES  # a status's phase (the follower's): not on a dry run
+
     return SAGEMAKER_PHASES.get(str(status.details.get("secondary_status") or ""))
 
 

@@ -23,7 +23,6 @@ from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 from cloudtrain.numbers import money
 from cloudtrain.packaging.tree import check_module, check_package_dir
 from cloudtrain.secrets.checks import check_secrets
-from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve
 from cloudtrain.words import FILL_IN
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -267,6 +266,8 @@ def _check_sweep(loaded: LoadedConfig) -> None:
     sweep = cfg.sweep
     if sweep is None:
         return
+    from cloudtrain.sweeps.params import SweepParamError, grid_size, resolve  # a sweep's: not on a job's dry run
+
     try:
         params = resolve(sweep.params, sweep.algorithm)
     except SweepParamError as exc:

@@ -30,6 +30,9 @@ class _ContentRule(NamedTuple):
     pattern: re.Pattern[bytes]
     also: bytes | None
     json_only: bool
+    #: Texts (lower case) one of which every match holds: a head that holds none is not searched (a dry run
+    #: searched each of its package's files for a private key twice, 15-20 ms of its CPU).
+    hints: tuple[bytes, ...] = ()
 
 
 class NameRule(NamedTuple):
@@ -92,6 +95,7 @@ def _rules() -> _Rules:
             re.compile(rule["pattern"].encode()),
             rule["also"].encode() if rule.get("also") else None,
             bool(rule.get("json")),
+            tuple(hint.encode() for hint in rule.get("hints", ())),
         )
         for rule in doc["content"]
     )
@@ -111,8 +115,11 @@ def credential_content(head: bytes) -> str | None:
     client secret or refresh token, Docker registry logins, AWS keys, netrc logins, or nothing but one
     token of a known format (the Hugging Face token file). Caught whatever the file is called."""
     is_json = head.lstrip()[:1] == b"{"
+    lowered = head.lower()
     for rule in _rules().content:
         if rule.json_only and not is_json:
+            continue
+        if rule.hints and not any(hint in lowered for hint in rule.hints):
             continue
         if rule.pattern.search(head) and (rule.also is None or rule.also in head):
             return rule.why

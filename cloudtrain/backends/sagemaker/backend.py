@@ -18,7 +18,6 @@ from cloudtrain.spec import JobSpec
 from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
 from .entry_shell import hyperparameter_warnings
-from .tuning import create_tuning_job
 
 if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
     from cloudtrain.data.stores import S3Store
@@ -104,6 +103,8 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         """The ``CreateTrainingJob`` (or, with a sweep, ``CreateHyperParameterTuningJob``) parameters ``submit``
         sends. Pure: no I/O, no boto3."""
         if spec.sweep is not None:
+            from .tuning import create_tuning_job  # a sweep's: not on a job's dry run
+
             return create_tuning_job(spec, package)
         return request.create_training_job(spec, package)
 

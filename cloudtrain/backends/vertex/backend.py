@@ -12,10 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import environment_vars, numbers
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
-from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
+from cloudtrain.backends.vertex import checks, contract, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
-from cloudtrain.backends.vertex.tuning import render_tuning_job
-from cloudtrain.backends.vertex.upload import CHUNK, split_gs, storage_client, upload_package
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
@@ -59,6 +57,8 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
     def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+        from cloudtrain.backends.vertex import formats  # ML Engine's and CustomJob's own keys: not on a dry run
+
         return formats.translate(loaded)
 
     def machine_of(self, info: Any) -> dict[str, Any]:
@@ -120,11 +120,14 @@ class VertexBackend(CatalogMachines, BackendFacts):
         """The ``CustomJob`` (or, with a sweep, ``HyperparameterTuningJob``) that ``submit`` sends, as REST
         JSON. Pure: no I/O, no cloud SDK."""
         if spec.sweep is not None:
+            from cloudtrain.backends.vertex.tuning import render_tuning_job  # a sweep's: not on a job's dry run
+
             return render_tuning_job(spec, package)
         return request.render_custom_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> VertexJob | VertexSweep:
         from cloudtrain.backends.vertex.tuning_jobs import VertexSweep  # sweeps: not on --dry-run
+        from cloudtrain.backends.vertex.upload import split_gs, storage_client, upload_package  # not on --dry-run
         from cloudtrain.data.stores import GcsStore  # the bucket client's side: not on --dry-run
 
         spec = stage(spec)
@@ -203,6 +206,8 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _storage(self, name: str) -> Any:
+        from cloudtrain.backends.vertex.upload import storage_client  # the bucket client: not on --dry-run
+
         project = _project_of(name)
         creds = None if self.env.get("STORAGE_EMULATOR_HOST") else self._credentials(None)
         return storage_client(project, creds)
@@ -229,6 +234,8 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return settings.resolve_project(given, adc_project, self.env)
 
     def _progress(self, size: int) -> Callable[[int, int], None] | None:
+        from cloudtrain.backends.vertex.upload import CHUNK  # uploads: not on --dry-run
+
         if self.progress or size <= CHUNK or not sys.stderr.isatty():
             return self.progress
 

@@ -1,0 +1,78 @@
+"""What a dry run imports (issue 44): only what it uses. Its cost is measured in bench/cli_bench.py (CPU above
+the interpreter, and the module count beside it); here the module set is pinned, not timed: none of the
+modules a real submit, a sweep, a follower or the secrets launcher needs, and a ceiling on how many it adds
+to the interpreter's own start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+#: A dry run added 195 modules to the interpreter's start before issue 44 (Vertex; 191 SageMaker), 185 after.
+#: Room for a few more of cloudtrain's own (a module split in two), not for another library's tree.
+MODULES_CEILING = 190
+
+#: Each with what pulls it in when it is imported where it is not used.
+NEVER = (
+    "urllib.request",  # the secrets launcher's resolver (cloudtrain.secrets.resolve), a real submit's
+    "http.client",
+    "email",  # http.client's headers
+    "ssl",
+    "socket",
+    "subprocess",  # a setup.py run, a local run
+    "concurrent.futures",  # uploads
+    "pydantic",  # words an invalid config's errors only
+    "rich",  # draws on a terminal only
+    "cloudtrain.secrets.resolve",
+    "cloudtrain.sweeps",  # a sweep's requests and checks
+    "cloudtrain.timeline",  # a followed job's phases
+    "cloudtrain.setup_output",
+    "cloudtrain.backends.vertex.formats",  # ML Engine's and CustomJob's own keys, translated
+    "cloudtrain.backends.vertex.mlengine",
+    "cloudtrain.backends.vertex.tuning",
+    "cloudtrain.backends.vertex.upload",
+    "cloudtrain.backends.sagemaker.tuning",
+    "cloudtrain.backends.sagemaker.upload",
+)
+
+_PROBE = """
+import json, sys
+before = set(sys.modules)
+from cloudtrain.cli import main
+rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "added": sorted(set(sys.modules) - before)}), file=sys.stderr)
+"""
+
+
+def _dry_run_modules(config: str, tmp_path, *extra: str) -> list[str]:
+    args = ["submit", "--config", f"job_configs/{config}", "--dry-run", *extra]
+    env = {"CLOUDTRAIN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], cwd=REPO, capture_output=True, text=True, env=env, check=False
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["rc"] == 0, done.stderr[-2000:]
+    assert done.stdout.strip(), "the dry run printed its request"
+    return report["added"]
+
+
+@pytest.mark.parametrize(
+    ("config", "extra"),
+    [("gpu4.yaml", ()), ("sagemaker-gpu4.yaml", ()), ("gpu4.yaml", ("-o", "json"))],
+    ids=["vertex", "sagemaker", "vertex-json"],
+)
+def test_a_dry_run_imports_only_what_it_uses(config, extra, tmp_path):
+    added = _dry_run_modules(config, tmp_path, *extra)
+    assert [m for m in added if _under(m)] == []
+    assert len(added) <= MODULES_CEILING, f"{len(added)} modules: {added}"
+    assert {"yaml", "click", "tarfile", "cloudtrain.spec"} <= set(added)  # the probe sees what the run imports
+
+
+def _under(module: str) -> bool:
+    """``module`` is one of :data:`NEVER` or inside one (``email.message``; not ``emailer``)."""
+    return any(module == never or module.startswith(never + ".") for never in NEVER)
