@@ -51,6 +51,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore:
         """A Cloud Storage bucket, read with Application Default Credentials (none for an emulator)."""
+        from cloudtrain.backends.vertex.upload import storage_client  # the bucket client: not on --dry-run
         from cloudtrain.data.stores import GcsStore
 
         emulator = bool(os.environ.get(environment_vars.STORAGE_EMULATOR_HOST))
