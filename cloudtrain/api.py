@@ -40,6 +40,7 @@ from cloudtrain.app.report import write_report
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
@@ -217,7 +218,9 @@ class Job:
             first, spec = self.handle.status(), self.spec
             if spec is not None:
                 self._progress = Progress(
-                    cost_per_hour=spec.cost_per_hour if get_backend(spec.backend).billed else None,
+                    cost_per_hour=(
+                        spec.cost_per_hour if Capability.BILLED in get_backend(spec.backend).capabilities else None
+                    ),
                     started=spec.created.timestamp(),
                     epochs=epochs_in_args(spec.module_args()),
                 )

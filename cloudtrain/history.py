@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import statefiles
-from cloudtrain.backends import LOCAL, names  # the registry alone: no backend is imported
+from cloudtrain.backend_rules import LOCAL, names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
 

@@ -9,6 +9,7 @@ from cloudtrain.app.launch import launch
 from cloudtrain.app.notices import Notice
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.reattach import reattach_command
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.cli._follow import follow, print_hints
 from cloudtrain.cli._group import debug_enabled
@@ -47,7 +48,7 @@ def launch_and_follow(
         print_summary(console, launched.spec, launched.package)
     handle, spec, first = launched.handle, launched.spec, launched.first
     backend = get_backend(spec.backend)
-    if backend.runs_here:
+    if Capability.RUNS_HERE in backend.capabilities:
         console.print(f"[bold]Run[/bold] {handle.job_id} started in {first.name}")
     else:
         console.print(
@@ -59,7 +60,7 @@ def launch_and_follow(
             print_json(first.to_dict())
         return
     progress = Progress(
-        cost_per_hour=spec.cost_per_hour if backend.billed else None,
+        cost_per_hour=spec.cost_per_hour if Capability.BILLED in backend.capabilities else None,
         started=spec.created.timestamp(),
         epochs=epochs_in_args(spec.module_args()),
     )
@@ -67,7 +68,8 @@ def launch_and_follow(
     follow(
         console,
         handle,
-        cancel_on_interrupt=cancel_on_interrupt or backend.runs_here,  # a run here dies with this process
+        # a run here dies with this process
+        cancel_on_interrupt=cancel_on_interrupt or Capability.RUNS_HERE in backend.capabilities,
         progress=progress,
         live=output != "json",
         output=output,

@@ -9,7 +9,7 @@ from typing import Any
 from cloudtrain import history, timeline
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.backends import get_backend, parse_job_id
-from cloudtrain.catalog.cost import cost_after
+from cloudtrain.backends.cost import cost_after
 from cloudtrain.errors import UsageError
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.data.staging import default_progress, stage, upload_channels
@@ -30,17 +31,32 @@ log = logging.getLogger("cloudtrain.sagemaker")
 class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
     title = "SageMaker"
-    managed_tensorboard = True  # TensorBoardOutputConfig
     required_keys = ("region", "role_arn")
     location_keys = ("region",)
     storage_schemes = ("s3",)
     max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
     job_name_limit = 63  # TrainingJobName
-    staging_required = True
-    spot_max_wait = True  # StoppingCondition.MaxWaitTimeInSeconds
+    capabilities = Capabilities.of(
+        {
+            Capability.BILLED,
+            Capability.WRITES_BUCKETS,
+            Capability.CONTAINERS,
+            Capability.MANAGED_TENSORBOARD,  # TensorBoardOutputConfig
+            Capability.STAGING,
+            Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
+        },
+        FLEX_START=Refusal(
+            "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
+            "remove flex_start, or use spot with spot.max_wait",
+        ),
+        # the training toolkit passes a script its hyperparameters only
+        SCRIPT_ARGS=Refusal(
+            "SageMaker passes a script only its hyperparameters (as --name value)",
+            "move each argument to hyperparameters: {{name: value}}",
+        ),
+    )
     max_channels = 20  # InputDataConfig
     channel_options = ("input_mode", "distribution")  # S3DataSource's
-    script_args = False  # the training toolkit passes a script its hyperparameters only
     secret_kind = "aws"  # Secrets Manager, read by the launcher with the job's role
     machine_word = "instance type"
     submit_needs = "role_arn and an s3:// staging_bucket"

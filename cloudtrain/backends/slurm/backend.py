@@ -160,7 +160,6 @@ class SlurmBackend(BackendFacts):
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     secret_kind = "shell"  # shell:NAME read where sbatch runs, at submit (.job_secrets)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
-    runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
     contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
     list_columns = ("cluster", "partition", "nodes")

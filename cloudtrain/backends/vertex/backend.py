@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import numbers
+from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.vertex import checks, contract, cost, formats, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
@@ -34,15 +35,24 @@ Sleep = Callable[[float], None]
 class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
     title = "Vertex AI"
-    managed_tensorboard = True  # jobSpec.tensorboard
     required_keys = ("region", "project")
     location_keys = ("project", "region")
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
-    runs_tpus = True
-    staging_required = True
-    flex_start = True  # Dynamic Workload Scheduler
+    capabilities = Capabilities.of(
+        {
+            Capability.BILLED,
+            Capability.WRITES_BUCKETS,
+            Capability.CONTAINERS,
+            Capability.SCRIPT_ARGS,
+            Capability.MANAGED_TENSORBOARD,  # jobSpec.tensorboard
+            Capability.TPUS,
+            Capability.STAGING,
+            Capability.FLEX_START,  # Dynamic Workload Scheduler
+        },
+        SPOT_MAX_WAIT=Refusal("max_wait applies to SageMaker only", "remove spot.max_wait"),
+    )
     secret_kind = "gcp"  # Secret Manager, read by the launcher with the job's service account
     submit_needs = "project and a gs:// staging_bucket"
     spot_basis = cost.SPOT_BASIS
