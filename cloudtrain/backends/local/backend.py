@@ -16,7 +16,7 @@ from typing import Any
 
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
-from cloudtrain.backends.base import BackendFacts, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import contract, supervisor, venv
 from cloudtrain.backends.local.find import find_run
@@ -27,6 +27,7 @@ from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.sagemaker.aws import AwsClients, translated
 from cloudtrain.backends.vertex import settings
 from cloudtrain.backends.vertex.upload import storage_client
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.data import schemes
 from cloudtrain.data.cache import fetch
 from cloudtrain.data.stores import GcsStore, S3Store
@@ -269,7 +270,7 @@ class LocalBackend(BackendFacts):
     bucket_data = "downloaded once into the local cache"
     contract = DEFAULT_CONTRACT  # without a target
 
-    def default_output_dir(self, config: Any, run_id: str) -> str:
+    def default_output_dir(self, config: JobConfig, run_id: str) -> str:
         return str(Path(RUNS_DIR, run_id))
 
     def __init__(
@@ -487,4 +488,4 @@ class LocalBackend(BackendFacts):
         return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning
 
 
-BACKEND = LocalBackend()
+BACKEND: Backend = LocalBackend()  # mypy checks it is a whole Backend

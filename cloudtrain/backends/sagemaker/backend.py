@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
+from cloudtrain.sweeps.params import Param
 
 from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
@@ -78,19 +81,19 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
-    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+    def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.contract_checks(loaded)
 
-    def check_container(self, loaded: Any) -> None:
+    def check_container(self, loaded: LoadedConfig) -> None:
         checks.check_container(loaded)
 
-    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
         checks.check_sweep(loaded, params)
 
-    def job_settings(self, config: Any) -> SageMakerSettings:
+    def job_settings(self, config: JobConfig) -> SageMakerSettings:
         return SageMakerSettings(
             job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn
         )

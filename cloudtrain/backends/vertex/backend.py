@@ -17,6 +17,9 @@ from cloudtrain.backends.vertex import checks, contract, cost, formats, request,
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.backends.vertex.tuning import render_tuning_job
 from cloudtrain.backends.vertex.upload import CHUNK, split_gs, storage_client, upload_package
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.schema import JobConfig
+from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
@@ -60,7 +63,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
     local_contract = contract.CONTRACT
 
-    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+    def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
         return formats.translate(loaded)
 
     def machine_of(self, info: Any) -> dict[str, Any]:
@@ -71,7 +74,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
 
-    def job_settings(self, config: Any) -> VertexSettings:
+    def job_settings(self, config: JobConfig) -> VertexSettings:
         return VertexSettings(
             job_dir=config.job_dir.rstrip("/") if config.job_dir else None,
             service_account=config.service_account,
@@ -83,13 +86,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
-    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+    def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.contract_checks(loaded)
 
-    def display_name(self, config: Any, run_id: str) -> str:
+    def display_name(self, config: JobConfig, run_id: str) -> str:
         """``name_suffix: false`` (the gcloud forms): the name as given; Vertex's job id is unique anyway."""
         return run_id if config.name_suffix else config.name
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
+from cloudtrain.backends.base import Backend, BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import BackendSettings, settings_of
 from cloudtrain.statefiles import StateError
@@ -135,4 +135,4 @@ class ExampleBackend(BackendFacts):
         return replica.replace("node-", "n")
 
 
-BACKEND = ExampleBackend()
+BACKEND: Backend = ExampleBackend()  # mypy checks it is a whole Backend
