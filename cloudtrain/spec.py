@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from cloudtrain import backend_rules, catalog
 from cloudtrain.backend_rules.capabilities import Capability
-from cloudtrain.backend_rules.rules import BackendSettings as BackendSettings
+from cloudtrain.backend_rules.interface import BackendSettings as BackendSettings
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.rules import ConfigRules

@@ -2,7 +2,7 @@
 
 Registering a backend is one line: ``register(name, "its.module")``. History, the CLI's ``--backend``
 choices, job-id parsing and the config schema read :func:`names`, :func:`sections` and :func:`rules`
-(a backend's config-time rules, :class:`~cloudtrain.backend_rules.rules.BackendRules`). This package
+(a backend's config-time rules, :class:`~cloudtrain.backend_rules.interface.BackendRules`). This package
 imports nothing of ``config/``, ``spec.py`` or ``backends/``: the config reads it, never the other way;
 the runtime :class:`~cloudtrain.backends.base.Backend` (submit, attach, follow, cancel) is reached through
 :func:`cloudtrain.backends.get_backend`, above ``spec.py``. Backends load lazily: naming one imports
@@ -28,11 +28,13 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
-from cloudtrain.backend_rules.rules import BackendRules
 from cloudtrain.errors import UsageError
+
+if TYPE_CHECKING:  # the rules' module reads the catalog's records: `cloudtrain --help` needs neither
+    from cloudtrain.backend_rules.interface import BackendRules
 
 _REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
 _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
@@ -63,7 +65,7 @@ def register(
     listed: str | None = None,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
-    whose config-time part is :class:`~cloudtrain.backend_rules.rules.BackendRules`);
+    whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
     ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
     ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
     installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`);
@@ -271,7 +273,6 @@ __all__ = [
     "PLUGIN_GROUP",
     "SECTION_GROUP",
     "PluginError",
-    "BackendRules",
     "Capabilities",
     "Capability",
     "Refusal",

@@ -2,7 +2,7 @@
 
 A backend is one folder: a package exposing ``BACKEND`` (a :class:`Backend`), registered by
 one line in :mod:`cloudtrain.backend_rules`. The interface is cut by when each part is needed, each
-part on the floor of the types it takes: :class:`~cloudtrain.backend_rules.rules.BackendRules` (facts,
+part on the floor of the types it takes: :class:`~cloudtrain.backend_rules.interface.BackendRules` (facts,
 capabilities, name rules; below ``config/``), :class:`~cloudtrain.config.rules.ConfigRules` (checks on a
 loaded config), :class:`~cloudtrain.spec.SpecRules` (building the spec), then here, above ``spec.py``,
 :class:`Submits` and :class:`Watches`. A backend imports its cloud SDK only inside the methods that talk
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain import catalog
 from cloudtrain.backend_rules.capabilities import Capability
-from cloudtrain.backend_rules.rules import BackendSettings, Hardware, RuleDefaults
+from cloudtrain.backend_rules.interface import BackendSettings, Hardware, RuleDefaults
 from cloudtrain.catalog.crosscloud import nearest_machine
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table

@@ -1,6 +1,6 @@
 """What loading and checking a config needs of a backend: its checks on a loaded config (config time).
 
-:class:`ConfigRules` adds to the ground rules (:class:`~cloudtrain.backend_rules.rules.BackendRules`, below
+:class:`ConfigRules` adds to the ground rules (:class:`~cloudtrain.backend_rules.interface.BackendRules`, below
 ``config/``) the checks that take this floor's own types, :class:`LoadedConfig` and :class:`JobConfig`:
 it sits here, with those types, so that the ground floor names none of them and no import climbs.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cloudtrain import backend_rules
-from cloudtrain.backend_rules.rules import BackendRules
+from cloudtrain.backend_rules.interface import BackendRules
 
 if TYPE_CHECKING:
     from cloudtrain.config.loaded import LoadedConfig
@@ -61,7 +61,7 @@ class ConfigRules(BackendRules, Protocol):
 
 
 def rules(name: str) -> ConfigRules:
-    """The backend ``name`` as the config sees it (:func:`cloudtrain.backend_rules.rules`, its config-time part)."""
+    """The backend ``name`` as the config sees it (:func:`cloudtrain.backend_rules.interface`, its config-time part)."""
     # each BACKEND is checked as a whole Backend where it is defined
     return cast(ConfigRules, backend_rules.rules(name))
 

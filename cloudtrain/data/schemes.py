@@ -9,9 +9,12 @@ all three (bucket channels are downloaded once into a cache).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from cloudtrain.backend_rules import BackendRules, clouds, rules
+from cloudtrain.backend_rules import clouds, rules
+
+if TYPE_CHECKING:
+    from cloudtrain.backend_rules.interface import BackendRules
 
 SourceKind = Literal["gs", "s3", "local"]
 

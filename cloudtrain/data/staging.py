@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do the
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (backends that upload
-    local folders only: :attr:`~cloudtrain.backend_rules.rules.BackendRules.local_data` is None)."""
+    local folders only: :attr:`~cloudtrain.backend_rules.interface.BackendRules.local_data` is None)."""
     if rules(spec.backend).local_data is not None or not any(
         ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
     ):
