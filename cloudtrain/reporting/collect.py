@@ -10,6 +10,7 @@ from cloudtrain import timeline
 from cloudtrain.backends.cost import cost_after
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status
+from cloudtrain.job_states import JobStatus, LogLine
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
 
@@ -71,7 +72,7 @@ class RunData:
         return None if self.cost_usd is None or not self.epochs else self.cost_usd / len(self.epochs)
 
 
-def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any] | None = None) -> RunData:
+def from_parts(status: JobStatus, lines: list[LogLine], backend: str, saved: dict[str, Any] | None = None) -> RunData:
     """The pure part: a status, its log lines and what ``finish`` saved → :class:`RunData`."""
     saved = saved or {}
     data = RunData(status.job_id, backend, status.state.value, status.created, status.ended)
@@ -113,7 +114,7 @@ def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return [] if chief is None else untagged[chief]  # chief None: no epoch events at all
 
 
-def _price(data: RunData, status: Any) -> None:
+def _price(data: RunData, status: JobStatus) -> None:
     gpu_hours = status.detail("gpu_hours")
     if gpu_hours is not None:  # a cluster (Slurm): GPU-hours in place of dollars
         data.cost_basis = f"{gpu_hours:g} GPU-hours, from {status.detail('gpu_hours_source')}"
