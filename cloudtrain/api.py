@@ -40,6 +40,7 @@ from cloudtrain.app.submit import SubmitOptions, create, load_job, resume_of
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.config import LoadedConfig
@@ -214,7 +215,7 @@ class Job:
         as the CLI's submit watches them (or, attached, from the job's own creation time)."""
         if self._progress is None:
             spec = self.spec
-            billed = spec is not None and get_backend(spec.backend).billed
+            billed = spec is not None and Capability.BILLED in get_backend(spec.backend).capabilities
             self._progress = watch_progress(self.handle, spec, billed=billed)
         return self._progress
 

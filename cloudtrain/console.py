@@ -22,7 +22,7 @@ from cloudtrain.numbers import money as money  # the CLI's modules take it from 
 from cloudtrain.words import counted as counted  # (the console's callers use it from here too)
 
 if TYPE_CHECKING:  # annotations only: the console loads no backend (``list`` and ``--help`` stay light)
-    from cloudtrain.backends.base import LogLine
+    from cloudtrain.job_states import LogLine
 
 _PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_red", "bright_cyan", "bright_magenta")
 _SEVERITY_STYLE = {"ERROR": "bold red", "CRITICAL": "bold red", "WARNING": "yellow"}

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
-from cloudtrain.backends import get_backend, sdk_modules
+from cloudtrain.backend_rules import rules, sdk_modules
 from cloudtrain.errors import MissingExtra
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,7 +31,7 @@ def extra_of(module: str) -> tuple[str, str] | None:
     if module in OTHER_EXTRAS:
         return OTHER_EXTRAS[module]
     backend = sdk_modules().get(module)
-    return None if backend is None else (backend, get_backend(backend).title)
+    return None if backend is None else (backend, rules(backend).title)
 
 
 def missing_extra(exc: BaseException) -> MissingExtra | None:

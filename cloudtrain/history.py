@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import environment_vars, statefiles
-from cloudtrain.backends import attaches_by_name, names  # the registry alone: no backend is imported
+from cloudtrain.backend_rules import attaches_by_name, names  # the registry alone: no backend is imported
 
 log = logging.getLogger("cloudtrain.history")
 #: Where a run on this machine goes when its config names no output_dir, one folder per job name (relative to

@@ -13,10 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
-from cloudtrain import backends, catalog
+from cloudtrain import backend_rules, catalog
+from cloudtrain.backend_rules.capabilities import Capability
+from cloudtrain.backend_rules.interface import BackendSettings as BackendSettings
+from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.config import LoadedConfig
+from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
@@ -118,19 +122,25 @@ class ResumeSpec:
     output_dir: str | None = None  # JOB's base output directory (a Vertex job resumes by writing there again)
 
 
-@dataclass(frozen=True)
-class BackendSettings:
-    """What one backend alone reads of a job: the base of each backend's own frozen record
-    (``cloudtrain/backends/<name>/``), reached as ``JobSpec.backend_settings``. This neutral
-    record is what a backend with no settings of its own gets (``local``)."""
+class SpecRules(ConfigRules, Protocol):
+    """What building a :class:`JobSpec` needs of a backend (spec time), beside its config-time rules."""
 
-    #: The job dir as given (ML Engine's), where a backend takes one: also the output dir, and where
-    #: packages and data are staged without ``staging_bucket``. None: the backend has none.
-    job_dir: str | None = None
+    def job_settings(self, config: JobConfig) -> BackendSettings:
+        """Its typed record of what only it reads of a config (``JobSpec.backend_settings``)."""
+        ...
 
-    def summary_rows(self) -> tuple[tuple[str, str | None], ...]:
-        """Rows the dry run's summary adds for these settings (``(label, None)`` rows are left out)."""
-        return ()
+    def resolve_machine(self, config: JobConfig) -> MachineInfo:
+        """The config's ``machine:`` resolved (type, GPUs, price)."""
+        ...
+
+    def display_name(self, config: JobConfig, run_id: str) -> str: ...
+
+    def default_output_dir(self, config: JobConfig, run_id: str) -> str: ...
+
+
+def spec_rules(name: str) -> SpecRules:
+    """The backend ``name`` as building a spec sees it (the registry's object; its runtime part is above)."""
+    return cast(SpecRules, backend_rules.rules(name))
 
 
 SettingsT = TypeVar("SettingsT", bound=BackendSettings)
@@ -268,7 +278,7 @@ def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
     (where the backend bills the catalog's prices)."""
     if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None:
         return cfg.max_runtime
-    if not backends.get_backend(cfg.backend).billed:
+    if Capability.BILLED not in backend_rules.rules(cfg.backend).capabilities:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
@@ -298,14 +308,14 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     stay two jobs with two output folders wherever cloudtrain chooses the folder. What differs by
     backend (machine, image rules, default output folder, its own settings) the backend says."""
     cfg = loaded.config
-    backend = backends.get_backend(cfg.backend)
+    backend = spec_rules(cfg.backend)
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     info = backend.resolve_machine(cfg)
     tf_version = None
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
-        tpu = info.tpu is not None and backend.runs_tpus  # --local runs the CPU/GPU image instead
+        tpu = info.tpu is not None and Capability.TPUS in backend.capabilities  # --local runs the CPU/GPU image instead
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
         image = catalog.training_image(
             cfg.cloud,
@@ -348,7 +358,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             version=cfg.package.version,
             script=cfg.package.script,
         ),
-        args=tuple(cfg.args) + _job_dir_args(cfg, backend.writes_buckets),
+        args=tuple(cfg.args) + _job_dir_args(cfg, Capability.WRITES_BUCKETS in backend.capabilities),
         hyperparameters=MappingProxyType(hyperparameters_as_written(cfg.hyperparameters, loaded.source.numbers)),
         image_uri=image,
         tensorflow_version=tf_version,
@@ -372,7 +382,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
         model_dir=cfg.model_dir,
-        local_python=cfg.section(backends.LOCAL).python,
+        local_python=cfg.section(backend_rules.LOCAL).python,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
         defaults=(
@@ -387,7 +397,7 @@ def _run_id(cfg: JobConfig, now: dt.datetime, suffix: str) -> str:
     name as given, :meth:`~cloudtrain.backends.base.BackendFacts.display_name`) and the output folder
     cloudtrain chooses. The backend's name rule applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`:
     the characters it allows, its length limit)."""
-    return backends.get_backend(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
+    return backend_rules.rules(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 
 def _job_dir_args(cfg: JobConfig, writes_buckets: bool) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.app.notices import Detached, Notice, Notify, ignore
 from cloudtrain.app.prepare import Prepared, check_secrets_exist
 from cloudtrain.app.reattach import reattach_command, reattach_hint
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.creation_window import CreatedThenInterrupted
@@ -119,7 +120,7 @@ def launch_and_follow(
     except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
         handle = interrupted.created.handle
         raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
-    here = get_backend(launched.spec.backend).runs_here
+    here = Capability.RUNS_HERE in get_backend(launched.spec.backend).capabilities
     view.created(launched, here=here)
     if detach:
         view.detached(launched, reattach_command(launched.handle, drain))

@@ -10,7 +10,7 @@ from typing import Any
 
 from cloudtrain import history, interruptions, timeline
 from cloudtrain.backends.base import JobHandle, JobState, JobStatus
-from cloudtrain.catalog.cost import cost_after
+from cloudtrain.backends.cost import cost_after
 from cloudtrain.console import summary_rows
 from cloudtrain.errors import CloudtrainError, ExitCode, JobFailed
 from cloudtrain.numbers import money

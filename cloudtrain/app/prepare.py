@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.app.notices import Notice, Notify, ignore
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Backend
 from cloudtrain.config import LoadedConfig, load_config
@@ -172,7 +173,7 @@ def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
 
 def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
-    if not spec.secrets or get_backend(spec.backend).runs_here:
+    if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
         return
     from cloudtrain.secrets.resolve import check_exist  # the launcher's HTTP client: not on --dry-run
 

@@ -6,7 +6,12 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from cloudtrain import history
+from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.backends import get_backend, parse_job_id
+from cloudtrain.errors import UsageError
 from cloudtrain.reporting import collect, figures, page
+from cloudtrain.reporting.collect import RunData
 
 
 @dataclass(frozen=True)
@@ -23,11 +28,31 @@ def write_report(job_ids: list[str], out: Path | None = None) -> ReportFiles:
     """Collect each job's run, draw its figures and write the page into ``out``
     (default: ``cloudtrain-reports/<folder_name(the jobs)>``: one folder per set of jobs)."""
     figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
-    runs = [collect.collect(job_id) for job_id in job_ids]
+    runs = [collect_run(job_id) for job_id in job_ids]
     out = out or Path(REPORTS_DIR, folder_name([run.job_id for run in runs]))
     out.mkdir(parents=True, exist_ok=True)
     drawn = figures.draw_all(runs, out)
     return ReportFiles(page.write(runs, drawn, out), drawn)
+
+
+def collect_run(job_id: str) -> RunData:
+    """Everything the report shows about ``job_id``, from this machine's history and the job's backend."""
+    entry = history.find(job_id)
+    if entry is None:  # a run found by itself (a local run's folder, or its id inside its project)
+        found = parse_job_id(job_id)
+        if found is None or get_backend(found[0]).location_keys:
+            raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
+        backend, attach_id, _ = found
+        region, project = None, None
+    elif entry.kind == "sweep":
+        return collect.from_sweep(entry.job_id, entry.backend, load_results(entry.job_id))
+    else:
+        backend, attach_id, region, project = entry.backend, entry.attach_id, entry.region, entry.project
+    handle = get_backend(backend).attach(attach_id, region=region, project=project)
+    status = handle.status()
+    lines = list(handle.logs(follow=False))
+    saved = history.load_run(status.job_id if entry is None else entry.job_id) or {}
+    return collect.from_parts(status, lines, backend, saved)
 
 
 def folder_name(job_ids: list[str]) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cloudtrain.app import sweep_local as local
 from cloudtrain.app.sweep_owner import running_owner
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.config import load_config
 from cloudtrain.errors import CloudtrainError, UsageError
@@ -42,7 +43,7 @@ def load_results(job_id: str) -> results.SweepResults:
     """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
     entry = sweep_record(job_id)
     backend = get_backend(entry.backend)
-    if backend.sweeps_here:
+    if Capability.SWEEPS_HERE in backend.capabilities:
         folder = Path(entry.name)
         state = local.read_state(folder)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))

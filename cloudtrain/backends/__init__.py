@@ -1,274 +1,50 @@
-"""The one list of backends. Registering one is one line: ``register(name, "its.module")``.
+"""The backends, as the floors above ``spec.py`` reach them: the registry's names and rules
+(:mod:`cloudtrain.backend_rules`, the ground floor, re-exported here) and each whole runtime
+:class:`~cloudtrain.backends.base.Backend` (submit, attach, follow, cancel) through :func:`get_backend`.
 
-History, the CLI's ``--backend`` choices, job-id parsing and the config schema read
-:func:`names`, :func:`sections` and :func:`get_backend`. Backends load lazily: naming one imports
-its module, and only its calls that talk to the cloud import the cloud's SDK. Importing this module
-imports no backend (``history`` reads the names on every ``status``).
-
-A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
-section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
-schema loads it while the config is being imported, without the backend.
-
-A backend outside this repository registers through the ``cloudtrain.backends`` entry-point group of its
-distribution (``name = "its.module"``, the module exposing ``BACKEND``) and, for a ``<name>:`` section,
-the ``cloudtrain.backend_sections`` group (``name = "its.section_module:Record"``). The groups are read
-once, when the names are first needed, and import nothing: a plugin's module is imported when its backend
-is first used. A plugin that cannot be loaded is one line naming its distribution and entry point
-(:class:`PluginError`); the other backends go on working (docs/how-to/add-a-backend.md).
+Registering a backend is one line in :mod:`cloudtrain.backend_rules` (``register(name, "its.module")``), or,
+for a backend outside this repository, an entry point of the ``cloudtrain.backends`` group
+(docs/how-to/add-a-backend.md). Importing this module imports no backend.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-import os
-import sys
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
 
-from cloudtrain.errors import UsageError
+from cloudtrain import backend_rules
+from cloudtrain.backend_rules import (
+    DEFAULT_CONTRACT,
+    LOCAL,
+    PLUGIN_GROUP,
+    SECTION_GROUP,
+    PluginError,
+    attaches_by_name,
+    clouds,
+    listed_reader,
+    names,
+    parse_job_id,
+    plugins,
+    register,
+    sdk_modules,
+    sections,
+    titles,
+)
 
 if TYPE_CHECKING:
     from cloudtrain.backends.base import Backend
-    from cloudtrain.config.records import Record
-
-_REGISTRY: dict[str, str] = {}  # name -> module exposing BACKEND, in registration order
-_SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` config section
-_SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
-_TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
-_LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
-_BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
-_PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
-_PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
-_plugins_read = False
-#: The entry-point groups a backend outside this repository registers through.
-PLUGIN_GROUP = "cloudtrain.backends"
-SECTION_GROUP = "cloudtrain.backend_sections"
-log = logging.getLogger("cloudtrain.plugins")
-#: The backend that runs a job on this machine: what ``--local`` picks.
-LOCAL = "local"
-#: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
-#: follows when its config names no ``target``.
-DEFAULT_CONTRACT = "vertex"
-
-
-def register(
-    name: str,
-    module: str,
-    *,
-    section: str | None = None,
-    sdk: tuple[str, ...] = (),
-    title: str | None = None,
-    listed: str | None = None,
-    attach_by_name: bool = False,
-) -> None:
-    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`);
-    ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
-    ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
-    installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.extras`);
-    ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend);
-    ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
-    local run's folder): what ``list`` shows of one, read without loading the backend (see
-    :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
-    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`)."""
-    _REGISTRY[name] = module
-    if attach_by_name:
-        _BY_NAME.add(name)
-    if title is not None:
-        _TITLES[name] = title
-    if section is not None:
-        _SECTIONS[name] = section
-    if listed is not None:
-        _LISTED[name] = listed
-    for top in sdk:
-        _SDK.setdefault(top, name)
-
-
-# google.cloud, .api_core, .auth, .protobuf
-register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"), title="Vertex AI")
-# sagemaker.core
-register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"), title="SageMaker")
-register(
-    "local",
-    "cloudtrain.backends.local.backend",
-    section="cloudtrain.backends.local.section:Local",
-    title="this machine",
-    listed="cloudtrain.backends.local.find:listed",
-    attach_by_name=True,
-)
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
-
-
-class PluginError(UsageError):
-    """A backend registered by another distribution cannot be loaded: one line, naming it."""
-
-
-_warned: set[str] = set()
-
-
-def _warn_once(message: str) -> None:
-    if message not in _warned:
-        _warned.add(message)
-        log.warning("warning: %s", message)
-
-
-def _origin(point: Any) -> str:
-    dist = getattr(point, "dist", None)
-    where = f"distribution {dist.name!r}" if dist is not None else "an unnamed distribution"
-    return f"entry point '{point.name} = {point.value}' ({point.group}) of {where}"
-
-
-def _declaring(group: str) -> list[str]:
-    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose entry points name ``group``.
-
-    A look at each folder's ``entry_points.txt`` (about 2 ms for 200 distributions), where
-    ``importlib.metadata.entry_points`` would first import itself and parse every file (about 40 ms):
-    ``cloudtrain --help`` reads the names, and a machine without plugins pays only the look."""
-    marker = f"[{group}]".encode()
-    found = []
-    for folder in sys.path:
-        try:
-            entries = os.scandir(folder or ".")
-        except OSError:  # a zip file, a folder that is gone
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name.endswith((".dist-info", ".egg-info")):
-                    try:
-                        with open(os.path.join(entry.path, "entry_points.txt"), "rb") as f:
-                            if marker in f.read():
-                                found.append(entry.path)
-                    except OSError:
-                        continue
-    return found
-
-
-def _read_plugins() -> None:
-    """Register the backends other distributions declare (once; no plugin module is imported)."""
-    global _plugins_read
-    if _plugins_read:
-        return
-    _plugins_read = True
-    folders = _declaring(PLUGIN_GROUP)
-    if not folders:
-        return
-    from importlib.metadata import Distribution
-
-    points = [p for folder in folders for p in Distribution.at(folder).entry_points]
-    sections = {p.name: p for p in points if p.group == SECTION_GROUP}
-    for point in (p for p in points if p.group == PLUGIN_GROUP):
-        origin = _origin(point)
-        if point.name in _REGISTRY:
-            if _PLUGINS.get(point.name) != origin:  # the same distribution seen twice on sys.path is one
-                _warn_once(f"{origin} is ignored: backend {point.name!r} is registered already")
-            continue
-        if not point.name.isidentifier() or not point.module or point.attr:
-            _warn_once(f"{origin} is ignored: it must read 'name = package.module' (the module exposing BACKEND)")
-            continue
-        section = sections.get(point.name)
-        register(point.name, point.module, section=None if section is None else section.value)
-        _PLUGINS[point.name] = origin
-        if section is not None:
-            _PLUGIN_SECTIONS[point.name] = _origin(section)
-
-
-def plugins() -> dict[str, str]:
-    """``{name: where it comes from}`` of the backends registered by other distributions."""
-    _read_plugins()
-    return dict(_PLUGINS)
-
-
-def names() -> tuple[str, ...]:
-    _read_plugins()
-    return tuple(_REGISTRY)
-
-
-def titles() -> dict[str, str]:
-    """``{name: title}`` of every registered backend, in registration order (the name where none was given)."""
-    return {name: _TITLES.get(name, name) for name in names()}
-
-
-def sections(among: Iterable[str] | None = None) -> dict[str, type[Record]]:
-    """``{name: record}`` of the backends (all, or those ``among``) with a ``<name>:`` config section,
-    in registration order; imports each section's module, never a backend."""
-    wanted = set(names() if among is None else among)
-    found = {}
-    for name, where in _SECTIONS.items():
-        if name in wanted:
-            module, _, record = where.partition(":")
-            try:
-                found[name] = getattr(importlib.import_module(module), record)
-            except Exception as exc:
-                if name not in _PLUGINS:
-                    raise
-                _warn_once(f"the {name!r} config section is ignored: {_broken(name, exc, _PLUGIN_SECTIONS[name])}")
-    return found
-
-
-def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
-    """The function that reads a job of backend ``name`` from its own record, by the id history keeps
-    (``JobRecord.attach_id``): ``{"state", "created", "ended", "metrics", "folder"}``, or None when the
-    record is gone; None for a backend whose jobs are known here only by history."""
-    where = _LISTED.get(name)
-    if where is None:
-        return None
-    module, _, function = where.partition(":")
-    reader: Callable[[str], dict[str, Any] | None] = getattr(importlib.import_module(module), function)
-    return reader
-
-
-def attaches_by_name(name: str) -> bool:
-    """Whether backend ``name``'s ``attach`` takes the full name history records (``JobRecord.name``) rather
-    than the short id; known without importing the backend (``status`` reads it for every job)."""
-    return name in _BY_NAME
-
-
-def clouds() -> tuple[str, ...]:
-    """The backends that run on someone else's machines (every one but ``local``)."""
-    return tuple(n for n in names() if n != LOCAL)
-
-
-def sdk_modules() -> dict[str, str]:
-    """``{top-level module: backend}`` of every backend's cloud libraries: the backend's extra installs it."""
-    return dict(_SDK)
-
-
-def _broken(name: str, exc: BaseException, origin: str | None = None) -> str:
-    origin = origin or _PLUGINS[name]
-    dist = origin.rpartition(" of distribution ")[2]
-    return f"{origin} cannot be loaded ({type(exc).__name__}: {exc}); reinstall or uninstall {dist}"
 
 
 def get_backend(name: str) -> Backend:
-    if name not in names():
-        raise UsageError(f"unknown backend {name!r}; allowed: {', '.join(_REGISTRY)}")
-    if name not in _PLUGINS:
-        builtin: Backend = importlib.import_module(_REGISTRY[name]).BACKEND
-        return builtin
-    try:
-        backend: Backend = importlib.import_module(_REGISTRY[name]).BACKEND
-    except Exception as exc:  # someone else's code: whatever it raises is one line, not a traceback
-        raise PluginError(_broken(name, exc)) from exc
-    return backend
+    """The whole backend ``name``: its rules and its runtime (its module's ``BACKEND``, imported on first use)."""
+    return cast("Backend", backend_rules.rules(name))  # each BACKEND is declared a Backend where it is defined
 
 
 def usable() -> Iterator[tuple[str, Backend]]:
-    """``(name, backend)`` of every registered backend, in registration order; a plugin that cannot be
-    loaded is one warning line and skipped, so the others still answer (a job id, a config format)."""
-    for name in names():
-        try:
-            yield name, get_backend(name)
-        except PluginError as exc:
-            _warn_once(str(exc))
-
-
-def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
-    """``(backend, short id, location)`` for a full job name any backend recognises, else None."""
-    for name, backend in usable():
-        found = backend.parse_job_id(text)
-        if found is not None:
-            return (name, *found)
-    return None
+    """``(name, backend)`` of every registered backend that loads, in registration order; a plugin that
+    cannot be loaded is one warning line and skipped."""
+    for name, found in backend_rules.usable():
+        yield name, cast("Backend", found)
 
 
 def __getattr__(attr: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cloudtrain.app.follow import watch_progress
 from cloudtrain.app.launch import Launched
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.cli._follow import follow, print_detached, print_hints
 from cloudtrain.cli._group import debug_enabled
@@ -35,7 +36,9 @@ def follow_launched(
 ) -> None:
     """Follow a job just created to its end (its price, epochs and phases watched); exit with its outcome."""
     spec = launched.spec
-    progress = watch_progress(launched.handle, spec, billed=get_backend(spec.backend).billed, first=launched.first)
+    progress = watch_progress(
+        launched.handle, spec, billed=Capability.BILLED in get_backend(spec.backend).capabilities, first=launched.first
+    )
     follow(
         console,
         launched.handle,

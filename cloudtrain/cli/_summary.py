@@ -6,6 +6,7 @@ import re
 import shlex
 
 from cloudtrain.app.prepare import left_out
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.catalog import built_in_gpus
 from cloudtrain.catalog.cost import price_basis
@@ -20,10 +21,10 @@ from cloudtrain.spec import JobSpec
 
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:
     backend = get_backend(spec.backend)
-    local = backend.runs_here
+    local = Capability.RUNS_HERE in backend.capabilities
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
     machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
-    cost = spec.cost_per_hour if backend.billed else None
+    cost = spec.cost_per_hour if Capability.BILLED in backend.capabilities else None
     print_kv(
         console,
         f"cloudtrain · {spec.job_name}",
@@ -155,7 +156,7 @@ def _batch_line(spec: JobSpec) -> str | None:
         (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
     )
     replicas = spec.machine.replicas_per_machine * spec.replica_count
-    if per_replica is None or get_backend(spec.backend).runs_here:
+    if per_replica is None or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
         return None
     unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
     return f"global {per_replica * replicas} = {per_replica} per replica × {counted(replicas, 'replica')} ({unit})"

@@ -15,6 +15,7 @@ from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweep_local import TrialEvent
 from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
 from cloudtrain.app.sweep_lookup import sweep_record
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
@@ -192,7 +193,7 @@ def sweep_entry(job_id: str) -> JobRecord | None:
 def local_sweep_entry(job_id: str) -> JobRecord | None:
     """The history record of ``job_id`` when it is a sweep run on this machine, else None."""
     entry = sweep_entry(job_id)
-    return entry if entry is not None and get_backend(entry.backend).sweeps_here else None
+    return entry if entry is not None and Capability.SWEEPS_HERE in get_backend(entry.backend).capabilities else None
 
 
 def stop_local(job_id: str, *, wait: bool, output: str) -> None:
@@ -239,7 +240,8 @@ def show_logs(job_id: str, output: str) -> None:
 
     entry = sweep_record(job_id)
     table = load_results(job_id)
-    if not get_backend(entry.backend).sweeps_here:  # a cloud's tuning job: its trials are jobs of their own
+    # a cloud's tuning job: its trials are jobs of their own
+    if Capability.SWEEPS_HERE not in get_backend(entry.backend).capabilities:
         handle = get_backend(entry.backend).attach_sweep(entry.job_id, region=entry.region, project=entry.project)
         if getattr(handle, "shows_trials", False):  # a Slurm array: each trial's lines, labelled tNNN/<replica>
             printer = ReplicaPrinter(make_console())

@@ -13,16 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cloudtrain import catalog
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import Capability
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
+from cloudtrain.config.rules import rules
 from cloudtrain.config.schema import DataChannel
 from cloudtrain.config.script_mode import check_script_mode
+from cloudtrain.config.secret_checks import check_secrets
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 from cloudtrain.numbers import money
 from cloudtrain.packaging.tree import check_module, check_package_dir
-from cloudtrain.secrets.checks import check_secrets
 from cloudtrain.words import FILL_IN
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,8 +41,8 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     problems = problems if problems is not None else Problems()
     cfg = loaded.config
     cloud = cfg.cloud
-    backend = get_backend(cfg.backend)
-    contract = get_backend(cloud)  # whose contract the job follows (the backend, or local's target)
+    backend = rules(cfg.backend)
+    contract = rules(cloud)  # whose contract the job follows (the backend, or local's target)
     err = loaded.error
     run = problems.run
 
@@ -51,13 +52,14 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
 
         return check
 
-    if cfg.target and not backend.follows_target:
+    follows_target = Capability.FOLLOWS_TARGET in backend.capabilities
+    if cfg.target and not follows_target:
         run(
             ("target",),
             fail(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target"),
         )
 
-    if cfg.machine.accelerator_type and not backend.follows_target and "accelerator_type" not in backend.machine_keys:
+    if cfg.machine.accelerator_type and not follows_target and "accelerator_type" not in backend.machine_keys:
         run(
             ("machine", "accelerator_type"),
             fail(
@@ -120,7 +122,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             # another key of machine: failed (an unknown key, a bad count): the type alone is still
             # checked, as it depends on no other key of the section
             run(("target", "backend", "machine.type"), machine_type)
-        if not backend.follows_target:  # a local run needs no region's GPUs
+        if not follows_target:  # a local run needs no region's GPUs
             run(("target", "backend", "region", "machine"), offered)
 
     def tpu_job() -> None:
@@ -140,13 +142,13 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
             raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
 
-    if backend.runs_tpus and cfg.machine.type in catalog.tpu_machine_types():
+    if Capability.TPUS in backend.capabilities and cfg.machine.type in catalog.tpu_machine_types():
         run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
     elif cfg.image.uri is None and cfg.image.tensorflow is not None and not cluster:
         run(("target", "backend", "region", "image"), image)
     for fields, check in backend.settings_checks(loaded):
         run(fields, check)
-    if backend.staging_required:
+    if Capability.STAGING in backend.capabilities:
         for field, check in _staging_checks(loaded):
             run(("backend", field), check)
     longest = None if cluster else contract.max_runtime_seconds
@@ -160,8 +162,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             ),
         )
     if cfg.spot.max_wait is not None:
-        if not contract.spot_max_wait:
-            run(("spot",), fail(("spot", "max_wait"), "max_wait applies to SageMaker only", "remove spot.max_wait"))
+        if Capability.SPOT_MAX_WAIT not in contract.capabilities:
+            message, hint = contract.capabilities.refusal(Capability.SPOT_MAX_WAIT).format(title=contract.title)
+            run(("spot",), fail(("spot", "max_wait"), message, hint))
         elif cfg.spot.max_wait < cfg.max_runtime:
             run(
                 ("spot", "max_runtime"),
@@ -190,18 +193,12 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
             )
     for fields, check in contract.contract_checks(loaded):
         run(fields, check)
-    followed = backend.follows_target and cfg.target  # --local of a cloud's config: the event files are here
-    if cfg.tensorboard not in (None, False) and not backend.managed_tensorboard and not followed:
-        where = "this machine" if backend.runs_here else f"{backend.title or cfg.backend}"
-        run(
-            ("backend", "tensorboard"),
-            fail(
-                ("tensorboard",),
-                f"{where} has no managed TensorBoard, and its runs need none: "
-                "`cloudtrain tensorboard JOB` serves their event files here",
-                "remove tensorboard:",
-            ),
-        )
+    followed = follows_target and cfg.target  # --local of a cloud's config: the event files are here
+    tensorboard = Capability.MANAGED_TENSORBOARD
+    if cfg.tensorboard not in (None, False) and tensorboard not in backend.capabilities and not followed:
+        where = "this machine" if Capability.RUNS_HERE in backend.capabilities else backend.title or cfg.backend
+        message, hint = backend.capabilities.refusal(tensorboard).format(title=where)
+        run(("backend", "tensorboard"), fail(("tensorboard",), message, hint))
     if cfg.experiment is not None and not _EXPERIMENT.match(cfg.experiment):
         run(
             ("experiment",),
@@ -245,20 +242,17 @@ def _check_container(loaded: LoadedConfig) -> None:
                 f"{key} is for a Python package job; container runs your own image as it is",
                 f"remove {key} (or container, to run a package)",
             )
-    if not get_backend(cfg.backend).runs_containers:
-        raise err(
-            ("container",),
-            f"--local runs a Python package on this machine; it does not start containers ({image})",
-            "run the package (package.path, package.module) instead of container, or run the "
-            "image with docker yourself",
-        )
+    backend = rules(cfg.backend)
+    if Capability.CONTAINERS not in backend.capabilities:
+        message, hint = backend.capabilities.refusal(Capability.CONTAINERS).format(title=backend.title, image=image)
+        raise err(("container",), message, hint)
     if cfg.sweep is not None:
         raise err(
             ("container",),
             "a sweep runs a package, not your own container",
             "remove sweep, or run the package (package.path, package.module) instead of container",
         )
-    get_backend(cfg.backend).check_container(loaded)
+    backend.check_container(loaded)
 
 
 def _check_sweep(loaded: LoadedConfig) -> None:
@@ -287,13 +281,13 @@ def _check_sweep(loaded: LoadedConfig) -> None:
             )
     if sweep.algorithm == "grid" and grid_size(params) > 10_000:
         raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
-    get_backend(cfg.cloud).check_sweep(loaded, params)
+    rules(cfg.cloud).check_sweep(loaded, params)
 
 
 def _check_data(loaded: LoadedConfig) -> None:
     """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
     problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
-    contract = get_backend(loaded.config.cloud)
+    contract = rules(loaded.config.cloud)
     most = contract.max_channels
     if most is not None and len(loaded.config.data) > most:
         problems.append(
@@ -356,12 +350,12 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: str | DataChannel
             )
     if mapping:
         for field in ("input_mode", "distribution"):
-            if getattr(channel, field) is not None and field not in get_backend(cfg.cloud).channel_options:
+            if getattr(channel, field) is not None and field not in rules(cfg.cloud).channel_options:
                 out.append(
                     err(
                         ("data", name, field),
                         f"{field} is a SageMaker setting; "
-                        f"{get_backend(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
+                        f"{rules(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
                         f"remove {field}",
                     )
                 )
@@ -404,7 +398,7 @@ def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
 def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]]:
     """(field, check) for where a backend that stages in a bucket reads and writes, each checked on its own."""
     cfg, err = loaded.config, loaded.error
-    scheme = f"{get_backend(cfg.backend).storage_schemes[0]}://"
+    scheme = f"{rules(cfg.backend).storage_schemes[0]}://"
 
     def staging() -> None:
         # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
@@ -490,12 +484,10 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             "spot and flex_start are two values of one Vertex AI setting (Scheduling.strategy): choose one",
             "remove spot.enabled or flex_start.enabled",
         )
-    if cfg.flex_start.enabled and not get_backend(cfg.cloud).flex_start:
-        raise err(
-            ("flex_start", "enabled"),
-            "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
-            "remove flex_start, or use spot with spot.max_wait",
-        )
+    contract = rules(cfg.cloud)
+    if cfg.flex_start.enabled and Capability.FLEX_START not in contract.capabilities:
+        message, hint = contract.capabilities.refusal(Capability.FLEX_START).format(title=contract.title)
+        raise err(("flex_start", "enabled"), message, hint)
     if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
         raise err(
             ("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it"
@@ -507,7 +499,7 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
             "use budget.max_usd on the clouds",
         )
-    if budget is None or budget.max_usd is None or not get_backend(cfg.backend).billed:
+    if budget is None or budget.max_usd is None or Capability.BILLED not in rules(cfg.backend).capabilities:
         return
     info = catalog.resolve_machine(
         cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count

@@ -18,7 +18,7 @@ import copy
 from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import rules
 from cloudtrain.catalog import crosscloud
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
@@ -67,26 +67,26 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
         return
     machine = out["machine"]
     gpu = info.gpu.name if info.gpu else None
-    hardware = get_backend(source).describe(machine)
+    hardware = rules(source).describe(machine)
     if hardware is None:  # not one of its machines after all (_foreign resolved it, so it is)
         return
-    pick = get_backend(cloud).nearest(hardware)[0]
+    pick = rules(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
-        why.append(f"{get_backend(cloud).title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
+        why.append(f"{rules(cloud).title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
     if gpu and found.accelerator_count != info.accelerator_count:
         why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
     if not why:
         why.append(
-            f"{get_backend(cloud).title}'s cheapest machine with these "
+            f"{rules(cloud).title}'s cheapest machine with these "
             + ("GPUs" if gpu else "CPUs")
             + " and at least the vCPUs and memory"
         )
     notes.append(
         mapped_line(
             "machine",
-            f"{crosscloud.describe(info)} ({get_backend(source).title})",
+            f"{crosscloud.describe(info)} ({rules(source).title})",
             crosscloud.describe(found),
             "; ".join(why),
             (info.price_per_hour, found.price_per_hour),
@@ -120,18 +120,17 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
         return None
     source = other(cloud)
     info = _foreign(data, cloud, source)
-    hardware = None if info is None else get_backend(source).describe(data["machine"])
+    hardware = None if info is None else rules(source).describe(data["machine"])
     if info is None or hardware is None:
         return None
-    pick = get_backend(cloud).nearest(hardware)[0]
+    pick = rules(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
-    theirs = get_backend(source)
+    theirs = rules(source)
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     return Refused(
         ("machine", "type"),
-        f"{info.machine_type} is a {theirs.title} {theirs.machine_word} and this config runs on "
-        f"{get_backend(cloud).title}",
-        f"nearest on {get_backend(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
+        f"{info.machine_type} is a {theirs.title} {theirs.machine_word} and this config runs on {rules(cloud).title}",
+        f"nearest on {rules(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
         f"on {theirs.title}: --set backend={source} (with {theirs.submit_needs})",
     )
 
@@ -147,7 +146,7 @@ def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> N
     nearest = crosscloud.nearest_region(cloud, region)
     if not nearest:
         return
-    why = f"the nearest {get_backend(cloud).title} region"
+    why = f"the nearest {rules(cloud).title} region"
     machine = _resolved(out, cloud)
     offering = catalog.nearest_offering(machine, nearest) if machine is not None else nearest
     if offering and offering != nearest and machine is not None:  # the nearest lacks the (mapped) machine's GPUs
@@ -175,15 +174,14 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
     if not isinstance(image, dict):
         return
     uri = image.get("uri")
-    theirs = get_backend(source) if isinstance(uri, str) else None  # imported only for an image.uri
+    theirs = rules(source) if isinstance(uri, str) else None  # imported only for an image.uri
     if isinstance(uri, str) and theirs and theirs.image_registry and theirs.image_registry.search(uri):
         match = theirs.tf_image.search(uri) if theirs.tf_image else None
         if not match:
             raise Refused(
                 ("image", "uri"),
-                f"{uri} is in {get_backend(source).title}'s registry, which {get_backend(cloud).title} "
-                "does not pull from",
-                f"push it to the {get_backend(cloud).title} registry, or remove image.uri and set image.tensorflow",
+                f"{uri} is in {rules(source).title}'s registry, which {rules(cloud).title} does not pull from",
+                f"push it to the {rules(cloud).title} registry, or remove image.uri and set image.tensorflow",
             )
         image = {k: v for k, v in image.items() if k != "uri"}
         image["tensorflow"] = f"{match[1]}.{match[2]}"
@@ -192,8 +190,8 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
             mapped_line(
                 "image.uri",
                 uri,
-                f"{get_backend(cloud).title}'s TensorFlow {image['tensorflow']} image",
-                f"it is {get_backend(source).title}'s TensorFlow {image['tensorflow']} image",
+                f"{rules(cloud).title}'s TensorFlow {image['tensorflow']} image",
+                f"it is {rules(source).title}'s TensorFlow {image['tensorflow']} image",
             )
         )
     version = image.get("tensorflow")
@@ -210,7 +208,7 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
             "image.tensorflow",
             wanted,
             nearest,
-            f"{get_backend(cloud).title} has no TensorFlow {wanted} image; the nearest it offers, the newer on a tie",
+            f"{rules(cloud).title} has no TensorFlow {wanted} image; the nearest it offers, the newer on a tie",
         )
     )
 
@@ -222,6 +220,6 @@ def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
         if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
             raise Refused(
                 (key,),
-                f"{value} is a {get_backend(source).title} bucket; {get_backend(cloud).title} cannot use it",
+                f"{value} is a {rules(source).title} bucket; {rules(cloud).title} cannot use it",
                 f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)",
             )

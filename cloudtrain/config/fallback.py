@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import rules
 from cloudtrain.catalog.suggest import version_key
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
@@ -93,8 +93,7 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                     "image.tensorflow",
                     tensorflow,
                     chosen,
-                    f"{get_backend(cloud).title} has no TensorFlow {tensorflow} image, "
-                    f"which the main request runs{why}",
+                    f"{rules(cloud).title} has no TensorFlow {tensorflow} image, which the main request runs{why}",
                 )
             )
     if "python" not in given and python:
@@ -109,7 +108,7 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
                         "image.python",
                         python,
                         have[-1],
-                        f"the {get_backend(cloud).title} TensorFlow {image['tensorflow']} image "
+                        f"the {rules(cloud).title} TensorFlow {image['tensorflow']} image "
                         f"has Python {', '.join(have)} only",
                     )
                 )

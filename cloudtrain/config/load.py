@@ -14,13 +14,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import backends
+from cloudtrain import backend_rules
+from cloudtrain.backend_rules import Capability
 from cloudtrain.config import crosscloud, fallback, twin
 from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.project import find_project
 from cloudtrain.config.records import Record
+from cloudtrain.config.rules import usable
 from cloudtrain.config.schema import JobConfig, registered_config
 from cloudtrain.config.yaml12 import YAML11_BOOLEAN_WORDS, LoadedYaml, Path_, dotted, load_yaml, resolve_scalar
 from cloudtrain.errors import ConfigError
@@ -116,17 +118,21 @@ def load_document(
         problems.run((), partial(apply_override, loaded, override))
     notes: list[str] = []
     translated = _translate_format(loaded, notes)
-    if local and loaded.data.get("backend") != backends.LOCAL:
+    if local and loaded.data.get("backend") != backend_rules.LOCAL:
         loaded.data.setdefault("target", loaded.data.get("backend"))
-        loaded.data["backend"] = backends.LOCAL
+        loaded.data["backend"] = backend_rules.LOCAL
     name = loaded.data.get("backend")
-    backend = backends.get_backend(name) if isinstance(name, str) and name in backends.names() else None
+    backend = backend_rules.rules(name) if isinstance(name, str) and name in backend_rules.names() else None
     if backend is not None:
         for path, message, hint in backend.fill_document(loaded.data):
             problems.add(loaded.error(path, message, hint))
     # whose catalog and contract the document is fitted to (JobConfig.cloud, before a target's default)
     cloud = (
-        name if backend is None else loaded.data.get("target") if backend.follows_target else backend.contract or name
+        name
+        if backend is None
+        else loaded.data.get("target")
+        if Capability.FOLLOWS_TARGET in backend.capabilities
+        else backend.contract or name
     )
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
@@ -162,7 +168,7 @@ def load_document(
     _warn_lost_digits(loaded)
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
-    if config.fallback and config.backend in backends.clouds():  # a local run needs no capacity
+    if config.fallback and config.backend in backend_rules.clouds():  # a local run needs no capacity
 
         def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
             return load_document(
@@ -185,7 +191,7 @@ def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
     registry order; a document of cloudtrain's keys alone imports none of them."""
     if not set(loaded.data) - set(registered_config().model_fields):
         return False
-    for _name, backend in backends.usable():
+    for _name, backend in usable():
         found = backend.translate(loaded)
         if found is not None:
             loaded.data, more = found

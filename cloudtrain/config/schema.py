@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
-from cloudtrain import backends, catalog
-from cloudtrain.backends import get_backend
+from cloudtrain import backend_rules, catalog
+from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
@@ -38,7 +38,7 @@ else:
     #: The clouds with a catalog: a local run's ``target``, a fallback's ``backend``.
     Cloud = Literal[catalog.clouds()]
     #: Every registered backend, in registration order (the registry imports none of them).
-    BackendName = Literal[backends.names()]
+    BackendName = Literal[backend_rules.names()]
 
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
@@ -350,8 +350,8 @@ class JobConfig(_Strict):
     def cloud(self) -> str:
         """The cloud whose catalog and contract apply: the backend's own, or the ``target`` of one that
         follows another's (a local run); the backend says (``BackendFacts.contract``)."""
-        backend = get_backend(self.backend)
-        if backend.follows_target and self.target:
+        backend = rules(self.backend)
+        if Capability.FOLLOWS_TARGET in backend.capabilities and self.target:
             return self.target
         return backend.contract or self.backend
 
@@ -366,7 +366,8 @@ def add_sections(config: type[JobConfig], names: Iterable[str]) -> None:
     record), after the other keys: optional (None where the file has none), or, for a record that says
     ``section_always``, its defaults there. A backend's keys need no edit here."""
     fields = dict(config.model_fields)
-    for name, section in backends.sections(names).items():
+    for name, found in backend_rules.sections(names).items():
+        section = cast(type[Record], found)  # the registry names its record (a config type it cannot import)
         described = section.section_description
         if section.section_always:
             fields[name] = FieldInfo(section, Field(default_factory=section, description=described))
@@ -377,7 +378,7 @@ def add_sections(config: type[JobConfig], names: Iterable[str]) -> None:
 
 #: The backends registered when the config was first imported: :class:`JobConfig`'s ``backend:`` values and
 #: sections, what ``cloudtrain schema`` and the generated reference show (cloudtrain's own backends).
-_BUILT_WITH = backends.names()
+_BUILT_WITH = backend_rules.names()
 add_sections(JobConfig, _BUILT_WITH)
 
 
@@ -396,7 +397,7 @@ def registered_config() -> type[JobConfig]:
     while the registry holds the backends it was built with; once one joined since (a plugin, the tests'
     example), a :class:`JobConfig` whose ``backend:`` takes every name registered now and that reads each
     one's section, built once per set of names."""
-    names = backends.names()
+    names = backend_rules.names()
     if names == _BUILT_WITH:
         return JobConfig
     if names not in _REGISTERED:

@@ -7,7 +7,7 @@ arguments of the same names. Each problem is one line naming the key and a fix.
 
 from __future__ import annotations
 
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging.script import check_script, check_source_dir
@@ -47,12 +47,10 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             "give package.script or package.module, not both",
             f"remove package.module to run `python {script}`",
         )
-    if cfg.args and not get_backend(cfg.cloud).script_args:
-        raise err(
-            ("args",),
-            "SageMaker passes a script only its hyperparameters (as --name value)",
-            "move each argument to hyperparameters: {name: value}",
-        )
+    contract = rules(cfg.cloud)
+    if cfg.args and Capability.SCRIPT_ARGS not in contract.capabilities:
+        message, hint = contract.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.title)
+        raise err(("args",), message, hint)
     if cfg.model_dir and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(
             ("hyperparameters", MODEL_DIR_HYPERPARAMETER),

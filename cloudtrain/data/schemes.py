@@ -9,9 +9,12 @@ all three (bucket channels are downloaded once into a cache).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from cloudtrain.backends import clouds, get_backend
+from cloudtrain.backend_rules import clouds, rules
+
+if TYPE_CHECKING:
+    from cloudtrain.backend_rules.interface import BackendRules
 
 SourceKind = Literal["gs", "s3", "local"]
 
@@ -82,9 +85,9 @@ def native_scheme(cloud: str) -> str:
     return schemes[0]
 
 
-def _backend(name: str) -> Any:
+def _backend(name: str) -> BackendRules:
     """The backend owns its schemes (the registry imports it when asked)."""
-    return get_backend(name)
+    return rules(name)
 
 
 def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:

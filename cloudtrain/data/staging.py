@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import rules
 from cloudtrain.data import schemes
 from cloudtrain.numbers import size
 from cloudtrain.words import counted
@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do the
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (backends that upload
-    local folders only: :attr:`~cloudtrain.backends.base.BackendFacts.local_data` is None)."""
-    if get_backend(spec.backend).local_data is not None or not any(
+    local folders only: :attr:`~cloudtrain.backend_rules.interface.BackendRules.local_data` is None)."""
+    if rules(spec.backend).local_data is not None or not any(
         ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
     ):
         return spec
@@ -73,7 +73,7 @@ def describe(spec: Any) -> dict[str, str]:
     """channel → one line for the summary: where it comes from, where the job reads it, what it costs."""
     if not spec.channels:
         return {}
-    backend = get_backend(spec.backend)
+    backend = rules(spec.backend)
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":

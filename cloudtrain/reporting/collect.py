@@ -6,13 +6,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain import history, timeline
-from cloudtrain.app.sweep_lookup import load_results
-from cloudtrain.backends import get_backend, parse_job_id
-from cloudtrain.catalog.cost import cost_after
-from cloudtrain.errors import UsageError
+from cloudtrain import timeline
+from cloudtrain.backends.cost import cost_after
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import of_status
+from cloudtrain.job_states import JobStatus, LogLine
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
 
@@ -74,27 +72,7 @@ class RunData:
         return None if self.cost_usd is None or not self.epochs else self.cost_usd / len(self.epochs)
 
 
-def collect(job_id: str) -> RunData:
-    """Everything the report shows about ``job_id``, from this machine's history and the job's backend."""
-    entry = history.find(job_id)
-    if entry is None:  # a run found by itself (a local run's folder, or its id inside its project)
-        found = parse_job_id(job_id)
-        if found is None or get_backend(found[0]).location_keys:
-            raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
-        backend, attach_id, _ = found
-        region, project = None, None
-    elif entry.kind == "sweep":
-        return _sweep(entry)
-    else:
-        backend, attach_id, region, project = entry.backend, entry.attach_id, entry.region, entry.project
-    handle = get_backend(backend).attach(attach_id, region=region, project=project)
-    status = handle.status()
-    lines = list(handle.logs(follow=False))
-    saved = history.load_run(status.job_id if entry is None else entry.job_id) or {}
-    return from_parts(status, lines, backend, saved)
-
-
-def from_parts(status: Any, lines: list[Any], backend: str, saved: dict[str, Any] | None = None) -> RunData:
+def from_parts(status: JobStatus, lines: list[LogLine], backend: str, saved: dict[str, Any] | None = None) -> RunData:
     """The pure part: a status, its log lines and what ``finish`` saved → :class:`RunData`."""
     saved = saved or {}
     data = RunData(status.job_id, backend, status.state.value, status.created, status.ended)
@@ -136,7 +114,7 @@ def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return [] if chief is None else untagged[chief]  # chief None: no epoch events at all
 
 
-def _price(data: RunData, status: Any) -> None:
+def _price(data: RunData, status: JobStatus) -> None:
     gpu_hours = status.detail("gpu_hours")
     if gpu_hours is not None:  # a cluster (Slurm): GPU-hours in place of dollars
         data.cost_basis = f"{gpu_hours:g} GPU-hours, from {status.detail('gpu_hours_source')}"
@@ -155,10 +133,8 @@ def _price(data: RunData, status: Any) -> None:
     data.cost_basis = "billed time (from provisioning to the end) × catalog on-demand list price of every replica"
 
 
-def _sweep(entry: Any) -> RunData:
-    table = load_results(entry.job_id)
-    data = RunData(
-        entry.job_id, entry.backend, table.state, None, None, cost_basis="see each trial", metric=table.metric
-    )
+def from_sweep(job_id: str, backend: str, table: Any) -> RunData:
+    """A sweep's row of the report: its trials (a :class:`~cloudtrain.sweeps.results.SweepResults`)."""
+    data = RunData(job_id, backend, table.state, None, None, cost_basis="see each trial", metric=table.metric)
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
     return data

@@ -1,53 +1,64 @@
-"""The import graph of cloudtrain/ and bench/, read with ``ast`` (every import, at the top or inside a
-function: a lazy import is still a dependency), and the floors it must respect."""
+"""The import graph of cloudtrain/ and bench/, read with ``ast`` as an outsider reads it: every import, at
+the top, inside a function or under ``if TYPE_CHECKING:`` (a type-only import is still an arrow), and each
+module on the floor its folder gives it."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-#: Higher floors may import lower ones, never the other way. The package root (cloudtrain/__init__.py)
-#: is the front door: it loads the API lazily and stands outside the floors.
-#: The longest matching prefix decides: ``cloudtrain.backends.base`` (the interface and the job-state
-#: vocabulary every floor speaks) is core; the run report reads jobs through the backends, as the app does.
+#: Higher floors may import lower ones, never the other way; each module stands on its folder's floor (the
+#: longest matching folder decides). The package root (cloudtrain/__init__.py) is the front door: it loads
+#: the API lazily and stands outside the floors. ``cloudtrain.api`` and ``cloudtrain.__main__`` are the two
+#: faces the CLI and programs enter by, drawn on their own in the architecture diagram as here.
 FLOORS = (
     # cloudtrain.testing: the contract suite a plugin's tests run, which drives the CLI as a user does
     ("entry", ("cloudtrain.cli", "cloudtrain.api", "cloudtrain.__main__", "cloudtrain.testing")),
-    ("app", ("cloudtrain.app", "cloudtrain.reporting")),
-    ("backends", ("cloudtrain.backends",)),
-    ("core", ("cloudtrain", "cloudtrain.backends.base")),  # config, spec, packaging, data, history, sweeps, …
+    ("app", ("cloudtrain.app",)),
+    ("reporting", ("cloudtrain.reporting",)),  # what the app's report use case draws
+    ("backends", ("cloudtrain.backends",)),  # the runtime Backend (backends/base.py), its registry face, each backend
+    ("core", ("cloudtrain",)),  # config/, spec.py, packaging/, data/, history.py, backend_rules/, …
 )
 
+#: The folders below ``config/``: what they import (at any depth) never reaches ``config/`` or ``spec.py``.
+#: ``backend_rules`` is the registry and what the config needs of a backend; the others are what the
+#: config's checks call.
+BELOW_CONFIG = (
+    "cloudtrain.backend_rules",
+    "cloudtrain.catalog",
+    "cloudtrain.data",
+    "cloudtrain.packaging",
+    "cloudtrain.secrets",
+    "cloudtrain.sweeps",
+)
+CONFIG = ("cloudtrain.config", "cloudtrain.spec")
 
-#: ``cloudtrain.backends`` itself (not its sub-packages): names and packages only, so the core (history, the
-#: schema, the checks) may read it and reach a backend through ``get_backend`` at run time.
-REGISTRY = "cloudtrain.backends"
 
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
+def module_name(path: Path, root: Path = REPO) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def modules(*tops: str) -> dict[str, Path]:
-    return {module_name(p): p for top in tops for p in sorted((REPO / top).rglob("*.py"))}
+def modules(*tops: str, root: Path = REPO) -> dict[str, Path]:
+    return {module_name(p, root): p for top in tops for p in sorted((root / top).rglob("*.py"))}
 
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
-    """The modules of ``known`` that ``name`` imports, each with the line of its first import."""
+    """The modules of ``known`` that ``name`` imports, each with the line of its first import: every import
+    statement, type-only ones included."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: dict[str, int] = {}
     tree = ast.parse(path.read_text(), str(path))
-    type_only = {id(n) for block in ast.walk(tree) if _is_type_checking_block(block) for n in ast.walk(block)}
     for node in ast.walk(tree):
-        if id(node) in type_only or not isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue  # ``if TYPE_CHECKING:`` imports never run: annotations only
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -61,12 +72,8 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
     return found
 
 
-def _is_type_checking_block(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-
-
-def graph(*tops: str) -> dict[str, dict[str, int]]:
-    known = modules(*tops)
+def graph(*tops: str, root: Path = REPO) -> dict[str, dict[str, int]]:
+    known = modules(*tops, root=root)
     return {name: imports(name, path, known) for name, path in known.items()}
 
 
@@ -105,31 +112,48 @@ def cycles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
     return found
 
 
+def _within(name: str, prefixes: Iterable[str]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
 def floor(name: str) -> int | None:
     """0 for the top floor; None for the package root and for modules outside cloudtrain/."""
     if name == "cloudtrain" or not name.startswith("cloudtrain"):
         return None
-    if name == REGISTRY:  # the one list of backends, read by the core; it imports no backend
-        return len(FLOORS) - 1
-    matches = [
-        (len(p), number)
-        for number, (_, prefixes) in enumerate(FLOORS)
-        for p in prefixes
-        if name == p or name.startswith(p + ".")
-    ]
+    matches = [(len(p), number) for number, (_, prefixes) in enumerate(FLOORS) for p in prefixes if _within(name, [p])]
     return max(matches)[1] if matches else None
 
 
 def climbs(edges: dict[str, dict[str, int]]) -> list[str]:
-    """Each import from a lower floor to a higher one, or from cloudtrain/ into bench/, or from the
-    sweep vocabulary (cloudtrain.sweeps) into the backends it is the vocabulary of: ``a:line -> b``."""
+    """Each import from a lower floor to a higher one, or from cloudtrain/ into bench/: ``a:line -> b``."""
     bad = []
     for source, targets in sorted(edges.items()):
         for target, line in sorted(targets.items()):
             at, to = floor(source), floor(target)
             up = at is not None and to is not None and to < at
             into_bench = source.startswith("cloudtrain") and target.startswith("bench")
-            vocabulary = source.startswith("cloudtrain.sweeps") and floor(target) in (0, 1, 2)
-            if up or into_bench or vocabulary:
+            if up or into_bench:
                 bad.append(f"{source}:{line} -> {target}")
+    return bad
+
+
+def reaches_config(edges: dict[str, dict[str, int]]) -> list[str]:
+    """Each path by which a module of a folder below ``config/`` reaches ``config/`` or ``spec.py``, directly
+    or through others: ``a:line -> b:line -> cloudtrain.config.x`` (the shortest path of each module)."""
+    bad = []
+    for start in sorted(n for n in edges if _within(n, BELOW_CONFIG)):
+        seen = {start}
+        paths: list[list[str]] = [[start]]
+        while paths:
+            path = paths.pop(0)
+            for target, line in sorted(edges.get(path[-1], {}).items()):
+                if target in seen:
+                    continue
+                seen.add(target)
+                step = [*path[:-1], f"{path[-1]}:{line}", target]
+                if _within(target, CONFIG):
+                    bad.append(" -> ".join(step))
+                    paths = []
+                    break
+                paths.append(step)
     return bad

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import DEFAULT_CONTRACT, LOCAL, get_backend, names, sdk_modules
 from cloudtrain.extras import extra_of
 from cloudtrain.secrets.refs import EXAMPLES, STORES, parse_ref, store_command
@@ -42,15 +43,29 @@ def test_a_secret_kind_is_a_cloud_store_whose_references_parse_and_whose_command
 @pytest.mark.parametrize("name", names())
 def test_a_backend_whose_jobs_run_here_has_no_bill_no_location_and_no_store(name: str) -> None:
     backend = get_backend(name)
-    if backend.runs_here:
-        assert (backend.billed, backend.location_keys, backend.secret_kind) == (False, (), None)
-    assert not backend.sweeps_here or backend.runs_here  # a study of Optuna's runs its trials here
+    can = backend.capabilities
+    if Capability.RUNS_HERE in can:
+        assert (Capability.BILLED in can, backend.location_keys, backend.secret_kind) == (False, (), None)
+    assert Capability.SWEEPS_HERE not in can or Capability.RUNS_HERE in can  # a study of Optuna's runs its trials here
 
 
 def test_the_local_backend_runs_here_and_runs_its_own_sweeps() -> None:
-    local = get_backend(LOCAL)
-    assert (local.runs_here, local.sweeps_here) == (True, True)
-    assert [n for n in names() if get_backend(n).runs_here] == [LOCAL]
+    local = get_backend(LOCAL).capabilities
+    assert (Capability.RUNS_HERE in local, Capability.SWEEPS_HERE in local) == (True, True)
+    assert [n for n in names() if Capability.RUNS_HERE in get_backend(n).capabilities] == [LOCAL]
+
+
+@pytest.mark.parametrize("name", names())
+def test_each_refusal_a_backend_would_print_reads_as_one_line_with_its_fields_filled(name: str) -> None:
+    """What a check prints for a capability the backend lacks: its own words (or the default), every field
+    filled, never for a capability it has."""
+    backend = get_backend(name)
+    for capability in Capability:
+        if capability in backend.capabilities:
+            assert capability not in backend.capabilities.reasons
+            continue
+        message, hint = backend.capabilities.refusal(capability).format(title=backend.title, image="img:1")
+        assert message and "\n" not in message and "{" not in message and "{title}" not in hint
 
 
 def test_the_default_contract_is_a_registered_backend_with_a_contract_to_follow() -> None:
@@ -67,7 +82,7 @@ def test_a_backend_that_follows_another_contract_names_one_with_a_contract(name:
     if backend.contract is not None:
         assert backend.contract in names() and backend.contract != name
         assert get_backend(backend.contract).local_contract is not None
-    assert not backend.follows_target or backend.contract is not None
+    assert Capability.FOLLOWS_TARGET not in backend.capabilities or backend.contract is not None
 
 
 def test_each_backends_cloud_libraries_are_its_extra_and_exist() -> None:

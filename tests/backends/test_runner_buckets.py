@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import LOCAL, get_backend, names
 from cloudtrain.backends.runner.buckets import owner
 from cloudtrain.errors import UsageError
 
 
-@pytest.mark.parametrize("name", [n for n in names() if get_backend(n).staging_required])
+@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).capabilities])
 def test_a_backends_own_bucket_scheme_is_read_through_that_backend(name: str) -> None:
     backend = get_backend(name)
     assert owner(backend.storage_schemes[0]) is backend

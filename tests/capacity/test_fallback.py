@@ -169,7 +169,7 @@ def test_cost_after_from_sagemakers_billable_seconds(aws, build_package, tmp_pat
     handle = SageMakerBackend().submit(spec, build_package())
     aws.set_job("us-east-1", handle.job_id, "Completed", training_seconds=3600, billable_seconds=1200)
     status = handle.status()
-    from cloudtrain.catalog.cost import cost_after
+    from cloudtrain.backends.cost import cost_after
 
     cost = cost_after(status)
     assert cost is not None
@@ -183,7 +183,7 @@ def test_cost_after_from_sagemakers_billable_seconds(aws, build_package, tmp_pat
 
 
 def test_cost_after_from_vertex_job_times(backend, jobs, gcs, tmp_path, clock) -> None:
-    from cloudtrain.catalog.cost import cost_after
+    from cloudtrain.backends.cost import cost_after
     from tests.backends.vertex.conftest import make_package, make_spec
 
     jobs.scripts = [Script(states=["PENDING", "RUNNING", "RUNNING", "SUCCEEDED"])]

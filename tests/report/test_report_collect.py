@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import catalog
+from cloudtrain.app.report import collect_run
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
@@ -55,7 +56,7 @@ def local_run(tmp_path, monkeypatch) -> Path:
 
 
 def test_a_real_local_run_is_collected_from_its_history_and_its_files(local_run) -> None:
-    data = collect.collect(JOB)
+    data = collect_run(JOB)
     assert (data.job_id, data.backend, data.state) == (JOB, "local", "SUCCEEDED")
     assert data.created == dt.datetime(2026, 11, 25, 23, 40, 45, 411105, tzinfo=dt.timezone.utc)
     assert data.ended == dt.datetime(2026, 11, 25, 23, 40, 45, 719762, tzinfo=dt.timezone.utc)
@@ -89,13 +90,13 @@ def test_what_finish_saved_live_wins_over_the_runs_log(local_run) -> None:
     ]
     saved["interruptions"] = {"count": 1, "items": []}
     history.save_run(JOB, saved)
-    data = collect.collect(JOB)
+    data = collect_run(JOB)
     assert data.phases == saved["timeline"] and data.interruptions == {"count": 1, "items": []}
 
 
 def test_a_job_not_in_this_machines_history_is_a_usage_error(local_run) -> None:
     with pytest.raises(UsageError) as caught:
-        collect.collect("nope-1")
+        collect_run("nope-1")
     assert str(caught.value) == "job 'nope-1' is not in this machine's history — see cloudtrain list"
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import environment_vars
+from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
-from cloudtrain.backends.base import BackendFacts, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import supervisor
 from cloudtrain.backends.local.find import find_run
@@ -26,6 +27,7 @@ from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.cache import fetch
 from cloudtrain.errors import BackendError, CredentialsError, UsageError
 from cloudtrain.history import cache_dir
@@ -228,18 +230,26 @@ class LocalBackend(BackendFacts):
     title = "this machine"
     section = "local"  # local.python, read of a config for any backend (section.py)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
-    billed = False
-    runs_tpus = False  # a TPU config runs the CPU/GPU image here
-    writes_buckets = False  # a bucket job dir is not passed on: the run writes to its local folder
+    # Not billed; no TPU image (a TPU config runs the CPU/GPU image here); no bucket job dir (the run writes to
+    # its local folder); no containers (it runs a package here)
+    capabilities = Capabilities.of(
+        {
+            Capability.SCRIPT_ARGS,
+            Capability.FOLLOWS_TARGET,  # the contract of the config's ``target``
+            Capability.RUNS_HERE,
+            Capability.SWEEPS_HERE,  # one Optuna study here, its trials local runs
+        },
+        CONTAINERS=Refusal(
+            "--local runs a Python package on this machine; it does not start containers ({image})",
+            "run the package (package.path, package.module) instead of container, or run the "
+            "image with docker yourself",
+        ),
+    )
     local_data = "linked"
     bucket_data = "downloaded once into the local cache"
-    follows_target = True  # the contract of the config's ``target``
     contract = DEFAULT_CONTRACT  # without a target
-    runs_here = True
-    sweeps_here = True  # one Optuna study here, its trials local runs
-    runs_containers = False  # it runs a package here, not a container
 
-    def default_output_dir(self, config: Any, run_id: str) -> str:
+    def default_output_dir(self, config: JobConfig, run_id: str) -> str:
         return str(Path(RUNS_DIR, run_id))
 
     def __init__(
@@ -457,4 +467,4 @@ class LocalBackend(BackendFacts):
         return [RecordedJob(path).recorded() for path in found[:limit]]  # a damaged run: UNKNOWN, one warning
 
 
-BACKEND = LocalBackend()
+BACKEND: Backend = LocalBackend()  # mypy checks it is a whole Backend

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import usable
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 def owner(kind: str) -> Backend:
     """The backend whose buckets ``kind``:// are: it stages there (its first storage scheme)."""
     for _, backend in usable():
-        if backend.staging_required and backend.storage_schemes[:1] == (kind,):
+        if Capability.STAGING in backend.capabilities and backend.storage_schemes[:1] == (kind,):
             return backend
     raise UsageError(f"no backend reads {kind}:// buckets", hint="install the backend that stages in them")
 

@@ -8,12 +8,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
+from cloudtrain.sweeps.params import Param
 
 from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
@@ -31,17 +35,32 @@ log = logging.getLogger("cloudtrain.sagemaker")
 class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
     title = "SageMaker"
-    managed_tensorboard = True  # TensorBoardOutputConfig
     required_keys = ("region", "role_arn")
     location_keys = ("region",)
     storage_schemes = ("s3",)
     max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
     job_name_limit = 63  # TrainingJobName
-    staging_required = True
-    spot_max_wait = True  # StoppingCondition.MaxWaitTimeInSeconds
+    capabilities = Capabilities.of(
+        {
+            Capability.BILLED,
+            Capability.WRITES_BUCKETS,
+            Capability.CONTAINERS,
+            Capability.MANAGED_TENSORBOARD,  # TensorBoardOutputConfig
+            Capability.STAGING,
+            Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
+        },
+        FLEX_START=Refusal(
+            "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
+            "remove flex_start, or use spot with spot.max_wait",
+        ),
+        # the training toolkit passes a script its hyperparameters only
+        SCRIPT_ARGS=Refusal(
+            "SageMaker passes a script only its hyperparameters (as --name value)",
+            "move each argument to hyperparameters: {{name: value}}",
+        ),
+    )
     max_channels = 20  # InputDataConfig
     channel_options = ("input_mode", "distribution")  # S3DataSource's
-    script_args = False  # the training toolkit passes a script its hyperparameters only
     secret_kind = "aws"  # Secrets Manager, read by the launcher with the job's role
     machine_word = "instance type"
     submit_needs = "role_arn and an s3:// staging_bucket"
@@ -69,19 +88,19 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
-    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+    def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.contract_checks(loaded)
 
-    def check_container(self, loaded: Any) -> None:
+    def check_container(self, loaded: LoadedConfig) -> None:
         checks.check_container(loaded)
 
-    def check_sweep(self, loaded: Any, params: list[Any]) -> None:
+    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
         checks.check_sweep(loaded, params)
 
-    def job_settings(self, config: Any) -> SageMakerSettings:
+    def job_settings(self, config: JobConfig) -> SageMakerSettings:
         return SageMakerSettings(
             job_dir=config.job_dir.rstrip("/") if config.job_dir else None, role_arn=config.role_arn
         )

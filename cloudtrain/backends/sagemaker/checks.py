@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.sweeps.params import Param
 from cloudtrain.words import FILL_IN
 
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
@@ -17,7 +18,7 @@ MAX_PARALLEL_TRIALS = 100
 Check = tuple[tuple[str, ...], Callable[[], None]]
 
 
-def settings_checks(loaded: Any) -> list[Check]:
+def settings_checks(loaded: LoadedConfig) -> list[Check]:
     """When SageMaker runs the job: the execution role it runs as."""
     cfg, err = loaded.config, loaded.error
 
@@ -53,7 +54,7 @@ def settings_checks(loaded: Any) -> list[Check]:
     return [(("backend", "role_arn"), role_arn), (("tensorboard",), tensorboard)]
 
 
-def contract_checks(loaded: Any) -> list[Check]:
+def contract_checks(loaded: LoadedConfig) -> list[Check]:
     """Wherever a job follows SageMaker's contract: Vertex's identity and network keys are refused."""
     cfg, err = loaded.config, loaded.error
     out: list[Check] = []
@@ -78,8 +79,10 @@ def contract_checks(loaded: Any) -> list[Check]:
     return out
 
 
-def check_container(loaded: Any) -> None:
+def check_container(loaded: LoadedConfig) -> None:
     """SageMaker pulls training images from Amazon ECR only."""
+    if loaded.config.container is None:  # asked only of a container: job
+        return
     image = loaded.config.container.image_uri
     if not _ECR_IMAGE.match(image):
         raise loaded.error(
@@ -90,9 +93,11 @@ def check_container(loaded: Any) -> None:
         )
 
 
-def check_sweep(loaded: Any, params: list[Any]) -> None:
+def check_sweep(loaded: LoadedConfig, params: list[Param]) -> None:
     """A tuning job's limits: trials at once, values per categorical parameter."""
     sweep, err = loaded.config.sweep, loaded.error
+    if sweep is None:  # asked only of a sweep
+        return
     if sweep.parallel_trials > MAX_PARALLEL_TRIALS:
         raise err(("sweep", "parallel_trials"), f"SageMaker runs at most {MAX_PARALLEL_TRIALS} trials at once")
     for param in params:

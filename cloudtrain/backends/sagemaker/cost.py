@@ -10,11 +10,12 @@ from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.catalog.cost import where
+from cloudtrain.job_states import JobStatus
 
 SPOT_BASIS = "on-demand list price; managed spot bills only BillableTimeInSeconds of it, known after the job"
 
 
-def cost_after(status: Any) -> dict[str, Any] | None:
+def cost_after(status: JobStatus) -> dict[str, Any] | None:
     details = status.details or {}
     if details.get("billable_seconds") is None or not details.get("instance_type"):
         return None

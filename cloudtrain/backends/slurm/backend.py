@@ -36,6 +36,10 @@ from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, sl
 from cloudtrain.backends.slurm.section import cluster_of, fill_slurm_keys
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.states import STATES
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.rules import Check
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.history import find, records
@@ -152,7 +156,6 @@ class SlurmBackend(BackendFacts):
     location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
     secret_kind = "shell"  # shell:NAME read where sbatch runs, at submit (.job_secrets)
     storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
-    runs_tpus = False
     image_region = "us-central1"  # the image rules of --local
     contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
     list_columns = ("cluster", "partition", "nodes")
@@ -164,25 +167,27 @@ class SlurmBackend(BackendFacts):
         """``region`` (the cluster) and ``machine.type`` filled in; the keys the cluster decides refused."""
         return fill_slurm_keys(data)
 
-    def resolve_machine(self, config: Any) -> Any:
+    def resolve_machine(self, config: JobConfig) -> MachineInfo:
         return slurm_node(config.machine.accelerator_count, config.machine.accelerator_type)
 
-    def job_settings(self, config: Any) -> SlurmSettings:
+    def job_settings(self, config: JobConfig) -> SlurmSettings:
         """The slurm: section, and machine.accelerator_type (the gres GPU type)."""
         settings = super().job_settings(config)
         if not isinstance(settings, SlurmSettings):  # never: settings_record is SlurmSettings
             raise TypeError(f"Slurm settings expected, got {type(settings).__name__}")
         return replace(settings, gpu_type=config.machine.accelerator_type)
 
-    def default_output_dir(self, config: Any, run_id: str) -> str:
+    def default_output_dir(self, config: JobConfig, run_id: str) -> str:
         """On the cluster's shared filesystem."""
-        return f"{config.slurm.workdir.rstrip('/')}/runs/{run_id}"
+        workdir: str = config.section("slurm").workdir  # the schema's slurm: section (the registry adds it)
+        return f"{workdir.rstrip('/')}/runs/{run_id}"
 
-    def project(self, loaded: Any) -> tuple[str | None, str | None]:
+    def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The workdir: history records it as the project."""
-        return loaded.config.slurm.workdir.rstrip("/"), "slurm.workdir"
+        workdir: str = loaded.config.section("slurm").workdir
+        return workdir.rstrip("/"), "slurm.workdir"
 
-    def field_checks(self, loaded: Any) -> list[tuple[tuple[str, ...], Any]]:
+    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
         return list(slurm_checks(loaded))
 

@@ -11,9 +11,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain import environment_vars, numbers
+from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
 from cloudtrain.backends.vertex import checks, contract, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.schema import JobConfig
+from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
@@ -33,15 +37,24 @@ Sleep = Callable[[float], None]
 class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
     title = "Vertex AI"
-    managed_tensorboard = True  # jobSpec.tensorboard
     required_keys = ("region", "project")
     location_keys = ("project", "region")
     storage_schemes = ("gs",)
     max_runtime_seconds = 7 * 86400  # scheduling.timeout
     job_name_limit = 128  # CustomJob displayName
-    runs_tpus = True
-    staging_required = True
-    flex_start = True  # Dynamic Workload Scheduler
+    capabilities = Capabilities.of(
+        {
+            Capability.BILLED,
+            Capability.WRITES_BUCKETS,
+            Capability.CONTAINERS,
+            Capability.SCRIPT_ARGS,
+            Capability.MANAGED_TENSORBOARD,  # jobSpec.tensorboard
+            Capability.TPUS,
+            Capability.STAGING,
+            Capability.FLEX_START,  # Dynamic Workload Scheduler
+        },
+        SPOT_MAX_WAIT=Refusal("max_wait applies to SageMaker only", "remove spot.max_wait"),
+    )
     secret_kind = "gcp"  # Secret Manager, read by the launcher with the job's service account
     submit_needs = "project and a gs:// staging_bucket"
     spot_basis = cost.SPOT_BASIS
@@ -57,7 +70,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
         emulator = bool(os.environ.get(environment_vars.STORAGE_EMULATOR_HOST))
         return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
-    def translate(self, loaded: Any) -> tuple[dict[str, Any], list[str]] | None:
+    def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
         from cloudtrain.backends.vertex import formats  # ML Engine's and CustomJob's own keys: not on a dry run
 
         return formats.translate(loaded)
@@ -70,7 +83,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
 
     job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
 
-    def job_settings(self, config: Any) -> VertexSettings:
+    def job_settings(self, config: JobConfig) -> VertexSettings:
         return VertexSettings(
             job_dir=config.job_dir.rstrip("/") if config.job_dir else None,
             service_account=config.service_account,
@@ -82,13 +95,13 @@ class VertexBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: Any) -> list[checks.Check]:
+    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
-    def contract_checks(self, loaded: Any) -> list[checks.Check]:
+    def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.contract_checks(loaded)
 
-    def display_name(self, config: Any, run_id: str) -> str:
+    def display_name(self, config: JobConfig, run_id: str) -> str:
         """``name_suffix: false`` (the gcloud forms): the name as given; Vertex's job id is unique anyway."""
         return run_id if config.name_suffix else config.name
 

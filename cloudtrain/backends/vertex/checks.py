@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+
+from cloudtrain.config.loaded import LoadedConfig
 
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -13,7 +14,7 @@ TENSORBOARD = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/
 Check = tuple[tuple[str, ...], Callable[[], None]]
 
 
-def settings_checks(loaded: Any) -> list[Check]:
+def settings_checks(loaded: LoadedConfig) -> list[Check]:
     """When Vertex AI runs the job: the project it runs in."""
     cfg, err = loaded.config, loaded.error
 
@@ -56,7 +57,7 @@ def settings_checks(loaded: Any) -> list[Check]:
     return [(("backend", "project"), project), (("tensorboard", "region", "project", "service_account"), tensorboard)]
 
 
-def contract_checks(loaded: Any) -> list[Check]:
+def contract_checks(loaded: LoadedConfig) -> list[Check]:
     """Wherever a job follows Vertex AI's contract: labels as Vertex takes them."""
     cfg, err = loaded.config, loaded.error
 

@@ -11,11 +11,12 @@ from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.catalog.cost import where
+from cloudtrain.job_states import JobStatus
 
 SPOT_BASIS = "on-demand list price; spot VMs bill less, at spot rates the catalog does not carry"
 
 
-def cost_after(status: Any) -> dict[str, Any] | None:
+def cost_after(status: JobStatus) -> dict[str, Any] | None:
     details = status.details or {}
     if not details.get("pools") or not details.get("start_time"):
         return None

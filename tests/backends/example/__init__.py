@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.backends.base import BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
+from cloudtrain.backends.base import Backend, BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
 from cloudtrain.errors import UsageError
-from cloudtrain.spec import BackendSettings, settings_of
+from cloudtrain.packaging import BuiltPackage, required
+from cloudtrain.spec import BackendSettings, JobSpec, settings_of
 from cloudtrain.statefiles import StateError
 
 from .section import Section  # relative: the folder installs as a distribution of its own (test_plugin.py)
@@ -112,16 +113,16 @@ class ExampleBackend(BackendFacts):
     machines = {"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)}  # in no catalog
     settings_record = ExampleSettings
 
-    def render(self, spec: Any, package: Any) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         return {
             "name": spec.job_name[: self.job_name_limit],
             "module": spec.package.module,
             "args": list(spec.args),
-            "sha256": package.sha256,
+            "sha256": required(package, spec.job_name).sha256,
             "queue": (settings_of(spec, ExampleSettings).section or Section()).queue,  # its example: section
         }
 
-    def submit(self, spec: Any, package: Any) -> ExampleJob:
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> ExampleJob:
         return ExampleJob(ENGINE.create(self.render(spec, package)))
 
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> ExampleJob:
@@ -135,4 +136,4 @@ class ExampleBackend(BackendFacts):
         return replica.replace("node-", "n")
 
 
-BACKEND = ExampleBackend()
+BACKEND: Backend = ExampleBackend()  # mypy checks it is a whole Backend

@@ -1,10 +1,12 @@
-"""The checks on ``secrets:`` that need the rest of the config: where each kind of reference can be read."""
+"""The checks on ``secrets:`` that need the rest of the config: where each kind of reference can be read.
+
+A config check (it takes a loaded config), so it lives with the config, above :mod:`cloudtrain.secrets`."""
 
 from __future__ import annotations
 
 import re
 
-from cloudtrain.backends import get_backend
+from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.secrets.refs import STORES, parse_ref, store_command
 
@@ -23,14 +25,14 @@ def check_secrets(loaded: LoadedConfig) -> None:
             "read the secret from your own entrypoint, "
             "or run a package (package.path, package.module) instead of container",
         )
-    backend = get_backend(cfg.backend)
+    backend = rules(cfg.backend)
     for name, text in cfg.secrets.items():
         if not _ENV_NAME.match(name):
             raise err(("secrets", name), f"{name!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
         if name in cfg.env:
             raise err(("secrets", name), f"{name} is set in env: too", f"remove {name} from env:")
         ref = parse_ref(text)
-        if backend.runs_here:
+        if Capability.RUNS_HERE in backend.capabilities:
             continue  # this machine reads every kind, with the user's credentials
         store = backend.secret_kind  # the kind its launcher reads on the job's machine
         if store is None:

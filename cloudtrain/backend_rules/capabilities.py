@@ -1,0 +1,98 @@
+"""What a backend can do, as one typed set, with its own reason for each thing it cannot.
+
+A neutral check asks ``Capability.X in backend.capabilities`` and, where it refuses, prints
+``backend.capabilities.refusal(Capability.X)``: the backend's own words (a default where it gave none).
+A new capability is one member here and one entry in the backends that have it, not a flag in each.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+class Capability(enum.Enum):
+    """One thing a backend's jobs can do (or a way its jobs run)."""
+
+    BILLED = "billed"  # a job costs the catalog's prices (not: this machine)
+    TPUS = "tpus"  # a TPU machine runs the TPU image (not: the CPU/GPU image, or none)
+    WRITES_BUCKETS = "writes_buckets"  # its jobs write to bucket URIs (not: to local folders only)
+    FOLLOWS_TARGET = "follows_target"  # runs under another backend's contract, the config's ``target``
+    #: Its jobs run on this machine, as the user: a run (not a cloud job) that reads every secret reference
+    #: with the user's credentials, has no region, project or bill, and stops on Ctrl-C
+    RUNS_HERE = "runs_here"
+    MANAGED_TENSORBOARD = "managed_tensorboard"  # a managed TensorBoard in the request (``tensorboard:``)
+    SWEEPS_HERE = "sweeps_here"  # it runs a sweep's trials itself, one Optuna study here (not: the cloud tunes)
+    STAGING = "staging"  # it stages packages and outputs in a bucket of its ``storage_schemes``
+    CONTAINERS = "containers"  # it runs the config's own ``container:``
+    SPOT_MAX_WAIT = "spot_max_wait"  # its spot capacity takes a wait limit (``spot.max_wait``)
+    FLEX_START = "flex_start"  # it has a flex-start scheduling strategy (``flex_start:``)
+    SCRIPT_ARGS = "script_args"  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a backend cannot do something, as a config error says it: the message and the fix.
+    ``{title}``, ``{backend}`` and the check's own fields (``{image}``) are filled in where it is printed."""
+
+    message: str
+    hint: str
+
+    def format(self, **fields: str) -> tuple[str, str]:
+        return self.message.format(**fields), self.hint.format(**fields)
+
+
+#: What a refusal says when the backend gives no reason of its own.
+DEFAULT_REFUSALS: Mapping[Capability, Refusal] = MappingProxyType(
+    {
+        Capability.CONTAINERS: Refusal(
+            "{title} runs a Python package; it does not start containers ({image})",
+            "run the package (package.path, package.module) instead of container",
+        ),
+        Capability.SPOT_MAX_WAIT: Refusal("{title} takes no spot.max_wait", "remove spot.max_wait"),
+        Capability.FLEX_START: Refusal("{title} has no flex-start strategy", "remove flex_start"),
+        Capability.SCRIPT_ARGS: Refusal(
+            "{title} passes a script only its hyperparameters", "move each argument to hyperparameters: {{name: value}}"
+        ),
+        Capability.MANAGED_TENSORBOARD: Refusal(
+            "{title} has no managed TensorBoard, and its runs need none: "
+            "`cloudtrain tensorboard JOB` serves their event files here",
+            "remove tensorboard:",
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The set of what a backend can do, and its reason for each of the others it states one for."""
+
+    has: frozenset[Capability] = frozenset()
+    reasons: Mapping[Capability, Refusal] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, has: Iterable[Capability], **reasons: Refusal) -> Capabilities:
+        """``Capabilities.of({Capability.TPUS}, FLEX_START=Refusal(...))``: reasons keyed by member name."""
+        own = {Capability[name]: why for name, why in reasons.items()}
+        found = frozenset(has)
+        both = found & set(own)
+        if both:
+            raise ValueError(f"a reason to refuse what it has: {', '.join(sorted(c.name for c in both))}")
+        return cls(found, MappingProxyType(own))
+
+    def __contains__(self, capability: object) -> bool:
+        return capability in self.has
+
+    def refusal(self, capability: Capability) -> Refusal:
+        """The backend's reason it cannot do ``capability`` (its own, else the default)."""
+        own = self.reasons.get(capability)
+        return own if own is not None else DEFAULT_REFUSALS.get(capability, Refusal("{title} cannot do that", ""))
+
+
+#: What a backend has when it says nothing: a cloud's job, billed, writing buckets, running containers and
+#: scripts with their args.
+DEFAULT_CAPABILITIES = Capabilities.of(
+    {Capability.BILLED, Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS}
+)

@@ -1,0 +1,72 @@
+"""What loading and checking a config needs of a backend: its checks on a loaded config (config time).
+
+:class:`ConfigRules` adds to the ground rules (:class:`~cloudtrain.backend_rules.interface.BackendRules`, below
+``config/``) the checks that take this floor's own types, :class:`LoadedConfig` and :class:`JobConfig`:
+it sits here, with those types, so that the ground floor names none of them and no import climbs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from cloudtrain import backend_rules
+from cloudtrain.backend_rules.interface import BackendRules
+
+if TYPE_CHECKING:
+    from cloudtrain.config.loaded import LoadedConfig
+    from cloudtrain.config.schema import JobConfig
+    from cloudtrain.config.yaml12 import LoadedYaml
+    from cloudtrain.sweeps.params import Param
+
+#: A check of the config checker: the fields it reads, and the check (it raises ``loaded.error(...)``).
+Check = tuple[tuple[str, ...], Callable[[], None]]
+
+
+class ConfigRules(BackendRules, Protocol):
+    """A backend as the config checker and loader see it."""
+
+    def settings_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks of the keys only this backend reads, when it runs the job."""
+        ...
+
+    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks of the location and machine keys for a backend with no catalog of them (a cluster)."""
+        ...
+
+    def contract_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
+        ...
+
+    def check_container(self, loaded: LoadedConfig) -> None:
+        """Refuse a ``container:`` image this backend cannot pull (``loaded.error``)."""
+        ...
+
+    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
+        """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
+        ...
+
+    def check(self, config: JobConfig) -> list[str]:
+        """Offline problems of a config for this backend, one line each (no network)."""
+        ...
+
+    def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
+        """``(project, where it came from)``: the location key beside the region (None: none needed)."""
+        ...
+
+    def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
+        """A parsed config document in one of its own formats (ML Engine's ``trainingInput``, a
+        ``CustomJobSpec``) as cloudtrain's keys and the ``mapped:`` notes; None: in none of them."""
+        ...
+
+
+def rules(name: str) -> ConfigRules:
+    """The backend ``name`` as the config sees it (:func:`cloudtrain.backend_rules.interface`, its config-time part)."""
+    # each BACKEND is checked as a whole Backend where it is defined
+    return cast(ConfigRules, backend_rules.rules(name))
+
+
+def usable() -> Iterator[tuple[str, ConfigRules]]:
+    """``(name, rules)`` of every backend that loads, in registration order."""
+    for name, found in backend_rules.usable():
+        yield name, cast(ConfigRules, found)
