@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from cloudtrain import backends, history
+from cloudtrain import backend_rules, history
 from cloudtrain.backends import LOCAL, clouds, register
 from cloudtrain.history import JobRecord
 
 
 def test_a_backend_registered_to_attach_by_name_gets_the_recorded_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backends, "_REGISTRY", dict(backends._REGISTRY))
-    monkeypatch.setattr(backends, "_BY_NAME", set(backends._BY_NAME))
+    monkeypatch.setattr(backend_rules, "_REGISTRY", dict(backend_rules._REGISTRY))
+    monkeypatch.setattr(backend_rules, "_BY_NAME", set(backend_rules._BY_NAME))
     register("onhost", "tests.backends.example", attach_by_name=True)
     register("offhost", "tests.backends.example")
     for backend in ("onhost", "offhost"):

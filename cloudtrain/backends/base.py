@@ -31,12 +31,12 @@ from cloudtrain.errors import UsageError
 from cloudtrain.job_states import JobState, JobStatus, LogLine
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec, SpecRules
-from cloudtrain.sweeps.params import Param
 
 if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
     from cloudtrain.backends.files import JobFiles
     from cloudtrain.data.stores import GcsStore, S3Store
+    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
 
 __all__ = [
     "Backend",

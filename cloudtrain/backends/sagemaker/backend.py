@@ -17,11 +17,13 @@ from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
-from cloudtrain.sweeps.params import Param
 
 from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
 from .entry_shell import hyperparameter_warnings
+
+if TYPE_CHECKING:
+    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
 
 if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
     from cloudtrain.data.stores import S3Store

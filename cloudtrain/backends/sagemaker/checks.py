@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.sweeps.params import Param
 from cloudtrain.words import FILL_IN
+
+if TYPE_CHECKING:
+    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
 
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
 _ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
