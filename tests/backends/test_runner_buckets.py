@@ -30,3 +30,19 @@ def test_a_backend_without_buckets_of_its_own_refuses_to_give_a_store(tmp_path: 
     local = get_backend(LOCAL)
     with pytest.raises(UsageError, match="has no buckets of its own to read 'data'"):
         local.bucket_store(make_spec(tmp_path), "data")
+
+
+@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).capabilities])
+@pytest.mark.parametrize("bucket", ["team-data-eu", "b.with.dots"])
+def test_a_staging_backend_gives_a_store_on_the_bucket_named(
+    name: str, bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store is built as a run would build it (no request is sent: the endpoints lead nowhere)."""
+    from tests.backends.local.conftest import make_spec
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:9")  # no credentials are looked up
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    backend = get_backend(name)
+    store = backend.bucket_store(make_spec(tmp_path), bucket)
+    assert (store.scheme, store.bucket) == (backend.storage_schemes[0], bucket)
