@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cloudtrain.backends.files import JobFiles
     from cloudtrain.data.stores import GcsStore, S3Store
     from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
+    from cloudtrain.sweeps.results import SweepResults  # a sweep's table: not on a job's dry run
 
 __all__ = [
     "Backend",
@@ -50,8 +51,10 @@ __all__ = [
     "JobStatus",
     "LogLine",
     "Submits",
+    "SweepHandle",
     "Watches",
     "poll_until_terminal",
+    "region_given",
 ]
 
 
@@ -95,6 +98,12 @@ class JobHandle(Protocol):
         ...
 
 
+class SweepHandle(JobHandle, Protocol):
+    """A cloud tuning job: a job whose trials' results it reads."""
+
+    def results(self) -> SweepResults: ...
+
+
 class HandleDefaults:
     """Neutral defaults for the optional members of :class:`JobHandle`."""
 
@@ -130,7 +139,9 @@ class Submits(Protocol):
         """The exact request ``submit`` would send, as JSON-ready data. Pure: no I/O."""
         ...
 
-    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...  # None: a container job
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
+        """The job started (None: a container job); with ``sweep:``, the cloud's tuning job, a :class:`SweepHandle`."""
+        ...
 
     def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
         """``submit --detach``: a job that keeps running after this process returns."""
@@ -152,7 +163,7 @@ class Watches(Protocol):
         """A handle on an existing job; only the ``location_keys`` it declares are required."""
         ...
 
-    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SweepHandle:
         """A handle on an existing sweep (tuning job)."""
         ...
 
@@ -171,6 +182,19 @@ class Watches(Protocol):
 
 class Backend(SpecRules, Submits, Watches, Protocol):
     """A whole backend: its rules (config and spec time), then submitting and watching its jobs."""
+
+
+class _Submitter(Protocol):
+    """What :meth:`BackendFacts.submit_detached` needs of the backend it is mixed into."""
+
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...
+
+
+def region_given(region: str | None, message: str) -> str:
+    """``region``, or one line (``message``, hint: pass --region) from a backend that finds its jobs by region."""
+    if region is None:
+        raise UsageError(message, hint="pass --region")
+    return region
 
 
 class BackendFacts(RuleDefaults):
@@ -274,11 +298,11 @@ class BackendFacts(RuleDefaults):
     def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
         return None
 
-    def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> Any:  # Any: each backend's own handle
+    def submit_detached(self: _Submitter, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
         """A cloud's job runs on without its submitter: the same as ``submit``."""
-        return self.submit(spec, package)  # type: ignore[attr-defined]  # a mixin: the backend defines submit
+        return self.submit(spec, package)  # a mixin: the backend defines submit
 
-    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SweepHandle:
         raise UsageError(
             f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend"
         )
