@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from cloudtrain import catalog
 from cloudtrain.backend_rules.capabilities import Capability
 from cloudtrain.backend_rules.interface import BackendSettings, Hardware, RuleDefaults
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.catalog.crosscloud import nearest_machine
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
@@ -173,7 +174,7 @@ class Watches(Protocol):
 
     def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]: ...
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
+    def cost_after(self, status: JobStatus) -> Cost | None: ...
 
     def label(self, replica: str) -> str:
         """How a replica's lines are labelled on the terminal."""
@@ -213,7 +214,7 @@ class BackendFacts(RuleDefaults):
         """Warnings about a resolved job that follows its contract (one line each; none by default)."""
         return []
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
         return None
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus, region_given
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.staging import default_progress, stage, upload_channels
@@ -87,7 +88,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         """Hyperparameters the SageMaker toolkit would drop (reserved names)."""
         return hyperparameter_warnings(spec)
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
     def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:

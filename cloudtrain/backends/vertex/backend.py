@@ -15,6 +15,7 @@ from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, JobStatus, region_given
 from cloudtrain.backends.vertex import checks, contract, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import LoadedYaml
@@ -92,7 +93,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
             flex_max_wait_seconds=config.flex_start.max_wait,
         )
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
     def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
