@@ -42,7 +42,7 @@ from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
+from cloudtrain.backends.base import JobHandle, JobStatus, LogLine, SweepHandle
 from cloudtrain.config import LoadedConfig
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.extras import required, requiring
@@ -268,7 +268,7 @@ class Sweep:
     spec: JobSpec
     package: BuiltPackage | None
     folder: Path | None = None
-    handle: app_sweep.SweepHandle | None = None  # a cloud tuning job: the backend's sweep handle (attach_sweep)
+    handle: SweepHandle | None = None  # a cloud tuning job: the backend's sweep handle (attach_sweep)
 
     @requiring
     def wait(self, on_trial: Callable[[TrialEvent], None] | None = None) -> SweepResults:

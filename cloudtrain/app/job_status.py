@@ -7,6 +7,7 @@ from typing import Any
 
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.backends.cost import cost_after
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.history import load_run
 from cloudtrain.interruptions import of_status
@@ -15,7 +16,7 @@ from cloudtrain.interruptions import of_status
 @dataclass(frozen=True)
 class StatusReport:
     status: JobStatus
-    cost: dict[str, Any] | None  # :func:`cloudtrain.backends.cost.cost_after`: None without a billing record
+    cost: Cost | None  # :func:`cloudtrain.backends.cost.cost_after`: None without a billing record
     interruptions: dict[str, Any] | None  # :func:`cloudtrain.interruptions.of_status`
 
     def to_dict(self) -> dict[str, Any]:

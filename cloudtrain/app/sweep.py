@@ -20,18 +20,12 @@ from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist,
 from cloudtrain.app.sweep_lookup import load_results, sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import LOCAL, get_backend
-from cloudtrain.backends.base import Backend, JobHandle, JobStatus, LogLine
+from cloudtrain.backends.base import Backend, JobHandle, JobStatus, LogLine, SweepHandle
 from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord, record
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps import journal, results, sweep_of
-
-
-class SweepHandle(JobHandle, Protocol):
-    """A cloud tuning job: a job whose trials' results it reads."""
-
-    def results(self) -> results.SweepResults: ...
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from cloudtrain import catalog
 from cloudtrain.backend_rules.capabilities import Capability
 from cloudtrain.backend_rules.interface import BackendSettings, Hardware, RuleDefaults
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.catalog.crosscloud import nearest_machine
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from cloudtrain.backends.files import JobFiles
     from cloudtrain.data.stores import GcsStore, S3Store
     from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
+    from cloudtrain.sweeps.results import SweepResults  # a sweep's table: not on a job's dry run
 
 __all__ = [
     "Backend",
@@ -50,8 +52,10 @@ __all__ = [
     "JobStatus",
     "LogLine",
     "Submits",
+    "SweepHandle",
     "Watches",
     "poll_until_terminal",
+    "region_given",
 ]
 
 
@@ -95,6 +99,12 @@ class JobHandle(Protocol):
         ...
 
 
+class SweepHandle(JobHandle, Protocol):
+    """A cloud tuning job: a job whose trials' results it reads."""
+
+    def results(self) -> SweepResults: ...
+
+
 class HandleDefaults:
     """Neutral defaults for the optional members of :class:`JobHandle`."""
 
@@ -130,7 +140,9 @@ class Submits(Protocol):
         """The exact request ``submit`` would send, as JSON-ready data. Pure: no I/O."""
         ...
 
-    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...  # None: a container job
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
+        """The job started (None: a container job); with ``sweep:``, the cloud's tuning job, a :class:`SweepHandle`."""
+        ...
 
     def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
         """``submit --detach``: a job that keeps running after this process returns."""
@@ -152,7 +164,7 @@ class Watches(Protocol):
         """A handle on an existing job; only the ``location_keys`` it declares are required."""
         ...
 
-    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SweepHandle:
         """A handle on an existing sweep (tuning job)."""
         ...
 
@@ -162,7 +174,7 @@ class Watches(Protocol):
 
     def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]: ...
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None: ...
+    def cost_after(self, status: JobStatus) -> Cost | None: ...
 
     def label(self, replica: str) -> str:
         """How a replica's lines are labelled on the terminal."""
@@ -171,6 +183,19 @@ class Watches(Protocol):
 
 class Backend(SpecRules, Submits, Watches, Protocol):
     """A whole backend: its rules (config and spec time), then submitting and watching its jobs."""
+
+
+class _Submitter(Protocol):
+    """What :meth:`BackendFacts.submit_detached` needs of the backend it is mixed into."""
+
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> JobHandle: ...
+
+
+def region_given(region: str | None, message: str) -> str:
+    """``region``, or one line (``message``, hint: pass --region) from a backend that finds its jobs by region."""
+    if region is None:
+        raise UsageError(message, hint="pass --region")
+    return region
 
 
 class BackendFacts(RuleDefaults):
@@ -189,7 +214,7 @@ class BackendFacts(RuleDefaults):
         """Warnings about a resolved job that follows its contract (one line each; none by default)."""
         return []
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         """What a finished job cost, from its billing record × the catalog's price; None: not its record."""
         return None
 
@@ -274,11 +299,11 @@ class BackendFacts(RuleDefaults):
     def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
         return None
 
-    def submit_detached(self, spec: JobSpec, package: BuiltPackage | None) -> Any:  # Any: each backend's own handle
+    def submit_detached(self: _Submitter, spec: JobSpec, package: BuiltPackage | None) -> JobHandle:
         """A cloud's job runs on without its submitter: the same as ``submit``."""
-        return self.submit(spec, package)  # type: ignore[attr-defined]  # a mixin: the backend defines submit
+        return self.submit(spec, package)  # a mixin: the backend defines submit
 
-    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> Any:
+    def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SweepHandle:
         raise UsageError(
             f"backend {getattr(self, 'name', '?')!r} has no sweeps", hint="run the sweep on another backend"
         )

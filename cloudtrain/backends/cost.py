@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from cloudtrain.backends import clouds, get_backend
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.job_states import JobStatus
 
 
-def cost_after(status: JobStatus) -> dict[str, Any] | None:
+def cost_after(status: JobStatus) -> Cost | None:
     """``{"usd", "basis", "price_region", "price_date", …}`` for a job with a billing record, else None:
     the first backend that recognises the record as its own prices it."""
     for name in clouds():

@@ -8,9 +8,10 @@ Every figure names the price's region and date: the catalog prices one reference
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from cloudtrain.backend_rules import rules
+from cloudtrain.catalog.records import MachineInfo
 
 
 def price_basis(spec: Any) -> str:
@@ -21,9 +22,26 @@ def price_basis(spec: Any) -> str:
     return "on-demand list price"
 
 
-def where(info: Any, region: str | None) -> dict[str, Any]:
-    """The price's region and date, and a note when the job ran in another region."""
-    out = {"price_region": info.price_region, "price_date": info.price_date}
+class _Priced(TypedDict):
+    usd: float
+    basis: str
+    price_region: str
+    price_date: str
+
+
+class Cost(_Priced, total=False):
+    """What a finished job cost (``Backend.cost_after``): dollars, how they were reckoned, the price's
+    region and date; the optional notes a backend adds (spot, another region, on-demand vs spot)."""
+
+    price_note: str
+    note: str
+    on_demand_usd: float
+    spot_savings_usd: float
+
+
+def priced(usd: float, basis: str, info: MachineInfo, region: str | None) -> Cost:
+    """``usd`` and its ``basis``, with the price's region and date, and a note when the job ran in another region."""
+    out: Cost = {"usd": usd, "basis": basis, "price_region": info.price_region, "price_date": info.price_date}
     if region and region != info.price_region:
         out["price_note"] = f"price of {info.price_region}; the job ran in {region}"
     return out

@@ -17,7 +17,7 @@ from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/list
 from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobStatus, LogLine
+from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import (
     Console,
@@ -61,7 +61,7 @@ class _SweepPrinter:
         self.console.print(f"  runs detached (pid {pid}); its output: {log}")
         _print_commands(self.console, spec.job_name)
 
-    def created(self, handle: app_sweep.SweepHandle, first: JobStatus) -> None:
+    def created(self, handle: SweepHandle, first: JobStatus) -> None:
         self.console.print(
             f"[bold]Sweep[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
         )

@@ -5,13 +5,12 @@ elsewhere. Pure: statuses as the backends build them."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import pytest
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.catalog.cost import price_basis
+from cloudtrain.catalog.cost import Cost, price_basis
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 G4DN_12X = 4.89  # ml.g4dn.12xlarge, us-east-1
@@ -25,7 +24,7 @@ def status(**details) -> JobStatus:
     )
 
 
-def billed(job: JobStatus) -> dict[str, Any]:
+def billed(job: JobStatus) -> Cost:
     """The cost of a job the test knows was billed and priced."""
     cost = cost_after(job)
     assert cost is not None, f"no cost for {job.details}"

@@ -5,11 +5,10 @@ tests/catalog/test_cost_after.py let live (docs/how-to/mutation-testing.md)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.catalog.cost import price_basis
+from cloudtrain.catalog.cost import Cost, price_basis
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 N1_8 = 0.437  # n1-standard-8, us-central1 ($/h)
@@ -19,7 +18,7 @@ def job(state: JobState = JobState.SUCCEEDED, **details) -> JobStatus:
     return JobStatus("j", "j", state, "", created=T0, ended=T0 + dt.timedelta(hours=2), details=details)
 
 
-def billed(status: JobStatus) -> dict[str, Any]:
+def billed(status: JobStatus) -> Cost:
     cost = cost_after(status)
     assert cost is not None
     return cost

@@ -16,8 +16,10 @@ explicit on every client. Importing this package imports no boto3.
 
 from __future__ import annotations
 
+from cloudtrain.backends.base import Backend
+
 from .backend import SageMakerBackend
 
-BACKEND = SageMakerBackend()
+BACKEND: Backend = SageMakerBackend()  # mypy checks it is a whole Backend
 
 __all__ = ["BACKEND", "SageMakerBackend"]

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus, region_given
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.staging import default_progress, stage, upload_channels
@@ -87,7 +88,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         """Hyperparameters the SageMaker toolkit would drop (reserved names)."""
         return hyperparameter_warnings(spec)
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
     def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
@@ -159,14 +160,14 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         job.uploaded = uploaded
         return job
 
-    def attach(self, job_id: str, *, region: str, project: str | None = None) -> SageMakerJob:
+    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerJob:
+        region = region_given(region, f"job {job_id}: a SageMaker training job is found by its region")
         job = self._job(job_id, self.clients(region))
         job.status()  # one clear line now if there is no such job
         return job
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerSweep:
-        if region is None:
-            raise UsageError(f"sweep {job_id}: a SageMaker tuning job is found by its region", hint="pass --region")
+        region = region_given(region, f"sweep {job_id}: a SageMaker tuning job is found by its region")
         from .tuning_jobs import SageMakerSweep  # sweeps: not on --dry-run
 
         return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
@@ -180,7 +181,8 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         log.info("created tuning job %s in %s", name, clients.region)
         return SageMakerSweep(name, clients, sleep=self.sleep)
 
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        region = region_given(region, "SageMaker training jobs are listed by region")
         from .jobs import list_jobs  # the handle's module reads logs: not on --dry-run
 
         return list_jobs(self.clients(region), limit)

@@ -6,16 +6,14 @@ savings), against ``TrainingTimeInSeconds``, per instance × the instance count.
 
 from __future__ import annotations
 
-from typing import Any
-
 from cloudtrain import catalog
-from cloudtrain.catalog.cost import where
+from cloudtrain.catalog.cost import Cost, priced
 from cloudtrain.job_states import JobStatus
 
 SPOT_BASIS = "on-demand list price; managed spot bills only BillableTimeInSeconds of it, known after the job"
 
 
-def cost_after(status: JobStatus) -> dict[str, Any] | None:
+def cost_after(status: JobStatus) -> Cost | None:
     details = status.details or {}
     if details.get("billable_seconds") is None or not details.get("instance_type"):
         return None
@@ -26,11 +24,8 @@ def cost_after(status: JobStatus) -> dict[str, Any] | None:
     if info.price_per_hour is None:
         return None
     billable = details["billable_seconds"]
-    out: dict[str, Any] = {
-        "usd": round(info.price_per_hour * billable / 3600, 4),
-        "basis": f"BillableTimeInSeconds {billable} s (all instances) × {info.machine_type} ${info.price_per_hour}/h",
-        **where(info, details.get("region")),
-    }
+    basis = f"BillableTimeInSeconds {billable} s (all instances) × {info.machine_type} ${info.price_per_hour}/h"
+    out = priced(round(info.price_per_hour * billable / 3600, 4), basis, info, details.get("region"))
     training = details.get("training_seconds")
     if training and training > billable:
         on_demand = info.price_per_hour * training / 3600

@@ -75,7 +75,7 @@ class SageMakerSweep(HandleDefaults):
             },
         )
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         return iter(())  # each trial is a training job with its own logs: cloudtrain logs TRIAL
 
     def wait(self) -> JobStatus:

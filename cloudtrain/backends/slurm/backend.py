@@ -26,7 +26,7 @@ from typing import Any
 
 from cloudtrain import creation_window, environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
-from cloudtrain.backends.base import BackendFacts, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.image import Image, resolve_image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
@@ -43,7 +43,7 @@ from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.history import find, records
-from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
 
 LAUNCHER = Path(__file__).parent / "launcher.py"
@@ -212,8 +212,9 @@ class SlurmBackend(BackendFacts):
         image, _ = self._image(spec)
         return str(venv.env_python(venv.env_dir(package, image, Path(script.workdir(spec)))))
 
-    def render(self, spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """The batch script and the commands ``submit`` runs, with the environment's path on the cluster."""
+        package = required(package, spec.job_name)  # a Slurm job always runs a package (no container:)
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
         shell = ClusterShell(slurm_section(spec).login)
@@ -238,7 +239,8 @@ class SlurmBackend(BackendFacts):
         }
         return request if spec.sweep is None else sweep_array.render(request, spec, self._image(spec)[0], python)
 
-    def submit(self, spec: JobSpec, package: BuiltPackage) -> SlurmJob | sweep_handle.SlurmSweep:
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SlurmJob | sweep_handle.SlurmSweep:
+        package = required(package, spec.job_name)  # a Slurm job always runs a package (no container:)
         if spec.sweep is not None:  # the trials as one job array (.sweep_array)
             parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
             return sweep_array.submit(parts, spec, package, self._log)
@@ -314,7 +316,9 @@ class SlurmBackend(BackendFacts):
             )
         return str(venv.env_python(env))
 
-    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SlurmJob:
+    def attach(
+        self, job_id: str, *, region: str | None = None, project: str | None = None
+    ) -> SlurmJob | sweep_handle.SlurmSweep:
         """A job by its Slurm id; ``region`` is the cluster and ``project`` the workdir (as history has them)."""
         if not project:
             raise UsageError(f"Slurm job {job_id}: no workdir given", "pass --project WORKDIR (or --config CONFIG)")
@@ -322,7 +326,7 @@ class SlurmBackend(BackendFacts):
         shell = ClusterShell("" if region == cluster_of("") else region)
         found = shell.run(["cat", run_index(project, job_id)], check=False)
         if found.returncode != 0 and (sweep := sweep_handle.attach(shell, job_id, region, project)) is not None:
-            return sweep  # type: ignore[return-value]  # a sweep's first array id: cancel takes the whole sweep
+            return sweep  # a sweep's first array id: cancel takes the whole sweep
         if found.returncode != 0:
             raise UsageError(
                 f"no cloudtrain job {job_id} in {project} on {region}", "check the job id (cloudtrain list)"
@@ -388,4 +392,4 @@ class SlurmBackend(BackendFacts):
         return jobs
 
 
-BACKEND = SlurmBackend()
+BACKEND: Backend = SlurmBackend()  # mypy checks it is a whole Backend

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import environment_vars, numbers
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, JobStatus, region_given
 from cloudtrain.backends.vertex import checks, contract, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
+from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import LoadedYaml
@@ -92,7 +93,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
             flex_max_wait_seconds=config.flex_start.max_wait,
         )
 
-    def cost_after(self, status: JobStatus) -> dict[str, Any] | None:
+    def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
     def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
@@ -167,23 +168,24 @@ class VertexBackend(CatalogMachines, BackendFacts):
         job = service.create(request.parent(project, spec.region), body)
         return self._handle(service, job.name)
 
-    def attach(self, job_id: str, *, region: str, project: str | None = None) -> VertexJob:
+    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexJob:
         parts = request.split_job_name(job_id)
         if parts:
             project, region, job_id = parts
+        region = region_given(region, f"job {job_id}: a Vertex AI job is found by its region")
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         service = self._service(region)
         return self._handle(service, request.job_name(project, region, job_id))
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexSweep:
-        if region is None:
-            raise UsageError(f"sweep {job_id}: a Vertex AI tuning job is found by its region", hint="pass --region")
+        region = region_given(region, f"sweep {job_id}: a Vertex AI tuning job is found by its region")
         from cloudtrain.backends.vertex.tuning_jobs import VertexSweep, tuning_job_name  # sweeps: not on --dry-run
 
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
-    def list_jobs(self, *, region: str, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        region = region_given(region, "Vertex AI jobs are listed by region")
         project = self._project(project, settings.vertex_endpoint(region, self.env))
         jobs = self._service(region).list(request.parent(project, region), limit=limit)
         from cloudtrain.backends.vertex.jobs import to_status  # the API client's side: not on --dry-run
@@ -261,7 +263,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return show
 
 
-BACKEND = VertexBackend()
+BACKEND: Backend = VertexBackend()  # mypy checks it is a whole Backend
 
 
 def _project_of(name: str) -> str:

@@ -7,16 +7,15 @@ Vertex bills spot VMs at a discount the catalog does not carry: the figure says 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from cloudtrain import catalog
-from cloudtrain.catalog.cost import where
+from cloudtrain.catalog.cost import Cost, priced
 from cloudtrain.job_states import JobStatus
 
 SPOT_BASIS = "on-demand list price; spot VMs bill less, at spot rates the catalog does not carry"
 
 
-def cost_after(status: JobStatus) -> dict[str, Any] | None:
+def cost_after(status: JobStatus) -> Cost | None:
     details = status.details or {}
     if not details.get("pools") or not details.get("start_time"):
         return None
@@ -38,11 +37,10 @@ def cost_after(status: JobStatus) -> dict[str, Any] | None:
         replicas = int(pool.get("replica_count") or 1)
         total += info.price_per_hour * replicas * seconds / 3600
         parts.append(f"{replicas} × {info.machine_type} ${info.price_per_hour}/h")
-    out = {
-        "usd": round(total, 4),
-        "basis": f"start_time → end_time {seconds:.0f} s × ({' + '.join(parts)})",
-        **where(info, details.get("region")),
-    }
+    if info is None:  # no pools: returned above
+        return None
+    basis = f"start_time → end_time {seconds:.0f} s × ({' + '.join(parts)})"
+    out = priced(round(total, 4), basis, info, details.get("region"))
     if details.get("scheduling_strategy") == "SPOT":
         out["note"] = (
             "on-demand list price: the catalog has no Vertex AI spot prices, so the spot discount is not shown"

@@ -89,7 +89,7 @@ class VertexSweep(HandleDefaults):
             details={"trials": counts, "max_trials": job.max_trial_count},
         )
 
-    def logs(self, follow: bool = False) -> Iterator[LogLine]:
+    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         return iter(())  # each trial is a CustomJob with its own logs
 
     def wait(self) -> JobStatus:

@@ -107,6 +107,7 @@ def test_reattach_after_interrupt_shows_everything_once(backend, jobs, logging_f
     assert by_replica(rest) == expected  # a reattach replays from the start, once each
     assert [line.message for line in seen] == [line.message for line in rest[:40]]
     by_name = backend.attach(handle.name, region="ignored-when-a-full-name-is-given")
+    assert backend.attach(handle.name).job_id == handle.job_id  # a full name carries its region: no --region
     assert by_name.status().state is JobState.SUCCEEDED
     assert by_replica(by_name.logs()) == expected  # logs without --follow: one pass
 
