@@ -40,6 +40,19 @@ def shim_path(tmp_path: Path, command: str, when: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "CT_INTERRUPT": when}
 
 
+def interrupted(tmp_path: Path, command: str, when: str, *args: str, timeout: int) -> tuple[int, str]:
+    """``cloudtrain ARGS`` with ``command`` shimmed to Ctrl-C it ``when``: its exit code and its output."""
+    result = subprocess.run(
+        [sys.executable, "-m", "cloudtrain", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=shim_path(tmp_path, command, when),
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
 @pytest.mark.parametrize(
     ("command", "when", "created"),
     [
@@ -53,16 +66,8 @@ def test_an_interrupt_at_each_step_of_a_submit_leaves_a_recorded_job_or_none(
     slurm, workdir, tmp_path, command, when, created
 ):
     config = probe_config(tmp_path, workdir, ["--sleep=300", "--lines=1"])
-    result = subprocess.run(
-        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-        env=shim_path(tmp_path, command, when),
-    )
-    out = result.stdout + result.stderr
-    assert result.returncode == 130, out
+    code, out = interrupted(tmp_path, command, when, "submit", "--config", str(config), timeout=300)
+    assert code == 130, out
     on_cluster = slurm.run("squeue", "-h", "-o", "%i").stdout.split()
     if not created:
         assert on_cluster == [] and "Interrupted." in out, out
@@ -93,16 +98,8 @@ def test_an_interrupt_around_a_sweeps_sbatch_array_leaves_a_recorded_sweep(slurm
     hold.write_text("0")  # the trials wait: the array is still there when the test looks
     config = sweep_config(tmp_path, workdir, trials=2, parallel=1, args=(f"--hold-file={hold}",))
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=REPO,
-            env=shim_path(tmp_path, "sbatch", when),
-        )
-        out = result.stdout + result.stderr
-        assert result.returncode == 130, out
+        code, out = interrupted(tmp_path, "sbatch", when, "submit", "--config", str(config), timeout=600)
+        assert code == 130, out
         arrays = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
         assert len(arrays) == 1, (arrays, out)
         (sweep_id,) = arrays
@@ -135,16 +132,8 @@ def test_an_interrupt_right_after_a_resumes_sbatch_leaves_the_new_array_in_its_s
         wait_for(lambda: running_trials(sweep_id), "the first trial in the journal")
         slurm.run("scancel", sweep_id)
         wait_for(lambda: not slurm.run("squeue", "-h", "-o", "%i").stdout.split(), "the array to end")
-        resumed = subprocess.run(
-            [sys.executable, "-m", "cloudtrain", "sweep", "resume", sweep_id],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=REPO,
-            env=shim_path(tmp_path, "sbatch", "after"),
-        )
-        out = resumed.stdout + resumed.stderr
-        assert resumed.returncode == 130 and f"Detached; sweep {sweep_id} keeps running." in out, out
+        code, out = interrupted(tmp_path, "sbatch", "after", "sweep", "resume", sweep_id, timeout=300)
+        assert code == 130 and f"Detached; sweep {sweep_id} keeps running." in out, out
         (array,) = set(slurm.run("squeue", "-h", "-o", "%F").stdout.split())
         (folder,) = (workdir / "runs").iterdir()
         assert (folder / "slurm" / "arrays").read_text().split() == [sweep_id, array]
