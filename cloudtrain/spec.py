@@ -186,7 +186,7 @@ class JobSpec:
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
-    model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
+    model_dir: bool = True  # script jobs: pass --model_dir (:func:`passes_model_dir`)
     resume: ResumeSpec | None = None  # submit --resume JOB
     #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
     #: the summary says "(default)" where they apply.
@@ -271,6 +271,14 @@ def hyperparameters_as_written(
 
 def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def passes_model_dir(cfg: JobConfig) -> bool:
+    """Whether a script gets ``--model_dir``: the config's ``model_dir``, else what its cloud's own SDK passes
+    (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too."""
+    if cfg.model_dir is not None:
+        return cfg.model_dir
+    return Capability.SCRIPT_MODEL_DIR in backend_rules.rules(cfg.cloud).capabilities
 
 
 def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
@@ -381,7 +389,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         notes=loaded.notes,
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
-        model_dir=cfg.model_dir,
+        model_dir=passes_model_dir(cfg),
         local_python=cfg.section(backend_rules.LOCAL).python,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,

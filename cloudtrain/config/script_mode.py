@@ -34,7 +34,7 @@ def check_script_mode(loaded: LoadedConfig) -> None:
         if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
     if script is None:
-        if not cfg.model_dir:
+        if cfg.model_dir is not None:
             raise err(
                 ("model_dir",),
                 "model_dir applies to package.script jobs (the estimator's --model_dir)",
@@ -51,10 +51,11 @@ def check_script_mode(loaded: LoadedConfig) -> None:
     if cfg.args and Capability.SCRIPT_ARGS not in contract.capabilities:
         message, hint = contract.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.title)
         raise err(("args",), message, hint)
-    if cfg.model_dir and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
+    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.capabilities
+    if passed and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(
             ("hyperparameters", MODEL_DIR_HYPERPARAMETER),
-            "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
+            f"cloudtrain passes --model_dir to scripts itself on {contract.title}, as its SDK does",
             "remove it, or set model_dir: false to pass your own",
         )
 

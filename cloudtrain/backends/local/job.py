@@ -17,6 +17,7 @@ from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
 from cloudtrain.backends.local import record
+from cloudtrain.backends.local.added_args import added_args_hint
 from cloudtrain.backends.local.keras3 import keras3_hint
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
@@ -233,10 +234,11 @@ class LocalJob(HandleDefaults):
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
-                hint = keras3_hint(
-                    _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
-                    self.spec.tensorflow_version,
-                    self.spec.cloud,
+                log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
+                hint = keras3_hint(log, self.spec.tensorflow_version, self.spec.cloud) or added_args_hint(
+                    log,
+                    outcome.exit_codes[outcome.failed],
+                    passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
                 )
                 if hint:
                     message += f"; {hint}"
