@@ -53,7 +53,6 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.app.sweep_local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
     ("cloudtrain.app.sweep_local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
     ("cloudtrain.app.sweep", "cloudtrain.app.sweep_handover"): "subprocess: only a detached local sweep starts one",
-    ("cloudtrain.cli.sweep", "cloudtrain.backends.local.job"): "subprocess: a cloud sweep's commands skip it",
     ("cloudtrain.data.staging", "cloudtrain.data.manifest"): "hashing: 5-8 ms of a dry run without local data",
     ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
