@@ -22,6 +22,7 @@ from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
+from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
@@ -248,8 +249,8 @@ class JobSpec:
 
     def script_args(self, model_dir: str) -> tuple[str, ...]:
         """Args for ``python SCRIPT``: the config's args, then :meth:`script_hyperparameters` as the
-        SageMaker training toolkit passes them (:func:`sagemaker_cmd_args`)."""
-        return self.args + tuple(sagemaker_cmd_args(self.script_hyperparameters(model_dir)))
+        SageMaker training toolkit passes them (:func:`~cloudtrain.config.script_mode.script_cmd_args`)."""
+        return self.args + tuple(script_cmd_args(self.script_hyperparameters(model_dir)))
 
 
 MODEL_DIR = "model_dir"
@@ -290,17 +291,6 @@ def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
-
-
-def sagemaker_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
-    """``--name value`` pairs as the SageMaker training toolkit builds them from the hyperparameters
-    file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
-    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
-    out: list[str] = []
-    for key in sorted(hyperparameters):
-        value = hyperparameters[key]
-        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
-    return out
 
 
 def job_suffix() -> str:

@@ -260,8 +260,7 @@ def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None) -> str 
     """Fill in ``project`` the way gcloud finds it; the source, for the summary."""
     configured = loaded.data.get("project")
     origin = (configured, loaded.origin(("project",))) if isinstance(configured, str) and configured else None
-    project, source = find_project(
-        None, origin, os.environ if environ is None else environ, Path.home())
+    project, source = find_project(None, origin, os.environ if environ is None else environ, Path.home())
     if project is None:
         raise loaded.error(
             ("project",),

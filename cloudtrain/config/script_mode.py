@@ -7,6 +7,8 @@ arguments of the same names. Each problem is one line naming the key and a fix.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.errors import PackagingError
@@ -68,3 +70,14 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             check()
         except PackagingError as exc:
             raise err(("package", field), exc.message, exc.hint) from None
+
+
+def script_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
+    """A script's ``--name value`` pairs, on every backend, as the SageMaker training toolkit builds them
+    from the hyperparameters file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
+    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
+    out: list[str] = []
+    for key in sorted(hyperparameters):
+        value = hyperparameters[key]
+        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
+    return out

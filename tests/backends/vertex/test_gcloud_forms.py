@@ -337,8 +337,8 @@ def test_the_gcloud_forms_import_no_cloud_sdk(article):
 
 
 def test_every_refused_flag_the_cli_takes_has_its_one_line_reason():
-    from cloudtrain.backends.vertex.gcloud import REFUSED_FLAGS
     from cloudtrain.backends.vertex import commands as cli_gcloud
+    from cloudtrain.backends.vertex.gcloud import REFUSED_FLAGS
 
     taken = {
         *cli_gcloud._MLENGINE_REFUSED,
