@@ -274,6 +274,14 @@ def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def price_basis(spec: Any) -> str:
+    """What a job's catalog $/hour stands for: ``on-demand list price``, and for a spot job what it bills
+    instead (the backend's ``spot_basis``: the catalog holds on-demand list prices only)."""
+    if getattr(spec, "spot", False):
+        return backend_rules.rules(spec.backend).spot_basis
+    return "on-demand list price"
+
+
 def passes_model_dir(cfg: JobConfig) -> bool:
     """Whether a script gets ``--model_dir``: the config's ``model_dir``, else what its cloud's own SDK passes
     (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too."""

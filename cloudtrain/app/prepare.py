@@ -175,6 +175,6 @@ def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
     if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
         return
-    from cloudtrain.secrets.resolve import check_exist  # the launcher's HTTP client: not on --dry-run
+    from cloudtrain.backends.secrets_here import check_exist  # the launcher's HTTP client: not on --dry-run
 
     check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

@@ -58,7 +58,10 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
     ("cloudtrain.cli.listing", "cloudtrain.app.locate"): "the config loader: only a cloud's own list (--region)",
     ("cloudtrain.app.listing", "cloudtrain.app.locate"): "the backends: only while a listed cloud job has not ended",
-    ("cloudtrain.app.prepare", "cloudtrain.secrets.resolve"): "urllib.request, http.client, ssl: not on --dry-run",
+    (
+        "cloudtrain.app.prepare",
+        "cloudtrain.backends.secrets_here",
+    ): "urllib.request, http.client, ssl: not on --dry-run",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
