@@ -16,6 +16,7 @@ from pathlib import Path
 from cloudtrain.errors import PackagingError
 
 DEFAULT_VERSION = "0.0.0"
+REQUIREMENTS_FILE = "requirements.txt"
 SETUPTOOLS_REQUIREMENT = "setuptools>=62.3"  # first release with "**" in package_data
 
 _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
@@ -74,8 +75,9 @@ def read_requirements(
     extra_where: str = "requirements",
     declared: Sequence[str] = (),
     declared_where: str = "",
+    file: bool = True,
 ) -> tuple[str, ...]:
-    """``declared`` (the package's own metadata), then ``extra`` (the config's), then the lines of
+    """``declared`` (the package's own metadata), then ``extra`` (the config's), then (``file``) the lines of
     ``<package_dir>/requirements.txt``: comments and blanks dropped, duplicates removed, order kept.
 
     pip options (``-r``, ``-e``, ``--index-url``) and bare paths or URLs cannot become package
@@ -86,8 +88,8 @@ def read_requirements(
         extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]
     lines += [(str(r), extra_where) for r in extra]
-    path = Path(package_dir) / "requirements.txt"
-    if path.is_file():
+    path = Path(package_dir) / REQUIREMENTS_FILE
+    if file and path.is_file():
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
