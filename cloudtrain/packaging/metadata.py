@@ -126,6 +126,22 @@ def read_requirements(
     return tuple(r for r, _, _ in kept.values())
 
 
+#: The distributions that are TensorFlow itself: pip installs a pinned one over the image's.
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel")
+
+
+def replaced_tensorflow(requirements: Iterable[str], image_tensorflow: str | None) -> tuple[str, str] | None:
+    """``(requirement, version)`` of a requirement that pins another TensorFlow release than the image's
+    (``tensorflow==2.12.1`` over TensorFlow 2.11): the TensorFlow that really runs; None when none does."""
+    for requirement in requirements:
+        (name, _marker), specifier = _requirement_key(requirement)
+        pinned = re.fullmatch(r"===?v?(\d+\.\d+)(\.\d+)?(?:\.\*)?", specifier)
+        if name in TENSORFLOW_DISTRIBUTIONS and pinned and image_tensorflow:
+            if pinned[1] != ".".join(image_tensorflow.split(".")[:2]):
+                return requirement, pinned[1] + (pinned[2] or "")
+    return None
+
+
 def requirement_name(requirement: str) -> str:
     """The normalised project name of a PEP 508 requirement: ``H5Py[x]==2.7`` → ``h5py``."""
     return _requirement_key(requirement)[0][0]
