@@ -21,6 +21,7 @@ from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
 
 SSH_CONFIG_VAR = environment_vars.SSH_CONFIG
+CONNECT_TIMEOUT_S = 20
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 
 
@@ -54,7 +55,8 @@ class ClusterShell:
         return bool(self.login)
 
     def ssh_argv(self) -> list[str]:
-        """``ssh … DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``."""
+        """``ssh … -- DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``. Every option comes before
+        ``--``: the destination is never read as one (a login of ``-V`` is refused at validation too)."""
         dest, port = self.login, None
         if ":" in dest:
             dest, port = dest.rsplit(":", 1)
@@ -71,16 +73,18 @@ class ClusterShell:
             "BatchMode=yes",
             "-o",
             "ServerAliveInterval=15",
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",  # a host that accepts and never answers: ssh's banner wait too
         ]
         if self._environ.get(SSH_CONFIG_VAR):
             argv += ["-F", self._environ[SSH_CONFIG_VAR]]
         if port:
             argv += ["-p", port]
-        return argv + [dest]
+        return argv + ["--", dest]
 
     def argv(self, command: Sequence[str]) -> list[str]:
         """``command`` as run here, or as one remote shell line over ssh."""
-        return [*self.ssh_argv(), "--", shlex.join(command)] if self.remote else list(command)
+        return [*self.ssh_argv(), shlex.join(command)] if self.remote else list(command)
 
     def run(
         self,
@@ -105,7 +109,7 @@ class ClusterShell:
         except FileNotFoundError as exc:
             raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
         except subprocess.TimeoutExpired:
-            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
+            raise CloudUnreachable(f"{self._on()}{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
         if self.remote and result.returncode == _SSH_FAILED:
             raise CloudUnreachable(
                 f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
@@ -138,7 +142,7 @@ class ClusterShell:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
+            raise CloudUnreachable(f"{self._on()}{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
         result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
         if self.remote and result.returncode == _SSH_FAILED:
             raise CloudUnreachable(
@@ -185,6 +189,9 @@ class ClusterShell:
             return False
         self.write(path, local.read_bytes(), 0o644)
         return True
+
+    def _on(self) -> str:
+        return f"ssh {self.login}: " if self.remote else ""
 
     def _hint(self) -> str:
         return (

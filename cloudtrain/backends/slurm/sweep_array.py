@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.runner import venv
-from cloudtrain.backends.slurm import data, job_secrets, script
+from cloudtrain.backends.slurm import data, job_secrets, quoting, script
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.sweep_handle import STATE, SlurmSweep, sbatch_command
@@ -126,11 +126,12 @@ def array_script(spec: JobSpec, folder: str, tool: str) -> str:
     q = shlex.quote
     as_sweep = dataclasses.replace(spec, output_dir=folder)
     options = [o for o in script.sbatch_options(as_sweep) if not o.startswith("--output=")]
-    options.append(f"--output={folder}/slurm/batch-%A_%a.log")
+    options.append(quoting.option("--output", f"{quoting.filename(folder)}/slurm/batch-%A_%a.log"))
     header = "\n".join(f"#SBATCH {option}" for option in options)
     trial = f"{folder}/slurm/sweep_trial.py"
+    written = f"{spec.job_name}: a sweep's trials as a job array, written by cloudtrain from {spec.config_file.name}"
     return f"""#!/bin/bash
-# {spec.job_name}: a sweep's trials as a job array, written by cloudtrain from {spec.config_file.name}
+{quoting.comment(written)}
 {header}
 set -u
 export PATH={script.BASE_PATH}
