@@ -105,6 +105,8 @@ def check_section(loaded: LoadedConfig) -> None:
             f"received {s.workdir!r}; the workdir must be an absolute path every node sees",
             "write e.g. /fsx/cloudtrain (a shared filesystem)",
         )
+    if "\\" in s.workdir:  # Slurm's file name patterns (--output) read it as "no %j here"
+        raise err(("slurm", "workdir"), f"received {s.workdir!r}; Slurm's file names take no backslash", "rename it")
     if s.tasks_per_node == "gpus" and cfg.machine.accelerator_count == 0:
         raise err(
             ("slurm", "tasks_per_node"),
