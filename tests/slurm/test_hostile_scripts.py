@@ -430,3 +430,22 @@ def test_a_failed_tasks_last_lines_show_secret_values_masked_everywhere(slurm, w
     assert any("ENV HF_TOKEN=***" in line for line in lines) and any("ENV API_KEY=***" in line for line in lines)
     for text in shown:
         assert TOKEN not in text and API_KEY not in text, text
+
+
+def test_a_script_mode_trial_gets_each_swept_value_as_name_equals_value(tmp_path):
+    """As docs/how-to/sweeps.md promises on every backend; a one-letter name was ``-a 1`` (the toolkit's form)."""
+    from cloudtrain.backends.slurm.backend import tasks_plan
+    from cloudtrain.packaging import BuiltPackage
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "train.py").write_text("print(1)\n")
+    sweep = {**SWEEP["sweep"], "params": {"a": {"values": [1, 2]}, "lr": {"min": 0.001, "max": 0.1}}}
+    changes = {"package": {"path": "code", "script": "train.py"}, "sweep": sweep, "hyperparameters": {"b": 3}}
+    spec = build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="abc123")
+    trial = sweep_array.template_spec(spec)
+    package = BuiltPackage(Path("/dist/t-0.1-ab.tar.gz"), "ab" * 32, 0, "t", "0.1", "t-0.1-ab.tar.gz", (), ())
+    template = json.dumps(tasks_plan(trial, package, "/p/bin/python", {}))
+    plan = json.loads(sweep_trial.filled(template, "/fsx/r", "j", {"a": 2, "lr": 0.01}, lambda t: json.dumps(t)[1:-1]))
+    argv = plan["tasks"][0]["argv"]
+    assert "--a=2" in argv and "--lr=0.01" in argv and "-a" not in argv, argv
+    assert argv[argv.index("-b") + 1] == "3", argv  # the config's own hyperparameters as a script gets them

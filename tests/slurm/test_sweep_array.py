@@ -157,7 +157,7 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     else:
         cancelled = cloudtrain("cancel", sweep_id)
         assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
-        assert f"Job {sweep_id}: CANCELLED" in cancelled.stdout
+        assert f"Sweep {sweep_id}: CANCELLED" in cancelled.stdout
     stopped = results_of(sweep_id)
     assert stopped["state"] in ("STOPPED", "CANCELLED")
     assert [t["state"] for t in stopped["trials"]] == ["COMPLETE", "INTERRUPTED"]

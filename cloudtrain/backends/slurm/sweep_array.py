@@ -30,7 +30,6 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.runner import venv
@@ -92,15 +91,11 @@ def check_shared(shell: ClusterShell, workdir: str, partition: str | None) -> No
 
 
 def template_spec(spec: JobSpec) -> JobSpec:
-    """One trial's job with the run folder, its name and the swept values as placeholders (filled on the node)."""
+    """One trial's job with the run folder, its name and the swept values as placeholders (filled on the node);
+    the values appended to the args as ``--name=value``, a module's and a script's alike (as on every backend)."""
     base = trial_base(spec)
-    swept = {name: f"@P:{name}@" for name in sweep_of(spec).params}
-    return dataclasses.replace(
-        base,
-        job_name="@JOB@",
-        output_dir="@RUN@",
-        hyperparameters=MappingProxyType({**base.hyperparameters, **swept}),
-    )
+    swept = tuple(f"--{name}=@P:{name}@" for name in sweep_of(spec).params)
+    return dataclasses.replace(base, job_name="@JOB@", output_dir="@RUN@", args=base.args + swept)
 
 
 def state_of(spec: JobSpec, workdir: str) -> dict[str, Any]:
