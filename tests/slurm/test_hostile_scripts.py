@@ -26,7 +26,7 @@ import pytest
 from cloudtrain.backends.slurm import quoting, script, sweep_array, sweep_trial
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.config import load_config
-from cloudtrain.errors import ConfigError
+from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.spec import build_spec
 from tests.slurm.test_slurm_config import NOW, write_config
 from tests.slurm.test_sweep_offline import SWEEP
@@ -38,7 +38,7 @@ HOSTILE_DIRS = {
     "blank": "work dir",
     "command": f"w$(touch {CANARY})",
     "backticks": f"w`touch {CANARY}`",
-    "quotes": "it's \"here\"",
+    "quotes": 'it\'s "here"',
     "percent": "w%j%x",
     "hash": "w #SBATCH --time=1",
     "semicolon": f"w;touch {CANARY};",
@@ -102,7 +102,7 @@ def recorder(path: Path, log: Path, extra: str = "") -> None:
     path.write_text(
         f"#!{sys.executable}\nimport json, sys\n"
         f"with open({str(log)!r}, 'a') as f:\n    f.write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        + (f"import subprocess\nsubprocess.run(['bash', '-c', {extra!r}, *sys.argv[1:]], check=True)\n" if extra else "")
+        + (f"import subprocess\nsubprocess.run(['bash', '-c', {extra!r}, *sys.argv[1:]], check=True)\n" * bool(extra))
     )
     path.chmod(0o755)
 
@@ -220,8 +220,9 @@ def test_the_config_files_name_is_written_as_one_comment_line(tmp_path):
     spec = dataclasses.replace(spec, config_file=config.with_name("my job; $(touch x).yaml"))
     text = script.batch_script(spec, script.Paths.of(spec, "/fsx/c/envs/p/bin/python"))
     assert text.splitlines()[1] == "# demo-20261125-120000-abc123: written by cloudtrain from my job; $(touch x).yaml"
-    with pytest.raises(Exception, match="control character"):
-        script.batch_script(dataclasses.replace(spec, config_file=Path("/a/b\necho x.yaml")), script.Paths.of(spec, "p"))
+    hostile = dataclasses.replace(spec, config_file=Path("/a/b\necho x.yaml"))
+    with pytest.raises(UsageError, match="control character"):
+        script.batch_script(hostile, script.Paths.of(spec, "p"))
 
 
 # --- what validate refuses -------------------------------------------------------------------------------
@@ -391,9 +392,7 @@ def test_a_job_in_a_hostile_workdir_runs_on_the_cluster_and_runs_nothing_else(sl
     (tf_cache / "envs").mkdir(parents=True, exist_ok=True)
     (workdir / "envs").symlink_to(tf_cache / "envs")
     config = tmp_path / "job.yaml"
-    config.write_text(
-        SUBMIT.format(workdir=json.dumps(str(workdir)), package=REPO / "tests/packages/slurm_probe")
-    )
+    config.write_text(SUBMIT.format(workdir=json.dumps(str(workdir)), package=REPO / "tests/packages/slurm_probe"))
     result = subprocess.run(
         [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "-o", "json"],
         capture_output=True,
@@ -449,3 +448,39 @@ def test_a_script_mode_trial_gets_each_swept_value_as_name_equals_value(tmp_path
     argv = plan["tasks"][0]["argv"]
     assert "--a=2" in argv and "--lr=0.01" in argv and "-a" not in argv, argv
     assert argv[argv.index("-b") + 1] == "3", argv  # the config's own hyperparameters as a script gets them
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_gpu_request_the_cluster_has_no_gres_for_is_refused_before_any_environment_is_built(slurm, tmp_path):
+    from tests.slurm.test_submit import cloudtrain, probe_config
+
+    workdir = tmp_path / "fresh"  # no environment cache: a build would show here
+    config = probe_config(tmp_path, workdir, ["--lines=1"])
+    config.write_text(config.read_text().replace("accelerator_count: 0", "accelerator_count: 1"))
+    result = cloudtrain("submit", "--config", str(config))
+    assert result.returncode == 2, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "the cluster can never run this request" in errors[0], result.stderr
+    assert not (workdir / "envs").exists() and not (workdir / "packages").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.parametrize(("options", "words"), [("size=256k", "No space left"), ("ro", "Read-only file system")])
+def test_a_full_or_read_only_workdir_is_one_line_naming_it(options, words, slurm, tmp_path):
+    from tests.slurm.test_submit import cloudtrain, probe_config
+
+    workdir = tmp_path / "mounted"
+    workdir.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(workdir)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {mounted.stderr.decode().strip()}")
+    try:
+        result = cloudtrain("submit", "--config", str(probe_config(tmp_path, workdir, ["--lines=1"])))
+    finally:
+        subprocess.run(["umount", str(workdir)], check=True)
+    assert result.returncode == 2, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"slurm.workdir {workdir} cannot be written" in errors[0], result.stderr
+    assert words in errors[0] and "Traceback" not in result.stderr

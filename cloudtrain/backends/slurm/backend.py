@@ -148,6 +148,17 @@ def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.s
         )
 
 
+def sbatch_refusal(stderr: bytes) -> UsageError | BackendError:
+    """What sbatch's refusal means: one line, exit 2 for a request the cluster can never run."""
+    why = (stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1].removeprefix("sbatch: error: ")
+    if _NEVER_RUNNABLE.search(why):
+        return UsageError(
+            f"the cluster can never run this request: {why}",
+            "check replica_count, machine.accelerator_count and the slurm: section against `sinfo -o '%P %D %G'`",
+        )
+    return BackendError(f"sbatch failed: {why}")
+
+
 class SlurmBackend(BackendFacts):
     name = "slurm"
     title = "Slurm"
@@ -246,6 +257,7 @@ class SlurmBackend(BackendFacts):
             return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
         secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
+        self._refuse_early(shell, spec, script.batch_script(spec, script.Paths.of(spec, self._python(spec, package))))
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -269,23 +281,32 @@ class SlurmBackend(BackendFacts):
             plan["secrets"] = job_secrets.secrets_path(run)  # the path only: the values stay in that 0600 file
         shell.write(paths.tasks, json.dumps(plan, indent=2).encode(), 0o600)
         creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
-        result = shell.run(script.sbatch_command(paths), check=False, own_session=True)
+        result = shell.run(script.sbatch_command(paths), check=False)
         if result.returncode != 0:
-            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-            why = why.removeprefix("sbatch: error: ")
-            if _NEVER_RUNNABLE.search(why):
-                raise UsageError(
-                    f"the cluster can never run this request: {why}",
-                    "check replica_count, machine.accelerator_count and the slurm: section against "
-                    "`sinfo -o '%P %D %G'`",
-                )
-            raise BackendError(f"sbatch failed: {why}")
+            raise sbatch_refusal(result.stderr)
         job_id = result.stdout.decode().strip().split(";")[0]
         shell.write(run_index(script.workdir(spec), job_id), run.encode(), 0o644)
         shell.write(id_file(run), json.dumps({"job_id": job_id, "workdir": script.workdir(spec)}).encode(), 0o644)
         job = SlurmJob(shell, job_id, run, cluster=spec.region, workdir=script.workdir(spec))
         refuse_never_runnable(job)
         return job
+
+    def _refuse_early(self, shell: ClusterShell, spec: JobSpec, batch_script: str) -> None:
+        """Before an environment is built: the workdir takes a write (neither full nor read-only), and the
+        cluster could ever run the request (``sbatch --test-only``: a GPU it has no GRES for), each one line."""
+        workdir = script.workdir(spec)
+        probe = 'mkdir -p "$1" && t="$1/.cloudtrain-probe-$$" && head -c 1048576 /dev/zero > "$t"; '
+        probe += 'e=$?; rm -f "$t"; exit $e'
+        wrote = shell.run(["sh", "-c", probe, "sh", workdir], check=False)
+        if wrote.returncode != 0:
+            why = (wrote.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise UsageError(
+                f"slurm.workdir {workdir} cannot be written on {spec.region}: {why}",
+                "free space there, or set slurm.workdir to a folder you can write on a shared filesystem",
+            )
+        tested = shell.run(["sbatch", "--test-only"], input=batch_script.encode(), check=False)
+        if tested.returncode != 0:
+            raise sbatch_refusal(tested.stderr)
 
     def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package: BuiltPackage, image: Image) -> str:
         """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""

@@ -23,29 +23,17 @@ _CONSTRAINT = re.compile(r"^[A-Za-z0-9._\-&|,*!\[\]():]+$")
 #: sbatch options the backend writes itself and the key that sets each ("" = none): a second value would
 #: silently change how the job runs (the later one wins).
 OWNED = {
-    "--nodes": "replica_count",
-    "--ntasks": "",
-    "--ntasks-per-node": "slurm.tasks_per_node",
-    "--gpus": "machine.accelerator_count",
-    "--gpus-per-node": "machine.accelerator_count",
-    "--gpus-per-task": "slurm.tasks_per_node",
+    **dict.fromkeys(("--ntasks", "--output", "--error", "--export", "--open-mode", "--chdir", "--parsable"), ""),
+    **{f"--{key}": f"slurm.{key}" for key in ("partition", "account", "qos", "constraint", "requeue")},
+    **dict.fromkeys(("--gpus", "--gpus-per-node"), "machine.accelerator_count"),
+    **dict.fromkeys(("--ntasks-per-node", "--gpus-per-task"), "slurm.tasks_per_node"),
     "--gres": "machine.accelerator_type and machine.accelerator_count",
+    "--nodes": "replica_count",
     "--time": "max_runtime",
-    "--signal": "slurm.grace",
-    "--output": "",
-    "--error": "",
-    "--export": "",
     "--job-name": "name",
-    "--open-mode": "",
-    "--requeue": "slurm.requeue",
     "--no-requeue": "slurm.requeue",
-    "--chdir": "",
-    "--parsable": "",
-    "--partition": "slurm.partition",
     "--array": "sweep",
-    "--account": "slurm.account",
-    "--qos": "slurm.qos",
-    "--constraint": "slurm.constraint",
+    "--signal": "slurm.grace",
 }
 _SHORT = {"N": "--nodes", "n": "--ntasks", "G": "--gpus", "t": "--time", "o": "--output", "e": "--error"}
 _SHORT |= {"J": "--job-name", "D": "--chdir", "p": "--partition", "a": "--array", "A": "--account", "q": "--qos"}
@@ -146,8 +134,8 @@ def sbatch_line_problem(line: str) -> tuple[str, str] | None:
         if value_next is None:
             return f"received {line!r}: {arg!r} is no sbatch option", "write options only, e.g. --mem=0"
         if owned:
-            key = OWNED[owned]
-            return f"{arg} ({owned}) is written by cloudtrain from the config", f"set {key} instead" if key else "remove it"
+            hint = f"set {OWNED[owned]} instead" if OWNED[owned] else "remove it"
+            return f"{arg} ({owned}) is written by cloudtrain from the config", hint
     return None
 
 

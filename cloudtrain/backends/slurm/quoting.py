@@ -13,7 +13,7 @@ import re
 from cloudtrain.errors import UsageError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-#: What sbatch's script parser gives a meaning to: blanks split arguments, quotes and ``\`` quote, ``#`` starts a comment.
+#: What sbatch's script parser reads as syntax: blanks split arguments, quotes and ``\`` quote, ``#`` starts a comment.
 _SBATCH_SPECIAL = re.compile(r"[\s\"'\\#]")
 
 

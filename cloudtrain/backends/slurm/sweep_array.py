@@ -202,6 +202,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     shell, workdir = ClusterShell(section.login), script.workdir(spec)
     secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
     check_shared(shell, workdir, section.partition)
+    backend._refuse_early(shell, spec, array_script(spec, spec.output_dir.rstrip("/"), section.python))
     if not shell.remote:
         Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
     shell.copy_once(package.path, package_path(spec, package))
