@@ -119,10 +119,10 @@ def launch_and_follow(
     try:
         launched = launch(prepared, notify=view.notice, detach=detach)
     except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
-        launched = interrupted.created
+        launched, handle = interrupted.created, interrupted.created.handle
         if detach or not cancel_on_interrupt:
-            raise Detached(launched.handle.job_id, reattach_command(launched.handle, drain), just_created=True) from None
-        launched.handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
+            raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+        handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
     here = Capability.RUNS_HERE in get_backend(launched.spec.backend).capabilities
     view.created(launched, here=here)
     if detach:

@@ -2,7 +2,7 @@
 
 Two kinds of row: values a config cannot hold (a control character, a login that ssh reads as an option, an
 owned sbatch option in another spelling), refused by ``validate`` in one line naming the field; and values it
-can hold (blanks, quotes, ``$(…)``, ``%``, ``#``, ``\\``), with which the batch, array and trial scripts are
+can hold (blanks, quotes, ``$(…)``, ``%``, ``#``), with which the batch, array and trial scripts are
 rendered, checked by ``bash -n``, their ``#SBATCH`` block parsed as sbatch parses it (``PARSE`` below, written
 from sbatch's script parser, not from ours) and each script run by bash with stand-ins for ``srun`` and the
 sweep tool, which record the argv they get: the commands are exactly the expected ones and nothing else ran.
@@ -18,6 +18,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -484,3 +485,32 @@ def test_a_full_or_read_only_workdir_is_one_line_naming_it(options, words, slurm
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and f"slurm.workdir {workdir} cannot be written" in errors[0], result.stderr
     assert words in errors[0] and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_login_host_that_accepts_and_never_answers_is_one_line_naming_it(tmp_path, monkeypatch):
+    """Was 121 s of silence, then an error naming an internal ``test -e``; now ssh's ConnectTimeout bounds the
+    banner wait (the subprocess timeout below is the bound, not a measurement)."""
+    import socket
+
+    from tests.slurm.test_submit import cloudtrain, probe_config
+
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+    accept = threading.Thread(target=lambda: held.append(server.accept()), daemon=True)
+    accept.start()
+    ssh_config = tmp_path / "ssh_config"
+    port = server.getsockname()[1]
+    ssh_config.write_text(f"Host silent-login\n  HostName 127.0.0.1\n  Port {port}\n  User nobody\n")
+    monkeypatch.setenv("CLOUDTRAIN_SSH_CONFIG", str(ssh_config))
+    monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "cache"))
+    config = probe_config(tmp_path, Path("/fsx/cloudtrain"), ["--lines=1"])
+    config.write_text(config.read_text().replace("slurm:\n", "slurm:\n  login: silent-login\n"))
+    try:
+        result = cloudtrain("submit", "--config", str(config), timeout=90)
+    finally:
+        server.close()
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.returncode != 0 and len(errors) == 1, result.stdout + result.stderr
+    assert "ssh silent-login:" in errors[0] and "test -e" not in errors[0], errors

@@ -253,7 +253,7 @@ class SlurmBackend(BackendFacts):
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SlurmJob | sweep_handle.SlurmSweep:
         package = required(package, spec.job_name)  # a Slurm job always runs a package (no container:)
         if spec.sweep is not None:  # the trials as one job array (.sweep_array)
-            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
+            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER)
             return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
         secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
@@ -266,10 +266,12 @@ class SlurmBackend(BackendFacts):
             self._log(image.note)
         if gpu.with_cuda:
             self._log(f"GPU environment: {gpu.line}")
+        root = Path(script.workdir(spec))
         if shell.remote:
-            python = self._build_remotely(shell, spec, package, image)
+            env = (venv.env_dir(package, image, root), package.sha256, package_path(spec, package))
+            python = self._build_remotely(shell, spec, image, env, "the job environment")
         else:
-            python = str(venv.ensure_env(package, image, root=Path(script.workdir(spec)), log=self._log).python)
+            python = str(venv.ensure_env(package, image, root=root, log=self._log).python)
         channels = data.place(spec, shell, slurm_section(spec).python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
@@ -308,34 +310,34 @@ class SlurmBackend(BackendFacts):
         if tested.returncode != 0:
             raise sbatch_refusal(tested.stderr)
 
-    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package: BuiltPackage, image: Image) -> str:
-        """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
-        root = Path(script.workdir(spec))
-        env = venv.env_dir(package, image, root)
+    def _build_remotely(
+        self, shell: ClusterShell, spec: JobSpec, image: Image, env: tuple[Path, str, str], what: str
+    ) -> str:
+        """An environment (``env``: its folder, key and sdist: the package's, or the sweep tool's with a
+        requirement) built on the login node (:mod:`.envbuild`), where the local builder would put it."""
+        (folder, key, sdist) = env
+        section, root = slurm_section(spec), Path(script.workdir(spec))
         request = {
-            "python": slurm_section(spec).python if slurm_section(spec).python != "python3" else image.python.path,
+            "python": section.python if section.python != "python3" else image.python.path,
             "image_dir": str(venv.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
-            "pkg_dir": str(env),
-            "pkg_key": package.sha256,
-            "sdist": package_path(spec, package),
+            "pkg_dir": str(folder),
+            "pkg_key": key,
+            "sdist": sdist,
         }
-        builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
+        builder = f"{root}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
-        result = shell.run([slurm_section(spec).python, builder, json.dumps(request)], check=False, timeout=3600)
+        result = shell.run([section.python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(
-                f"cannot build the job environment on {slurm_section(spec).login}: {why}",
+                f"cannot build {what} on {section.login}: {why}",
                 "check slurm.python (>= 3.10) and that the login node reaches the package index",
             )
         if json.loads(result.stdout.decode() or "{}").get("image_built"):
-            self._log(
-                f"built the image environment on {slurm_section(spec).login} once ({image.describe()}); "
-                "later jobs reuse it"
-            )
-        return str(venv.env_python(env))
+            self._log(f"built the image environment on {section.login} once ({image.describe()}); later jobs reuse it")
+        return str(venv.env_python(folder))
 
     def attach(
         self, job_id: str, *, region: str | None = None, project: str | None = None
