@@ -177,7 +177,7 @@ def test_a_signal_to_the_terminals_process_group_right_after_sbatch_leaves_a_rec
         *(["--cancel-on-interrupt"] * cancel),
     ]
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO, process_group=0
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO, preexec_fn=os.setpgrp
     )
     deadline = time.monotonic() + 240
     while not (on_cluster := slurm.run("squeue", "-h", "-o", "%i").stdout.split()):
