@@ -114,12 +114,15 @@ def launch_and_follow(
     drain: float | None = None,
 ) -> None:
     """Create the job of ``prepared`` and have ``view`` follow it unless ``detach``. A Ctrl-C while the
-    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded."""
+    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded (``cancel_on_interrupt``:
+    the job is cancelled then, and followed to its end)."""
     try:
         launched = launch(prepared, notify=view.notice, detach=detach)
     except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
-        handle = interrupted.created.handle
-        raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+        launched, handle = interrupted.created, interrupted.created.handle
+        if detach or not cancel_on_interrupt:
+            raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+        handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
     here = Capability.RUNS_HERE in get_backend(launched.spec.backend).capabilities
     view.created(launched, here=here)
     if detach:

@@ -158,8 +158,10 @@ def cancel(
     if sweep.local_sweep_entry(job_id) is not None:
         sweep.stop_local(job_id, wait=wait, output=output)
         return
-    result = _attach(job_id, backend, region, project, config_path).cancel(wait=wait)
+    job = _attach(job_id, backend, region, project, config_path)
+    result = job.cancel(wait=wait)
     if output == "json":
         print_json(result.to_dict())
-    else:
-        make_console().print(f"Job {result.job_id}: {result.state.value}")
+    else:  # a sweep (a tuning job, a Slurm array) speaks of itself and of its trials
+        what = "Sweep" if callable(getattr(job.handle, "results", None)) else "Job"
+        make_console().print(f"{what} {result.job_id}: {result.state.value}")
