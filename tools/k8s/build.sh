@@ -12,12 +12,15 @@ mkdir -p "$bin"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--p=2}" GOTOOLCHAIN=local
-nice_go() { nice -n 19 "$GO" "$@"; }
+nice_go() { nice -n "${BUILD_NICE:-10}" "$GO" "$@"; }
+# What to build: any of k8s, coredns, jobset (default: all three).
+want() { [ $# -eq 0 ] || [[ " $WANT " == *" $1 "* ]]; }
+WANT="${*:-k8s coredns jobset}"
 
 k8s_bins="kube-apiserver kube-controller-manager kube-scheduler kubelet"
 missing=""
 for b in $k8s_bins; do [ -x "$bin/$b" ] || missing="$missing $b"; done
-if [ -n "$missing" ]; then
+if [ -n "$missing" ] && want k8s; then
   start=$(date +%s)
   mkdir "$work/k8s" && cd "$work/k8s"
   nice_go mod init cloudtrain.local/k8s-build >/dev/null 2>&1
@@ -42,17 +45,36 @@ if [ -n "$missing" ]; then
   echo "built$missing in $(( $(date +%s) - start )) s"
 fi
 
-if [ ! -x "$bin/coredns" ]; then
+if [ ! -x "$bin/coredns" ] && want coredns; then
   start=$(date +%s)
   mkdir "$work/coredns" && cd "$work/coredns"
   nice_go mod init cloudtrain.local/coredns-build >/dev/null 2>&1
+  # CoreDNS with the plugins the cluster's Corefile uses only (its default build compiles every cloud's SDK)
+  cat >main.go <<'GO'
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/forward"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/template"
+)
+
+func init() { dnsserver.Directives = []string{"bind", "errors", "template", "kubernetes", "forward"} }
+
+func main() { coremain.Run() }
+GO
   nice_go get "github.com/coredns/coredns@$COREDNS_VERSION"
-  nice_go build -trimpath -ldflags "-s -w" -o "$work/coredns-bin" github.com/coredns/coredns
+  nice_go mod tidy
+  nice_go build -trimpath -ldflags "-s -w" -o "$work/coredns-bin" .
   mv "$work/coredns-bin" "$bin/coredns"
   echo "built coredns in $(( $(date +%s) - start )) s"
 fi
 
-if [ ! -x "$bin/jobset-manager" ]; then
+if [ ! -x "$bin/jobset-manager" ] && want jobset; then
   start=$(date +%s)
   mkdir "$work/jobset" && cd "$work/jobset"
   nice_go mod init cloudtrain.local/jobset-build >/dev/null 2>&1

@@ -36,7 +36,9 @@ def connect(kubeconfig: str, context: str) -> Cluster:
     from kubernetes import client, config  # the SDK: only when a job talks to a cluster
 
     try:
-        api_client = config.new_client_from_config(config_file=kubeconfig or None, context=context or None)
+        api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig or None, context=context or None
+        )
     except (config.ConfigException, OSError, TypeError) as err:
         where = kubeconfig or "$KUBECONFIG / ~/.kube/config"
         raise UsageError(

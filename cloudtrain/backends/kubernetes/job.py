@@ -47,8 +47,8 @@ def parse_stamp(stamp: str) -> dt.datetime:
 class PodReader:
     """One pod's lines, given once, across reconnects."""
 
-    def __init__(self, job: KubernetesJob, pod: str, replica: str, out: queue.Queue[LogLine | None]):
-        self.job, self.pod, self.replica, self.out = job, pod, replica, out
+    def __init__(self, job: KubernetesJob, pod: str, replica: str, out: queue.Queue[LogLine | None], follow: bool):
+        self.job, self.pod, self.replica, self.out, self.follow = job, pod, replica, out, follow
         self.last, self.at_last = "", 0  # the last line's stamp key, and how many lines carried it
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"logs-{pod}")
 
@@ -82,16 +82,18 @@ class PodReader:
         self.out.put(LogLine(parse_stamp(stamp), self.replica, text))
 
     def run(self) -> None:
-        follow = True
+        follow = self.follow
         while True:
             try:
                 self.read(follow)
-            except Exception as err:
+            except Exception as err:  # not started yet, gone, or the connection dropped
                 status = getattr(err, "status", None)
-                if status == 404:
+                if status == 404 or not self.follow:
                     return
                 if status != 400:  # 400: its container is still being created
                     time.sleep(POLL_S)
+            if not self.follow:
+                return
             phase = self.job.pod_phase(self.pod)
             if phase is None:
                 return
@@ -152,7 +154,8 @@ class KubernetesJob(HandleDefaults):
 
     def labels(self, pods: list[dict[str, Any]]) -> dict[str, str]:
         """Each pod's replica label: its index's name, ``#2`` on for the pods that replaced it."""
-        labels, count = {}, {}
+        labels: dict[str, str] = {}
+        count: dict[int, int] = {}
         for pod in pods:
             index = int((pod["metadata"].get("annotations") or {}).get(INDEX_ANNOTATION, 0))
             count[index] = count.get(index, 0) + 1
@@ -178,7 +181,7 @@ class KubernetesJob(HandleDefaults):
         else:
             details.update(active=status.get("active", 0), failed=status.get("failed", 0))
         done = states.ended(status.get("conditions") or [])
-        common = dict(
+        common: dict[str, Any] = dict(
             created=created,
             details=details,
             replica_count=len({self.labels(pods)[p["metadata"]["name"]].split("#")[0] for p in pods}) or None,
@@ -196,14 +199,14 @@ class KubernetesJob(HandleDefaults):
                 ended=_time(status.get("completionTime")) or _now(),
                 started=_time(status.get("startTime")),
                 **common,
-            )  # type: ignore[arg-type]
+            )
         if meta.get("deletionTimestamp"):
-            return JobStatus(self.job_id, self.full_name, JobState.STOPPING, "deleting", **common)  # type: ignore[arg-type]
+            return JobStatus(self.job_id, self.full_name, JobState.STOPPING, "deleting", **common)
         stuck = self.stuck(pods)
         if stuck:
             return JobStatus(
                 self.job_id, self.full_name, JobState.FAILED, "cannot start", stuck, ended=_now(), **common
-            )  # type: ignore[arg-type]
+            )
         running = any((p.get("status") or {}).get("phase") == "Running" for p in pods)
         waiting = None if running else self.waiting_for(pods)
         return JobStatus(
@@ -214,7 +217,7 @@ class KubernetesJob(HandleDefaults):
             waiting,
             waiting_for=waiting,
             started=_time(status.get("startTime")),
-            **common,  # type: ignore[arg-type]
+            **common,
         )
 
     @property
@@ -285,7 +288,7 @@ class KubernetesJob(HandleDefaults):
             for pod in pods:
                 name = pod["metadata"]["name"]
                 if name not in readers and (pod.get("status") or {}).get("phase") != "Pending":
-                    readers[name] = PodReader(self, name, labels[name], out)
+                    readers[name] = PodReader(self, name, labels[name], out, follow)
                     readers[name].thread.start()
 
         while True:
