@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -186,3 +187,37 @@ def wait_for_pod_line(kube: Path, job: str, text: str, not_pod: str | None = Non
                 return name
         time.sleep(1)
     raise AssertionError(f"no pod of {job} printed {text!r}: {kubectl(kube, 'get', 'pods', '-o', 'wide')}")
+
+
+@pytest.mark.parametrize("at", ["configmap", "job"])
+def test_ctrl_c_during_submit_leaves_a_recorded_job_or_nothing(kube, tmp_path, at):
+    """Ctrl-C as soon as the submit's first object (the ConfigMap) or its Job exists: nothing is left that nobody
+    knows of: either no object of the submit remains, or its Job runs and the CLI named it (exit 130)."""
+    path = config(tmp_path, args=["--line", "x", "--hold"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cloudtrain", "submit", "--config", str(path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    kind = "configmaps" if at == "configmap" else "jobs"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if kubectl(kube, "get", kind, "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").strip():
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    jobs = kubectl(kube, "get", "jobs", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").split()
+    if jobs:
+        (job,) = jobs
+        assert proc.returncode == 130, output
+        assert job.split("/")[-1] in output, output  # named: status / cancel it later
+        cloudtrain("cancel", job.split("/")[-1])
+    else:
+        assert proc.returncode == 130, output
+        left = kubectl(
+            kube, "get", "configmaps,services", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name"
+        )
+        assert left.strip() == "", output

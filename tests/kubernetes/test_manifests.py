@@ -38,7 +38,7 @@ def test_the_api_server_accepts_the_manifests(kube, tmp_path, jobset, replicas, 
     path = config(tmp_path, replicas=replicas, gpus=gpus, extra=extra, namespace=namespace)
     text = path.read_text()
     if extra:
-        text = text.replace("machine:\n", "spot: true\nmachine:\n  accelerator_type: nvidia-l4\n")
+        text = text.replace("machine:\n", "spot: {enabled: true}\nmachine:\n  accelerator_type: nvidia-l4\n")
         path.write_text(text)
     spec = build_spec(load_config(path))
     package = build_sdist(ECHO_LINES, tmp_path / "dist", name="echo_lines", version="0.1")

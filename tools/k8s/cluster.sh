@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Kubernetes cluster on 127.0.0.1 for the tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# two kubelets (node-a, node-b) each on its own containerd (runc, bridge CNI), CoreDNS (headless-Service names
+# two kubelets (node-a, node-b, both at the bridge's address 10.244.0.1: a node IP may not be loopback) each on its own containerd (runc, bridge CNI), CoreDNS (headless-Service names
 # resolve as on GKE) and JobSet's controller with its webhooks; pod images imported offline (images.sh).
 #
 #   tools/k8s/cluster.sh up DIR     # prints nothing on success; DIR/kubeconfig is the admin's kubeconfig
@@ -20,7 +20,7 @@ BRIDGE=ctk8s0
 GATEWAY=10.244.0.1
 NODES="node-a node-b"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
 
 start() {  # name, command...: a process of its own session, its pid in DIR/pids/NAME
   local name="$1"; shift
@@ -134,7 +134,7 @@ kubelet_up() {  # node
   cat >"$d/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $GATEWAY
 port: $port
 readOnlyPort: 0
 healthzPort: 0
@@ -164,7 +164,7 @@ YAML
   kubeconfig "$d/kubeconfig" "system:node:$n" "node-token-$n"
   mkdir -p "$d/kubelet" "$d/pod-logs"
   start "kubelet-$n" "$bin/kubelet" --config "$d/kubelet.yaml" --kubeconfig "$d/kubeconfig" \
-    --hostname-override "$n" --node-ip 127.0.0.1 --v=1
+    --hostname-override "$n" --node-ip "$GATEWAY" --v=1
 }
 
 up() {

@@ -72,7 +72,9 @@ class KubernetesBackend(BackendFacts):
         settings = super().job_settings(config)
         if not isinstance(settings, KubernetesSettings):  # never: settings_record is KubernetesSettings
             raise TypeError(f"Kubernetes settings expected, got {type(settings).__name__}")
-        return replace(settings, gpu_type=config.machine.accelerator_type)
+        section: Kubernetes = config.section("kubernetes")
+        image = section.image or (config.container.image_uri if config.container else "")
+        return replace(settings, gpu_type=config.machine.accelerator_type, image=image)
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The namespace: history records it as the project."""
