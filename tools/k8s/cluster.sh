@@ -209,7 +209,7 @@ CNI
     --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 --use-service-account-credentials=false \
     --service-account-private-key-file "$dir/pki/sa.key" --root-ca-file "$dir/pki/ca.crt" \
     --cluster-signing-cert-file "$dir/pki/ca.crt" --cluster-signing-key-file "$dir/pki/ca.key" \
-    --controllers '*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-route,-persistentvolume-binder'
+    --controllers '*'
   start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
     --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port 0
@@ -233,8 +233,8 @@ cluster.local:53 {
   }
 }
 COREFILE
-  start coredns "$bin/coredns" -conf "$dir/Corefile"
-  jobset_up
+  if [ -x "$bin/coredns" ]; then start coredns "$bin/coredns" -conf "$dir/Corefile"; else echo "cluster: no coredns in $bin" >&2; fi
+  if [ -x "$bin/jobset-manager" ]; then jobset_up; else echo "cluster: no jobset-manager in $bin" >&2; fi
   for n in $NODES; do
     wait_for "node $n" 90 bash -c "kubectl --kubeconfig '$dir/kubeconfig' get node $n -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
   done
@@ -254,7 +254,7 @@ webhook: {port: $WEBHOOK_PORT, host: 127.0.0.1, certDir: $dir/pki/jobset}
 metrics: {bindAddress: "0"}
 health: {healthProbeBindAddress: "0"}
 CFG
-  KUBECONFIG="$dir/kubeconfig" start jobset "$bin/jobset-manager" --config "$dir/jobset.yaml" --zap-log-level=info
+  start jobset env KUBECONFIG="$dir/kubeconfig" "$bin/jobset-manager" --config "$dir/jobset.yaml" --zap-log-level=info
   local ca url; ca="$(base64 -w0 "$dir/pki/ca.crt")"; url="https://127.0.0.1:$WEBHOOK_PORT"
   cat >"$dir/jobset-webhooks.yaml" <<HOOKS
 apiVersion: admissionregistration.k8s.io/v1

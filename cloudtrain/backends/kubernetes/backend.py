@@ -30,7 +30,7 @@ from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
 #: How long a submit watches a new job for a refusal that waiting cannot cure (no node can ever take it).
-FIRST_LOOK_S = 15.0
+FIRST_LOOK_S = 30.0
 #: The words of a scheduler that sees no node able to run a pod (on a cluster that cannot add nodes).
 NEVER_FITS = re.compile(r"\d+/\d+ nodes are available")
 
