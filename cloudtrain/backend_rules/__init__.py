@@ -133,6 +133,13 @@ register(
     attach_by_name=True,
 )
 register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
+register(
+    "kubernetes",
+    "cloudtrain.backends.kubernetes.backend",
+    section="cloudtrain.backends.kubernetes.section:Kubernetes",
+    sdk=("kubernetes",),
+    title="Kubernetes",
+)
 
 
 class PluginError(UsageError):
