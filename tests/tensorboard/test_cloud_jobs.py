@@ -66,9 +66,9 @@ def test_tensorboard_serves_the_event_files_copied_from_s3_and_refreshes_a_runni
         (run,) = board.runs
         assert run.name == JOB and run.source == f"s3://team-bucket/outputs/{JOB}/tensorboard/"
         assert run.logdir.is_relative_to(history.cache_dir() / "tensorboard" / "sagemaker")
-        assert get(board.url + "data/runs") == [f"{JOB}/."]
+        assert get(board.url + "data/runs") == [f"{JOB}"]
         tags = get(board.url + "data/plugin/scalars/tags")
-        assert sorted(tags[f"{JOB}/."]) == ["epoch_accuracy", "epoch_loss"]
+        assert sorted(tags[f"{JOB}"]) == ["epoch_accuracy", "epoch_loss"]
 
         grown = event.read_bytes() + b"appended record"  # the job appends; the copy gets the tail only
         s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/tensorboard/{event.name}", Body=grown)
@@ -148,7 +148,7 @@ def test_a_running_jobs_new_event_file_reaches_tensorboard_by_itself(aws, sagema
     aws.set_job(REGION, JOB, "InProgress", "Training")
     later = write_scalars(tmp_path / "later", {"epoch_loss": [0.25]}, suffix=".later", first=2)
     with serve([JOB], port=free_port(), refresh_s=1) as board:
-        scalars = board.url + f"data/plugin/scalars/scalars?run={JOB}/.&tag=epoch_loss"
+        scalars = board.url + f"data/plugin/scalars/scalars?run={JOB}&tag=epoch_loss"
         assert [step for _, step, _ in get(scalars)] == [0, 1]
         s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/tensorboard/{later.name}", Body=later.read_bytes())
         deadline = time.monotonic() + 120  # a bound on waiting, not a measured time
