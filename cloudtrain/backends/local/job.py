@@ -354,10 +354,14 @@ def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
     if not output_dir.is_dir():
         return JobFiles({}, gone=f"its run folder {output_dir} is gone")
     board = status.details.get("tensorboard_dir")
+    real, root = os.path.realpath(board or output_dir), os.path.realpath(output_dir)
+    why = None if board else f"run {status.job_id} recorded no TensorBoard folder"
+    if board and Path(board).is_relative_to(output_dir) and not Path(real).is_relative_to(root):
+        board, why = None, f"its event folder is a link to {real}, outside its run folder {output_dir}: not followed"
     return JobFiles(
         {"output": LocalFolder(output_dir)},
         LocalFolder(board) if board else None,
-        no_tensorboard=None if board else f"run {status.job_id} recorded no TensorBoard folder",
+        no_tensorboard=why,
         running=not status.state.terminal,
     )
 
