@@ -22,6 +22,7 @@ from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
+from cloudtrain.errors import UsageError
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
@@ -529,6 +530,13 @@ class RecordedJob(HandleDefaults):
         """Stop a run started by another cloudtrain process: a detached run's supervisor gets SIGTERM and
         stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
+        doubtful = record.unproven(status.details)
+        if doubtful:
+            raise UsageError(
+                f"run {status.job_id}: its status.json names pid {', '.join(map(str, doubtful))} without the start "
+                "time that proves it is the run's; nothing was signalled",
+                hint=f"if it is the run's, stop it yourself: kill {' '.join(map(str, doubtful))}",
+            )
         if status.state is JobState.RUNNING:
             open_append(self._path.parent / CANCEL_REQUESTED).close()  # the owner records CANCELLED, not PREEMPTED
             for owner, start in record.owner(status.details):
@@ -539,7 +547,7 @@ class RecordedJob(HandleDefaults):
                         pass  # it has just ended: the status below says how
                 return self.status()
             for pid, start in record.pids(status.details):
-                if record.ours(pid, start):
+                if record.ours(pid, start, environment=status.details.get("environment")):
                     try:
                         os.killpg(pid, signal.SIGTERM)
                     except (ProcessLookupError, PermissionError):
