@@ -155,3 +155,28 @@ def test_a_running_jobs_new_event_file_reaches_tensorboard_by_itself(aws, sagema
         while len(get(scalars)) < 3 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert [(step, round(value, 2)) for _, step, value in get(scalars)] == [(0, 0.8), (1, 0.3), (2, 0.25)]
+
+
+@pytest.mark.parametrize("how", ["link", "fifo", "an object climbing out"])
+def test_an_s3_download_never_writes_through_a_link_or_outside_its_folder(how, aws, sagemaker_job, tmp_path, capsys):
+    """Issue 48: a partial file that was a link was appended to through it (the outside file grew by the
+    download's size) before the MD5 check failed; a FIFO there hung the download."""
+    s3, files, event = sagemaker_job
+    dest, outside = tmp_path / "got", tmp_path / "elsewhere" / "precious"
+    outside.parent.mkdir()
+    outside.write_bytes(b"precious")
+    partial = dest / "output" / ("model.tar.gz" + PARTIAL)
+    partial.parent.mkdir(parents=True)
+    if how == "link":
+        partial.symlink_to(outside)
+    elif how == "fifo":
+        import os
+
+        os.mkfifo(partial)
+    else:
+        s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/output/../../../../elsewhere/precious", Body=b"x")
+    assert main(["outputs", JOB, "--download", str(dest)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("fetching ")]
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    assert ("points outside" if how.startswith("an") else "not written through") in err[0], err
+    assert outside.read_bytes() == b"precious"
