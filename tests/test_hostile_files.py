@@ -48,6 +48,10 @@ def _socket(path: Path) -> None:
 _SOCKETS: list[socket.socket] = []
 
 
+def _relative_link(target: Path, link: Path) -> None:
+    os.symlink(os.path.relpath(target, link.parent), link)
+
+
 # (what is put in the run folder, the one line `outputs` must print about it)
 IN_THE_RUN: dict[str, tuple[Callable[[Path], None], str]] = {
     "a link to a file outside the run": (
@@ -55,7 +59,7 @@ IN_THE_RUN: dict[str, tuple[Callable[[Path], None], str]] = {
         "model/creds is a link to {tmp}/credentials, outside {run}: not read",
     ),
     "a relative link climbing out": (
-        lambda f: (_secret(f), os.symlink("../../../credentials", f / "model" / "up")),
+        lambda f: _relative_link(_secret(f), f / "model" / "up"),
         "model/up is a link to {tmp}/credentials, outside {run}: not read",
     ),
     "a link to /etc/passwd": (lambda f: os.symlink("/etc/passwd", f / "passwd"), "passwd is a link to /etc/passwd"),

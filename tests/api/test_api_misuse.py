@@ -38,47 +38,49 @@ def job(tmp_path, monkeypatch) -> cloudtrain.Job:
 
 
 # (the call, what the one line must say)
+api: Any = cloudtrain  # the calls below pass wrong types on purpose
+
 MISUSE: dict[str, tuple[Callable[[Any], Any], str]] = {
-    "load_config(123)": (lambda j: cloudtrain.load_config(123), "load_config(): path must be str | Path, not int 123"),
+    "load_config(123)": (lambda j: api.load_config(123), "load_config(): path must be str | Path, not int 123"),
     "overrides=5": (
-        lambda j: cloudtrain.load_config("job.yaml", overrides=5),
+        lambda j: api.load_config("job.yaml", overrides=5),
         "load_config(): overrides must be Mapping[str, Any] | Sequence[str], not int 5",
     ),
     "include='trainer'": (
-        lambda j: cloudtrain.load_config("job.yaml", include="trainer"),
+        lambda j: api.load_config("job.yaml", include="trainer"),
         "load_config(): include must be Sequence[str], not str 'trainer'",
     ),
     "strict='yes'": (
-        lambda j: cloudtrain.load_config("job.yaml", strict="yes"),
+        lambda j: api.load_config("job.yaml", strict="yes"),
         "load_config(): strict must be bool, not str 'yes'",
     ),
     "an unknown keyword": (
-        lambda j: cloudtrain.load_config("job.yaml", overides={"name": "x"}),
+        lambda j: api.load_config("job.yaml", overides={"name": "x"}),
         "load_config(): got an unexpected keyword argument 'overides'",
     ),
-    "plan of a path": (lambda j: cloudtrain.plan("job.yaml"), "plan(): config must be Config, not str 'job.yaml'"),
-    "submit of a path": (lambda j: cloudtrain.submit("job.yaml"), "submit(): config must be Config, not str"),
+    "plan of a path": (lambda j: api.plan("job.yaml"), "plan(): config must be Config, not str 'job.yaml'"),
+    "submit of a path": (lambda j: api.submit("job.yaml"), "submit(): config must be Config, not str"),
     "submit local='yes'": (
-        lambda j: cloudtrain.submit(cloudtrain.load_config("job.yaml"), local="yes"),
+        lambda j: api.submit(api.load_config("job.yaml"), local="yes"),
         "submit(): local must be bool, not str 'yes'",
     ),
-    "attach(123)": (lambda j: cloudtrain.attach(123), "attach(): job_id must be str, not int 123"),
-    "jobs('5')": (lambda j: cloudtrain.jobs("5"), "jobs(): limit must be int, not str '5'"),
-    "jobs(0)": (lambda j: cloudtrain.jobs(0), "jobs(): limit must be 1 or more, not 0"),
-    "report of a text": (lambda j: cloudtrain.report("demo-1"), "report(): job_ids must be Sequence[str], not str"),
+    "attach(123)": (lambda j: api.attach(123), "attach(): job_id must be str, not int 123"),
+    "jobs('5')": (lambda j: api.jobs("5"), "jobs(): limit must be int, not str '5'"),
+    "jobs(0)": (lambda j: api.jobs(0), "jobs(): limit must be 1 or more, not 0"),
+    "report of a text": (lambda j: api.report("demo-1"), "report(): job_ids must be Sequence[str], not str"),
     "tensorboard of a text": (
-        lambda j: cloudtrain.tensorboard("demo-1"),
+        lambda j: api.tensorboard("demo-1"),
         "tensorboard(): job_ids must be Sequence[str], not str 'demo-1'",
     ),
     "tensorboard port='x'": (
-        lambda j: cloudtrain.tensorboard(["demo-1"], port="x"),
+        lambda j: api.tensorboard(["demo-1"], port="x"),
         "tensorboard(): port must be int, not str 'x'",
     ),
     "tensorboard port 70000": (
-        lambda j: cloudtrain.tensorboard(["demo-1"], port=70000),
+        lambda j: api.tensorboard(["demo-1"], port=70000),
         "tensorboard(): port must be 1 to 65535, not 70000",
     ),
-    "sweep_results(5)": (lambda j: cloudtrain.sweep_results(5), "sweep_results(): sweep_id must be str, not int 5"),
+    "sweep_results(5)": (lambda j: api.sweep_results(5), "sweep_results(): sweep_id must be str, not int 5"),
     "download(5)": (lambda j: j.download(5), "Job.download(): dest must be str | Path, not int 5"),
     "logs(drain='x')": (lambda j: list(j.logs(drain="x")), "Job.logs(): drain must be float | None, not str 'x'"),
     "cancel(wait=1)": (lambda j: j.cancel(wait=1), "Job.cancel(): wait must be bool, not int 1"),
