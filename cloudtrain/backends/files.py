@@ -243,11 +243,12 @@ class Locked:
         os.close(self.fd)
 
 
-def _open_for_writing(path: Path, size: int) -> tuple[int, int]:
+def _open_for_writing(path: Path, size: int, private: bool) -> tuple[int, int]:
     """``(fd, bytes already there)``: ``path`` opened to append without following a link, or created
-    (exclusively, 0600 until it is whole); what is there but is not a regular file is one line."""
+    exclusively (``private``: 0600 until it is whole and given its mode; else the umask's); what is there
+    but is not a regular file is one line."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600 if private else 0o666)
         return fd, 0
     except FileExistsError:
         pass
@@ -281,12 +282,12 @@ def write_file(
 ) -> int:
     """The one writer of a job's files on this machine (downloads and TensorBoard's copies): ``rel`` under
     ``root`` written from ``read(offset)``'s blocks, appended to what is there (a partial file, or with
-    ``partial=False`` the growing copy itself), never through a link, then given ``mode`` (None: the umask's)
+    ``partial=False`` the growing copy itself), never through a link, then given ``mode`` (None: the umask's),
     and, via a partial file, renamed into place after ``check`` (a problem in one line, or None). Returns the
     bytes read."""
     target = landing(root, rel)
     path = target.with_name(target.name + PARTIAL) if partial else target
-    fd, have = _open_for_writing(path, size)
+    fd, have = _open_for_writing(path, size, private=mode is not None)
     try:
         got = have
         for block in read(have):
@@ -305,7 +306,8 @@ def write_file(
         if wrong:
             os.unlink(path)
             raise BackendError(f"{rel}: {wrong}", hint="run the same command again")
-        os.fchmod(fd, (mode if mode is not None else 0o666 & ~_umask()) & 0o777)
+        if mode is not None:
+            os.fchmod(fd, mode & 0o777)
         now = os.lstat(path)
         if (now.st_ino, now.st_dev) != (written.st_ino, written.st_dev):  # swapped while written
             raise UsageError(f"{path} was replaced while it was written: not renamed into place")
@@ -316,9 +318,3 @@ def write_file(
     finally:
         os.close(fd)
     return size - have
-
-
-def _umask() -> int:
-    mask = os.umask(0o22)
-    os.umask(mask)
-    return mask
