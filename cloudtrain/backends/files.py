@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cloudtrain.backends import tree
+from cloudtrain import filetree as tree
 from cloudtrain.errors import BackendError, UsageError
 
 CHUNK = 8 * 2**20  # one read of a remote file: progress, and where an interrupted download resumes
@@ -71,7 +71,7 @@ class JobFiles:
 
 
 class LocalFolder:
-    """A folder on this machine (a local run's output folder), listed and read by :mod:`~cloudtrain.backends.tree`."""
+    """A folder on this machine (a local run's output folder), listed and read by :mod:`~cloudtrain.filetree`."""
 
     def __init__(self, path: str | Path, *, skip: tuple[str, ...] = ()):
         self.path = Path(path)

@@ -9,11 +9,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from cloudtrain.backends import tree
+from cloudtrain import filetree as tree
 from cloudtrain.backends.files import CHUNK, StoredFile
 from cloudtrain.backends.slurm.shell import ClusterShell
 
-#: The one reader (cloudtrain/backends/tree.py), run by the cluster's Python: ``list ROOT``, ``read ROOT REL START N``
+#: The one reader (cloudtrain/filetree.py), run by the cluster's Python: ``list ROOT``, ``read ROOT REL START N``
 _TREE = Path(tree.__file__).read_text()
 
 

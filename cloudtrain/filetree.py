@@ -29,7 +29,7 @@ def kind(mode: int) -> str:
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
 
 
-def _within(real: str, root: str) -> bool:
+def within(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -37,7 +37,7 @@ def _safe(root: str, rel: str) -> tuple[str, os.stat_result]:
     """The real path of ``root/rel`` and its status; OSError (one line) for what is not read."""
     real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(root, rel))
-    if not _within(real, real_root):
+    if not within(real, real_root):
         raise OSError(f"{rel} is a link to {real}, outside {root}: not read")
     try:
         found = os.stat(real)
