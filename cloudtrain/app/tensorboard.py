@@ -212,7 +212,9 @@ def check_port(bind: str, port: int, server_pid: Path) -> None:
     running there (its pid and start time recorded, its command TensorBoard's) is stopped first."""
     if port_free(bind, port):
         return
-    stale = read_json_object(server_pid) if server_pid.is_file() else {}
+    stale: dict[str, Any] = {}
+    with contextlib.suppress(UsageError):  # a damaged record proves nothing: the port is someone's
+        stale = read_json_object(server_pid) if server_pid.is_file() else {}
     pid = stale.get("pid")
     if isinstance(pid, int) and pid > 1 and process_start(pid) == stale.get("start") and _LAUNCH in _cmdline(pid):
         log.warning("warning: stopping the TensorBoard cloudtrain left running on port %s (pid %s)", port, pid)
