@@ -111,7 +111,7 @@ def test_a_handle_whose_run_folder_is_gone_is_one_usage_error(call, job, tmp_pat
     shutil.rmtree(tmp_path / "runs" / "demo-1")
     with pytest.raises(UsageError) as refused:
         call(job)
-    assert str(tmp_path / "runs" / "demo-1") in str(refused.value)
+    assert f"its run folder {tmp_path / 'runs' / 'demo-1'} is gone" in str(refused.value), str(refused.value)
     assert not Path("dl").exists()
 
 

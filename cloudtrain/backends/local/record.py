@@ -31,6 +31,8 @@ NATIVE = {
 
 def recover(status: Path) -> str:
     logs = status.parent
+    if not logs.parent.is_dir():  # the whole run folder was removed (or moved) after the handle was made
+        return f"its run folder {logs.parent} is gone: pass the folder's new place, or forget the run"
     return f"remove the run folder {logs.parent} (its replicas' logs are {logs}/*.log), or repair the file"
 
 
