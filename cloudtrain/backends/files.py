@@ -6,11 +6,14 @@ handle's ``files()`` names them as :class:`JobFiles`: its output folders (model,
 user's files, per-replica logs) and where its TensorBoard event files are. :class:`Folder` is all
 the app layer needs of each (``cloudtrain outputs``, ``cloudtrain tensorboard``): one listing,
 and the bytes of one file from an offset, so a download resumes and a growing event file is
-fetched by its new bytes only.
+fetched by its new bytes only. A folder here or on a cluster is listed and read by the one reader
+(:mod:`cloudtrain.filetree`); every file lands on this machine through the one writer,
+:func:`write_file`, into a folder :class:`Locked` against a second writer.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import stat
@@ -221,8 +224,6 @@ class Locked:
     into the same folder is one line at once; ``wait``: it waits for the first (a refresh)."""
 
     def __init__(self, root: Path, *, wait: bool = False):
-        import fcntl
-
         root.mkdir(parents=True, exist_ok=True)
         self.path, self.wait = root / ".cloudtrain-lock", wait
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
