@@ -169,8 +169,8 @@ def prepare_runs(
             empty.append(f"{folder.uri} holds no event files{' yet' if files.running else ''}")
         runs.append(BoardRun(name, handle.job_id, handle, mirror.dest, folder.uri, mirror, running=files.running))
     if empty:
-        said = f"{'; '.join(empty)}: TensorBoard's are written by the trainer, tf.keras.callbacks.TensorBoard"
-        said += "(log_dir=os.environ['AIP_TENSORBOARD_LOG_DIR']) or tf.summary"
+        said = f"{'; '.join(empty)}: the trainer writes them, with a tf.keras.callbacks.TensorBoard callback "
+        said += "(or tf.summary) whose log_dir is the job's TensorBoard folder"
         if len(empty) == len(runs) and not any(run.running for run in runs):
             raise UsageError(said, hint="add the callback to the trainer and run it again")
         log.warning("warning: %s", said)
