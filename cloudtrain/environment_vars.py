@@ -352,3 +352,14 @@ def covers(name: str) -> bool:
         if name == variable.name or stem != variable.name and name.startswith(stem):
             return True
     return False
+
+
+def reserved(name: str) -> str | None:
+    """Who sets ``name`` in the job, where cloudtrain or its launchers do (``CLOUDTRAIN_RUN_MODULE``, a
+    ``CLOUDTRAIN_SECRET_<NAME>``): a value of the config's ``env:`` would replace theirs; else None."""
+    for variable in VARIABLES:
+        stem = variable.name.split("<", 1)[0]
+        if variable.group in ("job", "slurm") and stem.startswith("CLOUDTRAIN_") and not variable.who.startswith("you"):
+            if name == variable.name or stem != variable.name and name.startswith(stem):
+                return variable.who.split(";")[0]
+    return None

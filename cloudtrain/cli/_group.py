@@ -232,6 +232,7 @@ class Group(click.Group):
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
         if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
+            backends.check_plugins()
             line = ", ".join(
                 f"{name} ({title})" if title != name else name for name, title in backends.titles().items()
             )

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from cloudtrain import api
+from cloudtrain import api, backends
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
@@ -50,6 +50,7 @@ def status(
     job_id: str, backend: str | None, region: str | None, project: str | None, config_path: str | None, output: str
 ) -> None:
     """Show a job's state."""
+    backends.check_plugins()
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_status(job_id, output)
         return

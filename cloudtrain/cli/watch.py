@@ -67,6 +67,8 @@ def outputs(job_id: str, dest: str | None, force: bool, output: str) -> None:
     """List what a job produced (model, checkpoints, TensorBoard logs, replicas' logs, anything under its
     output folder) with sizes; --download DIR fetches them (resumes, verifies sizes and checksums)."""
     listing = app_outputs.list_outputs(app_tensorboard.attach(job_id))
+    for note in listing.notes:
+        click.echo(f"warning: {note}", err=True)
     if dest is None:
         if output == "json":
             print_json(listing.to_dict())

@@ -23,6 +23,7 @@ from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
+from cloudtrain.errors import UsageError
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.numbers import measured
@@ -356,10 +357,14 @@ def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
     if not output_dir.is_dir():
         return JobFiles({}, gone=f"its run folder {output_dir} is gone")
     board = status.details.get("tensorboard_dir")
+    real, root = os.path.realpath(board or output_dir), os.path.realpath(output_dir)
+    why = None if board else f"run {status.job_id} recorded no TensorBoard folder"
+    if board and Path(board).is_relative_to(output_dir) and not Path(real).is_relative_to(root):
+        board, why = None, f"its event folder is a link to {real}, outside its run folder {output_dir}: not followed"
     return JobFiles(
         {"output": LocalFolder(output_dir)},
         LocalFolder(board) if board else None,
-        no_tensorboard=None if board else f"run {status.job_id} recorded no TensorBoard folder",
+        no_tensorboard=why,
         running=not status.state.terminal,
     )
 
@@ -527,6 +532,13 @@ class RecordedJob(HandleDefaults):
         """Stop a run started by another cloudtrain process: a detached run's supervisor gets SIGTERM and
         stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
+        doubtful = record.unproven(status.details)
+        if doubtful:
+            raise UsageError(
+                f"run {status.job_id}: its status.json names pid {', '.join(map(str, doubtful))} without the start "
+                "time that proves it is the run's; nothing was signalled",
+                hint=f"if it is the run's, stop it yourself: kill {' '.join(map(str, doubtful))}",
+            )
         if status.state is JobState.RUNNING:
             open_append(self._path.parent / CANCEL_REQUESTED).close()  # the owner records CANCELLED, not PREEMPTED
             for owner, start in record.owner(status.details):
@@ -537,7 +549,7 @@ class RecordedJob(HandleDefaults):
                         pass  # it has just ended: the status below says how
                 return self.status()
             for pid, start in record.pids(status.details):
-                if record.ours(pid, start):
+                if record.ours(pid, start, environment=status.details.get("environment")):
                     try:
                         os.killpg(pid, signal.SIGTERM)
                     except (ProcessLookupError, PermissionError):
