@@ -49,6 +49,25 @@ class Duration(_DurationType):
         return hours * 3600 + minutes * 60 + seconds
 
 
+if TYPE_CHECKING:
+    _TextType = click.ParamType[str]
+else:
+    _TextType = click.ParamType
+
+
+class JobId(_TextType):
+    """A job as people name it: its id, ``last``, a unique prefix or suffix of an id in this machine's history
+    (:func:`cloudtrain.history.expand`), a run folder, a cloud's full name."""
+
+    name = "JOB"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from cloudtrain.history import expand
+
+        return expand(str(value))
+
+
+JOB_ID = JobId()
 DRAIN_OPTION = click.option(
     "--drain",
     type=Duration(),

@@ -17,7 +17,7 @@ from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
 from cloudtrain.cli._follow import masked_lines
-from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
+from cloudtrain.cli._group import DRAIN_OPTION, JOB_ID, OUTPUT_OPTION, cli, debug_enabled
 from cloudtrain.cli._group import job_options as _job_options
 from cloudtrain.console import (
     ReplicaPrinter,
@@ -43,7 +43,7 @@ def _attach(
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @_job_options
 @OUTPUT_OPTION
 def status(
@@ -87,7 +87,7 @@ def _interruption_line(item: dict[str, Any]) -> str:
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
 @DRAIN_OPTION
 @_job_options
@@ -141,7 +141,7 @@ def logs(
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the cancel has taken effect.")
 @_job_options
 @OUTPUT_OPTION

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.listing import Listed, listed
 from cloudtrain.cli._group import OUTPUT_OPTION, cli, job_options
 from cloudtrain.console import make_console, print_json, print_table
@@ -60,6 +61,8 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
             [job.to_dict() | ({"state": sweeps[j]} if sweeps.get(j := job.record.job_id) else {}) for job in jobs]
         )
         return
+    if not jobs and experiment:
+        experiment_jobs(experiment)  # none of that name: one line naming the experiments there are
     if not jobs:
         flags = backend or region or experiment
         click.echo("no jobs in this machine's history" + (" for these flags" if flags else ""), err=True)

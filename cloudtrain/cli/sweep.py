@@ -18,7 +18,7 @@ from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle
-from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import (
     Console,
     ReplicaPrinter,
@@ -166,7 +166,7 @@ def sweep() -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 def results(job_id: str, output: str) -> None:
     """The trials of a sweep, best marked (local, Vertex AI or SageMaker)."""
@@ -175,7 +175,7 @@ def results(job_id: str, output: str) -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 @click.option("--detached", is_flag=True, hidden=True, help="Run as the owner of a detached sweep (submit --detach).")
 def resume(job_id: str, output: str, detached: bool) -> None:

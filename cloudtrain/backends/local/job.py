@@ -422,6 +422,7 @@ class RecordedJob(HandleDefaults):
         return run_files(self.status(), self.output_dir)
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
+        data = record.rebased(data, self.output_dir)  # a moved project's run: its paths where they are now
         recorded, native = data["native_state"], record.native_state(data)  # checked by record.load
         details = data.get("details") or {}
         owner = [pid for pid, _ in record.owner(details)]
