@@ -177,6 +177,28 @@ def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any
     )
 
 
+class ShownLines:
+    """What the CLI shows of each line (the Python API's ``Job.logs`` too): a DEBUG line (a backend's start-up
+    noise, e.g. TensorFlow looking for CUDA on a machine without GPUs) only with ``show_debug``; a trainer's
+    event rendered as words (``epoch 3/12  loss 0.41``), an epoch's repeat left out; every other line as it is."""
+
+    def __init__(self, *, show_debug: bool = False, epochs: int | None = None):
+        self.show_debug = show_debug
+        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
+        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
+
+    def __call__(self, line: LogLine) -> str | None:
+        """The line's text as shown, or None when it is not shown."""
+        if line.severity.upper() == "DEBUG" and not self.show_debug:
+            return None
+        event = parse_event(line.message)
+        if event is not None and event.get("event") == "epoch":
+            self._last_epoch[line.replica] = event
+        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
+            return None
+        return format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
+
+
 class ReplicaPrinter:
     """Prints log lines prefixed by replica, one stable colour per replica on a terminal.
 
@@ -185,21 +207,12 @@ class ReplicaPrinter:
 
     def __init__(self, console: Console | None = None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
-        self.show_debug = show_debug
-        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
+        self.shown = ShownLines(show_debug=show_debug, epochs=epochs)
         self._colours: dict[str, str] = {}
         self._width = 8
-        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
 
     def __call__(self, line: LogLine) -> None:
-        if line.severity.upper() == "DEBUG" and not self.show_debug:
-            return
-        event = parse_event(line.message)
-        if event is not None and event.get("event") == "epoch":
-            self._last_epoch[line.replica] = event
-        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
-            return
-        message = format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
+        message = self.shown(line)
         if message is None:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])

@@ -12,6 +12,7 @@ import click
 
 from cloudtrain import __version__, backends
 from cloudtrain.errors import UsageError
+from cloudtrain.history import expand
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -62,8 +63,6 @@ class JobId(_TextType):
     name = "JOB"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from cloudtrain.history import expand
-
         return expand(str(value))
 
 

@@ -16,7 +16,6 @@ from cloudtrain import api
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
-from cloudtrain.cli._follow import masked_lines
 from cloudtrain.cli._group import DRAIN_OPTION, JOB_ID, OUTPUT_OPTION, cli, debug_enabled
 from cloudtrain.cli._group import job_options as _job_options
 from cloudtrain.console import (
@@ -128,15 +127,15 @@ def logs(
                 show_line=show_json,
             )
             return
-        for line in masked_lines(job.logs(follow=False)):
+        for line in job.logs(follow=False, debug=True, events=True):  # every line, events as they came
             show_json(line)
         return
     console = make_console()
     if follow:
         follow_job(console, job.handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return
-    printer = ReplicaPrinter(console, show_debug=debug_enabled())
-    for line in masked_lines(job.logs(follow=False)):
+    printer = ReplicaPrinter(console, show_debug=True)  # what job.logs yields is shown: it held back the rest
+    for line in job.logs(follow=False, debug=debug_enabled()):
         printer(line)
 
 

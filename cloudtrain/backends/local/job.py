@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import json
 import logging
@@ -90,6 +91,7 @@ class LocalJob(HandleDefaults):
         self._group: ReplicaGroup | None = None
         self._grace = stop_grace_s
         self._lock = threading.Lock()
+        self._exited = False  # stopped because the process that started it exits
 
     def _start(self, launches: list[Launch]) -> None:
         self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
@@ -119,6 +121,19 @@ class LocalJob(HandleDefaults):
         self._group = group
         group.start()
         self._record(self._status())
+        atexit.register(self._end_with_this_process)
+
+    def _end_with_this_process(self) -> None:
+        """At this interpreter's exit (a script that submitted and returned, or a Ctrl-C that ended it) the
+        replicas would die with it unrecorded: the run is stopped as ``cancel`` stops it and recorded CANCELLED
+        with its real wall time (a second Ctrl-C: killed). A run meant to go on is detached (``--detach``)."""
+        if self._final is not None or self._group is None:
+            return
+        self._exited = True
+        try:
+            self.cancel()
+        except KeyboardInterrupt:
+            self.kill()
 
     def _watch(self, line: LogLine) -> None:
         if line.replica == self._chief.name and line.message.startswith(EVENT_PREFIX):
@@ -243,7 +258,8 @@ class LocalJob(HandleDefaults):
             elif native == "timed_out":
                 message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
             elif native == "cancelled":
-                message = f"cancelled; {what}"
+                why = " as the Python process that started it exited (detach it to keep it running)"
+                message = f"cancelled{why if self._exited else ''}; {what}"
             elif native == "preempted":
                 details["preempted_replica"] = outcome.preempted
                 message = f"preempted (replica {outcome.preempted} got SIGTERM from outside cloudtrain); {what}"
