@@ -9,6 +9,7 @@ output never imports rich (a good part of a dry-run's own time).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -324,13 +325,62 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
 
 
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A job's details as rows for people (``status``, the end-of-run summary): words for keys
+    (``uploads outputs``), ``yes``/``no``, seconds with their unit (``17.7 s``), replicas counted
+    (``1 (chief)``), numbers at a sensible precision; a metric keeps the name the code gave it
+    (``metrics.val_accuracy``). ``-o json`` has the machine names and the full values."""
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
-        if isinstance(value, Mapping):
-            rows.extend(flatten(value, f"{prefix}{key}."))
+        label = f"{prefix}{_words(key)}"
+        if key == "metrics" and isinstance(value, Mapping):
+            rows += [(f"metrics.{k}", _human(k, v)) for k, v in value.items()]
+        elif key == "exit_codes" and isinstance(value, Mapping):
+            rows.append((label, ", ".join(f"{k} {v}" for k, v in value.items())))
+        elif isinstance(value, Mapping):
+            rows.extend(flatten(value, f"{label} "))
+        elif key == "replicas" and isinstance(value, (list, tuple)):
+            rows.append((label, f"{len(value)} ({', '.join(map(str, value))})"))
+        elif isinstance(value, (list, tuple)):
+            rows.append((label, "; ".join(str(_human(key, v)) for v in value)))
         else:
-            rows.append((f"{prefix}{key}", measured(value) if isinstance(value, float) else value))
+            rows.append((label, _human(key, value)))
     return rows
+
+
+def _words(key: str) -> str:
+    """``environment_setup_s`` → ``environment setup``; ``usd`` → ``USD``."""
+    key = key[:-2] if key.endswith("_s") else key
+    return "USD" if key == "usd" else key.replace("_", " ")
+
+
+_TIMES = ("created", "ended", "started")
+
+
+def _human(key: str, value: Any) -> Any:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key in _TIMES and isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        return (
+            f"{when.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC" if when.tzinfo else f"{when:%Y-%m-%d %H:%M:%S}"
+        )
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return seconds(value)
+    return measured(value) if isinstance(value, float) else value
+
+
+def seconds(value: float) -> str:
+    """A duration as people read it: ``0.268 s``, ``17.7 s``, ``3 min 5 s``."""
+    if value < 100:
+        return f"{value:.3g} s"
+    minutes, secs = divmod(round(value), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
 
 
 #: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.
@@ -351,8 +401,7 @@ _SUMMARY_HIDDEN = {
 
 def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
-    rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
-    return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
+    return flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
 
 
 def _replicas(value: object) -> str:

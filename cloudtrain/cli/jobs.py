@@ -29,6 +29,7 @@ from cloudtrain.console import (
 )
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import describe
+from cloudtrain.timeline import describe as describe_phases
 from cloudtrain.timeline import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +58,9 @@ def status(
         print_json(report.to_dict())
         return
     result, interrupted = report.status, report.interruptions
-    rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
+    rows = flatten({k: v for k, v in result.to_dict().items() if k not in ("details", "job_id")})
+    if report.phases:
+        rows.append(("phases", describe_phases(report.phases)))
     details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
     rows += flatten(details) + flatten({"cost": report.cost or {}})
     if interrupted:

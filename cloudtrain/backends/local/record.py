@@ -57,11 +57,15 @@ def rebased(data: dict[str, Any], here: Path) -> dict[str, Any]:
     if not isinstance(old, str) or not old or os.path.normpath(old) == new:
         return data
 
-    def moved(value: Any) -> Any:
-        if isinstance(value, str) and (value == old or value.startswith(old.rstrip("/") + "/")):
-            return new + value[len(old.rstrip("/")) :]
+    root = old.rstrip("/")
+
+    def moved(value: Any) -> Any:  # the folder itself, a path under it, or one named in a line (a warning)
+        if isinstance(value, str):
+            return new if value.rstrip("/") == root else value.replace(root + "/", new + "/")
         if isinstance(value, dict):
             return {k: moved(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [moved(v) for v in value]
         return value
 
     return {**data, "name": moved(data.get("name")), "details": moved(details)}
