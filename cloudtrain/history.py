@@ -55,6 +55,7 @@ class JobRecord:
     experiment: str | None = None  # the config's ``experiment:`` (``list``/``report``/``tensorboard --experiment``)
     ended: str | None = None  # ISO time the job ended, once this machine saw it end
     metrics: dict[str, float] | None = None  # its final numbers ({"val_accuracy": 0.98, "loss": 0.05}), if known
+    args: list[str] | None = None  # what its code was run with (args, then hyperparameters as --k=v), secrets ***
 
     @property
     def attach_id(self) -> str:
@@ -101,6 +102,7 @@ def _problem(data: dict[str, Any]) -> str | None:
         and get("backend") in _known_backends()
         and all(type(get(k)) is str or get(k) is None for k in _TEXT)
         and (get("metrics") is None or _numbers(get("metrics")))
+        and (get("args") is None or _texts(get("args")))
     ):
         return None
     missing = [k for k in _REQUIRED if not isinstance(data.get(k), str)]
@@ -112,6 +114,8 @@ def _problem(data: dict[str, Any]) -> str | None:
     not_numbers = [k for k in _OBJECTS if data.get(k) is not None and not _numbers(data[k])]
     if not_numbers:
         return f"{not_numbers[0]} is not an object of numbers"
+    if data.get("args") is not None and not _texts(data["args"]):
+        return "args is not a list of text"
     if data["backend"] not in names():
         return f"unknown backend {data['backend']!r}, allowed: {', '.join(names())}"
     return None
@@ -126,6 +130,10 @@ def _known_backends() -> frozenset[str]:
 
 
 _KNOWN: list[tuple[tuple[str, ...], frozenset[str]]] = [((), frozenset())]
+
+
+def _texts(value: object) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
 
 
 def _numbers(value: object) -> bool:

@@ -33,6 +33,7 @@ class RunData:
     price_note: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
     metric: str | None = None  # the metric a sweep's trials report
+    scales: dict[str, str] = field(default_factory=dict)  # a sweep's parameter → its scale (linear, log…)
     interruptions: dict[str, Any] | None = None  # cloudtrain.interruptions.summarize
 
     def interruption_offsets(self) -> list[tuple[float, float | None]]:
@@ -137,4 +138,5 @@ def from_sweep(job_id: str, backend: str, table: Any) -> RunData:
     """A sweep's row of the report: its trials (a :class:`~cloudtrain.sweeps.results.SweepResults`)."""
     data = RunData(job_id, backend, table.state, None, None, cost_basis="see each trial", metric=table.metric)
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
+    data.scales = dict(getattr(table, "scales", None) or {})
     return data

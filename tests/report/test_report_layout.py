@@ -76,6 +76,21 @@ def test_a_sweep_plots_its_metric_against_each_parameter():
     assert [(float(x), float(y)) for x, y in star] == [(0.0123, 0.95)]
 
 
+def test_a_sweep_axis_follows_the_parameters_scale():
+    """``scale: log`` draws on a log axis even over less than two decades (0.01 … 0.1), and a linear one stays
+    linear over three; a scale not known (a cloud sweep whose config is gone) is judged by the values."""
+    run = _sweep()
+    for trial, lr in zip(run.trials, (0.01, 0.03, 0.1), strict=True):
+        trial["params"]["lr"] = lr
+    assert figures.trials_figure([run]).axes[1].get_xscale() == "linear"  # unknown, one decade: linear
+    run.scales = {"lr": "log", "batch-size": "linear"}
+    axes = figures.trials_figure([run]).axes
+    assert axes[1].get_xscale() == "log" and axes[0].get_xscale() == "linear"
+    wide = _sweep()
+    wide.scales = {"lr": "linear"}
+    assert figures.trials_figure([wide]).axes[1].get_xscale() == "linear"  # three decades, but linear as swept
+
+
 def test_a_sweep_table_names_the_metric_and_rounds_parameters(tmp_path):
     html = page.write([_sweep()], {}, tmp_path).read_text()
     assert "<th>val_accuracy</th>" in html
