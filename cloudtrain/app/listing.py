@@ -16,10 +16,8 @@ from typing import Any
 
 from cloudtrain import history
 from cloudtrain.backends import listed_reader
+from cloudtrain.events import main_metric
 from cloudtrain.history import JobRecord
-
-#: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
-MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
 
 @dataclass(frozen=True)
@@ -78,14 +76,6 @@ def _one(entry: JobRecord, here: str, now: dict[str, str]) -> Listed:
         metrics, state = own.get("metrics") or entry.metrics, own["state"]
         place = _short(own["folder"], here, entry.job_id)
     return Listed(entry, state, _seconds(created, ended), main_metric(metrics), place)
-
-
-def main_metric(metrics: dict[str, Any] | None) -> tuple[str, float] | None:
-    for name in MAIN_METRICS:
-        value = (metrics or {}).get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return name, float(value)
-    return None
 
 
 def _seconds(created: str | None, ended: str | None) -> float | None:

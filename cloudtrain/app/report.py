@@ -54,7 +54,7 @@ def collect_run(job_id: str) -> RunData:
     status = handle.status()
     lines = list(handle.logs(follow=False))
     saved = history.load_run(status.job_id if entry is None else entry.job_id) or {}
-    return collect.from_parts(status, lines, backend, saved)
+    return collect.from_parts(status, lines, backend, saved, entry or history.find(status.job_id))
 
 
 def folder_name(job_ids: list[str]) -> str:

@@ -141,6 +141,9 @@ def _comparison(runs: list[RunData], path: Path) -> Path:
     speed_ax.bar(names, [(r.examples_per_sec or 0) / base for r in runs], color="#81c784")
     speed_ax.set(ylabel=f"speed-up vs {names[0]}", title="Steady examples/s, relative")
     cost_ax.bar(names, [r.cost_per_epoch or 0 for r in runs], color="#64b5f6")
+    for x, run in enumerate(runs):  # a run with no price says so where its bar would be
+        if run.cost_per_epoch is None:
+            cost_ax.text(x, 0, run.cost_basis, rotation=90, ha="center", va="bottom", fontsize=7, color="#666")
     cost_ax.set(ylabel="USD per epoch", title="Cost per epoch (catalog list price × billed time)")
     for ax in (speed_ax, cost_ax):
         ax.tick_params(axis="x", labelsize=7, rotation=15)
