@@ -42,6 +42,7 @@ _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the back
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
 _BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
+_STATES_AT_ONCE: set[str] = set()  # names whose ``states_now`` reads many jobs in one call (list asks only them)
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -65,6 +66,7 @@ def register(
     title: str | None = None,
     listed: str | None = None,
     attach_by_name: bool = False,
+    states_at_once: bool = False,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
     whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
@@ -75,10 +77,13 @@ def register(
     ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
     local run's folder): what ``list`` shows of one, read without loading the backend (see
     :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
-    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`)."""
+    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``states_at_once``,
+    its ``states_now`` reads many jobs' states in one call (``list`` loads no other backend to ask)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
+    if states_at_once:
+        _STATES_AT_ONCE.add(name)
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -101,7 +106,13 @@ register(
     listed="cloudtrain.backends.local.find:listed",
     attach_by_name=True,
 )
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
+register(
+    "slurm",
+    "cloudtrain.backends.slurm.backend",
+    section="cloudtrain.backends.slurm.section:Slurm",
+    title="Slurm",
+    states_at_once=True,  # one squeue a cluster
+)
 
 
 class PluginError(UsageError):
@@ -223,6 +234,12 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
     return reader
 
 
+def reads_states_at_once(name: str) -> bool:
+    """Whether backend ``name``'s ``states_now`` can say anything (one call for many jobs); known without
+    importing the backend: ``list`` asks only those that can."""
+    return name in _STATES_AT_ONCE
+
+
 def attaches_by_name(name: str) -> bool:
     """Whether backend ``name``'s ``attach`` takes the full name history records (``JobRecord.name``) rather
     than the short id; known without importing the backend (``status`` reads it for every job)."""
@@ -290,6 +307,7 @@ __all__ = [
     "Refusal",
     "clouds",
     "listed_reader",
+    "reads_states_at_once",
     "names",
     "parse_job_id",
     "plugins",

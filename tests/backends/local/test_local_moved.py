@@ -87,6 +87,9 @@ def test_a_moved_project_keeps_status_logs_report_and_cancel_of_its_runs(project
     assert (moved / "report" / "report.html").is_file()
 
     moved_run = moved / "cloudtrain-runs" / job
+    capsys.readouterr()
+    assert main(["list", "-o", "json"]) == ExitCode.OK  # list names the run where it is now
+    assert json.loads(capsys.readouterr().out)[0]["name"] == str(moved_run)
     shown = status(job, capsys)["details"]  # every path it shows is where the files are now
     for key in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir", "logs_dir"):
         assert shown[key].startswith(str(moved_run)), (key, shown[key])
