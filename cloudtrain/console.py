@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol, TextIO
 
 from cloudtrain.events import parse as parse_event
-from cloudtrain.numbers import measured
+from cloudtrain.numbers import measured, seconds
 from cloudtrain.numbers import money as money  # the CLI's modules take it from here
 from cloudtrain.words import counted as counted  # (the console's callers use it from here too)
 
@@ -370,17 +370,6 @@ def _human(key: str, value: Any) -> Any:
     if key.endswith("_s") and isinstance(value, (int, float)):
         return seconds(value)
     return measured(value) if isinstance(value, float) else value
-
-
-def seconds(value: float) -> str:
-    """A duration as people read it: ``0.268 s``, ``17.7 s``, ``3 min 5 s``."""
-    if value < 100:
-        return f"{value:.3g} s"
-    minutes, secs = divmod(round(value), 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 #: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.

@@ -23,6 +23,7 @@ from cloudtrain.console import (
     Console,
     ReplicaPrinter,
     counted,
+    flatten,
     make_console,
     print_json,
     print_kv,
@@ -225,7 +226,7 @@ def _print_status(table: SweepResults, output: str) -> None:
     if output == "json":
         print_json(summary)
         return
-    rows = [(k, v) for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")]
+    rows = flatten({k: v for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")})
     rows.insert(1, ("trials", ", ".join(f"{n} {s.lower()}" for s, n in table.counts().items()) or "none yet"))
     if best:
         rows.append(("best params", " ".join(f"--{k}={v}" for k, v in best.params.items())))

@@ -132,3 +132,18 @@ def test_a_chart_with_nothing_for_a_run_says_why(tmp_path):
     assert "has-epochs: no cost per epoch (not priced (local run))" in html  # the cost chart's empty bars
     alone = page.write([silent], figures.draw_all([silent], tmp_path), tmp_path).read_text()
     assert "Loss and metric per epoch" in alone and "why-epochs" in alone  # no chart at all: still the reason
+
+
+def test_a_sweeps_report_row_carries_the_scales_of_its_parameters():
+    from cloudtrain.reporting import collect
+    from cloudtrain.sweeps.results import SweepResults, TrialRow
+
+    table = SweepResults(
+        "s-1",
+        "val_accuracy",
+        "maximize",
+        "SUCCEEDED",
+        (TrialRow("0", "COMPLETE", 0.9, {"lr": 0.01}),),
+        scales={"lr": "log"},
+    )
+    assert collect.from_sweep("s-1", "local", table).scales == {"lr": "log"}

@@ -25,7 +25,7 @@ from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
-from cloudtrain.numbers import measured
+from cloudtrain.numbers import seconds
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
@@ -108,9 +108,9 @@ class LocalJob(HandleDefaults):
         how = (
             "reused"
             if env.cached
-            else f"reused, the package's code installed in {measured(env.setup_seconds)} s"
+            else f"reused, the package's code installed in {seconds(env.setup_seconds)}"
             if env.code_only
-            else f"built in {measured(env.setup_seconds)} s"
+            else f"built in {seconds(env.setup_seconds)}"
         )
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
         image = f"{env.description}, " if env.description else ""
