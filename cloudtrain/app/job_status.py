@@ -59,7 +59,7 @@ def interruptions(handle: JobHandle, status: JobStatus, lines: list[LogLine] | N
     if status.state.terminal and "interruptions" in saved:
         kept: dict[str, Any] | None = saved["interruptions"]
         return kept
-    return of_status(status, _lines(handle, status) if lines is None else lines)
+    return of_status(status, (_lines(handle, status) if lines is None else lines) or [])
 
 
 def _phases(status: JobStatus, lines: list[LogLine] | None) -> list[Phase]:

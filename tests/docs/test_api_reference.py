@@ -31,7 +31,7 @@ def test_the_reference_lists_each_public_types_fields() -> None:
     types = [getattr(cloudtrain.api, n) for n in cloudtrain.api.__all__ if n[0].isupper()]
     checked = 0
     for kind in types:
-        if dataclasses.is_dataclass(kind):
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
             for field in dataclasses.fields(kind):
                 if not field.name.startswith("_"):
                     assert f'id="{kind.__name__}.{field.name}"' in page, (kind.__name__, field.name)
