@@ -29,8 +29,8 @@ from cloudtrain.console import (
 )
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import describe
+from cloudtrain.numbers import human_seconds
 from cloudtrain.timeline import describe as describe_phases
-from cloudtrain.timeline import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
 

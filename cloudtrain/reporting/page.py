@@ -12,9 +12,8 @@ from typing import Any
 
 from cloudtrain.events import main_metric
 from cloudtrain.interruptions import describe as describe_interruptions
-from cloudtrain.numbers import measured, money
+from cloudtrain.numbers import human_seconds, measured, money
 from cloudtrain.reporting.collect import RunData
-from cloudtrain.timeline import human_seconds
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
