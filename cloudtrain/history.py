@@ -262,6 +262,8 @@ def nearest(text: str) -> list[str]:
 def _ids() -> list[str]:
     """Every job id in history, the newest submit first, once each (trials left out: their sweep names them)."""
     seen: dict[str, None] = {}
+    if not history_file().is_file():  # none, or one that cannot be read: the lookup before warned of it once
+        return []
     for _, data in statefiles.read_json_lines(history_file(), check=_problem):
         if data.get("kind") != "trial":
             seen.setdefault(data["job_id"], None)  # a later line (its end) keeps the submit's place
