@@ -24,8 +24,9 @@ def listed() -> dict[str, str]:
 
 
 def run_as_user(path: str) -> subprocess.CompletedProcess[str]:
-    """The script with this PATH, as a user who is not root (as root it would install)."""
-    argv = [shutil.which("bash") or "/bin/bash", str(SCRIPT)]
+    """The script with this PATH, as a user who is not root (as root it would install); bash reads it from
+    stdin, opened here: that user need not reach the checkout (a fresh clone's folder is private)."""
+    argv = [shutil.which("bash") or "/bin/bash", "-s"]
     if os.getuid() == 0:
         argv = [
             shutil.which("setpriv") or "/usr/bin/setpriv",
@@ -34,7 +35,10 @@ def run_as_user(path: str) -> subprocess.CompletedProcess[str]:
             "--clear-groups",
             *argv,
         ]
-    return subprocess.run(argv, env={"PATH": path}, capture_output=True, text=True, timeout=30, check=False)
+    with open(SCRIPT) as script:
+        return subprocess.run(
+            argv, stdin=script, env={"PATH": path}, cwd="/", capture_output=True, text=True, timeout=30, check=False
+        )
 
 
 def test_the_list_names_every_program_the_tests_drive() -> None:
