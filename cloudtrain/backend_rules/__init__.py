@@ -46,6 +46,7 @@ _TITLES: dict[str, str] = {}  # name -> its title in messages, known without imp
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
 _COMMANDS: dict[str, tuple[str, str]] = {}  # CLI command -> ("module:attr" of its click command, its help line)
 _BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
+_STATES_AT_ONCE: set[str] = set()  # names whose ``states_now`` reads many jobs in one call (list asks only them)
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -70,6 +71,7 @@ def register(
     listed: str | None = None,
     attach_by_name: bool = False,
     commands: dict[str, tuple[str, str]] | None = None,
+    states_at_once: bool = False,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
     whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
@@ -83,10 +85,12 @@ def register(
     run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
     ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
     (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
-    :func:`commands`)."""
+    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call (``list`` loads no other backend to ask)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
+    if states_at_once:
+        _STATES_AT_ONCE.add(name)
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -135,7 +139,13 @@ register(
     listed="cloudtrain.backends.local.find:listed",
     attach_by_name=True,
 )
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
+register(
+    "slurm",
+    "cloudtrain.backends.slurm.backend",
+    section="cloudtrain.backends.slurm.section:Slurm",
+    title="Slurm",
+    states_at_once=True,  # one squeue a cluster
+)
 register(
     "kubernetes",
     "cloudtrain.backends.kubernetes.backend",
@@ -293,6 +303,12 @@ def commands() -> dict[str, tuple[str, str]]:
     return dict(_COMMANDS)
 
 
+def reads_states_at_once(name: str) -> bool:
+    """Whether backend ``name``'s ``states_now`` can say anything (one call for many jobs); known without
+    importing the backend: ``list`` asks only those that can."""
+    return name in _STATES_AT_ONCE
+
+
 def attaches_by_name(name: str) -> bool:
     """Whether backend ``name``'s ``attach`` takes the full name history records (``JobRecord.name``) rather
     than the short id; known without importing the backend (``status`` reads it for every job)."""
@@ -424,6 +440,7 @@ __all__ = [
     "clouds",
     "commands",
     "listed_reader",
+    "reads_states_at_once",
     "names",
     "parse_job_id",
     "plugins",
