@@ -17,7 +17,7 @@ from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
 from cloudtrain.backends.local import record
-from cloudtrain.backends.local.keras3 import keras3_hint
+from cloudtrain.backends.local.diagnose import failure_hint, installed
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
@@ -233,10 +233,11 @@ class LocalJob(HandleDefaults):
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
-                hint = keras3_hint(
+                hint = failure_hint(
                     _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
                     self.spec.tensorflow_version,
                     self.spec.cloud,
+                    installed(self.environment.python),
                 )
                 if hint:
                     message += f"; {hint}"
