@@ -120,17 +120,7 @@ EXPECTED: dict[tuple[str, str], Outcome] = {
 
 #: (package, step) → what cloudtrain does there today instead of EXPECTED, and whose part it waits on.
 #: A test asserts today's behaviour for these (so a change is seen) and the target's in a separate list.
-NO_PACKAGE_FOLDER = "has no __init__.py — did you mean"
 PENDING: dict[tuple[str, str], tuple[Outcome, str]] = {
-    # gcloud's local-package-path is the folder holding setup.py (gcloud packages it); cloudtrain wants the package
-    **{
-        (name, step): (
-            fails(2, "--worker-pool-spec: package.path:", NO_PACKAGE_FOLDER),
-            "gcloud alias (local-package-path)",
-        )
-        for name in ("taxifare_hpt_vertex", "vertex_cifar_prebuilt")
-        for step in ("validate", "vertex", "local")
-    },
     # the local image environment lacks what the image ships: pandas (then the cloud's own Keras 3 error shows)
     ("census_tf_keras", "local"): (
         fails(1, "the code imports pandas, which the vertex image ships"),
