@@ -1,7 +1,6 @@
-"""One line for a failed replica whose last lines show an error real code meets on the clouds' images
-(NumPy 2 under an old TensorFlow, Keras 2 code under Keras 3, a pin that replaced the image's TensorFlow,
-an undeclared import). Signs and lines are data (``catalog/data/failure_hints.json``), matched for the
-TensorFlow that really ran."""
+"""One line for a failed replica whose last lines show what real code meets on the clouds' images (NumPy 2 under
+an old TensorFlow, Keras 2 code under Keras 3, a pin that replaced the image's TensorFlow, an undeclared import):
+data (``catalog/data/failure_hints.json``), matched for the TensorFlow that really ran."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ def failure_hint(log: str, image: str | None, cloud: str, ran: dict[str, str] | 
 
 
 def _line(rule: dict[str, Any], values: dict[str, Any], what: str | None, cloud: str) -> str:
-    values["what"] = what and what.format(**values)
-    line = rule["line"]
+    values["what"], line = what and what.format(**values), rule["line"]
     if "fix" in rule:
         keras2 = [v for v in catalog.tensorflow_versions(cloud) if key(v) < key(values["keras3"])]
         values["keras2"] = keras2[-1] if keras2 else None

@@ -233,11 +233,9 @@ class LocalJob(HandleDefaults):
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
+                log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
                 hint = failure_hint(
-                    _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
-                    self.spec.tensorflow_version,
-                    self.spec.cloud,
-                    installed(self.environment.python),
+                    log, self.spec.tensorflow_version, self.spec.cloud, installed(self.environment.python)
                 )
                 if hint:
                     message += f"; {hint}"
