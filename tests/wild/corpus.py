@@ -135,6 +135,15 @@ PENDING: dict[tuple[str, str], tuple[Outcome, str]] = {
         fails(1, "is installed but TensorFlow 2.11.1 was built against NumPy 1"),
         "w-images (NumPy 1 for TF <= 2.11)",
     ),
+    # a prebuilt image named by URI (tf-cpu.2-3, tf-cpu.2-1): --local should build that TensorFlow with what it ships
+    ("taxifare_hpt_vertex", "local"): (
+        fails(1, "the code imports hypertune, which the vertex image ships"),
+        "w-images (image packages, executor-image-uri's TensorFlow)",
+    ),
+    ("vertex_cifar_prebuilt", "local"): (
+        fails(1, KERAS3, "model.save(folder) no longer writes a SavedModel", "in place of the image named"),
+        "w-images (executor-image-uri's TensorFlow)",
+    ),
     # TF 2.3.1 / 2.1.0 are in sagemaker-core's image table; the catalog cuts them (min_version 2.4)
     **{
         (name, step): (fails(2, f"SageMaker has no TensorFlow {version} training image"), "w-images (catalog)")

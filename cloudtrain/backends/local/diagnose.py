@@ -44,15 +44,15 @@ def failure_hint(log: str, image: str | None, cloud: str, ran: dict[str, str] | 
 def _line(rule: dict[str, Any], values: dict[str, Any], what: str | None, cloud: str) -> str:
     values["what"], line = what and what.format(**values), rule["line"]
     if "fix" in rule:
-        keras2 = [v for v in catalog.tensorflow_versions(cloud) if key(v) < key(values["keras3"])]
-        values["keras2"] = keras2[-1] if keras2 else None
+        older = [v for v in catalog.tensorflow_versions(cloud) if key(v) < key(values["keras3"])]
+        values["keras2"] = older[-1] if older else None
         pinned = values["image"] and key(values["image"]) < key(values["keras3"])
-        values["fix"] = (rule["fix_pinned"] if pinned else rule["fix"] if keras2 else "port the code").format(**values)
-    if "modules" in rule:
-        known = rule["modules"].get(values["module"], {})
-        values["pip"] = known.get("pip", values["module"])
-        if cloud in known:
-            line, values["source"] = rule["line_in_image"], known[cloud]
+        pick = "fix_pinned" if pinned else "fix" if values["image"] else "fix_unknown"  # image None: image.uri given
+        values["fix"] = (rule[pick] if older else "port the code").format(**values)
+    known = rule.get("modules", {}).get(values.get("module"), {})
+    values["pip"] = known.get("pip", values.get("module"))
+    if cloud in known:
+        line, values["source"] = rule["line_in_image"], known[cloud]
     return str(line.format(**values))
 
 

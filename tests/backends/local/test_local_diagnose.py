@@ -59,6 +59,14 @@ def test_a_pin_that_replaced_the_images_tensorflow_is_named_instead_of_an_older_
     assert "image.tensorflow" not in hint
 
 
+def test_an_image_named_by_uri_is_not_said_to_fail_the_same_way():
+    """gcloud's executor-image-uri=…/tf-cpu.2-1: --local ran another TensorFlow; the cloud's 2.1 has Keras 2."""
+    hint = failure_hint(_log("tf2.17_save_folder.log"), None, "vertex", {"tensorflow": "2.17.1"})
+    assert hint is not None and "the vertex image fails the same way" not in hint
+    assert "--local ran TensorFlow 2.17.1 in place of the image named" in hint
+    assert 'set image.tensorflow to that image\'s version ("2.15" or older has Keras 2)' in hint
+
+
 @pytest.mark.parametrize(("tensorflow", "numpy"), [("2.11", "2.2.6"), ("2.9", "2.1.3")])
 def test_numpy2_under_an_old_tensorflow_names_numpy1_and_the_first_tensorflow_for_numpy2(tensorflow, numpy):
     log = _log("tf2.11_numpy2_import.log")  # its last traceback is a TypeError; NumPy's words come before it
