@@ -109,17 +109,6 @@ def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
     return min(found) if found else None
 
 
-def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:
-    marks: dict[str, dt.datetime] = {}
-    if desc.get("CreationTime"):
-        marks["queued"] = desc["CreationTime"]
-    for transition in desc.get("SecondaryStatusTransitions") or []:
-        phase = SAGEMAKER_PHASES.get(transition.get("Status", ""))
-        if phase and transition.get("StartTime") and phase not in marks:
-            marks[phase] = transition["StartTime"]
-    return marks
-
-
 def log_marks(lines: Iterable[Any]) -> dict[str, dt.datetime]:
     """Marks from log lines (``LogLine``): the first line of any replica, the plan and done events."""
     marks: dict[str, dt.datetime] = {}

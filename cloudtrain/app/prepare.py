@@ -6,7 +6,7 @@ the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,10 @@ def load_spec(
     *,
     local: bool = False,
     strict: bool = False,
-    gcloud_configuration: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[LoadedConfig, JobSpec]:
-    """The one loading of a job: a config file, or a document the gcloud forms wrote from their flags
-    (its relative paths then from the working folder; ``gcloud_configuration``: ``--configuration``)."""
+    """The one loading of a job: a config file, or a document a backend's command wrote from its flags
+    (its relative paths then from the working folder; ``environ``: the environment it is read with)."""
     if not config_path:
         raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
     if isinstance(config_path, LoadedYaml):
@@ -46,7 +46,7 @@ def load_spec(
             local=local,
             strict=strict,
             base=Path.cwd(),
-            gcloud_configuration=gcloud_configuration,
+            environ=environ,
         )
     else:
         loaded = load_config(config_path, overrides, local=local, strict=strict)
@@ -175,6 +175,6 @@ def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
     if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
         return
-    from cloudtrain.secrets.resolve import check_exist  # the launcher's HTTP client: not on --dry-run
+    from cloudtrain.backends.secrets_here import check_exist  # the launcher's HTTP client: not on --dry-run
 
     check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

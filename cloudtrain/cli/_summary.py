@@ -9,14 +9,13 @@ from cloudtrain.app.prepare import left_out
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.catalog import built_in_gpus
-from cloudtrain.catalog.cost import price_basis
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, money, print_kv
 from cloudtrain.data.staging import describe
 from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import mask_args
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import JobSpec, price_basis
 
 
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:

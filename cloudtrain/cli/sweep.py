@@ -235,9 +235,6 @@ def _print_status(table: SweepResults, output: str) -> None:
 def show_logs(job_id: str, output: str) -> None:
     """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
     trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
-    # Lazy: the local backend imports subprocess at its top; `--help` and `--dry-run` load this module.
-    from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
-
     entry = sweep_record(job_id)
     table = load_results(job_id)
     # a cloud's tuning job: its trials are jobs of their own
@@ -269,12 +266,13 @@ def show_logs(job_id: str, output: str) -> None:
             )
         return
     printer = ReplicaPrinter(make_console())
+    backend = get_backend(entry.backend)  # the sweep's own backend runs its trials here: each is one of its runs
     for t in table.trials:
-        status_file = Path(entry.name, f"trial-{int(t.trial):03d}", RUN_DIR, "status.json")
-        if not status_file.is_file():
+        trial = str(Path(entry.name, f"trial-{int(t.trial):03d}"))
+        if backend.parse_job_id(trial) is None:  # not started, or its record is gone
             continue
         try:
-            for line in RecordedJob(status_file).logs():
+            for line in backend.attach(trial).logs():
                 tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
                 if output == "json":
                     click.echo(

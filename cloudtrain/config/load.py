@@ -101,7 +101,6 @@ def load_document(
     translate: bool = False,
     base: Path | None = None,
     environ: Mapping[str, str] | None = None,
-    gcloud_configuration: str | None = None,
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
 
@@ -149,7 +148,7 @@ def load_document(
 
         def find() -> None:
             nonlocal project_source
-            project_source = _find_project(loaded, environ, gcloud_configuration)
+            project_source = _find_project(loaded, environ)
 
         problems.run(("project",), find)
     if strict and notes:
@@ -177,7 +176,6 @@ def load_document(
                 base=base or result.base_dir,
                 environ=environ,
                 strict=strict,
-                gcloud_configuration=gcloud_configuration,
                 translate=other_backend,
             )
 
@@ -258,13 +256,11 @@ def _drop(data: Any, path: Path_) -> None:
         data.pop(path[-1], None)
 
 
-def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configuration: str | None) -> str | None:
+def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None) -> str | None:
     """Fill in ``project`` the way gcloud finds it; the source, for the summary."""
     configured = loaded.data.get("project")
     origin = (configured, loaded.origin(("project",))) if isinstance(configured, str) and configured else None
-    project, source = find_project(
-        None, origin, os.environ if environ is None else environ, Path.home(), configuration=configuration
-    )
+    project, source = find_project(None, origin, os.environ if environ is None else environ, Path.home())
     if project is None:
         raise loaded.error(
             ("project",),

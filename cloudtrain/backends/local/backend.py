@@ -27,6 +27,7 @@ from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.backends.secrets_here import resolve_here
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.cache import fetch
 from cloudtrain.errors import BackendError, CredentialsError, UsageError
@@ -34,7 +35,6 @@ from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_values
-from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, write_atomic
 

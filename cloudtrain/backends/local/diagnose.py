@@ -20,19 +20,27 @@ for n, d in (('numpy', 'numpy'), ('tensorflow', 'tensorflow'), ('tensorflow', 't
     except m.PackageNotFoundError: pass"""
 
 
-def failure_hint(log: str, image: str | None, cloud: str, ran: dict[str, str] | None = None) -> str | None:
+def failure_hint(
+    log: str,
+    image: str | None,
+    cloud: str,
+    ran: dict[str, str] | None = None,
+    exit_code: int | None = None,
+    **facts: bool,
+) -> str | None:
     """The hint for a replica's ``log``, or None. ``image``: the image's TensorFlow (None for an explicit
-    image); ``ran``: what the environment really has (``installed``), when a pin replaced the image's."""
+    image); ``ran``: what the environment really has (``installed``), when a pin replaced the image's;
+    ``exit_code`` and ``facts`` (``passed_model_dir``): what a rule's ``exit`` and ``requires`` ask."""
     text, data, ran = log[-20_000:], load("failure_hints"), ran or {}
-    if TRACEBACK not in text:
-        return None
-    tf = ran.get("tensorflow") or image
+    tf, last = ran.get("tensorflow") or image, text[text.rfind(TRACEBACK) :] if TRACEBACK in text else ""
     values: dict[str, Any] = {"tensorflow": tf or "2.16 or later", "image": image, "cloud": cloud, **data["from"]}
     for rule in data["rules"]:
         since, before = (data["from"].get(rule.get(k), "") for k in ("since", "before"))
         if (before and (tf is None or key(tf) >= key(before))) or (since and tf and key(tf) < key(since)):
             continue  # (an explicit image, tf None: Keras 3's own words still tell)
-        scope = text if rule["scope"] == "anywhere" else text[text.rindex(TRACEBACK) :]
+        if rule.get("exit", exit_code) != exit_code or not all(facts.get(f) for f in rule.get("requires", ())):
+            continue
+        scope = {"anywhere": last and text, "last": last, "tail": text[-4_000:]}[rule["scope"]]
         for sign in (s if isinstance(s, dict) else {"pattern": s} for s in rule["patterns"]):
             if found := re.search(sign["pattern"], scope):
                 values.update({k: v for k, v in found.groupdict().items() if v})

@@ -235,7 +235,12 @@ class LocalJob(HandleDefaults):
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
                 log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
                 hint = failure_hint(
-                    log, self.spec.tensorflow_version, self.spec.cloud, installed(self.environment.python)
+                    log,
+                    self.spec.tensorflow_version,
+                    self.spec.cloud,
+                    installed(self.environment.python),
+                    outcome.exit_codes[outcome.failed],
+                    passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
                 )
                 if hint:
                     message += f"; {hint}"

@@ -1,4 +1,5 @@
-"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator."""
+"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator. SageMaker's
+own CLI command, which the registry lists (``register(..., commands=...)``) and the CLI loads when asked."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ from pathlib import Path
 import click
 
 from cloudtrain.backends.sagemaker.estimator import to_yaml, translate_estimator
-from cloudtrain.cli._group import cli
 from cloudtrain.errors import UsageError
 from cloudtrain.words import counted
 
 
-@cli.command("init")
+@click.command("init")
 @click.option(
     "--from-estimator",
     "estimator",
