@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import subprocess
 import sys
 import tempfile
@@ -60,12 +61,22 @@ def render(results: dict[str, dict[str, dict]], steps: list[str]) -> str:
         "author did. A step counts when it does what the target demands: the job runs, or cloudtrain gives the "
         "one line the cloud itself would give.",
         "",
-        "| step | ran unchanged |",
-        "|---|---|",
+        "| step | ran unchanged (as the target demands) | of which exit 0 |",
+        "|---|---|---|",
     ]
     for step in steps:
         done = [n for n in results if step in results[n]]
-        lines.append(f"| {step} | {sum(results[n][step]['ok'] for n in done)} of {len(done)} |")
+        met, ran = (sum(test(results[n][step]) for n in done) for test in (lambda r: r["ok"], lambda r: r["rc"] == 0))
+        lines.append(f"| {step} | {met} of {len(done)} | {ran} |")
+    lines += [
+        "",
+        "Each package, step by step (ok: as the target demands: it runs, or the cloud's own refusal or error):",
+        "",
+    ]
+    lines += ["| package | " + " | ".join(steps) + " |", "|---" * (len(steps) + 1) + "|"]
+    for name, by_step in results.items():
+        cells = [f"{'ok' if by_step[s]['ok'] else 'NOT'} (exit {by_step[s]['rc']})" for s in steps if s in by_step]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "The first error of each step that did not (pending: waiting on the part named):", ""]
     lines += ["| package | step | first error |", "|---|---|---|"]
     for name, by_step in results.items():
@@ -87,6 +98,7 @@ def main() -> None:
     names = [n for n in args.only.split(",") if n] or list(corpus.PACKAGES)
     steps = [s for s in args.steps.split(",") if s]
     results = measure(names, steps, args.cache)
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")  # what the page is rendered from
     args.out.write_text(render(results, steps))
     print(f"wrote {args.out}")
 
