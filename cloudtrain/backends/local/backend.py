@@ -26,7 +26,7 @@ from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.buckets import bucket_store
-from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.backends.runner.image import Image, image_for
 from cloudtrain.backends.secrets_here import resolve_here
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.cache import fetch
@@ -174,7 +174,7 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
 
 def default_image(spec: JobSpec) -> Image:
     """The image layer for ``spec``: its TensorFlow (or the cloud's default) on a matching Python."""
-    return resolve_image(spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python)
+    return image_for(spec)
 
 
 def _claim(out: Path, spec: JobSpec) -> None:

@@ -18,8 +18,7 @@ from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
 from cloudtrain.backends.local import record
-from cloudtrain.backends.local.added_args import added_args_hint
-from cloudtrain.backends.local.keras3 import keras3_hint
+from cloudtrain.backends.local.diagnose import failure_hint, installed
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
@@ -251,8 +250,11 @@ class LocalJob(HandleDefaults):
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
                 log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
-                hint = keras3_hint(log, self.spec.tensorflow_version, self.spec.cloud) or added_args_hint(
+                hint = failure_hint(
                     log,
+                    self.spec.tensorflow_version,
+                    self.spec.cloud,
+                    installed(self.environment.python),
                     outcome.exit_codes[outcome.failed],
                     passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
                 )
