@@ -85,7 +85,8 @@ def register(
     run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
     ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
     (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
-    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call (``list`` loads no other backend to ask)."""
+    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call
+    (``list`` loads no other backend to ask)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
