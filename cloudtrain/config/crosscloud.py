@@ -197,7 +197,7 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
     version = image.get("tensorflow")
     if not isinstance(version, (str, type(None))) or image.get("uri"):
         return
-    wanted = ".".join((version or catalog.default_tensorflow(source)).strip().split(".")[:2])
+    wanted = ".".join((version or "").strip().split(".")[:2])
     if version is not None and (wanted in catalog.tensorflow_versions(source) or wanted.startswith("1.")):
         chosen, why = crosscloud.mapped_tensorflow(wanted, catalog.tensorflow_versions(cloud), rules(cloud).title)
         if why:
