@@ -15,6 +15,7 @@ exit code), warnings are kept on the returned objects (``notices``) or handed to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -30,12 +31,12 @@ from typing import Any, TypeVar, cast
 from cloudtrain import history
 from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.experiments import experiment_jobs
-from cloudtrain.app.follow import watch_progress
+from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
-from cloudtrain.app.outputs import Downloaded, Listing, download, list_outputs
+from cloudtrain.app.outputs import Downloaded, Listing, Output, download, list_outputs
 from cloudtrain.app.outputs import Progress as DownloadProgress
 from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import load_spec, prepare, with_include
@@ -47,8 +48,9 @@ from cloudtrain.app.sweep_lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobHandle, JobStatus, LogLine, SweepHandle
+from cloudtrain.backends.base import JobHandle, JobState, JobStatus, LogLine, SweepHandle
 from cloudtrain.config import LoadedConfig
+from cloudtrain.console import ShownLines
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.extras import required, requiring
 from cloudtrain.history import JobRecord
@@ -128,6 +130,20 @@ __all__ = [
     "submit_sweep",
     "sweep_results",
     "tensorboard",
+    # the types the functions above return, each with its fields in the reference (tools/api_reference.py)
+    "Board",
+    "Downloaded",
+    "JobRecord",
+    "JobState",
+    "JobStatus",
+    "Listing",
+    "LogLine",
+    "Notice",
+    "Outcome",
+    "Output",
+    "StatusReport",
+    "SweepResults",
+    "TrialEvent",
 ]
 
 
@@ -231,15 +247,27 @@ class Job:
         return status_report(self.handle)
 
     @checked
-    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        """The job's lines; with ``follow``, until it ends (after a final read): the CLI's followers.
-        ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the backend's default."""
+    def logs(
+        self, follow: bool = False, drain: float | None = None, *, debug: bool = False, events: bool = False
+    ) -> Iterator[LogLine]:
+        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read): the
+        CLI's followers. ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the
+        backend's default. Credentials a job printed are ``***``, as the CLI shows them.
+
+        As the CLI does: start-up noise (DEBUG lines: TensorFlow looking for CUDA) is held back unless
+        ``debug``; the trainer's progress events are rendered as words (``epoch 3/12  loss 0.41``), a repeat
+        left out. With ``events``, every event line is yielded as it came, ``{"event": …}``, and
+        ``line.event`` is its parsed dict (None on other lines), as ``logs -o json`` has it."""
         with required():
             progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
-            for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
+            shown = ShownLines(show_debug=debug, epochs=progress.epochs if progress else None)
+            for line in masked_lines(self.handle.logs(follow=follow, **drain_kwargs(drain))):
                 if progress is not None:
                     progress(line)
-                yield line
+                if events and line.event is not None:
+                    yield line
+                elif (text := shown(line)) is not None:
+                    yield line if text == line.message else dataclasses.replace(line, message=text)
 
     @requiring
     def wait(self) -> JobStatus:
@@ -291,19 +319,24 @@ def submit(
     config: Config,
     *,
     local: bool = False,
+    detach: bool = False,
     resume: str | None = None,
     show_secrets: bool = False,
     notify: Notify = ignore,
 ) -> Job:
     """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
     record it in history, and return at once: nothing is followed. ``local``: run it on this machine
-    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``)."""
+    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``).
+
+    A local run is this process's child unless ``detach`` (``--detach``): then it runs in a process of its
+    own and outlives the script. Without it, the script's exit (or a Ctrl-C that ends it) stops the run
+    as ``cancel`` does and records it CANCELLED with its real wall time. A cloud job always runs on."""
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")
     spec = resume_of(spec, resume)
     prepared = prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify)
-    launched = create(prepared, notify=notify)
+    launched = create(prepared, notify=notify, detach=detach)
     return Job(launched.handle, spec=launched.spec, landed_on=launched.index, notices=prepared.notices)
 
 

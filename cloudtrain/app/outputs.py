@@ -36,6 +36,16 @@ class Output:
     folder: Folder
     part: str
 
+    @property
+    def size(self) -> int:
+        """Its size in bytes."""
+        return self.file.size
+
+    @property
+    def checksum(self) -> tuple[str, str] | None:
+        """The store's checksum, ``("md5", hex)`` or ``("crc32c", base64)``, where the store gives one."""
+        return self.file.checksum
+
     def to_dict(self) -> dict[str, Any]:
         checksum = {self.file.checksum[0]: self.file.checksum[1]} if self.file.checksum else {}
         return {"path": self.path, "size": self.file.size, "source": self.folder.uri, **checksum}
@@ -43,6 +53,9 @@ class Output:
 
 @dataclass(frozen=True)
 class Listing:
+    """What a job produced (``cloudtrain outputs``): its files (each with ``path`` and ``size``), where each
+    part is, and whether the job still runs (then: the files so far)."""
+
     job_id: str
     files: list[Output]
     sources: dict[str, str]  # part → where it is

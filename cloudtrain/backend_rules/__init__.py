@@ -44,7 +44,9 @@ _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` confi
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
+_COMMANDS: dict[str, tuple[str, str]] = {}  # CLI command -> ("module:attr" of its click command, its help line)
 _BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
+_STATES_AT_ONCE: set[str] = set()  # names whose ``states_now`` reads many jobs in one call (list asks only them)
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -68,6 +70,8 @@ def register(
     title: str | None = None,
     listed: str | None = None,
     attach_by_name: bool = False,
+    commands: dict[str, tuple[str, str]] | None = None,
+    states_at_once: bool = False,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
     whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
@@ -78,10 +82,16 @@ def register(
     ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
     local run's folder): what ``list`` shows of one, read without loading the backend (see
     :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
-    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`)."""
+    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
+    ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
+    (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
+    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call
+    (``list`` loads no other backend to ask)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
+    if states_at_once:
+        _STATES_AT_ONCE.add(name)
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -90,12 +100,38 @@ def register(
         _LISTED[name] = listed
     for top in sdk:
         _SDK.setdefault(top, name)
+    _COMMANDS.update(commands or {})
 
 
+_GCLOUD_OLD = "gcloud ml-engine / ai-platform: `jobs submit training JOB …` and `local train` as typed for gcloud."
 # google.cloud, .api_core, .auth, .protobuf
-register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"), title="Vertex AI")
+register(
+    "vertex",
+    "cloudtrain.backends.vertex",
+    sdk=("google", "grpc"),
+    title="Vertex AI",
+    commands={
+        "ai": (
+            "cloudtrain.backends.vertex.commands:ai",
+            "gcloud ai: `custom-jobs create` and `custom-jobs local-run` as typed for gcloud.",
+        ),
+        "ai-platform": ("cloudtrain.backends.vertex.commands:mlengine", _GCLOUD_OLD),
+        "ml-engine": ("cloudtrain.backends.vertex.commands:mlengine", _GCLOUD_OLD),
+    },
+)
 # sagemaker.core
-register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"), title="SageMaker")
+register(
+    "sagemaker",
+    "cloudtrain.backends.sagemaker",
+    sdk=("boto3", "botocore", "sagemaker"),
+    title="SageMaker",
+    commands={
+        "init": (
+            "cloudtrain.backends.sagemaker.commands:init",
+            "Write a script-mode config from an estimator's literal arguments; list what to fill in.",
+        )
+    },
+)
 register(
     "local",
     "cloudtrain.backends.local.backend",
@@ -104,7 +140,20 @@ register(
     listed="cloudtrain.backends.local.find:listed",
     attach_by_name=True,
 )
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
+register(
+    "slurm",
+    "cloudtrain.backends.slurm.backend",
+    section="cloudtrain.backends.slurm.section:Slurm",
+    title="Slurm",
+    states_at_once=True,  # one squeue a cluster
+)
+register(
+    "kubernetes",
+    "cloudtrain.backends.kubernetes.backend",
+    section="cloudtrain.backends.kubernetes.section:Kubernetes",
+    sdk=("kubernetes",),
+    title="Kubernetes",
+)
 
 
 class PluginError(UsageError):
@@ -249,6 +298,18 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
     return reader
 
 
+def commands() -> dict[str, tuple[str, str]]:
+    """``{name: ("module:attr", help line)}`` of the CLI commands the backends contribute (the CLI lists
+    them from this table and imports a command's module only when that command runs)."""
+    return dict(_COMMANDS)
+
+
+def reads_states_at_once(name: str) -> bool:
+    """Whether backend ``name``'s ``states_now`` can say anything (one call for many jobs); known without
+    importing the backend: ``list`` asks only those that can."""
+    return name in _STATES_AT_ONCE
+
+
 def attaches_by_name(name: str) -> bool:
     """Whether backend ``name``'s ``attach`` takes the full name history records (``JobRecord.name``) rather
     than the short id; known without importing the backend (``status`` reads it for every job)."""
@@ -378,7 +439,9 @@ __all__ = [
     "Refusal",
     "check_plugins",
     "clouds",
+    "commands",
     "listed_reader",
+    "reads_states_at_once",
     "names",
     "parse_job_id",
     "plugins",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
+from cloudtrain.config.control_chars import check_control_characters
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.rules import rules
@@ -45,6 +46,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     contract = rules(cloud)  # whose contract the job follows (the backend, or local's target)
     err = loaded.error
     run = problems.run
+    run((), lambda: check_control_characters(loaded))
 
     def fail(path: tuple[str, ...], message: str, hint: str | None = None) -> Callable[[], None]:
         def check() -> None:

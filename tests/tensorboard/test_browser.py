@@ -15,7 +15,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no system chromium (.ci/run installs Debian's)")
 def test_the_scalars_page_shows_both_runs_by_their_job_names(tmp_path) -> None:
     from playwright.sync_api import sync_playwright
 

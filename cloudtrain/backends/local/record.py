@@ -49,6 +49,30 @@ def load(status: Path, *, inside: Path | None = None) -> dict[str, Any] | Damage
     return data
 
 
+def rebased(data: dict[str, Any], here: Path) -> dict[str, Any]:
+    """The record with every path it names under the folder it ran in (``details.output_dir``, else ``name``)
+    re-based onto ``here``, the folder it is in now: a run whose project was moved shows, and serves, its
+    files where they are. A record read where it was written is returned as it is."""
+    details = data.get("details") or {}
+    old = details.get("output_dir") or data.get("name")
+    new = os.path.abspath(here)
+    if not isinstance(old, str) or not old or os.path.normpath(old) == new:
+        return data
+
+    root = old.rstrip("/")
+
+    def moved(value: Any) -> Any:  # the folder itself, a path under it, or one named in a line (a warning)
+        if isinstance(value, str):
+            return new if value.rstrip("/") == root else value.replace(root + "/", new + "/")
+        if isinstance(value, dict):
+            return {k: moved(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [moved(v) for v in value]
+        return value
+
+    return {**data, "name": moved(data.get("name")), "details": moved(details)}
+
+
 def native_state(data: Mapping[str, Any]) -> str:
     """The state a checked record stands for now: a run recorded as running whose processes are all gone
     (cloudtrain died without writing its end) has failed."""
