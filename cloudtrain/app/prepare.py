@@ -22,6 +22,7 @@ from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, SdistOptions, build_script_sdist, build_sdist
+from cloudtrain.packaging.metadata import replaced_tensorflow
 from cloudtrain.secrets.job import sdist_files
 from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
@@ -72,6 +73,15 @@ def build_package(spec: JobSpec, notify: Notify = ignore) -> BuiltPackage | None
         package = build_sdist(source.path, out_dir, **options)
     for warning in package.warnings:
         notify(Notice("warning", warning))
+    if replaced := replaced_tensorflow(package.requirements, spec.tensorflow_version):
+        notify(
+            Notice(
+                "warning",
+                f"package requirement {replaced[0]} replaces the image's TensorFlow {spec.tensorflow_version}: "
+                f"TensorFlow {replaced[1]} runs (pip installs it over the image's) — remove the pin, or set "
+                f'image.tensorflow: "{".".join(replaced[1].split(".")[:2])}"',
+            )
+        )
     return package
 
 

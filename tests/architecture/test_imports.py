@@ -98,3 +98,23 @@ def test_no_loop_between_folders() -> None:
             if a and b and a != b:
                 folders.setdefault(a, {})[b] = line
     assert cycles(folders) == []
+
+
+#: What still names a backend's folder from outside backends/ (#50: a local sweep's folder is the local
+#: backend's output rule); nothing may join it.
+STILL_NAMING_A_BACKEND = {"cloudtrain.app.sweep_local -> cloudtrain.backends.local.backend"}
+
+
+def test_only_the_registry_and_the_backends_name_a_backends_folder() -> None:
+    """The CLI and the app reach a backend through the registry (its commands too: register(commands=...))."""
+    package = Path(__file__).resolve().parents[2] / "cloudtrain" / "backends"
+    shared = {"runner", "__pycache__"}  # what backends share, which anyone above them may use
+    folders = {p.name for p in package.iterdir() if p.is_dir() and p.name not in shared}
+    named = {
+        f"{source} -> {target}"
+        for source, targets in graph("cloudtrain").items()
+        if not source.startswith(("cloudtrain.backends", "cloudtrain.backend_rules"))
+        for target in targets
+        if target.split(".")[1:2] == ["backends"] and target.split(".")[2:3] and target.split(".")[2] in folders
+    }
+    assert named == STILL_NAMING_A_BACKEND

@@ -626,7 +626,7 @@ def _site_dirs(env: Path, run: Runner) -> list[str]:
     cmd = [str(env_python(env)), "-I", "-c", code]
     result = run(cmd, capture_output=True, text=True)
     _check(result, "the new virtual environment does not start", cmd)
-    return list(dict.fromkeys(result.stdout.split()))
+    return list(dict.fromkeys(result.stdout.splitlines()))  # a path may hold a blank
 
 
 def _last_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -27,6 +27,8 @@ import click
 from cloudtrain.app.submit import SubmitOptions
 from cloudtrain.app.submit import submit as submit_job
 from cloudtrain.backends.vertex.gcloud import (
+    CUSTOM_JOB_FLAGS,
+    MLENGINE_FLAGS,
     custom_job_document,
     local_run_document,
     local_train_document,
@@ -40,54 +42,23 @@ from cloudtrain.errors import UsageError
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
-_MLENGINE_VALUE_FLAGS = (
-    "--job-dir",
-    "--package-path",
-    "--module-name",
-    "--staging-bucket",
-    "--region",
-    "--scale-tier",
-    "--master-machine-type",
-    "--master-accelerator",
-    "--master-image-uri",
-    "--worker-count",
-    "--worker-machine-type",
-    "--worker-accelerator",
-    "--worker-image-uri",
-    "--parameter-server-count",
-    "--parameter-server-machine-type",
-    "--runtime-version",
-    "--python-version",
-    "--labels",
-    "--project",
-    "--service-account",
-)
-_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args", "--command")
-#: Taken so that they can be refused in one line each (cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS says why);
-#: listed here so that ``--help`` does not import the config package.
+_MLENGINE_VALUE_FLAGS = tuple(MLENGINE_FLAGS)
+_CUSTOM_JOB_VALUE_FLAGS = tuple(CUSTOM_JOB_FLAGS)
+#: Taken so that they can be refused in one line each (:data:`~cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS`).
+_REFUSED_BY_BOTH = ("--kms-key", "--kms-keyring", "--kms-location", "--kms-project", "--format", "--account")
 _MLENGINE_REFUSED = (
-    "--kms-key",
-    "--kms-keyring",
-    "--kms-location",
-    "--kms-project",
+    *_REFUSED_BY_BOTH,
+    "--impersonate-service-account",
     "--parameter-server-accelerator",
     "--parameter-server-image-uri",
     "--use-chief-in-tf-config",
     "--tpu-tf-version",
-    "--format",
-    "--account",
-    "--impersonate-service-account",
 )
 _CUSTOM_JOB_REFUSED = (
-    "--python-package-uris",
-    "--kms-key",
-    "--kms-keyring",
-    "--kms-location",
-    "--kms-project",
-    "--persistent-resource-id",
-    "--format",
-    "--account",
+    *_REFUSED_BY_BOTH,
     "--impersonate-service-account",
+    "--python-package-uris",
+    "--persistent-resource-id",
 )
 
 

@@ -28,9 +28,11 @@ COMMAND_LINE = "command line"
 _TI = "trainingInput"
 
 #: ``gcloud ml-engine jobs submit training`` flag → where its value goes in the document.
-MLENGINE_FLAGS: dict[str, Path_] = {
+MLENGINE_FLAGS: dict[str, Path_] = {  # in the order of `ml-engine jobs submit training --help`
     "--job-dir": (_TI, "jobDir"),
+    "--package-path": ("package", "path"),
     "--module-name": (_TI, "pythonModule"),
+    "--staging-bucket": ("staging_bucket",),
     "--region": (_TI, "region"),
     "--scale-tier": (_TI, "scaleTier"),
     "--master-machine-type": (_TI, "masterType"),
@@ -44,11 +46,9 @@ MLENGINE_FLAGS: dict[str, Path_] = {
     "--parameter-server-machine-type": (_TI, "parameterServerType"),
     "--runtime-version": (_TI, "runtimeVersion"),
     "--python-version": (_TI, "pythonVersion"),
-    "--service-account": (_TI, "serviceAccount"),
-    "--staging-bucket": ("staging_bucket",),
-    "--package-path": ("package", "path"),
-    "--project": ("project",),
     "--labels": ("labels",),
+    "--project": ("project",),
+    "--service-account": (_TI, "serviceAccount"),
 }
 #: ``gcloud ai custom-jobs create`` flags that set cloudtrain keys directly.
 CUSTOM_JOB_FLAGS: dict[str, Path_] = {
