@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.events import parse as parse_event
-from cloudtrain.timeline import human_seconds
+from cloudtrain.numbers import human_seconds
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)")
 

@@ -171,7 +171,7 @@ class JobSpec:
     args: tuple[str, ...]
     hyperparameters: Mapping[str, str | int | float | bool]
     image_uri: str
-    tensorflow_version: str | None  # None when image.uri was given
+    tensorflow_version: str | None  # with image.uri: image.tensorflow as given (None when not)
     output_dir: str
     spot: bool
     max_wait_seconds: int | None
@@ -218,6 +218,7 @@ class JobSpec:
         return self.backend_settings.job_dir
 
     local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
+    local_layer: str = "image"  # --local: local.layer, "image" (what the cloud's image ships) or "slim"
     #: What only this job's backend reads (its typed record, e.g. the Vertex service account)
     backend_settings: BackendSettings = BackendSettings()
     budget_gpu_hours: float | None = None  # budget.max_gpu_hours: a cluster cuts its time limit to fit it
@@ -318,7 +319,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     info = backend.resolve_machine(cfg)
-    tf_version = None
+    tf_version = None if cfg.container else cfg.image.tensorflow  # with image.uri: what --local installs
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
         tpu = info.tpu is not None and Capability.TPUS in backend.capabilities  # --local runs the CPU/GPU image instead
@@ -389,6 +390,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
         model_dir=passes_model_dir(cfg),
         local_python=cfg.section(backend_rules.LOCAL).python,
+        local_layer=cfg.section(backend_rules.LOCAL).layer,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
         defaults=(

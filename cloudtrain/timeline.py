@@ -33,6 +33,7 @@ from typing import Any
 
 from cloudtrain import setup_output
 from cloudtrain.events import parse as parse_event
+from cloudtrain.numbers import human_seconds
 
 PHASES = (
     "queued",
@@ -160,17 +161,6 @@ def cost_shares(phases: list[Phase], cost_per_hour: float | None) -> list[dict[s
 def describe(phases: list[Phase]) -> str:
     """One line: ``queued 12 s · provisioning 1 min 40 s · …``."""
     return " · ".join(f"{p.name} {human_seconds(p.seconds)}" for p in phases)
-
-
-def human_seconds(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, secs = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:

@@ -179,7 +179,7 @@ def test_a_training_mark_given_by_the_caller_wins() -> None:
 
 def test_durations_change_unit_exactly_at_a_minute_and_an_hour() -> None:
     """The mutmut after-run's survivors (docs/mutation-testing.md): the boundaries themselves."""
-    from cloudtrain.timeline import human_seconds
+    from cloudtrain.numbers import human_seconds
 
     assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == [
         "59 s",

@@ -12,6 +12,7 @@ import click
 
 from cloudtrain import __version__, backends
 from cloudtrain.errors import UsageError
+from cloudtrain.history import expand
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -49,6 +50,23 @@ class Duration(_DurationType):
         return hours * 3600 + minutes * 60 + seconds
 
 
+if TYPE_CHECKING:
+    _TextType = click.ParamType[str]
+else:
+    _TextType = click.ParamType
+
+
+class JobId(_TextType):
+    """A job as people name it: its id, ``last``, a unique prefix or suffix of an id in this machine's history
+    (:func:`cloudtrain.history.expand`), a run folder, a cloud's full name."""
+
+    name = "JOB"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return expand(str(value))
+
+
+JOB_ID = JobId()
 DRAIN_OPTION = click.option(
     "--drain",
     type=Duration(),
@@ -232,6 +250,7 @@ class Group(click.Group):
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
         if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
+            backends.check_plugins()
             line = ", ".join(
                 f"{name} ({title})" if title != name else name for name, title in backends.titles().items()
             )

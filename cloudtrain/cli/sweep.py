@@ -18,11 +18,12 @@ from cloudtrain.app.sweep_lookup import sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle
-from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import (
     Console,
     ReplicaPrinter,
     counted,
+    flatten,
     make_console,
     print_json,
     print_kv,
@@ -166,7 +167,7 @@ def sweep() -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 def results(job_id: str, output: str) -> None:
     """The trials of a sweep, best marked (local, Vertex AI or SageMaker)."""
@@ -175,7 +176,7 @@ def results(job_id: str, output: str) -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 @click.option("--detached", is_flag=True, hidden=True, help="Run as the owner of a detached sweep (submit --detach).")
 def resume(job_id: str, output: str, detached: bool) -> None:
@@ -225,7 +226,7 @@ def _print_status(table: SweepResults, output: str) -> None:
     if output == "json":
         print_json(summary)
         return
-    rows = [(k, v) for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")]
+    rows = flatten({k: v for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")})
     rows.insert(1, ("trials", ", ".join(f"{n} {s.lower()}" for s, n in table.counts().items()) or "none yet"))
     if best:
         rows.append(("best params", " ".join(f"--{k}={v}" for k, v in best.params.items())))

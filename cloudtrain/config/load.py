@@ -161,6 +161,7 @@ def load_document(
             )
         )
 
+    _one_accelerator_by_default(loaded.data)
     config = _validate(loaded, problems)
     if config is None:
         problems.fail()
@@ -227,6 +228,14 @@ _warned: set[str] = set()
 
 def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _one_accelerator_by_default(data: Any) -> None:
+    """``machine: {accelerator: T4}`` with no count means one of them, as gcloud's ``--accelerator type=…``
+    does (count 1); a count written, even 0, is kept."""
+    machine = data.get("machine") if isinstance(data, dict) else None
+    if isinstance(machine, dict) and machine.get("accelerator") and "accelerator_count" not in machine:
+        machine["accelerator_count"] = 1
 
 
 def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:

@@ -16,6 +16,7 @@ no cloudtrain meaning are refused, one line each (:data:`REFUSED_FLAGS`).
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -297,6 +298,9 @@ def worker_pool_spec(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
             target = target.setdefault(part, {})
         numeric = key in ("accelerator-count", "replica-count", "boot-disk-size")
         target[leaf] = _int(value, f"--worker-pool-spec {key}") if numeric else value
+    root, top = package.get("path"), str(pool.get("pythonPackageSpec", {}).get("pythonModule", "")).split(".")[0]
+    if root and top and os.path.isdir(os.path.join(root, top)) and not os.path.isfile(f"{root}/__init__.py"):
+        package["path"] = os.path.join(root, top)  # gcloud's folder holds setup.py and the module's package
     return pool, package
 
 

@@ -1,4 +1,5 @@
-"""A strict argparse script refusing the --model_dir cloudtrain passed gets one line naming model_dir: false."""
+"""A strict argparse script refusing the --model_dir cloudtrain passed gets one line naming model_dir: false
+(a rule of catalog/data/failure_hints.json, read by backends/local/diagnose.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from cloudtrain.backends.local.added_args import added_args_hint
+from cloudtrain.backends.local.diagnose import failure_hint
 
 STRICT = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs', type=int)\np.parse_args()\n"
 
@@ -46,6 +47,10 @@ def test_exit_codes_other_than_argparses_get_none():
     log = "train.py: error: unrecognized arguments: --model_dir /m\n"
     assert added_args_hint(log, 1, passed_model_dir=True) is None
     assert added_args_hint(log, 2, passed_model_dir=True) is not None
+
+
+def added_args_hint(log: str, code: int | None, *, passed_model_dir: bool) -> str | None:
+    return failure_hint(log, "2.17", "sagemaker", {}, code, passed_model_dir=passed_model_dir)
 
 
 SAGEMAKER = """\
