@@ -202,7 +202,7 @@ CNI
     --client-ca-file "$dir/pki/ca.crt" --token-auth-file "$dir/pki/tokens.csv" --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/pki/sa.pub" \
     --service-account-signing-key-file "$dir/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
-    --allow-privileged --cert-dir "$dir/pki/apiserver" --profiling=false
+    --allow-privileged --cert-dir "$dir/pki/apiserver" --profiling=false --kubelet-preferred-address-types InternalIP
   wait_for kube-apiserver 90 kubectl --kubeconfig "$dir/kubeconfig" get --raw /readyz
   start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
     --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
