@@ -313,7 +313,7 @@ down() {
   done
   stop_pid kube-apiserver
   stop_pid etcd
-  grep -F " $dir/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep -F " $dir/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for n in $NODES; do
     [ -f "$dir/$n/cgroup-root" ] && remove_cgroup "$(cat "$dir/$n/cgroup-root")"
   done
