@@ -17,8 +17,8 @@ from typing import Any
 
 from cloudtrain.events import parse as parse_event
 from cloudtrain.interruptions import Tracker
-from cloudtrain.numbers import count, measured, money
-from cloudtrain.timeline import SETUP_PHASES, human_seconds, mark_line, training_start
+from cloudtrain.numbers import count, human_seconds, measured, money
+from cloudtrain.timeline import SETUP_PHASES, mark_line, training_start
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
 

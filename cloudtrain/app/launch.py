@@ -19,6 +19,7 @@ from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.history import JobRecord, record
+from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.spec import JobSpec
 
 
@@ -74,6 +75,7 @@ def launch(
 def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
     """This machine's history, so ``cloudtrain logs ID`` finds the job from any directory."""
     spec = launched.spec
+    mask = ValueMasker(secret_values(spec.env, spec.args, spec.hyperparameters))
     record(
         JobRecord(
             launched.handle.job_id,
@@ -85,6 +87,7 @@ def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
             created=spec.created.isoformat(),
             kind=kind,
             experiment=spec.experiment,
+            args=[mask(a) for a in spec.module_args()],
         )
     )
 

@@ -39,6 +39,12 @@ def _line_buffered() -> None:
                 pass
 
 
+#: What a Ctrl-C that ended a command leaves, in words: nothing half-done counts as done.
+RESUME_HINT = (
+    "Run the same command again to resume: a download goes on where it stopped, a built environment is reused."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; turn every error into one line and an exit code (the traceback only with --debug)."""
     args = sys.argv[1:] if argv is None else argv
@@ -72,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             traceback.print_exc()
-        click.echo("Interrupted.", err=True)
+        click.echo(f"Interrupted. {RESUME_HINT}", err=True)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
         _discard_stdout()

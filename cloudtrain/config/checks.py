@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cloudtrain import catalog
+from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
 from cloudtrain.config.control_chars import check_control_characters
 from cloudtrain.config.loaded import LoadedConfig
@@ -182,6 +182,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
                 (f"env.{key}",),
                 fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
             )
+        elif environment_vars.reserved(key):
+            said = f"{key!r} is set in the job by {environment_vars.reserved(key)}: a value of yours would replace it"
+            run((f"env.{key}",), fail(("env", key), said, "rename the variable"))
     for key in cfg.labels:
         if key.lower().startswith(RESERVED_LABEL_PREFIX):
             run(

@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cloudtrain.numbers import measured, size
-from cloudtrain.timeline import human_seconds
+from cloudtrain.numbers import human_seconds, measured, size
 
 Log = Callable[[str], None]
 

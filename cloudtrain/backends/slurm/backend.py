@@ -28,7 +28,8 @@ from cloudtrain import creation_window, environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.runner import contract, venv
-from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.backends.runner import image as runner_image
+from cloudtrain.backends.runner.image import Image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
@@ -205,11 +206,7 @@ class SlurmBackend(BackendFacts):
     def __init__(
         self, *, image_for: Callable[[JobSpec], Image] | None = None, log: Callable[[str], None] | None = None
     ):
-        self._image_for = image_for or (
-            lambda spec: resolve_image(
-                spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python
-            )
-        )
+        self._image_for = image_for or runner_image.image_for
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
     def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:

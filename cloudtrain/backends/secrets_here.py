@@ -1,6 +1,6 @@
 """Secrets read on this machine, with the user's own credentials: the values of a ``--local`` run.
 
-Cloud references are read through the launcher's own functions (:mod:`.launcher`), with a
+Cloud references are read through the launcher's own functions (:mod:`cloudtrain.secrets.launcher`), with a
 token of the user's Google credentials (Application Default Credentials) instead of the
 metadata server's, and boto3's default credential chain; the same endpoint settings apply
 (``CLOUDTRAIN_SECRETMANAGER_ENDPOINT``, ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` /

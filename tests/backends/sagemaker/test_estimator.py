@@ -15,7 +15,7 @@ from cloudtrain.config import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
 
-FIXTURE = Path(__file__).resolve().parents[1] / "packages" / "sm_script"
+FIXTURE = Path(__file__).resolve().parents[2] / "packages" / "sm_script"
 
 # The SDK's own MNIST example: role and bucket from the session, a dict of channels.
 NOTEBOOK = """

@@ -1,18 +1,24 @@
-"""gcloud's training commands with only the program name changed.
+"""gcloud's training commands with only the program name changed: Vertex AI's own CLI commands, which
+the registry lists (``register(..., commands=...)``) and the CLI loads when one is asked for.
 
     cloudtrain ml-engine jobs submit training JOB [gcloud flags] [-- ARGS]
     cloudtrain ai-platform jobs submit training JOB [gcloud flags] [-- ARGS]
+    cloudtrain ai-platform local train --module-name M [--package-path P] [--distributed …] [-- ARGS]
     cloudtrain ai custom-jobs create --region R --display-name N (--config F | --worker-pool-spec S)
+    cloudtrain ai custom-jobs local-run --executor-image-uri URI (--python-module M | --script S) [-- ARGS]
 
 Thin aliases: the flags become a config document (:mod:`cloudtrain.backends.vertex.gcloud`), which
 loads like any config and goes down the one submit path, so ``--dry-run``, ``-o json``,
 ``--set`` and ``--strict-legacy`` work here too. As in gcloud, the old forms stream logs
 only with ``--stream-logs`` and otherwise return once the job is created;
-``custom-jobs create`` always returns once created.
+``custom-jobs create`` always returns once created; the two local forms are ``submit --local``: they
+run here under the cloud's contract and exit with the run's outcome. gcloud's ``--configuration NAME``
+is ``CLOUDSDK_ACTIVE_CONFIG_NAME=NAME`` for the run, as in gcloud.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -20,8 +26,15 @@ import click
 
 from cloudtrain.app.submit import SubmitOptions
 from cloudtrain.app.submit import submit as submit_job
-from cloudtrain.backends.vertex.gcloud import custom_job_document, mlengine_document
-from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli
+from cloudtrain.backends.vertex.gcloud import (
+    CUSTOM_JOB_FLAGS,
+    MLENGINE_FLAGS,
+    custom_job_document,
+    local_run_document,
+    local_train_document,
+    mlengine_document,
+)
+from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION
 from cloudtrain.cli.submit import SubmitPrinter
 from cloudtrain.config.load import read_document
 from cloudtrain.config.yaml12 import LoadedYaml
@@ -29,54 +42,23 @@ from cloudtrain.errors import UsageError
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
-_MLENGINE_VALUE_FLAGS = (
-    "--job-dir",
-    "--package-path",
-    "--module-name",
-    "--staging-bucket",
-    "--region",
-    "--scale-tier",
-    "--master-machine-type",
-    "--master-accelerator",
-    "--master-image-uri",
-    "--worker-count",
-    "--worker-machine-type",
-    "--worker-accelerator",
-    "--worker-image-uri",
-    "--parameter-server-count",
-    "--parameter-server-machine-type",
-    "--runtime-version",
-    "--python-version",
-    "--labels",
-    "--project",
-    "--service-account",
-)
-_CUSTOM_JOB_VALUE_FLAGS = ("--region", "--project", "--labels", "--service-account", "--network", "--args", "--command")
-#: Taken so that they can be refused in one line each (cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS says why);
-#: listed here so that ``--help`` does not import the config package.
+_MLENGINE_VALUE_FLAGS = tuple(MLENGINE_FLAGS)
+_CUSTOM_JOB_VALUE_FLAGS = tuple(CUSTOM_JOB_FLAGS)
+#: Taken so that they can be refused in one line each (:data:`~cloudtrain.backends.vertex.gcloud.REFUSED_FLAGS`).
+_REFUSED_BY_BOTH = ("--kms-key", "--kms-keyring", "--kms-location", "--kms-project", "--format", "--account")
 _MLENGINE_REFUSED = (
-    "--kms-key",
-    "--kms-keyring",
-    "--kms-location",
-    "--kms-project",
+    *_REFUSED_BY_BOTH,
+    "--impersonate-service-account",
     "--parameter-server-accelerator",
     "--parameter-server-image-uri",
     "--use-chief-in-tf-config",
     "--tpu-tf-version",
-    "--format",
-    "--account",
-    "--impersonate-service-account",
 )
 _CUSTOM_JOB_REFUSED = (
-    "--python-package-uris",
-    "--kms-key",
-    "--kms-keyring",
-    "--kms-location",
-    "--kms-project",
-    "--persistent-resource-id",
-    "--format",
-    "--account",
+    *_REFUSED_BY_BOTH,
     "--impersonate-service-account",
+    "--python-package-uris",
+    "--persistent-resource-id",
 )
 
 
@@ -97,6 +79,12 @@ _HELP = {
     "--project": "Google Cloud project (else gcloud's configuration, …).",
     "--args": "Comma-separated arguments for the module (or the container).",
     "--command": "Comma-separated command of the container-image-uri= pool (its ENTRYPOINT).",
+    "--executor-image-uri": "The prebuilt training image whose TensorFlow runs here.",
+    "--script": "A script in --local-package-path, run as `python SCRIPT`.",
+    "--local-package-path": "The code folder (default: the working folder).",
+    "--requirements": "Comma-separated PyPI requirements installed before the run.",
+    "--worker-count": "Workers beside the chief (local train: with --distributed, default 2).",
+    "--parameter-server-count": "Parameter servers (local train: with --distributed, default 2).",
 }
 
 
@@ -141,9 +129,11 @@ def _submit(
     dry_run: bool,
     detach: bool,
     output: str,
+    local: bool = False,
 ) -> None:
     """The gcloud forms' document through the one submit sequence (:func:`cloudtrain.app.submit.submit`)."""
-    options = SubmitOptions(tuple(overrides), strict=strict, gcloud_configuration=configuration)
+    environ = {**os.environ, "CLOUDSDK_ACTIVE_CONFIG_NAME": configuration} if configuration else None
+    options = SubmitOptions(tuple(overrides), local=local, strict=strict, environ=environ)
     with SubmitPrinter(output) as view:
         submit_job(doc, options, view, dry_run=dry_run, detach=detach)
 
@@ -153,7 +143,7 @@ def _submit(
 
 @click.group(name="ml-engine")
 def mlengine() -> None:
-    """gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud."""
+    """gcloud ml-engine / ai-platform: `jobs submit training JOB …` and `local train` as typed for gcloud."""
 
 
 @mlengine.group(name="jobs")
@@ -197,8 +187,35 @@ def mlengine_training(
     _submit(doc, overrides, strict, configuration, dry_run=dry_run, detach=not stream_logs, output=output)
 
 
-cli.add_command(mlengine, name="ml-engine")
-cli.add_command(mlengine, name="ai-platform")
+@mlengine.group(name="local")
+def mlengine_local() -> None:
+    """Run an ML Engine package on this machine."""
+
+
+_LOCAL_TRAIN_FLAGS = ("--module-name", "--package-path", "--job-dir", "--worker-count", "--parameter-server-count")
+_LOCAL_TRAIN_REFUSED = ("--evaluator-count",)
+
+
+@mlengine_local.command(name="train", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("user_args", nargs=-1, type=click.UNPROCESSED)
+@_common_options
+@click.option("--distributed", is_flag=True, help="Run a chief, workers and parameter servers with TF_CONFIG.")
+@click.option("--start-port", "g_start_port", metavar="PORT", help="Accepted; the local run picks free ports.")
+@lambda f: _flag_options(_LOCAL_TRAIN_FLAGS, _LOCAL_TRAIN_REFUSED, f)
+def mlengine_local_train(
+    user_args: tuple[str, ...],
+    distributed: bool,
+    dry_run: bool,
+    strict: bool,
+    output: str,
+    overrides: tuple[str, ...],
+    **values: Any,
+) -> None:
+    """Run the package here as `gcloud ai-platform local train` does (it is `submit --local`); args after `--`."""
+    flags = _given(values, _LOCAL_TRAIN_FLAGS + _LOCAL_TRAIN_REFUSED)
+    doc = local_train_document(flags, user_args, _read_config(values.get("g_config")), distributed=distributed)
+    configuration = values.get("g_configuration")
+    _submit(doc, overrides, strict, configuration, dry_run=dry_run, detach=False, output=output, local=True)
 
 
 # --- ai custom-jobs create ---------------------------------------------------------------
@@ -206,7 +223,7 @@ cli.add_command(mlengine, name="ai-platform")
 
 @click.group(name="ai")
 def ai() -> None:
-    """gcloud ai: `custom-jobs create` as typed for gcloud."""
+    """gcloud ai: `custom-jobs create` and `custom-jobs local-run` as typed for gcloud."""
 
 
 @ai.group(name="custom-jobs")
@@ -240,4 +257,20 @@ def custom_jobs_create(
     _submit(doc, overrides, strict, values.get("g_configuration"), dry_run=dry_run, detach=True, output=output)
 
 
-cli.add_command(ai, name="ai")
+_LOCAL_RUN_FLAGS = ("--executor-image-uri", "--python-module", "--script", "--local-package-path", "--requirements")
+_LOCAL_RUN_REFUSED = ("--extra-packages", "--extra-dirs", "--output-image-uri", "--service-account-key-file")
+
+
+@custom_jobs.command(name="local-run", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("user_args", nargs=-1, type=click.UNPROCESSED)
+@_common_options
+@click.option("--gpu", "g_gpu", is_flag=True, help="Accepted; a local run uses this machine's GPUs, if any.")
+@lambda f: _flag_options(_LOCAL_RUN_FLAGS, _LOCAL_RUN_REFUSED, f)
+def custom_jobs_local_run(
+    user_args: tuple[str, ...], dry_run: bool, strict: bool, output: str, overrides: tuple[str, ...], **values: Any
+) -> None:
+    """Run the code here as `gcloud ai custom-jobs local-run` does (it is `submit --local`); args after `--`."""
+    flags = _given(values, _LOCAL_RUN_FLAGS + _LOCAL_RUN_REFUSED)
+    doc = local_run_document(flags, user_args, _read_config(values.get("g_config")))
+    configuration = values.get("g_configuration")
+    _submit(doc, overrides, strict, configuration, dry_run=dry_run, detach=False, output=output, local=True)

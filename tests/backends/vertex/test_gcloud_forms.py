@@ -337,12 +337,14 @@ def test_the_gcloud_forms_import_no_cloud_sdk(article):
 
 
 def test_every_refused_flag_the_cli_takes_has_its_one_line_reason():
+    from cloudtrain.backends.vertex import commands as cli_gcloud
     from cloudtrain.backends.vertex.gcloud import REFUSED_FLAGS
-    from cloudtrain.cli import gcloud as cli_gcloud
 
     taken = {
         *cli_gcloud._MLENGINE_REFUSED,
         *cli_gcloud._CUSTOM_JOB_REFUSED,
+        *cli_gcloud._LOCAL_TRAIN_REFUSED,
+        *cli_gcloud._LOCAL_RUN_REFUSED,
         "--packages",
         "--enable-web-access",
         "--enable-dashboard-access",
@@ -507,3 +509,115 @@ def test_container_image_uri_in_worker_pool_spec_with_command_and_args(article, 
         "command": ["python", "train.py"],
         "args": ["--epochs=1"],
     }
+
+
+def test_configuration_flag_picks_that_gcloud_configuration_as_in_gcloud(article, capsys):
+    (article / "gcloud" / "configurations" / "config_other").write_text("[core]\nproject = other-project-7\n")
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json", "--configuration", "other")
+    assert code == 0, err
+    assert json.loads(out)["project"]["id"] == "other-project-7"
+    assert json.loads(out)["project"]["source"].startswith("gcloud configuration 'other' (")
+    code, out, err = run(capsys, *ARTICLE, "--dry-run", "-o", "json")  # the active one otherwise
+    assert json.loads(out)["project"]["id"] == "segment-expansion-dev"
+
+
+# --- the local forms: `ai-platform local train` and `ai custom-jobs local-run` run --local ---------------
+
+
+def local_request(capsys, *args):
+    at = args.index("--") if "--" in args else len(args)  # what follows `--` is the code's own
+    code, out, err = run(capsys, *args[:at], "--dry-run", "-o", "json", *args[at:])
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["backend"] == "local" and plan["request"]["contract"] == "vertex"
+    return plan["request"]
+
+
+def test_local_train_runs_the_module_here_with_the_args_after_dashes(article, capsys):
+    request = local_request(
+        capsys, "ai-platform", "local", "train", "--module-name", "trainer.task", "--package-path", "trainer/",
+        "--", "--epochs", "3", "--lr=0.5",
+    )  # fmt: skip
+    (chief,) = request["replicas"]
+    assert chief["argv"][1:] == ["-m", "trainer.task", "--epochs", "3", "--lr=0.5"]
+    assert "TF_CONFIG" not in chief["env"] or json.loads(chief["env"]["TF_CONFIG"])["cluster"].keys() == {"chief"}
+
+
+@pytest.mark.parametrize(
+    ("counts", "replicas"),
+    [((), 5), (("--worker-count", "1", "--parameter-server-count", "0"), 2), (("--worker-count", "3"), 6)],
+)
+def test_local_train_distributed_runs_gclouds_default_cluster(article, capsys, counts, replicas):
+    """--distributed: 2 workers and 2 parameter servers unless counted (gcloud's defaults); parameter servers
+    become workers (the mapped: line), so the chief and 4 workers run here."""
+    request = local_request(
+        capsys, "ai-platform", "local", "train", "--module-name", "trainer.task", "--package-path", "trainer/",
+        "--distributed", *counts,
+    )  # fmt: skip
+    assert len(request["replicas"]) == replicas
+    cluster = json.loads(request["replicas"][0]["env"]["TF_CONFIG"])["cluster"]
+    assert len(cluster["chief"]) == 1 and len(cluster["worker"]) == replicas - 1
+
+
+def test_local_train_without_distributed_ignores_the_counts_as_gcloud_does(article, capsys):
+    request = local_request(
+        capsys, "ml-engine", "local", "train", "--module-name", "trainer.task", "--package-path", "trainer/",
+        "--worker-count", "4",
+    )  # fmt: skip
+    assert len(request["replicas"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--package-path", "trainer/"), "--module-name is required"),
+        (("--module-name", "trainer.task", "--evaluator-count", "1"), "--evaluator-count: cloudtrain runs no"),
+    ],
+)
+def test_local_train_refusals_are_one_line(article, capsys, args, message):
+    code, _out, err = run(capsys, "ai-platform", "local", "train", *args)
+    assert code == 2 and err.startswith(f"error: {message}") and len(err.strip().splitlines()) == 1
+
+
+def test_local_run_runs_the_executor_images_module_with_requirements(article, capsys):
+    image = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest"
+    args = (
+        "ai", "custom-jobs", "local-run", "--executor-image-uri", image, "--python-module", "trainer.task",
+        "--local-package-path", "trainer", "--requirements", "cloudtrain-fixture-dep,six==1.16.0",
+    )  # fmt: skip
+    (chief,) = local_request(capsys, *args, "--", "--epochs", "2")["replicas"]
+    assert chief["argv"][1:] == ["-m", "trainer.task", "--epochs", "2"]
+    code, out, err = run(capsys, *args, "--dry-run")
+    assert code == 0, err
+    requires = next(line for line in out.splitlines() if line.startswith("requires:"))
+    assert requires.startswith("requires: cloudtrain-fixture-dep, six==1.16.0")  # then the package's own
+
+
+def test_local_run_script_and_refusals(article, capsys):
+    (article / "code").mkdir()
+    (article / "code" / "train.py").write_text("print('hi')\n")
+    image = "us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest"
+    base = ["ai", "custom-jobs", "local-run", "--executor-image-uri", image, "--local-package-path", "code"]
+    request = local_request(capsys, *base, "--script", "train.py", "--", "--steps", "9")
+    (chief,) = request["replicas"]
+    assert chief["argv"][-2:] == ["--steps", "9"] and "--model_dir" not in chief["argv"]  # Vertex passes none
+    for extra, message in (
+        ((), "give one of --python-module and --script"),
+        (("--script", "train.py", "--output-image-uri", "x"), "--output-image-uri: a local run builds no Docker"),
+    ):
+        code, _out, err = run(capsys, *base, *extra)
+        assert code == 2 and err.startswith(f"error: {message}"), err
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_local_train_runs_the_package_here_and_exits_with_its_outcome(article, capsys):
+    """`gcloud ai-platform local train` as typed, on this machine: the repository's trainer, two epochs."""
+    out = article / "run"
+    code, _out, err = run(
+        capsys, "ai-platform", "local", "train", "--module-name", "trainer.task", "--package-path", "trainer/",
+        "--set", f"output_dir={out}", "--", "--data=digits", "--epochs=2",
+    )  # fmt: skip
+    assert code == 0, err[-3000:]
+    metrics = json.loads((out / "model" / "metrics.json").read_text())  # where AIP_MODEL_DIR says
+    assert (metrics["epochs"], metrics["epochs_run"]) == (2, 2)  # the args after `--` reached the module

@@ -1,4 +1,5 @@
-"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator."""
+"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator. SageMaker's
+own CLI command, which the registry lists (``register(..., commands=...)``) and the CLI loads when asked."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.backends.sagemaker.estimator import to_yaml, translate_estimator
-from cloudtrain.cli._group import cli
+from cloudtrain.backends.sagemaker.estimator import MAX_ESTIMATOR_BYTES, to_yaml, translate_estimator
 from cloudtrain.errors import UsageError
+from cloudtrain.statefiles import read_regular, write_atomic
 from cloudtrain.words import counted
 
 
-@cli.command("init")
+@click.command("init")
 @click.option(
     "--from-estimator",
     "estimator",
@@ -24,10 +25,10 @@ from cloudtrain.words import counted
 @click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
 def init(estimator: str, to: str | None, force: bool) -> None:
     """Write a script-mode config from an estimator's literal arguments; list what to fill in."""
-    try:
-        source = Path(estimator).read_text(encoding="utf-8")
+    try:  # a regular file of at most 1 MiB: a FIFO, a device or a huge file is refused unread
+        source = read_regular(Path(estimator), limit=MAX_ESTIMATOR_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {estimator}: {exc}", hint="pass the estimator's .py file") from None
+        raise UsageError(f"cannot read {estimator!r}: {exc}", hint="pass the estimator's .py file") from None
     translation = translate_estimator(source, estimator)
     text = to_yaml(translation, estimator)
     if to is None:
@@ -35,7 +36,7 @@ def init(estimator: str, to: str | None, force: bool) -> None:
     else:
         if Path(to).exists() and not force:
             raise UsageError(f"{to} exists", hint="choose another --to, or add --force")
-        Path(to).write_text(text, encoding="utf-8")
+        write_atomic(Path(to), text)
         click.echo(f"wrote {to}", err=True)
     if translation.fill_in:
         click.echo(
