@@ -225,7 +225,9 @@ VARIABLES: tuple[Variable, ...] = (
         "the array task's index: which trial of the sweep it runs",
     ),
     Variable("SLURMD_NODENAME", "slurm", "Slurm; the launcher on the nodes", "the node the task runs on"),
-    Variable("KUBECONFIG", "kubernetes", "the kubernetes client", "the kubeconfig files (contexts) a job is submitted to"),
+    Variable(
+        "KUBECONFIG", "kubernetes", "the kubernetes client", "the kubeconfig files (contexts) a job is submitted to"
+    ),
     Variable(
         "JOB_COMPLETION_INDEX",
         "kubernetes",
@@ -233,7 +235,9 @@ VARIABLES: tuple[Variable, ...] = (
         "the pod's index: its replica (0 is the chief)",
     ),
     Variable("PYTHONPATH", "kubernetes", "the launcher in the pods", "the unpacked package goes first on it"),
-    Variable("CLOUDTRAIN_NODE", "kubernetes", "the launcher in the pods", "the node the pod runs on, for its first line"),
+    Variable(
+        "CLOUDTRAIN_NODE", "kubernetes", "the launcher in the pods", "the node the pod runs on, for its first line"
+    ),
     Variable(
         "CLOUDTRAIN_SUBDOMAIN",
         "kubernetes",

@@ -40,7 +40,9 @@ def test_what_a_kubernetes_job_does_not_take_is_one_line_exit_2(tmp_path, extra,
 def test_the_dry_run_prints_the_manifests_for_gke_gpus_and_spot(tmp_path):
     path = config(tmp_path, replicas=3, gpus=4)
     text = path.read_text().replace("kubernetes:\n", "kubernetes:\n  context: gke_proj_us-central1-a_train\n", 1)
-    path.write_text("spot: {enabled: true}\n" + text.replace("machine:\n", "machine:\n  accelerator_type: nvidia-tesla-a100\n"))
+    path.write_text(
+        "spot: {enabled: true}\n" + text.replace("machine:\n", "machine:\n  accelerator_type: nvidia-tesla-a100\n")
+    )
     result = cloudtrain("submit", "--config", str(path), "--dry-run", "-o", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     request = json.loads(result.stdout)
