@@ -363,7 +363,7 @@ def reserved(name: str) -> str | None:
     ``CLOUDTRAIN_SECRET_<NAME>``): a value of the config's ``env:`` would replace theirs; else None."""
     for variable in VARIABLES:
         stem = variable.name.split("<", 1)[0]
-        if variable.group in ("job", "slurm") and stem.startswith("CLOUDTRAIN_") and not variable.who.startswith("you"):
+        if stem.startswith("CLOUDTRAIN_") and not variable.who.startswith("you"):  # set for the job, not by you
             if name == variable.name or stem != variable.name and name.startswith(stem):
                 return variable.who.split(";")[0]
     return None

@@ -37,7 +37,7 @@ from cloudtrain.app.mirror import Mirror
 from cloudtrain.backends.base import JobHandle
 from cloudtrain.errors import BackendError, MissingExtra, UsageError
 from cloudtrain.history import cache_dir
-from cloudtrain.leftovers import process_start
+from cloudtrain.leftovers import process_argv, process_start
 from cloudtrain.statefiles import read_json_object, write_atomic
 
 log = logging.getLogger("cloudtrain.tensorboard")
@@ -216,7 +216,7 @@ def check_port(bind: str, port: int, server_pid: Path) -> None:
     with contextlib.suppress(UsageError):  # a damaged record proves nothing: the port is someone's
         stale = read_json_object(server_pid) if server_pid.is_file() else {}
     pid = stale.get("pid")
-    if isinstance(pid, int) and pid > 1 and process_start(pid) == stale.get("start") and _LAUNCH in _cmdline(pid):
+    if isinstance(pid, int) and pid > 1 and process_start(pid) == stale.get("start") and _LAUNCH in process_argv(pid):
         log.warning("warning: stopping the TensorBoard cloudtrain left running on port %s (pid %s)", port, pid)
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGTERM)
@@ -227,13 +227,6 @@ def check_port(bind: str, port: int, server_pid: Path) -> None:
     following = next((p for p in range(port + 1, min(port + 200, 65536)) if port_free(bind, p)), None)
     hint = f"the next free port is {following}: pass --port {following}" if following else "pass another --port"
     raise UsageError(f"port {port} on {bind} is in use", hint=hint)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
 
 
 def _loopback(bind: str) -> bool:

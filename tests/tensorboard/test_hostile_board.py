@@ -85,10 +85,10 @@ def test_binding_every_interface_is_one_warning_naming_them(tmp_path, caplog) ->
     with caplog.at_level(logging.WARNING), serve(["demo-1"], port=free_port(), bind="0.0.0.0") as board:
         assert get(f"http://127.0.0.1:{board.port}/data/runs") == ["demo-1"]
     said = [r.getMessage() for r in caplog.records if "--bind" in r.getMessage()]
-    names = ", ".join(name for _, name in socket.if_nameindex())
-    assert said == [
-        f"warning: --bind 0.0.0.0 serves the runs to anyone who reaches every interface of this machine ({names})"
-    ]
+    head = "warning: --bind 0.0.0.0 serves the runs to anyone who reaches every interface of this machine ("
+    assert len(said) == 1 and said[0].startswith(head) and said[0].endswith(")"), said
+    named = said[0][len(head) : -1].split(", ")  # interfaces come and go on a busy machine: these were there
+    assert "lo" in named and set(named) & {name for _, name in socket.if_nameindex()} - {"lo"}
 
 
 def test_the_server_dies_when_cloudtrain_is_killed_with_sigkill(tmp_path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # where a run goes when the config names no output_dir
-from cloudtrain.leftovers import process_runs, process_start
+from cloudtrain.leftovers import process_argv, process_runs, process_start
 from cloudtrain.statefiles import Damage, load_json_object
 
 RUN_DIR = "local-run"  # inside the output dir: replica logs, replicas.json, status.json, lines.jsonl
@@ -116,7 +116,7 @@ def ours(pid: int, start: int | None, *, leader: bool = True, environment: Any =
     if process_start(pid) is None:  # no /proc here: what kill(0) says
         return process_runs(pid)
     try:
-        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        argv0 = (process_argv(pid) or [""])[0]
         return (
             leader
             and isinstance(environment, str)
