@@ -14,8 +14,7 @@ from pathlib import Path
 
 from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
-from cloudtrain.config.control_chars import check_control_characters
-from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig, check_control_characters
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.rules import rules
 from cloudtrain.config.schema import DataChannel

@@ -258,6 +258,7 @@ def test_a_script_runs_on_each_node_with_its_hyperparameters(slurm, workdir, tmp
         machine: {{accelerator_count: 0}}
         package: {{path: {folder}, script: train.py}}
         hyperparameters: {{lr: 0.5}}
+        model_dir: true  # Slurm follows Vertex AI's contract: --model_dir only when asked (docs/how-to/script-mode.md)
     """)
     )
     result = cloudtrain("submit", "--config", str(config))

@@ -293,8 +293,9 @@ class SlurmBackend(BackendFacts):
         return job
 
     def _refuse_early(self, shell: ClusterShell, spec: JobSpec, batch_script: str) -> None:
-        """Before an environment is built: the workdir takes a write (neither full nor read-only), and the
-        cluster could ever run the request (``sbatch --test-only``: a GPU it has no GRES for), each one line."""
+        """Before an environment is built: the workdir takes a write (neither full nor read-only), and
+        ``sbatch --test-only`` finds nothing the cluster can never run (a GPU it has no GRES for, no such
+        partition), each one line; anything else it says is left to sbatch itself."""
         workdir = script.workdir(spec)
         probe = 'mkdir -p "$1" && t="$1/.cloudtrain-probe-$$" && head -c 1048576 /dev/zero > "$t"; '
         probe += 'e=$?; rm -f "$t"; exit $e'
@@ -306,8 +307,10 @@ class SlurmBackend(BackendFacts):
                 "free space there, or set slurm.workdir to a folder you can write on a shared filesystem",
             )
         tested = shell.run(["sbatch", "--test-only"], input=batch_script.encode(), check=False)
-        if tested.returncode != 0:
-            raise sbatch_refusal(tested.stderr)
+        refusal = sbatch_refusal(tested.stderr) if tested.returncode != 0 else None
+        # --test-only says "node configuration is not available" of drained nodes too: sbatch itself decides that
+        if isinstance(refusal, UsageError) and "node configuration is not available" not in str(refusal):
+            raise refusal
 
     def _build_remotely(
         self, shell: ClusterShell, spec: JobSpec, image: Image, env: tuple[Path, str, str], what: str

@@ -1,8 +1,9 @@
 """One function per place a value is written on the cluster: an ``#SBATCH`` directive, a comment, a shell word.
 
 Each value is quoted where it is written, never substituted into text that was quoted before. The config
-checks refuse control characters in every string that can get here (:mod:`cloudtrain.config.control_chars`);
-these refuse them again, so a spec built another way (the Python API) cannot end the line it is written on.
+checks refuse control characters in every string that can get here
+(:func:`cloudtrain.config.loaded.check_control_characters`); these refuse them again, so a spec built another
+way (the Python API) cannot end the line it is written on.
 A shell word is :func:`shlex.quote`, at the point of use.
 """
 
