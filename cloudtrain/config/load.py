@@ -16,7 +16,7 @@ from typing import Any
 
 from cloudtrain import backend_rules
 from cloudtrain.backend_rules import Capability
-from cloudtrain.config import crosscloud, fallback, twin
+from cloudtrain.config import crosscloud, fallback, records
 from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
@@ -235,8 +235,8 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     """The config; on schema errors, each is collected and the config is read again without the failed
     values (defaults in their place), so the checks of the other fields still run. None when it cannot be."""
     try:
-        return twin.validate(registered_config(), loaded.data)
-    except twin.Invalid as exc:
+        return records.validate(registered_config(), loaded.data)
+    except records.Invalid as exc:
         failed = _translate_all(exc.errors, loaded)
     for _, error in failed:
         problems.add(error)
@@ -244,8 +244,8 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     for path, _ in failed:
         _drop(rest, path)
     try:
-        return twin.validate(registered_config(), rest)
-    except twin.Invalid:
+        return records.validate(registered_config(), rest)
+    except records.Invalid:
         return None  # a required value failed: nothing more can be checked
 
 
