@@ -137,7 +137,7 @@ def _phase_written(status: JobStatus) -> str | None:
         return "queued"
     if status.state is not JobState.PENDING:
         return None
-    from cloudtrain.timeline import SAGEMAKER_PHASES  # a status's phase (the follower's): not on a dry run
+    from cloudtrain.following.timeline import SAGEMAKER_PHASES  # a status's phase (the follower's): not on a dry run
 
     return SAGEMAKER_PHASES.get(str(status.details.get("secondary_status") or ""))
 

@@ -9,15 +9,15 @@ from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.backends.cost import cost_after
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.errors import CloudtrainError
+from cloudtrain.following.interruptions import of_status
 from cloudtrain.history import load_run
-from cloudtrain.interruptions import of_status
 
 
 @dataclass(frozen=True)
 class StatusReport:
     status: JobStatus
     cost: Cost | None  # :func:`cloudtrain.backends.cost.cost_after`: None without a billing record
-    interruptions: dict[str, Any] | None  # :func:`cloudtrain.interruptions.of_status`
+    interruptions: dict[str, Any] | None  # :func:`cloudtrain.following.interruptions.of_status`
 
     def to_dict(self) -> dict[str, Any]:
         """``cloudtrain status -o json``."""

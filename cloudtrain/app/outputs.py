@@ -21,7 +21,7 @@ from cloudtrain.app.mirror import inside
 from cloudtrain.backends.base import JobHandle
 from cloudtrain.backends.files import Folder, StoredFile, checksum_matches
 from cloudtrain.errors import BackendError, UsageError
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 PARTIAL = ".cloudtrain-partial"
 

@@ -13,10 +13,10 @@ from cloudtrain.catalog.cost import price_basis
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, money, print_kv
 from cloudtrain.data.staging import describe
-from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import mask_args
 from cloudtrain.spec import JobSpec
+from cloudtrain.text.numbers import duration
 
 
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:

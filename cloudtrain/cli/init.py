@@ -9,7 +9,7 @@ import click
 from cloudtrain.backends.sagemaker.estimator import to_yaml, translate_estimator
 from cloudtrain.cli._group import cli
 from cloudtrain.errors import UsageError
-from cloudtrain.words import counted
+from cloudtrain.text.counts import counted
 
 
 @cli.command("init")

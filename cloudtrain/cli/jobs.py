@@ -28,9 +28,9 @@ from cloudtrain.console import (
     print_json,
     print_kv,
 )
-from cloudtrain.events import parse as parse_event
-from cloudtrain.interruptions import describe
-from cloudtrain.timeline import human_seconds
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import describe
+from cloudtrain.following.timeline import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,10 +6,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain import timeline
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.events import parse as parse_event
-from cloudtrain.interruptions import of_status
+from cloudtrain.following import timeline
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import of_status
 from cloudtrain.job_states import JobStatus, LogLine
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
@@ -33,7 +33,7 @@ class RunData:
     price_note: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
     metric: str | None = None  # the metric a sweep's trials report
-    interruptions: dict[str, Any] | None = None  # cloudtrain.interruptions.summarize
+    interruptions: dict[str, Any] | None = None  # cloudtrain.following.interruptions.summarize
 
     def interruption_offsets(self) -> list[tuple[float, float | None]]:
         """Each interruption as (seconds since created when it stopped, when it resumed), for the timeline."""

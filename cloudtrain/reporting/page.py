@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.interruptions import describe as describe_interruptions
-from cloudtrain.numbers import measured, money
+from cloudtrain.following.interruptions import describe as describe_interruptions
+from cloudtrain.following.timeline import human_seconds
 from cloudtrain.reporting.collect import RunData
-from cloudtrain.timeline import human_seconds
+from cloudtrain.text.numbers import measured, money
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }

@@ -29,11 +29,11 @@ def test_the_checks_see_a_cycle_and_a_climb() -> None:
         "cloudtrain.spec": {"cloudtrain.app.launch": 3},
         "cloudtrain.app.launch": {"cloudtrain.spec": 1},
         "cloudtrain.sweeps.params": {"cloudtrain.backends.vertex": 7},
-        "cloudtrain.reporting.collect": {"cloudtrain.app.sweep_lookup": 10},
+        "cloudtrain.reporting.collect": {"cloudtrain.app.sweeps.lookup": 10},
     }
     assert cycles(edges) == [["cloudtrain.app.launch", "cloudtrain.spec"]]
     assert climbs(edges) == [
-        "cloudtrain.reporting.collect:10 -> cloudtrain.app.sweep_lookup",
+        "cloudtrain.reporting.collect:10 -> cloudtrain.app.sweeps.lookup",
         "cloudtrain.spec:3 -> cloudtrain.app.launch",
         "cloudtrain.sweeps.params:7 -> cloudtrain.backends.vertex",
     ]

@@ -13,13 +13,13 @@ from typing import cast
 import pytest
 from google.cloud.aiplatform_v1.types import CustomJob
 
-from cloudtrain import timeline
 from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import Backend, HandleDefaults, JobState, JobStatus
 from cloudtrain.backends.sagemaker.jobs import to_status as sagemaker_status
 from cloudtrain.backends.vertex.jobs import to_status as vertex_status
-from cloudtrain.interruptions import of_status
-from cloudtrain.progress import phase_of
+from cloudtrain.following import timeline
+from cloudtrain.following.interruptions import of_status
+from cloudtrain.following.progress import phase_of
 from cloudtrain.reporting.collect import from_parts
 from tests.backends.vertex.conftest import make_spec
 

@@ -7,9 +7,9 @@ import io
 import json
 from typing import cast
 
-from cloudtrain import timeline
 from cloudtrain.backends.base import HandleDefaults, JobHandle, JobState, JobStatus, LogLine
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.following import timeline
+from cloudtrain.following.progress import Progress, phase_of
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -199,7 +199,7 @@ def test_the_live_line_is_drawn_on_a_terminal_and_never_on_a_pipe(tmp_path, monk
 
 
 def test_the_live_line_takes_the_epoch_total_from_the_jobs_args_when_events_give_none() -> None:
-    from cloudtrain.events import epochs_in_args
+    from cloudtrain.following.events import epochs_in_args
 
     assert epochs_in_args(("--data=digits", "--epochs=3")) == 3 and epochs_in_args(("--epochs", "7")) == 7
     assert epochs_in_args(("--epochs-per-cycle=2",)) is None

@@ -24,7 +24,6 @@ from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
-from cloudtrain.numbers import measured
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
@@ -35,6 +34,7 @@ from cloudtrain.statefiles import (
     scan_json_lines,
     write_atomic,
 )
+from cloudtrain.text.numbers import measured
 
 if TYPE_CHECKING:
     from cloudtrain.backends.runner.contract import ReplicaPlan

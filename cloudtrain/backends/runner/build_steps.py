@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cloudtrain.numbers import measured, size
-from cloudtrain.timeline import human_seconds
+from cloudtrain.following.timeline import human_seconds
+from cloudtrain.text.numbers import measured, size
 
 Log = Callable[[str], None]
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from cloudtrain import catalog
 from cloudtrain.catalog._data import load
 from cloudtrain.errors import UsageError
-from cloudtrain.mapping import mapped_line
+from cloudtrain.text.mapped_line import mapped_line
 
 #: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
 PYENV_ROOT_DEFAULT = "~/.pyenv"

@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 
 from cloudtrain.errors import ConfigError
-from cloudtrain.words import FILL_IN, counted
+from cloudtrain.text.counts import FILL_IN, counted
 
 DEFAULT_REGION = "us-east-1"
 PLACEHOLDER_MARK = FILL_IN

@@ -14,8 +14,8 @@ from cloudtrain.backends.files import BucketFolder, Folder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import CloudSetupError
-from cloudtrain.interruptions import sagemaker_transitions
-from cloudtrain.timeline import SAGEMAKER_PHASES, sagemaker_marks
+from cloudtrain.following.interruptions import sagemaker_transitions
+from cloudtrain.following.timeline import SAGEMAKER_PHASES, sagemaker_marks
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
@@ -109,7 +109,7 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
         details["billable_seconds"] = billable * count
     if desc.get("EnableManagedSpotTraining") and training and billable is not None:
         details["spot_savings_percent"] = round((1 - billable / training) * 100, 1)
-    if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.timeline)
+    if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.following.timeline)
         details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
 
         if interrupted := sagemaker_transitions(desc["SecondaryStatusTransitions"]):  # managed spot lost its machines

@@ -14,7 +14,7 @@ callers say what was mapped and why.
 
 from __future__ import annotations
 
-from cloudtrain.numbers import money
+from cloudtrain.text.numbers import money
 
 PREFIX = "mapped: "
 NO_PRICE = "(no current price)"
