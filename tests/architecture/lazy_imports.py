@@ -72,7 +72,6 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
     ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
-    ("cloudtrain.job_states", "cloudtrain.following.timeline"): "a followed job's phase: not on --dry-run",
 }
 
 

@@ -259,6 +259,8 @@ class LocalJob(HandleDefaults):
             first_phase=FIRST_PHASE,
             phase=FIRST_PHASE if outcome is None else None,  # until its first line says more (the live line)
             replica_count=len(self.plans),
+            output_dir=details["output_dir"],
+            checkpoint_dir=details["checkpoint_dir"],
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:
@@ -446,6 +448,9 @@ class RecordedJob(HandleDefaults):
             details=details,
             first_phase=FIRST_PHASE,
             phase=FIRST_PHASE if native == "running" else None,
+            output_dir=details.get("output_dir") or None,  # the typed fields, as this run's status file keeps them
+            checkpoint_dir=details.get("checkpoint_dir") or None,
+            replica_count=len(details.get("replicas") or []) or None,
         )
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:

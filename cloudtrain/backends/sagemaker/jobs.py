@@ -74,6 +74,7 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         message = _LIMIT_MESSAGES[secondary].format(limit if limit is not None else "?")
     state = job_state(status, secondary)
     resources = desc.get("ResourceConfig", {})
+    details = _details(desc, region)
     return JobStatus(
         job_id=name,
         name=desc.get("TrainingJobArn", name),
@@ -83,12 +84,15 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         console_url=console_url(region, name),
         created=desc.get("CreationTime"),
         ended=desc.get("TrainingEndTime"),
-        details=_details(desc, region),
+        details=details,
         # before its code runs, the secondary status says where it is: Pending, DownloadingTrainingImage, …
         phase=SAGEMAKER_PHASES.get(secondary or "") if state is JobState.PENDING else None,
         machine_type=resources.get("InstanceType") if resources else None,
         replica_count=resources.get("InstanceCount", 1) if resources else None,
         phase_marks=sagemaker_marks(desc) if desc.get("SecondaryStatusTransitions") else None,
+        billable_seconds=details.get("billable_seconds"),
+        interruptions=details.get("spot_interruptions"),
+        checkpoint_dir=details.get("checkpoint_dir"),
     )
 
 

@@ -110,6 +110,9 @@ def to_status(job: Any) -> JobStatus:
         first_phase="provisioning",  # Vertex's PENDING: machines being found; start_time marks the image pull
         started=job.start_time or None,
         phase="queued" if native == "JOB_STATE_QUEUED" else None,  # in the queue, before machines are sought
+        output_dir=details.get("output_dir"),
+        checkpoint_dir=details.get("checkpoint_dir"),
+        interruptions=details.get("spot_interruptions"),
     )
 
 
