@@ -97,7 +97,7 @@ def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
         (at(900).isoformat(), at(1000).isoformat()),
     ]
     log = [plan(100), epoch(200, 1, "/c/ckpt-10/ckpt"), plan(560, resume_step=10)]  # the second restart: no log yet
-    status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", details={"spot_interruptions": cloud})
+    status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", interruptions=cloud)
     summary = of_status(status, log)
     assert summary is not None
     assert summary["count"] == 2

@@ -149,10 +149,11 @@ def test_line_counts_steps_and_plural_interruptions_and_elapsed_is_since_the_job
 
 
 def test_sagemakers_pending_secondary_status_is_queued() -> None:
-    from cloudtrain.backends.base import JobState, JobStatus
+    from cloudtrain.backends.sagemaker.jobs import to_status
     from cloudtrain.following.progress import phase_of
 
-    status = JobStatus("j", "j", JobState.PENDING, "InProgress", details={"secondary_status": "Pending"})
+    desc = {"TrainingJobName": "j", "TrainingJobStatus": "InProgress", "SecondaryStatus": "Pending"}
+    status = to_status(desc, "us-east-1")
     assert phase_of(status) == "queued"
 
 

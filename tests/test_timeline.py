@@ -25,7 +25,7 @@ def at(seconds: float) -> dt.datetime:
     return T0 + dt.timedelta(seconds=seconds)
 
 
-def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str, float]]:
+def phases(lines: list[LogLine], end: float) -> list[tuple[str, float]]:
     job = JobStatus(
         "1",
         "projects/p/locations/r/customJobs/1",
@@ -33,8 +33,8 @@ def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str
         "JOB_STATE_SUCCEEDED",
         created=at(0),
         ended=at(end),
-        details=status or {"start_time": at(60).isoformat()},
         first_phase="provisioning",
+        started=at(60),  # Vertex AI's start_time
     )
     return [(p.name, p.seconds) for p in timeline.of_run(job, timeline.log_marks(lines))]
 

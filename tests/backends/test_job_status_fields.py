@@ -35,7 +35,11 @@ def _sagemaker_desc_spot_lost() -> dict:
         EnableManagedSpotTraining=True,
         SecondaryStatusTransitions=[
             {"Status": "Training", "StartTime": T0 + dt.timedelta(seconds=5)},
-            {"Status": "Interrupted", "StartTime": T0 + dt.timedelta(seconds=0), "EndTime": T0 + dt.timedelta(seconds=90)},
+            {
+                "Status": "Interrupted",
+                "StartTime": T0 + dt.timedelta(seconds=0),
+                "EndTime": T0 + dt.timedelta(seconds=90),
+            },
             {"Status": "Training", "StartTime": T0 + dt.timedelta(seconds=100)},
         ],
     )

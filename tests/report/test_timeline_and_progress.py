@@ -65,8 +65,8 @@ def test_vertex_status_and_log_marks() -> None:
         "JOB_STATE_SUCCEEDED",
         created=at(0),
         ended=at(500),
-        details={"start_time": at(120).isoformat()},
         first_phase="provisioning",
+        started=at(120),  # Vertex AI's start_time
     )
     lines = [
         LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
@@ -127,15 +127,22 @@ def test_code_that_prints_no_events_still_gives_phase_elapsed_and_cost() -> None
 
 
 def test_phase_before_the_first_line() -> None:
-    def status(state, native, **details):
-        return JobStatus("j", "j", state, native, details=details)
+    from google.cloud.aiplatform_v1.types import CustomJob
 
-    assert phase_of(status(JobState.PENDING, "JOB_STATE_QUEUED")) == "queued"
-    assert phase_of(status(JobState.PENDING, "JOB_STATE_PENDING")) == "provisioning"
-    assert (
-        phase_of(status(JobState.PENDING, "InProgress", secondary_status="DownloadingTrainingImage")) == "pulling image"
-    )
-    assert phase_of(status(JobState.RUNNING, "running")) == "installing package"
+    from cloudtrain.backends.sagemaker.jobs import to_status as sagemaker_status
+    from cloudtrain.backends.vertex.jobs import to_status as vertex_status
+
+    def vertex(native):
+        return vertex_status(CustomJob(name="projects/p/locations/us-central1/customJobs/1", state=native))
+
+    def sagemaker(secondary):
+        desc = {"TrainingJobName": "j", "TrainingJobStatus": "InProgress", "SecondaryStatus": secondary}
+        return sagemaker_status(desc, "us-east-1")
+
+    assert phase_of(vertex("JOB_STATE_QUEUED")) == "queued"
+    assert phase_of(vertex("JOB_STATE_PENDING")) == "provisioning"
+    assert phase_of(sagemaker("DownloadingTrainingImage")) == "pulling image"
+    assert phase_of(JobStatus("j", "j", JobState.RUNNING, "running")) == "installing package"
 
 
 class _Handle(HandleDefaults):
