@@ -5,7 +5,7 @@ UV := $(shell command -v uv 2>/dev/null || echo .tools/bin/uv)
 # Every extra (both clouds' SDKs, the report, the local trainer's TensorFlow): the tests use them all.
 RUN := $(UV) run --frozen --all-extras
 
-.PHONY: install dev run test test-fresh test-fast bench bench-smoke schema docs lint mutate clean
+.PHONY: install dev run prereqs test test-fresh test-fast bench bench-smoke schema docs lint mutate clean
 
 # `make install`: the CLI for a user, with only the extras named (EXTRAS="vertex sagemaker report local";
 # none: the CLI alone), at uv.lock's versions (uv's cache serves them without the network once fetched), in
@@ -26,9 +26,14 @@ dev: .venv/.synced  ## the locked environment with every extra and the test tool
 run: .venv/.synced  ## the main job on this machine
 	$(RUN) cloudtrain submit --config job_configs/gpu4.yaml --local
 
-test: .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
+# The system programs the tests drive for real (Slurm's daemons, munge, sshd, Chromium): checked first, in
+# well under a second; as root they are installed, else one line names the packages and the command.
+test: prereqs .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole test suite, slow tests included (what CI runs)
 	$(MAKE) --no-print-directory lint
 	$(RUN) pytest -q -n 3 --dist loadfile --durations=15
+
+prereqs:  ## check the system packages make test needs (tools/system_prereqs.sh); as root, install them
+	@tools/system_prereqs.sh
 
 test-fresh:  ## make test in a fresh clone of HEAD with an empty HOME, TMPDIR and caches (PYTEST_ARGS="-k x": just those)
 	tools/fresh_clone_test.sh $(PYTEST_ARGS)

@@ -15,21 +15,27 @@ exit code), warnings are kept on the returned objects (``notices``) or handed to
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import json
 import logging
+import re
+import types
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from cloudtrain import history
 from cloudtrain.app.experiments import experiment_jobs
-from cloudtrain.app.follow import watch_progress
+from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
-from cloudtrain.app.outputs import Downloaded, Listing, download, list_outputs
+from cloudtrain.app.outputs import Downloaded, Listing, Output, download, list_outputs
 from cloudtrain.app.outputs import Progress as DownloadProgress
 from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import load_spec, prepare, with_include
@@ -43,8 +49,9 @@ from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backend_rules.extras import required, requiring
 from cloudtrain.backends import get_backend
-from cloudtrain.backends.base import JobHandle, JobStatus, LogLine, SweepHandle
+from cloudtrain.backends.base import JobHandle, JobState, JobStatus, LogLine, SweepHandle
 from cloudtrain.config import LoadedConfig
+from cloudtrain.console import ShownLines
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.following.progress import Progress
 from cloudtrain.history import JobRecord
@@ -56,6 +63,58 @@ from cloudtrain.sweeps.results import SweepResults
 # A library prints nothing on its own: the backends' step notes ("uploaded gs://…", a follower's
 # outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
 logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` is what the annotation ``hint`` says (the API's own argument types: a text is
+    no sequence of ids, a bool no number)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any or hint is None or hint is type(None):
+        return hint is Any or value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in args)
+    if origin is typing.Literal:
+        return value in args
+    if origin is Callable:
+        return callable(value)
+    if origin in (Sequence, list, tuple):
+        return isinstance(value, (list, tuple)) and all(_fits(v, args[0]) for v in value if args and args[0] != ...)
+    if origin is Mapping:
+        return isinstance(value, Mapping) and all(isinstance(k, str) for k in value)
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return not isinstance(hint, type) or isinstance(value, hint)
+
+
+def checked(func: _F) -> _F:
+    """Each argument checked against its annotation at the call: a wrong type is one :class:`UsageError`
+    naming the argument, never an ``unexpected …Error`` from deep inside."""
+    signature = inspect.signature(func)
+    hints: dict[str, Any] = {}
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not hints:
+            hints.update(typing.get_type_hints(func, globals()), _=None)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise UsageError(f"{func.__qualname__}(): {exc}") from None
+        for name, value in bound.arguments.items():
+            if name in hints and name != "return" and not _fits(value, hints[name]):
+                raise UsageError(
+                    f"{func.__qualname__}(): {name} must be {_words(hints[name])}, "
+                    f"not {type(value).__name__} {repr(value)[:60]}"
+                )
+        return func(*args, **kwargs)
+
+    return cast(_F, call)
+
+
+def _words(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else re.sub(r"\b[\w.]+\.(\w+)", r"\1", str(hint))
+
 
 __all__ = [
     "Config",
@@ -71,6 +130,20 @@ __all__ = [
     "submit_sweep",
     "sweep_results",
     "tensorboard",
+    # the types the functions above return, each with its fields in the reference (tools/api_reference.py)
+    "Board",
+    "Downloaded",
+    "JobRecord",
+    "JobState",
+    "JobStatus",
+    "Listing",
+    "LogLine",
+    "Notice",
+    "Outcome",
+    "Output",
+    "StatusReport",
+    "SweepResults",
+    "TrialEvent",
 ]
 
 
@@ -102,6 +175,7 @@ class Config:
 
 
 @requiring
+@checked
 def load_config(
     path: str | Path,
     overrides: Mapping[str, Any] | Sequence[str] = (),
@@ -128,6 +202,7 @@ def load_config(
 
 
 @requiring
+@checked
 def plan(config: Config, *, local: bool = False, show_secrets: bool = False, notify: Notify = ignore) -> Plan:
     """What ``submit`` would send, uploading and creating nothing: ``--dry-run``. ``plan.to_dict()`` is
     ``--dry-run -o json``; ``plan.request``, ``plan.fallbacks``, ``plan.cost_per_hour`` are its parts."""
@@ -171,15 +246,28 @@ class Job:
         billing record, the interruptions (from the kept summary, else the job's log)."""
         return status_report(self.handle)
 
-    def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        """The job's lines; with ``follow``, until it ends (after a final read): the CLI's followers.
-        ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the backend's default."""
+    @checked
+    def logs(
+        self, follow: bool = False, drain: float | None = None, *, debug: bool = False, events: bool = False
+    ) -> Iterator[LogLine]:
+        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read): the
+        CLI's followers. ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the
+        backend's default. Credentials a job printed are ``***``, as the CLI shows them.
+
+        As the CLI does: start-up noise (DEBUG lines: TensorFlow looking for CUDA) is held back unless
+        ``debug``; the trainer's progress events are rendered as words (``epoch 3/12  loss 0.41``), a repeat
+        left out. With ``events``, every event line is yielded as it came, ``{"event": …}``, and
+        ``line.event`` is its parsed dict (None on other lines), as ``logs -o json`` has it."""
         with required():
             progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
-            for line in self.handle.logs(follow=follow, **drain_kwargs(drain)):
+            shown = ShownLines(show_debug=debug, epochs=progress.epochs if progress else None)
+            for line in masked_lines(self.handle.logs(follow=follow, **drain_kwargs(drain))):
                 if progress is not None:
                     progress(line)
-                yield line
+                if events and line.event is not None:
+                    yield line
+                elif (text := shown(line)) is not None:
+                    yield line if text == line.message else dataclasses.replace(line, message=text)
 
     @requiring
     def wait(self) -> JobStatus:
@@ -191,6 +279,7 @@ class Job:
         return status
 
     @requiring
+    @checked
     def cancel(self, wait: bool = False) -> JobStatus:
         """Cancel; with ``wait``, block until the cancel has taken effect (``cloudtrain cancel``'s
         default). Nothing is summarised: the summary is kept by whoever follows the job."""
@@ -203,6 +292,7 @@ class Job:
         return list_outputs(self.handle)
 
     @requiring
+    @checked
     def download(
         self, dest: str | Path, *, force: bool = False, progress: DownloadProgress | None = None
     ) -> Downloaded:
@@ -224,27 +314,34 @@ class Job:
 
 
 @requiring
+@checked
 def submit(
     config: Config,
     *,
     local: bool = False,
+    detach: bool = False,
     resume: str | None = None,
     show_secrets: bool = False,
     notify: Notify = ignore,
 ) -> Job:
     """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
     record it in history, and return at once: nothing is followed. ``local``: run it on this machine
-    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``)."""
+    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``).
+
+    A local run is this process's child unless ``detach`` (``--detach``): then it runs in a process of its
+    own and outlives the script. Without it, the script's exit (or a Ctrl-C that ends it) stops the run
+    as ``cancel`` does and records it CANCELLED with its real wall time. A cloud job always runs on."""
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")
     spec = resume_of(spec, resume)
     prepared = prepare(loaded, spec, overrides=config.overrides, show_secrets=show_secrets, notify=notify)
-    launched = create(prepared, notify=notify)
+    launched = create(prepared, notify=notify, detach=detach)
     return Job(launched.handle, spec=launched.spec, landed_on=launched.index, notices=prepared.notices)
 
 
 @requiring
+@checked
 def attach(
     job_id: str,
     *,
@@ -271,6 +368,7 @@ class Sweep:
     handle: SweepHandle | None = None  # a cloud tuning job: the backend's sweep handle (attach_sweep)
 
     @requiring
+    @checked
     def wait(self, on_trial: Callable[[TrialEvent], None] | None = None) -> SweepResults:
         """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
         one to end; its results table, best trial marked."""
@@ -285,6 +383,7 @@ class Sweep:
 
 
 @requiring
+@checked
 def submit_sweep(config: Config, *, local: bool = False, notify: Notify = ignore) -> Sweep:
     """Create a config's ``sweep:``; a local one's trials run in :meth:`Sweep.wait`."""
     loaded, spec = config._resolved(local)
@@ -296,20 +395,25 @@ def submit_sweep(config: Config, *, local: bool = False, notify: Notify = ignore
 
 
 @requiring
+@checked
 def sweep_results(sweep_id: str) -> SweepResults:
     """A sweep's trials, local or in the cloud (``cloudtrain sweep results``)."""
     return load_results(sweep_id)
 
 
 @requiring
+@checked
 def jobs(
     limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
 ) -> list[JobRecord]:
     """This machine's history, newest first (``cloudtrain list``); ``experiment``: ``list --experiment``."""
+    if limit < 1:
+        raise UsageError(f"jobs(): limit must be 1 or more, not {limit}")
     return history.recent(limit, backend=backend, region=region, experiment=experiment)
 
 
 @requiring
+@checked
 def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experiment: str | None = None) -> Path:
     """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib.
     ``experiment``: every job of it, side by side (``report --experiment``)."""
@@ -320,6 +424,7 @@ def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experi
 
 
 @requiring
+@checked
 def tensorboard(
     job_ids: Sequence[str] = (),
     *,
@@ -329,5 +434,7 @@ def tensorboard(
 ) -> Board:
     """Serve TensorBoard here over the jobs' event files (``cloudtrain tensorboard``); returns once it
     answers. ``board.url`` is its page, ``board.stop()`` ends it (or use it as a context manager)."""
+    if not 1 <= port <= 65535:
+        raise UsageError(f"tensorboard(): port must be 1 to 65535, not {port}")
     ids = list(job_ids) + (experiment_jobs(experiment) if experiment else [])
     return serve(list(dict.fromkeys(ids)), port=port, bind=bind)

@@ -9,6 +9,7 @@ output never imports rich (a good part of a dry-run's own time).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -17,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol, TextIO
 
 from cloudtrain.following.events import parse as parse_event
-from cloudtrain.text.counts import counted as counted  # (the console's callers use it from here too)
-from cloudtrain.text.numbers import measured
+from cloudtrain.text import counted as counted  # (the console's callers use it from here too)
+from cloudtrain.text.numbers import measured, seconds
 from cloudtrain.text.numbers import money as money  # the CLI's modules take it from here
 
 if TYPE_CHECKING:  # annotations only: the console loads no backend (``list`` and ``--help`` stay light)
@@ -177,6 +178,28 @@ def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any
     )
 
 
+class ShownLines:
+    """What the CLI shows of each line (the Python API's ``Job.logs`` too): a DEBUG line (a backend's start-up
+    noise, e.g. TensorFlow looking for CUDA on a machine without GPUs) only with ``show_debug``; a trainer's
+    event rendered as words (``epoch 3/12  loss 0.41``), an epoch's repeat left out; every other line as it is."""
+
+    def __init__(self, *, show_debug: bool = False, epochs: int | None = None):
+        self.show_debug = show_debug
+        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
+        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
+
+    def __call__(self, line: LogLine) -> str | None:
+        """The line's text as shown, or None when it is not shown."""
+        if line.severity.upper() == "DEBUG" and not self.show_debug:
+            return None
+        event = parse_event(line.message)
+        if event is not None and event.get("event") == "epoch":
+            self._last_epoch[line.replica] = event
+        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
+            return None
+        return format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
+
+
 class ReplicaPrinter:
     """Prints log lines prefixed by replica, one stable colour per replica on a terminal.
 
@@ -185,21 +208,12 @@ class ReplicaPrinter:
 
     def __init__(self, console: Console | None = None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
-        self.show_debug = show_debug
-        self.epochs = epochs  # the job's --epochs: the total of epoch lines whose events give none
+        self.shown = ShownLines(show_debug=show_debug, epochs=epochs)
         self._colours: dict[str, str] = {}
         self._width = 8
-        self._last_epoch: dict[str, dict[str, Any]] = {}  # replica → its last epoch event
 
     def __call__(self, line: LogLine) -> None:
-        if line.severity.upper() == "DEBUG" and not self.show_debug:
-            return
-        event = parse_event(line.message)
-        if event is not None and event.get("event") == "epoch":
-            self._last_epoch[line.replica] = event
-        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
-            return
-        message = format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
+        message = self.shown(line)
         if message is None:
             return
         colour = self._colours.setdefault(line.replica, _PALETTE[len(self._colours) % len(_PALETTE)])
@@ -311,13 +325,51 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
 
 
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """A job's details as rows for people (``status``, the end-of-run summary): words for keys
+    (``uploads outputs``), ``yes``/``no``, seconds with their unit (``17.7 s``), replicas counted
+    (``1 (chief)``), numbers at a sensible precision; a metric keeps the name the code gave it
+    (``metrics.val_accuracy``). ``-o json`` has the machine names and the full values."""
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
-        if isinstance(value, Mapping):
-            rows.extend(flatten(value, f"{prefix}{key}."))
+        label = f"{prefix}{_words(key)}"
+        if key == "metrics" and isinstance(value, Mapping):
+            rows += [(f"metrics.{k}", _human(k, v)) for k, v in value.items()]
+        elif key == "exit_codes" and isinstance(value, Mapping):
+            rows.append((label, ", ".join(f"{k} {v}" for k, v in value.items())))
+        elif isinstance(value, Mapping):
+            rows.extend(flatten(value, f"{label} "))
+        elif key == "replicas" and isinstance(value, (list, tuple)):
+            rows.append((label, f"{len(value)} ({', '.join(map(str, value))})"))
+        elif isinstance(value, (list, tuple)):
+            rows.append((label, "; ".join(str(_human(key, v)) for v in value)))
         else:
-            rows.append((f"{prefix}{key}", measured(value) if isinstance(value, float) else value))
+            rows.append((label, _human(key, value)))
     return rows
+
+
+def _words(key: str) -> str:
+    """``environment_setup_s`` → ``environment setup``; ``usd`` → ``USD``."""
+    key = key[:-2] if key.endswith("_s") else key
+    return "USD" if key == "usd" else key.replace("_", " ")
+
+
+_TIMES = ("created", "ended", "started")
+
+
+def _human(key: str, value: Any) -> Any:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key in _TIMES and isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+        return (
+            f"{when.astimezone(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC" if when.tzinfo else f"{when:%Y-%m-%d %H:%M:%S}"
+        )
+    if key.endswith("_s") and isinstance(value, (int, float)):
+        return seconds(value)
+    return measured(value) if isinstance(value, float) else value
 
 
 #: Details that help debugging (``status -o json`` shows them) but crowd the end-of-run summary.
@@ -338,8 +390,7 @@ _SUMMARY_HIDDEN = {
 
 def summary_rows(details: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The end-of-run summary: outcome, timing, final metrics, where the outputs are."""
-    rows = flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
-    return [(k, "; ".join(map(str, v)) if isinstance(v, (list, tuple)) else v) for k, v in rows]
+    return flatten({k: v for k, v in details.items() if k not in _SUMMARY_HIDDEN})
 
 
 def _replicas(value: object) -> str:

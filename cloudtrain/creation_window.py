@@ -2,7 +2,7 @@
 
 The app layer opens a :func:`window` around a submit and its record in history. A backend calls
 :func:`hold` just before the command that creates the job (``sbatch``); from then until the window
-closes, SIGINT and SIGTERM are kept rather than raised, so the job id always reaches history and the
+closes, SIGINT, SIGTERM and SIGHUP are kept rather than raised, so the job id always reaches history and the
 run folder. When the window closes, a kept signal is raised again as :class:`CreatedThenInterrupted`
 (a ``KeyboardInterrupt``) carrying what was created: the CLI prints the reattach and cancel lines and
 exits 130. An interrupt before :func:`hold` unwinds at once (nothing was created yet); :func:`hold`
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal closed
 
 
 class CreatedThenInterrupted(KeyboardInterrupt):

@@ -32,6 +32,7 @@ GROUPS = {
     "vertex": ("Vertex AI", "What the Vertex AI backend reads from your shell."),
     "sagemaker": ("SageMaker", "What the SageMaker backend and boto3 read from your shell."),
     "slurm": ("Slurm", "What the Slurm backend reads on your machine, and its launcher on the nodes."),
+    "kubernetes": ("Kubernetes", "What the Kubernetes backend reads on your machine, and its launcher in the pods."),
     "job": (
         "What the training code gets",
         "Set in the job by the cloud, by `--local` alike, or by cloudtrain's launchers; read by your code, "
@@ -218,6 +219,25 @@ VARIABLES: tuple[Variable, ...] = (
         "the array task's index: which trial of the sweep it runs",
     ),
     Variable("SLURMD_NODENAME", "slurm", "Slurm; the launcher on the nodes", "the node the task runs on"),
+    Variable(
+        "KUBECONFIG", "kubernetes", "the kubernetes client", "the kubeconfig files (contexts) a job is submitted to"
+    ),
+    Variable(
+        "JOB_COMPLETION_INDEX",
+        "kubernetes",
+        "Kubernetes (an indexed Job's pods); the launcher in the pods",
+        "the pod's index: its replica (0 is the chief)",
+    ),
+    Variable("PYTHONPATH", "kubernetes", "the launcher in the pods", "the unpacked package goes first on it"),
+    Variable(
+        "CLOUDTRAIN_NODE", "kubernetes", "the launcher in the pods", "the node the pod runs on, for its first line"
+    ),
+    Variable(
+        "CLOUDTRAIN_SUBDOMAIN",
+        "kubernetes",
+        "the launcher in the pods",
+        "the headless Service the replicas' names are under, for TF_CONFIG",
+    ),
     Variable("SLURM_RESTART_COUNT", "slurm", "Slurm; the launcher on the nodes", "how often the job was requeued"),
     Variable(
         "CLOUDTRAIN_SLURM_NODES",
@@ -330,3 +350,14 @@ def covers(name: str) -> bool:
         if name == variable.name or stem != variable.name and name.startswith(stem):
             return True
     return False
+
+
+def reserved(name: str) -> str | None:
+    """Who sets ``name`` in the job, where cloudtrain or its launchers do (``CLOUDTRAIN_RUN_MODULE``, a
+    ``CLOUDTRAIN_SECRET_<NAME>``): a value of the config's ``env:`` would replace theirs; else None."""
+    for variable in VARIABLES:
+        stem = variable.name.split("<", 1)[0]
+        if stem.startswith("CLOUDTRAIN_") and not variable.who.startswith("you"):  # set for the job, not by you
+            if name == variable.name or stem != variable.name and name.startswith(stem):
+                return variable.who.split(";")[0]
+    return None

@@ -20,6 +20,7 @@ from typing import Any
 
 from cloudtrain import environment_vars, statefiles
 from cloudtrain.backend_rules import attaches_by_name, names  # the registry alone: no backend is imported
+from cloudtrain.errors import UsageError
 
 log = logging.getLogger("cloudtrain.history")
 #: Where a run on this machine goes when its config names no output_dir, one folder per job name (relative to
@@ -54,6 +55,7 @@ class JobRecord:
     experiment: str | None = None  # the config's ``experiment:`` (``list``/``report``/``tensorboard --experiment``)
     ended: str | None = None  # ISO time the job ended, once this machine saw it end
     metrics: dict[str, float] | None = None  # its final numbers ({"val_accuracy": 0.98, "loss": 0.05}), if known
+    args: list[str] | None = None  # what its code was run with (args, then hyperparameters as --k=v), secrets ***
 
     @property
     def attach_id(self) -> str:
@@ -100,6 +102,7 @@ def _problem(data: dict[str, Any]) -> str | None:
         and get("backend") in _known_backends()
         and all(type(get(k)) is str or get(k) is None for k in _TEXT)
         and (get("metrics") is None or _numbers(get("metrics")))
+        and (get("args") is None or _texts(get("args")))
     ):
         return None
     missing = [k for k in _REQUIRED if not isinstance(data.get(k), str)]
@@ -111,6 +114,8 @@ def _problem(data: dict[str, Any]) -> str | None:
     not_numbers = [k for k in _OBJECTS if data.get(k) is not None and not _numbers(data[k])]
     if not_numbers:
         return f"{not_numbers[0]} is not an object of numbers"
+    if data.get("args") is not None and not _texts(data["args"]):
+        return "args is not a list of text"
     if data["backend"] not in names():
         return f"unknown backend {data['backend']!r}, allowed: {', '.join(names())}"
     return None
@@ -125,6 +130,10 @@ def _known_backends() -> frozenset[str]:
 
 
 _KNOWN: list[tuple[tuple[str, ...], frozenset[str]]] = [((), frozenset())]
+
+
+def _texts(value: object) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
 
 
 def _numbers(value: object) -> bool:
@@ -216,3 +225,46 @@ def load_run(job_id: str) -> dict[str, Any] | None:
     """What ``save_run`` kept; None when absent or damaged (it is advice: callers fall back to the job's log)."""
     data = statefiles.load_json_object(run_file(job_id))
     return None if isinstance(data, statefiles.Damage) else data
+
+
+LAST = "last"  # the job id that stands for the newest job in this machine's history
+
+
+def expand(text: str) -> str:
+    """The job id ``text`` stands for: ``last``, the newest job here; a unique prefix or suffix of an id in
+    history (``…-egwovd``), that id; anything else (a full id, a path, a resource name) as it is. Several ids
+    that match are one :class:`UsageError` naming them; an id that matches none is left to the lookup that
+    follows, whose message offers the nearest ones (:func:`nearest`)."""
+    if text == LAST:
+        newest = _ids()
+        if not newest:
+            raise UsageError("'last' names the newest job in this machine's history, and it has none")
+        return newest[0]
+    if len(text) < 3 or "/" in text or ":" in text or find(text) is not None:
+        return text
+    ids = _ids()
+    matches = [i for i in ids if i.startswith(text) or i.endswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(matches[:6]) + (f" and {len(matches) - 6} more" if len(matches) > 6 else "")
+        raise UsageError(f"{text!r} matches {len(matches)} jobs: {shown}", hint="give more of the id")
+    return text
+
+
+def nearest(text: str) -> list[str]:
+    """The ids in history closest to ``text`` (a mistyped id), nearest first; at most three."""
+    import difflib
+
+    return difflib.get_close_matches(text, _ids(), n=3, cutoff=0.6)
+
+
+def _ids() -> list[str]:
+    """Every job id in history, the newest submit first, once each (trials left out: their sweep names them)."""
+    seen: dict[str, None] = {}
+    if not history_file().is_file():  # none, or one that cannot be read: the lookup before warned of it once
+        return []
+    for _, data in statefiles.read_json_lines(history_file(), check=_problem):
+        if data.get("kind") != "trial":
+            seen.setdefault(data["job_id"], None)  # a later line (its end) keeps the submit's place
+    return list(reversed(seen))

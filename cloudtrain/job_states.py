@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cloudtrain.errors import ExitCode
+from cloudtrain.following.events import parse as parse_event
 
 
 class JobState(enum.Enum):
@@ -53,6 +54,12 @@ class LogLine:
     severity: str = "INFO"
     late: bool = False  # arrived after later lines of its replica were already printed
     receive_timestamp: dt.datetime | None = None  # when the cloud's log service received it, where known
+
+    @property
+    def event(self) -> dict[str, Any] | None:
+        """The trainer's progress event this line carries (``{"event": "epoch", "epoch": 3, "loss": …}``),
+        parsed; None for any other line."""
+        return parse_event(self.message)
 
 
 @dataclass(frozen=True)

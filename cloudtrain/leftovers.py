@@ -55,6 +55,14 @@ def process_start(pid: int) -> int | None:
     return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of /proc/PID/stat
 
 
+def process_argv(pid: int) -> list[str]:
+    """``pid``'s command line (empty without /proc, or when it is gone): part of proving a process is ours."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
 def _stat_fields(pid: int) -> list[str] | None:
     """``/proc/PID/stat`` after the command name (state first); None without it (no such process, no /proc)."""
     try:

@@ -22,6 +22,7 @@ from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
+from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
@@ -170,7 +171,7 @@ class JobSpec:
     args: tuple[str, ...]
     hyperparameters: Mapping[str, str | int | float | bool]
     image_uri: str
-    tensorflow_version: str | None  # None when image.uri was given
+    tensorflow_version: str | None  # with image.uri: image.tensorflow as given (None when not)
     output_dir: str
     spot: bool
     max_wait_seconds: int | None
@@ -186,7 +187,7 @@ class JobSpec:
     budget_usd: float | None = None  # budget.max_usd: max_runtime_seconds is already cut to fit it
     expected_hours: float | None = None  # budget.max_hours, for the estimate
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
-    model_dir: bool = True  # script jobs: pass --model_dir as the SageMaker TensorFlow estimator does
+    model_dir: bool = True  # script jobs: pass --model_dir (:func:`passes_model_dir`)
     resume: ResumeSpec | None = None  # submit --resume JOB
     #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
     #: the summary says "(default)" where they apply.
@@ -217,6 +218,7 @@ class JobSpec:
         return self.backend_settings.job_dir
 
     local_python: str | None = None  # --local: local.python (a path or "3.10"); None = find one
+    local_layer: str = "image"  # --local: local.layer, "image" (what the cloud's image ships) or "slim"
     #: What only this job's backend reads (its typed record, e.g. the Vertex service account)
     backend_settings: BackendSettings = BackendSettings()
     budget_gpu_hours: float | None = None  # budget.max_gpu_hours: a cluster cuts its time limit to fit it
@@ -248,8 +250,8 @@ class JobSpec:
 
     def script_args(self, model_dir: str) -> tuple[str, ...]:
         """Args for ``python SCRIPT``: the config's args, then :meth:`script_hyperparameters` as the
-        SageMaker training toolkit passes them (:func:`sagemaker_cmd_args`)."""
-        return self.args + tuple(sagemaker_cmd_args(self.script_hyperparameters(model_dir)))
+        SageMaker training toolkit passes them (:func:`~cloudtrain.config.script_mode.script_cmd_args`)."""
+        return self.args + tuple(script_cmd_args(self.script_hyperparameters(model_dir)))
 
 
 MODEL_DIR = "model_dir"
@@ -273,6 +275,22 @@ def _arg(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def price_basis(spec: Any) -> str:
+    """What a job's catalog $/hour stands for: ``on-demand list price``, and for a spot job what it bills
+    instead (the backend's ``spot_basis``: the catalog holds on-demand list prices only)."""
+    if getattr(spec, "spot", False):
+        return backend_rules.rules(spec.backend).spot_basis
+    return "on-demand list price"
+
+
+def passes_model_dir(cfg: JobConfig) -> bool:
+    """Whether a script gets ``--model_dir``: the config's ``model_dir``, else what its cloud's own SDK passes
+    (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too."""
+    if cfg.model_dir is not None:
+        return cfg.model_dir
+    return Capability.SCRIPT_MODEL_DIR in backend_rules.rules(cfg.cloud).capabilities
+
+
 def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
     """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``
     (where the backend bills the catalog's prices)."""
@@ -282,17 +300,6 @@ def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
-
-
-def sagemaker_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
-    """``--name value`` pairs as the SageMaker training toolkit builds them from the hyperparameters
-    file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
-    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
-    out: list[str] = []
-    for key in sorted(hyperparameters):
-        value = hyperparameters[key]
-        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
-    return out
 
 
 def job_suffix() -> str:
@@ -312,7 +319,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     info = backend.resolve_machine(cfg)
-    tf_version = None
+    tf_version = None if cfg.container else cfg.image.tensorflow  # with image.uri: what --local installs
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
         tpu = info.tpu is not None and Capability.TPUS in backend.capabilities  # --local runs the CPU/GPU image instead
@@ -381,8 +388,9 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         notes=loaded.notes,
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
-        model_dir=cfg.model_dir,
+        model_dir=passes_model_dir(cfg),
         local_python=cfg.section(backend_rules.LOCAL).python,
+        local_layer=cfg.section(backend_rules.LOCAL).layer,
         image_python=cfg.image.python,
         container=ContainerSpec(cfg.container.image_uri, tuple(cfg.container.command)) if cfg.container else None,
         defaults=(

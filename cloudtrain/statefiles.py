@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cloudtrain import filetree
 from cloudtrain.errors import UsageError
 
 log = logging.getLogger("cloudtrain.state")
@@ -55,26 +56,12 @@ class NotRegular(OSError):
     """A state file that is not a regular file, or too large to be cloudtrain's: ``str()`` says what it is."""
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a file"
-
-
 def _outside(path: Path, inside: Path | None) -> str | None:
     """What is wrong when ``path`` is a link that leads out of ``inside`` (None: it stays, or no ``inside``)."""
     if inside is None or not os.path.islink(path):
         return None
-    real, root = os.path.realpath(path), os.path.realpath(inside)
-    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-        return None
-    return f"is a link to {real}, outside {inside}"
+    real = os.path.realpath(path)
+    return None if filetree.within(real, os.path.realpath(inside)) else f"is a link to {real}, outside {inside}"
 
 
 def read_regular(path: Path, *, inside: Path | None = None, limit: int = MAX_STATE_BYTES) -> bytes:
@@ -89,7 +76,7 @@ def read_regular(path: Path, *, inside: Path | None = None, limit: int = MAX_STA
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             target = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
-            raise NotRegular(f"is {_kind(info.st_mode)}{target}, not a regular file")
+            raise NotRegular(f"is {filetree.kind(info.st_mode)}{target}, not a regular file")
         if info.st_size > limit:
             raise NotRegular(f"is {info.st_size:,} bytes, more than cloudtrain's {limit:,}-byte limit for it")
         chunks, left = [], limit + 1
@@ -121,7 +108,7 @@ def open_append(path: Path, mode: str = "ab", **kwargs: Any) -> Any:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise StateError(f"{path}: is {_kind(info.st_mode)}, not a regular file", hint=_WRITE_FIX) from None
+        raise StateError(f"{path}: is {filetree.kind(info.st_mode)}, not a regular file", hint=_WRITE_FIX) from None
     if _NONBLOCK:
         os.set_blocking(fd, True)
     return os.fdopen(fd, mode, **kwargs)
@@ -229,7 +216,7 @@ def append_line(path: Path, line: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"is {_kind(os.fstat(fd).st_mode)}, not a regular file")
+            raise NotRegular(f"is {filetree.kind(os.fstat(fd).st_mode)}, not a regular file")
         _lock(fd)
         os.write(fd, data)
     finally:
@@ -321,7 +308,7 @@ def last_json_line(
         with open(fd, "rb") as f:
             mode = os.fstat(f.fileno()).st_mode
             if not stat.S_ISREG(mode):
-                raise NotRegular(f"is {_kind(mode)}, not a regular file")
+                raise NotRegular(f"is {filetree.kind(mode)}, not a regular file")
             if os.fstat(f.fileno()).st_size == 0:
                 return None
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:

@@ -75,7 +75,44 @@ def test_summary_flattens_metrics_and_hides_internals():
             }
         )
     )
-    assert rows == {"wall_time_s": "29.78", "metrics.val_accuracy": "0.9861", "warnings": "a; b"}
+    assert rows == {"wall time": "29.8 s", "metrics.val_accuracy": "0.9861", "warnings": "a; b"}
+
+
+def test_fields_for_people_have_words_units_and_counts():
+    """Every field as people read it (status, the summary): ``-o json`` keeps the machine names and values."""
+    from cloudtrain.console import flatten
+
+    rows = dict(
+        flatten(
+            {
+                "uploads_outputs": False,
+                "environment_cached": True,
+                "replicas": ["chief"],
+                "wall_time_s": 17.71234,
+                "environment_setup_s": 0.1734,
+                "exit_codes": {"chief": 0, "worker-0": 3},
+                "metrics": {"val_accuracy": 0.981234567, "epoch": 12},
+                "created": "2026-12-01T09:05:03.123456+01:00",
+                "cost": {"usd": 0.123456, "basis": "list price"},
+                "took_s": 3725.0,
+            }
+        )
+    )
+    assert rows == {
+        "uploads outputs": "no",
+        "environment cached": "yes",
+        "replicas": "1 (chief)",
+        "wall time": "17.7 s",
+        "environment setup": "0.173 s",
+        "exit codes": "chief 0, worker-0 3",
+        "metrics.val_accuracy": "0.9812",
+        "metrics.epoch": 12,
+        "created": "2026-12-01 08:05:03 UTC",
+        "cost USD": "0.1235",
+        "cost basis": "list price",
+        "took": "1 h 2 min",
+    }
+    assert dict(flatten({"replicas": ["chief", "worker-0", "worker-1"]}))["replicas"] == "3 (chief, worker-0, worker-1)"
 
 
 def test_plain_console_takes_markup_out_and_keeps_escaped_brackets():

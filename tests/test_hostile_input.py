@@ -382,6 +382,19 @@ ROUND_2 = {
         validate(SAGEMAKER + "labels: {cloudtrain-submit-id: mine}\n"),
         "labels.cloudtrain-submit-id: 'cloudtrain-submit-id' is one of cloudtrain's own labels",
     ),
+    # round 3: the environment names cloudtrain's launchers set, refused as the labels are (was: replaced silently)
+    "reserved env CLOUDTRAIN_RUN_MODULE": (
+        validate(SAGEMAKER + "env: {CLOUDTRAIN_RUN_MODULE: evil.module}\n"),
+        "env.CLOUDTRAIN_RUN_MODULE: 'CLOUDTRAIN_RUN_MODULE' is set in the job by cloudtrain: a value of yours",
+    ),
+    "reserved env CLOUDTRAIN_SECRET_<NAME>": (
+        validate(VERTEX + "env: {CLOUDTRAIN_SECRET_HF_TOKEN: projects/x/secrets/y}\n"),
+        "env.CLOUDTRAIN_SECRET_HF_TOKEN: 'CLOUDTRAIN_SECRET_HF_TOKEN' is set in the job by cloudtrain, for a job",
+    ),
+    "reserved env CLOUDTRAIN_SWEEP_METRIC": (
+        validate(VERTEX + "env: {CLOUDTRAIN_SWEEP_METRIC: loss}\n"),
+        "env.CLOUDTRAIN_SWEEP_METRIC: 'CLOUDTRAIN_SWEEP_METRIC' is set in the job by cloudtrain, in a sweep's",
+    ),
 }
 
 
@@ -626,35 +639,53 @@ def _sigterm_pending(pid: int) -> bool:
     return bool((int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)) & (1 << 14))  # bit 15-1: SIGTERM
 
 
-# (details a running run's status.json records, the bystander leads its own process group, it is the run's own)
+# (details a running run's status.json records, the bystander leads its own process group, it is the run's own,
+# cancel's exit code: 2 where the record names a live pid without the proof that it is the run's)
 CANCEL = {
     "a replica pid now another process's": (
         lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start + 1}},
         True,
         False,
+        0,
     ),
     "a detached run's owner pid now another process's": (
         lambda pid, start: {"pids": {}, "owner_pid": pid, "owner_start": start + 1},
         True,
         False,
+        0,
     ),
-    "an owner recorded without its start": (lambda pid, start: {"pids": {}, "owner_pid": pid}, False, False),
+    "an owner recorded without its start": (lambda pid, start: {"pids": {}, "owner_pid": pid}, False, False, 2),
     "a replica recorded without its start, leading no group": (
         lambda pid, start: {"pids": {"chief": pid}},
         False,
         False,
+        2,
+    ),
+    # round 3: an unrelated `setsid` process leads its own group, as a replica does: it was SIGTERMed
+    "a replica recorded without its start, leading its own group": (
+        lambda pid, start: {"pids": {"chief": pid}},
+        True,
+        False,
+        2,
+    ),
+    "a replica without its start, leading its group, not the run's Python": (
+        lambda pid, start: {"pids": {"chief": pid}, "environment": "/nonexistent/env"},
+        True,
+        False,
+        2,
     ),
     "the run's own replica (the control)": (
         lambda pid, start: {"pids": {"chief": pid}, "pid_starts": {"chief": start}},
         True,
         True,
+        0,
     ),
 }
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads a process's pending signals in /proc")
-@pytest.mark.parametrize("details, leader, ours", CANCEL.values(), ids=CANCEL.keys())
-def test_cancel_and_status_know_a_local_run_by_pid_and_start_time(details, leader, ours, recorded_run, capsys):
+@pytest.mark.parametrize("details, leader, ours, code", CANCEL.values(), ids=CANCEL.keys())
+def test_cancel_and_status_know_a_local_run_by_pid_and_start_time(details, leader, ours, code, recorded_run, capsys):
     import json
     import subprocess
     import sys
@@ -672,9 +703,38 @@ def test_cancel_and_status_know_a_local_run_by_pid_and_start_time(details, leade
         (recorded_run / "status.json").write_text(json.dumps(running))
         assert main(["status", "demo-1", "-o", "json"]) == 0
         assert json.loads(capsys.readouterr().out)["state"] == ("RUNNING" if ours else "FAILED")
-        assert main(["cancel", "demo-1", "--no-wait"]) == 0  # the run's own replica holds its SIGTERM pending
-        capsys.readouterr()
+        assert main(["cancel", "demo-1", "--no-wait"]) == code  # the run's own replica holds its SIGTERM pending
+        err = capsys.readouterr().err.splitlines()
+        if code == 2:
+            assert len(err) == 1 and f"names pid {proc.pid} without the start time" in err[0], err
         assert _sigterm_pending(proc.pid) is ours  # the bystander never got a SIGTERM; the run's own replica did
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_replica_without_its_start_is_known_by_its_group_and_the_runs_python(recorded_run, tmp_path, capsys):
+    """An older record (no start times) of a replica that leads its group and runs the run's environment's
+    Python: cancel signals it."""
+    import json
+    import subprocess
+    import sys
+
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, env / "bin" / "python")
+    proc = subprocess.Popen(
+        [str(env / "bin" / "python"), "-c", _BLOCKS_SIGTERM], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        if not os.path.realpath(f"/proc/{proc.pid}/exe"):
+            pytest.skip("no /proc")
+        details = {"pids": {"chief": proc.pid}, "environment": str(env)}
+        running = {**RUN_STATUS, "state": "RUNNING", "native_state": "running", "details": details}
+        (recorded_run / "status.json").write_text(json.dumps(running))
+        assert main(["cancel", "demo-1", "--no-wait"]) == 0
+        assert _sigterm_pending(proc.pid)
     finally:
         proc.kill()
         proc.wait()

@@ -6,7 +6,8 @@ import datetime as dt
 from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.following.interruptions import Tracker, describe, of_status, sagemaker_transitions, summarize
+from cloudtrain.backends.sagemaker.phases import sagemaker_transitions
+from cloudtrain.following.interruptions import Tracker, describe, of_status, summarize
 from trainer.events import format_event
 
 T0 = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.timezone.utc)

@@ -14,6 +14,7 @@ import pytest
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.sagemaker.cloudtrain_launch import install_command, module_command
+from cloudtrain.backends.sagemaker.phases import sagemaker_marks
 from cloudtrain.following import timeline
 from tests.conftest import REPO
 
@@ -104,7 +105,7 @@ def test_sagemaker_trains_from_the_launchers_exec_line(tmp_path) -> None:
             {"Status": "Training", "StartTime": at(200)},
         ],
     }
-    marks = timeline.merge(timeline.sagemaker_marks(desc), timeline.log_marks(lines))
+    marks = timeline.merge(sagemaker_marks(desc), timeline.log_marks(lines))
     got = [(p.name, p.seconds) for p in timeline.build(marks, at(300))]
     assert got == [("queued", 5), ("provisioning", 195), ("installing package", 40), ("training", 60)]
 
@@ -178,7 +179,7 @@ def test_a_training_mark_given_by_the_caller_wins() -> None:
 
 def test_durations_change_unit_exactly_at_a_minute_and_an_hour() -> None:
     """The mutmut after-run's survivors (docs/mutation-testing.md): the boundaries themselves."""
-    from cloudtrain.following.timeline import human_seconds
+    from cloudtrain.text.numbers import human_seconds
 
     assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == [
         "59 s",

@@ -2,43 +2,80 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.backends.cost import cost_after
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.following.interruptions import of_status
+from cloudtrain.following.progress import Progress
+from cloudtrain.following.timeline import Phase, of_run
 from cloudtrain.history import load_run
 
 
 @dataclass(frozen=True)
 class StatusReport:
+    """What ``cloudtrain status`` shows: the job's status, its cost, its interruptions and its phases."""
+
     status: JobStatus
     cost: Cost | None  # :func:`cloudtrain.backends.cost.cost_after`: None without a billing record
     interruptions: dict[str, Any] | None  # :func:`cloudtrain.following.interruptions.of_status`
+    phases: list[Phase] = field(default_factory=list)  # queued, installing, training…: from its status and lines
 
     def to_dict(self) -> dict[str, Any]:
         """``cloudtrain status -o json``."""
         return (
-            self.status.to_dict() | ({"cost": self.cost} if self.cost else {}) | {"interruptions": self.interruptions}
+            self.status.to_dict()
+            | ({"cost": self.cost} if self.cost else {})
+            | {"interruptions": self.interruptions}
+            | ({"phases": [p.to_dict() for p in self.phases]} if self.phases else {})
         )
 
 
 def status_report(handle: JobHandle) -> StatusReport:
     status = handle.status()
-    return StatusReport(status, cost_after(status), interruptions(handle, status))
+    lines = _lines(handle, status)
+    return StatusReport(status, cost_after(status), interruptions(handle, status, lines), _phases(status, lines))
 
 
-def interruptions(handle: JobHandle, status: JobStatus) -> dict[str, Any] | None:
+def _lines(handle: JobHandle, status: JobStatus) -> list[LogLine] | None:
+    """The job's log, read once; None where what the summary kept suffices (a job that ended here)."""
+    saved = load_run(status.job_id) or {}
+    if status.state.terminal and "interruptions" in saved and "timeline" in saved:
+        return None
+    try:
+        return list(handle.logs(follow=False))
+    except CloudtrainError:  # the log is advice here: the state and cost still show
+        return []
+
+
+def interruptions(handle: JobHandle, status: JobStatus, lines: list[LogLine] | None = None) -> dict[str, Any] | None:
     """From what the summary kept for a job that ended here, else from the job's log (and the cloud's record)."""
     saved = load_run(status.job_id) or {}
     if status.state.terminal and "interruptions" in saved:
         kept: dict[str, Any] | None = saved["interruptions"]
         return kept
-    try:
-        lines = list(handle.logs(follow=False))
-    except CloudtrainError:  # the log is advice here: the state and cost still show
-        lines = []
-    return of_status(status, lines)
+    return of_status(status, (_lines(handle, status) if lines is None else lines) or [])
+
+
+def _phases(status: JobStatus, lines: list[LogLine] | None) -> list[Phase]:
+    """The phases the summary kept for a job that ended here, else those its status and lines show."""
+    saved = load_run(status.job_id) or {}
+    kept = saved.get("timeline") if status.state.terminal else None
+    if isinstance(kept, list) and kept:
+        try:
+            return [
+                Phase(r["phase"], dt.datetime.fromisoformat(r["start"]), dt.datetime.fromisoformat(r["end"]))
+                for r in kept
+            ]
+        except (KeyError, TypeError, ValueError):
+            pass  # a damaged summary: what the lines say
+    progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
+    progress.start_from(status)
+    for line in lines or []:
+        progress(line)
+    return of_run(status, progress.marks)

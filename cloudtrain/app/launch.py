@@ -19,6 +19,7 @@ from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.history import JobRecord, record
+from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.spec import JobSpec
 
 
@@ -74,6 +75,7 @@ def launch(
 def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
     """This machine's history, so ``cloudtrain logs ID`` finds the job from any directory."""
     spec = launched.spec
+    mask = ValueMasker(secret_values(spec.env, spec.args, spec.hyperparameters))
     record(
         JobRecord(
             launched.handle.job_id,
@@ -85,6 +87,7 @@ def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
             created=spec.created.isoformat(),
             kind=kind,
             experiment=spec.experiment,
+            args=[mask(a) for a in spec.module_args()],
         )
     )
 
@@ -114,12 +117,15 @@ def launch_and_follow(
     drain: float | None = None,
 ) -> None:
     """Create the job of ``prepared`` and have ``view`` follow it unless ``detach``. A Ctrl-C while the
-    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded."""
+    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded (``cancel_on_interrupt``:
+    the job is cancelled then, and followed to its end)."""
     try:
         launched = launch(prepared, notify=view.notice, detach=detach)
     except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded
-        handle = interrupted.created.handle
-        raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+        launched, handle = interrupted.created, interrupted.created.handle
+        if detach or not cancel_on_interrupt:
+            raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
+        handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
     here = Capability.RUNS_HERE in get_backend(launched.spec.backend).capabilities
     view.created(launched, here=here)
     if detach:

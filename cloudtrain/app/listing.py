@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from cloudtrain import history
+from cloudtrain.backend_rules import reads_states_at_once
 from cloudtrain.backends import listed_reader
+from cloudtrain.following.events import main_metric
 from cloudtrain.history import JobRecord
-
-#: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
-MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,11 @@ def listed(
 def _states_now(entries: list[JobRecord]) -> dict[str, str]:
     """The state now of the listed jobs known only by history that have not ended, from the backends that
     read many jobs in one call (Slurm: one ``squeue`` a cluster); none asked when every job has ended."""
-    live = [e for e in entries if e.state not in history.ENDED and listed_reader(e.backend) is None]
+    live = [
+        e
+        for e in entries
+        if e.state not in history.ENDED and listed_reader(e.backend) is None and reads_states_at_once(e.backend)
+    ]
     if not live:
         return {}
     from cloudtrain.app.locate import states_now
@@ -77,15 +80,8 @@ def _one(entry: JobRecord, here: str, now: dict[str, str]) -> Listed:
         created, ended = own.get("created") or entry.created, own.get("ended")
         metrics, state = own.get("metrics") or entry.metrics, own["state"]
         place = _short(own["folder"], here, entry.job_id)
+        entry = replace(entry, name=os.path.abspath(own["folder"]))  # where it is now (a project moved since)
     return Listed(entry, state, _seconds(created, ended), main_metric(metrics), place)
-
-
-def main_metric(metrics: dict[str, Any] | None) -> tuple[str, float] | None:
-    for name in MAIN_METRICS:
-        value = (metrics or {}).get(name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return name, float(value)
-    return None
 
 
 def _seconds(created: str | None, ended: str | None) -> float | None:

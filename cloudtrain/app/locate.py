@@ -9,7 +9,7 @@ from cloudtrain.app.prepare import load_spec
 from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.backends.base import Backend, JobStatus
 from cloudtrain.errors import CloudtrainError, UsageError
-from cloudtrain.history import JobRecord, find
+from cloudtrain.history import JobRecord, expand, find, nearest
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ def locate(
         cfg = loaded.config
         backend, region, project = backend or cfg.backend, region or cfg.region, project or cfg.project
     if job_id and not backend:
+        job_id = expand(job_id)  # last, a prefix or a suffix of an id here (the CLI's arguments did it already)
         if found := parse_job_id(job_id):
             backend, job_id, location = found
             if not get_backend(backend).location_keys:  # found by itself (a local run's folder)
@@ -50,7 +51,13 @@ def locate(
     impl = get_backend(backend) if backend else None
     if impl is None or ("region" in impl.location_keys and not region):  # what else it needs, attach says
         what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
-        raise UsageError(what, hint="pass --backend and --region (or --config CONFIG)")
+        close = nearest(job_id) if job_id and not backend else []
+        hint = (
+            f"did you mean {' or '.join(close)}? (cloudtrain list shows the jobs here)"
+            if close
+            else "pass --backend and --region (or --config CONFIG)"
+        )
+        raise UsageError(what, hint=hint)
     return Location(impl, job_id or "", region or "", project)
 
 

@@ -9,11 +9,11 @@ read); a file that got shorter was rewritten and is fetched again whole. The cou
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cloudtrain.backends.files import Folder
-from cloudtrain.errors import UsageError
+from cloudtrain.backends.files import Folder, Locked, landing, write_file
 
 
 @dataclass
@@ -24,14 +24,6 @@ class SyncCounts:
     files: int = 0  # files new or grown, per sync summed
 
 
-def inside(root: Path, rel: str) -> Path:
-    """``root/rel``, refusing a name that climbs out of ``root`` (a hostile or odd object name)."""
-    target = (root / rel).resolve()
-    if target != root.resolve() and root.resolve() not in target.parents:
-        raise UsageError(f"refusing the file name {rel!r}: it points outside {root}", hint="rename the object")
-    return target
-
-
 class Mirror:
     """``folder`` copied into ``dest``; :meth:`sync` brings the copy up to date."""
 
@@ -40,23 +32,23 @@ class Mirror:
         self.counts = SyncCounts()
 
     def sync(self) -> int:
-        """One listing, then the new bytes of each new or grown file; the bytes moved."""
-        self.dest.mkdir(parents=True, exist_ok=True)
+        """One listing, then the new bytes of each new or grown file, written by the one writer
+        (:func:`~cloudtrain.backends.files.write_file`: never through a link, never outside ``dest``)."""
         listed = self.folder.list()
         self.counts.list_calls += 1
         moved = 0
-        for found in listed:
-            target = inside(self.dest, found.path)
-            have = target.stat().st_size if target.is_file() else 0
-            if found.size == have:
-                continue
-            start = have if found.size > have else 0  # shorter: rewritten, fetch it whole
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "ab" if start else "wb") as out:
-                for block in self.folder.read(found.path, start, found.size):
-                    out.write(block)
-                    self.counts.read_calls += 1
-                    moved += len(block)
-            self.counts.files += 1
+        with Locked(self.dest, wait=True):  # two boards over one job share its copy
+            for found in listed:
+                target = landing(self.dest, found.path)
+                if target.is_file() and not target.is_symlink() and target.stat().st_size == found.size:
+                    continue
+
+                def read(start: int, path: str = found.path, size: int = found.size) -> Iterator[bytes]:
+                    for block in self.folder.read(path, start, size):
+                        self.counts.read_calls += 1
+                        yield block
+
+                moved += write_file(self.dest, found.path, read, size=found.size, partial=False)
+                self.counts.files += 1
         self.counts.bytes += moved
         return moved

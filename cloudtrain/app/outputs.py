@@ -11,19 +11,17 @@ never overwritten without ``force``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.app.mirror import inside
 from cloudtrain.backends.base import JobHandle
-from cloudtrain.backends.files import Folder, StoredFile, checksum_matches
-from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.backends.files import PARTIAL, Folder, Locked, StoredFile, checksum_matches, landing, write_file
+from cloudtrain.errors import UsageError
 from cloudtrain.text.numbers import size
 
-PARTIAL = ".cloudtrain-partial"
+__all__ = ["PARTIAL", "download", "list_outputs"]
 
 #: ``(bytes done, bytes in all, the file being fetched)`` as a download goes
 Progress = Callable[[int, int, str], None]
@@ -38,6 +36,16 @@ class Output:
     folder: Folder
     part: str
 
+    @property
+    def size(self) -> int:
+        """Its size in bytes."""
+        return self.file.size
+
+    @property
+    def checksum(self) -> tuple[str, str] | None:
+        """The store's checksum, ``("md5", hex)`` or ``("crc32c", base64)``, where the store gives one."""
+        return self.file.checksum
+
     def to_dict(self) -> dict[str, Any]:
         checksum = {self.file.checksum[0]: self.file.checksum[1]} if self.file.checksum else {}
         return {"path": self.path, "size": self.file.size, "source": self.folder.uri, **checksum}
@@ -45,10 +53,14 @@ class Output:
 
 @dataclass(frozen=True)
 class Listing:
+    """What a job produced (``cloudtrain outputs``): its files (each with ``path`` and ``size``), where each
+    part is, and whether the job still runs (then: the files so far)."""
+
     job_id: str
     files: list[Output]
     sources: dict[str, str]  # part → where it is
     running: bool
+    notes: list[str] = field(default_factory=list)  # what was not listed and why (a link out, a FIFO), a line each
 
     @property
     def total_bytes(self) -> int:
@@ -61,6 +73,7 @@ class Listing:
             "sources": self.sources,
             "total_bytes": self.total_bytes,
             "files": [o.to_dict() for o in self.files],
+            "not_listed": self.notes,
         }
 
 
@@ -78,43 +91,46 @@ def list_outputs(handle: JobHandle) -> Listing:
     if files.gone:
         raise UsageError(f"job {handle.job_id}: {files.gone}", hint="its outputs are no longer kept")
     found: list[Output] = []
+    notes: list[str] = []
     several = len(files.outputs) > 1
     for part, folder in files.outputs.items():
         found += [Output(f"{part}/{f.path}" if several else f.path, f, folder, part) for f in folder.list()]
+        notes += [f"{folder.uri}: {note}" for note in folder.notes]
     if not found and not files.running:
         where = ", ".join(folder.uri for folder in files.outputs.values()) or "no output folder"
         raise UsageError(f"job {handle.job_id}: its outputs are gone ({where} holds nothing)")
-    return Listing(handle.job_id, found, {part: f.uri for part, f in files.outputs.items()}, files.running)
+    return Listing(handle.job_id, found, {part: f.uri for part, f in files.outputs.items()}, files.running, notes)
 
 
 def download(listing: Listing, dest: Path, *, force: bool = False, progress: Progress | None = None) -> Downloaded:
-    """Fetch every file of ``listing`` into ``dest`` (resuming partial files); refuses, before fetching
-    anything, to overwrite a different file unless ``force``."""
-    plan = [(output, inside(dest, output.path)) for output in listing.files]
-    if not force:
+    """Fetch every file of ``listing`` into ``dest`` (resuming partial files) through the one writer
+    (:func:`~cloudtrain.backends.files.write_file`), ``dest`` locked against a second download; refuses,
+    before fetching anything, to overwrite a different file unless ``force``."""
+    with Locked(dest):
+        plan = [(output, landing(dest, output.path)) for output in listing.files]
+        if not force:
+            for output, target in plan:
+                if target.is_file() and not _same(target, output):
+                    raise UsageError(
+                        f"{target} already exists and differs from {_where(output)} "
+                        f"({size(target.stat().st_size)} here, {size(output.file.size)} there)",
+                        hint="pass --force to overwrite it, or download into another folder",
+                    )
+        total, done, moved = listing.total_bytes, 0, 0
+        fetched, kept = [], []
         for output, target in plan:
-            if target.is_file() and not _same(target, output):
-                raise UsageError(
-                    f"{target} already exists and differs from {_where(output)} "
-                    f"({size(target.stat().st_size)} here, {size(output.file.size)} there)",
-                    hint="pass --force to overwrite it, or download into another folder",
-                )
-    total, done, moved = listing.total_bytes, 0, 0
-    fetched, kept = [], []
-    for output, target in plan:
-        if target.is_file() and _same(target, output):
-            kept.append(output.path)
+            if target.is_file() and not target.is_symlink() and _same(target, output):
+                kept.append(output.path)
+                done += output.file.size
+                continue
+
+            def step(n: int, path: str = output.path, base: int = done) -> None:
+                if progress:
+                    progress(base + n, total, path)
+
+            moved += _fetch(output, dest, step)
             done += output.file.size
-            continue
-        base = done
-
-        def step(n: int, path: str = output.path, base: int = base) -> None:
-            if progress:
-                progress(base + n, total, path)
-
-        moved += _fetch(output, target, step)
-        done += output.file.size
-        fetched.append(output.path)
+            fetched.append(output.path)
     return Downloaded(dest, fetched, kept, moved)
 
 
@@ -132,31 +148,20 @@ def _mismatch(path: Path, output: Output) -> bool:
     return checksum_matches(path, output.file.checksum) is False and output.folder.checksum_trusted(output.file.path)
 
 
-def _fetch(output: Output, target: Path, progress: Callable[[int], Any]) -> int:
+def _fetch(output: Output, dest: Path, progress: Callable[[int], Any]) -> int:
     """One file, through its partial file; the bytes read from the store."""
     file = output.file
-    partial = target.with_name(target.name + PARTIAL)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    have = partial.stat().st_size if partial.is_file() else 0
-    if have > file.size:  # the source was rewritten smaller since: start over
-        have = 0
-    with open(partial, "ab" if have else "wb") as out:
-        got = have
-        for block in output.folder.read(file.path, have, file.size):
-            out.write(block)
-            got += len(block)
-            progress(got)
-    if partial.stat().st_size != file.size:
-        raise BackendError(
-            f"{_where(output)}: got {partial.stat().st_size} bytes of {file.size}",
-            hint="run the same download again: it resumes",
-        )
-    if _mismatch(partial, output):
-        partial.unlink()
-        raise BackendError(
-            f"{_where(output)}: the downloaded file's {file.checksum[0] if file.checksum else ''} checksum "
-            "does not match the store's",
-            hint="run the same download again",
-        )
-    os.replace(partial, target)
-    return file.size - have
+    kind = file.checksum[0] if file.checksum else ""
+
+    def check(path: Path) -> str | None:
+        return f"the downloaded file's {kind} checksum does not match the store's" if _mismatch(path, output) else None
+
+    return write_file(
+        dest,
+        output.path,
+        lambda have: output.folder.read(file.path, have, file.size),
+        size=file.size,
+        mode=file.mode,
+        check=check,
+        progress=progress,
+    )

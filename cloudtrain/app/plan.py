@@ -7,10 +7,9 @@ from typing import Any
 
 from cloudtrain.app.prepare import Prepared, package_dict
 from cloudtrain.backends import get_backend
-from cloudtrain.catalog.cost import price_basis
 from cloudtrain.data.staging import describe as describe_data
 from cloudtrain.secrets.masking import mask_spec_document
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import JobSpec, price_basis
 
 
 @dataclass(frozen=True)

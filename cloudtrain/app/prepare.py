@@ -6,7 +6,7 @@ the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError
 from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, SdistOptions, build_script_sdist, build_sdist
+from cloudtrain.packaging.metadata import replaced_tensorflow
 from cloudtrain.secrets.job import sdist_files
 from cloudtrain.secrets.masking import env_warnings, mask_logs, masked_repr, secret_values
 from cloudtrain.spec import JobSpec, ResumeSpec, build_spec
@@ -33,10 +34,10 @@ def load_spec(
     *,
     local: bool = False,
     strict: bool = False,
-    gcloud_configuration: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[LoadedConfig, JobSpec]:
-    """The one loading of a job: a config file, or a document the gcloud forms wrote from their flags
-    (its relative paths then from the working folder; ``gcloud_configuration``: ``--configuration``)."""
+    """The one loading of a job: a config file, or a document a backend's command wrote from its flags
+    (its relative paths then from the working folder; ``environ``: the environment it is read with)."""
     if not config_path:
         raise UsageError("no config given", hint="pass --config job_configs/gpu4.yaml")
     if isinstance(config_path, LoadedYaml):
@@ -46,7 +47,7 @@ def load_spec(
             local=local,
             strict=strict,
             base=Path.cwd(),
-            gcloud_configuration=gcloud_configuration,
+            environ=environ,
         )
     else:
         loaded = load_config(config_path, overrides, local=local, strict=strict)
@@ -72,6 +73,15 @@ def build_package(spec: JobSpec, notify: Notify = ignore) -> BuiltPackage | None
         package = build_sdist(source.path, out_dir, **options)
     for warning in package.warnings:
         notify(Notice("warning", warning))
+    if replaced := replaced_tensorflow(package.requirements, spec.tensorflow_version):
+        notify(
+            Notice(
+                "warning",
+                f"package requirement {replaced[0]} replaces the image's TensorFlow {spec.tensorflow_version}: "
+                f"TensorFlow {replaced[1]} runs (pip installs it over the image's) — remove the pin, or set "
+                f'image.tensorflow: "{".".join(replaced[1].split(".")[:2])}"',
+            )
+        )
     return package
 
 
@@ -175,6 +185,6 @@ def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
     if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
         return
-    from cloudtrain.secrets.resolve import check_exist  # the launcher's HTTP client: not on --dry-run
+    from cloudtrain.backends.secrets_here import check_exist  # the launcher's HTTP client: not on --dry-run
 
     check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

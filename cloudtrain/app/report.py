@@ -41,7 +41,9 @@ def collect_run(job_id: str) -> RunData:
     if entry is None:  # a run found by itself (a local run's folder, or its id inside its project)
         found = parse_job_id(job_id)
         if found is None or get_backend(found[0]).location_keys:
-            raise UsageError(f"job {job_id!r} is not in this machine's history", hint="see cloudtrain list")
+            close = history.nearest(job_id)
+            hint = f"did you mean {' or '.join(close)}?" if close else "see cloudtrain list"
+            raise UsageError(f"job {job_id!r} is not in this machine's history", hint=hint)
         backend, attach_id, _ = found
         region, project = None, None
     elif entry.kind == "sweep":
@@ -52,7 +54,7 @@ def collect_run(job_id: str) -> RunData:
     status = handle.status()
     lines = list(handle.logs(follow=False))
     saved = history.load_run(status.job_id if entry is None else entry.job_id) or {}
-    return collect.from_parts(status, lines, backend, saved)
+    return collect.from_parts(status, lines, backend, saved, entry or history.find(status.job_id))
 
 
 def folder_name(job_ids: list[str]) -> str:

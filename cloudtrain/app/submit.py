@@ -6,6 +6,7 @@ calls :func:`load_job`, :func:`resume_of` and :func:`create`, and follows nothin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -28,7 +29,8 @@ Source = str | Path | LoadedYaml | None
 @dataclass(frozen=True)
 class SubmitOptions:
     """How a config becomes a job: ``--set``, ``--local``, ``--strict-legacy``, ``--include``,
-    ``--resume``, ``--show-secrets``, and a gcloud form's ``--configuration``."""
+    ``--resume``, ``--show-secrets``, and the environment a backend's command reads the config with
+    (gcloud's ``--configuration`` is ``CLOUDSDK_ACTIVE_CONFIG_NAME`` there, as in gcloud)."""
 
     overrides: tuple[str, ...] = ()
     local: bool = False
@@ -36,7 +38,7 @@ class SubmitOptions:
     include: tuple[str, ...] = ()
     resume: str | None = None
     show_secrets: bool = False
-    gcloud_configuration: str | None = None
+    environ: Mapping[str, str] | None = None
 
 
 class SubmitView(Protocol):
@@ -72,7 +74,7 @@ def load_job(source: Source, options: SubmitOptions = SubmitOptions()) -> tuple[
         options.overrides,
         local=options.local,
         strict=options.strict,
-        gcloud_configuration=options.gcloud_configuration,
+        environ=options.environ,
     )
     return loaded, resume_of(with_include(spec, options.include), options.resume)
 

@@ -1,17 +1,25 @@
 """TensorBoard on this machine over any runs' event files: ``cloudtrain tensorboard JOB [JOB…]``.
 
-Each job's handle says where its event files are (``files().tensorboard``): a folder here (a
-local run, a Slurm cluster that is this machine) is read in place; anything else (``gs://``,
-``s3://``, a run folder behind a login node) is copied into the cache by a :class:`Mirror`,
-kept fresh every ``refresh_s`` while the job runs and once more after it ends. TensorBoard's
+Each job's handle says where its event files are (``files().tensorboard``): a folder here, ``gs://``,
+``s3://`` or a run folder behind a login node, copied into the cache by a :class:`Mirror` (the one
+reader and writer: no link out of the run is followed, no FIFO opened), kept fresh every ``refresh_s``
+while the job runs and once more after it ends. TensorBoard's
 own server runs as a child process over the folders, each run named by its job
-(``--logdir_spec job:folder,…``); :class:`Board` is the handle that stops it.
+(``--logdir`` of a folder of links with safe names); :class:`Board` is the handle that stops it. The
+server is in a process group of its own and gets SIGTERM when cloudtrain dies, however it dies.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ipaddress
+import json
 import logging
+import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +37,8 @@ from cloudtrain.app.mirror import Mirror
 from cloudtrain.backends.base import JobHandle
 from cloudtrain.errors import BackendError, MissingExtra, UsageError
 from cloudtrain.history import cache_dir
+from cloudtrain.leftovers import process_argv, process_start
+from cloudtrain.statefiles import read_json_object, write_atomic
 
 log = logging.getLogger("cloudtrain.tensorboard")
 
@@ -119,8 +129,8 @@ class Board:
 
 
 def run_name(job_id: str) -> str:
-    """The job's name in TensorBoard: ``--logdir_spec`` splits on ``,`` and ``:``."""
-    return re.sub(r"[,:\s]", "_", job_id)
+    """The job's name in TensorBoard: a file name of letters, digits and ``._-`` only."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", job_id).lstrip(".") or "run"
 
 
 def attach(job_id: str) -> JobHandle:
@@ -132,11 +142,13 @@ def attach(job_id: str) -> JobHandle:
 def prepare_runs(
     job_ids: Sequence[str], *, cache: Path | None = None, attach_job: Callable[[str], JobHandle] = attach
 ) -> list[BoardRun]:
-    """Each job's event folder, copied here once where it is remote; one line for a job that has none."""
+    """Each job's event files copied into the cache by the one reader and writer (a folder here too: no
+    link out of the run is followed, no FIFO opened); one line for a job that has none."""
     if not job_ids:
         raise UsageError("no jobs to show", hint="name one or more jobs, or --experiment NAME")
     runs: list[BoardRun] = []
     taken: set[str] = set()
+    empty = []
     for job_id in job_ids:
         handle = attach_job(job_id)
         files = handle.files()
@@ -149,18 +161,45 @@ def prepare_runs(
             name += "_"
         taken.add(name)
         folder = files.tensorboard
-        if folder.local_path is not None:
-            runs.append(BoardRun(name, handle.job_id, handle, folder.local_path, folder.uri))
-            continue
-        dest = (cache or cache_dir() / "tensorboard") / handle.backend_name / name
-        mirror = Mirror(folder, dest)
+        mirror = Mirror(folder, (cache or cache_dir() / "tensorboard") / handle.backend_name / name)
         mirror.sync()
-        runs.append(BoardRun(name, handle.job_id, handle, dest, folder.uri, mirror, running=files.running))
+        for note in folder.notes:
+            log.warning("warning: %s: %s", folder.uri, note)
+        if not any(".tfevents." in f.name for f in mirror.dest.rglob("*")):
+            empty.append(f"{folder.uri} holds no event files{' yet' if files.running else ''}")
+        runs.append(BoardRun(name, handle.job_id, handle, mirror.dest, folder.uri, mirror, running=files.running))
+    if empty:
+        said = f"{'; '.join(empty)}: the trainer writes them, with a tf.keras.callbacks.TensorBoard callback "
+        said += "(or tf.summary) whose log_dir is the job's TensorBoard folder"
+        if len(empty) == len(runs) and not any(run.running for run in runs):
+            raise UsageError(said, hint="add the callback to the trainer and run it again")
+        log.warning("warning: %s", said)
     return runs
 
 
+def board_folder(runs: Sequence[BoardRun], root: Path, port: int) -> Path:
+    """A folder of links, one per run under its safe name, to the run's copy: TensorBoard reads
+    ``--logdir`` of it, so no character of a job's path (a comma, a colon) changes what it reads."""
+    folder = root / f"board-{port}"  # one server per port
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for run in runs:
+        (folder / run.name).symlink_to(run.logdir.resolve(), target_is_directory=True)
+    return folder
+
+
+def _family(bind: str) -> socket.AddressFamily:
+    """The address family of ``bind``; an unknown host is one line at once (not "port in use")."""
+    try:
+        return socket.getaddrinfo(bind, None, type=socket.SOCK_STREAM)[0][0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UsageError(
+            f"--bind {bind}: no such host or address ({exc})", hint="pass an address of this machine, e.g. 127.0.0.1"
+        ) from None
+
+
 def port_free(bind: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET6 if ":" in bind else socket.AF_INET) as sock:
+    with socket.socket(_family(bind)) as sock:
         try:
             sock.bind((bind, port))
         except OSError:
@@ -168,18 +207,60 @@ def port_free(bind: str, port: int) -> bool:
     return True
 
 
-def check_port(bind: str, port: int) -> None:
-    """One line naming the next free port when ``port`` is taken on ``bind``."""
+def check_port(bind: str, port: int, server_pid: Path) -> None:
+    """One line naming the next free port when ``port`` is taken on ``bind``; a server of ours left
+    running there (its pid and start time recorded, its command TensorBoard's) is stopped first."""
     if port_free(bind, port):
         return
+    stale: dict[str, Any] = {}
+    with contextlib.suppress(UsageError):  # a damaged record proves nothing: the port is someone's
+        stale = read_json_object(server_pid) if server_pid.is_file() else {}
+    pid = stale.get("pid")
+    if isinstance(pid, int) and pid > 1 and process_start(pid) == stale.get("start") and _LAUNCH in process_argv(pid):
+        log.warning("warning: stopping the TensorBoard cloudtrain left running on port %s (pid %s)", port, pid)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGTERM)
+        for _ in range(40):
+            if port_free(bind, port):
+                return
+            time.sleep(0.25)
     following = next((p for p in range(port + 1, min(port + 200, 65536)) if port_free(bind, p)), None)
     hint = f"the next free port is {following}: pass --port {following}" if following else "pass another --port"
     raise UsageError(f"port {port} on {bind} is in use", hint=hint)
 
 
+def _loopback(bind: str) -> bool:
+    try:
+        return all(ipaddress.ip_address(a[4][0]).is_loopback for a in socket.getaddrinfo(bind, None))
+    except (OSError, ValueError):
+        return False
+
+
+def _interfaces(bind: str) -> str:
+    """The addresses ``bind`` serves on, as a person checks them."""
+    if bind not in ("0.0.0.0", "::", ""):
+        return bind
+    names = [name for _, name in socket.if_nameindex()]
+    return f"every interface of this machine ({', '.join(names)})"
+
+
 def url_of(bind: str, port: int) -> str:
     host = socket.gethostname() if bind in ("0.0.0.0", "::", "") else bind
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """In the server, before it starts: its own process group, and SIGTERM when cloudtrain dies (even by
+    SIGKILL: Linux's parent-death signal), or at once if it died already."""
+
+    def child() -> None:
+        os.setpgid(0, 0)
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return child
 
 
 def serve(
@@ -201,15 +282,20 @@ def serve(
             hint="pip install 'cloudtrain[tensorboard]'",
             extra="tensorboard",
         )
-    check_port(bind, port)
+    root = cache or cache_dir() / "tensorboard"
+    root.mkdir(parents=True, exist_ok=True)
+    check_port(bind, port, root / f"server-{port}.pid")
+    if not _loopback(bind):
+        log.warning("warning: --bind %s serves the runs to anyone who reaches %s", bind, _interfaces(bind))
     runs = prepare_runs(job_ids, cache=cache, attach_job=attach_job)
-    spec = ",".join(f"{run.name}:{run.logdir}" for run in runs)
-    server_log = (cache or cache_dir() / "tensorboard") / f"server-{port}.log"  # one per running server
-    server_log.parent.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-c", _LAUNCH, "--logdir_spec", spec, "--port", str(port), "--host", bind]
-    argv += ["--reload_interval", str(max(1, int(min(refresh_s, 30))))]
+    server_log = root / f"server-{port}.log"  # one per running server
+    argv = [sys.executable, "-c", _LAUNCH, "--logdir", str(board_folder(runs, root, port)), "--port", str(port)]
+    argv += ["--host", bind, "--reload_interval", str(max(1, int(min(refresh_s, 30))))]
     with open(server_log, "wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with(os.getpid())
+        )
+    write_atomic(root / f"server-{port}.pid", json.dumps({"pid": process.pid, "start": process_start(process.pid)}))
     board = Board(url_of(bind, port), port, runs, process, refresh_s)
     _wait_ready(board, bind, server_log, start_timeout_s)
     board.start_refreshing()

@@ -26,9 +26,12 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
+import stat
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.errors import UsageError
@@ -41,7 +44,9 @@ _SECTIONS: dict[str, str] = {}  # name -> "module:Record" of its `<name>:` confi
 _SDK: dict[str, str] = {}  # top-level module of a cloud's libraries -> the backend whose extra installs it
 _TITLES: dict[str, str] = {}  # name -> its title in messages, known without importing the backend
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
+_COMMANDS: dict[str, tuple[str, str]] = {}  # CLI command -> ("module:attr" of its click command, its help line)
 _BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
+_STATES_AT_ONCE: set[str] = set()  # names whose ``states_now`` reads many jobs in one call (list asks only them)
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -65,6 +70,8 @@ def register(
     title: str | None = None,
     listed: str | None = None,
     attach_by_name: bool = False,
+    commands: dict[str, tuple[str, str]] | None = None,
+    states_at_once: bool = False,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
     whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
@@ -75,10 +82,16 @@ def register(
     ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
     local run's folder): what ``list`` shows of one, read without loading the backend (see
     :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
-    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`)."""
+    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
+    ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
+    (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
+    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call
+    (``list`` loads no other backend to ask)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
+    if states_at_once:
+        _STATES_AT_ONCE.add(name)
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -87,12 +100,38 @@ def register(
         _LISTED[name] = listed
     for top in sdk:
         _SDK.setdefault(top, name)
+    _COMMANDS.update(commands or {})
 
 
+_GCLOUD_OLD = "gcloud ml-engine / ai-platform: `jobs submit training JOB …` and `local train` as typed for gcloud."
 # google.cloud, .api_core, .auth, .protobuf
-register("vertex", "cloudtrain.backends.vertex", sdk=("google", "grpc"), title="Vertex AI")
+register(
+    "vertex",
+    "cloudtrain.backends.vertex",
+    sdk=("google", "grpc"),
+    title="Vertex AI",
+    commands={
+        "ai": (
+            "cloudtrain.backends.vertex.commands:ai",
+            "gcloud ai: `custom-jobs create` and `custom-jobs local-run` as typed for gcloud.",
+        ),
+        "ai-platform": ("cloudtrain.backends.vertex.commands:mlengine", _GCLOUD_OLD),
+        "ml-engine": ("cloudtrain.backends.vertex.commands:mlengine", _GCLOUD_OLD),
+    },
+)
 # sagemaker.core
-register("sagemaker", "cloudtrain.backends.sagemaker", sdk=("boto3", "botocore", "sagemaker"), title="SageMaker")
+register(
+    "sagemaker",
+    "cloudtrain.backends.sagemaker",
+    sdk=("boto3", "botocore", "sagemaker"),
+    title="SageMaker",
+    commands={
+        "init": (
+            "cloudtrain.backends.sagemaker.commands:init",
+            "Write a script-mode config from an estimator's literal arguments; list what to fill in.",
+        )
+    },
+)
 register(
     "local",
     "cloudtrain.backends.local.backend",
@@ -101,7 +140,20 @@ register(
     listed="cloudtrain.backends.local.find:listed",
     attach_by_name=True,
 )
-register("slurm", "cloudtrain.backends.slurm.backend", section="cloudtrain.backends.slurm.section:Slurm", title="Slurm")
+register(
+    "slurm",
+    "cloudtrain.backends.slurm.backend",
+    section="cloudtrain.backends.slurm.section:Slurm",
+    title="Slurm",
+    states_at_once=True,  # one squeue a cluster
+)
+register(
+    "kubernetes",
+    "cloudtrain.backends.kubernetes.backend",
+    section="cloudtrain.backends.kubernetes.section:Kubernetes",
+    sdk=("kubernetes",),
+    title="Kubernetes",
+)
 
 
 class PluginError(UsageError):
@@ -139,13 +191,34 @@ def _declaring(group: str) -> list[str]:
         with entries:
             for entry in entries:
                 if entry.name.endswith((".dist-info", ".egg-info")):
-                    try:
-                        with open(os.path.join(entry.path, "entry_points.txt"), "rb") as f:
-                            if marker in f.read():
-                                found.append(entry.path)
-                    except OSError:
+                    path = os.path.join(entry.path, "entry_points.txt")
+                    try:  # never a FIFO's read that blocks, a device's that never ends
+                        text = _regular(path)
+                    except FileNotFoundError:
                         continue
+                    except OSError as exc:
+                        _warn_once(f"{path}: {exc.strerror or exc}; its entry points are ignored")
+                        continue
+                    if marker not in text:
+                        continue
+                    try:
+                        text.decode()
+                    except UnicodeDecodeError:
+                        _warn_once(f"{path} is not UTF-8; its entry points are ignored")
+                        continue
+                    found.append(entry.path)
     return found
+
+
+def _regular(path: str) -> bytes:
+    """The first MiB of ``path``, opened without blocking; OSError for what is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(0, f"is {kind}")
+        return f.read(1 << 20)
 
 
 def _read_plugins() -> None:
@@ -202,12 +275,14 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type]:
     for name, where in _SECTIONS.items():
         if name in wanted:
             module, _, record = where.partition(":")
-            try:
+            if name not in _PLUGINS:
                 found[name] = getattr(importlib.import_module(module), record)
-            except Exception as exc:
-                if name not in _PLUGINS:
-                    raise
-                _warn_once(f"the {name!r} config section is ignored: {_broken(name, exc, _PLUGIN_SECTIONS[name])}")
+                continue
+            try:
+                found[name] = getattr(_import_plugin(module), record)
+            except (ImportError, AttributeError) as exc:
+                why = f"{type(exc).__name__}: {exc}" if isinstance(exc, AttributeError) else str(exc)
+                _warn_once(f"the {name!r} config section is ignored: {_broken(name, why, _PLUGIN_SECTIONS[name])}")
     return found
 
 
@@ -221,6 +296,18 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
     module, _, function = where.partition(":")
     reader: Callable[[str], dict[str, Any] | None] = getattr(importlib.import_module(module), function)
     return reader
+
+
+def commands() -> dict[str, tuple[str, str]]:
+    """``{name: ("module:attr", help line)}`` of the CLI commands the backends contribute (the CLI lists
+    them from this table and imports a command's module only when that command runs)."""
+    return dict(_COMMANDS)
+
+
+def reads_states_at_once(name: str) -> bool:
+    """Whether backend ``name``'s ``states_now`` can say anything (one call for many jobs); known without
+    importing the backend: ``list`` asks only those that can."""
+    return name in _STATES_AT_ONCE
 
 
 def attaches_by_name(name: str) -> bool:
@@ -239,10 +326,56 @@ def sdk_modules() -> dict[str, str]:
     return dict(_SDK)
 
 
-def _broken(name: str, exc: BaseException, origin: str | None = None) -> str:
+def _broken(name: str, why: str, origin: str | None = None) -> str:
     origin = origin or _PLUGINS[name]
     dist = origin.rpartition(" of distribution ")[2]
-    return f"{origin} cannot be loaded ({type(exc).__name__}: {exc}); reinstall or uninstall {dist}"
+    return f"{origin} cannot be loaded ({why}); reinstall or uninstall {dist}"
+
+
+#: How long someone else's module may take to import before its backend is given up (a bound, not a wait)
+PLUGIN_IMPORT_S = 5.0
+
+
+class _Slow(BaseException):
+    """The bound on a plugin's import ran out (raised in its code by SIGALRM)."""
+
+
+def _import_plugin(module: str) -> Any:
+    """Someone else's module; raises :class:`ImportError` (its message the reason) for whatever its code
+    raises, ``SystemExit`` and ``KeyboardInterrupt`` included, and for an import longer than
+    :data:`PLUGIN_IMPORT_S` (SIGALRM, in the main thread when no other timer runs). A real Ctrl-C meanwhile
+    stays the user's."""
+    bounded = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    interrupted: list[int] = []
+    if bounded:
+
+        def ctrl_c(*_: Any) -> None:
+            interrupted.append(1)
+            raise KeyboardInterrupt
+
+        def too_slow(*_: Any) -> None:
+            raise _Slow
+
+        old = signal.signal(signal.SIGALRM, too_slow), signal.getsignal(signal.SIGINT)
+        if old[1] is signal.default_int_handler:
+            signal.signal(signal.SIGINT, ctrl_c)
+        signal.setitimer(signal.ITIMER_REAL, PLUGIN_IMPORT_S)
+    try:
+        return importlib.import_module(module)
+    except _Slow:
+        raise ImportError(f"it took more than {PLUGIN_IMPORT_S:.0f} s to import") from None
+    except BaseException as exc:
+        if interrupted:
+            raise
+        raise ImportError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+    finally:
+        if bounded:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old[0])
+            signal.signal(signal.SIGINT, old[1])
+
+
+_MISSING = object()
 
 
 def rules(name: str) -> BackendRules:
@@ -253,11 +386,27 @@ def rules(name: str) -> BackendRules:
     if name not in _PLUGINS:
         builtin: BackendRules = importlib.import_module(_REGISTRY[name]).BACKEND
         return builtin
-    try:
-        backend: BackendRules = importlib.import_module(_REGISTRY[name]).BACKEND
-    except Exception as exc:  # someone else's code: whatever it raises is one line, not a traceback
-        raise PluginError(_broken(name, exc)) from exc
-    return backend
+    try:  # someone else's code: whatever it raises or holds is one line, not a traceback
+        backend = getattr(_import_plugin(_REGISTRY[name]), "BACKEND", _MISSING)
+    except ImportError as exc:
+        raise PluginError(_broken(name, str(exc))) from None
+    if backend is _MISSING:
+        raise PluginError(_broken(name, "it has no BACKEND"))
+    if not isinstance(getattr(backend, "name", None), str) or not all(
+        callable(getattr(backend, method, None)) for method in ("parse_job_id", "attach", "submit", "render")
+    ):
+        raise PluginError(_broken(name, f"its BACKEND is {repr(backend)[:60]}, not a cloudtrain backend"))
+    return cast("BackendRules", backend)
+
+
+def check_plugins() -> None:
+    """Load every plugin, so that a broken one is one warning line here (``--help``, ``validate``) rather
+    than news only to the command that uses it; a machine without plugins pays nothing."""
+    for name in plugins():
+        try:
+            rules(name)
+        except PluginError as exc:
+            _warn_once(str(exc))
 
 
 def usable() -> Iterator[tuple[str, BackendRules]]:
@@ -288,8 +437,11 @@ __all__ = [
     "Capabilities",
     "Capability",
     "Refusal",
+    "check_plugins",
     "clouds",
+    "commands",
     "listed_reader",
+    "reads_states_at_once",
     "names",
     "parse_job_id",
     "plugins",

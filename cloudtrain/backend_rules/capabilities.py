@@ -30,6 +30,9 @@ class Capability(enum.Enum):
     SPOT_MAX_WAIT = "spot_max_wait"  # its spot capacity takes a wait limit (``spot.max_wait``)
     FLEX_START = "flex_start"  # it has a flex-start scheduling strategy (``flex_start:``)
     SCRIPT_ARGS = "script_args"  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
+    #: Its SDK passes a script ``--model_dir`` unasked (the SageMaker TensorFlow estimator's hyperparameter):
+    #: what a ``package.script`` job whose config leaves ``model_dir`` unset gets under its contract
+    SCRIPT_MODEL_DIR = "script_model_dir"
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,24 @@ handle's ``files()`` names them as :class:`JobFiles`: its output folders (model,
 user's files, per-replica logs) and where its TensorBoard event files are. :class:`Folder` is all
 the app layer needs of each (``cloudtrain outputs``, ``cloudtrain tensorboard``): one listing,
 and the bytes of one file from an offset, so a download resumes and a growing event file is
-fetched by its new bytes only.
+fetched by its new bytes only. A folder here or on a cluster is listed and read by the one reader
+(:mod:`cloudtrain.filetree`); every file lands on this machine through the one writer,
+:func:`write_file`, into a folder :class:`Locked` against a second writer.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from cloudtrain import filetree as tree
+from cloudtrain.errors import BackendError, UsageError
 
 CHUNK = 8 * 2**20  # one read of a remote file: progress, and where an interrupted download resumes
 
@@ -28,9 +35,12 @@ class StoredFile:
     path: str
     size: int
     checksum: tuple[str, str] | None = None  # ("md5", hex) or ("crc32c", base64), where the store gives one
+    mode: int | None = None  # its permission bits, where the store keeps them (a folder here, a cluster's)
 
 
 class Folder(Protocol):
+    notes: list[str]  # what the last listing left out and why, one line each (a link out, a FIFO)
+
     @property
     def uri(self) -> str: ...  # where it is, as a person reads it (a path, gs://…, login:/path)
 
@@ -64,11 +74,12 @@ class JobFiles:
 
 
 class LocalFolder:
-    """A folder on this machine (a local run's output folder)."""
+    """A folder on this machine (a local run's output folder), listed and read by :mod:`~cloudtrain.filetree`."""
 
     def __init__(self, path: str | Path, *, skip: tuple[str, ...] = ()):
         self.path = Path(path)
         self.skip = skip  # names of sub-folders that are no output (another part lists them)
+        self.notes: list[str] = []
 
     @property
     def uri(self) -> str:
@@ -79,32 +90,17 @@ class LocalFolder:
         return self.path
 
     def list(self) -> list[StoredFile]:
-        out = []
-        for folder, dirs, files in os.walk(self.path):
-            here = Path(folder)
-            dirs[:] = sorted(d for d in dirs if (here / d).relative_to(self.path).as_posix() not in self.skip)
-            for name in sorted(files):
-                try:
-                    size = (here / name).stat().st_size
-                except OSError:  # removed while listed
-                    continue
-                out.append(StoredFile((here / name).relative_to(self.path).as_posix(), size))
-        return out
+        found, self.notes = tree.list_tree(str(self.path), self.skip) if self.path.is_dir() else ([], [])
+        return [StoredFile(rel, size, mode=mode) for rel, size, mode in found]
 
     def checksum_trusted(self, path: str) -> bool:
         return True  # none is listed
 
     def read(self, path: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
-        with open(self.path / path, "rb") as f:
-            f.seek(start)
-            left = None if end is None else end - start
-            while left is None or left > 0:
-                block = f.read(CHUNK if left is None else min(CHUNK, left))
-                if not block:
-                    return
-                if left is not None:
-                    left -= len(block)
-                yield block
+        try:
+            yield from tree.read_range(str(self.path), path, start, None if end is None else end - start)
+        except OSError as exc:
+            raise UsageError(f"{self.path}: {exc.strerror or exc}") from None
 
 
 class Bucket(Protocol):
@@ -128,6 +124,7 @@ class BucketFolder:
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self.skip = tuple(s.strip("/") + "/" for s in skip)
         self.sizes: dict[str, int] = {}  # each file's size at the last listing: where a read ends
+        self.notes: list[str] = []
         self.list_calls = 0
 
     @property
@@ -195,3 +192,130 @@ def checksum_matches(path: Path, checksum: tuple[str, str] | None) -> bool | Non
                 crc.update(block)
         return base64.b64encode(crc.digest()).decode() == value
     return None
+
+
+#: The suffix of a file being downloaded: renamed into place once whole, resumed from its end if interrupted.
+PARTIAL = ".cloudtrain-partial"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # neither a link nor a FIFO is opened
+
+
+def landing(root: Path, rel: str) -> Path:
+    """``root/rel`` for writing, its folders made: refuses a name that climbs out of ``root`` and a folder
+    on the way that is a link (what is written stays under ``root``)."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        raise UsageError(f"refusing the file name {rel!r}: it points outside {root}", hint="rename the object")
+    here = root
+    for part in parts[:-1]:
+        here = here / part
+        try:
+            os.mkdir(here)
+        except FileExistsError:
+            if os.path.islink(here) or not here.is_dir():
+                raise UsageError(
+                    f"{here} is {'a link' if os.path.islink(here) else 'not a folder'}: not written through",
+                    hint="remove it, or download into another folder",
+                ) from None
+    return root.joinpath(*parts)
+
+
+class Locked:
+    """``root`` held by this process for writing (``flock`` on ``root/.cloudtrain-lock``): a second download
+    into the same folder is one line at once; ``wait``: it waits for the first (a refresh)."""
+
+    def __init__(self, root: Path, *, wait: bool = False):
+        root.mkdir(parents=True, exist_ok=True)
+        self.path, self.wait = root / ".cloudtrain-lock", wait
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(self.fd)
+            raise UsageError(
+                f"another download into {root} is running", hint="wait for it, or pick another folder"
+            ) from None
+
+    def __enter__(self) -> Locked:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if not self.wait:  # a download leaves no lock file behind (a refresh's cache keeps its own)
+            os.unlink(self.path)
+        os.close(self.fd)
+
+
+def _open_for_writing(path: Path, size: int, private: bool) -> tuple[int, int]:
+    """``(fd, bytes already there)``: ``path`` opened to append without following a link, or created
+    exclusively (``private``: 0600 until it is whole and given its mode; else the umask's); what is there
+    but is not a regular file is one line."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600 if private else 0o666)
+        return fd, 0
+    except FileExistsError:
+        pass
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | _NOFOLLOW)
+    except OSError as exc:
+        if os.path.islink(path) or not stat.S_ISREG(os.lstat(path).st_mode):
+            what = "a link" if os.path.islink(path) else tree.kind(os.lstat(path).st_mode)
+            raise UsageError(
+                f"{path} is {what}, not a file cloudtrain wrote: not written through",
+                hint="remove it and run the same command again",
+            ) from None
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    have = os.fstat(fd).st_size
+    if have > size:  # the source was rewritten smaller since: start over
+        os.ftruncate(fd, 0)
+        have = 0
+    return fd, have
+
+
+def write_file(
+    root: Path,
+    rel: str,
+    read: Callable[[int], Iterable[bytes]],
+    *,
+    size: int,
+    mode: int | None = None,
+    partial: bool = True,
+    check: Callable[[Path], str | None] | None = None,
+    progress: Callable[[int], Any] | None = None,
+) -> int:
+    """The one writer of a job's files on this machine (downloads and TensorBoard's copies): ``rel`` under
+    ``root`` written from ``read(offset)``'s blocks, appended to what is there (a partial file, or with
+    ``partial=False`` the growing copy itself), never through a link, then given ``mode`` (None: the umask's),
+    and, via a partial file, renamed into place after ``check`` (a problem in one line, or None). Returns the
+    bytes read."""
+    target = landing(root, rel)
+    path = target.with_name(target.name + PARTIAL) if partial else target
+    fd, have = _open_for_writing(path, size, private=mode is not None)
+    try:
+        got = have
+        for block in read(have):
+            view = memoryview(block)
+            while view:
+                view = view[os.write(fd, view) :]
+            got += len(block)
+            if progress:
+                progress(got)
+        written = os.fstat(fd)
+        if written.st_size != size:
+            raise BackendError(
+                f"{rel}: got {written.st_size} bytes of {size}", hint="run the same command again: it resumes"
+            )
+        wrong = check(path) if check else None
+        if wrong:
+            os.unlink(path)
+            raise BackendError(f"{rel}: {wrong}", hint="run the same command again")
+        if mode is not None:
+            os.fchmod(fd, mode & 0o777)
+        now = os.lstat(path)
+        if (now.st_ino, now.st_dev) != (written.st_ino, written.st_dev):  # swapped while written
+            raise UsageError(f"{path} was replaced while it was written: not renamed into place")
+        if partial:
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise UsageError(f"{target} is a folder: the file is kept as {path.name}", hint="remove the folder")
+            os.replace(path, target)
+    finally:
+        os.close(fd)
+    return size - have

@@ -8,18 +8,9 @@ Every figure names the price's region and date: the catalog prices one reference
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from cloudtrain.backend_rules import rules
 from cloudtrain.catalog.records import MachineInfo
-
-
-def price_basis(spec: Any) -> str:
-    """What a job's catalog $/hour stands for: ``on-demand list price``, and for a spot job what it bills
-    instead (the backend's ``spot_basis``: the catalog holds on-demand list prices only)."""
-    if getattr(spec, "spot", False):
-        return rules(spec.backend).spot_basis
-    return "on-demand list price"
 
 
 class _Priced(TypedDict):

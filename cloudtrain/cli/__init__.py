@@ -22,7 +22,7 @@ from cloudtrain.backend_rules.extras import missing_extra
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.secrets.masking import mask_text
-from cloudtrain.text.counts import cut_long, first_line
+from cloudtrain.text import cut_long, first_line
 
 __all__ = ["cli", "main"]
 
@@ -37,6 +37,12 @@ def _line_buffered() -> None:
                 reconfigure(line_buffering=True)
             except (OSError, ValueError):  # a stream that cannot change now (closed, or already written in a way)
                 pass
+
+
+#: What a Ctrl-C that ended a command leaves, in words: nothing half-done counts as done.
+RESUME_HINT = (
+    "Run the same command again to resume: a download goes on where it stopped, a built environment is reused."
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             traceback.print_exc()
-        click.echo("Interrupted.", err=True)
+        click.echo(f"Interrupted. {RESUME_HINT}", err=True)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `cloudtrain machines | head -1`: the reader has what it wanted
         _discard_stdout()

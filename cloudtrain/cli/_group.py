@@ -12,6 +12,7 @@ import click
 
 from cloudtrain import __version__, backends
 from cloudtrain.errors import UsageError
+from cloudtrain.history import expand
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -49,6 +50,23 @@ class Duration(_DurationType):
         return hours * 3600 + minutes * 60 + seconds
 
 
+if TYPE_CHECKING:
+    _TextType = click.ParamType[str]
+else:
+    _TextType = click.ParamType
+
+
+class JobId(_TextType):
+    """A job as people name it: its id, ``last``, a unique prefix or suffix of an id in this machine's history
+    (:func:`cloudtrain.history.expand`), a run folder, a cloud's full name."""
+
+    name = "JOB"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return expand(str(value))
+
+
+JOB_ID = JobId()
 DRAIN_OPTION = click.option(
     "--drain",
     type=Duration(),
@@ -132,16 +150,10 @@ def debug_option() -> click.Option:
 
 #: Each top-level command's module and the text its line in ``cloudtrain --help`` is cut from. A command's
 #: module is imported when that command runs, so ``--help`` and each command pay only for their own imports
-#: (tests/cli/test_lazy_commands.py keeps this table equal to what the modules define).
+#: (tests/cli/test_lazy_commands.py keeps this table equal to what the modules define). The commands of
+#: the formats a backend owns (gcloud's forms, an estimator) are the backend's, from the registry
+#: (:func:`cloudtrain.backends.commands`).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "ai": (
-        "cloudtrain.cli.gcloud",
-        "gcloud ai: `custom-jobs create` as typed for gcloud.",
-    ),
-    "ai-platform": (
-        "cloudtrain.cli.gcloud",
-        "gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud.",
-    ),
     "cache": (
         "cloudtrain.cli.cache",
         "Show the cache folder's size: built packages, local environments, data, history.",
@@ -149,10 +161,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cancel": (
         "cloudtrain.cli.jobs",
         "Cancel (stop) a job.",
-    ),
-    "init": (
-        "cloudtrain.cli.init",
-        "Write a script-mode config from an estimator's literal arguments; list what to fill in.",
     ),
     "list": (
         "cloudtrain.cli.listing",
@@ -166,10 +174,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "machines": (
         "cloudtrain.cli.offline",
         "The machine catalog: every machine type with its GPUs, allowed counts and on-demand prices.",
-    ),
-    "ml-engine": (
-        "cloudtrain.cli.gcloud",
-        "gcloud ml-engine / ai-platform: `jobs submit training JOB …` as typed for gcloud.",
     ),
     "outputs": (
         "cloudtrain.cli.watch",
@@ -225,16 +229,28 @@ class Group(click.Group):
         super().add_command(cmd, name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(self.commands) | set(self.lazy_commands))
+        return sorted(set(self.commands) | set(self.lazy_commands) | set(self._contributed()))
+
+    def _contributed(self) -> dict[str, tuple[str, str]]:
+        """The backends' commands (only the top-level group has any)."""
+        return backends.commands() if self.lazy_commands else {}
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy_commands:
             importlib.import_module(self.lazy_commands[cmd_name][0])  # its decorators add it to this group
+        elif cmd_name not in self.commands and (contributed := self._contributed().get(cmd_name)):
+            module, _, attr = contributed[0].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def _help_line(self, name: str) -> str:
+        """The ``--help`` line of a command not loaded yet."""
+        return (self.lazy_commands.get(name) or self._contributed()[name])[1]
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
         if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
+            backends.check_plugins()
             line = ", ".join(
                 f"{name} ({title})" if title != name else name for name, title in backends.titles().items()
             )
@@ -246,7 +262,7 @@ class Group(click.Group):
         """The commands' lines as click writes them, from :data:`COMMANDS` for the ones not loaded."""
         rows = []
         for name in self.list_commands(ctx):
-            cmd = self.commands.get(name) or click.Command(name, help=self.lazy_commands[name][1])
+            cmd = self.commands.get(name) or click.Command(name, help=self._help_line(name))
             if not cmd.hidden:
                 rows.append((name, cmd))
         if rows:

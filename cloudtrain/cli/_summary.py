@@ -9,17 +9,18 @@ from cloudtrain.app.prepare import left_out
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.catalog import built_in_gpus
-from cloudtrain.catalog.cost import price_basis
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, money, print_kv
 from cloudtrain.data.staging import describe
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.packaging.metadata import replaced_tensorflow
 from cloudtrain.secrets.masking import mask_args
-from cloudtrain.spec import JobSpec
+from cloudtrain.spec import JobSpec, price_basis
 from cloudtrain.text.numbers import duration
 
 
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:
+    replaced = replaced_tensorflow(package.requirements, spec.tensorflow_version) if package else None
     backend = get_backend(spec.backend)
     local = Capability.RUNS_HERE in backend.capabilities
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
@@ -57,7 +58,8 @@ def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None)
                     f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"
                     if "image.tensorflow" in spec.defaults
                     else ""
-                ),
+                )
+                + (f"; TensorFlow {replaced[1]} runs ({replaced[0]} in the package)" if replaced else ""),
             ),
             (
                 "package",

@@ -12,12 +12,11 @@ from typing import Any, TypeVar
 
 import click
 
-from cloudtrain import api
+from cloudtrain import api, backends
 from cloudtrain.backends.base import LogLine
 from cloudtrain.cli import sweep
 from cloudtrain.cli._follow import follow as follow_job
-from cloudtrain.cli._follow import masked_lines
-from cloudtrain.cli._group import DRAIN_OPTION, OUTPUT_OPTION, cli, debug_enabled
+from cloudtrain.cli._group import DRAIN_OPTION, JOB_ID, OUTPUT_OPTION, cli, debug_enabled
 from cloudtrain.cli._group import job_options as _job_options
 from cloudtrain.console import (
     ReplicaPrinter,
@@ -30,7 +29,8 @@ from cloudtrain.console import (
 )
 from cloudtrain.following.events import parse as parse_event
 from cloudtrain.following.interruptions import describe
-from cloudtrain.following.timeline import human_seconds
+from cloudtrain.following.timeline import describe as describe_phases
+from cloudtrain.text.numbers import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,13 +43,14 @@ def _attach(
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @_job_options
 @OUTPUT_OPTION
 def status(
     job_id: str, backend: str | None, region: str | None, project: str | None, config_path: str | None, output: str
 ) -> None:
     """Show a job's state."""
+    backends.check_plugins()
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_status(job_id, output)
         return
@@ -58,7 +59,9 @@ def status(
         print_json(report.to_dict())
         return
     result, interrupted = report.status, report.interruptions
-    rows = [(k, v) for k, v in result.to_dict().items() if k != "details"]
+    rows = flatten({k: v for k, v in result.to_dict().items() if k not in ("details", "job_id")})
+    if report.phases:
+        rows.append(("phases", describe_phases(report.phases)))
     details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
     rows += flatten(details) + flatten({"cost": report.cost or {}})
     if interrupted:
@@ -87,7 +90,7 @@ def _interruption_line(item: dict[str, Any]) -> str:
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
 @DRAIN_OPTION
 @_job_options
@@ -128,20 +131,20 @@ def logs(
                 show_line=show_json,
             )
             return
-        for line in masked_lines(job.logs(follow=False)):
+        for line in job.logs(follow=False, debug=True, events=True):  # every line, events as they came
             show_json(line)
         return
     console = make_console()
     if follow:
         follow_job(console, job.handle, cancel_on_interrupt=False, debug=debug_enabled(), drain=drain)
         return
-    printer = ReplicaPrinter(console, show_debug=debug_enabled())
-    for line in masked_lines(job.logs(follow=False)):
+    printer = ReplicaPrinter(console, show_debug=True)  # what job.logs yields is shown: it held back the rest
+    for line in job.logs(follow=False, debug=debug_enabled()):
         printer(line)
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the cancel has taken effect.")
 @_job_options
 @OUTPUT_OPTION
@@ -158,8 +161,10 @@ def cancel(
     if sweep.local_sweep_entry(job_id) is not None:
         sweep.stop_local(job_id, wait=wait, output=output)
         return
-    result = _attach(job_id, backend, region, project, config_path).cancel(wait=wait)
+    job = _attach(job_id, backend, region, project, config_path)
+    result = job.cancel(wait=wait)
     if output == "json":
         print_json(result.to_dict())
-    else:
-        make_console().print(f"Job {result.job_id}: {result.state.value}")
+    else:  # a sweep (a tuning job, a Slurm array) speaks of itself and of its trials
+        what = "Sweep" if callable(getattr(job.handle, "results", None)) else "Job"
+        make_console().print(f"{what} {result.job_id}: {result.state.value}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.listing import Listed, listed
 from cloudtrain.cli._group import OUTPUT_OPTION, cli, job_options
 from cloudtrain.console import make_console, print_json, print_table
@@ -60,16 +61,20 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
             [job.to_dict() | ({"state": sweeps[j]} if sweeps.get(j := job.record.job_id) else {}) for job in jobs]
         )
         return
+    if not jobs and experiment:
+        experiment_jobs(experiment)  # none of that name: one line naming the experiments there are
     if not jobs:
         flags = backend or region or experiment
         click.echo("no jobs in this machine's history" + (" for these flags" if flags else ""), err=True)
         return
     console = make_console()
     rows = [_row(job, sweeps.get(job.record.job_id)) for job in jobs]
+    for row, args in zip(rows, differing_args([job.record.args for job in jobs]), strict=True):
+        row["args"] = args
     if not console.is_terminal:  # a pipe: every field, tab-separated, for scripts (-o json for all of it)
         print_table(
             console,
-            ["job", "kind", "backend", "region", "state", "created", "took", "metric", "where", "name"],
+            ["job", "kind", "backend", "region", "state", "created", "took", "metric", "where", "name", "args"],
             [
                 (
                     job.record.job_id,
@@ -82,6 +87,7 @@ def _list_history(limit: int, backend: str | None, region: str | None, output: s
                     row["metric"],
                     row["where"],
                     job.record.name,
+                    " ".join(job.record.args or ()),
                 )
                 for job, row in zip(jobs, rows, strict=True)
             ],
@@ -121,12 +127,34 @@ def _took(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours < 48 else f"{hours // 24}d{hours % 24:02d}h"
 
 
+def differing_args(each: list[list[str] | None]) -> list[str]:
+    """Each job's args as ``list`` shows them: what differs between the listed jobs (``--lr=0.01``), the
+    args every one of them shares left out; all of a job's args where no other job has any to compare."""
+    known = [set(a) for a in each if a]
+    common = set.intersection(*known) if len(known) > 1 else set()
+    return [" ".join(a for a in (args or ()) if a not in common) for args in each]
+
+
 def one_line_each(rows: list[dict[str, str]], width: int) -> list[str]:
     """A header and one line per job, each at most ``width`` characters. The job id is never cut. ``created``
     shows only where the line has room for it; the place, then the metric are cut (with ``…``) down to 8
     characters; a column that still does not fit is left out (the place, then the metric, then the time
-    taken: ``-o json`` has them all), and the state last of all is cut at the line's end."""
+    taken: ``-o json`` has them all), and the state last of all is cut at the line's end. The args (what
+    differs between the jobs, :func:`differing_args`) take what the line has left, at its end, cut with ``…``."""
     width = max(width, 20)
+    args = max((len(r.get("args", "")) for r in rows), default=0)
+    if args:
+        room = min(max(args, len("args")), 24) + len(GAP)  # what the args keep before the rest is laid out
+        lines = one_line_each([{c: r[c] for c in COLUMNS} for r in rows], width - room)
+        rest = width - max(len(line) for line in lines) - len(GAP)
+        if rest < 6:
+            return lines
+        cells = ["args", *(r.get("args", "") for r in rows)]
+        pad = max(len(line) for line in lines)
+        return [
+            (line.ljust(pad) + GAP + _fit(cell, rest)).rstrip() if cell else line
+            for line, cell in zip(lines, cells, strict=True)
+        ]
     natural = {c: max(len(c), *(len(r[c]) for r in rows)) for c in COLUMNS}
     shown = [c for c in COLUMNS if c != "created"]
     if _width(shown, natural) - natural["where"] + natural["created"] + len(GAP) + min(natural["where"], 20) <= width:

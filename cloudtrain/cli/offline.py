@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from cloudtrain import catalog
+from cloudtrain import backends, catalog
 from cloudtrain.app.prepare import left_out, load_spec, package_dict
 from cloudtrain.catalog import tpus
 from cloudtrain.catalog.records import MachineInfo
@@ -31,6 +31,7 @@ def validate(
 ) -> None:
     """Check a config offline (no build, no upload). CONFIG may be given as an argument or with --config."""
     path = pick_config(config_arg, config_path)
+    backends.check_plugins()
     try:
         loaded, spec = load_spec(path, overrides, strict=strict)
     except ConfigError as exc:

@@ -8,13 +8,13 @@ import click
 
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.report import write_report
-from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import print_json
 from cloudtrain.errors import UsageError
 
 
 @cli.command()
-@click.argument("job_ids", metavar="[JOB]…", nargs=-1)
+@click.argument("job_ids", metavar="[JOB]…", nargs=-1, type=JOB_ID)
 @click.option("--experiment", help="Every job of this experiment (the config's experiment:), side by side.")
 @click.option(
     "--out",

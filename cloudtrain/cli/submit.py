@@ -16,6 +16,7 @@ from cloudtrain.app.submit import SubmitOptions
 from cloudtrain.app.submit import submit as submit_job
 from cloudtrain.cli._group import (
     DRAIN_OPTION,
+    JOB_ID,
     OUTPUT_OPTION,
     SET_OPTION,
     STRICT_OPTION,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     "--resume",
     "resume_job",
     metavar="JOB",
+    type=JOB_ID,
     help="Continue JOB's checkpoints (a job of this config, stopped or preempted) in a new job.",
 )
 @click.option(

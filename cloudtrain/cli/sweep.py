@@ -18,11 +18,12 @@ from cloudtrain.app.sweeps.lookup import sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle
-from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import (
     Console,
     ReplicaPrinter,
     counted,
+    flatten,
     make_console,
     print_json,
     print_kv,
@@ -166,7 +167,7 @@ def sweep() -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 def results(job_id: str, output: str) -> None:
     """The trials of a sweep, best marked (local, Vertex AI or SageMaker)."""
@@ -175,7 +176,7 @@ def results(job_id: str, output: str) -> None:
 
 
 @sweep.command()
-@click.argument("job_id", metavar="SWEEP")
+@click.argument("job_id", metavar="SWEEP", type=JOB_ID)
 @OUTPUT_OPTION
 @click.option("--detached", is_flag=True, hidden=True, help="Run as the owner of a detached sweep (submit --detach).")
 def resume(job_id: str, output: str, detached: bool) -> None:
@@ -225,7 +226,7 @@ def _print_status(table: SweepResults, output: str) -> None:
     if output == "json":
         print_json(summary)
         return
-    rows = [(k, v) for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")]
+    rows = flatten({k: v for k, v in summary.items() if k not in ("sweep_id", "best_params", "trials")})
     rows.insert(1, ("trials", ", ".join(f"{n} {s.lower()}" for s, n in table.counts().items()) or "none yet"))
     if best:
         rows.append(("best params", " ".join(f"--{k}={v}" for k, v in best.params.items())))
@@ -235,9 +236,6 @@ def _print_status(table: SweepResults, output: str) -> None:
 def show_logs(job_id: str, output: str) -> None:
     """``cloudtrain logs SWEEP``: a local sweep's trials one after the other, each line tagged with its
     trial; a cloud sweep's trials are cloud jobs of their own, listed with the command for each."""
-    # Lazy: the local backend imports subprocess at its top; `--help` and `--dry-run` load this module.
-    from cloudtrain.backends.local.job import RUN_DIR, RecordedJob
-
     entry = sweep_record(job_id)
     table = load_results(job_id)
     # a cloud's tuning job: its trials are jobs of their own
@@ -269,12 +267,13 @@ def show_logs(job_id: str, output: str) -> None:
             )
         return
     printer = ReplicaPrinter(make_console())
+    backend = get_backend(entry.backend)  # the sweep's own backend runs its trials here: each is one of its runs
     for t in table.trials:
-        status_file = Path(entry.name, f"trial-{int(t.trial):03d}", RUN_DIR, "status.json")
-        if not status_file.is_file():
+        trial = str(Path(entry.name, f"trial-{int(t.trial):03d}"))
+        if backend.parse_job_id(trial) is None:  # not started, or its record is gone
             continue
         try:
-            for line in RecordedJob(status_file).logs():
+            for line in backend.attach(trial).logs():
                 tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
                 if output == "json":
                     click.echo(

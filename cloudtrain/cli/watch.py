@@ -16,14 +16,14 @@ import click
 from cloudtrain.app import outputs as app_outputs
 from cloudtrain.app import tensorboard as app_tensorboard
 from cloudtrain.app.experiments import experiment_jobs
-from cloudtrain.cli._group import OUTPUT_OPTION, cli
+from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import make_console, print_json, print_table
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.text.numbers import size
 
 
 @cli.command()
-@click.argument("job_ids", metavar="[JOB]…", nargs=-1)
+@click.argument("job_ids", metavar="[JOB]…", nargs=-1, type=JOB_ID)
 @click.option("--experiment", help="Every job of this experiment (the config's experiment:) in this machine's history.")
 @click.option("--port", type=click.IntRange(1, 65535), default=app_tensorboard.DEFAULT_PORT, show_default=True)
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to serve on (0.0.0.0: every interface).")
@@ -59,7 +59,7 @@ def tensorboard(
 
 
 @cli.command()
-@click.argument("job_id", metavar="JOB")
+@click.argument("job_id", metavar="JOB", type=JOB_ID)
 @click.option("--download", "dest", type=click.Path(file_okay=False), help="Fetch every file into this folder.")
 @click.option("--force", is_flag=True, help="Overwrite files in the folder that differ from the job's.")
 @OUTPUT_OPTION
@@ -67,6 +67,8 @@ def outputs(job_id: str, dest: str | None, force: bool, output: str) -> None:
     """List what a job produced (model, checkpoints, TensorBoard logs, replicas' logs, anything under its
     output folder) with sizes; --download DIR fetches them (resumes, verifies sizes and checksums)."""
     listing = app_outputs.list_outputs(app_tensorboard.attach(job_id))
+    for note in listing.notes:
+        click.echo(f"warning: {note}", err=True)
     if dest is None:
         if output == "json":
             print_json(listing.to_dict())

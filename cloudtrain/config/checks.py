@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from cloudtrain import catalog
+from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
+from cloudtrain.config.control_chars import check_control_characters
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
 from cloudtrain.config.rules import rules
@@ -23,7 +24,7 @@ from cloudtrain.config.secret_checks import check_secrets
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 from cloudtrain.packaging.tree import check_module, check_package_dir
-from cloudtrain.text.counts import FILL_IN
+from cloudtrain.text import FILL_IN
 from cloudtrain.text.numbers import money
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,6 +46,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     contract = rules(cloud)  # whose contract the job follows (the backend, or local's target)
     err = loaded.error
     run = problems.run
+    run((), lambda: check_control_characters(loaded))
 
     def fail(path: tuple[str, ...], message: str, hint: str | None = None) -> Callable[[], None]:
         def check() -> None:
@@ -180,6 +182,9 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
                 (f"env.{key}",),
                 fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
             )
+        elif environment_vars.reserved(key):
+            said = f"{key!r} is set in the job by {environment_vars.reserved(key)}: a value of yours would replace it"
+            run((f"env.{key}",), fail(("env", key), said, "rename the variable"))
     for key in cfg.labels:
         if key.lower().startswith(RESERVED_LABEL_PREFIX):
             run(

@@ -23,7 +23,7 @@ from cloudtrain.catalog import crosscloud
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.data.schemes import native_scheme
-from cloudtrain.text.mapped_line import mapped_line
+from cloudtrain.text import mapped_line
 from cloudtrain.text.numbers import money
 
 

@@ -20,7 +20,7 @@ from cloudtrain.backend_rules import rules
 from cloudtrain.catalog.suggest import version_key
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
-from cloudtrain.text.mapped_line import mapped_line
+from cloudtrain.text import mapped_line
 
 #: Main-config keys a candidate never inherits: its own list of fallbacks.
 _NOT_INHERITED = ("fallback",)

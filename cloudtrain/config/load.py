@@ -101,7 +101,6 @@ def load_document(
     translate: bool = False,
     base: Path | None = None,
     environ: Mapping[str, str] | None = None,
-    gcloud_configuration: str | None = None,
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
 
@@ -149,7 +148,7 @@ def load_document(
 
         def find() -> None:
             nonlocal project_source
-            project_source = _find_project(loaded, environ, gcloud_configuration)
+            project_source = _find_project(loaded, environ)
 
         problems.run(("project",), find)
     if strict and notes:
@@ -162,6 +161,7 @@ def load_document(
             )
         )
 
+    _one_accelerator_by_default(loaded.data)
     config = _validate(loaded, problems)
     if config is None:
         problems.fail()
@@ -177,7 +177,6 @@ def load_document(
                 base=base or result.base_dir,
                 environ=environ,
                 strict=strict,
-                gcloud_configuration=gcloud_configuration,
                 translate=other_backend,
             )
 
@@ -231,6 +230,14 @@ def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+def _one_accelerator_by_default(data: Any) -> None:
+    """``machine: {accelerator: T4}`` with no count means one of them, as gcloud's ``--accelerator type=…``
+    does (count 1); a count written, even 0, is kept."""
+    machine = data.get("machine") if isinstance(data, dict) else None
+    if isinstance(machine, dict) and machine.get("accelerator") and "accelerator_count" not in machine:
+        machine["accelerator_count"] = 1
+
+
 def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     """The config; on schema errors, each is collected and the config is read again without the failed
     values (defaults in their place), so the checks of the other fields still run. None when it cannot be."""
@@ -258,13 +265,11 @@ def _drop(data: Any, path: Path_) -> None:
         data.pop(path[-1], None)
 
 
-def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None, configuration: str | None) -> str | None:
+def _find_project(loaded: LoadedYaml, environ: Mapping[str, str] | None) -> str | None:
     """Fill in ``project`` the way gcloud finds it; the source, for the summary."""
     configured = loaded.data.get("project")
     origin = (configured, loaded.origin(("project",))) if isinstance(configured, str) and configured else None
-    project, source = find_project(
-        None, origin, os.environ if environ is None else environ, Path.home(), configuration=configuration
-    )
+    project, source = find_project(None, origin, os.environ if environ is None else environ, Path.home())
     if project is None:
         raise loaded.error(
             ("project",),

@@ -322,10 +322,11 @@ class JobConfig(_Strict):
         "(--local only), gcp:projects/P/secrets/S/versions/latest or aws:arn:aws:secretsmanager:…; "
         "the request carries the reference, never the value (docs/how-to/secrets.md).",
     )
-    model_dir: StrictBool = Field(
-        True,
-        description="package.script jobs: pass --model_dir as the SageMaker TensorFlow estimator does "
-        "(S3 path on SageMaker, AIP_MODEL_DIR on Vertex, the run's model folder locally); false: not passed.",
+    model_dir: StrictBool | None = Field(
+        None,
+        description="package.script jobs: pass --model_dir (S3 path on SageMaker, AIP_MODEL_DIR on Vertex, the "
+        "run's model folder locally). Unset: as the cloud does: SageMaker's estimator adds it, Vertex AI passes "
+        "a script only its args; true: always; false: never.",
     )
     distribution: Distribution | None = Field(
         None, description="SageMaker estimator spelling: {multi_worker_mirrored_strategy: {enabled: true}}."

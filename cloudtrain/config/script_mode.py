@@ -7,6 +7,8 @@ arguments of the same names. Each problem is one line naming the key and a fix.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.errors import PackagingError
@@ -34,7 +36,7 @@ def check_script_mode(loaded: LoadedConfig) -> None:
         if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
     if script is None:
-        if not cfg.model_dir:
+        if cfg.model_dir is not None:
             raise err(
                 ("model_dir",),
                 "model_dir applies to package.script jobs (the estimator's --model_dir)",
@@ -51,10 +53,11 @@ def check_script_mode(loaded: LoadedConfig) -> None:
     if cfg.args and Capability.SCRIPT_ARGS not in contract.capabilities:
         message, hint = contract.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.title)
         raise err(("args",), message, hint)
-    if cfg.model_dir and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
+    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.capabilities
+    if passed and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(
             ("hyperparameters", MODEL_DIR_HYPERPARAMETER),
-            "cloudtrain passes --model_dir to scripts itself, as the SageMaker estimator does",
+            f"cloudtrain passes --model_dir to scripts itself on {contract.title}, as its SDK does",
             "remove it, or set model_dir: false to pass your own",
         )
 
@@ -67,3 +70,14 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             check()
         except PackagingError as exc:
             raise err(("package", field), exc.message, exc.hint) from None
+
+
+def script_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
+    """A script's ``--name value`` pairs, on every backend, as the SageMaker training toolkit builds them
+    from the hyperparameters file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
+    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
+    out: list[str] = []
+    for key in sorted(hyperparameters):
+        value = hyperparameters[key]
+        out += [f"--{key}" if len(key) > 1 else f"-{key}", "" if value is None else str(value)]
+    return out

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules import rules
 from cloudtrain.data import schemes
-from cloudtrain.text.counts import counted
+from cloudtrain.text import counted
 from cloudtrain.text.numbers import size
 
 if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without local

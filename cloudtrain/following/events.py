@@ -35,3 +35,16 @@ def epochs_in_args(args: Sequence[str]) -> int | None:
         value = m[1] if m[1] is not None else (args[i + 1] if i + 1 < len(args) else "")
         total = int(value) if value.isdigit() else total
     return total
+
+
+#: The main metric of a job, the first of these it has (as the live line's; loss when it has none of them).
+MAIN_METRICS = ("val_accuracy", "accuracy", "val_loss", "loss")
+
+
+def main_metric(metrics: dict[str, Any] | None) -> tuple[str, float] | None:
+    """The job's main metric and its value, the first of :data:`MAIN_METRICS` it has; None when it has none."""
+    for name in MAIN_METRICS:
+        value = (metrics or {}).get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return name, float(value)
+    return None

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cloudtrain.following.events import parse as parse_event
-from cloudtrain.following.timeline import human_seconds
+from cloudtrain.text.numbers import human_seconds
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)")
 
@@ -219,25 +219,6 @@ def describe(summary: Mapping[str, Any] | None) -> str | None:
     if summary.get("resumed_from_step"):
         parts.append(f"started from a checkpoint at step {summary['resumed_from_step']:,}")
     return "; ".join(parts)
-
-
-def sagemaker_transitions(transitions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each ``Interrupted`` transition: when, and when ``Training`` started again (None if not yet)."""
-    found: list[dict[str, Any]] = []
-    pending: dict[str, Any] | None = None
-    for t in transitions:
-        status, start = t.get("Status"), t.get("StartTime")
-        if status == "Interrupted":
-            pending = {"at": _iso(start), "resumed_at": None, "source": "SageMaker SecondaryStatus Interrupted"}
-            found.append(pending)
-        elif status == "Training" and pending is not None:
-            pending["resumed_at"] = _iso(start)
-            pending = None
-    return found
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
 def _time(value: Any) -> dt.datetime | None:

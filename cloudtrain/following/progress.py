@@ -17,8 +17,8 @@ from typing import Any
 
 from cloudtrain.following.events import parse as parse_event
 from cloudtrain.following.interruptions import Tracker
-from cloudtrain.following.timeline import SETUP_PHASES, human_seconds, mark_line, training_start
-from cloudtrain.text.numbers import count, measured, money
+from cloudtrain.following.timeline import SETUP_PHASES, mark_line, training_start
+from cloudtrain.text.numbers import count, human_seconds, measured, money
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
 

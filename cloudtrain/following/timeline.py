@@ -33,6 +33,7 @@ from typing import Any
 
 from cloudtrain.following import setup_lines as setup_output
 from cloudtrain.following.events import parse as parse_event
+from cloudtrain.text.numbers import human_seconds
 
 PHASES = (
     "queued",
@@ -109,17 +110,6 @@ def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
     return min(found) if found else None
 
 
-def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:
-    marks: dict[str, dt.datetime] = {}
-    if desc.get("CreationTime"):
-        marks["queued"] = desc["CreationTime"]
-    for transition in desc.get("SecondaryStatusTransitions") or []:
-        phase = SAGEMAKER_PHASES.get(transition.get("Status", ""))
-        if phase and transition.get("StartTime") and phase not in marks:
-            marks[phase] = transition["StartTime"]
-    return marks
-
-
 def log_marks(lines: Iterable[Any]) -> dict[str, dt.datetime]:
     """Marks from log lines (``LogLine``): the first line of any replica, the plan and done events."""
     marks: dict[str, dt.datetime] = {}
@@ -171,17 +161,6 @@ def cost_shares(phases: list[Phase], cost_per_hour: float | None) -> list[dict[s
 def describe(phases: list[Phase]) -> str:
     """One line: ``queued 12 s · provisioning 1 min 40 s · …``."""
     return " · ".join(f"{p.name} {human_seconds(p.seconds)}" for p in phases)
-
-
-def human_seconds(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, secs = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:

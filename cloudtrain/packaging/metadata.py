@@ -16,6 +16,7 @@ from pathlib import Path
 from cloudtrain.errors import PackagingError
 
 DEFAULT_VERSION = "0.0.0"
+REQUIREMENTS_FILE = "requirements.txt"
 SETUPTOOLS_REQUIREMENT = "setuptools>=62.3"  # first release with "**" in package_data
 
 _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
@@ -74,8 +75,9 @@ def read_requirements(
     extra_where: str = "requirements",
     declared: Sequence[str] = (),
     declared_where: str = "",
+    file: bool = True,
 ) -> tuple[str, ...]:
-    """``declared`` (the package's own metadata), then ``extra`` (the config's), then the lines of
+    """``declared`` (the package's own metadata), then ``extra`` (the config's), then (``file``) the lines of
     ``<package_dir>/requirements.txt``: comments and blanks dropped, duplicates removed, order kept.
 
     pip options (``-r``, ``-e``, ``--index-url``) and bare paths or URLs cannot become package
@@ -86,8 +88,8 @@ def read_requirements(
         extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]
     lines += [(str(r), extra_where) for r in extra]
-    path = Path(package_dir) / "requirements.txt"
-    if path.is_file():
+    path = Path(package_dir) / REQUIREMENTS_FILE
+    if file and path.is_file():
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
@@ -122,6 +124,22 @@ def read_requirements(
         if specifier and not first_spec:
             kept[key] = (requirement, specifier, where)
     return tuple(r for r, _, _ in kept.values())
+
+
+#: The distributions that are TensorFlow itself: pip installs a pinned one over the image's.
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel")
+
+
+def replaced_tensorflow(requirements: Iterable[str], image_tensorflow: str | None) -> tuple[str, str] | None:
+    """``(requirement, version)`` of a requirement that pins another TensorFlow release than the image's
+    (``tensorflow==2.12.1`` over TensorFlow 2.11): the TensorFlow that really runs; None when none does."""
+    for requirement in requirements:
+        (name, _marker), specifier = _requirement_key(requirement)
+        pinned = re.fullmatch(r"===?v?(\d+\.\d+)(\.\d+)?(?:\.\*)?", specifier)
+        if name in TENSORFLOW_DISTRIBUTIONS and pinned and image_tensorflow:
+            if pinned[1] != ".".join(image_tensorflow.split(".")[:2]):
+                return requirement, pinned[1] + (pinned[2] or "")
+    return None
 
 
 def requirement_name(requirement: str) -> str:

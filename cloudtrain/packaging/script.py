@@ -42,7 +42,8 @@ SOURCES = "src"
 LAUNCHER_SOURCE = Path(__file__).with_name("script_main.py")
 DEFAULT_NAME = "script"
 # The training toolkit's rule for sagemaker_program: a relative path of letters, digits, . _ + - /.
-_SCRIPT = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+\-]*(?:/[A-Za-z0-9_+][A-Za-z0-9._+\-]*)*")
+#: A script's path inside its source folder: relative, posix, names a shell and a URL take as they are.
+SCRIPT_PATH = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9._+\-]*(?:/[A-Za-z0-9_+][A-Za-z0-9._+\-]*)*")
 
 
 def check_source_dir(source_dir: Path) -> Path:
@@ -61,7 +62,7 @@ def check_script(source_dir: Path, script: str) -> str:
     """``script`` as a posix path inside the source folder, packaged and runnable as ``python SCRIPT``."""
     root = check_source_dir(source_dir)
     parts = PurePosixPath(script).parts
-    if not _SCRIPT.fullmatch(script or "") or any(p in (".", "..") for p in parts):
+    if not SCRIPT_PATH.fullmatch(script or "") or any(p in (".", "..") for p in parts):
         raise PackagingError(
             f"package.script {script!r} is not a relative path inside the source folder",
             "name the file as SageMaker's entry_point does, e.g. train.py or src/train.py",

@@ -88,7 +88,9 @@ def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
     own = project if (project := options.get("project")) is not None else find_metadata(root)
-    p = prepare_with(root, own, out_dir, options)
+    # a package its own setup.py / pyproject.toml describes installs what that file declares, as gcloud and
+    # Vertex AI install it: a requirements.txt inside the package is no file they read
+    p = prepare_with(root, own, out_dir, options, requirements_file=own.source is None)
     members = p.generated_members(root.name, options.get("extra"))
     members += [
         Member(f"{p.top}/{root.name}/{f.relpath}", open=reader(f.path), executable=f.executable) for f in p.tree.files
@@ -138,7 +140,9 @@ class Prepared:
         )
 
 
-def prepare_with(root: Path, own: ProjectMetadata, out_dir: Path, options: SdistOptions) -> Prepared:
+def prepare_with(
+    root: Path, own: ProjectMetadata, out_dir: Path, options: SdistOptions, *, requirements_file: bool = True
+) -> Prepared:
     """:func:`prepare` with a builder's options."""
     return prepare(
         root,
@@ -149,6 +153,7 @@ def prepare_with(root: Path, own: ProjectMetadata, out_dir: Path, options: Sdist
         options.get("given_in", "the config"),
         out_dir,
         options.get("include", ()),
+        requirements_file=requirements_file,
     )
 
 
@@ -161,8 +166,11 @@ def prepare(
     given_in: str,
     out_dir: Path,
     include: Sequence[str] = (),
+    *,
+    requirements_file: bool = True,
 ) -> Prepared:
-    """Name and version (config over metadata), requirements and the file tree (minus ``out_dir``)."""
+    """Name and version (config over metadata), requirements and the file tree (minus ``out_dir``);
+    ``requirements_file``: the folder's ``requirements.txt`` is installed too (else one warning if it lists any)."""
     warnings = [*own.ignored]
     dist, version = name_and_version(root, own, name, version, given_in, warnings)
     requires = metadata.read_requirements(
@@ -171,8 +179,22 @@ def prepare(
         extra_where=f"package.requirements in {given_in}",
         declared=own.requirements,
         declared_where=str(own.source),
+        file=requirements_file,
     )
+    unread = root / metadata.REQUIREMENTS_FILE
+    if not requirements_file and unread.is_file() and _lists_any(unread):
+        warnings.append(
+            f"{unread} is not installed: the cloud installs what {own.source} declares (gcloud and Vertex AI "
+            "read no requirements file inside the package); list what it needs there, or in package.requirements"
+        )
     return Prepared(dist, version, requires, collect(root, skip=[Path(out_dir)], include=include), warnings)
+
+
+def _lists_any(path: Path) -> bool:
+    try:
+        return any(line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return True  # unreadable: say it is not installed all the same
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:

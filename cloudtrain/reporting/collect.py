@@ -10,6 +10,7 @@ from cloudtrain.backends.cost import cost_after
 from cloudtrain.following import timeline
 from cloudtrain.following.events import parse as parse_event
 from cloudtrain.following.interruptions import of_status
+from cloudtrain.history import JobRecord
 from cloudtrain.job_states import JobStatus, LogLine
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
@@ -33,7 +34,20 @@ class RunData:
     price_note: str | None = None
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
     metric: str | None = None  # the metric a sweep's trials report
+    scales: dict[str, str] = field(default_factory=dict)  # a sweep's parameter → its scale (linear, log…)
     interruptions: dict[str, Any] | None = None  # cloudtrain.following.interruptions.summarize
+    experiment: str | None = None  # the config's experiment:
+    args: list[str] = field(default_factory=list)  # what its code ran with (history's record, secrets ***)
+    metrics: dict[str, float] = field(default_factory=dict)  # its final numbers
+
+    def final_and_best(self, metric: str) -> tuple[float | None, float | None]:
+        """``metric`` at the run's end (its final numbers, else its last epoch) and at its best epoch (the
+        highest, or the lowest for a loss)."""
+        values = [e[metric] for e in self.epochs if isinstance(e.get(metric), (int, float))]
+        final = self.metrics.get(metric, values[-1] if values else None)
+        pick = min if "loss" in metric else max
+        best = pick([*values, *([final] if final is not None else [])]) if values or final is not None else None
+        return final, best
 
     def interruption_offsets(self) -> list[tuple[float, float | None]]:
         """Each interruption as (seconds since created when it stopped, when it resumed), for the timeline."""
@@ -72,10 +86,22 @@ class RunData:
         return None if self.cost_usd is None or not self.epochs else self.cost_usd / len(self.epochs)
 
 
-def from_parts(status: JobStatus, lines: list[LogLine], backend: str, saved: dict[str, Any] | None = None) -> RunData:
-    """The pure part: a status, its log lines and what ``finish`` saved → :class:`RunData`."""
+def from_parts(
+    status: JobStatus,
+    lines: list[LogLine],
+    backend: str,
+    saved: dict[str, Any] | None = None,
+    record: JobRecord | None = None,
+) -> RunData:
+    """The pure part: a status, its log lines, what ``finish`` saved and history's record → :class:`RunData`."""
     saved = saved or {}
     data = RunData(status.job_id, backend, status.state.value, status.created, status.ended)
+    if record is not None:
+        data.experiment, data.args = record.experiment, list(record.args or [])
+    metrics = status.detail("metrics")
+    if not isinstance(metrics, dict) or not metrics:
+        metrics = (record.metrics if record is not None else None) or {}
+    data.metrics = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     data.replicas = status.detail("replica_count")
     data.machine = status.detail("machine_type")
     elapsed: dict[str, float] = {}
@@ -137,4 +163,5 @@ def from_sweep(job_id: str, backend: str, table: Any) -> RunData:
     """A sweep's row of the report: its trials (a :class:`~cloudtrain.sweeps.results.SweepResults`)."""
     data = RunData(job_id, backend, table.state, None, None, cost_basis="see each trial", metric=table.metric)
     data.trials = [t.__dict__ | {"best": table.best is t} for t in table.trials]
+    data.scales = dict(getattr(table, "scales", None) or {})
     return data

@@ -141,6 +141,9 @@ def _comparison(runs: list[RunData], path: Path) -> Path:
     speed_ax.bar(names, [(r.examples_per_sec or 0) / base for r in runs], color="#81c784")
     speed_ax.set(ylabel=f"speed-up vs {names[0]}", title="Steady examples/s, relative")
     cost_ax.bar(names, [r.cost_per_epoch or 0 for r in runs], color="#64b5f6")
+    for x, run in enumerate(runs):  # a run with no price says so where its bar would be
+        if run.cost_per_epoch is None:
+            cost_ax.text(x, 0, run.cost_basis, rotation=90, ha="center", va="bottom", fontsize=7, color="#666")
     cost_ax.set(ylabel="USD per epoch", title="Cost per epoch (catalog list price × billed time)")
     for ax in (speed_ax, cost_ax):
         ax.tick_params(axis="x", labelsize=7, rotation=15)
@@ -163,8 +166,9 @@ def _number(value: Any) -> Any:
 
 
 def trials_figure(runs: list[RunData]) -> Any:
-    """The metric against each swept parameter, one panel per parameter (a log axis where a parameter
-    spans more than two decades), the y axis named for the metric, the best trial starred."""
+    """The metric against each swept parameter, one panel per parameter on the parameter's own scale (a
+    ``scale: log`` one on a log axis; where the scale is not known, a log axis when it spans more than two
+    decades), the y axis named for the metric, the best trial starred."""
     plt = pyplot()
     swept = [r for r in runs if r.trials]
     params = sorted({k for r in swept for t in r.trials for k in t.get("params", {})}) or ["trial"]
@@ -192,8 +196,13 @@ def trials_figure(runs: list[RunData]) -> Any:
                 zorder=3,
             )
         positive = [x for x in xs_all if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0]
-        if positive and len(positive) == len(xs_all) and max(positive) / min(positive) > 100:
+        scale = next((r.scales[param] for r in swept if param in r.scales), None)
+        if scale == "log" or (
+            scale is None and positive and len(positive) == len(xs_all) and max(positive) / min(positive) > 100
+        ):
             ax.set_xscale("log")
+        elif scale == "reverse_log" and positive and len(positive) == len(xs_all) and max(positive) < 1:
+            ax.set_xscale("logit")  # dense near 1, as reverse_log samples
         ax.set(xlabel=param, ylabel=" / ".join(metrics), title=f"{' / '.join(metrics)} by {param} (★ best)")
         ax.grid(alpha=0.3)
     return fig

@@ -6,14 +6,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cloudtrain.following.events import main_metric
 from cloudtrain.following.interruptions import describe as describe_interruptions
-from cloudtrain.following.timeline import human_seconds
 from cloudtrain.reporting.collect import RunData
-from cloudtrain.text.numbers import measured, money
+from cloudtrain.text.numbers import human_seconds, measured, money
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
@@ -37,6 +37,7 @@ def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
         "Costs are catalog list prices × time, not an invoice.</p>",
     ]
     parts += _summary(runs)
+    why = missing(runs)
     for name, caption in (
         ("timeline", "Start-up timeline"),
         ("epochs", "Loss and metric per epoch"),
@@ -44,7 +45,7 @@ def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
         ("comparison", "Side by side"),
         ("trials", "Sweep trials"),
     ):
-        parts += _figure(figures, name, caption)
+        parts += _figure(figures, name, caption, why.get(name, []))
     parts += _tables(runs)
     page = (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{_e(title)}</title>"
@@ -140,17 +141,33 @@ def _tables(runs: list[RunData]) -> list[str]:
     return parts
 
 
+def differing_args(runs: list[RunData]) -> tuple[list[str], list[str]]:
+    """Each run's args that not every run shares (what the comparison is about), and those all share."""
+    known = [r.args for r in runs if r.args]
+    common = [a for a in known[0] if all(a in other for other in known[1:])] if len(known) > 1 else []
+    return [" ".join(a for a in r.args if a not in common) for r in runs], common
+
+
 def _summary(runs: list[RunData]) -> list[str]:
-    """One row per run; the speed-up column only when there is a run to compare with the first."""
+    """One row per run: what it ran with (the args that differ between the runs first), its experiment, its
+    final and best main metric, then speed and cost; the speed-up column only when there is a run to compare
+    with the first."""
     base = runs[0].examples_per_sec
     compare = len(runs) > 1
+    metric = next((found[0] for r in runs if (found := main_metric(r.metrics or _last_epoch(r)))), None)
+    experiments = any(r.experiment for r in runs)
+    args, common = differing_args(runs)
     rows = []
-    for run in runs:
+    for run, its_args in zip(runs, args, strict=True):
         speed = run.examples_per_sec
         speed_up = [f"{measured(speed / base)}×" if speed and base else ""] if compare else []
+        final, best = run.final_and_best(metric) if metric else (None, None)
         rows.append(
             (
                 run.job_id,
+                *([run.experiment or ""] if experiments else []),
+                its_args,
+                *([measured(final), measured(best)] if metric else []),
                 run.backend,
                 run.state,
                 run.replicas or "",
@@ -164,8 +181,13 @@ def _summary(runs: list[RunData]) -> list[str]:
             )
         )
     notes = sorted({f"{r.job_id}: {r.cost_basis}" for r in runs})
+    if common:
+        notes.insert(0, f"args of every run: {' '.join(common)}")
     columns = [
         "job",
+        *(["experiment"] if experiments else []),
+        "args" if not compare else "args (what differs)",
+        *([f"final {metric}", f"best {metric}"] if metric else []),
         "backend",
         "state",
         "replicas",
@@ -184,14 +206,33 @@ def _summary(runs: list[RunData]) -> list[str]:
     ]
 
 
-def _figure(figures: dict[str, Path], name: str, caption: str) -> list[str]:
+def _last_epoch(run: RunData) -> dict[str, Any]:
+    return run.epochs[-1] if run.epochs else {}
+
+
+def missing(runs: list[RunData]) -> dict[str, list[str]]:
+    """Why a chart has nothing for a run, by chart: one line per run it leaves out."""
+    why: dict[str, list[str]] = {"epochs": [], "throughput": [], "comparison": []}
+    for run in runs:
+        if not run.trials and not run.epochs:
+            why["epochs"].append(f'{run.job_id}: its log has no {{"event": "epoch"}} lines to draw')
+        if not run.trials and not run.rates:
+            why["throughput"].append(f"{run.job_id}: its epoch lines give no examples_per_sec")
+        if len(runs) > 1 and run.cost_per_epoch is None:
+            why["comparison"].append(f"{run.job_id}: no cost per epoch ({run.cost_basis})")
+    return why
+
+
+def _figure(figures: dict[str, Path], name: str, caption: str, why: Sequence[str] = ()) -> list[str]:
     path = figures.get(name)
+    notes = "".join(f'<p class="note why-{name}">{_e(line)}</p>' for line in why)
     if path is None:
-        return []
+        return [f"<h2>{_e(caption)}</h2>", notes] if why and name != "comparison" else []
     data = base64.b64encode(path.read_bytes()).decode()
     return [
         f"<h2>{_e(caption)}</h2>",
         f'<img id="fig-{name}" alt="{_e(caption)}" src="data:image/png;base64,{data}">',
+        notes,
         f'<p class="note">Also saved as {_e(path.name)}.</p>',
     ]
 

@@ -218,12 +218,6 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
     return lines
 
 
-def mask_env(env: Mapping[str, str], *, extra: Iterable[str] = ()) -> dict[str, str]:
-    """``env`` with secret-looking values (and those named in ``extra``) replaced by ``***``."""
-    hidden = set(secret_names(env)) | set(extra)
-    return {name: MASK if name in hidden else value for name, value in env.items()}
-
-
 def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
     """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``:
     ``{"NAME": value}`` entries (SageMaker ``Environment``, a local run's ``env``) and

@@ -6,7 +6,7 @@
 * ``aws:arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME``: a Secrets Manager secret (its
   ``AWSCURRENT`` version, read at each start).
 
-Whether the secret exists is checked at submit (:mod:`cloudtrain.secrets.resolve`); here only
+Whether the secret exists is checked at submit (:mod:`cloudtrain.backends.secrets_here`); here only
 what can be told from the text.
 """
 

@@ -24,6 +24,7 @@ class SweepResults:
     state: str
     trials: tuple[TrialRow, ...]
     max_trials: int | None = None
+    scales: dict[str, str] = field(default_factory=dict)  # parameter → linear | log | reverse_log, where known
 
     @property
     def best(self) -> TrialRow | None:

@@ -77,3 +77,19 @@ def duration(seconds: float) -> str:
         return f"{hours} h" + (f" {rest} min" if rest else "")
     days, rest = divmod(round(minutes / 60), 24)
     return f"{days} d" + (f" {rest} h" if rest else "")
+
+
+def seconds(value: float) -> str:
+    """A duration as people read it: ``0.268 s``, ``17.7 s``, ``3 min 5 s``."""
+    return f"{value:.3g} s" if value < 100 else human_seconds(value)
+
+
+def human_seconds(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, secs = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"

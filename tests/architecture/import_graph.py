@@ -116,10 +116,18 @@ def _within(name: str, prefixes: Iterable[str]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
+#: A backend's CLI commands (``cloudtrain/backends/<name>/commands.py``, which the registry lists) stand on
+#: the entry floor beside ``cli/``: they parse a format the backend owns and print through the CLI's views.
+BACKEND_COMMANDS = "commands"
+
+
 def floor(name: str) -> int | None:
     """0 for the top floor; None for the package root and for modules outside cloudtrain/."""
     if name == "cloudtrain" or not name.startswith("cloudtrain"):
         return None
+    parts = name.split(".")
+    if len(parts) == 4 and parts[1] == "backends" and parts[3] == BACKEND_COMMANDS:
+        return 0
     matches = [(len(p), number) for number, (_, prefixes) in enumerate(FLOORS) for p in prefixes if _within(name, [p])]
     return max(matches)[1] if matches else None
 

@@ -79,7 +79,7 @@ def test_no_backend_imports_another_backend() -> None:
 
 
 def test_the_backends_are_seen_as_backends_and_the_shared_package_is_not() -> None:
-    assert backend_folders(REPO / "cloudtrain" / "backends") == {"local", "sagemaker", "slurm", "vertex"}
+    assert backend_folders(REPO / "cloudtrain" / "backends") == {"kubernetes", "local", "sagemaker", "slurm", "vertex"}
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.architecture.import_graph import climbs, cycles, graph, reaches_config
+from tests.architecture.import_graph import BACKEND_COMMANDS, climbs, cycles, graph, reaches_config
 
 
 def test_no_import_cycles_in_cloudtrain_or_bench() -> None:
@@ -75,3 +75,46 @@ def test_a_type_only_import_in_a_tree_is_an_arrow_that_circles_and_climbs(tmp_pa
     ]
     assert climbs(edges) == ["cloudtrain.registry:4 -> cloudtrain.backends.base"]
     assert reaches_config(edges) == ["cloudtrain.sweeps:5 -> cloudtrain.spec"]
+
+
+def _folder(name: str) -> str | None:
+    """The folder (or root module) a module is counted in; a backend's commands count with the CLI's."""
+    parts = name.split(".")
+    if name == "cloudtrain":  # the front door, which loads the API lazily: outside the folders
+        return None
+    if len(parts) == 4 and parts[1] == "backends" and parts[3] == BACKEND_COMMANDS:
+        return "cloudtrain.cli"
+    return ".".join(parts[:2])
+
+
+def test_no_loop_between_folders() -> None:
+    """Folders import one way too: errors.py reads secrets/'s masking, so secrets/ raises through no error
+    of errors.py that would close a loop (resolving a secret here lives in backends/); the catalog asks
+    the registry nothing (price_basis is the spec's)."""
+    folders: dict[str, dict[str, int]] = {}
+    for source, targets in graph("cloudtrain").items():
+        for target, line in targets.items():
+            a, b = _folder(source), _folder(target)
+            if a and b and a != b:
+                folders.setdefault(a, {})[b] = line
+    assert cycles(folders) == []
+
+
+#: What still names a backend's folder from outside backends/ (#50: a local sweep's folder is the local
+#: backend's output rule); nothing may join it.
+STILL_NAMING_A_BACKEND = {"cloudtrain.app.sweeps.local -> cloudtrain.backends.local.backend"}
+
+
+def test_only_the_registry_and_the_backends_name_a_backends_folder() -> None:
+    """The CLI and the app reach a backend through the registry (its commands too: register(commands=...))."""
+    package = Path(__file__).resolve().parents[2] / "cloudtrain" / "backends"
+    shared = {"runner", "__pycache__"}  # what backends share, which anyone above them may use
+    folders = {p.name for p in package.iterdir() if p.is_dir() and p.name not in shared}
+    named = {
+        f"{source} -> {target}"
+        for source, targets in graph("cloudtrain").items()
+        if not source.startswith(("cloudtrain.backends", "cloudtrain.backend_rules"))
+        for target in targets
+        if target.split(".")[1:2] == ["backends"] and target.split(".")[2:3] and target.split(".")[2] in folders
+    }
+    assert named == STILL_NAMING_A_BACKEND

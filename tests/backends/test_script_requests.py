@@ -98,8 +98,9 @@ def test_the_sagemaker_source_dir_is_the_folder_itself(tmp_path):
     assert files == ["lib/util.py", "mnist-2.py", "requirements.txt"]
 
 
-@pytest.mark.parametrize("extra", ["", "model_dir: false\nreplica_count: 3\n"])
+@pytest.mark.parametrize("extra", ["", "model_dir: true\nreplica_count: 3\n"])
 def test_vertex_runs_the_launcher_and_aiplatform_v1_accepts_the_request(tmp_path, extra):
+    """Vertex AI passes a script only its args: --model_dir only when the config asks (model_dir: true)."""
     from google.cloud.aiplatform_v1.types import CustomJob
     from google.protobuf import json_format
 
@@ -112,7 +113,7 @@ def test_vertex_runs_the_launcher_and_aiplatform_v1_accepts_the_request(tmp_path
     assert python["pythonModule"] == "cloudtrain_script"
     assert python["packageUris"][0].endswith(package.filename)
     args = ["--batch_size", "16", "--epochs", "2", "--learning_rate", "0.05"]
-    model = [] if extra else ["--model_dir", f"{spec.output_dir}/model/"]  # AIP_MODEL_DIR
+    model = ["--model_dir", f"{spec.output_dir}/model/"] if extra else []  # AIP_MODEL_DIR
     assert python["args"] == args + model + ["--optimizer", "adam"]
     assert {e["name"]: e["value"] for e in python["env"]} == {
         "SM_CHANNEL_TRAINING": "/gcs/my-bucket/mnist",
@@ -122,7 +123,7 @@ def test_vertex_runs_the_launcher_and_aiplatform_v1_accepts_the_request(tmp_path
 
 def test_both_clouds_pass_the_same_arguments_but_model_dir(tmp_path):
     sm_spec, _, sm = render(tmp_path, "sagemaker")
-    vx_spec, _, vx = render(tmp_path, "vertex")
+    vx_spec, _, vx = render(tmp_path, "vertex", "model_dir: true\n")
     from sagemaker_training import mapping
 
     decoded = {k: json.loads(v) for k, v in sm["HyperParameters"].items() if not k.startswith("sagemaker_")}
@@ -131,3 +132,20 @@ def test_both_clouds_pass_the_same_arguments_but_model_dir(tmp_path):
     at = sm_args.index("--model_dir") + 1
     assert sm_args[:at] + sm_args[at + 1 :] == vx_args[:at] + vx_args[at + 1 :]
     assert sm_args[at].startswith("s3://") and vx_args[at].startswith("gs://")
+
+
+@pytest.mark.parametrize(
+    ("cloud", "extra", "passed"),
+    [("sagemaker", "", True), ("vertex", "", False), ("vertex", "model_dir: true\n", True)]
+    + [("sagemaker", "model_dir: false\n", False)],
+)
+def test_model_dir_is_passed_where_the_clouds_own_sdk_passes_it_or_the_config_asks(tmp_path, cloud, extra, passed):
+    spec, _, _ = render(tmp_path, cloud, extra)
+    assert spec.model_dir is passed
+    assert ("--model_dir" in spec.script_args("M")) is passed
+    moved = tmp_path / "moved.yaml"  # a SageMaker-born config moved to Vertex AI: Vertex AI's rule
+    moved.write_text(CLOUDS["sagemaker"] + SCRIPT + extra)
+    on_vertex = build_spec(
+        load_config(moved, ["backend=vertex", "project=p", "staging_bucket=gs://b", "data.training=gs://b/d/"])
+    )
+    assert on_vertex.model_dir is (extra == "model_dir: true\n")

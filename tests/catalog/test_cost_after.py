@@ -10,7 +10,8 @@ import pytest
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.catalog.cost import Cost, price_basis
+from cloudtrain.catalog.cost import Cost
+from cloudtrain.spec import price_basis
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 G4DN_12X = 4.89  # ml.g4dn.12xlarge, us-east-1

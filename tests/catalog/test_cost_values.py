@@ -8,7 +8,8 @@ import datetime as dt
 
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.catalog.cost import Cost, price_basis
+from cloudtrain.catalog.cost import Cost
+from cloudtrain.spec import price_basis
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 N1_8 = 0.437  # n1-standard-8, us-central1 ($/h)

@@ -19,7 +19,7 @@ MODULES_CEILING = 190
 
 #: Each with what pulls it in when it is imported where it is not used.
 NEVER = (
-    "urllib.request",  # the secrets launcher's resolver (cloudtrain.secrets.resolve), a real submit's
+    "urllib.request",  # the secrets launcher's resolver (cloudtrain.backends.secrets_here), a real submit's
     "http.client",
     "email",  # http.client's headers
     "ssl",
@@ -28,7 +28,7 @@ NEVER = (
     "concurrent.futures",  # uploads
     "pydantic",  # words an invalid config's errors only
     "rich",  # draws on a terminal only
-    "cloudtrain.secrets.resolve",
+    "cloudtrain.backends.secrets_here",
     "cloudtrain.sweeps",  # a sweep's requests and checks
     "cloudtrain.following.timeline",  # a followed job's phases
     "cloudtrain.following.setup_lines",

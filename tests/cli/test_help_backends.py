@@ -22,9 +22,10 @@ def test_help_names_every_built_in_backend_in_a_fresh_process() -> None:
         [sys.executable, "-m", "cloudtrain", "--help"], cwd=REPO, capture_output=True, text=True, check=True
     )
     text = _help_text(done.stdout)
+    # the four built in, first and in this order; a backend registered after them (one line) follows them
     assert (
         "Backends (backend: in the config, or --set backend=NAME): vertex (Vertex AI), sagemaker (SageMaker), "
-        "local (this machine), slurm (Slurm)." in text
+        "local (this machine), slurm (Slurm)" in text
     )
 
 
@@ -32,7 +33,9 @@ def test_help_names_a_backend_registered_after_the_built_in_ones() -> None:
     # tests/conftest.py registers the test-only backend "example" (as a plugin would)
     assert "example" in backends.names()
     text = _help_text(CliRunner().invoke(cli, ["--help"]).output)
-    assert "slurm (Slurm), example." in text
+    names = backends.names()  # the registry's order: example is the last, after any built-in one
+    before = names[names.index("example") - 1]
+    assert f"{before} ({backends.titles()[before]}), example." in text
     for name in backends.names():
         assert f" {name}" in text
 

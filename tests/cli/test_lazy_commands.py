@@ -12,7 +12,11 @@ _EAGER_AND_LAZY_HELP = """
 import importlib, sys
 import click
 from cloudtrain.cli import cli
-from cloudtrain.cli._group import COMMANDS
+from cloudtrain.backends import commands
+from cloudtrain.cli._group import COMMANDS as CLI_COMMANDS
+
+# the CLI's own commands, and those the backends contribute through the registry ("module:attr")
+COMMANDS = {**CLI_COMMANDS, **{name: (where.partition(":")[0], text) for name, (where, text) in commands().items()}}
 
 def listing():
     with click.Context(cli, info_name="cloudtrain", terminal_width=200) as ctx:
@@ -45,6 +49,13 @@ def test_help_lists_every_command_as_the_loaded_modules_would_and_loads_none_of_
     assert loaded == []  # --help imported no command module
     assert lazy == eager
     assert "  submit " in lazy and "  validate " in lazy
+
+
+def test_the_gcloud_forms_and_init_are_contributed_by_the_backends_that_own_their_formats() -> None:
+    from cloudtrain.backends import commands
+
+    owners = {name: where.split(".")[2] for name, (where, _text) in commands().items()}
+    assert owners == {"ai": "vertex", "ai-platform": "vertex", "ml-engine": "vertex", "init": "sagemaker"}
 
 
 def test_the_table_names_each_commands_module_and_help_text() -> None:

@@ -203,7 +203,7 @@ def test_a_history_of_10000_records_lists_the_newest_jobs_with_their_latest_stat
                 assert job["metric"] == {"name": "val_accuracy", "value": want["metrics"]["val_accuracy"]}
     assert main(["list", "--limit", "20"]) == 0  # a pipe: a header and one tab-separated line per job
     plain = capsys.readouterr().out.splitlines()
-    assert len(plain) == 21 and all(line.count("\t") == 9 for line in plain)
+    assert len(plain) == 21 and all(line.count("\t") == 10 for line in plain)  # 11 fields, args last
 
 
 def test_a_followed_jobs_end_and_final_numbers_are_kept_in_history():
@@ -237,3 +237,32 @@ def test_a_history_line_with_metrics_that_are_not_numbers_is_one_warning(tmp_pat
     captured = capsys.readouterr()
     assert [j["job_id"] for j in json.loads(captured.out)] == ["a"]
     assert "metrics is not an object of numbers" in captured.err
+
+
+def test_the_args_column_shows_what_differs_and_fits_120_columns(project, tmp_path):
+    """Three runs of one experiment, alike but for the learning rate: ``list`` shows each one's ``--lr``, not
+    the args they share, in lines of at most 120 columns; ``-o json`` has every arg."""
+    path = tmp_path / "cache" / "jobs.jsonl"
+    lines = []
+    for n, lr in enumerate(("0.1", "0.01", "0.001")):
+        lines.append(
+            {
+                "job_id": f"lr-20261201-10000{n}-abcdef",
+                "name": f"projects/p/locations/europe-west4/customJobs/{n}",
+                "backend": "vertex",
+                "region": "europe-west4",
+                "state": "SUCCEEDED",
+                "created": f"2026-12-01T10:00:0{n}+00:00",
+                "ended": f"2026-12-01T10:05:0{n}+00:00",
+                "metrics": {"val_accuracy": 0.9 + n / 100},
+                "args": ["--epochs=40", "--batch_size=64", f"--lr={lr}"],
+                "experiment": "lr-study",
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    shown = _visible(on_terminal("list", cwd=project, columns=120)).splitlines()
+    assert shown[0].split()[-1] == "args" and all(len(line) <= 120 for line in shown)
+    assert [line.split()[-1] for line in shown[1:]] == ["--lr=0.001", "--lr=0.01", "--lr=0.1"]
+    assert "--epochs=40" not in "\n".join(shown)
+    narrow = _visible(on_terminal("list", cwd=project, columns=80)).splitlines()
+    assert all(len(line) <= 80 for line in narrow)

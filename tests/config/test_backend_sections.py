@@ -53,7 +53,7 @@ def test_an_unknown_key_in_the_example_section_is_refused():
 
 
 def test_the_users_config_has_the_sections_registered_before_it_was_imported():
-    assert list(JobConfig.model_fields)[-2:] == ["local", "slurm"]
+    assert list(JobConfig.model_fields)[-3:] == ["local", "slurm", "kubernetes"]
     with pytest.raises(records.Invalid) as info:
         records.validate(JobConfig, {**DOCUMENT, "example": {"queue": "fast"}})
     assert [(e["type"], e["loc"]) for e in info.value.errors] == [("extra_forbidden", ("example",))]

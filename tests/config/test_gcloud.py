@@ -271,3 +271,17 @@ def test_a_custom_jobs_parameter_servers_become_workers_counted_in_words(servers
     config, notes = customjob.convert(load_yaml(PARAMETER_SERVER_POOLS.format(servers=servers), "ps.yaml"))
     assert config["replica_count"] == 3 + servers
     assert [n for n in notes if n.startswith("mapped: workerPoolSpecs[2]")][0].startswith(note)
+
+
+@pytest.mark.parametrize("module", ["trainer.task", "trainer"])
+def test_local_package_path_may_be_the_folder_holding_setup_py_as_gcloud_packages_it(tmp_path, monkeypatch, module):
+    """vertex-ai-samples' `custom/` (setup.py, setup.cfg, trainer/): gcloud packages the folder, the module
+    runs from the package inside it, and setup.py beside that package is what cloudtrain reads."""
+    (tmp_path / "custom" / "trainer").mkdir(parents=True)
+    (tmp_path / "custom" / "setup.py").write_text("import setuptools\nsetuptools.setup()\n")
+    (tmp_path / "custom" / "trainer" / "__init__.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    spec = f"machine-type=n1-standard-4,replica-count=1,python-module={module},local-package-path="
+    assert gcloud.worker_pool_spec(spec + "custom")[1]["path"] == "custom/trainer"
+    assert gcloud.worker_pool_spec(spec + "custom/trainer")[1]["path"] == "custom/trainer"  # the package itself
+    assert gcloud.worker_pool_spec(spec.replace("trainer", "other") + "custom")[1]["path"] == "custom"  # as given

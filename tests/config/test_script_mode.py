@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.config import load_config
+from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.errors import ConfigError
-from cloudtrain.spec import build_spec, sagemaker_cmd_args
+from cloudtrain.spec import build_spec
 
 FIXTURE = Path(__file__).resolve().parents[1] / "packages" / "sm_script"
 
@@ -130,8 +131,8 @@ def test_hyperparameters_reach_the_script_as_the_sagemaker_toolkit_passes_them()
 
     hps = {"epochs": 3, "learning_rate": 1e-05, "shuffle": True, "optimizer": "adam w", "b": 0.5, "Zeta": -1}
     decoded = {k: json.loads(json.dumps(v)) for k, v in hps.items()}  # what SageMaker hands the toolkit
-    assert sagemaker_cmd_args(hps) == mapping.to_cmd_args(decoded)
-    assert sagemaker_cmd_args(hps) == [
+    assert script_cmd_args(hps) == mapping.to_cmd_args(decoded)
+    assert script_cmd_args(hps) == [
         "--Zeta",
         "-1",
         "-b",

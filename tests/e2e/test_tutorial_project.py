@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 import subprocess
 import sys
 
@@ -55,6 +56,27 @@ def test_the_tutorial_job_trains_on_its_data_channel_here(tmp_path, tf_cache, mo
     page = (tmp_path / "report" / "report.html").read_text()
     assert job[1] in page
     _check_epochs_and_throughput(page, job[1], float(accuracy[1]))
+    _check_tensorboard_shows_the_curve(job[1], tmp_path)
+
+
+def _check_tensorboard_shows_the_curve(job_id: str, tmp_path) -> None:
+    """Step 7 of the tutorial: `cloudtrain tensorboard JOB`, opened in Chromium (the system one, as the other
+    browser tests), draws the loss curve the trainer's one TensorBoard callback wrote."""
+    from playwright.sync_api import sync_playwright
+
+    import cloudtrain
+    from tests.fakes.gcs import free_port
+
+    with cloudtrain.tensorboard([job_id], port=free_port()) as board:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+            page = browser.new_page()
+            page.goto(board.url + "#timeseries")
+            page.get_by_text("epoch_loss").first.wait_for(timeout=90_000)
+            cards = page.locator("scalar-card-component, card-view").count()
+            page.screenshot(path=str(tmp_path / "tensorboard.png"), full_page=True)
+            browser.close()
+    assert cards >= 1
 
 
 def _table(page: str, css_id: str) -> tuple[list[str], list[list[str]]]:

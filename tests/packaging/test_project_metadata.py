@@ -170,15 +170,16 @@ def test_same_value_in_config_and_setup_py_is_no_warning(tmp_path):
     assert built.warnings == ()
 
 
-def test_requirement_pinned_differently_in_two_places_is_an_error_naming_both(tmp_path):
+def test_a_requirements_file_inside_a_package_its_setup_py_describes_is_not_installed(tmp_path):
+    """As gcloud and Vertex AI install such a package: setup.py's install_requires, never trainer/requirements.txt
+    (a sample's pinned tensorflow==2.12.1 there would replace the image's TensorFlow); one warning says so."""
     pkg = copy("tutorial_mgpu", tmp_path)
-    (pkg / "requirements.txt").write_text("# extra\nscikit-learn==1.2.0\n")
-    with pytest.raises(PackagingError) as info:
-        build_sdist(pkg, tmp_path / "dist")
-    message = str(info.value)
-    assert "scikit-learn is pinned differently" in message
-    assert f"'scikit-learn>=1.3' in {pkg.parent / 'setup.py'}" in message
-    assert f"'scikit-learn==1.2.0' in {pkg / 'requirements.txt'}:2" in message
+    (pkg / "requirements.txt").write_text("# extra\nscikit-learn==1.2.0\ntensorflow==2.12.1\n")
+    built = build_sdist(pkg, tmp_path / "dist")
+    assert built.requirements == ("scikit-learn>=1.3",)
+    [warning] = [w for w in built.warnings if "requirements.txt" in w]
+    assert warning.startswith(f"{pkg / 'requirements.txt'} is not installed: the cloud installs what ")
+    assert str(pkg.parent / "setup.py") in warning
 
 
 def test_config_requirement_conflicting_with_setup_py(tmp_path):
@@ -188,11 +189,12 @@ def test_config_requirement_conflicting_with_setup_py(tmp_path):
         )
 
 
-def test_requirements_add_to_the_metadata_and_a_bare_name_is_not_a_conflict(tmp_path):
+def test_config_requirements_add_to_the_metadata_and_an_empty_requirements_file_says_nothing(tmp_path):
     pkg = copy("tutorial_mgpu", tmp_path)
-    (pkg / "requirements.txt").write_text("scikit-learn\npandas\n")
+    (pkg / "requirements.txt").write_text("# nothing here\n\n")
     built = build_sdist(pkg, tmp_path / "dist", requirements=["PyYAML"])
-    assert built.requirements == ("scikit-learn>=1.3", "PyYAML", "pandas")
+    assert built.requirements == ("scikit-learn>=1.3", "PyYAML")
+    assert not [w for w in built.warnings if "requirements.txt" in w]
 
 
 def test_both_beside_and_inside_uses_beside_and_says_so(tmp_path):

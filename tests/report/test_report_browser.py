@@ -22,7 +22,6 @@ def _run(args: list[str], capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no system chromium (.ci/run installs Debian's)")
 def test_report_of_two_real_runs_in_a_real_browser(tmp_path, monkeypatch, capsys) -> None:
     from playwright.sync_api import sync_playwright
 

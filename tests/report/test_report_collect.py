@@ -260,3 +260,14 @@ def test_wall_time_and_steady_throughput() -> None:
     assert collect.from_parts(status(), [], "vertex").examples_per_sec is None
     running = JobStatus("j-2", "j-2", JobState.RUNNING, "running", created=T0, ended=None)
     assert collect.from_parts(running, [], "vertex").wall_s is None
+
+
+def test_a_runs_args_experiment_and_final_numbers_come_from_its_history_record() -> None:
+    from cloudtrain.history import JobRecord
+
+    status = JobStatus("r-1", "r-1", JobState.SUCCEEDED, "succeeded", details={"metrics": {"val_accuracy": 0.91}})
+    record = JobRecord("r-1", "r-1", "local", "local", experiment="lr-study", args=["--lr=0.1"], metrics={"loss": 1})
+    data = collect.from_parts(status, [], "local", {}, record)
+    assert (data.experiment, data.args, data.metrics) == ("lr-study", ["--lr=0.1"], {"val_accuracy": 0.91})
+    no_status_metrics = JobStatus("r-1", "r-1", JobState.SUCCEEDED, "succeeded")
+    assert collect.from_parts(no_status_metrics, [], "local", {}, record).metrics == {"loss": 1.0}  # history's

@@ -8,6 +8,7 @@ import json
 from typing import cast
 
 from cloudtrain.backends.base import HandleDefaults, JobHandle, JobState, JobStatus, LogLine
+from cloudtrain.backends.sagemaker.phases import sagemaker_marks
 from cloudtrain.following import timeline
 from cloudtrain.following.progress import Progress, phase_of
 
@@ -44,7 +45,7 @@ def test_sagemaker_transitions_become_phases() -> None:
             {"Status": "Completed", "StartTime": at(930)},
         ],
     }
-    marks = timeline.sagemaker_marks(desc)
+    marks = sagemaker_marks(desc)
     lines = [LogLine(at(210), "algo-1", "cloudtrain: pip install …"), LogLine(at(260), "algo-1", event("plan"))]
     phases = timeline.build(timeline.merge(marks, timeline.log_marks(lines)), at(930))
     assert [(p.name, p.seconds) for p in phases] == [

@@ -13,9 +13,10 @@ import pytest
 
 from cloudtrain.backends.sagemaker import BACKEND, request
 from cloudtrain.backends.sagemaker.sourcedir import write_sourcedir
+from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.packaging import build_script_sdist
 from cloudtrain.secrets.job import reference_env, sdist_files
-from cloudtrain.spec import PackageSpec, sagemaker_cmd_args
+from cloudtrain.spec import PackageSpec
 from tests.backends.sagemaker.conftest import make_spec
 from tests.backends.sagemaker.test_sagemaker_sourcedir import _run_in_container, container_python  # noqa: F401
 from tests.fakes.aws import env_for
@@ -91,7 +92,7 @@ def test_a_script_job_gets_the_secret_and_its_arguments(aws, container_python, t
     probe = _probe(out)
     assert probe["DB_PASSWORD"] == "s3cr3t-pw" and probe["refs"] == []
     # what the toolkit passes a script without secrets: the hyperparameters as --name value, model_dir included
-    assert probe["argv"] == sagemaker_cmd_args(spec.script_hyperparameters(request.model_dir_uri(spec)))
+    assert probe["argv"] == script_cmd_args(spec.script_hyperparameters(request.model_dir_uri(spec)))
 
 
 @pytest.mark.slow

@@ -22,8 +22,8 @@ from types import MappingProxyType
 import pytest
 
 from cloudtrain.backends.base import JobState
+from cloudtrain.backends.secrets_here import check_exist
 from cloudtrain.secrets.launcher import read_secrets
-from cloudtrain.secrets.resolve import check_exist
 from tests.backends.local.conftest import make_spec as make_local_spec
 from tests.backends.local.conftest import no_tf, shared_cache  # noqa: F401 — fixtures
 from tests.backends.sagemaker.test_sagemaker_sourcedir import container_python  # noqa: F401 — a fixture

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from cloudtrain.backends.secrets_here import check_exist
 from cloudtrain.errors import UsageError
-from cloudtrain.secrets.resolve import check_exist
 
 HF = "projects/my-project/secrets/hf-token"
 

@@ -15,8 +15,8 @@ def slurm_session(tmp_path_factory) -> Iterator[tuple[Cluster, LoginNode]]:
     missing = missing_tools()
     if missing:
         pytest.fail(
-            f"Slurm tests need {', '.join(missing)}: apt-get install slurm-wlm munge openssh-server "
-            "(.ci/run does it as root)"
+            f"Slurm tests need {', '.join(missing)}: tools/system_prereqs.sh names the packages (as root it "
+            "installs them; make test runs it first)"
         )
     root = tmp_path_factory.mktemp("slurm")
     with slurm_cluster(root / "cluster") as cluster, login_node(root / "ssh", cluster) as login:

@@ -4,10 +4,13 @@ lines, or no job on the cluster; never a job that runs on with nobody knowing it
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 #: A stand-in for a cluster command that sends SIGINT to cloudtrain (its parent) before or after
 #: running the real command: the moment a user's Ctrl-C lands in that step.
 SHIM = """#!/bin/sh
+case " $* " in *" --test-only "*) exec {real} "$@";; esac  # the check before any build: nothing is created
 if [ "$CT_INTERRUPT" = "before" ]; then kill -INT $PPID; sleep 0.5; fi
 {real} "$@"
 rc=$?
@@ -35,8 +39,6 @@ def shim_path(tmp_path: Path, command: str, when: str) -> dict[str, str]:
     shim = folder / command
     shim.write_text(SHIM.format(real=real))
     shim.chmod(0o755)
-    import os
-
     return {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}", "CT_INTERRUPT": when}
 
 
@@ -144,3 +146,55 @@ def test_an_interrupt_right_after_a_resumes_sbatch_leaves_the_new_array_in_its_s
         assert slurm.run("squeue", "-h", "-o", "%i").stdout.split() == []
     finally:
         hold.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("signum", "through_login", "cancel"),
+    [
+        (signal.SIGINT, False, False),
+        (signal.SIGHUP, False, False),
+        (signal.SIGINT, True, False),
+        (signal.SIGHUP, True, False),
+        (signal.SIGINT, True, True),
+    ],
+    ids=["ctrl-c", "hangup", "ctrl-c-login", "hangup-login", "ctrl-c-login-cancel-on-interrupt"],
+)
+def test_a_signal_to_the_terminals_process_group_right_after_sbatch_leaves_a_recorded_job(
+    slurm, slurm_login, workdir, tmp_path, signum, through_login, cancel
+):
+    """As a terminal sends them: to the whole foreground process group (cloudtrain, ssh and its master), the
+    moment the job is in the queue. The ssh clients ran in that group and died with it: an orphan 6 times of 6."""
+    config = probe_config(tmp_path, workdir, ["--sleep=300", "--lines=1"])
+    if through_login:
+        config.write_text(config.read_text().replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n"))
+    argv = [
+        sys.executable,
+        "-m",
+        "cloudtrain",
+        "submit",
+        "--config",
+        str(config),
+        *(["--cancel-on-interrupt"] * cancel),
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO, preexec_fn=os.setpgrp
+    )
+    deadline = time.monotonic() + 240
+    while not (on_cluster := slurm.run("squeue", "-h", "-o", "%i").stdout.split()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[0] if proc.poll() else ""
+        time.sleep(0.05)
+    os.killpg(proc.pid, signum)
+    out = proc.communicate(timeout=180)[0]
+    assert proc.returncode == 130, out
+    (job_id,) = on_cluster
+    status = cloudtrain("status", job_id, "-o", "json")  # found through history, from any folder
+    assert status.returncode == 0, status.stdout + status.stderr + out
+    assert json.loads(status.stdout)["job_id"] == job_id
+    (run,) = (workdir / "runs").iterdir()
+    assert (workdir / "jobs" / job_id).read_text().strip() == str(run)
+    if cancel:
+        assert json.loads(status.stdout)["state"] == "CANCELLED", out
+        return
+    assert f"cancel:   cloudtrain cancel {job_id}" in out, out
+    assert slurm.run("squeue", "-h", "-j", job_id, "-o", "%T").stdout.strip() in ("PENDING", "RUNNING")
+    assert cloudtrain("cancel", job_id).returncode == 0

@@ -68,6 +68,20 @@ def test_a_plain_scancel_stays_cancelled_130_after_the_controller_forgot_the_job
     assert follow.returncode == 130, follow.stdout + follow.stderr
 
 
+def test_a_job_scancelled_while_pending_stays_cancelled_130_after_the_controller_forgot_it(slurm, workdir, tmp_path):
+    """It never started: no batch shell kept a record, only the missing batch log says so (was FAILED, exit 1)."""
+    config = probe_config(tmp_path, workdir, ["--lines=1"])
+    config.write_text(config.read_text().replace("  partition: debug\n", '  partition: debug\n  sbatch: ["--hold"]\n'))
+    job_id = submit_detached(config)
+    slurm.run("scancel", job_id)
+    forgotten(slurm, job_id)
+    for _ in range(2):  # the second reading is the one kept in outcome.json
+        status = status_of(job_id)
+        assert (status["state"], status["message"]) == ("CANCELLED", "cancelled before it started"), status
+    follow = cloudtrain("logs", job_id, "--follow")
+    assert follow.returncode == 130, follow.stdout + follow.stderr
+
+
 def test_a_node_set_down_stays_node_failed_5_after_the_controller_forgot_the_job(slurm, workdir, tmp_path):
     job_id = submit_detached(probe_config(tmp_path, workdir, ["--sleep=120", "--lines=1"]))
     wait_for_text(task_log(workdir, 1), "line 0 from worker:0")

@@ -34,8 +34,7 @@ def decide(tmp_path: Path, elapsed: list[int], checkpoints: tuple[str, ...] = ()
     (folder / "python3").write_text(PYTHON.format(checkpoints=ckpt))
     for tool in folder.iterdir():
         tool.chmod(0o755)
-    paths = script.Paths(str(run), "/env/bin/python", f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json")
-    body = script.requeue_lines(spec, paths)
+    body = script.requeue_lines(spec)
     restart = len(elapsed) - 1
     head = f'RUN={run}\nrestart={restart}\nout="$RUN/slurm/r$restart"\nSLURM_JOB_ID=7\nsay() {{ echo "$*"; }}\n'
     text = f"{head}{body}echo ended 124\n"

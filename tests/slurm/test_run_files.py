@@ -65,3 +65,43 @@ def test_a_slurm_jobs_files_are_its_run_folder_and_its_logs(slurm_login, tmp_pat
     assert kept["state"] == job.status().state.value and kept["native"] == job.status().native_state
     gone = SlurmJob(shell, "424243", str(tmp_path / "nothing"), cluster=slurm_login.host, workdir=str(tmp_path))
     assert gone.files().gone == f"its run folder {tmp_path / 'nothing'} is not on the cluster"
+
+
+def test_a_cluster_run_folder_is_read_by_the_one_reader_over_ssh(slurm_login, tmp_path) -> None:
+    """Issue 48: the same rules as a folder here, on the cluster's side of the connection: a link out of the
+    run, a linked folder and a FIFO are left out with one line each (the FIFO's read used to hang), a
+    listed file's mode comes along, and a read of what is not listed is refused."""
+    from cloudtrain.app.outputs import download, list_outputs
+    from cloudtrain.backends.files import JobFiles
+
+    run = tmp_path / "workdir" / "runs" / "mnist-3"
+    (run / "model").mkdir(parents=True)
+    (run / "model" / "saved_model.pb").write_bytes(b"m" * 100)
+    os.chmod(run / "model" / "saved_model.pb", 0o600)
+    secret = tmp_path / "credentials"
+    secret.write_text("hunter2\n")
+    os.symlink(secret, run / "model" / "creds")
+    os.symlink(tmp_path, run / "all")
+    os.mkfifo(run / "model" / "pipe")
+    shell = ClusterShell(slurm_login.host, dict(os.environ))
+    folder = ClusterFolder(shell, str(run))
+    assert [(f.path, f.size, f.mode) for f in folder.list()] == [("model/saved_model.pb", 100, 0o600)]
+    assert folder.notes == [
+        "all is a link to a folder: not followed",
+        f"model/creds is a link to {secret}, outside {run}: not read",
+        "model/pipe is a FIFO: skipped",
+    ]
+    with pytest.raises(Exception, match="outside"):
+        b"".join(folder.read("model/creds"))
+
+    class Handle:
+        job_id = "mnist-3"
+
+        def files(self) -> JobFiles:
+            return JobFiles({"output": folder})
+
+    listing = list_outputs(Handle())  # type: ignore[arg-type]
+    assert len(listing.notes) == 3
+    download(listing, tmp_path / "got")
+    assert (tmp_path / "got" / "model" / "saved_model.pb").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in (tmp_path / "got").rglob("*")) == ["model", "saved_model.pb"]

@@ -157,7 +157,7 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     else:
         cancelled = cloudtrain("cancel", sweep_id)
         assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
-        assert f"Job {sweep_id}: CANCELLED" in cancelled.stdout
+        assert f"Sweep {sweep_id}: CANCELLED" in cancelled.stdout
     stopped = results_of(sweep_id)
     assert stopped["state"] in ("STOPPED", "CANCELLED")
     assert [t["state"] for t in stopped["trials"]] == ["COMPLETE", "INTERRUPTED"]
@@ -166,6 +166,9 @@ def test_a_stopped_sweep_resumes_its_interrupted_trial_under_its_own_number(how,
     hold.unlink()
     resumed = cloudtrain("sweep", "resume", sweep_id)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    # the attached resume streams the rerun's lines (its metric: the interrupted run never printed one)
+    rerun = [line for line in resumed.stdout.splitlines() if f"t{int(before[0]['trial']):03d}/" in line]
+    assert any("score" in line for line in rerun), resumed.stdout
     table = results_of(sweep_id)
     assert table["state"] == "SUCCEEDED"
     assert [t["state"] for t in table["trials"]] == ["COMPLETE"] * 3

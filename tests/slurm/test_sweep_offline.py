@@ -62,7 +62,7 @@ def test_the_dry_run_shows_the_array_and_one_trials_job(tmp_path):
     assert "#SBATCH --nodes=2" in array and "#SBATCH --gpus-per-node=4" in array
     assert '/slurm/sweep_trial.py\' ask "$SWEEP"' in array or '/slurm/sweep_trial.py ask "$SWEEP"' in array
     trial = request["trial_batch_script"]
-    assert "RUN=@RUN@" in trial and "@RUN@/slurm/tasks.json" in trial
+    assert "RUN=@RUN@" in trial and "@RUN@/slurm/tasks.json" not in trial  # the template names the run once
     assert any("sweep tool" in c and "optuna==" in c for c in request["commands"])
 
 

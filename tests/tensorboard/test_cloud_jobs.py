@@ -66,9 +66,9 @@ def test_tensorboard_serves_the_event_files_copied_from_s3_and_refreshes_a_runni
         (run,) = board.runs
         assert run.name == JOB and run.source == f"s3://team-bucket/outputs/{JOB}/tensorboard/"
         assert run.logdir.is_relative_to(history.cache_dir() / "tensorboard" / "sagemaker")
-        assert get(board.url + "data/runs") == [f"{JOB}/."]
+        assert get(board.url + "data/runs") == [f"{JOB}"]
         tags = get(board.url + "data/plugin/scalars/tags")
-        assert sorted(tags[f"{JOB}/."]) == ["epoch_accuracy", "epoch_loss"]
+        assert sorted(tags[f"{JOB}"]) == ["epoch_accuracy", "epoch_loss"]
 
         grown = event.read_bytes() + b"appended record"  # the job appends; the copy gets the tail only
         s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/tensorboard/{event.name}", Body=grown)
@@ -148,10 +148,35 @@ def test_a_running_jobs_new_event_file_reaches_tensorboard_by_itself(aws, sagema
     aws.set_job(REGION, JOB, "InProgress", "Training")
     later = write_scalars(tmp_path / "later", {"epoch_loss": [0.25]}, suffix=".later", first=2)
     with serve([JOB], port=free_port(), refresh_s=1) as board:
-        scalars = board.url + f"data/plugin/scalars/scalars?run={JOB}/.&tag=epoch_loss"
+        scalars = board.url + f"data/plugin/scalars/scalars?run={JOB}&tag=epoch_loss"
         assert [step for _, step, _ in get(scalars)] == [0, 1]
         s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/tensorboard/{later.name}", Body=later.read_bytes())
         deadline = time.monotonic() + 120  # a bound on waiting, not a measured time
         while len(get(scalars)) < 3 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert [(step, round(value, 2)) for _, step, value in get(scalars)] == [(0, 0.8), (1, 0.3), (2, 0.25)]
+
+
+@pytest.mark.parametrize("how", ["link", "fifo", "an object climbing out"])
+def test_an_s3_download_never_writes_through_a_link_or_outside_its_folder(how, aws, sagemaker_job, tmp_path, capsys):
+    """Issue 48: a partial file that was a link was appended to through it (the outside file grew by the
+    download's size) before the MD5 check failed; a FIFO there hung the download."""
+    s3, files, event = sagemaker_job
+    dest, outside = tmp_path / "got", tmp_path / "elsewhere" / "precious"
+    outside.parent.mkdir()
+    outside.write_bytes(b"precious")
+    partial = dest / "output" / ("model.tar.gz" + PARTIAL)
+    partial.parent.mkdir(parents=True)
+    if how == "link":
+        partial.symlink_to(outside)
+    elif how == "fifo":
+        import os
+
+        os.mkfifo(partial)
+    else:
+        s3.put_object(Bucket="team-bucket", Key=f"outputs/{JOB}/output/../../../../elsewhere/precious", Body=b"x")
+    assert main(["outputs", JOB, "--download", str(dest)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("fetching ")]
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    assert ("points outside" if how.startswith("an") else "not written through") in err[0], err
+    assert outside.read_bytes() == b"precious"

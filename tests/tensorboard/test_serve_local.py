@@ -34,13 +34,13 @@ def test_two_local_runs_are_served_each_named_by_its_job_with_its_own_scalars(tm
         assert board.url == f"http://127.0.0.1:{port}/"
         assert [run.source for run in board.runs] == [str(first / "logs"), str(second / "output" / "tensorboard")]
         runs = get(board.url + "data/runs")
-        assert sorted(runs) == ["mnist-20261129-010203-aaaaaa/.", "mnist-20261129-020304-bbbbbb/."]
+        assert sorted(runs) == ["mnist-20261129-010203-aaaaaa", "mnist-20261129-020304-bbbbbb"]
         tags = get(board.url + "data/plugin/scalars/tags")
         assert {run: sorted(found) for run, found in tags.items()} == {
-            "mnist-20261129-010203-aaaaaa/.": ["accuracy", "loss"],
-            "mnist-20261129-020304-bbbbbb/.": ["epoch_loss"],
+            "mnist-20261129-010203-aaaaaa": ["accuracy", "loss"],
+            "mnist-20261129-020304-bbbbbb": ["epoch_loss"],
         }
-        values = get(board.url + "data/plugin/scalars/scalars?run=mnist-20261129-020304-bbbbbb/.&tag=epoch_loss")
+        values = get(board.url + "data/plugin/scalars/scalars?run=mnist-20261129-020304-bbbbbb&tag=epoch_loss")
         assert [(step, round(value, 3)) for _, step, value in values] == [(0, 1.2), (1, 0.7), (2, 0.4)]
     assert board.process.poll() is not None  # stopped with the block
 
@@ -102,7 +102,7 @@ def test_the_command_prints_the_url_as_json_and_stops_cleanly_on_ctrl_c(tmp_path
             "url": f"http://127.0.0.1:{port}/",
             "runs": {"cli-run-1": {"job": "cli-run-1", "source": str(run / "logs")}},
         }
-        assert get(shown["url"] + "data/runs") == ["cli-run-1/."]
+        assert get(shown["url"] + "data/runs") == ["cli-run-1"]
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from cloudtrain.app.sweeps import local
 from cloudtrain.app.sweeps.owner import running_owner
@@ -57,8 +58,23 @@ def load_results(job_id: str) -> results.SweepResults:
         limit = getattr(sweep, "max_failed_trials", None)
         gave_up = limit is not None and unfinished != "RUNNING" and local.failed_trials(study) >= limit
         done = local.ended_state(study) if counted >= sweep.max_trials or gave_up else unfinished
-        return results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
+        found = results.from_study(spec.job_name, study, sweep.metric, sweep.goal, sweep.max_trials, done)
+        return dataclasses.replace(found, scales=_scales(sweep))
     table: results.SweepResults = backend.attach_sweep(
         entry.job_id, region=entry.region, project=entry.project
     ).results()
-    return table
+    return dataclasses.replace(table, scales=_scales_of_config(entry.config)) if entry.config else table
+
+
+def _scales(sweep: Any) -> dict[str, str]:
+    return {name: p.scale for name, p in sweep.params.items()}
+
+
+def _scales_of_config(path: str) -> dict[str, str]:
+    """The parameters' scales of the config a cloud sweep was submitted with, where it still reads (the charts'
+    axes); {} when it does not (moved, edited into something else): the chart then judges by the values."""
+    try:
+        spec = build_spec(load_config(path, local=True))
+    except CloudtrainError:
+        return {}
+    return _scales(spec.sweep) if spec.sweep is not None else {}

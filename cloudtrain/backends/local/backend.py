@@ -14,19 +14,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import environment_vars
+from cloudtrain import environment_vars, history
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import supervisor
-from cloudtrain.backends.local.find import find_run
+from cloudtrain.backends.local.find import find_run, known_places
 from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner.buckets import bucket_store
-from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.backends.runner.image import Image, image_for
+from cloudtrain.backends.secrets_here import resolve_here
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.cache import fetch
 from cloudtrain.errors import BackendError, CredentialsError, UsageError
@@ -34,7 +35,6 @@ from cloudtrain.history import cache_dir
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.packaging.script import extract_sources
 from cloudtrain.secrets.masking import ValueMasker, secret_values
-from cloudtrain.secrets.resolve import resolve_here
 from cloudtrain.spec import DataChannel, JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, write_atomic
 
@@ -174,7 +174,7 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
 
 def default_image(spec: JobSpec) -> Image:
     """The image layer for ``spec``: its TensorFlow (or the cloud's default) on a matching Python."""
-    return resolve_image(spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python)
+    return image_for(spec)
 
 
 def _claim(out: Path, spec: JobSpec) -> None:
@@ -454,8 +454,17 @@ class LocalBackend(BackendFacts):
 
         A missing or damaged ``status.json`` in a run folder is a StateError when the job is read."""
         folder = find_run(job_id)
+        if folder is None and os.path.isabs(job_id):  # moved with a project history knows in its new place
+            runs = [e.name for e in history.recent(200, backend=self.name) if e.name != job_id]
+            folder = find_run(job_id, elsewhere=known_places(runs))
         if folder is not None:
             return RecordedJob(folder / RUN_DIR / "status.json")
+        if os.path.isabs(job_id):
+            raise UsageError(
+                f"local run {Path(job_id).name} was recorded in {job_id}, which is gone",
+                f"pass the folder it is in now (cloudtrain status NEW_PLACE/{Path(job_id).name}), "
+                "or run the command inside the project it moved with",
+            )
         raise UsageError(
             f"no local run {job_id!r} here or under {RUNS_DIR}/",
             "pass the run's output folder, or run the command inside the project that ran it",

@@ -10,6 +10,7 @@ when the run found there is the one recorded (its ``status.json`` names that pat
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,11 @@ from cloudtrain.backends.local.record import RUN_DIR, RUNS_DIR, STATUS
 from cloudtrain.statefiles import Damage, load_json_object
 
 
-def find_run(text: str, cwd: str | None = None) -> Path | None:
+def find_run(text: str, cwd: str | None = None, *, elsewhere: Sequence[Path] = ()) -> Path | None:
     """The run folder ``text`` names, or None: the folder as given (absolute, or relative to ``cwd``);
     a run by its id under ``cloudtrain-runs/`` of ``cwd`` or of a folder above it; a recorded folder
-    that moved with its project (see the module's docstring)."""
+    that moved with its project (see the module's docstring), looked for under ``cwd`` and its parents,
+    then under the folders ``elsewhere`` (:func:`known_places`)."""
     if not text or "\0" in text:
         return None
     try:
@@ -32,7 +34,7 @@ def find_run(text: str, cwd: str | None = None) -> Path | None:
     given = Path(text).expanduser()
     if _is_run(here / given):
         return given if cwd is None else here / given  # as given: messages name it as the user did
-    roots = [Path() if cwd is None else here, *here.parents]  # this folder's finds stay relative to it
+    roots = [Path() if cwd is None else here, *here.parents, *elsewhere]  # this folder's finds stay relative
     if len(given.parts) == 1:  # an id: the run of that name in this project
         return next((root / RUNS_DIR / text for root in roots if _is_run(root / RUNS_DIR / text)), None)
     if not given.is_absolute():
@@ -44,6 +46,17 @@ def find_run(text: str, cwd: str | None = None) -> Path | None:
             if folder != given and _is_run(folder) and _recorded_as(folder, str(given)):
                 return folder
     return None
+
+
+def known_places(recorded: Iterable[str]) -> list[Path]:
+    """Where a moved run may be now, from the run folders history recorded that are still there: each one's
+    parent and grandparent (a project that moved took its older runs with it, beside its newer ones)."""
+    places: dict[Path, None] = {}
+    for name in recorded:
+        folder = Path(name)
+        if folder.is_absolute() and _is_run(folder):
+            places.update(dict.fromkeys(folder.parents[:2]))
+    return list(places)
 
 
 def _is_run(folder: Path) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import json
 import logging
@@ -17,11 +18,12 @@ from cloudtrain.backends import outputs
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles, LocalFolder
 from cloudtrain.backends.local import record
-from cloudtrain.backends.local.keras3 import keras3_hint
+from cloudtrain.backends.local.diagnose import failure_hint, installed
 from cloudtrain.backends.local.processes import Launch, Outcome, ReplicaGroup
 from cloudtrain.backends.local.record import RUN_DIR as RUN_DIR  # cli/sweep.py's one lazy import takes it from here
 from cloudtrain.backends.runner import venv
 from cloudtrain.backends.runner.contract import contract_of
+from cloudtrain.errors import UsageError
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
 from cloudtrain.spec import JobSpec
@@ -34,7 +36,7 @@ from cloudtrain.statefiles import (
     scan_json_lines,
     write_atomic,
 )
-from cloudtrain.text.numbers import measured
+from cloudtrain.text.numbers import seconds
 
 if TYPE_CHECKING:
     from cloudtrain.backends.runner.contract import ReplicaPlan
@@ -90,6 +92,7 @@ class LocalJob(HandleDefaults):
         self._group: ReplicaGroup | None = None
         self._grace = stop_grace_s
         self._lock = threading.Lock()
+        self._exited = False  # stopped because the process that started it exits
 
     def _start(self, launches: list[Launch]) -> None:
         self._started_at = time.time() - 1  # file mtimes can be a little behind the clock
@@ -106,9 +109,9 @@ class LocalJob(HandleDefaults):
         how = (
             "reused"
             if env.cached
-            else f"reused, the package's code installed in {measured(env.setup_seconds)} s"
+            else f"reused, the package's code installed in {seconds(env.setup_seconds)}"
             if env.code_only
-            else f"built in {measured(env.setup_seconds)} s"
+            else f"built in {seconds(env.setup_seconds)}"
         )
         replicas = f"{len(launches)} replica" + ("s" if len(launches) != 1 else "")
         image = f"{env.description}, " if env.description else ""
@@ -119,6 +122,19 @@ class LocalJob(HandleDefaults):
         self._group = group
         group.start()
         self._record(self._status())
+        atexit.register(self._end_with_this_process)
+
+    def _end_with_this_process(self) -> None:
+        """At this interpreter's exit (a script that submitted and returned, or a Ctrl-C that ended it) the
+        replicas would die with it unrecorded: the run is stopped as ``cancel`` stops it and recorded CANCELLED
+        with its real wall time (a second Ctrl-C: killed). A run meant to go on is detached (``--detach``)."""
+        if self._final is not None or self._group is None:
+            return
+        self._exited = True
+        try:
+            self.cancel()
+        except KeyboardInterrupt:
+            self.kill()
 
     def _watch(self, line: LogLine) -> None:
         if line.replica == self._chief.name and line.message.startswith(EVENT_PREFIX):
@@ -233,17 +249,22 @@ class LocalJob(HandleDefaults):
             if outcome.failed:
                 details["failed_replica"] = outcome.failed
                 message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
-                hint = keras3_hint(
-                    _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log"),
+                log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
+                hint = failure_hint(
+                    log,
                     self.spec.tensorflow_version,
                     self.spec.cloud,
+                    installed(self.environment.python),
+                    outcome.exit_codes[outcome.failed],
+                    passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
                 )
                 if hint:
                     message += f"; {hint}"
             elif native == "timed_out":
                 message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
             elif native == "cancelled":
-                message = f"cancelled; {what}"
+                why = " as the Python process that started it exited (detach it to keep it running)"
+                message = f"cancelled{why if self._exited else ''}; {what}"
             elif native == "preempted":
                 details["preempted_replica"] = outcome.preempted
                 message = f"preempted (replica {outcome.preempted} got SIGTERM from outside cloudtrain); {what}"
@@ -356,10 +377,14 @@ def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
     if not output_dir.is_dir():
         return JobFiles({}, gone=f"its run folder {output_dir} is gone")
     board = status.details.get("tensorboard_dir")
+    real, root = os.path.realpath(board or output_dir), os.path.realpath(output_dir)
+    why = None if board else f"run {status.job_id} recorded no TensorBoard folder"
+    if board and Path(board).is_relative_to(output_dir) and not Path(real).is_relative_to(root):
+        board, why = None, f"its event folder is a link to {real}, outside its run folder {output_dir}: not followed"
     return JobFiles(
         {"output": LocalFolder(output_dir)},
         LocalFolder(board) if board else None,
-        no_tensorboard=None if board else f"run {status.job_id} recorded no TensorBoard folder",
+        no_tensorboard=why,
         running=not status.state.terminal,
     )
 
@@ -424,6 +449,7 @@ class RecordedJob(HandleDefaults):
         return run_files(self.status(), self.output_dir)
 
     def _parse(self, data: dict[str, Any]) -> JobStatus:
+        data = record.rebased(data, self.output_dir)  # a moved project's run: its paths where they are now
         recorded, native = data["native_state"], record.native_state(data)  # checked by record.load
         details = data.get("details") or {}
         owner = [pid for pid, _ in record.owner(details)]
@@ -530,6 +556,13 @@ class RecordedJob(HandleDefaults):
         """Stop a run started by another cloudtrain process: a detached run's supervisor gets SIGTERM and
         stops the replicas as Ctrl-C does; else the replicas' process groups are signalled."""
         status = self.status()
+        doubtful = record.unproven(status.details)
+        if doubtful:
+            raise UsageError(
+                f"run {status.job_id}: its status.json names pid {', '.join(map(str, doubtful))} without the start "
+                "time that proves it is the run's; nothing was signalled",
+                hint=f"if it is the run's, stop it yourself: kill {' '.join(map(str, doubtful))}",
+            )
         if status.state is JobState.RUNNING:
             open_append(self._path.parent / CANCEL_REQUESTED).close()  # the owner records CANCELLED, not PREEMPTED
             for owner, start in record.owner(status.details):
@@ -540,7 +573,7 @@ class RecordedJob(HandleDefaults):
                         pass  # it has just ended: the status below says how
                 return self.status()
             for pid, start in record.pids(status.details):
-                if record.ours(pid, start):
+                if record.ours(pid, start, environment=status.details.get("environment")):
                     try:
                         os.killpg(pid, signal.SIGTERM)
                     except (ProcessLookupError, PermissionError):

@@ -317,15 +317,13 @@ class ReplicaGroup:
                 if code is None or name in self._codes:
                     continue
                 self._codes[name] = code
+                others = "; stopping the others" if len(self._procs) > 1 else ""  # one replica: no others
                 if code == ExitCode.PREEMPTED and reason is None and self._preempted is None:
                     self._preempted = name  # saved on a SIGTERM that did not come from us
-                    self.notice(
-                        f"replica {name} saved a checkpoint and exited {code} (preempted); stopping the others",
-                        "WARNING",
-                    )
+                    self.notice(f"replica {name} saved a checkpoint and exited {code} (preempted){others}", "WARNING")
                 elif code != 0 and reason is None and self._failed is None:
                     self._failed = name
-                    self.notice(f"replica {name} exited with code {code}; stopping the others", "ERROR")
+                    self.notice(f"replica {name} exited with code {code}{others}", "ERROR")
             if reason is None:
                 if self._failed is not None:
                     reason = "failed"

@@ -7,7 +7,7 @@ from it, so it imports only config records: loading it loads neither the backend
 (``backends/local/__init__.py`` imports nothing; the registry names :mod:`.backend`). No I/O here.
 """
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from cloudtrain.config.records import BeforeValidator, Field, Record, StrictStr, no_float_version
 
@@ -21,4 +21,10 @@ class Local(Record):
         None,
         description='--local: the Python to build the local environment on, a path or a version ("3.10");'
         " default: the image's Python version found on PATH or in ~/.pyenv/versions.",
+    )
+    layer: Literal["image", "slim"] = Field(
+        "image",
+        description="--local: what the local environment installs beside TensorFlow. image: what the cloud's "
+        "prebuilt image of that TensorFlow ships, at its versions (catalog/data/local_images.json); slim: pip, "
+        "setuptools, wheel and TensorBoard only, at today's versions.",
     )

@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cloudtrain.following.timeline import human_seconds
-from cloudtrain.text.numbers import measured, size
+from cloudtrain.text.numbers import human_seconds, measured, size
 
 Log = Callable[[str], None]
 

@@ -148,6 +148,7 @@ def ensure_image(
             "python_version": image.python.version,
             "tensorflow": image.tensorflow,
             "packages": list(image.packages),
+            "as_of": image.date,
             "online": online,
             "installer": "uv" if uv else "pip",
         }
@@ -163,25 +164,38 @@ def _install_image_packages(
     uv's cache; download; install) is one ``log`` line with its size and time, and live on a terminal."""
     python = str(env_python(tmp))
     what = "image environment"
+    # as of the image's day: what its build resolved then (TensorFlow <= 2.11 gets the NumPy 1 it was built on)
+    as_of = ["--exclude-newer", f"{image.date}T23:59:59Z"] if image.date else []
     if uv:
-        pip = (
-            [] if any(p.split("=")[0].split("<")[0].split(">")[0].strip() == "pip" for p in image.packages) else ["pip"]
-        )
-        base = [uv, "pip", "install", "--python", python, *pip, *image.packages]  # not --quiet: its step lines
-        with build_steps.phase(f"{what}: installing from uv's cache", None, folder=tmp):
-            offline = run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True)
-        if offline.returncode == 0:
-            _log_uv_steps(log, what, offline.stderr or "", tmp, cached=True)
-            return False
-        with build_steps.phase(f"{what}: downloading and installing {', '.join(image.packages)}", None, folder=tmp):
-            result = run(base, capture_output=True, text=True)
-        if result.returncode == 0:
-            _log_uv_steps(log, what, result.stderr or "", tmp, cached=False)
+        pip = [] if any(re.split(r"[<>=!~;\[ ]", p)[0] == "pip" for p in image.packages) else ["pip"]
+        for packages in (image.packages, image.nearest):
+            base = [uv, "pip", "install", "--python", python, *as_of, *pip, *packages]  # not --quiet: its step lines
+            with build_steps.phase(f"{what}: installing from uv's cache", None, folder=tmp):
+                offline = run([*base[:3], "--offline", *base[3:]], capture_output=True, text=True)
+            if offline.returncode == 0:
+                _log_uv_steps(log, what, offline.stderr or "", tmp, cached=True)
+                return False
+            with build_steps.phase(f"{what}: downloading and installing {', '.join(packages)}", None, folder=tmp):
+                result = run(base, capture_output=True, text=True)
+            if result.returncode == 0:
+                _log_uv_steps(log, what, result.stderr or "", tmp, cached=False)
+                break
+            if image.nearest and log and packages is image.packages:  # the image's pins: none for this Python
+                log(
+                    f"{what}: the image's pins do not install with Python {image.python.version} "
+                    f"({_last_line(result)}); installing the nearest versions as of {image.date}"
+                )
+            if not image.nearest:
+                break
     elif image.packages:
         with build_steps.phase(
             f"{what}: downloading and installing {', '.join(image.packages)}", log, folder=tmp
         ) as details:
             result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+            if result.returncode != 0 and image.nearest:
+                result = run(
+                    [python, "-m", "pip", "install", *_PIP_QUIET, *image.nearest], capture_output=True, text=True
+                )
             downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
             details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
     else:
@@ -612,7 +626,7 @@ def _site_dirs(env: Path, run: Runner) -> list[str]:
     cmd = [str(env_python(env)), "-I", "-c", code]
     result = run(cmd, capture_output=True, text=True)
     _check(result, "the new virtual environment does not start", cmd)
-    return list(dict.fromkeys(result.stdout.split()))
+    return list(dict.fromkeys(result.stdout.splitlines()))  # a path may hold a blank
 
 
 def _last_line(result: subprocess.CompletedProcess[str]) -> str:

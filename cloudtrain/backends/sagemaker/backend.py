@@ -51,6 +51,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
             Capability.MANAGED_TENSORBOARD,  # TensorBoardOutputConfig
             Capability.STAGING,
             Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
+            Capability.SCRIPT_MODEL_DIR,  # sagemaker.tensorflow.TensorFlow.hyperparameters() adds model_dir
         },
         FLEX_START=Refusal(
             "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",

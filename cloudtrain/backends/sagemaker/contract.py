@@ -20,8 +20,9 @@ from typing import Any
 from cloudtrain.backends.environment import MachineRoot, ReplicaLayout, ReplicaPlan, join
 from cloudtrain.backends.sagemaker import request
 from cloudtrain.backends.sagemaker.entry_shell import shell_drops
+from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.packaging import BuiltPackage, script, script_main
-from cloudtrain.spec import JobSpec, sagemaker_cmd_args
+from cloudtrain.spec import JobSpec
 
 SM_GROUP = "homogeneousCluster"  # SageMaker's instance group name for a plain job
 SM_TF_TRAINING_MODULE = "sagemaker_tensorflow_container.training:main"
@@ -239,7 +240,7 @@ def sagemaker_env_vars(
         "num_neurons": 0,
         "model_dir": join(base, "model"),
         "module_dir": module_dir,
-        "user_args": sagemaker_cmd_args(hyperparameters),
+        "user_args": script_cmd_args(hyperparameters),
         "output_intermediate_dir": join(base, "output", "intermediate"),
     }
     master = (hosts if not distributed else group[SM_GROUP]["hosts"])[0]

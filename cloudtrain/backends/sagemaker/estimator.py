@@ -1,7 +1,11 @@
 """A SageMaker ``TensorFlow(...)`` estimator and its ``fit(...)`` call → a cloudtrain config.
 
-The user's Python is read with :mod:`ast`, never run. Each argument that is a literal (or a
-name bound to a literal earlier in the file) becomes its config key; one that is computed
+The user's Python is read with :mod:`ast`, never run, and the reading is bounded (at most
+:data:`MAX_ESTIMATOR_BYTES`, nesting and numbers Python's parser and a 64-bit integer hold), so a hostile
+file cannot hang it. Each value written is checked for what it becomes: a path stays inside the estimator's
+folder, a region, a role and a script are what those names allow, no text carries a control character
+(a newline in a comment would be a key); anything else is left for the user to fill in. Each argument
+that is a literal (or a name bound to a literal earlier in the file) becomes its config key; one that is computed
 (``get_execution_role()``, ``sess.default_bucket()``) is listed for the user to fill in, and
 the key gets a placeholder only where the config cannot do without it. Arguments with no
 cloudtrain counterpart are listed as not translated.
@@ -38,7 +42,16 @@ from typing import Any
 import yaml
 
 from cloudtrain.errors import ConfigError
-from cloudtrain.text.counts import FILL_IN, counted
+from cloudtrain.packaging.script import SCRIPT_PATH
+from cloudtrain.text import FILL_IN, counted
+
+#: The largest estimator file ``init`` reads (a notebook's launch cell is a few KiB).
+MAX_ESTIMATOR_BYTES = 1 << 20
+#: The largest whole number a value may be (``max_run=24 * 60 * 60``): products past it are not literals.
+_MAX_INT = 2**63 - 1
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
+_ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}")
 
 DEFAULT_REGION = "us-east-1"
 PLACEHOLDER_MARK = FILL_IN
@@ -110,6 +123,8 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
         raise ConfigError(f"not valid Python: {exc.msg}", file=filename, line=exc.lineno) from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; nesting past what the parser holds
+        raise ConfigError(f"not Python cloudtrain can read: {type(exc).__name__}", file=filename) from None
     constants = _constants(tree)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) == "TensorFlow"]
     if not calls:
@@ -172,6 +187,7 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
         )
     _fit(tree, call, constants, cfg, out)
     _staging_bucket(cfg, out)
+    _checked(cfg, out)
     out.config = {k: cfg[k] for k in _ORDER if k in cfg} | {k: v for k, v in cfg.items() if k not in _ORDER}
     for name in args:
         if name in _NOT_TRANSLATED:
@@ -269,6 +285,41 @@ def _staging_bucket(cfg: dict[str, Any], out: Translation) -> None:
     )
 
 
+def _checked(cfg: dict[str, Any], out: Translation) -> None:
+    """Each value as what it becomes (a path, a region, a role, a script), else a placeholder to fill in."""
+    package = cfg.get("package") or {}
+    path = str(package.get("path", "."))
+    if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts or _CONTROL.search(path):
+        out.fill_in.append(f"package.path: {path!r} is outside the estimator's folder; '.' was written")
+        package["path"] = "."
+    script = str(package.get("script", ""))
+    if not SCRIPT_PATH.fullmatch(script) or ".." in PurePosixPath(script).parts or not script.endswith(".py"):
+        out.fill_in.append(
+            f"package.script: {script!r} is not a .py file inside the source folder; train.py was written"
+        )
+        package["script"] = "train.py"
+    if not _REGION.fullmatch(str(cfg.get("region", ""))):
+        out.fill_in.append(f"region: {cfg.get('region')!r} is not a region name; {DEFAULT_REGION} was written")
+        cfg["region"] = DEFAULT_REGION
+    if cfg.get("role_arn") != PLACEHOLDER_ROLE and not _ROLE_ARN.fullmatch(str(cfg.get("role_arn"))):
+        out.fill_in.append("role_arn: the role given is not an IAM role ARN; write the execution role's ARN")
+        cfg["role_arn"] = PLACEHOLDER_ROLE
+    for key in list(cfg):
+        if _has_control(cfg[key]):
+            out.fill_in.append(f"{key}: a value has a control character (a newline, …) and was left out")
+            del cfg[key]
+
+
+def _has_control(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(_CONTROL.search(value))
+    if isinstance(value, dict):
+        return any(_has_control(k) or _has_control(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(_has_control, value))
+    return False
+
+
 # --- fit(...) --------------------------------------------------------------------------------
 
 
@@ -297,11 +348,16 @@ def _fit(tree: ast.Module, call: ast.Call, constants: dict[str, Any], cfg: dict[
     inputs = {}
     for key, value in entries:
         where = ast.unparse(value) if key is None else f"{ast.unparse(key)}: {ast.unparse(value)}"
+        name: Any = "training"  # fit("s3://…") is SageMaker's `training` channel (SM_CHANNEL_TRAINING)
         try:
-            name = "training" if key is None else _literal(key, constants)
+            name = name if key is None else _literal(key, constants)
             inputs[name] = _inputs(value, constants) if key is None else {name: _channel(value, constants)}
         except _NotLiteral:
-            out.fill_in.append(f"fit input {where} (line {value.lineno}) is not a literal: add it under data:")
+            named = isinstance(name, str) and name.isidentifier()
+            out.fill_in.append(
+                f"fit input {where} (line {value.lineno}) is not a literal: "
+                + (f"it is the {name} channel; add it as data.{name}: s3://…" if named else "add it under data:")
+            )
     inputs = {k: v for group in inputs.values() for k, v in group.items()}
     data = {}
     for name, channel in inputs.items():
@@ -359,6 +415,13 @@ def _constants(tree: ast.Module) -> dict[str, Any]:
 
 
 def _literal(node: ast.expr, constants: dict[str, Any]) -> Any:
+    try:
+        return _value(node, constants)
+    except RecursionError:  # nesting deeper than Python's stack: not a value a config takes
+        raise _NotLiteral from None
+
+
+def _value(node: ast.expr, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.Name) and node.id in constants:
         return constants[node.id]
     if isinstance(node, ast.Dict):
@@ -373,8 +436,10 @@ def _literal(node: ast.expr, constants: dict[str, Any]) -> Any:
         return [_literal(e, constants) for e in node.elts]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # max_run=24 * 60 * 60
         left, right = _literal(node.left, constants), _literal(node.right, constants)
-        if isinstance(left, int) and isinstance(right, int):
-            return left * right
+        if isinstance(left, int) and isinstance(right, int) and abs(left) <= _MAX_INT and abs(right) <= _MAX_INT:
+            product = left * right  # both fit 64 bits, so this is quick; a product past it is no setting
+            if abs(product) <= _MAX_INT:
+                return product
         raise _NotLiteral
     if isinstance(node, ast.JoinedStr) or isinstance(node, ast.Call):
         raise _NotLiteral
@@ -421,12 +486,13 @@ def _put(cfg: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def to_yaml(translation: Translation, source_name: str) -> str:
     """The config file: what to fill in and what was left out as comments on top, then the keys."""
-    lines = [f"# From the TensorFlow estimator in {source_name} (line {translation.line}), by cloudtrain init."]
+    name = _CONTROL.sub("?", source_name)  # a comment line stays one line: a newline there would be a key
+    lines = [f"# From the TensorFlow estimator in {name} (line {translation.line}), by cloudtrain init."]
     if translation.fill_in:
         lines.append("# Fill in before submitting:")
-        lines += [f"#   - {item}" for item in translation.fill_in]
+        lines += [f"#   - {_CONTROL.sub('?', item)}" for item in translation.fill_in]
     if translation.not_translated:
         lines.append("# Not translated:")
-        lines += [f"#   - {item}" for item in translation.not_translated]
+        lines += [f"#   - {_CONTROL.sub('?', item)}" for item in translation.not_translated]
     body = yaml.safe_dump(translation.config, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return "\n".join(lines) + "\n" + body

@@ -28,7 +28,8 @@ from cloudtrain import creation_window, environment_vars
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.runner import contract, venv
-from cloudtrain.backends.runner.image import Image, resolve_image
+from cloudtrain.backends.runner import image as runner_image
+from cloudtrain.backends.runner.image import Image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
@@ -148,6 +149,17 @@ def refuse_never_runnable(job: SlurmJob, sleep: Callable[[float], None] = time.s
         )
 
 
+def sbatch_refusal(stderr: bytes) -> UsageError | BackendError:
+    """What sbatch's refusal means: one line, exit 2 for a request the cluster can never run."""
+    why = (stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1].removeprefix("sbatch: error: ")
+    if _NEVER_RUNNABLE.search(why):
+        return UsageError(
+            f"the cluster can never run this request: {why}",
+            "check replica_count, machine.accelerator_count and the slurm: section against `sinfo -o '%P %D %G'`",
+        )
+    return BackendError(f"sbatch failed: {why}")
+
+
 class SlurmBackend(BackendFacts):
     name = "slurm"
     title = "Slurm"
@@ -194,11 +206,7 @@ class SlurmBackend(BackendFacts):
     def __init__(
         self, *, image_for: Callable[[JobSpec], Image] | None = None, log: Callable[[str], None] | None = None
     ):
-        self._image_for = image_for or (
-            lambda spec: resolve_image(
-                spec.cloud, spec.tensorflow_version, python=spec.local_python, image_python=spec.image_python
-            )
-        )
+        self._image_for = image_for or runner_image.image_for
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
     def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
@@ -242,10 +250,11 @@ class SlurmBackend(BackendFacts):
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SlurmJob | sweep_handle.SlurmSweep:
         package = required(package, spec.job_name)  # a Slurm job always runs a package (no container:)
         if spec.sweep is not None:  # the trials as one job array (.sweep_array)
-            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER, ENVBUILD)
+            parts = sweep_array.JobParts(self, tasks_plan, package_path, LAUNCHER)
             return sweep_array.submit(parts, spec, package, self._log)
         shell = ClusterShell(slurm_section(spec).login)
         secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
+        self._refuse_early(shell, spec, script.batch_script(spec, script.Paths.of(spec, self._python(spec, package))))
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
@@ -254,10 +263,12 @@ class SlurmBackend(BackendFacts):
             self._log(image.note)
         if gpu.with_cuda:
             self._log(f"GPU environment: {gpu.line}")
+        root = Path(script.workdir(spec))
         if shell.remote:
-            python = self._build_remotely(shell, spec, package, image)
+            env = (venv.env_dir(package, image, root), package.sha256, package_path(spec, package))
+            python = self._build_remotely(shell, spec, image, env, "the job environment")
         else:
-            python = str(venv.ensure_env(package, image, root=Path(script.workdir(spec)), log=self._log).python)
+            python = str(venv.ensure_env(package, image, root=root, log=self._log).python)
         channels = data.place(spec, shell, slurm_section(spec).python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
@@ -269,17 +280,9 @@ class SlurmBackend(BackendFacts):
             plan["secrets"] = job_secrets.secrets_path(run)  # the path only: the values stay in that 0600 file
         shell.write(paths.tasks, json.dumps(plan, indent=2).encode(), 0o600)
         creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
-        result = shell.run(script.sbatch_command(paths), check=False, own_session=True)
+        result = shell.run(script.sbatch_command(paths), check=False)
         if result.returncode != 0:
-            why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-            why = why.removeprefix("sbatch: error: ")
-            if _NEVER_RUNNABLE.search(why):
-                raise UsageError(
-                    f"the cluster can never run this request: {why}",
-                    "check replica_count, machine.accelerator_count and the slurm: section against "
-                    "`sinfo -o '%P %D %G'`",
-                )
-            raise BackendError(f"sbatch failed: {why}")
+            raise sbatch_refusal(result.stderr)
         job_id = result.stdout.decode().strip().split(";")[0]
         shell.write(run_index(script.workdir(spec), job_id), run.encode(), 0o644)
         shell.write(id_file(run), json.dumps({"job_id": job_id, "workdir": script.workdir(spec)}).encode(), 0o644)
@@ -287,34 +290,51 @@ class SlurmBackend(BackendFacts):
         refuse_never_runnable(job)
         return job
 
-    def _build_remotely(self, shell: ClusterShell, spec: JobSpec, package: BuiltPackage, image: Image) -> str:
-        """The environment built on the login node (:mod:`.envbuild`), where the local builder would put it."""
-        root = Path(script.workdir(spec))
-        env = venv.env_dir(package, image, root)
+    def _refuse_early(self, shell: ClusterShell, spec: JobSpec, batch_script: str) -> None:
+        """Before an environment is built: the workdir takes a write (neither full nor read-only), and the
+        cluster could ever run the request (``sbatch --test-only``: a GPU it has no GRES for), each one line."""
+        workdir = script.workdir(spec)
+        probe = 'mkdir -p "$1" && t="$1/.cloudtrain-probe-$$" && head -c 1048576 /dev/zero > "$t"; '
+        probe += 'e=$?; rm -f "$t"; exit $e'
+        wrote = shell.run(["sh", "-c", probe, "sh", workdir], check=False)
+        if wrote.returncode != 0:
+            why = (wrote.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise UsageError(
+                f"slurm.workdir {workdir} cannot be written on {spec.region}: {why}",
+                "free space there, or set slurm.workdir to a folder you can write on a shared filesystem",
+            )
+        tested = shell.run(["sbatch", "--test-only"], input=batch_script.encode(), check=False)
+        if tested.returncode != 0:
+            raise sbatch_refusal(tested.stderr)
+
+    def _build_remotely(
+        self, shell: ClusterShell, spec: JobSpec, image: Image, env: tuple[Path, str, str], what: str
+    ) -> str:
+        """An environment (``env``: its folder, key and sdist: the package's, or the sweep tool's with a
+        requirement) built on the login node (:mod:`.envbuild`), where the local builder would put it."""
+        (folder, key, sdist) = env
+        section, root = slurm_section(spec), Path(script.workdir(spec))
         request = {
-            "python": slurm_section(spec).python if slurm_section(spec).python != "python3" else image.python.path,
+            "python": section.python if section.python != "python3" else image.python.path,
             "image_dir": str(venv.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
-            "pkg_dir": str(env),
-            "pkg_key": package.sha256,
-            "sdist": package_path(spec, package),
+            "pkg_dir": str(folder),
+            "pkg_key": key,
+            "sdist": sdist,
         }
-        builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
+        builder = f"{root}/cloudtrain/envbuild.py"
         shell.write(builder, ENVBUILD.read_bytes(), 0o644)
-        result = shell.run([slurm_section(spec).python, builder, json.dumps(request)], check=False, timeout=3600)
+        result = shell.run([section.python, builder, json.dumps(request)], check=False, timeout=3600)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(
-                f"cannot build the job environment on {slurm_section(spec).login}: {why}",
+                f"cannot build {what} on {section.login}: {why}",
                 "check slurm.python (>= 3.10) and that the login node reaches the package index",
             )
         if json.loads(result.stdout.decode() or "{}").get("image_built"):
-            self._log(
-                f"built the image environment on {slurm_section(spec).login} once ({image.describe()}); "
-                "later jobs reuse it"
-            )
-        return str(venv.env_python(env))
+            self._log(f"built the image environment on {section.login} once ({image.describe()}); later jobs reuse it")
+        return str(venv.env_python(folder))
 
     def attach(
         self, job_id: str, *, region: str | None = None, project: str | None = None

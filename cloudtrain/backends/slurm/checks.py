@@ -8,43 +8,38 @@ from pathlib import PurePosixPath
 
 from cloudtrain import catalog
 from cloudtrain.backends import DEFAULT_CONTRACT
+from cloudtrain.backends.slurm import quoting
 from cloudtrain.backends.slurm.section import MIN_GRACE_S, slurm_of
 from cloudtrain.backends.slurm.sweep_rules import check_sweep
 from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.data import schemes
 
-_LOGIN = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+(?::\d{1,5})?$")
+#: An ssh destination: host, user@host (each beginning with no ``-``: ssh would read an option), a ``:port``.
+_LOGIN = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9_][A-Za-z0-9._-]*(?::\d{1,5})?$")
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-#: sbatch options the backend writes itself: a second value would silently change how the job runs.
-OWNED_OPTIONS = (
-    "--nodes",
-    "-N",
-    "--ntasks",
-    "-n",
-    "--ntasks-per-node",
-    "--gpus-per-node",
-    "--gres",
-    "--gpus-per-task",
-    "--time",
-    "-t",
-    "--signal",
-    "--output",
-    "-o",
-    "--error",
-    "-e",
-    "--export",
-    "--job-name",
-    "-J",
-    "--open-mode",
-    "--requeue",
-    "--no-requeue",
-    "--chdir",
-    "-D",
-    "--parsable",
-    "--partition",
-    "-p",
-)
+#: A feature expression (``a100&ib``, ``[rack1|rack2]*2``, ``!slow``): no blank, quote or ``#`` of sbatch's parser.
+_CONSTRAINT = re.compile(r"^[A-Za-z0-9._\-&|,*!\[\]():]+$")
+#: sbatch options the backend writes itself and the key that sets each ("" = none): a second value would
+#: silently change how the job runs (the later one wins).
+OWNED = {
+    **dict.fromkeys(("--ntasks", "--output", "--error", "--export", "--open-mode", "--chdir", "--parsable"), ""),
+    **{f"--{key}": f"slurm.{key}" for key in ("partition", "account", "qos", "constraint", "requeue")},
+    **dict.fromkeys(("--gpus", "--gpus-per-node"), "machine.accelerator_count"),
+    **dict.fromkeys(("--ntasks-per-node", "--gpus-per-task"), "slurm.tasks_per_node"),
+    "--gres": "machine.accelerator_type and machine.accelerator_count",
+    "--nodes": "replica_count",
+    "--time": "max_runtime",
+    "--job-name": "name",
+    "--no-requeue": "slurm.requeue",
+    "--array": "sweep",
+    "--signal": "slurm.grace",
+}
+_SHORT = {"N": "--nodes", "n": "--ntasks", "G": "--gpus", "t": "--time", "o": "--output", "e": "--error"}
+_SHORT |= {"J": "--job-name", "D": "--chdir", "p": "--partition", "a": "--array", "A": "--account", "q": "--qos"}
+_SHORT |= {"C": "--constraint"}
+#: sbatch's short options that take a value: what follows one in ``-xVALUE`` is its value, not more options.
+_SHORT_WITH_VALUE = set("ABCDFGIJLMNSabcdeikmnopqtwx")
 
 
 def slurm_checks(loaded: LoadedConfig) -> Iterator[tuple[tuple[str, ...], Callable[[], None]]]:
@@ -98,6 +93,8 @@ def check_section(loaded: LoadedConfig) -> None:
             f"received {s.workdir!r}; the workdir must be an absolute path every node sees",
             "write e.g. /fsx/cloudtrain (a shared filesystem)",
         )
+    if "\\" in s.workdir:  # Slurm's file name patterns (--output) read it as "no %j here"
+        raise err(("slurm", "workdir"), f"received {s.workdir!r}; Slurm's file names take no backslash", "rename it")
     if s.tasks_per_node == "gpus" and cfg.machine.accelerator_count == 0:
         raise err(
             ("slurm", "tasks_per_node"),
@@ -110,33 +107,52 @@ def check_section(loaded: LoadedConfig) -> None:
             raise err(
                 ("slurm", key), f"received {value!r}; Slurm names have letters, digits, ., _ and -", f"fix slurm.{key}"
             )
+    if s.constraint and not _CONSTRAINT.match(s.constraint):
+        raise err(
+            ("slurm", "constraint"),
+            f"received {s.constraint!r}; a constraint is features joined by & | , * ! [ ] ( )",
+            "write e.g. a100 or a100&ib",
+        )
     for i, line in enumerate(s.sbatch):
-        option = line.split("=", 1)[0].split()[0] if line.strip() else ""
-        if not option.startswith("-"):
-            raise err(
-                ("slurm", "sbatch", i), f"received {line!r}; each line is one sbatch option", 'write e.g. "--mem=0"'
-            )
-        if option in OWNED_OPTIONS:
-            raise err(("slurm", "sbatch", i), f"{option} is written by cloudtrain from the config", _owner_hint(option))
-        if "\n" in line:
-            raise err(("slurm", "sbatch", i), "one option per line", "split it into several list items")
+        problem = sbatch_line_problem(line)
+        if problem:
+            raise err(("slurm", "sbatch", i), *problem)
 
 
-def _owner_hint(option: str) -> str:
-    where = {
-        "--nodes": "replica_count",
-        "-N": "replica_count",
-        "--gpus-per-node": "machine.accelerator_count",
-        "--gres": "machine.accelerator_type and machine.accelerator_count",
-        "--time": "max_runtime",
-        "-t": "max_runtime",
-        "--signal": "slurm.grace",
-        "--partition": "slurm.partition",
-        "-p": "slurm.partition",
-        "--requeue": "slurm.requeue",
-        "--no-requeue": "slurm.requeue",
-    }
-    return f"set {where[option]} instead" if option in where else "remove it"
+def sbatch_line_problem(line: str) -> tuple[str, str] | None:
+    """Why an ``slurm.sbatch`` line cannot be written as it is, read as sbatch reads an ``#SBATCH`` line
+    (its arguments, each option in every spelling sbatch takes: ``-t1``, ``-vN3``, ``--outp=``), or None."""
+    args = quoting.sbatch_arguments(line)
+    if not args or not args[0].startswith("-"):
+        return f"received {line!r}; each line is sbatch options", 'write e.g. "--mem=0"'
+    value_next: bool | None = False
+    for arg in args:
+        if value_next and not arg.startswith("-"):  # the value of the option before it
+            value_next = False
+            continue
+        owned, value_next = _owned(arg)
+        if value_next is None:
+            return f"received {line!r}: {arg!r} is no sbatch option", "write options only, e.g. --mem=0"
+        if owned:
+            hint = f"set {OWNED[owned]} instead" if OWNED[owned] else "remove it"
+            return f"{arg} ({owned}) is written by cloudtrain from the config", hint
+    return None
+
+
+def _owned(arg: str) -> tuple[str | None, bool | None]:
+    """The owned option ``arg`` spells, if any, and whether the next argument is its value (None: not an option)."""
+    if arg.startswith("--") and len(arg) > 2:
+        name, eq, _ = arg.partition("=")
+        owned = [o for o in OWNED if o.startswith(name)]  # sbatch takes any unambiguous abbreviation
+        return (name if name in OWNED else owned[0] if owned else None), not eq and not owned
+    if not arg.startswith("-") or len(arg) < 2 or arg == "--":
+        return None, None
+    for at, letter in enumerate(arg[1:], 1):
+        if letter in _SHORT:
+            return _SHORT[letter], False
+        if letter in _SHORT_WITH_VALUE:
+            return None, at == len(arg) - 1
+    return None, False
 
 
 def check_time(loaded: LoadedConfig) -> None:

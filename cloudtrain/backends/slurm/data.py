@@ -31,7 +31,7 @@ from cloudtrain.data.cache import fetch
 from cloudtrain.data.manifest import Manifest, build_manifest
 from cloudtrain.history import cache_dir
 from cloudtrain.spec import DataChannel, JobSpec
-from cloudtrain.text.counts import counted
+from cloudtrain.text import counted
 from cloudtrain.text.numbers import size
 
 DATASYNC = Path(__file__).parent / "datasync.py"

@@ -62,7 +62,7 @@ def build(final: str, key: str, steps: Callable[[str], None], marker: dict[str, 
 
 def site_dirs(env: str) -> list[str]:
     code = "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])"
-    return list(dict.fromkeys(run([os.path.join(env, "bin", "python"), "-I", "-c", code]).split()))
+    return list(dict.fromkeys(run([os.path.join(env, "bin", "python"), "-I", "-c", code]).splitlines()))
 
 
 def main(argv: list[str]) -> None:

@@ -9,26 +9,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from cloudtrain import filetree as tree
 from cloudtrain.backends.files import CHUNK, StoredFile
 from cloudtrain.backends.slurm.shell import ClusterShell
 
-_LIST = (
-    "import json, os, sys\n"
-    "root = sys.argv[1]\n"
-    "out = []\n"
-    "for folder, dirs, files in os.walk(root):\n"
-    "    dirs.sort()\n"
-    "    for name in sorted(files):\n"
-    "        p = os.path.join(folder, name)\n"
-    "        try: out.append([os.path.relpath(p, root), os.path.getsize(p)])\n"
-    "        except OSError: pass\n"
-    "print(json.dumps(out))\n"
-)
-_READ = (
-    "import sys\n"
-    "with open(sys.argv[1], 'rb') as f:\n"
-    "    f.seek(int(sys.argv[2])); sys.stdout.buffer.write(f.read(int(sys.argv[3])))\n"
-)
+#: The one reader (cloudtrain/filetree.py), run by the cluster's Python: ``list ROOT``, ``read ROOT REL START N``
+_TREE = Path(tree.__file__).read_text()
 
 
 class ClusterFolder:
@@ -37,6 +23,7 @@ class ClusterFolder:
     def __init__(self, shell: ClusterShell, path: str, python: str = "python3"):
         self.shell, self.path, self.python = shell, path.rstrip("/"), python
         self.list_calls = 0
+        self.notes: list[str] = []
 
     @property
     def uri(self) -> str:
@@ -48,8 +35,9 @@ class ClusterFolder:
 
     def list(self) -> list[StoredFile]:
         self.list_calls += 1
-        found = json.loads(self.shell.text([self.python, "-c", _LIST, self.path]) or "[]")
-        return [StoredFile(rel, int(size)) for rel, size in found]
+        found = json.loads(self.shell.text([self.python, "-c", _TREE, "list", self.path]) or "{}")
+        self.notes = [str(note) for note in found.get("notes", [])]
+        return [StoredFile(rel, int(size), mode=int(mode)) for rel, size, mode in found.get("files", [])]
 
     def checksum_trusted(self, path: str) -> bool:
         return True  # none is listed
@@ -57,7 +45,7 @@ class ClusterFolder:
     def read(self, path: str, start: int = 0, end: int | None = None) -> Iterator[bytes]:
         while end is None or start < end:
             want = CHUNK if end is None else min(CHUNK, end - start)
-            block = self.shell.run([self.python, "-c", _READ, f"{self.path}/{path}", str(start), str(want)]).stdout
+            block = self.shell.run([self.python, "-c", _TREE, "read", self.path, path, str(start), str(want)]).stdout
             if not block:
                 return
             start += len(block)

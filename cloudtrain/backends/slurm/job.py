@@ -190,8 +190,9 @@ class SlurmJob(HandleDefaults):
             details["pending_reason"] = waiting_for
         first = states.first_failure(tasks) if state is JobState.FAILED else None
         if first is not None and first.get("last_lines"):
+            mask = job_secrets.masker(self._shell, self.run).stream()  # as the job's lines are shown: *** for secrets
             details["failed_task_output"] = [
-                f"{first.get('node')}/task-{first['task']}: {line}" for line in first["last_lines"]
+                f"{first.get('node')}/task-{first['task']}: {mask(line)}" for line in first["last_lines"]
             ]
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:

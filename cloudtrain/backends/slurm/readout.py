@@ -62,6 +62,8 @@ def main(run: str) -> None:
     out["slurm_state"] = (read(os.path.join(last, "slurm-state")) or "").strip() or None
     out["down_nodes"] = sorted(set((read(os.path.join(last, "down-nodes")) or "").split()))
     out["cancel_requested"] = os.path.exists(os.path.join(folder, "cancel-requested"))
+    # slurmd opens the batch log (--output) when the job starts: none, and the job left the queue unstarted
+    out["started"] = out["known"] and any(n.startswith("batch-") for n in os.listdir(folder))
     plan = read(os.path.join(folder, "tasks.json"))
     out["gpus_per_node"] = json.loads(plan).get("gpus_per_node", 0) if plan else 0
     try:

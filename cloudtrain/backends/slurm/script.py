@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass
 
 from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
+from cloudtrain.backends.slurm.quoting import comment, filename, option
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
@@ -58,34 +59,30 @@ def tasks_per_node(spec: JobSpec) -> int:
 
 
 def sbatch_options(spec: JobSpec) -> list[str]:
-    """The ``#SBATCH`` options, in the order they are written."""
+    """The ``#SBATCH`` options, in the order they are written, each value as sbatch reads it back
+    (:func:`.quoting.option`); ``slurm.sbatch``'s lines as written (checked as sbatch parses them)."""
     s = slurm_section(spec)
     gpu = gpu_type(spec)
     seconds = time_limit(spec.max_runtime_seconds, spec.budget_gpu_hours, spec.gpus_total)
-    run = spec.output_dir.rstrip("/")
-    options = [f"--job-name={spec.job_name}"]
-    if s.partition:
-        options.append(f"--partition={s.partition}")
     gpus = spec.machine.accelerator_count
     per_node = tasks_per_node(spec)
-    options += [f"--nodes={spec.replica_count}", f"--ntasks-per-node={per_node}"]
+    values: list[tuple[str, object]] = [("--job-name", spec.job_name), ("--partition", s.partition)]
+    values += [("--nodes", spec.replica_count), ("--ntasks-per-node", per_node)]
     if gpus and per_node > 1:  # one task per GPU: Slurm gives each its own CUDA_VISIBLE_DEVICES
-        options.append(f"--gpus-per-task={gpu}:1" if gpu else "--gpus-per-task=1")
+        values.append(("--gpus-per-task", f"{gpu}:1" if gpu else 1))
     elif gpus and gpu:
-        options.append(f"--gres=gpu:{gpu}:{gpus}")  # the GPU type the cluster names
+        values.append(("--gres", f"gpu:{gpu}:{gpus}"))  # the GPU type the cluster names
     elif gpus:
-        options.append(f"--gpus-per-node={gpus}")
-    options += [
-        f"--time={slurm_time(seconds)}",
-        f"--signal=B:USR1@{s.grace}",
-        f"--output={run}/slurm/batch-%j.log",
-        "--open-mode=append",
-        "--requeue" if s.requeue else "--no-requeue",
-        "--export=NONE",
+        values.append(("--gpus-per-node", gpus))
+    values += [
+        ("--time", slurm_time(seconds)),
+        ("--signal", f"B:USR1@{s.grace}"),
+        ("--output", f"{filename(spec.output_dir.rstrip('/'))}/slurm/batch-%j.log"),
+        ("--open-mode", "append"),
     ]
-    for key in ("account", "qos", "constraint"):
-        if getattr(s, key):
-            options.append(f"--{key}={getattr(s, key)}")
+    options = [option(name, value) for name, value in values if value]
+    options += ["--requeue" if s.requeue else "--no-requeue", "--export=NONE"]
+    options += [option(f"--{key}", getattr(s, key)) for key in ("account", "qos", "constraint") if getattr(s, key)]
     if s.exclusive:
         options.append("--exclusive")
     return options + [line.strip() for line in s.sbatch]
@@ -99,11 +96,11 @@ def batch_script(spec: JobSpec, paths: Paths) -> str:
     setup = "".join(f"{line}\n" for line in s.setup)
     task = f'set -e\n{setup}exec "$0" "$@"'
     python_bin = paths.python.rsplit("/", 1)[0]
-    requeue = requeue_lines(spec, paths) if s.requeue else ""
+    requeue = requeue_lines(spec) if s.requeue else ""
     # the tasks' logs readable by the user alone where the job has secret values (masked when shown)
     private = "umask 077\n" if spec.secrets or secret_names(spec.env) else ""
     return f"""#!/bin/bash
-# {spec.job_name}: written by cloudtrain from {spec.config_file.name}
+{comment(f"{spec.job_name}: written by cloudtrain from {spec.config_file.name}")}
 {header}
 set -u
 if [ -z "${{CLOUDTRAIN_CLEAN_ENV:-}}" ]; then
@@ -150,7 +147,7 @@ warn() {{
 trap 'warn USR1' USR1
 trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \\
-  bash -c {q(task)} {q(paths.python)} {q(paths.launcher)} {q(paths.tasks)} &
+  bash -c {q(task)} {q(paths.python)} "$RUN/slurm/launcher.py" "$RUN/slurm/tasks.json" &
 step=$!
 while :; do
   wait "$step"
@@ -184,7 +181,7 @@ REQUEUE = r"""if [ ! -e "$RUN/slurm/cancel-requested" ]; then
     say "cloudtrain: not requeued: budget.max_gpu_hours ({gpu_hours}) spent:" \
       "$hours GPU-hours over $((restart + 1)) runs"
   else
-    ckpt_dir=$(python3 -c {chief_checkpoints} {tasks} 2>/dev/null || true)
+    ckpt_dir=$(python3 -c {chief_checkpoints} "$RUN/slurm/tasks.json" 2>/dev/null || true)
     step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
       | sort -n | tail -1)
     if [ -n "$step" ]; then
@@ -204,7 +201,7 @@ fi
 """
 
 
-def requeue_lines(spec: JobSpec, paths: Paths) -> str:
+def requeue_lines(spec: JobSpec) -> str:
     """After the time-limit warning, with ``slurm.requeue``: requeue unless cancelled, ``slurm.max_requeues``
     reached, or ``budget.max_gpu_hours`` spent over all runs (then the job ends timed out, 124). Each
     requeue says its count and the checkpoint the next run resumes from (the newest ``ckpt-<step>`` in
@@ -220,6 +217,5 @@ def requeue_lines(spec: JobSpec, paths: Paths) -> str:
         gpus=gpus,
         gpu_hours=hours,
         chief_checkpoints=shlex.quote("import json,sys; print(json.load(open(sys.argv[1]))['tasks'][0]['dirs'][1])"),
-        tasks=shlex.quote(paths.tasks),
     )
     return "".join(f"  {line}\n" for line in text.splitlines())

@@ -21,6 +21,7 @@ from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
 
 SSH_CONFIG_VAR = environment_vars.SSH_CONFIG
+CONNECT_TIMEOUT_S = 20
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 
 
@@ -54,7 +55,8 @@ class ClusterShell:
         return bool(self.login)
 
     def ssh_argv(self) -> list[str]:
-        """``ssh … DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``."""
+        """``ssh … -- DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``. Every option comes before
+        ``--``: the destination is never read as one (a login of ``-V`` is refused at validation too)."""
         dest, port = self.login, None
         if ":" in dest:
             dest, port = dest.rsplit(":", 1)
@@ -71,49 +73,39 @@ class ClusterShell:
             "BatchMode=yes",
             "-o",
             "ServerAliveInterval=15",
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",  # a host that accepts and never answers: ssh's banner wait too
         ]
         if self._environ.get(SSH_CONFIG_VAR):
             argv += ["-F", self._environ[SSH_CONFIG_VAR]]
         if port:
             argv += ["-p", port]
-        return argv + [dest]
+        return argv + ["--", dest]
 
     def argv(self, command: Sequence[str]) -> list[str]:
         """``command`` as run here, or as one remote shell line over ssh."""
-        return [*self.ssh_argv(), "--", shlex.join(command)] if self.remote else list(command)
+        return [*self.ssh_argv(), shlex.join(command)] if self.remote else list(command)
 
     def run(
-        self,
-        command: Sequence[str],
-        *,
-        input: bytes | None = None,
-        check: bool = True,
-        timeout: float = 120,
-        own_session: bool = False,
+        self, command: Sequence[str], *, input: bytes | None = None, check: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[bytes]:
-        """``own_session``: out of the terminal's process group, so a Ctrl-C meant for cloudtrain does not
-        kill it halfway (``sbatch``: the job would exist with nobody knowing its id)."""
+        """Every command (ssh, its multiplexing master, sbatch) runs in a session of its own, with no terminal:
+        a Ctrl-C or SIGHUP meant for cloudtrain never kills one halfway, so a job that sbatch created is
+        always recorded (the job would exist with nobody knowing its id)."""
         try:
             result = subprocess.run(
                 self.argv(command),
-                input=input,
+                input=input or b"",
                 capture_output=True,
                 timeout=timeout,
                 env=self._environ,
-                start_new_session=own_session,
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
         except subprocess.TimeoutExpired:
-            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
-        if self.remote and result.returncode == _SSH_FAILED:
-            raise CloudUnreachable(
-                f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
-                "check that `ssh " + self.login + "` works in a terminal",
-            )
-        if check and result.returncode != 0:
-            raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
-        return result
+            raise self._silent(command, timeout) from None
+        return self._checked(command, result, check)
 
     def feed(
         self, command: Sequence[str], write: Callable[[IO[bytes]], None], *, timeout: float = 3600
@@ -127,6 +119,7 @@ class ClusterShell:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self._environ,
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
@@ -138,15 +131,19 @@ class ClusterShell:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            raise CloudUnreachable(f"{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint()) from None
-        result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+            raise self._silent(command, timeout) from None
+        return self._checked(command, subprocess.CompletedProcess(proc.args, proc.returncode, out, err), True)
+
+    def _checked(
+        self, command: Sequence[str], result: subprocess.CompletedProcess[bytes], check: bool
+    ) -> subprocess.CompletedProcess[bytes]:
         if self.remote and result.returncode == _SSH_FAILED:
             raise CloudUnreachable(
-                f"ssh {self.login}: {_last(err) or 'connection failed'}",
+                f"ssh {self.login}: {_last(result.stderr) or 'connection failed'}",
                 "check that `ssh " + self.login + "` works in a terminal",
             )
-        if result.returncode != 0:
-            raise BackendError(f"{shlex.join(command)} failed: {_last(err) or _last(out)}")
+        if check and result.returncode != 0:
+            raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
         return result
 
     def text(self, command: Sequence[str], **kwargs: Any) -> str:
@@ -160,6 +157,7 @@ class ClusterShell:
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             env=self._environ,
+            start_new_session=True,
         )
 
     def write(self, path: str, data: bytes, mode: int = 0o600) -> None:
@@ -185,6 +183,10 @@ class ClusterShell:
             return False
         self.write(path, local.read_bytes(), 0o644)
         return True
+
+    def _silent(self, command: Sequence[str], timeout: float) -> CloudUnreachable:
+        where = f"ssh {self.login}: " if self.remote else ""
+        return CloudUnreachable(f"{where}{shlex.join(command)} did not answer in {timeout:.0f} s", self._hint())
 
     def _hint(self) -> str:
         return (

@@ -140,6 +140,8 @@ def outcome_from_files(files: dict[str, Any]) -> tuple[JobState, str, str | None
         return JobState.FAILED, "FAILED", failure_words(first)
     if batch == 0 and tasks and all(t.get("exit") == 0 for t in tasks):
         return JobState.SUCCEEDED, "COMPLETED", None
+    if batch is None and not tasks and files.get("started") is False:  # scancel of a pending job
+        return JobState.CANCELLED, "CANCELLED", "cancelled before it started"
     if unfinished:
         t = unfinished[0]
         return JobState.PREEMPTED, "NODE_FAIL", f"node {t['node']} failed: task {t['task']} never reported its end"

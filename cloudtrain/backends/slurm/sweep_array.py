@@ -30,15 +30,14 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from cloudtrain.backends.runner import venv
-from cloudtrain.backends.slurm import data, job_secrets, script
+from cloudtrain.backends.slurm import data, job_secrets, quoting, script
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.sweep_handle import STATE, SlurmSweep, sbatch_command
-from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps import sweep_of, trial_base
@@ -92,15 +91,11 @@ def check_shared(shell: ClusterShell, workdir: str, partition: str | None) -> No
 
 
 def template_spec(spec: JobSpec) -> JobSpec:
-    """One trial's job with the run folder, its name and the swept values as placeholders (filled on the node)."""
+    """One trial's job with the run folder, its name and the swept values as placeholders (filled on the node);
+    the values appended to the args as ``--name=value``, a module's and a script's alike (as on every backend)."""
     base = trial_base(spec)
-    swept = {name: f"@P:{name}@" for name in sweep_of(spec).params}
-    return dataclasses.replace(
-        base,
-        job_name="@JOB@",
-        output_dir="@RUN@",
-        hyperparameters=MappingProxyType({**base.hyperparameters, **swept}),
-    )
+    swept = tuple(f"--{name}=@P:{name}@" for name in sweep_of(spec).params)
+    return dataclasses.replace(base, job_name="@JOB@", output_dir="@RUN@", args=base.args + swept)
 
 
 def state_of(spec: JobSpec, workdir: str) -> dict[str, Any]:
@@ -126,11 +121,12 @@ def array_script(spec: JobSpec, folder: str, tool: str) -> str:
     q = shlex.quote
     as_sweep = dataclasses.replace(spec, output_dir=folder)
     options = [o for o in script.sbatch_options(as_sweep) if not o.startswith("--output=")]
-    options.append(f"--output={folder}/slurm/batch-%A_%a.log")
+    options.append(quoting.option("--output", f"{quoting.filename(folder)}/slurm/batch-%A_%a.log"))
     header = "\n".join(f"#SBATCH {option}" for option in options)
     trial = f"{folder}/slurm/sweep_trial.py"
+    written = f"{spec.job_name}: a sweep's trials as a job array, written by cloudtrain from {spec.config_file.name}"
     return f"""#!/bin/bash
-# {spec.job_name}: a sweep's trials as a job array, written by cloudtrain from {spec.config_file.name}
+{quoting.comment(written)}
 {header}
 set -u
 export PATH={script.BASE_PATH}
@@ -192,11 +188,10 @@ def render(request: dict[str, Any], spec: JobSpec, image: Any, python: str) -> d
 class JobParts:
     """What the backend gives a sweep of the making of one job (this module sits below it)."""
 
-    backend: Any  # its _image(spec) and _build_remotely(shell, spec, package, image)
+    backend: Any  # its _image, _refuse_early and _build_remotely
     tasks_plan: Callable[[JobSpec, BuiltPackage, str, dict[str, str]], dict[str, Any]]
     package_path: Callable[[JobSpec, BuiltPackage], str]
     launcher: Path
-    envbuild: Path
 
 
 def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[[str], None]) -> SlurmSweep:
@@ -206,6 +201,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     shell, workdir = ClusterShell(section.login), script.workdir(spec)
     secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
     check_shared(shell, workdir, section.partition)
+    backend._refuse_early(shell, spec, array_script(spec, spec.output_dir.rstrip("/"), section.python))
     if not shell.remote:
         Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
     shell.copy_once(package.path, package_path(spec, package))
@@ -216,8 +212,11 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
         log(f"GPU environment: {gpu.line}")
     requirement = f"optuna=={optuna_version()}"
     if shell.remote:
-        python = backend._build_remotely(shell, spec, package, image)
-        tool = build_tool_remotely(shell, spec, image, requirement, parts.envbuild)
+        env = (venv.env_dir(package, image, Path(workdir)), package.sha256, package_path(spec, package))
+        python = backend._build_remotely(shell, spec, image, env, "the job environment")
+        tool_dir = tool_env(image, Path(workdir))
+        tool_spec = (tool_dir, tool_dir.name.removeprefix("deps-"), requirement)
+        tool = backend._build_remotely(shell, spec, image, tool_spec, f"the sweep tool's environment ({requirement})")
     else:
         root = Path(workdir)
         python = str(venv.ensure_env(package, image, root=root, log=log).python)
@@ -245,28 +244,3 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     sweep = SlurmSweep(shell, "", folder, cluster=spec.region, workdir=workdir)
     sweep.job_id = sweep.submit_array(0, sweep_of(spec).max_trials, sweep_of(spec).parallel_trials, [])
     return sweep
-
-
-def build_tool_remotely(shell: ClusterShell, spec: JobSpec, image: Any, requirement: str, envbuild: Path) -> str:
-    """The sweep tool's environment on the login node (:mod:`.envbuild`), where the local builder would put it."""
-    section, root = slurm_section(spec), Path(script.workdir(spec))
-    env = tool_env(image, root)
-    request = {
-        "python": section.python if section.python != "python3" else image.python.path,
-        "image_dir": str(venv.image_dir(image, root)),
-        "image_key": image.key,
-        "image_packages": list(image.packages),
-        "pkg_dir": str(env),
-        "pkg_key": env.name.removeprefix("deps-"),
-        "sdist": requirement,
-    }
-    builder = f"{script.workdir(spec)}/cloudtrain/envbuild.py"
-    shell.write(builder, envbuild.read_bytes(), 0o644)
-    result = shell.run([section.python, builder, json.dumps(request)], check=False, timeout=3600)
-    if result.returncode != 0:
-        why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        raise BackendError(
-            f"cannot build the sweep tool's environment ({requirement}) on {section.login}: {why}",
-            "check that the login node reaches the package index",
-        )
-    return str(venv.env_python(env))

@@ -134,7 +134,7 @@ class SlurmSweep(HandleDefaults):
         ``sbatch`` runs out of the terminal's process group: the array is never left unrecorded."""
         creation_window.hold()
         command = sbatch_command(self.folder, first, count, parallel, rerun)
-        result = self._shell.run(command, check=False, own_session=True)
+        result = self._shell.run(command, check=False)
         if result.returncode != 0:
             why = (result.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise BackendError(f"sbatch failed: {why.removeprefix('sbatch: error: ')}")
@@ -279,7 +279,7 @@ class SlurmSweep(HandleDefaults):
         its end, masked), all of them merged here as they arrive. The controller is asked once a round
         (``squeue`` of the arrays) for every trial: a trial ended once its task left that list."""
         if not follow:
-            for number, job_id, run in self._trial_runs():
+            for number, job_id, run, _ in self._trial_runs():
                 yield from _labelled(number, self._trial(job_id, run).logs(follow=False))
             return
         arrived: queue.Queue[LogLine | Exception | None] = queue.Queue()  # None: a trial's follower ended
@@ -306,9 +306,11 @@ class SlurmSweep(HandleDefaults):
                 runs = self._trial_runs()  # before squeue: a trial asked for but not listed has ended
                 alive = {task for task, _ in self._tasks()}  # one squeue a round, for every trial's follower
                 listed[0] = alive
-                for number, job_id, run in runs:
-                    if run not in started:
-                        started.add(run)
+                for number, job_id, run, unfinished in runs:
+                    # an interrupted trial a resumed array runs again: its new task's lines, not the old ones
+                    waiting = unfinished and job_id not in alive and bool(alive)
+                    if job_id not in started and not waiting:
+                        started.add(job_id)
                         following += 1
                         trial = self._trial(job_id, run)
                         args = (number, trial, job_id in alive)
@@ -337,9 +339,10 @@ class SlurmSweep(HandleDefaults):
     def _trial(self, job_id: str, run: str) -> SlurmJob:
         return SlurmJob(self._shell, job_id, run, cluster=self.region, workdir=self.project, sleep=self._sleep)
 
-    def _trial_runs(self) -> list[tuple[int, str, str]]:
+    def _trial_runs(self) -> list[tuple[int, str, str, bool]]:
+        """(number, Slurm id, run folder, whether the journal has it RUNNING) of each trial that started."""
         return [
-            (t.number, t.user_attrs["job_id"], t.user_attrs["output_dir"])
+            (t.number, t.user_attrs["job_id"], t.user_attrs["output_dir"], t.state.name == "RUNNING")
             for t in self.trials() or []
             if t.user_attrs.get("job_id") and t.user_attrs.get("output_dir")
         ]

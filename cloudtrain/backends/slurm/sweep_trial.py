@@ -26,6 +26,7 @@ array's pending tasks are cancelled.
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -119,7 +120,9 @@ def format_value(value: Any) -> str:
 
 
 def filled(template: str, run: str, job_name: str, values: dict[str, Any], quote: Callable[[str], str]) -> str:
-    text = template.replace("@RUN@", run).replace("@JOB@", job_name)
+    """``template`` with each placeholder replaced by its value quoted for where it stands (a shell word,
+    the inside of a JSON string): the run folder is text of the user's (``slurm.workdir``), never code."""
+    text = template.replace("@RUN@", quote(run)).replace("@JOB@", quote(job_name))
     for name, value in values.items():
         text = text.replace(f"@P:{name}@", quote(format_value(value)))
     return text
@@ -157,7 +160,7 @@ def ask(sweep_dir: str, rerun: str) -> None:
     with open(os.path.join(templates, "tasks.template.json")) as f:
         tasks = filled(f.read(), run, job_name, values, lambda text: json.dumps(text)[1:-1])
     with open(os.path.join(templates, "job.template.sh")) as f:
-        job = filled(f.read(), run, job_name, values, lambda text: text)
+        job = filled(f.read(), run, job_name, values, shlex.quote)
     write(os.path.join(slurm, "tasks.json"), tasks, 0o600)
     write(os.path.join(slurm, "job.sh"), job, 0o755)
     shutil.copyfile(os.path.join(templates, "launcher.py"), os.path.join(slurm, "launcher.py"))

@@ -16,16 +16,3 @@ def slurm_time(seconds: int) -> str:
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-
-
-def parse_slurm_time(text: str) -> int | None:
-    """``1-02:03:04``, ``02:03:04``, ``03:04``, ``UNLIMITED`` → seconds (None: unlimited or unreadable)."""
-    text = text.strip()
-    if not text or text in ("UNLIMITED", "INVALID", "NOT_SET", "Partition_Limit"):
-        return None
-    days, _, clock = text.rpartition("-")
-    parts = [int(p) for p in clock.split(":")]
-    while len(parts) < 3:
-        parts.insert(0, 0)
-    h, m, s = parts[-3:]
-    return (int(days or 0) * 24 + h) * 3600 + m * 60 + s

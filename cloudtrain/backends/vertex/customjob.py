@@ -22,8 +22,7 @@ from typing import Any
 from cloudtrain.backends.vertex.mlengine import name_from_file
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
-from cloudtrain.text.counts import counted
-from cloudtrain.text.mapped_line import mapped_line
+from cloudtrain.text import counted, mapped_line
 
 BOOT_DISK_TYPE = "pd-ssd"
 _SPEC_KEYS = {
@@ -76,184 +75,201 @@ def is_custom_job(data: Any) -> bool:
 
 def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     """The cloudtrain dict for a CustomJobSpec document, and the notes on what was mapped."""
-    data = loaded.data
-    notes: list[str] = []
-    out: dict[str, Any] = {}
-    top = {_camel(k): k for k in data}
-    prefix: Path_ = ()
-    spec = data
-    if "jobSpec" in top:
-        prefix = (top["jobSpec"],)
-        spec = data[top["jobSpec"]]
-        if "displayName" in top:
-            out["name"] = data[top["displayName"]]
-            out["name_suffix"] = False
-        if "labels" in top and isinstance(data[top["labels"]], dict):
-            out["labels"] = {k: v for k, v in data[top["labels"]].items() if k != "cloudtrain-submit-id"}
-        for key in top:
-            if key in _UNSUPPORTED:
-                raise loaded.error((top[key],), _UNSUPPORTED[key], f"remove {top[key]}")
-        out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS}))
-    else:
-        out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS}))
-    keys = {_camel(k): k for k in spec}
+    doc = _Converting(loaded)
+    pools_key = doc.keys.get("workerPoolSpecs", "workerPoolSpecs")
+    chief = doc.pools(pools_key)
+    doc.code(chief.get("code") or {}, doc.at(pools_key, 0))
+    doc.scheduling()
+    return doc.out, doc.notes
 
-    def at(*path: str | int) -> Path_:
-        return (*prefix, *path)
 
-    def fail(path: Path_, message: str, hint: str) -> ConfigError:
-        return loaded.error(path, message, hint)
+class _Converting:
+    """One CustomJobSpec document being read, a section at a time, into cloudtrain's keys (``out``)."""
 
-    def put(path: tuple[str, ...], value: Any, source: Path_) -> None:
-        target = out
+    def __init__(self, loaded: LoadedYaml) -> None:
+        self.loaded, self.notes, self.out = loaded, list[str](), dict[str, Any]()
+        data = loaded.data
+        top = {_camel(k): k for k in data}
+        self.prefix: Path_ = ()
+        self.spec = data
+        if "jobSpec" in top:
+            self.prefix = (top["jobSpec"],)
+            self.spec = data[top["jobSpec"]]
+            if "displayName" in top:
+                self.out["name"] = data[top["displayName"]]
+                self.out["name_suffix"] = False
+            if "labels" in top and isinstance(data[top["labels"]], dict):
+                self.out["labels"] = {k: v for k, v in data[top["labels"]].items() if k != "cloudtrain-submit-id"}
+            for key in top:
+                if key in _UNSUPPORTED:
+                    raise loaded.error((top[key],), _UNSUPPORTED[key], f"remove {top[key]}")
+            self.out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS}))
+        else:
+            self.out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS}))
+        self.keys = {_camel(k): k for k in self.spec}
+        for key, original in self.keys.items():
+            if key in _UNSUPPORTED and self.spec[original] not in (None, False, [], {}, ""):
+                raise self.fail(self.at(original), _UNSUPPORTED[key], f"remove {original}")
+        self.out.setdefault("backend", "vertex")
+        if "name" not in self.out:
+            self.out["name"] = name_from_file(loaded.file)
+
+    def at(self, *path: str | int) -> Path_:
+        return (*self.prefix, *path)
+
+    def fail(self, path: Path_, message: str, hint: str) -> ConfigError:
+        return self.loaded.error(path, message, hint)
+
+    def put(self, path: tuple[str, ...], value: Any, source: Path_) -> None:
+        target = self.out
         for part in path[:-1]:
             target = target.setdefault(part, {})
         if path[-1] in target:
             return  # a cloudtrain key next to the spec wins
         target[path[-1]] = value
-        loaded.lines.setdefault(path, loaded.line_of(source) or 1)
-        if flag := loaded.flag_of(source):
-            loaded.flags.setdefault(path, flag)
+        self.loaded.lines.setdefault(path, self.loaded.line_of(source) or 1)
+        if flag := self.loaded.flag_of(source):
+            self.loaded.flags.setdefault(path, flag)
 
-    for key, original in keys.items():
-        if key in _UNSUPPORTED and spec[original] not in (None, False, [], {}, ""):
-            raise fail(at(original), _UNSUPPORTED[key], f"remove {original}")
-    out.setdefault("backend", "vertex")
-    if "name" not in out:
-        out["name"] = name_from_file(loaded.file)
+    def pools(self, pools_key: str) -> dict[str, Any]:
+        """The worker pools: the chief's machine and disk, then how many replicas; the chief's pool."""
+        pools = self.spec.get(pools_key)
+        if not isinstance(pools, list) or not pools or not isinstance(pools[0], dict) or not pools[0]:
+            raise self.fail(
+                self.at(pools_key),
+                "needs at least the first worker pool (the chief)",
+                "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
+                "pythonPackageSpec: {…}}]",
+            )
+        chief = _pool(pools[0], self.at(pools_key, 0), self.loaded, self.fail)
+        rest = (_pool(p, self.at(pools_key, i), self.loaded, self.fail) if isinstance(p, dict) and p else None
+                for i, p in enumerate(pools) if i)  # fmt: skip
+        parsed = [chief, *rest]
+        if int(chief["replicaCount"]) != 1:
+            raise self.fail(
+                self.at(pools_key, 0),
+                f"the first pool is the chief and has 1 replica, not {chief['replicaCount']}",
+                "set replicaCount: 1 and put the other replicas in the second pool",
+            )
+        machine, source = chief["machineSpec"], self.at(pools_key, 0)
+        self.put(("machine", "type"), machine.get("machineType"), source)
+        if machine.get("acceleratorType") and machine.get("acceleratorType") != "ACCELERATOR_TYPE_UNSPECIFIED":
+            self.put(("machine", "accelerator"), machine["acceleratorType"], source)
+            self.put(("machine", "accelerator_count"), int(machine.get("acceleratorCount") or 1), source)
+        disk = chief.get("diskSpec") or {}
+        if disk.get("bootDiskSizeGb"):
+            self.put(("machine", "disk_gb"), int(disk["bootDiskSizeGb"]), source)
+        if disk.get("bootDiskType") not in (None, BOOT_DISK_TYPE):
+            self.notes.append(
+                mapped_line(
+                    f"{pools_key}[0].diskSpec.bootDiskType",
+                    disk["bootDiskType"],
+                    BOOT_DISK_TYPE,
+                    "the one boot disk type cloudtrain requests",
+                )
+            )
+        self.replicas(pools_key, parsed)
+        return chief
 
-    pools_key = keys.get("workerPoolSpecs", "workerPoolSpecs")
-    pools = spec.get(pools_key)
-    if not isinstance(pools, list) or not pools or not isinstance(pools[0], dict) or not pools[0]:
-        raise fail(
-            at(pools_key),
-            "needs at least the first worker pool (the chief)",
-            "e.g. workerPoolSpecs: [{machineSpec: {machineType: n1-standard-4}, replicaCount: 1, "
-            "pythonPackageSpec: {…}}]",
-        )
-    chief = _pool(pools[0], at(pools_key, 0), loaded, fail)
-    parsed = [
-        chief,
-        *(
-            _pool(p, at(pools_key, i), loaded, fail) if isinstance(p, dict) and p else None
-            for i, p in enumerate(pools)
-            if i
-        ),
-    ]
-    if int(chief["replicaCount"]) != 1:
-        raise fail(
-            at(pools_key, 0),
-            f"the first pool is the chief and has 1 replica, not {chief['replicaCount']}",
-            "set replicaCount: 1 and put the other replicas in the second pool",
-        )
-    machine = chief["machineSpec"]
-    put(("machine", "type"), machine.get("machineType"), at(pools_key, 0))
-    if machine.get("acceleratorType") and machine.get("acceleratorType") != "ACCELERATOR_TYPE_UNSPECIFIED":
-        put(("machine", "accelerator"), machine["acceleratorType"], at(pools_key, 0))
-        put(("machine", "accelerator_count"), int(machine.get("acceleratorCount") or 1), at(pools_key, 0))
-    disk = chief.get("diskSpec") or {}
-    if disk.get("bootDiskSizeGb"):
-        put(("machine", "disk_gb"), int(disk["bootDiskSizeGb"]), at(pools_key, 0))
-    if disk.get("bootDiskType") not in (None, BOOT_DISK_TYPE):
-        notes.append(
-            mapped_line(
-                f"{pools_key}[0].diskSpec.bootDiskType",
-                disk["bootDiskType"],
-                BOOT_DISK_TYPE,
-                "the one boot disk type cloudtrain requests",
+    def replicas(self, pools_key: str, parsed: list[dict[str, Any] | None]) -> None:
+        """Pool 1 the workers (the chief's machine and code), pool 2 parameter servers, no evaluators."""
+        chief = parsed[0] or {}
+        replicas = 1
+        if len(parsed) > 1 and (workers := parsed[1]):
+            if workers["machineSpec"] != chief["machineSpec"] or workers.get("code") != chief.get("code"):
+                raise self.fail(
+                    self.at(pools_key, 1),
+                    "workers must use the chief's machine and code (one spec for all replicas)",
+                    "give the second pool the first pool's machineSpec and pythonPackageSpec (or containerSpec)",
+                )
+            replicas += int(workers["replicaCount"])
+        if len(parsed) > 2 and (parameter_servers := parsed[2]):
+            servers = int(parameter_servers["replicaCount"])
+            replicas += servers
+            self.notes.append(
+                mapped_line(
+                    f"{pools_key}[2]",
+                    counted(servers, "parameter server"),
+                    f"{replicas} replicas of the chief's machine",
+                    "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, "
+                    "with no parameter servers",
+                )
             )
-        )
+        if len(parsed) > 3 and parsed[3]:
+            raise self.fail(
+                self.at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool"
+            )
+        if len(parsed) > 4:
+            raise self.fail(self.at(pools_key, 4), "Vertex has at most 4 worker pools", "remove the extra pools")
+        if replicas > 1:
+            self.put(("replica_count",), replicas, self.at(pools_key))
 
-    replicas = 1
-    if len(parsed) > 1 and parsed[1]:
-        if parsed[1]["machineSpec"] != machine or parsed[1].get("code") != chief.get("code"):
-            raise fail(
-                at(pools_key, 1),
-                "workers must use the chief's machine and code (one spec for all replicas)",
-                "give the second pool the first pool's machineSpec and pythonPackageSpec (or containerSpec)",
+    def code(self, code: dict[str, Any], pool: Path_) -> None:
+        """The chief's pythonPackageSpec or containerSpec: image, module, args, env; no prebuilt packages."""
+        source = (*pool, code.get("_key", "pythonPackageSpec"))
+        if code.get("_kind") == "containerSpec":
+            if not code.get("imageUri"):
+                raise self.fail(
+                    source,
+                    "containerSpec.imageUri is required",
+                    "e.g. imageUri: us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG",
+                )
+            self.put(("container", "image_uri"), code["imageUri"], source)
+            if code.get("command"):
+                self.put(("container", "command"), [str(c) for c in code["command"]], source)
+        if code.get("executorImageUri"):
+            self.put(("image", "uri"), code["executorImageUri"], source)
+        if code.get("pythonModule"):
+            self.put(("package", "module"), code["pythonModule"], source)
+        if code.get("args"):
+            self.put(("args",), [str(a) for a in code["args"]], source)
+        if code.get("env"):
+            env = {e["name"]: str(e.get("value", "")) for e in code["env"] if isinstance(e, dict)}
+            self.put(("env",), env, source)
+        uris = code.get("packageUris") or []
+        if uris:
+            if not (self.out.get("package") or {}).get("path"):
+                raise self.fail(
+                    source,
+                    f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
+                    "stages the package from its source folder",
+                    "give the folder: --set package.path=./trainer "
+                    "(or local-package-path= in --worker-pool-spec) and drop packageUris",
+                )
+            self.notes.append(
+                mapped_line(
+                    "packageUris",
+                    ", ".join(uris),
+                    f"the package built from package.path {self.out['package']['path']}",
+                    "cloudtrain builds and stages the package itself",
+                )
             )
-        replicas += int(parsed[1]["replicaCount"])
-    if len(parsed) > 2 and parsed[2]:
-        servers = int(parsed[2]["replicaCount"])
-        replicas += servers
-        notes.append(
-            mapped_line(
-                f"{pools_key}[2]",
-                counted(servers, "parameter server"),
-                f"{replicas} replicas of the chief's machine",
-                "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers",
-            )
-        )
-    if len(parsed) > 3 and parsed[3]:
-        raise fail(at(pools_key, 3), "evaluator pools are not supported: all replicas train", "remove the fourth pool")
-    if len(parsed) > 4:
-        raise fail(at(pools_key, 4), "Vertex has at most 4 worker pools", "remove the extra pools")
-    if replicas > 1:
-        put(("replica_count",), replicas, at(pools_key))
 
-    code = chief.get("code") or {}
-    source = at(pools_key, 0, code.get("_key", "pythonPackageSpec"))
-    if code.get("_kind") == "containerSpec":
-        if not code.get("imageUri"):
-            raise fail(
-                source, "containerSpec.imageUri is required", "e.g. imageUri: us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG"
-            )
-        put(("container", "image_uri"), code["imageUri"], source)
-        if code.get("command"):
-            put(("container", "command"), [str(c) for c in code["command"]], source)
-    if code.get("executorImageUri"):
-        put(("image", "uri"), code["executorImageUri"], source)
-    if code.get("pythonModule"):
-        put(("package", "module"), code["pythonModule"], source)
-    if code.get("args"):
-        put(("args",), [str(a) for a in code["args"]], source)
-    if code.get("env"):
-        put(("env",), {e["name"]: str(e.get("value", "")) for e in code["env"] if isinstance(e, dict)}, source)
-    uris = code.get("packageUris") or []
-    if uris:
-        if not (out.get("package") or {}).get("path"):
-            raise fail(
+    def scheduling(self) -> None:
+        """``scheduling`` (timeout, spot), the service account, the network and the output folder."""
+        keys, spec = self.keys, self.spec
+        scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
+        source = self.at(keys.get("scheduling", "scheduling"))
+        if scheduling.get("timeout"):
+            self.put(("max_runtime",), _duration(scheduling["timeout"]), source)
+        if scheduling.get("restartJobOnWorkerRestart"):
+            raise self.fail(
                 source,
-                f"packageUris {uris[0]} names a package built elsewhere; cloudtrain builds and "
-                "stages the package from its source folder",
-                "give the folder: --set package.path=./trainer "
-                "(or local-package-path= in --worker-pool-spec) and drop packageUris",
+                "restartJobOnWorkerRestart is not supported: a failed replica fails the job",
+                "remove it; the trainer resumes from its checkpoints on resubmit",
             )
-        notes.append(
-            mapped_line(
-                "packageUris",
-                ", ".join(uris),
-                f"the package built from package.path {out['package']['path']}",
-                "cloudtrain builds and stages the package itself",
-            )
-        )
-
-    scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
-    source = at(keys.get("scheduling", "scheduling"))
-    if scheduling.get("timeout"):
-        put(("max_runtime",), _duration(scheduling["timeout"]), source)
-    if scheduling.get("restartJobOnWorkerRestart"):
-        raise fail(
-            source,
-            "restartJobOnWorkerRestart is not supported: a failed replica fails the job",
-            "remove it; the trainer resumes from its checkpoints on resubmit",
-        )
-    strategy = scheduling.get("strategy")
-    if strategy == "SPOT":
-        put(("spot", "enabled"), True, source)
-    elif strategy not in (None, "STRATEGY_UNSPECIFIED", "STANDARD", "ON_DEMAND"):
-        raise fail(source, f"scheduling.strategy {strategy} is not supported", "use SPOT or remove strategy")
-    for key, path in (("serviceAccount", ("service_account",)), ("network", ("network",))):
-        if spec.get(keys.get(key, key)):
-            put(path, spec[keys[key]], at(keys[key]))
-    base = spec.get(keys.get("baseOutputDirectory", "baseOutputDirectory"))
-    if isinstance(base, dict) and (base.get("outputUriPrefix") or base.get("output_uri_prefix")):
-        put(
-            ("output_dir",),
-            base.get("outputUriPrefix") or base.get("output_uri_prefix"),
-            at(keys["baseOutputDirectory"]),
-        )
-    return out, notes
+        strategy = scheduling.get("strategy")
+        if strategy == "SPOT":
+            self.put(("spot", "enabled"), True, source)
+        elif strategy not in (None, "STRATEGY_UNSPECIFIED", "STANDARD", "ON_DEMAND"):
+            raise self.fail(source, f"scheduling.strategy {strategy} is not supported", "use SPOT or remove strategy")
+        for key, path in (("serviceAccount", ("service_account",)), ("network", ("network",))):
+            if spec.get(keys.get(key, key)):
+                self.put(path, spec[keys[key]], self.at(keys[key]))
+        base = spec.get(keys.get("baseOutputDirectory", "baseOutputDirectory"))
+        if isinstance(base, dict) and (base.get("outputUriPrefix") or base.get("output_uri_prefix")):
+            prefix = base.get("outputUriPrefix") or base.get("output_uri_prefix")
+            self.put(("output_dir",), prefix, self.at(keys["baseOutputDirectory"]))
 
 
 def _pool(

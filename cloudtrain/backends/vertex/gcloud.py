@@ -3,7 +3,10 @@
 * ``gcloud ml-engine|ai-platform jobs submit training JOB [flags] [-- ARGS]`` → an ML Engine
   document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.backends.vertex.mlengine` reads;
 * ``gcloud ai custom-jobs create --display-name … --config FILE | --worker-pool-spec …`` → a
-  ``CustomJobSpec`` document that :mod:`cloudtrain.backends.vertex.customjob` reads.
+  ``CustomJobSpec`` document that :mod:`cloudtrain.backends.vertex.customjob` reads;
+* their local forms, ``gcloud ai-platform local train`` and ``gcloud ai custom-jobs local-run``, → the same
+  two documents, with gcloud's defaults of those forms (one machine; ``--distributed``: 2 workers and
+  2 parameter servers).
 
 As in gcloud, flags win over the ``--config`` file. Every value a flag sets remembers the flag
 (``LoadedYaml.flags``), so an error names ``--region`` instead of a file line. Flags that have
@@ -13,6 +16,7 @@ no cloudtrain meaning are refused, one line each (:data:`REFUSED_FLAGS`).
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,9 +28,11 @@ COMMAND_LINE = "command line"
 _TI = "trainingInput"
 
 #: ``gcloud ml-engine jobs submit training`` flag → where its value goes in the document.
-MLENGINE_FLAGS: dict[str, Path_] = {
+MLENGINE_FLAGS: dict[str, Path_] = {  # in the order of `ml-engine jobs submit training --help`
     "--job-dir": (_TI, "jobDir"),
+    "--package-path": ("package", "path"),
     "--module-name": (_TI, "pythonModule"),
+    "--staging-bucket": ("staging_bucket",),
     "--region": (_TI, "region"),
     "--scale-tier": (_TI, "scaleTier"),
     "--master-machine-type": (_TI, "masterType"),
@@ -40,11 +46,9 @@ MLENGINE_FLAGS: dict[str, Path_] = {
     "--parameter-server-machine-type": (_TI, "parameterServerType"),
     "--runtime-version": (_TI, "runtimeVersion"),
     "--python-version": (_TI, "pythonVersion"),
-    "--service-account": (_TI, "serviceAccount"),
-    "--staging-bucket": ("staging_bucket",),
-    "--package-path": ("package", "path"),
-    "--project": ("project",),
     "--labels": ("labels",),
+    "--project": ("project",),
+    "--service-account": (_TI, "serviceAccount"),
 }
 #: ``gcloud ai custom-jobs create`` flags that set cloudtrain keys directly.
 CUSTOM_JOB_FLAGS: dict[str, Path_] = {
@@ -91,6 +95,20 @@ REFUSED_FLAGS: dict[str, tuple[str, str]] = {
     "--impersonate-service-account": (
         "cloudtrain uses Application Default Credentials",
         "impersonate through the credentials file",
+    ),
+    "--evaluator-count": (
+        "cloudtrain runs no evaluator replica (Vertex AI has none)",
+        "drop --evaluator-count; evaluate in the chief",
+    ),
+    "--extra-packages": (
+        "cloudtrain installs the package's own requirements, not extra archives",
+        "list them in --requirements or the package's setup.py",
+    ),
+    "--extra-dirs": ("cloudtrain packages the code folder alone", "move the folders into --local-package-path"),
+    "--output-image-uri": ("a local run builds no Docker image", "drop --output-image-uri"),
+    "--service-account-key-file": (
+        "a local run uses this machine's Application Default Credentials",
+        "set GOOGLE_APPLICATION_CREDENTIALS=KEY.json before the run",
     ),
 }
 #: ``--worker-pool-spec`` keys → (pool path, or a cloudtrain key for the code folder).
@@ -157,6 +175,76 @@ def mlengine_document(
     return doc
 
 
+#: ``gcloud ai-platform local train --distributed``'s replicas when no count is given (gcloud's defaults).
+LOCAL_DISTRIBUTED_DEFAULT = 2
+#: The region a local form's job is checked against when none is given: gcloud's local forms take none,
+#: and a local run never reaches it (the catalog's machines and images are Vertex AI's in every region).
+LOCAL_REGION = "us-central1"
+#: The machine each replica of a local form stands for: ML Engine's BASIC tier (``standard``).
+LOCAL_MACHINE = "n1-standard-4"
+
+
+def local_train_document(
+    flags: Mapping[str, Any], user_args: Sequence[str], config: LoadedYaml | None, *, distributed: bool
+) -> LoadedYaml:
+    """``ai-platform local train`` → the ML Engine document ``jobs submit training`` would write: one
+    machine, or with ``--distributed`` a chief, workers and parameter servers (2 each unless counted);
+    without ``--distributed`` the counts are ignored, as gcloud ignores them."""
+    if not flags.get("--module-name"):
+        raise UsageError("--module-name is required", hint="e.g. --module-name trainer.task --package-path trainer/")
+    counts = ("--worker-count", "--parameter-server-count")
+    given = {
+        **{flag: value for flag, value in flags.items() if flag not in counts},
+        **({f: flags.get(f) or str(LOCAL_DISTRIBUTED_DEFAULT) for f in counts} if distributed else {}),
+    }
+    doc = mlengine_document(_local_name(str(flags["--module-name"])), given, user_args, config)
+    if distributed:  # CUSTOM with BASIC's machine for every replica: the tier of a local chief and workers
+        for key, value in (("scaleTier", "CUSTOM"), ("masterType", LOCAL_MACHINE), ("workerType", LOCAL_MACHINE)):
+            _set(doc, (_TI, key), value, "--distributed")
+        if int(doc.data[_TI].get("parameterServerCount") or 0):
+            _set(doc, (_TI, "parameterServerType"), LOCAL_MACHINE, "--distributed")
+    if not (doc.data[_TI].get("region") or doc.data.get("region")):
+        _set(doc, (_TI, "region"), LOCAL_REGION, "local train")
+    _set(doc, ("name_suffix",), True, "local train")
+    return doc
+
+
+def local_run_document(flags: Mapping[str, Any], user_args: Sequence[str], config: LoadedYaml | None) -> LoadedYaml:
+    """``ai custom-jobs local-run`` → the ``CustomJobSpec`` document of one pool ``custom-jobs create`` would
+    write for the same image, module or script, code folder and requirements."""
+    image, module, script = (flags.get(f) for f in ("--executor-image-uri", "--python-module", "--script"))
+    if not image:
+        raise UsageError(
+            "--executor-image-uri is required",
+            hint="e.g. --executor-image-uri us-docker.pkg.dev/vertex-ai/training/tf-cpu.2-15.py310:latest",
+        )
+    if bool(module) == bool(script):
+        raise UsageError("give one of --python-module and --script", hint="e.g. --python-module trainer.task")
+    refuse_flags(flags)
+    pool = f"machine-type=n1-standard-4,replica-count=1,executor-image-uri={image}"
+    pool += f",python-module={module}" if module else ""
+    doc = custom_job_document(_local_name(str(module or script)), {"--worker-pool-spec": (pool,)}, config)
+    package = {
+        "path": flags.get("--local-package-path") or ".",
+        "script": script,
+        "requirements": [r for r in str(flags.get("--requirements") or "").split(",") if r.strip()],
+    }
+    for key, value in package.items():
+        if value:
+            _set(doc, ("package", key), value, f"--{'local-package-path' if key == 'path' else key}")
+    if user_args:
+        _set(doc, ("args",), list(user_args), "--")
+    if not doc.data.get("region"):
+        _set(doc, ("region",), LOCAL_REGION, "local-run")
+    _set(doc, ("name_suffix",), True, "local-run")
+    return doc
+
+
+def _local_name(code: str) -> str:
+    """A job name from the module or script run (``trainer.task`` → ``trainer-task``); each run gets a suffix."""
+    return re.sub(r"[^a-z0-9]+", "-", code.lower().removesuffix(".py")).strip("-")[:40] or "local"
+
+
 def custom_job_document(display_name: str, flags: Mapping[str, Any], config: LoadedYaml | None) -> LoadedYaml:
     """``ai custom-jobs create`` → a ``CustomJobSpec`` document with cloudtrain keys beside it."""
     refuse_flags(flags)
@@ -210,6 +298,9 @@ def worker_pool_spec(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
             target = target.setdefault(part, {})
         numeric = key in ("accelerator-count", "replica-count", "boot-disk-size")
         target[leaf] = _int(value, f"--worker-pool-spec {key}") if numeric else value
+    root, top = package.get("path"), str(pool.get("pythonPackageSpec", {}).get("pythonModule", "")).split(".")[0]
+    if root and top and os.path.isdir(os.path.join(root, top)) and not os.path.isfile(f"{root}/__init__.py"):
+        package["path"] = os.path.join(root, top)  # gcloud's folder holds setup.py and the module's package
     return pool, package
 
 

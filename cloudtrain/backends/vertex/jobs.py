@@ -19,7 +19,7 @@ from cloudtrain.backends.vertex.settings import grpc_transport
 from cloudtrain.backoff import Backoff
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
-from cloudtrain.text.counts import first_line
+from cloudtrain.text import first_line
 
 T = TypeVar("T")
 

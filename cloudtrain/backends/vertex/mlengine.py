@@ -36,8 +36,7 @@ from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
-from cloudtrain.text.counts import counted
-from cloudtrain.text.mapped_line import mapped_line
+from cloudtrain.text import counted, mapped_line
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 #: The accelerator of ML Engine's TPU machines: a Cloud TPU v2 device, a TPU VM on Vertex AI.
@@ -141,152 +140,185 @@ def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
 
     Line numbers (and flag origins) are re-pointed at the old keys.
     """
-    data = loaded.data
-    ti_raw = data["trainingInput"]
-    ti_line = loaded.line_of(("trainingInput",))
-    originals: dict[str, str] = {}
-    notes: list[str] = []
+    doc = _Reading(loaded)
+    tier, tier_name, master, accel = doc.tier()
+    machine = _machine(str(master), accel, doc.cloud, doc.source, tier_name if tier else None, doc.notes)
+    if machine:
+        doc.put(("machine", "type"), machine.machine_type, doc.source)
+        if machine.accelerator_count:
+            doc.put(("machine", "accelerator"), machine.accelerator, doc.source)
+            doc.put(("machine", "accelerator_count"), machine.accelerator_count, doc.source)
+    doc.replicas(tier, master, accel)
+    doc.image(tpus.is_tpu(machine.machine_type) if machine else False)
+    doc.the_rest()
+    return doc.out, doc.notes
 
-    def _orig(path: Path_) -> Path_:
-        return tuple(originals.get(p, p) if isinstance(p, str) else p for p in path)
 
-    def _from_file(path: Path_) -> bool:
-        return path in loaded.lines and loaded.lines[path] != 0 and not loaded.flag_of(path)
+class _Reading:
+    """One ``trainingInput`` document being read, a section at a time, into cloudtrain's keys (``out``)."""
 
-    def fail(message: str, key: str | None, hint: str) -> ConfigError:
-        return loaded.error(_orig(("trainingInput", *(k for k in [key] if k))), message, hint)
+    def __init__(self, loaded: LoadedYaml) -> None:
+        self.loaded, self.notes = loaded, list[str]()
+        data = loaded.data
+        self.ti_raw = data["trainingInput"]
+        self.ti_line = loaded.line_of(("trainingInput",))
+        self.originals: dict[str, str] = {}
+        if not isinstance(self.ti_raw, dict):
+            raise self.fail("must be a mapping", None, "see `cloudtrain schema` or job_configs/legacy-mlengine.yaml")
+        self.originals.update({_camel(k): k for k in self.ti_raw})
+        self.ti = ti = {_camel(k): v for k, v in self.ti_raw.items()}
+        problems = [
+            self.fail(
+                f"unknown trainingInput key {self.originals[key]!r}", key, "remove it or check the ML Engine docs"
+            )
+            for key in ti
+            if key not in _KNOWN_KEYS
+        ]
+        problems += [
+            self.fail(message, key, hint)
+            for key, (message, hint) in _REFUSED.items()
+            if ti.get(key) not in (None, False, 0, [], {})
+        ]
+        if problems:  # every key that cannot be read, at once, in file order
+            problems.sort(key=lambda e: e.line or 0)
+            raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
+        self.out: dict[str, Any] = copy.deepcopy(
+            {k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")}
+        )
+        self.out.setdefault("backend", "vertex")
+        self.out.setdefault("name", name_from_file(loaded.file))
+        out = self.out
+        self.cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
+        self.source = "scaleTier"  # the key the machine came from
 
-    if not isinstance(ti_raw, dict):
-        raise fail("must be a mapping", None, "see `cloudtrain schema` or job_configs/legacy-mlengine.yaml")
-    originals.update({_camel(k): k for k in ti_raw})
-    ti = {_camel(k): v for k, v in ti_raw.items()}
+    def _orig(self, path: Path_) -> Path_:
+        return tuple(self.originals.get(p, p) if isinstance(p, str) else p for p in path)
 
-    problems = [
-        fail(f"unknown trainingInput key {originals[key]!r}", key, "remove it or check the ML Engine docs")
-        for key in ti
-        if key not in _KNOWN_KEYS
-    ]
-    problems += [
-        fail(message, key, hint)
-        for key, (message, hint) in _REFUSED.items()
-        if ti.get(key) not in (None, False, 0, [], {})
-    ]
-    if problems:  # every key that cannot be read, at once, in file order
-        problems.sort(key=lambda e: e.line or 0)
-        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
+    def _from_file(self, path: Path_) -> bool:
+        lines = self.loaded.lines
+        return path in lines and lines[path] != 0 and not self.loaded.flag_of(path)
 
-    out: dict[str, Any] = copy.deepcopy(
-        {k: v for k, v in data.items() if k not in ("trainingInput", "trainingOutput", "jobId")}
-    )
+    def fail(self, message: str, key: str | None, hint: str) -> ConfigError:
+        return self.loaded.error(self._orig(("trainingInput", *(k for k in [key] if k))), message, hint)
 
-    def put(path: tuple[str, ...], value: Any, source_key: str) -> None:
-        target = out
+    def put(self, path: tuple[str, ...], value: Any, source_key: str) -> None:
+        target = self.out
         for part in path[:-1]:
             target = target.setdefault(part, {})
-        source = _orig(("trainingInput", source_key))
+        source = self._orig(("trainingInput", source_key))
         if path[-1] in target:  # a cloudtrain key next to trainingInput wins, unless the file says both
             given = target[path[-1]]
-            if given != value and isinstance(given, type(value)) and _from_file(path) and _from_file(source):
+            if given != value and isinstance(given, type(value)) and self._from_file(path) and self._from_file(source):
                 dotted = ".".join(path)
-                raise loaded.error(
+                raise self.loaded.error(
                     path,
                     f"the file says {dotted}: {given} here and {'.'.join(map(str, source))}: {value}",
                     f"keep one of them (or choose with --set {dotted}=…)",
                 )
             return
         target[path[-1]] = value
-        loaded.lines.setdefault(path, loaded.line_of(source) or ti_line or 1)
-        if flag := loaded.flag_of(source):
-            loaded.flags.setdefault(path, flag)
+        self.loaded.lines.setdefault(path, self.loaded.line_of(source) or self.ti_line or 1)
+        if flag := self.loaded.flag_of(source):
+            self.loaded.flags.setdefault(path, flag)
 
-    out.setdefault("backend", "vertex")
-    out.setdefault("name", name_from_file(loaded.file))
-    cloud = (out.get("target") or "vertex") if out["backend"] == "local" else out["backend"]
-
-    # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
-    tier_name = str(ti.get("scaleTier", "CUSTOM" if "masterType" in ti else "BASIC")).upper().replace("-", "_")
-    if tier_name not in SCALE_TIERS:
-        raise fail(f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier", f"use one of {', '.join(SCALE_TIERS)}")
-    tier = SCALE_TIERS[tier_name]
-    if tier and "masterType" in ti:  # ML Engine refused this; the machine named is what the user means
-        notes.append(
-            mapped_line(
-                "trainingInput.scaleTier",
-                tier_name,
-                "CUSTOM",
-                f"masterType {ti['masterType']} "
-                "is given, and ML Engine read masterType only with scaleTier CUSTOM; "
-                "--scale-tier CUSTOM says so explicitly",
+    def tier(self) -> tuple[Any, str, Any, tuple[str, int] | None]:
+        """The scale tier (None: CUSTOM), its name, the master's machine type and its accelerator."""
+        ti = self.ti
+        # Without scaleTier ML Engine ran BASIC; a masterType alone can only mean CUSTOM.
+        tier_name = str(ti.get("scaleTier", "CUSTOM" if "masterType" in ti else "BASIC")).upper().replace("-", "_")
+        if tier_name not in SCALE_TIERS:
+            raise self.fail(
+                f"unknown scaleTier {ti.get('scaleTier')!r}", "scaleTier", f"use one of {', '.join(SCALE_TIERS)}"
             )
-        )
-        tier_name, tier = "CUSTOM", None
-    master = tier.master if tier else ti.get("masterType")
-    source = "scaleTier" if tier else "masterType"
-    if not master:
-        raise fail("scaleTier CUSTOM needs masterType", "scaleTier", "add masterType: n1-standard-8 (for example)")
-    accel = _accelerator_config(ti.get("masterConfig"), fail)
-    if accel:
-        source = "masterConfig"
-    machine = _machine(str(master), accel, cloud, source, tier_name if tier else None, notes)
-    if machine:
-        put(("machine", "type"), machine.machine_type, source)
-        if machine.accelerator_count:
-            put(("machine", "accelerator"), machine.accelerator, source)
-            put(("machine", "accelerator_count"), machine.accelerator_count, source)
-
-    workers = tier.workers if tier else int(ti.get("workerCount") or 0)
-    if workers and not tier:
-        same_type = ti.get("workerType", master) == master
-        same_accel = _accelerator_config(ti.get("workerConfig"), fail) in (None, accel)
-        if not same_type or not same_accel:
-            raise fail(
-                "workers must use the same machine as the master (one machine spec for all replicas)",
-                "workerType" if not same_type else "workerConfig",
-                f"set workerType: {master} and the same acceleratorConfig",
+        tier = SCALE_TIERS[tier_name]
+        if tier and "masterType" in ti:  # ML Engine refused this; the machine named is what the user means
+            self.notes.append(
+                mapped_line(
+                    "trainingInput.scaleTier",
+                    tier_name,
+                    "CUSTOM",
+                    f"masterType {ti['masterType']} "
+                    "is given, and ML Engine read masterType only with scaleTier CUSTOM; "
+                    "--scale-tier CUSTOM says so explicitly",
+                )
             )
-    servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
-    if servers:
-        where = "scaleTier" if tier else "parameterServerCount"
-        notes.append(
-            mapped_line(
-                f"trainingInput.{where}",
-                counted(servers, "parameter server"),
-                f"{1 + workers + servers} replicas of the master's machine",
-                "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, with no parameter servers",
+            tier_name, tier = "CUSTOM", None
+        master = tier.master if tier else ti.get("masterType")
+        self.source = "scaleTier" if tier else "masterType"
+        if not master:
+            raise self.fail(
+                "scaleTier CUSTOM needs masterType", "scaleTier", "add masterType: n1-standard-8 (for example)"
             )
-        )
-    if workers or servers:
-        put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")
+        accel = _accelerator_config(ti.get("masterConfig"), self.fail)
+        if accel:
+            self.source = "masterConfig"
+        return tier, tier_name, master, accel
 
-    image = {_camel(k): v for k, v in (ti.get("masterConfig") or {}).items()}.get("imageUri")
-    worker_image = {_camel(k): v for k, v in (ti.get("workerConfig") or {}).items()}.get("imageUri")
-    if worker_image and worker_image != image:
-        raise fail("workers must run the master's image", "workerConfig", "use the same imageUri (or none) for both")
-    if image:
-        put(("image", "uri"), image, "masterConfig")
-    elif ti.get("runtimeVersion") is not None:
-        version = _tensorflow(str(ti["runtimeVersion"]), cloud, notes, tpu=tpus.is_tpu(machine.machine_type))
-        put(("image", "tensorflow"), version, "runtimeVersion")
-    if ti.get("pythonVersion") is not None and not image:
-        _python(str(ti["pythonVersion"]), out, cloud, notes)
+    def replicas(self, tier: Any, master: Any, accel: tuple[str, int] | None) -> None:
+        """Workers on the master's machine; parameter servers become workers (a ``mapped:`` line)."""
+        ti = self.ti
+        workers = tier.workers if tier else int(ti.get("workerCount") or 0)
+        if workers and not tier:
+            same_type = ti.get("workerType", master) == master
+            same_accel = _accelerator_config(ti.get("workerConfig"), self.fail) in (None, accel)
+            if not same_type or not same_accel:
+                raise self.fail(
+                    "workers must use the same machine as the master (one machine spec for all replicas)",
+                    "workerType" if not same_type else "workerConfig",
+                    f"set workerType: {master} and the same acceleratorConfig",
+                )
+        servers = tier.parameter_servers if tier else int(ti.get("parameterServerCount") or 0)
+        if servers:
+            where = "scaleTier" if tier else "parameterServerCount"
+            self.notes.append(
+                mapped_line(
+                    f"trainingInput.{where}",
+                    counted(servers, "parameter server"),
+                    f"{1 + workers + servers} replicas of the master's machine",
+                    "parameter servers become workers: MultiWorkerMirroredStrategy all-reduces, "
+                    "with no parameter servers",
+                )
+            )
+        if workers or servers:
+            self.put(("replica_count",), 1 + workers + servers, "workerCount" if "workerCount" in ti else "scaleTier")
 
-    simple = {
-        "region": ("region",),
-        "args": ("args",),
-        "pythonModule": ("package", "module"),
-        "jobDir": ("job_dir",),
-        "serviceAccount": ("service_account",),
-        "network": ("network",),
-    }
-    for key, path in simple.items():
-        if key in ti:
-            put(path, ti[key], key)
-    timeout = (ti.get("scheduling") or {}).get("maxRunningTime")
-    if timeout:
-        put(("max_runtime",), timeout, "scheduling")
-    if "hyperparameters" in ti:
-        put(("sweep",), convert_hyperparameters(ti_raw[originals["hyperparameters"]], fail), "hyperparameters")
-    return out, notes
+    def image(self, tpu: bool) -> None:
+        """The master's image URI, else the TensorFlow of ``runtimeVersion`` and the ``pythonVersion``."""
+        ti = self.ti
+        image = {_camel(k): v for k, v in (ti.get("masterConfig") or {}).items()}.get("imageUri")
+        worker_image = {_camel(k): v for k, v in (ti.get("workerConfig") or {}).items()}.get("imageUri")
+        if worker_image and worker_image != image:
+            raise self.fail(
+                "workers must run the master's image", "workerConfig", "use the same imageUri (or none) for both"
+            )
+        if image:
+            self.put(("image", "uri"), image, "masterConfig")
+        elif ti.get("runtimeVersion") is not None:
+            version = _tensorflow(str(ti["runtimeVersion"]), self.cloud, self.notes, tpu=tpu)
+            self.put(("image", "tensorflow"), version, "runtimeVersion")
+        if ti.get("pythonVersion") is not None and not image:
+            _python(str(ti["pythonVersion"]), self.out, self.cloud, self.notes)
+
+    def the_rest(self) -> None:
+        """Region, args, module, job dir, service account, network, the time limit and a sweep."""
+        ti = self.ti
+        simple = {
+            "region": ("region",),
+            "args": ("args",),
+            "pythonModule": ("package", "module"),
+            "jobDir": ("job_dir",),
+            "serviceAccount": ("service_account",),
+            "network": ("network",),
+        }
+        for key, path in simple.items():
+            if key in ti:
+                self.put(path, ti[key], key)
+        timeout = (ti.get("scheduling") or {}).get("maxRunningTime")
+        if timeout:
+            self.put(("max_runtime",), timeout, "scheduling")
+        if "hyperparameters" in ti:
+            sweep = convert_hyperparameters(self.ti_raw[self.originals["hyperparameters"]], self.fail)
+            self.put(("sweep",), sweep, "hyperparameters")
 
 
 def _accelerator_config(config: Any, fail: Callable[[str, str | None, str], ConfigError]) -> tuple[str, int] | None:

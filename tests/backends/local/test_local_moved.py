@@ -86,10 +86,29 @@ def test_a_moved_project_keeps_status_logs_report_and_cancel_of_its_runs(project
     assert main(["report", job, "--out", "report"]) == ExitCode.OK
     assert (moved / "report" / "report.html").is_file()
 
+    moved_run = moved / "cloudtrain-runs" / job
+    capsys.readouterr()
+    assert main(["list", "-o", "json"]) == ExitCode.OK  # list names the run where it is now
+    assert json.loads(capsys.readouterr().out)[0]["name"] == str(moved_run)
+    shown = status(job, capsys)["details"]  # every path it shows is where the files are now
+    for key in ("model_dir", "checkpoint_dir", "tensorboard_dir", "output_dir", "logs_dir"):
+        assert shown[key].startswith(str(moved_run)), (key, shown[key])
+    assert Path(shown["logs_dir"]).is_dir()
+    files = get_backend("local").attach(job).files()
+    assert files.tensorboard is not None and str(files.tensorboard.local_path).startswith(str(moved_run))
+
     monkeypatch.chdir(tmp_path)  # outside the moved project: by the folder given, not by the old one
-    assert status(str(moved / "cloudtrain-runs" / job), capsys)["state"] == "SUCCEEDED"
-    assert main(["status", job]) == ExitCode.BAD_INPUT
-    assert f"no local run '{recorded.name}'" in capsys.readouterr().err
+    assert status(str(moved_run), capsys)["state"] == "SUCCEEDED"
+    assert main(["status", job]) == ExitCode.BAD_INPUT  # history knows no run of the project's new place
+    err = capsys.readouterr().err
+    assert f"local run {job} was recorded in {recorded.name}, which is gone" in err
+    assert f"NEW_PLACE/{job}" in err and len(err.strip().splitlines()) <= 2
+
+    monkeypatch.chdir(moved)  # a later run in the new place: history now tells where the project is
+    later = submit("--line", "second")
+    monkeypatch.chdir(tmp_path)
+    assert status(later, capsys)["state"] == "SUCCEEDED"
+    assert status(job, capsys)["details"]["output_dir"] == str(moved_run)
 
 
 @pytest.mark.slow

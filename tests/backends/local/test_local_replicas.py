@@ -104,6 +104,14 @@ def test_one_failing_replica_stops_the_others_and_leaves_no_orphan(backend, fake
     assert {line.severity for line in recorded} >= {"INFO", "ERROR"}
 
 
+def test_one_replica_that_fails_has_no_others_to_stop(backend, fake_package, tmp_path):
+    job = backend.submit(make_spec(tmp_path, env={"FAKE_PLAN": json.dumps({"chief": "fail:3"})}), fake_package)
+    assert job.wait().state is JobState.FAILED
+    notices = [line.message for line in job.logs() if line.replica == NOTICE]
+    assert "replica chief exited with code 3" in notices
+    assert not any("the others" in m for m in notices), notices
+
+
 def test_cancel_stops_every_replica_and_its_children(backend, fake_package, tmp_path):
     pids_dir = tmp_path / "pids"
     pids_dir.mkdir()

@@ -64,7 +64,7 @@ srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
   bash -c 'set -e
 module load cuda/12.2
 source /fsx/env.sh
-exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/launcher.py /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json &
+exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python "$RUN/slurm/launcher.py" "$RUN/slurm/tasks.json" &
 step=$!
 while :; do
   wait "$step"
@@ -85,7 +85,7 @@ if [ "$warned" = USR1 ]; then
       say "cloudtrain: not requeued: budget.max_gpu_hours (8) spent:" \
         "$hours GPU-hours over $((restart + 1)) runs"
     else
-      ckpt_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))['"'"'tasks'"'"'][0]['"'"'dirs'"'"'][1])' /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json 2>/dev/null || true)
+      ckpt_dir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))['"'"'tasks'"'"'][0]['"'"'dirs'"'"'][1])' "$RUN/slurm/tasks.json" 2>/dev/null || true)
       step=$(ls "$ckpt_dir" 2>/dev/null | grep -E '^ckpt-[0-9]+(\.index)?$' | sed -E 's/^ckpt-([0-9]+).*/\1/' \
         | sort -n | tail -1)
       if [ -n "$step" ]; then

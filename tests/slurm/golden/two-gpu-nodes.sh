@@ -56,7 +56,7 @@ trap 'warn USR1' USR1
 trap 'slurm_state; warn TERM' TERM
 srun --export=ALL --kill-on-bad-exit=0 --output="$out/task-%t.log" \
   bash -c 'set -e
-exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/launcher.py /fsx/cloudtrain/runs/demo-20261125-120000-abc123/slurm/tasks.json &
+exec "$0" "$@"' /fsx/cloudtrain/envs/pkg-0123456789abcdef/bin/python "$RUN/slurm/launcher.py" "$RUN/slurm/tasks.json" &
 step=$!
 while :; do
   wait "$step"

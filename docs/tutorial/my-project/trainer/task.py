@@ -41,8 +41,11 @@ def main():
                                  tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(2, activation="softmax")])
     model.compile(tf.keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy", metrics=["accuracy"])
     trained_on = int(np.ceil(len(x) * (1 - 0.2)))  # validation_split=0.2: Keras trains on the first four fifths
+    # TensorBoard's event files where the platform reads them (Vertex AI: $AIP_TENSORBOARD_LOG_DIR; SageMaker:
+    # output/tensorboard): `cloudtrain tensorboard JOB` shows the loss and accuracy curves from them.
+    log_dir = os.environ.get("AIP_TENSORBOARD_LOG_DIR") or os.path.join(os.environ.get("SM_OUTPUT_DIR", "/opt/ml/output"), "tensorboard")
     history = model.fit(x, y, epochs=args.epochs, validation_split=0.2, verbose=0,
-                        callbacks=[EpochLine(trained_on, args.epochs)])
+                        callbacks=[EpochLine(trained_on, args.epochs), tf.keras.callbacks.TensorBoard(log_dir)])
 
     model_dir = os.environ.get("AIP_MODEL_DIR") or os.environ["SM_MODEL_DIR"]  # where the platform keeps it
     model.export(model_dir)

@@ -1,0 +1,272 @@
+"""The Kubernetes backend: a ConfigMap with the package, then an indexed Job and its headless Service, or a JobSet.
+
+History records the kubeconfig context (``current`` for the current one) as the region and the namespace as
+the project; the job's id is its Job's (or JobSet's) name. ``$KUBECONFIG`` (or ``kubernetes.kubeconfig`` when a
+config is given) says where the contexts are.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from typing import Any
+
+from cloudtrain import creation_window
+from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
+from cloudtrain.backends import DEFAULT_CONTRACT
+from cloudtrain.backends.base import Backend, BackendFacts, Hardware, JobStatus
+from cloudtrain.backends.kubernetes import manifests
+from cloudtrain.backends.kubernetes.api import Cluster, connect, refusal
+from cloudtrain.backends.kubernetes.job import JOBSET, KubernetesJob
+from cloudtrain.backends.kubernetes.job_settings import KubernetesSettings, kubernetes_section
+from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes, cluster_of, fill_kubernetes_keys
+from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.rules import Check
+from cloudtrain.config.schema import JobConfig
+from cloudtrain.errors import UsageError
+from cloudtrain.packaging import BuiltPackage
+from cloudtrain.spec import JobSpec
+
+#: How long a submit watches a new job for a refusal that waiting cannot cure (no node can ever take it).
+FIRST_LOOK_S = 30.0
+#: The words of a scheduler that sees no node able to run a pod (on a cluster that cannot add nodes).
+NEVER_FITS = re.compile(r"\d+/\d+ nodes are available")
+
+
+def context_of(region: str | None) -> str:
+    """The kubeconfig context history's region names (``current``: the current context)."""
+    return "" if region in (None, "", cluster_of("")) else str(region)
+
+
+class KubernetesBackend(BackendFacts):
+    name = "kubernetes"
+    title = "Kubernetes"
+    section = "kubernetes"
+    settings_record = KubernetesSettings
+    location_keys = ("region", "project")  # the kubeconfig context and the namespace
+    storage_schemes = ("gs", "s3")
+    image_region = "us-central1"  # the prebuilt images' rules (Vertex AI's, as on GKE)
+    contract = DEFAULT_CONTRACT  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
+    machine_keys = ("accelerator_type",)  # the provider's GPU node label
+    job_name_limit = 52
+    job_id_pattern = re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$")
+    capabilities = Capabilities.of(
+        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS},
+        TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
+    )
+    local_data = None
+    model_dir_words = "AIP_MODEL_DIR"
+
+    def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
+        """``region`` (the context) and ``machine.type`` filled in; the keys the cluster decides refused."""
+        return fill_kubernetes_keys(data)
+
+    def resolve_machine(self, config: JobConfig) -> MachineInfo:
+        gpus = config.machine.accelerator_count
+        accelerator = (config.machine.accelerator_type or "GPU") if gpus else None
+        return Hardware(accelerator, gpus, 0, 0.0).unpriced("kubernetes", POD_TYPE)
+
+    def job_settings(self, config: JobConfig) -> KubernetesSettings:
+        settings = super().job_settings(config)
+        if not isinstance(settings, KubernetesSettings):  # never: settings_record is KubernetesSettings
+            raise TypeError(f"Kubernetes settings expected, got {type(settings).__name__}")
+        section: Kubernetes = config.section("kubernetes")
+        image = section.image or (config.container.image_uri if config.container else "")
+        return replace(settings, gpu_type=config.machine.accelerator_type, image=image)
+
+    def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
+        """The namespace: history records it as the project."""
+        section: Kubernetes = loaded.config.section("kubernetes")
+        return section.namespace, "kubernetes.namespace"
+
+    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """The kubernetes: section: a cluster has no catalog of regions and machines."""
+
+        def section() -> None:
+            found: Kubernetes = loaded.config.section("kubernetes")
+            if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", found.namespace):
+                raise loaded.error(
+                    ("kubernetes", "namespace"),
+                    f"{found.namespace!r} is not a namespace name",
+                    "use lower-case letters, digits and -",
+                )
+            for path in found.volumes:
+                if not path.startswith("/") or path.startswith(manifests.MOUNT):
+                    raise loaded.error(
+                        ("kubernetes", "volumes"),
+                        f"mount path {path!r} must be absolute, outside {manifests.MOUNT}",
+                        "use e.g. /data",
+                    )
+
+        return [(("kubernetes",), section)]
+
+    def _jobset(self, spec: JobSpec, cluster: Cluster | None) -> bool:
+        wanted = kubernetes_section(spec).jobset
+        if wanted == "auto":
+            return cluster.has_jobset() if cluster is not None else False
+        return wanted == "yes"
+
+    def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
+        """The manifests ``submit`` creates (``jobset: auto`` shows the indexed Job; a cluster with JobSet's CRD
+        gets a JobSet); the ConfigMap's sdist is named, not shown."""
+        section = kubernetes_section(spec)
+        objects = manifests.render(spec, package, jobset=self._jobset(spec, None))
+        if package is not None:
+            objects[0]["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
+        return {
+            "backend": "kubernetes",
+            "context": section.context or "(current)",
+            "namespace": section.namespace,
+            "manifests": objects,
+        }
+
+    def submit(self, spec: JobSpec, package: BuiltPackage | None) -> KubernetesJob:
+        section = kubernetes_section(spec)
+        if spec.secrets:
+            raise UsageError(
+                "secrets: are not passed to Kubernetes jobs yet", "remove secrets: (docs/how-to/kubernetes.md)"
+            )
+        data = package.path.read_bytes() if package is not None else b""
+        if len(data) * 4 // 3 > manifests.CONFIGMAP_LIMIT:
+            raise UsageError(
+                f"the package {package.filename if package else ''} is {len(data) // 1024} KiB: "
+                "over what a ConfigMap holds (~700 KiB)",
+                "leave data and large files out of the package (read them from a bucket or kubernetes.volumes)",
+            )
+        cluster = connect(section.kubeconfig, section.context)
+        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data)
+        created: list[dict[str, Any]] = []
+        try:
+            for obj in objects[:-1]:
+                self._create(cluster, obj)
+                created.append(obj)
+            creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
+            workload = self._create(cluster, objects[-1])
+        except BaseException:
+            for obj in created:  # nothing left behind of a submit that did not start its job
+                self._delete(cluster, obj)
+            raise
+        self._owned_by(cluster, created, objects[-1]["kind"], workload)
+        job = KubernetesJob(cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region)
+        self._first_look(job)
+        return job
+
+    def _create(self, cluster: Cluster, obj: dict[str, Any], dry_run: str | None = None) -> dict[str, Any]:
+        """Create one manifest; the API's refusal as one line."""
+        ns, kind = obj["metadata"]["namespace"], obj["kind"]
+        extra = {"dry_run": dry_run} if dry_run else {}
+        try:
+            if kind == "ConfigMap":
+                made = cluster.core.create_namespaced_config_map(ns, obj, **extra)
+            elif kind == "Service":
+                made = cluster.core.create_namespaced_service(ns, obj, **extra)
+            elif kind == "Job":
+                made = cluster.batch.create_namespaced_job(ns, obj, **extra)
+            else:
+                made = cluster.custom.create_namespaced_custom_object(JOBSET[0], JOBSET[1], ns, JOBSET[2], obj, **extra)
+        except Exception as err:
+            raise refusal(err, f"create the {kind} {obj['metadata']['name']} in namespace {ns}") from err
+        return dict(cluster.api_client.sanitize_for_serialization(made))
+
+    def validate(self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool) -> None:
+        """The manifests, checked by the API server against its own schema and admission (``dryRun=All``)."""
+        data = package.path.read_bytes() if package is not None else b""
+        for obj in manifests.render(spec, package, jobset=jobset, data=data):
+            self._create(cluster, obj, dry_run="All")
+
+    def _delete(self, cluster: Cluster, obj: dict[str, Any]) -> None:
+        ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+        try:
+            if obj["kind"] == "ConfigMap":
+                cluster.core.delete_namespaced_config_map(name, ns)
+            elif obj["kind"] == "Service":
+                cluster.core.delete_namespaced_service(name, ns)
+        except Exception:
+            pass
+
+    def _owned_by(self, cluster: Cluster, objects: list[dict[str, Any]], kind: str, workload: dict[str, Any]) -> None:
+        """The ConfigMap and Service go with the workload (the garbage collector deletes what it owns)."""
+        meta = workload["metadata"]
+        owner = {
+            "apiVersion": workload["apiVersion"],
+            "kind": kind,
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "blockOwnerDeletion": True,
+        }
+        patch = {"metadata": {"ownerReferences": [owner]}}
+        for obj in objects:
+            ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+            try:
+                if obj["kind"] == "ConfigMap":
+                    cluster.core.patch_namespaced_config_map(name, ns, patch)
+                elif obj["kind"] == "Service":
+                    cluster.core.patch_namespaced_service(name, ns, patch)
+            except Exception as err:
+                raise refusal(err, f"patch the {obj['kind']} {name}") from err
+
+    def _first_look(self, job: KubernetesJob) -> None:
+        """Cancel a job no node can ever run, or whose pods the namespace refuses, with the API's reason."""
+        deadline = time.monotonic() + FIRST_LOOK_S
+        while time.monotonic() < deadline:
+            pods = job.pods()
+            if pods and all(
+                (p.get("status") or {}).get("phase") != "Pending" or p.get("spec", {}).get("nodeName") for p in pods
+            ):
+                return  # every pod has a node
+            why = job.waiting_for(pods)
+            if why and (
+                why.startswith("FailedCreate") or (NEVER_FITS.search(why) and not self._autoscales(job.cluster))
+            ):
+                job.cancel()
+                raise UsageError(
+                    f"the cluster cannot run this job: {why}",
+                    "ask less (replica_count, machine.accelerator_count, kubernetes.cpu/memory) or check the node "
+                    "selectors (kubectl describe nodes)",
+                )
+            time.sleep(1.0)
+
+    @staticmethod
+    def _autoscales(cluster: Cluster) -> bool:
+        """Whether a cluster autoscaler may add a node (its status ConfigMap is there): then pending pods wait."""
+        try:
+            cluster.core.read_namespaced_config_map("cluster-autoscaler-status", "kube-system")
+        except Exception:
+            return False
+        return True
+
+    def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> KubernetesJob:
+        """A job by its name; ``region`` is the context and ``project`` the namespace (as history has them)."""
+        found = self.parse_job_id(job_id)
+        if found is not None:
+            job_id, location = found
+            region, project = location.get("region", region), location.get("project", project)
+        namespace = project or "default"
+        cluster = connect("", context_of(region))
+        for kind in ("Job", "JobSet"):
+            job = KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
+            if job.workload() is not None:
+                return job
+        raise UsageError(
+            f"no cloudtrain job {job_id} in namespace {namespace} of {region or 'the current context'}",
+            "check the job id (cloudtrain list)",
+        )
+
+    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        cluster = connect("", context_of(region))
+        namespace = project or "default"
+        try:
+            found = cluster.batch.list_namespaced_job(
+                namespace, label_selector="app.kubernetes.io/managed-by=cloudtrain"
+            )
+        except Exception as err:
+            raise refusal(err, f"list the Jobs in {namespace}") from err
+        names = [
+            j.metadata.name for j in sorted(found.items, key=lambda j: j.metadata.creation_timestamp, reverse=True)
+        ]
+        return [KubernetesJob(cluster, namespace, n, "Job", region or cluster_of("")).status() for n in names[:limit]]
+
+
+BACKEND: Backend = KubernetesBackend()  # mypy checks it is a whole Backend

@@ -1,0 +1,46 @@
+"""``cloudtrain init --from-estimator FILE.py``: a config from a SageMaker TensorFlow estimator. SageMaker's
+own CLI command, which the registry lists (``register(..., commands=...)``) and the CLI loads when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cloudtrain.backends.sagemaker.estimator import MAX_ESTIMATOR_BYTES, to_yaml, translate_estimator
+from cloudtrain.errors import UsageError
+from cloudtrain.statefiles import read_regular, write_atomic
+from cloudtrain.text import counted
+
+
+@click.command("init")
+@click.option(
+    "--from-estimator",
+    "estimator",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Python file that creates a sagemaker TensorFlow(...) estimator (read, never run).",
+)
+@click.option("--to", "to", type=click.Path(dir_okay=False), help="Write the config here (default: print it).")
+@click.option("--force", is_flag=True, help="Overwrite an existing --to file.")
+def init(estimator: str, to: str | None, force: bool) -> None:
+    """Write a script-mode config from an estimator's literal arguments; list what to fill in."""
+    try:  # a regular file of at most 1 MiB: a FIFO, a device or a huge file is refused unread
+        source = read_regular(Path(estimator), limit=MAX_ESTIMATOR_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {estimator!r}: {exc}", hint="pass the estimator's .py file") from None
+    translation = translate_estimator(source, estimator)
+    text = to_yaml(translation, estimator)
+    if to is None:
+        click.echo(text, nl=False)
+    else:
+        if Path(to).exists() and not force:
+            raise UsageError(f"{to} exists", hint="choose another --to, or add --force")
+        write_atomic(Path(to), text)
+        click.echo(f"wrote {to}", err=True)
+    if translation.fill_in:
+        click.echo(
+            f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):", err=True
+        )
+        for item in translation.fill_in:
+            click.echo(f"  - {item}", err=True)
