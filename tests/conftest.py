@@ -82,10 +82,11 @@ def tf_cache() -> Path:
 
 @pytest.fixture(scope="session")
 def tf_image():
-    """The Vertex default image layer: the TensorFlow env most local tests share."""
+    """The Vertex default image's slim layer (``local.layer: slim``): the TensorFlow env most local tests and the
+    Slurm runs share (a cluster gets the slim layer); the image's full layer is tested in test_local_image.py."""
     from cloudtrain.backends.runner.image import resolve_image
 
-    return resolve_image("vertex", None)
+    return resolve_image("vertex", None, slim=True)
 
 
 @pytest.fixture(autouse=True)

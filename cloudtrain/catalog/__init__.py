@@ -297,8 +297,9 @@ def image_pythons(cloud: str, tensorflow: str) -> tuple[str, ...]:
 
 
 def python_tag(version: str | None) -> str | None:
-    """``"3.10"`` → ``"py310"`` (the images' own spelling); None stays None."""
-    return f"py{version.replace('.', '')}" if version else None
+    """``"3.10"`` or ``"py310"`` → ``"py310"`` (the images' own spelling); ``"3"`` or ``"py3"`` → ``"py3"``
+    (Python 3, any minor: the SageMaker SDK's ``py_version="py3"``); None stays None."""
+    return f"py{version.strip().removeprefix('py').replace('.', '')}" if version else None
 
 
 def _image_rules(table: CloudTable) -> _ImageRules:

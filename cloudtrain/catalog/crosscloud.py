@@ -97,9 +97,36 @@ def nearest_region(cloud: str, region: str) -> str | None:
     return nearest
 
 
+def mapped_tensorflow(version: str, offered: tuple[str, ...], title: str) -> tuple[str, str | None]:
+    """The image version a cloud runs for ``version`` and, when it is another one, why: the one rule every
+    path follows (a config's ``image.tensorflow``, gcloud's ``--runtime-version``, an estimator's
+    ``framework_version``, ``--set backend=``, a fallback on another cloud), for one ``mapped:`` line."""
+    exact = ".".join(str(version).strip().split(".")[:2])
+    chosen = nearest_tensorflow(exact, offered)
+    if chosen == exact:
+        return chosen, None
+    why = f"{title} has no TensorFlow {exact} image; the nearest it offers, the newer on a tie"
+    if exact.startswith("1."):
+        why = f"TensorFlow 1 has no prebuilt {title} image any more; the newest TF 2 one; "
+        why += "TF 1 code needs tf.compat.v1 or a port"
+    return chosen, why
+
+
+def python_version(value: str | None) -> str | None:
+    """An image's Python as ``"3.10"`` from any spelling (``"3.10"``, ``"py310"``); None for Python 3 as a
+    whole (``"py3"``, ``"3"``, the SageMaker SDK's own spelling) or none given."""
+    digits = str(value or "").strip().removeprefix("py").replace(".", "")
+    return f"{digits[0]}.{digits[1:]}" if len(digits) > 1 and digits.isdigit() else None
+
+
 def nearest_tensorflow(version: str, offered: tuple[str, ...]) -> str:
-    """The offered version nearest to ``version`` by major.minor, the newer on a tie."""
+    """The offered version nearest to ``version`` by major.minor, the newer on a tie; with none of its major
+    version (TensorFlow 1), the newest."""
     exact = ".".join(version.split(".")[:2])
     if exact in offered:
         return exact
-    return nearest_versions(version, sorted(offered, key=version_key), n=1)[0]
+    ordered = sorted(offered, key=version_key)
+    major = version_key(exact)[:1]
+    if not any(version_key(v)[:1] == major for v in ordered):
+        return ordered[-1]
+    return nearest_versions(version, ordered, n=1)[0]

@@ -74,6 +74,8 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
         )
     pythons = sorted(config.get("py_versions", []), key=_python_key)
     python = py_version or (pythons[-1] if pythons else None)
+    if python == "py3" and python not in pythons and any(p.startswith("py3") for p in pythons):
+        python = [p for p in pythons if p.startswith("py3")][-1]  # Python 3: the image's
     if pythons and python not in pythons:
         raise CatalogError(
             f"the {table.title} TensorFlow {version} image has Python {', '.join(pythons)}, not {python}",

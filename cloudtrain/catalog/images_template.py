@@ -29,7 +29,7 @@ def training_image(table: CloudTable, region: str, tensorflow: str, gpu: bool, p
             nearest_versions(tensorflow, available),
             field="tensorflow",
         )
-    if py_version and py_version != row["python"]:
+    if py_version and py_version != row["python"] and not (py_version == "py3" and row["python"].startswith("py3")):
         raise CatalogError(
             f"the {table.title} TensorFlow {major_minor} image has Python {row['python']}, not {py_version}",
             [row["python"]],

@@ -151,7 +151,13 @@ def _grouped(rows: Sequence[MachineInfo]) -> list[tuple[Any, ...]]:
     for (cloud, machine, gpu), combos in groups.items():
         m = combos[0]
         prices = [c.price_per_hour for c in combos if c.price_per_hour is not None]
-        price = money(min(prices)) if len(set(prices)) <= 1 else f"{money(min(prices))}-{money(max(prices))}"
+        price = (
+            "-"
+            if not prices
+            else money(min(prices))
+            if len(set(prices)) <= 1
+            else f"{money(min(prices))}-{money(max(prices))}"
+        )
         lines.append(
             (
                 cloud,

@@ -56,7 +56,7 @@ def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) ->
     if translate:
         _machine(out, cloud, source, notes)
     _region(out, cloud, source, notes)
-    _image(out, cloud, source, notes)
+    _image(out, cloud, source, notes, translate)
     _buckets(out, cloud, source)
     return out, notes
 
@@ -169,7 +169,7 @@ def _resolved(out: dict[str, Any], cloud: str) -> MachineInfo | None:
         return None  # validation names the problem
 
 
-def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
+def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], translate: bool = True) -> None:
     image = out.get("image")
     if not isinstance(image, dict):
         return
@@ -195,22 +195,38 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> No
             )
         )
     version = image.get("tensorflow")
-    if not isinstance(version, str) or image.get("uri"):
+    if not isinstance(version, (str, type(None))) or image.get("uri"):
         return
-    offered = catalog.tensorflow_versions(cloud)
-    wanted = ".".join(version.strip().split(".")[:2])
-    if wanted in offered or wanted not in catalog.tensorflow_versions(source):
-        return
-    nearest = crosscloud.nearest_tensorflow(wanted, offered)
-    out["image"] = {**image, "tensorflow": nearest}
-    notes.append(
-        mapped_line(
-            "image.tensorflow",
-            wanted,
-            nearest,
-            f"{rules(cloud).title} has no TensorFlow {wanted} image; the nearest it offers, the newer on a tie",
-        )
-    )
+    wanted = ".".join((version or "").strip().split(".")[:2])
+    if version is not None and (wanted in catalog.tensorflow_versions(source) or wanted.startswith("1.")):
+        chosen, why = crosscloud.mapped_tensorflow(wanted, catalog.tensorflow_versions(cloud), rules(cloud).title)
+        if why:
+            image = out["image"] = {**image, "tensorflow": chosen}
+            notes.append(mapped_line("image.tensorflow", wanted, chosen, why))
+    if translate:  # a file moved to this cloud: its image's Python, as its TensorFlow; a native one's is checked
+        _python(out, image, cloud, notes)
+
+
+def _python(out: dict[str, Any], image: dict[str, Any], cloud: str, notes: list[str]) -> None:
+    """``image.python`` the cloud's image of that TensorFlow lacks: the image's own, with a line (an estimator's
+    ``py39`` on Vertex AI's Python 3.10 image), as the TensorFlow version is."""
+    version = image.get("tensorflow") or catalog.default_tensorflow(cloud)
+    if isinstance(image.get("python"), str) and isinstance(version, str):
+        kept, note = python_on(cloud, version, image["python"])
+        if note:
+            out["image"] = {k: v for k, v in image.items() if k != "python"}
+            notes.append(note)
+
+
+def python_on(cloud: str, tensorflow: str, python: str) -> tuple[str | None, str | None]:
+    """``python`` if the cloud's ``tensorflow`` image has it (Python 3 as a whole fits any), else None and the
+    ``mapped:`` line to the image's own Python (None when the cloud has no such image)."""
+    have = catalog.image_pythons(cloud, tensorflow)
+    if crosscloud.python_version(python) in (*have, None):
+        return python, None
+    title = rules(cloud).title
+    why = f"the {title} TensorFlow {tensorflow} image has Python {', '.join(have)} only"
+    return None, mapped_line("image.python", python, have[-1], why) if have else None
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.backend_rules import rules
-from cloudtrain.catalog.suggest import version_key
+from cloudtrain.catalog import crosscloud
+from cloudtrain.config import crosscloud as fit
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
 from cloudtrain.text import mapped_line
@@ -82,36 +83,14 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
         return []
     notes = []
     if "tensorflow" not in given:
-        offered = catalog.tensorflow_versions(cloud)
-        newer = [v for v in offered if version_key(v) >= version_key(tensorflow)]
-        chosen = newer[0] if newer else offered[-1]
+        chosen, why = crosscloud.mapped_tensorflow(tensorflow, catalog.tensorflow_versions(cloud), rules(cloud).title)
         image["tensorflow"] = chosen
-        if chosen != tensorflow:
-            why = "; the nearest newer it offers" if newer else ", nor a newer one; the newest it offers"
-            notes.append(
-                mapped_line(
-                    "image.tensorflow",
-                    tensorflow,
-                    chosen,
-                    f"{rules(cloud).title} has no TensorFlow {tensorflow} image, which the main request runs{why}",
-                )
-            )
+        if why:
+            notes.append(mapped_line("image.tensorflow", tensorflow, chosen, f"{why}; the main request runs it"))
     if "python" not in given and python:
-        have = catalog.image_pythons(cloud, image["tensorflow"])
-        if python in have:
-            image["python"] = python
-        else:
-            image.pop("python", None)
-            if have:
-                notes.append(
-                    mapped_line(
-                        "image.python",
-                        python,
-                        have[-1],
-                        f"the {rules(cloud).title} TensorFlow {image['tensorflow']} image "
-                        f"has Python {', '.join(have)} only",
-                    )
-                )
+        kept, note = fit.python_on(cloud, image["tensorflow"], python)
+        image.update(python=kept) if kept else image.pop("python", None)
+        notes += [note] if note else []
     return notes
 
 

@@ -97,7 +97,8 @@ def test_sagemaker_training_images(region, version, gpu, uri):
 def test_sagemaker_versions_come_from_the_sdk_table():
     versions = catalog.tensorflow_versions("sagemaker")
     assert {"2.11", "2.13", "2.16", "2.19"} <= set(versions)
-    assert "2.3" not in versions and "1.15" not in versions  # below the catalog's floor
+    assert {"2.0", "2.1", "2.2", "2.3"} <= set(versions)  # every TF 2 image in the SDK's table
+    assert "1.15" not in versions  # TensorFlow 1 maps to the newest TF 2 image, on every path
     assert list(versions) == sorted(versions, key=lambda v: tuple(map(int, v.split("."))))
     assert catalog.default_tensorflow("sagemaker") == versions[-1]
 
@@ -114,5 +115,5 @@ def test_sagemaker_missing_version_names_the_available_ones():
     with pytest.raises(CatalogError) as caught:
         catalog.training_image("sagemaker", "us-east-1", "2.15", True)
     assert caught.value.field == "tensorflow"
-    assert "SageMaker has no TensorFlow 2.15 training image; available: 2.4," in str(caught.value)
+    assert "SageMaker has no TensorFlow 2.15 training image; available: 2.0, 2.1," in str(caught.value)
     assert set(caught.value.alternatives) == {"2.14", "2.16"}

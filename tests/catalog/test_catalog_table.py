@@ -24,7 +24,8 @@ def test_data_is_consistent(cloud):
         assert spec.get("attach") is None or spec["attach"] in data["attachable"], series
         for name, t in spec["types"].items():
             assert name.startswith(series), name
-            assert t["vcpus"] > 0 and t["memory_gb"] > 0 and t["price_per_hour"] > 0, name
+            assert t["vcpus"] > 0 and t["memory_gb"] > 0, name
+            assert t["price_per_hour"] is None or t["price_per_hour"] > 0, name  # None: not priced, said so
     for rule_set in data.get("attachable", {}).values():
         for acc, rows in rule_set.items():
             assert acc in data["accelerators"] and data["accelerators"][acc].get("price_per_hour"), acc
@@ -36,9 +37,21 @@ def test_data_is_consistent(cloud):
 def test_every_machine_has_a_dated_price(cloud):
     rows = catalog.machines(cloud)
     assert rows
+    unpriced = _unpriced(cloud)
     for m in rows:
-        assert m.price_per_hour is not None and m.price_per_hour > 0, m.machine_type
+        assert (m.price_per_hour is not None and m.price_per_hour > 0) or m.machine_type in unpriced, m.machine_type
         assert m.price_date == "2025-01" and m.price_region in {"us-central1", "us-east-1"}
+    assert len(unpriced) < len(rows)
+
+
+def _unpriced(cloud):
+    """The types a generator added from an SDK's table (tools/sagemaker_instance_types.py) without a price."""
+    from cloudtrain.catalog._data import load
+
+    series = load(cloud)["series"].values()
+    return {
+        name for s in series for name, t in s["types"].items() if "price_per_hour" in t and t["price_per_hour"] is None
+    }
 
 
 def test_machines_filters_by_gpu_in_any_spelling():

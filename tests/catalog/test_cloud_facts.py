@@ -132,4 +132,4 @@ def test_a_cloud_added_to_the_data_is_listed_checked_and_named(tmp_path: Path):
     )
     assert seen["tpu"].startswith("ct5lp-hightpu-4t is a Vertex AI TPU VM and Third Cloud has no TPUs; ")
     assert "(cloudtrain machines --backend third)" in seen["tpu"]
-    assert seen["image"].startswith("Third Cloud has no TensorFlow 2.15 training image; available: 2.4, ")
+    assert seen["image"].startswith("Third Cloud has no TensorFlow 2.15 training image; available: 2.0, ")

@@ -119,10 +119,13 @@ def test_parameter_servers_become_workers():
     )
 
 
-def test_tf1_runtime_maps_to_the_default_image_with_a_line():
+def test_tf1_runtime_maps_as_a_configs_tensorflow_does_with_a_line():
     out = convert("trainingInput: {scaleTier: BASIC, runtimeVersion: '1.10'}\n")
-    assert out["config"]["image"] == {"tensorflow": "2.17"}
-    assert out["notes"][1].startswith("mapped: trainingInput.runtimeVersion: 1.10 → 2.17 (TensorFlow 1 has no")
+    assert out["config"]["image"] == {"tensorflow": "2.17"}  # the newest Vertex AI image, as image.tensorflow: 1.10
+    assert out["notes"][1] == (
+        "mapped: trainingInput.runtimeVersion: 1.10 → 2.17 (TensorFlow 1 has no prebuilt Vertex AI image any more; "
+        "the newest TF 2 one; TF 1 code needs tf.compat.v1 or a port)"
+    )
 
 
 def test_strict_legacy_turns_a_mapping_into_an_error(project):

@@ -161,8 +161,8 @@ def test_a_sagemaker_fallback_runs_the_main_requests_tensorflow_or_the_nearest_n
     image = sagemaker["request"]["AlgorithmSpecification"]["TrainingImage"]
     assert image.endswith("/tensorflow-training:2.18-gpu-py310")  # the main request runs 2.17 with Python 3.10
     assert (
-        "mapped: image.tensorflow: 2.17 → 2.18 (SageMaker has no TensorFlow 2.17 image, which the main request "
-        "runs; the nearest newer it offers)" in sagemaker["notes"]
+        "mapped: image.tensorflow: 2.17 → 2.18 (SageMaker has no TensorFlow 2.17 image; the nearest it offers, the "
+        "newer on a tie; the main request runs it)" in sagemaker["notes"]
     )
     assert result["fallbacks"][0]["notes"] == []  # the same backend: nothing mapped
 
@@ -192,8 +192,8 @@ package: {{path: trainer, module: trainer.task}}
             "",
             "tf-gpu.2-17.py310",
             [  # the SageMaker default (2.21, Python 3.12): Vertex has nothing newer
-                "mapped: image.tensorflow: 2.21 → 2.17 (Vertex AI has no TensorFlow 2.21 image, which the main request "
-                "runs, nor a newer one; the newest it offers)",
+                "mapped: image.tensorflow: 2.21 → 2.17 (Vertex AI has no TensorFlow 2.21 image; the nearest it offers, "
+                "the newer on a tie; the main request runs it)",
                 "mapped: image.python: 3.12 → 3.10 (the Vertex AI TensorFlow 2.17 image has Python 3.10 only)",
             ],
         ),
@@ -212,3 +212,41 @@ def test_strict_legacy_refuses_a_fallbacks_mapping_too(capsys):
     code, _, err = run(capsys, "validate", str(REPO / "job_configs" / "fallback.yaml"), "--strict-legacy")
     assert code == 2
     assert err.startswith("error: --strict-legacy: fallback[1]: mapped: image.tensorflow: 2.17 → 2.18 (")
+
+
+# --- #47: the same version is mapped the same way on every path; image.python too; py3 is Python 3 ------------
+
+
+@pytest.mark.parametrize(("python", "mapped"), [("py39", "py39 → 3.10"), ("3.12", "3.12 → 3.10"), ("py3", None)])
+def test_a_sagemaker_config_moved_to_vertex_maps_its_python_not_refuses_it(python, mapped):
+    from cloudtrain.config.load import load_config
+
+    overrides = [
+        f"image.python={python}",
+        "image.tensorflow=2.11",
+        "backend=vertex",
+        "region=europe-west4",
+        "project=p",
+        "staging_bucket=gs://b",
+    ]
+    loaded = load_config(REPO / "job_configs" / "sagemaker-gpu4.yaml", overrides)
+    lines = [n for n in loaded.notes if n.startswith("mapped: image.python")]
+    if mapped is None:  # Python 3 as a whole: the image's own, nothing to say
+        assert lines == [] and loaded.config.image.python in (None, "py3")
+    else:
+        assert lines == [f"mapped: image.python: {mapped} (the Vertex AI TensorFlow 2.11 image has Python 3.10 only)"]
+        assert loaded.config.image.python is None
+
+
+@pytest.mark.parametrize(
+    ("version", "vertex"), [("2.1", "2.11"), ("1.15", "2.17"), ("2.18", "2.17"), ("2.3.1", "2.11")]
+)
+def test_one_version_is_mapped_alike_from_a_config_and_from_gclouds_runtime_version(version, vertex):
+    from cloudtrain.catalog import crosscloud
+    from cloudtrain.config.load import load_config
+
+    loaded = load_config(REPO / "job_configs" / "cpu.yaml", [f"image.tensorflow={version}"])
+    assert loaded.config.image.tensorflow == vertex
+    chosen, why = crosscloud.mapped_tensorflow(version, catalog.tensorflow_versions("vertex"), "Vertex AI")
+    major_minor = ".".join(version.split(".")[:2])
+    assert f"mapped: image.tensorflow: {major_minor} → {chosen} ({why})" in loaded.notes and chosen == vertex

@@ -52,20 +52,17 @@ def kube(kube_cluster, monkeypatch) -> Path:
     """The session's cluster, what a user's kubeconfig would say ($KUBECONFIG), the default namespace empty of jobs."""
     kubeconfig = kube_cluster / "kubeconfig"
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
-    subprocess.run(
-        [
+    for kind in ("jobsets", "jobs", "configmaps", "services"):  # one at a time: a cluster may lack JobSet's CRD
+        command = [
             "kubectl",
             "--kubeconfig",
             str(kubeconfig),
             "delete",
-            "jobs,jobsets,configmaps,services",
+            kind,
             "-l",
             "app.kubernetes.io/managed-by=cloudtrain",
-            "--wait=true",
-            "--cascade=foreground",
-            "--timeout=60s",
-        ],
-        capture_output=True,
-        timeout=90,
-    )
+        ]
+        subprocess.run(
+            [*command, "--wait=true", "--cascade=foreground", "--timeout=60s"], capture_output=True, timeout=90
+        )
     return kubeconfig

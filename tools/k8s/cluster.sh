@@ -202,7 +202,7 @@ CNI
     --client-ca-file "$dir/pki/ca.crt" --token-auth-file "$dir/pki/tokens.csv" --authorization-mode Node,RBAC \
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$dir/pki/sa.pub" \
     --service-account-signing-key-file "$dir/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
-    --allow-privileged --cert-dir "$dir/pki/apiserver" --profiling=false
+    --allow-privileged --cert-dir "$dir/pki/apiserver" --profiling=false --kubelet-preferred-address-types InternalIP
   wait_for kube-apiserver 90 kubectl --kubeconfig "$dir/kubeconfig" get --raw /readyz
   start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
     --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
@@ -313,7 +313,7 @@ down() {
   done
   stop_pid kube-apiserver
   stop_pid etcd
-  grep -F " $dir/" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep -F " $dir/" /proc/mounts || true; } | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for n in $NODES; do
     [ -f "$dir/$n/cgroup-root" ] && remove_cgroup "$(cat "$dir/$n/cgroup-root")"
   done

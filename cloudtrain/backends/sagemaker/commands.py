@@ -3,6 +3,7 @@ own CLI command, which the registry lists (``register(..., commands=...)``) and 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -30,6 +31,11 @@ def init(estimator: str, to: str | None, force: bool) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {estimator!r}: {exc}", hint="pass the estimator's .py file") from None
     translation = translate_estimator(source, estimator)
+    package = translation.config.get("package")
+    if to is not None and isinstance(package, dict) and isinstance(package.get("path"), str):
+        # the estimator's paths are relative to its own folder; a config's, to the config's folder
+        source_folder = Path(estimator).resolve().parent / package["path"]
+        package["path"] = os.path.relpath(source_folder, Path(to).resolve().parent)
     text = to_yaml(translation, estimator)
     if to is None:
         click.echo(text, nl=False)

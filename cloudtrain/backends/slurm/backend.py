@@ -206,7 +206,9 @@ class SlurmBackend(BackendFacts):
     def __init__(
         self, *, image_for: Callable[[JobSpec], Image] | None = None, log: Callable[[str], None] | None = None
     ):
-        self._image_for = image_for or runner_image.image_for
+        self._image_for = image_for or (
+            lambda spec: runner_image.image_for(spec, slim=True)
+        )  # a cluster: no cloud image
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
     def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:

@@ -427,29 +427,9 @@ def _tensorflow(runtime: str, cloud: str, notes: list[str], *, tpu: bool = False
     """The image version for ``runtimeVersion``; on a TPU VM, among the TPU images."""
     offered = tpus.tensorflow_versions() if tpu else catalog.tensorflow_versions(cloud)
     label = _LABEL[cloud] + (" TPU" if tpu else "")
-    if runtime.startswith("1."):
-        version = catalog.default_tensorflow(cloud, tpu=tpu)
-        notes.append(
-            mapped_line(
-                "trainingInput.runtimeVersion",
-                runtime,
-                version,
-                "TensorFlow 1 has no prebuilt "
-                f"image any more; the newest {label} image, as native configs get; TF 1 code needs "
-                "tf.compat.v1 or a port",
-            )
-        )
-        return version
-    version = crosscloud.nearest_tensorflow(runtime, offered)
-    if version != ".".join(runtime.split(".")[:2]):
-        notes.append(
-            mapped_line(
-                "trainingInput.runtimeVersion",
-                runtime,
-                version,
-                f"{label} has no TensorFlow {runtime} image; the nearest it offers, the newer on a tie",
-            )
-        )
+    version, why = crosscloud.mapped_tensorflow(runtime, offered, label)
+    if why:
+        notes.append(mapped_line("trainingInput.runtimeVersion", runtime, version, why))
     return version
 
 

@@ -51,3 +51,35 @@ def test_exit_codes_other_than_argparses_get_none():
 
 def added_args_hint(log: str, code: int | None, *, passed_model_dir: bool) -> str | None:
     return failure_hint(log, "2.17", "sagemaker", {}, code, passed_model_dir=passed_model_dir)
+
+
+SAGEMAKER = """\
+name: strict-script
+backend: sagemaker
+region: us-east-1
+role_arn: arn:aws:iam::123456789012:role/SageMakerRole
+staging_bucket: s3://my-bucket
+machine: {type: ml.m5.xlarge}
+package: {path: code, script: train.py}
+hyperparameters: {epochs: 1}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_a_local_run_of_a_strict_script_names_model_dir_false_and_runs_with_it(tmp_path, monkeypatch, capsys):
+    """A script written for Vertex AI (strict argparse, no --model_dir) under SageMaker's contract, for real."""
+    from cloudtrain.cli import main
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "train.py").write_text(STRICT)
+    (tmp_path / "job.yaml").write_text(SAGEMAKER)
+    monkeypatch.chdir(tmp_path)
+    assert main(["submit", "job.yaml", "--local", "--set", f"output_dir={tmp_path / 'a'}"]) == 1
+    err = capsys.readouterr().err
+    assert "exited with code 2; the script's argparse does not take --model_dir" in err
+    assert "set model_dir: false in the config" in err
+    assert (
+        main(["submit", "job.yaml", "--local", "--set", "model_dir=false", "--set", f"output_dir={tmp_path / 'b'}"])
+        == 0
+    )

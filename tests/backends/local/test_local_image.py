@@ -199,3 +199,23 @@ def test_a_custom_image_says_in_one_line_what_local_uses_instead_and_how_to_choo
     )
     chosen = image_mod.image_for(_spec(tmp_path, "gcr.io/acme/trainer:v3", tensorflow="2.12", layer="slim"), find)
     assert (chosen.tensorflow, chosen.note, chosen.date) == ("2.12", None, None)
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_tensorflow_2_11s_image_layer_imports_with_numpy_1_and_what_the_image_ships(tf_cache):
+    """The real layer (built once into the test cache, from uv's cache when it has the wheels): TF 2.11 sets no
+    upper bound on NumPy, so resolved today it would get NumPy 2 and fail with ``_ARRAY_API not found``."""
+    import subprocess
+
+    from cloudtrain.backends.runner import venv
+
+    image = resolve_image("vertex", "2.11")
+    if image.tensorflow != "2.11":
+        pytest.skip(image.note or "no Python here installs TensorFlow 2.11")
+    path, _ = venv.ensure_image(image, root=tf_cache)
+    code = "import numpy, pandas, hypertune, tensorflow as tf; print(numpy.__version__, tf.__version__)"
+    out = subprocess.run([str(venv.env_python(path)), "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    numpy_version, tf_version = out.stdout.split()[-2:]
+    assert numpy_version.startswith("1.") and tf_version.startswith("2.11.")

@@ -2,9 +2,9 @@
 the uncaught traceback of each NAME to OUT/NAME.log, as a replica's log ends.
 
 The ``tf2.17_*.log`` files beside it were recorded with it under TensorFlow 2.17.1 / Keras 3.12.4 (the
-Vertex default image layer, 2026-12-02; site-packages shown as the image's /usr/local/lib/python3.10);
-``tf2.11_numpy2_import.log`` is the log of a --local run of ``import tensorflow`` under TensorFlow 2.11.1
-with NumPy 2.2.6, as the 2.11 image layer resolved before #47."""
+Vertex default image layer, 2026-12-02; site-packages and the script shown where an image has them,
+/usr/local/lib/python3.10 and /app/trainer); ``tf2.11_numpy2_import.log`` is the log of a --local run of
+``import tensorflow`` under TensorFlow 2.11.1 with NumPy 2.2.6, as the 2.11 image layer resolved before #47."""
 
 import sys
 import traceback

@@ -1,0 +1,85 @@
+"""The catalog accepts what the clouds accept, as the pinned libraries' own tables say: every TensorFlow
+training image in sagemaker-core's image table, every instance type in botocore's SageMaker
+``TrainingInstanceType`` (the CreateTrainingJob enum), Python 3 as the SageMaker SDK spells it (``py3``).
+A table that grows in a library upgrade fails here until the catalog's generator is run again."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cloudtrain import catalog
+from cloudtrain.catalog._data import load
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+
+import sagemaker_instance_types as generator  # type: ignore[import-not-found]  # noqa: E402
+
+
+def _sagemaker_tensorflow_table() -> dict:
+    spec = importlib.util.find_spec("sagemaker")
+    assert spec is not None and spec.submodule_search_locations is not None
+    root = Path(list(spec.submodule_search_locations)[0])
+    return json.loads((root / "core" / "image_uri_config" / "tensorflow.json").read_text())["training"]
+
+
+def test_every_training_instance_type_botocore_accepts_resolves():
+    refused = load("sagemaker")["_without_gpu_facts"]
+    accepted = generator.enum()
+    assert len(accepted) > 200 and "ml.c4.xlarge" in accepted
+    for name in accepted:
+        if name in refused:
+            continue
+        m = catalog.resolve_machine("sagemaker", name, None, None)
+        assert m.machine_type == name and m.vcpus > 0 and m.memory_gb > 0
+    # what is still refused is only GPU types whose GPU the catalog lacks, named with why
+    assert all(generator.re.match(r"ml\.[pg]\d", name) for name in refused)
+    assert len(refused) < 25
+
+
+@pytest.mark.parametrize(
+    ("name", "vcpus", "memory", "gpus"),
+    [
+        ("ml.c4.xlarge", 4, 7.5, 0),
+        ("ml.c4.8xlarge", 36, 60, 0),
+        ("ml.r5.2xlarge", 8, 64, 0),
+        ("ml.t3.medium", 2, 4, 0),
+        ("ml.p5.4xlarge", 16, 256, 1),
+        ("ml.m7i.48xlarge", 192, 768, 0),
+    ],
+)
+def test_added_types_have_their_ec2_facts(name, vcpus, memory, gpus):
+    m = catalog.resolve_machine("sagemaker", name, None, None)
+    assert (m.vcpus, m.memory_gb, m.accelerator_count) == (vcpus, memory, gpus)
+    assert m.price_per_hour is None  # never guessed: the cost line says it is unknown
+
+
+def test_the_generator_has_nothing_left_to_add():
+    data = load("sagemaker")
+    added, refused = generator.additions(data)
+    assert added == {} and refused == data["_without_gpu_facts"]
+
+
+def test_every_tensorflow_image_in_sagemaker_cores_table_is_accepted():
+    table = _sagemaker_tensorflow_table()
+    versions = [v for v, c in table["versions"].items() if "repository" in c and not v.startswith("1.")]
+    assert {"2.1.0", "2.2.0", "2.3.1", "2.11.0"} <= set(versions)
+    for version in versions:
+        config = table["versions"][version]
+        region = "us-east-1" if "us-east-1" in config["registries"] else sorted(config["registries"])[0]
+        for py in config.get("py_versions") or [None]:
+            uri = catalog.training_image("sagemaker", region, version, gpu=False, py_version=py)
+            assert f"/tensorflow-training:{version}-cpu" in uri or f":{version}" in uri, uri
+
+
+@pytest.mark.parametrize(("version", "tag"), [("2.1.0", "py3"), ("2.2", "py37"), ("2.3.1", "py37"), ("2.19", "py312")])
+def test_py3_means_python_3_not_pypy3(version, tag):
+    uri = catalog.training_image("sagemaker", "eu-west-1", version, gpu=True, py_version=catalog.python_tag("py3"))
+    assert uri.endswith(f"-gpu-{tag}"), uri
+    assert catalog.python_tag("py3") == "py3" and catalog.python_tag("3.10") == "py310"
+    assert catalog.python_tag("py39") == "py39"

@@ -1,0 +1,140 @@
+"""Add to cloudtrain/catalog/data/sagemaker.json every training instance type SageMaker accepts that the
+catalog lacks: botocore's SageMaker service model (its ``TrainingInstanceType`` enum) is what
+CreateTrainingJob accepts, so a type in it is never refused offline.
+
+    python tools/sagemaker_instance_types.py            # add what is missing
+    python tools/sagemaker_instance_types.py --check    # exit 1 when a type is missing
+
+A type added here gets its vCPUs from EC2's size names (``large`` 2, ``xlarge`` 4, ``Nxlarge`` 4N;
+``t3.medium`` 2), its memory from its family's GiB per vCPU (:data:`GIB_PER_VCPU`, from
+aws.amazon.com/ec2/instance-types), its GPUs from sagemaker-core's ``instance_gpu_info.json`` where
+the GPU model is one the catalog knows (:data:`GPU_FAMILIES`), and no price (the cost line says it is
+unknown). A GPU type whose GPU model the catalog does not know yet is listed in ``_without_gpu_facts``
+with why, and stays refused: run on it after its GPU is added to gpus.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "cloudtrain" / "catalog" / "data" / "sagemaker.json"
+
+#: GiB of memory per vCPU by family (EC2's instance-type pages); the family's letter when not listed.
+GIB_PER_VCPU = {"c": 2.0, "m": 4.0, "r": 8.0, "t": 4.0, "ml.c4": 1.875, "ml.c5n": 2.625, "ml.trn1": 4.0}
+GIB_PER_VCPU |= {"ml.trn1n": 4.0, "ml.trn2": 2048 / 192, "ml.p5": 16.0}
+#: Families whose instances carry a GPU the catalog knows: family → the catalog's accelerator name.
+GPU_FAMILIES = {"ml.p5": "H100"}
+#: Where EC2's pages say otherwise than the rules above: (vCPUs, GiB, GPUs).
+EXCEPTIONS = {"ml.c4.8xlarge": (36, 60.0, 0), "ml.p5.4xlarge": (16, 256.0, 1)}
+#: Accelerators that are not GPUs: the type is a CPU type as far as TensorFlow can tell.
+NO_GPU = ("ml.trn",)
+
+
+def enum() -> list[str]:
+    spec = importlib.util.find_spec("botocore")
+    assert spec and spec.origin
+    model = Path(spec.origin).parent / "data" / "sagemaker"
+    path = sorted(model.glob("*/service-2.json*"))[-1]
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    types: list[str] = json.loads(raw)["shapes"]["TrainingInstanceType"]["enum"]
+    return types
+
+
+def gpu_counts() -> dict[str, int]:
+    spec = importlib.util.find_spec("sagemaker")
+    assert spec and spec.submodule_search_locations
+    path = Path(list(spec.submodule_search_locations)[0]) / "core" / "image_uri_config" / "instance_gpu_info.json"
+    counts: dict[str, int] = {}
+    for region in json.loads(path.read_text()).values():
+        counts.update({name: info["Count"] for name, info in region.items()})
+    return counts
+
+
+def vcpus(size: str, family: str) -> int | None:
+    if size == "medium" or (size == "large" and family.startswith("ml.t")):
+        return 2
+    if size == "large":
+        return 2
+    match = re.fullmatch(r"(\d*)xlarge", size)
+    return 4 * int(match.group(1) or 1) if match else None
+
+
+def additions(data: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    have = {t for series in data["series"].values() for t in series["types"]}
+    counts = gpu_counts()
+    added: dict[str, dict[str, Any]] = {}
+    refused: dict[str, str] = {}
+    for name in enum():
+        if name in have:
+            continue
+        family, size = name.rsplit(".", 1)
+        count = counts.get(name, 0)
+        gpu_family = re.match(r"ml\.[pg]\d", family) and not family.startswith(NO_GPU)
+        if gpu_family and family not in GPU_FAMILIES:
+            refused[name] = "a GPU type whose GPU model the catalog's gpus.json does not have yet"
+            continue
+        cpus = vcpus(size, family)
+        letter = family.removeprefix("ml.")[0]
+        ratio = GIB_PER_VCPU.get(family, GIB_PER_VCPU.get(letter))
+        if cpus is None or ratio is None:
+            refused[name] = "its size or family has no vCPU or memory rule here"
+            continue
+        memory = 4 if name == "ml.t3.medium" else round(cpus * ratio, 1)
+        cpus, memory, count = EXCEPTIONS.get(name, (cpus, memory, count if gpu_family else 0))
+        entry: dict[str, Any] = {"vcpus": cpus, "memory_gb": memory, "accelerator_count": count, "price_per_hour": None}
+        added.setdefault(family, {})[name] = entry
+    return added, refused
+
+
+def dump(value: Any, indent: int = 0) -> str:
+    """JSON as the catalog's files are written: two-space indents, a short dict or list of plain values on one line."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, dict | list) or (
+        all(not isinstance(v, dict | list) for v in _values(value)) and indent + len(flat) <= 110
+    ):
+        return flat
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, list):
+        return "[\n" + ",\n".join(inner + dump(v, indent + 2) for v in value) + f"\n{pad}]"
+    items = (f"{inner}{json.dumps(k, ensure_ascii=False)}: {dump(v, indent + 2)}" for k, v in value.items())
+    return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+
+
+def _values(value: dict[str, Any] | list[Any]) -> list[Any]:
+    return list(value.values()) if isinstance(value, dict) else value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    data: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+    added, refused = additions(data)
+    if args.check:
+        print(f"{sum(len(v) for v in added.values())} missing" if added else "fresh")
+        return 1 if added else 0
+    for family, types in added.items():
+        series = data["series"].setdefault(family, {"types": {}})
+        if family in GPU_FAMILIES:
+            series.setdefault("accelerator", GPU_FAMILIES[family])
+        series["types"].update(types)
+    data["_without_gpu_facts"] = refused
+    data["_source"]["estimated_series"] = (
+        "types botocore's TrainingInstanceType accepts that the pricing pages above were not read for, added by "
+        "tools/sagemaker_instance_types.py: vCPUs from EC2's size names, memory from the family's GiB per vCPU, "
+        "GPUs from sagemaker-core's instance_gpu_info.json; no price"
+    )
+    DATA.write_text(dump(data) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
