@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from cloudtrain import history
-from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
@@ -43,19 +42,20 @@ from cloudtrain.app.prepare import load_spec, prepare, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
 from cloudtrain.app.report import write_report
 from cloudtrain.app.submit import SubmitOptions, create, load_job, resume_of
-from cloudtrain.app.sweep_local import TrialEvent
-from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.app.sweeps import drive as app_sweep
+from cloudtrain.app.sweeps.local import TrialEvent
+from cloudtrain.app.sweeps.lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
 from cloudtrain.backend_rules import Capability
+from cloudtrain.backend_rules.extras import required, requiring
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobState, JobStatus, LogLine, SweepHandle
 from cloudtrain.config import LoadedConfig
 from cloudtrain.console import ShownLines
 from cloudtrain.errors import ConfigError, UsageError
-from cloudtrain.extras import required, requiring
+from cloudtrain.following.progress import Progress
 from cloudtrain.history import JobRecord
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.progress import Progress
 from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults

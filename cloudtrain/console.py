@@ -17,10 +17,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol, TextIO
 
-from cloudtrain.events import parse as parse_event
-from cloudtrain.numbers import measured, seconds
-from cloudtrain.numbers import money as money  # the CLI's modules take it from here
-from cloudtrain.words import counted as counted  # (the console's callers use it from here too)
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.text import counted as counted  # (the console's callers use it from here too)
+from cloudtrain.text.numbers import measured, seconds
+from cloudtrain.text.numbers import money as money  # the CLI's modules take it from here
 
 if TYPE_CHECKING:  # annotations only: the console loads no backend (``list`` and ``--help`` stay light)
     from cloudtrain.job_states import LogLine

@@ -110,12 +110,6 @@ VARIABLES: tuple[Variable, ...] = (
         "PYENV_ROOT", "cloudtrain", "you; the local backend", "where pyenv's Pythons are found for a local environment"
     ),
     Variable(
-        "PYDANTIC_DISABLE_PLUGINS",
-        "cloudtrain",
-        "cloudtrain, while it validates a config",
-        "set to `__all__` for the validation and restored, so installed pydantic plugins do not run",
-    ),
-    Variable(
         VERTEX_ENDPOINT,
         "vertex",
         "you; the Vertex backend",

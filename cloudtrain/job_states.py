@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from cloudtrain.errors import ExitCode
-from cloudtrain.events import parse as parse_event
+from cloudtrain.following.events import parse as parse_event
 
 
 class JobState(enum.Enum):
@@ -73,8 +73,7 @@ class JobStatus:
     created: dt.datetime | None = None
     ended: dt.datetime | None = None
     details: Mapping[str, Any] = field(default_factory=dict)  # billable seconds, spot savings, …
-    # Typed fields for what other modules read; ``details`` is for display. Each falls back to
-    # the detail key a backend has always written, so old local status files still read.
+    # Typed fields for what other modules read (each backend fills them); ``details`` is for display.
     output_dir: str | None = None
     checkpoint_dir: str | None = None
     started: dt.datetime | None = None  # the machines run (Vertex AI's start_time): the image is being pulled
@@ -93,13 +92,8 @@ class JobStatus:
     gpu_hours_source: str | None = None  # where ``gpu_hours`` come from, as the run report says it
 
     def detail(self, key: str) -> Any:
-        """A typed field, else the display detail a backend has written it as (status files written
-        before it was typed, backends that fill only ``details``)."""
-        value = getattr(self, key, None) if key in _TYPED else None
-        if value is not None:
-            return value
-        legacy = _TYPED.get(key)
-        return self.details.get(key) if legacy is None else legacy(self)
+        """A typed field (each backend fills them), else the display detail ``key``."""
+        return getattr(self, key) if key in _FIELDS else self.details.get(key)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, for ``-o json`` and the local backend's status file."""
@@ -116,52 +110,4 @@ class JobStatus:
         }
 
 
-def _written(key: str, convert: Callable[[Any], Any] = lambda value: value) -> Callable[[JobStatus], Any]:
-    """A reader of the detail ``key`` (None when absent), its value as the typed field holds it (an
-    empty value as it is)."""
-
-    def read(status: JobStatus) -> Any:
-        value = status.details.get(key)
-        return convert(value) if value else value
-
-    return read
-
-
-def _time(value: Any) -> dt.datetime:
-    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
-
-
-def _replicas_written(status: JobStatus) -> int | None:
-    """A local run's replica names (its status file), else SageMaker's instance count."""
-    return len(status.details.get("replicas") or []) or status.details.get("instance_count")
-
-
-def _phase_written(status: JobStatus) -> str | None:
-    """The phase before the first line as statuses carried it before ``phase`` was typed: a native
-    state that says it is queued (Vertex AI's JOB_STATE_QUEUED), else a pending SageMaker job's
-    secondary status (``timeline.SAGEMAKER_PHASES``)."""
-    if "QUEUED" in str(status.native_state or "").upper():
-        return "queued"
-    if status.state is not JobState.PENDING:
-        return None
-    from cloudtrain.timeline import SAGEMAKER_PHASES  # a status's phase (the follower's): not on a dry run
-
-    return SAGEMAKER_PHASES.get(str(status.details.get("secondary_status") or ""))
-
-
-#: Typed field -> how the detail a backend has always written it as reads (status files written before
-#: the field was typed, backends that fill only ``details``).
-_TYPED: dict[str, Callable[[JobStatus], Any]] = {
-    "output_dir": _written("output_dir"),
-    "checkpoint_dir": _written("checkpoint_dir"),
-    "started": _written("start_time", _time),
-    "billable_seconds": _written("billable_seconds"),
-    "phase_marks": _written("phase_marks", lambda marks: {k: _time(v) for k, v in marks.items()}),
-    "interruptions": _written("spot_interruptions"),
-    "waiting_for": _written("pending_reason"),
-    "phase": _phase_written,
-    "machine_type": _written("instance_type"),
-    "replica_count": _replicas_written,
-    "gpu_hours": _written("gpu_hours"),
-    "gpu_hours_source": _written("gpu_hours_source"),
-}
+_FIELDS = frozenset(f.name for f in fields(JobStatus)) - {"details"}

@@ -24,8 +24,8 @@ CLOUD_MODULES = (
     "keras",
 )
 #: Not cloud SDKs, but a good part of a dry-run's time when they were imported, and not needed by these paths:
-#: pydantic words the errors of an invalid config; rich draws on a terminal only; the rest serve a real submit
-#: (log followers, uploads), a gcloud configuration (configparser) or a setup.py (subprocess).
+#: pydantic (the tests' oracle of the config reader, never cloudtrain's); rich draws on a terminal only; the rest
+#: serve a real submit (log followers, uploads), a gcloud configuration (configparser) or a setup.py (subprocess).
 SLOW_MODULES = (
     "pydantic",
     "annotated_types",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 
 def test_the_first_non_blank_line_cut_to_the_limit() -> None:

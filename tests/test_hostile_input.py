@@ -609,7 +609,7 @@ def test_a_state_file_that_is_not_a_regular_file_is_refused_unread(
 def test_a_local_sweep_whose_every_trial_failed_ends_failed_without_a_traceback(tmp_path, capfd):
     """Every trial exits 1: the sweep is FAILED (the CLI's exit 1), each trial one line of its own; Optuna's
     warning with the objective's traceback is not printed."""
-    from cloudtrain.app import sweep as app_sweep
+    from cloudtrain.app.sweeps import drive as app_sweep
     from tests.sweeps.test_sweep_driver import ScriptedBackend, _spec
 
     events: list = []
@@ -867,7 +867,7 @@ def test_status_of_a_local_sweep_whose_every_trial_failed_says_failed(tmp_path, 
     import json
 
     from cloudtrain import history
-    from cloudtrain.app import sweep_local
+    from cloudtrain.app.sweeps import local as sweep_local
     from tests.sweeps.test_sweep_driver import ROOT, ScriptedBackend, _run, _spec
 
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""Interruptions and the work they cost, from the trainer's own event lines (cloudtrain/interruptions.py)."""
+"""Interruptions and the work they cost, from the trainer's own event lines (cloudtrain/following/interruptions.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.sagemaker.phases import sagemaker_transitions
-from cloudtrain.interruptions import Tracker, describe, of_status, summarize
+from cloudtrain.following.interruptions import Tracker, describe, of_status, summarize
 from trainer.events import format_event
 
 T0 = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.timezone.utc)
@@ -98,7 +98,7 @@ def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
         (at(900).isoformat(), at(1000).isoformat()),
     ]
     log = [plan(100), epoch(200, 1, "/c/ckpt-10/ckpt"), plan(560, resume_step=10)]  # the second restart: no log yet
-    status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", details={"spot_interruptions": cloud})
+    status = JobStatus("j", "arn", JobState.RUNNING, "InProgress", interruptions=cloud)
     summary = of_status(status, log)
     assert summary is not None
     assert summary["count"] == 2
@@ -109,7 +109,7 @@ def test_sagemaker_interrupted_transitions_pair_with_the_log_in_order() -> None:
 
 
 def test_progress_collects_interruptions_while_following() -> None:
-    from cloudtrain.progress import Progress
+    from cloudtrain.following.progress import Progress
 
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)
     for item in [plan(0), epoch(5, 1, "/c/ckpt-10/ckpt"), plan(50, resume_step=10)]:
@@ -126,7 +126,7 @@ def test_the_end_of_run_summary_shows_them_and_history_keeps_them(tmp_path, monk
 
     from cloudtrain import history
     from cloudtrain.cli._follow import finish
-    from cloudtrain.progress import Progress
+    from cloudtrain.following.progress import Progress
 
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path))
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 10.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.numbers import count, measured, money
+from cloudtrain.text.numbers import count, measured, money
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_money_is_to_the_cent_and_counts_are_exact():
 
 
 def test_sizes_have_binary_units_and_four_significant_digits():
-    from cloudtrain.numbers import size
+    from cloudtrain.text.numbers import size
 
     assert [size(n) for n in (512, 18_637, 432_345_678, 2_077_000_000)] == [
         "512 bytes",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from cloudtrain import timeline
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.local.job import FIRST_PHASE
-from cloudtrain.progress import Progress
+from cloudtrain.following import timeline
+from cloudtrain.following.progress import Progress
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 

@@ -1,5 +1,5 @@
-"""The live status line's numbers (cloudtrain/progress.py, cloudtrain/live.py): examples/s summed over
-the replicas, ETA, steps, cost billed from provisioning on — values, not the line's shape."""
+"""The live status line's numbers (cloudtrain/following/progress.py, status_line.py): examples/s summed
+over the replicas, ETA, steps, cost billed from provisioning on — values, not the line's shape."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 import pytest
 
 from cloudtrain.backends.base import LogLine
-from cloudtrain.live import LiveStatus
-from cloudtrain.progress import Progress
+from cloudtrain.following.progress import Progress
+from cloudtrain.following.status_line import LiveStatus
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -140,7 +140,7 @@ def test_an_interruption_is_counted_in_the_line() -> None:
 
 
 def test_line_counts_steps_and_plural_interruptions_and_elapsed_is_since_the_job_was_created() -> None:
-    from cloudtrain.progress import Snapshot
+    from cloudtrain.following.progress import Snapshot
 
     snap = Snapshot(phase="training", elapsed_s=65.0, cost_usd=None, epoch=3, steps=1234, interruptions=2)
     assert snap.line() == "training · epoch 3 · step 1,234 · 2 interruptions · elapsed 1 min 5 s"
@@ -149,10 +149,11 @@ def test_line_counts_steps_and_plural_interruptions_and_elapsed_is_since_the_job
 
 
 def test_sagemakers_pending_secondary_status_is_queued() -> None:
-    from cloudtrain.backends.base import JobState, JobStatus
-    from cloudtrain.progress import phase_of
+    from cloudtrain.backends.sagemaker.jobs import to_status
+    from cloudtrain.following.progress import phase_of
 
-    status = JobStatus("j", "j", JobState.PENDING, "InProgress", details={"secondary_status": "Pending"})
+    desc = {"TrainingJobName": "j", "TrainingJobStatus": "InProgress", "SecondaryStatus": "Pending"}
+    status = to_status(desc, "us-east-1")
     assert phase_of(status) == "queued"
 
 
@@ -167,7 +168,7 @@ def test_sagemakers_pending_secondary_status_is_queued() -> None:
 def test_a_user_packages_own_output_is_training_in_the_live_line_as_in_the_timeline(first_own) -> None:
     """A user's package prints no plan event: the live line leaves "installing package" at the same line
     where the end-of-run timeline starts training (#25 (e))."""
-    from cloudtrain import timeline
+    from cloudtrain.following import timeline
 
     progress = Progress(cost_per_hour=None, started=0.0, clock=lambda: 0.0)
     progress.set_phase("provisioning")

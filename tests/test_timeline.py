@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from cloudtrain import timeline
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.backends.sagemaker.cloudtrain_launch import install_command, module_command
 from cloudtrain.backends.sagemaker.phases import sagemaker_marks
+from cloudtrain.following import timeline
 from tests.conftest import REPO
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -26,7 +26,7 @@ def at(seconds: float) -> dt.datetime:
     return T0 + dt.timedelta(seconds=seconds)
 
 
-def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str, float]]:
+def phases(lines: list[LogLine], end: float) -> list[tuple[str, float]]:
     job = JobStatus(
         "1",
         "projects/p/locations/r/customJobs/1",
@@ -34,8 +34,8 @@ def phases(lines: list[LogLine], end: float, **status: object) -> list[tuple[str
         "JOB_STATE_SUCCEEDED",
         created=at(0),
         ended=at(end),
-        details=status or {"start_time": at(60).isoformat()},
         first_phase="provisioning",
+        started=at(60),  # Vertex AI's start_time
     )
     return [(p.name, p.seconds) for p in timeline.of_run(job, timeline.log_marks(lines))]
 
@@ -140,7 +140,7 @@ def test_a_local_run_of_a_users_package_puts_its_epochs_under_training(tmp_path)
     assert submitted.returncode == 0, submitted.stderr
     job = json.loads(submitted.stdout)["job_id"]
     lines = [json.loads(line) for line in run("logs", job, "-o", "json").stdout.splitlines()]
-    from cloudtrain.setup_output import is_setup
+    from cloudtrain.following.setup_lines import is_setup
 
     # its first own line: not cloudtrain's notices, not TensorFlow's start-up noise (set-up, issue 40)
     first_own = next(line["timestamp"] for line in lines if not is_setup(line["replica"], line["message"]))
@@ -179,7 +179,7 @@ def test_a_training_mark_given_by_the_caller_wins() -> None:
 
 def test_durations_change_unit_exactly_at_a_minute_and_an_hour() -> None:
     """The mutmut after-run's survivors (docs/mutation-testing.md): the boundaries themselves."""
-    from cloudtrain.numbers import human_seconds
+    from cloudtrain.text.numbers import human_seconds
 
     assert [human_seconds(s) for s in (59.4, 60, 3599, 3600, 3660)] == [
         "59 s",
@@ -195,7 +195,7 @@ def test_the_summary_line_joins_the_phases_with_a_middle_dot_and_a_workers_end_s
     import json as _json
 
     from cloudtrain.backends.base import LogLine
-    from cloudtrain.timeline import build, describe, log_marks
+    from cloudtrain.following.timeline import build, describe, log_marks
 
     t0 = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
     lines = [

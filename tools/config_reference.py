@@ -4,7 +4,7 @@
     python tools/config_reference.py --check    # exit 1 when the committed page is stale
 
 The page is generated, never edited by hand: every key, its type, its default and its description
-come from the pydantic models, so the reference cannot drift from the code. A test
+come from the config records, so the reference cannot drift from the code. A test
 (tests/docs/test_config_reference.py) fails when the committed page differs from a fresh render.
 """
 
@@ -116,9 +116,9 @@ def render(schema: Schema) -> str:
 
 def current_schema() -> Schema:
     from cloudtrain.config import JobConfig
-    from cloudtrain.config.twin import model_of
+    from cloudtrain.config.records import json_schema
 
-    return model_of(JobConfig).model_json_schema()
+    return json_schema(JobConfig)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cloudtrain import numbers  # noqa: E402
+from cloudtrain.text import numbers  # noqa: E402
 from tests.architecture.import_graph import FLOORS, floor  # noqa: E402  (the one definition of the floors)
 
 PACKAGE = str(REPO / "cloudtrain") + os.sep

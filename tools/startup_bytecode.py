@@ -15,17 +15,12 @@ import sys
 import time
 
 #: Top-level packages a dry-run, ``validate`` or ``--help`` imports (bench.cli_bench.imported_sources lists
-#: them), plus pydantic and its helpers, which a config with mistakes loads for its messages.
+#: them).
 STARTUP = (
     "cloudtrain",
     "click",
     "rich",
     "yaml",
-    "pydantic",
-    "pydantic_core",
-    "typing_extensions",
-    "annotated_types",
-    "typing_inspection",
     "_distutils_hack",
 )
 

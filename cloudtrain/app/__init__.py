@@ -2,7 +2,7 @@
 
 The CLI (:mod:`cloudtrain.cli`) and the Python API (:mod:`cloudtrain.api`) both call it. It never
 prints and never exits: it returns data, reports through the ``notify`` / ``on_event`` callbacks and
-the views (:mod:`~cloudtrain.app.submit`, :mod:`~cloudtrain.app.sweep`) it is given, and raises the
+the views (:mod:`~cloudtrain.app.submit`, :mod:`~cloudtrain.app.sweeps.drive`) it is given, and raises the
 exceptions of :mod:`cloudtrain.errors`, which the CLI turns into its one-line messages and exit codes.
 Below it: config, spec, packaging, data, backends, history (they never import it); above it: the CLI
 and the API.
@@ -13,8 +13,8 @@ and the API.
 * :mod:`~cloudtrain.app.launch` submit with :mod:`~cloudtrain.app.fallback`, record in history
 * :mod:`~cloudtrain.app.follow` a job followed to its end: masked lines, its progress, Ctrl-C as detach or cancel
 * :mod:`~cloudtrain.app.outcome` a finished job's summary, kept in history
-* :mod:`~cloudtrain.app.sweep` sweeps started, driven and resumed
-  (with :mod:`~cloudtrain.app.sweep_local`, :mod:`~cloudtrain.app.sweep_lookup`)
+* :mod:`~cloudtrain.app.sweeps.drive` sweeps started, driven and resumed
+  (with :mod:`~cloudtrain.app.sweeps.local`, :mod:`~cloudtrain.app.sweeps.lookup`)
 * :mod:`~cloudtrain.app.locate` which backend, region and project a job id belongs to
 * :mod:`~cloudtrain.app.tensorboard` TensorBoard over any jobs' event files (with :mod:`~cloudtrain.app.mirror`)
 * :mod:`~cloudtrain.app.outputs` what a job produced, listed and downloaded

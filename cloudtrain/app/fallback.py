@@ -29,7 +29,7 @@ from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import CloudtrainError, NoCapacity
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 
 @dataclass(frozen=True)

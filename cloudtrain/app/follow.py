@@ -19,8 +19,8 @@ from typing import Literal
 from cloudtrain.app.notices import Detached
 from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
-from cloudtrain.events import epochs_in_args
-from cloudtrain.progress import Progress
+from cloudtrain.following.events import epochs_in_args
+from cloudtrain.following.progress import Progress
 from cloudtrain.secrets.masking import ValueMasker
 from cloudtrain.spec import JobSpec
 
@@ -34,7 +34,7 @@ StopStep = Literal["cancelling", "saving", "stopping", "killing"]
 def watch_progress(
     handle: JobHandle, spec: JobSpec | None = None, *, billed: bool = False, first: JobStatus | None = None
 ) -> Progress:
-    """The one place a job's :class:`~cloudtrain.progress.Progress` is set up. For a job just created
+    """The one place a job's :class:`~cloudtrain.following.progress.Progress` is set up. For a job just created
     (``spec``): its price (when ``billed``), creation time and epochs; for a reattach: the job's own
     creation time, no price. Its phase from ``first`` (the job's status when created), else asked now."""
     first = first or handle.status()

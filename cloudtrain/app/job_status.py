@@ -11,10 +11,10 @@ from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.backends.cost import cost_after
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.errors import CloudtrainError
+from cloudtrain.following.interruptions import of_status
+from cloudtrain.following.progress import Progress
+from cloudtrain.following.timeline import Phase, of_run
 from cloudtrain.history import load_run
-from cloudtrain.interruptions import of_status
-from cloudtrain.progress import Progress
-from cloudtrain.timeline import Phase, of_run
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class StatusReport:
 
     status: JobStatus
     cost: Cost | None  # :func:`cloudtrain.backends.cost.cost_after`: None without a billing record
-    interruptions: dict[str, Any] | None  # :func:`cloudtrain.interruptions.of_status`
+    interruptions: dict[str, Any] | None  # :func:`cloudtrain.following.interruptions.of_status`
     phases: list[Phase] = field(default_factory=list)  # queued, installing, training…: from its status and lines
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 from cloudtrain import history
 from cloudtrain.backend_rules import reads_states_at_once
 from cloudtrain.backends import listed_reader
-from cloudtrain.events import main_metric
+from cloudtrain.following.events import main_metric
 from cloudtrain.history import JobRecord
 
 

@@ -8,13 +8,14 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from cloudtrain import history, interruptions, timeline
+from cloudtrain import history
 from cloudtrain.backends.base import JobHandle, JobState, JobStatus
 from cloudtrain.backends.cost import cost_after
 from cloudtrain.console import summary_rows
 from cloudtrain.errors import CloudtrainError, ExitCode, JobFailed
-from cloudtrain.numbers import money
-from cloudtrain.progress import Progress
+from cloudtrain.following import interruptions, timeline
+from cloudtrain.following.progress import Progress
+from cloudtrain.text.numbers import money
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def final_metrics(status: JobStatus, progress: Progress | None = None) -> dict[s
 def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
     """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
     cloud job's empty model location is checked first. ``progress``: the
-    :class:`cloudtrain.progress.Progress` that watched its logs, if any."""
+    :class:`cloudtrain.following.progress.Progress` that watched its logs, if any."""
     if handle is not None:
         _check_model_outputs(handle, status)
     phases = timeline.of_run(status, progress.marks if progress else {})

@@ -19,7 +19,7 @@ from typing import Any
 from cloudtrain.backends.base import JobHandle
 from cloudtrain.backends.files import PARTIAL, Folder, Locked, StoredFile, checksum_matches, landing, write_file
 from cloudtrain.errors import UsageError
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 __all__ = ["PARTIAL", "download", "list_outputs"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cloudtrain import history
-from cloudtrain.app.sweep_lookup import load_results
+from cloudtrain.app.sweeps.lookup import load_results
 from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.errors import UsageError
 from cloudtrain.reporting import collect, figures, page

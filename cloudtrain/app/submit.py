@@ -55,7 +55,7 @@ class SubmitView(Protocol):
         """The job is built and about to be created."""
 
     def sweep(self, prepared: Prepared, *, detach: bool) -> None:
-        """The config has ``sweep:``: drive it (:func:`cloudtrain.app.sweep.drive`)."""
+        """The config has ``sweep:``: drive it (:func:`cloudtrain.app.sweeps.drive.drive`)."""
 
     def created(self, launched: Launched, *, here: bool) -> None:
         """The job exists (``here``: it runs on this machine), on the candidate it landed on."""

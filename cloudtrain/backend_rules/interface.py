@@ -11,7 +11,6 @@ it names no config, spec or runtime type. The checks that take a loaded config a
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -137,45 +136,9 @@ class BackendRules(Protocol):
         ...
 
 
-#: The flags a backend stated its capabilities with before :class:`Capabilities`, and the member each was.
-RETIRED_FLAGS: Mapping[str, Capability] = {
-    "billed": Capability.BILLED,
-    "runs_tpus": Capability.TPUS,
-    "writes_buckets": Capability.WRITES_BUCKETS,
-    "follows_target": Capability.FOLLOWS_TARGET,
-    "runs_here": Capability.RUNS_HERE,
-    "managed_tensorboard": Capability.MANAGED_TENSORBOARD,
-    "sweeps_here": Capability.SWEEPS_HERE,
-    "staging_required": Capability.STAGING,
-    "runs_containers": Capability.CONTAINERS,
-    "spot_max_wait": Capability.SPOT_MAX_WAIT,
-    "flex_start": Capability.FLEX_START,
-    "script_args": Capability.SCRIPT_ARGS,
-}
-
-
 class RuleDefaults:
     """Neutral defaults for :class:`BackendRules`; a backend class inherits them (through
     :class:`cloudtrain.backends.base.BackendFacts`) and overrides what differs."""
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        """A plugin written before :class:`Capabilities` states its capabilities as flags (``runs_here = True``):
-        each becomes the member it was, with a warning to say it as ``capabilities`` instead."""
-        super().__init_subclass__(**kwargs)
-        flags = {name: value for name, value in vars(cls).items() if name in RETIRED_FLAGS and isinstance(value, bool)}
-        if not flags:
-            return
-        warnings.warn(
-            f"{cls.__qualname__}: {', '.join(sorted(flags))} are retired; state capabilities = Capabilities.of(...) "
-            "(docs/how-to/add-a-backend.md)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        has = set(cls.capabilities.has)
-        for name, value in flags.items():
-            (has.add if value else has.discard)(RETIRED_FLAGS[name])
-        reasons = {c: r for c, r in cls.capabilities.reasons.items() if c not in has}
-        cls.capabilities = Capabilities(frozenset(has), reasons)
 
     title: ClassVar[str] = ""  # the engine's name in messages ("Vertex AI")
     section: ClassVar[str | None] = None

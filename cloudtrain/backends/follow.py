@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backoff import Backoff
 from cloudtrain.errors import CloudUnreachable
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 log = logging.getLogger("cloudtrain.logs")
 Notify = Callable[[str], None]

@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 
+from cloudtrain.backend_rules.extras import missing_extra
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
-from cloudtrain.extras import missing_extra
 from cloudtrain.secrets.masking import mask_text
-from cloudtrain.words import cut_long, first_line
+from cloudtrain.text import cut_long, first_line
 
 __all__ = ["cli", "main"]
 

@@ -11,8 +11,8 @@ from cloudtrain.app.notices import Detached
 from cloudtrain.app.outcome import summarise
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.console import Console, ReplicaPrinter, print_json, print_kv
-from cloudtrain.live import LiveStatus
-from cloudtrain.progress import Progress
+from cloudtrain.following.progress import Progress
+from cloudtrain.following.status_line import LiveStatus
 
 __all__ = ["finish", "follow", "masked_lines", "print_detached", "print_hints"]
 
@@ -38,7 +38,7 @@ def follow(
 ) -> None:
     """Stream logs until the job ends; exit with its outcome. Ctrl-C detaches or cancels.
 
-    With ``progress`` (a :class:`cloudtrain.progress.Progress`) and a terminal, a live status line
+    With ``progress`` (a :class:`cloudtrain.following.progress.Progress`) and a terminal, a live status line
     stays at the bottom; the run's phases are printed at the end and kept in history. DEBUG lines
     (a local run's TensorFlow start-up noise) are shown only with ``debug``. Cloud trouble while
     following (5xx, throttling, refused connections) is retried by the backend's follower; only an

@@ -12,11 +12,11 @@ from cloudtrain.catalog import built_in_gpus
 from cloudtrain.config.schema import Sweep
 from cloudtrain.console import Console, counted, escape, money, print_kv
 from cloudtrain.data.staging import describe
-from cloudtrain.numbers import duration
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.metadata import replaced_tensorflow
 from cloudtrain.secrets.masking import mask_args
 from cloudtrain.spec import JobSpec, price_basis
+from cloudtrain.text.numbers import duration
 
 
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:

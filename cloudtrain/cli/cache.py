@@ -9,7 +9,7 @@ from cloudtrain.cache import usage
 from cloudtrain.cli._group import OUTPUT_OPTION, cli
 from cloudtrain.console import counted, make_console, print_json, print_table
 from cloudtrain.history import cache_dir
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 
 @cli.group(invoke_without_command=True)

@@ -27,10 +27,10 @@ from cloudtrain.console import (
     print_json,
     print_kv,
 )
-from cloudtrain.events import parse as parse_event
-from cloudtrain.interruptions import describe
-from cloudtrain.numbers import human_seconds
-from cloudtrain.timeline import describe as describe_phases
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import describe
+from cloudtrain.following.timeline import describe as describe_phases
+from cloudtrain.text.numbers import human_seconds
 
 F = TypeVar("F", bound=Callable[..., Any])
 

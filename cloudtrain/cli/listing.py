@@ -10,8 +10,8 @@ from cloudtrain.app.listing import Listed, listed
 from cloudtrain.cli._group import OUTPUT_OPTION, cli, job_options
 from cloudtrain.console import make_console, print_json, print_table
 from cloudtrain.errors import CloudtrainError
-from cloudtrain.numbers import measured
 from cloudtrain.statefiles import StateError
+from cloudtrain.text.numbers import measured
 
 GAP = "  "
 #: What a terminal's line shows, in order; ``created`` only where the line has room for it.

@@ -15,7 +15,7 @@ from cloudtrain.catalog import tpus
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
 from cloudtrain.config import JobConfig
-from cloudtrain.config.twin import model_of
+from cloudtrain.config.records import json_schema
 from cloudtrain.console import counted, make_console, money, print_json, print_table
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.packaging import build_sdist
@@ -205,4 +205,4 @@ def package(path: str, out_dir: str, requirements: tuple[str, ...], include: tup
 @cli.command()
 def schema() -> None:
     """Print the config's JSON Schema (for editors: yaml-language-server)."""
-    click.echo(json.dumps(model_of(JobConfig).model_json_schema(), indent=2))
+    click.echo(json.dumps(json_schema(JobConfig), indent=2))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.app import sweep as app_sweep
 from cloudtrain.app.prepare import Prepared
-from cloudtrain.app.sweep_local import TrialEvent
-from cloudtrain.app.sweep_lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
-from cloudtrain.app.sweep_lookup import sweep_record
+from cloudtrain.app.sweeps import drive as app_sweep
+from cloudtrain.app.sweeps.local import TrialEvent
+from cloudtrain.app.sweeps.lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
+from cloudtrain.app.sweeps.lookup import sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle
@@ -31,11 +31,11 @@ from cloudtrain.console import (
 )
 from cloudtrain.errors import ExitCode
 from cloudtrain.history import JobRecord, find
-from cloudtrain.numbers import measured
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import StateError
 from cloudtrain.sweeps import sweep_of
 from cloudtrain.sweeps.results import SweepResults
+from cloudtrain.text.numbers import measured
 
 
 def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: str) -> None:
@@ -44,7 +44,7 @@ def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: 
 
 
 class _SweepPrinter:
-    """What driving a sweep tells (:class:`cloudtrain.app.sweep.SweepView`), as the CLI prints it."""
+    """What driving a sweep tells (:class:`cloudtrain.app.sweeps.drive.SweepView`), as the CLI prints it."""
 
     def __init__(self, console: Console, *, detached: bool = False) -> None:
         self.console, self.detached, self.metric = console, detached, ""

@@ -19,7 +19,7 @@ from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.cli._group import JOB_ID, OUTPUT_OPTION, cli
 from cloudtrain.console import make_console, print_json, print_table
 from cloudtrain.errors import BackendError, UsageError
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 
 @cli.command()

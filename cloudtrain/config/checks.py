@@ -22,9 +22,9 @@ from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.config.secret_checks import check_secrets
 from cloudtrain.data import schemes
 from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
-from cloudtrain.numbers import money
 from cloudtrain.packaging.tree import check_module, check_package_dir
-from cloudtrain.words import FILL_IN
+from cloudtrain.text import FILL_IN
+from cloudtrain.text.numbers import money
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")

@@ -23,8 +23,8 @@ from cloudtrain.catalog import crosscloud
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.data.schemes import native_scheme
-from cloudtrain.mapping import mapped_line
-from cloudtrain.numbers import money
+from cloudtrain.text import mapped_line
+from cloudtrain.text.numbers import money
 
 
 class Refused(Exception):

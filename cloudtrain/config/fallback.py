@@ -21,7 +21,7 @@ from cloudtrain.catalog import crosscloud
 from cloudtrain.config import crosscloud as fit
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
-from cloudtrain.mapping import mapped_line
+from cloudtrain.text import mapped_line
 
 #: Main-config keys a candidate never inherits: its own list of fallbacks.
 _NOT_INHERITED = ("fallback",)

@@ -16,7 +16,7 @@ from typing import Any
 
 from cloudtrain import backend_rules
 from cloudtrain.backend_rules import Capability
-from cloudtrain.config import crosscloud, fallback, twin
+from cloudtrain.config import crosscloud, fallback, records
 from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.problems import Problems
@@ -242,8 +242,8 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     """The config; on schema errors, each is collected and the config is read again without the failed
     values (defaults in their place), so the checks of the other fields still run. None when it cannot be."""
     try:
-        return twin.validate(registered_config(), loaded.data)
-    except twin.Invalid as exc:
+        return records.validate(registered_config(), loaded.data)
+    except records.Invalid as exc:
         failed = _translate_all(exc.errors, loaded)
     for _, error in failed:
         problems.add(error)
@@ -251,8 +251,8 @@ def _validate(loaded: LoadedYaml, problems: Problems) -> JobConfig | None:
     for path, _ in failed:
         _drop(rest, path)
     try:
-        return twin.validate(registered_config(), rest)
-    except twin.Invalid:
+        return records.validate(registered_config(), rest)
+    except records.Invalid:
         return None  # a required value failed: nothing more can be checked
 
 
@@ -397,33 +397,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     at = partial(loaded.error, path)
 
     if kind == "extra_forbidden":
-        allowed = sorted(_fields_at(path[:-1]))
-        alias = _alias_of(path)
-        import difflib  # only on the error path
-
-        guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
-        hint = (
-            f"did you mean {alias}?"
-            if alias
-            else f"did you mean {guess[0]!r}?"
-            if guess
-            else f"allowed keys here: {', '.join(allowed)}"
-        )
-        parent = next(
-            (
-                k
-                for k, v in registered_config().model_fields.items()
-                if len(path) == 1
-                and (inner := _model_in(v.annotation)) is not None
-                and str(path[0]) in inner.model_fields
-                and not isinstance(loaded.data.get(k), dict)
-                and k in loaded.data
-            ),
-            None,
-        )
-        if parent:  # ``type:`` at the top, under an empty ``machine:``: a block that lost its indentation
-            hint = f"{path[0]} belongs under {parent}: indent it"
-        return at(f"unknown key {path[-1]!r}", hint)
+        return at(f"unknown key {path[-1]!r}", _unknown_key_hint(path, loaded))
     if kind == "missing":
         return at("required key is missing", f"add {path[-1]}: … (see `cloudtrain schema`)")
     if kind == "bool_type" and isinstance(received, str) and received in YAML11_BOOLEAN_WORDS:
@@ -478,6 +452,38 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
         )
         or None,
     )
+
+
+def _unknown_key_hint(path: Path_, loaded: LoadedYaml) -> str:
+    """The fix for an unknown key: the key people write for a known one, the nearest allowed key, or the
+    block it belongs under when it lost its indentation; else the keys allowed there."""
+    allowed = sorted(_fields_at(path[:-1]))
+    alias = _alias_of(path)
+    import difflib  # only on the error path
+
+    guess = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
+    hint = (
+        f"did you mean {alias}?"
+        if alias
+        else f"did you mean {guess[0]!r}?"
+        if guess
+        else f"allowed keys here: {', '.join(allowed)}"
+    )
+    parent = next(
+        (
+            k
+            for k, v in registered_config().model_fields.items()
+            if len(path) == 1
+            and (inner := _model_in(v.annotation)) is not None
+            and str(path[0]) in inner.model_fields
+            and not isinstance(loaded.data.get(k), dict)
+            and k in loaded.data
+        ),
+        None,
+    )
+    if parent:  # ``type:`` at the top, under an empty ``machine:``: a block that lost its indentation
+        hint = f"{path[0]} belongs under {parent}: indent it"
+    return hint
 
 
 def _shown_value(path: Path_, value: object) -> str:

@@ -1,4 +1,4 @@
-"""Typed, frozen config records that read YAML data without importing pydantic.
+"""Typed, frozen config records, and the one reader of YAML data into them.
 
 The schema (:mod:`cloudtrain.config.schema`) is written as pydantic models are: annotated
 fields, ``Field(default, description=…, ge=…)``, ``StrictStr``, ``BeforeValidator``. Its
@@ -6,10 +6,11 @@ classes are records (:class:`Record`), which keep pydantic's reading interface (
 ``model_fields_set``, ``model_dump``, ``model_copy``) but cost nothing to define: importing
 pydantic and building its validators was most of a dry-run's own time.
 
-:func:`read` checks plain YAML data against a record class. It accepts only what pydantic
-(strict types, unknown keys forbidden, strings stripped) accepts, with the same result; on
-anything else it raises :class:`Mismatch`, and :mod:`cloudtrain.config.twin` lets the
-pydantic twin of the schema decide, so every error is pydantic's, word for word.
+:func:`validate` reads plain YAML data as a record class: strict types, unknown keys refused,
+strings stripped. It collects every error, each with the kind, location and words pydantic
+gives it (tests/config/test_records.py compares the two on every kind of mistake), so the
+loader's messages are those of the schema's pydantic form; :func:`json_schema` writes that
+form's JSON Schema.
 """
 
 from __future__ import annotations
@@ -18,19 +19,20 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar, cast
 
 __all__ = [
     "BeforeValidator",
     "Field",
     "FieldSpec",
-    "Mismatch",
+    "Invalid",
     "Record",
     "StrictBool",
     "StrictFloat",
     "StrictInt",
     "StrictStr",
     "no_float_version",
+    "validate",
 ]
 
 
@@ -129,10 +131,6 @@ class FieldInfo:
         return self.default
 
 
-class Mismatch(Exception):
-    """The data is not plainly valid: let pydantic decide (and word the error)."""
-
-
 _R = TypeVar("_R", bound="Record")
 
 
@@ -158,10 +156,8 @@ class Record:
         cls.model_fields = fields
 
     def __init__(self, **data: Any) -> None:
-        """Build from keyword values that are plainly valid, else :class:`Mismatch`. Config data
-        goes through :func:`cloudtrain.config.twin.validate`, which words pydantic's errors
-        (records never import the twin: it imports them)."""
-        _fill(self, read(type(self), data))
+        """Build from keyword values, validated as a config's are (:class:`Invalid` if they are not)."""
+        _fill(self, validate(type(self), data))
 
     @property
     def model_fields_set(self) -> set[str]:
@@ -225,78 +221,215 @@ def _dump(value: Any, exclude_none: bool) -> Any:
     return value
 
 
-def read(cls: type[Record], data: Any) -> Record:
-    """``data`` (plain YAML values) as a ``cls`` record; :class:`Mismatch` when not plainly valid."""
-    if type(data) is not dict or not all(type(k) is str and k in cls.model_fields for k in data):
-        raise Mismatch
-    values = {}
+class Invalid(ValueError):
+    """The data is not valid: every error, each as pydantic lists one (``type``, ``loc``, ``msg``, ``input``,
+    ``ctx``), which :mod:`cloudtrain.config.load` words as one line per value."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+RecordT = TypeVar("RecordT", bound=Record)
+_FAIL: Any = type("Failed", (), {"__repr__": lambda self: "FAILED"})()
+Loc = tuple[str | int, ...]
+
+
+def validate(cls: type[RecordT], data: Any) -> RecordT:
+    """``data`` (plain YAML values) as a ``cls`` record, strings stripped; :class:`Invalid` with every error."""
+    errors: list[dict[str, Any]] = []
+    record = _model(cls, data, (), errors)
+    if errors:
+        raise Invalid(errors)
+    return cast(RecordT, record)
+
+
+def _error(errors: list[dict[str, Any]], kind: str, loc: Loc, msg: str, value: Any, **ctx: Any) -> Any:
+    errors.append({"type": kind, "loc": loc, "msg": msg, "input": value, **({"ctx": ctx} if ctx else {})})
+    return _FAIL
+
+
+def _model(cls: type[Record], data: Any, loc: Loc, errors: list[dict[str, Any]]) -> Any:
+    if type(data) is cls:
+        return data
+    if type(data) is not dict:
+        words = f"Input should be a valid dictionary or instance of {cls.__name__}"
+        return _error(errors, "model_type", loc, words, data, class_name=cls.__name__)
+    before, values = len(errors), {}
     for name, info in cls.model_fields.items():
         if name in data:
-            values[name] = _check(info.annotation, data[name])
+            values[name] = _value(info.annotation, data[name], (*loc, name), errors)
         elif info.is_required():
-            raise Mismatch
+            _error(errors, "missing", (*loc, name), "Field required", data)
         else:
             values[name] = info.get_default()
-    return make(cls, values, set(data))
+    for key in data:
+        if key not in cls.model_fields:
+            _error(errors, "extra_forbidden", (*loc, key), "Extra inputs are not permitted", data[key])
+    return _FAIL if len(errors) > before else make(cls, values, set(data))
 
 
-_PLAIN = {str, int, float, bool}
+#: The plain types and containers: pydantic's error kind and words when a value is not one.
+_TYPES: dict[Any, tuple[str, str]] = {
+    str: ("string_type", "a valid string"),
+    int: ("int_type", "a valid integer"),
+    float: ("float_type", "a valid number"),
+    bool: ("bool_type", "a valid boolean"),
+    list: ("list_type", "a valid list"),
+    dict: ("dict_type", "a valid dictionary"),
+}
 
 
-def _check(annotation: Any, value: Any) -> Any:
-    """``value`` as ``annotation`` takes it, or :class:`Mismatch`."""
-    origin = typing.get_origin(annotation)
+def _value(annotation: Any, value: Any, loc: Loc, errors: list[dict[str, Any]]) -> Any:
+    """``value`` as ``annotation`` takes it (strict types, strings stripped), or ``_FAIL`` with its errors."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is Annotated:
-        inner, *metadata = typing.get_args(annotation)
-        for item in reversed(metadata):
-            if isinstance(item, BeforeValidator):
-                try:
-                    value = item.func(value)
-                except Exception:
-                    raise Mismatch from None
-        value = _check(inner, value)
-        for item in metadata:
-            if isinstance(item, FieldSpec):
-                _check_bounds(item, value)
-        return value
-    if annotation in _PLAIN:
-        if type(value) is not annotation or (annotation is str and value.strip() != value):
-            raise Mismatch
-        return value
-    if annotation is None or annotation is type(None):
-        if value is not None:
-            raise Mismatch
-        return value
+        return _annotated(args[0], args[1:], value, loc, errors)
+    if origin in (typing.Union, types.UnionType):
+        return _union(args, value, loc, errors)
+    if origin is typing.Literal:
+        if any(type(value) is type(allowed) and value == allowed for allowed in args):
+            return value
+        shown = [repr(a) for a in args]
+        expected = f"{', '.join(shown[:-1])} or {shown[-1]}" if len(shown) > 1 else shown[0]
+        return _error(errors, "literal_error", loc, f"Input should be {expected}", value, expected=expected)
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return _model(annotation, value, loc, errors)
     if annotation is Any:
         return value
-    if origin in (typing.Union, types.UnionType):
-        for member in typing.get_args(annotation):
+    if annotation is None or annotation is type(None):
+        return value if value is None else _error(errors, "none_required", loc, "Input should be None", value)
+    kind = origin or annotation
+    if type(value) is not kind and not (kind is float and type(value) is int):
+        kind_name, words = _TYPES[kind]
+        return _error(errors, kind_name, loc, f"Input should be {words}", value)
+    if kind is str:
+        return value.strip()
+    if kind is list:
+        items = [_value(args[0], v, (*loc, i), errors) for i, v in enumerate(value)]
+        return _FAIL if _FAIL in items else items
+    if kind is dict:
+        pairs = [
+            (_value(args[0], k, (*loc, k, "[key]"), errors), _value(args[1], v, (*loc, k), errors))
+            for k, v in value.items()
+        ]
+        return _FAIL if any(_FAIL in pair for pair in pairs) else dict(pairs)
+    return value
+
+
+def _annotated(inner: Any, metadata: tuple[Any, ...], raw: Any, loc: Loc, errors: list[dict[str, Any]]) -> Any:
+    value = raw
+    for item in reversed(metadata):  # the outermost validator first, as pydantic runs them
+        if isinstance(item, BeforeValidator):
             try:
-                return _check(member, value)
-            except Mismatch:
-                continue
-        raise Mismatch
-    if origin is typing.Literal:
-        if not any(type(value) is type(allowed) and value == allowed for allowed in typing.get_args(annotation)):
-            raise Mismatch
+                value = item.func(value)
+            except ValueError as exc:
+                return _error(errors, "value_error", loc, f"Value error, {exc}", value, error=exc)
+    value = _value(inner, value, loc, errors)
+    for item in metadata:
+        if isinstance(item, FieldSpec) and value is not _FAIL:
+            value = _bounds(item, value, raw, loc, errors)
+    return value
+
+
+def _union(members: tuple[Any, ...], value: Any, loc: Loc, errors: list[dict[str, Any]]) -> Any:
+    """The first member that takes ``value`` (None, where the union allows it, before any); else every
+    member's errors (pydantic's, for a value that may be None, leave out that it is not None)."""
+    others = [m for m in members if m is not type(None)]
+    if value is None and len(others) < len(members):
+        return None
+    tried: list[dict[str, Any]] = []
+    for member in others:
+        result = _value(member, value, loc, tried)
+        if result is not _FAIL:
+            return result
+    errors.extend(tried)
+    return _FAIL
+
+
+def _bounds(field: FieldSpec, value: Any, raw: Any, loc: Loc, errors: list[dict[str, Any]]) -> Any:
+    """``value`` within the field's bounds, or its error (about ``raw``, the value as written: ``0s``)."""
+    if type(value) in (int, float):
+        for kind, key, ok, words in (
+            ("greater_than_equal", "ge", value >= (field.ge or 0), "greater than or equal to"),
+            ("greater_than", "gt", value > (field.gt or 0), "greater than"),
+            ("less_than_equal", "le", value <= (field.le or 0), "less than or equal to"),
+        ):
+            limit = getattr(field, key)
+            if limit is not None and not ok:
+                return _error(errors, kind, loc, f"Input should be {words} {limit}", raw, **{key: limit})
+    if field.pattern is not None and type(value) is str and not re.search(field.pattern, value):
+        words = f"String should match pattern '{field.pattern}'"
+        return _error(errors, "string_pattern_mismatch", loc, words, raw, pattern=field.pattern)
+    return value
+
+
+#: A bound's JSON Schema key on a plain number or string; kept as written (``gt``) where pydantic keeps it:
+#: on a union, or after a validator.
+_BOUND_KEYS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "pattern": "pattern"}
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def json_schema(cls: type[Record]) -> dict[str, Any]:
+    """The JSON Schema of a record class, as pydantic writes its model's (``cloudtrain schema``, the reference)."""
+    defs: dict[str, Any] = {}
+    top = _record_schema(cls, defs)
+    schema: dict[str, Any] = _sorted({"$defs": defs, **top} if defs else top)
+    return schema
+
+
+def _sorted(value: Any, key: str = "") -> Any:
+    """Keys in pydantic's order: sorted, but a record's ``properties`` in field order and values as they are."""
+    if isinstance(value, list) and key not in ("default", "enum", "const"):
+        return [_sorted(v) for v in value]
+    if not isinstance(value, dict) or key in ("default", "const"):
         return value
-    if origin is list and type(value) is list:
-        (item,) = typing.get_args(annotation)
-        return [_check(item, v) for v in value]
-    if origin is dict and type(value) is dict:
-        key, item = typing.get_args(annotation)
-        return {_check(key, k): _check(item, v) for k, v in value.items()}
+    items = value.items() if key == "properties" else sorted(value.items())
+    return {k: _sorted(v, "" if key == "properties" else k) for k, v in items}
+
+
+def _record_schema(cls: type[Record], defs: dict[str, Any]) -> dict[str, Any]:
+    properties = {}
+    for name, info in cls.model_fields.items():
+        field = _schema_of(info.annotation, defs)
+        if not info.is_required() and info.default_factory is None:
+            field["default"] = info.default
+        if info.description:
+            field["description"] = info.description
+        if not ("$ref" in field or [*field.get("anyOf", [{}])[:1][0]] == ["$ref"]):
+            field["title"] = name.replace("_", " ").title()
+        properties[name] = field
+    doc = cls.__dict__.get("__doc__")
+    schema: dict[str, Any] = {"additionalProperties": False, **({"description": doc} if doc else {})}
+    required = [name for name, info in cls.model_fields.items() if info.is_required()]
+    schema.update(properties=properties, **({"required": required} if required else {}))
+    return {**schema, "title": cls.__name__, "type": "object"}
+
+
+def _schema_of(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        schema = _schema_of(args[0], defs)
+        wrapped = "anyOf" in schema or any(isinstance(m, BeforeValidator) for m in args[1:])
+        for item in args[1:]:
+            if isinstance(item, FieldSpec):
+                schema.update({key if wrapped else _BOUND_KEYS[key]: v for key, v in item.bounds().items()})
+        return schema
+    if origin in (typing.Union, types.UnionType):
+        members = [_schema_of(a, defs) for a in args]
+        return {"anyOf": [one for m in members for one in (m["anyOf"] if [*m] == ["anyOf"] else [m])]}
+    if origin is typing.Literal:
+        kinds = {type(a) for a in args}
+        typed = {"type": _JSON_TYPES[kinds.pop()]} if len(kinds) == 1 else {}
+        return {"const": args[0], **typed} if len(args) == 1 else {"enum": list(args), **typed}
+    if origin is list:
+        return {"items": _schema_of(args[0], defs), "type": "array"}
+    if origin is dict:
+        values = True if args[1] is Any else _schema_of(args[1], defs)
+        return {"additionalProperties": values, "type": "object"}
     if isinstance(annotation, type) and issubclass(annotation, Record):
-        return value if type(value) is annotation else read(annotation, value)
-    raise Mismatch
-
-
-def _check_bounds(field: FieldSpec, value: Any) -> None:
-    if type(value) in (int, float) and not (
-        (field.ge is None or value >= field.ge)
-        and (field.gt is None or value > field.gt)
-        and (field.le is None or value <= field.le)
-    ):
-        raise Mismatch
-    if field.pattern is not None and (type(value) is not str or "\n" in value or not re.search(field.pattern, value)):
-        raise Mismatch
+        if annotation.__name__ not in defs:
+            defs[annotation.__name__] = {}  # taken: a record inside itself refers to it
+            defs[annotation.__name__] = _record_schema(annotation, defs)
+        return {"$ref": f"#/$defs/{annotation.__name__}"}
+    return {} if annotation is Any else {"type": _JSON_TYPES[annotation]}

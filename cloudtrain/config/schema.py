@@ -6,7 +6,7 @@ Unknown keys are refused (the loader adds a did-you-mean), booleans accept only
 (machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
 
 The classes are records (:class:`~cloudtrain.config.records.Record`), written as pydantic models are;
-pydantic itself (:mod:`cloudtrain.config.twin`) words the errors and prints the JSON Schema.
+:func:`~cloudtrain.config.records.validate` reads a file's data into them, with pydantic's error words.
 Annotations are evaluated as the classes are defined (no ``from __future__ import annotations``).
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 from cloudtrain import leftovers
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 log = logging.getLogger("cloudtrain.data")
 

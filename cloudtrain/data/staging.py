@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules import rules
 from cloudtrain.data import schemes
-from cloudtrain.numbers import size
-from cloudtrain.words import counted
+from cloudtrain.text import counted
+from cloudtrain.text.numbers import size
 
 if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do them: a job without local
     # data pays neither (with concurrent.futures, ~5-8 ms of every dry run, measured for #29)

@@ -18,7 +18,7 @@ from typing import Any
 
 from cloudtrain.data.multipart import put_file
 from cloudtrain.errors import BackendError, CredentialsError
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 SHA_KEY = "cloudtrain-sha256"  # the object's metadata key (S3 stores it as x-amz-meta-cloudtrain-sha256)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cloudtrain.data.manifest import FileEntry, Manifest
-from cloudtrain.numbers import size
+from cloudtrain.text.numbers import size
 
 log = logging.getLogger("cloudtrain.data")
 

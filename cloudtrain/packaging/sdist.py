@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from cloudtrain.errors import PackagingError
-from cloudtrain.numbers import size as size_text
+from cloudtrain.text.numbers import size as size_text
 
 from . import metadata
 from .archive import Member, reader, write_archive

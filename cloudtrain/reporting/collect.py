@@ -6,11 +6,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain import timeline
 from cloudtrain.backends.cost import cost_after
-from cloudtrain.events import parse as parse_event
+from cloudtrain.following import timeline
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import of_status
 from cloudtrain.history import JobRecord
-from cloudtrain.interruptions import of_status
 from cloudtrain.job_states import JobStatus, LogLine
 
 CHIEF_STREAMS = ("chief", "workerpool0-0", "algo-1")  # the chief's log source: local, Vertex AI, SageMaker
@@ -35,7 +35,7 @@ class RunData:
     trials: list[dict[str, Any]] = field(default_factory=list)  # a sweep's trials
     metric: str | None = None  # the metric a sweep's trials report
     scales: dict[str, str] = field(default_factory=dict)  # a sweep's parameter → its scale (linear, log…)
-    interruptions: dict[str, Any] | None = None  # cloudtrain.interruptions.summarize
+    interruptions: dict[str, Any] | None = None  # cloudtrain.following.interruptions.summarize
     experiment: str | None = None  # the config's experiment:
     args: list[str] = field(default_factory=list)  # what its code ran with (history's record, secrets ***)
     metrics: dict[str, float] = field(default_factory=dict)  # its final numbers

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.errors import UsageError
+from cloudtrain.following.timeline import PHASES
 from cloudtrain.reporting.collect import RunData
-from cloudtrain.timeline import PHASES
 
 _COLOURS = {
     "queued": "#9e9e9e",

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.events import main_metric
-from cloudtrain.interruptions import describe as describe_interruptions
-from cloudtrain.numbers import human_seconds, measured, money
+from cloudtrain.following.events import main_metric
+from cloudtrain.following.interruptions import describe as describe_interruptions
 from cloudtrain.reporting.collect import RunData
+from cloudtrain.text.numbers import human_seconds, measured, money
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }

@@ -34,9 +34,9 @@ from cloudtrain.backends import get_backend, names, parse_job_id
 from cloudtrain.backends.base import JobState
 from cloudtrain.cli import main
 from cloudtrain.errors import ExitCode
+from cloudtrain.following.setup_lines import CLOUDTRAIN_REPLICA, LAUNCHER_PREFIX
 from cloudtrain.history import JobRecord, history_file, record
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.setup_output import CLOUDTRAIN_REPLICA, LAUNCHER_PREFIX
 from cloudtrain.spec import JobSpec, MachineSpec, PackageSpec
 
 #: The lines a succeeding job prints (``Leg.succeed``); each must reach the user exactly once.
@@ -145,7 +145,7 @@ def test_a_job_prints_each_line_once_and_ends_with_the_tables_exit_code(leg: Leg
 
 def _cloudtrains(line: Any) -> bool:
     """A notice of cloudtrain's own: a local run's (its own replica) or a launcher's on the nodes (a
-    Slurm task's ``cloudtrain: task 0 (chief) on node1``), as :mod:`cloudtrain.setup_output` tells them."""
+    Slurm task's ``cloudtrain: task 0 (chief) on node1``), as :mod:`cloudtrain.following.setup_lines` tells them."""
     return bool(line.replica == CLOUDTRAIN_REPLICA or line.message.startswith(LAUNCHER_PREFIX))
 
 

@@ -50,9 +50,12 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "uploads: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
-    ("cloudtrain.app.sweep_local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
-    ("cloudtrain.app.sweep_local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
-    ("cloudtrain.app.sweep", "cloudtrain.app.sweep_handover"): "subprocess: only a detached local sweep starts one",
+    ("cloudtrain.app.sweeps.local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
+    ("cloudtrain.app.sweeps.local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
+    (
+        "cloudtrain.app.sweeps.drive",
+        "cloudtrain.app.sweeps.handover",
+    ): "subprocess: only a detached local sweep starts one",
     ("cloudtrain.data.staging", "cloudtrain.data.manifest"): "hashing: 5-8 ms of a dry run without local data",
     ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
@@ -71,7 +74,6 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
     ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
-    ("cloudtrain.job_states", "cloudtrain.timeline"): "a followed job's phase: not on --dry-run",
 }
 
 

@@ -29,11 +29,11 @@ def test_the_checks_see_a_cycle_and_a_climb() -> None:
         "cloudtrain.spec": {"cloudtrain.app.launch": 3},
         "cloudtrain.app.launch": {"cloudtrain.spec": 1},
         "cloudtrain.sweeps.params": {"cloudtrain.backends.vertex": 7},
-        "cloudtrain.reporting.collect": {"cloudtrain.app.sweep_lookup": 10},
+        "cloudtrain.reporting.collect": {"cloudtrain.app.sweeps.lookup": 10},
     }
     assert cycles(edges) == [["cloudtrain.app.launch", "cloudtrain.spec"]]
     assert climbs(edges) == [
-        "cloudtrain.reporting.collect:10 -> cloudtrain.app.sweep_lookup",
+        "cloudtrain.reporting.collect:10 -> cloudtrain.app.sweeps.lookup",
         "cloudtrain.spec:3 -> cloudtrain.app.launch",
         "cloudtrain.sweeps.params:7 -> cloudtrain.backends.vertex",
     ]
@@ -102,7 +102,7 @@ def test_no_loop_between_folders() -> None:
 
 #: What still names a backend's folder from outside backends/ (#50: a local sweep's folder is the local
 #: backend's output rule); nothing may join it.
-STILL_NAMING_A_BACKEND = {"cloudtrain.app.sweep_local -> cloudtrain.backends.local.backend"}
+STILL_NAMING_A_BACKEND = {"cloudtrain.app.sweeps.local -> cloudtrain.backends.local.backend"}
 
 
 def test_only_the_registry_and_the_backends_name_a_backends_folder() -> None:

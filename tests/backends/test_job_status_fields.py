@@ -1,7 +1,7 @@
 """What other modules read of a job's status comes from its typed fields; ``details`` is for display.
 
-A backend (or a status file written before a field was typed) that fills only the detail key is
-still read, through ``JobStatus.detail``.
+Each backend fills the typed fields itself (no reader maps a detail key to one: no shims before 1.0), so a
+status that carries a value only as a display detail does not stand in for the field.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import cast
 import pytest
 from google.cloud.aiplatform_v1.types import CustomJob
 
-from cloudtrain import timeline
 from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import Backend, HandleDefaults, JobState, JobStatus
 from cloudtrain.backends.sagemaker.jobs import to_status as sagemaker_status
 from cloudtrain.backends.vertex.jobs import to_status as vertex_status
-from cloudtrain.interruptions import of_status
-from cloudtrain.progress import phase_of
+from cloudtrain.following import timeline
+from cloudtrain.following.interruptions import of_status
+from cloudtrain.following.progress import phase_of
 from cloudtrain.reporting.collect import from_parts
 from tests.backends.vertex.conftest import make_spec
 
@@ -28,31 +28,59 @@ T0 = dt.datetime.fromisoformat(AT)
 TAKEN_BACK = [{"at": AT, "resumed_at": None, "source": "spot VMs taken back"}]
 
 
+def _sagemaker_desc_spot_lost() -> dict:
+    """A managed spot job whose machines were taken back (Interrupted), then trained on."""
+    return _sagemaker_desc(
+        "Training",
+        EnableManagedSpotTraining=True,
+        SecondaryStatusTransitions=[
+            {"Status": "Training", "StartTime": T0 + dt.timedelta(seconds=5)},
+            {
+                "Status": "Interrupted",
+                "StartTime": T0 + dt.timedelta(seconds=0),
+                "EndTime": T0 + dt.timedelta(seconds=90),
+            },
+            {"Status": "Training", "StartTime": T0 + dt.timedelta(seconds=100)},
+        ],
+    )
+
+
+def _sagemaker_desc(secondary: str, **extra) -> dict:
+    return {
+        "TrainingJobName": "j",
+        "TrainingJobStatus": "InProgress",
+        "SecondaryStatus": secondary,
+        "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 3, "VolumeSizeInGB": 50},
+        "CreationTime": T0,
+        **extra,
+    }
+
+
 def _pending(**fields) -> JobStatus:
     return JobStatus("j", "j", JobState.PENDING, "PENDING", **fields)
 
 
 @pytest.mark.parametrize(
     "status",
-    [_pending(waiting_for="Priority"), _pending(details={"pending_reason": "Priority"})],
-    ids=["typed", "detail"],
+    [_pending(waiting_for="Priority")],
+    ids=["typed"],
 )
 def test_a_queued_job_says_what_it_waits_for(status) -> None:
     assert phase_of(status) == "queued: Priority"
 
 
 @pytest.mark.parametrize(
-    "status",
+    ("status", "source"),
     [
-        JobStatus("j", "j", JobState.FAILED, "FAILED", interruptions=TAKEN_BACK),
-        JobStatus("j", "j", JobState.FAILED, "FAILED", details={"spot_interruptions": TAKEN_BACK}),
+        (JobStatus("j", "j", JobState.FAILED, "FAILED", interruptions=TAKEN_BACK), "spot VMs taken back"),
+        (sagemaker_status(_sagemaker_desc_spot_lost(), "us-east-1"), "SageMaker SecondaryStatus Interrupted"),
     ],
-    ids=["typed", "detail"],
+    ids=["typed", "sagemaker"],
 )
-def test_the_platforms_interruptions_are_counted(status) -> None:
+def test_the_platforms_interruptions_are_counted(status, source) -> None:
     summary = of_status(status, [])
     assert summary is not None and summary["count"] == 1
-    assert summary["items"][0]["at"] == AT and "spot VMs taken back" in summary["items"][0]["source"]
+    assert summary["items"][0]["at"] == AT and source in summary["items"][0]["source"]
 
 
 class _Job(HandleDefaults):
@@ -90,24 +118,13 @@ def _at(seconds: float) -> dt.datetime:
     return T0 + dt.timedelta(seconds=seconds)
 
 
-def _sagemaker_desc(secondary: str, **extra) -> dict:
-    return {
-        "TrainingJobName": "j",
-        "TrainingJobStatus": "InProgress",
-        "SecondaryStatus": secondary,
-        "ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 3, "VolumeSizeInGB": 50},
-        "CreationTime": T0,
-        **extra,
-    }
-
-
 @pytest.mark.parametrize(
     "status",
     [
         _pending(phase="pulling image"),
-        JobStatus("j", "j", JobState.PENDING, "InProgress", details={"secondary_status": "DownloadingTrainingImage"}),
+        sagemaker_status(_sagemaker_desc("DownloadingTrainingImage", TrainingJobStatus="InProgress"), "us-east-1"),
     ],
-    ids=["typed", "detail"],
+    ids=["typed", "sagemaker"],
 )
 def test_the_phase_before_the_first_line_is_the_one_the_platform_reports(status) -> None:
     assert phase_of(status) == "pulling image"  # not the state's "provisioning"
@@ -149,10 +166,9 @@ def _ended(**fields) -> JobStatus:
     "status",
     [
         _ended(started=_at(60), first_phase="provisioning"),
-        _ended(details={"start_time": _at(60).isoformat()}, first_phase="provisioning"),
         _vertex(state="JOB_STATE_SUCCEEDED", create_time=T0, start_time=_at(60), end_time=_at(600)),
     ],
-    ids=["typed", "detail", "vertex"],
+    ids=["typed", "vertex"],
 )
 def test_the_image_pull_starts_when_the_machines_started(status) -> None:
     assert timeline.status_marks(status) == {"provisioning": T0, "pulling image": _at(60)}
@@ -165,7 +181,6 @@ MARKS = {"queued": T0, "provisioning": _at(5), "pulling image": _at(80), "instal
     "status",
     [
         _ended(phase_marks=MARKS),
-        _ended(details={"phase_marks": {k: v.isoformat() for k, v in MARKS.items()}}),
         sagemaker_status(
             _sagemaker_desc(
                 "Training",
@@ -178,7 +193,7 @@ MARKS = {"queued": T0, "provisioning": _at(5), "pulling image": _at(80), "instal
             "us-east-1",
         ),
     ],
-    ids=["typed", "detail", "sagemaker"],
+    ids=["typed", "sagemaker"],
 )
 def test_the_platforms_phase_marks_make_the_timeline(status) -> None:
     assert timeline.status_marks(status) == MARKS
@@ -188,11 +203,9 @@ def test_the_platforms_phase_marks_make_the_timeline(status) -> None:
     ("status", "machine", "replicas"),
     [
         (_ended(machine_type="ml.g5.xlarge", replica_count=3), "ml.g5.xlarge", 3),
-        (_ended(details={"instance_type": "ml.g5.xlarge", "instance_count": 3}), "ml.g5.xlarge", 3),
-        (_ended(details={"replicas": ["chief", "worker-0"]}), None, 2),  # a local run's status file
         (sagemaker_status(_sagemaker_desc("Completed"), "us-east-1"), "ml.g5.xlarge", 3),
     ],
-    ids=["typed", "detail", "local-file", "sagemaker"],
+    ids=["typed", "sagemaker"],
 )
 def test_the_report_shows_the_machine_and_the_replicas(status, machine, replicas) -> None:
     data = from_parts(status, [], "any")
@@ -203,9 +216,8 @@ def test_the_report_shows_the_machine_and_the_replicas(status, machine, replicas
     "status",
     [
         _ended(gpu_hours=6.5, gpu_hours_source="sacct"),
-        _ended(details={"gpu_hours": 6.5, "gpu_hours_source": "sacct"}),
     ],
-    ids=["typed", "detail"],
+    ids=["typed"],
 )
 def test_a_clusters_report_counts_gpu_hours_in_place_of_dollars(status) -> None:
     data = from_parts(status, [], "any")

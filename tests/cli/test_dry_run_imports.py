@@ -30,8 +30,8 @@ NEVER = (
     "rich",  # draws on a terminal only
     "cloudtrain.backends.secrets_here",
     "cloudtrain.sweeps",  # a sweep's requests and checks
-    "cloudtrain.timeline",  # a followed job's phases
-    "cloudtrain.setup_output",
+    "cloudtrain.following.timeline",  # a followed job's phases
+    "cloudtrain.following.setup_lines",
     "cloudtrain.backends.vertex.formats",  # ML Engine's and CustomJob's own keys, translated
     "cloudtrain.backends.vertex.mlengine",
     "cloudtrain.backends.vertex.tuning",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cloudtrain.cli import main
-from cloudtrain.numbers import duration
+from cloudtrain.text.numbers import duration
 from tests.conftest import REPO
 
 CONFIG = """\

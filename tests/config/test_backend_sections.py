@@ -17,7 +17,7 @@ import pytest
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Hardware
 from cloudtrain.cli import main
-from cloudtrain.config import load_config, twin
+from cloudtrain.config import load_config, records
 from cloudtrain.config.schema import JobConfig, config_with_sections
 from cloudtrain.errors import ConfigError, ExitCode, UsageError
 from cloudtrain.spec import build_spec
@@ -41,21 +41,21 @@ output_dir: /example/runs/demo
 
 
 def test_an_example_only_key_validates_through_its_register_line():
-    config = twin.validate(config_with_sections(["example"]), {**DOCUMENT, "example": {"queue": "fast"}})
+    config = records.validate(config_with_sections(["example"]), {**DOCUMENT, "example": {"queue": "fast"}})
     assert getattr(config, "example") == Section(queue="fast")  # noqa: B009 - the checker does not know the key
-    assert getattr(twin.validate(config_with_sections(["example"]), DOCUMENT), "example") is None  # noqa: B009
+    assert getattr(records.validate(config_with_sections(["example"]), DOCUMENT), "example") is None  # noqa: B009
 
 
 def test_an_unknown_key_in_the_example_section_is_refused():
-    with pytest.raises(twin.Invalid) as info:
-        twin.validate(config_with_sections(["example"]), {**DOCUMENT, "example": {"queue": "fast", "colour": "red"}})
+    with pytest.raises(records.Invalid) as info:
+        records.validate(config_with_sections(["example"]), {**DOCUMENT, "example": {"queue": "fast", "colour": "red"}})
     assert [(e["type"], e["loc"]) for e in info.value.errors] == [("extra_forbidden", ("example", "colour"))]
 
 
 def test_the_users_config_has_the_sections_registered_before_it_was_imported():
     assert list(JobConfig.model_fields)[-3:] == ["local", "slurm", "kubernetes"]
-    with pytest.raises(twin.Invalid) as info:
-        twin.validate(JobConfig, {**DOCUMENT, "example": {"queue": "fast"}})
+    with pytest.raises(records.Invalid) as info:
+        records.validate(JobConfig, {**DOCUMENT, "example": {"queue": "fast"}})
     assert [(e["type"], e["loc"]) for e in info.value.errors] == [("extra_forbidden", ("example",))]
 
 

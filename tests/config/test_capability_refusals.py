@@ -83,18 +83,3 @@ def test_a_reason_is_the_backends_own_else_the_default_and_never_for_what_it_has
     )
     with pytest.raises(ValueError, match="TPUS"):
         Capabilities.of({Capability.TPUS}, TPUS=own)
-
-
-def test_a_plugin_that_states_the_retired_flags_keeps_working_and_is_told_to_move() -> None:
-    """A backend written before Capabilities (``runs_here = True``, ``billed = False``): each flag becomes its
-    member, so the plugin runs as before, with one warning naming the flags."""
-    from cloudtrain.backends.base import BackendFacts
-
-    with pytest.warns(DeprecationWarning, match="billed, runs_here are retired"):
-
-        class Old(BackendFacts):
-            runs_here = True
-            billed = False
-
-    assert Capability.RUNS_HERE in Old.capabilities and Capability.BILLED not in Old.capabilities
-    assert Capability.CONTAINERS in Old.capabilities  # the defaults it did not touch

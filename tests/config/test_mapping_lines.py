@@ -13,7 +13,7 @@ import pytest
 
 from cloudtrain import catalog
 from cloudtrain.cli import main
-from cloudtrain.mapping import mapped_line
+from cloudtrain.text import mapped_line
 from tests.conftest import REPO
 
 
@@ -124,7 +124,7 @@ def test_a_sagemaker_instance_type_on_a_vertex_config_is_refused(capsys):
 
 def test_a_mapped_price_over_a_thousand_dollars_is_grouped_to_the_cent():
     """Every mapping's price goes through numbers.money, the one dollar formatter."""
-    from cloudtrain.mapping import mapped_line
+    from cloudtrain.text import mapped_line
 
     assert mapped_line("machine.type", "a", "b", "why", (1234.5, None)) == (
         "mapped: machine.type: a → b (why); $1,234.50/h → (no current price)"

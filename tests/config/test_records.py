@@ -1,14 +1,15 @@
-"""The pydantic-free config records against their pydantic twin.
+"""The config records' one reader against the schema's pydantic twin (tests/config/pydantic_twin.py).
 
-``records.read`` may accept only what pydantic accepts, with the same values and the same
-fields set; everything else goes to pydantic, whose errors the loader words. The mutations
-below put every kind of wrong (and right) value at every place of a config that uses every
-record, and compare the two.
+``records.validate`` accepts what pydantic accepts, with the same values and the same fields set, and
+refuses the rest with the errors pydantic gives (kind, place, words, value), which the loader words.
+The mutations below put every kind of wrong (and right) value at every place of a config that uses
+every record, and compare the two; ``records.json_schema`` is pydantic's JSON Schema of the model.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,10 @@ import pytest
 from pydantic import ValidationError
 
 from cloudtrain.config import load_config
-from cloudtrain.config.records import Mismatch, Record, read
+from cloudtrain.config.load import _data_path
+from cloudtrain.config.records import Invalid, Record, json_schema, validate
 from cloudtrain.config.schema import JobConfig, Machine, SweepParam
-from cloudtrain.config.twin import Invalid, _record, model_of, validate
+from tests.config.pydantic_twin import _record, errors_of, model_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -117,9 +119,32 @@ def _pydantic(cls, data):
 
 def _fast(cls, data):
     try:
-        return read(cls, data)
-    except Mismatch:
+        return validate(cls, data)
+    except Invalid:
         return None
+
+
+def _errors(errors, data):
+    """Each error's kind, place in the data, words, value and context (pydantic's locations also name the
+    union member tried, ``'int'``; the loader reads the place in the data, as here)."""
+    return [
+        (
+            e["type"],
+            _data_path(e["loc"], data, missing=e["type"] == "missing"),
+            e["msg"],
+            repr(e["input"]),
+            repr({k: v for k, v in (e.get("ctx") or {}).items() if k != "error"}),
+        )
+        for e in errors
+    ]
+
+
+def _fast_errors(cls, data):
+    try:
+        validate(cls, data)
+    except Invalid as exc:
+        return exc.errors
+    return []
 
 
 def _same(a: Record, b: Record) -> bool:
@@ -198,26 +223,53 @@ def test_every_mutation_is_accepted_only_as_pydantic_accepts_it() -> None:
         fast, slow = _fast(JobConfig, copy.deepcopy(data)), _pydantic(JobConfig, copy.deepcopy(data))
         if fast is not None:
             accepted += 1
-            assert slow is not None, f"{label}: read() took what pydantic refuses"
-            assert _same(fast, slow), f"{label}: read() and pydantic differ"
-        elif slow is None:
+            assert slow is not None, f"{label}: validate() took what pydantic refuses"
+            assert _same(fast, slow), f"{label}: validate() and pydantic differ"
+        else:
             refused += 1
-        else:  # pydantic alone took it: only a string it strips, which read() leaves to pydantic
-            assert _padded(data), f"{label}: read() refused what pydantic takes"
+            assert slow is None, f"{label}: validate() refused what pydantic takes"
+            mine, theirs = _fast_errors(JobConfig, copy.deepcopy(data)), errors_of(JobConfig, copy.deepcopy(data))
+            assert _errors(mine, data) == _errors(theirs, data), f"{label}: the errors differ"
     assert len(cases) > 1000 and accepted > 100 and refused > 500  # the mutations reach both sides
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"labels": {" a ": " b "}},
+        {"labels": {1: "b"}},
+        {"name": " bad name "},
+        {"name": "1abc"},
+        {"hyperparameters": {" k ": [1]}},
+        {"data": {"x": {"source": " s ", "input_mode": " File"}}},
+        {"sweep": {"metric": "m", "params": {"p": {"values": [True, 1, 1.5, " s ", None]}}}},
+        {"secrets": {" A ": " shell:X "}},
+    ],
+)
+def test_padded_keys_odd_keys_and_lists_of_unions_read_as_pydantic_reads_them(change) -> None:
+    data = {**copy.deepcopy(FULL), **change}
+    fast, slow = _fast(JobConfig, copy.deepcopy(data)), _pydantic(JobConfig, copy.deepcopy(data))
+    assert (fast is None) == (slow is None)
+    assert fast is None or _same(fast, slow)
+    assert _errors(_fast_errors(JobConfig, data), data) == _errors(errors_of(JobConfig, data), data)
+
+
+@pytest.mark.parametrize("data", [None, [], "x", {}])
+def test_what_is_no_mapping_is_refused_as_pydantic_refuses_it(data) -> None:
+    assert _fast_errors(JobConfig, data) == errors_of(JobConfig, data) != []
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "job_configs").glob("*.yaml")))
-def test_shipped_configs_read_without_pydantic_as_pydantic_reads_them(name: str) -> None:
+def test_shipped_configs_read_as_pydantic_reads_them(name: str) -> None:
     data = load_config(REPO / "job_configs" / name).source.data
     fast = _fast(JobConfig, copy.deepcopy(data))
-    assert fast is not None, "a shipped config went through pydantic: read() should take it"
+    assert fast is not None, "a shipped config is refused"
     assert _same(fast, _pydantic(JobConfig, copy.deepcopy(data)))
 
 
-def test_what_only_pydantic_takes_still_becomes_a_record() -> None:
+def test_a_padded_string_is_stripped_and_still_becomes_a_record() -> None:
     data = copy.deepcopy(FULL)
-    data["region"] = " us-central1 "  # pydantic strips it; read() leaves that to pydantic
+    data["region"] = " us-central1 "  # pydantic strips it, and so does validate()
     config = validate(JobConfig, data)
     assert isinstance(config, JobConfig) and config.region == "us-central1"
     assert isinstance(config.machine, Machine) and config.sweep is not None
@@ -230,6 +282,18 @@ def test_invalid_data_carries_pydantics_errors() -> None:
         validate(JobConfig, {**FULL, "replica_count": 0})
     assert caught.value.errors[0]["loc"] == ("replica_count",)
     assert caught.value.errors[0]["msg"] == "Input should be greater than or equal to 1"
+
+
+def test_the_json_schema_is_pydantics_key_for_key_and_in_its_order() -> None:
+    mine, theirs = json_schema(JobConfig), model_of(JobConfig).model_json_schema()
+    assert json.dumps(mine, indent=2) == json.dumps(theirs, indent=2)
+    assert mine["properties"]["max_runtime"] == {
+        "default": 86400,
+        "description": "Stop the job after this long (e.g. 24h).",
+        "gt": 0,
+        "title": "Max Runtime",
+        "type": "integer",
+    }
 
 
 def test_records_read_like_pydantic_models() -> None:
@@ -246,5 +310,5 @@ def test_records_read_like_pydantic_models() -> None:
     assert hash(config.machine) == hash(validate(Machine, {**FULL["machine"]}))
     with pytest.raises(TypeError, match="frozen"):
         config.machine.type = "n1-standard-4"
-    with pytest.raises(Mismatch):
+    with pytest.raises(Invalid):
         SweepParam(scale="cubic")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.cli import main
-from cloudtrain.numbers import measured
+from cloudtrain.text.numbers import measured
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf]
 ROOT = Path(__file__).resolve().parents[2]

@@ -34,8 +34,13 @@ def event(seconds: float, kind: str, source: str = "chief", **fields) -> LogLine
     return LogLine(at(seconds), source, json.dumps({"event": kind, **fields}))
 
 
-def status(details: dict | None = None, state: JobState = JobState.SUCCEEDED, ended: float = 3600) -> JobStatus:
-    return JobStatus("j-1", "j-1", state, state.value.lower(), created=T0, ended=at(ended), details=details or {})
+def status(
+    details: dict | None = None, state: JobState = JobState.SUCCEEDED, ended: float = 3600, **fields
+) -> JobStatus:
+    """A status as a backend gives it: its typed ``fields`` (each backend fills them) and display ``details``."""
+    return JobStatus(
+        "j-1", "j-1", state, state.value.lower(), created=T0, ended=at(ended), details=details or {}, **fields
+    )
 
 
 #: Where the run's project was when it ran, as its history and status.json record it: a folder no machine has.
@@ -101,15 +106,13 @@ def test_a_job_not_in_this_machines_history_is_a_usage_error(local_run) -> None:
 
 
 def test_replicas_and_machine_from_the_status_and_the_plans_replicas_win() -> None:
-    sagemaker = collect.from_parts(status({"instance_count": 3, "instance_type": "ml.g5.xlarge"}), [], "sagemaker")
+    sagemaker = collect.from_parts(status(replica_count=3, machine_type="ml.g5.xlarge"), [], "sagemaker")
     assert (sagemaker.replicas, sagemaker.machine) == (3, "ml.g5.xlarge")
-    listed = collect.from_parts(
-        status({"replicas": ["chief", "worker-0", "worker-1"], "instance_count": 7}), [], "local"
-    )
+    listed = collect.from_parts(status({"replicas": ["chief", "worker-0", "worker-1"]}, replica_count=3), [], "local")
     assert listed.replicas == 3  # the replica list first
-    plan = collect.from_parts(status({"instance_count": 2}), [event(1, "plan", replicas=8)], "sagemaker")
+    plan = collect.from_parts(status(replica_count=2), [event(1, "plan", replicas=8)], "sagemaker")
     assert plan.replicas == 8  # tf.distribute's replicas in sync: 4 GPUs × 2 machines
-    odd = collect.from_parts(status({"instance_count": 2}), [event(1, "plan", replicas="8")], "sagemaker")
+    odd = collect.from_parts(status(replica_count=2), [event(1, "plan", replicas="8")], "sagemaker")
     assert odd.replicas == 2  # a plan without a number keeps the machines
     assert collect.from_parts(status(), [], "vertex").replicas is None
 
@@ -185,12 +188,10 @@ def test_the_saved_timeline_and_interruptions_win_over_the_logs() -> None:
     ]  # from the log
     assert derived.interruptions is None  # nothing was interrupted
     spot = status(
-        {
-            "spot_interruptions": [
-                {"at": at(60 * n).isoformat(), "resumed_at": at(60 * n + 30).isoformat(), "source": "SageMaker"}
-                for n in (1, 2)
-            ]
-        }
+        interruptions=[
+            {"at": at(60 * n).isoformat(), "resumed_at": at(60 * n + 30).isoformat(), "source": "SageMaker"}
+            for n in (1, 2)
+        ]
     )
     noted = collect.from_parts(spot, [], "sagemaker", {"interruptions": {"count": 5, "items": []}})
     assert noted.interruptions == {"count": 5, "items": []}  # what finish counted live

@@ -7,10 +7,10 @@ import io
 import json
 from typing import cast
 
-from cloudtrain import timeline
 from cloudtrain.backends.base import HandleDefaults, JobHandle, JobState, JobStatus, LogLine
 from cloudtrain.backends.sagemaker.phases import sagemaker_marks
-from cloudtrain.progress import Progress, phase_of
+from cloudtrain.following import timeline
+from cloudtrain.following.progress import Progress, phase_of
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -66,8 +66,8 @@ def test_vertex_status_and_log_marks() -> None:
         "JOB_STATE_SUCCEEDED",
         created=at(0),
         ended=at(500),
-        details={"start_time": at(120).isoformat()},
         first_phase="provisioning",
+        started=at(120),  # Vertex AI's start_time
     )
     lines = [
         LogLine(at(180), "workerpool0-0", "Processing /tmp/trainer.tar.gz"),
@@ -128,15 +128,22 @@ def test_code_that_prints_no_events_still_gives_phase_elapsed_and_cost() -> None
 
 
 def test_phase_before_the_first_line() -> None:
-    def status(state, native, **details):
-        return JobStatus("j", "j", state, native, details=details)
+    from google.cloud.aiplatform_v1.types import CustomJob
 
-    assert phase_of(status(JobState.PENDING, "JOB_STATE_QUEUED")) == "queued"
-    assert phase_of(status(JobState.PENDING, "JOB_STATE_PENDING")) == "provisioning"
-    assert (
-        phase_of(status(JobState.PENDING, "InProgress", secondary_status="DownloadingTrainingImage")) == "pulling image"
-    )
-    assert phase_of(status(JobState.RUNNING, "running")) == "installing package"
+    from cloudtrain.backends.sagemaker.jobs import to_status as sagemaker_status
+    from cloudtrain.backends.vertex.jobs import to_status as vertex_status
+
+    def vertex(native):
+        return vertex_status(CustomJob(name="projects/p/locations/us-central1/customJobs/1", state=native))
+
+    def sagemaker(secondary):
+        desc = {"TrainingJobName": "j", "TrainingJobStatus": "InProgress", "SecondaryStatus": secondary}
+        return sagemaker_status(desc, "us-east-1")
+
+    assert phase_of(vertex("JOB_STATE_QUEUED")) == "queued"
+    assert phase_of(vertex("JOB_STATE_PENDING")) == "provisioning"
+    assert phase_of(sagemaker("DownloadingTrainingImage")) == "pulling image"
+    assert phase_of(JobStatus("j", "j", JobState.RUNNING, "running")) == "installing package"
 
 
 class _Handle(HandleDefaults):
@@ -200,7 +207,7 @@ def test_the_live_line_is_drawn_on_a_terminal_and_never_on_a_pipe(tmp_path, monk
 
 
 def test_the_live_line_takes_the_epoch_total_from_the_jobs_args_when_events_give_none() -> None:
-    from cloudtrain.events import epochs_in_args
+    from cloudtrain.following.events import epochs_in_args
 
     assert epochs_in_args(("--data=digits", "--epochs=3")) == 3 and epochs_in_args(("--epochs", "7")) == 7
     assert epochs_in_args(("--epochs-per-cycle=2",)) is None

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.slurm.backend import SlurmBackend
-from cloudtrain.progress import phase_of
+from cloudtrain.following.progress import phase_of
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.server]

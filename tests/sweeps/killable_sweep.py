@@ -1,6 +1,6 @@
 """A local sweep process to kill: ``python -m tests.sweeps.killable_sweep FOLDER ALGORITHM STOP_AT``.
 
-It drives :func:`cloudtrain.app.sweep_local.run_trials` with the scripted backend of
+It drives :func:`cloudtrain.app.sweeps.local.run_trials` with the scripted backend of
 ``test_sweep_driver`` (no TensorFlow); trial ``STOP_AT`` prints ``trial N started`` and then
 hangs, so a test can SIGKILL the process mid-trial, as a crash or ``kill -9`` would, or stop it
 with SIGINT as Ctrl-C would (exit 130, as the CLI)."""
@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.app import sweep_local as local
+from cloudtrain.app.sweeps import local
 from tests.sweeps.test_sweep_driver import ScriptedBackend, ScriptedRun, curve, killable_spec
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import history, statefiles
-from cloudtrain.app import sweep_local as local
+from cloudtrain.app.sweeps import local
 from cloudtrain.cli import main
 from tests.sweeps.test_sweep_driver import ROOT, ScriptedBackend, _run, _spec, curve
 

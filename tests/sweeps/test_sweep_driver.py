@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 import pytest
 
-from cloudtrain.app import sweep_local as local
+from cloudtrain.app.sweeps import local
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.numbers import measured
+from cloudtrain.text.numbers import measured
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow

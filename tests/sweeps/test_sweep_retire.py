@@ -1,12 +1,12 @@
 """Before an interrupted trial runs again, its old run is stopped and its folder set aside
-(:func:`cloudtrain.app.sweep_local.retire`); the end-to-end case is tests/sweeps/test_sweep_killed.py."""
+(:func:`cloudtrain.app.sweeps.local.retire`); the end-to-end case is tests/sweeps/test_sweep_killed.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cloudtrain.app.sweep_local import retire
+from cloudtrain.app.sweeps.local import retire
 from cloudtrain.backends.base import JobState, JobStatus
 from cloudtrain.errors import UsageError
 

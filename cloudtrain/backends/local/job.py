@@ -26,7 +26,6 @@ from cloudtrain.backends.runner.contract import contract_of
 from cloudtrain.errors import UsageError
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
-from cloudtrain.numbers import seconds
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
@@ -37,6 +36,7 @@ from cloudtrain.statefiles import (
     scan_json_lines,
     write_atomic,
 )
+from cloudtrain.text.numbers import seconds
 
 if TYPE_CHECKING:
     from cloudtrain.backends.runner.contract import ReplicaPlan
@@ -280,6 +280,8 @@ class LocalJob(HandleDefaults):
             first_phase=FIRST_PHASE,
             phase=FIRST_PHASE if outcome is None else None,  # until its first line says more (the live line)
             replica_count=len(self.plans),
+            output_dir=details["output_dir"],
+            checkpoint_dir=details["checkpoint_dir"],
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:
@@ -472,6 +474,9 @@ class RecordedJob(HandleDefaults):
             details=details,
             first_phase=FIRST_PHASE,
             phase=FIRST_PHASE if native == "running" else None,
+            output_dir=details.get("output_dir") or None,  # the typed fields, as this run's status file keeps them
+            checkpoint_dir=details.get("checkpoint_dir") or None,
+            replica_count=len(details.get("replicas") or []) or None,
         )
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:

@@ -40,8 +40,8 @@ from typing import IO, overload
 from cloudtrain.backends.base import LogLine
 from cloudtrain.backends.local.severity import severity_of
 from cloudtrain.errors import BackendError, ExitCode
+from cloudtrain.following.setup_lines import CLOUDTRAIN_REPLICA
 from cloudtrain.leftovers import process_start
-from cloudtrain.setup_output import CLOUDTRAIN_REPLICA
 from cloudtrain.statefiles import open_append
 
 NOTICE = CLOUDTRAIN_REPLICA  # the replica name of cloudtrain's own lines

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cloudtrain.numbers import human_seconds, measured, size
+from cloudtrain.text.numbers import human_seconds, measured, size
 
 Log = Callable[[str], None]
 

@@ -32,8 +32,8 @@ from cloudtrain import catalog
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.crosscloud import python_version
 from cloudtrain.errors import UsageError
-from cloudtrain.mapping import mapped_line
 from cloudtrain.spec import JobSpec
+from cloudtrain.text import mapped_line
 
 #: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
 PYENV_ROOT_DEFAULT = "~/.pyenv"

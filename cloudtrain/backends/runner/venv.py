@@ -58,10 +58,10 @@ from cloudtrain.backends.runner.image import Image
 from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
-from cloudtrain.numbers import size
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.install import install_sdist
 from cloudtrain.packaging.metadata import requirement_name
+from cloudtrain.text.numbers import size
 
 Runner = Callable[..., subprocess.CompletedProcess[Any]]
 MARKER = "cloudtrain-env.json"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.words import FILL_IN
+from cloudtrain.text import FILL_IN
 
 if TYPE_CHECKING:
     from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run

@@ -11,7 +11,7 @@ import click
 from cloudtrain.backends.sagemaker.estimator import MAX_ESTIMATOR_BYTES, to_yaml, translate_estimator
 from cloudtrain.errors import UsageError
 from cloudtrain.statefiles import read_regular, write_atomic
-from cloudtrain.words import counted
+from cloudtrain.text import counted
 
 
 @click.command("init")

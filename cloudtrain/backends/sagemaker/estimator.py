@@ -43,7 +43,7 @@ import yaml
 
 from cloudtrain.errors import ConfigError
 from cloudtrain.packaging.script import SCRIPT_PATH
-from cloudtrain.words import FILL_IN, counted
+from cloudtrain.text import FILL_IN, counted
 
 #: The largest estimator file ``init`` reads (a notebook's launch cell is a few KiB).
 MAX_ESTIMATOR_BYTES = 1 << 20

@@ -14,7 +14,7 @@ from cloudtrain.backends.files import BucketFolder, Folder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import CloudSetupError
-from cloudtrain.timeline import SAGEMAKER_PHASES
+from cloudtrain.following.timeline import SAGEMAKER_PHASES
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
@@ -74,6 +74,7 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         message = _LIMIT_MESSAGES[secondary].format(limit if limit is not None else "?")
     state = job_state(status, secondary)
     resources = desc.get("ResourceConfig", {})
+    details = _details(desc, region)
     return JobStatus(
         job_id=name,
         name=desc.get("TrainingJobArn", name),
@@ -83,12 +84,15 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         console_url=console_url(region, name),
         created=desc.get("CreationTime"),
         ended=desc.get("TrainingEndTime"),
-        details=_details(desc, region),
+        details=details,
         # before its code runs, the secondary status says where it is: Pending, DownloadingTrainingImage, …
         phase=SAGEMAKER_PHASES.get(secondary or "") if state is JobState.PENDING else None,
         machine_type=resources.get("InstanceType") if resources else None,
         replica_count=resources.get("InstanceCount", 1) if resources else None,
         phase_marks=sagemaker_marks(desc) if desc.get("SecondaryStatusTransitions") else None,
+        billable_seconds=details.get("billable_seconds"),
+        interruptions=details.get("spot_interruptions"),
+        checkpoint_dir=details.get("checkpoint_dir"),
     )
 
 
@@ -109,7 +113,7 @@ def _details(desc: Mapping[str, Any], region: str) -> dict[str, Any]:
         details["billable_seconds"] = billable * count
     if desc.get("EnableManagedSpotTraining") and training and billable is not None:
         details["spot_savings_percent"] = round((1 - billable / training) * 100, 1)
-    if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.timeline)
+    if desc.get("SecondaryStatusTransitions"):  # the run's phases (cloudtrain.following.timeline)
         details["phase_marks"] = {k: v.isoformat() for k, v in sagemaker_marks(desc).items()}
 
         if interrupted := sagemaker_transitions(desc["SecondaryStatusTransitions"]):  # managed spot lost its machines

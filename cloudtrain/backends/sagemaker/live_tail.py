@@ -27,7 +27,7 @@ from typing import Any
 
 from cloudtrain.backends.follow import log
 from cloudtrain.backoff import Backoff
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 from .aws import error_code
 

@@ -1,6 +1,6 @@
 """SageMaker's job description as cloudtrain's phases and interruptions: its ``SecondaryStatusTransitions``
-read as the start marks of the timeline's phases (:mod:`cloudtrain.timeline`) and as the spot interruptions
-the run report counts (:mod:`cloudtrain.interruptions`)."""
+read as the start marks of the timeline's phases (:mod:`cloudtrain.following.timeline`) and as the spot interruptions
+the run report counts (:mod:`cloudtrain.following.interruptions`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cloudtrain.timeline import SAGEMAKER_PHASES
+from cloudtrain.following.timeline import SAGEMAKER_PHASES
 
 
 def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:

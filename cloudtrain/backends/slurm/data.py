@@ -30,9 +30,9 @@ from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.data.cache import fetch
 from cloudtrain.data.manifest import Manifest, build_manifest
 from cloudtrain.history import cache_dir
-from cloudtrain.numbers import size
 from cloudtrain.spec import DataChannel, JobSpec
-from cloudtrain.words import counted
+from cloudtrain.text import counted
+from cloudtrain.text.numbers import size
 
 DATASYNC = Path(__file__).parent / "datasync.py"
 

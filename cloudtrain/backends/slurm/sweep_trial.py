@@ -70,7 +70,7 @@ def study_of(sweep_dir: str, state: dict[str, Any], create: bool) -> Any:
 
 
 def sampler_of(state: dict[str, Any]) -> Any:
-    """The sampler a local sweep builds (cloudtrain.app.sweep_local._sampler), from the sweep's state."""
+    """The sampler a local sweep builds (cloudtrain.app.sweeps.local._sampler), from the sweep's state."""
     import optuna
 
     algorithm, seed, params = state["algorithm"], state["seed"], state["params"]

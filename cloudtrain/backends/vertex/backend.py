@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import environment_vars, numbers
+from cloudtrain import environment_vars
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, JobStatus, region_given
 from cloudtrain.backends.vertex import checks, contract, cost, request, settings
@@ -23,6 +23,7 @@ from cloudtrain.data.staging import default_progress, stage, upload_channels
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import JobSpec
+from cloudtrain.text import numbers
 
 if TYPE_CHECKING:  # the log follower is imported by the calls that read logs: --help and --dry-run never load it
     from cloudtrain.backends.vertex.job import VertexJob

@@ -22,8 +22,7 @@ from typing import Any
 from cloudtrain.backends.vertex.mlengine import name_from_file
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
-from cloudtrain.mapping import mapped_line
-from cloudtrain.words import counted
+from cloudtrain.text import counted, mapped_line
 
 BOOT_DISK_TYPE = "pd-ssd"
 _SPEC_KEYS = {

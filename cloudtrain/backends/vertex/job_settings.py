@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cloudtrain.numbers import duration
 from cloudtrain.spec import BackendSettings, JobSpec, settings_of
+from cloudtrain.text.numbers import duration
 
 
 @dataclass(frozen=True)

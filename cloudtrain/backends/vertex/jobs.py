@@ -19,7 +19,7 @@ from cloudtrain.backends.vertex.settings import grpc_transport
 from cloudtrain.backoff import Backoff
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 T = TypeVar("T")
 
@@ -110,6 +110,9 @@ def to_status(job: Any) -> JobStatus:
         first_phase="provisioning",  # Vertex's PENDING: machines being found; start_time marks the image pull
         started=job.start_time or None,
         phase="queued" if native == "JOB_STATE_QUEUED" else None,  # in the queue, before machines are sought
+        output_dir=details.get("output_dir"),
+        checkpoint_dir=details.get("checkpoint_dir"),
+        interruptions=details.get("spot_interruptions"),
     )
 
 

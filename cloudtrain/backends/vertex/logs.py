@@ -60,7 +60,7 @@ from cloudtrain.backends.follow import LateMarker, Notify, Outage, default_notif
 from cloudtrain.backends.vertex.cloud_logging import Entry, TailBatch, job_filter, log_filter
 from cloudtrain.backoff import Backoff
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 __all__ = ["Entry", "LogTailer", "TailPolicy", "log_filter"]

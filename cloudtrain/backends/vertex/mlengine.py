@@ -36,8 +36,7 @@ from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError, ConfigErrors
-from cloudtrain.mapping import mapped_line
-from cloudtrain.words import counted
+from cloudtrain.text import counted, mapped_line
 
 _LABEL = {"vertex": "Vertex AI", "sagemaker": "SageMaker"}
 #: The accelerator of ML Engine's TPU machines: a Cloud TPU v2 device, a TPU VM on Vertex AI.

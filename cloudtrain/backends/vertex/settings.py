@@ -12,7 +12,7 @@ from typing import Any
 
 from cloudtrain import environment_vars
 from cloudtrain.errors import CredentialsError, UsageError
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 VERTEX_ENDPOINT_ENV = environment_vars.VERTEX_ENDPOINT
 LOGGING_ENDPOINT_ENV = environment_vars.LOGGING_ENDPOINT

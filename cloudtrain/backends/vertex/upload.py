@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from cloudtrain.errors import BackendError, CloudSetupError
 from cloudtrain.packaging import BuiltPackage
-from cloudtrain.words import first_line
+from cloudtrain.text import first_line
 
 SHA_KEY = "cloudtrain-sha256"
 CHUNK = 8 * 2**20  # larger files go up resumably in chunks of this size, with progress

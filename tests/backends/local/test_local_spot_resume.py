@@ -16,9 +16,9 @@ from cloudtrain.app.prepare import resumed
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.cli import main
-from cloudtrain.events import parse as parse_event
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import of_status
 from cloudtrain.history import RUNS_DIR as LOCAL_RUNS_DIR
-from cloudtrain.interruptions import of_status
 
 from .conftest import JOB_NAME, make_spec
 

@@ -280,7 +280,7 @@ def test_a_container_job_uploads_nothing_and_sends_its_container_spec(backend, j
 
 def test_a_vertex_job_is_provisioning_from_its_creation(backend, jobs, gcs, spec, package):
     """Vertex's API gives no time for leaving its queue: the timeline starts in provisioning, as the backend says."""
-    from cloudtrain import timeline
+    from cloudtrain.following import timeline
 
     jobs.scripts.append(Script(states=["PENDING"]))
     status = backend.submit(spec, package).status()

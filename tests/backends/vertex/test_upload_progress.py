@@ -1,5 +1,5 @@
 """The upload progress line on a terminal (a package over one 8 MiB chunk): sizes as every other
-line prints them (cloudtrain.numbers.size: 4 significant digits, the unit that fits)."""
+line prints them (cloudtrain.text.numbers.size: 4 significant digits, the unit that fits)."""
 
 from __future__ import annotations
 

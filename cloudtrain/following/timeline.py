@@ -14,7 +14,7 @@ begins, and the last until the job ended. Sources, from the most to the least ex
 
 Training starts at the first line that says the user's code runs: its first event of any kind
 (the bundled trainer's ``plan``), cloudtrain's launcher starting the user's module, or its first
-line that is not the set-up's (:mod:`cloudtrain.setup_output`: pip, the launchers, TensorFlow's
+line that is not the set-up's (:mod:`cloudtrain.following.setup_lines`: pip, the launchers, TensorFlow's
 own start-up log) — whichever comes first. The first, not a ranking: the live status line, which
 sees the lines one by one, switches to training on that same line, so the line, the summary and
 the report name one moment (:func:`training_start`). A local run, whose environment is ready
@@ -31,9 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cloudtrain import setup_output
-from cloudtrain.events import parse as parse_event
-from cloudtrain.numbers import human_seconds
+from cloudtrain.following import setup_lines as setup_output
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.text.numbers import human_seconds
 
 PHASES = (
     "queued",
@@ -103,7 +103,7 @@ def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Pha
 def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
     """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS`;
     None while the job is still setting up. The one rule for the end-of-run timeline, the report and
-    the live status line (:mod:`cloudtrain.progress`), which applies it to the lines as they arrive."""
+    the live status line (:mod:`cloudtrain.following.progress`), which applies it to the lines as they arrive."""
     if marks.get("training") is not None:
         return marks["training"]
     found = [marks[k] for k in TRAINING_STARTS if marks.get(k) is not None]

@@ -1,6 +1,6 @@
 """Which log lines are a job's set-up — pip installing the package, the clouds' and cloudtrain's
 launchers — rather than the output of the user's code: the timeline's training phase starts at
-the first line that is not (:mod:`cloudtrain.timeline`).
+the first line that is not (:mod:`cloudtrain.following.timeline`).
 
 The lines were taken from real runs: Vertex AI's pre-built containers (pip's output while they
 install the package), SageMaker's training toolkit (its log lines, the ``Training Env`` and

@@ -1,9 +1,7 @@
-"""The schema's pydantic twin: the same records as pydantic models, built only when needed.
-
-Data that :func:`cloudtrain.config.records.read` does not plainly accept goes through
-pydantic, so every error (its kind, location and words) is pydantic's; ``cloudtrain schema``
-prints the twin's JSON Schema. A valid config never imports pydantic (importing it and
-building these models was about 100 ms of every dry-run).
+"""The schema's pydantic twin, the test oracle of :mod:`cloudtrain.config.records`: the same records as
+pydantic models (same names, fields, bounds, defaults, descriptions), so the tests can check that the one
+reader of the config accepts what pydantic accepts, with the same values, and refuses the rest with
+pydantic's own errors, and that :func:`~cloudtrain.config.records.json_schema` is pydantic's JSON Schema.
 """
 
 from __future__ import annotations
@@ -15,35 +13,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar, cast
 
-from cloudtrain.config.records import STRICT, BeforeValidator, FieldInfo, FieldSpec, Mismatch, Record, make, read
+from cloudtrain.config.records import STRICT, BeforeValidator, FieldInfo, FieldSpec, Record, make
 
-__all__ = ["Invalid", "model_of", "validate"]
-
-
-class Invalid(Exception):
-    """pydantic refused the data: its errors, as ``ValidationError.errors(include_url=False)`` lists them."""
-
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
-        super().__init__(errors)
-        self.errors = errors
-
+__all__ = ["errors_of", "model_of", "validate"]
 
 RecordT = TypeVar("RecordT", bound=Record)
 
 
-def validate(cls: type[RecordT], data: Any) -> RecordT:
-    """``data`` as a ``cls`` record; :class:`Invalid` with pydantic's errors when it is not valid."""
-    try:
-        return cast(RecordT, read(cls, data))
-    except Mismatch:
-        pass
+def errors_of(cls: type[Record], data: Any) -> list[dict[str, Any]]:
+    """pydantic's errors for ``data`` read as ``cls`` ([] when it takes it), as ``ValidationError.errors`` has them."""
     from pydantic import ValidationError
 
     try:
-        model = model_of(cls).model_validate(data)
+        model_of(cls).model_validate(data)
     except ValidationError as exc:
-        raise Invalid([dict(e) for e in exc.errors(include_url=False)]) from None
-    return cast(RecordT, _record(model))  # valid after all (a string pydantic strips, say): the same values as a record
+        return [dict(e) for e in exc.errors(include_url=False)]
+    return []
+
+
+def validate(cls: type[RecordT], data: Any) -> RecordT:
+    """``data`` read by the pydantic model of ``cls``, as a record (:class:`ValidationError` when invalid)."""
+    return cast(RecordT, _record(model_of(cls).model_validate(data)))
 
 
 _RECORD_OF: dict[type, type[Record]] = {}

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.events import parse as parse_event
-from cloudtrain.numbers import human_seconds
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.text.numbers import human_seconds
 
 _CKPT_STEP = re.compile(r"ckpt-(\d+)")
 

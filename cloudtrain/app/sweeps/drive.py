@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from cloudtrain import creation_window
-from cloudtrain.app import sweep_local as local
-from cloudtrain.app import sweep_owner
 from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
-from cloudtrain.app.sweep_lookup import load_results, sweep_record
+from cloudtrain.app.sweeps import local
+from cloudtrain.app.sweeps import owner as sweep_owner
+from cloudtrain.app.sweeps.lookup import load_results, sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import LOCAL, get_backend
 from cloudtrain.backends.base import Backend, JobHandle, JobStatus, LogLine, SweepHandle
@@ -71,7 +71,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
 def detach_local(started: StartedSweep) -> int:
     """Hand a started local sweep to a process of its own (``submit --detach``); that process's pid.
     Its trials then run as :func:`run_local` runs them (:mod:`.sweep_owner`)."""
-    from cloudtrain.app.sweep_handover import hand_over  # Lazy: subprocess, which --dry-run never loads
+    from cloudtrain.app.sweeps.handover import hand_over  # Lazy: subprocess, which --dry-run never loads
 
     if started.folder is None:
         raise ValueError(f"sweep {started.sweep_id} is not a local sweep")

@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.app import sweep_local as local
-from cloudtrain.app.sweep_owner import running_owner
+from cloudtrain.app.sweeps import local
+from cloudtrain.app.sweeps.owner import running_owner
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.config import load_config

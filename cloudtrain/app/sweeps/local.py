@@ -33,7 +33,7 @@ from typing import Any
 from cloudtrain import history
 from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
 from cloudtrain.errors import CloudtrainError, UsageError
-from cloudtrain.events import parse as parse_event
+from cloudtrain.following.events import parse as parse_event
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import Damage, load_json_object, write_atomic

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cloudtrain.app.sweep_owner import LOG, claim
+from cloudtrain.app.sweeps.owner import LOG, claim
 
 
 def hand_over(folder: Path, sweep_id: str) -> int:

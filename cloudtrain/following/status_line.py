@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cloudtrain.progress import Progress
+from cloudtrain.following.progress import Progress
 
 
 class LiveStatus:

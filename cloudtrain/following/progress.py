@@ -2,7 +2,7 @@
 
 :class:`Progress` reads every :class:`~cloudtrain.backends.base.LogLine` the follower yields
 (the trainer's JSON events when there are some, plain lines otherwise) and keeps the phase
-(the names of :mod:`cloudtrain.timeline`), epoch n / N, steps, loss and the main metric,
+(the names of :mod:`cloudtrain.following.timeline`), epoch n / N, steps, loss and the main metric,
 examples/s summed over the replicas that report it, an ETA from the epochs' own times, the
 elapsed time and the money spent so far at the catalog price. Code that prints no events still
 gives phase, elapsed and cost. Pure: the clock is passed in.
@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.events import parse as parse_event
-from cloudtrain.interruptions import Tracker
-from cloudtrain.numbers import count, human_seconds, measured, money
-from cloudtrain.timeline import SETUP_PHASES, mark_line, training_start
+from cloudtrain.following.events import parse as parse_event
+from cloudtrain.following.interruptions import Tracker
+from cloudtrain.following.timeline import SETUP_PHASES, mark_line, training_start
+from cloudtrain.text.numbers import count, human_seconds, measured, money
 
 METRICS = ("val_accuracy", "accuracy", "val_loss")  # the first one present is "the main metric"
 
@@ -76,7 +76,9 @@ class Progress:
     _epoch_times: list[float] = field(default_factory=list)
     _steps_before: int = 0
     _billing_from: float | None = None  # machines bill from provisioning on
-    marks: dict[str, Any] = field(default_factory=dict)  # timeline marks seen in the lines (cloudtrain.timeline)
+    marks: dict[str, Any] = field(
+        default_factory=dict
+    )  # timeline marks seen in the lines (cloudtrain.following.timeline)
     interruptions: Tracker = field(default_factory=Tracker)  # preemptions and restarts seen in the lines
     epochs: int | None = None  # the job's --epochs: the total when its events give none
     uploads: bool = True  # False: the job uploads nothing (a local run), so its done event starts no upload
