@@ -17,6 +17,15 @@ scontrol   slurm-client
 munged     munge           # Slurm's authentication
 sshd       openssh-server  # the Slurm cluster's login node
 chromium   chromium        # the browser tests (Playwright with the system Chromium)
+containerd containerd      # the Kubernetes tests' real cluster (tests/kubernetes; tools/k8s builds the rest)
+runc       runc
+/usr/lib/cni/bridge containernetworking-plugins
+etcd       etcd-server
+debootstrap debootstrap    # the pods' Debian image, made offline
+busybox    busybox-static  # the pause image
+kubectl    kubectl
+openssl    openssl         # the cluster's certificates
+ip         iproute2        # the pods' bridge
 "
 
 missing=()
