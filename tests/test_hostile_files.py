@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,8 +41,13 @@ def _secret(folder: Path) -> Path:
 
 
 def _socket(path: Path) -> None:
+    """A socket file at ``path``: bound at a short name (AF_UNIX paths are at most 107 bytes, and pytest's
+    folders under xdist are longer), then moved into place; it stays a socket."""
     sock = socket.socket(socket.AF_UNIX)
-    sock.bind(str(path))  # left bound: the file stays a socket for the test's life
+    short = Path(tempfile.mkdtemp(prefix="s", dir="/tmp")) / "s"
+    sock.bind(str(short))  # left bound: the file stays a socket for the test's life
+    os.rename(short, path)
+    short.parent.rmdir()
     _SOCKETS.append(sock)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from cloudtrain import catalog
 from cloudtrain.backend_rules import rules
 from cloudtrain.catalog import crosscloud
-from cloudtrain.catalog.records import MachineInfo
+from cloudtrain.catalog.records import CatalogError, MachineInfo
 from cloudtrain.catalog.table import table
 from cloudtrain.data.schemes import native_scheme
 from cloudtrain.text import mapped_line
@@ -198,13 +198,23 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
     if not isinstance(version, (str, type(None))) or image.get("uri"):
         return
     wanted = ".".join((version or "").strip().split(".")[:2])
-    if version is not None and (wanted in catalog.tensorflow_versions(source) or wanted.startswith("1.")):
-        chosen, why = crosscloud.mapped_tensorflow(wanted, catalog.tensorflow_versions(cloud), rules(cloud).title)
+    if version is not None and wanted not in (here := catalog.tensorflow_versions(cloud)) and _theirs(wanted, source):
+        chosen, why = crosscloud.mapped_tensorflow(wanted, here, rules(cloud).title)
         if why:
             image = out["image"] = {**image, "tensorflow": chosen}
             notes.append(mapped_line("image.tensorflow", wanted, chosen, why))
     if translate:  # a file moved to this cloud: its image's Python, as its TensorFlow; a native one's is checked
         _python(out, image, cloud, notes)
+
+
+def _theirs(wanted: str, source: str) -> bool:
+    """Whether ``wanted`` is a TensorFlow the other cloud ships (or TF 1, mapped on every path). Asked only
+    for a version this cloud lacks, so a config native to it never reads the other cloud's SDK table (a CLI
+    installed with only this cloud's extra has none)."""
+    try:
+        return wanted.startswith("1.") or wanted in catalog.tensorflow_versions(source)
+    except CatalogError:
+        return False
 
 
 def _python(out: dict[str, Any], image: dict[str, Any], cloud: str, notes: list[str]) -> None:

@@ -48,6 +48,10 @@ def skip_reason(command: str) -> str | None:
         return "installs into the reader's home (~/.local): tests/test_make_install.py runs it into a scratch PREFIX"
     if words[:2] in (["make", "bench"], ["make", "mutate"]) or words[:3] == ["python", "-m", "bench"]:
         return "a benchmark or mutation run: minutes to hours (tests/bench/test_bench_smoke.py runs each bench)"
+    if words[:1] in (["gcloud"], ["aws"], ["kubectl"]):
+        return (
+            "the cloud's own CLI or kubectl: reaches a cloud or the reader's cluster (tests/kubernetes uses a real one)"
+        )
     if words[:1] == ["cloudtrain"]:
         if "--experiment" in words:
             return "names the reader's own experiment (tests/tensorboard/test_experiments.py runs these on one)"

@@ -112,7 +112,7 @@ def test_the_spec_names_the_cluster_and_the_workdir(tmp_path):
         ({"slurm": {"workdir": "/fsx", "partiton": "gpu"}}, "slurm.partiton", "partition"),
         ({"max_runtime": "2m"}, "max_runtime", "more than"),
         ({"image": {"uri": "docker.io/me/img"}}, "image.uri", "remove image.uri"),
-        ({"image": {"tensorflow": "2.3"}}, "image.tensorflow", "choose a TensorFlow version the clouds ship"),
+        ({"image": {"tensorflow": "2.99"}}, "image.tensorflow", "choose a TensorFlow version the clouds ship"),
         ({"data": {"train": "ftp://b/x"}}, "data.train", "not a data location"),
         ({"budget": {"max_usd": 10}}, "budget.max_usd", "max_gpu_hours"),
         ({"machine": {"accelerator_count": 0, "accelerator_type": "h100"}}, "machine.accelerator_type", "asks for no"),
