@@ -8,7 +8,7 @@ out in the order a user fixes them: ``--set`` first, then the gcloud flags, then
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cloudtrain.errors import ConfigError, ConfigErrors
 
@@ -60,3 +60,22 @@ def _order(error: ConfigError) -> tuple[int, int]:
     if error.line is None and error.file and error.file.startswith("--"):
         return (1, 0)  # a gcloud flag or another option
     return (2, error.line or 0)
+
+
+def fill_cluster_keys(
+    data: dict[str, Any], not_taken: dict[tuple[str, ...], str], title: str, region: str, machine_type: str
+) -> list[tuple[tuple[str, ...], str, str]]:
+    """A document for a backend whose cluster decides ``region`` and ``machine.type`` (Slurm, Kubernetes),
+    before validation: both filled in, and one ``(path, message, hint)`` per key of ``not_taken`` written."""
+    refused = []
+    for path, hint in not_taken.items():
+        node: Any = data
+        for part in path[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            refused.append((path, f"{'.'.join(path)} is not a {title} setting", hint))
+    data["region"] = region
+    machine = data.setdefault("machine", {})
+    if isinstance(machine, dict):
+        machine["type"] = machine_type
+    return refused

@@ -5,6 +5,7 @@ The registry names this module; it imports only config records (the schema loads
 
 from typing import Any, Literal
 
+from cloudtrain.config.problems import fill_cluster_keys
 from cloudtrain.config.records import Field, Record, StrictInt, StrictStr
 
 
@@ -85,17 +86,8 @@ def cluster_of(context: str) -> str:
 def fill_kubernetes_keys(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
     """A ``backend: kubernetes`` document before validation: ``region`` (the context) and ``machine.type``
     filled in, one ``(path, message, hint)`` per key written that a Kubernetes job does not take."""
-    refused = []
-    for path, hint in NOT_FOR_KUBERNETES.items():
-        node: Any = data
-        for part in path[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict) and path[-1] in node:
-            refused.append((path, f"{'.'.join(path)} is not a Kubernetes setting", hint))
     section = data.get("kubernetes")
     context = section.get("context") if isinstance(section, dict) else None
-    data["region"] = cluster_of(context if isinstance(context, str) else "")
-    machine = data.setdefault("machine", {})
-    if isinstance(machine, dict):
-        machine["type"] = POD_TYPE
-    return refused
+    return fill_cluster_keys(
+        data, NOT_FOR_KUBERNETES, "Kubernetes", cluster_of(context if isinstance(context, str) else ""), POD_TYPE
+    )

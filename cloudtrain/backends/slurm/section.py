@@ -7,6 +7,7 @@ from it, so it imports only config records: loading it loads neither the backend
 
 from typing import Annotated, Any, Literal
 
+from cloudtrain.config.problems import fill_cluster_keys
 from cloudtrain.config.records import Field, Record, StrictBool, StrictInt, StrictStr
 
 #: Slurm may send the warning signal up to 60 s before the time it was asked for; 90 s leaves a
@@ -96,17 +97,8 @@ def fill_slurm_keys(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, st
     """A ``backend: slurm`` document before validation: the keys the schema requires of every
     backend that the cluster decides (``region`` = the cluster, ``machine.type``) filled in, and
     one ``(path, message, hint)`` per key written that a Slurm job does not take."""
-    refused = []
-    for path, hint in NOT_FOR_SLURM.items():
-        node: Any = data
-        for part in path[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, dict) and path[-1] in node:
-            refused.append((path, f"{'.'.join(path)} is not a Slurm setting", hint))
     section = data.get("slurm")
     login = section.get("login") if isinstance(section, dict) else None
-    data["region"] = cluster_of(login if isinstance(login, str) else "")
-    machine = data.setdefault("machine", {})
-    if isinstance(machine, dict):
-        machine["type"] = NODE_TYPE
-    return refused
+    return fill_cluster_keys(
+        data, NOT_FOR_SLURM, "Slurm", cluster_of(login if isinstance(login, str) else ""), NODE_TYPE
+    )
