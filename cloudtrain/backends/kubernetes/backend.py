@@ -7,6 +7,7 @@ config is given) says where the contexts are.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import replace
@@ -40,6 +41,13 @@ def context_of(region: str | None) -> str:
     return "" if region in (None, "", cluster_of("")) else str(region)
 
 
+def secret_values(spec: JobSpec) -> dict[str, str]:
+    """``secrets:`` (``shell:NAME``) read from this shell at submit: they go into the job's Secret only."""
+    from cloudtrain.backends.secrets_here import resolve_here  # its HTTP clients: never on --dry-run
+
+    return resolve_here(spec.secrets, os.environ) if spec.secrets else {}
+
+
 class KubernetesBackend(BackendFacts):
     name = "kubernetes"
     title = "Kubernetes"
@@ -47,6 +55,8 @@ class KubernetesBackend(BackendFacts):
     settings_record = KubernetesSettings
     location_keys = ("region", "project")  # the kubeconfig context and the namespace
     storage_schemes = ("gs", "s3")
+    secret_kind = "shell"  # shell:NAME read where cloudtrain submit runs, into the job's Secret
+    image_registry = re.compile(r"(?!)")  # none of its own: a cluster pulls from any (the summary names the image)
     image_region = "us-central1"  # the prebuilt images' rules (Vertex AI's, as on GKE)
     contract = DEFAULT_CONTRACT  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
     machine_keys = ("accelerator_type",)  # the provider's GPU node label
@@ -60,7 +70,11 @@ class KubernetesBackend(BackendFacts):
     model_dir_words = "AIP_MODEL_DIR"
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
-        """``region`` (the context) and ``machine.type`` filled in; the keys the cluster decides refused."""
+        """``region`` (the context), ``machine.type`` and ``image.uri`` (``kubernetes.image``: what every line that
+        names the image shows) filled in; the keys the cluster decides refused."""
+        section, image = data.get("kubernetes"), data.get("image")
+        if isinstance(section, dict) and section.get("image") and (image is None or isinstance(image, dict)):
+            data["image"] = {**(image or {}), "uri": section["image"]}
         return fill_kubernetes_keys(data)
 
     def resolve_machine(self, config: JobConfig) -> MachineInfo:
@@ -72,9 +86,7 @@ class KubernetesBackend(BackendFacts):
         settings = super().job_settings(config)
         if not isinstance(settings, KubernetesSettings):  # never: settings_record is KubernetesSettings
             raise TypeError(f"Kubernetes settings expected, got {type(settings).__name__}")
-        section: Kubernetes = config.section("kubernetes")
-        image = section.image or (config.container.image_uri if config.container else "")
-        return replace(settings, gpu_type=config.machine.accelerator_type, image=image)
+        return replace(settings, gpu_type=config.machine.accelerator_type)
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The namespace: history records it as the project."""
@@ -114,29 +126,29 @@ class KubernetesBackend(BackendFacts):
         section = kubernetes_section(spec)
         objects = manifests.render(spec, package, jobset=self._jobset(spec, None))
         if package is not None:
-            objects[0]["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
+            (config_map,) = [o for o in objects if o["kind"] == "ConfigMap"]
+            config_map["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
         return {
             "backend": "kubernetes",
             "context": section.context or "(current)",
             "namespace": section.namespace,
+            "image": spec.image_uri,
             "manifests": objects,
         }
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> KubernetesJob:
         section = kubernetes_section(spec)
-        if spec.secrets:
-            raise UsageError(
-                "secrets: are not passed to Kubernetes jobs yet", "remove secrets: (docs/how-to/kubernetes.md)"
-            )
         data = package.path.read_bytes() if package is not None else b""
-        if len(data) * 4 // 3 > manifests.CONFIGMAP_LIMIT:
+        room = manifests.package_room(spec, package)
+        if len(data) > room:
             raise UsageError(
-                f"the package {package.filename if package else ''} is {len(data) // 1024} KiB: "
-                "over what a ConfigMap holds (~700 KiB)",
+                f"the package {package.filename if package else ''} is {len(data)} bytes: over the {room} bytes its "
+                f"ConfigMap has room for ({manifests.CONFIGMAP_LIMIT} less the launcher and the plan)",
                 "leave data and large files out of the package (read them from a bucket or kubernetes.volumes)",
             )
+        values = secret_values(spec)
         cluster = connect(section.kubeconfig, section.context)
-        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data)
+        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data, secrets=values)
         created: list[dict[str, Any]] = []
         try:
             for obj in objects[:-1]:
@@ -158,7 +170,9 @@ class KubernetesBackend(BackendFacts):
         ns, kind = obj["metadata"]["namespace"], obj["kind"]
         extra = {"dry_run": dry_run} if dry_run else {}
         try:
-            if kind == "ConfigMap":
+            if kind == "Secret":
+                made = cluster.core.create_namespaced_secret(ns, obj, **extra)
+            elif kind == "ConfigMap":
                 made = cluster.core.create_namespaced_config_map(ns, obj, **extra)
             elif kind == "Service":
                 made = cluster.core.create_namespaced_service(ns, obj, **extra)
@@ -173,13 +187,15 @@ class KubernetesBackend(BackendFacts):
     def validate(self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool) -> None:
         """The manifests, checked by the API server against its own schema and admission (``dryRun=All``)."""
         data = package.path.read_bytes() if package is not None else b""
-        for obj in manifests.render(spec, package, jobset=jobset, data=data):
+        for obj in manifests.render(spec, package, jobset=jobset, data=data, secrets=secret_values(spec)):
             self._create(cluster, obj, dry_run="All")
 
     def _delete(self, cluster: Cluster, obj: dict[str, Any]) -> None:
         ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
         try:
-            if obj["kind"] == "ConfigMap":
+            if obj["kind"] == "Secret":
+                cluster.core.delete_namespaced_secret(name, ns)
+            elif obj["kind"] == "ConfigMap":
                 cluster.core.delete_namespaced_config_map(name, ns)
             elif obj["kind"] == "Service":
                 cluster.core.delete_namespaced_service(name, ns)
@@ -187,7 +203,7 @@ class KubernetesBackend(BackendFacts):
             pass
 
     def _owned_by(self, cluster: Cluster, objects: list[dict[str, Any]], kind: str, workload: dict[str, Any]) -> None:
-        """The ConfigMap and Service go with the workload (the garbage collector deletes what it owns)."""
+        """The Secret, ConfigMap and Service go with the workload (the garbage collector deletes what it owns)."""
         meta = workload["metadata"]
         owner = {
             "apiVersion": workload["apiVersion"],
@@ -200,7 +216,9 @@ class KubernetesBackend(BackendFacts):
         for obj in objects:
             ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
             try:
-                if obj["kind"] == "ConfigMap":
+                if obj["kind"] == "Secret":
+                    cluster.core.patch_namespaced_secret(name, ns, patch)
+                elif obj["kind"] == "ConfigMap":
                     cluster.core.patch_namespaced_config_map(name, ns, patch)
                 elif obj["kind"] == "Service":
                     cluster.core.patch_namespaced_service(name, ns, patch)
