@@ -17,8 +17,8 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
