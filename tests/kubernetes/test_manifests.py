@@ -105,3 +105,23 @@ def test_a_package_over_the_configmaps_room_is_refused_in_one_line_before_any_cl
         result.stderr
     )
     assert "kubeconfig" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_status_reads_what_the_pods_run_back_from_the_job_or_jobset(tmp_path):
+    path = config(tmp_path, replicas=4, gpus=2, extra="  provider: gke\n  cpu: '8'\n  memory: 32Gi\n")
+    path.write_text(path.read_text().replace("machine:\n", "machine:\n  accelerator_type: nvidia-l4\n"))
+    spec = build_spec(load_config(path))
+    for jobset in (False, True):
+        workload = manifests.render(spec, None, jobset=jobset)[-1]
+        assert manifests.pod_facts(workload) == {
+            "image": "cloudtrain.local/debian-python:bookworm",
+            "accelerator": "2 × nvidia-l4",
+            "machine": "kubernetes-pod (cpu 8, memory 32Gi, 2 × nvidia-l4)",
+            "replicas": 4,
+        }
+    assert manifests.pod_facts(manifests.render(build_spec(load_config(config(tmp_path))), None, jobset=False)[-1]) == {
+        "image": "cloudtrain.local/debian-python:bookworm",
+        "accelerator": None,
+        "machine": "kubernetes-pod",
+        "replicas": 1,
+    }

@@ -67,6 +67,7 @@ class KubernetesBackend(BackendFacts):
         TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
     )
     local_data = None
+    list_columns = ("replicas", "machine", "image")  # the status details each listed job shows (pod_facts)
     model_dir_words = "AIP_MODEL_DIR"
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
@@ -168,7 +169,7 @@ class KubernetesBackend(BackendFacts):
     def _create(self, cluster: Cluster, obj: dict[str, Any], dry_run: str | None = None) -> dict[str, Any]:
         """Create one manifest; the API's refusal as one line."""
         ns, kind = obj["metadata"]["namespace"], obj["kind"]
-        extra = {"dry_run": dry_run} if dry_run else {}
+        extra = {"dry_run": dry_run, "field_validation": "Strict"} if dry_run else {}  # no field dropped unsaid
         try:
             if kind == "Secret":
                 made = cluster.core.create_namespaced_secret(ns, obj, **extra)
@@ -184,11 +185,14 @@ class KubernetesBackend(BackendFacts):
             raise refusal(err, f"create the {kind} {obj['metadata']['name']} in namespace {ns}") from err
         return dict(cluster.api_client.sanitize_for_serialization(made))
 
-    def validate(self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool) -> None:
-        """The manifests, checked by the API server against its own schema and admission (``dryRun=All``)."""
+    def validate(
+        self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool
+    ) -> list[dict[str, Any]]:
+        """The manifests, checked by the API server against its own schema and admission (``dryRun=All``, an
+        unknown field an error)."""
         data = package.path.read_bytes() if package is not None else b""
-        for obj in manifests.render(spec, package, jobset=jobset, data=data, secrets=secret_values(spec)):
-            self._create(cluster, obj, dry_run="All")
+        objects = manifests.render(spec, package, jobset=jobset, data=data, secrets=secret_values(spec))
+        return [self._create(cluster, obj, dry_run="All") for obj in objects]
 
     def _delete(self, cluster: Cluster, obj: dict[str, Any]) -> None:
         ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]

@@ -19,7 +19,7 @@ from typing import Any
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.kubernetes import states
 from cloudtrain.backends.kubernetes.api import Cluster, reason, refusal
-from cloudtrain.backends.kubernetes.manifests import RUN_LABEL
+from cloudtrain.backends.kubernetes.manifests import RUN_LABEL, pod_facts
 from cloudtrain.errors import UsageError
 
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -175,7 +175,9 @@ class KubernetesJob(HandleDefaults):
         meta, status = obj.get("metadata", {}), obj.get("status") or {}
         pods = self.pods()
         created = _time(meta.get("creationTimestamp"))
-        details: dict[str, Any] = {"kind": self.kind, "namespace": self.namespace, "pods": len(pods)}
+        facts = pod_facts(obj)  # what its pods run: image, machine, GPUs, replicas
+        details: dict[str, Any] = {"kind": self.kind, "context": self.region, "namespace": self.namespace, **facts}
+        details["pods"] = len(pods)
         if self.kind == "JobSet":
             details["restarts"] = status.get("restarts", 0)
         else:
@@ -184,7 +186,8 @@ class KubernetesJob(HandleDefaults):
         common: dict[str, Any] = dict(
             created=created,
             details=details,
-            replica_count=len({self.labels(pods)[p["metadata"]["name"]].split("#")[0] for p in pods}) or None,
+            replica_count=facts["replicas"],
+            machine_type=facts["machine"],
         )
         if done is not None:
             state, native, message = done

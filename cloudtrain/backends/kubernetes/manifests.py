@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.kubernetes.job_settings import gpu_type, kubernetes_section
-from cloudtrain.backends.kubernetes.section import Kubernetes
+from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes
 from cloudtrain.backends.runner import contract
 from cloudtrain.environment_vars import PYTHONUNBUFFERED
 from cloudtrain.packaging import BuiltPackage
@@ -154,6 +154,27 @@ def package_room(spec: JobSpec, package: BuiltPackage | None) -> int:
     """How many bytes of sdist the job's ConfigMap has room for (the limit less the launcher and the plan)."""
     text = config_map(spec, package, kubernetes_section(spec), "x" * 63 + "-{index}", b"")["data"].values()
     return CONFIGMAP_LIMIT - sum(len(v.encode()) for v in text)
+
+
+def pod_facts(workload: dict[str, Any]) -> dict[str, Any]:
+    """What a job's pods run, read back from its Job or JobSet (as ``status`` and ``list`` show it): the
+    image, GPUs, the machine (``kubernetes-pod`` and its requests), the replicas."""
+    spec = workload.get("spec") or {}
+    if spec.get("replicatedJobs"):
+        spec = spec["replicatedJobs"][0]["template"]["spec"]
+    pod = (spec.get("template") or {}).get("spec") or {}
+    container = (pod.get("containers") or [{}])[0]
+    asked = container.get("resources") or {}
+    gpus = (asked.get("limits") or {}).get("nvidia.com/gpu")
+    kind = next((v for k, v in (pod.get("nodeSelector") or {}).items() if k in GPU_LABEL.values()), "nvidia.com/gpu")
+    accelerator = f"{gpus} × {kind}" if gpus else None
+    parts = [f"{k} {v}" for k, v in (asked.get("requests") or {}).items()] + ([accelerator] if accelerator else [])
+    return {
+        "image": container.get("image"),
+        "accelerator": accelerator,
+        "machine": f"{POD_TYPE} ({', '.join(parts)})" if parts else POD_TYPE,
+        "replicas": spec.get("completions"),
+    }
 
 
 def metadata(spec: JobSpec, section: Kubernetes) -> dict[str, Any]:
