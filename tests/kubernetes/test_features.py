@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import subprocess
 import time
@@ -204,3 +205,28 @@ def test_an_image_that_cannot_be_pulled_fails_in_one_line_with_the_kubelets_reas
     assert result.returncode != 0, output
     assert re.search(r"(ErrImagePull|ImagePullBackOff): .*no-such-image", output), output
     assert "Traceback" not in output
+
+
+def test_a_sweep_runs_its_trials_as_jobs_on_the_cluster(kube, tmp_path):
+    path = config(
+        tmp_path, package=f"  path: {REPO / 'tests' / 'packages' / 'sweep_score'}\n  module: sweep_score.task\n"
+    )
+    path.write_text(
+        path.read_text()
+        + "sweep:\n  metric: score\n  max_trials: 2\n  algorithm: random\n  seed: 5\n"
+        + "  params:\n    lr: {min: 0.0001, max: 1.0, scale: log}\n"
+    )
+    done = cloudtrain("submit", "--config", str(path), timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    sweep_id = re.search(r"Sweep (\S+) created", output) or re.search(r"\b(kube-\S+?)-t000\b", output)
+    assert sweep_id, output
+    found = cloudtrain("sweep", "results", sweep_id.group(1), "-o", "json")
+    assert found.returncode == 0, found.stderr
+    table = json.loads(found.stdout)
+    assert len(table["trials"]) == 2, table
+    for trial in table["trials"]:
+        assert trial["state"] == "COMPLETE", trial
+        assert trial["value"] == pytest.approx(-((math.log10(trial["params"]["lr"]) + 2) ** 2))
+    jobs = kubectl(kube, "get", "jobs", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").split()
+    assert sorted(j.rsplit("-", 1)[-1] for j in jobs) == ["t000", "t001"], jobs

@@ -63,7 +63,7 @@ class KubernetesBackend(BackendFacts):
     job_name_limit = 52
     job_id_pattern = re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$")
     capabilities = Capabilities.of(
-        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS},
+        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS, Capability.SWEEPS_HERE},
         TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
     )
     local_data = None
