@@ -240,9 +240,8 @@ class KubernetesJob(HandleDefaults):
     def refused_create(self) -> str | None:
         """The Job controller's last FailedCreate event (a quota or admission refusal of its pods)."""
         try:
-            events = self.cluster.core.list_namespaced_event(
-                self.namespace, field_selector=f"involvedObject.name={self.job_id},reason=FailedCreate"
-            ).items
+            events = self.cluster.core.list_namespaced_event(self.namespace, field_selector="reason=FailedCreate").items
+            events = [e for e in events if e.involved_object.name in (self.job_id, f"{self.job_id}-workers-0")]
         except Exception:
             return None
         return f"FailedCreate: {events[-1].message}" if events else None
