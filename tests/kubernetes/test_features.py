@@ -60,7 +60,8 @@ def test_every_manifest_is_what_the_api_server_accepts(kube, tmp_path, monkeypat
     text = path.read_text().replace("  namespace: default\n", "")
     text = text.replace("kubernetes:\n", "kubernetes:\n" + (section or "  namespace: default\n"), 1)
     if gpus:
-        text = text.replace("machine:\n", "machine:\n  accelerator_type: nvidia-tesla-a100\n")
+        label = "a100" if "eks" in section else "nvidia-tesla-a100"
+        text = text.replace("machine:\n", f"machine:\n  accelerator_type: {label}\n")
     path.write_text(top + text)
     namespace(kube, "ml")
     spec = build_spec(load_config(path))

@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from cloudtrain import creation_window
+from cloudtrain import catalog, creation_window
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import Backend, BackendFacts, Hardware, JobStatus
@@ -39,6 +39,23 @@ NEVER_FITS = re.compile(r"\d+/\d+ nodes are available")
 def context_of(region: str | None) -> str:
     """The kubeconfig context history's region names (``current``: the current context)."""
     return "" if region in (None, "", cluster_of("")) else str(region)
+
+
+#: What each provider's GPU node label looks like (GKE: cloud.google.com/gke-accelerator, EKS: Karpenter's).
+GPU_FORM = {"gke": "use GKE's name, e.g. nvidia-tesla-t4, nvidia-l4", "eks": "use Karpenter's name, e.g. t4, a10g"}
+
+
+def gpu_label(kind: str, wanted: str) -> str | None:
+    """``wanted`` as the provider's GPU node label: itself when it has the label's form, else the label of
+    the catalog's GPU it names (``A100``, ``NVIDIA_TESLA_A100``, ``nvidia-tesla-a100``), else None."""
+    if re.fullmatch(r"nvidia-[a-z0-9-]+" if kind == "gke" else r"[a-z0-9]+", wanted):
+        return wanted
+    key = wanted.lower().replace("_", "-")
+    for m in catalog.machines("vertex", every_combination=True):  # Vertex AI's accelerator names are GKE's
+        if m.gpu and m.accelerator and key in (m.gpu.name.lower(), m.accelerator.lower().replace("_", "-")):
+            gke = m.accelerator.lower().replace("_", "-")
+            return gke if kind == "gke" else m.gpu.name.lower().split("-")[0]
+    return None
 
 
 def secret_values(spec: JobSpec) -> dict[str, str]:
@@ -113,7 +130,27 @@ class KubernetesBackend(BackendFacts):
                         "use e.g. /data",
                     )
 
-        return [(("kubernetes",), section)]
+        def node_labels() -> None:
+            cfg, found = loaded.config, loaded.config.section("kubernetes")
+            kind, wanted = manifests.provider(found), cfg.machine.accelerator_type
+            if kind not in manifests.GPU_LABEL and (wanted or cfg.spot.enabled):
+                key = ("machine", "accelerator_type") if wanted else ("spot",)
+                raise loaded.error(
+                    key,
+                    f"cloudtrain knows the GPU and spot node labels of GKE and EKS only, and "
+                    f"{found.context or 'the current context'} names neither",
+                    "set kubernetes.provider: gke or eks (the labels your nodes carry), or select nodes with "
+                    "kubernetes.node_selector instead",
+                )
+            label = gpu_label(kind, wanted) if wanted else None
+            if wanted and label != wanted:
+                raise loaded.error(
+                    ("machine", "accelerator_type"),
+                    f"{wanted!r} is not a GPU node label of {kind.upper()} ({manifests.GPU_LABEL[kind]})",
+                    f"write accelerator_type: {label}" if label else GPU_FORM[kind],
+                )
+
+        return [(("kubernetes",), section), (("machine", "accelerator_type"), node_labels)]
 
     def _jobset(self, spec: JobSpec, cluster: Cluster | None) -> bool:
         wanted = kubernetes_section(spec).jobset
