@@ -112,7 +112,7 @@ def test_a_pod_reads_its_secrets_which_no_manifest_shows_and_which_go_with_the_j
     folder.mkdir()
     (folder / "train.py").write_text(SECRET_SCRIPT)
     api_token = "sk-" + "Wq8e" * 12
-    path = config(tmp_path, package=f"  path: {folder}\n  script: train.py\n")
+    path = config(tmp_path, package=f"  path: {folder}\n  script: train.py\n", extra="  jobset: 'no'\n")
     path.write_text(
         path.read_text() + f"secrets: {{HF_TOKEN: 'shell:K8S_TEST_TOKEN'}}\nenv: {{API_TOKEN: '{api_token}'}}\n"
     )
