@@ -94,7 +94,7 @@ def test_the_configmap_holds_the_room_measured_and_the_api_server_refuses_one_by
     assert 0 <= exact - room < 200
     for size in (room, exact):
         backend._create(cluster, manifests.render(spec, package, jobset=False, data=b"\1" * size)[0], dry_run="All")
-    with pytest.raises(UsageError, match="must have at most 1048576 bytes"):
+    with pytest.raises(UsageError, match="may not be more than 1048576 bytes"):
         backend._create(
             cluster, manifests.render(spec, package, jobset=False, data=b"\1" * (exact + 1))[0], dry_run="All"
         )
