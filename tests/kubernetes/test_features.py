@@ -227,3 +227,11 @@ def test_a_sweep_runs_its_trials_as_jobs_on_the_cluster(kube, tmp_path):
         assert trial["value"] == pytest.approx(-((math.log10(trial["params"]["lr"]) + 2) ** 2))
     jobs = kubectl(kube, "get", "jobs", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").split()
     assert sorted(j.rsplit("-", 1)[-1] for j in jobs) == ["t000", "t001"], jobs
+    listed = cloudtrain("list", "--backend", "kubernetes", "--region", "current", "-o", "json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {j["job_id"]: j for j in json.loads(listed.stdout)}
+    assert sorted(rows) == sorted(j.split("/")[-1] for j in jobs), rows
+    for row in rows.values():
+        assert row["state"] == "SUCCEEDED", row
+        assert row["details"]["image"] == "cloudtrain.local/debian-python:bookworm" and row["details"]["replicas"] == 1
+        assert row["details"]["machine"] == "kubernetes-pod" and row["details"]["context"] == "current"

@@ -147,7 +147,8 @@ def resume_remote(job_id: str) -> SweepHandle | None:
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
-    if Capability.SWEEPS_HERE not in get_backend(entry.backend).capabilities:
+    capabilities = get_backend(entry.backend).capabilities
+    if Capability.SWEEPS_HERE not in capabilities:
         raise UsageError(
             f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
             hint=f"see cloudtrain sweep results {job_id}",
@@ -156,9 +157,11 @@ def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built
     if damage is not None:
         raise damage.error()
-    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+    here = Capability.RUNS_HERE in capabilities  # else its trials run as the config says, under its output_dir
+    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=here)
+    created = dt.datetime.fromisoformat(state["created"])
     spec = dataclasses.replace(
-        spec, job_name=state["job_name"], output_dir=entry.name, created=dt.datetime.fromisoformat(state["created"])
+        spec, job_name=state["job_name"], output_dir=entry.name if here else spec.output_dir, created=created
     )
     return spec, build_package(spec), entry.name
 

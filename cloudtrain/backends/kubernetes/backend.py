@@ -314,18 +314,26 @@ class KubernetesBackend(BackendFacts):
         )
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        """The namespace's cloudtrain Jobs and JobSets, newest first."""
         cluster = connect("", context_of(region))
-        namespace = project or "default"
+        namespace, mine = project or "default", "app.kubernetes.io/managed-by=cloudtrain"
         try:
-            found = cluster.batch.list_namespaced_job(
-                namespace, label_selector="app.kubernetes.io/managed-by=cloudtrain"
-            )
+            found = [
+                ("Job", o)
+                for o in cluster.api_client.sanitize_for_serialization(
+                    cluster.batch.list_namespaced_job(namespace, label_selector=mine)
+                )["items"]
+            ]
+            if cluster.has_jobset():
+                listed = cluster.custom.list_namespaced_custom_object(
+                    *JOBSET[:2], namespace, JOBSET[2], label_selector=mine
+                )
+                found += [("JobSet", o) for o in listed["items"]]
         except Exception as err:
-            raise refusal(err, f"list the Jobs in {namespace}") from err
-        names = [
-            j.metadata.name for j in sorted(found.items, key=lambda j: j.metadata.creation_timestamp, reverse=True)
-        ]
-        return [KubernetesJob(cluster, namespace, n, "Job", region or cluster_of("")).status() for n in names[:limit]]
+            raise refusal(err, f"list the jobs in {namespace}") from err
+        found.sort(key=lambda k_o: str(k_o[1]["metadata"]["creationTimestamp"]), reverse=True)
+        where = region or cluster_of("")
+        return [KubernetesJob(cluster, namespace, o["metadata"]["name"], k, where).status() for k, o in found[:limit]]
 
 
 BACKEND: Backend = KubernetesBackend()  # mypy checks it is a whole Backend
