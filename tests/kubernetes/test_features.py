@@ -225,7 +225,8 @@ def test_a_sweep_runs_its_trials_as_jobs_on_the_cluster(kube, tmp_path):
     for trial in table["trials"]:
         assert trial["state"] == "COMPLETE", trial
         assert trial["value"] == pytest.approx(-((math.log10(trial["params"]["lr"]) + 2) ** 2))
-    jobs = kubectl(kube, "get", "jobs", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").split()
+    # the cluster's default: a JobSet a trial (its child Job carries JobSet's labels, not ours)
+    jobs = kubectl(kube, "get", "jobsets", "-l", "app.kubernetes.io/managed-by=cloudtrain", "-o", "name").split()
     assert sorted(j.rsplit("-", 1)[-1] for j in jobs) == ["t000", "t001"], jobs
     listed = cloudtrain("list", "--backend", "kubernetes", "--region", "current", "-o", "json")
     assert listed.returncode == 0, listed.stderr

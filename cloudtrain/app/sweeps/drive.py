@@ -100,9 +100,9 @@ def run_local(
             JobRecord(
                 handle.job_id,
                 str(trial_spec.output_dir),  # the trial's own folder: its handle's output_dir
-                LOCAL,
+                trial_spec.backend,  # local, or the cluster whose jobs the trials are (Kubernetes)
                 trial_spec.region,
-                None,
+                None if trial_spec.backend == LOCAL else trial_spec.project,
                 str(trial_spec.config_file),
                 kind="trial",
             )
@@ -118,7 +118,7 @@ def run_local(
     sweep_owner.claim(folder)
     try:
         study = local.run_trials(
-            spec, package, backend=backend or get_backend(LOCAL), on_event=on_event, remember=remember
+            spec, package, backend=backend or get_backend(spec.backend), on_event=on_event, remember=remember
         )
     except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
         raise KeyboardInterrupt from None
