@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends import get_backend
 from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.backends.kubernetes.api import connect
+from cloudtrain.backends.kubernetes.backend import KubernetesBackend
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import build_sdist
@@ -67,7 +67,7 @@ def test_every_manifest_is_what_the_api_server_accepts(kube, tmp_path, monkeypat
     spec = build_spec(load_config(path))
     package = build_sdist(ECHO_LINES, tmp_path / "dist", name="echo_lines", version="0.1")
     mine = manifests.render(spec, package, jobset=jobset, data=package.path.read_bytes(), secrets={"HF_TOKEN": TOKEN})
-    made = get_backend("kubernetes").validate(connect(str(kube), ""), spec, package, jobset=jobset)
+    made = KubernetesBackend().validate(connect(str(kube), ""), spec, package, jobset=jobset)
     assert [m["kind"] for m in made] == [m["kind"] for m in mine]
     workload, sent = made[-1], mine[-1]
     if jobset:
@@ -87,7 +87,7 @@ def test_every_manifest_is_what_the_api_server_accepts(kube, tmp_path, monkeypat
 def test_the_configmap_holds_the_room_measured_and_the_api_server_refuses_one_byte_over_1_mib(kube, tmp_path):
     spec = build_spec(load_config(config(tmp_path, replicas=2)))
     package = build_sdist(ECHO_LINES, tmp_path / "dist", name="echo_lines", version="0.1")
-    backend, cluster = get_backend("kubernetes"), connect(str(kube), "")
+    backend, cluster = KubernetesBackend(), connect(str(kube), "")
     room = manifests.package_room(spec, package)
     text = sum(len(v.encode()) for v in manifests.render(spec, package, jobset=False)[0]["data"].values())
     exact = manifests.CONFIGMAP_LIMIT - text  # what the server counts: data and binaryData (decoded) together
