@@ -153,7 +153,8 @@ def test_what_cloudtrain_does_not_run_is_listed_and_refused_on_load(folder):
     with pytest.raises(ConfigError) as info:
         _load(folder, out)
     fields = [e.field for e in getattr(info.value, "errors", (info.value,))]
-    assert "distribution.parameter_server" in fields
+    assert "role_arn" in fields and "distribution.parameter_server" not in fields  # SageMaker runs them
+    assert out.config["distribution"] == {"parameter_server": {"enabled": True}}
 
 
 def test_no_estimator_or_bad_python_is_one_line():
@@ -178,6 +179,8 @@ def test_cli_writes_the_config_and_lists_the_fill_ins(folder, capsys):
     placeholders = [f for f, v in (("role_arn", PLACEHOLDER_ROLE), ("staging_bucket", PLACEHOLDER_BUCKET)) if v in text]
     assert placeholders and [e.split(": ")[2] for e in errors] == placeholders
     assert all("the placeholder `cloudtrain init` wrote" in e for e in errors)
+    assert main(["submit", "--config", str(target), "--dry-run"]) == 2  # one rule: the dry run says the same
+    assert capsys.readouterr().err.splitlines() == errors
     target.write_text(
         text.replace(PLACEHOLDER_ROLE, "arn:aws:iam::123456789012:role/R").replace(PLACEHOLDER_BUCKET, "s3://my-bucket")
     )
