@@ -235,3 +235,38 @@ def test_counts_in_the_messages_are_words_singular_and_plural(folder, capsys):
     assert two.not_translated[0] == "1 more TensorFlow(...) call after line 5: translate them one file at a time"
     three = translate_estimator(ONE_FILL_IN + f"again = {call}" + f"more = {call}", "three.py")
     assert three.not_translated[0] == "2 more TensorFlow(...) calls after line 5: translate them one file at a time"
+
+
+ENTRY_ALONE = """
+import sagemaker
+from sagemaker.tensorflow import TensorFlow
+
+est = TensorFlow(entry_point="mnist-2.py", role=sagemaker.get_execution_role(), instance_count=1,
+                 instance_type="ml.m5.xlarge", framework_version="2.11", py_version="py39")
+est.fit("s3://my-data/mnist")
+"""
+
+
+def test_without_source_dir_the_entry_point_is_packaged_alone_and_each_channel_named(tmp_path, capsys):
+    """SageMaker uploads an entry point without source_dir alone: the notebook and its data stay out."""
+    from cloudtrain.packaging.tree import collect
+
+    notebook = tmp_path / "notebook"
+    (notebook / "data").mkdir(parents=True)
+    (notebook / "data" / "train.npy").write_bytes(b"\0" * 64)
+    (notebook / "mnist-2.py").write_text("print('training')\n")
+    (notebook / "launch.py").write_text(ENTRY_ALONE)
+    target = tmp_path / "configs" / "job.yaml"
+    target.parent.mkdir()
+    assert main(["init", "--from-estimator", str(notebook / "launch.py"), "--to", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "data.training: fit input 's3://my-data/mnist' (line 7) is the training channel (SM_CHANNEL_TRAINING)" in err
+    text = target.read_text()
+    assert "#   - data.training: fit input 's3://my-data/mnist' (line 7) is the training channel" in text
+    assert "is packaged alone, as SageMaker uploads it" in text
+    assert yaml.safe_load(text)["package"] == {"path": "../notebook", "script": "mnist-2.py"}
+    assert [f.relpath for f in collect(notebook).files] == ["mnist-2.py"]
+    (notebook / ".cloudtrainignore").write_text("data/\n")  # the user's own is kept, and said so
+    assert main(["init", "--from-estimator", str(notebook / "launch.py"), "--to", str(target), "--force"]) == 0
+    assert "exists: SageMaker uploads mnist-2.py alone" in capsys.readouterr().err
+    assert (notebook / ".cloudtrainignore").read_text() == "data/\n"
