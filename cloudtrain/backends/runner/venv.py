@@ -54,7 +54,7 @@ from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.backends.runner import build_steps
-from cloudtrain.backends.runner.image import Image
+from cloudtrain.backends.runner.image import PIP_AS_OF, Image
 from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
@@ -164,8 +164,7 @@ def _install_image_packages(
     uv's cache; download; install) is one ``log`` line with its size and time, and live on a terminal."""
     python = str(env_python(tmp))
     what = "image environment"
-    # as of the image's day: what its build resolved then (TensorFlow <= 2.11 gets the NumPy 1 it was built on)
-    as_of = ["--exclude-newer", f"{image.date}T23:59:59Z"] if image.date else []
+    as_of = image.as_of(pip=not uv)
     if uv:
         pip = [] if any(re.split(r"[<>=!~;\[ ]", p)[0] == "pip" for p in image.packages) else ["pip"]
         for packages in (image.packages, image.nearest):
@@ -191,11 +190,12 @@ def _install_image_packages(
         with build_steps.phase(
             f"{what}: downloading and installing {', '.join(image.packages)}", log, folder=tmp
         ) as details:
-            result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+            pip = [python, "-m", "pip", "install", *_PIP_QUIET]
+            if as_of and run([*pip, "--upgrade", PIP_AS_OF], capture_output=True, text=True).returncode != 0:
+                as_of = ()  # no pip that knows the cutoff: the install below fails or succeeds as it would
+            result = run([*pip, *as_of, *image.packages], capture_output=True, text=True)
             if result.returncode != 0 and image.nearest:
-                result = run(
-                    [python, "-m", "pip", "install", *_PIP_QUIET, *image.nearest], capture_output=True, text=True
-                )
+                result = run([*pip, *as_of, *image.nearest], capture_output=True, text=True)
             downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
             details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
     else:
