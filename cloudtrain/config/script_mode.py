@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cloudtrain.backend_rules import Capability, rules
-from cloudtrain.backend_rules.interface import BackendRules
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.errors import PackagingError
@@ -37,7 +36,8 @@ def check_script_mode(loaded: LoadedConfig) -> None:
     for key, reason in _REFUSED.items():
         if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
-    runner = _parameter_server_runner(cfg)
+    # whose parameter servers a job gets: a run here follows its cloud's contract, any other backend its own
+    runner = rules(cfg.cloud) if Capability.RUNS_HERE in rules(cfg.backend).capabilities else rules(cfg.backend)
     if parameter_servers(cfg) and Capability.PARAMETER_SERVERS not in runner.capabilities:
         message, hint = runner.capabilities.refusal(Capability.PARAMETER_SERVERS).format(title=runner.title)
         raise err(("distribution", "parameter_server"), message, hint)
@@ -92,12 +92,6 @@ def parameter_server_notes(cfg: JobConfig) -> tuple[str, ...]:
         return ()
     why = "each replica gets the cloud's TF_CONFIG (master, worker, ps) but no parameter server process starts here"
     return (mapped_line("distribution.parameter_server", "a server on each host", "none", why),)
-
-
-def _parameter_server_runner(cfg: JobConfig) -> BackendRules:
-    """Whose parameter servers a job gets: a run here follows its cloud's contract, any other backend its own."""
-    backend = rules(cfg.backend)
-    return rules(cfg.cloud) if Capability.RUNS_HERE in backend.capabilities else backend
 
 
 def script_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:

@@ -80,15 +80,12 @@ def sagemaker_input_data_config(channels: Sequence[str], settings: Mapping[str, 
 def sagemaker_tf_config(addresses: Sequence[str], index: int, *, ps: bool = False) -> dict[str, Any]:
     """As the SageMaker TF container builds it for multi-worker mirrored: workers only; with parameter servers
     (``training._build_tf_config``) host 0 the master, the others workers, a ps on every host at the next port."""
-    if not ps:
-        return {
-            "cluster": {"worker": list(addresses)},
-            "environment": "cloud",
-            "task": {"index": index, "type": "worker"},
-        }
-    servers = [f"{host}:{int(port) + 1}" for host, port in (a.rsplit(":", 1) for a in addresses)]
-    cluster = {"master": list(addresses[:1]), "ps": servers, "worker": list(addresses[1:])}  # several hosts only
-    task = {"index": 0, "type": "master"} if index == 0 else {"index": index - 1, "type": "worker"}
+    cluster: dict[str, list[str]] = {"worker": list(addresses)}
+    task = {"index": index, "type": "worker"}
+    if ps:  # several hosts only
+        servers = [f"{host}:{int(port) + 1}" for host, port in (a.rsplit(":", 1) for a in addresses)]
+        cluster = {"master": list(addresses[:1]), "ps": servers, "worker": list(addresses[1:])}
+        task = {"index": 0, "type": "master"} if index == 0 else {"index": index - 1, "type": "worker"}
     return {"cluster": cluster, "environment": "cloud", "task": task}
 
 
@@ -218,9 +215,7 @@ def sagemaker_env_vars(
     hosts = list(resource_config["hosts"])
     current = resource_config["current_host"]
     group = {g["instance_group_name"]: g for g in resource_config["instance_groups"]}
-    distributed = (
-        [SM_GROUP] if framework_params.get(request.MWMS) or framework_params.get(request.PARAMETER_SERVER) else []
-    )
+    distributed = [SM_GROUP] if any(framework_params.get(k) for k in (request.MWMS, request.PARAMETER_SERVER)) else []
     channels = {ch: join(base, "input", "data", ch) for ch in input_data_config}
     values: dict[str, Any] = {
         "hosts": hosts,

@@ -73,21 +73,9 @@ _SIMPLE = {
     "environment": ("env",),
 }
 _OWN = ("entry_point", "source_dir", "role", "model_dir", "tags", "base_job_name")  # translated below
-_ORDER = (
-    "name",
-    "backend",
-    "region",
-    "role_arn",
-    "staging_bucket",
-    "output_dir",
-    "machine",
-    "replica_count",
-    "package",
-    "image",
-    "hyperparameters",
-    "model_dir",
-    "distribution",
-    "data",
+_ORDER = tuple(
+    "name backend region role_arn staging_bucket output_dir machine replica_count package image hyperparameters "
+    "model_dir distribution data".split()
 )
 _NOT_TRANSLATED = {
     "checkpoint_s3_uri": "cloudtrain keeps spot checkpoints next to the job's output",
