@@ -454,11 +454,8 @@ def _unreachable_error(
     the requirements no earlier environment on this image had (the change), else the one pip lacked."""
     changed = [r for r in requirements if _spaceless(r) not in before]
     if not changed:
-        try:
-            name = requirement_name(cut.needed.strip("'\"").rstrip(","))
-        except (AssertionError, PackagingError):
-            name = cut.needed
-        changed = [next((r for r in requirements if _same_name(r, name)), cut.needed)]
+        name = _name_of(cut.needed)
+        changed = [next((r for r in requirements if _name_of(r) == name), cut.needed)]
     which = ", ".join(repr(r) for r in changed)
     return CloudUnreachable(
         f"requirement{'s' if len(changed) > 1 else ''} {which} of {label} "
@@ -474,11 +471,12 @@ def _unreachable_error(
     )
 
 
-def _same_name(requirement: str, name: str) -> bool:
+def _name_of(requirement: str) -> str:
+    """The distribution a requirement (or pip's quoted ``'name>=1',``) names; the text itself if none."""
     try:
-        return requirement_name(requirement) == name
+        return requirement_name(requirement.strip("'\"").rstrip(","))
     except (AssertionError, PackagingError):
-        return False
+        return requirement
 
 
 _MISSING = (
@@ -496,11 +494,7 @@ _RAISED = re.compile(r"\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$")
 
 
 def _missing_requirement(output: str) -> str | None:
-    for pattern in _MISSING:
-        match = pattern.search(output)
-        if match:
-            return match.group(1)
-    return None
+    return next((match.group(1) for pattern in _MISSING if (match := pattern.search(output))), None)
 
 
 def _install_error(
@@ -511,18 +505,10 @@ def _install_error(
     culprit = _missing_requirement(output)
     why = "no version of it on the package index fits" if culprit else "pip failed to build it"
     if culprit is None:
-        for pattern in _FAILED_BUILD:
-            found = pattern.findall(output)
-            if found:
-                culprit = found[-1]
-                break
+        culprit = next((found[-1] for pattern in _FAILED_BUILD if (found := pattern.findall(output))), None)
     if culprit:
-        try:
-            name = requirement_name(culprit.strip("'\"").rstrip(","))
-        except (AssertionError, PackagingError):
-            name = culprit
-        declared = next((r for r in requirements if requirement_name(r) == name), None)
-        shown = declared or culprit
+        name = _name_of(culprit)
+        shown = next((r for r in requirements if requirement_name(r) == name), culprit)
         return PackagingError(
             f"requirement {shown!r} of {label} cannot be installed with Python {image.python.version} ({why}: "
             f"{_last_line(result)}); the cloud's pip would fail the same way, before training",
