@@ -62,7 +62,8 @@ def status(
     rows = flatten({k: v for k, v in result.to_dict().items() if k not in ("details", "job_id")})
     if report.phases:
         rows.append(("phases", describe_phases(report.phases)))
-    details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
+    hidden = ("spot_interruptions", "pid_starts", "owner_start")  # -o json has them: which processes are the run's
+    details = {k: v for k, v in result.details.items() if k not in hidden}
     rows += flatten(details) + flatten({"cost": report.cost or {}})
     if interrupted:
         rows.append(("interruptions", describe(interrupted)))
