@@ -206,14 +206,18 @@ class SweepEnd:
     status: JobStatus | None = None
 
 
-def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | None:
+def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
     """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`."""
+    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`;
+    with ``cancel_on_interrupt`` (while it is created too) a cloud sweep is cancelled and followed to its end."""
     spec = prepared.spec
     try:
         started = start(prepared)
     except creation_window.CreatedThenInterrupted as interrupted:  # recorded before the Ctrl-C acts
-        raise SweepInterrupted(interrupted.created.sweep_id, local=False, just="created") from None
+        started = interrupted.created
+        if detach or not cancel_on_interrupt or started.handle is None:
+            raise SweepInterrupted(started.sweep_id, local=False, just="created") from None
+        started.handle.cancel()
     if started.folder is not None:
         view.started_here(spec, started.folder)
         if detach:
@@ -224,7 +228,7 @@ def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | No
     if handle is None or first is None:  # start() gives a cloud sweep both
         raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
     view.created(handle, first)
-    return None if detach else follow_sweep(handle, view)
+    return None if detach else follow_sweep(handle, view, cancel=cancel_on_interrupt)
 
 
 def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> SweepEnd:
@@ -235,15 +239,19 @@ def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> Sw
         raise SweepInterrupted(spec.job_name, local=True) from None
 
 
-def follow_sweep(handle: SweepHandle, view: SweepView) -> SweepEnd:
-    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table."""
+def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) -> SweepEnd:
+    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table.
+    Ctrl-C: :class:`SweepInterrupted`, or with ``cancel`` the sweep is cancelled and waited for."""
     try:
         if getattr(handle, "shows_trials", False):
             for line in handle.logs(follow=True):
                 view.line(line)
         status = handle.wait()
     except KeyboardInterrupt:
-        raise SweepInterrupted(handle.job_id, local=False) from None
+        if not cancel:
+            raise SweepInterrupted(handle.job_id, local=False) from None
+        handle.cancel()
+        status = handle.wait()
     return SweepEnd(handle.results(), status)
 
 
