@@ -91,9 +91,8 @@ class JobStatus:
     replica_count: int | None = None  # the machines (replicas) the job runs on
     gpu_hours: float | None = None  # GPU-hours used, where the backend counts them instead of dollars (a cluster)
     gpu_hours_source: str | None = None  # where ``gpu_hours`` come from, as the run report says it
-    #: The job's secret values as its backend knows them (``secrets:``, secret-looking ``env:``), not kept: every
-    #: text of every field but the job's identity (``job_id``, ``name``: what history finds it by), ``details`` at
-    #: any depth, shows ``***`` for them and for any credential of a known form, however it is shown or stored.
+    #: The job's secret values as its backend knows them, not kept: every text but its identity (``job_id``, ``name``:
+    #: what history finds it by), ``details`` at any depth, shows ``***`` for them and for any credential.
     secret_values: InitVar[Iterable[str] | ValueMasker] = ()
 
     def __post_init__(self, secret_values: Iterable[str] | ValueMasker) -> None:

@@ -230,9 +230,12 @@ def test_cancel_on_interrupt_holds_while_a_sweeps_array_is_created(slurm, workdi
     env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
     argv = [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--cancel-on-interrupt"]
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=400, cwd=REPO, env=env, preexec_fn=os.setpgrp
-        )
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=600, cwd=REPO, env=env, preexec_fn=os.setpgrp
+            )
+        except subprocess.TimeoutExpired as hung:
+            raise AssertionError(f"hung: {hung.stdout!r} {hung.stderr!r} {slurm.run('squeue', '-h').stdout}") from None
         out = proc.stdout + proc.stderr
         assert proc.returncode == 130, out
         sweep_id = matched(r"Sweep (\d+) created", out)

@@ -241,7 +241,7 @@ def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> Sw
 
 def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) -> SweepEnd:
     """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table.
-    Ctrl-C: :class:`SweepInterrupted`, or with ``cancel`` the sweep is cancelled and waited for."""
+    Ctrl-C: :class:`SweepInterrupted`; with ``cancel``, the sweep cancelled to its end."""
     try:
         if getattr(handle, "shows_trials", False):
             for line in handle.logs(follow=True):
