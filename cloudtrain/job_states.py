@@ -91,12 +91,11 @@ class JobStatus:
     replica_count: int | None = None  # the machines (replicas) the job runs on
     gpu_hours: float | None = None  # GPU-hours used, where the backend counts them instead of dollars (a cluster)
     gpu_hours_source: str | None = None  # where ``gpu_hours`` come from, as the run report says it
-    #: The job's secret values as its backend knows them, not kept: every text but its identity (``job_id``, ``name``:
-    #: what history finds it by), ``details`` at any depth, shows ``***`` for them and for any credential.
-    secret_values: InitVar[Iterable[str] | ValueMasker] = ()
+    #: The job's secret values as its backend knows them, not kept: every text but job_id and name shows *** for them.
+    secret_values: InitVar[Iterable[str]] = ()
 
-    def __post_init__(self, secret_values: Iterable[str] | ValueMasker) -> None:
-        mask = secret_values if isinstance(secret_values, ValueMasker) else ValueMasker(secret_values)
+    def __post_init__(self, secret_values: Iterable[str]) -> None:
+        mask = ValueMasker(secret_values)
         for f in fields(self)[2:]:
             object.__setattr__(self, f.name, masked(getattr(self, f.name), mask))
 

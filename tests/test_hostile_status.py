@@ -175,8 +175,8 @@ def test_a_vertex_status_masks_every_field_of_the_custom_job(tmp_path, monkeypat
 
 
 def test_a_local_runs_status_summary_and_record_mask_what_it_printed_and_where_it_ran(tmp_path, monkeypatch, capsys):
-    """A real local run whose last words hold the secrets, failing: the submit summary,
-    ``status`` (text and JSON), the run record and the API's handle show *** for them."""
+    """A real local run whose last words hold the secrets, failing: its lines are masked where the run writes
+    them, so the submit summary, ``status`` (text and JSON), the run record and the API's handle hold none."""
     import importlib
 
     from cloudtrain import api, history

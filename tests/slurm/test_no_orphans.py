@@ -208,7 +208,7 @@ trap '' INT
 case " $* " in *" --test-only "*) exec {real} "$@";; esac
 {real} "$@"
 rc=$?
-kill -INT -- -$(awk '{{print $5}}' /proc/$PPID/stat)
+kill -INT -$(awk '{{print $5}}' /proc/$PPID/stat)
 sleep 0.5
 exit $rc
 """

@@ -54,10 +54,8 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
-    # interface's submit returns a JobHandle, this one also reads its trials.
-    # A Ctrl-C from the backend's create call (``creation_window.hold``) is held until the sweep is in
-    # history, then raised as CreatedThenInterrupted carrying the StartedSweep: never an unrecorded sweep.
+    # A spec with ``sweep:`` is submitted as its cloud's tuning job (a SweepHandle). A Ctrl-C from the backend's
+    # create call is held until the sweep is in history, then raised as CreatedThenInterrupted: never an orphan.
     with creation_window.window() as held:
         handle = cast(SweepHandle, backend.submit(spec, prepared.package))
         first = handle.status()
@@ -208,8 +206,8 @@ class SweepEnd:
 
 def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
     """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`;
-    with ``cancel_on_interrupt`` (while it is created too) a cloud sweep is cancelled and followed to its end."""
+    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`,
+    or with ``cancel_on_interrupt`` (while it is created too) a cloud sweep cancelled to its end."""
     spec = prepared.spec
     try:
         started = start(prepared)

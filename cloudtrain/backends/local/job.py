@@ -10,7 +10,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,6 @@ from cloudtrain.backends.runner.contract import contract_of
 from cloudtrain.errors import UsageError
 from cloudtrain.history import RUNS_DIR as RUNS_DIR  # the backend takes it from here
 from cloudtrain.leftovers import process_start
-from cloudtrain.secrets.masking import ValueMasker
 from cloudtrain.spec import JobSpec
 from cloudtrain.statefiles import (
     Damage,
@@ -71,7 +70,7 @@ class LocalJob(HandleDefaults):
         *,
         note: str | None,
         stop_grace_s: float,
-        masker: ValueMasker | None = None,
+        masker: Callable[[str], str] | None = None,
         owner_pid: int | None = None,
     ):
         """``owner_pid``: the detached run's supervisor (None: this process, which the replicas die with)."""
@@ -283,7 +282,6 @@ class LocalJob(HandleDefaults):
             replica_count=len(self.plans),
             output_dir=details["output_dir"],
             checkpoint_dir=details["checkpoint_dir"],
-            secret_values=self._masker or (),
         )
 
     def _finish(self, outcome: Outcome) -> JobStatus:

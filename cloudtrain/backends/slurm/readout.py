@@ -5,8 +5,7 @@ record (the launcher's ``task-<T>.json``), the time-limit warning, a cancel aske
 batch shell's own record of why Slurm stopped it (``slurm-state``: the controller's line on the job
 when the shell got SIGTERM: a plain ``scancel``, the hard time limit, a node failure; and which of
 its nodes were down then), the outcome a
-watcher recorded once the job ended (``outcome.json``), the last lines of each failed task and the values to
-mask in them (``secrets.json``).
+watcher recorded once the job ended (``outcome.json``), each failed task's last lines and the mask (``secrets.json``).
 Standard library only, Python >= 3.10.
 """
 
