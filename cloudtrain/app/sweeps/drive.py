@@ -54,10 +54,8 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
-    # interface's submit returns a JobHandle, this one also reads its trials.
-    # A Ctrl-C from the backend's create call (``creation_window.hold``) is held until the sweep is in
-    # history, then raised as CreatedThenInterrupted carrying the StartedSweep: never an unrecorded sweep.
+    # A spec with ``sweep:`` is submitted as its cloud's tuning job (a SweepHandle). A Ctrl-C from the backend's
+    # create call is held until the sweep is in history, then raised as CreatedThenInterrupted: never an orphan.
     with creation_window.window() as held:
         handle = cast(SweepHandle, backend.submit(spec, prepared.package))
         first = handle.status()
@@ -209,14 +207,18 @@ class SweepEnd:
     status: JobStatus | None = None
 
 
-def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | None:
+def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
     """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`."""
+    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`,
+    or with ``cancel_on_interrupt`` (while it is created too) a cloud sweep cancelled to its end."""
     spec = prepared.spec
     try:
         started = start(prepared)
     except creation_window.CreatedThenInterrupted as interrupted:  # recorded before the Ctrl-C acts
-        raise SweepInterrupted(interrupted.created.sweep_id, local=False, just="created") from None
+        started = interrupted.created
+        if detach or not cancel_on_interrupt or started.handle is None:
+            raise SweepInterrupted(started.sweep_id, local=False, just="created") from None
+        started.handle.cancel()
     if started.folder is not None:
         view.started_here(spec, started.folder)
         if detach:
@@ -227,7 +229,7 @@ def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | No
     if handle is None or first is None:  # start() gives a cloud sweep both
         raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
     view.created(handle, first)
-    return None if detach else follow_sweep(handle, view)
+    return None if detach else follow_sweep(handle, view, cancel=cancel_on_interrupt)
 
 
 def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> SweepEnd:
@@ -238,15 +240,19 @@ def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> Sw
         raise SweepInterrupted(spec.job_name, local=True) from None
 
 
-def follow_sweep(handle: SweepHandle, view: SweepView) -> SweepEnd:
-    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table."""
+def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) -> SweepEnd:
+    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table.
+    Ctrl-C: :class:`SweepInterrupted`; with ``cancel``, the sweep cancelled to its end."""
     try:
         if getattr(handle, "shows_trials", False):
             for line in handle.logs(follow=True):
                 view.line(line)
         status = handle.wait()
     except KeyboardInterrupt:
-        raise SweepInterrupted(handle.job_id, local=False) from None
+        if not cancel:
+            raise SweepInterrupted(handle.job_id, local=False) from None
+        handle.cancel()
+        status = handle.wait()
     return SweepEnd(handle.results(), status)
 
 

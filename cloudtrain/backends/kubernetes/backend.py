@@ -190,7 +190,11 @@ class KubernetesBackend(BackendFacts):
         created: list[dict[str, Any]] = []
         try:
             for obj in objects[:-1]:
-                self._create(cluster, obj)
+                try:
+                    self._create(cluster, obj)
+                except KeyboardInterrupt:  # the API may have made it before the Ctrl-C: it goes too
+                    created.append(obj)
+                    raise
                 created.append(obj)
             creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
             workload = self._create(cluster, objects[-1])

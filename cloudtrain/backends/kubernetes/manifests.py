@@ -26,6 +26,7 @@ from cloudtrain.backends.kubernetes.job_settings import gpu_type, kubernetes_sec
 from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes
 from cloudtrain.backends.runner import contract
 from cloudtrain.environment_vars import PYTHONUNBUFFERED
+from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import MASK, secret_names
 from cloudtrain.spec import JobSpec
@@ -39,8 +40,9 @@ TF_PORT = 2222
 CONFIGMAP_LIMIT = 1024 * 1024
 #: The labels that find a job's objects again.
 RUN_LABEL = "cloudtrain.dev/run"
-#: Exit codes of a replica stopped from outside (SIGTERM, SIGKILL): replaced, up to max_restarts.
-SIGNALLED = [137, 143]
+#: Exit codes of a replica stopped from outside: the trainer's "preempted" (5: it saved a checkpoint on
+#: SIGTERM), SIGKILL's and SIGTERM's; replaced, up to max_restarts.
+SIGNALLED = [int(ExitCode.PREEMPTED), 137, 143]
 #: Node labels of each provider: machine.accelerator_type's, and a spot node's.
 GPU_LABEL = {"gke": "cloud.google.com/gke-accelerator", "eks": "karpenter.k8s.aws/instance-gpu-name"}
 SPOT_LABEL = {"gke": ("cloud.google.com/gke-spot", "true"), "eks": ("karpenter.sh/capacity-type", "spot")}
