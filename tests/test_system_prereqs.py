@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -70,5 +71,34 @@ def test_everything_there_is_silent() -> None:
 def test_make_test_and_ci_check_first() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^test: prereqs ", makefile, re.M)
-    assert "tools/system_prereqs.sh" in makefile
+    assert re.search(r"^prereqs:.*\n\t@tools/k8s/setup.sh$", makefile, re.M)
+    assert "tools/system_prereqs.sh" in (REPO / "tools" / "k8s" / "setup.sh").read_text()
     assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_a_missing_kubernetes_build_is_one_line_naming_it(tmp_path_factory) -> None:
+    """Without the cluster's binaries, a user (not root) gets one line with the cache and the command at once,
+    never the Kubernetes tests failing one by one after the rest of the suite."""
+    tools = Path(tempfile.mkdtemp(dir="/tmp" if Path("/tmp").is_dir() else None))  # readable by that user
+    try:
+        shutil.copytree(REPO / "tools", tools / "tools")
+        for folder in [tools, *(p for p in tools.rglob("*") if p.is_dir())]:
+            folder.chmod(0o755)
+        cache = tools / "no-such-cache"
+        argv = [shutil.which("bash") or "/bin/bash", str(tools / "tools" / "k8s" / "setup.sh")]
+        if os.getuid() == 0:
+            argv = [
+                shutil.which("setpriv") or "/usr/bin/setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                *argv,
+            ]
+        env = {"PATH": os.environ["PATH"] + ":/usr/sbin:/usr/bin", "CLOUDTRAIN_K8S_CACHE": str(cache)}
+        done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True, timeout=30, check=False)
+    finally:
+        shutil.rmtree(tools)
+    assert (done.returncode, done.stdout) == (1, "")
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(cache / "v1.") in lines[0] and "sudo tools/k8s/setup.sh" in lines[0]
