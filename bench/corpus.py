@@ -77,14 +77,15 @@ def render(results: dict[str, dict[str, dict]], steps: list[str]) -> str:
     for name, by_step in results.items():
         cells = [f"{'ok' if by_step[s]['ok'] else 'NOT'} (exit {by_step[s]['rc']})" for s in steps if s in by_step]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "The first error of each step that did not (pending: waiting on the part named):", ""]
-    lines += ["| package | step | first error |", "|---|---|---|"]
+    lines += ["", "The first error of each step that did not exit 0: the cloud's own refusal or error where it is ok,"]
+    lines += ["else what cloudtrain does instead (pending: waiting on the part named).", ""]
+    lines += ["| package | step | ok | first error |", "|---|---|---|---|"]
     for name, by_step in results.items():
         for step, got in by_step.items():
-            if not got["ok"]:
+            if not got["ok"] or got["rc"]:
                 pending = corpus.PENDING.get((name, step))
                 why = f" (pending: {pending[1]})" if pending else ""
-                lines.append(f"| {name} | {step} | `{got['line'][:300]}`{why} |")
+                lines.append(f"| {name} | {step} | {'ok' if got['ok'] else 'NOT'} | `{got['line'][:300]}`{why} |")
     return "\n".join(lines) + "\n"
 
 

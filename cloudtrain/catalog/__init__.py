@@ -197,11 +197,6 @@ def tpu_machine_types() -> tuple[str, ...]:
     return _tpus.machine_types()
 
 
-def tpu_machines() -> list[MachineInfo]:
-    """Vertex AI's single-host TPU VMs for ``cloudtrain machines --tpu``, cheapest first."""
-    return _tpus.machines()
-
-
 def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
     """Valid machines for the ``cloudtrain machines`` table, by cloud, GPU, count and price.
 

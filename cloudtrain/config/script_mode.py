@@ -86,9 +86,8 @@ def parameter_servers(cfg: JobConfig) -> bool:
 
 def parameter_server_notes(cfg: JobConfig) -> tuple[str, ...]:
     """A run here with parameter servers: the cloud's TF_CONFIG, but no server process (one line saying so)."""
-    if not (
-        parameter_servers(cfg) and cfg.replica_count > 1 and Capability.RUNS_HERE in rules(cfg.backend).capabilities
-    ):
+    here = Capability.RUNS_HERE in rules(cfg.backend).capabilities
+    if not (here and cfg.replica_count > 1 and parameter_servers(cfg)):
         return ()
     why = "each replica gets the cloud's TF_CONFIG (master, worker, ps) but no parameter server process starts here"
     return (mapped_line("distribution.parameter_server", "a server on each host", "none", why),)

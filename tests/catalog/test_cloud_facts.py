@@ -28,7 +28,7 @@ def test_each_table_belongs_to_the_cloud_that_names_it():
         assert load(cloud_facts.table_name(cloud))["cloud"] == cloud
         assert cloud_facts.nearest_regions_table(cloud) in load("crosscloud")
     assert load(cloud_facts.tpu_table())["cloud"] == cloud_facts.tpu_cloud()
-    assert {m.cloud for m in catalog.tpu_machines()} == {"vertex"}
+    assert {m.cloud for m in catalog.tpus.machines()} == {"vertex"}
 
 
 def test_the_region_tables_lead_each_way():

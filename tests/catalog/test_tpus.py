@@ -136,7 +136,7 @@ def test_topology_is_the_types_own_or_refused():
 def test_tpus_stay_out_of_the_gpu_tables():
     """No GPU mapping (legacy, the other cloud, fallbacks) can land on a TPU by accident."""
     assert not any(m.machine_type in tpus.machine_types() for m in catalog.machines("vertex", every_combination=True))
-    assert [m.machine_type for m in catalog.tpu_machines()][:1] == ["ct5lp-hightpu-1t"]  # cheapest first
+    assert [m.machine_type for m in catalog.tpus.machines()][:1] == ["ct5lp-hightpu-1t"]  # cheapest first
 
 
 def test_every_tpu_fact_names_its_source_and_date():

@@ -69,10 +69,8 @@ class Image:
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def as_of(self, *, pip: bool = False) -> tuple[str, ...]:
-        """The image's day as the installer's cutoff, so that what the image leaves unpinned resolves as its build
-        did (TensorFlow <= 2.11 gets the NumPy 1 it was built on): uv's ``--exclude-newer``, or pip's
-        ``--uploaded-prior-to`` (pip >= 26.0, :data:`PIP_AS_OF`; none runs on Python < 3.9, whose newest wheels
-        are of that era anyway). Every builder (uv, the pip fallback, a cluster's login node) resolves with it."""
+        """The image's day as every builder's cutoff (TF <= 2.11 gets its NumPy 1): uv's ``--exclude-newer``, pip's
+        ``--uploaded-prior-to`` (:data:`PIP_AS_OF`; none runs on Python < 3.9, whose newest wheels are of that era)."""
         if not self.date or (pip and tuple(map(int, self.python.version.split("."))) < (3, 9)):
             return ()
         return ("--uploaded-prior-to" if pip else "--exclude-newer", f"{self.date}T23:59:59Z")

@@ -55,6 +55,10 @@ def init(estimator: str, to: str | None, force: bool) -> None:
         package["path"] = os.path.relpath(source_folder, Path(to).resolve().parent)
         if translation.entry_alone:
             _entry_alone(source_folder, translation)
+    if to is None and translation.entry_alone:
+        translation.done.append(
+            f"package: SageMaker uploads {translation.entry_alone} alone; with --to, init packages it so"
+        )
     text = to_yaml(translation, estimator)
     if to is None:
         click.echo(text, nl=False)

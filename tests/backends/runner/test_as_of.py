@@ -27,7 +27,11 @@ def test_the_images_day_is_each_installers_cutoff():
     assert OLD.as_of() == ("--exclude-newer", "2023-03-20T23:59:59Z")
     assert OLD.as_of(pip=True) == ("--uploaded-prior-to", "2023-03-20T23:59:59Z")
     assert NEW.as_of() == NEW.as_of(pip=True) == ()
-    py36 = resolve_image("sagemaker", "2.1", find=lambda v, s=None: Interpreter("/p", v) if v == "3.6" else None)
+
+    def python36(version: str, setting: str | None = None) -> Interpreter | None:
+        return Interpreter("/p", version) if version == "3.6" else None
+
+    py36 = resolve_image("sagemaker", "2.1", find=python36)
     assert py36.date and py36.as_of() and py36.as_of(pip=True) == ()  # no pip >= 26 runs on Python 3.6
 
 
@@ -49,9 +53,14 @@ def test_the_pip_fallback_installs_a_pip_that_knows_the_cutoff_then_resolves_wit
 
 def test_a_slurm_login_node_builds_with_the_same_cutoff(tmp_path, monkeypatch):
     ran: list[list[str]] = []
-    monkeypatch.setattr(envbuild, "run", lambda argv: ran.append(argv) or "")
+
+    def run(argv: list[str]) -> str:
+        ran.append(argv)
+        return ""
+
+    monkeypatch.setattr(envbuild, "run", run)
     monkeypatch.setattr(envbuild, "build", lambda final, key, steps, marker: steps(str(tmp_path / "env")) or True)
-    monkeypatch.setattr(envbuild.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0))
     monkeypatch.setattr(envbuild, "site_dirs", lambda env: [str(tmp_path / "site")])
     (tmp_path / "site").mkdir()
     for image, cutoff in ((OLD, ["--uploaded-prior-to", "2023-03-20T23:59:59Z"]), (NEW, [])):

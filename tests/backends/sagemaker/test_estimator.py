@@ -270,3 +270,7 @@ def test_without_source_dir_the_entry_point_is_packaged_alone_and_each_channel_n
     assert main(["init", "--from-estimator", str(notebook / "launch.py"), "--to", str(target), "--force"]) == 0
     assert "exists: SageMaker uploads mnist-2.py alone" in capsys.readouterr().err
     assert (notebook / ".cloudtrainignore").read_text() == "data/\n"
+    (notebook / ".cloudtrainignore").unlink()
+    assert main(["init", "--from-estimator", str(notebook / "launch.py")]) == 0  # printed: nothing written
+    assert "uploads mnist-2.py alone; with --to, init packages it so" in capsys.readouterr().out
+    assert not (notebook / ".cloudtrainignore").exists()
