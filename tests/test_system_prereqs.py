@@ -71,9 +71,37 @@ def test_everything_there_is_silent() -> None:
 def test_make_test_and_ci_check_first() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^test: prereqs ", makefile, re.M)
-    assert re.search(r"^prereqs:.*\n\t@\$\(if .*tools/k8s/setup.sh,.*tools/k8s/setup.sh 2>&1", makefile, re.M)
+    assert re.search(r"^prereqs:.*\n\t@\$\(if .*tools/k8s/setup.sh,.*shell tools/k8s/setup.sh ", makefile, re.M)
     assert "tools/system_prereqs.sh" in (REPO / "tools" / "k8s" / "setup.sh").read_text()
     assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_a_missing_kubernetes_build_is_one_line_naming_it(tmp_path_factory) -> None:
+    """Without the cluster's binaries, a user (not root) gets one line with the cache and the command at once,
+    never the Kubernetes tests failing one by one after the rest of the suite."""
+    tools = Path(tempfile.mkdtemp(dir="/tmp" if Path("/tmp").is_dir() else None))  # readable by that user
+    try:
+        shutil.copytree(REPO / "tools", tools / "tools")
+        for folder in [tools, *(p for p in tools.rglob("*") if p.is_dir())]:
+            folder.chmod(0o755)
+        cache = tools / "no-such-cache"
+        argv = [shutil.which("bash") or "/bin/bash", str(tools / "tools" / "k8s" / "setup.sh")]
+        if os.getuid() == 0:
+            argv = [
+                shutil.which("setpriv") or "/usr/bin/setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                *argv,
+            ]
+        env = {"PATH": os.environ["PATH"] + ":/usr/sbin:/usr/bin", "CLOUDTRAIN_K8S_CACHE": str(cache)}
+        done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True, timeout=30, check=False)
+    finally:
+        shutil.rmtree(tools)
+    assert (done.returncode, done.stdout) == (1, "")
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert str(cache / "v1.") in lines[0] and "sudo tools/k8s/setup.sh" in lines[0]
 
 
 def missing_without_usr_bin() -> list[str]:
@@ -87,13 +115,13 @@ def test_make_test_stops_with_one_line_and_no_make_error_after_it(tmp_path) -> N
     second, before anything is installed or run (the check happens as make reads the recipe)."""
     where = Path(tempfile.mkdtemp(dir="/tmp"))  # a folder the user can reach (tmp_path is root's alone)
     try:
-        shutil.copytree(REPO / "tools", where / "tools")
         shutil.copy(REPO / "Makefile", where)
+        shutil.copytree(REPO / "tools", where / "tools")
         for folder in [where, *(p for p in where.rglob("*") if p.is_dir())]:
             folder.chmod(0o755)
-        bin_dir = where / "bin"  # make, bash and what the scripts call, and none of the packages' programs
+        bin_dir = where / "bin"  # make and bash, and none of the packages' programs
         bin_dir.mkdir()
-        for program in ("make", "bash", "dirname", "id"):
+        for program in ("make", "bash", "id"):  # id: the recipe asks whether it runs as root
             (bin_dir / program).symlink_to(shutil.which(program) or f"/usr/bin/{program}")
         nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
         user = [shutil.which("setpriv") or "/usr/bin/setpriv", *nobody] if os.getuid() == 0 else []
@@ -137,31 +165,3 @@ def test_as_root_it_installs_what_is_missing_with_apt_get(tmp_path) -> None:
     missing = missing_without_usr_bin()
     assert (done.returncode, done.stderr) == (0, f"installing {' '.join(missing)} (apt-get)\n")
     assert calls.read_text().splitlines() == [" update -q", f"noninteractive install -y -q {' '.join(missing)}"]
-
-
-def test_a_missing_kubernetes_build_is_one_line_naming_it(tmp_path_factory) -> None:
-    """Without the cluster's binaries, a user (not root) gets one line with the cache and the command at once,
-    never the Kubernetes tests failing one by one after the rest of the suite."""
-    tools = Path(tempfile.mkdtemp(dir="/tmp" if Path("/tmp").is_dir() else None))  # readable by that user
-    try:
-        shutil.copytree(REPO / "tools", tools / "tools")
-        for folder in [tools, *(p for p in tools.rglob("*") if p.is_dir())]:
-            folder.chmod(0o755)
-        cache = tools / "no-such-cache"
-        argv = [shutil.which("bash") or "/bin/bash", str(tools / "tools" / "k8s" / "setup.sh")]
-        if os.getuid() == 0:
-            argv = [
-                shutil.which("setpriv") or "/usr/bin/setpriv",
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                *argv,
-            ]
-        env = {"PATH": os.environ["PATH"] + ":/usr/sbin:/usr/bin", "CLOUDTRAIN_K8S_CACHE": str(cache)}
-        done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True, timeout=30, check=False)
-    finally:
-        shutil.rmtree(tools)
-    assert (done.returncode, done.stdout) == (1, "")
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, lines
-    assert str(cache / "v1.") in lines[0] and "sudo tools/k8s/setup.sh" in lines[0]

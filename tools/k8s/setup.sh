@@ -4,7 +4,7 @@
 # from Go modules and its pod images (build.sh, images.sh), cached once per machine in $K8S_CACHE. As root it
 # installs and builds what is missing (the first build: ~15 min of 2 cores); otherwise one line says what to run.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
+here="$(cd "${0%/*}" && pwd)"  # bash alone: the check runs before any other program is known to be there
 "$here/../system_prereqs.sh"
 . "$here/versions.sh"
 [ -x "$K8S_CACHE/bin/kubelet" ] && [ -x "$K8S_CACHE/bin/jobset-manager" ] && [ -f "$K8S_CACHE/images/debian-python.tar" ] && exit 0
