@@ -462,7 +462,7 @@ class LocalBackend(BackendFacts):
         if os.path.isabs(job_id):
             raise UsageError(
                 f"local run {Path(job_id).name} was recorded in {job_id}, which is gone",
-                f"pass the folder it is in now (cloudtrain status NEW_PLACE/{Path(job_id).name}), "
+                f"pass the folder it is in now instead of the id (NEW_PLACE/{Path(job_id).name}), "
                 "or run the command inside the project it moved with",
             )
         raise UsageError(

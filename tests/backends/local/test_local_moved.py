@@ -103,6 +103,9 @@ def test_a_moved_project_keeps_status_logs_report_and_cancel_of_its_runs(project
     err = capsys.readouterr().err
     assert f"local run {job} was recorded in {recorded.name}, which is gone" in err
     assert f"NEW_PLACE/{job}" in err and len(err.strip().splitlines()) <= 2
+    assert main(["outputs", job]) == ExitCode.BAD_INPUT  # the hint fits every command that takes the id
+    err = capsys.readouterr().err
+    assert "instead of the id" in err and "cloudtrain status" not in err
 
     monkeypatch.chdir(moved)  # a later run in the new place: history now tells where the project is
     later = submit("--line", "second")
