@@ -98,9 +98,9 @@ def run_local(
             JobRecord(
                 handle.job_id,
                 str(trial_spec.output_dir),  # the trial's own folder: its handle's output_dir
-                LOCAL,
+                trial_spec.backend,  # local, or the cluster whose jobs the trials are (Kubernetes)
                 trial_spec.region,
-                None,
+                None if trial_spec.backend == LOCAL else trial_spec.project,
                 str(trial_spec.config_file),
                 kind="trial",
             )
@@ -116,7 +116,7 @@ def run_local(
     sweep_owner.claim(folder)
     try:
         study = local.run_trials(
-            spec, package, backend=backend or get_backend(LOCAL), on_event=on_event, remember=remember
+            spec, package, backend=backend or get_backend(spec.backend), on_event=on_event, remember=remember
         )
     except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
         raise KeyboardInterrupt from None
@@ -145,7 +145,8 @@ def resume_remote(job_id: str) -> SweepHandle | None:
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
-    if Capability.SWEEPS_HERE not in get_backend(entry.backend).capabilities:
+    capabilities = get_backend(entry.backend).capabilities
+    if Capability.SWEEPS_HERE not in capabilities:
         raise UsageError(
             f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
             hint=f"see cloudtrain sweep results {job_id}",
@@ -154,9 +155,11 @@ def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built
     if damage is not None:
         raise damage.error()
-    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+    here = Capability.RUNS_HERE in capabilities  # else its trials run as the config says, under its output_dir
+    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=here)
+    created = dt.datetime.fromisoformat(state["created"])
     spec = dataclasses.replace(
-        spec, job_name=state["job_name"], output_dir=entry.name, created=dt.datetime.fromisoformat(state["created"])
+        spec, job_name=state["job_name"], output_dir=entry.name if here else spec.output_dir, created=created
     )
     return spec, build_package(spec), entry.name
 
