@@ -122,3 +122,34 @@ def test_vertex_sweep_is_created_on_the_fake_and_its_trials_read_back(backend, j
     assert [t.state for t in results.trials] == ["COMPLETE", "FAIL", "COMPLETE"]
     assert results.best.trial == "3" and results.best.value == pytest.approx(0.97)
     assert results.best.params == {"lr": 0.001, "optimizer": "adam"}
+
+
+@pytest.mark.parametrize("cancel", [True, False])
+def test_a_ctrl_c_while_a_vertex_sweep_is_followed_cancels_it_only_with_cancel_on_interrupt(
+    cancel, backend, jobs, gcs, tmp_path
+) -> None:
+    """``submit --cancel-on-interrupt`` of a cloud sweep: the tuning job is cancelled and followed to its
+    CANCELLED end (130); without it the sweep keeps running (the CLI detaches)."""
+    from cloudtrain.app.sweeps.drive import SweepInterrupted, follow_sweep
+    from tests.backends.vertex.conftest import make_package
+
+    spec = dataclasses.replace(
+        build_spec(load_config(ROOT / "job_configs" / "sweep.yaml")), staging_bucket="gs://my-bucket"
+    )
+    handle = backend.submit(spec, make_package(tmp_path))
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 1:
+            raise KeyboardInterrupt  # Ctrl-C at the first wait; the waits after the cancel pass
+
+    handle.sleep = sleep
+    if not cancel:
+        with pytest.raises(SweepInterrupted):
+            follow_sweep(handle, view=None, cancel=False)  # type: ignore[arg-type]
+        assert "cancel_tuning" not in jobs.calls
+        return
+    end = follow_sweep(handle, view=None, cancel=True)  # type: ignore[arg-type]
+    assert "cancel_tuning" in jobs.calls and end.status is not None and end.status.state is JobState.CANCELLED
+    assert end.status.state.exit_code == 130

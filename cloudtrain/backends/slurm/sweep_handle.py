@@ -208,9 +208,8 @@ class SlurmSweep(HandleDefaults):
         cancelled = self._shell.run(["test", "-e", f"{self.folder}/slurm/cancel-requested"], check=False)
         word = "RUNNING" if alive else ("CANCELLED" if cancelled.returncode == 0 else "DONE")
         if trials is None:
-            return results.SweepResults(
-                self.job_id, state["metric"], state["goal"], word if alive else "STOPPED", (), state["max_trials"]
-            )
+            ended = "STOPPED" if word == "DONE" else word  # a sweep cancelled before its first trial: CANCELLED
+            return results.SweepResults(self.job_id, state["metric"], state["goal"], ended, (), state["max_trials"])
         study = SimpleNamespace(trials=trials)
         table = results.from_study(self.job_id, study, state["metric"], state["goal"], state["max_trials"], word)
         if word == "DONE":
