@@ -50,14 +50,14 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             f"remove package.module to run `python {script}`",
         )
     contract = rules(cfg.cloud)
-    if cfg.args and Capability.SCRIPT_ARGS not in contract.capabilities:
-        message, hint = contract.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.title)
+    if cfg.args and Capability.SCRIPT_ARGS not in contract.facts.capabilities:
+        message, hint = contract.facts.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.words.title)
         raise err(("args",), message, hint)
-    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.capabilities
+    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.facts.capabilities
     if passed and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(
             ("hyperparameters", MODEL_DIR_HYPERPARAMETER),
-            f"cloudtrain passes --model_dir to scripts itself on {contract.title}, as its SDK does",
+            f"cloudtrain passes --model_dir to scripts itself on {contract.words.title}, as its SDK does",
             "remove it, or set model_dir: false to pass your own",
         )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -84,6 +85,15 @@ def test_the_cli_submits_a_backend_registered_since_with_its_section(project, ca
     assert plan["request"]["queue"] == "fast"
 
 
+@pytest.mark.parametrize("uri", ["registry.example/train:1", "ghcr.io/lab/tf:2.16-gpu"])
+def test_a_dry_run_on_a_backend_with_no_registry_of_its_own_prints_the_config_s_image(project, capsys, uri):
+    """The image row is the config's URI: no image registry says nothing of whether an image runs."""
+    assert main(["submit", str(project(EXAMPLE.replace("registry.example/train:1", uri))), "--dry-run"]) == 0
+    image_row = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("image")]
+    assert len(image_row) == 1 and image_row[0].split(None, 1)[1].startswith(uri), image_row
+    assert "TensorFlow None" not in image_row[0]
+
+
 def test_a_typo_in_the_section_of_a_backend_registered_since_is_refused(project, capsys):
     config = project(EXAMPLE.replace("  queue: fast", "  queu: fast"))
     with pytest.raises(ConfigError) as info:
@@ -137,9 +147,11 @@ def test_a_backend_whose_machines_are_in_no_catalog_describes_them_and_finds_the
     assert example.nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "ex-small"}]
 
     class ThreeSizes(type(example)):  # type: ignore[misc]
-        machines = {m: Hardware(None, 0, v, 4.0 * v) for m, v in (("s", 2), ("m", 8), ("l", 32))} | {
-            "g": Hardware("T4", 1, 8, 32.0)
-        }
+        facts = replace(
+            example.facts,
+            machines={m: Hardware(None, 0, v, 4.0 * v) for m, v in (("s", 2), ("m", 8), ("l", 32))}
+            | {"g": Hardware("T4", 1, 8, 32.0)},
+        )
 
     assert ThreeSizes().nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "m"}, {"type": "s"}, {"type": "l"}]
     assert ThreeSizes().nearest(Hardware(None, 0, 30, 120.0)) == [{"type": "l"}, {"type": "m"}, {"type": "s"}]

@@ -44,7 +44,7 @@ def load_results(job_id: str) -> results.SweepResults:
     """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
     entry = sweep_record(job_id)
     backend = get_backend(entry.backend)
-    if Capability.SWEEPS_HERE in backend.capabilities:
+    if Capability.SWEEPS_HERE in backend.facts.capabilities:
         folder = Path(entry.name)
         state = local.read_state(folder)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))

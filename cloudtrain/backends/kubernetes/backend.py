@@ -15,7 +15,7 @@ from typing import Any
 from cloudtrain import creation_window
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
-from cloudtrain.backends.base import Backend, BackendFacts, Hardware, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, Facts, Hardware, JobStatus, Words
 from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.backends.kubernetes.api import Cluster, connect, refusal
 from cloudtrain.backends.kubernetes.job import JOBSET, KubernetesJob
@@ -42,22 +42,32 @@ def context_of(region: str | None) -> str:
 
 class KubernetesBackend(BackendFacts):
     name = "kubernetes"
-    title = "Kubernetes"
-    section = "kubernetes"
-    settings_record = KubernetesSettings
-    location_keys = ("region", "project")  # the kubeconfig context and the namespace
-    storage_schemes = ("gs", "s3")
-    image_region = "us-central1"  # the prebuilt images' rules (Vertex AI's, as on GKE)
-    contract = DEFAULT_CONTRACT  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
-    machine_keys = ("accelerator_type",)  # the provider's GPU node label
-    job_name_limit = 52
-    job_id_pattern = re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$")
-    capabilities = Capabilities.of(
-        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS},
-        TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
+    facts = Facts(
+        section="kubernetes",
+        settings_record=KubernetesSettings,
+        location_keys=("region", "project"),  # the kubeconfig context and the namespace
+        storage_schemes=("gs", "s3"),
+        image_region="us-central1",  # the prebuilt images' rules (Vertex AI's, as on GKE)
+        contract=DEFAULT_CONTRACT,  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
+        machine_keys=("accelerator_type",),  # the provider's GPU node label
+        job_name_limit=52,
+        job_id_pattern=re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$"),
+        capabilities=Capabilities.of(
+            {
+                Capability.WRITES_BUCKETS,
+                Capability.CONTAINERS,
+                Capability.ANY_REGISTRY,
+                Capability.SCRIPT_ARGS,
+                Capability.CLUSTER,
+            },
+            TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
+        ),
     )
-    local_data = None
-    model_dir_words = "AIP_MODEL_DIR"
+    words = Words(
+        title="Kubernetes",
+        local_data=None,
+        model_dir_words="AIP_MODEL_DIR",
+    )
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         """``region`` (the context) and ``machine.type`` filled in; the keys the cluster decides refused."""
@@ -81,7 +91,7 @@ class KubernetesBackend(BackendFacts):
         section: Kubernetes = loaded.config.section("kubernetes")
         return section.namespace, "kubernetes.namespace"
 
-    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
+    def config_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The kubernetes: section: a cluster has no catalog of regions and machines."""
 
         def section() -> None:
