@@ -5,7 +5,8 @@ data schemes, the secrets checks and history read it through :func:`cloudtrain.b
 it names no config, spec or runtime type. The checks that take a loaded config are
 :class:`cloudtrain.config.rules.ConfigRules` (config time), those that build a spec
 :class:`cloudtrain.spec.SpecRules` (spec time); submitting and watching a job is
-:class:`cloudtrain.backends.base.Backend`. A backend states its :class:`Facts` and :class:`Words`, one frozen record each.
+:class:`cloudtrain.backends.base.Backend`. A backend states its :class:`Facts` and :class:`Words`, one
+frozen record each.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import typing
 
+import pytest
+
 from cloudtrain.backend_rules.interface import Facts, Words
 from cloudtrain.backends.base import Backend
 from cloudtrain.config.rules import ConfigRules
@@ -31,8 +33,10 @@ def test_the_runtime_backend_has_28_members_at_most_35() -> None:
 
 
 def test_facts_and_words_are_frozen_records_and_no_member_of_the_protocol() -> None:
-    for record in (Facts, Words):
-        assert dataclasses.fields(record) and record.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    for record in (Facts(), Words()):
+        field = dataclasses.fields(record)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, field, None)
         assert not {f.name for f in dataclasses.fields(record)} & members(Backend)
 
 
