@@ -39,6 +39,8 @@ class Capability(enum.Enum):
     #: It runs the package in a Python environment it builds for the job, not in a training image
     BUILDS_ENVIRONMENT = "builds_environment"
     ANY_REGISTRY = "any_registry"  # its ``container:`` may come from any registry (not: its ``image_registry`` only)
+    #: ``distribution: {parameter_server: {enabled: true}}`` (the SageMaker estimator's): a server beside each worker
+    PARAMETER_SERVERS = "parameter_servers"
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,11 @@ DEFAULT_REFUSALS: Mapping[Capability, Refusal] = MappingProxyType(
         Capability.FLEX_START: Refusal("{title} has no flex-start strategy", "remove flex_start"),
         Capability.SCRIPT_ARGS: Refusal(
             "{title} passes a script only its hyperparameters", "move each argument to hyperparameters: {{name: value}}"
+        ),
+        Capability.PARAMETER_SERVERS: Refusal(
+            "{title} starts no parameter servers; SageMaker's distribution.parameter_server runs one on each host "
+            "beside its worker (TF_CONFIG: master, worker, ps)",
+            "run it with backend: sagemaker (or local with target: sagemaker), or use multi_worker_mirrored_strategy",
         ),
         Capability.MANAGED_TENSORBOARD: Refusal(
             "{title} has no managed TensorBoard, and its runs need none: "

@@ -1,4 +1,4 @@
-"""Offline checks of what only SageMaker reads of a config: its role, its registry, its tuning limits."""
+"""Offline checks of what only SageMaker reads of a config: its role, its TensorBoard path, Vertex-only keys."""
 
 from __future__ import annotations
 
