@@ -305,7 +305,7 @@ class Job:
         as the CLI's submit watches them (or, attached, from the job's own creation time)."""
         if self._progress is None:
             spec = self.spec
-            billed = spec is not None and Capability.BILLED in get_backend(spec.backend).capabilities
+            billed = spec is not None and Capability.BILLED in get_backend(spec.backend).facts.capabilities
             self._progress = watch_progress(self.handle, spec, billed=billed)
         return self._progress
 

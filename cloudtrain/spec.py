@@ -280,7 +280,7 @@ def price_basis(spec: Any) -> str:
     """What a job's catalog $/hour stands for: ``on-demand list price``, and for a spot job what it bills
     instead (the backend's ``spot_basis``: the catalog holds on-demand list prices only)."""
     if getattr(spec, "spot", False):
-        return backend_rules.rules(spec.backend).spot_basis
+        return backend_rules.rules(spec.backend).words.spot_basis
     return "on-demand list price"
 
 
@@ -289,7 +289,7 @@ def passes_model_dir(cfg: JobConfig) -> bool:
     (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too."""
     if cfg.model_dir is not None:
         return cfg.model_dir
-    return Capability.SCRIPT_MODEL_DIR in backend_rules.rules(cfg.cloud).capabilities
+    return Capability.SCRIPT_MODEL_DIR in backend_rules.rules(cfg.cloud).facts.capabilities
 
 
 def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
@@ -297,7 +297,7 @@ def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
     (where the backend bills the catalog's prices)."""
     if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None:
         return cfg.max_runtime
-    if Capability.BILLED not in backend_rules.rules(cfg.backend).capabilities:
+    if Capability.BILLED not in backend_rules.rules(cfg.backend).facts.capabilities:
         return cfg.max_runtime
     affordable = int(cfg.budget.max_usd / (price_per_hour * cfg.replica_count) * 3600)
     return min(cfg.max_runtime, affordable)
@@ -323,11 +323,13 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     tf_version = None if cfg.container else cfg.image.tensorflow  # with image.uri: what --local installs
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is None:
-        tpu = info.tpu is not None and Capability.TPUS in backend.capabilities  # --local runs the CPU/GPU image instead
+        tpu = (
+            info.tpu is not None and Capability.TPUS in backend.facts.capabilities
+        )  # --local runs the CPU/GPU image instead
         tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
         image = catalog.training_image(
             cfg.cloud,
-            backend.image_region or cfg.region,
+            backend.facts.image_region or cfg.region,
             tf_version,
             gpu=info.accelerator_count > 0 and info.tpu is None,
             py_version=catalog.python_tag(cfg.image.python),
@@ -366,7 +368,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             version=cfg.package.version,
             script=cfg.package.script,
         ),
-        args=tuple(cfg.args) + _job_dir_args(cfg, Capability.WRITES_BUCKETS in backend.capabilities),
+        args=tuple(cfg.args) + _job_dir_args(cfg, Capability.WRITES_BUCKETS in backend.facts.capabilities),
         hyperparameters=MappingProxyType(hyperparameters_as_written(cfg.hyperparameters, loaded.source.numbers)),
         image_uri=image,
         tensorflow_version=tf_version,

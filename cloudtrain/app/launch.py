@@ -126,7 +126,7 @@ def launch_and_follow(
         if detach or not cancel_on_interrupt:
             raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
         handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
-    here = Capability.RUNS_HERE in get_backend(launched.spec.backend).capabilities
+    here = Capability.RUNS_HERE in get_backend(launched.spec.backend).facts.capabilities
     view.created(launched, here=here)
     if detach:
         view.detached(launched, reattach_command(launched.handle, drain))

@@ -39,17 +39,17 @@ def locate(
         job_id = expand(job_id)  # last, a prefix or a suffix of an id here (the CLI's arguments did it already)
         if found := parse_job_id(job_id):
             backend, job_id, location = found
-            if not get_backend(backend).location_keys:  # found by itself (a local run's folder)
+            if not get_backend(backend).facts.location_keys:  # found by itself (a local run's folder)
                 return Location(get_backend(backend), job_id, region or "", project)
             region, project = location.get("region", region), location.get("project", project)
         else:
             entry = find(job_id)
-            if entry and not get_backend(entry.backend).location_keys:  # by the folder it recorded, from anywhere
+            if entry and not get_backend(entry.backend).facts.location_keys:  # by the folder it recorded, from anywhere
                 return Location(get_backend(entry.backend), entry.attach_id, region or entry.region, project)
             if entry:
                 backend, region, project = entry.backend, region or entry.region, project or entry.project
     impl = get_backend(backend) if backend else None
-    if impl is None or ("region" in impl.location_keys and not region):  # what else it needs, attach says
+    if impl is None or ("region" in impl.facts.location_keys and not region):  # what else it needs, attach says
         what = f"job {job_id!r} is not in this machine's history" if job_id else "no backend or region given"
         close = nearest(job_id) if job_id and not backend else []
         hint = (
@@ -75,7 +75,7 @@ def last_state(entry: JobRecord) -> str | None:
     record is damaged; a cloud job's state as last seen here. The backend loads only for the former."""
     try:
         impl = get_backend(entry.backend)
-        if impl.location_keys:
+        if impl.facts.location_keys:
             return entry.state
         handle = impl.attach(entry.attach_id)
     except UsageError:  # a backend no longer registered, a run folder that is gone: what history saw

@@ -183,7 +183,7 @@ def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
 
 def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
     """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
-    if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
+    if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).facts.capabilities:
         return
     from cloudtrain.backends.secrets_here import check_exist  # the launcher's HTTP client: not on --dry-run
 

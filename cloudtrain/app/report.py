@@ -40,7 +40,7 @@ def collect_run(job_id: str) -> RunData:
     entry = history.find(job_id)
     if entry is None:  # a run found by itself (a local run's folder, or its id inside its project)
         found = parse_job_id(job_id)
-        if found is None or get_backend(found[0]).location_keys:
+        if found is None or get_backend(found[0]).facts.location_keys:
             close = history.nearest(job_id)
             hint = f"did you mean {' or '.join(close)}?" if close else "see cloudtrain list"
             raise UsageError(f"job {job_id!r} is not in this machine's history", hint=hint)

@@ -78,7 +78,7 @@ def register(
     ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
     ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
     installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.backend_rules.extras`);
-    ``title``, its ``Backend.title``, for ``cloudtrain --help`` (which imports no backend);
+    ``title``, its ``Backend.words.title``, for ``cloudtrain --help`` (which imports no backend);
     ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
     local run's folder): what ``list`` shows of one, read without loading the backend (see
     :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local

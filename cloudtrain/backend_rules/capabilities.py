@@ -33,6 +33,12 @@ class Capability(enum.Enum):
     #: Its SDK passes a script ``--model_dir`` unasked (the SageMaker TensorFlow estimator's hyperparameter):
     #: what a ``package.script`` job whose config leaves ``model_dir`` unset gets under its contract
     SCRIPT_MODEL_DIR = "script_model_dir"
+    #: It runs on a cluster it owns: no catalog of regions and machines; its own checks read region,
+    #: machine, data and scheduling, and the catalog's are not asked
+    CLUSTER = "cluster"
+    #: It runs the package in a Python environment it builds for the job, not in a training image
+    BUILDS_ENVIRONMENT = "builds_environment"
+    ANY_REGISTRY = "any_registry"  # its ``container:`` may come from any registry (not: its ``image_registry`` only)
     #: ``distribution: {parameter_server: {enabled: true}}`` (the SageMaker estimator's): a server beside each worker
     PARAMETER_SERVERS = "parameter_servers"
 
@@ -101,8 +107,14 @@ class Capabilities:
         return own if own is not None else DEFAULT_REFUSALS.get(capability, Refusal("{title} cannot do that", ""))
 
 
-#: What a backend has when it says nothing: a cloud's job, billed, writing buckets, running containers and
-#: scripts with their args.
+#: What a backend has when it says nothing: a cloud's job, billed, writing buckets, running containers (from
+#: any registry) and scripts with their args.
 DEFAULT_CAPABILITIES = Capabilities.of(
-    {Capability.BILLED, Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS}
+    {
+        Capability.BILLED,
+        Capability.WRITES_BUCKETS,
+        Capability.CONTAINERS,
+        Capability.ANY_REGISTRY,
+        Capability.SCRIPT_ARGS,
+    }
 )

@@ -31,7 +31,7 @@ def extra_of(module: str) -> tuple[str, str] | None:
     if module in OTHER_EXTRAS:
         return OTHER_EXTRAS[module]
     backend = sdk_modules().get(module)
-    return None if backend is None else (backend, rules(backend).title)
+    return None if backend is None else (backend, rules(backend).words.title)
 
 
 def missing_extra(exc: BaseException) -> MissingExtra | None:

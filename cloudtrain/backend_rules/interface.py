@@ -5,20 +5,30 @@ data schemes, the secrets checks and history read it through :func:`cloudtrain.b
 it names no config, spec or runtime type. The checks that take a loaded config are
 :class:`cloudtrain.config.rules.ConfigRules` (config time), those that build a spec
 :class:`cloudtrain.spec.SpecRules` (spec time); submitting and watching a job is
-:class:`cloudtrain.backends.base.Backend`. :class:`RuleDefaults` gives each fact a neutral default.
+:class:`cloudtrain.backends.base.Backend`. A backend states its :class:`Facts` and :class:`Words`, one
+frozen record each.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from cloudtrain.backend_rules.capabilities import DEFAULT_CAPABILITIES, Capabilities, Capability
 from cloudtrain.catalog.records import MachineInfo
 
-__all__ = ["BackendRules", "BackendSettings", "Capabilities", "Capability", "Hardware", "RuleDefaults"]
+__all__ = [
+    "BackendRules",
+    "BackendSettings",
+    "Capabilities",
+    "Capability",
+    "Facts",
+    "Hardware",
+    "RuleDefaults",
+    "Words",
+]
 
 
 @dataclass(frozen=True)
@@ -62,57 +72,68 @@ class BackendSettings:
         return ()
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What a backend is, as one frozen record: ``BACKEND.facts``. Every field has a neutral default."""
+
+    section: str | None = None  # the YAML section of its own keys (``<name>:``); None: top-level keys
+    required_keys: tuple[str, ...] = ()  # top-level config keys a job on it needs
+    location_keys: tuple[str, ...] = ()  # what attach / list_jobs / history need to find a job
+    storage_schemes: tuple[str, ...] = ()  # URI schemes its machines read and write; () local only
+    #: ``machine:`` keys only some backends take that it takes (Slurm: ``accelerator_type``, its gres GPU type)
+    machine_keys: tuple[str, ...] = ()
+    max_runtime_seconds: int | None = None  # the longest job it accepts
+    job_name_limit: int | None = None  # the longest job name it accepts
+    job_id_pattern: re.Pattern[str] | None = None  # a full job name; named groups ``id`` and the location keys
+    #: What it can do (:class:`Capability`) and its reason for each thing it cannot, where it gives one
+    capabilities: Capabilities = DEFAULT_CAPABILITIES
+    image_region: str | None = None  # the region whose image rules apply; None: the config's region
+    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
+    #: With ``Capability.FOLLOWS_TARGET``, the config's ``target`` comes first.
+    contract: str | None = None
+    #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher
+    #: reads on the training machine with the job's own identity; None: none (unless ``Capability.RUNS_HERE``)
+    secret_kind: str | None = None
+    max_channels: int | None = None  # the most ``data:`` channels a job may have
+    channel_options: tuple[str, ...] = ()  # ``data:`` mapping keys it takes (``input_mode``)
+    #: Image URIs in its own registry; without ``Capability.ANY_REGISTRY``, the only ``container:`` it runs
+    image_registry: re.Pattern[str] | None = None
+    tf_image: re.Pattern[str] | None = None  # its TensorFlow training images; groups: major, minor
+    #: Its machines by ``machine.type``, for a backend whose machines are in no catalog table: the neutral
+    #: ``describe``, ``nearest``, machine check and ``resolve_machine`` read them. Empty: the catalog's.
+    machines: Mapping[str, Hardware] = field(default_factory=dict)
+    #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
+    list_columns: tuple[str, ...] = ()
+    #: Its record of the spec's ``backend_settings``; one with a ``section`` field gets the config's section.
+    settings_record: type[BackendSettings] = BackendSettings
+    max_parallel_trials: int | None = None  # a sweep's most trials at once
+    max_categorical_values: int | None = None  # a sweep's most values per categorical parameter
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a backend's messages call its things: ``BACKEND.words``."""
+
+    title: str = ""  # the engine's name in messages ("Vertex AI", "SageMaker")
+    machine_word: str = "machine type"  # what it calls ``machine.type`` ("instance type")
+    submit_needs: str = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
+    #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
+    spot_basis: str = "on-demand list price; spot bills less"
+    model_dir_words: str = "AIP_MODEL_DIR"  # where its contract keeps the model, for the empty-model warning
+    #: How a local-folder data channel reaches the job, for the summary; None: uploaded to the staging bucket
+    local_data: str | None = None
+    bucket_data: str = "read in place"  # how a bucket data channel reaches the job
+
+
 class BackendRules(Protocol):
-    """A backend's facts, capabilities and name rules: what validating a config needs of it."""
+    """A backend's facts, words and name rules: what validating a config needs of it."""
 
     @property
     def name(self) -> str: ...
     @property
-    def title(self) -> str: ...  # the engine's name in messages ("Vertex AI", "SageMaker")
+    def facts(self) -> Facts: ...
     @property
-    def section(self) -> str | None: ...  # the YAML section of its own keys (``<name>:``); None: top-level keys
-    @property
-    def required_keys(self) -> tuple[str, ...]: ...  # top-level config keys a job on it needs
-    @property
-    def location_keys(self) -> tuple[str, ...]: ...  # what attach / list_jobs / history need to find a job
-    @property
-    def storage_schemes(self) -> tuple[str, ...]: ...  # URI schemes its machines read and write; () local only
-    @property
-    def machine_keys(self) -> tuple[str, ...]: ...  # ``machine:`` keys only some backends take
-    @property
-    def max_runtime_seconds(self) -> int | None: ...  # the longest job it accepts
-    @property
-    def job_name_limit(self) -> int | None: ...  # the longest job name it accepts
-    @property
-    def capabilities(self) -> Capabilities: ...  # what it can do, and why not the rest
-    @property
-    def image_region(self) -> str | None: ...  # the region whose image rules apply; None: the config's
-    @property
-    def local_data(self) -> str | None: ...  # how a local-folder data channel reaches the job; None: uploaded
-    @property
-    def bucket_data(self) -> str: ...  # how a bucket data channel reaches the job
-    @property
-    def contract(self) -> str | None: ...  # whose catalog and contract its jobs follow; None: its own
-    @property
-    def secret_kind(self) -> str | None: ...  # the secret references (gcp, aws) its jobs read; None: none
-    @property
-    def max_channels(self) -> int | None: ...  # the most ``data:`` channels a job may have
-    @property
-    def channel_options(self) -> tuple[str, ...]: ...  # ``data:`` mapping keys it takes
-    @property
-    def machine_word(self) -> str: ...  # what it calls ``machine.type``
-    @property
-    def submit_needs(self) -> str: ...  # the keys a config moved to it must add
-    @property
-    def image_registry(self) -> re.Pattern[str] | None: ...  # image URIs in its own registry
-    @property
-    def tf_image(self) -> re.Pattern[str] | None: ...  # its TensorFlow training images (groups: major, minor)
-    @property
-    def spot_basis(self) -> str: ...  # what a spot job's catalog $/hour stands for
-    @property
-    def model_dir_words(self) -> str: ...  # where its contract keeps the model
-    @property
-    def machines(self) -> Mapping[str, Hardware]: ...  # its own machines, where no catalog table has them
+    def words(self) -> Words: ...
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         """Before validation: fill in the keys every backend's schema requires that this one decides
@@ -137,67 +158,33 @@ class BackendRules(Protocol):
 
 
 class RuleDefaults:
-    """Neutral defaults for :class:`BackendRules`; a backend class inherits them (through
-    :class:`cloudtrain.backends.base.BackendFacts`) and overrides what differs."""
+    """Neutral defaults for :class:`BackendRules`' methods; a backend class inherits them (through
+    :class:`cloudtrain.backends.base.BackendFacts`) and states its ``facts`` and ``words``."""
 
-    title: ClassVar[str] = ""  # the engine's name in messages ("Vertex AI")
-    section: ClassVar[str | None] = None
-    required_keys: ClassVar[tuple[str, ...]] = ()
-    location_keys: ClassVar[tuple[str, ...]] = ()
-    storage_schemes: ClassVar[tuple[str, ...]] = ()
-    #: ``machine:`` keys only some backends take that it takes (Slurm: ``accelerator_type``, its gres GPU type)
-    machine_keys: ClassVar[tuple[str, ...]] = ()
-    max_runtime_seconds: ClassVar[int | None] = None
-    job_name_limit: ClassVar[int | None] = None
-    job_id_pattern: ClassVar[re.Pattern[str] | None] = None  # named groups: ``id`` and the location keys
-    #: What it can do (:class:`Capability`) and its reason for each thing it cannot, where it gives one
-    capabilities: ClassVar[Capabilities] = DEFAULT_CAPABILITIES
-    image_region: ClassVar[str | None] = None  # the region whose image rules apply; None: the config's region
-    #: How a local-folder data channel reaches the job, for the summary; None: uploaded to the staging bucket
-    local_data: ClassVar[str | None] = None
-    bucket_data: ClassVar[str] = "read in place"  # how a bucket data channel reaches the job
-    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
-    #: With ``Capability.FOLLOWS_TARGET``, the config's ``target`` comes first.
-    contract: ClassVar[str | None] = None
-    #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher
-    #: reads on the training machine with the job's own identity; None: none (unless ``Capability.RUNS_HERE``)
-    secret_kind: ClassVar[str | None] = None
-    max_channels: ClassVar[int | None] = None  # the most ``data:`` channels a job may have
-    channel_options: ClassVar[tuple[str, ...]] = ()  # ``data:`` mapping keys it takes (``input_mode``)
-    machine_word: ClassVar[str] = "machine type"  # what it calls ``machine.type`` ("instance type")
-    submit_needs: ClassVar[str] = ""  # the keys a config moved to it must add ("project and a gs:// staging_bucket")
-    image_registry: ClassVar[re.Pattern[str] | None] = None  # image URIs in its own registry
-    tf_image: ClassVar[re.Pattern[str] | None] = None  # its TensorFlow training images; groups: major, minor
-    #: What a spot job's catalog $/hour stands for here (the catalog holds on-demand list prices only)
-    spot_basis: ClassVar[str] = "on-demand list price; spot bills less"
-    model_dir_words: ClassVar[str] = "AIP_MODEL_DIR"  # where its contract keeps the model, for the empty-model warning
-    #: Its machines by ``machine.type``, for a backend whose machines are in no catalog table: the neutral
-    #: ``describe``, ``nearest``, machine check and ``resolve_machine`` read them. Empty: the catalog's.
-    machines: ClassVar[Mapping[str, Hardware]] = {}
+    facts: ClassVar[Facts] = Facts()
+    words: ClassVar[Words] = Words()
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         return []
 
     def job_name(self, name: str, tail: str) -> str:
         """``name`` + ``tail`` (the per-submit stamp), ``name`` cut so the whole fits ``job_name_limit``."""
-        if self.job_name_limit is not None:
-            name = name[: self.job_name_limit - len(tail)].rstrip("-_")
+        if self.facts.job_name_limit is not None:
+            name = name[: self.facts.job_name_limit - len(tail)].rstrip("-_")
         return name + tail
 
     def parse_job_id(self, text: str) -> tuple[str, dict[str, str]] | None:
-        match = self.job_id_pattern.match(text) if self.job_id_pattern else None
+        pattern = self.facts.job_id_pattern
+        match = pattern.match(text) if pattern else None
         if match is None:
             return None
-        return match["id"], {k: match[k] for k in self.location_keys if k in match.groupdict()}
+        return match["id"], {k: match[k] for k in self.facts.location_keys if k in match.groupdict()}
 
     def describe(self, machine: Mapping[str, Any]) -> Hardware | None:
-        return self.machines.get(str(machine.get("type")))
+        return self.facts.machines.get(str(machine.get("type")))
 
     def nearest(self, hardware: Hardware) -> list[dict[str, Any]]:
-        """Of :attr:`machines`, those with (or without) an accelerator as ``hardware``, nearest in vCPUs first."""
-        fits = [
-            name for name, own in self.machines.items() if (own.accelerator is None) == (hardware.accelerator is None)
-        ]
-        return [
-            {"type": name} for name in sorted(fits, key=lambda name: abs(self.machines[name].vcpus - hardware.vcpus))
-        ]
+        """Of the ``machines``, those with (or without) an accelerator as ``hardware``, nearest in vCPUs first."""
+        own = self.facts.machines
+        fits = [name for name, one in own.items() if (one.accelerator is None) == (hardware.accelerator is None)]
+        return [{"type": name} for name in sorted(fits, key=lambda name: abs(own[name].vcpus - hardware.vcpus))]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain import catalog
 from cloudtrain.backend_rules.capabilities import Capability
-from cloudtrain.backend_rules.interface import BackendSettings, Hardware, RuleDefaults
+from cloudtrain.backend_rules.interface import BackendSettings, Facts, Hardware, RuleDefaults, Words
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.catalog.crosscloud import nearest_machine
 from cloudtrain.catalog.records import MachineInfo
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from cloudtrain.backends.environment import EnvironmentContract
     from cloudtrain.backends.files import JobFiles
     from cloudtrain.data.stores import GcsStore, S3Store
-    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
     from cloudtrain.sweeps.results import SweepResults  # a sweep's table: not on a job's dry run
 
 __all__ = [
@@ -45,6 +44,7 @@ __all__ = [
     "BackendFacts",
     "BackendSettings",
     "CatalogMachines",
+    "Facts",
     "Hardware",
     "HandleDefaults",
     "JobHandle",
@@ -54,6 +54,7 @@ __all__ = [
     "Submits",
     "SweepHandle",
     "Watches",
+    "Words",
     "poll_until_terminal",
     "region_given",
 ]
@@ -157,9 +158,6 @@ class Submits(Protocol):
 class Watches(Protocol):
     """Watch time: finding a job again, its state, its lines and what it cost."""
 
-    @property
-    def list_columns(self) -> tuple[str, ...]: ...  # ``details`` keys ``list --backend`` shows as columns
-
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> JobHandle:
         """A handle on an existing job; only the ``location_keys`` it declares are required."""
         ...
@@ -199,16 +197,13 @@ def region_given(region: str | None, message: str) -> str:
 
 
 class BackendFacts(RuleDefaults):
-    """Neutral defaults for a backend's members; a backend class inherits this and overrides what differs."""
+    """Neutral defaults for a backend's methods; a backend class inherits this, states its ``facts`` and
+    ``words`` and overrides what differs."""
 
-    #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
-    list_columns: ClassVar[tuple[str, ...]] = ()
-    #: Its record of the spec's ``backend_settings``; one with a ``section`` field gets the config's section.
-    settings_record: ClassVar[type[BackendSettings]] = BackendSettings
     local_contract: ClassVar[EnvironmentContract | None] = None
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore | S3Store:
-        raise UsageError(f"{self.title} has no buckets of its own to read {bucket!r} from")
+        raise UsageError(f"{self.words.title} has no buckets of its own to read {bucket!r} from")
 
     def spec_warnings(self, spec: JobSpec) -> list[str]:
         """Warnings about a resolved job that follows its contract (one line each; none by default)."""
@@ -226,15 +221,16 @@ class BackendFacts(RuleDefaults):
     def job_settings(self, config: JobConfig) -> BackendSettings:
         """The spec's ``backend_settings``: what only this backend reads of a validated config."""
         settings: dict[str, Any] = {"job_dir": config.job_dir.rstrip("/") if config.job_dir else None}
-        if self.section and "section" in {f.name for f in fields(self.settings_record)}:
-            settings["section"] = config.section(self.section)
-        return self.settings_record(**settings)
+        record, section = self.facts.settings_record, self.facts.section
+        if section and "section" in {f.name for f in fields(record)}:
+            settings["section"] = config.section(section)
+        return record(**settings)
 
     def resolve_machine(self, config: JobConfig) -> MachineInfo:
         """The config's ``machine:`` as the catalog of its cloud describes it (type, GPUs, price), or as
-        :attr:`machines` does (no price: not in the catalog)."""
+        the facts' ``machines`` do (no price: not in the catalog)."""
         m = config.machine
-        own = self.machines.get(m.type)
+        own = self.facts.machines.get(m.type)
         if own is None:
             return catalog.resolve_machine(config.cloud, m.type, m.accelerator, m.accelerator_count)
         return own.unpriced(self.name, m.type)  # type: ignore[attr-defined]  # a mixin: the backend names itself
@@ -255,42 +251,30 @@ class BackendFacts(RuleDefaults):
         """``(project, where it came from)``: the location key beside the region (None: none needed).
         A backend that takes no project (SageMaker) has none, even when a config moved to it with
         ``--set backend=`` still names one; a local run keeps it (its target's data may need it)."""
-        if "project" not in self.required_keys and Capability.FOLLOWS_TARGET not in self.capabilities:
+        if "project" not in self.facts.required_keys and Capability.FOLLOWS_TARGET not in self.facts.capabilities:
             return None, None
         return loaded.config.project, loaded.project_source
 
-    def settings_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the keys only this backend reads, when it runs the job: ``(fields, check)`` pairs
-        for the config checker (a check raises ``loaded.error(...)``)."""
-        return []
-
-    def contract_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
-        return []
-
-    def check_container(self, loaded: LoadedConfig) -> None:
-        """Refuse a ``container:`` image this backend cannot pull (``loaded.error``)."""
-
-    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
-        """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
-
-    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the location and machine keys for a backend that has no catalog of regions and
-        machines (a cluster): ``(fields, check)`` pairs for the config checker; empty: the catalog's checks.
-        With :attr:`machines`: ``machine.type`` names one of them."""
-        if not self.machines:
+    def config_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks of the keys only this backend reads, when it runs the job (with ``Capability.CLUSTER``,
+        its location and machine keys too): ``(fields, check)`` pairs; with the facts' ``machines``,
+        ``machine.type`` names one of them."""
+        if not self.facts.machines:
             return []
 
         def machine() -> None:
             kind = loaded.config.machine.type
-            if kind not in self.machines:
+            if kind not in self.facts.machines:
                 raise loaded.error(
-                    ("machine", "type"), f"no {self.title} machine {kind!r}", f"use {', '.join(self.machines)}"
+                    ("machine", "type"),
+                    f"no {self.words.title} machine {kind!r}",
+                    f"use {', '.join(self.facts.machines)}",
                 )
 
         return [(("machine",), machine)]
 
-    def check(self, config: JobConfig) -> list[str]:
+    def contract_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
         return []
 
     def label(self, replica: str) -> str:

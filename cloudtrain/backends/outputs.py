@@ -49,7 +49,7 @@ def empty_model_dir_warning(
 
 def model_warning(model_dir: str, written: Counter[str], contract: str) -> str:
     """The one-line warning: ``model_dir`` is empty; ``written`` counts files per folder found elsewhere."""
-    kept = get_backend(contract).model_dir_words
+    kept = get_backend(contract).words.model_dir_words
     head = (
         f"the model dir {model_dir} is empty at the end of the run: "
         f"in the cloud only what is written to {kept} is the model"

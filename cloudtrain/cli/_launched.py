@@ -37,7 +37,10 @@ def follow_launched(
     """Follow a job just created to its end (its price, epochs and phases watched); exit with its outcome."""
     spec = launched.spec
     progress = watch_progress(
-        launched.handle, spec, billed=Capability.BILLED in get_backend(spec.backend).capabilities, first=launched.first
+        launched.handle,
+        spec,
+        billed=Capability.BILLED in get_backend(spec.backend).facts.capabilities,
+        first=launched.first,
     )
     follow(
         console,

@@ -22,17 +22,19 @@ from cloudtrain.text.numbers import duration
 def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None) -> None:
     replaced = replaced_tensorflow(package.requirements, spec.tensorflow_version) if package else None
     backend = get_backend(spec.backend)
-    local = Capability.RUNS_HERE in backend.capabilities
+    local = Capability.RUNS_HERE in backend.facts.capabilities
     machine = f"{spec.machine.type}, {spec.machine.accelerators}"
     machine += f", × {counted(spec.replica_count, 'replica')}" if spec.replica_count > 1 else ""
-    cost = spec.cost_per_hour if Capability.BILLED in backend.capabilities else None
+    cost = spec.cost_per_hour if Capability.BILLED in backend.facts.capabilities else None
     print_kv(
         console,
         f"cloudtrain · {spec.job_name}",
         [
             (
                 "backend",
-                f"{spec.backend}: {backend.title}, following the {spec.cloud} contract" if local else spec.backend,
+                f"{spec.backend}: {backend.words.title}, following the {spec.cloud} contract"
+                if local
+                else spec.backend,
             ),
             ("region", None if local else spec.region),
             (
@@ -52,7 +54,7 @@ def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None)
                 None
                 if local or spec.container
                 else f"none: TensorFlow {spec.tensorflow_version} in a Python environment built for the job"
-                if backend.image_registry is None  # a cluster: no image runs, only its TensorFlow version counts
+                if Capability.BUILDS_ENVIRONMENT in backend.facts.capabilities  # no image runs: its TF version counts
                 else spec.image_uri
                 + (
                     f" (TensorFlow {spec.tensorflow_version}, the newest image: the default)"
@@ -158,7 +160,7 @@ def _batch_line(spec: JobSpec) -> str | None:
         (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
     )
     replicas = spec.machine.replicas_per_machine * spec.replica_count
-    if per_replica is None or Capability.RUNS_HERE in get_backend(spec.backend).capabilities:
+    if per_replica is None or Capability.RUNS_HERE in get_backend(spec.backend).facts.capabilities:
         return None
     unit = "TPU cores" if spec.machine.tpu_cores else "GPUs × machines"
     return f"global {per_replica * replicas} = {per_replica} per replica × {counted(replicas, 'replica')} ({unit})"

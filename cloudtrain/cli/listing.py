@@ -44,7 +44,7 @@ def list_jobs(
     if output == "json":
         print_json([j.to_dict() for j in jobs])
         return
-    extra = where.backend.list_columns  # the backend's own columns (Slurm: cluster, partition, nodes)
+    extra = where.backend.facts.list_columns  # the backend's own columns (Slurm: cluster, partition, nodes)
     print_table(
         make_console(),
         ["job", "state", *extra, "created", "message"],

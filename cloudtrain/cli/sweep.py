@@ -194,7 +194,9 @@ def sweep_entry(job_id: str) -> JobRecord | None:
 def local_sweep_entry(job_id: str) -> JobRecord | None:
     """The history record of ``job_id`` when it is a sweep run on this machine, else None."""
     entry = sweep_entry(job_id)
-    return entry if entry is not None and Capability.SWEEPS_HERE in get_backend(entry.backend).capabilities else None
+    return (
+        entry if entry is not None and Capability.SWEEPS_HERE in get_backend(entry.backend).facts.capabilities else None
+    )
 
 
 def stop_local(job_id: str, *, wait: bool, output: str) -> None:
@@ -239,7 +241,7 @@ def show_logs(job_id: str, output: str) -> None:
     entry = sweep_record(job_id)
     table = load_results(job_id)
     # a cloud's tuning job: its trials are jobs of their own
-    if Capability.SWEEPS_HERE not in get_backend(entry.backend).capabilities:
+    if Capability.SWEEPS_HERE not in get_backend(entry.backend).facts.capabilities:
         handle = get_backend(entry.backend).attach_sweep(entry.job_id, region=entry.region, project=entry.project)
         if getattr(handle, "shows_trials", False):  # a Slurm array: each trial's lines, labelled tNNN/<replica>
             printer = ReplicaPrinter(make_console())

@@ -9,14 +9,16 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
 from cloudtrain.config.loaded import LoadedConfig, check_control_characters
 from cloudtrain.config.problems import Problems
-from cloudtrain.config.rules import rules
+from cloudtrain.config.rules import Check, ConfigRules, rules
 from cloudtrain.config.schema import DataChannel
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.config.secret_checks import check_secrets
@@ -26,6 +28,9 @@ from cloudtrain.packaging.tree import check_module, check_package_dir
 from cloudtrain.text import FILL_IN
 from cloudtrain.text.numbers import money
 
+if TYPE_CHECKING:
+    from cloudtrain.sweeps.params import Param  # a sweep's: not on a job's dry run
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 _CHANNEL_NAME_MAX = 64  # SageMaker's limit, kept on every backend: the same data: runs anywhere
@@ -34,198 +39,230 @@ _CHANNEL_NAME_MAX = 64  # SageMaker's limit, kept on every backend: the same dat
 _EXPERIMENT = re.compile(r"^[a-z0-9](-*[a-z0-9]){0,62}$")
 
 
-def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
-    """Every check whose fields are valid, each error collected (:class:`Problems`); raises them at the end.
+@dataclass(frozen=True)
+class _Job:
+    """What each named check reads (the config, its backend, whose contract it follows) and where it reports."""
 
-    ``problems`` may already hold the schema's errors: checks reading those fields are skipped."""
-    problems = problems if problems is not None else Problems()
-    cfg = loaded.config
-    cloud = cfg.cloud
-    backend = rules(cfg.backend)
-    contract = rules(cloud)  # whose contract the job follows (the backend, or local's target)
-    err = loaded.error
-    run = problems.run
-    run((), lambda: check_control_characters(loaded))
+    loaded: LoadedConfig
+    problems: Problems
+    backend: ConfigRules
+    contract: ConfigRules  # whose contract the job follows (the backend, or local's target)
 
-    def fail(path: tuple[str, ...], message: str, hint: str | None = None) -> Callable[[], None]:
+    def has(self, capability: Capability) -> bool:
+        return capability in self.backend.facts.capabilities
+
+    def run(self, checks: Iterable[Check]) -> None:
+        """Each ``(fields it reads, check)`` whose fields have not failed, its errors collected."""
+        for fields, check in checks:
+            self.problems.run(fields, check)
+
+    def refuse(self, reads: tuple[str, ...], path: tuple[str, ...], message: str, hint: str | None = None) -> None:
         def check() -> None:
-            raise err(path, message, hint)
+            raise self.loaded.error(path, message, hint)
 
-        return check
+        self.problems.run(reads, check)
 
-    follows_target = Capability.FOLLOWS_TARGET in backend.capabilities
+    def catalog(self, reads: tuple[str, ...], find: Callable[[], object], path: tuple[str, ...] | None = None) -> None:
+        """``find()``, a catalog look-up; its refusal at ``path`` (else the field it names), the nearest valid."""
+
+        def check() -> None:
+            try:
+                find()
+            except catalog.CatalogError as exc:
+                at = path or ("machine", {"machine_type": "type"}.get(exc.field or "", exc.field or "type"))
+                raise self.loaded.error(at, str(exc), _alternatives(exc)) from None
+
+        self.problems.run(reads, check)
+
+
+def _target_and_gpu_type(job: _Job) -> None:
+    cfg, follows_target = job.loaded.config, job.has(Capability.FOLLOWS_TARGET)
+    job.run([((), lambda: check_control_characters(job.loaded))])
     if cfg.target and not follows_target:
-        run(
-            ("target",),
-            fail(("target",), f"target is only for backend local (backend is {cfg.backend})", "remove target"),
+        message = f"target is only for backend local (backend is {cfg.backend})"
+        job.refuse(("target",), ("target",), message, "remove target")
+    if cfg.machine.accelerator_type and not follows_target and "accelerator_type" not in job.backend.facts.machine_keys:
+        message = f"machine.accelerator_type names a cluster's GPU type (--gres); a {cfg.backend} job does not take it"
+        path = ("machine", "accelerator_type")
+        job.refuse(path, path, message, "remove it; the GPU is machine.accelerator (or the machine type)")
+
+
+def _region_and_machine(job: _Job) -> None:
+    """The catalog's regions and machines (a cluster checks its own)."""
+    cfg, m = job.loaded.config, job.loaded.config.machine
+    if job.has(Capability.CLUSTER):
+        return
+    job.catalog(("target", "backend", "region"), lambda: catalog.check_region(cfg.cloud, cfg.region), ("region",))
+    job.catalog(
+        ("target", "backend", "machine"),
+        lambda: catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count),
+    )
+    if job.problems.failed("machine") and not job.problems.failed("machine.type"):
+        # another key of machine: failed (an unknown key, a bad count): the type alone is still
+        # checked, as it depends on no other key of the section
+        job.run([(("target", "backend", "machine.type"), lambda: _machine_type(job.loaded))])
+    if not job.has(Capability.FOLLOWS_TARGET):  # a local run needs no region's GPUs
+        job.run([(("target", "backend", "region", "machine"), lambda: _offered(job.loaded))])
+
+
+def _machine_type(loaded: LoadedConfig) -> None:
+    try:
+        catalog.resolve_machine(loaded.config.cloud, loaded.config.machine.type, None, None)
+    except catalog.CatalogError as exc:
+        if exc.field in (None, "machine_type"):  # about the type itself, not its accelerators
+            raise loaded.error(("machine", "type"), str(exc), _alternatives(exc)) from None
+
+
+def _offered(loaded: LoadedConfig) -> None:
+    """After region and machine passed: does this region have the machine's accelerators?"""
+    cfg = loaded.config
+    try:
+        m = catalog.resolve_machine(cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
+        catalog.check_offered(m, cfg.region)
+    except catalog.CatalogError as exc:
+        here = catalog.offered_in(cfg.cloud, cfg.region)
+        other = f"a machine with {' / '.join(here)}" if here else "another machine"
+        raise loaded.error(("region",), str(exc), f"set region: {exc.alternatives[0]}, or {other}") from None
+
+
+def _image(job: _Job) -> None:
+    """A TPU job's topology and image, or the prebuilt image of image.tensorflow in the region."""
+    cfg = job.loaded.config
+    if job.has(Capability.TPUS) and cfg.machine.type in catalog.tpu_machine_types():
+        job.run([(("target", "backend", "machine", "region", "image", "replica_count"), lambda: _tpu_job(job.loaded))])
+    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not job.has(Capability.CLUSTER):
+        job.run([(("target", "backend", "region", "image"), lambda: _tf_image(job.loaded))])
+
+
+def _tf_image(loaded: LoadedConfig) -> None:
+    image, cfg = loaded.config.image, loaded.config
+    try:
+        catalog.training_image(
+            cfg.cloud, cfg.region, image.tensorflow or "", gpu=False, py_version=catalog.python_tag(image.python)
         )
+    except catalog.CatalogError as exc:
+        field = "python" if image.python and "Python" in str(exc) else "tensorflow"
+        raise loaded.error(("image", field), str(exc), _alternatives(exc)) from None
 
-    if cfg.machine.accelerator_type and not follows_target and "accelerator_type" not in backend.machine_keys:
-        run(
-            ("machine", "accelerator_type"),
-            fail(
-                ("machine", "accelerator_type"),
-                f"machine.accelerator_type names a cluster's GPU type (--gres); a {cfg.backend} job does not take it",
-                "remove it; the GPU is machine.accelerator (or the machine type)",
-            ),
-        )
 
-    def region() -> None:
-        try:
-            catalog.check_region(cloud, cfg.region)
-        except catalog.CatalogError as exc:
-            raise err(("region",), str(exc), _alternatives(exc)) from None
-
-    def machine() -> None:
-        try:
-            catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
-        except catalog.CatalogError as exc:
-            field = {"machine_type": "type"}.get(exc.field or "", exc.field or "type")
-            raise err(("machine", field), str(exc), _alternatives(exc)) from None
-
-    def machine_type() -> None:
-        try:
-            catalog.resolve_machine(cloud, cfg.machine.type, None, None)
-        except catalog.CatalogError as exc:
-            if exc.field in (None, "machine_type"):  # about the type itself, not its accelerators
-                raise err(("machine", "type"), str(exc), _alternatives(exc)) from None
-
-    def image() -> None:
-        if cfg.image.tensorflow is None:
-            return
-        try:
-            catalog.training_image(
-                cloud, cfg.region, cfg.image.tensorflow, gpu=False, py_version=catalog.python_tag(cfg.image.python)
-            )
-        except catalog.CatalogError as exc:
-            field = "python" if cfg.image.python and "Python" in str(exc) else "tensorflow"
-            raise err(("image", field), str(exc), _alternatives(exc)) from None
-
-    def offered() -> None:
-        # after region and machine passed: does this region have the machine's accelerators?
-        try:
-            m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
-            catalog.check_offered(m, cfg.region)
-        except catalog.CatalogError as exc:
-            here = catalog.offered_in(cloud, cfg.region)
-            other = f"a machine with {' / '.join(here)}" if here else "another machine"
-            raise err(("region",), str(exc), f"set region: {exc.alternatives[0]}, or {other}") from None
-
-    own_checks = backend.field_checks(loaded)  # a cluster: no catalog of regions and machines
-    cluster = bool(own_checks)
-    if own_checks:
-        for fields, check in own_checks:
-            run(fields, check)
-    else:
-        run(("target", "backend", "region"), region)
-        run(("target", "backend", "machine"), machine)
-        if problems.failed("machine") and not problems.failed("machine.type"):
-            # another key of machine: failed (an unknown key, a bad count): the type alone is still
-            # checked, as it depends on no other key of the section
-            run(("target", "backend", "machine.type"), machine_type)
-        if not follows_target:  # a local run needs no region's GPUs
-            run(("target", "backend", "region", "machine"), offered)
-
-    def tpu_job() -> None:
-        try:
-            m = catalog.resolve_machine(cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count)
-            if m.tpu is None:
-                return
+def _tpu_job(loaded: LoadedConfig) -> None:
+    cfg, m = loaded.config, loaded.config.machine
+    try:
+        info = catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count)
+        if info.tpu is not None:
+            own_image = bool(cfg.image.uri or cfg.container)
+            tensorflow, count = cfg.image.tensorflow, cfg.replica_count
             catalog.check_tpu_job(
-                m,
-                topology=cfg.machine.tpu_topology,
-                region=cfg.region,
-                replica_count=cfg.replica_count,
-                tensorflow=cfg.image.tensorflow,
-                own_image=bool(cfg.image.uri or cfg.container),
-            )
-        except catalog.CatalogError as exc:
-            path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
-            raise err(path.get(exc.field or "", (exc.field or "machine",)), str(exc), _alternatives(exc)) from None
+                info, topology=m.tpu_topology, region=cfg.region, replica_count=count, tensorflow=tensorflow,
+                own_image=own_image,
+            )  # fmt: skip
+    except catalog.CatalogError as exc:
+        path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
+        at = path.get(exc.field or "", (exc.field or "machine",))
+        raise loaded.error(at, str(exc), _alternatives(exc)) from None
 
-    if Capability.TPUS in backend.capabilities and cfg.machine.type in catalog.tpu_machine_types():
-        run(("target", "backend", "machine", "region", "image", "replica_count"), tpu_job)
-    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not cluster:
-        run(("target", "backend", "region", "image"), image)
-    for fields, check in backend.settings_checks(loaded):
-        run(fields, check)
-    if Capability.STAGING in backend.capabilities:
-        for field, check in _staging_checks(loaded):
-            run(("backend", field), check)
-    longest = None if cluster else contract.max_runtime_seconds
+
+def _backend_own(job: _Job) -> None:
+    """The backend's own checks, then where a backend that stages in a bucket reads and writes."""
+    job.run(job.backend.config_checks(job.loaded))
+    if job.has(Capability.STAGING):
+        job.run((("backend", field), check) for field, check in _staging_checks(job.loaded))
+
+
+def _runtime_and_spot(job: _Job) -> None:
+    cfg, contract = job.loaded.config, job.contract
+    longest = None if job.has(Capability.CLUSTER) else contract.facts.max_runtime_seconds
     if longest is not None and cfg.max_runtime > longest:
-        run(
-            ("max_runtime",),
-            fail(
-                ("max_runtime",),
-                f"received {cfg.max_runtime} s; {cloud} allows at most {longest} s",
-                f"set max_runtime: {longest // 86400}d or less",
-            ),
-        )
-    if cfg.spot.max_wait is not None:
-        if Capability.SPOT_MAX_WAIT not in contract.capabilities:
-            message, hint = contract.capabilities.refusal(Capability.SPOT_MAX_WAIT).format(title=contract.title)
-            run(("spot",), fail(("spot", "max_wait"), message, hint))
-        elif cfg.spot.max_wait < cfg.max_runtime:
-            run(
-                ("spot", "max_runtime"),
-                fail(
-                    ("spot", "max_wait"),
-                    f"received {cfg.spot.max_wait} s, shorter than max_runtime ({cfg.max_runtime} s)",
-                    "make max_wait at least max_runtime",
-                ),
-            )
-    for key in cfg.env:
+        message = f"received {cfg.max_runtime} s; {cfg.cloud} allows at most {longest} s"
+        job.refuse(("max_runtime",), ("max_runtime",), message, f"set max_runtime: {longest // 86400}d or less")
+    if cfg.spot.max_wait is None:
+        return
+    if Capability.SPOT_MAX_WAIT not in contract.facts.capabilities:
+        refusal = contract.facts.capabilities.refusal(Capability.SPOT_MAX_WAIT)
+        job.refuse(("spot",), ("spot", "max_wait"), *refusal.format(title=contract.words.title))
+    elif cfg.spot.max_wait < cfg.max_runtime:
+        message = f"received {cfg.spot.max_wait} s, shorter than max_runtime ({cfg.max_runtime} s)"
+        job.refuse(("spot", "max_runtime"), ("spot", "max_wait"), message, "make max_wait at least max_runtime")
+
+
+def _env_and_labels(job: _Job) -> None:
+    for key in job.loaded.config.env:
         if not _ENV_NAME.match(key):
-            run(
-                (f"env.{key}",),
-                fail(("env", key), f"{key!r} is not a valid environment variable name", "use A-Z, 0-9 and _"),
-            )
+            message = f"{key!r} is not a valid environment variable name"
+            job.refuse((f"env.{key}",), ("env", key), message, "use A-Z, 0-9 and _")
         elif environment_vars.reserved(key):
             said = f"{key!r} is set in the job by {environment_vars.reserved(key)}: a value of yours would replace it"
-            run((f"env.{key}",), fail(("env", key), said, "rename the variable"))
-    for key in cfg.labels:
+            job.refuse((f"env.{key}",), ("env", key), said, "rename the variable")
+    for key in job.loaded.config.labels:
         if key.lower().startswith(RESERVED_LABEL_PREFIX):
-            run(
-                (f"labels.{key}",),
-                fail(
-                    ("labels", key),
-                    f"{key!r} is one of cloudtrain's own labels (keys starting with {RESERVED_LABEL_PREFIX!r}): "
-                    "cloudtrain sets it to find the job again, and a value of yours would replace it",
-                    "rename the label",
-                ),
+            said = (
+                f"{key!r} is one of cloudtrain's own labels (keys starting with {RESERVED_LABEL_PREFIX!r}): "
+                "cloudtrain sets it to find the job again, and a value of yours would replace it"
             )
-    for fields, check in contract.contract_checks(loaded):
-        run(fields, check)
-    followed = follows_target and cfg.target  # --local of a cloud's config: the event files are here
-    tensorboard = Capability.MANAGED_TENSORBOARD
-    if cfg.tensorboard not in (None, False) and tensorboard not in backend.capabilities and not followed:
-        where = "this machine" if Capability.RUNS_HERE in backend.capabilities else backend.title or cfg.backend
-        message, hint = backend.capabilities.refusal(tensorboard).format(title=where)
-        run(("backend", "tensorboard"), fail(("tensorboard",), message, hint))
+            job.refuse((f"labels.{key}",), ("labels", key), said, "rename the label")
+    job.run(job.contract.contract_checks(job.loaded))
+
+
+def _tensorboard_and_experiment(job: _Job) -> None:
+    cfg, backend = job.loaded.config, job.backend
+    followed = job.has(Capability.FOLLOWS_TARGET) and cfg.target  # --local of a cloud's config: events are here
+    if cfg.tensorboard not in (None, False) and not job.has(Capability.MANAGED_TENSORBOARD) and not followed:
+        where = "this machine" if job.has(Capability.RUNS_HERE) else backend.words.title or cfg.backend
+        message, hint = backend.facts.capabilities.refusal(Capability.MANAGED_TENSORBOARD).format(title=where)
+        job.refuse(("backend", "tensorboard"), ("tensorboard",), message, hint)
     if cfg.experiment is not None and not _EXPERIMENT.match(cfg.experiment):
-        run(
-            ("experiment",),
-            fail(
-                ("experiment",),
-                f"received {cfg.experiment!r}; an experiment name is lowercase letters, digits and -, "
-                "at most 63, not ending in - (a SageMaker experiment and a Vertex label value both)",
-                f"use experiment: {re.sub(r'[^a-z0-9-]+', '-', cfg.experiment.lower()).strip('-')[:63] or 'baseline'}",
-            ),
+        said = (
+            f"received {cfg.experiment!r}; an experiment name is lowercase letters, digits and -, "
+            "at most 63, not ending in - (a SageMaker experiment and a Vertex label value both)"
         )
+        fixed = re.sub(r"[^a-z0-9-]+", "-", cfg.experiment.lower()).strip("-")[:63] or "baseline"
+        job.refuse(("experiment",), ("experiment",), said, f"use experiment: {fixed}")
+
+
+def _what_runs(job: _Job) -> None:
+    """Data, secrets, the package or container, scheduling and the sweep."""
+    loaded, cluster = job.loaded, job.has(Capability.CLUSTER)
+    checks: list[Check] = []
     if not cluster:  # shared paths on the cluster are not folders here: its own checks read data:
-        run(("backend", "data"), lambda: _check_data(loaded))
-    run(("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded))
-    if cfg.container is not None:
-        run(("backend", "container", "package", "image", "distribution", "sweep"), lambda: _check_container(loaded))
+        checks.append((("backend", "data"), lambda: _check_data(loaded)))
+    checks.append((("backend", "secrets", "env", "container", "project", "region"), lambda: check_secrets(loaded)))
+    if loaded.config.container is not None:
+        container = ("backend", "container", "package", "image", "distribution", "sweep")
+        checks.append((container, lambda: _check_container(loaded)))
     else:
-        run(("backend", "package", "hyperparameters", "distribution", "image"), lambda: check_script_mode(loaded))
-        if cfg.package.script is None:
-            run(("package",), lambda: _check_package(loaded))
+        script = ("backend", "package", "hyperparameters", "distribution", "image")
+        checks.append((script, lambda: check_script_mode(loaded)))
+        if loaded.config.package.script is None:
+            checks.append((("package",), lambda: _check_package(loaded)))
     if not cluster:
-        run(("backend", "machine", "replica_count", "flex_start", "spot", "budget"), lambda: _check_scheduling(loaded))
-    if cfg.sweep is not None:
-        run(("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded))
+        scheduling = ("backend", "machine", "replica_count", "flex_start", "spot", "budget")
+        checks.append((scheduling, lambda: _check_scheduling(loaded)))
+    if loaded.config.sweep is not None:
+        checks.append((("backend", "sweep", "hyperparameters"), lambda: _check_sweep(loaded)))
+    job.run(checks)
+
+
+#: The config checker's table of named checks, in the order they run.
+CHECKS: tuple[Callable[[_Job], None], ...] = (
+    _target_and_gpu_type,
+    _region_and_machine,
+    _image,
+    _backend_own,
+    _runtime_and_spot,
+    _env_and_labels,
+    _tensorboard_and_experiment,
+    _what_runs,
+)
+
+
+def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
+    """Every check of :data:`CHECKS` whose fields are valid, each error collected (:class:`Problems`);
+    raises them at the end. ``problems`` may already hold the schema's errors: checks reading those
+    fields are skipped."""
+    problems = problems if problems is not None else Problems()
+    job = _Job(loaded, problems, rules(loaded.config.backend), rules(loaded.config.cloud))
+    for check in CHECKS:
+        check(job)
     problems.raise_any()
 
 
@@ -247,16 +284,18 @@ def _check_container(loaded: LoadedConfig) -> None:
                 f"remove {key} (or container, to run a package)",
             )
     backend = rules(cfg.backend)
-    if Capability.CONTAINERS not in backend.capabilities:
-        message, hint = backend.capabilities.refusal(Capability.CONTAINERS).format(title=backend.title, image=image)
-        raise err(("container",), message, hint)
+    can, title = backend.facts.capabilities, backend.words.title
+    if Capability.CONTAINERS not in can:
+        raise err(("container",), *can.refusal(Capability.CONTAINERS).format(title=title, image=image))
     if cfg.sweep is not None:
         raise err(
             ("container",),
             "a sweep runs a package, not your own container",
             "remove sweep, or run the package (package.path, package.module) instead of container",
         )
-    backend.check_container(loaded)
+    own = backend.facts.image_registry
+    if Capability.ANY_REGISTRY not in can and not (own and own.match(image)):
+        raise err(("container", "image_uri"), *can.refusal(Capability.ANY_REGISTRY).format(title=title, image=image))
 
 
 def _check_sweep(loaded: LoadedConfig) -> None:
@@ -285,19 +324,41 @@ def _check_sweep(loaded: LoadedConfig) -> None:
             )
     if sweep.algorithm == "grid" and grid_size(params) > 10_000:
         raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
-    rules(cfg.cloud).check_sweep(loaded, params)
+    _check_tuning_limits(loaded, params)
+
+
+def _check_tuning_limits(loaded: LoadedConfig, params: list[Param]) -> None:
+    """The limits of the contract's tuning job: trials at once, values per categorical parameter."""
+    sweep, err, contract = loaded.config.sweep, loaded.error, rules(loaded.config.cloud)
+    at_once, most = contract.facts.max_parallel_trials, contract.facts.max_categorical_values
+    if sweep is None:
+        return
+    if at_once is not None and sweep.parallel_trials > at_once:
+        raise err(("sweep", "parallel_trials"), f"{contract.words.title} runs at most {at_once} trials at once")
+    for param in params:
+        count = len(param.grid_values()) if sweep.algorithm == "grid" or param.kind != "double" else 0
+        if (
+            param.kind != "double"
+            and (param.kind != "integer" or sweep.algorithm == "grid")
+            and count > (most or count)
+        ):
+            raise err(
+                ("sweep", "params", param.name),
+                f"{count} values; {contract.words.title} allows {most} per categorical parameter",
+                "use fewer values or an integer range with algorithm random or bayesian",
+            )
 
 
 def _check_data(loaded: LoadedConfig) -> None:
     """Every problem of ``data:`` at once, one line each: names, schemes, local folders."""
     problems = [p for name, channel in loaded.config.data.items() for p in channel_problems(loaded, name, channel)]
     contract = rules(loaded.config.cloud)
-    most = contract.max_channels
+    most = contract.facts.max_channels
     if most is not None and len(loaded.config.data) > most:
         problems.append(
             loaded.error(
                 ("data",),
-                f"{len(loaded.config.data)} channels; {contract.title} allows at most {most}",
+                f"{len(loaded.config.data)} channels; {contract.words.title} allows at most {most}",
                 "put several folders under one prefix",
             )
         )
@@ -354,12 +415,12 @@ def channel_problems(loaded: LoadedConfig, name: str, channel: str | DataChannel
             )
     if mapping:
         for field in ("input_mode", "distribution"):
-            if getattr(channel, field) is not None and field not in rules(cfg.cloud).channel_options:
+            if getattr(channel, field) is not None and field not in rules(cfg.cloud).facts.channel_options:
                 out.append(
                     err(
                         ("data", name, field),
                         f"{field} is a SageMaker setting; "
-                        f"{rules(cfg.cloud).title} reads gs:// through Cloud Storage FUSE",
+                        f"{rules(cfg.cloud).words.title} reads gs:// through Cloud Storage FUSE",
                         f"remove {field}",
                     )
                 )
@@ -402,7 +463,7 @@ def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
 def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]]:
     """(field, check) for where a backend that stages in a bucket reads and writes, each checked on its own."""
     cfg, err = loaded.config, loaded.error
-    scheme = f"{rules(cfg.backend).storage_schemes[0]}://"
+    scheme = f"{rules(cfg.backend).facts.storage_schemes[0]}://"
 
     def staging() -> None:
         # A container job stages nothing of its own: its output dir is enough, unless local data is uploaded.
@@ -489,8 +550,8 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             "remove spot.enabled or flex_start.enabled",
         )
     contract = rules(cfg.cloud)
-    if cfg.flex_start.enabled and Capability.FLEX_START not in contract.capabilities:
-        message, hint = contract.capabilities.refusal(Capability.FLEX_START).format(title=contract.title)
+    if cfg.flex_start.enabled and Capability.FLEX_START not in contract.facts.capabilities:
+        message, hint = contract.facts.capabilities.refusal(Capability.FLEX_START).format(title=contract.words.title)
         raise err(("flex_start", "enabled"), message, hint)
     if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
         raise err(
@@ -503,7 +564,7 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
             f"backend {cfg.backend} cannot cap GPU-hours (the Slurm backend does)",
             "use budget.max_usd on the clouds",
         )
-    if budget is None or budget.max_usd is None or Capability.BILLED not in rules(cfg.backend).capabilities:
+    if budget is None or budget.max_usd is None or Capability.BILLED not in rules(cfg.backend).facts.capabilities:
         return
     info = catalog.resolve_machine(
         cloud := cfg.cloud, cfg.machine.type, cfg.machine.accelerator, cfg.machine.accelerator_count

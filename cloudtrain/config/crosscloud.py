@@ -74,19 +74,19 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
-        why.append(f"{rules(cloud).title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
+        why.append(f"{rules(cloud).words.title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
     if gpu and found.accelerator_count != info.accelerator_count:
         why.append(f"{found.accelerator_count} is the nearest GPU count it offers")
     if not why:
         why.append(
-            f"{rules(cloud).title}'s cheapest machine with these "
+            f"{rules(cloud).words.title}'s cheapest machine with these "
             + ("GPUs" if gpu else "CPUs")
             + " and at least the vCPUs and memory"
         )
     notes.append(
         mapped_line(
             "machine",
-            f"{crosscloud.describe(info)} ({rules(source).title})",
+            f"{crosscloud.describe(info)} ({rules(source).words.title})",
             crosscloud.describe(found),
             "; ".join(why),
             (info.price_per_hour, found.price_per_hour),
@@ -125,12 +125,12 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
         return None
     pick = rules(cloud).nearest(hardware)[0]
     found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
-    theirs = rules(source)
+    theirs, ours = rules(source).words, rules(cloud).words
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     return Refused(
         ("machine", "type"),
-        f"{info.machine_type} is a {theirs.title} {theirs.machine_word} and this config runs on {rules(cloud).title}",
-        f"nearest on {rules(cloud).title}: {crosscloud.describe(found)}{price}; or run it "
+        f"{info.machine_type} is a {theirs.title} {theirs.machine_word} and this config runs on {ours.title}",
+        f"nearest on {ours.title}: {crosscloud.describe(found)}{price}; or run it "
         f"on {theirs.title}: --set backend={source} (with {theirs.submit_needs})",
     )
 
@@ -146,7 +146,7 @@ def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> N
     nearest = crosscloud.nearest_region(cloud, region)
     if not nearest:
         return
-    why = f"the nearest {rules(cloud).title} region"
+    why = f"the nearest {rules(cloud).words.title} region"
     machine = _resolved(out, cloud)
     offering = catalog.nearest_offering(machine, nearest) if machine is not None else nearest
     if offering and offering != nearest and machine is not None:  # the nearest lacks the (mapped) machine's GPUs
@@ -175,13 +175,13 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
         return
     uri = image.get("uri")
     theirs = rules(source) if isinstance(uri, str) else None  # imported only for an image.uri
-    if isinstance(uri, str) and theirs and theirs.image_registry and theirs.image_registry.search(uri):
-        match = theirs.tf_image.search(uri) if theirs.tf_image else None
+    if isinstance(uri, str) and theirs and theirs.facts.image_registry and theirs.facts.image_registry.search(uri):
+        match = theirs.facts.tf_image.search(uri) if theirs.facts.tf_image else None
         if not match:
             raise Refused(
                 ("image", "uri"),
-                f"{uri} is in {rules(source).title}'s registry, which {rules(cloud).title} does not pull from",
-                f"push it to the {rules(cloud).title} registry, or remove image.uri and set image.tensorflow",
+                f"{uri} is in {theirs.words.title}'s registry, which {rules(cloud).words.title} does not pull from",
+                f"push it to the {rules(cloud).words.title} registry, or remove image.uri and set image.tensorflow",
             )
         image = {k: v for k, v in image.items() if k != "uri"}
         image["tensorflow"] = f"{match[1]}.{match[2]}"
@@ -190,8 +190,8 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
             mapped_line(
                 "image.uri",
                 uri,
-                f"{rules(cloud).title}'s TensorFlow {image['tensorflow']} image",
-                f"it is {rules(source).title}'s TensorFlow {image['tensorflow']} image",
+                f"{rules(cloud).words.title}'s TensorFlow {image['tensorflow']} image",
+                f"it is {rules(source).words.title}'s TensorFlow {image['tensorflow']} image",
             )
         )
     version = image.get("tensorflow")
@@ -199,7 +199,7 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
         return
     wanted = ".".join((version or "").strip().split(".")[:2])
     if version is not None and wanted not in (here := catalog.tensorflow_versions(cloud)) and _theirs(wanted, source):
-        chosen, why = crosscloud.mapped_tensorflow(wanted, here, rules(cloud).title)
+        chosen, why = crosscloud.mapped_tensorflow(wanted, here, rules(cloud).words.title)
         if why:
             image = out["image"] = {**image, "tensorflow": chosen}
             notes.append(mapped_line("image.tensorflow", wanted, chosen, why))
@@ -234,7 +234,7 @@ def python_on(cloud: str, tensorflow: str, python: str) -> tuple[str | None, str
     have = catalog.image_pythons(cloud, tensorflow)
     if crosscloud.python_version(python) in (*have, None):
         return python, None
-    title = rules(cloud).title
+    title = rules(cloud).words.title
     why = f"the {title} TensorFlow {tensorflow} image has Python {', '.join(have)} only"
     return None, mapped_line("image.python", python, have[-1], why) if have else None
 
@@ -246,6 +246,6 @@ def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
         if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
             raise Refused(
                 (key,),
-                f"{value} is a {rules(source).title} bucket; {rules(cloud).title} cannot use it",
+                f"{value} is a {rules(source).words.title} bucket; {rules(cloud).words.title} cannot use it",
                 f"set {key}: {native_scheme(cloud)}://… (--set {key}={native_scheme(cloud)}://my-bucket)",
             )

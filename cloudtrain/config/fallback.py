@@ -83,7 +83,9 @@ def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]
         return []
     notes = []
     if "tensorflow" not in given:
-        chosen, why = crosscloud.mapped_tensorflow(tensorflow, catalog.tensorflow_versions(cloud), rules(cloud).title)
+        chosen, why = crosscloud.mapped_tensorflow(
+            tensorflow, catalog.tensorflow_versions(cloud), rules(cloud).words.title
+        )
         image["tensorflow"] = chosen
         if why:
             notes.append(mapped_line("image.tensorflow", tensorflow, chosen, f"{why}; the main request runs it"))

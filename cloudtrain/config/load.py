@@ -130,8 +130,8 @@ def load_document(
         name
         if backend is None
         else loaded.data.get("target")
-        if Capability.FOLLOWS_TARGET in backend.capabilities
-        else backend.contract or name
+        if Capability.FOLLOWS_TARGET in backend.facts.capabilities
+        else backend.facts.contract or name
     )
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
@@ -144,7 +144,7 @@ def load_document(
         problems.raise_any()
     notes += more
     project_source = None
-    if backend is not None and "project" in backend.required_keys:
+    if backend is not None and "project" in backend.facts.required_keys:
 
         def find() -> None:
             nonlocal project_source

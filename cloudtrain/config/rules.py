@@ -15,9 +15,7 @@ from cloudtrain.backend_rules.interface import BackendRules
 
 if TYPE_CHECKING:
     from cloudtrain.config.loaded import LoadedConfig
-    from cloudtrain.config.schema import JobConfig
     from cloudtrain.config.yaml12 import LoadedYaml
-    from cloudtrain.sweeps.params import Param
 
 #: A check of the config checker: the fields it reads, and the check (it raises ``loaded.error(...)``).
 Check = tuple[tuple[str, ...], Callable[[], None]]
@@ -26,28 +24,13 @@ Check = tuple[tuple[str, ...], Callable[[], None]]
 class ConfigRules(BackendRules, Protocol):
     """A backend as the config checker and loader see it."""
 
-    def settings_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the keys only this backend reads, when it runs the job."""
-        ...
-
-    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the location and machine keys for a backend with no catalog of them (a cluster)."""
+    def config_checks(self, loaded: LoadedConfig) -> list[Check]:
+        """Checks of the keys only this backend reads, when it runs the job (a cluster's: its location and
+        machine keys too, ``Capability.CLUSTER``)."""
         ...
 
     def contract_checks(self, loaded: LoadedConfig) -> list[Check]:
         """Checks that hold wherever a job follows this backend's contract (``--local`` with its ``target`` too)."""
-        ...
-
-    def check_container(self, loaded: LoadedConfig) -> None:
-        """Refuse a ``container:`` image this backend cannot pull (``loaded.error``)."""
-        ...
-
-    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
-        """Refuse a sweep beyond this backend's tuning limits (``loaded.error``)."""
-        ...
-
-    def check(self, config: JobConfig) -> list[str]:
-        """Offline problems of a config for this backend, one line each (no network)."""
         ...
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:

@@ -352,9 +352,9 @@ class JobConfig(_Strict):
         """The cloud whose catalog and contract apply: the backend's own, or the ``target`` of one that
         follows another's (a local run); the backend says (``BackendFacts.contract``)."""
         backend = rules(self.backend)
-        if Capability.FOLLOWS_TARGET in backend.capabilities and self.target:
+        if Capability.FOLLOWS_TARGET in backend.facts.capabilities and self.target:
             return self.target
-        return backend.contract or self.backend
+        return backend.facts.contract or self.backend
 
     def section(self, name: str) -> Any:
         """The ``<name>:`` section of a registered backend (the schema adds them from the registry, so the

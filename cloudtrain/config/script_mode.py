@@ -37,9 +37,9 @@ def check_script_mode(loaded: LoadedConfig) -> None:
         if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
     # whose parameter servers a job gets: a run here follows its cloud's contract, any other backend its own
-    runner = rules(cfg.cloud) if Capability.RUNS_HERE in rules(cfg.backend).capabilities else rules(cfg.backend)
-    if parameter_servers(cfg) and Capability.PARAMETER_SERVERS not in runner.capabilities:
-        message, hint = runner.capabilities.refusal(Capability.PARAMETER_SERVERS).format(title=runner.title)
+    runner = rules(cfg.cloud) if Capability.RUNS_HERE in rules(cfg.backend).facts.capabilities else rules(cfg.backend)
+    if parameter_servers(cfg) and Capability.PARAMETER_SERVERS not in runner.facts.capabilities:
+        message, hint = runner.facts.capabilities.refusal(Capability.PARAMETER_SERVERS).format(title=runner.words.title)
         raise err(("distribution", "parameter_server"), message, hint)
     if script is None:
         if cfg.model_dir is not None:
@@ -56,14 +56,14 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             f"remove package.module to run `python {script}`",
         )
     contract = rules(cfg.cloud)
-    if cfg.args and Capability.SCRIPT_ARGS not in contract.capabilities:
-        message, hint = contract.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.title)
+    if cfg.args and Capability.SCRIPT_ARGS not in contract.facts.capabilities:
+        message, hint = contract.facts.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.words.title)
         raise err(("args",), message, hint)
-    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.capabilities
+    passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.facts.capabilities
     if passed and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(
             ("hyperparameters", MODEL_DIR_HYPERPARAMETER),
-            f"cloudtrain passes --model_dir to scripts itself on {contract.title}, as its SDK does",
+            f"cloudtrain passes --model_dir to scripts itself on {contract.words.title}, as its SDK does",
             "remove it, or set model_dir: false to pass your own",
         )
 
@@ -86,8 +86,11 @@ def parameter_servers(cfg: JobConfig) -> bool:
 
 def parameter_server_notes(cfg: JobConfig) -> tuple[str, ...]:
     """A run here with parameter servers: the cloud's TF_CONFIG, but no server process (one line saying so)."""
-    here = Capability.RUNS_HERE in rules(cfg.backend).capabilities
-    if not (here and cfg.replica_count > 1 and parameter_servers(cfg)):
+    if not (
+        parameter_servers(cfg)
+        and cfg.replica_count > 1
+        and Capability.RUNS_HERE in rules(cfg.backend).facts.capabilities
+    ):
         return ()
     why = "each replica gets the cloud's TF_CONFIG (master, worker, ps) but no parameter server process starts here"
     return (mapped_line("distribution.parameter_server", "a server on each host", "none", why),)

@@ -32,9 +32,9 @@ def check_secrets(loaded: LoadedConfig) -> None:
         if name in cfg.env:
             raise err(("secrets", name), f"{name} is set in env: too", f"remove {name} from env:")
         ref = parse_ref(text)
-        if Capability.RUNS_HERE in backend.capabilities:
+        if Capability.RUNS_HERE in backend.facts.capabilities:
             continue  # this machine reads every kind, with the user's credentials
-        store = backend.secret_kind  # the kind its launcher reads on the job's machine
+        store = backend.facts.secret_kind  # the kind its launcher reads on the job's machine
         if store is None:
             raise err(
                 ("secrets", name),

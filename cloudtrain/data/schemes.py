@@ -76,12 +76,12 @@ def cloud_can_read(cloud: str, source: str) -> bool:
     kind = source_kind(source)
     if kind is None:
         return False
-    return kind == "local" or kind in _backend(cloud).storage_schemes
+    return kind == "local" or kind in _backend(cloud).facts.storage_schemes
 
 
 def native_scheme(cloud: str) -> str:
     """The bucket scheme a cloud's own staging uses: its first storage scheme (``gs``, ``s3``)."""
-    schemes: tuple[str, ...] = _backend(cloud).storage_schemes
+    schemes: tuple[str, ...] = _backend(cloud).facts.storage_schemes
     return schemes[0]
 
 
@@ -117,7 +117,7 @@ def scheme_problem(cloud: str, source: str) -> tuple[str, str] | None:
             )
     if cloud_can_read(cloud, source):
         return None
-    name, own = _backend(cloud).title, native_scheme(cloud)
+    name, own = _backend(cloud).words.title, native_scheme(cloud)
     other = next(c for c in clouds() if native_scheme(c) == kind)
     return (
         f"{name} cannot read {kind}:// data",

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # hashing and uploading are imported by the calls that do the
 
 def stage(spec: Any, *, hash_cache_root: Any = None) -> Any:
     """``spec`` with every local-folder channel hashed and given its bucket prefix (backends that upload
-    local folders only: :attr:`~cloudtrain.backend_rules.interface.BackendRules.local_data` is None)."""
-    if rules(spec.backend).local_data is not None or not any(
+    local folders only: :attr:`~cloudtrain.backend_rules.interface.BackendRules.words.local_data` is None)."""
+    if rules(spec.backend).words.local_data is not None or not any(
         ch.kind == "local" and ch.uri is None for ch in spec.channels.values()
     ):
         return spec
@@ -77,9 +77,9 @@ def describe(spec: Any) -> dict[str, str]:
     out = {}
     for name, ch in spec.channels.items():
         if ch.kind != "local":
-            out[name] = f"{ch.source} ({backend.bucket_data}) → ${ch.env_name}"
-        elif backend.local_data is not None:
-            out[name] = f"{ch.source} ({backend.local_data}) → ${ch.env_name}"
+            out[name] = f"{ch.source} ({backend.words.bucket_data}) → ${ch.env_name}"
+        elif backend.words.local_data is not None:
+            out[name] = f"{ch.source} ({backend.words.local_data}) → ${ch.env_name}"
         else:
             m = ch.manifest
             out[name] = (

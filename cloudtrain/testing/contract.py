@@ -166,7 +166,7 @@ def test_the_full_name_finds_the_backend_and_its_location(leg: Leg) -> None:
     assert parsed is not None
     found, job_id, location = parsed
     assert (found, job_id) == (leg.backend.name, leg.id_of_full_name(handle))
-    assert location == dict(handle.location) and set(location) == set(leg.backend.location_keys)
+    assert location == dict(handle.location) and set(location) == set(leg.backend.facts.location_keys)
     assert leg.backend.attach(job_id, **location).status().job_id == handle.job_id
 
 

@@ -13,10 +13,10 @@ from cloudtrain.backends.runner.buckets import owner
 from cloudtrain.errors import UsageError
 
 
-@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).capabilities])
+@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).facts.capabilities])
 def test_a_backends_own_bucket_scheme_is_read_through_that_backend(name: str) -> None:
     backend = get_backend(name)
-    assert owner(backend.storage_schemes[0]) is backend
+    assert owner(backend.facts.storage_schemes[0]) is backend
 
 
 def test_a_scheme_no_backend_stages_in_is_refused_in_one_line() -> None:
@@ -32,7 +32,7 @@ def test_a_backend_without_buckets_of_its_own_refuses_to_give_a_store(tmp_path: 
         local.bucket_store(make_spec(tmp_path), "data")
 
 
-@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).capabilities])
+@pytest.mark.parametrize("name", [n for n in names() if Capability.STAGING in get_backend(n).facts.capabilities])
 @pytest.mark.parametrize("bucket", ["team-data-eu", "b.with.dots"])
 def test_a_staging_backend_gives_a_store_on_the_bucket_named(
     name: str, bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -45,4 +45,4 @@ def test_a_staging_backend_gives_a_store_on_the_bucket_named(
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     backend = get_backend(name)
     store = backend.bucket_store(make_spec(tmp_path), bucket)
-    assert (store.scheme, store.bucket) == (backend.storage_schemes[0], bucket)
+    assert (store.scheme, store.bucket) == (backend.facts.storage_schemes[0], bucket)

@@ -43,4 +43,4 @@ def test_help_names_a_backend_registered_after_the_built_in_ones() -> None:
 def test_the_registered_titles_are_the_backends_own() -> None:
     for name, title in backends.titles().items():
         if name != "example":  # registered without a title: its name stands
-            assert backends.get_backend(name).title == title
+            assert backends.get_backend(name).words.title == title

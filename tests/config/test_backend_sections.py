@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
+from cloudtrain.backend_rules import sections
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Hardware
 from cloudtrain.cli import main
@@ -53,7 +55,8 @@ def test_an_unknown_key_in_the_example_section_is_refused():
 
 
 def test_the_users_config_has_the_sections_registered_before_it_was_imported():
-    assert list(JobConfig.model_fields)[-3:] == ["local", "slurm", "kubernetes"]
+    built_in = [name for name in sections() if name != "example"]  # the registry's, example registered since
+    assert list(JobConfig.model_fields)[-len(built_in) :] == built_in and {"local", "slurm"} <= set(built_in)
     with pytest.raises(records.Invalid) as info:
         records.validate(JobConfig, {**DOCUMENT, "example": {"queue": "fast"}})
     assert [(e["type"], e["loc"]) for e in info.value.errors] == [("extra_forbidden", ("example",))]
@@ -82,6 +85,15 @@ def test_the_cli_submits_a_backend_registered_since_with_its_section(project, ca
     assert main(["submit", str(project(EXAMPLE)), "--dry-run", "-o", "json"]) == ExitCode.OK
     plan = json.loads(capsys.readouterr().out)
     assert plan["request"]["queue"] == "fast"
+
+
+@pytest.mark.parametrize("uri", ["registry.example/train:1", "ghcr.io/lab/tf:2.16-gpu"])
+def test_a_dry_run_on_a_backend_with_no_registry_of_its_own_prints_the_config_s_image(project, capsys, uri):
+    """The image row is the config's URI: no image registry says nothing of whether an image runs."""
+    assert main(["submit", str(project(EXAMPLE.replace("registry.example/train:1", uri))), "--dry-run"]) == 0
+    image_row = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("image")]
+    assert len(image_row) == 1 and image_row[0].split(None, 1)[1].startswith(uri), image_row
+    assert "TensorFlow None" not in image_row[0]
 
 
 def test_a_typo_in_the_section_of_a_backend_registered_since_is_refused(project, capsys):
@@ -137,9 +149,11 @@ def test_a_backend_whose_machines_are_in_no_catalog_describes_them_and_finds_the
     assert example.nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "ex-small"}]
 
     class ThreeSizes(type(example)):  # type: ignore[misc]
-        machines = {m: Hardware(None, 0, v, 4.0 * v) for m, v in (("s", 2), ("m", 8), ("l", 32))} | {
-            "g": Hardware("T4", 1, 8, 32.0)
-        }
+        facts = replace(
+            example.facts,
+            machines={m: Hardware(None, 0, v, 4.0 * v) for m, v in (("s", 2), ("m", 8), ("l", 32))}
+            | {"g": Hardware("T4", 1, 8, 32.0)},
+        )
 
     assert ThreeSizes().nearest(Hardware(None, 0, 6, 24.0)) == [{"type": "m"}, {"type": "s"}, {"type": "l"}]
     assert ThreeSizes().nearest(Hardware(None, 0, 30, 120.0)) == [{"type": "l"}, {"type": "m"}, {"type": "s"}]

@@ -12,7 +12,8 @@ from types import MappingProxyType
 import pytest
 
 from cloudtrain.app.sweeps import local
-from cloudtrain.backend_rules import Capability
+from cloudtrain.backend_rules import Capabilities, Capability
+from cloudtrain.backend_rules.interface import Facts
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError
@@ -61,7 +62,8 @@ class ScriptedRun:
 
 
 class ScriptedBackend:
-    capabilities = {Capability.RUNS_HERE}  # it stands in for local runs: trials write under the sweep's folder
+    facts = Facts(capabilities=Capabilities.of({Capability.RUNS_HERE}))  # a stand-in for local runs: trials write
+    # under the sweep's folder
 
     def __init__(self, curve, fail_above=None):
         self.curve, self.fail_above, self.runs = curve, fail_above, []

@@ -43,7 +43,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
     check_secrets_exist(prepared.spec)
     spec, config = prepared.spec, str(Path(prepared.loaded.file).resolve())
     backend = backend_of(spec.backend)
-    if Capability.SWEEPS_HERE in backend.capabilities:
+    if Capability.SWEEPS_HERE in backend.facts.capabilities:
         folder = local.sweep_dir_of(spec)
         local.write_state(
             folder,
@@ -133,7 +133,7 @@ def resume_remote(job_id: str) -> SweepHandle | None:
     entry = sweep_record(job_id)
     backend = get_backend(entry.backend)
     resume = getattr(backend, "resume_sweep", None)
-    if Capability.SWEEPS_HERE in backend.capabilities or resume is None:
+    if Capability.SWEEPS_HERE in backend.facts.capabilities or resume is None:
         return None
     with creation_window.window() as held:  # the new array is recorded in the sweep's folder before Ctrl-C acts
         handle = cast(SweepHandle, resume(entry.job_id, region=entry.region, project=entry.project))
@@ -145,7 +145,7 @@ def resume_remote(job_id: str) -> SweepHandle | None:
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
-    capabilities = get_backend(entry.backend).capabilities
+    capabilities = get_backend(entry.backend).facts.capabilities
     if Capability.SWEEPS_HERE not in capabilities:
         raise UsageError(
             f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",

@@ -268,7 +268,7 @@ def run_trials(
     params = resolve(sweep.params, sweep.algorithm)
     base = trial_base(spec)
     # a trial that runs elsewhere (a pod) writes under output_dir, a bucket too; here, under the sweep's folder
-    outputs = str(folder) if Capability.RUNS_HERE in backend.capabilities else spec.output_dir.rstrip("/")
+    outputs = str(folder) if Capability.RUNS_HERE in backend.facts.capabilities else spec.output_dir.rstrip("/")
     lock = threading.Lock()
 
     def objective(trial: Any) -> float:

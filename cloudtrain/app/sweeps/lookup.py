@@ -44,10 +44,10 @@ def load_results(job_id: str) -> results.SweepResults:
     """The results of the sweep ``job_id``, from its Optuna journal or its cloud."""
     entry = sweep_record(job_id)
     backend = get_backend(entry.backend)
-    if Capability.SWEEPS_HERE in backend.capabilities:
+    if Capability.SWEEPS_HERE in backend.facts.capabilities:
         folder = Path(entry.name)
         state = local.read_state(folder)
-        here = Capability.RUNS_HERE in backend.capabilities  # else its trials run as the config says (Kubernetes)
+        here = Capability.RUNS_HERE in backend.facts.capabilities  # else its trials run as the config says (Kubernetes)
         spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=here))
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
         sweep = sweep_of(spec)

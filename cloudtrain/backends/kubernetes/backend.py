@@ -16,7 +16,7 @@ from typing import Any
 from cloudtrain import catalog, creation_window
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
-from cloudtrain.backends.base import Backend, BackendFacts, Hardware, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, Facts, Hardware, JobStatus, Words
 from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.backends.kubernetes.api import Cluster, connect, refusal
 from cloudtrain.backends.kubernetes.job import JOBSET, KubernetesJob
@@ -67,25 +67,31 @@ def secret_values(spec: JobSpec) -> dict[str, str]:
 
 class KubernetesBackend(BackendFacts):
     name = "kubernetes"
-    title = "Kubernetes"
-    section = "kubernetes"
-    settings_record = KubernetesSettings
-    location_keys = ("region", "project")  # the kubeconfig context and the namespace
-    storage_schemes = ("gs", "s3")
-    secret_kind = "shell"  # shell:NAME read where cloudtrain submit runs, into the job's Secret
-    image_registry = re.compile(r"(?!)")  # none of its own: a cluster pulls from any (the summary names the image)
-    image_region = "us-central1"  # the prebuilt images' rules (Vertex AI's, as on GKE)
-    contract = DEFAULT_CONTRACT  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
-    machine_keys = ("accelerator_type",)  # the provider's GPU node label
-    job_name_limit = 52
-    job_id_pattern = re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$")
-    capabilities = Capabilities.of(
-        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS, Capability.SWEEPS_HERE},
-        TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
+    facts = Facts(
+        section="kubernetes",
+        settings_record=KubernetesSettings,
+        location_keys=("region", "project"),  # the kubeconfig context and the namespace
+        storage_schemes=("gs", "s3"),
+        secret_kind="shell",  # shell:NAME read where cloudtrain submit runs, into the job's Secret
+        image_region="us-central1",  # the prebuilt images' rules (Vertex AI's, as on GKE)
+        contract=DEFAULT_CONTRACT,  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
+        machine_keys=("accelerator_type",),  # the provider's GPU node label
+        job_name_limit=52,
+        job_id_pattern=re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$"),
+        capabilities=Capabilities.of(
+            {
+                Capability.WRITES_BUCKETS,
+                Capability.CONTAINERS,
+                Capability.ANY_REGISTRY,  # a cluster pulls from any registry (the summary names the image)
+                Capability.SCRIPT_ARGS,
+                Capability.SWEEPS_HERE,
+                Capability.CLUSTER,
+            },
+            TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
+        ),
+        list_columns=("replicas", "machine", "image"),  # the status details each listed job shows (pod_facts)
     )
-    local_data = None
-    list_columns = ("replicas", "machine", "image")  # the status details each listed job shows (pod_facts)
-    model_dir_words = "AIP_MODEL_DIR"
+    words = Words(title="Kubernetes", local_data=None, model_dir_words="AIP_MODEL_DIR")
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         """``region`` (the context), ``machine.type`` and ``image.uri`` (``kubernetes.image``: what every line that
@@ -111,7 +117,7 @@ class KubernetesBackend(BackendFacts):
         section: Kubernetes = loaded.config.section("kubernetes")
         return section.namespace, "kubernetes.namespace"
 
-    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
+    def config_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The kubernetes: section: a cluster has no catalog of regions and machines."""
 
         def section() -> None:

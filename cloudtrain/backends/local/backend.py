@@ -17,7 +17,7 @@ from typing import Any
 from cloudtrain import environment_vars, history
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
-from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, Facts, JobStatus, Words
 from cloudtrain.backends.environment import ReplicaPlan
 from cloudtrain.backends.local import supervisor
 from cloudtrain.backends.local.find import find_run, known_places
@@ -227,27 +227,31 @@ class LocalBackend(BackendFacts):
     """``submit`` runs the job here, under the environment contract of ``spec.cloud``."""
 
     name = "local"
-    title = "this machine"
-    section = "local"  # local.python, read of a config for any backend (section.py)
-    storage_schemes = ("gs", "s3")  # bucket channels are downloaded once into a cache
-    # Not billed; no TPU image (a TPU config runs the CPU/GPU image here); no bucket job dir (the run writes to
-    # its local folder); no containers (it runs a package here)
-    capabilities = Capabilities.of(
-        {
-            Capability.SCRIPT_ARGS,
-            Capability.FOLLOWS_TARGET,  # the contract of the config's ``target``
-            Capability.RUNS_HERE,
-            Capability.SWEEPS_HERE,  # one Optuna study here, its trials local runs
-        },
-        CONTAINERS=Refusal(
-            "--local runs a Python package on this machine; it does not start containers ({image})",
-            "run the package (package.path, package.module) instead of container, or run the "
-            "image with docker yourself",
+    facts = Facts(
+        section="local",  # local.python, read of a config for any backend (section.py)
+        storage_schemes=("gs", "s3"),  # bucket channels are downloaded once into a cache
+        # Not billed; no TPU image (a TPU config runs the CPU/GPU image here); no bucket job dir (the run writes to
+        # its local folder); no containers (it runs a package here)
+        capabilities=Capabilities.of(
+            {
+                Capability.SCRIPT_ARGS,
+                Capability.FOLLOWS_TARGET,  # the contract of the config's ``target``
+                Capability.RUNS_HERE,
+                Capability.SWEEPS_HERE,  # one Optuna study here, its trials local runs
+            },
+            CONTAINERS=Refusal(
+                "--local runs a Python package on this machine; it does not start containers ({image})",
+                "run the package (package.path, package.module) instead of container, or run the "
+                "image with docker yourself",
+            ),
         ),
+        contract=DEFAULT_CONTRACT,  # without a target
     )
-    local_data = "linked"
-    bucket_data = "downloaded once into the local cache"
-    contract = DEFAULT_CONTRACT  # without a target
+    words = Words(
+        title="this machine",
+        local_data="linked",
+        bucket_data="downloaded once into the local cache",
+    )
 
     def default_output_dir(self, config: JobConfig, run_id: str) -> str:
         return str(Path(RUNS_DIR, run_id))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def owner(kind: str) -> Backend:
     """The backend whose buckets ``kind``:// are: it stages there (its first storage scheme)."""
     for _, backend in usable():
-        if Capability.STAGING in backend.capabilities and backend.storage_schemes[:1] == (kind,):
+        if Capability.STAGING in backend.facts.capabilities and backend.facts.storage_schemes[:1] == (kind,):
             return backend
     raise UsageError(f"no backend reads {kind}:// buckets", hint="install the backend that stages in them")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.backends.base import BackendFacts, CatalogMachines, JobStatus, region_given
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, Facts, JobStatus, Words, region_given
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
@@ -23,9 +23,6 @@ from . import checks, contract, cost, request
 from .aws import AwsClients, error_code, translated
 from .entry_shell import hyperparameter_warnings
 
-if TYPE_CHECKING:
-    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
-
 if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
     from cloudtrain.data.stores import S3Store
 
@@ -37,44 +34,55 @@ log = logging.getLogger("cloudtrain.sagemaker")
 
 class SageMakerBackend(CatalogMachines, BackendFacts):
     name = "sagemaker"
-    title = "SageMaker"
-    required_keys = ("region", "role_arn")
-    location_keys = ("region",)
-    storage_schemes = ("s3",)
-    max_runtime_seconds = 28 * 86400  # StoppingCondition.MaxRuntimeInSeconds
-    job_name_limit = 63  # TrainingJobName
-    capabilities = Capabilities.of(
-        {
-            Capability.BILLED,
-            Capability.WRITES_BUCKETS,
-            Capability.CONTAINERS,
-            Capability.MANAGED_TENSORBOARD,  # TensorBoardOutputConfig
-            Capability.STAGING,
-            Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
-            Capability.SCRIPT_MODEL_DIR,  # sagemaker.tensorflow.TensorFlow.hyperparameters() adds model_dir
-            Capability.PARAMETER_SERVERS,  # the TF training toolkit starts them (sagemaker_parameter_server_enabled)
-        },
-        FLEX_START=Refusal(
-            "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
-            "remove flex_start, or use spot with spot.max_wait",
+    facts = Facts(
+        required_keys=("region", "role_arn"),
+        location_keys=("region",),
+        storage_schemes=("s3",),
+        max_runtime_seconds=28 * 86400,  # StoppingCondition.MaxRuntimeInSeconds
+        job_name_limit=63,  # TrainingJobName
+        capabilities=Capabilities.of(
+            {
+                Capability.BILLED,
+                Capability.WRITES_BUCKETS,
+                Capability.CONTAINERS,
+                Capability.MANAGED_TENSORBOARD,  # TensorBoardOutputConfig
+                Capability.STAGING,
+                Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
+                Capability.SCRIPT_MODEL_DIR,  # sagemaker.tensorflow.TensorFlow.hyperparameters() adds model_dir
+                Capability.PARAMETER_SERVERS,  # the TF toolkit starts them (sagemaker_parameter_server_enabled)
+            },
+            FLEX_START=Refusal(
+                "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",
+                "remove flex_start, or use spot with spot.max_wait",
+            ),
+            ANY_REGISTRY=Refusal(
+                "SageMaker runs images from Amazon ECR only, not {image}",
+                "push the image to ECR (docker tag + docker push) and set container.image_uri to "
+                "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
+            ),
+            # the training toolkit passes a script its hyperparameters only
+            SCRIPT_ARGS=Refusal(
+                "SageMaker passes a script only its hyperparameters (as --name value)",
+                "move each argument to hyperparameters: {{name: value}}",
+            ),
         ),
-        # the training toolkit passes a script its hyperparameters only
-        SCRIPT_ARGS=Refusal(
-            "SageMaker passes a script only its hyperparameters (as --name value)",
-            "move each argument to hyperparameters: {{name: value}}",
-        ),
+        max_channels=20,  # InputDataConfig
+        channel_options=("input_mode", "distribution"),  # S3DataSource's
+        max_parallel_trials=checks.MAX_PARALLEL_TRIALS,
+        max_categorical_values=checks.MAX_CATEGORICAL_VALUES,
+        secret_kind="aws",  # Secrets Manager, read by the launcher with the job's role
+        image_registry=checks.ECR_IMAGE,
+        tf_image=re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-"),
+        job_id_pattern=re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$"),
     )
-    max_channels = 20  # InputDataConfig
-    channel_options = ("input_mode", "distribution")  # S3DataSource's
-    secret_kind = "aws"  # Secrets Manager, read by the launcher with the job's role
-    machine_word = "instance type"
-    submit_needs = "role_arn and an s3:// staging_bucket"
-    spot_basis = cost.SPOT_BASIS
-    model_dir_words = "SM_MODEL_DIR (/opt/ml/model)"
-    image_registry = re.compile(r"\.dkr\.ecr\.")
-    tf_image = re.compile(r"/tensorflow-training:(\d+)\.(\d+)(?:\.\d+)?-")
+    words = Words(
+        title="SageMaker",
+        machine_word="instance type",
+        submit_needs="role_arn and an s3:// staging_bucket",
+        spot_basis=cost.SPOT_BASIS,
+        model_dir_words="SM_MODEL_DIR (/opt/ml/model)",
+    )
     local_contract = contract.CONTRACT
-    job_id_pattern = re.compile(r"^arn:aws[a-z-]*:sagemaker:(?P<region>[^:]+):\d+:training-job/(?P<id>.+)$")
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> S3Store:
         """An S3 bucket, read with boto3's credentials in the spec's region."""
@@ -93,17 +101,11 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
+    def config_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
     def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.contract_checks(loaded)
-
-    def check_container(self, loaded: LoadedConfig) -> None:
-        checks.check_container(loaded)
-
-    def check_sweep(self, loaded: LoadedConfig, params: list[Param]) -> None:
-        checks.check_sweep(loaded, params)
 
     def job_settings(self, config: JobConfig) -> SageMakerSettings:
         return SageMakerSettings(

@@ -1,19 +1,15 @@
-"""Offline checks of what only SageMaker reads of a config: its role, its registry, its tuning limits."""
+"""Offline checks of what only SageMaker reads of a config: its role, its TensorBoard path, Vertex-only keys."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.text import FILL_IN
 
-if TYPE_CHECKING:
-    from cloudtrain.sweeps.params import Param  # a sweep's parameters: not on a job's dry run
-
 _ROLE_ARN = re.compile(r"^arn:aws[a-z\-]*:iam::\d{12}:role/[\w+=,.@\-/]+$")
-_ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
+ECR_IMAGE = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^\s]+$")
 #: SageMaker's limits on a tuning job (botocore's model leaves them to the service).
 MAX_CATEGORICAL_VALUES = 30
 MAX_PARALLEL_TRIALS = 100
@@ -80,38 +76,3 @@ def contract_checks(loaded: LoadedConfig) -> list[Check]:
 
         out.append((("network",), network))
     return out
-
-
-def check_container(loaded: LoadedConfig) -> None:
-    """SageMaker pulls training images from Amazon ECR only."""
-    if loaded.config.container is None:  # asked only of a container: job
-        return
-    image = loaded.config.container.image_uri
-    if not _ECR_IMAGE.match(image):
-        raise loaded.error(
-            ("container", "image_uri"),
-            f"SageMaker runs images from Amazon ECR only, not {image}",
-            "push the image to ECR (docker tag + docker push) and set container.image_uri to "
-            "ACCOUNT.dkr.ecr.REGION.amazonaws.com/NAME:TAG",
-        )
-
-
-def check_sweep(loaded: LoadedConfig, params: list[Param]) -> None:
-    """A tuning job's limits: trials at once, values per categorical parameter."""
-    sweep, err = loaded.config.sweep, loaded.error
-    if sweep is None:  # asked only of a sweep
-        return
-    if sweep.parallel_trials > MAX_PARALLEL_TRIALS:
-        raise err(("sweep", "parallel_trials"), f"SageMaker runs at most {MAX_PARALLEL_TRIALS} trials at once")
-    for param in params:
-        count = len(param.grid_values()) if sweep.algorithm == "grid" or param.kind != "double" else 0
-        if (
-            param.kind != "double"
-            and (param.kind != "integer" or sweep.algorithm == "grid")
-            and count > MAX_CATEGORICAL_VALUES
-        ):
-            raise err(
-                ("sweep", "params", param.name),
-                f"{count} values; SageMaker allows {MAX_CATEGORICAL_VALUES} per categorical parameter",
-                "use fewer values or an integer range with algorithm random or bayesian",
-            )

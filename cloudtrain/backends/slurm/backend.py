@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import creation_window, environment_vars
+from cloudtrain.backend_rules.capabilities import DEFAULT_CAPABILITIES, Capabilities, Capability
 from cloudtrain.backends import DEFAULT_CONTRACT, cuda
-from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
+from cloudtrain.backends.base import Backend, BackendFacts, Facts, JobStatus, Words
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner import image as runner_image
 from cloudtrain.backends.runner.image import PIP_AS_OF, Image
@@ -162,18 +163,25 @@ def sbatch_refusal(stderr: bytes) -> UsageError | BackendError:
 
 class SlurmBackend(BackendFacts):
     name = "slurm"
-    title = "Slurm"
-    section = "slurm"
-    settings_record = SlurmSettings  # with the slurm: section
-    location_keys = ("region", "project")  # the cluster (login destination or "local") and the workdir
-    secret_kind = "shell"  # shell:NAME read where sbatch runs, at submit (.job_secrets)
-    storage_schemes = ("gs", "s3")  # bucket channels are downloaded once at submit (.data)
-    image_region = "us-central1"  # the image rules of --local
-    contract = DEFAULT_CONTRACT  # the image-version rules of --local's default, and its contract on the nodes
-    list_columns = ("cluster", "partition", "nodes")
-    machine_keys = ("accelerator_type",)  # --gres=gpu:TYPE:N
-    local_data = "read in place if shared, else copied into the workdir"
-    bucket_data = "downloaded once at submit"  # into the workdir (.data)
+    facts = Facts(
+        capabilities=Capabilities.of(
+            {*DEFAULT_CAPABILITIES.has, Capability.CLUSTER, Capability.BUILDS_ENVIRONMENT}
+        ),  # its login node's Python builds each job's environment
+        section="slurm",
+        settings_record=SlurmSettings,  # with the slurm: section
+        location_keys=("region", "project"),  # the cluster (login destination or "local") and the workdir
+        secret_kind="shell",  # shell:NAME read where sbatch runs, at submit (.job_secrets)
+        storage_schemes=("gs", "s3"),  # bucket channels are downloaded once at submit (.data)
+        image_region="us-central1",  # the image rules of --local
+        contract=DEFAULT_CONTRACT,  # the image-version rules of --local's default, and its contract on the nodes
+        list_columns=("cluster", "partition", "nodes"),
+        machine_keys=("accelerator_type",),  # --gres=gpu:TYPE:N
+    )
+    words = Words(
+        title="Slurm",
+        local_data="read in place if shared, else copied into the workdir",
+        bucket_data="downloaded once at submit",  # into the workdir (.data)
+    )
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
         """``region`` (the cluster) and ``machine.type`` filled in; the keys the cluster decides refused."""
@@ -199,7 +207,7 @@ class SlurmBackend(BackendFacts):
         workdir: str = loaded.config.section("slurm").workdir
         return workdir.rstrip("/"), "slurm.workdir"
 
-    def field_checks(self, loaded: LoadedConfig) -> list[Check]:
+    def config_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
         return list(slurm_checks(loaded))
 

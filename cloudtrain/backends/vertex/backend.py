@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cloudtrain import environment_vars
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, JobStatus, region_given
+from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, Facts, JobStatus, Words, region_given
 from cloudtrain.backends.vertex import checks, contract, cost, request, settings
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.catalog.cost import Cost
@@ -38,30 +38,36 @@ Sleep = Callable[[float], None]
 
 class VertexBackend(CatalogMachines, BackendFacts):
     name = "vertex"
-    title = "Vertex AI"
-    required_keys = ("region", "project")
-    location_keys = ("project", "region")
-    storage_schemes = ("gs",)
-    max_runtime_seconds = 7 * 86400  # scheduling.timeout
-    job_name_limit = 128  # CustomJob displayName
-    capabilities = Capabilities.of(
-        {
-            Capability.BILLED,
-            Capability.WRITES_BUCKETS,
-            Capability.CONTAINERS,
-            Capability.SCRIPT_ARGS,
-            Capability.MANAGED_TENSORBOARD,  # jobSpec.tensorboard
-            Capability.TPUS,
-            Capability.STAGING,
-            Capability.FLEX_START,  # Dynamic Workload Scheduler
-        },
-        SPOT_MAX_WAIT=Refusal("max_wait applies to SageMaker only", "remove spot.max_wait"),
+    facts = Facts(
+        required_keys=("region", "project"),
+        location_keys=("project", "region"),
+        storage_schemes=("gs",),
+        max_runtime_seconds=7 * 86400,  # scheduling.timeout
+        job_name_limit=128,  # CustomJob displayName
+        capabilities=Capabilities.of(
+            {
+                Capability.BILLED,
+                Capability.WRITES_BUCKETS,
+                Capability.CONTAINERS,
+                Capability.ANY_REGISTRY,
+                Capability.SCRIPT_ARGS,
+                Capability.MANAGED_TENSORBOARD,  # jobSpec.tensorboard
+                Capability.TPUS,
+                Capability.STAGING,
+                Capability.FLEX_START,  # Dynamic Workload Scheduler
+            },
+            SPOT_MAX_WAIT=Refusal("max_wait applies to SageMaker only", "remove spot.max_wait"),
+        ),
+        secret_kind="gcp",  # Secret Manager, read by the launcher with the job's service account
+        image_registry=re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/"),
+        tf_image=re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)"),
+        job_id_pattern=re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$"),
     )
-    secret_kind = "gcp"  # Secret Manager, read by the launcher with the job's service account
-    submit_needs = "project and a gs:// staging_bucket"
-    spot_basis = cost.SPOT_BASIS
-    image_registry = re.compile(r"(^|\.)(gcr\.io|pkg\.dev)/")
-    tf_image = re.compile(r"/vertex-ai/training/tf-(?:cpu|gpu)\.(\d+)-(\d+)\.py\d+(?::|$)")
+    words = Words(
+        title="Vertex AI",
+        submit_needs="project and a gs:// staging_bucket",
+        spot_basis=cost.SPOT_BASIS,
+    )
     local_contract = contract.CONTRACT
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore:
@@ -83,8 +89,6 @@ class VertexBackend(CatalogMachines, BackendFacts):
             return {"type": info.machine_type}
         return {"type": info.machine_type, "accelerator": info.accelerator, "accelerator_count": info.accelerator_count}
 
-    job_id_pattern = re.compile(r"^projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/customJobs/(?P<id>\d+)$")
-
     def job_settings(self, config: JobConfig) -> VertexSettings:
         return VertexSettings(
             job_dir=config.job_dir.rstrip("/") if config.job_dir else None,
@@ -97,7 +101,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
     def cost_after(self, status: JobStatus) -> Cost | None:
         return cost.cost_after(status)
 
-    def settings_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
+    def config_checks(self, loaded: LoadedConfig) -> list[checks.Check]:
         return checks.settings_checks(loaded)
 
     def contract_checks(self, loaded: LoadedConfig) -> list[checks.Check]:

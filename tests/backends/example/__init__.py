@@ -1,7 +1,8 @@
 """A backend used only by the tests, proof that a backend is one folder. Its engine is in-process
 (:class:`Engine`): a job follows a script of states, one step per ``status`` read, and prints its lines
 while RUNNING. Registered by one line in tests/conftest.py; tests/backends/test_contract.py runs it
-like the real ones. Its machines are its own (``machines``): :class:`BackendFacts` checks and maps them."""
+like the real ones. Its machines are its own (``Facts.machines``): :class:`BackendFacts` checks and maps them;
+it declares ``Capability.CLUSTER``: no catalog of regions and machines is asked of it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cloudtrain.backends.base import Backend, BackendFacts, HandleDefaults, Hardware, JobState, JobStatus, LogLine
+from cloudtrain.backend_rules.capabilities import DEFAULT_CAPABILITIES, Capabilities, Capability
+from cloudtrain.backends.base import Backend, BackendFacts, Facts, HandleDefaults, Hardware, Words
 from cloudtrain.errors import UsageError
+from cloudtrain.job_states import JobState, JobStatus, LogLine
 from cloudtrain.packaging import BuiltPackage, required
 from cloudtrain.spec import BackendSettings, JobSpec, settings_of
 from cloudtrain.statefiles import StateError
@@ -104,18 +107,21 @@ class ExampleSettings(BackendSettings):
 
 class ExampleBackend(BackendFacts):
     name = "example"
-    title = "Example"
-    section = "example"
-    storage_schemes = ("file",)
-    max_runtime_seconds = 3600
-    job_name_limit = 32
-    job_id_pattern = re.compile(r"^example:(?P<id>ex-\d+)$")
-    machines = {"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)}  # in no catalog
-    settings_record = ExampleSettings
+    facts = Facts(
+        section="example",
+        storage_schemes=("file",),
+        max_runtime_seconds=3600,
+        job_name_limit=32,
+        job_id_pattern=re.compile(r"^example:(?P<id>ex-\d+)$"),
+        machines={"ex-small": Hardware(None, 0, 4, 16.0), "ex-gpu": Hardware("T4", 1, 8, 32.0)},  # in no catalog
+        settings_record=ExampleSettings,
+        capabilities=Capabilities.of({*DEFAULT_CAPABILITIES.has, Capability.CLUSTER}),  # no catalog's regions
+    )
+    words = Words(title="Example")
 
     def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         return {
-            "name": spec.job_name[: self.job_name_limit],
+            "name": spec.job_name[: self.facts.job_name_limit or None],
             "module": spec.package.module,
             "args": list(spec.args),
             "sha256": required(package, spec.job_name).sha256,
