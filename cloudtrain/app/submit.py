@@ -20,7 +20,9 @@ from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:
+    from cloudtrain.app.follow import FollowView
     from cloudtrain.app.launch import Launched
+    from cloudtrain.following.progress import Progress
 
 #: A config file, or the document a gcloud form wrote from its flags.
 Source = str | Path | LoadedYaml | None
@@ -63,8 +65,8 @@ class SubmitView(Protocol):
     def detached(self, launched: Launched, reattach: str) -> None:
         """``--detach``: the job runs on; ``reattach`` follows it again."""
 
-    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
-        """Follow the job to its end (:func:`cloudtrain.app.follow.follow_job`)."""
+    def follower(self, progress: Progress) -> FollowView:
+        """Who is shown the job while it is followed to its end (:func:`cloudtrain.app.follow.follow_to_end`)."""
 
 
 def load_job(source: Source, options: SubmitOptions = SubmitOptions()) -> tuple[LoadedConfig, JobSpec]:
