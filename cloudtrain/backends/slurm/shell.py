@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain import environment_vars
+from cloudtrain.backends.slurm import variables
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
 
-SSH_CONFIG_VAR = environment_vars.SSH_CONFIG
+SSH_CONFIG_VAR = variables.SSH_CONFIG
 CONNECT_TIMEOUT_S = 20
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cloudtrain import environment_vars
+from cloudtrain.backends.vertex import variables
 from cloudtrain.errors import CredentialsError, UsageError
 from cloudtrain.text import first_line
 
-VERTEX_ENDPOINT_ENV = environment_vars.VERTEX_ENDPOINT
-LOGGING_ENDPOINT_ENV = environment_vars.LOGGING_ENDPOINT
-LOG_READS_ENV = environment_vars.LOG_READS_PER_MINUTE
+VERTEX_ENDPOINT_ENV = variables.VERTEX_ENDPOINT
+LOGGING_ENDPOINT_ENV = variables.LOGGING_ENDPOINT
+LOG_READS_ENV = variables.LOG_READS_PER_MINUTE
 DEFAULT_VERTEX_ENDPOINT = "{region}-aiplatform.googleapis.com"
 DEFAULT_LOGGING_ENDPOINT = "logging.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
