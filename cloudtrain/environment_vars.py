@@ -1,16 +1,21 @@
-"""Every environment variable cloudtrain reads, and every one it sets for the training code: the one table.
+"""Every environment variable cloudtrain reads, and every one it sets for the training code: the one table,
+:data:`VARIABLES` here and each backend's own rows in its folder's ``variables.py`` (:func:`every_variable`).
 
-docs/reference/environment.md is generated from :data:`VARIABLES` (``make docs``,
-tools/environment_reference.py), and a test (tests/docs/test_environment_reference.py) fails when a
-module of cloudtrain/ reads or names a variable this table lacks. Code that reads one of cloudtrain's own
-variables takes its name from here (``environment_vars.VERTEX_ENDPOINT``); the launchers that run
-inside a job (``cloudtrain_launch.py``, the secrets launcher, the Slurm launcher) are shipped alone, so
-they spell the name themselves and the test checks it against the table.
+docs/reference/environment.md is generated from them (``make docs``, tools/environment_reference.py),
+and a test (tests/docs/test_environment_reference.py) fails when a module of cloudtrain/ reads or names
+a variable they lack. Code that reads one of cloudtrain's own variables takes its name from its table
+(``environment_vars.CACHE_DIR``); the launchers that run inside a job (``cloudtrain_launch.py``, the
+secrets launcher, the Slurm launcher) are shipped alone, so they spell the name themselves and the
+test checks it against the table.
 
 A name with ``<NAME>`` or ``*`` stands for a family (``CLOUDTRAIN_SECRET_<NAME>``, ``AIP_*``).
 """
 
 from __future__ import annotations
+
+import importlib
+
+from cloudtrain import backend_rules
 
 
 class Variable:
@@ -26,13 +31,9 @@ class Variable:
         self.meaning = meaning
 
 
-#: The page's sections, in order: ``{group: (title, what the section is about)}``.
+#: The page's sections, in order, each backend's after the first (:func:`groups`): ``{group: (title, about)}``.
 GROUPS = {
     "cloudtrain": ("cloudtrain itself", "What cloudtrain reads from your shell, on every backend."),
-    "vertex": ("Vertex AI", "What the Vertex AI backend reads from your shell."),
-    "sagemaker": ("SageMaker", "What the SageMaker backend and boto3 read from your shell."),
-    "slurm": ("Slurm", "What the Slurm backend reads on your machine, and its launcher on the nodes."),
-    "kubernetes": ("Kubernetes", "What the Kubernetes backend reads on your machine, and its launcher in the pods."),
     "job": (
         "What the training code gets",
         "Set in the job by the cloud, by `--local` alike, or by cloudtrain's launchers; read by your code, "
@@ -44,13 +45,8 @@ GROUPS = {
 
 CACHE_DIR = "CLOUDTRAIN_CACHE_DIR"
 PREEMPTION_GRACE = "CLOUDTRAIN_PREEMPTION_GRACE_S"
-VERTEX_ENDPOINT = "CLOUDTRAIN_VERTEX_ENDPOINT"
-LOGGING_ENDPOINT = "CLOUDTRAIN_LOGGING_ENDPOINT"
-LOG_READS_PER_MINUTE = "CLOUDTRAIN_LOG_READS_PER_MINUTE"
-SSH_CONFIG = "CLOUDTRAIN_SSH_CONFIG"
 SWEEP_METRIC = "CLOUDTRAIN_SWEEP_METRIC"
 XDG_CACHE_HOME = "XDG_CACHE_HOME"
-STORAGE_EMULATOR_HOST = "STORAGE_EMULATOR_HOST"
 PYTHONUNBUFFERED = "PYTHONUNBUFFERED"
 VIRTUAL_ENV = "VIRTUAL_ENV"
 PATH = "PATH"
@@ -108,148 +104,6 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "PYENV_ROOT", "cloudtrain", "you; the local backend", "where pyenv's Pythons are found for a local environment"
-    ),
-    Variable(
-        VERTEX_ENDPOINT,
-        "vertex",
-        "you; the Vertex backend",
-        "`host:port` of the Vertex API; default `{region}-aiplatform.googleapis.com` (`{region}` is filled in: "
-        "private endpoints work); a `127.0.0.1` / `localhost` endpoint is spoken to over plain-text gRPC with "
-        "anonymous credentials",
-    ),
-    Variable(
-        LOGGING_ENDPOINT,
-        "vertex",
-        "you; the Vertex backend",
-        "`host:port` of Cloud Logging; default `logging.googleapis.com`",
-    ),
-    Variable(
-        LOG_READS_PER_MINUTE, "vertex", "you; the Vertex backend", "log-read budget when polling alone; default 50"
-    ),
-    Variable(
-        STORAGE_EMULATOR_HOST,
-        "vertex",
-        "you; google-cloud-storage, the Vertex and local backends",
-        "google-cloud-storage's own emulator setting: uploads and downloads go to it",
-    ),
-    Variable(
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "vertex",
-        "you; google-auth",
-        "Application Default Credentials; without any, the error says to run `gcloud auth application-default login`",
-    ),
-    Variable(
-        "GOOGLE_CLOUD_PROJECT",
-        "vertex",
-        "you; the Vertex backend",
-        "the project when the config and gcloud name none (the order: "
-        "[From ML Engine and gcloud](../how-to/migrate-from-ml-engine.md))",
-    ),
-    Variable(
-        "CLOUDSDK_CORE_PROJECT",
-        "vertex",
-        "you; the Vertex backend",
-        "the project, as gcloud reads it, before gcloud's config",
-    ),
-    Variable(
-        "CLOUDSDK_CONFIG",
-        "vertex",
-        "you; the Vertex backend",
-        "gcloud's configuration folder; default `~/.config/gcloud`",
-    ),
-    Variable(
-        "CLOUDSDK_ACTIVE_CONFIG_NAME",
-        "vertex",
-        "you; the Vertex backend",
-        "which gcloud configuration is active; default the one in `active_config`",
-    ),
-    Variable(
-        "AWS_PROFILE",
-        "sagemaker",
-        "you; boto3",
-        "boto3's credential chain (`AWS_PROFILE`, `AWS_ACCESS_KEY_ID`, …); without credentials the error says "
-        "to run `aws configure`",
-    ),
-    Variable(
-        "AWS_ENDPOINT_URL",
-        "sagemaker",
-        "you; boto3",
-        "another endpoint (or per service `AWS_ENDPOINT_URL_S3`, `_SAGEMAKER`, `_CLOUDWATCH_LOGS`); the tests point "
-        "it at moto. With an endpoint set, `StartLiveTail` goes to it as it is, without the `stream-` host prefix",
-    ),
-    Variable(
-        "AWS_MAX_ATTEMPTS",
-        "sagemaker",
-        "you; the SageMaker backend, boto3",
-        "the attempts of a retried call; default 5 ([exit codes](exit-codes.md))",
-    ),
-    Variable(
-        SSH_CONFIG,
-        "slurm",
-        "you; the Slurm backend",
-        "another ssh config file for the login node (`ssh -F`); default ssh's own ([Slurm](../how-to/slurm.md))",
-    ),
-    Variable("SLURM_JOB_ID", "slurm", "Slurm; the launcher on the nodes", "the job's id, in the run's status"),
-    Variable(
-        "SLURM_JOB_NODELIST", "slurm", "Slurm; the launcher on the nodes", "the job's nodes, expanded to host names"
-    ),
-    Variable("SLURM_PROCID", "slurm", "Slurm; the launcher on the nodes", "the task's rank: its replica"),
-    Variable(
-        "SLURM_LOCALID",
-        "slurm",
-        "Slurm; the launcher on the nodes",
-        "the task's index on its node: its GPU (`CUDA_VISIBLE_DEVICES`) with `slurm.tasks_per_node: gpus`",
-    ),
-    Variable(
-        "CLOUDTRAIN_CLEAN_ENV",
-        "slurm",
-        "the batch script, for itself",
-        "set when the batch script has restarted itself in a clean environment (`env -i`), so it does so once",
-    ),
-    Variable(
-        "SLURM_ARRAY_JOB_ID",
-        "slurm",
-        "Slurm; a sweep's array task on the nodes",
-        "the sweep's array job: the trial script finds its journal and folder by it",
-    ),
-    Variable(
-        "SLURM_ARRAY_TASK_ID",
-        "slurm",
-        "Slurm; a sweep's array task on the nodes",
-        "the array task's index: which trial of the sweep it runs",
-    ),
-    Variable("SLURMD_NODENAME", "slurm", "Slurm; the launcher on the nodes", "the node the task runs on"),
-    Variable(
-        "KUBECONFIG", "kubernetes", "the kubernetes client", "the kubeconfig files (contexts) a job is submitted to"
-    ),
-    Variable(
-        "JOB_COMPLETION_INDEX",
-        "kubernetes",
-        "Kubernetes (an indexed Job's pods); the launcher in the pods",
-        "the pod's index: its replica (0 is the chief)",
-    ),
-    Variable("PYTHONPATH", "kubernetes", "the launcher in the pods", "the unpacked package goes first on it"),
-    Variable(
-        "CLOUDTRAIN_NODE", "kubernetes", "the launcher in the pods", "the node the pod runs on, for its first line"
-    ),
-    Variable(
-        "CLOUDTRAIN_SUBDOMAIN",
-        "kubernetes",
-        "the launcher in the pods",
-        "the headless Service the replicas' names are under, for TF_CONFIG",
-    ),
-    Variable("SLURM_RESTART_COUNT", "slurm", "Slurm; the launcher on the nodes", "how often the job was requeued"),
-    Variable(
-        "CLOUDTRAIN_SLURM_NODES",
-        "slurm",
-        "the Slurm launcher; the bundled trainer",
-        "the job's nodes, comma-separated, for the trainer's plan",
-    ),
-    Variable(
-        "CLOUDTRAIN_SLURM_GPUS_PER_NODE",
-        "slurm",
-        "the Slurm launcher; the bundled trainer",
-        "the GPUs each node gives the job",
     ),
     Variable(
         "AIP_*",
@@ -343,9 +197,36 @@ VARIABLES: tuple[Variable, ...] = (
 )
 
 
+def every_variable() -> tuple[Variable, ...]:
+    """:data:`VARIABLES`, then each registered backend's own rows, in registration order."""
+    return VARIABLES + tuple(row for _, _, rows in _backends() for row in rows)
+
+
+def groups() -> dict[str, tuple[str, str]]:
+    """The page's sections: cloudtrain's, each backend's that has rows (its title), the job's, the tests'."""
+    titles = backend_rules.titles()
+    first, *rest = GROUPS.items()
+    return dict([first, *((name, (titles[name], about)) for name, about, _ in _backends()), *rest])
+
+
+def _backends() -> list[tuple[str, str, tuple[Variable, ...]]]:
+    """``(name, about, rows)`` of each registered backend with a ``variables.py`` in its folder."""
+    found = []
+    for name in backend_rules.names():
+        module = f"cloudtrain.backends.{name}.variables"
+        try:
+            rows = importlib.import_module(module)
+        except ModuleNotFoundError as missing:  # a plugin's folder is elsewhere; a backend may have no rows
+            if missing.name not in (module, module.rpartition(".")[0]):
+                raise
+            continue
+        found.append((name, rows.ABOUT, rows.VARIABLES))
+    return found
+
+
 def covers(name: str) -> bool:
-    """Whether the table lists ``name``, itself or as one of a family (``CLOUDTRAIN_SECRET_HF_TOKEN``)."""
-    for variable in VARIABLES:
+    """Whether the tables list ``name``, itself or as one of a family (``CLOUDTRAIN_SECRET_HF_TOKEN``)."""
+    for variable in every_variable():
         stem = variable.name.split("<", 1)[0].rstrip("*")
         if name == variable.name or stem != variable.name and name.startswith(stem):
             return True
@@ -355,7 +236,9 @@ def covers(name: str) -> bool:
 def reserved(name: str) -> str | None:
     """Who sets ``name`` in the job, where cloudtrain or its launchers do (``CLOUDTRAIN_RUN_MODULE``, a
     ``CLOUDTRAIN_SECRET_<NAME>``): a value of the config's ``env:`` would replace theirs; else None."""
-    for variable in VARIABLES:
+    if not name.startswith("CLOUDTRAIN_"):  # the only names reserved: the backends' tables are not read
+        return None
+    for variable in every_variable():
         stem = variable.name.split("<", 1)[0]
         if stem.startswith("CLOUDTRAIN_") and not variable.who.startswith("you"):  # set for the job, not by you
             if name == variable.name or stem != variable.name and name.startswith(stem):

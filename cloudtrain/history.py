@@ -28,6 +28,15 @@ log = logging.getLogger("cloudtrain.history")
 RUNS_DIR = "cloudtrain-runs"
 
 
+def run_folder(output_dir: str, job_name: str) -> tuple[Path, str | None]:
+    """A run's (or a local sweep's) folder on this machine, absolute, and, when ``output_dir`` is a bucket,
+    why it is not used: a bucket's run goes under :data:`RUNS_DIR`."""
+    if "://" in output_dir:
+        note = f"output_dir {output_dir} is a bucket; local runs write to the local folder instead"
+        return Path(os.path.abspath(os.path.join(RUNS_DIR, job_name))), note
+    return Path(os.path.abspath(os.path.expanduser(output_dir))), None
+
+
 def cache_dir() -> Path:
     """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
     else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""

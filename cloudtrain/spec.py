@@ -320,21 +320,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = _run_id(cfg, now, suffix or job_suffix())
     info = backend.resolve_machine(cfg)
-    tf_version = None if cfg.container else cfg.image.tensorflow  # with image.uri: what --local installs
-    image = cfg.container.image_uri if cfg.container else cfg.image.uri
-    if image is None:
-        tpu = (
-            info.tpu is not None and Capability.TPUS in backend.facts.capabilities
-        )  # --local runs the CPU/GPU image instead
-        tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
-        image = catalog.training_image(
-            cfg.cloud,
-            backend.facts.image_region or cfg.region,
-            tf_version,
-            gpu=info.accelerator_count > 0 and info.tpu is None,
-            py_version=catalog.python_tag(cfg.image.python),
-            tpu=tpu,
-        )
+    image, tf_version = _image(cfg, backend, info)
     given_dir = cfg.output_dir or cfg.job_dir
     # as given: ML Engine users resume from it; else one folder per submit, even when the job's name is the same
     output_dir = given_dir.rstrip("/") if given_dir else backend.default_output_dir(cfg, run_id)
@@ -347,18 +333,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         region=cfg.region,
         project=project,
         staging_bucket=cfg.staging_bucket.rstrip("/") if cfg.staging_bucket else None,
-        machine=MachineSpec(
-            type=info.machine_type,
-            accelerator=info.accelerator,
-            accelerator_count=info.accelerator_count,
-            gpu_model=info.gpu.name if info.gpu else None,
-            disk_gb=cfg.machine.disk_gb,
-            price_per_hour=info.price_per_hour,
-            price_region=info.price_region,
-            price_date=info.price_date,
-            tpu_cores=info.tpu.cores if info.tpu else 0,
-            tpu_topology=(cfg.machine.tpu_topology or info.tpu.topology) if info.tpu else None,
-        ),
+        machine=_machine(cfg, info),
         replica_count=cfg.replica_count,
         package=PackageSpec(
             path=(loaded.base_dir / cfg.package.path).resolve(),
@@ -401,6 +376,41 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
             *(("max_runtime",) if "max_runtime" not in cfg.model_fields_set else ()),
             *(("image.tensorflow",) if tf_version and not cfg.image.tensorflow else ()),
         ),
+    )
+
+
+def _image(cfg: JobConfig, backend: SpecRules, info: MachineInfo) -> tuple[str, str | None]:
+    """The image and the TensorFlow version: the config's own image (with ``image.uri``, the version is what
+    ``--local`` installs), else the catalog's training image for the cloud, region, version and machine."""
+    tf_version = None if cfg.container else cfg.image.tensorflow
+    image = cfg.container.image_uri if cfg.container else cfg.image.uri
+    if image is not None:
+        return image, tf_version
+    tpu = info.tpu is not None and Capability.TPUS in backend.facts.capabilities  # --local runs the CPU/GPU image instead
+    tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
+    image = catalog.training_image(
+        cfg.cloud,
+        backend.facts.image_region or cfg.region,
+        tf_version,
+        gpu=info.accelerator_count > 0 and info.tpu is None,
+        py_version=catalog.python_tag(cfg.image.python),
+        tpu=tpu,
+    )
+    return image, tf_version
+
+
+def _machine(cfg: JobConfig, info: MachineInfo) -> MachineSpec:
+    return MachineSpec(
+        type=info.machine_type,
+        accelerator=info.accelerator,
+        accelerator_count=info.accelerator_count,
+        gpu_model=info.gpu.name if info.gpu else None,
+        disk_gb=cfg.machine.disk_gb,
+        price_per_hour=info.price_per_hour,
+        price_region=info.price_region,
+        price_date=info.price_date,
+        tpu_cores=info.tpu.cores if info.tpu else 0,
+        tpu_topology=(cfg.machine.tpu_topology or info.tpu.topology) if info.tpu else None,
     )
 
 

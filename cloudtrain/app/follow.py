@@ -14,9 +14,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import Literal
+from typing import Literal, Protocol
 
 from cloudtrain.app.notices import Detached
+from cloudtrain.app.outcome import Outcome, summarise
 from cloudtrain.app.reattach import drain_kwargs, reattach_command, reattach_hint
 from cloudtrain.backends.base import JobHandle, JobStatus, LogLine
 from cloudtrain.following.events import epochs_in_args
@@ -50,15 +51,61 @@ def watch_progress(
     return progress
 
 
-def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
-    """A job's lines with every credential its code printed shown as ``***``: each replica's lines are one
+class FollowView(Protocol):
+    """Who is shown a followed job (the CLI prints each; nothing here does)."""
+
+    def line(self, line: LogLine) -> None:
+        """One of the job's lines, its credentials masked."""
+
+    def live(self) -> AbstractContextManager[Show] | None:
+        """A live status line while following (a context giving the sink), or None."""
+
+    def stopping(self, step: StopStep, handle: JobHandle) -> None:
+        """A step of a cancel on Ctrl-C."""
+
+    def finished(self, status: JobStatus, outcome: Outcome) -> None:
+        """The job ended: its final status and the summary of the run."""
+
+
+def line_masker() -> Callable[[LogLine], LogLine]:
+    """A job's line with every credential its code printed shown as ``***``: each replica's lines are one
     stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
     holds is the job's own business; cloudtrain does not show it)."""
     streams: dict[str, Callable[[str], str]] = {}
-    for line in lines:
+
+    def masked(line: LogLine) -> LogLine:
         mask = streams.get(line.replica) or streams.setdefault(line.replica, ValueMasker(()).stream())
         text = mask(line.message)
-        yield line if text == line.message else dataclasses.replace(line, message=text)
+        return line if text == line.message else dataclasses.replace(line, message=text)
+
+    return masked
+
+
+def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
+    """``lines`` through one :func:`line_masker`."""
+    return map(line_masker(), lines)
+
+
+def follow_to_end(
+    handle: JobHandle, view: FollowView, progress: Progress, *, cancel_on_interrupt: bool, drain: float | None = None
+) -> None:
+    """Follow the job (:func:`follow_job`), each line fed to ``progress`` and shown by ``view``, then hand
+    ``view`` the final status and the run's summary. A Ctrl-C without ``cancel_on_interrupt`` raises
+    :class:`Detached`."""
+
+    def show(line: LogLine) -> None:
+        progress(line)
+        view.line(line)
+
+    status = follow_job(
+        handle,
+        show=show,
+        display=view.live(),
+        cancel_on_interrupt=cancel_on_interrupt,
+        drain=drain,
+        on_stop=lambda step: view.stopping(step, handle),
+    )
+    view.finished(status, summarise(status, progress, handle))
 
 
 def follow_job(
@@ -81,8 +128,9 @@ def follow_job(
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
         with reattach_hint(handle.job_id, reattach_command(handle, drain)), shown as sink:
-            for line in masked_lines(handle.logs(follow=True, **drain_kwargs(drain))):
-                sink(line)
+            masked = line_masker()  # not masked_lines: the backend's logs run one frame below this
+            for line in handle.logs(follow=True, **drain_kwargs(drain)):
+                sink(masked(line))
                 count += 1
             return handle.wait()
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from cloudtrain import creation_window
 from cloudtrain.app.fallback import first_with_capacity
+from cloudtrain.app.follow import FollowView, follow_to_end, watch_progress
 from cloudtrain.app.notices import Detached, Notice, Notify, ignore
 from cloudtrain.app.prepare import Prepared, check_secrets_exist
 from cloudtrain.app.reattach import reattach_command, reattach_hint
@@ -18,6 +19,7 @@ from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
 from cloudtrain.creation_window import CreatedThenInterrupted
+from cloudtrain.following.progress import Progress
 from cloudtrain.history import JobRecord, record
 from cloudtrain.secrets.masking import ValueMasker, secret_values
 from cloudtrain.spec import JobSpec
@@ -104,8 +106,8 @@ class LaunchView(Protocol):
     def detached(self, launched: Launched, reattach: str) -> None:
         """``--detach``: the job runs on; ``reattach`` follows it again."""
 
-    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
-        """Follow the job to its end (:func:`cloudtrain.app.follow.follow_job`)."""
+    def follower(self, progress: Progress) -> FollowView:
+        """Who is shown the job while it is followed to its end (:func:`cloudtrain.app.follow.follow_to_end`)."""
 
 
 def launch_and_follow(
@@ -116,7 +118,7 @@ def launch_and_follow(
     cancel_on_interrupt: bool = False,
     drain: float | None = None,
 ) -> None:
-    """Create the job of ``prepared`` and have ``view`` follow it unless ``detach``. A Ctrl-C while the
+    """Create the job of ``prepared`` and follow it to its end unless ``detach``. A Ctrl-C while the
     job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded (``cancel_on_interrupt``:
     the job is cancelled then, and followed to its end)."""
     try:
@@ -126,10 +128,15 @@ def launch_and_follow(
         if detach or not cancel_on_interrupt:
             raise Detached(handle.job_id, reattach_command(handle, drain), just_created=True) from None
         handle.cancel()  # --cancel-on-interrupt holds then too: followed below to its CANCELLED end
-    here = Capability.RUNS_HERE in get_backend(launched.spec.backend).facts.capabilities
+    capabilities = get_backend(launched.spec.backend).facts.capabilities
+    here = Capability.RUNS_HERE in capabilities
     view.created(launched, here=here)
     if detach:
         view.detached(launched, reattach_command(launched.handle, drain))
         return
+    billed = Capability.BILLED in capabilities  # its price, epochs and phases watched
+    progress = watch_progress(launched.handle, launched.spec, billed=billed, first=launched.first)
     # a run here dies with this process: Ctrl-C cancels it
-    view.follow(launched, cancel_on_interrupt=cancel_on_interrupt or here)
+    follow_to_end(
+        launched.handle, view.follower(progress), progress, cancel_on_interrupt=cancel_on_interrupt or here, drain=drain
+    )

@@ -20,7 +20,9 @@ from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.spec import JobSpec
 
 if TYPE_CHECKING:
+    from cloudtrain.app.follow import FollowView
     from cloudtrain.app.launch import Launched
+    from cloudtrain.following.progress import Progress
 
 #: A config file, or the document a gcloud form wrote from its flags.
 Source = str | Path | LoadedYaml | None
@@ -42,11 +44,10 @@ class SubmitOptions:
 
 
 class SubmitView(Protocol):
-    """Who is told what a submit does, in order (the CLI prints each; nothing here does). The last four
-    are :class:`cloudtrain.app.launch.LaunchView`'s."""
+    """Who is told what a submit does, in order (the CLI prints each; nothing here does). ``notice`` and
+    the last three are :class:`cloudtrain.app.launch.LaunchView`'s, described there."""
 
-    def notice(self, notice: Notice) -> None:
-        """A warning, or a move between fallback candidates."""
+    def notice(self, notice: Notice) -> None: ...
 
     def planned(self, prepared: Prepared, plan: Plan) -> None:
         """``--dry-run``: what would be sent; nothing was uploaded or created."""
@@ -57,14 +58,11 @@ class SubmitView(Protocol):
     def sweep(self, prepared: Prepared, *, detach: bool, cancel: bool) -> None:
         """The config has ``sweep:``: drive it (:func:`cloudtrain.app.sweeps.drive.drive`)."""
 
-    def created(self, launched: Launched, *, here: bool) -> None:
-        """The job exists (``here``: it runs on this machine), on the candidate it landed on."""
+    def created(self, launched: Launched, *, here: bool) -> None: ...
 
-    def detached(self, launched: Launched, reattach: str) -> None:
-        """``--detach``: the job runs on; ``reattach`` follows it again."""
+    def detached(self, launched: Launched, reattach: str) -> None: ...
 
-    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
-        """Follow the job to its end (:func:`cloudtrain.app.follow.follow_job`)."""
+    def follower(self, progress: Progress) -> FollowView: ...
 
 
 def load_job(source: Source, options: SubmitOptions = SubmitOptions()) -> tuple[LoadedConfig, JobSpec]:

@@ -10,7 +10,7 @@ for a backend outside this repository, an entry point of the ``cloudtrain.backen
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from cloudtrain import backend_rules
 from cloudtrain.backend_rules import (
@@ -49,17 +49,9 @@ def usable() -> Iterator[tuple[str, Backend]]:
         yield name, cast("Backend", found)
 
 
-def __getattr__(attr: str) -> Any:
-    """``NAMES`` is read at call time (a test may register a backend)."""
-    if attr == "NAMES":
-        return names()
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 __all__ = [
     "DEFAULT_CONTRACT",
     "LOCAL",
-    "NAMES",
     "commands",
     "PLUGIN_GROUP",
     "SECTION_GROUP",

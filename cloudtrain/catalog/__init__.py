@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from cloudtrain.catalog import availability as _availability
 from cloudtrain.catalog import cloud_facts as _facts
 from cloudtrain.catalog import gpus as _gpus
 from cloudtrain.catalog import images_sdk_table, images_template
 from cloudtrain.catalog import tpus as _tpus
+from cloudtrain.catalog.availability import check_offered as check_offered
+from cloudtrain.catalog.availability import nearest_offering as nearest_offering
+from cloudtrain.catalog.availability import offered_in as offered_in
 from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo, TpuInfo
 from cloudtrain.catalog.resolve import resolve as _resolve
 from cloudtrain.catalog.suggest import did_you_mean
@@ -130,22 +132,6 @@ def built_in_gpus(cloud: str, machine_type: str) -> bool:
         return False
     t = _cloud(cloud).types.get(machine_type)
     return bool(t and t.accelerator)
-
-
-def check_offered(m: MachineInfo, region: str) -> None:
-    """CatalogError (field ``region``) when ``region`` does not offer ``m``'s accelerators, naming the
-    nearest regions that do (``data/accelerator_regions.json``; TPU VMs: :func:`check_tpu_job`)."""
-    _availability.check_offered(m, region)
-
-
-def offered_in(cloud: str, region: str) -> list[str]:
-    """The accelerators (or machine series) the catalog lists for ``region`` (``data/accelerator_regions.json``)."""
-    return _availability.offered_in(cloud, region)
-
-
-def nearest_offering(m: MachineInfo, region: str) -> str | None:
-    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does."""
-    return _availability.nearest_offering(m, region)
 
 
 def resolve_machine(

@@ -116,7 +116,8 @@ def _suggestions(m: MachineInfo, region: str, regions: tuple[str, ...]) -> list[
 
 
 def nearest_offering(m: MachineInfo, region: str) -> str | None:
-    """``region`` if it offers ``m``, else the nearest region that does (None: none does)."""
+    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does
+    (None: none does)."""
     regions = regions_offering(m)
     if regions is None or offers(m, region):
         return region
@@ -125,7 +126,8 @@ def nearest_offering(m: MachineInfo, region: str) -> str | None:
 
 
 def check_offered(m: MachineInfo, region: str) -> None:
-    """CatalogError (field ``region``) naming the nearest regions that offer ``m``'s accelerators."""
+    """CatalogError (field ``region``) when ``region`` does not offer ``m``'s accelerators, naming the
+    nearest regions that do (``data/accelerator_regions.json``; TPU VMs: ``catalog.check_tpu_job``)."""
     regions = regions_offering(m)
     if regions is None or offers(m, region):
         return
@@ -138,7 +140,7 @@ def check_offered(m: MachineInfo, region: str) -> None:
 
 
 def offered_in(cloud: str, region: str) -> list[str]:
-    """The ``offered`` rows (accelerators or series) that list ``region``, in the data's order."""
+    """The accelerators (or machine series) the catalog lists for ``region``, in the data's order."""
     return [key for key, row in _offered(cloud).items() if region in row["regions"]]
 
 

@@ -4,17 +4,13 @@ landed and follow it to its end. Creating and following are the app layer's (:mo
 
 from __future__ import annotations
 
-from cloudtrain.app.follow import watch_progress
 from cloudtrain.app.launch import Launched
-from cloudtrain.backend_rules import Capability
-from cloudtrain.backends import get_backend
-from cloudtrain.cli._follow import follow, print_detached, print_hints
-from cloudtrain.cli._group import debug_enabled
+from cloudtrain.cli._follow import FollowPrinter, print_detached, print_hints
 from cloudtrain.cli._summary import print_summary
 from cloudtrain.cli.sweep import submit_sweep
 from cloudtrain.console import Console
 
-__all__ = ["follow_launched", "print_created", "print_detached", "print_hints", "submit_sweep"]
+__all__ = ["FollowPrinter", "print_created", "print_detached", "print_hints", "submit_sweep"]
 
 
 def print_created(console: Console, launched: Launched, *, here: bool) -> None:
@@ -29,26 +25,3 @@ def print_created(console: Console, launched: Launched, *, here: bool) -> None:
         console.print(
             f"[bold]Job[/bold] {handle.job_id} created" + (f": {first.console_url}" if first.console_url else "")
         )
-
-
-def follow_launched(
-    console: Console, launched: Launched, *, cancel_on_interrupt: bool, output: str, drain: float | None
-) -> None:
-    """Follow a job just created to its end (its price, epochs and phases watched); exit with its outcome."""
-    spec = launched.spec
-    progress = watch_progress(
-        launched.handle,
-        spec,
-        billed=Capability.BILLED in get_backend(spec.backend).facts.capabilities,
-        first=launched.first,
-    )
-    follow(
-        console,
-        launched.handle,
-        cancel_on_interrupt=cancel_on_interrupt,
-        progress=progress,
-        live=output != "json",
-        output=output,
-        debug=debug_enabled(),
-        drain=drain,
-    )

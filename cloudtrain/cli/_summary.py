@@ -85,36 +85,43 @@ def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None)
             ("sweep", _sweep_line(spec.sweep)),
             ("batch", _batch_line(spec)),
             ("resume", f"{spec.resume.job_id}: {spec.resume.checkpoint_dir}" if spec.resume else None),
-            (
-                "cost/hour",
-                None
-                if cost is None
-                else f"{money(cost)} for {_machines(spec)} ({spec.machine.price_region} "
-                f"{price_basis(spec)}, {spec.machine.price_date}"
-                + (
-                    f"; the job runs in {spec.region}, whose price may differ)"
-                    if spec.region != spec.machine.price_region
-                    else ")"
-                ),
-            ),
-            (
-                "estimate",
-                None
-                if cost is None or not spec.expected_hours
-                else _per_trial(spec, cost * spec.expected_hours)
-                + f" for {duration(spec.expected_hours * 3600)} (budget.max_hours × cost/hour)",
-            ),
-            ("cost cap", None if cost is None else _cost_cap(spec)),
-            (
-                "max runtime",
-                f"{duration(spec.max_runtime_seconds)} (default)"
-                if cost is None and "max_runtime" in spec.defaults
-                else None,
-            ),
+            *_cost_rows(spec, cost),
         ],
     )
     for note in spec.notes:
         console.print(f"[yellow]mapped:[/yellow] {escape(note.removeprefix('mapped: '))}")
+
+
+def _cost_rows(spec: JobSpec, cost: float | None) -> list[tuple[str, str | None]]:
+    """The price of an hour (where the backend bills), the budget's estimate and cap, the default runtime."""
+    return [
+        (
+            "cost/hour",
+            None
+            if cost is None
+            else f"{money(cost)} for {_machines(spec)} ({spec.machine.price_region} "
+            f"{price_basis(spec)}, {spec.machine.price_date}"
+            + (
+                f"; the job runs in {spec.region}, whose price may differ)"
+                if spec.region != spec.machine.price_region
+                else ")"
+            ),
+        ),
+        (
+            "estimate",
+            None
+            if cost is None or not spec.expected_hours
+            else _per_trial(spec, cost * spec.expected_hours)
+            + f" for {duration(spec.expected_hours * 3600)} (budget.max_hours × cost/hour)",
+        ),
+        ("cost cap", None if cost is None else _cost_cap(spec)),
+        (
+            "max runtime",
+            f"{duration(spec.max_runtime_seconds)} (default)"
+            if cost is None and "max_runtime" in spec.defaults
+            else None,
+        ),
+    ]
 
 
 def _cost_cap(spec: JobSpec) -> str | None:

@@ -22,6 +22,7 @@ from cloudtrain.cli._group import (
     STRICT_OPTION,
     cli,
     config_argument,
+    debug_enabled,
     pick_config,
 )
 from cloudtrain.cli._summary import print_summary
@@ -29,7 +30,9 @@ from cloudtrain.console import Console, escape, make_console, print_json
 from cloudtrain.errors import UsageError
 
 if TYPE_CHECKING:
+    from cloudtrain.app.follow import FollowView
     from cloudtrain.app.launch import Launched
+    from cloudtrain.following.progress import Progress
 
 
 @cli.command()
@@ -153,10 +156,11 @@ class SubmitPrinter:
         if self.output == "json":
             print_json(launched.first.to_dict())
 
-    def follow(self, launched: Launched, *, cancel_on_interrupt: bool) -> None:
-        self._launched().follow_launched(
-            self.console, launched, cancel_on_interrupt=cancel_on_interrupt, output=self.output, drain=self.drain
+    def follower(self, progress: Progress) -> FollowView:
+        printer: FollowView = self._launched().FollowPrinter(
+            self.console, progress, live=self.output != "json", output=self.output, debug=debug_enabled()
         )
+        return printer
 
     @staticmethod
     def _launched() -> ModuleType:

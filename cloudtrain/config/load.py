@@ -16,6 +16,7 @@ from typing import Any
 
 from cloudtrain import backend_rules
 from cloudtrain.backend_rules import Capability
+from cloudtrain.backend_rules.interface import BackendRules
 from cloudtrain.config import crosscloud, fallback, records
 from cloudtrain.config.checks import check_config
 from cloudtrain.config.loaded import LoadedConfig
@@ -125,24 +126,9 @@ def load_document(
     if backend is not None:
         for path, message, hint in backend.fill_document(loaded.data):
             problems.add(loaded.error(path, message, hint))
-    # whose catalog and contract the document is fitted to (JobConfig.cloud, before a target's default)
-    cloud = (
-        name
-        if backend is None
-        else loaded.data.get("target")
-        if Capability.FOLLOWS_TARGET in backend.facts.capabilities
-        else backend.facts.contract or name
-    )
     # Moving a file to the other cloud asks for its translation: --set backend=… (or target=…).
     translate = translate or translated or any(loaded.line_of((key,)) == 0 for key in ("backend", "target"))
-    if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
-        problems.add(loaded.error(refused.path, refused.message, refused.hint))
-    try:
-        loaded.data, more = crosscloud.fit_to_cloud(loaded.data, cloud, translate=translate)
-    except crosscloud.Refused as exc:
-        problems.add(loaded.error(exc.path, exc.message, exc.hint))
-        problems.raise_any()
-    notes += more
+    notes += _fit_to_cloud(loaded, name, backend, problems, translate=translate)
     project_source = None
     if backend is not None and "project" in backend.facts.required_keys:
 
@@ -182,6 +168,28 @@ def load_document(
 
         result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
+
+
+def _fit_to_cloud(
+    loaded: LoadedYaml, name: Any, backend: BackendRules | None, problems: Problems, *, translate: bool
+) -> list[str]:
+    """The document fitted to the catalog and contract of its cloud (``JobConfig.cloud``, before a target's
+    default): another cloud's machine is refused unless ``translate``; the mapping's notes."""
+    cloud = (
+        name
+        if backend is None
+        else loaded.data.get("target")
+        if Capability.FOLLOWS_TARGET in backend.facts.capabilities
+        else backend.facts.contract or name
+    )
+    if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
+        problems.add(loaded.error(refused.path, refused.message, refused.hint))
+    try:
+        loaded.data, notes = crosscloud.fit_to_cloud(loaded.data, cloud, translate=translate)
+    except crosscloud.Refused as exc:
+        problems.add(loaded.error(exc.path, exc.message, exc.hint))
+        problems.raise_any()
+    return notes
 
 
 def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:

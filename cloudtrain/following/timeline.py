@@ -5,9 +5,8 @@ the live status line and the run report.
 Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
 begins, and the last until the job ended. Sources, from the most to the least exact:
 
-* SageMaker's ``SecondaryStatusTransitions`` (each with its own start time);
-* the job's own times (created, started, ended: Vertex AI's ``create_time`` / ``start_time`` /
-  ``end_time``; a local run's start and its environment set-up);
+* a cloud's own transitions (each with its own start time), as its backend reads them;
+* the job's own times (created, started, ended; a local run's start and its environment set-up);
 * the log: the first line of any replica (the container runs: the image is there), the
   trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
   or ``worker_done`` event (training ended: export and upload follow).
@@ -51,18 +50,6 @@ SETUP_PHASES = PHASES[: PHASES.index("training")]
 #: the launcher starting the user's module, the user code's first own line. Training starts at the
 #: earliest of them, unless a caller gives a ``training`` mark, which wins.
 TRAINING_STARTS = ("first event", "user code launched", "first output")
-
-#: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
-SAGEMAKER_PHASES = {
-    "Pending": "queued",
-    "Starting": "provisioning",
-    "LaunchingMLInstances": "provisioning",
-    "PreparingTrainingStack": "provisioning",
-    "Downloading": "provisioning",  # the input channels: still before the code runs
-    "DownloadingTrainingImage": "pulling image",
-    "Training": "installing package",  # the launcher pip-installs first; the plan event starts training
-    "Uploading": "uploading",
-}
 
 
 @dataclass(frozen=True)

@@ -102,26 +102,51 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
     ``include`` (``--include``, gitignore patterns relative to the package folder) packages files that
     look like credentials or environment files all the same; each is listed in ``Tree.forced``.
     """
-    forced: dict[str, str] = {}
-    wanted = parse_ignore_lines(include, source="--include")
+    walk = _Walk(Path(package_dir).resolve(), skip, include)
+    try:
+        walk.folder(walk.root, "", [])
+    except OSError as e:
+        raise PackagingError(
+            f"cannot read {e.filename or walk.root}: {e.strerror or e}",
+            "check the permissions of the package folder",
+        ) from e
+    files, regular = walk.files, dict(walk.files)  # links inside a linked folder are not followed again
+    for link, target in walk.links:
+        followed = _follow(walk.root, link, target, regular, walk.credentials)
+        if not followed:
+            walk.left_out.append((link, "link to an excluded file"))
+        files.update(followed)
+    return Tree(
+        tuple(files[k] for k in sorted(files)),
+        tuple(sorted(walk.credentials)),
+        tuple(sorted(walk.left_out)),
+        tuple(sorted(walk.forced.items())),
+    )
 
-    def overridden(child: str, is_dir: bool) -> bool:
-        rule = is_ignored(wanted, child, is_dir)
+
+class _Walk:
+    """What :func:`collect` finds as it walks the package folder."""
+
+    def __init__(self, root: Path, skip: Sequence[Path], include: Sequence[str]) -> None:
+        self.root, self.include = root, include
+        self.skipped = {Path(p).resolve() for p in skip}
+        self.wanted = parse_ignore_lines(include, source="--include")
+        self.files: dict[str, SourceFile] = {}
+        self.links: list[tuple[str, str]] = []
+        self.credentials: list[str] = []
+        self.left_out: list[tuple[str, str]] = []
+        self.forced: dict[str, str] = {}
+
+    def overridden(self, child: str, is_dir: bool) -> bool:
+        rule = is_ignored(self.wanted, child, is_dir)
         if rule is not None:
-            forced[child] = rule.pattern
+            self.forced[child] = rule.pattern
         return rule is not None
 
-    root = Path(package_dir).resolve()
-    skipped = {Path(p).resolve() for p in skip}
-    files: dict[str, SourceFile] = {}
-    links: list[tuple[str, str]] = []
-    credentials: list[str] = []
-    left_out: list[tuple[str, str]] = []
+    def deeper(self, child: str) -> bool:  # --include names a path inside the folder ``child`` (.aws/credentials)
+        return any(pattern.lstrip("!/").startswith(child + "/") for pattern in self.include)
 
-    def deeper(child: str) -> bool:  # --include names a path inside the folder ``child`` (.aws/credentials)
-        return any(pattern.lstrip("!/").startswith(child + "/") for pattern in include)
-
-    def walk(folder: Path, rel: str, rules: list[IgnoreRule], guarded: bool = False) -> None:
+    def folder(self, folder: Path, rel: str, rules: list[IgnoreRule], guarded: bool = False) -> None:
         """``guarded``: a credential folder entered for the paths --include names in it, and only those."""
         rules = rules + _read_rules(folder, rel)
         with os.scandir(folder) as it:
@@ -130,73 +155,58 @@ def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[s
             child = f"{rel}/{entry.name}" if rel else entry.name
             category = builtin_exclude(entry.name)
             if guarded and category not in ("version control", "ignore file", "cache"):
-                if overridden(child, entry.is_dir()):
+                if self.overridden(child, entry.is_dir()):
                     category = None  # named: packaged as in any folder
-                elif entry.is_dir() and deeper(child):
-                    walk(Path(entry.path), child, rules, guarded=True)
+                elif entry.is_dir() and self.deeper(child):
+                    self.folder(Path(entry.path), child, rules, guarded=True)
                     continue
                 else:
                     continue
-            elif category in ("credential", "environment file") and overridden(child, entry.is_dir()):
+            elif category in ("credential", "environment file") and self.overridden(child, entry.is_dir()):
                 category = None
-            elif category in ("credential", "environment file") and entry.is_dir() and deeper(child):
-                walk(Path(entry.path), child, rules, guarded=True)
+            elif category in ("credential", "environment file") and entry.is_dir() and self.deeper(child):
+                self.folder(Path(entry.path), child, rules, guarded=True)
                 continue
             if category:
                 if category == "credential":
-                    credentials.append(child)
-                    left_out.append((child, "credential-like"))
+                    self.credentials.append(child)
+                    self.left_out.append((child, "credential-like"))
                 elif category == "environment file":
-                    left_out.append((child, "environment file"))
+                    self.left_out.append((child, "environment file"))
                 continue
-            loop = entry.is_symlink() and _loops(entry.path)
-            is_dir = not loop and entry.is_dir()  # follows links, like git's view of the work tree
-            if is_ignored(rules, child, is_dir):
-                continue
-            if loop:
-                raise PackagingError(
-                    f"symlink loop in {root}: {_loop_chain(root, entry.path)}",
-                    f"remove one of these links, or add {child!r} to {root / '.cloudtrainignore'}",
-                )
-            _check_name(root, child)
-            if entry.is_symlink():
-                links.append((child, os.path.realpath(entry.path)))
-            elif is_dir:
-                if Path(entry.path).resolve() not in skipped:
-                    walk(Path(entry.path), child, rules)
-            else:
-                st = entry.stat()
-                if not stat.S_ISREG(st.st_mode):
-                    raise PackagingError(
-                        f"{root / child} is not a regular file (a socket, pipe or device)",
-                        f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
-                    )
-                held = credential_in(entry.path, st.st_size)
-                if held and not overridden(child, False):
-                    credentials.append(child)
-                    left_out.append((child, held))
-                    continue
-                files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
+            self.entry(entry, child, rules)
 
-    try:
-        walk(root, "", [])
-    except OSError as e:
-        raise PackagingError(
-            f"cannot read {e.filename or root}: {e.strerror or e}",
-            "check the permissions of the package folder",
-        ) from e
-    regular = dict(files)  # links inside a linked folder are not followed again
-    for link, target in links:
-        followed = _follow(root, link, target, regular, credentials)
-        if not followed:
-            left_out.append((link, "link to an excluded file"))
-        files.update(followed)
-    return Tree(
-        tuple(files[k] for k in sorted(files)),
-        tuple(sorted(credentials)),
-        tuple(sorted(left_out)),
-        tuple(sorted(forced.items())),
-    )
+    def entry(self, entry: os.DirEntry[str], child: str, rules: list[IgnoreRule]) -> None:
+        """One name the built-in exclusions let through: ignored, a link, a folder or a file."""
+        root = self.root
+        loop = entry.is_symlink() and _loops(entry.path)
+        is_dir = not loop and entry.is_dir()  # follows links, like git's view of the work tree
+        if is_ignored(rules, child, is_dir):
+            return
+        if loop:
+            raise PackagingError(
+                f"symlink loop in {root}: {_loop_chain(root, entry.path)}",
+                f"remove one of these links, or add {child!r} to {root / '.cloudtrainignore'}",
+            )
+        _check_name(root, child)
+        if entry.is_symlink():
+            self.links.append((child, os.path.realpath(entry.path)))
+        elif is_dir:
+            if Path(entry.path).resolve() not in self.skipped:
+                self.folder(Path(entry.path), child, rules)
+        else:
+            st = entry.stat()
+            if not stat.S_ISREG(st.st_mode):
+                raise PackagingError(
+                    f"{root / child} is not a regular file (a socket, pipe or device)",
+                    f"remove it or add {child!r} to {root / '.cloudtrainignore'}",
+                )
+            held = credential_in(entry.path, st.st_size)
+            if held and not self.overridden(child, False):
+                self.credentials.append(child)
+                self.left_out.append((child, held))
+                return
+            self.files[child] = SourceFile(child, Path(entry.path), st.st_size, bool(st.st_mode & 0o111))
 
 
 def _check_name(root: Path, rel: str) -> None:

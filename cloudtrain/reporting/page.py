@@ -57,88 +57,86 @@ def write(runs: list[RunData], figures: dict[str, Path], out: Path) -> Path:
 
 
 def _tables(runs: list[RunData]) -> list[str]:
+    """Each run's timeline, interruptions, epochs and trials, section by section (a run without one shows none)."""
     parts = []
-    for run in runs:
-        if run.phases:
-            parts.append(f"<h2>Timeline · {_e(run.job_id)}</h2>")
-            parts.append(
-                _table(
-                    ["phase", "seconds", "share", "cost"],
-                    [
-                        (p["phase"], measured(p["seconds"]), f"{measured(p['share'] * 100)} %", _usd(p.get("cost_usd")))
-                        for p in run.phases
-                    ],
-                    css_id=f"timeline-{_slug(run.job_id)}",
-                )
-            )
-    for run in runs:
-        if run.interruptions and run.interruptions.get("items"):
-            parts.append(f"<h2>Interruptions · {_e(run.job_id)}</h2>")
-            parts.append(
-                _table(
-                    [
-                        "stopped at",
-                        "source",
-                        "step reached",
-                        "resumed from step",
-                        "steps redone",
-                        "down (s)",
-                        "redo (s)",
-                        "time lost",
-                    ],
-                    [
-                        (
-                            i.get("at") or "",
-                            i.get("source"),
-                            measured(i.get("step")),
-                            measured(
-                                i.get("resume_step") if i.get("resume_step") is not None else i.get("checkpoint_step")
-                            ),
-                            measured(i.get("steps_redone")) + ("" if i.get("exact", True) else " (at least)"),
-                            measured(i.get("down_s")),
-                            measured(i.get("redo_s")),
-                            human_seconds(i["seconds_lost"]) if i.get("seconds_lost") is not None else "",
-                        )
-                        for i in run.interruptions["items"]
-                    ],
-                    css_id=f"interruptions-{_slug(run.job_id)}",
-                )
-            )
-    for run in runs:
-        if run.epochs:
-            parts.append(f"<h2>Epochs · {_e(run.job_id)}</h2>")
-            keys = [
-                k
-                for k in ("loss", "accuracy", "val_loss", "val_accuracy", "examples_per_sec", "epoch_time_s")
-                if any(isinstance(e.get(k), (int, float)) for e in run.epochs)
-            ]
-            parts.append(
-                _table(
-                    ["epoch", *keys],
-                    [(e.get("epoch"), *(measured(e.get(k)) for k in keys)) for e in run.epochs],
-                    css_id=f"epochs-{_slug(run.job_id)}",
-                )
-            )
-    for run in runs:
-        if run.trials:
-            parts.append(f"<h2>Trials · {_e(run.job_id)}</h2>")
-            params = sorted({k for t in run.trials for k in t.get("params", {})})
-            parts.append(
-                _table(
-                    ["trial", "state", run.metric or "value", *params],
-                    [
-                        (
-                            ("★ " if t.get("best") else "") + str(t["trial"]),
-                            t["state"],
-                            measured(t.get("value")),
-                            *(measured(t.get("params", {}).get(p)) for p in params),
-                        )
-                        for t in run.trials
-                    ],
-                    css_id=f"trials-{_slug(run.job_id)}",
-                )
-            )
+    for title, table_of in (
+        ("Timeline", _timeline),
+        ("Interruptions", _interruptions),
+        ("Epochs", _epochs),
+        ("Trials", _trials),
+    ):
+        for run in runs:
+            table = table_of(run)
+            if table is not None:
+                parts.append(f"<h2>{title} · {_e(run.job_id)}</h2>")
+                parts.append(_table(*table, css_id=f"{title.lower()}-{_slug(run.job_id)}"))
     return parts
+
+
+Table = tuple[list[str], list[tuple[Any, ...]]]  # a table's header and its rows
+
+
+def _timeline(run: RunData) -> Table | None:
+    if not run.phases:
+        return None
+    return ["phase", "seconds", "share", "cost"], [
+        (p["phase"], measured(p["seconds"]), f"{measured(p['share'] * 100)} %", _usd(p.get("cost_usd")))
+        for p in run.phases
+    ]
+
+
+def _interruptions(run: RunData) -> Table | None:
+    if not (run.interruptions and run.interruptions.get("items")):
+        return None
+    header = [
+        "stopped at",
+        "source",
+        "step reached",
+        "resumed from step",
+        "steps redone",
+        "down (s)",
+        "redo (s)",
+        "time lost",
+    ]
+    return header, [
+        (
+            i.get("at") or "",
+            i.get("source"),
+            measured(i.get("step")),
+            measured(i.get("resume_step") if i.get("resume_step") is not None else i.get("checkpoint_step")),
+            measured(i.get("steps_redone")) + ("" if i.get("exact", True) else " (at least)"),
+            measured(i.get("down_s")),
+            measured(i.get("redo_s")),
+            human_seconds(i["seconds_lost"]) if i.get("seconds_lost") is not None else "",
+        )
+        for i in run.interruptions["items"]
+    ]
+
+
+def _epochs(run: RunData) -> Table | None:
+    if not run.epochs:
+        return None
+    keys = [
+        k
+        for k in ("loss", "accuracy", "val_loss", "val_accuracy", "examples_per_sec", "epoch_time_s")
+        if any(isinstance(e.get(k), (int, float)) for e in run.epochs)
+    ]
+    return ["epoch", *keys], [(e.get("epoch"), *(measured(e.get(k)) for k in keys)) for e in run.epochs]
+
+
+def _trials(run: RunData) -> Table | None:
+    if not run.trials:
+        return None
+    params = sorted({k for t in run.trials for k in t.get("params", {})})
+    return ["trial", "state", run.metric or "value", *params], [
+        (
+            ("★ " if t.get("best") else "") + str(t["trial"]),
+            t["state"],
+            measured(t.get("value")),
+            *(measured(t.get("params", {}).get(p)) for p in params),
+        )
+        for t in run.trials
+    ]
 
 
 def differing_args(runs: list[RunData]) -> tuple[list[str], list[str]]:

@@ -47,8 +47,8 @@ class _Recorder:
     def detached(self, launched: Any, reattach: str) -> None:
         self.events.append(("detached", reattach))
 
-    def follow(self, launched: Any, *, cancel_on_interrupt: bool) -> None:
-        self.events.append(("follow", cancel_on_interrupt))
+    def follower(self, progress: Any) -> Any:
+        self.events.append(("follow", progress))
 
 
 def _config(tmp_path: Path, region: str, env: str = "") -> Path:

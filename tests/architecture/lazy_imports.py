@@ -51,7 +51,6 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.app.sweeps.local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
-    ("cloudtrain.app.sweeps.local", "cloudtrain.backends.local.backend"): "subprocess and the env builder",
     (
         "cloudtrain.app.sweeps.drive",
         "cloudtrain.app.sweeps.handover",

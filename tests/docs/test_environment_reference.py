@@ -9,7 +9,7 @@ import re
 import pytest
 
 from cloudtrain import environment_vars
-from cloudtrain.environment_vars import VARIABLES, covers
+from cloudtrain.environment_vars import covers, every_variable
 from tests.conftest import REPO
 from tools import environment_reference
 
@@ -43,9 +43,9 @@ def test_every_variable_cloudtrain_reads_or_names_is_in_the_table() -> None:
 
 
 def test_the_table_has_one_row_per_variable_in_a_known_group() -> None:
-    names = [v.name for v in VARIABLES]
+    names = [v.name for v in every_variable()]
     assert len(names) == len(set(names))
-    assert {v.group for v in VARIABLES} <= set(environment_vars.GROUPS)
+    assert {v.group for v in every_variable()} <= set(environment_vars.groups())
     assert not covers("NOT_A_VARIABLE_OF_OURS") and covers("CLOUDTRAIN_SECRET_HF_TOKEN") and covers("AIP_MODEL_DIR")
 
 
@@ -54,15 +54,15 @@ def test_the_environment_page_is_the_tables() -> None:
         "docs/reference/environment.md is stale: run `make docs` and commit it"
     )
     page = environment_reference.PAGE.read_text()
-    for variable in VARIABLES:
+    for variable in every_variable():
         assert re.search(rf"^\| `{re.escape(variable.name)}` \| ", page, re.M), variable.name
 
 
 def test_the_code_reads_its_own_variables_by_the_tables_names() -> None:
-    from cloudtrain.backends.vertex import settings
+    from cloudtrain.backends.vertex import settings, variables
     from cloudtrain.sweeps import params
 
-    assert settings.vertex_endpoint("europe-west4", {environment_vars.VERTEX_ENDPOINT: "127.0.0.1:9"}).address == (
+    assert settings.vertex_endpoint("europe-west4", {variables.VERTEX_ENDPOINT: "127.0.0.1:9"}).address == (
         "127.0.0.1:9"
     )
     assert params.METRIC_ENV == environment_vars.SWEEP_METRIC
@@ -111,3 +111,32 @@ def test_the_scan_sees_a_variable_spelled_in_code_and_not_in_a_docstring() -> No
 @pytest.mark.parametrize("module", BY_THE_TABLES_NAMES)
 def test_these_modules_take_every_variables_name_from_the_table(module: str) -> None:
     assert spelled((REPO / module).read_text()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "who"),
+    [
+        ("CLOUDTRAIN_SLURM_NODES", "the Slurm launcher"),  # a backend's own row (backends/slurm/variables.py)
+        ("CLOUDTRAIN_SUBDOMAIN", "the launcher in the pods"),
+        ("CLOUDTRAIN_RUN_MODULE", "cloudtrain"),
+        ("CLOUDTRAIN_SSH_CONFIG", None),  # yours to set
+        ("SLURM_JOB_ID", None),
+    ],
+)
+def test_a_name_a_backend_sets_in_the_job_is_reserved_from_its_own_table(name, who) -> None:
+    assert environment_vars.reserved(name) == who
+    assert covers(name)
+
+
+def test_each_backends_rows_are_in_its_folder_and_the_neutral_table_names_no_backend() -> None:
+    page = environment_reference.render()
+    assert [line for line in page.splitlines() if line.startswith("## ")] == [
+        "## cloudtrain itself",
+        "## Vertex AI",
+        "## SageMaker",
+        "## Slurm",
+        "## Kubernetes",
+        "## What the training code gets",
+        "## Tests only",
+    ]
+    assert {v.group for v in environment_vars.VARIABLES} == {"cloudtrain", "job", "tests"}

@@ -70,11 +70,8 @@ class TrialEvent:
 
 
 def sweep_dir_of(spec: JobSpec) -> Path:
-    # Lazy: the local backend imports subprocess at its top, which `--help` and `--dry-run` never pay for
-    # (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic); the CLI reaches this module.
-    from cloudtrain.backends.local.backend import output_dir_for
-
-    return output_dir_for(spec)[0]
+    """The sweep's folder: where a run here of ``spec`` goes (:func:`cloudtrain.history.run_folder`)."""
+    return history.run_folder(spec.output_dir, spec.job_name)[0]
 
 
 def write_state(folder: Path, *, config: str, overrides: tuple[str, ...], job_name: str, created: str) -> None:

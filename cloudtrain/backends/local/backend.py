@@ -68,14 +68,6 @@ def tpu_note(spec: JobSpec) -> str | None:
     )
 
 
-def output_dir_for(spec: JobSpec) -> tuple[Path, str | None]:
-    """The local output dir (absolute) and, when the config named a bucket, why it is not used."""
-    if "://" in spec.output_dir:
-        note = f"output_dir {spec.output_dir} is a bucket; local runs write to the local folder instead"
-        return Path(os.path.abspath(os.path.join(RUNS_DIR, spec.job_name))), note
-    return Path(os.path.abspath(os.path.expanduser(spec.output_dir))), None
-
-
 def child_env(
     base: Mapping[str, str],
     spec: JobSpec,
@@ -328,7 +320,7 @@ class LocalBackend(BackendFacts):
     def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """What ``submit`` would start. Ports show as 0: ``submit`` picks free ones."""
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
-        out, note = output_dir_for(spec)
+        out, note = history.run_folder(spec.output_dir, spec.job_name)
         note = "; ".join(n for n in (note, tpu_note(spec)) if n) or None
         image, gpu = self._image(spec)
         env = venv.env_dir(built, image, self._cache_root)
@@ -379,7 +371,7 @@ class LocalBackend(BackendFacts):
         """Everything before the replicas start: the run folder, the environment, the launches;
         returns :class:`LocalJob`'s arguments and the launches."""
         built = required(package, spec.job_name)  # a local run installs a package (no container: jobs)
-        out, note = output_dir_for(spec)
+        out, note = history.run_folder(spec.output_dir, spec.job_name)
         _claim(out, spec)
         try:
             return self._prepare_claimed(spec, built, out, note)

@@ -216,6 +216,28 @@ class LocalJob(HandleDefaults):
         metrics_file = self._metrics_file()
         if metrics_file:
             details["metrics_file"] = str(metrics_file)
+        warnings = self._warnings(native, outcome)
+        if warnings:
+            details["warnings"] = warnings
+        message = None if outcome is None else self._outcome(native, outcome, details)
+        return JobStatus(
+            job_id=self.job_id,
+            name=str(self.output_dir),
+            state=STATES[native],
+            native_state=native,
+            message=message,
+            created=self._created,
+            ended=self._ended,
+            details=details,
+            first_phase=FIRST_PHASE,
+            phase=FIRST_PHASE if outcome is None else None,  # until its first line says more (the live line)
+            replica_count=len(self.plans),
+            output_dir=details["output_dir"],
+            checkpoint_dir=details["checkpoint_dir"],
+        )
+
+    def _warnings(self, native: str, outcome: Outcome | None) -> list[str]:
+        """The run's note, and once it ended: files it wrote outside its tree, an empty model folder."""
         warnings = [self._note] if self._note else []
         root = self._root
         if outcome is not None and root is not None and not self._root_before and os.path.exists(root.path):
@@ -233,56 +255,43 @@ class LocalJob(HandleDefaults):
             )
             if empty:
                 warnings.append(empty)
-        if warnings:
-            details["warnings"] = warnings
+        return warnings
+
+    def _outcome(self, native: str, outcome: Outcome, details: dict[str, Any]) -> str | None:
+        """The ended run's message (which replica failed and why, what was saved), its details filled in."""
         message = None
-        if outcome is not None:
-            details["exit_code"] = int(STATES[native].exit_code)  # the CLI's; the replicas' own are in exit_codes
-            saved = self._saved()
-            if saved:
-                details["saved"] = saved
-            what = (
-                f"checkpoint at step {saved['step']} saved: {saved['checkpoint']}"
-                if saved and saved.get("step") is not None
-                else "no checkpoint saved"
-            )
-            if outcome.failed:
-                details["failed_replica"] = outcome.failed
-                message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
-                log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
-                hint = failure_hint(
-                    log,
-                    self.spec.tensorflow_version,
-                    self.spec.cloud,
-                    installed(self.environment.python),
-                    outcome.exit_codes[outcome.failed],
-                    passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
-                )
-                if hint:
-                    message += f"; {hint}"
-            elif native == "timed_out":
-                message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
-            elif native == "cancelled":
-                why = " as the Python process that started it exited (detach it to keep it running)"
-                message = f"cancelled{why if self._exited else ''}; {what}"
-            elif native == "preempted":
-                details["preempted_replica"] = outcome.preempted
-                message = f"preempted (replica {outcome.preempted} got SIGTERM from outside cloudtrain); {what}"
-        return JobStatus(
-            job_id=self.job_id,
-            name=str(self.output_dir),
-            state=STATES[native],
-            native_state=native,
-            message=message,
-            created=self._created,
-            ended=self._ended,
-            details=details,
-            first_phase=FIRST_PHASE,
-            phase=FIRST_PHASE if outcome is None else None,  # until its first line says more (the live line)
-            replica_count=len(self.plans),
-            output_dir=details["output_dir"],
-            checkpoint_dir=details["checkpoint_dir"],
+        details["exit_code"] = int(STATES[native].exit_code)  # the CLI's; the replicas' own are in exit_codes
+        saved = self._saved()
+        if saved:
+            details["saved"] = saved
+        what = (
+            f"checkpoint at step {saved['step']} saved: {saved['checkpoint']}"
+            if saved and saved.get("step") is not None
+            else "no checkpoint saved"
         )
+        if outcome.failed:
+            details["failed_replica"] = outcome.failed
+            message = f"replica {outcome.failed} {_ended(outcome.exit_codes[outcome.failed])}"
+            log = _read(self.output_dir / RUN_DIR / f"{outcome.failed}.log")
+            hint = failure_hint(
+                log,
+                self.spec.tensorflow_version,
+                self.spec.cloud,
+                installed(self.environment.python),
+                outcome.exit_codes[outcome.failed],
+                passed_model_dir=bool(self.spec.package.script and self.spec.model_dir),
+            )
+            if hint:
+                message += f"; {hint}"
+        elif native == "timed_out":
+            message = f"stopped after max_runtime ({self.spec.max_runtime_seconds}s)"
+        elif native == "cancelled":
+            why = " as the Python process that started it exited (detach it to keep it running)"
+            message = f"cancelled{why if self._exited else ''}; {what}"
+        elif native == "preempted":
+            details["preempted_replica"] = outcome.preempted
+            message = f"preempted (replica {outcome.preempted} got SIGTERM from outside cloudtrain); {what}"
+        return message
 
     def _finish(self, outcome: Outcome) -> JobStatus:
         with self._lock:

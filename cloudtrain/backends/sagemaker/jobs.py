@@ -14,13 +14,12 @@ from cloudtrain.backends.files import BucketFolder, Folder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import CloudSetupError
-from cloudtrain.following.timeline import SAGEMAKER_PHASES
 from cloudtrain.secrets.masking import secret_values
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
 from .logs import LOG_GROUP, LogTailer
-from .phases import sagemaker_marks, sagemaker_transitions
+from .phases import SAGEMAKER_PHASES, sagemaker_marks, sagemaker_transitions
 
 if TYPE_CHECKING:  # the uploads load only when a submit stages a source dir
     from .upload import Uploaded

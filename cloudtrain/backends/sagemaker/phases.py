@@ -8,7 +8,17 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cloudtrain.following.timeline import SAGEMAKER_PHASES
+#: SageMaker SecondaryStatus → phase (statuses not listed end the previous phase without a new one).
+SAGEMAKER_PHASES = {
+    "Pending": "queued",
+    "Starting": "provisioning",
+    "LaunchingMLInstances": "provisioning",
+    "PreparingTrainingStack": "provisioning",
+    "Downloading": "provisioning",  # the input channels: still before the code runs
+    "DownloadingTrainingImage": "pulling image",
+    "Training": "installing package",  # the launcher pip-installs first; the plan event starts training
+    "Uploading": "uploading",
+}
 
 
 def sagemaker_marks(desc: Mapping[str, Any]) -> dict[str, dt.datetime]:

@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain import environment_vars
+from cloudtrain.backends.slurm import variables
 from cloudtrain.errors import BackendError, CloudUnreachable
 from cloudtrain.history import cache_dir
 
-SSH_CONFIG_VAR = environment_vars.SSH_CONFIG
 CONNECT_TIMEOUT_S = 20
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
 
@@ -76,8 +75,8 @@ class ClusterShell:
             "-o",
             f"ConnectTimeout={CONNECT_TIMEOUT_S}",  # a host that accepts and never answers: ssh's banner wait too
         ]
-        if self._environ.get(SSH_CONFIG_VAR):
-            argv += ["-F", self._environ[SSH_CONFIG_VAR]]
+        if self._environ.get(variables.SSH_CONFIG):
+            argv += ["-F", self._environ[variables.SSH_CONFIG]]
         if port:
             argv += ["-p", port]
         return argv + ["--", dest]

@@ -10,10 +10,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cloudtrain import environment_vars
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
 from cloudtrain.backends.base import Backend, BackendFacts, CatalogMachines, Facts, JobStatus, Words, region_given
-from cloudtrain.backends.vertex import checks, contract, cost, request, settings
+from cloudtrain.backends.vertex import checks, contract, cost, request, settings, variables
 from cloudtrain.backends.vertex.job_settings import VertexSettings
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
@@ -75,7 +74,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
         from cloudtrain.backends.vertex.upload import storage_client  # the bucket client: not on --dry-run
         from cloudtrain.data.stores import GcsStore
 
-        emulator = bool(os.environ.get(environment_vars.STORAGE_EMULATOR_HOST))
+        emulator = bool(os.environ.get(variables.STORAGE_EMULATOR_HOST))
         return GcsStore(storage_client(spec.project, None if emulator else settings.credentials()[0]), bucket)
 
     def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:

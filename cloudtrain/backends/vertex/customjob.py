@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cloudtrain.backends.vertex.mlengine import name_from_file
+from cloudtrain.backends.vertex.mlengine import camel, name_from_file
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import ConfigError
 from cloudtrain.text import counted, mapped_line
@@ -60,14 +60,10 @@ _UNSUPPORTED = {
 }
 
 
-def _camel(key: str) -> str:
-    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
-
-
 def is_custom_job(data: Any) -> bool:
     if not isinstance(data, dict):
         return False
-    keys = {_camel(k) for k in data}
+    keys = {camel(k) for k in data}
     return "workerPoolSpecs" in keys or (
         "jobSpec" in keys and isinstance(data.get("jobSpec", data.get("job_spec")), dict)
     )
@@ -89,7 +85,7 @@ class _Converting:
     def __init__(self, loaded: LoadedYaml) -> None:
         self.loaded, self.notes, self.out = loaded, list[str](), dict[str, Any]()
         data = loaded.data
-        top = {_camel(k): k for k in data}
+        top = {camel(k): k for k in data}
         self.prefix: Path_ = ()
         self.spec = data
         if "jobSpec" in top:
@@ -103,10 +99,10 @@ class _Converting:
             for key in top:
                 if key in _UNSUPPORTED:
                     raise loaded.error((top[key],), _UNSUPPORTED[key], f"remove {top[key]}")
-            self.out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _JOB_KEYS}))
+            self.out.update(copy.deepcopy({k: v for k, v in data.items() if camel(k) not in _JOB_KEYS}))
         else:
-            self.out.update(copy.deepcopy({k: v for k, v in data.items() if _camel(k) not in _SPEC_KEYS}))
-        self.keys = {_camel(k): k for k in self.spec}
+            self.out.update(copy.deepcopy({k: v for k, v in data.items() if camel(k) not in _SPEC_KEYS}))
+        self.keys = {camel(k): k for k in self.spec}
         for key, original in self.keys.items():
             if key in _UNSUPPORTED and self.spec[original] not in (None, False, [], {}, ""):
                 raise self.fail(self.at(original), _UNSUPPORTED[key], f"remove {original}")
@@ -248,7 +244,7 @@ class _Converting:
     def scheduling(self) -> None:
         """``scheduling`` (timeout, spot), the service account, the network and the output folder."""
         keys, spec = self.keys, self.spec
-        scheduling = {_camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
+        scheduling = {camel(k): v for k, v in (spec.get(keys.get("scheduling", "scheduling")) or {}).items()}
         source = self.at(keys.get("scheduling", "scheduling"))
         if scheduling.get("timeout"):
             self.put(("max_runtime",), _duration(scheduling["timeout"]), source)
@@ -275,7 +271,7 @@ class _Converting:
 def _pool(
     pool: dict[str, Any], path: Path_, loaded: LoadedYaml, fail: Callable[[Path_, str, str], ConfigError]
 ) -> dict[str, Any]:
-    keys = {_camel(k): k for k in pool}
+    keys = {camel(k): k for k in pool}
     for key, original in keys.items():
         if key not in _POOL_KEYS:
             raise fail(
@@ -289,7 +285,7 @@ def _pool(
             "a worker pool runs a containerSpec or a pythonPackageSpec, not both",
             "keep one",
         )
-    machine = {_camel(k): v for k, v in (pool.get(keys.get("machineSpec", "")) or {}).items()}
+    machine = {camel(k): v for k, v in (pool.get(keys.get("machineSpec", "")) or {}).items()}
     if not machine.get("machineType"):
         raise fail(
             (*path, keys.get("machineSpec", "machineSpec")),
@@ -301,10 +297,10 @@ def _pool(
     code = None
     for kind in ("pythonPackageSpec", "containerSpec"):
         if kind in keys:
-            code = {_camel(k): v for k, v in (pool[keys[kind]] or {}).items()}
+            code = {camel(k): v for k, v in (pool[keys[kind]] or {}).items()}
             code["_key"] = keys[kind]
             code["_kind"] = kind
-    disk = {_camel(k): v for k, v in (pool.get(keys.get("diskSpec", "")) or {}).items()}
+    disk = {camel(k): v for k, v in (pool.get(keys.get("diskSpec", "")) or {}).items()}
     return {
         "machineSpec": machine,
         "replicaCount": int(pool.get(keys.get("replicaCount", ""), 1) or 1),

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cloudtrain.backends.vertex.mlengine import camel
 from cloudtrain.config.yaml12 import LoadedYaml, Path_
 from cloudtrain.errors import UsageError
 
@@ -257,7 +258,7 @@ def custom_job_document(display_name: str, flags: Mapping[str, Any], config: Loa
             pools.append(pool)
             for key, value in package.items():
                 _set(doc, ("package", key), value, "--worker-pool-spec")
-        for key in [k for k in doc.data if re.sub(r"_([a-z])", lambda m: m[1].upper(), k) == "workerPoolSpecs"]:
+        for key in [k for k in doc.data if camel(k) == "workerPoolSpecs"]:
             del doc.data[key]
         _set(doc, ("workerPoolSpecs",), pools, "--worker-pool-spec")
     elif not config:
@@ -323,19 +324,15 @@ def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:
         target = target[key]
         walked.append(key)
     leaf = str(path[-1])
-    for key in [k for k in target if k != leaf and _camel(k) == leaf]:
+    for key in [k for k in target if k != leaf and camel(k) == leaf]:
         del target[key]
     target[leaf] = value
     doc.flags[tuple([*walked, leaf])] = flag
 
 
-def _spelled(mapping: dict[str, Any], camel: str) -> str:
-    """The key the file used for ``camel`` (``master_config`` for ``masterConfig``), else ``camel``."""
-    return next((k for k in mapping if _camel(k) == camel), camel)
-
-
-def _camel(key: str) -> str:
-    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
+def _spelled(mapping: dict[str, Any], key: str) -> str:
+    """The key the file used for ``key`` (``master_config`` for ``masterConfig``), else ``key``."""
+    return next((k for k in mapping if camel(k) == key), key)
 
 
 def _int(value: str, flag: str) -> int:

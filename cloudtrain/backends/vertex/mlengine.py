@@ -131,7 +131,8 @@ def is_legacy(data: Any) -> bool:
     return isinstance(data, dict) and "trainingInput" in data
 
 
-def _camel(key: str) -> str:
+def camel(key: str) -> str:
+    """``snake_case`` → ``camelCase`` (gcloud's and ML Engine's keys as the REST API spells them)."""
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key)
 
 
@@ -165,8 +166,8 @@ class _Reading:
         self.originals: dict[str, str] = {}
         if not isinstance(self.ti_raw, dict):
             raise self.fail("must be a mapping", None, "see `cloudtrain schema` or job_configs/legacy-mlengine.yaml")
-        self.originals.update({_camel(k): k for k in self.ti_raw})
-        self.ti = ti = {_camel(k): v for k, v in self.ti_raw.items()}
+        self.originals.update({camel(k): k for k in self.ti_raw})
+        self.ti = ti = {camel(k): v for k, v in self.ti_raw.items()}
         problems = [
             self.fail(
                 f"unknown trainingInput key {self.originals[key]!r}", key, "remove it or check the ML Engine docs"
@@ -285,8 +286,8 @@ class _Reading:
     def image(self, tpu: bool) -> None:
         """The master's image URI, else the TensorFlow of ``runtimeVersion`` and the ``pythonVersion``."""
         ti = self.ti
-        image = {_camel(k): v for k, v in (ti.get("masterConfig") or {}).items()}.get("imageUri")
-        worker_image = {_camel(k): v for k, v in (ti.get("workerConfig") or {}).items()}.get("imageUri")
+        image = {camel(k): v for k, v in (ti.get("masterConfig") or {}).items()}.get("imageUri")
+        worker_image = {camel(k): v for k, v in (ti.get("workerConfig") or {}).items()}.get("imageUri")
         if worker_image and worker_image != image:
             raise self.fail(
                 "workers must run the master's image", "workerConfig", "use the same imageUri (or none) for both"
@@ -322,7 +323,7 @@ class _Reading:
 
 
 def _accelerator_config(config: Any, fail: Callable[[str, str | None, str], ConfigError]) -> tuple[str, int] | None:
-    config = {_camel(k): v for k, v in config.items()} if isinstance(config, dict) else {}
+    config = {camel(k): v for k, v in config.items()} if isinstance(config, dict) else {}
     accel = config.get("acceleratorConfig")
     if not accel:
         return None

@@ -10,13 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cloudtrain import environment_vars
+from cloudtrain.backends.vertex import variables
 from cloudtrain.errors import CredentialsError, UsageError
 from cloudtrain.text import first_line
 
-VERTEX_ENDPOINT_ENV = environment_vars.VERTEX_ENDPOINT
-LOGGING_ENDPOINT_ENV = environment_vars.LOGGING_ENDPOINT
-LOG_READS_ENV = environment_vars.LOG_READS_PER_MINUTE
 DEFAULT_VERTEX_ENDPOINT = "{region}-aiplatform.googleapis.com"
 DEFAULT_LOGGING_ENDPOINT = "logging.googleapis.com"
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
@@ -36,15 +33,15 @@ class Endpoint:
 
 
 def vertex_endpoint(region: str, env: Mapping[str, str] = os.environ) -> Endpoint:
-    return Endpoint(env.get(VERTEX_ENDPOINT_ENV, DEFAULT_VERTEX_ENDPOINT).replace("{region}", region))
+    return Endpoint(env.get(variables.VERTEX_ENDPOINT, DEFAULT_VERTEX_ENDPOINT).replace("{region}", region))
 
 
 def logging_endpoint(env: Mapping[str, str] = os.environ) -> Endpoint:
-    return Endpoint(env.get(LOGGING_ENDPOINT_ENV, DEFAULT_LOGGING_ENDPOINT))
+    return Endpoint(env.get(variables.LOGGING_ENDPOINT, DEFAULT_LOGGING_ENDPOINT))
 
 
 def log_reads_per_minute(env: Mapping[str, str] = os.environ, default: int = 50) -> int:
-    raw = env.get(LOG_READS_ENV)
+    raw = env.get(variables.LOG_READS_PER_MINUTE)
     if raw is None:
         return default
     try:
@@ -52,7 +49,7 @@ def log_reads_per_minute(env: Mapping[str, str] = os.environ, default: int = 50)
     except ValueError:
         value = 0
     if value < 1:
-        raise UsageError(f"{LOG_READS_ENV}={raw!r} is not a positive whole number", hint="e.g. 50")
+        raise UsageError(f"{variables.LOG_READS_PER_MINUTE}={raw!r} is not a positive whole number", hint="e.g. 50")
     return value
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.backends.vertex import settings
+from cloudtrain.backends.vertex import settings, variables
 from cloudtrain.errors import UsageError
 
 
@@ -31,8 +31,8 @@ def test_only_loopback_endpoints_are_plain_text(address, local):
 
 def test_endpoints_are_overridable_with_region_placeholder():
     env = {
-        settings.VERTEX_ENDPOINT_ENV: "{region}-aiplatform.p.googleapis.com:443",
-        settings.LOGGING_ENDPOINT_ENV: "127.0.0.1:7000",
+        variables.VERTEX_ENDPOINT: "{region}-aiplatform.p.googleapis.com:443",
+        variables.LOGGING_ENDPOINT: "127.0.0.1:7000",
     }
     assert settings.vertex_endpoint("asia-east1", env).address == "asia-east1-aiplatform.p.googleapis.com:443"
     assert settings.logging_endpoint(env).local
@@ -40,9 +40,9 @@ def test_endpoints_are_overridable_with_region_placeholder():
 
 def test_log_read_budget_setting():
     assert settings.log_reads_per_minute({}) == 50
-    assert settings.log_reads_per_minute({settings.LOG_READS_ENV: "20"}) == 20
+    assert settings.log_reads_per_minute({variables.LOG_READS_PER_MINUTE: "20"}) == 20
     with pytest.raises(UsageError, match="positive whole number"):
-        settings.log_reads_per_minute({settings.LOG_READS_ENV: "lots"})
+        settings.log_reads_per_minute({variables.LOG_READS_PER_MINUTE: "lots"})
 
 
 def test_project_comes_from_the_flag_then_adc_then_environment():
