@@ -434,7 +434,7 @@ def test_a_failed_tasks_last_lines_show_secret_values_masked_everywhere(slurm, w
 
 def test_a_script_mode_trial_gets_each_swept_value_as_name_equals_value(tmp_path):
     """As docs/how-to/sweeps.md promises on every backend; a one-letter name was ``-a 1`` (the toolkit's form)."""
-    from cloudtrain.backends.slurm.backend import tasks_plan
+    from cloudtrain.backends.slurm.script import tasks_plan
     from cloudtrain.packaging import BuiltPackage
 
     (tmp_path / "code").mkdir()
