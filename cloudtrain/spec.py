@@ -19,7 +19,7 @@ from cloudtrain import backend_rules, catalog
 from cloudtrain.backend_rules.capabilities import Capability
 from cloudtrain.backend_rules.interface import BackendSettings as BackendSettings
 from cloudtrain.catalog.records import MachineInfo
-from cloudtrain.config import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
 from cloudtrain.config.script_mode import script_cmd_args

@@ -60,7 +60,6 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
     ("cloudtrain.cli.listing", "cloudtrain.app.locate"): "the config loader: only a cloud's own list (--region)",
-    ("cloudtrain.app.listing", "cloudtrain.app.locate"): "the backends: only while a listed cloud job has not ended",
     (
         "cloudtrain.app.prepare",
         "cloudtrain.backends.secrets_here",
@@ -74,6 +73,10 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
     ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
+    (
+        "cloudtrain.backends.slurm.backend",
+        "cloudtrain.backends.slurm.cluster",
+    ): "the cluster calls: not on --dry-run",
 }
 
 

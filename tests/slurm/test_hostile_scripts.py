@@ -26,7 +26,7 @@ import pytest
 
 from cloudtrain.backends.slurm import quoting, script, sweep_array, sweep_trial
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.spec import build_spec
 from tests.slurm.test_slurm_config import NOW, write_config

@@ -13,7 +13,7 @@ import pytest
 
 from cloudtrain.app.sweeps import local
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec, build_spec
 
