@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import history
-from cloudtrain.backend_rules import reads_states_at_once
-from cloudtrain.backends import get_backend, listed_reader
+from cloudtrain.backend_rules import states_reader
+from cloudtrain.backends import listed_reader
 from cloudtrain.errors import CloudtrainError
 from cloudtrain.following.events import main_metric
 from cloudtrain.history import JobRecord
@@ -61,7 +61,7 @@ def _states_now(entries: list[JobRecord]) -> dict[str, str]:
     live = [
         e
         for e in entries
-        if e.state not in history.ENDED and listed_reader(e.backend) is None and reads_states_at_once(e.backend)
+        if e.state not in history.ENDED and listed_reader(e.backend) is None and states_reader(e.backend)
     ]
     return _states_at_once(live) if live else {}
 
@@ -129,7 +129,8 @@ def _states_at_once(entries: list[JobRecord]) -> dict[str, str]:
     found: dict[str, str] = {}
     for (backend, region, project), ids in groups.items():
         try:
-            found.update(get_backend(backend).states_now(ids, region=region, project=project))
+            if reader := states_reader(backend):
+                found.update(reader(ids, region=region, project=project))
         except CloudtrainError:
             continue
     return found

@@ -14,16 +14,14 @@ from typing import Any
 
 from cloudtrain import creation_window
 from cloudtrain.backends import cuda
-from cloudtrain.backends.base import JobStatus
 from cloudtrain.backends.runner import env_keys, venv
 from cloudtrain.backends.runner.image import Image
-from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
+from cloudtrain.backends.slurm import data, job_secrets, script, squeue, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.script import ENVBUILD, LAUNCHER, package_path, tasks_plan
 from cloudtrain.backends.slurm.section import cluster_of
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.backends.slurm.states import STATES
 from cloudtrain.backends.slurm.sweep_handle import SlurmSweep
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.history import find, records
@@ -91,6 +89,7 @@ class OnCluster:
     """The backend's calls that reach the cluster, with its image layer, job environment and log line."""
 
     name = "slurm"
+    states_now, list_jobs = staticmethod(squeue.states_now), staticmethod(squeue.list_jobs)
 
     def __init__(
         self,
@@ -230,36 +229,3 @@ class OnCluster:
         if found is not None:
             return found
         return by_full_name(text, lambda: {r.region for r in records() if r.backend == self.name})
-
-    def states_now(self, job_ids: list[str], *, region: str | None, project: str | None) -> dict[str, str]:
-        """The states of those of ``job_ids`` the controller still holds: one ``squeue`` for them all."""
-        region = region or cluster_of("")
-        shell = ClusterShell("" if region == cluster_of("") else region)
-        wanted = set(job_ids)
-        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%T"])
-        found = {}
-        for line in out.splitlines():
-            job_id, _, native = line.partition("|")
-            if job_id in wanted:
-                found[job_id] = STATES.get(native, STATES["PENDING"]).value
-        return found
-
-    def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        """The user's jobs the controller holds (``squeue --me``), with the cluster, partition and nodes."""
-        region = region or cluster_of("")
-        shell = ClusterShell("" if region == cluster_of("") else region)
-        out = shell.text(["squeue", "--me", "-h", "-o", "%i|%j|%T|%r|%P|%N"])
-        jobs = []
-        for line in out.splitlines()[:limit]:
-            job_id, name, native, reason, partition, nodes = (line.split("|") + [""] * 6)[:6]
-            jobs.append(
-                JobStatus(
-                    job_id,
-                    name,
-                    STATES.get(native, STATES["PENDING"]),
-                    native,
-                    reason if reason not in ("None", "") else None,
-                    details={"cluster": region, "partition": partition, "nodes": nodes or None},
-                )
-            )
-        return jobs

@@ -26,13 +26,13 @@ from cloudtrain import environment_vars
 from cloudtrain.backends.runner import contract
 from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
 from cloudtrain.backends.slurm.quoting import comment, filename, option
+from cloudtrain.backends.slurm.states import TIMEOUT_EXIT
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
 from cloudtrain.data.schemes import channel_env
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
 
-TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
 #: A clean environment for the batch shell (``--export=NONE``): the cluster's tools and the job's Python.
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LAUNCHER = Path(__file__).parent / "launcher.py"
