@@ -64,6 +64,7 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
         "cloudtrain.app.prepare",
         "cloudtrain.backends.secrets_here",
     ): "urllib.request, http.client, ssl: not on --dry-run",
+    ("cloudtrain.backends.kubernetes.backend", "cloudtrain.backends.secrets_here"): "urllib, ssl: a submit's only",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Kubernetes cluster on 127.0.0.1 for the tests: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# two kubelets (node-a, node-b, both at the bridge's address 10.244.0.1: a node IP may not be loopback) each on its own containerd (runc, bridge CNI), CoreDNS (headless-Service names
+# two kubelets (node-a, node-b, both at their bridge's address, 10.244.0.1 for the first cluster: a node IP may not be loopback) each on its own containerd (runc, bridge CNI), CoreDNS (headless-Service names
 # resolve as on GKE) and JobSet's controller with its webhooks; pod images imported offline (images.sh).
 #
 #   tools/k8s/cluster.sh up DIR     # prints nothing on success; DIR/kubeconfig is the admin's kubeconfig
@@ -8,7 +8,7 @@
 #
 # What this sandbox needs (cgroup v1, root without CAP_SYS_RESOURCE): each kubelet's cgroup root made in every
 # v1 hierarchy, nested under this session's own memory cgroup; failCgroupV1: false; containerd's
-# restrict_oom_score_adj = true. Pods share one bridge (10.244.0.0/16, gateway 10.244.0.1, where CoreDNS listens).
+# restrict_oom_score_adj = true. A cluster's pods share one bridge (10.244.0.0/16, gateway 10.244.0.1, where CoreDNS listens, for slot 0).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/versions.sh"
@@ -16,8 +16,23 @@ cmd="${1:?up|down}"
 dir="$(realpath -m "${2:?state folder}")"
 bin="$K8S_CACHE/bin"
 images="$K8S_CACHE/images"
-BRIDGE=ctk8s0
-GATEWAY=10.244.0.1
+# Several clusters may run side by side (parallel test sessions): each takes a free slot N (0-9) under a lock and
+# has a bridge, a pod network and cgroup roots of its own: ctk8sN, 10.(244-N).0.0/16, gateway 10.(244-N).0.1.
+SLOTS=/tmp/ctk8s-slots
+take_slot() {
+  mkdir -p "$SLOTS"
+  exec 9>"$SLOTS/lock"; flock 9
+  local n
+  for n in 0 1 2 3 4 5 6 7 8 9; do
+    if [ ! -f "$SLOTS/$n" ] || [ ! -d "$(cat "$SLOTS/$n")" ]; then echo "$dir" >"$SLOTS/$n"; echo "$n" >"$dir/slot"; break; fi
+  done
+  exec 9>&-
+  [ -f "$dir/slot" ] || { echo "cluster: ten test clusters are up already (see $SLOTS)" >&2; exit 1; }
+}
+slot_settings() {
+  SLOT="$(cat "$dir/slot" 2>/dev/null || echo 0)"
+  BRIDGE="ctk8s$SLOT"; NET="10.$((244 - SLOT))"; GATEWAY="$NET.0.1"
+}
 NODES="node-a node-b"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
@@ -127,7 +142,7 @@ TOML
 
 kubelet_up() {  # node
   local n="$1" d="$dir/$1" root
-  root="$(session_memcg)/ctk8s-$n"; root="/${root#/}"; root="${root//\/\//\/}"
+  root="$(session_memcg)/ctk8s$SLOT-$n"; root="/${root#/}"; root="${root//\/\//\/}"
   echo "$root" >"$d/cgroup-root"
   make_cgroup "$root"
   local port; port="$(free_port)"
@@ -171,6 +186,7 @@ up() {
   [ -x "$bin/kubelet" ] || { echo "cluster: no binaries in $bin: run tools/k8s/build.sh" >&2; exit 1; }
   [ -f "$images/debian-python.tar" ] || { echo "cluster: no images in $images: run tools/k8s/images.sh" >&2; exit 1; }
   mkdir -p "$dir/logs" "$dir/pids" "$dir/cni"
+  take_slot; slot_settings
   local t0; t0=$(date +%s.%N)
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link add "$BRIDGE" type bridge; ip addr add "$GATEWAY/16" dev "$BRIDGE"
@@ -179,7 +195,7 @@ up() {
   cat >"$dir/cni/10-cloudtrain.conflist" <<CNI
 {"cniVersion": "1.0.0", "name": "cloudtrain-test", "plugins": [
   {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "dataDir": "$dir/ipam", "ranges": [[{"subnet": "10.244.0.0/16", "rangeStart": "10.244.1.0", "gateway": "$GATEWAY"}]],
+   "ipam": {"type": "host-local", "dataDir": "$dir/ipam", "ranges": [[{"subnet": "$NET.0.0/16", "rangeStart": "$NET.1.0", "gateway": "$GATEWAY"}]],
             "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 CNI
@@ -298,6 +314,7 @@ stop_pid() {  # name
 down() {
   [ -d "$dir" ] || return 0
   local n
+  slot_settings
   for name in jobset coredns kube-scheduler kube-controller-manager; do stop_pid "$name"; done
   for n in $NODES; do stop_pid "kubelet-$n"; done
   for n in $NODES; do  # every container of this node's containerd, then its shims (found by its socket path)
@@ -318,6 +335,7 @@ down() {
     [ -f "$dir/$n/cgroup-root" ] && remove_cgroup "$(cat "$dir/$n/cgroup-root")"
   done
   rm -rf "$dir"
+  if [ "$(cat "$SLOTS/$SLOT" 2>/dev/null)" = "$dir" ]; then rm -f "$SLOTS/$SLOT"; fi
 }
 
 case "$cmd" in

@@ -19,18 +19,25 @@ from typing import Any
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.kubernetes import states
 from cloudtrain.backends.kubernetes.api import Cluster, reason, refusal
-from cloudtrain.backends.kubernetes.manifests import RUN_LABEL
-from cloudtrain.errors import UsageError
+from cloudtrain.backends.kubernetes.manifests import RUN_LABEL, pod_facts
+from cloudtrain.errors import BackendError, UsageError
 
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 POLL_S = 1.0
 LAST_LINES = 5
+#: How long a follower waits out an API server that does not answer (a control-plane upgrade, a restart).
+OUTAGE_S = 300.0
 
 
 def replica_name(index: int) -> str:
     """The contract's name of replica ``index`` (Vertex's: the chief, then the workers)."""
     return "chief" if index == 0 else f"worker-{index - 1}"
+
+
+def pod_index(pod: dict[str, Any]) -> int:
+    """A pod's replica index (its Job's completion index)."""
+    return int((pod["metadata"].get("annotations") or {}).get(INDEX_ANNOTATION, 0))
 
 
 def stamp_key(stamp: str) -> str:
@@ -47,8 +54,10 @@ def parse_stamp(stamp: str) -> dt.datetime:
 class PodReader:
     """One pod's lines, given once, across reconnects."""
 
-    def __init__(self, job: KubernetesJob, pod: str, replica: str, out: queue.Queue[LogLine | None], follow: bool):
-        self.job, self.pod, self.replica, self.out, self.follow = job, pod, replica, out, follow
+    def __init__(
+        self, job: KubernetesJob, pod: str, index: int, replica: str, out: queue.Queue[LogLine | None], follow: bool
+    ):
+        self.job, self.pod, self.index, self.replica, self.out, self.follow = job, pod, index, replica, out, follow
         self.last, self.at_last = "", 0  # the last line's stamp key, and how many lines carried it
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"logs-{pod}")
 
@@ -110,7 +119,7 @@ class KubernetesJob(HandleDefaults):
 
     def __init__(self, cluster: Cluster, namespace: str, name: str, kind: str, region: str) -> None:
         self.cluster, self.namespace, self.job_id, self.kind, self.region = cluster, namespace, name, kind, region
-        self._cancelled = False
+        self._cancelled = self._seen = False
 
     @property
     def location(self) -> Mapping[str, str]:
@@ -157,7 +166,7 @@ class KubernetesJob(HandleDefaults):
         labels: dict[str, str] = {}
         count: dict[int, int] = {}
         for pod in pods:
-            index = int((pod["metadata"].get("annotations") or {}).get(INDEX_ANNOTATION, 0))
+            index = pod_index(pod)
             count[index] = count.get(index, 0) + 1
             name = replica_name(index)
             labels[pod["metadata"]["name"]] = name if count[index] == 1 else f"{name}#{count[index]}"
@@ -166,16 +175,19 @@ class KubernetesJob(HandleDefaults):
     def status(self) -> JobStatus:
         obj = self.workload()
         if obj is None:
-            if self._cancelled:
+            if self._cancelled or self._seen:  # deleted: by our cancel, or by another's while we follow
                 return JobStatus(self.job_id, self.full_name, JobState.CANCELLED, "deleted")
             raise UsageError(
                 f"no cloudtrain job {self.job_id} in namespace {self.namespace} of {self.region}",
                 "check the job id (cloudtrain list); a deleted job's record is in history only",
             )
+        self._seen = True
         meta, status = obj.get("metadata", {}), obj.get("status") or {}
         pods = self.pods()
         created = _time(meta.get("creationTimestamp"))
-        details: dict[str, Any] = {"kind": self.kind, "namespace": self.namespace, "pods": len(pods)}
+        facts = pod_facts(obj)  # what its pods run: image, machine, GPUs, replicas
+        details: dict[str, Any] = {"kind": self.kind, "context": self.region, "namespace": self.namespace, **facts}
+        details["pods"] = len(pods)
         if self.kind == "JobSet":
             details["restarts"] = status.get("restarts", 0)
         else:
@@ -184,7 +196,8 @@ class KubernetesJob(HandleDefaults):
         common: dict[str, Any] = dict(
             created=created,
             details=details,
-            replica_count=len({self.labels(pods)[p["metadata"]["name"]].split("#")[0] for p in pods}) or None,
+            replica_count=facts["replicas"],
+            machine_type=facts["machine"],
         )
         if done is not None:
             state, native, message = done
@@ -237,9 +250,8 @@ class KubernetesJob(HandleDefaults):
     def refused_create(self) -> str | None:
         """The Job controller's last FailedCreate event (a quota or admission refusal of its pods)."""
         try:
-            events = self.cluster.core.list_namespaced_event(
-                self.namespace, field_selector=f"involvedObject.name={self.job_id},reason=FailedCreate"
-            ).items
+            events = self.cluster.core.list_namespaced_event(self.namespace, field_selector="reason=FailedCreate").items
+            events = [e for e in events if e.involved_object.name in (self.job_id, f"{self.job_id}-workers-0")]
         except Exception:
             return None
         return f"FailedCreate: {events[-1].message}" if events else None
@@ -281,19 +293,28 @@ class KubernetesJob(HandleDefaults):
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         out: queue.Queue[LogLine | None] = queue.Queue()
         readers: dict[str, PodReader] = {}
+        outage = 0.0  # since when the API has not answered
 
         def start_readers() -> None:
-            pods = self.pods()
-            labels = self.labels(pods)
-            for pod in pods:
+            for pod in self.pods():
                 name = pod["metadata"]["name"]
                 if name not in readers and (pod.get("status") or {}).get("phase") != "Pending":
-                    readers[name] = PodReader(self, name, labels[name], out, follow)
+                    index = pod_index(pod)  # a replacement is #2 even when the pod it replaced is gone
+                    n = 1 + sum(r.index == index for r in readers.values())
+                    label = replica_name(index) if n == 1 else f"{replica_name(index)}#{n}"
+                    readers[name] = PodReader(self, name, index, label, out, follow)
                     readers[name].thread.start()
 
         while True:
-            start_readers()
-            terminal = not follow or self.status().state.terminal
+            try:
+                start_readers()
+                terminal = not follow or self.status().state.terminal
+            except BackendError:  # the API does not answer: the readers reconnect, and so does this loop
+                terminal = False
+                if not follow or time.monotonic() - (outage := outage or time.monotonic()) > OUTAGE_S:
+                    raise
+            else:
+                outage = 0.0
             if terminal:
                 start_readers()
                 for reader in readers.values():

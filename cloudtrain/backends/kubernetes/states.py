@@ -12,6 +12,8 @@ ENDED: Mapping[tuple[str, str | None], JobState] = {
     ("Complete", None): JobState.SUCCEEDED,  # batch/v1 Job
     ("Completed", None): JobState.SUCCEEDED,  # JobSet
     ("Failed", "DeadlineExceeded"): JobState.TIMED_OUT,
+    # a Job counts only disruptions (its pod failure policy fails it at once on any other exit): out of retries
+    ("Failed", "BackoffLimitExceeded"): JobState.PREEMPTED,
     ("Failed", None): JobState.FAILED,
 }
 #: A pod's waiting reasons that never resolve by waiting: the job cannot run as asked.

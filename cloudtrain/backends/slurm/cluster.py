@@ -15,7 +15,7 @@ from typing import Any
 from cloudtrain import creation_window
 from cloudtrain.backends import cuda
 from cloudtrain.backends.runner import env_keys, venv
-from cloudtrain.backends.runner.image import Image
+from cloudtrain.backends.runner.image import PIP_AS_OF, Image
 from cloudtrain.backends.slurm import data, job_secrets, script, squeue, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
 from cloudtrain.backends.slurm.job_settings import slurm_section
@@ -177,6 +177,7 @@ class OnCluster:
             "image_dir": str(env_keys.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
+            "image_as_of": [PIP_AS_OF, *image.as_of(pip=True)] if image.as_of(pip=True) else [],
             "pkg_dir": str(folder),
             "pkg_key": key,
             "sdist": sdist,
