@@ -50,7 +50,7 @@ from cloudtrain.backend_rules import Capability
 from cloudtrain.backend_rules.extras import required, requiring
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobState, JobStatus, LogLine, SweepHandle
-from cloudtrain.config import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.console import ShownLines
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.following.progress import Progress

@@ -19,7 +19,7 @@ from cloudtrain import backend_rules, catalog
 from cloudtrain.backend_rules.capabilities import Capability
 from cloudtrain.backend_rules.interface import BackendSettings as BackendSettings
 from cloudtrain.catalog.records import MachineInfo
-from cloudtrain.config import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
 from cloudtrain.config.script_mode import parameter_server_notes, parameter_servers, script_cmd_args
@@ -386,7 +386,8 @@ def _image(cfg: JobConfig, backend: SpecRules, info: MachineInfo) -> tuple[str, 
     image = cfg.container.image_uri if cfg.container else cfg.image.uri
     if image is not None:
         return image, tf_version
-    tpu = info.tpu is not None and Capability.TPUS in backend.facts.capabilities  # --local runs the CPU/GPU image instead
+    # --local runs the CPU/GPU image instead
+    tpu = info.tpu is not None and Capability.TPUS in backend.facts.capabilities
     tf_version = cfg.image.tensorflow or catalog.default_tensorflow(cfg.cloud, tpu=tpu)
     image = catalog.training_image(
         cfg.cloud,

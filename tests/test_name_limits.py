@@ -11,7 +11,7 @@ import pytest
 
 from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.backends.vertex import VertexBackend
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import build_spec
 from tests.backends.vertex.conftest import make_package
 

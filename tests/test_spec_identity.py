@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import SUFFIX_LENGTH, build_spec
 
 NOW = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)

@@ -115,8 +115,8 @@ def render(schema: Schema) -> str:
 
 
 def current_schema() -> Schema:
-    from cloudtrain.config import JobConfig
     from cloudtrain.config.records import json_schema
+    from cloudtrain.config.schema import JobConfig
 
     return json_schema(JobConfig)
 

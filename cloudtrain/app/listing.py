@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain import history
-from cloudtrain.backend_rules import reads_states_at_once
+from cloudtrain.backend_rules import states_reader
 from cloudtrain.backends import listed_reader
+from cloudtrain.errors import CloudtrainError
 from cloudtrain.following.events import main_metric
 from cloudtrain.history import JobRecord
 
@@ -60,13 +61,9 @@ def _states_now(entries: list[JobRecord]) -> dict[str, str]:
     live = [
         e
         for e in entries
-        if e.state not in history.ENDED and listed_reader(e.backend) is None and reads_states_at_once(e.backend)
+        if e.state not in history.ENDED and listed_reader(e.backend) is None and states_reader(e.backend)
     ]
-    if not live:
-        return {}
-    from cloudtrain.app.locate import states_now
-
-    return states_now(live)
+    return _states_at_once(live) if live else {}
 
 
 def _one(entry: JobRecord, here: str, now: dict[str, str]) -> Listed:
@@ -121,3 +118,20 @@ def _short(folder: str, here: str, job_id: str) -> str:
     if text == home or text.startswith(home + os.sep):
         return "~" + text[len(home) :]
     return rel  # never an absolute path: it would fill a line of its own
+
+
+def _states_at_once(entries: list[JobRecord]) -> dict[str, str]:
+    """The current state of each listed job whose backend reads many in one call (Slurm: one ``squeue``
+    per cluster), by job id; the others (and a cluster out of reach) keep what history last saw."""
+    groups: dict[tuple[str, str | None, str | None], list[str]] = {}
+    for entry in entries:
+        if entry.kind == "job":
+            groups.setdefault((entry.backend, entry.region, entry.project), []).append(entry.job_id)
+    found: dict[str, str] = {}
+    for (backend, region, project), ids in groups.items():
+        try:
+            if reader := states_reader(backend):
+                found.update(reader(ids, region=region, project=project))
+        except CloudtrainError:
+            continue
+    return found

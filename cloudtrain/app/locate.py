@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 from cloudtrain.app.prepare import load_spec
 from cloudtrain.backends import get_backend, parse_job_id
 from cloudtrain.backends.base import Backend, JobStatus
-from cloudtrain.errors import CloudtrainError, UsageError
+from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord, expand, find, nearest
 
 
@@ -81,19 +81,3 @@ def last_state(entry: JobRecord) -> str | None:
     except UsageError:  # a backend no longer registered, a run folder that is gone: what history saw
         return entry.state
     return handle.recorded().state.value if isinstance(handle, Recorded) else entry.state
-
-
-def states_now(entries: list[JobRecord]) -> dict[str, str]:
-    """The current state of each listed job whose backend reads many in one call (Slurm: one ``squeue``
-    per cluster), by job id; the others (and a cluster out of reach) are left to :func:`last_state`."""
-    groups: dict[tuple[str, str | None, str | None], list[str]] = {}
-    for entry in entries:
-        if entry.kind == "job":
-            groups.setdefault((entry.backend, entry.region, entry.project), []).append(entry.job_id)
-    found: dict[str, str] = {}
-    for (backend, region, project), ids in groups.items():
-        try:
-            found.update(get_backend(backend).states_now(ids, region=region, project=project))
-        except CloudtrainError:
-            continue
-    return found

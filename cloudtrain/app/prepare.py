@@ -15,8 +15,8 @@ from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Backend
-from cloudtrain.config import LoadedConfig, load_config
-from cloudtrain.config.load import load_document
+from cloudtrain.config.load import load_config, load_document
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.data.staging import stage
 from cloudtrain.errors import UsageError

@@ -15,7 +15,7 @@ from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import Prepared, load_spec, prepare, resumed, with_include
 from cloudtrain.backends import get_backend
-from cloudtrain.config import LoadedConfig
+from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.spec import JobSpec
 

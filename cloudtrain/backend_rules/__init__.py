@@ -46,7 +46,7 @@ _TITLES: dict[str, str] = {}  # name -> its title in messages, known without imp
 _LISTED: dict[str, str] = {}  # name -> "module:function": a job's own record, read without the backend
 _COMMANDS: dict[str, tuple[str, str]] = {}  # CLI command -> ("module:attr" of its click command, its help line)
 _BY_NAME: set[str] = set()  # names whose ``attach`` takes the full name history records, not the short id
-_STATES_AT_ONCE: set[str] = set()  # names whose ``states_now`` reads many jobs in one call (list asks only them)
+_STATES_AT_ONCE: dict[str, str] = {}  # name -> "module:function": many jobs' states in one call, without the backend
 _PLUGINS: dict[str, str] = {}  # name -> "entry point 'name = value' (group) of distribution 'dist'", plugins only
 _PLUGIN_SECTIONS: dict[str, str] = {}  # name -> the same words for its cloudtrain.backend_sections entry point
 _plugins_read = False
@@ -71,7 +71,7 @@ def register(
     listed: str | None = None,
     attach_by_name: bool = False,
     commands: dict[str, tuple[str, str]] | None = None,
-    states_at_once: bool = False,
+    states_at_once: str | None = None,
 ) -> None:
     """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
     whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
@@ -85,13 +85,13 @@ def register(
     run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
     ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
     (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
-    :func:`commands`); ``states_at_once``, its ``states_now`` reads many jobs' states in one call
-    (``list`` loads no other backend to ask)."""
+    :func:`commands`); ``states_at_once``, ``"module:function"``, what its ``states_now`` is for a backend
+    that reads many jobs' states in one call: ``list`` calls it, loading no backend (see :func:`states_reader`)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
-    if states_at_once:
-        _STATES_AT_ONCE.add(name)
+    if states_at_once is not None:
+        _STATES_AT_ONCE[name] = states_at_once
     if title is not None:
         _TITLES[name] = title
     if section is not None:
@@ -145,7 +145,7 @@ register(
     "cloudtrain.backends.slurm.backend",
     section="cloudtrain.backends.slurm.section:Slurm",
     title="Slurm",
-    states_at_once=True,  # one squeue a cluster
+    states_at_once="cloudtrain.backends.slurm.squeue:states_now",  # one squeue a cluster
 )
 register(
     "kubernetes",
@@ -304,10 +304,11 @@ def commands() -> dict[str, tuple[str, str]]:
     return dict(_COMMANDS)
 
 
-def reads_states_at_once(name: str) -> bool:
-    """Whether backend ``name``'s ``states_now`` can say anything (one call for many jobs); known without
-    importing the backend: ``list`` asks only those that can."""
-    return name in _STATES_AT_ONCE
+def states_reader(name: str) -> Callable[..., dict[str, str]] | None:
+    """Backend ``name``'s ``states_now(job_ids, *, region, project)``, loaded without the backend, if it reads
+    many jobs' states in one call (``list`` asks only those), else None."""
+    module, _, function = _STATES_AT_ONCE.get(name, "").partition(":")
+    return getattr(importlib.import_module(module), function) if module else None
 
 
 def attaches_by_name(name: str) -> bool:
@@ -441,7 +442,7 @@ __all__ = [
     "clouds",
     "commands",
     "listed_reader",
-    "reads_states_at_once",
+    "states_reader",
     "names",
     "parse_job_id",
     "plugins",

@@ -14,8 +14,8 @@ from cloudtrain.app.prepare import left_out, load_spec, package_dict
 from cloudtrain.catalog import tpus
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.cli._group import OUTPUT_OPTION, SET_OPTION, STRICT_OPTION, cli, config_argument, pick_config
-from cloudtrain.config import JobConfig
 from cloudtrain.config.records import json_schema
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.console import counted, make_console, money, print_json, print_table
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.packaging import build_sdist

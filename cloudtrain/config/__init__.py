@@ -1,7 +1,2 @@
-"""Job configs: YAML (or ML Engine's legacy format) → a validated, typed :class:`JobConfig`."""
-
-from cloudtrain.config.load import load_config
-from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.config.schema import JobConfig
-
-__all__ = ["JobConfig", "LoadedConfig", "load_config"]
+"""Job configs: YAML (or ML Engine's legacy format) → a validated, typed :class:`~.schema.JobConfig`
+(:func:`~.load.load_config`). Importing this package loads nothing: the loader is imported where it is used."""

@@ -59,11 +59,11 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
     ("cloudtrain.cli.listing", "cloudtrain.app.locate"): "the config loader: only a cloud's own list (--region)",
-    ("cloudtrain.app.listing", "cloudtrain.app.locate"): "the backends: only while a listed cloud job has not ended",
     (
         "cloudtrain.app.prepare",
         "cloudtrain.backends.secrets_here",
     ): "urllib.request, http.client, ssl: not on --dry-run",
+    ("cloudtrain.backends.kubernetes.backend", "cloudtrain.backends.secrets_here"): "urllib, ssl: a submit's only",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
@@ -73,6 +73,10 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
     ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
+    (
+        "cloudtrain.backends.slurm.backend",
+        "cloudtrain.backends.slurm.cluster",
+    ): "the cluster calls: not on --dry-run",
 }
 
 

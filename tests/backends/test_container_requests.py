@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import build_spec
 

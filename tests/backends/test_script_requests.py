@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.packaging import build_script_sdist
 from cloudtrain.spec import build_spec
 from tests.packaging.sdist_helpers import member_bytes

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from cloudtrain.cli import main
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from tests.conftest import REPO
 

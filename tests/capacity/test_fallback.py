@@ -12,7 +12,7 @@ import pytest
 from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import NoCapacity
 from cloudtrain.spec import build_spec
 from tests.fakes import aws as fake_aws

@@ -16,7 +16,7 @@ from cloudtrain import catalog
 from cloudtrain.catalog import availability
 from cloudtrain.catalog._data import DATA_DIR
 from cloudtrain.cli import main
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,8 @@ from cloudtrain.backend_rules import sections
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import Hardware
 from cloudtrain.cli import main
-from cloudtrain.config import load_config, records
+from cloudtrain.config import records
+from cloudtrain.config.load import load_config
 from cloudtrain.config.schema import JobConfig, config_with_sections
 from cloudtrain.errors import ConfigError, ExitCode, UsageError
 from cloudtrain.spec import build_spec
@@ -64,7 +65,8 @@ def test_the_users_config_has_the_sections_registered_before_it_was_imported():
 
 def test_the_schema_reads_the_slurm_section_without_importing_the_backend():
     code = (
-        "import sys, cloudtrain.config; print(sorted(m for m in sys.modules if m.startswith('cloudtrain.backends.')))"
+        "import sys, cloudtrain.config.schema\n"
+        + "print(sorted(m for m in sys.modules if m.startswith('cloudtrain.backends.')))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "'cloudtrain.backends.slurm.section'" in loaded and "cloudtrain.backends.slurm.backend" not in loaded

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from tests.conftest import SAGEMAKER_BASE, VERTEX_BASE
 

@@ -8,8 +8,8 @@ from cloudtrain import catalog
 from cloudtrain.backend_rules import LOCAL, sections
 from cloudtrain.catalog import crosscloud as nearest
 from cloudtrain.catalog._data import load
-from cloudtrain.config import load_config
 from cloudtrain.config.crosscloud import Refused, fit_to_cloud
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
 from tests.config.golden_files import assert_golden

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.data import cloud_can_read, scheme_problem
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cloudtrain.backends.vertex import mlengine as legacy
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.config.yaml12 import load_yaml
 from cloudtrain.errors import ConfigError
 from tests.config.golden_files import assert_golden

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.config.project import find_project
 from cloudtrain.errors import ConfigError
 from tests.conftest import VERTEX_BASE

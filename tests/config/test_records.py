@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from cloudtrain.config import load_config
-from cloudtrain.config.load import _data_path
+from cloudtrain.config.load import _data_path, load_config
 from cloudtrain.config.records import Invalid, Record, json_schema, validate
 from cloudtrain.config.schema import JobConfig, Machine, SweepParam
 from tests.config.pydantic_twin import _record, errors_of, model_of

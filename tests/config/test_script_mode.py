@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.config.script_mode import script_cmd_args
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
 from tests.conftest import SAGEMAKER_BASE
@@ -107,7 +107,7 @@ def test_checking_a_tpu_config_imports_no_cloud_sdk(project):
 
     path = project(TPU_BASE + "machine: {type: ct5lp-hightpu-4t}\n")
     code = (
-        "import sys\nfrom cloudtrain.config import load_config\n"
+        "import sys\nfrom cloudtrain.config.load import load_config\n"
         f"load_config({str(path)!r})\n"
         "print(sorted(m for m in sys.modules if m.startswith(('google.cloud.', 'boto'))))\n"
     )

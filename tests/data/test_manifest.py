@@ -63,7 +63,7 @@ def test_links_that_stay_inside_the_folder_are_followed(tmp_path):
 @pytest.mark.parametrize("uri", ["gs://datasets/digits/train/", "gs://datasets/Digits 2/train", "gs://d/x"])
 def test_bucket_uris_are_kept_as_written_in_the_spec(project, uri):
     """Object keys are literal: the spec sends the path the user wrote, never a rewritten one."""
-    from cloudtrain.config import load_config
+    from cloudtrain.config.load import load_config
     from cloudtrain.spec import build_spec
     from tests.conftest import VERTEX_BASE
 
@@ -80,7 +80,7 @@ def test_bucket_uris_are_kept_as_written_in_the_spec(project, uri):
     ],
 )
 def test_empty_and_dot_segments_of_a_bucket_path_are_refused_never_rewritten(project, uri, odd, meant):
-    from cloudtrain.config import load_config
+    from cloudtrain.config.load import load_config
     from cloudtrain.errors import ConfigError
     from tests.conftest import VERTEX_BASE
 

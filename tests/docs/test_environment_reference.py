@@ -74,6 +74,8 @@ BY_THE_TABLES_NAMES = (
     "cloudtrain/backends/local/backend.py",
     "cloudtrain/backends/slurm/backend.py",
     "cloudtrain/backends/slurm/shell.py",
+    "cloudtrain/backends/slurm/script.py",
+    "cloudtrain/backends/slurm/ssh.py",
     "cloudtrain/backends/runner/buckets.py",
 )
 

@@ -17,7 +17,7 @@ import pytest
 from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.backends.kubernetes.api import connect
 from cloudtrain.backends.kubernetes.backend import KubernetesBackend
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import build_sdist
 from cloudtrain.spec import build_spec

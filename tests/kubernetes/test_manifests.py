@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from cloudtrain.backends.kubernetes import manifests
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.packaging import build_sdist
 from cloudtrain.spec import build_spec
 from tests.kubernetes.conftest import REPO

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from tests.conftest import SAGEMAKER_BASE, VERTEX_BASE
 

@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from cloudtrain.backends import get_backend
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.packaging import build_sdist
 from cloudtrain.spec import build_spec
 from cloudtrain.testing.contract import *  # noqa: F403 - the contract's tests, run on the leg below

@@ -26,7 +26,7 @@ import pytest
 
 from cloudtrain.backends.slurm import quoting, script, sweep_array, sweep_trial
 from cloudtrain.backends.slurm.shell import ClusterShell
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError, UsageError
 from cloudtrain.spec import build_spec
 from tests.slurm.test_slurm_config import NOW, write_config
@@ -434,7 +434,7 @@ def test_a_failed_tasks_last_lines_show_secret_values_masked_everywhere(slurm, w
 
 def test_a_script_mode_trial_gets_each_swept_value_as_name_equals_value(tmp_path):
     """As docs/how-to/sweeps.md promises on every backend; a one-letter name was ``-a 1`` (the toolkit's form)."""
-    from cloudtrain.backends.slurm.backend import tasks_plan
+    from cloudtrain.backends.slurm.script import tasks_plan
     from cloudtrain.packaging import BuiltPackage
 
     (tmp_path / "code").mkdir()

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from cloudtrain.backends.slurm import script
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import build_spec
 from tests.slurm.test_slurm_config import CASES, NOW, write_config
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.runner import venv
+from cloudtrain.backends.runner import env_keys
 from tests.slurm.cluster import LOGIN_SECRET, LOGIN_SECRET_VAR
 from tests.slurm.test_submit import cloudtrain, job_id_of, probe_config
 
@@ -63,7 +63,7 @@ def test_through_the_login_node_a_shell_secret_is_read_there(slurm_login, tmp_pa
     monkeypatch.delenv(LOGIN_SECRET_VAR, raising=False)
     workdir = tmp_path / "workdir"
     (workdir / "envs").mkdir(parents=True)
-    image_layer = venv.image_dir(tf_image, tf_cache)
+    image_layer = env_keys.image_dir(tf_image, tf_cache)
     assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
     (workdir / "envs" / image_layer.name).symlink_to(image_layer)
     config = probe_config(tmp_path, workdir, ["--lines=0", "--print-env=HF_TOKEN"])

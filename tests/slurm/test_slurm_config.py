@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from cloudtrain.backends.slurm import script
-from cloudtrain.backends.slurm.backend import tasks_plan
-from cloudtrain.config import load_config
+from cloudtrain.backends.slurm.script import tasks_plan
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import build_spec

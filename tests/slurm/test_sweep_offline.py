@@ -10,7 +10,7 @@ import types
 import pytest
 
 from cloudtrain.backends.slurm import sweep_array, sweep_handle, sweep_trial
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.sweeps.params import format_value
 from tests.slurm.test_slurm_config import write_config

@@ -11,7 +11,7 @@ import pytest
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.backends.sagemaker.tuning_jobs import SageMakerSweep
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import build_spec
 from tests.fakes.aws import TUNING_TRIALS, MotoAws, add_tuning_actions
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.cli import main
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.config.schema import Sweep
 from cloudtrain.errors import ConfigError
 from cloudtrain.sweeps.params import resolve

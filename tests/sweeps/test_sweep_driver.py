@@ -15,7 +15,7 @@ from cloudtrain.app.sweeps import local
 from cloudtrain.backend_rules import Capabilities, Capability
 from cloudtrain.backend_rules.interface import Facts
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec, build_spec
 

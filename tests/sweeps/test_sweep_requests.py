@@ -13,7 +13,7 @@ from cloudtrain.backends.sagemaker import SageMakerBackend
 from cloudtrain.backends.sagemaker.tuning import MAX_TUNING_JOB_NAME, tuning_job_name
 from cloudtrain.backends.vertex import VertexBackend
 from cloudtrain.backends.vertex.request import render_custom_job
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import build_spec
 from cloudtrain.sweeps.params import METRIC_ENV, metric_regex
 from tests.backends.vertex.conftest import make_package

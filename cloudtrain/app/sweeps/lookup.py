@@ -10,7 +10,7 @@ from cloudtrain.app.sweeps import local
 from cloudtrain.app.sweeps.owner import running_owner
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend, parse_job_id
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import CloudtrainError, UsageError
 from cloudtrain.history import JobRecord, find
 from cloudtrain.spec import build_spec

@@ -24,7 +24,7 @@ from cloudtrain.backends.local.find import find_run, known_places
 from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
-from cloudtrain.backends.runner import contract, venv
+from cloudtrain.backends.runner import contract, env_keys, venv
 from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner.image import Image, image_for
 from cloudtrain.backends.secrets_here import resolve_here
@@ -92,7 +92,7 @@ def child_env(
     env.setdefault(GRACE_PERIOD_VAR, "0")
     env[environment_vars.VIRTUAL_ENV] = str(env_dir)
     path = env.get(environment_vars.PATH, os.defpath)
-    env[environment_vars.PATH] = os.pathsep.join([str(venv.env_python(env_dir).parent), path])
+    env[environment_vars.PATH] = os.pathsep.join([str(env_keys.env_python(env_dir).parent), path])
     if cuda is not None:
         env[environment_vars.CUDA_VISIBLE_DEVICES] = cuda
     if shared_gpus:
@@ -323,7 +323,7 @@ class LocalBackend(BackendFacts):
         out, note = history.run_folder(spec.output_dir, spec.job_name)
         note = "; ".join(n for n in (note, tpu_note(spec)) if n) or None
         image, gpu = self._image(spec)
-        env = venv.env_dir(built, image, self._cache_root)
+        env = env_keys.env_dir(built, image, self._cache_root)
         plans = self._plans(spec, built, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
         return {
             "backend": "local",
@@ -336,7 +336,7 @@ class LocalBackend(BackendFacts):
             "environment": str(env),
             **({"data": _describe_channels(spec)} if spec.channels else {}),
             "image_environment": {
-                "layer": str(venv.image_dir(image, self._cache_root)),
+                "layer": str(env_keys.image_dir(image, self._cache_root)),
                 "python": image.python.path,
                 "packages": list(image.packages),
                 "tensorflow_build": gpu.line,
@@ -345,7 +345,7 @@ class LocalBackend(BackendFacts):
             "replicas": [
                 {
                     "name": p.name,
-                    "argv": contract.argv(spec, p, str(venv.env_python(env)), built),
+                    "argv": contract.argv(spec, p, str(env_keys.env_python(env)), built),
                     "cwd": p.cwd,
                     "env": {**spec.env, **p.env},
                     "files": sorted(p.files),

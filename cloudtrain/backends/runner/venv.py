@@ -40,7 +40,6 @@ removed. To prune: ``cloudtrain cache prune`` keeps what a kept layer stands on;
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -54,9 +53,18 @@ from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.backends.runner import build_steps
+from cloudtrain.backends.runner.env_keys import (
+    deps_dir,
+    env_dir,
+    env_python,
+    image_dir,
+    index_settings,
+    requirements_key,
+    requirements_of,
+    spaceless,
+)
 from cloudtrain.backends.runner.image import PIP_AS_OF, Image
 from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
-from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.packaging.install import install_sdist
@@ -79,24 +87,6 @@ class PackageEnv:
     image: Path | None = None  # the image layer under it
     description: str = ""  # "Python 3.10 + TensorFlow 2.17 + tensorboard"
     code_only: bool = False  # built now, on a reused requirements layer: only the package's code was installed
-
-
-def cache_root() -> Path:
-    """cloudtrain's one cache directory (see :func:`cloudtrain.history.cache_dir`)."""
-    return cache_dir()
-
-
-def env_python(path: Path) -> Path:
-    return path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-
-
-def content_key(*parts: str) -> str:
-    """16 hex digits of ``parts``: the name of a cached env."""
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-
-
-def image_dir(image: Image, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "envs" / f"image-{image.key}"
 
 
 def find_uv() -> str | None:
@@ -228,54 +218,6 @@ def _log_uv_steps(log: Callable[[str], None] | None, what: str, output: str, fol
 
 # --- the package layer ---------------------------------------------------------------------
 
-#: pip's settings that choose where requirements come from: a different index can resolve differently.
-INDEX_SETTINGS = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONFIG_FILE")
-
-
-def index_settings(environ: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
-    """The :data:`INDEX_SETTINGS` set in ``environ`` (default: this process's), as (name, value) pairs."""
-    environ = os.environ if environ is None else environ
-    return tuple((name, environ[name]) for name in INDEX_SETTINGS if environ.get(name))
-
-
-def requirements_key(requirements: Sequence[str], image: Image, index: Sequence[tuple[str, str]] = ()) -> str:
-    """The key of a requirements layer: what decides what it holds, and nothing else.
-
-    The image layer (its interpreter and packages: Python and TensorFlow, :attr:`Image.key`), the
-    package's resolved requirements (order and spacing do not matter) and the index settings (see
-    :func:`index_settings`). Never the package's own code: an edit that leaves its requirements as
-    they were reuses the layer, with no network."""
-    wanted = sorted({_spaceless(r) for r in requirements})
-    return content_key("requirements", image.key, *wanted, "index", *(f"{k}={v}" for k, v in index))
-
-
-def _spaceless(requirement: str) -> str:
-    """``numpy >= 1.26`` and ``numpy>=1.26`` are one requirement."""
-    return "".join(requirement.split())
-
-
-def deps_dir(key: str, root: Path | None = None) -> Path:
-    """The requirements layer of ``key`` (a :func:`requirements_key`)."""
-    return (root or cache_root()) / "envs" / f"deps-{key}"
-
-
-def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
-
-
-def env_dir(
-    package: BuiltPackage, image: Image, root: Path | None = None, environ: Mapping[str, str] | None = None
-) -> Path:
-    """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives:
-    its own thin layer, on the requirements layer its requirements and the index settings decide."""
-    deps = requirements_key(_requirements(package), image, index_settings(environ))
-    return install_dir(content_key(package.sha256, deps), image, root)
-
-
-def _requirements(package: BuiltPackage) -> tuple[str, ...]:
-    """The package's resolved requirements (a stand-in that names only the sdist has none)."""
-    return tuple(getattr(package, "requirements", ()))
-
 
 def ensure_env(
     package: BuiltPackage,
@@ -302,7 +244,7 @@ def ensure_env(
             final, env_python(final), True, time.monotonic() - start, False, image_dir(image, root), image.describe()
         )
     deps = ensure_requirements(
-        _requirements(package), image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
+        requirements_of(package), image, label=label, root=root, run=run, uv=uv, log=log, environ=environ
     )
 
     def build(tmp: Path) -> dict[str, Any]:
@@ -382,7 +324,7 @@ def _built_before(envs: Path, image_name: str) -> set[str]:
         except (OSError, ValueError):
             continue
         if isinstance(data, dict) and data.get("image") == image_name:
-            known.update(_spaceless(str(r)) for r in data.get("requirements") or [])
+            known.update(spaceless(str(r)) for r in data.get("requirements") or [])
     return known
 
 
@@ -452,7 +394,7 @@ def _unreachable_error(
 ) -> CloudUnreachable:
     """One line: the requirements changed, these need the index, and the index cannot be reached. Named are
     the requirements no earlier environment on this image had (the change), else the one pip lacked."""
-    changed = [r for r in requirements if _spaceless(r) not in before]
+    changed = [r for r in requirements if spaceless(r) not in before]
     if not changed:
         name = _name_of(cut.needed)
         changed = [next((r for r in requirements if _name_of(r) == name), cut.needed)]

@@ -21,18 +21,20 @@ import os
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.script import workdir
-from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.data.cache import fetch
 from cloudtrain.data.manifest import Manifest, build_manifest
 from cloudtrain.history import cache_dir
 from cloudtrain.spec import DataChannel, JobSpec
 from cloudtrain.text import counted
 from cloudtrain.text.numbers import size
+
+if TYPE_CHECKING:
+    from cloudtrain.backends.slurm.shell import ClusterShell  # given by the caller: no process started here
 
 DATASYNC = Path(__file__).parent / "datasync.py"
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from typing import TYPE_CHECKING
 
-from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.secrets.refs import parse_ref
 from cloudtrain.spec import JobSpec
+
+if TYPE_CHECKING:
+    from cloudtrain.backends.slurm.shell import ClusterShell  # given by the caller: no process started here
 
 SECRETS_FILE = "slurm/secrets.json"
 

@@ -18,17 +18,26 @@ What it does on the first node of the allocation:
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
+from cloudtrain import environment_vars
+from cloudtrain.backends.runner import contract
 from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
 from cloudtrain.backends.slurm.quoting import comment, filename, option
+from cloudtrain.backends.slurm.states import TIMEOUT_EXIT
 from cloudtrain.backends.slurm.timing import slurm_time, time_limit
+from cloudtrain.data.schemes import channel_env
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
 
-TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
 #: A clean environment for the batch shell (``--export=NONE``): the cluster's tools and the job's Python.
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+LAUNCHER = Path(__file__).parent / "launcher.py"
+ENVBUILD = Path(__file__).parent / "envbuild.py"
+GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
 
 
 def workdir(spec: JobSpec) -> str:
@@ -219,3 +228,56 @@ def requeue_lines(spec: JobSpec) -> str:
         chief_checkpoints=shlex.quote("import json,sys; print(json.load(open(sys.argv[1]))['tasks'][0]['dirs'][1])"),
     )
     return "".join(f"  {line}\n" for line in text.splitlines())
+
+
+def package_path(spec: JobSpec, package: BuiltPackage) -> str:
+    return f"{workdir(spec)}/packages/{package.sha256}/{package.filename}"
+
+
+def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict[str, str]) -> dict[str, Any]:
+    """Each task's command, folder and variables: the Vertex contract (``AIP_*`` dirs under the run,
+    ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>`` at
+    ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
+    run = spec.output_dir.rstrip("/")
+    on_cluster = replace(package, path=Path(package_path(spec, package)))
+    per_node = tasks_per_node(spec)
+    tasks_total = spec.replica_count * per_node  # one task per GPU: each a replica of the contract (TF_CONFIG)
+    plans = contract.plan(
+        replace(spec, replica_count=tasks_total) if per_node > 1 else spec,
+        output_dir=run,
+        ports=[0] * tasks_total,
+        package=on_cluster,
+        num_gpus=1 if per_node > 1 else spec.machine.accelerator_count,
+    )
+    tasks = []
+    for p in plans:
+        env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", environment_vars.PYTHONUNBUFFERED: "1"}
+        env.update({channel_env(name): folder for name, folder in channels.items()})
+        tasks.append(
+            {
+                "name": p.name,
+                "argv": contract.argv(spec, p, python, on_cluster),
+                "cwd": f"{run}/slurm/work/{p.name}",  # not the contract's local-run/: a Slurm job is no local run
+                "env": env,
+                "dirs": contract_dirs(p, env),
+            }
+        )
+    return {
+        "job_name": spec.job_name,
+        "run": run,
+        "gpus_per_node": spec.machine.accelerator_count,
+        "gpus_per_task": 1 if per_node > 1 else spec.machine.accelerator_count,
+        "tasks": tasks,
+    }
+
+
+#: The contract's output folders by their variables: each exists when the user's code starts (issue #40).
+CONTRACT_DIR_VARS = environment_vars.CONTRACT_FOLDERS
+
+
+def contract_dirs(plan: Any, env: dict[str, str]) -> list[str]:
+    """The folders the launcher makes before the task's command: the plan's model, checkpoint and
+    TensorBoard folders, and every contract variable's folder on the cluster's filesystem."""
+    dirs = [plan.model_dir, plan.checkpoint_dir, plan.tensorboard_dir]
+    dirs += [env[v] for v in CONTRACT_DIR_VARS if env.get(v, "").startswith("/")]
+    return list(dict.fromkeys(dirs))

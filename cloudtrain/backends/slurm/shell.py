@@ -16,30 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from cloudtrain.backends.slurm import variables
+from cloudtrain.backends.slurm.ssh import remote_argv
 from cloudtrain.errors import BackendError, CloudUnreachable
-from cloudtrain.history import cache_dir
 
-CONNECT_TIMEOUT_S = 20
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
-
-
-#: A Unix socket path has at most 104-108 bytes; ssh adds ``/<40 hex digits>.<16 random>`` to the folder.
-_SOCKET_PATH_MAX = 100
-
-
-def control_dir() -> Path:
-    """Where the ssh masters' sockets live (mode 700): ``<cache>/ssh``, or a short folder in /tmp
-    when that path is too long for a Unix socket."""
-    folder = cache_dir() / "ssh"
-    if len(str(folder)) + 58 > _SOCKET_PATH_MAX:
-        folder = Path("/tmp") / f"cloudtrain-ssh-{os.getuid()}"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if folder.stat().st_uid != os.getuid():
-        raise BackendError(
-            f"{folder} belongs to another user", "remove it, or set CLOUDTRAIN_CACHE_DIR to a short path"
-        )
-    return folder
 
 
 class ClusterShell:
@@ -53,37 +33,9 @@ class ClusterShell:
     def remote(self) -> bool:
         return bool(self.login)
 
-    def ssh_argv(self) -> list[str]:
-        """``ssh … -- DEST`` with multiplexing; a ``:port`` in the login becomes ``-p``. Every option comes before
-        ``--``: the destination is never read as one (a login of ``-V`` is refused at validation too)."""
-        dest, port = self.login, None
-        if ":" in dest:
-            dest, port = dest.rsplit(":", 1)
-        control = control_dir()
-        argv = [
-            "ssh",
-            "-o",
-            "ControlMaster=auto",
-            "-o",
-            f"ControlPath={control}/%C",
-            "-o",
-            "ControlPersist=600",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "ServerAliveInterval=15",
-            "-o",
-            f"ConnectTimeout={CONNECT_TIMEOUT_S}",  # a host that accepts and never answers: ssh's banner wait too
-        ]
-        if self._environ.get(variables.SSH_CONFIG):
-            argv += ["-F", self._environ[variables.SSH_CONFIG]]
-        if port:
-            argv += ["-p", port]
-        return argv + ["--", dest]
-
     def argv(self, command: Sequence[str]) -> list[str]:
         """``command`` as run here, or as one remote shell line over ssh."""
-        return [*self.ssh_argv(), shlex.join(command)] if self.remote else list(command)
+        return remote_argv(self.login, command, self._environ)
 
     def run(
         self, command: Sequence[str], *, input: bytes | None = None, check: bool = True, timeout: float = 120

@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from cloudtrain.backends.base import JobState
-from cloudtrain.backends.slurm.script import TIMEOUT_EXIT
+from cloudtrain.job_states import JobState
+
+TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
 
 #: squeue / scontrol / sacct state → cloudtrain's (its exit code: JobState.exit_code).
 STATES = {

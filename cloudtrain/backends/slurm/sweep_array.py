@@ -28,11 +28,10 @@ import json
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cloudtrain.backends.runner import venv
+from cloudtrain.backends.runner import env_keys, venv
 from cloudtrain.backends.slurm import data, job_secrets, quoting, script
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
@@ -156,12 +155,12 @@ def tool_env(image: Any, root: Path) -> Path:
     """The sweep tool's environment (Optuna on the job's image layer): a requirements layer of the local
     builder's (:func:`~cloudtrain.backends.runner.venv.ensure_requirements`), wherever it is built."""
     requirement = f"optuna=={optuna_version()}"
-    return venv.deps_dir(venv.requirements_key([requirement], image, venv.index_settings()), root)
+    return env_keys.deps_dir(env_keys.requirements_key([requirement], image, env_keys.index_settings()), root)
 
 
 def tool_python(spec: JobSpec, image: Any) -> str:
     """Where the sweep tool's environment is on the cluster."""
-    return str(venv.env_python(tool_env(image, Path(script.workdir(spec)))))
+    return str(env_keys.env_python(tool_env(image, Path(script.workdir(spec)))))
 
 
 def render(request: dict[str, Any], spec: JobSpec, image: Any, python: str) -> dict[str, Any]:
@@ -184,39 +183,29 @@ def render(request: dict[str, Any], spec: JobSpec, image: Any, python: str) -> d
     }
 
 
-@dataclass(frozen=True)
-class JobParts:
-    """What the backend gives a sweep of the making of one job (this module sits below it)."""
-
-    backend: Any  # its _image, _refuse_early and _build_remotely
-    tasks_plan: Callable[[JobSpec, BuiltPackage, str, dict[str, str]], dict[str, Any]]
-    package_path: Callable[[JobSpec, BuiltPackage], str]
-    launcher: Path
-
-
-def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[[str], None]) -> SlurmSweep:
-    """Build the environments, write the sweep's folder, ``sbatch --array``; the sweep's handle."""
-    backend, tasks_plan, package_path = parts.backend, parts.tasks_plan, parts.package_path
+def submit(cluster: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[str], None]) -> SlurmSweep:
+    """Build the environments, write the sweep's folder, ``sbatch --array``; the sweep's handle (``cluster``:
+    the backend's :class:`~.cluster.OnCluster`, its image layer, early refusals and remote builds)."""
     section = slurm_section(spec)
     shell, workdir = ClusterShell(section.login), script.workdir(spec)
     secret_values = job_secrets.resolve(spec, shell)  # shell: references, where sbatch runs (first: fail early)
     check_shared(shell, workdir, section.partition)
-    backend._refuse_early(shell, spec, array_script(spec, spec.output_dir.rstrip("/"), section.python))
+    cluster._refuse_early(shell, spec, array_script(spec, spec.output_dir.rstrip("/"), section.python))
     if not shell.remote:
-        Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
-    shell.copy_once(package.path, package_path(spec, package))
-    image, gpu = backend._image(spec)
+        Path(script.package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
+    shell.copy_once(package.path, script.package_path(spec, package))
+    image, gpu = cluster._image(spec)
     if image.note:
         log(image.note)
     if gpu.with_cuda:
         log(f"GPU environment: {gpu.line}")
     requirement = f"optuna=={optuna_version()}"
     if shell.remote:
-        env = (venv.env_dir(package, image, Path(workdir)), package.sha256, package_path(spec, package))
-        python = backend._build_remotely(shell, spec, image, env, "the job environment")
+        env = (env_keys.env_dir(package, image, Path(workdir)), package.sha256, script.package_path(spec, package))
+        python = cluster._build_remotely(shell, spec, image, env, "the job environment")
         tool_dir = tool_env(image, Path(workdir))
         tool_spec = (tool_dir, tool_dir.name.removeprefix("deps-"), requirement)
-        tool = backend._build_remotely(shell, spec, image, tool_spec, f"the sweep tool's environment ({requirement})")
+        tool = cluster._build_remotely(shell, spec, image, tool_spec, f"the sweep tool's environment ({requirement})")
     else:
         root = Path(workdir)
         python = str(venv.ensure_env(package, image, root=root, log=log).python)
@@ -226,7 +215,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
     folder = spec.output_dir.rstrip("/")
     trial = template_spec(spec)
     paths = script.Paths.of(trial, python)
-    plan = tasks_plan(trial, package, python, channels)
+    plan = script.tasks_plan(trial, package, python, channels)
     if job_secrets.needs_file(spec):  # one 0600 file every trial's tasks read (each trial links it for its mask)
         job_secrets.write(spec, shell, folder, secret_values)
         plan["secrets"] = job_secrets.secrets_path(folder)  # the path only: the values stay in that file
@@ -234,7 +223,7 @@ def submit(parts: JobParts, spec: JobSpec, package: BuiltPackage, log: Callable[
         STATE: (json.dumps(state_of(spec, workdir), indent=2), 0o644),
         "slurm/job.template.sh": (script.batch_script(trial, paths), 0o644),
         "slurm/tasks.template.json": (json.dumps(plan, indent=2), 0o600),
-        "slurm/launcher.py": (parts.launcher.read_text(), 0o644),
+        "slurm/launcher.py": (script.LAUNCHER.read_text(), 0o644),
         "slurm/sweep_trial.py": (TRIAL.read_text(), 0o644),
         "slurm/seeding.py": (SEEDING.read_text(), 0o644),
         "slurm/array.sh": (array_script(spec, folder, tool), 0o755),

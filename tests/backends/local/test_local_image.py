@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cloudtrain.backends.runner import env_keys
 from cloudtrain.backends.runner import image as image_mod
 from cloudtrain.backends.runner.image import Interpreter, find_python, resolve_image, supported_pythons
 from cloudtrain.errors import UsageError
@@ -215,7 +216,7 @@ def test_tensorflow_2_11s_image_layer_imports_with_numpy_1_and_what_the_image_sh
         pytest.skip(image.note or "no Python here installs TensorFlow 2.11")
     path, _ = venv.ensure_image(image, root=tf_cache)
     code = "import numpy, pandas, hypertune, tensorflow as tf; print(numpy.__version__, tf.__version__)"
-    out = subprocess.run([str(venv.env_python(path)), "-c", code], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([str(env_keys.env_python(path)), "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     numpy_version, tf_version = out.stdout.split()[-2:]
     assert numpy_version.startswith("1.") and tf_version.startswith("2.11.")

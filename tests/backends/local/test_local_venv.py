@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.runner import venv
+from cloudtrain.backends.runner import env_keys, venv
 from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import pid_alive
 
@@ -20,20 +20,20 @@ from .conftest import bare_image
 def test_cache_root_precedence(monkeypatch, tmp_path):
     monkeypatch.setenv("CLOUDTRAIN_CACHE_DIR", str(tmp_path / "explicit"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert venv.cache_root() == tmp_path / "explicit"
+    assert env_keys.cache_root() == tmp_path / "explicit"
     monkeypatch.delenv("CLOUDTRAIN_CACHE_DIR")
-    assert venv.cache_root() == tmp_path / "xdg" / "cloudtrain"
+    assert env_keys.cache_root() == tmp_path / "xdg" / "cloudtrain"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert venv.cache_root() == tmp_path / "home" / ".cache" / "cloudtrain"
+    assert env_keys.cache_root() == tmp_path / "home" / ".cache" / "cloudtrain"
 
 
 def test_env_dir_names_package_and_image(fake_package):
     image = bare_image()
     other = replace(image, packages=("setuptools>=62.3", "wheel", "tensorboard"))
-    a, b = venv.env_dir(fake_package, image), venv.env_dir(fake_package, other)
+    a, b = env_keys.env_dir(fake_package, image), env_keys.env_dir(fake_package, other)
     assert a != b and a.name.startswith("pkg-") and a.parent.name == "envs"
-    assert venv.image_dir(image).name == f"image-{image.key}" != venv.image_dir(other).name
+    assert env_keys.image_dir(image).name == f"image-{image.key}" != env_keys.image_dir(other).name
 
 
 def test_built_once_then_reused_and_isolated_from_cloudtrains_env(fake_package, tmp_path):
@@ -42,7 +42,7 @@ def test_built_once_then_reused_and_isolated_from_cloudtrains_env(fake_package, 
     again = venv.ensure_env(fake_package, bare_image(), root=tmp_path)
     assert again.cached and again.path == first.path and again.setup_seconds < 0.5
     marker = json.loads((first.path / venv.MARKER).read_text())
-    deps = venv.requirements_key(fake_package.requirements, bare_image(), venv.index_settings())
+    deps = env_keys.requirements_key(fake_package.requirements, bare_image(), env_keys.index_settings())
     assert marker["key"] == fake_package.sha256 and marker["image"] == f"deps-{deps}"
     assert json.loads((tmp_path / "envs" / f"deps-{deps}" / venv.MARKER).read_text())["image"] == first.image.name
     assert sorted(p.name for p in (tmp_path / "envs").iterdir()) == sorted(
@@ -116,7 +116,7 @@ def test_stale_builds_of_dead_processes_are_removed(fake_package, tmp_path):
     dead.wait()
     stale = envs / f".tmp-whatever-{dead.pid}"
     (stale / "bin").mkdir(parents=True)
-    damaged = venv.env_dir(fake_package, bare_image(), tmp_path)
+    damaged = env_keys.env_dir(fake_package, bare_image(), tmp_path)
     (damaged / "bin").mkdir(parents=True)  # a folder without a marker is never trusted
     env = venv.ensure_env(fake_package, bare_image(), root=tmp_path)
     assert not stale.exists() and not env.cached and (env.path / venv.MARKER).is_file()
@@ -198,22 +198,24 @@ def test_a_package_env_whose_image_layer_is_gone_is_not_reused(tmp_path):
 def test_the_requirements_key_is_what_decides_the_environment_and_never_the_code(fake_package, tmp_path):
     """Order and spacing of the requirements do not matter; a pin, the image and the index do."""
     image = bare_image()
-    key = venv.requirements_key(["numpy>=1.26", "pandas"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
-    same = venv.requirements_key(["pandas", "numpy >=1.26"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
+    key = env_keys.requirements_key(["numpy>=1.26", "pandas"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
+    same = env_keys.requirements_key(["pandas", "numpy >=1.26"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),))
     assert key == same
-    assert key != venv.requirements_key(
+    assert key != env_keys.requirements_key(
         ["pandas", "numpy>=1.27"], image, (("PIP_INDEX_URL", "https://pypi.org/simple"),)
     )
-    assert key != venv.requirements_key(["pandas", "numpy>=1.26"], image, (("PIP_INDEX_URL", "https://mirror/simple"),))
+    assert key != env_keys.requirements_key(
+        ["pandas", "numpy>=1.26"], image, (("PIP_INDEX_URL", "https://mirror/simple"),)
+    )
     other_image = replace(image, packages=("setuptools>=62.3", "wheel", "tensorboard"))
-    assert key != venv.requirements_key(
+    assert key != env_keys.requirements_key(
         ["pandas", "numpy>=1.26"], other_image, (("PIP_INDEX_URL", "https://pypi.org/simple"),)
     )
-    assert venv.index_settings({"PIP_INDEX_URL": "u", "PIP_CERT": "c", "PIP_FIND_LINKS": "/w"}) == (
+    assert env_keys.index_settings({"PIP_INDEX_URL": "u", "PIP_CERT": "c", "PIP_FIND_LINKS": "/w"}) == (
         ("PIP_INDEX_URL", "u"),
         ("PIP_FIND_LINKS", "/w"),
     )
     # two builds of different code with the same requirements: one requirements layer, two package layers
     edited = replace(fake_package, sha256="0" * 64)
-    assert venv.env_dir(edited, image, tmp_path) != venv.env_dir(fake_package, image, tmp_path)
-    assert venv.env_dir(edited, image, tmp_path).parent == tmp_path / "envs"
+    assert env_keys.env_dir(edited, image, tmp_path) != env_keys.env_dir(fake_package, image, tmp_path)
+    assert env_keys.env_dir(edited, image, tmp_path).parent == tmp_path / "envs"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cloudtrain.backends.runner import venv
+from cloudtrain.backends.runner import env_keys, venv
 from cloudtrain.backends.runner.image import PIP_AS_OF, Interpreter, resolve_image
 from cloudtrain.backends.slurm import envbuild
 
@@ -43,7 +43,7 @@ def test_the_pip_fallback_installs_a_pip_that_knows_the_cutoff_then_resolves_wit
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     venv._install_image_packages(tmp_path, OLD, run, None)
-    python = str(venv.env_python(tmp_path))
+    python = str(env_keys.env_python(tmp_path))
     quiet = venv._PIP_QUIET
     assert ran == [
         [python, "-m", "pip", "install", *quiet, "--upgrade", PIP_AS_OF],

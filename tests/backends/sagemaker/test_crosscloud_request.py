@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cloudtrain.backends.sagemaker import BACKEND
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.spec import build_spec
 from tests.backends.sagemaker.conftest import fake_package
 from tests.backends.sagemaker.test_sagemaker_request import _golden, _input_shape, _strict

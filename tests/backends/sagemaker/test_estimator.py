@@ -11,7 +11,7 @@ import yaml
 
 from cloudtrain.backends.sagemaker.estimator import PLACEHOLDER_BUCKET, PLACEHOLDER_ROLE, translate_estimator
 from cloudtrain.cli import main
-from cloudtrain.config import load_config
+from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.spec import build_spec
 

@@ -188,7 +188,7 @@ def test_every_shipped_vertex_config_renders_a_valid_custom_job(config, package)
     from google.cloud.aiplatform_v1.types import CustomJob, HyperparameterTuningJob
     from google.protobuf import json_format
 
-    from cloudtrain.config import load_config
+    from cloudtrain.config.load import load_config
     from cloudtrain.spec import build_spec
 
     spec = build_spec(load_config(config), now=dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc))
