@@ -121,10 +121,11 @@ def test_a_users_script_mode_script_trains_and_prints_its_test_accuracy(kube, tm
 class Follower:
     """``cloudtrain ARGS`` in its own process group (as a terminal runs it), its lines read as they come."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, python: tuple[str, ...] = ("-m", "cloudtrain"), env: dict | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cloudtrain", *args],
+            [sys.executable, *python, *args],
             cwd=REPO,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
