@@ -45,7 +45,11 @@ def kube_cluster(tmp_path_factory) -> Iterator[Path]:
         )
     root = Path(f"/tmp/ctk8s-{os.getpid()}")  # short: containerd's socket paths have a length limit
     start = time.monotonic()
-    up = subprocess.run([str(CLUSTER), "up", str(root)], capture_output=True, text=True, timeout=300)
+    try:
+        up = subprocess.run([str(CLUSTER), "up", str(root)], capture_output=True, text=True, timeout=300)
+    except BaseException:  # Ctrl-C or the timeout while it starts: what it started goes too
+        subprocess.run([str(CLUSTER), "down", str(root)], timeout=120)
+        raise
     if up.returncode != 0:
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted((root / "logs").glob("*.log")))
         subprocess.run([str(CLUSTER), "down", str(root)], timeout=120)
