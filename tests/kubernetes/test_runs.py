@@ -64,8 +64,8 @@ def replica_lines(output: str, replica: str) -> list[str]:
 
 def each_once(shown: list[str], log: list[str]) -> None:
     """Every text line of a pod's log shown once, in its order (its JSON events are shown rendered, and a
-    progress bar redrawn with carriage returns or backspaces as its last state)."""
-    text = [line.rstrip() for line in log if not line.startswith("{") and line.isprintable()]
+    progress bar redrawn with carriage returns or backspaces as its last state; blank lines are not shown)."""
+    text = [line.rstrip() for line in log if line.strip() and not line.startswith("{") and line.isprintable()]
     assert [line.rstrip() for line in shown if line.rstrip() in set(text)] == text, "\n".join(shown)
 
 
