@@ -32,8 +32,9 @@ test: prereqs .venv/.synced .venv-sm-toolkit/.synced  ## lint, then the whole te
 	$(MAKE) --no-print-directory lint
 	$(RUN) pytest -q -n 3 --dist loadfile --durations=15
 
-prereqs:  ## check the system packages make test needs (tools/system_prereqs.sh); as root, install them
-	@tools/system_prereqs.sh
+# Its line is make's own error (one line, no "Error 1" after it); as root, what it installed is said after.
+prereqs:  ## check what make test needs (tools/system_prereqs.sh, the Kubernetes test cluster's build); as root, install it
+	@$(eval said := $$(shell tools/k8s/setup.sh 2>&1))$(if $(filter-out 0,$(.SHELLSTATUS)),$(error $(said)),$(if $(said),$(info $(said))))true
 
 test-fresh:  ## make test in a fresh clone of HEAD with an empty HOME, TMPDIR and caches (PYTEST_ARGS="-k x": just those)
 	tools/fresh_clone_test.sh $(PYTEST_ARGS)

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from cloudtrain import history
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
+from cloudtrain.app.listing import listed
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
 from cloudtrain.app.outcome import Outcome, summarise
@@ -406,10 +406,11 @@ def sweep_results(sweep_id: str) -> SweepResults:
 def jobs(
     limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
 ) -> list[JobRecord]:
-    """This machine's history, newest first (``cloudtrain list``); ``experiment``: ``list --experiment``."""
+    """This machine's history, newest first, as ``cloudtrain list -o json`` shows it: a local run where its
+    folder is now, with its state, end and metrics now; ``experiment``: ``list --experiment``."""
     if limit < 1:
         raise UsageError(f"jobs(): limit must be 1 or more, not {limit}")
-    return history.recent(limit, backend=backend, region=region, experiment=experiment)
+    return [row.record for row in listed(limit, backend=backend, region=region, experiment=experiment)]
 
 
 @requiring

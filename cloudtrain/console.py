@@ -335,7 +335,7 @@ def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
         if key == "metrics" and isinstance(value, Mapping):
             rows += [(f"metrics.{k}", _human(k, v)) for k, v in value.items()]
         elif key == "exit_codes" and isinstance(value, Mapping):
-            rows.append((label, ", ".join(f"{k} {v}" for k, v in value.items())))
+            rows.append((label, ", ".join(f"{k} {'not yet' if v is None else v}" for k, v in value.items())))
         elif isinstance(value, Mapping):
             rows.extend(flatten(value, f"{label} "))
         elif key == "replicas" and isinstance(value, (list, tuple)):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Any
 
 from cloudtrain.errors import ExitCode
 from cloudtrain.following.events import parse as parse_event
+from cloudtrain.secrets.masking import ValueMasker, masked
 
 
 class JobState(enum.Enum):
@@ -90,6 +91,13 @@ class JobStatus:
     replica_count: int | None = None  # the machines (replicas) the job runs on
     gpu_hours: float | None = None  # GPU-hours used, where the backend counts them instead of dollars (a cluster)
     gpu_hours_source: str | None = None  # where ``gpu_hours`` come from, as the run report says it
+    #: The job's secret values as its backend knows them, not kept: every text but job_id and name shows *** for them.
+    secret_values: InitVar[Iterable[str]] = ()
+
+    def __post_init__(self, secret_values: Iterable[str]) -> None:
+        mask = ValueMasker(secret_values)
+        for f in fields(self)[2:]:
+            object.__setattr__(self, f.name, masked(getattr(self, f.name), mask))
 
     def detail(self, key: str) -> Any:
         """A typed field (each backend fills them), else the display detail ``key``."""

@@ -22,7 +22,7 @@ from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.config import LoadedConfig
 from cloudtrain.config.rules import ConfigRules
 from cloudtrain.config.schema import JobConfig, Sweep
-from cloudtrain.config.script_mode import script_cmd_args
+from cloudtrain.config.script_mode import parameter_server_notes, parameter_servers, script_cmd_args
 from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
@@ -223,6 +223,7 @@ class JobSpec:
     backend_settings: BackendSettings = BackendSettings()
     budget_gpu_hours: float | None = None  # budget.max_gpu_hours: a cluster cuts its time limit to fit it
     image_python: str | None = None  # image.python: the image's Python where it comes in several
+    parameter_server: bool = False  # distribution.parameter_server: SageMaker's sagemaker_parameter_server_enabled
 
     @property
     def gpus_total(self) -> int:
@@ -385,7 +386,8 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
         channels=MappingProxyType(build_channels(loaded)),
         sweep=cfg.sweep,
         project_source=project_source,
-        notes=loaded.notes,
+        notes=(*loaded.notes, *parameter_server_notes(cfg)),
+        parameter_server=parameter_servers(cfg),
         budget_usd=cfg.budget.max_usd if cfg.budget else None,
         expected_hours=cfg.budget.max_hours if cfg.budget else None,
         model_dir=passes_model_dir(cfg),

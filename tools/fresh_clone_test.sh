@@ -34,6 +34,11 @@ for name in HTTP_PROXY HTTPS_PROXY NO_PROXY ALL_PROXY http_proxy https_proxy no_
     if [ -n "${!name:-}" ]; then network+=("$name=${!name}"); fi
 done
 
+# The Kubernetes test cluster's binaries, built from Go modules (~15 min of 2 cores): a tool like uv, not a cache of
+# results, so the clone uses this machine's build (tools/k8s/versions.sh; make test builds it when it is missing).
+k8s_cache="${CLOUDTRAIN_K8S_CACHE:-$HOME/.cache/cloudtrain-k8s}"
+network+=("CLOUDTRAIN_K8S_CACHE=$k8s_cache")
+
 if [ "$#" -gt 0 ]; then
     run=(bash -c 'make --no-print-directory .venv/.synced .venv-sm-toolkit/.synced &&
         "$(command -v uv || echo .tools/bin/uv)" run --frozen --all-extras pytest "$@"' pytest "$@")

@@ -29,11 +29,21 @@ DATA = REPO / "cloudtrain" / "catalog" / "data" / "sagemaker.json"
 
 #: GiB of memory per vCPU by family (EC2's instance-type pages); the family's letter when not listed.
 GIB_PER_VCPU = {"c": 2.0, "m": 4.0, "r": 8.0, "t": 4.0, "ml.c4": 1.875, "ml.c5n": 2.625, "ml.trn1": 4.0}
-GIB_PER_VCPU |= {"ml.trn1n": 4.0, "ml.trn2": 2048 / 192, "ml.p5": 16.0}
-#: Families whose instances carry a GPU the catalog knows: family → the catalog's accelerator name.
-GPU_FAMILIES = {"ml.p5": "H100"}
+GIB_PER_VCPU |= {"ml.trn1n": 4.0, "ml.trn2": 2048 / 192, "ml.p5": 16.0, "ml.p5e": 2048 / 192}
+GIB_PER_VCPU["ml.p5en"] = 2048 / 192
+#: Families whose instances carry a GPU the catalog knows: family → the catalog's accelerator name (H200: EC2's
+#: P5 page, :data:`DOCUMENTED`). ml.p2's K80 stays out: gpus.json keeps it as a retired GPU that maps to another.
+GPU_FAMILIES = {"ml.p5": "H100", "ml.p5e": "H200", "ml.p5en": "H200"}
 #: Where EC2's pages say otherwise than the rules above: (vCPUs, GiB, GPUs).
 EXCEPTIONS = {"ml.c4.8xlarge": (36, 60.0, 0), "ml.p5.4xlarge": (16, 256.0, 1)}
+#: GPU types sagemaker-core's instance_gpu_info.json does not list, from the page named, read on the day given.
+DOCUMENTED = {
+    "ml.p5e.48xlarge": (192, 2048.0, 8),  # 8 x H200 141 GB
+    "ml.p5en.48xlarge": (192, 2048.0, 8),
+}
+DOCUMENTED_SOURCE = (
+    "aws.amazon.com/ec2/instance-types/p5/ (P5e, P5en: 8 x H200 141 GB, 192 vCPUs, 2 TiB), read 2026-12-02"
+)
 #: Accelerators that are not GPUs: the type is a CPU type as far as TensorFlow can tell.
 NO_GPU = ("ml.trn",)
 
@@ -48,14 +58,19 @@ def enum() -> list[str]:
     return types
 
 
-def gpu_counts() -> dict[str, int]:
+def gpu_memory_mib() -> dict[str, tuple[int, int]]:
+    """sagemaker-core's instance_gpu_info.json: type → (GPUs, total GPU memory in MiB)."""
     spec = importlib.util.find_spec("sagemaker")
     assert spec and spec.submodule_search_locations
     path = Path(list(spec.submodule_search_locations)[0]) / "core" / "image_uri_config" / "instance_gpu_info.json"
-    counts: dict[str, int] = {}
+    table: dict[str, tuple[int, int]] = {}
     for region in json.loads(path.read_text()).values():
-        counts.update({name: info["Count"] for name, info in region.items()})
-    return counts
+        table.update({name: (info["Count"], info["TotalGpuMemoryInMiB"]) for name, info in region.items()})
+    return table
+
+
+def gpu_counts() -> dict[str, int]:
+    return {name: count for name, (count, _) in gpu_memory_mib().items()}
 
 
 def vcpus(size: str, family: str) -> int | None:
@@ -79,7 +94,11 @@ def additions(data: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str
         count = counts.get(name, 0)
         gpu_family = re.match(r"ml\.[pg]\d", family) and not family.startswith(NO_GPU)
         if gpu_family and family not in GPU_FAMILIES:
-            refused[name] = "a GPU type whose GPU model the catalog's gpus.json does not have yet"
+            refused[name] = (
+                "its GPU is the K80, which gpus.json keeps as retired (ML Engine's)"
+                if family == "ml.p2"
+                else "a GPU type that sagemaker-core's GPU table does not list and no documented source was read for"
+            )
             continue
         cpus = vcpus(size, family)
         letter = family.removeprefix("ml.")[0]
@@ -88,7 +107,7 @@ def additions(data: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str
             refused[name] = "its size or family has no vCPU or memory rule here"
             continue
         memory = 4 if name == "ml.t3.medium" else round(cpus * ratio, 1)
-        cpus, memory, count = EXCEPTIONS.get(name, (cpus, memory, count if gpu_family else 0))
+        cpus, memory, count = {**EXCEPTIONS, **DOCUMENTED}.get(name, (cpus, memory, count if gpu_family else 0))
         entry: dict[str, Any] = {"vcpus": cpus, "memory_gb": memory, "accelerator_count": count, "price_per_hour": None}
         added.setdefault(family, {})[name] = entry
     return added, refused
@@ -125,12 +144,13 @@ def main(argv: list[str] | None = None) -> int:
         series = data["series"].setdefault(family, {"types": {}})
         if family in GPU_FAMILIES:
             series.setdefault("accelerator", GPU_FAMILIES[family])
+            data["accelerators"].setdefault(GPU_FAMILIES[family], {"gpu": GPU_FAMILIES[family]})
         series["types"].update(types)
     data["_without_gpu_facts"] = refused
     data["_source"]["estimated_series"] = (
         "types botocore's TrainingInstanceType accepts that the pricing pages above were not read for, added by "
         "tools/sagemaker_instance_types.py: vCPUs from EC2's size names, memory from the family's GiB per vCPU, "
-        "GPUs from sagemaker-core's instance_gpu_info.json; no price"
+        "GPUs from sagemaker-core's instance_gpu_info.json, else from " + DOCUMENTED_SOURCE + "; no price"
     )
     DATA.write_text(dump(data) + "\n", encoding="utf-8")
     return 0

@@ -37,35 +37,22 @@ class StatusReport:
 
 
 def status_report(handle: JobHandle) -> StatusReport:
+    """The job's status; its interruptions and phases as the summary kept them for a job that ended here,
+    else from its log (read once)."""
     status = handle.status()
-    lines = _lines(handle, status)
-    return StatusReport(status, cost_after(status), interruptions(handle, status, lines), _phases(status, lines))
+    saved = (load_run(status.job_id) or {}) if status.state.terminal else {}
+    lines: list[LogLine] = []
+    if "interruptions" not in saved or "timeline" not in saved:
+        try:
+            lines = list(handle.logs(follow=False))
+        except CloudtrainError:  # the log is advice here: the state and cost still show
+            pass
+    kept = saved["interruptions"] if "interruptions" in saved else of_status(status, lines)
+    return StatusReport(status, cost_after(status), kept, _phases(status, saved.get("timeline"), lines))
 
 
-def _lines(handle: JobHandle, status: JobStatus) -> list[LogLine] | None:
-    """The job's log, read once; None where what the summary kept suffices (a job that ended here)."""
-    saved = load_run(status.job_id) or {}
-    if status.state.terminal and "interruptions" in saved and "timeline" in saved:
-        return None
-    try:
-        return list(handle.logs(follow=False))
-    except CloudtrainError:  # the log is advice here: the state and cost still show
-        return []
-
-
-def interruptions(handle: JobHandle, status: JobStatus, lines: list[LogLine] | None = None) -> dict[str, Any] | None:
-    """From what the summary kept for a job that ended here, else from the job's log (and the cloud's record)."""
-    saved = load_run(status.job_id) or {}
-    if status.state.terminal and "interruptions" in saved:
-        kept: dict[str, Any] | None = saved["interruptions"]
-        return kept
-    return of_status(status, (_lines(handle, status) if lines is None else lines) or [])
-
-
-def _phases(status: JobStatus, lines: list[LogLine] | None) -> list[Phase]:
-    """The phases the summary kept for a job that ended here, else those its status and lines show."""
-    saved = load_run(status.job_id) or {}
-    kept = saved.get("timeline") if status.state.terminal else None
+def _phases(status: JobStatus, kept: Any, lines: list[LogLine]) -> list[Phase]:
+    """The phases the summary kept (``kept``), else those its status and lines show."""
     if isinstance(kept, list) and kept:
         try:
             return [
@@ -76,6 +63,6 @@ def _phases(status: JobStatus, lines: list[LogLine] | None) -> list[Phase]:
             pass  # a damaged summary: what the lines say
     progress = Progress(cost_per_hour=None, started=status.created.timestamp() if status.created else time.time())
     progress.start_from(status)
-    for line in lines or []:
+    for line in lines:
         progress(line)
     return of_run(status, progress.marks)

@@ -80,7 +80,8 @@ def _one(entry: JobRecord, here: str, now: dict[str, str]) -> Listed:
         created, ended = own.get("created") or entry.created, own.get("ended")
         metrics, state = own.get("metrics") or entry.metrics, own["state"]
         place = _short(own["folder"], here, entry.job_id)
-        entry = replace(entry, name=os.path.abspath(own["folder"]))  # where it is now (a project moved since)
+    name = entry.name if own is None else os.path.abspath(own["folder"])  # where it is now (a project moved since)
+    entry = replace(entry, name=name, created=created, ended=ended, metrics=metrics, state=state)  # -o json: as now
     return Listed(entry, state, _seconds(created, ended), main_metric(metrics), place)
 
 

@@ -54,7 +54,7 @@ class SubmitView(Protocol):
     def prepared(self, prepared: Prepared) -> None:
         """The job is built and about to be created."""
 
-    def sweep(self, prepared: Prepared, *, detach: bool) -> None:
+    def sweep(self, prepared: Prepared, *, detach: bool, cancel: bool) -> None:
         """The config has ``sweep:``: drive it (:func:`cloudtrain.app.sweeps.drive.drive`)."""
 
     def created(self, launched: Launched, *, here: bool) -> None:
@@ -109,7 +109,7 @@ def submit(
         return
     view.prepared(prepared)
     if prepared.spec.sweep is not None:
-        view.sweep(prepared, detach=detach)
+        view.sweep(prepared, detach=detach, cancel=cancel_on_interrupt)
         return
     from cloudtrain.app.launch import launch_and_follow  # launch, fallbacks, following: not on --dry-run
 

@@ -33,6 +33,8 @@ class Capability(enum.Enum):
     #: Its SDK passes a script ``--model_dir`` unasked (the SageMaker TensorFlow estimator's hyperparameter):
     #: what a ``package.script`` job whose config leaves ``model_dir`` unset gets under its contract
     SCRIPT_MODEL_DIR = "script_model_dir"
+    #: ``distribution: {parameter_server: {enabled: true}}`` (the SageMaker estimator's): a server beside each worker
+    PARAMETER_SERVERS = "parameter_servers"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ DEFAULT_REFUSALS: Mapping[Capability, Refusal] = MappingProxyType(
         Capability.FLEX_START: Refusal("{title} has no flex-start strategy", "remove flex_start"),
         Capability.SCRIPT_ARGS: Refusal(
             "{title} passes a script only its hyperparameters", "move each argument to hyperparameters: {{name: value}}"
+        ),
+        Capability.PARAMETER_SERVERS: Refusal(
+            "{title} starts no parameter servers; SageMaker's distribution.parameter_server runs one on each host "
+            "beside its worker (TF_CONFIG: master, worker, ps)",
+            "run it with backend: sagemaker (or local with target: sagemaker), or use multi_worker_mirrored_strategy",
         ),
         Capability.MANAGED_TENSORBOARD: Refusal(
             "{title} has no managed TensorBoard, and its runs need none: "

@@ -285,7 +285,7 @@ def with_debug(cmd: click.Command) -> click.Command:
 @click.version_option(__version__, prog_name="cloudtrain")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """Submit a TensorFlow training package to a cloud or a Slurm cluster, or run it here.
+    """Submit a TensorFlow training package to a cloud, a Slurm or Kubernetes cluster, or run it here.
 
     \b
       cloudtrain submit --config job_configs/gpu4.yaml --dry-run   # the exact request

@@ -62,7 +62,7 @@ def status(
     rows = flatten({k: v for k, v in result.to_dict().items() if k not in ("details", "job_id")})
     if report.phases:
         rows.append(("phases", describe_phases(report.phases)))
-    details = {k: v for k, v in result.details.items() if k != "spot_interruptions"}
+    details = {k: v for k, v in result.details.items() if k not in ("spot_interruptions", "pid_starts", "owner_start")}
     rows += flatten(details) + flatten({"cost": report.cost or {}})
     if interrupted:
         rows.append(("interruptions", describe(interrupted)))
@@ -79,11 +79,8 @@ def _interruption_line(item: dict[str, Any]) -> str:
     elif item.get("checkpoint_step") is not None:
         parts.append(f"checkpoint at step {item['checkpoint_step']:,}")
     if item.get("steps_redone") is not None:
-        parts.append(
-            f"{item['steps_redone']:,} steps to redo"
-            if item.get("resumed_at") is None
-            else f"{item['steps_redone']:,} steps redone"
-        )
+        redone = "steps to redo" if item.get("resumed_at") is None else "steps redone"
+        parts.append(f"{item['steps_redone']:,} {redone}")
     if item.get("seconds_lost") is not None:
         parts.append(f"{human_seconds(item['seconds_lost'])} lost")
     return ", ".join(parts)

@@ -142,8 +142,8 @@ class SubmitPrinter:
     def prepared(self, prepared: Prepared) -> None:
         print_summary(self.console, prepared.spec, prepared.package)
 
-    def sweep(self, prepared: Prepared, *, detach: bool) -> None:
-        self._launched().submit_sweep(self.console, prepared, detach=detach, output=self.output)
+    def sweep(self, prepared: Prepared, *, detach: bool, cancel: bool) -> None:
+        self._launched().submit_sweep(self.console, prepared, detach=detach, output=self.output, cancel=cancel)
 
     def created(self, launched: Launched, *, here: bool) -> None:
         self._launched().print_created(self.console, launched, here=here)

@@ -38,9 +38,9 @@ from cloudtrain.sweeps.results import SweepResults
 from cloudtrain.text.numbers import measured
 
 
-def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: str) -> None:
+def submit_sweep(console: Console, prepared: Prepared, *, detach: bool, output: str, cancel: bool = False) -> None:
     """Run (locally) or create (in the cloud) the sweep of ``prepared``; exit like the CLI's table says."""
-    _ended(console, lambda view: app_sweep.drive(prepared, view, detach=detach), output)
+    _ended(console, lambda view: app_sweep.drive(prepared, view, detach=detach, cancel_on_interrupt=cancel), output)
 
 
 class _SweepPrinter:

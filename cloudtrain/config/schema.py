@@ -254,7 +254,9 @@ class Distribution(_Strict):
     multi_worker_mirrored_strategy: Enabled | None = Field(
         None, description="TF_CONFIG for MultiWorkerMirroredStrategy: what replica_count > 1 does anyway."
     )
-    parameter_server: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
+    parameter_server: Enabled | None = Field(
+        None, description="SageMaker's parameter servers: one on each host beside its worker (TF_CONFIG master/ps)."
+    )
     mpi: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
     smdistributed: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
 

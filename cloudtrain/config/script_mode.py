@@ -11,14 +11,15 @@ from collections.abc import Mapping
 
 from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.schema import JobConfig
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging.script import check_script, check_source_dir
+from cloudtrain.text import mapped_line
 
 #: The hyperparameter the estimator adds for ``model_dir`` (and the script's argparse reads).
 MODEL_DIR_HYPERPARAMETER = "model_dir"
 #: ``distribution`` keys of the SDK that cloudtrain does not run, and why / what instead.
 _REFUSED = {
-    "parameter_server": "parameter servers are TF1-era asynchronous training that cloudtrain does not run",
     "mpi": "Horovod over MPI is not run by cloudtrain",
     "smdistributed": "SageMaker's own data/model-parallel libraries exist only on SageMaker",
 }
@@ -35,6 +36,11 @@ def check_script_mode(loaded: LoadedConfig) -> None:
     for key, reason in _REFUSED.items():
         if cfg.distribution is not None and getattr(cfg.distribution, key) is not None:
             raise err(("distribution", key), f"{key}: {reason}", _USE_MWMS)
+    # whose parameter servers a job gets: a run here follows its cloud's contract, any other backend its own
+    runner = rules(cfg.cloud) if Capability.RUNS_HERE in rules(cfg.backend).capabilities else rules(cfg.backend)
+    if parameter_servers(cfg) and Capability.PARAMETER_SERVERS not in runner.capabilities:
+        message, hint = runner.capabilities.refusal(Capability.PARAMETER_SERVERS).format(title=runner.title)
+        raise err(("distribution", "parameter_server"), message, hint)
     if script is None:
         if cfg.model_dir is not None:
             raise err(
@@ -70,6 +76,22 @@ def check_script_mode(loaded: LoadedConfig) -> None:
             check()
         except PackagingError as exc:
             raise err(("package", field), exc.message, exc.hint) from None
+
+
+def parameter_servers(cfg: JobConfig) -> bool:
+    """``distribution: {parameter_server: {enabled: true}}``: the estimator's ``sagemaker_parameter_server_enabled``."""
+    ps = cfg.distribution.parameter_server if cfg.distribution else None
+    return bool(ps and ps.enabled)
+
+
+def parameter_server_notes(cfg: JobConfig) -> tuple[str, ...]:
+    """A run here with parameter servers: the cloud's TF_CONFIG, but no server process (one line saying so)."""
+    if not (
+        parameter_servers(cfg) and cfg.replica_count > 1 and Capability.RUNS_HERE in rules(cfg.backend).capabilities
+    ):
+        return ()
+    why = "each replica gets the cloud's TF_CONFIG (master, worker, ps) but no parameter server process starts here"
+    return (mapped_line("distribution.parameter_server", "a server on each host", "none", why),)
 
 
 def script_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:

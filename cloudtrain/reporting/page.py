@@ -219,7 +219,7 @@ def missing(runs: list[RunData]) -> dict[str, list[str]]:
         if not run.trials and not run.rates:
             why["throughput"].append(f"{run.job_id}: its epoch lines give no examples_per_sec")
         if len(runs) > 1 and run.cost_per_epoch is None:
-            why["comparison"].append(f"{run.job_id}: no cost per epoch ({run.cost_basis})")
+            why["comparison"].append(f"{run.job_id}: no cost per epoch: {run.cost_basis}")
     return why
 
 

@@ -174,14 +174,6 @@ def mask_args(args: Sequence[str]) -> list[str]:
     return out
 
 
-def mask_hyperparameters(hyperparameters: Mapping[str, Any]) -> dict[str, Any]:
-    """Hyperparameters with secret-named text values (``hf_token: …``) and credentials shown as ``***``."""
-    return {
-        name: MASK if _hidden_option(name, value) else mask_text(value) if isinstance(value, str) else value
-        for name, value in hyperparameters.items()
-    }
-
-
 def secret_values(
     env: Mapping[str, Any] = {}, args: Sequence[str] = (), hyperparameters: Mapping[str, Any] = {}
 ) -> list[str]:
@@ -247,6 +239,18 @@ def mask_spec_document(
     holds them JSON-encoded, a Vertex one as ``--name=value``)."""
     names = secret_names(env)
     return mask_document(doc, names, secret_values(env, args, hyperparameters))
+
+
+def masked(node: Any, mask: ValueMasker) -> Any:
+    """``node`` with every text in it masked, at any depth (a list of lines as one stream: a key's every line)."""
+    if type(node) is str:
+        return mask(node)
+    if isinstance(node, Mapping):
+        return {key: masked(value, mask) for key, value in node.items()}
+    if isinstance(node, (list, tuple)):
+        lines = mask.stream()
+        return [lines(item) if type(item) is str else masked(item, mask) for item in node]
+    return node
 
 
 def masked_repr(obj: Any, values: Iterable[str]) -> str:

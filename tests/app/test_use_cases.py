@@ -38,7 +38,7 @@ class _Recorder:
     def prepared(self, prepared: Prepared) -> None:
         self.events.append(("prepared", prepared.spec.job_name))
 
-    def sweep(self, prepared: Prepared, *, detach: bool) -> None:
+    def sweep(self, prepared: Prepared, *, detach: bool, cancel: bool = False) -> None:
         self.events.append(("sweep", detach))
 
     def created(self, launched: Any, *, here: bool) -> None:

@@ -59,6 +59,26 @@ def test_added_types_have_their_ec2_facts(name, vcpus, memory, gpus):
     assert m.price_per_hour is None  # never guessed: the cost line says it is unknown
 
 
+def test_every_accepted_gpu_type_has_its_gpu_facts():
+    """A GPU instance type the catalog accepts has its GPUs (count, model, memory), as the pinned SDK's table says
+    where it lists the type (sagemaker-core's instance_gpu_info.json), else the documented source in the data."""
+    table = generator.gpu_memory_mib()
+    data = load("sagemaker")
+    accepted = [t for s in data["series"].values() for t in s["types"] if generator.re.match(r"ml\.[pg]\d", t)]
+    assert {"ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.g5.xlarge"} <= set(accepted) and len(accepted) >= 40
+    for name in accepted:
+        m = catalog.resolve_machine("sagemaker", name, None, None)
+        assert m.accelerator_count > 0 and m.gpu is not None and m.gpu.memory_gb > 0, name
+        if name in table:  # the SDK's own count and memory per GPU
+            count, mib = table[name]
+            assert m.accelerator_count == count and abs(m.gpu.memory_gb * 1024 - mib / count) / (mib / count) < 0.1, (
+                name
+            )
+    h200 = catalog.resolve_machine("sagemaker", "ml.p5en.48xlarge", None, None)
+    assert (h200.accelerator_count, h200.gpu.name, h200.gpu.memory_gb, h200.vcpus) == (8, "H200", 141, 192)
+    assert "read 2026-12-02" in data["_source"]["estimated_series"]
+
+
 def test_the_generator_has_nothing_left_to_add():
     data = load("sagemaker")
     added, refused = generator.additions(data)

@@ -60,11 +60,6 @@ def test_model_dir_false_passes_no_model_dir(write):
 @pytest.mark.parametrize(
     ("extra", "field", "words"),
     [
-        (
-            "distribution: {parameter_server: {enabled: true}}\n",
-            "distribution.parameter_server",
-            "parameter servers are TF1-era",
-        ),
         ("distribution: {mpi: {enabled: true}}\n", "distribution.mpi", "Horovod"),
         ("args: [--epochs, '3']\n", "args", "only its hyperparameters"),
         ("hyperparameters: {model_dir: /tmp/m}\n", "hyperparameters.model_dir", "passes --model_dir"),
@@ -77,9 +72,50 @@ def test_what_a_script_job_may_not_say_is_one_line_with_a_fix(write, extra, fiel
     assert error.hint
 
 
-def test_parameter_server_names_what_to_use_instead(write):
-    error = error_of(write(SAGEMAKER + "distribution: {parameter_server: {enabled: true}}\n"))
-    assert error.hint is not None and "multi_worker_mirrored_strategy" in error.hint and "\n" not in str(error)
+PS = "replica_count: 3\ndistribution: {parameter_server: {enabled: true}}\n"
+
+
+def test_parameter_servers_are_sent_as_the_estimator_sends_them(write):
+    """distribution={"parameter_server": {"enabled": True}}: the SDK's sagemaker_parameter_server_enabled, no MWMS."""
+    from cloudtrain.backends.sagemaker import request
+
+    spec = build_spec(load_config(write(SAGEMAKER + PS)))
+    hps = request.hyperparameters(spec, "s3://my-bucket/src.tar.gz")
+    assert spec.parameter_server and hps["sagemaker_parameter_server_enabled"] == "true"
+    assert "sagemaker_multi_worker_mirrored_strategy_enabled" not in hps and spec.notes == ()
+    plain = request.hyperparameters(build_spec(load_config(write(SAGEMAKER + "replica_count: 3\n"))), "s3://b/s")
+    assert plain["sagemaker_multi_worker_mirrored_strategy_enabled"] == "true"
+    assert "sagemaker_parameter_server_enabled" not in plain
+
+
+def test_parameter_servers_locally_get_the_toolkits_tf_config_and_one_line(write):
+    from cloudtrain.backends.sagemaker.contract import sagemaker_tf_config
+
+    addresses = ["127.0.0.1:41000", "127.0.0.1:41007", "127.0.0.1:41012"]
+    cluster = {"master": addresses[:1], "ps": ["127.0.0.1:41001", "127.0.0.1:41008", "127.0.0.1:41013"]}
+    cluster["worker"] = addresses[1:]
+    assert sagemaker_tf_config(addresses, 0, ps=True) == {
+        "cluster": cluster,
+        "environment": "cloud",
+        "task": {"index": 0, "type": "master"},
+    }
+    assert sagemaker_tf_config(addresses, 2, ps=True)["task"] == {"index": 1, "type": "worker"}
+    local = load_config(write(SAGEMAKER.replace("backend: sagemaker", "backend: local\ntarget: sagemaker") + PS))
+    (note,) = build_spec(local).notes
+    assert note.startswith("mapped: distribution.parameter_server:") and "no parameter server process" in note
+
+
+@pytest.mark.parametrize("backend", ["vertex", "local\ntarget: vertex"])
+def test_parameter_servers_elsewhere_are_one_line_naming_what_sagemaker_does(write, backend):
+    from tests.conftest import VERTEX_BASE
+
+    text = VERTEX_BASE.replace("backend: vertex", f"backend: {backend}").split("package:")[0]
+    error = error_of(write(text + "package: {path: sm_script, script: mnist-2.py}\n" + PS))
+    assert error.field == "distribution.parameter_server" and "\n" not in str(error), error
+    assert (
+        "starts no parameter servers; SageMaker's distribution.parameter_server runs one on each host" in error.message
+    )
+    assert error.hint is not None and "backend: sagemaker" in error.hint
 
 
 @pytest.mark.parametrize(

@@ -129,7 +129,7 @@ def test_a_chart_with_nothing_for_a_run_says_why(tmp_path):
     drawn, silent = _run("has-epochs", 3, 100.0), RunData("no-epochs", "local", "FAILED", None, None)
     html = page.write([drawn, silent], figures.draw_all([drawn, silent], tmp_path), tmp_path).read_text()
     assert "no-epochs: its log has no {&quot;event&quot;: &quot;epoch&quot;} lines to draw" in html
-    assert "has-epochs: no cost per epoch (not priced (local run))" in html  # the cost chart's empty bars
+    assert "has-epochs: no cost per epoch: not priced (local run)" in html  # the cost chart's empty bars
     alone = page.write([silent], figures.draw_all([silent], tmp_path), tmp_path).read_text()
     assert "Loss and metric per epoch" in alone and "why-epochs" in alone  # no chart at all: still the reason
 

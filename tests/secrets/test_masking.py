@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.secrets import masking
-from cloudtrain.secrets.masking import MASK, ValueMasker, looks_secret, mask_args, mask_hyperparameters, mask_text
+from cloudtrain.secrets.masking import MASK, ValueMasker, looks_secret, mask_args, mask_text, masked, secret_values
 from tests.secrets.credentials import AZURE_KEY, FORMATS, PEM, PUTTY
 
 
@@ -150,7 +150,12 @@ def test_args_hide_the_values_of_secret_options_and_credentials():
 
 def test_hyperparameters_hide_secret_names_and_credentials_but_keep_numbers():
     hps = {"hf_token": "plain-hf-value", "tokenizer": "bert", "max_tokens": 512, "note": FORMATS["npm token"][0]}
-    assert mask_hyperparameters(hps) == {"hf_token": MASK, "tokenizer": "bert", "max_tokens": 512, "note": MASK}
+    assert masked(hps, ValueMasker(secret_values(hyperparameters=hps))) == {
+        "hf_token": MASK,
+        "tokenizer": "bert",
+        "max_tokens": 512,
+        "note": MASK,
+    }
 
 
 def test_a_multi_line_value_is_masked_on_every_line_it_is_printed_on():

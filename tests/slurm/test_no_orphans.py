@@ -198,3 +198,54 @@ def test_a_signal_to_the_terminals_process_group_right_after_sbatch_leaves_a_rec
     assert f"cancel:   cloudtrain cancel {job_id}" in out, out
     assert slurm.run("squeue", "-h", "-j", job_id, "-o", "%T").stdout.strip() in ("PENDING", "RUNNING")
     assert cloudtrain("cancel", job_id).returncode == 0
+
+
+#: sbatch, then a Ctrl-C as a terminal sends it: to cloudtrain's whole (foreground) process group, the moment
+#: the array exists and before cloudtrain has its id in history. The shim runs outside that group (a submit's
+#: cluster commands do) and ignores SIGINT in case it did not.
+GROUP_SHIM = """#!/bin/sh
+trap '' INT
+case " $* " in *" --test-only "*) exec {real} "$@";; esac
+{real} "$@"
+rc=$?
+kill -INT -$(awk '{{print $5}}' /proc/$PPID/stat)
+sleep 0.5
+exit $rc
+"""
+
+
+def test_cancel_on_interrupt_holds_while_a_sweeps_array_is_created(slurm, workdir, tmp_path):
+    """``submit --cancel-on-interrupt`` of a sweep, Ctrl-C to the process group right after ``sbatch --array``
+    answered: the array is recorded, then cancelled and followed to its end (CANCELLED, 130); nothing of it
+    is left on the cluster. It was detached, the array running on."""
+    from tests.slurm.test_sweep_array import sweep_config
+
+    hold = tmp_path / "hold"
+    hold.write_text("0")  # the trials wait: only a cancel ends them
+    config = sweep_config(tmp_path, workdir, trials=2, parallel=2, args=(f"--hold-file={hold}",))
+    folder = tmp_path / "shims"
+    folder.mkdir()
+    (folder / "sbatch").write_text(GROUP_SHIM.format(real=shutil.which("sbatch")))
+    (folder / "sbatch").chmod(0o755)
+    env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
+    argv = [sys.executable, "-m", "cloudtrain", "submit", "--config", str(config), "--cancel-on-interrupt"]
+    try:
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=600, cwd=REPO, env=env, preexec_fn=os.setpgrp
+            )
+        except subprocess.TimeoutExpired as hung:
+            raise AssertionError(f"hung: {hung.stdout!r} {hung.stderr!r} {slurm.run('squeue', '-h').stdout}") from None
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 130, out
+        sweep_id = matched(r"Sweep (\d+) created", out)
+        assert "keeps running" not in out, out
+        deadline = time.monotonic() + 60
+        while slurm.run("squeue", "-h", "-o", "%i").stdout.split():  # scancel's end reaches squeue in a moment
+            assert time.monotonic() < deadline, slurm.run("squeue", "-h").stdout
+            time.sleep(0.5)
+        status = cloudtrain("status", sweep_id, "-o", "json")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert json.loads(status.stdout)["state"] == "CANCELLED", status.stdout
+    finally:
+        hold.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from types import MappingProxyType
 import pytest
 
 from cloudtrain.app.sweeps import local
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends.base import JobState, JobStatus, LogLine
 from cloudtrain.config import load_config
 from cloudtrain.errors import UsageError
@@ -60,6 +61,8 @@ class ScriptedRun:
 
 
 class ScriptedBackend:
+    capabilities = {Capability.RUNS_HERE}  # it stands in for local runs: trials write under the sweep's folder
+
     def __init__(self, curve, fail_above=None):
         self.curve, self.fail_above, self.runs = curve, fail_above, []
         self.lock = threading.Lock()

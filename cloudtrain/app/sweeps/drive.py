@@ -54,10 +54,8 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    # A spec with ``sweep:`` is submitted as its cloud's tuning job (backends/*/tuning_jobs.py): the
-    # interface's submit returns a JobHandle, this one also reads its trials.
-    # A Ctrl-C from the backend's create call (``creation_window.hold``) is held until the sweep is in
-    # history, then raised as CreatedThenInterrupted carrying the StartedSweep: never an unrecorded sweep.
+    # A spec with ``sweep:`` is submitted as its cloud's tuning job (a SweepHandle). A Ctrl-C from the backend's
+    # create call is held until the sweep is in history, then raised as CreatedThenInterrupted: never an orphan.
     with creation_window.window() as held:
         handle = cast(SweepHandle, backend.submit(spec, prepared.package))
         first = handle.status()
@@ -100,9 +98,9 @@ def run_local(
             JobRecord(
                 handle.job_id,
                 str(trial_spec.output_dir),  # the trial's own folder: its handle's output_dir
-                LOCAL,
+                trial_spec.backend,  # local, or the cluster whose jobs the trials are (Kubernetes)
                 trial_spec.region,
-                None,
+                None if trial_spec.backend == LOCAL else trial_spec.project,
                 str(trial_spec.config_file),
                 kind="trial",
             )
@@ -118,7 +116,7 @@ def run_local(
     sweep_owner.claim(folder)
     try:
         study = local.run_trials(
-            spec, package, backend=backend or get_backend(LOCAL), on_event=on_event, remember=remember
+            spec, package, backend=backend or get_backend(spec.backend), on_event=on_event, remember=remember
         )
     except local.SweepStopped:  # the journal keeps the stopped trials RUNNING; the caller sees Ctrl-C as ever
         raise KeyboardInterrupt from None
@@ -147,7 +145,8 @@ def resume_remote(job_id: str) -> SweepHandle | None:
 def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     """A stopped local sweep's spec and package, and its folder: finished trials are kept."""
     entry = sweep_record(job_id)
-    if Capability.SWEEPS_HERE not in get_backend(entry.backend).capabilities:
+    capabilities = get_backend(entry.backend).capabilities
+    if Capability.SWEEPS_HERE not in capabilities:
         raise UsageError(
             f"sweep {job_id} runs on {entry.backend}; the cloud resumes its own sweeps",
             hint=f"see cloudtrain sweep results {job_id}",
@@ -156,9 +155,11 @@ def resumable(job_id: str) -> tuple[JobSpec, BuiltPackage | None, str]:
     damage = journal.damage(Path(entry.name) / journal.NAME)  # before anything is built
     if damage is not None:
         raise damage.error()
-    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=True)
+    here = Capability.RUNS_HERE in capabilities  # else its trials run as the config says, under its output_dir
+    _, spec = load_spec(state["config"], tuple(state["overrides"]), local=here)
+    created = dt.datetime.fromisoformat(state["created"])
     spec = dataclasses.replace(
-        spec, job_name=state["job_name"], output_dir=entry.name, created=dt.datetime.fromisoformat(state["created"])
+        spec, job_name=state["job_name"], output_dir=entry.name if here else spec.output_dir, created=created
     )
     return spec, build_package(spec), entry.name
 
@@ -206,14 +207,18 @@ class SweepEnd:
     status: JobStatus | None = None
 
 
-def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | None:
+def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
     """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`."""
+    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`,
+    or with ``cancel_on_interrupt`` (while it is created too) a cloud sweep cancelled to its end."""
     spec = prepared.spec
     try:
         started = start(prepared)
     except creation_window.CreatedThenInterrupted as interrupted:  # recorded before the Ctrl-C acts
-        raise SweepInterrupted(interrupted.created.sweep_id, local=False, just="created") from None
+        started = interrupted.created
+        if detach or not cancel_on_interrupt or started.handle is None:
+            raise SweepInterrupted(started.sweep_id, local=False, just="created") from None
+        started.handle.cancel()
     if started.folder is not None:
         view.started_here(spec, started.folder)
         if detach:
@@ -224,7 +229,7 @@ def drive(prepared: Prepared, view: SweepView, *, detach: bool) -> SweepEnd | No
     if handle is None or first is None:  # start() gives a cloud sweep both
         raise ValueError(f"sweep {started.sweep_id} has neither a folder nor a handle")
     view.created(handle, first)
-    return None if detach else follow_sweep(handle, view)
+    return None if detach else follow_sweep(handle, view, cancel=cancel_on_interrupt)
 
 
 def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> SweepEnd:
@@ -235,15 +240,19 @@ def run_here(spec: JobSpec, package: BuiltPackage | None, view: SweepView) -> Sw
         raise SweepInterrupted(spec.job_name, local=True) from None
 
 
-def follow_sweep(handle: SweepHandle, view: SweepView) -> SweepEnd:
-    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table."""
+def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) -> SweepEnd:
+    """Until a cloud sweep ends (its trials' lines to ``view``, where the handle gives them); its table.
+    Ctrl-C: :class:`SweepInterrupted`; with ``cancel``, the sweep cancelled to its end."""
     try:
         if getattr(handle, "shows_trials", False):
             for line in handle.logs(follow=True):
                 view.line(line)
         status = handle.wait()
     except KeyboardInterrupt:
-        raise SweepInterrupted(handle.job_id, local=False) from None
+        if not cancel:
+            raise SweepInterrupted(handle.job_id, local=False) from None
+        handle.cancel()
+        status = handle.wait()
     return SweepEnd(handle.results(), status)
 
 

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any
 
 from cloudtrain import history
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backends.base import Backend, JobHandle, JobState, LogLine
 from cloudtrain.errors import CloudtrainError, UsageError
 from cloudtrain.following.events import parse as parse_event
@@ -261,18 +262,13 @@ def run_trials(
     rerun = [t.number for t in interrupted_trials(study)]
     if rerun:
         numbers = ", ".join(str(n) for n in rerun)
-        on_event(
-            TrialEvent(
-                -1,
-                "",
-                {},
-                "requeued",
-                message=f"interrupted trial{'s' if len(rerun) > 1 else ''} "
-                f"{numbers} run{'' if len(rerun) > 1 else 's'} again",
-            )
-        )
+        many = len(rerun) > 1
+        message = f"interrupted trial{'s' if many else ''} {numbers} run{'' if many else 's'} again"
+        on_event(TrialEvent(-1, "", {}, "requeued", message=message))
     params = resolve(sweep.params, sweep.algorithm)
     base = trial_base(spec)
+    # a trial that runs elsewhere (a pod) writes under output_dir, a bucket too; here, under the sweep's folder
+    outputs = str(folder) if Capability.RUNS_HERE in backend.capabilities else spec.output_dir.rstrip("/")
     lock = threading.Lock()
 
     def objective(trial: Any) -> float:
@@ -280,7 +276,7 @@ def run_trials(
         trial_spec = dataclasses.replace(
             base,
             job_name=f"{spec.job_name}-t{trial.number:03d}",
-            output_dir=str(folder / f"trial-{trial.number:03d}"),
+            output_dir=f"{outputs}/trial-{trial.number:03d}",
             hyperparameters=MappingProxyType({**base.hyperparameters, **values}),
         )
         with lock:  # one submit at a time: the first one builds the package's environment for all

@@ -47,7 +47,8 @@ def load_results(job_id: str) -> results.SweepResults:
     if Capability.SWEEPS_HERE in backend.capabilities:
         folder = Path(entry.name)
         state = local.read_state(folder)
-        spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=True))
+        here = Capability.RUNS_HERE in backend.capabilities  # else its trials run as the config says (Kubernetes)
+        spec = build_spec(load_config(state["config"], tuple(state["overrides"]), local=here))
         spec = dataclasses.replace(spec, job_name=state["job_name"], output_dir=str(folder))
         sweep = sweep_of(spec)
         study = local.open_study(folder, spec, create=False)  # a damaged journal: one StateError line

@@ -7,12 +7,13 @@ config is given) says where the contexts are.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import replace
 from typing import Any
 
-from cloudtrain import creation_window
+from cloudtrain import catalog, creation_window
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import Backend, BackendFacts, Hardware, JobStatus
@@ -40,6 +41,30 @@ def context_of(region: str | None) -> str:
     return "" if region in (None, "", cluster_of("")) else str(region)
 
 
+#: What each provider's GPU node label looks like (GKE: cloud.google.com/gke-accelerator, EKS: Karpenter's).
+GPU_FORM = {"gke": "use GKE's name, e.g. nvidia-tesla-t4, nvidia-l4", "eks": "use Karpenter's name, e.g. t4, a10g"}
+
+
+def gpu_label(kind: str, wanted: str) -> str | None:
+    """``wanted`` as the provider's GPU node label: itself when it has the label's form, else the label of
+    the catalog's GPU it names (``A100``, ``NVIDIA_TESLA_A100``, ``nvidia-tesla-a100``), else None."""
+    if re.fullmatch(r"nvidia-[a-z0-9-]+" if kind == "gke" else r"[a-z0-9]+", wanted):
+        return wanted
+    key = wanted.lower().replace("_", "-")
+    for m in catalog.machines("vertex", every_combination=True):  # Vertex AI's accelerator names are GKE's
+        if m.gpu and m.accelerator and key in (m.gpu.name.lower(), m.accelerator.lower().replace("_", "-")):
+            gke = m.accelerator.lower().replace("_", "-")
+            return gke if kind == "gke" else m.gpu.name.lower().split("-")[0]
+    return None
+
+
+def secret_values(spec: JobSpec) -> dict[str, str]:
+    """``secrets:`` (``shell:NAME``) read from this shell at submit: they go into the job's Secret only."""
+    from cloudtrain.backends.secrets_here import resolve_here  # its HTTP clients: never on --dry-run
+
+    return resolve_here(spec.secrets, os.environ) if spec.secrets else {}
+
+
 class KubernetesBackend(BackendFacts):
     name = "kubernetes"
     title = "Kubernetes"
@@ -47,20 +72,27 @@ class KubernetesBackend(BackendFacts):
     settings_record = KubernetesSettings
     location_keys = ("region", "project")  # the kubeconfig context and the namespace
     storage_schemes = ("gs", "s3")
+    secret_kind = "shell"  # shell:NAME read where cloudtrain submit runs, into the job's Secret
+    image_registry = re.compile(r"(?!)")  # none of its own: a cluster pulls from any (the summary names the image)
     image_region = "us-central1"  # the prebuilt images' rules (Vertex AI's, as on GKE)
     contract = DEFAULT_CONTRACT  # the Vertex AI contract in every pod (AIP_* folders, TF_CONFIG, CLUSTER_SPEC)
     machine_keys = ("accelerator_type",)  # the provider's GPU node label
     job_name_limit = 52
     job_id_pattern = re.compile(r"^kubernetes:(?P<region>.+)/(?P<project>[a-z0-9-]+)/(?P<id>[a-z0-9-]+)$")
     capabilities = Capabilities.of(
-        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS},
+        {Capability.WRITES_BUCKETS, Capability.CONTAINERS, Capability.SCRIPT_ARGS, Capability.SWEEPS_HERE},
         TPUS=Refusal("this backend asks for GPUs (nvidia.com/gpu) only", "use backend: vertex for TPUs"),
     )
     local_data = None
+    list_columns = ("replicas", "machine", "image")  # the status details each listed job shows (pod_facts)
     model_dir_words = "AIP_MODEL_DIR"
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
-        """``region`` (the context) and ``machine.type`` filled in; the keys the cluster decides refused."""
+        """``region`` (the context), ``machine.type`` and ``image.uri`` (``kubernetes.image``: what every line that
+        names the image shows) filled in; the keys the cluster decides refused."""
+        section, image = data.get("kubernetes"), data.get("image")
+        if isinstance(section, dict) and section.get("image") and (image is None or isinstance(image, dict)):
+            data["image"] = {**(image or {}), "uri": section["image"]}
         return fill_kubernetes_keys(data)
 
     def resolve_machine(self, config: JobConfig) -> MachineInfo:
@@ -72,9 +104,7 @@ class KubernetesBackend(BackendFacts):
         settings = super().job_settings(config)
         if not isinstance(settings, KubernetesSettings):  # never: settings_record is KubernetesSettings
             raise TypeError(f"Kubernetes settings expected, got {type(settings).__name__}")
-        section: Kubernetes = config.section("kubernetes")
-        image = section.image or (config.container.image_uri if config.container else "")
-        return replace(settings, gpu_type=config.machine.accelerator_type, image=image)
+        return replace(settings, gpu_type=config.machine.accelerator_type)
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The namespace: history records it as the project."""
@@ -100,7 +130,27 @@ class KubernetesBackend(BackendFacts):
                         "use e.g. /data",
                     )
 
-        return [(("kubernetes",), section)]
+        def node_labels() -> None:
+            cfg, found = loaded.config, loaded.config.section("kubernetes")
+            kind, wanted = manifests.provider(found), cfg.machine.accelerator_type
+            if kind not in manifests.GPU_LABEL and (wanted or cfg.spot.enabled):
+                key = ("machine", "accelerator_type") if wanted else ("spot",)
+                raise loaded.error(
+                    key,
+                    f"cloudtrain knows the GPU and spot node labels of GKE and EKS only, and "
+                    f"{found.context or 'the current context'} names neither",
+                    "set kubernetes.provider: gke or eks (the labels your nodes carry), or select nodes with "
+                    "kubernetes.node_selector instead",
+                )
+            label = gpu_label(kind, wanted) if wanted else None
+            if wanted and label != wanted:
+                raise loaded.error(
+                    ("machine", "accelerator_type"),
+                    f"{wanted!r} is not a GPU node label of {kind.upper()} ({manifests.GPU_LABEL[kind]})",
+                    f"write accelerator_type: {label}" if label else GPU_FORM[kind],
+                )
+
+        return [(("kubernetes",), section), (("machine", "accelerator_type"), node_labels)]
 
     def _jobset(self, spec: JobSpec, cluster: Cluster | None) -> bool:
         wanted = kubernetes_section(spec).jobset
@@ -114,29 +164,29 @@ class KubernetesBackend(BackendFacts):
         section = kubernetes_section(spec)
         objects = manifests.render(spec, package, jobset=self._jobset(spec, None))
         if package is not None:
-            objects[0]["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
+            (config_map,) = [o for o in objects if o["kind"] == "ConfigMap"]
+            config_map["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
         return {
             "backend": "kubernetes",
             "context": section.context or "(current)",
             "namespace": section.namespace,
+            "image": spec.image_uri,
             "manifests": objects,
         }
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> KubernetesJob:
         section = kubernetes_section(spec)
-        if spec.secrets:
-            raise UsageError(
-                "secrets: are not passed to Kubernetes jobs yet", "remove secrets: (docs/how-to/kubernetes.md)"
-            )
         data = package.path.read_bytes() if package is not None else b""
-        if len(data) * 4 // 3 > manifests.CONFIGMAP_LIMIT:
+        room = manifests.package_room(spec, package)
+        if len(data) > room:
             raise UsageError(
-                f"the package {package.filename if package else ''} is {len(data) // 1024} KiB: "
-                "over what a ConfigMap holds (~700 KiB)",
+                f"the package {package.filename if package else ''} is {len(data)} bytes: over the {room} bytes its "
+                f"ConfigMap has room for ({manifests.CONFIGMAP_LIMIT} less the launcher and the plan)",
                 "leave data and large files out of the package (read them from a bucket or kubernetes.volumes)",
             )
+        values = secret_values(spec)
         cluster = connect(section.kubeconfig, section.context)
-        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data)
+        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data, secrets=values)
         created: list[dict[str, Any]] = []
         try:
             for obj in objects[:-1]:
@@ -160,9 +210,11 @@ class KubernetesBackend(BackendFacts):
     def _create(self, cluster: Cluster, obj: dict[str, Any], dry_run: str | None = None) -> dict[str, Any]:
         """Create one manifest; the API's refusal as one line."""
         ns, kind = obj["metadata"]["namespace"], obj["kind"]
-        extra = {"dry_run": dry_run} if dry_run else {}
+        extra = {"dry_run": dry_run, "field_validation": "Strict"} if dry_run else {}  # no field dropped unsaid
         try:
-            if kind == "ConfigMap":
+            if kind == "Secret":
+                made = cluster.core.create_namespaced_secret(ns, obj, **extra)
+            elif kind == "ConfigMap":
                 made = cluster.core.create_namespaced_config_map(ns, obj, **extra)
             elif kind == "Service":
                 made = cluster.core.create_namespaced_service(ns, obj, **extra)
@@ -174,16 +226,21 @@ class KubernetesBackend(BackendFacts):
             raise refusal(err, f"create the {kind} {obj['metadata']['name']} in namespace {ns}") from err
         return dict(cluster.api_client.sanitize_for_serialization(made))
 
-    def validate(self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool) -> None:
-        """The manifests, checked by the API server against its own schema and admission (``dryRun=All``)."""
+    def validate(
+        self, cluster: Cluster, spec: JobSpec, package: BuiltPackage | None, *, jobset: bool
+    ) -> list[dict[str, Any]]:
+        """The manifests, checked by the API server against its own schema and admission (``dryRun=All``, an
+        unknown field an error)."""
         data = package.path.read_bytes() if package is not None else b""
-        for obj in manifests.render(spec, package, jobset=jobset, data=data):
-            self._create(cluster, obj, dry_run="All")
+        objects = manifests.render(spec, package, jobset=jobset, data=data, secrets=secret_values(spec))
+        return [self._create(cluster, obj, dry_run="All") for obj in objects]
 
     def _delete(self, cluster: Cluster, obj: dict[str, Any]) -> None:
         ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
         try:
-            if obj["kind"] == "ConfigMap":
+            if obj["kind"] == "Secret":
+                cluster.core.delete_namespaced_secret(name, ns)
+            elif obj["kind"] == "ConfigMap":
                 cluster.core.delete_namespaced_config_map(name, ns)
             elif obj["kind"] == "Service":
                 cluster.core.delete_namespaced_service(name, ns)
@@ -191,7 +248,7 @@ class KubernetesBackend(BackendFacts):
             pass
 
     def _owned_by(self, cluster: Cluster, objects: list[dict[str, Any]], kind: str, workload: dict[str, Any]) -> None:
-        """The ConfigMap and Service go with the workload (the garbage collector deletes what it owns)."""
+        """The Secret, ConfigMap and Service go with the workload (the garbage collector deletes what it owns)."""
         meta = workload["metadata"]
         owner = {
             "apiVersion": workload["apiVersion"],
@@ -204,7 +261,9 @@ class KubernetesBackend(BackendFacts):
         for obj in objects:
             ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
             try:
-                if obj["kind"] == "ConfigMap":
+                if obj["kind"] == "Secret":
+                    cluster.core.patch_namespaced_secret(name, ns, patch)
+                elif obj["kind"] == "ConfigMap":
                     cluster.core.patch_namespaced_config_map(name, ns, patch)
                 elif obj["kind"] == "Service":
                     cluster.core.patch_namespaced_service(name, ns, patch)
@@ -259,18 +318,26 @@ class KubernetesBackend(BackendFacts):
         )
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
+        """The namespace's cloudtrain Jobs and JobSets, newest first."""
         cluster = connect("", context_of(region))
-        namespace = project or "default"
+        namespace, mine = project or "default", "app.kubernetes.io/managed-by=cloudtrain"
         try:
-            found = cluster.batch.list_namespaced_job(
-                namespace, label_selector="app.kubernetes.io/managed-by=cloudtrain"
-            )
+            found = [
+                ("Job", o)
+                for o in cluster.api_client.sanitize_for_serialization(
+                    cluster.batch.list_namespaced_job(namespace, label_selector=mine)
+                )["items"]
+            ]
+            if cluster.has_jobset():
+                listed = cluster.custom.list_namespaced_custom_object(
+                    *JOBSET[:2], namespace, JOBSET[2], label_selector=mine
+                )
+                found += [("JobSet", o) for o in listed["items"]]
         except Exception as err:
-            raise refusal(err, f"list the Jobs in {namespace}") from err
-        names = [
-            j.metadata.name for j in sorted(found.items, key=lambda j: j.metadata.creation_timestamp, reverse=True)
-        ]
-        return [KubernetesJob(cluster, namespace, n, "Job", region or cluster_of("")).status() for n in names[:limit]]
+            raise refusal(err, f"list the jobs in {namespace}") from err
+        found.sort(key=lambda k_o: str(k_o[1]["metadata"]["creationTimestamp"]), reverse=True)
+        where = region or cluster_of("")
+        return [KubernetesJob(cluster, namespace, o["metadata"]["name"], k, where).status() for k, o in found[:limit]]
 
 
 BACKEND: Backend = KubernetesBackend()  # mypy checks it is a whole Backend

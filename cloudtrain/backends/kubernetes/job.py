@@ -19,7 +19,7 @@ from typing import Any
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.kubernetes import states
 from cloudtrain.backends.kubernetes.api import Cluster, reason, refusal
-from cloudtrain.backends.kubernetes.manifests import RUN_LABEL
+from cloudtrain.backends.kubernetes.manifests import RUN_LABEL, pod_facts
 from cloudtrain.errors import BackendError, UsageError
 
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
@@ -185,7 +185,9 @@ class KubernetesJob(HandleDefaults):
         meta, status = obj.get("metadata", {}), obj.get("status") or {}
         pods = self.pods()
         created = _time(meta.get("creationTimestamp"))
-        details: dict[str, Any] = {"kind": self.kind, "namespace": self.namespace, "pods": len(pods)}
+        facts = pod_facts(obj)  # what its pods run: image, machine, GPUs, replicas
+        details: dict[str, Any] = {"kind": self.kind, "context": self.region, "namespace": self.namespace, **facts}
+        details["pods"] = len(pods)
         if self.kind == "JobSet":
             details["restarts"] = status.get("restarts", 0)
         else:
@@ -194,7 +196,8 @@ class KubernetesJob(HandleDefaults):
         common: dict[str, Any] = dict(
             created=created,
             details=details,
-            replica_count=len({self.labels(pods)[p["metadata"]["name"]].split("#")[0] for p in pods}) or None,
+            replica_count=facts["replicas"],
+            machine_type=facts["machine"],
         )
         if done is not None:
             state, native, message = done
@@ -247,9 +250,8 @@ class KubernetesJob(HandleDefaults):
     def refused_create(self) -> str | None:
         """The Job controller's last FailedCreate event (a quota or admission refusal of its pods)."""
         try:
-            events = self.cluster.core.list_namespaced_event(
-                self.namespace, field_selector=f"involvedObject.name={self.job_id},reason=FailedCreate"
-            ).items
+            events = self.cluster.core.list_namespaced_event(self.namespace, field_selector="reason=FailedCreate").items
+            events = [e for e in events if e.involved_object.name in (self.job_id, f"{self.job_id}-workers-0")]
         except Exception:
             return None
         return f"FailedCreate: {events[-1].message}" if events else None

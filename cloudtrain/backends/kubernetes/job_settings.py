@@ -12,16 +12,14 @@ from cloudtrain.spec import BackendSettings, JobSpec
 class KubernetesSettings(BackendSettings):
     section: Kubernetes | None = None  # the config's kubernetes: section
     gpu_type: str | None = None  # machine.accelerator_type: the provider's GPU node label
-    image: str = ""  # the image every pod runs: kubernetes.image, else the prebuilt one
 
     def summary_rows(self) -> tuple[tuple[str, str | None], ...]:
         section = self.section or Kubernetes()
         workload = {"auto": "an indexed Job (a JobSet where the cluster has its CRD)", "yes": "a JobSet"}
-        image = self.image or "the prebuilt TensorFlow training image"
         kind = workload.get(section.jobset, "an indexed Job")
         return (
             ("cluster", f"{section.context or 'the current kubeconfig context'}, namespace {section.namespace}"),
-            ("pods", f"{image}; {kind} + headless Service"),
+            ("pods", f"{kind} + headless Service"),
         )
 
 

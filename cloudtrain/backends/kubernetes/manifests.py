@@ -1,5 +1,7 @@
 """A job spec as the manifests ``submit`` creates: a pure function of the spec and the package (no I/O, no SDK).
 
+- a Secret (only where the job has ``secrets:`` or secret-looking ``env:`` values): the pods read each as
+  ``env.valueFrom.secretKeyRef``, so no value is in the ConfigMap or the Job; the dry run shows ``***``;
 - a ConfigMap holding the sdist (``binaryData``), the pod launcher (:mod:`.launcher`) and each replica's plan;
 - the workload: an indexed Job (``completionMode: Indexed``, one completion per replica) with a headless
   Service whose name is the pods' subdomain, so replica *i* is ``<job>-<i>.<job>`` as on GKE; or a JobSet
@@ -15,23 +17,27 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.kubernetes.job_settings import gpu_type, kubernetes_section
-from cloudtrain.backends.kubernetes.section import Kubernetes
+from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes
 from cloudtrain.backends.runner import contract
 from cloudtrain.environment_vars import PYTHONUNBUFFERED
 from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.secrets.masking import MASK, secret_names
 from cloudtrain.spec import JobSpec
 
 LAUNCHER = Path(__file__).parent / "launcher.py"
 MOUNT = "/cloudtrain"
 #: The port each replica's TensorFlow server listens on (every replica has a pod, and so an address, of its own).
 TF_PORT = 2222
-#: A ConfigMap holds at most 1 MiB; the sdist is base64 in it, beside the launcher and the plan.
-CONFIGMAP_LIMIT = 1024 * 1024 - 64 * 1024
+#: What the API server lets a ConfigMap hold: its data's and binaryData's bytes together (core.MaxSecretSize),
+#: binaryData counted decoded. The sdist shares it with the launcher and the plan.
+CONFIGMAP_LIMIT = 1024 * 1024
 #: The labels that find a job's objects again.
 RUN_LABEL = "cloudtrain.dev/run"
 #: Exit codes of a replica stopped from outside: the trainer's "preempted" (5: it saved a checkpoint on
@@ -57,6 +63,24 @@ def object_name(spec: JobSpec) -> str:
     """The job's name as a DNS label (63 characters, lower case): the Job's, the Service's, the ConfigMap's."""
     name = re.sub(r"[^a-z0-9-]+", "-", spec.job_name.lower()).strip("-")
     return name[:52].rstrip("-")  # room for "-<index>" hostnames and JobSet's "-<rjob>-0-<i>"
+
+
+def secret_keys(spec: JobSpec) -> list[str]:
+    """The variables the job's Secret holds: ``secrets:`` and the ``env:`` values that look secret."""
+    return sorted({*spec.secrets, *secret_names(spec.env)})
+
+
+def secret(spec: JobSpec, section: Kubernetes, values: Mapping[str, str] | None) -> dict[str, Any]:
+    """The job's Secret: ``values`` (``secrets:`` as read at submit) and the secret ``env:`` values; ``None``
+    (the dry run): every value ``***``."""
+    data = {k: MASK if values is None else str(values.get(k, spec.env.get(k, ""))) for k in secret_keys(spec)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": metadata(spec, section),
+        "stringData": data,
+    }
 
 
 def node_selection(spec: JobSpec, section: Kubernetes) -> tuple[dict[str, str], list[dict[str, str]]]:
@@ -90,8 +114,10 @@ def plan(spec: JobSpec, package: BuiltPackage | None, section: Kubernetes) -> di
     if package is None:  # container: the image's own command
         replicas = [{"name": f"replica-{i}", "argv": [], "env": {}, "dirs": []} for i in range(spec.replica_count)]
         return {"replicas": replicas, "port": TF_PORT}
-    plans = contract.plan(
-        spec,
+    held = secret_keys(spec)
+    public = replace(spec, env={k: v for k, v in spec.env.items() if k not in held}, secrets={})
+    plans = contract.plan(  # the contract's CLUSTER_SPEC describes the job: without a secret value or reference
+        public,
         output_dir=spec.output_dir.rstrip("/"),
         ports=[TF_PORT] * spec.replica_count,
         package=package,
@@ -99,11 +125,11 @@ def plan(spec: JobSpec, package: BuiltPackage | None, section: Kubernetes) -> di
     )
     replicas = []
     for p in plans:
-        env = {**spec.env, **p.env, PYTHONUNBUFFERED: "1"}
+        env = {k: v for k, v in {**spec.env, **p.env}.items() if k not in held} | {PYTHONUNBUFFERED: "1"}
         replicas.append(
             {
                 "name": p.name,
-                "argv": contract.argv(spec, p, section.python, package),
+                "argv": contract.argv(public, p, section.python, package),
                 "env": env,
                 "dirs": [p.model_dir, p.checkpoint_dir, p.tensorboard_dir],
             }
@@ -126,6 +152,33 @@ def config_map(
     }
 
 
+def package_room(spec: JobSpec, package: BuiltPackage | None) -> int:
+    """How many bytes of sdist the job's ConfigMap has room for (the limit less the launcher and the plan)."""
+    text = config_map(spec, package, kubernetes_section(spec), "x" * 63 + "-{index}", b"")["data"].values()
+    return CONFIGMAP_LIMIT - sum(len(v.encode()) for v in text)
+
+
+def pod_facts(workload: dict[str, Any]) -> dict[str, Any]:
+    """What a job's pods run, read back from its Job or JobSet (as ``status`` and ``list`` show it): the
+    image, GPUs, the machine (``kubernetes-pod`` and its requests), the replicas."""
+    spec = workload.get("spec") or {}
+    if spec.get("replicatedJobs"):
+        spec = spec["replicatedJobs"][0]["template"]["spec"]
+    pod = (spec.get("template") or {}).get("spec") or {}
+    container = (pod.get("containers") or [{}])[0]
+    asked = container.get("resources") or {}
+    gpus = (asked.get("limits") or {}).get("nvidia.com/gpu")
+    kind = next((v for k, v in (pod.get("nodeSelector") or {}).items() if k in GPU_LABEL.values()), "nvidia.com/gpu")
+    accelerator = f"{gpus} × {kind}" if gpus else None
+    parts = [f"{k} {v}" for k, v in (asked.get("requests") or {}).items()] + ([accelerator] if accelerator else [])
+    return {
+        "image": container.get("image"),
+        "accelerator": accelerator,
+        "machine": f"{POD_TYPE} ({', '.join(parts)})" if parts else POD_TYPE,
+        "replicas": spec.get("completions"),
+    }
+
+
 def metadata(spec: JobSpec, section: Kubernetes) -> dict[str, Any]:
     labels = {RUN_LABEL: object_name(spec), "app.kubernetes.io/managed-by": "cloudtrain"}
     return {"name": object_name(spec), "namespace": section.namespace, "labels": labels}
@@ -145,10 +198,13 @@ def pod_template(
     env = [
         {"name": "CLOUDTRAIN_NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
         *([{"name": "CLOUDTRAIN_SUBDOMAIN", "value": subdomain}] if subdomain else []),
+        *({"name": k, "valueFrom": {"secretKeyRef": {"name": name, "key": k}}} for k in secret_keys(spec)),
     ]
+    if spec.container is not None:  # no launcher: env: is the container's own
+        env += [{"name": k, "value": v} for k, v in spec.env.items() if k not in secret_keys(spec)]
     container: dict[str, Any] = {
         "name": "train",
-        "image": section.image or spec.image_uri,
+        "image": spec.image_uri,  # kubernetes.image is image.uri (KubernetesBackend.fill_document)
         "env": env,
         "volumeMounts": mounts,
         "resources": resources(spec, section),
@@ -203,9 +259,17 @@ def job_spec(spec: JobSpec, package: BuiltPackage | None, section: Kubernetes, s
     }
 
 
-def render(spec: JobSpec, package: BuiltPackage | None, *, jobset: bool, data: bytes = b"") -> list[dict[str, Any]]:
-    """The manifests, in the order ``submit`` creates them. ``data``: the sdist's bytes (the dry run passes
-    none and the ConfigMap names the file instead)."""
+def render(
+    spec: JobSpec,
+    package: BuiltPackage | None,
+    *,
+    jobset: bool,
+    data: bytes = b"",
+    secrets: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The manifests, in the order ``submit`` creates them (the workload last). ``data``: the sdist's bytes (the
+    dry run passes none and the ConfigMap names the file instead); ``secrets``: the values of ``secrets:``
+    (``None``: the dry run's ``***``)."""
     section = kubernetes_section(spec)
     name = object_name(spec)
     meta = metadata(spec, section)
@@ -244,4 +308,4 @@ def render(spec: JobSpec, package: BuiltPackage | None, *, jobset: bool, data: b
             "spec": job_spec(spec, package, section, name),
         }
         objects = [config_map(spec, package, section, hostname, data), service, job]
-    return objects
+    return ([secret(spec, section, secrets)] if secret_keys(spec) else []) + objects

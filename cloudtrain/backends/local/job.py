@@ -381,8 +381,10 @@ def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
     why = None if board else f"run {status.job_id} recorded no TensorBoard folder"
     if board and Path(board).is_relative_to(output_dir) and not Path(real).is_relative_to(root):
         board, why = None, f"its event folder is a link to {real}, outside its run folder {output_dir}: not followed"
+    hosts = status.details.get("replicas") or []
+    inputs = (f"{RUN_DIR}/data", f"{RUN_DIR}/shards", *(f"{h}/input/data" for h in hosts))
     return JobFiles(
-        {"output": LocalFolder(output_dir)},
+        {"output": LocalFolder(output_dir, skip=inputs)},  # the data channels' links (either contract's): inputs
         LocalFolder(board) if board else None,
         no_tensorboard=why,
         running=not status.state.terminal,
@@ -452,6 +454,9 @@ class RecordedJob(HandleDefaults):
         data = record.rebased(data, self.output_dir)  # a moved project's run: its paths where they are now
         recorded, native = data["native_state"], record.native_state(data)  # checked by record.load
         details = data.get("details") or {}
+        created, ended = (dt.datetime.fromisoformat(data[k]) if data.get(k) else None for k in ("created", "ended"))
+        if native == "running" and created:  # recorded at its start: its wall time so far
+            details = {**details, "wall_time_s": round(max(time.time() - created.timestamp(), 0.0), 3)}
         owner = [pid for pid, _ in record.owner(details)]
         ended_unrecorded = (
             f"the process that ran it (pid {owner[0]}) ended without recording how the run ended (was it killed?); "
@@ -459,18 +464,14 @@ class RecordedJob(HandleDefaults):
             if owner
             else "the run ended without a summary"
         )
-
-        def parse(s: str | None) -> dt.datetime | None:
-            return dt.datetime.fromisoformat(s) if s else None
-
         return JobStatus(
             job_id=str(data.get("job_id") or self.job_id),
             name=str(data.get("name") or self._path.parent.parent),
             state=STATES[native],
             native_state=native,
             message=data.get("message") or (ended_unrecorded if native != recorded else None),
-            created=parse(data.get("created")),
-            ended=parse(data.get("ended")),
+            created=created,
+            ended=ended,
             details=details,
             first_phase=FIRST_PHASE,
             phase=FIRST_PHASE if native == "running" else None,

@@ -37,6 +37,7 @@ from cloudtrain.text import mapped_line
 
 #: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
 PYENV_ROOT_DEFAULT = "~/.pyenv"
+PIP_AS_OF = "pip>=26.0"  # the first pip with --uploaded-prior-to: installed first where the pip fallback needs it
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,15 @@ class Image:
             [self.python.path, self.python.version, list(self.packages)] + ([self.date] if self.date else [])
         )
         return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def as_of(self, *, pip: bool = False) -> tuple[str, ...]:
+        """The image's day as the installer's cutoff, so that what the image leaves unpinned resolves as its build
+        did (TensorFlow <= 2.11 gets the NumPy 1 it was built on): uv's ``--exclude-newer``, or pip's
+        ``--uploaded-prior-to`` (pip >= 26.0, :data:`PIP_AS_OF`; none runs on Python < 3.9, whose newest wheels
+        are of that era anyway). Every builder (uv, the pip fallback, a cluster's login node) resolves with it."""
+        if not self.date or (pip and tuple(map(int, self.python.version.split("."))) < (3, 9)):
+            return ()
+        return ("--uploaded-prior-to" if pip else "--exclude-newer", f"{self.date}T23:59:59Z")
 
     def describe(self) -> str:
         """``Python 3.10 + TensorFlow 2.17 (+ tensorboard)``, with what the image has where it differs."""

@@ -54,7 +54,7 @@ from typing import Any
 
 from cloudtrain import leftovers
 from cloudtrain.backends.runner import build_steps
-from cloudtrain.backends.runner.image import Image
+from cloudtrain.backends.runner.image import PIP_AS_OF, Image
 from cloudtrain.errors import BackendError, CloudUnreachable, PackagingError
 from cloudtrain.history import cache_dir
 from cloudtrain.leftovers import pid_alive
@@ -164,8 +164,7 @@ def _install_image_packages(
     uv's cache; download; install) is one ``log`` line with its size and time, and live on a terminal."""
     python = str(env_python(tmp))
     what = "image environment"
-    # as of the image's day: what its build resolved then (TensorFlow <= 2.11 gets the NumPy 1 it was built on)
-    as_of = ["--exclude-newer", f"{image.date}T23:59:59Z"] if image.date else []
+    as_of = image.as_of(pip=not uv)
     if uv:
         pip = [] if any(re.split(r"[<>=!~;\[ ]", p)[0] == "pip" for p in image.packages) else ["pip"]
         for packages in (image.packages, image.nearest):
@@ -191,11 +190,12 @@ def _install_image_packages(
         with build_steps.phase(
             f"{what}: downloading and installing {', '.join(image.packages)}", log, folder=tmp
         ) as details:
-            result = run([python, "-m", "pip", "install", *_PIP_QUIET, *image.packages], capture_output=True, text=True)
+            pip = [python, "-m", "pip", "install", *_PIP_QUIET]
+            if as_of and run([*pip, "--upgrade", PIP_AS_OF], capture_output=True, text=True).returncode != 0:
+                as_of = ()  # no pip that knows the cutoff: the install below fails or succeeds as it would
+            result = run([*pip, *as_of, *image.packages], capture_output=True, text=True)
             if result.returncode != 0 and image.nearest:
-                result = run(
-                    [python, "-m", "pip", "install", *_PIP_QUIET, *image.nearest], capture_output=True, text=True
-                )
+                result = run([*pip, *as_of, *image.nearest], capture_output=True, text=True)
             downloaded = build_steps.pip_downloaded_bytes(result.stdout or "")
             details.append(f"{size(downloaded)} downloaded" if downloaded else "nothing downloaded")
     else:
@@ -454,11 +454,8 @@ def _unreachable_error(
     the requirements no earlier environment on this image had (the change), else the one pip lacked."""
     changed = [r for r in requirements if _spaceless(r) not in before]
     if not changed:
-        try:
-            name = requirement_name(cut.needed.strip("'\"").rstrip(","))
-        except (AssertionError, PackagingError):
-            name = cut.needed
-        changed = [next((r for r in requirements if _same_name(r, name)), cut.needed)]
+        name = _name_of(cut.needed)
+        changed = [next((r for r in requirements if _name_of(r) == name), cut.needed)]
     which = ", ".join(repr(r) for r in changed)
     return CloudUnreachable(
         f"requirement{'s' if len(changed) > 1 else ''} {which} of {label} "
@@ -474,11 +471,12 @@ def _unreachable_error(
     )
 
 
-def _same_name(requirement: str, name: str) -> bool:
+def _name_of(requirement: str) -> str:
+    """The distribution a requirement (or pip's quoted ``'name>=1',``) names; the text itself if none."""
     try:
-        return requirement_name(requirement) == name
+        return requirement_name(requirement.strip("'\"").rstrip(","))
     except (AssertionError, PackagingError):
-        return False
+        return requirement
 
 
 _MISSING = (
@@ -496,11 +494,7 @@ _RAISED = re.compile(r"\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$")
 
 
 def _missing_requirement(output: str) -> str | None:
-    for pattern in _MISSING:
-        match = pattern.search(output)
-        if match:
-            return match.group(1)
-    return None
+    return next((match.group(1) for pattern in _MISSING if (match := pattern.search(output))), None)
 
 
 def _install_error(
@@ -511,18 +505,10 @@ def _install_error(
     culprit = _missing_requirement(output)
     why = "no version of it on the package index fits" if culprit else "pip failed to build it"
     if culprit is None:
-        for pattern in _FAILED_BUILD:
-            found = pattern.findall(output)
-            if found:
-                culprit = found[-1]
-                break
+        culprit = next((found[-1] for pattern in _FAILED_BUILD if (found := pattern.findall(output))), None)
     if culprit:
-        try:
-            name = requirement_name(culprit.strip("'\"").rstrip(","))
-        except (AssertionError, PackagingError):
-            name = culprit
-        declared = next((r for r in requirements if requirement_name(r) == name), None)
-        shown = declared or culprit
+        name = _name_of(culprit)
+        shown = next((r for r in requirements if requirement_name(r) == name), culprit)
         return PackagingError(
             f"requirement {shown!r} of {label} cannot be installed with Python {image.python.version} ({why}: "
             f"{_last_line(result)}); the cloud's pip would fail the same way, before training",

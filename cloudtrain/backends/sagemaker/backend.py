@@ -52,6 +52,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
             Capability.STAGING,
             Capability.SPOT_MAX_WAIT,  # StoppingCondition.MaxWaitTimeInSeconds
             Capability.SCRIPT_MODEL_DIR,  # sagemaker.tensorflow.TensorFlow.hyperparameters() adds model_dir
+            Capability.PARAMETER_SERVERS,  # the TF training toolkit starts them (sagemaker_parameter_server_enabled)
         },
         FLEX_START=Refusal(
             "flex_start (Dynamic Workload Scheduler) is a Vertex AI strategy; SageMaker training jobs have none",

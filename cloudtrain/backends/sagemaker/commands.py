@@ -8,10 +8,25 @@ from pathlib import Path
 
 import click
 
-from cloudtrain.backends.sagemaker.estimator import MAX_ESTIMATOR_BYTES, to_yaml, translate_estimator
+from cloudtrain.backends.sagemaker.estimator import MAX_ESTIMATOR_BYTES, Translation, to_yaml, translate_estimator
 from cloudtrain.errors import UsageError
 from cloudtrain.statefiles import read_regular, write_atomic
 from cloudtrain.text import counted
+
+_ALONE = (
+    "# By cloudtrain init --from-estimator: the estimator has no source_dir, so SageMaker uploads {0} alone\n*\n!{0}\n"
+)
+
+
+def _entry_alone(folder: Path, translation: Translation) -> None:
+    """Package the entry point alone, as SageMaker uploads it without ``source_dir``: an ignore file in its
+    folder leaves out the rest (the notebook, its downloaded data); one the folder already has is kept."""
+    ignore, entry = folder / ".cloudtrainignore", str(translation.entry_alone)
+    if ignore.exists():
+        click.echo(f"{ignore} exists: SageMaker uploads {entry} alone; make it leave out the rest", err=True)
+        return
+    write_atomic(ignore, _ALONE.format(entry))
+    translation.done.append(f"package: wrote {ignore}, so that {entry} is packaged alone, as SageMaker uploads it")
 
 
 @click.command("init")
@@ -32,18 +47,22 @@ def init(estimator: str, to: str | None, force: bool) -> None:
         raise UsageError(f"cannot read {estimator!r}: {exc}", hint="pass the estimator's .py file") from None
     translation = translate_estimator(source, estimator)
     package = translation.config.get("package")
+    if to is not None and Path(to).exists() and not force:
+        raise UsageError(f"{to} exists", hint="choose another --to, or add --force")
     if to is not None and isinstance(package, dict) and isinstance(package.get("path"), str):
         # the estimator's paths are relative to its own folder; a config's, to the config's folder
         source_folder = Path(estimator).resolve().parent / package["path"]
         package["path"] = os.path.relpath(source_folder, Path(to).resolve().parent)
+        if translation.entry_alone:
+            _entry_alone(source_folder, translation)
     text = to_yaml(translation, estimator)
     if to is None:
         click.echo(text, nl=False)
     else:
-        if Path(to).exists() and not force:
-            raise UsageError(f"{to} exists", hint="choose another --to, or add --force")
         write_atomic(Path(to), text)
         click.echo(f"wrote {to}", err=True)
+    for item in translation.done:
+        click.echo(item, err=True)
     if translation.fill_in:
         click.echo(
             f"{counted(len(translation.fill_in), 'setting')} to fill in (listed at the top of the config):", err=True

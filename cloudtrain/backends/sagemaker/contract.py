@@ -39,7 +39,6 @@ _SM_RESERVED = (
     "_tuning_objective_metric",
     "sagemaker_s3_output",
 )
-_MWMS = "sagemaker_multi_worker_mirrored_strategy_enabled"
 
 
 def host_names(n: int) -> list[str]:
@@ -78,9 +77,16 @@ def sagemaker_input_data_config(channels: Sequence[str], settings: Mapping[str, 
     }
 
 
-def sagemaker_tf_config(addresses: Sequence[str], index: int) -> dict[str, Any]:
-    """As the SageMaker TF container builds it for multi-worker mirrored: workers only."""
-    return {"cluster": {"worker": list(addresses)}, "environment": "cloud", "task": {"index": index, "type": "worker"}}
+def sagemaker_tf_config(addresses: Sequence[str], index: int, *, ps: bool = False) -> dict[str, Any]:
+    """As the SageMaker TF container builds it for multi-worker mirrored: workers only; with parameter servers
+    (``training._build_tf_config``) host 0 the master, the others workers, a ps on every host at the next port."""
+    cluster: dict[str, list[str]] = {"worker": list(addresses)}
+    task = {"index": index, "type": "worker"}
+    if ps:  # several hosts only
+        servers = [f"{host}:{int(port) + 1}" for host, port in (a.rsplit(":", 1) for a in addresses)]
+        cluster = {"master": list(addresses[:1]), "ps": servers, "worker": list(addresses[1:])}
+        task = {"index": 0, "type": "master"} if index == 0 else {"index": index - 1, "type": "worker"}
+    return {"cluster": cluster, "environment": "cloud", "task": task}
 
 
 def sagemaker_plan(spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
@@ -125,7 +131,7 @@ def sagemaker_plan(spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
             "CURRENT_HOST": host,
         }
         if n > 1:
-            env["TF_CONFIG"] = json.dumps(sagemaker_tf_config(addresses, i))
+            env["TF_CONFIG"] = json.dumps(sagemaker_tf_config(addresses, i, ps=spec.parameter_server))
         config = join(base, "input", "config")
         files = {
             join(config, "hyperparameters.json"): json.dumps(hps_json, indent=2),
@@ -209,7 +215,7 @@ def sagemaker_env_vars(
     hosts = list(resource_config["hosts"])
     current = resource_config["current_host"]
     group = {g["instance_group_name"]: g for g in resource_config["instance_groups"]}
-    distributed = [SM_GROUP] if framework_params.get(_MWMS) else []
+    distributed = [SM_GROUP] if any(framework_params.get(k) for k in (request.MWMS, request.PARAMETER_SERVER)) else []
     channels = {ch: join(base, "input", "data", ch) for ch in input_data_config}
     values: dict[str, Any] = {
         "hosts": hosts,

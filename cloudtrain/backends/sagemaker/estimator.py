@@ -73,21 +73,9 @@ _SIMPLE = {
     "environment": ("env",),
 }
 _OWN = ("entry_point", "source_dir", "role", "model_dir", "tags", "base_job_name")  # translated below
-_ORDER = (
-    "name",
-    "backend",
-    "region",
-    "role_arn",
-    "staging_bucket",
-    "output_dir",
-    "machine",
-    "replica_count",
-    "package",
-    "image",
-    "hyperparameters",
-    "model_dir",
-    "distribution",
-    "data",
+_ORDER = tuple(
+    "name backend region role_arn staging_bucket output_dir machine replica_count package image hyperparameters "
+    "model_dir distribution data".split()
 )
 _NOT_TRANSLATED = {
     "checkpoint_s3_uri": "cloudtrain keeps spot checkpoints next to the job's output",
@@ -111,6 +99,8 @@ class Translation:
     fill_in: list[str] = field(default_factory=list)
     not_translated: list[str] = field(default_factory=list)
     line: int = 0  # where the estimator is
+    done: list[str] = field(default_factory=list)  # what init made of it: each fit input's channel, the package
+    entry_alone: str | None = None  # no source_dir: SageMaker uploads this entry point alone (the package's only file)
 
 
 class _NotLiteral(Exception):
@@ -224,9 +214,10 @@ def _package(values: dict[str, Any], args: dict[str, ast.expr], cfg: dict[str, A
             out.fill_in.append(f"package.path: source_dir={source_dir!r} is in S3; download it and point at the folder")
             source_dir = "."
         cfg["package"] = {"path": source_dir, "script": entry}
-    else:  # no source_dir: the entry point's folder is the source folder, as in the SDK
+    else:  # no source_dir: the SDK uploads the entry point alone; its folder holds the package, an ignore file the rest
         path = PurePosixPath(entry)
         cfg["package"] = {"path": str(path.parent), "script": path.name}
+        out.entry_alone = path.name
 
 
 def _scalars(hyperparameters: Any, out: Translation) -> dict[str, Any]:
@@ -352,6 +343,10 @@ def _fit(tree: ast.Module, call: ast.Call, constants: dict[str, Any], cfg: dict[
         try:
             name = name if key is None else _literal(key, constants)
             inputs[name] = _inputs(value, constants) if key is None else {name: _channel(value, constants)}
+            out.done += [
+                f"data.{n}: fit input {where} (line {value.lineno}) is the {n} channel (SM_CHANNEL_{n.upper()})"
+                for n in inputs[name]
+            ]
         except _NotLiteral:
             named = isinstance(name, str) and name.isidentifier()
             out.fill_in.append(
@@ -491,8 +486,7 @@ def to_yaml(translation: Translation, source_name: str) -> str:
     if translation.fill_in:
         lines.append("# Fill in before submitting:")
         lines += [f"#   - {_CONTROL.sub('?', item)}" for item in translation.fill_in]
-    if translation.not_translated:
-        lines.append("# Not translated:")
-        lines += [f"#   - {_CONTROL.sub('?', item)}" for item in translation.not_translated]
+    for title, items in (("Not translated", translation.not_translated), ("Translated", translation.done)):
+        lines += [f"# {title}:"] * bool(items) + [f"#   - {_CONTROL.sub('?', item)}" for item in items]
     body = yaml.safe_dump(translation.config, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return "\n".join(lines) + "\n" + body

@@ -15,6 +15,7 @@ from cloudtrain.backends.outputs import model_warning
 from cloudtrain.data.stores import S3Store
 from cloudtrain.errors import CloudSetupError
 from cloudtrain.following.timeline import SAGEMAKER_PHASES
+from cloudtrain.secrets.masking import secret_values
 
 from .aws import AwsClients, error_code, translated
 from .live_tail import session_opener
@@ -93,6 +94,7 @@ def to_status(desc: Mapping[str, Any], region: str) -> JobStatus:
         billable_seconds=details.get("billable_seconds"),
         interruptions=details.get("spot_interruptions"),
         checkpoint_dir=details.get("checkpoint_dir"),
+        secret_values=secret_values(desc.get("Environment") or {}, (), desc.get("HyperParameters") or {}),
     )
 
 

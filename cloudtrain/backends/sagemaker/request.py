@@ -21,7 +21,8 @@ request carries:
 * ``sagemaker_region``, ``sagemaker_container_log_level``, ``sagemaker_job_name`` (as the SDK sends it;
   the container exports it as ``SAGEMAKER_JOB_NAME``, empty without it), and with more than one
   instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
-  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy``;
+  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy`` (``distribution.parameter_server``:
+  ``sagemaker_parameter_server_enabled`` instead, as the estimator sends it);
 * ``sagemaker_cloudtrain_request``: the sha256 of the whole request (every other parameter, tags and
   environment included). ``DescribeTrainingJob`` returns hyperparameters but not tags, and
   moto not even the environment, so this is how a retried create recognises its own job:
@@ -49,6 +50,8 @@ RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
 MAX_HYPERPARAMETERS = 100  # the service's limits (botocore's model; its validator checks neither)
 MAX_HYPERPARAMETER_VALUE = 2500
 REQUEST_HASH = "sagemaker_cloudtrain_request"  # sagemaker_: the container never passes it to a script
+MWMS = "sagemaker_multi_worker_mirrored_strategy_enabled"
+PARAMETER_SERVER = "sagemaker_parameter_server_enabled"  # the toolkit starts a server beside each host's worker
 SCRIPT = "sagemaker_cloudtrain_script"  # a script job with secrets: the script the launcher runs
 
 
@@ -196,8 +199,10 @@ def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | No
     hps["sagemaker_region"] = json.dumps(spec.region)
     hps["sagemaker_container_log_level"] = json.dumps(CONTAINER_LOG_LEVEL)
     hps["sagemaker_job_name"] = json.dumps(spec.job_name)
-    if spec.replica_count > 1:
-        hps["sagemaker_multi_worker_mirrored_strategy_enabled"] = json.dumps(True)
+    if spec.parameter_server:  # as the estimator's distribution={"parameter_server": ...} sends it, instead of MWMS
+        hps[PARAMETER_SERVER] = json.dumps(True)
+    elif spec.replica_count > 1:
+        hps[MWMS] = json.dumps(True)
     if len(hps) + 1 > MAX_HYPERPARAMETERS:  # + the request hash
         raise UsageError(
             f"hyperparameters: {len(spec.hyperparameters)} given; SageMaker allows {MAX_HYPERPARAMETERS} "

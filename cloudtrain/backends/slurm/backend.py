@@ -29,7 +29,7 @@ from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import Backend, BackendFacts, JobStatus
 from cloudtrain.backends.runner import contract, venv
 from cloudtrain.backends.runner import image as runner_image
-from cloudtrain.backends.runner.image import Image
+from cloudtrain.backends.runner.image import PIP_AS_OF, Image
 from cloudtrain.backends.slurm import data, job_secrets, script, sweep_array, sweep_handle
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
@@ -324,6 +324,7 @@ class SlurmBackend(BackendFacts):
             "image_dir": str(venv.image_dir(image, root)),
             "image_key": image.key,
             "image_packages": list(image.packages),
+            "image_as_of": [PIP_AS_OF, *image.as_of(pip=True)] if image.as_of(pip=True) else [],
             "pkg_dir": str(folder),
             "pkg_key": key,
             "sdist": sdist,

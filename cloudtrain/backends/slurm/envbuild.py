@@ -71,8 +71,12 @@ def main(argv: list[str]) -> None:
 
     def image(tmp: str) -> None:
         run([python, "-m", "venv", tmp])
+        pip = [os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP]
+        as_of = spec.get("image_as_of") or []  # [pip>=26.0, --uploaded-prior-to, DAY]: the image's day, as --local
+        if as_of:
+            run([*pip, "--upgrade", as_of[0]])
         if spec["image_packages"]:
-            run([os.path.join(tmp, "bin", "python"), "-m", "pip", "install", *PIP, *spec["image_packages"]])
+            run([*pip, *as_of[1:], *spec["image_packages"]])
 
     def package(tmp: str) -> None:
         run([python, "-m", "venv", "--without-pip", tmp])

@@ -15,11 +15,12 @@ from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.files import JobFiles
-from cloudtrain.backends.slurm import accounting, job_secrets, states
+from cloudtrain.backends.slurm import accounting, states
 from cloudtrain.backends.slurm.files import ClusterFolder
 from cloudtrain.backends.slurm.polling import ControllerPoll
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import BackendError, CloudUnreachable, UsageError
+from cloudtrain.secrets.masking import ValueMasker
 
 POLL_S = 1.0
 MAX_SILENT_FOLLOWERS = 5  # a follower that never scans (no Python there, a lost folder): give up after these
@@ -190,9 +191,8 @@ class SlurmJob(HandleDefaults):
             details["pending_reason"] = waiting_for
         first = states.first_failure(tasks) if state is JobState.FAILED else None
         if first is not None and first.get("last_lines"):
-            mask = job_secrets.masker(self._shell, self.run).stream()  # as the job's lines are shown: *** for secrets
             details["failed_task_output"] = [
-                f"{first.get('node')}/task-{first['task']}: {mask(line)}" for line in first["last_lines"]
+                f"{first.get('node')}/task-{first['task']}: {x}" for x in first["last_lines"]
             ]
         used = accounting.gpu_hours(usage, tasks, files.get("gpus_per_node", 0)) if state.terminal else None
         if used is not None:
@@ -214,6 +214,7 @@ class SlurmJob(HandleDefaults):
             waiting_for=waiting_for,
             gpu_hours=used[0] if used else None,
             gpu_hours_source=used[1] if used else None,
+            secret_values=files.get("mask") or (),  # every field shows *** for them, as the job's lines do
         )
 
     def _scontrol(self) -> dict[str, str] | None:
@@ -298,7 +299,7 @@ class SlurmJob(HandleDefaults):
         the job has left the controller, asked instead of the controller (a sweep's trial: its sweep's
         one ``squeue`` a round already says, so the trials' followers add no controller calls)."""
         offsets: dict[str, int] = {}
-        mask = job_secrets.masker(self._shell, self.run)  # secret values show as ***, as --local shows them
+        mask = ValueMasker(self._files().get("mask") or ())  # secret values show as ***, as --local shows them
         poll = ControllerPoll()
         last_pass = not follow
         silent = 0  # followers in a row that stopped before their first scan

@@ -1,8 +1,8 @@
 """``secrets:`` on Slurm: ``shell:NAME`` read where ``sbatch`` runs (the login node, or this machine without
 one) at submit; the values reach the tasks only through a 0600 file in the run folder
 (``slurm/secrets.json``), never ``job.sh``, ``tasks.json``, the dry run or history. The same file lists
-the values to mask (those and the secret-looking ``env:`` values), so every follower, a re-attached one
-included, shows ``***`` for them as ``--local`` does (:class:`cloudtrain.secrets.masking.ValueMasker`)."""
+the values to mask (those and the secret-looking ``env:`` values), so every follower and status, a re-attached
+one included, shows ``***`` for them as ``--local`` does (``readout.py`` reads them with the run's files)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import shlex
 
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.errors import UsageError
-from cloudtrain.secrets.masking import ValueMasker, secret_names
+from cloudtrain.secrets.masking import secret_names
 from cloudtrain.secrets.refs import parse_ref
 from cloudtrain.spec import JobSpec
 
@@ -54,13 +54,3 @@ def write(spec: JobSpec, shell: ClusterShell, run: str, values: dict[str, str]) 
     """The 0600 file the launcher reads the values from and followers read the mask from."""
     mask = [*values.values(), *(spec.env[n] for n in secret_names(spec.env))]
     shell.write(secrets_path(run), json.dumps({"env": values, "mask": mask}).encode(), 0o600)
-
-
-def masker(shell: ClusterShell, run: str) -> ValueMasker:
-    """What a follower masks in a job's lines: the values its secrets file lists (none without one)."""
-    found = shell.run(["cat", secrets_path(run)], check=False)
-    try:
-        mask = json.loads(found.stdout.decode()).get("mask", []) if found.returncode == 0 else []
-    except ValueError:
-        mask = []
-    return ValueMasker(str(v) for v in mask)

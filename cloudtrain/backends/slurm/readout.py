@@ -5,7 +5,7 @@ record (the launcher's ``task-<T>.json``), the time-limit warning, a cancel aske
 batch shell's own record of why Slurm stopped it (``slurm-state``: the controller's line on the job
 when the shell got SIGTERM: a plain ``scancel``, the hard time limit, a node failure; and which of
 its nodes were down then), the outcome a
-watcher recorded once the job ended (``outcome.json``), and the last lines of each failed task.
+watcher recorded once the job ended (``outcome.json``), each failed task's last lines and the mask (``secrets.json``).
 Standard library only, Python >= 3.10.
 """
 
@@ -71,6 +71,10 @@ def main(run: str) -> None:
     except ValueError:
         outcome = None
     out["outcome"] = outcome if isinstance(outcome, dict) and outcome.get("restart") == out["restart"] else None
+    try:  # the values its status masks (job_secrets.py writes them): a secret printed by a failed task
+        out["mask"] = json.loads(read(os.path.join(folder, "secrets.json")) or "{}").get("mask", [])
+    except (ValueError, AttributeError):
+        out["mask"] = []
     print(json.dumps(out))
 
 

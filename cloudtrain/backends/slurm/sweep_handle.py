@@ -192,19 +192,11 @@ class SlurmSweep(HandleDefaults):
 
     def _outcome(self, table: results.SweepResults) -> tuple[JobState, str, str | None]:
         counted = sum(n for s, n in table.counts().items() if s in ("COMPLETE", "PRUNED", "FAIL"))
-        left = (table.max_trials or 0) - counted
+        left, resume = (table.max_trials or 0) - counted, f"cloudtrain sweep resume {self.job_id}"
         if table.state == "CANCELLED":
-            return (
-                JobState.CANCELLED,
-                "CANCELLED",
-                f"cancelled with {left} trials to run: cloudtrain sweep resume {self.job_id}",
-            )
+            return JobState.CANCELLED, "CANCELLED", f"cancelled with {left} trials to run: {resume}"
         if left > 0:
-            return (
-                JobState.FAILED,
-                "STOPPED",
-                f"{left} of {table.max_trials} trials did not finish: cloudtrain sweep resume {self.job_id}",
-            )
+            return JobState.FAILED, "STOPPED", f"{left} of {table.max_trials} trials did not finish: {resume}"
         if table.best is None:
             return JobState.FAILED, "FAILED", f"no trial reported {table.metric!r}"
         return JobState.SUCCEEDED, "SUCCEEDED", None

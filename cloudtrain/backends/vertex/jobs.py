@@ -19,6 +19,7 @@ from cloudtrain.backends.vertex.settings import grpc_transport
 from cloudtrain.backoff import Backoff
 from cloudtrain.catalog.capacity import classify
 from cloudtrain.errors import BackendError, CloudSetupError, CloudUnreachable, NoCapacity
+from cloudtrain.secrets.masking import secret_values
 from cloudtrain.text import first_line
 
 T = TypeVar("T")
@@ -93,6 +94,8 @@ def to_status(job: Any) -> JobStatus:
                 "source": "Vertex AI STOCKOUT (spot VMs taken back, restarts used up)",
             }
         ]
+    specs = [s for p in job.job_spec.worker_pool_specs for s in (p.python_package_spec, p.container_spec)]
+    hidden = secret_values({e.name: e.value for s in specs for e in s.env}, [a for s in specs for a in s.args])
     base = job.job_spec.base_output_directory.output_uri_prefix
     if base:  # what `submit --resume` continues: AIP_CHECKPOINT_DIR is <base>/checkpoints
         details["output_dir"] = base.rstrip("/")
@@ -113,6 +116,7 @@ def to_status(job: Any) -> JobStatus:
         output_dir=details.get("output_dir"),
         checkpoint_dir=details.get("checkpoint_dir"),
         interruptions=details.get("spot_interruptions"),
+        secret_values=hidden,  # the job's secret-looking env: values and options, wherever the cloud says them
     )
 
 

@@ -114,3 +114,34 @@ def test_a_detached_run_through_max_queue_runs_on_in_a_process_of_its_own_and_su
     assert main(command) == ExitCode.OK
     assert capsys.readouterr().out.count("waiting") == 1
     assert _status(command[1], capsys)["state"] == "SUCCEEDED"
+
+
+def test_status_of_a_detached_run_as_it_runs_and_list_once_it_ended(detach, tmp_path, capsys):
+    """What the run recorded at its start is not shown as now: its wall time grows while it runs, a replica
+    still running has no exit code yet, the bookkeeping of its processes stays in ``-o json``; once it
+    ended, ``list -o json`` and ``cloudtrain.jobs()`` say so though no command here saw it end."""
+    import time
+
+    import cloudtrain
+
+    go = tmp_path / "go"
+    job = detach("--line", "waiting", "--until", str(go))[1]
+    time.sleep(1.5)
+    capsys.readouterr()
+    assert main(["status", job]) == ExitCode.OK
+    shown = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines()[1:])
+    assert float(shown["wall time"].removesuffix(" s")) >= 1.5, shown["wall time"]
+    assert shown["exit codes"] == "chief not yet" and "pid starts chief" not in shown and "owner start" not in shown
+    details = _status(job, capsys)["details"]
+    assert details["exit_codes"] == {"chief": None} and set(details["pid_starts"]) == {"chief"}
+    assert isinstance(details["owner_start"], int)
+    go.touch()
+    run = get_backend("local").attach(job)
+    while not run.status().state.terminal:  # its end, seen by no command here (logs --follow would record it)
+        time.sleep(0.1)
+    capsys.readouterr()
+    assert main(["list", "-o", "json"]) == ExitCode.OK
+    listed = json.loads(capsys.readouterr().out)[0]
+    assert (listed["job_id"], listed["state"]) == (job, "SUCCEEDED") and listed["ended"] is not None
+    record = cloudtrain.jobs(1)[0]
+    assert (record.state, record.ended) == ("SUCCEEDED", listed["ended"])

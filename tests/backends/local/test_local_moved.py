@@ -221,3 +221,26 @@ def test_the_run_folders_are_named_once_low_enough_for_the_light_readers():
     package = Path(history.__file__).parent
     spelled = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if '"cloudtrain-runs"' in p.read_text()]
     assert spelled == ["history.py"]
+
+
+@pytest.mark.slow
+def test_outputs_list_what_a_run_made_not_its_data_links_nor_after_a_move(project, tmp_path, monkeypatch, capsys):
+    """A data channel is a link in the run folder (``local-run/data/train``): an input, not an output;
+    ``outputs`` of the run neither lists it nor warns about it, where it ran or after the project moved
+    (when the link leads nowhere)."""
+    (project / "data").mkdir()
+    (project / "data" / "points.csv").write_text("x,y\n1,2\n")
+    with (project / "job.yaml").open("a") as config:
+        config.write("data: {train: ./data}\n")
+    job = submit("--line", "with data")
+    moved = tmp_path / "after" / "proj"
+    for here in (project, moved):
+        if here == moved:
+            moved.parent.mkdir()
+            os.rename(project, moved)
+        monkeypatch.chdir(here)
+        capsys.readouterr()
+        assert main(["outputs", job]) == ExitCode.OK
+        out, err = capsys.readouterr()
+        assert "warning" not in err and "data/train" not in out + err, err
+        assert "local-run/chief.log" in out

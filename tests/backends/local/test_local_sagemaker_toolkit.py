@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from cloudtrain.backends.local.backend import prepare
 from cloudtrain.backends.runner import contract
@@ -33,13 +36,21 @@ print(json.dumps({
 """
 
 
-def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(tmp_path):
+@pytest.mark.parametrize(
+    ("parameter_server", "framework"),
+    [
+        (False, "sagemaker_multi_worker_mirrored_strategy_enabled"),
+        (True, "sagemaker_parameter_server_enabled"),  # distribution={"parameter_server": {"enabled": True}}
+    ],
+)
+def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(tmp_path, parameter_server, framework):
     data = tmp_path / "data"
     (data / "train").mkdir(parents=True)
     (data / "val").mkdir()
     out = tmp_path / "out"
     hps = {"epochs": 3, "lr": 0.01, "dataset": "digits", "shuffle": True}
     spec = make_spec(tmp_path, cloud="sagemaker", replica_count=2, hyperparameters=hps)
+    spec = dataclasses.replace(spec, parameter_server=parameter_server)
     channels = {"training": str(data / "train"), "validation": str(data / "val")}
     plans = contract.plan(
         spec,
@@ -73,7 +84,10 @@ def test_environment_reads_back_hyperparameters_channels_hosts_and_current_host(
         assert got["module_name"] == "cloudtrain_launch"  # the SageMaker backend's launcher
         assert got["job_name"] == JOB_NAME
         assert got["is_master"] == (plan.name == "algo-1")
-        assert got["framework_params"] == {"sagemaker_multi_worker_mirrored_strategy_enabled": True}
+        assert got["framework_params"] == {framework: True}
+        tf_config = json.loads(plan.env["TF_CONFIG"])
+        roles = {"master": ["127.0.0.1:3001"], "ps": ["127.0.0.1:3002", "127.0.0.1:3003"], "worker": ["127.0.0.1:3002"]}
+        assert tf_config["cluster"] == (roles if parameter_server else {"worker": ["127.0.0.1:3001", "127.0.0.1:3002"]})
 
         # Every SM_* variable the toolkit would export is the one the local run sets.
         theirs = got["env_vars"]

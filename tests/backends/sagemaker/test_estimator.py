@@ -153,7 +153,8 @@ def test_what_cloudtrain_does_not_run_is_listed_and_refused_on_load(folder):
     with pytest.raises(ConfigError) as info:
         _load(folder, out)
     fields = [e.field for e in getattr(info.value, "errors", (info.value,))]
-    assert "distribution.parameter_server" in fields
+    assert "role_arn" in fields and "distribution.parameter_server" not in fields  # SageMaker runs them
+    assert out.config["distribution"] == {"parameter_server": {"enabled": True}}
 
 
 def test_no_estimator_or_bad_python_is_one_line():
@@ -178,6 +179,8 @@ def test_cli_writes_the_config_and_lists_the_fill_ins(folder, capsys):
     placeholders = [f for f, v in (("role_arn", PLACEHOLDER_ROLE), ("staging_bucket", PLACEHOLDER_BUCKET)) if v in text]
     assert placeholders and [e.split(": ")[2] for e in errors] == placeholders
     assert all("the placeholder `cloudtrain init` wrote" in e for e in errors)
+    assert main(["submit", "--config", str(target), "--dry-run"]) == 2  # one rule: the dry run says the same
+    assert capsys.readouterr().err.splitlines() == errors
     target.write_text(
         text.replace(PLACEHOLDER_ROLE, "arn:aws:iam::123456789012:role/R").replace(PLACEHOLDER_BUCKET, "s3://my-bucket")
     )
@@ -232,3 +235,38 @@ def test_counts_in_the_messages_are_words_singular_and_plural(folder, capsys):
     assert two.not_translated[0] == "1 more TensorFlow(...) call after line 5: translate them one file at a time"
     three = translate_estimator(ONE_FILL_IN + f"again = {call}" + f"more = {call}", "three.py")
     assert three.not_translated[0] == "2 more TensorFlow(...) calls after line 5: translate them one file at a time"
+
+
+ENTRY_ALONE = """
+import sagemaker
+from sagemaker.tensorflow import TensorFlow
+
+est = TensorFlow(entry_point="mnist-2.py", role=sagemaker.get_execution_role(), instance_count=1,
+                 instance_type="ml.m5.xlarge", framework_version="2.11", py_version="py39")
+est.fit("s3://my-data/mnist")
+"""
+
+
+def test_without_source_dir_the_entry_point_is_packaged_alone_and_each_channel_named(tmp_path, capsys):
+    """SageMaker uploads an entry point without source_dir alone: the notebook and its data stay out."""
+    from cloudtrain.packaging.tree import collect
+
+    notebook = tmp_path / "notebook"
+    (notebook / "data").mkdir(parents=True)
+    (notebook / "data" / "train.npy").write_bytes(b"\0" * 64)
+    (notebook / "mnist-2.py").write_text("print('training')\n")
+    (notebook / "launch.py").write_text(ENTRY_ALONE)
+    target = tmp_path / "configs" / "job.yaml"
+    target.parent.mkdir()
+    assert main(["init", "--from-estimator", str(notebook / "launch.py"), "--to", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "data.training: fit input 's3://my-data/mnist' (line 7) is the training channel (SM_CHANNEL_TRAINING)" in err
+    text = target.read_text()
+    assert "#   - data.training: fit input 's3://my-data/mnist' (line 7) is the training channel" in text
+    assert "is packaged alone, as SageMaker uploads it" in text
+    assert yaml.safe_load(text)["package"] == {"path": "../notebook", "script": "mnist-2.py"}
+    assert [f.relpath for f in collect(notebook).files] == ["mnist-2.py"]
+    (notebook / ".cloudtrainignore").write_text("data/\n")  # the user's own is kept, and said so
+    assert main(["init", "--from-estimator", str(notebook / "launch.py"), "--to", str(target), "--force"]) == 0
+    assert "exists: SageMaker uploads mnist-2.py alone" in capsys.readouterr().err
+    assert (notebook / ".cloudtrainignore").read_text() == "data/\n"
