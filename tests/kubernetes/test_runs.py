@@ -133,7 +133,9 @@ class Follower:
             start_new_session=True,
         )
         self.lines: list[str] = []
-        self.reader = threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stdout.readline, "")))
+        assert self.proc.stdout is not None
+        out = self.proc.stdout
+        self.reader = threading.Thread(target=lambda: self.lines.extend(iter(out.readline, "")))
         self.reader.start()
 
     def wait_for(self, pattern: str, timeout: float = 300) -> None:
