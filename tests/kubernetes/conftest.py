@@ -22,6 +22,19 @@ def cache() -> Path:
     return Path(found.stdout.strip())
 
 
+#: What the session's summary reports: the cluster's start, the tests' wall time.
+TIMES: dict[str, str] = {}
+STARTED = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if TIMES:
+        times = cache() / "build-times"  # tools/k8s/build.sh's, when it built them
+        built = "; ".join(times.read_text().split("\n")).strip("; ") if times.exists() else "cached, times not kept"
+        terminalreporter.write_line(f"kubernetes test cluster: {TIMES['cluster']}; binaries {built}")
+        terminalreporter.write_line(f"kubernetes tests: {time.monotonic() - STARTED:.0f} s wall time")
+
+
 @pytest.fixture(scope="session")
 def kube_cluster(tmp_path_factory) -> Iterator[Path]:
     """The cluster's folder (its admin kubeconfig is ``kubeconfig`` in it)."""
@@ -32,15 +45,17 @@ def kube_cluster(tmp_path_factory) -> Iterator[Path]:
         )
     root = Path(f"/tmp/ctk8s-{os.getpid()}")  # short: containerd's socket paths have a length limit
     start = time.monotonic()
-    up = subprocess.run([str(CLUSTER), "up", str(root)], capture_output=True, text=True, timeout=300)
+    try:
+        up = subprocess.run([str(CLUSTER), "up", str(root)], capture_output=True, text=True, timeout=300)
+    except BaseException:  # Ctrl-C or the timeout while it starts: what it started goes too
+        subprocess.run([str(CLUSTER), "down", str(root)], timeout=120)
+        raise
     if up.returncode != 0:
         logs = "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted((root / "logs").glob("*.log")))
         subprocess.run([str(CLUSTER), "down", str(root)], timeout=120)
         pytest.fail(f"the test cluster did not start: {up.stderr}\n{logs}")
-    print(
-        f"\nkubernetes test cluster: {(root / 'timings').read_text().strip()} "
-        f"(fixture: {time.monotonic() - start:.1f} s)"
-    )
+    started = "; ".join((root / "timings").read_text().split("\n")).strip("; ")
+    TIMES["cluster"] = f"{started} (fixture {time.monotonic() - start:.1f} s)"
     try:
         yield root
     finally:

@@ -7,16 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from cloudtrain.history import history_file
-from tests.kubernetes.conftest import REPO
 from tests.kubernetes.test_jobs import cloudtrain, config, kubectl
 from tests.kubernetes.test_runs import Follower, job_id
 
@@ -94,27 +90,14 @@ def test_cancel_deletes_a_running_job_and_its_pods_and_its_status_is_cancelled_e
 )
 def test_ctrl_c_at_each_step_of_a_submit_leaves_a_recorded_job_or_nothing(kube, tmp_path, step, created):
     path = config(tmp_path, args=["--line", "holding", "--hold"], extra="  jobset: 'no'\n")
-    argv = ["-m", "cloudtrain"] if step == "following" else ["-c", AT_STEP]
-    proc = subprocess.Popen(
-        [sys.executable, *argv, "submit", "--config", str(path)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "CT_INTERRUPT": step},
-        start_new_session=True,  # its own process group: the terminal's foreground group
-    )
-    try:
-        if step == "following":
-            deadline = time.monotonic() + 180
-            while "| holding" not in kubectl(kube, "logs", "-l", OURS, "--tail=1") and time.monotonic() < deadline:
-                time.sleep(0.5)
-            os.killpg(proc.pid, signal.SIGINT)
-        output = proc.communicate(timeout=240)[0]
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, output
+    python = ("-m", "cloudtrain") if step == "following" else ("-c", AT_STEP)
+    submit = Follower("submit", "--config", str(path), python=python, env={**os.environ, "CT_INTERRUPT": step})
+    if step == "following":
+        submit.wait_for(r"^chief\s*\| holding$")
+        submit.interrupt()  # to its process group, as a terminal's Ctrl-C
+    code = submit.end(timeout=240)
+    output = submit.output
+    assert code == 130, output
     if not created:
         assert "Interrupted." in output, output
         assert left_on_cluster(kube) == [], output

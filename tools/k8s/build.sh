@@ -42,7 +42,7 @@ if [ -n "$missing" ] && want k8s; then
   # shellcheck disable=SC2086
   nice_go build -trimpath -ldflags "$ldflags" -o "$work/out/" $pkgs
   mv "$work/out/"* "$bin/"
-  echo "built$missing in $(( $(date +%s) - start )) s"
+  echo "built$missing in $(( $(date +%s) - start )) s" | tee -a "$K8S_CACHE/build-times"
 fi
 
 if [ ! -x "$bin/coredns" ] && want coredns; then
@@ -71,7 +71,7 @@ GO
   nice_go mod tidy
   nice_go build -trimpath -ldflags "-s -w" -o "$work/coredns-bin" .
   mv "$work/coredns-bin" "$bin/coredns"
-  echo "built coredns in $(( $(date +%s) - start )) s"
+  echo "built coredns in $(( $(date +%s) - start )) s" | tee -a "$K8S_CACHE/build-times"
 fi
 
 if [ ! -x "$bin/jobset-manager" ] && want jobset; then
@@ -85,6 +85,6 @@ if [ ! -x "$bin/jobset-manager" ] && want jobset; then
   mkdir -p "$K8S_CACHE/jobset"
   cp "$src"/config/components/crd/bases/*.yaml "$K8S_CACHE/jobset/"
   mv "$work/jobset-bin" "$bin/jobset-manager"
-  echo "built jobset-manager in $(( $(date +%s) - start )) s"
+  echo "built jobset-manager in $(( $(date +%s) - start )) s" | tee -a "$K8S_CACHE/build-times"
 fi
 ls -la "$bin"

@@ -250,7 +250,7 @@ def job_spec(spec: JobSpec, package: BuiltPackage | None, section: Kubernetes, s
         "activeDeadlineSeconds": spec.max_runtime_seconds,
         "podFailurePolicy": {
             "rules": [
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]},
                 {"action": "Count", "onExitCodes": {"containerName": "train", "operator": "In", "values": SIGNALLED}},
                 {"action": "FailJob", "onExitCodes": {"containerName": "train", "operator": "NotIn", "values": [0]}},
             ]
