@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from cloudtrain import history
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
@@ -284,7 +285,11 @@ class Job:
         """Cancel; with ``wait``, block until the cancel has taken effect (``cloudtrain cancel``'s
         default). Nothing is summarised: the summary is kept by whoever follows the job."""
         status = self.handle.cancel()
-        return self.handle.wait() if wait else status
+        status = self.handle.wait() if wait else status
+        if status.state.terminal:  # kept: a cluster that deletes a cancelled job's objects then still knows its end
+            ended = status.ended.isoformat() if status.ended else None
+            history.note_state(status.job_id, status.name, status.state.value, ended=ended)
+        return status
 
     @requiring
     def outputs(self) -> Listing:

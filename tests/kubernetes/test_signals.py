@@ -75,6 +75,8 @@ def test_cancel_deletes_a_running_job_and_its_pods_and_its_status_is_cancelled_e
     assert re.search(rf"Job {job}: CANCELLED", follow.output), follow.output
     assert left_on_cluster(kube) == []
     assert recorded(job)
+    later = cloudtrain("status", job)  # a new process: every object is gone, the end is kept in history
+    assert later.returncode == 0 and "state: CANCELLED" in later.stdout, later.stdout + later.stderr
 
 
 @pytest.mark.parametrize(

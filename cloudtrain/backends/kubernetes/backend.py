@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from cloudtrain import catalog, creation_window
+from cloudtrain import catalog, creation_window, history
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import Backend, BackendFacts, Facts, Hardware, JobStatus, Words
@@ -318,6 +318,9 @@ class KubernetesBackend(BackendFacts):
             job = KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
             if job.workload() is not None:
                 return job
+        kept = history.find(job_id)
+        if kept is not None and kept.state in history.ENDED:  # its objects deleted (a cancel): its end as kept
+            return KubernetesJob(cluster, namespace, job_id, "Job", region or cluster_of(""))
         raise UsageError(
             f"no cloudtrain job {job_id} in namespace {namespace} of {region or 'the current context'}",
             "check the job id (cloudtrain list)",

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from cloudtrain import history
 from cloudtrain.backends.base import HandleDefaults, JobState, JobStatus, LogLine
 from cloudtrain.backends.kubernetes import states
 from cloudtrain.backends.kubernetes.api import Cluster, reason, refusal
@@ -177,6 +178,10 @@ class KubernetesJob(HandleDefaults):
         if obj is None:
             if self._cancelled or self._seen:  # deleted: by our cancel, or by another's while we follow
                 return JobStatus(self.job_id, self.full_name, JobState.CANCELLED, "deleted")
+            kept = history.find(self.job_id)  # a cancel deletes every object: its end is in history
+            if kept is not None and kept.state in history.ENDED:
+                ended = dt.datetime.fromisoformat(kept.ended) if kept.ended else None
+                return JobStatus(self.job_id, self.full_name, JobState(kept.state), "deleted", ended=ended)
             raise UsageError(
                 f"no cloudtrain job {self.job_id} in namespace {self.namespace} of {self.region}",
                 "check the job id (cloudtrain list); a deleted job's record is in history only",
