@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from cloudtrain.backends.slurm.ssh import remote_argv
 from cloudtrain.errors import BackendError, CloudUnreachable
 
 _SSH_FAILED = 255  # ssh's own failure (connection, authentication), not the remote command's
+_TERMINAL_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)
 
 
 class ClusterShell:
@@ -42,20 +44,27 @@ class ClusterShell:
     ) -> subprocess.CompletedProcess[bytes]:
         """Every command (ssh, its multiplexing master, sbatch) runs in a session of its own, with no terminal:
         a Ctrl-C or SIGHUP meant for cloudtrain never kills one halfway, so a job that sbatch created is
-        always recorded (the job would exist with nobody knowing its id)."""
-        try:
-            result = subprocess.run(
-                self.argv(command),
-                input=input or b"",
-                capture_output=True,
-                timeout=timeout,
-                env=self._environ,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
-        except subprocess.TimeoutExpired:
-            raise self._silent(command, timeout) from None
+        always recorded (the job would exist with nobody knowing its id).
+
+        A child is in cloudtrain's process group for the instant between its fork and its ``setsid``, with
+        default signal handlers: a terminal's signal to the group then kills it before it ran anything (ssh,
+        once started, exits 255 on these signals, never dies of them). Such a child is started once more."""
+        for _ in range(2):
+            try:
+                result = subprocess.run(
+                    self.argv(command),
+                    input=input or b"",
+                    capture_output=True,
+                    timeout=timeout,
+                    env=self._environ,
+                    start_new_session=True,
+                )
+            except FileNotFoundError as exc:
+                raise BackendError(f"{exc.filename} is not installed here", self._hint()) from None
+            except subprocess.TimeoutExpired:
+                raise self._silent(command, timeout) from None
+            if -result.returncode not in _TERMINAL_SIGNALS:
+                break
         return self._checked(command, result, check)
 
     def feed(
@@ -94,7 +103,8 @@ class ClusterShell:
                 "check that `ssh " + self.login + "` works in a terminal",
             )
         if check and result.returncode != 0:
-            raise BackendError(f"{shlex.join(command)} failed: {_last(result.stderr) or _last(result.stdout)}")
+            said = _last(result.stderr) or _last(result.stdout) or f"exit code {result.returncode}"
+            raise BackendError(f"{shlex.join(command)} failed: {said}")
         return result
 
     def text(self, command: Sequence[str], **kwargs: Any) -> str:
