@@ -83,7 +83,7 @@ class Result:
 
 def run_row(row: Row, *, cache: Path | None = None, work: Path | None = None, timeout_s: int = 1200) -> Result:
     """Train, export and reload in a fresh environment for ``row``; never raises for a failed check."""
-    from cloudtrain.backends.runner.image import find_python
+    from cloudtrain.backends.runner.interpreters import find_python
 
     if find_python(row.python) is None:
         return Result(row, "skipped", f"no Python {row.python} on this machine (PATH, ~/.pyenv/versions)")

@@ -47,8 +47,7 @@ from cloudtrain.app.sweeps import drive as app_sweep
 from cloudtrain.app.sweeps.local import TrialEvent
 from cloudtrain.app.sweeps.lookup import load_results
 from cloudtrain.app.tensorboard import DEFAULT_PORT, Board, serve
-from cloudtrain.backend_rules import Capability
-from cloudtrain.backend_rules.extras import required, requiring
+from cloudtrain.backend_rules import Capability, required, requiring
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobState, JobStatus, LogLine, SweepHandle
 from cloudtrain.config.loaded import LoadedConfig

@@ -80,11 +80,14 @@ _TEXT = ("project", "config", "kind", "created", "state", "experiment", "ended")
 _OBJECTS = ("metrics",)  # {name: number}
 
 
-def record(entry: JobRecord) -> None:
-    """Append one record. A history that cannot be written is a warning: the job exists anyway."""
+def record(entry: JobRecord, *, moved_from: str | None = None) -> None:
+    """Append one record (``moved_from``: the job's name before, see :func:`note_moved`). A history that cannot be
+    written is a warning: the job exists anyway."""
     path = history_file()
     try:
-        statefiles.append_line(path, json.dumps(asdict(entry)))
+        statefiles.append_line(
+            path, json.dumps({**asdict(entry), **({"moved_from": moved_from} if moved_from else {})})
+        )
     except OSError as exc:
         log.warning(
             "warning: %s: cannot record job %s (%s); later commands need --backend and --region",
@@ -174,8 +177,13 @@ def recent(
     which keeps its place in submit order. Works on the parsed lines, building a record only for the
     jobs returned: ``list`` at 10,000 records reads the history in milliseconds (bench/cli_bench.py)."""
     latest: dict[tuple[str, str], dict[str, Any]] = {}
+    renamed: dict[tuple[str, str], tuple[str, str]] = {}  # a moved job's name now -> its key, its first name's
     for _, data in statefiles.read_json_lines(history_file(), check=_problem):
         key = (data["backend"], data["name"])
+        if isinstance(data.get("moved_from"), str):
+            was = (data["backend"], data["moved_from"])
+            renamed[key] = renamed.get(was, was)
+        key = renamed.get(key, key)
         earlier = latest.get(key)
         if earlier is None:
             latest[key] = data
@@ -198,6 +206,12 @@ def recent(
 ENDED = frozenset({"SUCCEEDED", "FAILED", "CANCELLED", "PREEMPTED", "TIMED_OUT"})
 
 
+def ended_record(job_id: str) -> JobRecord | None:
+    """The newest record of ``job_id`` if it holds the job's end (a state in :data:`ENDED`), else None."""
+    entry = find(job_id)
+    return entry if entry is not None and entry.state in ENDED else None
+
+
 def note_state(
     job_id: str, name: str, state: str, *, ended: str | None = None, metrics: dict[str, float] | None = None
 ) -> None:
@@ -214,6 +228,14 @@ def note_state(
     update = {"state": state, "ended": ended or entry.ended, "metrics": metrics or entry.metrics}
     if any(getattr(entry, k) != v for k, v in update.items()):
         record(JobRecord(**{**asdict(entry), **update}))
+
+
+def note_moved(name: str, now: str) -> None:
+    """The job named ``name`` (a local run: its folder) was found at ``now``, its project moved: history names it
+    there from now on (``find`` returns it so; ``list`` shows it once, in its place)."""
+    entry = find(name)
+    if entry is not None and entry.name == name:
+        record(JobRecord(**{**asdict(entry), "name": now}), moved_from=name)
 
 
 def run_file(job_id: str) -> Path:

@@ -286,9 +286,9 @@ def price_basis(spec: Any) -> str:
 
 def passes_model_dir(cfg: JobConfig) -> bool:
     """Whether a script gets ``--model_dir``: the config's ``model_dir``, else what its cloud's own SDK passes
-    (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too."""
-    if cfg.model_dir is not None:
-        return cfg.model_dir
+    (SageMaker's estimator adds it; Vertex AI passes a script only its args), locally too; a module, never."""
+    if cfg.model_dir is not None or not cfg.package.script:
+        return bool(cfg.model_dir)
     return Capability.SCRIPT_MODEL_DIR in backend_rules.rules(cfg.cloud).facts.capabilities
 
 

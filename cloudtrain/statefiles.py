@@ -1,19 +1,5 @@
 """cloudtrain's own small state files: written so they cannot tear, read so damage stays local.
 
-* :func:`write_atomic`: the whole file to a temp file beside it, then a rename: a reader
-  sees the old file or the new one, never half of one.
-* :func:`append_line`: one ``write`` of one line under an exclusive lock, so two processes
-  appending at once cannot interleave or tear a record.
-* :func:`read_json_lines`: every good line of a JSON-lines file; bad lines (not UTF-8, not
-  JSON, not an object) are skipped and named in one warning.
-* :func:`load_json_object`: a JSON object file, or the :class:`Damage` it has (the file,
-  what is wrong, how to recover): the job it describes is in an *unknown* state, and only
-  that job; :func:`read_json_object` raises that damage as one :class:`StateError` line.
-* :func:`scan_json_lines`: the good lines of a JSON-lines file and the :class:`Damage` of
-  the bad ones, for callers that fall back to another source.
-* :func:`last_json_line`: the newest line holding a given string, searched backwards from
-  the end: looking up one record parses only the lines that hold its id.
-
 A 0-byte file is what a kill between a file's creation and its first write leaves: readers
 of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
 

@@ -85,8 +85,9 @@ def tf_image():
     """The Vertex default image's slim layer (``local.layer: slim``): the TensorFlow env most local tests and the
     Slurm runs share (a cluster gets the slim layer); the image's full layer is tested in test_local_image.py."""
     from cloudtrain.backends.runner.image import resolve_image
+    from cloudtrain.backends.runner.interpreters import find_python
 
-    return resolve_image("vertex", None, slim=True)
+    return resolve_image("vertex", None, find=find_python, slim=True)
 
 
 @pytest.fixture(autouse=True)

@@ -41,3 +41,13 @@ def test_the_end_keeps_its_numbers_when_a_weaker_reading_comes_later():
     entry = history.find("7")
     assert entry is not None
     assert (entry.state, entry.ended, entry.metrics) == ("SUCCEEDED", "2026-11-29T03:00:00+00:00", {"loss": 0.25})
+
+
+def test_ended_record_is_the_record_only_once_it_holds_the_end():
+    assert history.ended_record("9") is None  # not in history
+    _submitted("9", "kubernetes")
+    history.note_state("9", "runs/9", "RUNNING")
+    assert history.ended_record("9") is None
+    history.note_state("9", "runs/9", "CANCELLED", ended="2026-11-29T03:00:00+00:00")
+    entry = history.ended_record("9")
+    assert entry is not None and (entry.state, entry.ended) == ("CANCELLED", "2026-11-29T03:00:00+00:00")

@@ -33,14 +33,38 @@ GIB_PER_VCPU |= {"ml.trn1n": 4.0, "ml.trn2": 2048 / 192, "ml.p5": 16.0, "ml.p5e"
 GIB_PER_VCPU["ml.p5en"] = 2048 / 192
 #: Families whose instances carry a GPU the catalog knows: family → the catalog's accelerator name (H200: EC2's
 #: P5 page, :data:`DOCUMENTED`). ml.p2's K80 stays out: gpus.json keeps it as a retired GPU that maps to another.
-GPU_FAMILIES = {"ml.p5": "H100", "ml.p5e": "H200", "ml.p5en": "H200"}
+GPU_FAMILIES = {"ml.p5": "H100", "ml.p5e": "H200", "ml.p5en": "H200", "ml.p6-b200": "B200", "ml.p6-b300": "B300"}
+GPU_FAMILIES |= {"ml.p6e-gb200": "GB200", "ml.g7e": "RTX-PRO-6000"}  # Blackwell: :data:`BLACKWELL_SOURCE`
 #: Where EC2's pages say otherwise than the rules above: (vCPUs, GiB, GPUs).
 EXCEPTIONS = {"ml.c4.8xlarge": (36, 60.0, 0), "ml.p5.4xlarge": (16, 256.0, 1)}
 #: GPU types sagemaker-core's instance_gpu_info.json does not list, from the page named, read on the day given.
 DOCUMENTED = {
     "ml.p5e.48xlarge": (192, 2048.0, 8),  # 8 x H200 141 GB
     "ml.p5en.48xlarge": (192, 2048.0, 8),
+    # Blackwell, from BLACKWELL_SOURCE: 8 x B200, 4 x GB200 (the Grace CPU's 144 vCPUs), 8 x B300
+    "ml.p6-b200.48xlarge": (192, 2048.0, 8),
+    "ml.p6e-gb200.36xlarge": (144, 960.0, 4),
+    "ml.p6-b300.48xlarge": (192, 4096.0, 8),
+    # RTX PRO 6000 Blackwell Server Edition, 1 to 8 per instance
+    "ml.g7e.2xlarge": (8, 64.0, 1),
+    "ml.g7e.4xlarge": (16, 128.0, 1),
+    "ml.g7e.8xlarge": (32, 256.0, 1),
+    "ml.g7e.12xlarge": (48, 512.0, 2),
+    "ml.g7e.24xlarge": (96, 1024.0, 4),
+    "ml.g7e.48xlarge": (192, 2048.0, 8),
 }
+BLACKWELL_SOURCE = (
+    "AWS's own aws/sagemaker-hyperpod-cli, src/sagemaker/hyperpod/training/constants.py at 011ca92 (2026-06-22): "
+    "INSTANCE_RESOURCES (vCPUs, GPUs, GiB) of ml.p6-b200, ml.p6e-gb200, ml.p6-b300 and ml.g7e"
+)
+#: Kepler (ML Engine's K80): the one line a p2 type is refused with, and the machine that stands in for it.
+KEPLER = (
+    "its {count} x K80 are Kepler GPUs (compute capability 3.7): SageMaker's TensorFlow images from 2.16 on are "
+    "built with CUDA 12, which does not run on Kepler, and the catalog keeps no Kepler GPU; use {instead}, the "
+    "machine ML Engine's K80 maps to"
+)
+#: EC2's P2 page: (vCPUs, GiB, K80s) of each p2 size, to find the machine that stands in for it.
+P2 = {"ml.p2.xlarge": (4, 61, 1), "ml.p2.8xlarge": (32, 488, 8), "ml.p2.16xlarge": (64, 732, 16)}
 DOCUMENTED_SOURCE = (
     "aws.amazon.com/ec2/instance-types/p5/ (P5e, P5en: 8 x H200 141 GB, 192 vCPUs, 2 TiB), read 2026-12-02"
 )
@@ -95,7 +119,7 @@ def additions(data: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str
         gpu_family = re.match(r"ml\.[pg]\d", family) and not family.startswith(NO_GPU)
         if gpu_family and family not in GPU_FAMILIES:
             refused[name] = (
-                "its GPU is the K80, which gpus.json keeps as retired (ML Engine's)"
+                kepler(name)
                 if family == "ml.p2"
                 else "a GPU type that sagemaker-core's GPU table does not list and no documented source was read for"
             )
@@ -103,14 +127,24 @@ def additions(data: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str
         cpus = vcpus(size, family)
         letter = family.removeprefix("ml.")[0]
         ratio = GIB_PER_VCPU.get(family, GIB_PER_VCPU.get(letter))
-        if cpus is None or ratio is None:
+        if (cpus is None or ratio is None) and name not in DOCUMENTED:
             refused[name] = "its size or family has no vCPU or memory rule here"
             continue
-        memory = 4 if name == "ml.t3.medium" else round(cpus * ratio, 1)
+        memory = 4 if name == "ml.t3.medium" else round((cpus or 0) * (ratio or 0), 1)
         cpus, memory, count = {**EXCEPTIONS, **DOCUMENTED}.get(name, (cpus, memory, count if gpu_family else 0))
         entry: dict[str, Any] = {"vcpus": cpus, "memory_gb": memory, "accelerator_count": count, "price_per_hour": None}
         added.setdefault(family, {})[name] = entry
     return added, refused
+
+
+def kepler(name: str) -> str:
+    """Why a p2 type is refused, naming the machine that stands in for its K80s (as ML Engine's K80 maps)."""
+    from cloudtrain.catalog import crosscloud
+
+    vcpus, memory, count = P2[name]
+    return KEPLER.format(
+        count=count, instead=crosscloud.describe(crosscloud.nearest_machine("sagemaker", "K80", count, vcpus, memory))
+    )
 
 
 def dump(value: Any, indent: int = 0) -> str:
@@ -150,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     data["_source"]["estimated_series"] = (
         "types botocore's TrainingInstanceType accepts that the pricing pages above were not read for, added by "
         "tools/sagemaker_instance_types.py: vCPUs from EC2's size names, memory from the family's GiB per vCPU, "
-        "GPUs from sagemaker-core's instance_gpu_info.json, else from " + DOCUMENTED_SOURCE + "; no price"
+        "GPUs from sagemaker-core's instance_gpu_info.json, else from "
+        + DOCUMENTED_SOURCE
+        + "; Blackwell types from "
+        + BLACKWELL_SOURCE
+        + "; no price"
     )
     DATA.write_text(dump(data) + "\n", encoding="utf-8")
     return 0

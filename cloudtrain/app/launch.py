@@ -5,6 +5,7 @@ Returns at once with the created job (nothing is followed): following and the ou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -13,11 +14,12 @@ from cloudtrain import creation_window
 from cloudtrain.app.fallback import first_with_capacity
 from cloudtrain.app.follow import FollowView, follow_to_end, watch_progress
 from cloudtrain.app.notices import Detached, Notice, Notify, ignore
-from cloudtrain.app.prepare import Prepared, check_secrets_exist
+from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.reattach import reattach_command, reattach_hint
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobHandle, JobStatus
+from cloudtrain.backends.secrets_here import check_exist
 from cloudtrain.creation_window import CreatedThenInterrupted
 from cloudtrain.following.progress import Progress
 from cloudtrain.history import JobRecord, record
@@ -140,3 +142,10 @@ def launch_and_follow(
     follow_to_end(
         launched.handle, view.follower(progress), progress, cancel_on_interrupt=cancel_on_interrupt or here, drain=drain
     )
+
+
+def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
+    """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
+    if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).facts.capabilities:
+        return
+    check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

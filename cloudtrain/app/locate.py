@@ -1,15 +1,14 @@
-"""Which backend, region and project a job id belongs to; what this machine last knew of a job."""
+"""Which backend, region and project a job id belongs to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from cloudtrain.app.prepare import load_spec
 from cloudtrain.backends import get_backend, parse_job_id
-from cloudtrain.backends.base import Backend, JobStatus
+from cloudtrain.backends.base import Backend
 from cloudtrain.errors import UsageError
-from cloudtrain.history import JobRecord, expand, find, nearest
+from cloudtrain.history import expand, find, nearest
 
 
 @dataclass(frozen=True)
@@ -59,25 +58,3 @@ def locate(
         )
         raise UsageError(what, hint=hint)
     return Location(impl, job_id or "", region or "", project)
-
-
-@runtime_checkable
-class Recorded(Protocol):
-    """A handle on a job that keeps its own record on this machine (a local run's ``status.json``)."""
-
-    def recorded(self) -> JobStatus:
-        """Its state for a listing: never raises; a damaged record is UNKNOWN, with one warning."""
-        ...
-
-
-def last_state(entry: JobRecord) -> str | None:
-    """A job found by itself (a local run's folder) in its own record: cheap and current, UNKNOWN when the
-    record is damaged; a cloud job's state as last seen here. The backend loads only for the former."""
-    try:
-        impl = get_backend(entry.backend)
-        if impl.facts.location_keys:
-            return entry.state
-        handle = impl.attach(entry.attach_id)
-    except UsageError:  # a backend no longer registered, a run folder that is gone: what history saw
-        return entry.state
-    return handle.recorded().state.value if isinstance(handle, Recorded) else entry.state

@@ -5,7 +5,6 @@ the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -148,7 +147,8 @@ def prepare(
     if not show_secrets:
         mask_logs(secret_values(spec.env, spec.args, spec.hyperparameters))
     package = build_package(spec, tell)
-    for warning in get_backend(spec.cloud).spec_warnings(spec):
+    follows = spec.backend if Capability.CLUSTER in get_backend(spec.backend).facts.capabilities else spec.cloud
+    for warning in get_backend(follows).spec_warnings(spec):  # a cluster's own: its jobs reach no contract's cloud
         tell(Notice("warning", warning))
     spec = stage_data(spec)
     return Prepared(loaded, spec, package, tuple(candidate_specs(loaded, spec)), tuple(overrides), notices)
@@ -179,12 +179,3 @@ def resumed(spec: JobSpec, backend: Backend, job_id: str) -> JobSpec:
         )
     output_dir = status.detail("output_dir")
     return replace(spec, resume=ResumeSpec(job_id, str(checkpoint_dir), str(output_dir) if output_dir else None))
-
-
-def check_secrets_exist(spec: JobSpec, notify: Notify = ignore) -> None:
-    """Before creating a cloud job: each secret it names exists (a local run reads them, which is the check)."""
-    if not spec.secrets or Capability.RUNS_HERE in get_backend(spec.backend).facts.capabilities:
-        return
-    from cloudtrain.backends.secrets_here import check_exist  # the launcher's HTTP client: not on --dry-run
-
-    check_exist(spec.secrets, os.environ, warn=lambda line: notify(Notice("warning", line)))

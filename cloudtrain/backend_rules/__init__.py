@@ -1,13 +1,8 @@
 """The one list of backends, and what the config needs of each: the ground floor below ``config/``.
 
-Registering a backend is one line: ``register(name, "its.module")``. History, the CLI's ``--backend``
-choices, job-id parsing and the config schema read :func:`names`, :func:`sections` and :func:`rules`
-(a backend's config-time rules, :class:`~cloudtrain.backend_rules.interface.BackendRules`). This package
-imports nothing of ``config/``, ``spec.py`` or ``backends/``: the config reads it, never the other way;
-the runtime :class:`~cloudtrain.backends.base.Backend` (submit, attach, follow, cancel) is reached through
-:func:`cloudtrain.backends.get_backend`, above ``spec.py``. Backends load lazily: naming one imports
-its module, and only its calls that talk to the cloud import the cloud's SDK. Importing this module
-imports no backend (``history`` reads the names on every ``status``).
+Registering a backend is one line: ``register(name, "its.module")``. This package imports nothing of
+``config/``, ``spec.py`` or ``backends/``, and importing it imports no backend (naming one imports its
+module; the runtime part is reached through :func:`cloudtrain.backends.get_backend`, above ``spec.py``).
 
 A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
 section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
@@ -23,6 +18,8 @@ is first used. A plugin that cannot be loaded is one line naming its distributio
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -31,10 +28,12 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
-from cloudtrain.errors import UsageError
+from cloudtrain.backend_rules.capabilities import Capabilities as Capabilities
+from cloudtrain.backend_rules.capabilities import Capability as Capability
+from cloudtrain.backend_rules.capabilities import Refusal as Refusal
+from cloudtrain.errors import MissingExtra, UsageError
 
 if TYPE_CHECKING:  # the rules' module reads the catalog's records: `cloudtrain --help` needs neither
     from cloudtrain.backend_rules.interface import BackendRules
@@ -73,20 +72,11 @@ def register(
     commands: dict[str, tuple[str, str]] | None = None,
     states_at_once: str | None = None,
 ) -> None:
-    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`,
-    whose config-time part is :class:`~cloudtrain.backend_rules.interface.BackendRules`);
-    ``section``, ``"module:Record"``, is the record of its ``<name>:`` config keys, if it has any;
-    ``sdk``, the top-level modules of its cloud's libraries, which the extra ``cloudtrain[<name>]``
-    installs (pyproject.toml): a missing one is one line naming that install (:mod:`cloudtrain.backend_rules.extras`);
-    ``title``, its ``Backend.words.title``, for ``cloudtrain --help`` (which imports no backend);
-    ``listed``, ``"module:function"``, for a backend whose jobs keep their own record on this machine (a
-    local run's folder): what ``list`` shows of one, read without loading the backend (see
-    :func:`listed_reader`); ``attach_by_name``, its ``attach`` takes the full name history records (a local
-    run's folder, found from any directory), not the short id (see :func:`attaches_by_name`); ``commands``,
-    ``{name: ("module:attr", help line)}``, the top-level CLI commands of the formats the backend owns
-    (gcloud's forms, an estimator's file), each a click command loaded when it is asked for (see
-    :func:`commands`); ``states_at_once``, ``"module:function"``, what its ``states_now`` is for a backend
-    that reads many jobs' states in one call: ``list`` calls it, loading no backend (see :func:`states_reader`)."""
+    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`).
+    ``section``: ``"module:Record"`` of its ``<name>:`` config keys; ``sdk``: the top-level modules its extra
+    ``cloudtrain[<name>]`` installs (:func:`missing_extra`); ``title``: its ``words.title`` for ``--help``;
+    the others are read without importing the backend: see :func:`listed_reader`, :func:`attaches_by_name`,
+    :func:`commands` and :func:`states_reader`."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
@@ -429,27 +419,60 @@ def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
     return None
 
 
-__all__ = [
-    "DEFAULT_CONTRACT",
-    "LOCAL",
-    "PLUGIN_GROUP",
-    "SECTION_GROUP",
-    "PluginError",
-    "Capabilities",
-    "Capability",
-    "Refusal",
-    "check_plugins",
-    "clouds",
-    "commands",
-    "listed_reader",
-    "states_reader",
-    "names",
-    "parse_job_id",
-    "plugins",
-    "register",
-    "rules",
-    "sdk_modules",
-    "titles",
-    "sections",
-    "usable",
-]
+#: Each cloud's libraries are an extra (pyproject.toml), named as its backend: a user of one cloud installs only
+#: that cloud's. They are imported lazily where used; when one is missing, :func:`missing_extra` turns Python's
+#: ``ModuleNotFoundError`` into the one line that names the install command (exit 2).
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: top-level module → (extra, what it is for a person), for the extras that are no backend's
+OTHER_EXTRAS = {
+    "matplotlib": ("report", "run report"),
+    "tensorboard": ("tensorboard", "TensorBoard"),
+}
+
+
+def extra_of(module: str) -> tuple[str, str] | None:
+    """``(extra, what it is for a person)`` of a top-level module, else None: a backend's cloud
+    libraries are that backend's extra, titled as the backend (asked only once one is missing)."""
+    if module in OTHER_EXTRAS:
+        return OTHER_EXTRAS[module]
+    backend = sdk_modules().get(module)
+    return None if backend is None else (backend, rules(backend).words.title)
+
+
+def missing_extra(exc: BaseException) -> MissingExtra | None:
+    """The error naming the install command when ``exc`` is a missing cloud SDK module, else None."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    found = extra_of(exc.name.partition(".")[0])
+    if found is None:
+        return None
+    extra, what = found
+    return MissingExtra(
+        f"the {what} libraries are not installed (no module {exc.name!r})",
+        hint=f"pip install 'cloudtrain[{extra}]'",
+        extra=extra,
+    )
+
+
+@contextlib.contextmanager
+def required() -> Iterator[None]:
+    """A missing cloud SDK inside the block raises :class:`MissingExtra` instead of ModuleNotFoundError."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        error = missing_extra(exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
+def requiring(func: F) -> F:
+    """:func:`required` around a function (the Python API's entry points)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with required():
+            return func(*args, **kwargs)
+
+    return cast(F, wrapper)  # functools.wraps keeps func's signature: the wrapper is called as func is

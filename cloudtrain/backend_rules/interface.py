@@ -16,19 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from cloudtrain.backend_rules.capabilities import DEFAULT_CAPABILITIES, Capabilities, Capability
+from cloudtrain.backend_rules.capabilities import DEFAULT_CAPABILITIES
+from cloudtrain.backend_rules.capabilities import Capabilities as Capabilities
+from cloudtrain.backend_rules.capabilities import Capability as Capability
 from cloudtrain.catalog.records import MachineInfo
-
-__all__ = [
-    "BackendRules",
-    "BackendSettings",
-    "Capabilities",
-    "Capability",
-    "Facts",
-    "Hardware",
-    "RuleDefaults",
-    "Words",
-]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from cloudtrain import catalog
 from cloudtrain.backend_rules.capabilities import Capability
-from cloudtrain.backend_rules.interface import BackendSettings, Facts, Hardware, RuleDefaults, Words
+from cloudtrain.backend_rules.interface import BackendSettings as BackendSettings
+from cloudtrain.backend_rules.interface import Facts as Facts
+from cloudtrain.backend_rules.interface import Hardware as Hardware
+from cloudtrain.backend_rules.interface import RuleDefaults
+from cloudtrain.backend_rules.interface import Words as Words
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.catalog.crosscloud import nearest_machine
 from cloudtrain.catalog.records import MachineInfo
@@ -29,7 +33,9 @@ from cloudtrain.config.rules import Check
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.config.yaml12 import LoadedYaml
 from cloudtrain.errors import UsageError
-from cloudtrain.job_states import JobState, JobStatus, LogLine
+from cloudtrain.job_states import JobState as JobState
+from cloudtrain.job_states import JobStatus as JobStatus
+from cloudtrain.job_states import LogLine as LogLine
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec, SpecRules
 
@@ -38,26 +44,6 @@ if TYPE_CHECKING:
     from cloudtrain.backends.files import JobFiles
     from cloudtrain.data.stores import GcsStore, S3Store
     from cloudtrain.sweeps.results import SweepResults  # a sweep's table: not on a job's dry run
-
-__all__ = [
-    "Backend",
-    "BackendFacts",
-    "BackendSettings",
-    "CatalogMachines",
-    "Facts",
-    "Hardware",
-    "HandleDefaults",
-    "JobHandle",
-    "JobState",
-    "JobStatus",
-    "LogLine",
-    "Submits",
-    "SweepHandle",
-    "Watches",
-    "Words",
-    "poll_until_terminal",
-    "region_given",
-]
 
 
 class JobHandle(Protocol):

@@ -28,37 +28,14 @@ from cloudtrain.catalog import tpus as _tpus
 from cloudtrain.catalog.availability import check_offered as check_offered
 from cloudtrain.catalog.availability import nearest_offering as nearest_offering
 from cloudtrain.catalog.availability import offered_in as offered_in
-from cloudtrain.catalog.records import CatalogError, GpuModel, MachineInfo, TpuInfo
+from cloudtrain.catalog.records import CatalogError as CatalogError
+from cloudtrain.catalog.records import GpuModel as GpuModel
+from cloudtrain.catalog.records import MachineInfo as MachineInfo
+from cloudtrain.catalog.records import TpuInfo as TpuInfo
 from cloudtrain.catalog.resolve import resolve as _resolve
 from cloudtrain.catalog.suggest import did_you_mean
 from cloudtrain.catalog.table import CloudTable
 from cloudtrain.catalog.table import table as _table
-
-__all__ = [
-    "CatalogError",
-    "built_in_gpus",
-    "GpuModel",
-    "MachineInfo",
-    "TpuInfo",
-    "check_offered",
-    "check_region",
-    "clouds",
-    "default_tensorflow",
-    "gpu_models",
-    "gpu_names",
-    "image_pythons",
-    "machine_record",
-    "python_tag",
-    "machines",
-    "nearest_offering",
-    "offered_in",
-    "regions",
-    "resolve_machine",
-    "tensorflow_versions",
-    "title",
-    "tpu_cloud",
-    "training_image",
-]
 
 
 #: The modules that build image URIs, by the ``uri_rules`` a table's ``tensorflow_images`` names.

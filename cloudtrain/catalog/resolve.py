@@ -123,6 +123,8 @@ def _cloud_name(table: CloudTable, accelerator: str | None) -> str | None:
 
 
 def _unknown_type(table: CloudTable, machine_type: str) -> CatalogError:
+    if machine_type in table.refused:  # the cloud takes it; why cloudtrain does not, and what instead
+        return CatalogError(f"{machine_type} is refused: {table.refused[machine_type]}", field="machine_type")
     message = f"unknown {table.cloud} machine type {machine_type!r}"
     for other in cloud_facts.names():
         if other != table.cloud and machine_type in table_of(other).types:

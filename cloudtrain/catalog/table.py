@@ -64,6 +64,7 @@ class CloudTable:
                     attach=spec.get("attach"),
                 )
         self.tensorflow_images: dict[str, Any] = data["tensorflow_images"]
+        self.refused: dict[str, str] = data.get("_without_gpu_facts", {})  # type the cloud takes → why not here
 
     def attachable(self, t: MachineType) -> dict[str, tuple[AttachRule, ...]]:
         """Accelerators that can be attached to ``t``, with their rules; empty for built-in GPUs."""

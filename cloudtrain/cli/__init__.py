@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from cloudtrain.backend_rules.extras import missing_extra
+from cloudtrain.backend_rules import missing_extra
 from cloudtrain.cli._group import cli, with_debug
 from cloudtrain.errors import CloudtrainError, ExitCode
 from cloudtrain.secrets.masking import mask_text

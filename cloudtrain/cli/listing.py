@@ -7,6 +7,8 @@ import click
 
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.listing import Listed, listed
+from cloudtrain.app.locate import locate
+from cloudtrain.app.sweeps.lookup import load_results
 from cloudtrain.cli._group import OUTPUT_OPTION, cli, job_options
 from cloudtrain.console import make_console, print_json, print_table
 from cloudtrain.errors import CloudtrainError
@@ -37,8 +39,6 @@ def list_jobs(
     if experiment or (not config_path and not (backend and region)):
         _list_history(limit, backend, region, output, experiment)
         return
-    from cloudtrain.app.locate import locate
-
     where = locate(None, backend, region, project, config_path)
     jobs = where.backend.list_jobs(region=where.region, project=where.project, limit=limit)
     if output == "json":
@@ -200,10 +200,8 @@ def _fit(text: str, width: int, *, left: bool = False) -> str:
 def _sweep_state(job_id: str) -> str | None:
     """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
     state files are damaged; None when it cannot be read now (a cloud out of reach)."""
-    from cloudtrain.cli import sweep
-
     try:
-        table = sweep.load_results(job_id)
+        table = load_results(job_id)
     except StateError as exc:
         click.echo(f"warning: {exc}", err=True)
         return "UNKNOWN"

@@ -13,8 +13,7 @@ import click
 from cloudtrain.app.prepare import Prepared
 from cloudtrain.app.sweeps import drive as app_sweep
 from cloudtrain.app.sweeps.local import TrialEvent
-from cloudtrain.app.sweeps.lookup import load_results as load_results  # cli/listing.py takes it from here (lazily)
-from cloudtrain.app.sweeps.lookup import sweep_record
+from cloudtrain.app.sweeps.lookup import load_results, sweep_record
 from cloudtrain.backend_rules import Capability
 from cloudtrain.backends import get_backend
 from cloudtrain.backends.base import JobStatus, LogLine, SweepHandle

@@ -11,15 +11,15 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cloudtrain import catalog, environment_vars
 from cloudtrain.backend_rules import Capability
 from cloudtrain.config.loaded import LoadedConfig, check_control_characters
 from cloudtrain.config.problems import Problems
-from cloudtrain.config.rules import Check, ConfigRules, rules
-from cloudtrain.config.schema import DataChannel
+from cloudtrain.config.rules import Check, ConfigRules, refusal, rules
+from cloudtrain.config.schema import DataChannel, JobConfig
 from cloudtrain.config.script_mode import check_script_mode
 from cloudtrain.config.secret_checks import check_secrets
 from cloudtrain.data import schemes
@@ -27,9 +27,6 @@ from cloudtrain.errors import ConfigError, ConfigErrors, PackagingError
 from cloudtrain.packaging.tree import check_module, check_package_dir
 from cloudtrain.text import FILL_IN
 from cloudtrain.text.numbers import money
-
-if TYPE_CHECKING:
-    from cloudtrain.sweeps.params import Param  # a sweep's: not on a job's dry run
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CHANNEL_NAME = re.compile(r"^[A-Za-z0-9_]+$")
@@ -46,7 +43,11 @@ class _Job:
     loaded: LoadedConfig
     problems: Problems
     backend: ConfigRules
-    contract: ConfigRules  # whose contract the job follows (the backend, or local's target)
+
+    @cached_property
+    def contract(self) -> ConfigRules:
+        """Whose contract the job follows (the backend, or local's target): imported when a check asks."""
+        return rules(self.loaded.config.cloud)
 
     def has(self, capability: Capability) -> bool:
         return capability in self.backend.facts.capabilities
@@ -62,14 +63,21 @@ class _Job:
 
         self.problems.run(reads, check)
 
-    def catalog(self, reads: tuple[str, ...], find: Callable[[], object], path: tuple[str, ...] | None = None) -> None:
-        """``find()``, a catalog look-up; its refusal at ``path`` (else the field it names), the nearest valid."""
+    def catalog(
+        self,
+        reads: tuple[str, ...],
+        find: Callable[[], object],
+        path: tuple[str, ...] | Callable[[catalog.CatalogError], tuple[str, ...]] | None = None,
+    ) -> None:
+        """``find()``, a catalog look-up; its refusal at ``path`` (or the path it gives for the error; else the
+        machine's field the error names), with the nearest valid."""
 
         def check() -> None:
             try:
                 find()
             except catalog.CatalogError as exc:
-                at = path or ("machine", {"machine_type": "type"}.get(exc.field or "", exc.field or "type"))
+                at = path(exc) if callable(path) else path
+                at = at or ("machine", {"machine_type": "type"}.get(exc.field or "", exc.field or "type"))
                 raise self.loaded.error(at, str(exc), _alternatives(exc)) from None
 
         self.problems.run(reads, check)
@@ -127,39 +135,29 @@ def _offered(loaded: LoadedConfig) -> None:
 
 def _image(job: _Job) -> None:
     """A TPU job's topology and image, or the prebuilt image of image.tensorflow in the region."""
-    cfg = job.loaded.config
+    cfg, image = job.loaded.config, job.loaded.config.image
     if job.has(Capability.TPUS) and cfg.machine.type in catalog.tpu_machine_types():
-        job.run([(("target", "backend", "machine", "region", "image", "replica_count"), lambda: _tpu_job(job.loaded))])
-    elif cfg.image.uri is None and cfg.image.tensorflow is not None and not job.has(Capability.CLUSTER):
-        job.run([(("target", "backend", "region", "image"), lambda: _tf_image(job.loaded))])
-
-
-def _tf_image(loaded: LoadedConfig) -> None:
-    image, cfg = loaded.config.image, loaded.config
-    try:
-        catalog.training_image(
-            cfg.cloud, cfg.region, image.tensorflow or "", gpu=False, py_version=catalog.python_tag(image.python)
+        places = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
+        reads = ("target", "backend", "machine", "region", "image", "replica_count")
+        job.catalog(reads, lambda: _tpu_job(cfg), lambda exc: places.get(exc.field or "", (exc.field or "machine",)))
+    elif image.uri is None and image.tensorflow is not None and not job.has(Capability.CLUSTER):
+        job.catalog(
+            ("target", "backend", "region", "image"),
+            lambda: catalog.training_image(
+                cfg.cloud, cfg.region, image.tensorflow or "", gpu=False, py_version=catalog.python_tag(image.python)
+            ),
+            lambda exc: ("image", "python" if image.python and "Python" in str(exc) else "tensorflow"),
         )
-    except catalog.CatalogError as exc:
-        field = "python" if image.python and "Python" in str(exc) else "tensorflow"
-        raise loaded.error(("image", field), str(exc), _alternatives(exc)) from None
 
 
-def _tpu_job(loaded: LoadedConfig) -> None:
-    cfg, m = loaded.config, loaded.config.machine
-    try:
-        info = catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count)
-        if info.tpu is not None:
-            own_image = bool(cfg.image.uri or cfg.container)
-            tensorflow, count = cfg.image.tensorflow, cfg.replica_count
-            catalog.check_tpu_job(
-                info, topology=m.tpu_topology, region=cfg.region, replica_count=count, tensorflow=tensorflow,
-                own_image=own_image,
-            )  # fmt: skip
-    except catalog.CatalogError as exc:
-        path = {"tpu_topology": ("machine", "tpu_topology"), "tensorflow": ("image", "tensorflow")}
-        at = path.get(exc.field or "", (exc.field or "machine",))
-        raise loaded.error(at, str(exc), _alternatives(exc)) from None
+def _tpu_job(cfg: JobConfig) -> None:
+    m = cfg.machine
+    info = catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count)
+    if info.tpu is not None:
+        catalog.check_tpu_job(
+            info, topology=m.tpu_topology, region=cfg.region, replica_count=cfg.replica_count,
+            tensorflow=cfg.image.tensorflow, own_image=bool(cfg.image.uri or cfg.container),
+        )  # fmt: skip
 
 
 def _backend_own(job: _Job) -> None:
@@ -170,16 +168,16 @@ def _backend_own(job: _Job) -> None:
 
 
 def _runtime_and_spot(job: _Job) -> None:
-    cfg, contract = job.loaded.config, job.contract
-    longest = None if job.has(Capability.CLUSTER) else contract.facts.max_runtime_seconds
+    cfg = job.loaded.config
+    longest = None if job.has(Capability.CLUSTER) else job.contract.facts.max_runtime_seconds
     if longest is not None and cfg.max_runtime > longest:
         message = f"received {cfg.max_runtime} s; {cfg.cloud} allows at most {longest} s"
         job.refuse(("max_runtime",), ("max_runtime",), message, f"set max_runtime: {longest // 86400}d or less")
     if cfg.spot.max_wait is None:
         return
+    contract = job.contract
     if Capability.SPOT_MAX_WAIT not in contract.facts.capabilities:
-        refusal = contract.facts.capabilities.refusal(Capability.SPOT_MAX_WAIT)
-        job.refuse(("spot",), ("spot", "max_wait"), *refusal.format(title=contract.words.title))
+        job.refuse(("spot",), ("spot", "max_wait"), *refusal(contract, Capability.SPOT_MAX_WAIT))
     elif cfg.spot.max_wait < cfg.max_runtime:
         message = f"received {cfg.spot.max_wait} s, shorter than max_runtime ({cfg.max_runtime} s)"
         job.refuse(("spot", "max_runtime"), ("spot", "max_wait"), message, "make max_wait at least max_runtime")
@@ -200,7 +198,8 @@ def _env_and_labels(job: _Job) -> None:
                 "cloudtrain sets it to find the job again, and a value of yours would replace it"
             )
             job.refuse((f"labels.{key}",), ("labels", key), said, "rename the label")
-    job.run(job.contract.contract_checks(job.loaded))
+    if not job.has(Capability.CLUSTER):  # a cluster's jobs carry no labels to the contract's cloud
+        job.run(job.contract.contract_checks(job.loaded))
 
 
 def _tensorboard_and_experiment(job: _Job) -> None:
@@ -208,8 +207,9 @@ def _tensorboard_and_experiment(job: _Job) -> None:
     followed = job.has(Capability.FOLLOWS_TARGET) and cfg.target  # --local of a cloud's config: events are here
     if cfg.tensorboard not in (None, False) and not job.has(Capability.MANAGED_TENSORBOARD) and not followed:
         where = "this machine" if job.has(Capability.RUNS_HERE) else backend.words.title or cfg.backend
-        message, hint = backend.facts.capabilities.refusal(Capability.MANAGED_TENSORBOARD).format(title=where)
-        job.refuse(("backend", "tensorboard"), ("tensorboard",), message, hint)
+        job.refuse(
+            ("backend", "tensorboard"), ("tensorboard",), *refusal(backend, Capability.MANAGED_TENSORBOARD, where)
+        )
     if cfg.experiment is not None and not _EXPERIMENT.match(cfg.experiment):
         said = (
             f"received {cfg.experiment!r}; an experiment name is lowercase letters, digits and -, "
@@ -260,7 +260,7 @@ def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None
     raises them at the end. ``problems`` may already hold the schema's errors: checks reading those
     fields are skipped."""
     problems = problems if problems is not None else Problems()
-    job = _Job(loaded, problems, rules(loaded.config.backend), rules(loaded.config.cloud))
+    job = _Job(loaded, problems, rules(loaded.config.backend))
     for check in CHECKS:
         check(job)
     problems.raise_any()
@@ -284,9 +284,8 @@ def _check_container(loaded: LoadedConfig) -> None:
                 f"remove {key} (or container, to run a package)",
             )
     backend = rules(cfg.backend)
-    can, title = backend.facts.capabilities, backend.words.title
-    if Capability.CONTAINERS not in can:
-        raise err(("container",), *can.refusal(Capability.CONTAINERS).format(title=title, image=image))
+    if Capability.CONTAINERS not in backend.facts.capabilities:
+        raise err(("container",), *refusal(backend, Capability.CONTAINERS, image=image))
     if cfg.sweep is not None:
         raise err(
             ("container",),
@@ -294,8 +293,8 @@ def _check_container(loaded: LoadedConfig) -> None:
             "remove sweep, or run the package (package.path, package.module) instead of container",
         )
     own = backend.facts.image_registry
-    if Capability.ANY_REGISTRY not in can and not (own and own.match(image)):
-        raise err(("container", "image_uri"), *can.refusal(Capability.ANY_REGISTRY).format(title=title, image=image))
+    if Capability.ANY_REGISTRY not in backend.facts.capabilities and not (own and own.match(image)):
+        raise err(("container", "image_uri"), *refusal(backend, Capability.ANY_REGISTRY, image=image))
 
 
 def _check_sweep(loaded: LoadedConfig) -> None:
@@ -324,15 +323,9 @@ def _check_sweep(loaded: LoadedConfig) -> None:
             )
     if sweep.algorithm == "grid" and grid_size(params) > 10_000:
         raise err(("sweep", "params"), f"the grid has {grid_size(params):,} points", "narrow the values")
-    _check_tuning_limits(loaded, params)
-
-
-def _check_tuning_limits(loaded: LoadedConfig, params: list[Param]) -> None:
-    """The limits of the contract's tuning job: trials at once, values per categorical parameter."""
-    sweep, err, contract = loaded.config.sweep, loaded.error, rules(loaded.config.cloud)
+    # the limits of the contract's tuning job: trials at once, values per categorical parameter
+    contract = rules(cfg.cloud)
     at_once, most = contract.facts.max_parallel_trials, contract.facts.max_categorical_values
-    if sweep is None:
-        return
     if at_once is not None and sweep.parallel_trials > at_once:
         raise err(("sweep", "parallel_trials"), f"{contract.words.title} runs at most {at_once} trials at once")
     for param in params:
@@ -362,9 +355,7 @@ def _check_data(loaded: LoadedConfig) -> None:
                 "put several folders under one prefix",
             )
         )
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
+    if problems:  # collected one by one, in line order, by the checker's Problems
         raise ConfigErrors(problems)
 
 
@@ -490,7 +481,7 @@ def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]
                     f"received {value!r}; {cfg.backend} needs a {scheme}… location",
                     f"write {scheme}{value.split('://')[-1].strip('/') or 'my-bucket'}",
                 )
-            if value and _placeholder(value):
+            if value and FILL_IN in value:  # what `cloudtrain init` wrote for the user to fill in
                 raise err(
                     (field,),
                     f"received {value!r}, the placeholder `cloudtrain init` wrote",
@@ -506,11 +497,6 @@ def _staging_checks(loaded: LoadedConfig) -> list[tuple[str, Callable[[], None]]
         ("staging_bucket", staging),
         *((field, location(field)) for field in ("staging_bucket", "output_dir", "job_dir")),
     ]
-
-
-def _placeholder(value: str) -> bool:
-    """A value ``cloudtrain init`` wrote for the user to fill in (``…:role/FILL-IN``, ``s3://FILL-IN-BUCKET``)."""
-    return FILL_IN in value
 
 
 def _check_package(loaded: LoadedConfig) -> None:
@@ -551,8 +537,7 @@ def _check_scheduling(loaded: LoadedConfig) -> None:
         )
     contract = rules(cfg.cloud)
     if cfg.flex_start.enabled and Capability.FLEX_START not in contract.facts.capabilities:
-        message, hint = contract.facts.capabilities.refusal(Capability.FLEX_START).format(title=contract.words.title)
-        raise err(("flex_start", "enabled"), message, hint)
+        raise err(("flex_start", "enabled"), *refusal(contract, Capability.FLEX_START))
     if cfg.flex_start.max_wait is not None and not cfg.flex_start.enabled:
         raise err(
             ("flex_start", "max_wait"), "max_wait applies with flex_start.enabled: true", "enable it or remove it"

@@ -62,16 +62,11 @@ def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) ->
 
 
 def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
-    info = _foreign(out, cloud, source)
-    if info is None:
+    foreign = _foreign(out, cloud, source)
+    if foreign is None:
         return
-    machine = out["machine"]
+    (info, pick, found), machine = foreign, out["machine"]
     gpu = info.gpu.name if info.gpu else None
-    hardware = rules(source).describe(machine)
-    if hardware is None:  # not one of its machines after all (_foreign resolved it, so it is)
-        return
-    pick = rules(cloud).nearest(hardware)[0]
-    found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
     why = []
     if gpu and found.gpu and found.gpu.name != gpu:
         why.append(f"{rules(cloud).words.title} has no {gpu}; {found.gpu.name} is the cheapest GPU at least as fast")
@@ -97,19 +92,23 @@ def _machine(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> 
     out["machine"] = new
 
 
-def _foreign(out: dict[str, Any], cloud: str, source: str) -> MachineInfo | None:
-    """The machine of ``out`` when it is one of ``source``'s (and not ``cloud``'s), resolved there; else None."""
+def _foreign(out: dict[str, Any], cloud: str, source: str) -> tuple[MachineInfo, dict[str, Any], MachineInfo] | None:
+    """The machine of ``out`` when it is one of ``source``'s (and not ``cloud``'s), resolved there, with the
+    nearest of ``cloud``'s (its ``machine:`` keys, and resolved); else None."""
     machine = out.get("machine")
-    if not isinstance(machine, dict) or not isinstance(machine.get("type"), str):
+    kind = machine.get("type") if isinstance(machine, dict) else None
+    if not isinstance(kind, str) or kind in table(cloud).types or kind not in table(source).types:
         return None
-    if machine["type"] in _types(cloud) or machine["type"] not in _types(source):
+    info = _resolved(out, source)  # None when invalid on its own cloud too: validation names the problem
+    hardware = None if info is None else rules(source).describe(out["machine"])
+    if info is None or hardware is None:
         return None
-    try:
-        return catalog.resolve_machine(
-            source, machine["type"], machine.get("accelerator"), machine.get("accelerator_count")
-        )
-    except catalog.CatalogError:
-        return None  # invalid on its own cloud too: validation names the problem
+    pick = rules(cloud).nearest(hardware)[0]
+    return (
+        info,
+        pick,
+        catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count")),
+    )
 
 
 def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
@@ -119,12 +118,10 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
     if cloud not in catalog.clouds():
         return None
     source = other(cloud)
-    info = _foreign(data, cloud, source)
-    hardware = None if info is None else rules(source).describe(data["machine"])
-    if info is None or hardware is None:
+    foreign = _foreign(data, cloud, source)
+    if foreign is None:
         return None
-    pick = rules(cloud).nearest(hardware)[0]
-    found = catalog.resolve_machine(cloud, pick["type"], pick.get("accelerator"), pick.get("accelerator_count"))
+    info, _, found = foreign
     theirs, ours = rules(source).words, rules(cloud).words
     price = f" ({money(found.price_per_hour)}/h)" if found.price_per_hour is not None else ""
     return Refused(
@@ -133,10 +130,6 @@ def foreign_machine(data: dict[str, Any], cloud: str) -> Refused | None:
         f"nearest on {ours.title}: {crosscloud.describe(found)}{price}; or run it "
         f"on {theirs.title}: --set backend={source} (with {theirs.submit_needs})",
     )
-
-
-def _types(cloud: str) -> Any:
-    return table(cloud).types
 
 
 def _region(out: dict[str, Any], cloud: str, source: str, notes: list[str]) -> None:
@@ -240,10 +233,11 @@ def python_on(cloud: str, tensorflow: str, python: str) -> tuple[str | None, str
 
 
 def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
-    ours = f"{native_scheme(cloud)}://"
     for key in ("staging_bucket", "output_dir", "job_dir"):
-        value = out.get(key)  # the other backend is imported only for a location that is not ours
-        if isinstance(value, str) and not value.startswith(ours) and value.startswith(f"{native_scheme(source)}://"):
+        value = out.get(key)  # a backend is imported only for a bucket's location
+        if not isinstance(value, str) or "://" not in value:
+            continue
+        if not value.startswith(f"{native_scheme(cloud)}://") and value.startswith(f"{native_scheme(source)}://"):
             raise Refused(
                 (key,),
                 f"{value} is a {rules(source).words.title} bucket; {rules(cloud).words.title} cannot use it",

@@ -30,7 +30,7 @@ _NOT_INHERITED = ("fallback",)
 def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
     """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
 
-    ``load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig`` validates one
+    ``load_candidate(doc: LoadedYaml, *, translate: bool) -> LoadedConfig`` validates one
     candidate document (the same path the main config took after its translation); a candidate
     on another backend is translated (machine, region) and runs the main request's TensorFlow
     and Python (:func:`same_runtime`). ``strict``: a mapping is an error (``--strict-legacy``)."""
@@ -42,20 +42,21 @@ def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = Fa
         other_backend = doc.data.get("backend") != loaded.config.backend
         notes = same_runtime(loaded, doc, entry) if other_backend else []
         if strict and notes:  # as the loader does for the candidate's other mappings
-            more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
-            raise ConfigError(
-                f"{notes[0]}{more}",
-                file="--strict-legacy",
-                field=f"fallback[{index}]",
-                hint="fix the config, or drop --strict-legacy to accept the mapping",
-            )
+            raise strict_refusal(notes, f"fallback[{index}]")
         try:
-            candidate = load_candidate(doc, other_backend=other_backend)
+            candidate = load_candidate(doc, translate=other_backend)
         except ConfigError as exc:  # name the candidate: the main config's key may be fine on its own
             errors = [_in_candidate(e, index) for e in getattr(exc, "errors", None) or (exc,)]
             raise errors[0] if len(errors) == 1 else ConfigErrors(errors) from None
         out.append(dataclasses.replace(candidate, notes=(*notes, *candidate.notes)))
     return tuple(out)
+
+
+def strict_refusal(notes: list[str], field: str | None = None) -> ConfigError:
+    """``--strict-legacy``'s refusal of a config that needed mapping: its first ``mapped:`` line and how many more."""
+    more = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
+    hint = "fix the config, or drop --strict-legacy to accept the mapping"
+    return ConfigError(f"{notes[0]}{more}", file="--strict-legacy", field=field, hint=hint)
 
 
 def _in_candidate(exc: ConfigError, index: int) -> ConfigError:

@@ -138,15 +138,7 @@ def load_document(
 
         problems.run(("project",), find)
     if strict and notes:
-        others = f"; and {len(notes) - 1} more" if len(notes) > 1 else ""
-        problems.add(
-            ConfigError(
-                f"{notes[0]}{others}",
-                file="--strict-legacy",
-                hint="fix the config, or drop --strict-legacy to accept the mapping",
-            )
-        )
-
+        problems.add(fallback.strict_refusal(notes))
     _one_accelerator_by_default(loaded.data)
     config = _validate(loaded, problems)
     if config is None:
@@ -155,17 +147,7 @@ def load_document(
     result = LoadedConfig(config, loaded, tuple(notes), project_source, base)
     check_config(result, problems)
     if config.fallback and config.backend in backend_rules.clouds():  # a local run needs no capacity
-
-        def load_candidate(doc: LoadedYaml, *, other_backend: bool) -> LoadedConfig:
-            return load_document(
-                doc,
-                (),
-                base=base or result.base_dir,
-                environ=environ,
-                strict=strict,
-                translate=other_backend,
-            )
-
+        load_candidate = partial(load_document, base=base or result.base_dir, environ=environ, strict=strict)
         result = dataclasses.replace(result, candidates=fallback.expand(result, load_candidate, strict=strict))
     return result
 
@@ -373,17 +355,18 @@ def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tup
     Errors about one value (a union's alternatives, a block and a key in it) make one line; an
     unknown key people write for a known one explains the "missing" that it causes."""
 
-    def path_of(error: dict[str, Any]) -> Path_:
-        return _data_path(error["loc"], loaded.data, missing=error["type"] == "missing")
-
     remaining = list(errors)
     for alias in [e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])]:
         meant = tuple(str(_alias_of(alias["loc"])).split("."))
-        remaining = [e for e in remaining if not (e["type"] == "missing" and meant[: len(path_of(e))] == path_of(e))]
+        remaining = [
+            e for e in remaining if not (e["type"] == "missing" and meant[: len(_data_path(e))] == _data_path(e))
+        ]
     out = []
     while remaining:
-        head = path_of(remaining[0])
-        group = [e for e in remaining if path_of(e)[: len(head)] == head or head[: len(path_of(e))] == path_of(e)]
+        head = _data_path(remaining[0])
+        group = [
+            e for e in remaining if _data_path(e)[: len(head)] == head or head[: len(_data_path(e))] == _data_path(e)
+        ]
         remaining = [e for e in remaining if e not in group]
         out.append((head, _translate(group, loaded)))
     return out
@@ -393,9 +376,9 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     """Turn pydantic's first error into one line: file:line: field: received …; allowed … — fix."""
     aliased = next((e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])), None)
     if aliased is not None:  # an unknown key people often write for a known one explains the "missing" it causes
-        path, error = _data_path(aliased["loc"], loaded.data, missing=False), aliased
+        path, error = _data_path(aliased), aliased
     else:
-        paths = [_data_path(e["loc"], loaded.data, missing=e["type"] == "missing") for e in errors]
+        paths = [_data_path(e) for e in errors]
         # Alternatives of one union value (``data.NAME``: a string or a mapping): the one that got furthest in.
         path, error = max(
             ((p, e) for p, e in zip(paths, errors, strict=True) if p[: len(paths[0])] == paths[0]),
@@ -423,7 +406,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     if path in loaded.numbers and path[-1] == "tensorflow":  # 2.10 is the number 2.1 in YAML
         text = loaded.numbers[path]
         return at(f"YAML reads {text} as the number {received!r}", f'quote the version: tensorflow: "{text}"')
-    if kind in ("model_type", "model_attributes_type", "dict_type") and (model := _model_at(path)):
+    if kind in ("model_type", "dict_type") and path and (model := _record_at(path)):
         keys = ", ".join(list(model.model_fields)[:3])
         shown = "nothing" if received is None else f"{type(received).__name__} {received!r}"
         return at(
@@ -435,7 +418,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
     allowed = [
         e["msg"].removeprefix("Input should be a valid ")
         for e in errors
-        if e["type"] in _SCALAR_KINDS and _data_path(e["loc"], loaded.data, missing=False) == path
+        if e["type"] in _SCALAR_KINDS and _data_path(e) == path
     ]
     if kind in _SCALAR_KINDS and len(allowed) > 1:
         message = "Input should be a valid " + ", ".join(allowed[:-1]) + " or " + allowed[-1]
@@ -465,7 +448,8 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
 def _unknown_key_hint(path: Path_, loaded: LoadedYaml) -> str:
     """The fix for an unknown key: the key people write for a known one, the nearest allowed key, or the
     block it belongs under when it lost its indentation; else the keys allowed there."""
-    allowed = sorted(_fields_at(path[:-1]))
+    around = _record_at(path[:-1], keys_between=True)
+    allowed = sorted(around.model_fields if around else ())
     alias = _alias_of(path)
     import difflib  # only on the error path
 
@@ -506,13 +490,10 @@ def _shown_value(path: Path_, value: object) -> str:
     return mask_text(repr(value))
 
 
-#: The fix for the pydantic error kinds whose message names no fix of its own.
+#: The fix for the error kinds (:func:`~cloudtrain.config.records.validate`'s) whose message names none.
 _FIXES = {
     "int_type": "write a whole number, e.g. {key}: 2",
-    "int_parsing": "write a whole number, e.g. {key}: 2",
-    "int_from_float": "write a whole number, e.g. {key}: 2",
     "float_type": "write a number, e.g. {key}: 0.5",
-    "float_parsing": "write a number, e.g. {key}: 0.5",
     "bool_type": "write true or false",
     "string_type": 'write text; quote it where YAML reads it as something else ("…")',
     "list_type": "write a list: {key}: [a, b]",
@@ -520,7 +501,6 @@ _FIXES = {
     "greater_than": "use a value greater than {gt}",
     "greater_than_equal": "use a value of at least {ge}",
     "less_than_equal": "use a value of at most {le}",
-    "less_than": "use a value less than {lt}",
 }
 
 
@@ -543,7 +523,6 @@ _ALIASES: dict[Path_, str] = {
     ("machine", "machine_type"): "machine.type",
     ("machine", "machinetype"): "machine.type",
     ("machine", "instance_type"): "machine.type",
-    ("machine", "accelerator_type"): "machine.accelerator",
     ("machine", "gpu"): "machine.accelerator",
     ("machine", "gpu_count"): "machine.accelerator_count",
     ("machine", "count"): "machine.accelerator_count",
@@ -554,41 +533,24 @@ def _alias_of(loc: tuple[Any, ...]) -> str | None:
     return _ALIASES.get((*loc[:-1], str(loc[-1]).replace("-", "_").lower())) if loc else None
 
 
-def _data_path(loc: tuple[Any, ...], data: Any, *, missing: bool) -> Path_:
-    """Pydantic adds union member names (``'str'``, ``'int'``) to locations; keep what the data has."""
-    path: list[str | int] = []
-    node = data
-    for i, part in enumerate(loc):
-        if isinstance(node, dict) and part in node or isinstance(node, list) and _has(node, part):
-            node = node[part]
-            path.append(part)
-        elif i < len(loc) - 1 and isinstance(node, dict):
-            continue  # a union member's name (``DataChannel``), not a key of the data
-        else:
-            if missing and isinstance(node, dict):
-                path.append(part)
-            break
-    return tuple(path)
+def _data_path(error: dict[str, Any]) -> Path_:
+    """Where in the data an error is: its location (a mapping key's own error, at ``[key]``, names the key)."""
+    loc = tuple(error["loc"])
+    return loc[:-1] if loc[-1:] == ("[key]",) else loc
 
 
-def _fields_at(path: Path_) -> set[str]:
-    model: type[Record] = registered_config()
+def _record_at(path: Path_, *, keys_between: bool = False) -> type[Record] | None:
+    """The record a config path holds (``("machine",)`` → Machine), if it holds one. ``keys_between``: a part
+    that is no field (the NAME of ``data.NAME``) is passed over, and a field holding no record keeps the one
+    around it (where an unknown key's allowed keys are read)."""
+    model: type[Record] | None = registered_config()
     for part in path:
-        if part not in model.model_fields:  # a key of a mapping whose values are models (data.NAME)
-            continue
-        model = _model_in(model.model_fields[str(part)].annotation) or model
-    return set(model.model_fields)
-
-
-def _model_at(path: Path_) -> type[Record] | None:
-    """The record a config path holds (``("machine",)`` → Machine), if it holds one."""
-    if not path or not isinstance(path[-1], str):
-        return None
-    fields = registered_config().model_fields if len(path) == 1 else None
-    if fields is None:
-        parent = _model_at(path[:-1])
-        fields = parent.model_fields if parent else {}
-    return _model_in(fields[path[-1]].annotation) if path[-1] in fields else None
+        fields = model.model_fields if model is not None else {}
+        if part in fields:
+            model = _model_in(fields[str(part)].annotation) or (model if keys_between else None)
+        elif not keys_between:
+            return None
+    return model
 
 
 def _model_in(annotation: Any) -> type[Record] | None:

@@ -28,14 +28,6 @@ def gcloud_dir(environ: Mapping[str, str], home: Path) -> Path:
     return Path(environ["CLOUDSDK_CONFIG"]) if environ.get("CLOUDSDK_CONFIG") else home / ".config" / "gcloud"
 
 
-def active_configuration(environ: Mapping[str, str], home: Path, name: str | None = None) -> tuple[str, Path]:
-    """The active configuration's name and file (which may not exist)."""
-    folder = gcloud_dir(environ, home)
-    if not name:
-        name = environ.get("CLOUDSDK_ACTIVE_CONFIG_NAME") or _read(folder / "active_config").strip() or "default"
-    return name, folder / "configurations" / f"config_{name}"
-
-
 def find_project(
     flag: str | None,
     configured: tuple[str, str] | None,
@@ -55,7 +47,14 @@ def find_project(
         return configured
     if environ.get("CLOUDSDK_CORE_PROJECT"):
         return environ["CLOUDSDK_CORE_PROJECT"], "CLOUDSDK_CORE_PROJECT"
-    name, file = active_configuration(environ, home, configuration)
+    folder = gcloud_dir(environ, home)  # the active configuration's file (which may not exist)
+    name = (
+        configuration
+        or environ.get("CLOUDSDK_ACTIVE_CONFIG_NAME")
+        or _read(folder / "active_config").strip()
+        or "default"
+    )
+    file = folder / "configurations" / f"config_{name}"
     project = _ini_value(file, "core", "project")
     if project:
         return project, f"gcloud configuration {name!r} ({file})"

@@ -1,16 +1,11 @@
 """Typed, frozen config records, and the one reader of YAML data into them.
 
-The schema (:mod:`cloudtrain.config.schema`) is written as pydantic models are: annotated
-fields, ``Field(default, description=…, ge=…)``, ``StrictStr``, ``BeforeValidator``. Its
-classes are records (:class:`Record`), which keep pydantic's reading interface (``model_fields``,
-``model_fields_set``, ``model_dump``, ``model_copy``) but cost nothing to define: importing
-pydantic and building its validators was most of a dry-run's own time.
-
-:func:`validate` reads plain YAML data as a record class: strict types, unknown keys refused,
-strings stripped. It collects every error, each with the kind, location and words pydantic
-gives it (tests/config/test_records.py compares the two on every kind of mistake), so the
-loader's messages are those of the schema's pydantic form; :func:`json_schema` writes that
-form's JSON Schema.
+The schema (:mod:`cloudtrain.config.schema`) is written as pydantic models are (annotated fields,
+``Field(default, description=…, ge=…)``, ``StrictStr``, ``BeforeValidator``), and records keep
+pydantic's reading interface (``model_fields``, ``model_fields_set``, ``model_dump``, ``model_copy``),
+without pydantic's import and validator build, most of a dry run's own time. :func:`validate` reads plain
+YAML data, collecting every error with pydantic's kind, location and words (tests/config/test_records.py
+compares the two); :func:`json_schema` writes pydantic's JSON Schema of the records.
 """
 
 from __future__ import annotations
@@ -19,31 +14,10 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar, cast
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
-__all__ = [
-    "BeforeValidator",
-    "Field",
-    "FieldSpec",
-    "Invalid",
-    "Record",
-    "StrictBool",
-    "StrictFloat",
-    "StrictInt",
-    "StrictStr",
-    "no_float_version",
-    "validate",
-]
-
-
-class _StrictMarker:
-    """``Annotated[int, STRICT]``: no coercion (pydantic's ``Strict()``)."""
-
-    def __repr__(self) -> str:
-        return "Strict()"
-
-
-STRICT = _StrictMarker()
+#: ``Annotated[int, STRICT]``: no coercion (pydantic's ``Strict()``).
+STRICT: Any = type("Strict", (), {"__repr__": lambda self: "Strict()"})()
 StrictStr = Annotated[str, STRICT]
 StrictInt = Annotated[int, STRICT]
 StrictFloat = Annotated[float, STRICT]
@@ -53,10 +27,10 @@ _REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
 
 
 class FieldSpec:
-    """A field's default and description (as a default value), or its bounds (inside ``Annotated``).
-    Written ``Field(…)`` in the schema, as in pydantic."""
+    """A field of a record: its annotation (bounds inside it), default, description; inside ``Annotated``,
+    its bounds. Written ``Field(…)`` in the schema, as in pydantic."""
 
-    __slots__ = ("default", "default_factory", "description", "ge", "gt", "le", "pattern")
+    __slots__ = ("annotation", "default", "default_factory", "description", "ge", "gt", "le", "pattern")
 
     def __init__(
         self,
@@ -69,30 +43,31 @@ class FieldSpec:
         le: float | None = None,
         pattern: str | None = None,
     ) -> None:
+        self.annotation: Any = None
         self.default, self.default_factory, self.description = default, default_factory, description
         self.ge, self.gt, self.le, self.pattern = ge, gt, le, pattern
 
     def bounds(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("ge", "gt", "le", "pattern") if getattr(self, k) is not None}
 
+    def of(self, annotation: Any) -> FieldSpec:
+        """This field's default and description for a field of ``annotation``, its bounds moved inside that."""
+        spec, bounds = (
+            FieldSpec(self.default, default_factory=self.default_factory, description=self.description),
+            self.bounds(),
+        )
+        spec.annotation = Annotated[annotation, FieldSpec(**bounds)] if bounds else annotation
+        return spec
 
-if TYPE_CHECKING:
+    def is_required(self) -> bool:
+        return self.default is _REQUIRED and self.default_factory is None
 
-    def Field(
-        default: Any = ...,
-        *,
-        default_factory: Callable[[], Any] | None = None,
-        description: str | None = None,
-        ge: float | None = None,
-        gt: float | None = None,
-        le: float | None = None,
-        pattern: str | None = None,
-    ) -> Any:
-        """As pydantic's: a field's default (any type, for the checker) with its description or bounds."""
-        ...
+    def get_default(self) -> Any:
+        return self.default_factory() if self.default_factory is not None else self.default
 
-else:
-    Field = FieldSpec
+
+#: As pydantic's ``Field``: a field's default (any type, for the checker) with its description or bounds.
+Field: Callable[..., Any] = FieldSpec
 
 
 class BeforeValidator:
@@ -112,32 +87,13 @@ def no_float_version(value: object) -> object:
     return value
 
 
-class FieldInfo:
-    """One field of a record: its annotation (bounds included), default, description."""
-
-    __slots__ = ("annotation", "default", "default_factory", "description")
-
-    def __init__(self, annotation: Any, field: FieldSpec) -> None:
-        bounds = field.bounds()
-        self.annotation = Annotated[annotation, FieldSpec(**bounds)] if bounds else annotation
-        self.default, self.default_factory, self.description = field.default, field.default_factory, field.description
-
-    def is_required(self) -> bool:
-        return self.default is _REQUIRED and self.default_factory is None
-
-    def get_default(self) -> Any:
-        if self.default_factory is not None:
-            return self.default_factory()
-        return self.default
-
-
 _R = TypeVar("_R", bound="Record")
 
 
 class Record:
     """A frozen record of annotated fields; unknown keys are refused, strings must come stripped."""
 
-    model_fields: ClassVar[dict[str, FieldInfo]] = {}
+    model_fields: ClassVar[dict[str, FieldSpec]] = {}
     #: A backend's ``<name>:`` section record: the key's description in the config schema.
     section_description: ClassVar[str] = ""
     #: A section every config has, with its defaults where the file has no ``<name>:`` key; False: None there.
@@ -150,14 +106,14 @@ class Record:
             if typing.get_origin(annotation) is ClassVar or annotation is ClassVar:
                 continue
             default = cls.__dict__.get(name, _REQUIRED)
-            fields[name] = FieldInfo(annotation, default if isinstance(default, FieldSpec) else FieldSpec(default))
+            fields[name] = (default if isinstance(default, FieldSpec) else FieldSpec(default)).of(annotation)
             if name in cls.__dict__:
                 delattr(cls, name)
         cls.model_fields = fields
 
     def __init__(self, **data: Any) -> None:
         """Build from keyword values, validated as a config's are (:class:`Invalid` if they are not)."""
-        _fill(self, validate(type(self), data))
+        object.__setattr__(self, "__dict__", dict(validate(type(self), data).__dict__))
 
     @property
     def model_fields_set(self) -> set[str]:
@@ -167,26 +123,19 @@ class Record:
         out = {}
         for name in self.model_fields:
             value = getattr(self, name)
-            if (exclude and name in exclude) or (exclude_none and value is None):
-                continue
-            out[name] = _dump(value, exclude_none)
+            if not ((exclude and name in exclude) or (exclude_none and value is None)):
+                out[name] = _dump(value, exclude_none)
         return out
 
     def model_copy(self: _R, *, update: dict[str, Any] | None = None) -> _R:
         """A copy with ``update``'s values set as given (not validated, as pydantic's ``model_copy``)."""
-        copy = object.__new__(type(self))
-        object.__setattr__(
-            copy,
-            "__dict__",
-            {**self.__dict__, **(update or {}), "__fields_set__": self.model_fields_set | set(update or ())},
-        )
-        return copy
+        return make(type(self), {**self.__dict__, **(update or {})}, self.model_fields_set | set(update or ()))
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.model_fields)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Record) and type(other) is type(self) and self._values() == other._values()
+        return type(other) is type(self) and self._values() == other._values()
 
     def __hash__(self) -> int:
         return hash((type(self), self._values()))
@@ -200,11 +149,7 @@ class Record:
     __delattr__ = __setattr__  # type: ignore[assignment]  # the same refusal; only the signatures differ
 
 
-def _fill(record: Record, source: Record) -> None:
-    object.__setattr__(record, "__dict__", dict(source.__dict__))
-
-
-def make(cls: type[Record], values: dict[str, Any], fields_set: set[str]) -> Record:
+def make(cls: type[_R], values: dict[str, Any], fields_set: set[str]) -> _R:
     """A record with these (already valid) values, without validating them again."""
     record = object.__new__(cls)
     object.__setattr__(record, "__dict__", {**values, "__fields_set__": frozenset(fields_set)})

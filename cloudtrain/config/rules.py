@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cloudtrain import backend_rules
+from cloudtrain.backend_rules import Capability
 from cloudtrain.backend_rules.interface import BackendRules
 
 if TYPE_CHECKING:
@@ -47,6 +48,11 @@ def rules(name: str) -> ConfigRules:
     """The backend ``name`` as the config sees it (:func:`cloudtrain.backend_rules.interface`, its config-time part)."""
     # each BACKEND is checked as a whole Backend where it is defined
     return cast(ConfigRules, backend_rules.rules(name))
+
+
+def refusal(backend: BackendRules, capability: Capability, title: str = "", **fields: str) -> tuple[str, str]:
+    """The message and fix of what ``backend`` cannot do, in its words (its title, or ``title``, filled in)."""
+    return backend.facts.capabilities.refusal(capability).format(title=title or backend.words.title, **fields)
 
 
 def usable() -> Iterator[tuple[str, ConfigRules]]:

@@ -20,7 +20,6 @@ from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.records import (
     BeforeValidator,
     Field,
-    FieldInfo,
     Record,
     StrictBool,
     StrictFloat,
@@ -81,11 +80,7 @@ Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 JobName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,127}$")]
 
 
-class _Strict(Record):
-    pass  # unknown keys refused, frozen, strings stripped: what every Record is
-
-
-class Machine(_Strict):
+class Machine(Record):
     type: StrictStr = Field(
         description="Vertex machine type (n1-standard-16) or SageMaker instance type (ml.g4dn.12xlarge)."
     )
@@ -106,7 +101,7 @@ class Machine(_Strict):
     )
 
 
-class Package(_Strict):
+class Package(Record):
     path: StrictStr = Field(
         "trainer",
         description="The Python package directory (with `script`: the source folder), relative to this config file.",
@@ -127,7 +122,7 @@ class Package(_Strict):
     )
 
 
-class Image(_Strict):
+class Image(Record):
     uri: StrictStr | None = Field(None, description="An explicit training image; overrides `tensorflow`.")
     tensorflow: Annotated[StrictStr | None, BeforeValidator(no_float_version)] = Field(
         None, description='TensorFlow version of the prebuilt image, e.g. "2.17" (quoted). Default: newest.'
@@ -137,7 +132,7 @@ class Image(_Strict):
     )
 
 
-class Container(_Strict):
+class Container(Record):
     """Your own training container, run as it is: nothing is packaged or uploaded (Vertex containerSpec)."""
 
     image_uri: StrictStr = Field(description="The image: any registry on Vertex AI; an ECR image on SageMaker.")
@@ -146,12 +141,12 @@ class Container(_Strict):
     )
 
 
-class Spot(_Strict):
+class Spot(Record):
     enabled: StrictBool = Field(False, description="Use spot / preemptible capacity.")
     max_wait: Seconds | None = Field(None, description="SageMaker: total time including waiting for capacity.")
 
 
-class FlexStart(_Strict):
+class FlexStart(Record):
     enabled: StrictBool = Field(
         False,
         description="Vertex AI Dynamic Workload Scheduler (Scheduling.strategy "
@@ -162,7 +157,7 @@ class FlexStart(_Strict):
     )
 
 
-class Budget(_Strict):
+class Budget(Record):
     max_usd: Annotated[Finite, Field(gt=0, le=MAX_USD)] | None = Field(
         None, description="Hard cap: each candidate's max runtime is cut so that its price × time stays under it."
     )
@@ -176,7 +171,7 @@ class Budget(_Strict):
     )
 
 
-class DataChannel(_Strict):
+class DataChannel(Record):
     source: StrictStr = Field(
         description="gs://bucket/path (Vertex AI), s3://bucket/path (SageMaker) or a local folder."
     )
@@ -188,14 +183,14 @@ class DataChannel(_Strict):
     )
 
 
-class FallbackMachine(_Strict):
+class FallbackMachine(Record):
     type: StrictStr | None = None
     accelerator: StrictStr | None = None
     accelerator_count: Annotated[StrictInt, Field(ge=0)] | None = None
     disk_gb: Annotated[StrictInt, Field(ge=10, le=65536)] | None = None
 
 
-class Fallback(_Strict):
+class Fallback(Record):
     """One more candidate, tried when the ones before it got no capacity or quota: what it changes."""
 
     backend: Cloud | None = None
@@ -212,7 +207,7 @@ class Fallback(_Strict):
     max_runtime: Seconds | None = None
 
 
-class SweepParam(_Strict):
+class SweepParam(Record):
     """One tuned parameter: ``{min, max}`` (with ``scale``) or ``values``; the type is inferred."""
 
     type: Literal["double", "integer", "discrete", "categorical"] | None = Field(
@@ -228,7 +223,7 @@ class SweepParam(_Strict):
     )
 
 
-class Sweep(_Strict):
+class Sweep(Record):
     """A hyperparameter sweep: Vertex HyperparameterTuningJob, SageMaker tuning job, or Optuna locally."""
 
     metric: StrictStr = Field(description="The metric the trials report, e.g. val_accuracy.")
@@ -244,11 +239,11 @@ class Sweep(_Strict):
     params: dict[StrictStr, SweepParam] = Field(description="Parameter name → range or values.")
 
 
-class Enabled(_Strict):
+class Enabled(Record):
     enabled: StrictBool = Field(False, description="Turn it on.")
 
 
-class Distribution(_Strict):
+class Distribution(Record):
     """The SageMaker TensorFlow estimator's ``distribution``, for scripts written for it."""
 
     multi_worker_mirrored_strategy: Enabled | None = Field(
@@ -259,14 +254,11 @@ class Distribution(_Strict):
     smdistributed: dict[StrictStr, Any] | None = Field(None, description="Not supported (refused).")
 
 
-class JobConfig(_Strict):
+class JobConfig(Record):
     """A training job, as written in `job_configs/*.yaml`."""
 
-    def __repr__(self) -> str:  # env: values and secret-named options show as ***
+    def __repr__(self) -> str:  # env: values and secret-named options show as *** (in str() too: it is repr())
         return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__repr__())
-
-    def __str__(self) -> str:  # pydantic's own str() is its field list, values included
-        return ValueMasker(secret_values(self.env, self.args, self.hyperparameters))(super().__str__())
 
     name: JobName = Field(description="Job name: letters, digits, _ and -, starting with a letter, at most 128.")
     name_suffix: StrictBool = Field(
@@ -369,11 +361,9 @@ def add_sections(config: type[JobConfig], names: Iterable[str]) -> None:
     fields = dict(config.model_fields)
     for name, found in backend_rules.sections(names).items():
         section = cast(type[Record], found)  # the registry names its record (a config type it cannot import)
-        described = section.section_description
-        if section.section_always:
-            fields[name] = FieldInfo(section, Field(default_factory=section, description=described))
-        else:
-            fields[name] = FieldInfo(section | None, Field(None, description=described))
+        always, described = section.section_always, section.section_description
+        field = Field(default_factory=section, description=described) if always else Field(None, description=described)
+        fields[name] = field.of(section if always else section | None)
     config.model_fields = fields
 
 
@@ -390,24 +380,16 @@ def config_with_sections(names: Iterable[str]) -> type[JobConfig]:
     return config
 
 
-_REGISTERED: dict[tuple[str, ...], type[JobConfig]] = {}
+_REGISTERED: dict[tuple[str, ...], type[JobConfig]] = {_BUILT_WITH: JobConfig}
 
 
 def registered_config() -> type[JobConfig]:
-    """The config a file is validated with (:func:`cloudtrain.config.load.load_config`): :class:`JobConfig`
-    while the registry holds the backends it was built with; once one joined since (a plugin, the tests'
-    example), a :class:`JobConfig` whose ``backend:`` takes every name registered now and that reads each
-    one's section, built once per set of names."""
+    """The config a file is validated with: :class:`JobConfig` while the registry holds the backends it was
+    built with; once one joined since (a plugin, the tests' example), one whose ``backend:`` takes every name
+    registered now and that reads each one's section, built once per set of names."""
     names = backend_rules.names()
-    if names == _BUILT_WITH:
-        return JobConfig
     if names not in _REGISTERED:
-        config = config_with_sections(name for name in names if name not in _BUILT_WITH)
-        backend = JobConfig.model_fields["backend"]
-        every_name = cast(Any, Literal)[names]  # the names are data, as BackendName's
-        config.model_fields = {
-            **config.model_fields,
-            "backend": FieldInfo(every_name, Field(description=backend.description)),
-        }
-        _REGISTERED[names] = config
+        config = _REGISTERED[names] = config_with_sections(name for name in names if name not in _BUILT_WITH)
+        backend = Field(description=JobConfig.model_fields["backend"].description)
+        config.model_fields = {**config.model_fields, "backend": backend.of(cast(Any, Literal)[names])}
     return _REGISTERED[names]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
+from cloudtrain.config.rules import refusal
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.errors import PackagingError
 from cloudtrain.packaging.script import check_script, check_source_dir
@@ -39,8 +40,7 @@ def check_script_mode(loaded: LoadedConfig) -> None:
     # whose parameter servers a job gets: a run here follows its cloud's contract, any other backend its own
     runner = rules(cfg.cloud) if Capability.RUNS_HERE in rules(cfg.backend).facts.capabilities else rules(cfg.backend)
     if parameter_servers(cfg) and Capability.PARAMETER_SERVERS not in runner.facts.capabilities:
-        message, hint = runner.facts.capabilities.refusal(Capability.PARAMETER_SERVERS).format(title=runner.words.title)
-        raise err(("distribution", "parameter_server"), message, hint)
+        raise err(("distribution", "parameter_server"), *refusal(runner, Capability.PARAMETER_SERVERS))
     if script is None:
         if cfg.model_dir is not None:
             raise err(
@@ -57,8 +57,7 @@ def check_script_mode(loaded: LoadedConfig) -> None:
         )
     contract = rules(cfg.cloud)
     if cfg.args and Capability.SCRIPT_ARGS not in contract.facts.capabilities:
-        message, hint = contract.facts.capabilities.refusal(Capability.SCRIPT_ARGS).format(title=contract.words.title)
-        raise err(("args",), message, hint)
+        raise err(("args",), *refusal(contract, Capability.SCRIPT_ARGS))
     passed = cfg.model_dir if cfg.model_dir is not None else Capability.SCRIPT_MODEL_DIR in contract.facts.capabilities
     if passed and MODEL_DIR_HYPERPARAMETER in cfg.hyperparameters:
         raise err(

@@ -58,10 +58,7 @@ class LoadedYaml:
 
     def line_of(self, path: Path_) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one; 0 means "set by --set"."""
-        for cut in range(len(path), -1, -1):
-            if path[:cut] in self.lines:
-                return self.lines[path[:cut]]
-        return None
+        return next((self.lines[path[:cut]] for cut in range(len(path), -1, -1) if path[:cut] in self.lines), None)
 
     def error(self, path: Path_, message: str, hint: str | None = None) -> ConfigError:
         """An error pointing at ``path``: ``file:line: field`` or ``--set: field``."""
@@ -72,9 +69,9 @@ class LoadedYaml:
 
     def flag_of(self, path: Path_) -> str | None:
         """The flag that set ``path`` or its nearest ancestor, if a flag did."""
-        for cut in range(len(path), -1, -1):
-            if path[:cut] in self.flags:
-                return self.flags[path[:cut]]
+        found = next((self.flags[path[:cut]] for cut in range(len(path), -1, -1) if path[:cut] in self.flags), None)
+        if found is not None:
+            return found
         below = {flag for key, flag in self.flags.items() if key[: len(path)] == path}
         return below.pop() if len(below) == 1 else None  # one flag set everything under it
 

@@ -22,6 +22,12 @@ from cloudtrain.secrets.files import SNIFF_BYTES, credential_content, credential
 from cloudtrain.statefiles import write_atomic
 
 _BLOCK = 2**20
+PREFIX = "cloudtrain/data"  # below a staging bucket's own path: data/upload.py's layout
+
+
+def data_prefix(staging_path: str, digest: str) -> str:
+    """The object prefix of one folder's content, below the staging bucket's own path (if any)."""
+    return "/".join(p for p in (staging_path.strip("/"), PREFIX, digest) if p) + "/"
 
 
 @dataclass(frozen=True)

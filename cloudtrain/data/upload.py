@@ -22,12 +22,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from cloudtrain.data.manifest import FileEntry, Manifest
+from cloudtrain.data.manifest import PREFIX, FileEntry, Manifest, data_prefix
 from cloudtrain.text.numbers import size
 
 log = logging.getLogger("cloudtrain.data")
 
-PREFIX = "cloudtrain/data"
 PARALLEL = 8  # files uploaded at once
 #: (bytes done, bytes total, files done, files total), after each file.
 Progress = Callable[[int, int, int, int], None]
@@ -41,11 +40,6 @@ class FolderUpload:
     files_sent: int
     bytes_sent: int
     skipped: bool  # the manifest was there and one listing showed every object: nothing was sent
-
-
-def data_prefix(staging_path: str, digest: str) -> str:
-    """The object prefix of one folder's content, below the staging bucket's own path (if any)."""
-    return "/".join(p for p in (staging_path.strip("/"), PREFIX, digest) if p) + "/"
 
 
 def manifest_key(staging_path: str, digest: str) -> str:

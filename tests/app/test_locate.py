@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cloudtrain import history
-from cloudtrain.app.locate import Location, last_state, locate
+from cloudtrain.app.locate import Location, locate
 from cloudtrain.backends import get_backend
 from cloudtrain.errors import UsageError
 from cloudtrain.history import JobRecord
@@ -62,24 +62,6 @@ def test_without_a_backend_or_a_region_it_says_which_flags_to_pass() -> None:
         locate(None, backend="vertex")
     assert str(nothing.value) == "no backend or region given — pass --backend and --region (or --config CONFIG)"
     assert locate(None, "vertex", "us-central1") == Location(get_backend("vertex"), "", "us-central1", None)
-
-
-def test_a_listed_cloud_job_shows_the_state_last_seen_here() -> None:
-    entry = JobRecord("9", "projects/p/locations/us-central1/customJobs/9", "vertex", "us-central1", state="RUNNING")
-    assert last_state(entry) == "RUNNING"
-    gone = JobRecord("8", "/nowhere/run", "local", "local", state="SUCCEEDED")
-    assert last_state(gone) == "SUCCEEDED"  # its folder is gone: what history saw
-    assert last_state(JobRecord("7", "x", "no-such-backend", "r", state="FAILED")) == "FAILED"
-
-
-def test_a_listed_local_run_shows_its_own_records_state(tmp_path) -> None:
-    run = tmp_path / "demo-2" / "local-run"
-    run.mkdir(parents=True)
-    (run / "status.json").write_text(json.dumps({"job_id": "demo-2", "native_state": "succeeded"}))
-    entry = JobRecord("demo-2", str(tmp_path / "demo-2"), "local", "local", state="RUNNING")
-    assert last_state(entry) == "SUCCEEDED"  # the run's own record, not history's older RUNNING
-    (run / "status.json").write_text("{")
-    assert last_state(entry) == "UNKNOWN"
 
 
 def test_a_local_runs_folder_is_found_by_itself_with_the_flags_passed_through(tmp_path) -> None:

@@ -51,22 +51,11 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
     ("cloudtrain.app.sweeps.local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
-    (
-        "cloudtrain.app.sweeps.drive",
-        "cloudtrain.app.sweeps.handover",
-    ): "subprocess: only a detached local sweep starts one",
-    ("cloudtrain.data.staging", "cloudtrain.data.manifest"): "hashing: 5-8 ms of a dry run without local data",
     ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
-    ("cloudtrain.cli.listing", "cloudtrain.app.locate"): "the config loader: only a cloud's own list (--region)",
-    (
-        "cloudtrain.app.prepare",
-        "cloudtrain.backends.secrets_here",
-    ): "urllib.request, http.client, ssl: not on --dry-run",
     ("cloudtrain.backends.kubernetes.backend", "cloudtrain.backends.secrets_here"): "urllib, ssl: a submit's only",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
-    ("cloudtrain.cli.listing", "cloudtrain.cli.sweep"): "Optuna: only when a sweep is among the listed jobs",
     # Issue 44: what a dry run of a job never uses (tests/cli/test_dry_run_imports.py pins the set it imports).
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.formats"): "ML Engine's, CustomJob's keys",
     ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.tuning"): "a sweep's request",

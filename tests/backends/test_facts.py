@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backend_rules import Capability
-from cloudtrain.backend_rules.extras import extra_of
+from cloudtrain.backend_rules import Capability, extra_of
 from cloudtrain.backends import DEFAULT_CONTRACT, LOCAL, get_backend, names, sdk_modules
 from cloudtrain.secrets.refs import EXAMPLES, STORES, parse_ref, store_command
 

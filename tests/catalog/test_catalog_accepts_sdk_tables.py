@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -77,6 +78,62 @@ def test_every_accepted_gpu_type_has_its_gpu_facts():
     h200 = catalog.resolve_machine("sagemaker", "ml.p5en.48xlarge", None, None)
     assert h200.gpu is not None and (h200.accelerator_count, h200.gpu.name, h200.gpu.memory_gb) == (8, "H200", 141)
     assert "read 2026-12-02" in data["_source"]["estimated_series"]
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "model", "memory", "vcpus", "host_memory"),
+    [  # aws/sagemaker-hyperpod-cli's INSTANCE_RESOURCES and its whole-GPU MIG profiles (gpus.json's _source)
+        ("ml.p6-b200.48xlarge", 8, "B200", 180, 192, 2048),
+        ("ml.p6e-gb200.36xlarge", 4, "GB200", 186, 144, 960),
+        ("ml.p6-b300.48xlarge", 8, "B300", 269, 192, 4096),
+        ("ml.g7e.2xlarge", 1, "RTX-PRO-6000", 96, 8, 64),
+        ("ml.g7e.12xlarge", 2, "RTX-PRO-6000", 96, 48, 512),
+        ("ml.g7e.48xlarge", 8, "RTX-PRO-6000", 96, 192, 2048),
+    ],
+)
+def test_blackwell_types_have_their_gpu_facts(name, gpus, model, memory, vcpus, host_memory):
+    m = catalog.resolve_machine("sagemaker", name, None, None)
+    assert m.gpu is not None and (m.accelerator_count, m.gpu.name, m.gpu.memory_gb) == (gpus, model, memory)
+    assert (m.vcpus, m.memory_gb, m.price_per_hour) == (vcpus, host_memory, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "count", "instead"),
+    [
+        ("ml.p2.xlarge", 1, "ml.g4dn.4xlarge (1 × T4)"),
+        ("ml.p2.8xlarge", 8, "ml.g4dn.12xlarge (4 × T4)"),
+        ("ml.p2.16xlarge", 16, "ml.g4dn.12xlarge (4 × T4)"),
+    ],
+)
+def test_a_kepler_type_is_refused_in_one_line_saying_why_and_naming_its_replacement(name, count, instead):
+    with pytest.raises(catalog.CatalogError) as refused:
+        catalog.resolve_machine("sagemaker", name, None, None)
+    assert str(refused.value) == (
+        f"{name} is refused: its {count} x K80 are Kepler GPUs (compute capability 3.7): SageMaker's TensorFlow "
+        "images from 2.16 on are built with CUDA 12, which does not run on Kepler, and the catalog keeps no Kepler "
+        f"GPU; use {instead}, the machine ML Engine's K80 maps to"
+    )
+    assert catalog.resolve_machine("sagemaker", instead.split()[0], None, None).gpu.name == "T4"  # type: ignore[union-attr]
+
+
+def test_validate_and_the_dry_run_accept_a_blackwell_type_with_its_accelerator_line(tmp_path):
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "__init__.py").write_text("")
+    (tmp_path / "trainer" / "task.py").write_text("print('hi')\n")
+    config = tmp_path / "job.yaml"
+    config.write_text(
+        "name: b200\nbackend: sagemaker\nregion: us-east-1\nmachine: {type: ml.p6-b200.48xlarge}\n"
+        "package: {path: trainer, module: trainer.task}\nrole_arn: arn:aws:iam::123456789012:role/SageMakerRole\n"
+        "staging_bucket: s3://my-bucket\n"
+    )
+    cli = [sys.executable, "-m", "cloudtrain"]
+    validated = subprocess.run([*cli, "validate", "--config", str(config)], capture_output=True, text=True, timeout=120)
+    assert validated.returncode == 0, validated.stderr
+    assert "(sagemaker, us-east-1, ml.p6-b200.48xlarge, 8 × B200, 1 replica)" in validated.stdout
+    dry = subprocess.run(
+        [*cli, "submit", "--dry-run", "--config", str(config)], capture_output=True, text=True, timeout=120
+    )
+    assert dry.returncode == 0 and "machine: ml.p6-b200.48xlarge, 8 × B200" in dry.stdout + dry.stderr, dry.stderr
 
 
 def test_the_generator_has_nothing_left_to_add():

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar, cast
 
-from cloudtrain.config.records import STRICT, BeforeValidator, FieldInfo, FieldSpec, Record, make
+from cloudtrain.config.records import STRICT, BeforeValidator, FieldSpec, Record, make
 
 __all__ = ["errors_of", "model_of", "validate"]
 
@@ -101,7 +101,7 @@ def _metadata(item: Any) -> Any:
     return item
 
 
-def _field(info: FieldInfo) -> Any:
+def _field(info: FieldSpec) -> Any:
     import pydantic
 
     factory = info.default_factory

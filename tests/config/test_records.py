@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from cloudtrain.config.load import _data_path, load_config
+from cloudtrain.config.load import _has, load_config
 from cloudtrain.config.records import Invalid, Record, json_schema, validate
 from cloudtrain.config.schema import JobConfig, Machine, SweepParam
 from tests.config.pydantic_twin import _record, errors_of, model_of
@@ -121,6 +121,24 @@ def _fast(cls, data):
         return validate(cls, data)
     except Invalid:
         return None
+
+
+def _data_path(loc, data, *, missing):
+    """The place in the data of an error's location: pydantic's also names the union member tried (``'str'``,
+    ``'int'``, ``DataChannel``), which the data does not have."""
+    path: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node or isinstance(node, list) and _has(node, part):
+            node = node[part]
+            path.append(part)
+        elif i < len(loc) - 1 and isinstance(node, dict):
+            continue  # a union member's name, not a key of the data
+        else:
+            if missing and isinstance(node, dict):
+                path.append(part)
+            break
+    return tuple(path)
 
 
 def _errors(errors, data):

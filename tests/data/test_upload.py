@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cloudtrain.data.manifest import build_manifest
-from cloudtrain.data.upload import data_prefix, manifest_key, upload_folder
+from cloudtrain.data.manifest import build_manifest, data_prefix
+from cloudtrain.data.upload import manifest_key, upload_folder
 from tests.data.conftest import make_folder
 
 pytestmark = pytest.mark.server

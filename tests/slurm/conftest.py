@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from cloudtrain.backends.runner import venv
 from tests.slurm.cluster import Cluster, LoginNode, login_node, missing_tools, slurm_cluster
 
 
@@ -43,8 +46,15 @@ def slurm_login(slurm_session, slurm, monkeypatch) -> LoginNode:
     return login
 
 
+@pytest.fixture(scope="session")
+def slurm_image_layer(tf_image, tf_cache) -> Path:
+    """The image layer a Slurm job of the tests' configs gets (the slim one, named by ``slurm.python``), built once
+    in the test env cache."""
+    return venv.ensure_image(dataclasses.replace(tf_image, named="python3"), root=tf_cache)[0]
+
+
 @pytest.fixture
-def workdir(tmp_path, tf_cache):
+def workdir(tmp_path, tf_cache, slurm_image_layer):
     """A Slurm workdir whose environments are the test env cache's (content-keyed, shared by the tests)."""
     folder = tmp_path / "workdir"
     folder.mkdir()

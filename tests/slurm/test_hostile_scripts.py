@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.slurm import quoting, script, sweep_array, sweep_trial
+from cloudtrain.backends.slurm import script, sweep_array, sweep_trial
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError, UsageError
@@ -327,11 +327,11 @@ def test_ssh_gets_the_destination_after_every_option_and_after_double_dash(monke
 @pytest.mark.server
 @pytest.mark.parametrize("case", ["blank", "quotes", "percent", "hash"])
 def test_sbatch_reads_each_quoted_value_back_exactly(case, slurm, tmp_path):
-    """What quoting.option writes, sbatch records: the output file's path and the job name, as written."""
+    """What script.option writes, sbatch records: the output file's path and the job name, as written."""
     folder = tmp_path / HOSTILE_DIRS[case]
     folder.mkdir()
     name = f"n {HOSTILE_DIRS[case]}"
-    header = [quoting.option("--job-name", name), quoting.option("--output", f"{quoting.filename(str(folder))}/o-%j")]
+    header = [script.option("--job-name", name), script.option("--output", f"{script.filename(str(folder))}/o-%j")]
     job = folder / "job.sh"
     job.write_text("#!/bin/bash\n" + "".join(f"#SBATCH {h}\n" for h in header) + 'echo "ran as $SLURM_JOB_NAME"\n')
     job_id = slurm.run("sbatch", "--parsable", "--partition=debug", str(job)).stdout.strip().split(";")[0]
@@ -434,7 +434,7 @@ def test_a_failed_tasks_last_lines_show_secret_values_masked_everywhere(slurm, w
 
 def test_a_script_mode_trial_gets_each_swept_value_as_name_equals_value(tmp_path):
     """As docs/how-to/sweeps.md promises on every backend; a one-letter name was ``-a 1`` (the toolkit's form)."""
-    from cloudtrain.backends.slurm.script import tasks_plan
+    from cloudtrain.backends.slurm.tasks import tasks_plan
     from cloudtrain.packaging import BuiltPackage
 
     (tmp_path / "code").mkdir()

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.runner import env_keys
 from cloudtrain.backends.sagemaker.aws import AwsClients
 from cloudtrain.backends.slurm.ssh import control_dir
 from tests.slurm.test_submit import REPO, cloudtrain, job_id_of, probe_config
@@ -63,12 +62,12 @@ def cloudtrain_argv() -> list[str]:
     return [sys.executable, "-m", "cloudtrain"]
 
 
-def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, tf_cache, tf_image, aws):
+def test_submit_through_the_login_node_builds_the_environment_there(slurm_login, tmp_path, slurm_image_layer, aws):
     workdir = tmp_path / "workdir"
     (workdir / "envs").mkdir(parents=True)
-    image_layer = env_keys.image_dir(tf_image, tf_cache)
-    assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
-    (workdir / "envs" / image_layer.name).symlink_to(image_layer)  # the image layer reused; the package layer built
+    (workdir / "envs" / slurm_image_layer.name).symlink_to(
+        slurm_image_layer
+    )  # the image layer reused; the package layer built
     package = tmp_path / "pkg" / "slurm_probe"
     shutil.copytree(REPO / "tests/packages/slurm_probe", package)
     config = probe_config(tmp_path, workdir, ["--lines=2"])

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from cloudtrain.backends.runner import env_keys
 from tests.slurm.cluster import LOGIN_SECRET, LOGIN_SECRET_VAR
 from tests.slurm.test_submit import cloudtrain, job_id_of, probe_config
 
@@ -58,14 +57,12 @@ def test_a_missing_shell_secret_is_one_line_before_anything_is_submitted(slurm, 
     assert slurm.run("squeue", "-h", "-o", "%i").stdout.split() == []
 
 
-def test_through_the_login_node_a_shell_secret_is_read_there(slurm_login, tmp_path, tf_cache, tf_image, monkeypatch):
+def test_through_the_login_node_a_shell_secret_is_read_there(slurm_login, tmp_path, slurm_image_layer, monkeypatch):
     """The variable is set on the login node only (its sshd's SetEnv), not in this process."""
     monkeypatch.delenv(LOGIN_SECRET_VAR, raising=False)
     workdir = tmp_path / "workdir"
     (workdir / "envs").mkdir(parents=True)
-    image_layer = env_keys.image_dir(tf_image, tf_cache)
-    assert image_layer.is_dir(), "the test env cache has no image layer yet (another test builds it)"
-    (workdir / "envs" / image_layer.name).symlink_to(image_layer)
+    (workdir / "envs" / slurm_image_layer.name).symlink_to(slurm_image_layer)
     config = probe_config(tmp_path, workdir, ["--lines=0", "--print-env=HF_TOKEN"])
     config.write_text(
         config.read_text().replace("slurm:\n", f"slurm:\n  login: {slurm_login.host}\n")

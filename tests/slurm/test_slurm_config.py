@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from cloudtrain.backends.slurm import script
-from cloudtrain.backends.slurm.script import tasks_plan
+from cloudtrain.backends.slurm.tasks import tasks_plan
 from cloudtrain.config.load import load_config
 from cloudtrain.errors import ConfigError
 from cloudtrain.packaging import BuiltPackage

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from cloudtrain import creation_window
-from cloudtrain.app.prepare import Prepared, build_package, check_secrets_exist, load_spec
+from cloudtrain.app.launch import check_secrets_exist
+from cloudtrain.app.prepare import Prepared, build_package, load_spec
 from cloudtrain.app.sweeps import local
 from cloudtrain.app.sweeps import owner as sweep_owner
 from cloudtrain.app.sweeps.lookup import load_results, sweep_record
@@ -68,12 +69,10 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
 
 def detach_local(started: StartedSweep) -> int:
     """Hand a started local sweep to a process of its own (``submit --detach``); that process's pid.
-    Its trials then run as :func:`run_local` runs them (:mod:`.sweep_owner`)."""
-    from cloudtrain.app.sweeps.handover import hand_over  # Lazy: subprocess, which --dry-run never loads
-
+    Its trials then run as :func:`run_local` runs them (:mod:`.owner`)."""
     if started.folder is None:
         raise ValueError(f"sweep {started.sweep_id} is not a local sweep")
-    return hand_over(started.folder, started.sweep_id)
+    return sweep_owner.hand_over(started.folder, started.sweep_id)
 
 
 def stop_local(job_id: str, *, wait: bool) -> results.SweepResults:

@@ -2,7 +2,7 @@
 
 A local sweep's trials run in one cloudtrain process: the submitting one (attached), or, after
 ``submit --detach``, ``python -m cloudtrain sweep resume SWEEP`` started in a session of its own
-(:mod:`.sweep_handover`). Resuming a sweep that has run no trial runs it from its start, from the
+(:func:`hand_over`). Resuming a sweep that has run no trial runs it from its start, from the
 same folder (``sweep.json``, Optuna's journal), so a detached sweep is the attached one run by
 another process: same trials, same history records, same results; its output goes to
 ``sweep.log`` in the sweep's folder.
@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -89,3 +91,21 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass  # it has just ended
+
+
+def hand_over(folder: Path, sweep_id: str) -> int:
+    """Start the owner of the sweep in ``folder``; its pid.
+
+    The owner inherits this process's environment (``shell:`` secrets are read from it again, never
+    written to disk) and working directory (where a relative ``output_dir`` points)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOG, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cloudtrain", "sweep", "resume", sweep_id, "--detached"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    claim(folder, proc.pid)  # before returning: a status right after reads the sweep as running
+    return proc.pid

@@ -27,6 +27,7 @@ from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, env_keys, venv
 from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner.image import Image, image_for
+from cloudtrain.backends.runner.interpreters import find_python, probe
 from cloudtrain.backends.secrets_here import resolve_here
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.data.cache import fetch
@@ -166,7 +167,7 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
 
 def default_image(spec: JobSpec) -> Image:
     """The image layer for ``spec``: its TensorFlow (or the cloud's default) on a matching Python."""
-    return image_for(spec)
+    return image_for(spec, find_python, probe)
 
 
 def _claim(out: Path, spec: JobSpec) -> None:
@@ -454,6 +455,8 @@ class LocalBackend(BackendFacts):
             runs = [e.name for e in history.recent(200, backend=self.name) if e.name != job_id]
             folder = find_run(job_id, elsewhere=known_places(runs))
         if folder is not None:
+            if os.path.isabs(job_id) and os.path.abspath(folder) != os.path.normpath(job_id):
+                history.note_moved(job_id, os.path.abspath(folder))  # found from anywhere from now on
             return RecordedJob(folder / RUN_DIR / "status.json")
         if os.path.isabs(job_id):
             raise UsageError(

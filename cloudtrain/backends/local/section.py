@@ -26,5 +26,5 @@ class Local(Record):
         "image",
         description="--local: what the local environment installs beside TensorFlow. image: what the cloud's "
         "prebuilt image of that TensorFlow ships, at its versions (catalog/data/local_images.json); slim: pip, "
-        "setuptools, wheel and TensorBoard only, at today's versions.",
+        "setuptools, wheel and TensorBoard only, as of that TensorFlow's last release.",
     )

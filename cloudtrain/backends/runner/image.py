@@ -14,29 +14,22 @@ that one can is used and :attr:`Image.note` says so in one line.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import glob
 import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cloudtrain import catalog
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.crosscloud import python_version
+from cloudtrain.catalog.suggest import version_key
 from cloudtrain.errors import UsageError
 from cloudtrain.spec import JobSpec
 from cloudtrain.text import mapped_line
 
-#: Where pyenv keeps its interpreters (uv's own ``uv python find`` does not look there).
-PYENV_ROOT_DEFAULT = "~/.pyenv"
 PIP_AS_OF = "pip>=26.0"  # the first pip with --uploaded-prior-to: installed first where the pip fallback needs it
 
 
@@ -44,6 +37,11 @@ PIP_AS_OF = "pip>=26.0"  # the first pip with --uploaded-prior-to: installed fir
 class Interpreter:
     path: str  # the real executable (a pyenv shim resolved to its target)
     version: str  # "3.10"
+
+
+#: ``find(version, setting)``: an interpreter of that version; ``probe(path)``: the one at a path (:mod:`.interpreters`)
+Find = Callable[[str, str | None], Interpreter | None]
+Probe = Callable[[str], Interpreter | None]
 
 
 @dataclass(frozen=True)
@@ -59,13 +57,13 @@ class Image:
     note: str | None = None  # one line when the image's TensorFlow could not be had here
     date: str | None = None  # unpinned packages resolve as of this day (the image's), None = today
     nearest: tuple[str, ...] = ()  # ``packages`` without the image's pins: what installs where those do not
+    named: str | None = None  # the interpreter as the key names it, when not by its path and version (a setting)
 
     @property
     def key(self) -> str:
         """16 hex digits of what the layer holds: same interpreter and packages, same layer."""
-        data = json.dumps(
-            [self.python.path, self.python.version, list(self.packages)] + ([self.date] if self.date else [])
-        )
+        python = [self.named] if self.named else [self.python.path, self.python.version]
+        data = json.dumps([*python, list(self.packages)] + ([self.date] if self.date else []))
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def as_of(self, *, pip: bool = False) -> tuple[str, ...]:
@@ -90,16 +88,16 @@ class Image:
 
 def _layer(cloud: str, tf: str, slim: bool) -> dict[str, Any]:
     """The :class:`Image` fields of ``tf``'s layer: what every image ships (``shipped``, the slim layer) and,
-    unless ``slim``, what the cloud's image of ``tf`` ships as pinned there, with the day its unpinned
-    packages resolve at (``images`` in ``catalog/data/local_images.json``, from ``tools/local_images.py``),
-    and the same names unpinned (``nearest``: what installs where the pins do not)."""
+    unless ``slim``, what the cloud's image of ``tf`` ships as pinned there, as of the image's day; the slim layer
+    as of ``tf``'s last release (``images`` in ``catalog/data/local_images.json``, from ``tools/local_images.py``:
+    TF <= 2.11 gets NumPy 1); and the same names unpinned (``nearest``: what installs where the pins do not)."""
     data = load("local_images")
     entry = {} if slim else data["images"].get(cloud, {}).get("versions", {}).get(tf, {})
     packages = (f"tensorflow=={tf}.*", *data["shipped"][cloud], *entry.get("packages", ()))
     unpinned = tuple(re.split(r"[<>=!~;\[ ]", p)[0] for p in packages[1:])
     return {
         "packages": packages,
-        "date": entry.get("date"),
+        "date": entry.get("date", data["images"]["released"].get(tf)),
         "nearest": (packages[0], *unpinned) * (unpinned != packages[1:]),
     }
 
@@ -117,19 +115,20 @@ def resolve_image(
     cloud: str,
     tensorflow: str | None,
     *,
+    find: Find,
+    probe: Probe | None = None,
     python: str | None = None,
     image_python: str | None = None,
-    find: Callable[[str, str | None], Interpreter | None] | None = None,
     slim: bool = False,
 ) -> Image:
     """The base layer for the image of ``tensorflow`` on ``cloud`` (``None``: the cloud's default).
 
     ``python``: the ``local.python`` setting (a path, or a version such as ``"3.10"``);
     ``image_python``: ``image.python``, the image's Python where it comes in several (else its newest).
-    ``find``: ``find(version, setting) -> Interpreter | None`` (tests inject one).
-    ``slim``: ``local.layer: slim``, TensorFlow and the slim layer of today instead of what the image ships.
+    ``find``: ``find(version, setting) -> Interpreter | None``; ``probe(path)``: the interpreter at an explicit
+    ``python`` path (both in :mod:`.interpreters`, which starts processes; tests inject their own).
+    ``slim``: ``local.layer: slim``, TensorFlow and what every image ships instead of what this image ships.
     """
-    find = find or find_python
     tf = _major_minor(tensorflow or catalog.default_tensorflow(cloud))
     wanted_py = image_python or (catalog.image_pythons(cloud, tf) or (None,))[-1]
     pythons = _preference(supported_pythons(tf), wanted_py)
@@ -140,7 +139,7 @@ def resolve_image(
         )
 
     if python and os.sep in python:  # an explicit interpreter: use it, whatever its version
-        chosen = probe(python)
+        chosen = probe(python) if probe else None
         if chosen is None:
             raise UsageError(f"local.python {python!r} does not run", "point it at a python3 executable")
         return (
@@ -151,7 +150,7 @@ def resolve_image(
     found = next((i for i in (find(v, python) for v in pythons) if i is not None), None)
     if found is not None:
         return image(found)
-    here = [i for i in (find(v, python) for v in _all_versions()) if i is not None]
+    here = [i for i in (find(f"3.{minor}", python) for minor in range(14, 7, -1)) if i is not None]
     looked = "local.python " + python if python else "PATH, pyenv's versions folder and this interpreter"
     return _fallback(cloud, tf, wanted_py, here, slim, looked)
 
@@ -167,7 +166,11 @@ def prebuilt_image(uri: str) -> tuple[str, str, str | None] | None:
 
 
 def image_for(
-    spec: JobSpec, find: Callable[[str, str | None], Interpreter | None] | None = None, *, slim: bool | None = None
+    spec: JobSpec,
+    find: Find,
+    probe: Probe | None = None,
+    *,
+    slim: bool | None = None,
 ) -> Image:
     """The image layer of a job: its TensorFlow on its cloud; for ``image.uri``, the prebuilt image it names,
     or (a custom image) ``image.tensorflow`` if given, else the cloud's default with a note saying so.
@@ -185,7 +188,7 @@ def image_for(
             f"{tf} image's packages instead; set image.tensorflow to the TensorFlow it holds"
             + ("" if slim else " (or local.layer: slim)")
         )
-    image = resolve_image(cloud, tf, python=spec.local_python, image_python=python, slim=slim, find=find)
+    image = resolve_image(cloud, tf, find=find, probe=probe, python=spec.local_python, image_python=python, slim=slim)
     return dataclasses.replace(image, note="; ".join(n for n in (note, image.note) if n)) if note else image
 
 
@@ -198,8 +201,9 @@ def _fallback(
     looked: str,
 ) -> Image:
     """The TensorFlow nearest to ``tf`` that one of ``interpreters`` can install, with the note."""
-    versions = sorted((v for v in load("local_images")["tensorflow_pythons"] if v[0].isdigit()), key=_key)
-    newer_first = [v for v in versions if _key(v) >= _key(tf)] + [v for v in reversed(versions) if _key(v) < _key(tf)]
+    versions = sorted((v for v in load("local_images")["tensorflow_pythons"] if v[0].isdigit()), key=version_key)
+    newer = [v for v in versions if version_key(v) >= version_key(tf)]
+    newer_first = newer + [v for v in reversed(versions) if v not in newer]
     span = supported_pythons(tf)
     need = f"Python {span[0]}–{span[-1]}" if span else "Python with its wheels"
     for candidate in newer_first:
@@ -237,50 +241,5 @@ def _preference(pythons: list[str], wanted: str | None) -> list[str]:
     return sorted(pythons, key=lambda v: (abs(pythons.index(v) - at), pythons.index(v) < at))
 
 
-def _all_versions() -> list[str]:
-    return [f"3.{minor}" for minor in range(14, 7, -1)]
-
-
 def _major_minor(version: str) -> str:
     return ".".join(str(version).strip().split(".")[:2])
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
-# --- finding interpreters ------------------------------------------------------------------
-
-
-def find_python(version: str, setting: str | None = None) -> Interpreter | None:
-    """A working ``python{version}``: the setting (a version), ``PATH``, pyenv, or this interpreter."""
-    if setting and setting != version:
-        return None  # local.python names one version: only that one
-    candidates = [shutil.which(f"python{version}")]
-    root = Path(os.path.expanduser(os.environ.get("PYENV_ROOT") or PYENV_ROOT_DEFAULT))
-    candidates += sorted(glob.glob(str(root / "versions" / f"{version}.*" / "bin" / f"python{version}")), reverse=True)
-    if f"{sys.version_info[0]}.{sys.version_info[1]}" == version:
-        candidates.append(getattr(sys, "_base_executable", None) or sys.executable)
-    for path in candidates:
-        if path:
-            found = probe(path)
-            if found is not None and found.version == version:
-                return found
-    return None
-
-
-@functools.cache
-def probe(path: str) -> Interpreter | None:
-    """The interpreter at ``path`` if it runs and has ``venv``; a pyenv shim resolves to its target."""
-    code = (
-        "import sys, venv; print('%d.%d' % sys.version_info[:2]); "  # any Python the user has: old syntax
-        "print(getattr(sys, '_base_executable', sys.executable))"
-    )
-    try:
-        out = subprocess.run([path, "-I", "-c", code], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = out.stdout.split()
-    if out.returncode != 0 or len(lines) != 2:
-        return None
-    return Interpreter(path=os.path.realpath(lines[1]), version=lines[0])

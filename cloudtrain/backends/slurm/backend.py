@@ -26,11 +26,11 @@ from cloudtrain.backends import DEFAULT_CONTRACT, cuda
 from cloudtrain.backends.base import Backend, BackendFacts, Facts, JobStatus, Words
 from cloudtrain.backends.runner import env_keys
 from cloudtrain.backends.runner import image as runner_image
-from cloudtrain.backends.runner.image import Image
+from cloudtrain.backends.runner.image import Find, Image, Interpreter, Probe
 from cloudtrain.backends.slurm import data, script
 from cloudtrain.backends.slurm.checks import slurm_checks
 from cloudtrain.backends.slurm.job_settings import SlurmSettings, slurm_node, slurm_section
-from cloudtrain.backends.slurm.script import package_path, tasks_plan
+from cloudtrain.backends.slurm.script import package_path, tasks_shown
 from cloudtrain.backends.slurm.section import fill_slurm_keys
 from cloudtrain.backends.slurm.ssh import remote_argv
 from cloudtrain.catalog.records import MachineInfo
@@ -96,20 +96,22 @@ class SlurmBackend(BackendFacts):
         """The slurm: section, nodes and GPUs per node: a cluster has no catalog of regions and machines."""
         return list(slurm_checks(loaded))
 
-    def __init__(
-        self, *, image_for: Callable[[JobSpec], Image] | None = None, log: Callable[[str], None] | None = None
-    ):
-        self._image_for = image_for or (
-            lambda spec: runner_image.image_for(spec, slim=True)
-        )  # a cluster: no cloud image
+    def __init__(self, *, log: Callable[[str], None] | None = None):
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
-    def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
-        """The image layer: with GPUs requested, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
-        image, count = self._image_for(spec), spec.machine.accelerator_count
+    def _image(self, spec: JobSpec, found: tuple[Find, Probe | None] | None = None) -> tuple[Image, cuda.GpuBuild]:
+        """The image layer (the slim one: a cluster has no cloud image), named by ``slurm.python``: its key, and so
+        the environments' paths, need no interpreter asked (a dry run prints them); ``found`` (at submit): how this
+        machine's interpreter that builds it is found (:mod:`~cloudtrain.backends.runner.interpreters`). With GPUs
+        requested, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
+        named = slurm_section(spec).python
+        if found is None:  # --local's local.python is not the cluster's
+            spec, found = replace(spec, local_python=None), (lambda version, _: Interpreter(named, version), None)
+        image = runner_image.image_for(spec, *found, slim=True)
+        count = spec.machine.accelerator_count
         gpus = f"{count} GPU{'s' if count != 1 else ''} per node" if count else None
         build = cuda.gpu_build(image.packages, gpus=gpus, cuda_from=cuda.cuda_module(slurm_section(spec).setup))
-        return replace(image, packages=build.packages), build
+        return replace(image, packages=build.packages, named=named), build
 
     def _python(self, spec: JobSpec, package: BuiltPackage) -> str:
         image, _ = self._image(spec)
@@ -121,7 +123,6 @@ class SlurmBackend(BackendFacts):
         python = self._python(spec, package)
         paths = script.Paths.of(spec, python)
         channels, data_steps = data.planned(spec)
-        plan = tasks_plan(spec, package, python, channels)
         sbatch = remote_argv(slurm_section(spec).login, script.sbatch_command(paths))
         request = {
             "backend": "slurm",
@@ -137,7 +138,11 @@ class SlurmBackend(BackendFacts):
                 shlex.join(sbatch),
             ],
             "batch_script": script.batch_script(spec, paths),
-            "tasks": [{"name": t["name"], "argv": t["argv"], "cwd": t["cwd"]} for t in plan["tasks"]],
+            "tasks": (
+                self._on_cluster().script_tasks(spec, package, python, channels)
+                if spec.package.script
+                else tasks_shown(spec, python)
+            ),
         }
         return request if spec.sweep is None else self._on_cluster().sweep_request(request, spec, package)
 

@@ -8,10 +8,9 @@ from pathlib import PurePosixPath
 
 from cloudtrain import catalog
 from cloudtrain.backends import DEFAULT_CONTRACT
-from cloudtrain.backends.slurm import quoting
+from cloudtrain.backends.slurm import script
+from cloudtrain.backends.slurm.job_settings import time_limit
 from cloudtrain.backends.slurm.section import MIN_GRACE_S, slurm_of
-from cloudtrain.backends.slurm.sweep_rules import check_sweep
-from cloudtrain.backends.slurm.timing import time_limit
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.data import schemes
 
@@ -122,7 +121,7 @@ def check_section(loaded: LoadedConfig) -> None:
 def sbatch_line_problem(line: str) -> tuple[str, str] | None:
     """Why an ``slurm.sbatch`` line cannot be written as it is, read as sbatch reads an ``#SBATCH`` line
     (its arguments, each option in every spelling sbatch takes: ``-t1``, ``-vN3``, ``--outp=``), or None."""
-    args = quoting.sbatch_arguments(line)
+    args = script.sbatch_arguments(line)
     if not args or not args[0].startswith("-"):
         return f"received {line!r}; each line is sbatch options", 'write e.g. "--mem=0"'
     value_next: bool | None = False
@@ -218,3 +217,15 @@ def check_data(loaded: LoadedConfig) -> None:
                 f"local folder {source!r} does not exist (relative paths start at the config's folder)",
                 "point it at a folder, or write an absolute path on the cluster" if login else "point it at a folder",
             )
+
+
+def check_sweep(loaded: LoadedConfig) -> None:
+    """A trial on Slurm is an array task that reports its result when it ends: no pruning while it runs.
+    (``secrets:`` are taken: the array's tasks read the sweep's one 0600 file, :mod:`.sweep_array`.)"""
+    sweep = loaded.config.sweep
+    if sweep is not None and sweep.early_stopping:
+        raise loaded.error(
+            ("sweep", "early_stopping"),
+            "a Slurm sweep's trials report their metric when they end, so none is stopped early",
+            "remove sweep.early_stopping (or run the sweep --local)",
+        )

@@ -14,15 +14,16 @@ from typing import Any
 
 from cloudtrain import creation_window
 from cloudtrain.backends import cuda
-from cloudtrain.backends.runner import env_keys, venv
-from cloudtrain.backends.runner.image import PIP_AS_OF, Image
-from cloudtrain.backends.slurm import data, job_secrets, script, squeue, sweep_array, sweep_handle
+from cloudtrain.backends.runner import env_keys, interpreters, venv
+from cloudtrain.backends.runner.image import PIP_AS_OF, Find, Image, Probe
+from cloudtrain.backends.slurm import job_secrets, script, squeue, sweep_array, sweep_handle, transfer
 from cloudtrain.backends.slurm.job import SlurmJob, by_full_name, id_file, run_index
 from cloudtrain.backends.slurm.job_settings import slurm_section
-from cloudtrain.backends.slurm.script import ENVBUILD, LAUNCHER, package_path, tasks_plan
+from cloudtrain.backends.slurm.script import ENVBUILD, LAUNCHER, package_path
 from cloudtrain.backends.slurm.section import cluster_of
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.sweep_handle import SlurmSweep
+from cloudtrain.backends.slurm.tasks import tasks_plan
 from cloudtrain.errors import BackendError, UsageError
 from cloudtrain.history import find, records
 from cloudtrain.packaging import BuiltPackage, required
@@ -93,15 +94,27 @@ class OnCluster:
 
     def __init__(
         self,
-        image: Callable[[JobSpec], tuple[Image, cuda.GpuBuild]],
+        image: Callable[[JobSpec, tuple[Find, Probe | None] | None], tuple[Image, cuda.GpuBuild]],
         python: Callable[[JobSpec, BuiltPackage], str],
         log: Callable[[str], None],
     ):
         self._image, self._python, self._log = image, python, log
 
+    def built_image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
+        """The image layer with this machine's interpreter that builds it (its key: the one ``slurm.python`` names)."""
+        return self._image(spec, (interpreters.find_python, interpreters.probe))
+
     def sweep_request(self, request: dict[str, Any], spec: JobSpec, package: BuiltPackage) -> dict[str, Any]:
         """A sweep's dry run: the job array's script and commands around one job's ``request``."""
-        return sweep_array.render(request, spec, self._image(spec)[0], self._python(spec, package))
+        return sweep_array.render(request, spec, self._image(spec, None)[0], self._python(spec, package))
+
+    def script_tasks(
+        self, spec: JobSpec, package: BuiltPackage, python: str, channels: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        """A script's tasks as a dry run shows them: its command is the contract's, in the tasks' plan."""
+        return [
+            {k: t[k] for k in ("name", "argv", "cwd")} for t in tasks_plan(spec, package, python, channels)["tasks"]
+        ]
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SlurmJob | SlurmSweep:
         package = required(package, spec.job_name)  # a Slurm job always runs a package (no container:)
@@ -113,7 +126,7 @@ class OnCluster:
         if not shell.remote:
             Path(package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
         shell.copy_once(package.path, package_path(spec, package))
-        image, gpu = self._image(spec)
+        image, gpu = self.built_image(spec)
         if image.note:
             self._log(image.note)
         if gpu.with_cuda:
@@ -124,7 +137,7 @@ class OnCluster:
             python = self._build_remotely(shell, spec, image, env, "the job environment")
         else:
             python = str(venv.ensure_env(package, image, root=root, log=self._log).python)
-        channels = data.place(spec, shell, slurm_section(spec).python, self._log)
+        channels = transfer.place(spec, shell, slurm_section(spec).python, self._log)
         paths = script.Paths.of(spec, python)
         run = paths.run
         shell.write(f"{run}/slurm/job.sh", script.batch_script(spec, paths).encode(), 0o755)

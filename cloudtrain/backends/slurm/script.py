@@ -17,18 +17,14 @@ What it does on the first node of the allocation:
 
 from __future__ import annotations
 
+import re
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cloudtrain import environment_vars
-from cloudtrain.backends.runner import contract
-from cloudtrain.backends.slurm.job_settings import gpu_type, slurm_section
-from cloudtrain.backends.slurm.quoting import comment, filename, option
-from cloudtrain.backends.slurm.states import TIMEOUT_EXIT
-from cloudtrain.backends.slurm.timing import slurm_time, time_limit
-from cloudtrain.data.schemes import channel_env
+from cloudtrain.backends.slurm.job_settings import TIMEOUT_EXIT, gpu_type, slurm_section, slurm_time, time_limit
+from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import secret_names
 from cloudtrain.spec import JobSpec
@@ -37,7 +33,65 @@ from cloudtrain.spec import JobSpec
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LAUNCHER = Path(__file__).parent / "launcher.py"
 ENVBUILD = Path(__file__).parent / "envbuild.py"
-GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR: save at once on SIGTERM
+
+
+# --- one function per place a value is written on the cluster: an ``#SBATCH`` directive, a comment, a shell word.
+# Each value is quoted where it is written, never substituted into text quoted before. The config checks refuse
+# control characters in every string that can get here (config.loaded.check_control_characters); these refuse them
+# again, so a spec built another way (the Python API) cannot end its line. A shell word is shlex.quote, where used.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: What sbatch's script parser reads as syntax: blanks split arguments, quotes and ``\`` quote, ``#`` starts a comment.
+_SBATCH_SPECIAL = re.compile(r"[\s\"'\\#]")
+
+
+def one_line(value: str, what: str) -> str:
+    """``value``, refused if it holds a control character (a newline would end the line it is written on)."""
+    if _CONTROL.search(value):
+        raise UsageError(f"{what} {value!r} holds a control character", "remove it (newline, tab, …)")
+    return value
+
+
+def option(name: str, value: object) -> str:
+    """``--name=value`` as an ``#SBATCH`` line's argument that sbatch reads back as exactly ``value``."""
+    text = one_line(str(value), name)
+    if _SBATCH_SPECIAL.search(text):
+        text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{name}={text}"
+
+
+def filename(path: str) -> str:
+    """A literal path in a Slurm filename pattern (``--output``): its own ``%`` doubled."""
+    return path.replace("%", "%%")
+
+
+def comment(text: str) -> str:
+    """A ``#`` comment line."""
+    return "# " + one_line(text, "a comment")
+
+
+def sbatch_arguments(line: str) -> list[str]:
+    """The arguments sbatch reads from one ``#SBATCH`` line (its script parser): split at blanks, quotes and
+    ``\\`` honoured, an unquoted ``#`` ends the line; a blank ends an argument even after a ``\\``."""
+    args: list[str] = []
+    word, quote, escaped, started = "", "", False, False
+    for ch in line:
+        if ch.isspace() and not quote:
+            if started:
+                args.append(word)
+            word, escaped, started = "", False, False
+        elif escaped:
+            word, escaped = word + ch, False
+        elif ch == "\\":
+            escaped = started = True
+        elif quote and ch == quote:
+            quote = ""
+        elif quote or ch not in "\"'#":
+            word, started = word + ch, True
+        elif ch == "#":
+            break
+        else:  # a quote opens
+            quote, started = ch, True
+    return [*args, word] if started else args
 
 
 def workdir(spec: JobSpec) -> str:
@@ -69,7 +123,7 @@ def tasks_per_node(spec: JobSpec) -> int:
 
 def sbatch_options(spec: JobSpec) -> list[str]:
     """The ``#SBATCH`` options, in the order they are written, each value as sbatch reads it back
-    (:func:`.quoting.option`); ``slurm.sbatch``'s lines as written (checked as sbatch parses them)."""
+    (:func:`option`); ``slurm.sbatch``'s lines as written (checked as sbatch parses them)."""
     s = slurm_section(spec)
     gpu = gpu_type(spec)
     seconds = time_limit(spec.max_runtime_seconds, spec.budget_gpu_hours, spec.gpus_total)
@@ -234,50 +288,9 @@ def package_path(spec: JobSpec, package: BuiltPackage) -> str:
     return f"{workdir(spec)}/packages/{package.sha256}/{package.filename}"
 
 
-def tasks_plan(spec: JobSpec, package: BuiltPackage, python: str, channels: dict[str, str]) -> dict[str, Any]:
-    """Each task's command, folder and variables: the Vertex contract (``AIP_*`` dirs under the run,
-    ``TF_CONFIG``/``CLUSTER_SPEC`` whose addresses the launcher fills in), ``SM_CHANNEL_<NAME>`` at
-    ``channels`` (each channel's folder on the cluster: :mod:`.data`)."""
-    run = spec.output_dir.rstrip("/")
-    on_cluster = replace(package, path=Path(package_path(spec, package)))
-    per_node = tasks_per_node(spec)
-    tasks_total = spec.replica_count * per_node  # one task per GPU: each a replica of the contract (TF_CONFIG)
-    plans = contract.plan(
-        replace(spec, replica_count=tasks_total) if per_node > 1 else spec,
-        output_dir=run,
-        ports=[0] * tasks_total,
-        package=on_cluster,
-        num_gpus=1 if per_node > 1 else spec.machine.accelerator_count,
-    )
-    tasks = []
-    for p in plans:
-        env = {**spec.env, **p.env, GRACE_PERIOD_VAR: "0", environment_vars.PYTHONUNBUFFERED: "1"}
-        env.update({channel_env(name): folder for name, folder in channels.items()})
-        tasks.append(
-            {
-                "name": p.name,
-                "argv": contract.argv(spec, p, python, on_cluster),
-                "cwd": f"{run}/slurm/work/{p.name}",  # not the contract's local-run/: a Slurm job is no local run
-                "env": env,
-                "dirs": contract_dirs(p, env),
-            }
-        )
-    return {
-        "job_name": spec.job_name,
-        "run": run,
-        "gpus_per_node": spec.machine.accelerator_count,
-        "gpus_per_task": 1 if per_node > 1 else spec.machine.accelerator_count,
-        "tasks": tasks,
-    }
-
-
-#: The contract's output folders by their variables: each exists when the user's code starts (issue #40).
-CONTRACT_DIR_VARS = environment_vars.CONTRACT_FOLDERS
-
-
-def contract_dirs(plan: Any, env: dict[str, str]) -> list[str]:
-    """The folders the launcher makes before the task's command: the plan's model, checkpoint and
-    TensorBoard folders, and every contract variable's folder on the cluster's filesystem."""
-    dirs = [plan.model_dir, plan.checkpoint_dir, plan.tensorboard_dir]
-    dirs += [env[v] for v in CONTRACT_DIR_VARS if env.get(v, "").startswith("/")]
-    return list(dict.fromkeys(dirs))
+def tasks_shown(spec: JobSpec, python: str) -> list[dict[str, Any]]:
+    """What a dry run shows of a module's tasks: name, command and folder. Their variables ask the contract's
+    backend: they are :func:`.tasks.tasks_plan`'s, at submit (and a script's command is the contract's: there too)."""
+    argv = [python, "-m", spec.package.module, *spec.module_args()]
+    names = ["chief", *(f"worker-{i}" for i in range(spec.replica_count * tasks_per_node(spec) - 1))]  # as TF_CONFIG's
+    return [{"name": n, "argv": argv, "cwd": f"{spec.output_dir.rstrip('/')}/slurm/work/{n}"} for n in names]

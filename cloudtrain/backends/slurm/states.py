@@ -5,9 +5,8 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from cloudtrain.backends.slurm.job_settings import TIMEOUT_EXIT
 from cloudtrain.job_states import JobState
-
-TIMEOUT_EXIT = 124  # what the batch shell exits with when it stopped the tasks for the time-limit warning
 
 #: squeue / scontrol / sacct state → cloudtrain's (its exit code: JobState.exit_code).
 STATES = {

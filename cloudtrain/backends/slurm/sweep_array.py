@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cloudtrain.backends.runner import env_keys, venv
-from cloudtrain.backends.slurm import data, job_secrets, quoting, script
+from cloudtrain.backends.slurm import job_secrets, script, tasks, transfer
 from cloudtrain.backends.slurm.job_settings import slurm_section
 from cloudtrain.backends.slurm.shell import ClusterShell
 from cloudtrain.backends.slurm.sweep_handle import STATE, SlurmSweep, sbatch_command
@@ -120,12 +120,12 @@ def array_script(spec: JobSpec, folder: str, tool: str) -> str:
     q = shlex.quote
     as_sweep = dataclasses.replace(spec, output_dir=folder)
     options = [o for o in script.sbatch_options(as_sweep) if not o.startswith("--output=")]
-    options.append(quoting.option("--output", f"{quoting.filename(folder)}/slurm/batch-%A_%a.log"))
+    options.append(script.option("--output", f"{script.filename(folder)}/slurm/batch-%A_%a.log"))
     header = "\n".join(f"#SBATCH {option}" for option in options)
     trial = f"{folder}/slurm/sweep_trial.py"
     written = f"{spec.job_name}: a sweep's trials as a job array, written by cloudtrain from {spec.config_file.name}"
     return f"""#!/bin/bash
-{quoting.comment(written)}
+{script.comment(written)}
 {header}
 set -u
 export PATH={script.BASE_PATH}
@@ -194,7 +194,7 @@ def submit(cluster: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[st
     if not shell.remote:
         Path(script.package_path(spec, package)).parent.mkdir(parents=True, exist_ok=True)
     shell.copy_once(package.path, script.package_path(spec, package))
-    image, gpu = cluster._image(spec)
+    image, gpu = cluster.built_image(spec)
     if image.note:
         log(image.note)
     if gpu.with_cuda:
@@ -211,11 +211,11 @@ def submit(cluster: Any, spec: JobSpec, package: BuiltPackage, log: Callable[[st
         python = str(venv.ensure_env(package, image, root=root, log=log).python)
         label = f"the sweep tool ({requirement})"
         tool = str(venv.ensure_requirements([requirement], image, label=label, root=root, log=log).python)
-    channels = data.place(spec, shell, section.python, log)
+    channels = transfer.place(spec, shell, section.python, log)
     folder = spec.output_dir.rstrip("/")
     trial = template_spec(spec)
     paths = script.Paths.of(trial, python)
-    plan = script.tasks_plan(trial, package, python, channels)
+    plan = tasks.tasks_plan(trial, package, python, channels)
     if job_secrets.needs_file(spec):  # one 0600 file every trial's tasks read (each trial links it for its mask)
         job_secrets.write(spec, shell, folder, secret_values)
         plan["secrets"] = job_secrets.secrets_path(folder)  # the path only: the values stay in that file

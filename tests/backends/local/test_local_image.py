@@ -10,7 +10,8 @@ import pytest
 
 from cloudtrain.backends.runner import env_keys
 from cloudtrain.backends.runner import image as image_mod
-from cloudtrain.backends.runner.image import Interpreter, find_python, resolve_image, supported_pythons
+from cloudtrain.backends.runner.image import Interpreter, resolve_image, supported_pythons
+from cloudtrain.backends.runner.interpreters import find_python, probe
 from cloudtrain.errors import UsageError
 
 
@@ -37,10 +38,10 @@ def test_the_images_own_python_and_tensorflow_plus_what_the_image_ships():
     )
 
 
-def test_the_slim_layer_is_todays_tensorflow_and_tensorboard_only():
+def test_the_slim_layer_is_tensorflow_and_tensorboard_only_as_of_the_images_day():
     img = resolve_image("sagemaker", "2.11", find=finder("3.9"), slim=True)
     assert img.packages == ("tensorflow==2.11.*", "pip", "setuptools", "wheel", "tensorboard")
-    assert img.date is None and img.nearest == ()
+    assert img.date == "2023-03-20" and img.nearest == ()  # TF 2.11.1's day, on every cloud: NumPy 1 here too
     assert img.key != resolve_image("sagemaker", "2.11", find=finder("3.9")).key
 
 
@@ -99,11 +100,11 @@ def test_local_python_as_a_version_is_the_only_one_tried():
 def test_local_python_as_a_path(tmp_path):
     real = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    img = resolve_image("vertex", "2.17", python=real)
+    img = resolve_image("vertex", "2.17", find=find_python, probe=probe, python=real)
     assert img.python.path == real
     assert img.tensorflow == ("2.17" if version in supported_pythons("2.17") else "2.20")
     with pytest.raises(UsageError, match="local.python .* does not run"):
-        resolve_image("vertex", "2.17", python=str(tmp_path / "python"))
+        resolve_image("vertex", "2.17", find=find_python, probe=probe, python=str(tmp_path / "python"))
 
 
 def test_no_python_at_all_is_one_clear_error():
@@ -136,8 +137,8 @@ def test_pyenvs_versions_folder_is_searched(tmp_path, monkeypatch):
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # nothing on PATH
     # and not this interpreter's version
-    monkeypatch.setattr("cloudtrain.backends.runner.image.sys.version_info", (3, 0, 0))
-    image_mod.probe.cache_clear()
+    monkeypatch.setattr("cloudtrain.backends.runner.interpreters.sys.version_info", (3, 0, 0))
+    probe.cache_clear()
     found = find_python(version)
     assert found is not None and found.version == version and Path(found.path) == Path(real)
 
@@ -199,7 +200,7 @@ def test_a_custom_image_says_in_one_line_what_local_uses_instead_and_how_to_choo
         "(or local.layer: slim)"
     )
     chosen = image_mod.image_for(_spec(tmp_path, "gcr.io/acme/trainer:v3", tensorflow="2.12", layer="slim"), find)
-    assert (chosen.tensorflow, chosen.note, chosen.date) == ("2.12", None, None)
+    assert (chosen.tensorflow, chosen.note, chosen.date) == ("2.12", None, "2023-07-05")  # TF 2.12.1's day
 
 
 @pytest.mark.slow
@@ -211,7 +212,7 @@ def test_tensorflow_2_11s_image_layer_imports_with_numpy_1_and_what_the_image_sh
 
     from cloudtrain.backends.runner import venv
 
-    image = resolve_image("vertex", "2.11")
+    image = resolve_image("vertex", "2.11", find=find_python)
     if image.tensorflow != "2.11":
         pytest.skip(image.note or "no Python here installs TensorFlow 2.11")
     path, _ = venv.ensure_image(image, root=tf_cache)

@@ -75,6 +75,13 @@ def test_a_moved_project_keeps_status_logs_report_and_cancel_of_its_runs(project
     moved.parent.mkdir()
     os.rename(project, moved)
     assert not Path(recorded.name).exists()
+    assert main(["status", job]) == ExitCode.BAD_INPUT  # outside it, before any command found it: one line
+    err = capsys.readouterr().err
+    assert f"local run {job} was recorded in {recorded.name}, which is gone" in err
+    assert f"NEW_PLACE/{job}" in err and len(err.strip().splitlines()) <= 2
+    assert main(["outputs", job]) == ExitCode.BAD_INPUT  # the hint fits every command that takes the id
+    err = capsys.readouterr().err
+    assert "instead of the id" in err and "cloudtrain status" not in err
     for here in (moved, moved / "echo_lines"):  # the project's folder, or a folder inside it
         monkeypatch.chdir(here)
         assert status(job, capsys)["state"] == "SUCCEEDED"
@@ -97,15 +104,13 @@ def test_a_moved_project_keeps_status_logs_report_and_cancel_of_its_runs(project
     files = get_backend("local").attach(job).files()
     assert files.tensorboard is not None and str(files.tensorboard.local_path).startswith(str(moved_run))
 
-    monkeypatch.chdir(tmp_path)  # outside the moved project: by the folder given, not by the old one
+    monkeypatch.chdir(tmp_path)  # outside the moved project: history learnt its new place when it was found
+    assert (found := history.find(job)) is not None and found.name == str(moved_run)
     assert status(str(moved_run), capsys)["state"] == "SUCCEEDED"
-    assert main(["status", job]) == ExitCode.BAD_INPUT  # history knows no run of the project's new place
-    err = capsys.readouterr().err
-    assert f"local run {job} was recorded in {recorded.name}, which is gone" in err
-    assert f"NEW_PLACE/{job}" in err and len(err.strip().splitlines()) <= 2
-    assert main(["outputs", job]) == ExitCode.BAD_INPUT  # the hint fits every command that takes the id
-    err = capsys.readouterr().err
-    assert "instead of the id" in err and "cloudtrain status" not in err
+    assert status(job, capsys)["details"]["output_dir"] == str(moved_run)
+    capsys.readouterr()
+    assert main(["list", "-o", "json"]) == ExitCode.OK  # once, in its new place
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == [str(moved_run)]
 
     monkeypatch.chdir(moved)  # a later run in the new place: history now tells where the project is
     later = submit("--line", "second")
