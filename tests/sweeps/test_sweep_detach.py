@@ -56,6 +56,15 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
+def _trial_started(folder: Path, sweep_id: str) -> Path:
+    """Wait until the first trial's replicas run: the first test of a fresh checkout builds the image's local
+    environment first (minutes on 2 cores, longer while other tests build theirs), which the bounds after it
+    must not include. The trial's status file, whose pids the cancel test reads."""
+    trial_status = folder / "cloudtrain-runs" / sweep_id / "trial-000" / "local-run" / "status.json"
+    _until(trial_status.is_file, "the first trial's environment and replicas", within=1800)
+    return trial_status
+
+
 def _score(lr: float) -> float:
     return -((math.log10(lr) + 2) ** 2)  # what sweep_score prints
 
@@ -70,6 +79,7 @@ def test_a_detached_local_sweep_runs_on_after_submit_returns_and_ends_succeeded(
     running = _status(sweep_dir, sweep_id)
     assert running["state"] == "RUNNING" and running["max_trials"] == 3, running
 
+    _trial_started(sweep_dir, sweep_id)
     (sweep_dir / "hold").unlink()
     _until(lambda: _status(sweep_dir, sweep_id)["state"] == "SUCCEEDED", "the sweep to finish")
     done = _status(sweep_dir, sweep_id)
@@ -92,8 +102,7 @@ def test_cancel_stops_a_detached_sweep_and_resume_reruns_the_interrupted_trial(s
     owner = _owner_pid(sweep_dir, sweep_id)
     log = sweep_dir / "cloudtrain-runs" / sweep_id / "sweep.log"
     _until(lambda: "trial   0 started" in log.read_text(), "the first trial to start")
-    trial_status = sweep_dir / "cloudtrain-runs" / sweep_id / "trial-000" / "local-run" / "status.json"
-    _until(trial_status.is_file, "the first trial's status file")
+    trial_status = _trial_started(sweep_dir, sweep_id)
     replicas = json.loads(trial_status.read_text())["details"]["pids"].values()
 
     resumed_twice = _cli(sweep_dir, "sweep", "resume", sweep_id)

@@ -32,7 +32,7 @@ def test_a_killed_sweep_resumes_without_rerunning_finished_trials(sweep_dir: Pat
         stderr=subprocess.STDOUT,
         text=True,
     )
-    seen, deadline = [], time.monotonic() + 240
+    seen, deadline = [], time.monotonic() + 1800  # trial 0 may first build the image's local environment
     assert proc.stdout is not None
     try:
         for line in proc.stdout:
