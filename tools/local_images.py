@@ -200,21 +200,26 @@ def python_of(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def tensorflow_release_dates() -> dict[str, str]:
-    """Major.minor → the date of its newest patch release on PyPI (one request to PyPI's JSON API)."""
+def tensorflow_release_dates() -> tuple[dict[str, str], dict[str, str]]:
+    """Major.minor → the dates of its first and of its newest final release on PyPI (one request to PyPI's JSON
+    API)."""
     with urllib.request.urlopen("https://pypi.org/pypi/tensorflow/json", timeout=30) as response:
         releases = json.load(response)["releases"]
-    dates: dict[str, str] = {}
+    first: dict[str, str] = {}
+    newest: dict[str, str] = {}
     for version, files in releases.items():
         if not re.fullmatch(r"\d+\.\d+\.\d+", version) or not files:
             continue
         minor = ".".join(version.split(".")[:2])
         uploaded = min(f["upload_time"][:10] for f in files)
-        dates[minor] = max(dates.get(minor, uploaded), uploaded)
-    return dates
+        first[minor] = min(first.get(minor, uploaded), uploaded)
+        newest[minor] = max(newest.get(minor, uploaded), uploaded)
+    return first, newest
 
 
-def sagemaker_images(dlc: Path, versions: list[str], released: dict[str, str]) -> dict[str, Any]:
+def sagemaker_images(dlc: Path, versions: list[str], released: dict[str, str], first: dict[str, str]) -> dict[str, Any]:
+    """A Dockerfile committed before its TensorFlow's first final release (2.7's, for 2.7.0rc1) is dated by that
+    release: the image was built from it then, and ``tensorflow==2.7.*`` resolves from that day on."""
     table: dict[str, Any] = {}
     previous: dict[str, Any] | None = None
     for version in versions:
@@ -239,7 +244,8 @@ def sagemaker_images(dlc: Path, versions: list[str], released: dict[str, str]) -
             continue
         else:
             continue
-        entry = {"python": python_of(text), "date": when, "packages": names, "source": where}
+        entry = {"python": python_of(text), "date": max(when, first.get(version, when)), "packages": names}
+        entry["source"] = where
         table[version] = previous = entry
     return table
 
@@ -253,7 +259,7 @@ def render(dlc: Path) -> dict[str, Any]:
     versions = sorted(
         (v for v in data["tensorflow_pythons"] if v[0].isdigit()), key=lambda v: tuple(map(int, v.split(".")))
     )
-    released = tensorflow_release_dates()
+    first, released = tensorflow_release_dates()
     head = git(dlc, "log", "-1", "--format=%H %cs").split()
     data["prebuilt_uris"] = PREBUILT_URIS
     data["images"] = {
@@ -266,7 +272,7 @@ def render(dlc: Path) -> dict[str, Any]:
         "left_out": LEFT_OUT,
         "sagemaker": {
             "source": f"aws/deep-learning-containers at {head[0][:10]} ({head[1]}): each version's Dockerfile.cpu",
-            "versions": sagemaker_images(dlc, versions, released),
+            "versions": sagemaker_images(dlc, versions, released, first),
         },
         "vertex": {"source": VERTEX["source"], "versions": vertex_images(versions, released)},
     }
