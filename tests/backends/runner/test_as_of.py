@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from cloudtrain.backends.runner import env_keys, venv
-from cloudtrain.backends.runner import image as runner_image
 from cloudtrain.backends.runner.image import PIP_AS_OF, Interpreter, resolve_image
 from cloudtrain.backends.slurm import envbuild
 from cloudtrain.backends.slurm.backend import SlurmBackend
@@ -79,7 +78,6 @@ def test_the_slim_layer_resolves_as_of_its_tensorflows_last_release_on_every_clo
 def _slurm_request(tmp_path: Path, monkeypatch, tf: str) -> dict:
     """What the Slurm backend sends its login node's builder for ``image.tensorflow: tf`` on CPU nodes:
     the backend's own image layer and :meth:`OnCluster._build_remotely`, the shell a recorder."""
-    monkeypatch.setattr(runner_image, "find_python", lambda version, setting=None: Interpreter("/py", version))
     config = write_config(tmp_path, {"image": {"tensorflow": tf}, "machine": {"accelerator_count": 0}})
     spec = build_spec(load_config(config), now=NOW, suffix="abc123")
     backend = SlurmBackend(log=lambda line: None)
