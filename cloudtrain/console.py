@@ -1,10 +1,9 @@
 """Everything the CLI prints: per-replica log lines, the job summary, tables.
 
-rich draws tables and colour on a terminal. Output that is not a terminal is plain text for
-``grep``, ``cut`` and ``jq``: never wrapped, truncated or padded, tables as tab-separated rows
-(one record per line, a header first), key-value blocks as ``key: value`` lines, titles on
-stderr, and no colour codes or carriage-return progress bars (the user's own included). That
-output never imports rich (a good part of a dry-run's own time).
+rich draws tables and colour on a terminal. Output that is not a terminal is plain text for ``grep``, ``cut`` and
+``jq``: never wrapped, truncated or padded, tables as tab-separated rows (one record per line, a header first),
+key-value blocks as ``key: value`` lines, titles on stderr, and no colour codes or carriage-return progress bars (the
+user's own included). That output never imports rich (a good part of a dry-run's own time).
 """
 
 from __future__ import annotations

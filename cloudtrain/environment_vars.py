@@ -1,12 +1,11 @@
 """Every environment variable cloudtrain reads, and every one it sets for the training code: the one table,
 :data:`VARIABLES` here and each backend's own rows in its folder's ``variables.py`` (:func:`every_variable`).
 
-docs/reference/environment.md is generated from them (``make docs``, tools/environment_reference.py),
-and a test (tests/docs/test_environment_reference.py) fails when a module of cloudtrain/ reads or names
-a variable they lack. Code that reads one of cloudtrain's own variables takes its name from its table
-(``environment_vars.CACHE_DIR``); the launchers that run inside a job (``cloudtrain_launch.py``, the
-secrets launcher, the Slurm launcher) are shipped alone, so they spell the name themselves and the
-test checks it against the table.
+docs/reference/environment.md is generated from them (``make docs``, tools/environment_reference.py), and a test
+(tests/docs/test_environment_reference.py) fails when a module of cloudtrain/ reads or names a variable they lack. Code
+that reads one of cloudtrain's own variables takes its name from its table (``environment_vars.CACHE_DIR``); the
+launchers that run inside a job (``cloudtrain_launch.py``, the secrets launcher, the Slurm launcher) are shipped alone,
+so they spell the name themselves and the test checks it against the table.
 
 A name with ``<NAME>`` or ``*`` stands for a family (``CLOUDTRAIN_SECRET_<NAME>``, ``AIP_*``).
 """

@@ -1,12 +1,11 @@
 """Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
 
 One JSON object per line in ``<cache>/jobs.jsonl``. Appends are one locked write each
-(:func:`cloudtrain.statefiles.append_line`), so two concurrent submits cannot interleave
-within a line. A job's later lines (its final state, once a followed submit saw it end)
-supersede its earlier ones. Local runs record the absolute path of their output folder as
-``name``, so they are found from any directory. Reading is tolerant: a damaged line, a
-record of a backend this cloudtrain does not know, or a history that cannot be read at all
-is one warning on stderr, and every good record is still found.
+(:func:`cloudtrain.statefiles.append_line`), so two concurrent submits cannot interleave within a line. A job's later
+lines (its final state, once a followed submit saw it end) supersede its earlier ones. Local runs record the absolute
+path of their output folder as ``name``, so they are found from any directory. Reading is tolerant: a damaged line, a
+record of a backend this cloudtrain does not know, or a history that cannot be read at all is one warning on stderr, and
+every good record is still found.
 """
 
 from __future__ import annotations
@@ -68,9 +67,8 @@ class JobRecord:
 
     @property
     def attach_id(self) -> str:
-        """What the backend's ``attach`` takes: the full name recorded, for a backend the registry says
-        attaches by it (a local run's output folder, its absolute path, so the run is found from any
-        directory), else the job id."""
+        """What the backend's ``attach`` takes: the full name recorded, for a backend the registry says attaches by it
+        (a local run's output folder, its absolute path, so the run is found from any directory), else the job id."""
         return self.name if attaches_by_name(self.backend) else self.job_id
 
 

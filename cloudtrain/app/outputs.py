@@ -1,12 +1,11 @@
 """What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``.
 
-The job's handle names its output folders (``files().outputs``: the output folder with the model,
-checkpoints, event files and the user's files; SageMaker's checkpoint prefix beside it). A
-download writes each file to ``<name>.cloudtrain-partial`` first and renames it into place once
-its size (and the store's checksum, where it gives one: GCS md5 or crc32c, an S3 ETag of a
-single-part upload) match: an interrupted download resumes from the partial file's end, and a
-file already there whole is not fetched again. A different file already at the destination is
-never overwritten without ``force``.
+The job's handle names its output folders (``files().outputs``: the output folder with the model, checkpoints, event
+files and the user's files; SageMaker's checkpoint prefix beside it). A download writes each file to
+``<name>.cloudtrain-partial`` first and renames it into place once its size (and the store's checksum, where it gives
+one: GCS md5 or crc32c, an S3 ETag of a single-part upload) match: an interrupted download resumes from the partial
+file's end, and a file already there whole is not fetched again. A different file already at the destination is never
+overwritten without ``force``.
 """
 
 from __future__ import annotations

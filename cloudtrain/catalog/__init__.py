@@ -3,10 +3,9 @@
 Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
 sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
 
-The code names no cloud: ``data/clouds.json`` lists the clouds in their order with what sets each
-apart (title, machine table, TPU table, accelerator naming, cross-cloud region table), and each
-table's ``tensorflow_images.uri_rules`` picks the module that builds its image URIs
-(``images_template.py``, ``images_sdk_table.py``).
+The code names no cloud: ``data/clouds.json`` lists the clouds in their order with what sets each apart (title, machine
+table, TPU table, accelerator naming, cross-cloud region table), and each table's ``tensorflow_images.uri_rules`` picks
+the module that builds its image URIs (``images_template.py``, ``images_sdk_table.py``).
 
 Which region offers which accelerators is ``data/accelerator_regions.json`` (:mod:`.availability`),
 with its source pages and read dates.

@@ -1,6 +1,5 @@
-"""Which regions offer a machine's accelerators, and which of them are nearest, from
-``data/accelerator_regions.json`` (each cloud's rows with the pages they rest on and the date each
-was checked).
+"""Which regions offer a machine's accelerators, and which of them are nearest, from ``data/accelerator_regions.json``
+(each cloud's rows with the pages they rest on and the date each was checked).
 
 A cloud's ``offered`` table is keyed by accelerator name (``NVIDIA_TESLA_T4``) or by machine series
 (``ml.p4d``): a machine is looked up by its series first, then its accelerator. A machine whose keys

@@ -256,9 +256,8 @@ CHECKS: tuple[Callable[[_Job], None], ...] = (
 
 
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
-    """Every check of :data:`CHECKS` whose fields are valid, each error collected (:class:`Problems`);
-    raises them at the end. ``problems`` may already hold the schema's errors: checks reading those
-    fields are skipped."""
+    """Every check of :data:`CHECKS` whose fields are valid, each error collected (:class:`Problems`); raises them at
+    the end. ``problems`` may already hold the schema's errors: checks reading those fields are skipped."""
     problems = problems if problems is not None else Problems()
     job = _Job(loaded, problems, rules(loaded.config.backend))
     for check in CHECKS:

@@ -1,11 +1,10 @@
 """``fallback:`` entries → whole candidate configs, each validated offline like the main one.
 
-A candidate is the main config with the entry's keys laid over it: ``machine.type`` alone drops
-the main accelerator (a SageMaker instance type implies its GPUs); a different ``backend`` makes
-the candidate go through :func:`cloudtrain.config.crosscloud.fit_to_cloud`, so what the other cloud
-lacks (machine, region, TensorFlow image) is mapped to its nearest with one line each — unless
-the entry gives it. An error in a candidate points at the entry's own line when the entry set the
-offending key, else at the main config's.
+A candidate is the main config with the entry's keys laid over it: ``machine.type`` alone drops the main accelerator (a
+SageMaker instance type implies its GPUs); a different ``backend`` makes the candidate go through
+:func:`cloudtrain.config.crosscloud.fit_to_cloud`, so what the other cloud lacks (machine, region, TensorFlow image) is
+mapped to its nearest with one line each — unless the entry gives it. An error in a candidate points at the entry's own
+line when the entry set the offending key, else at the main config's.
 """
 
 from __future__ import annotations

@@ -105,13 +105,12 @@ def load_document(
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
 
-    ``--set`` applies first, to the document as written, so it can change legacy keys too; then
-    the old formats are translated and the config is fitted to its cloud. ``strict`` turns every
-    mapping line into an error (``--strict-legacy``). Every error whose inputs are valid is
-    reported at once (:class:`~cloudtrain.config.problems.Problems`); a file that cannot be read
-    as YAML stops at once. ``translate``: the other cloud's machine type is mapped, not refused
-    (a fallback candidate on another backend); translated formats and ``--set backend=…`` ask
-    for it too.
+    ``--set`` applies first, to the document as written, so it can change legacy keys too; then the old formats are
+    translated and the config is fitted to its cloud. ``strict`` turns every mapping line into an error
+    (``--strict-legacy``). Every error whose inputs are valid is reported at once
+    (:class:`~cloudtrain.config.problems.Problems`); a file that cannot be read as YAML stops at once. ``translate``:
+    the other cloud's machine type is mapped, not refused (a fallback candidate on another backend); translated formats
+    and ``--set backend=…`` ask for it too.
     """
     problems = Problems()
     for override in overrides:

@@ -1,9 +1,8 @@
 """A bucket channel for a local run: downloaded once into a cache, keyed by the object listing.
 
-The key hashes the listing under the prefix (names, sizes, and each object's ETag or
-generation): the same objects are downloaded once, and any change to them downloads a new
-copy. A download goes to a temporary folder that is renamed into place only when complete,
-and the files are made read-only, so a job cannot change the cached copy; a job running as
+The key hashes the listing under the prefix (names, sizes, and each object's ETag or generation): the same objects are
+downloaded once, and any change to them downloads a new copy. A download goes to a temporary folder that is renamed into
+place only when complete, and the files are made read-only, so a job cannot change the cached copy; a job running as
 root can, so a copy whose files or sizes no longer match the listing is downloaded again.
 """
 

@@ -75,12 +75,11 @@ def _hash_and_sniff(path: Path, *, sniff: bool = True) -> tuple[str, str]:
 def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Sequence[str] | None = None) -> Manifest:
     """Every regular file under ``folder``, links followed only where they stay inside it.
 
-    Anything that would read outside the folder or cannot be an object is refused in one
-    line naming it, before a byte is hashed: a link whose target is outside the folder (or
-    missing), a device, FIFO or socket, a name with a line break. With ``include`` (the folder is
-    uploaded: ``--include`` patterns, gitignore syntax relative to the folder), credential and
-    environment files (:mod:`cloudtrain.secrets.files`, by name and by content) are refused too,
-    unless a pattern names them; a home folder is refused whole."""
+    Anything that would read outside the folder or cannot be an object is refused in one line naming it, before a byte
+    is hashed: a link whose target is outside the folder (or missing), a device, FIFO or socket, a name with a line
+    break. With ``include`` (the folder is uploaded: ``--include`` patterns, gitignore syntax relative to the folder),
+    credential and environment files (:mod:`cloudtrain.secrets.files`, by name and by content) are refused too, unless a
+    pattern names them; a home folder is refused whole."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"data folder {folder} does not exist or is not a folder")
@@ -156,10 +155,9 @@ def _included(include: Sequence[str]) -> Callable[[str, bool], bool]:
 def _walk(
     folder: Path, *, credentials: Callable[[str, bool], bool] | None = None
 ) -> tuple[list[tuple[Path, os.stat_result]], list[str]]:
-    """(the regular files with their stat, what is refused) under ``folder``. A link to a folder
-    inside it is walked like a folder, unless it leads back to a folder it is inside (a loop).
-    ``credentials``: refuse entries named like credentials (``.aws``, ``.env``) unless it says
-    ``--include`` names them."""
+    """(the regular files with their stat, what is refused) under ``folder``. A link to a folder inside it is walked
+    like a folder, unless it leads back to a folder it is inside (a loop). ``credentials``: refuse entries named like
+    credentials (``.aws``, ``.env``) unless it says ``--include`` names them."""
     root = folder.resolve()
     files, refused = [], []
     chains = {str(folder): {root}}  # each folder walked → the real folders on its way from the root

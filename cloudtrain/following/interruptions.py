@@ -17,12 +17,11 @@ Where each cloud says a job was interrupted:
 * **Local runs**: a replica that saves and exits 5 on a SIGTERM from outside cloudtrain ends the run
   PREEMPTED; ``submit --resume`` continues it in a new run, whose ``plan`` event starts past step 0.
 
-The work redone comes from the trainer's event lines (trainer/events.py), in the order they arrive:
-``preempted`` (the step training stopped at and the checkpoint it saved), ``epoch`` (steps done,
-checkpoints written) and ``plan`` (a start; after the first, a restart, with the step it resumed at).
-Steps redone = step reached − step resumed from (0 when the checkpoint was saved on the notice);
-time lost = the time without training (interruption → the restart's plan) + the steps redone × the
-time per step. A restart with no ``preempted`` line before it (a SIGKILL, a lost machine) counts from
+The work redone comes from the trainer's event lines (trainer/events.py), in the order they arrive: ``preempted`` (the
+step training stopped at and the checkpoint it saved), ``epoch`` (steps done, checkpoints written) and ``plan`` (a
+start; after the first, a restart, with the step it resumed at). Steps redone = step reached − step resumed from (0 when
+the checkpoint was saved on the notice); time lost = the time without training (interruption → the restart's plan) + the
+steps redone × the time per step. A restart with no ``preempted`` line before it (a SIGKILL, a lost machine) counts from
 the last step the log showed, a lower bound, marked ``exact: false``.
 
 Pure: log lines (``LogLine``) and plain data in, dictionaries out.

@@ -1,6 +1,5 @@
-"""A job's start-up and run as phases: queued, provisioning, pulling image, installing package,
-starting TensorFlow, training, uploading — one vocabulary for the end-of-run summary, history,
-the live status line and the run report.
+"""A job's start-up and run as phases: queued, provisioning, pulling image, installing package, starting TensorFlow,
+training, uploading — one vocabulary for the end-of-run summary, history, the live status line and the run report.
 
 Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
 begins, and the last until the job ended. Sources, from the most to the least exact:
@@ -11,14 +10,13 @@ begins, and the last until the job ended. Sources, from the most to the least ex
   trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
   or ``worker_done`` event (training ended: export and upload follow).
 
-Training starts at the first line that says the user's code runs: its first event of any kind
-(the bundled trainer's ``plan``), cloudtrain's launcher starting the user's module, or its first
-line that is not the set-up's (:mod:`cloudtrain.following.setup_lines`: pip, the launchers, TensorFlow's
-own start-up log) — whichever comes first. The first, not a ranking: the live status line, which
-sees the lines one by one, switches to training on that same line, so the line, the summary and
-the report name one moment (:func:`training_start`). A local run, whose environment is ready
-before it starts, begins in "starting TensorFlow"; it uploads nothing, so its ``done`` event
-starts no upload phase (``uploads_outputs`` false in its status).
+Training starts at the first line that says the user's code runs: its first event of any kind (the bundled trainer's
+``plan``), cloudtrain's launcher starting the user's module, or its first line that is not the set-up's
+(:mod:`cloudtrain.following.setup_lines`: pip, the launchers, TensorFlow's own start-up log) — whichever comes first.
+The first, not a ranking: the live status line, which sees the lines one by one, switches to training on that same line,
+so the line, the summary and the report name one moment (:func:`training_start`). A local run, whose environment is
+ready before it starts, begins in "starting TensorFlow"; it uploads nothing, so its ``done`` event starts no upload
+phase (``uploads_outputs`` false in its status).
 
 Nothing here talks to a cloud: backends and the CLI pass plain data in.
 """
@@ -151,11 +149,10 @@ def describe(phases: list[Phase]) -> str:
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:
-    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks`` (SageMaker's
-    transitions), else the job's creation, which starts the phase its backend names
-    (``JobStatus.first_phase``: queued on SageMaker, provisioning on Vertex AI, whose API gives no
-    time for leaving its queue, installing package for a local run) and its ``started`` (Vertex AI's
-    ``start_time``: the machines run, the image is being pulled)."""
+    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks`` (SageMaker's transitions), else
+    the job's creation, which starts the phase its backend names (``JobStatus.first_phase``: queued on SageMaker,
+    provisioning on Vertex AI, whose API gives no time for leaving its queue, installing package for a local run) and
+    its ``started`` (Vertex AI's ``start_time``: the machines run, the image is being pulled)."""
     phase_marks = status.detail("phase_marks")
     if phase_marks:
         return dict(phase_marks)

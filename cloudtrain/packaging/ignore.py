@@ -83,10 +83,9 @@ class IgnoreRule:
 def parse_ignore_lines(lines: Iterable[str], *, base: str = "", source: str = "") -> list[IgnoreRule]:
     """Parse gitignore-syntax lines into rules.
 
-    Supported: blank lines and ``#`` comments, ``\\#`` / ``\\!`` escapes, ``!`` negation,
-    a trailing ``/`` for folders only, a ``/`` at the start or in the middle anchoring the
-    pattern to the ignore file's folder (otherwise it matches a name at any depth), ``*``,
-    ``?``, ``[...]`` and ``**`` (``**/x``, ``x/**``, ``a/**/b``). Trailing spaces are
+    Supported: blank lines and ``#`` comments, ``\\#`` / ``\\!`` escapes, ``!`` negation, a trailing ``/`` for folders
+    only, a ``/`` at the start or in the middle anchoring the pattern to the ignore file's folder (otherwise it matches
+    a name at any depth), ``*``, ``?``, ``[...]`` and ``**`` (``**/x``, ``x/**``, ``a/**/b``). Trailing spaces are
     dropped unless escaped with a backslash.
     """
     rules: list[IgnoreRule] = []

@@ -11,11 +11,10 @@ is one package, ``cloudtrain_script``, holding the folder unchanged as data::
         cloudtrain_script/script.json           {"script": "train.py"}
         cloudtrain_script/src/…                 the source folder, file for file
 
-Its requirements are the folder's ``requirements.txt`` and the ``install_requires`` of its own
-``setup.py`` (plus ``package.requirements``), so ``pip install`` of the sdist installs them
-before the script runs, as the SageMaker training toolkit does with the same two files. The
-same sdist serves every backend: Vertex installs it and runs ``python -m cloudtrain_script``;
-SageMaker gets ``src/`` as its ``sourcedir.tar.gz`` (:func:`source_members`); the local backend
+Its requirements are the folder's ``requirements.txt`` and the ``install_requires`` of its own ``setup.py`` (plus
+``package.requirements``), so ``pip install`` of the sdist installs them before the script runs, as the SageMaker
+training toolkit does with the same two files. The same sdist serves every backend: Vertex installs it and runs ``python
+-m cloudtrain_script``; SageMaker gets ``src/`` as its ``sourcedir.tar.gz`` (:func:`source_members`); the local backend
 installs it into the run's environment.
 """
 

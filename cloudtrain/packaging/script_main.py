@@ -1,10 +1,9 @@
 """cloudtrain's script launcher: ``python -m cloudtrain_script ARGS`` runs the user's script.
 
-This file is the ``__main__.py`` of the ``cloudtrain_script`` package that cloudtrain builds
-around a ``package.script`` source folder (see :mod:`cloudtrain.packaging.script`); Vertex AI
-pip-installs that package from ``pythonPackageSpec.packageUris`` and runs this module. It
-does what the SageMaker training toolkit does with ``sagemaker_program`` /
-``sagemaker_submit_directory``:
+This file is the ``__main__.py`` of the ``cloudtrain_script`` package that cloudtrain builds around a ``package.script``
+source folder (see :mod:`cloudtrain.packaging.script`); Vertex AI pip-installs that package from
+``pythonPackageSpec.packageUris`` and runs this module. It does what the SageMaker training toolkit does with
+``sagemaker_program`` / ``sagemaker_submit_directory``:
 
 1. copies the source folder (installed beside this file as ``src/``) to ``./code``, the
    counterpart of SageMaker's ``/opt/ml/code``; the requirements were installed with the

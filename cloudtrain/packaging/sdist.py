@@ -1,11 +1,10 @@
 """Build the sdist of a training package folder, in-process and reproducibly.
 
-No isolated build environment, no network: the package folder is walked (see :mod:`.tree`
-for what is left out), its own metadata is found (see :mod:`.project`; a ``setup.py`` with
-computed arguments is the one thing run in a subprocess), build metadata is generated from it
-(see :mod:`.metadata`), and the archive is written byte-for-byte reproducibly under a name
-that carries its content hash (see :mod:`.archive`), so two identical builds share one
-file name and an upload can be skipped when the name is already in the bucket.
+No isolated build environment, no network: the package folder is walked (see :mod:`.tree` for what is left out), its own
+metadata is found (see :mod:`.project`; a ``setup.py`` with computed arguments is the one thing run in a subprocess),
+build metadata is generated from it (see :mod:`.metadata`), and the archive is written byte-for-byte reproducibly under
+a name that carries its content hash (see :mod:`.archive`), so two identical builds share one file name and an upload
+can be skipped when the name is already in the bucket.
 """
 
 from __future__ import annotations
@@ -53,11 +52,10 @@ def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
 
 
 class SdistOptions(TypedDict, total=False):
-    """What both builders (:func:`build_sdist`, :func:`~cloudtrain.packaging.script.build_script_sdist`)
-    take beyond the folders: ``name`` / ``version`` (the config's; unset = the package's own),
-    ``requirements``, ``size_warning_bytes``, ``given_in`` (where the config's values came from),
-    ``project`` (metadata already read), ``extra`` (generated files: path in the sdist → text), ``include``
-    (credential-like files to package anyway, ``--include``)."""
+    """What both builders (:func:`build_sdist`, :func:`~cloudtrain.packaging.script.build_script_sdist`) take beyond the
+    folders: ``name`` / ``version`` (the config's; unset = the package's own), ``requirements``, ``size_warning_bytes``,
+    ``given_in`` (where the config's values came from), ``project`` (metadata already read), ``extra`` (generated files:
+    path in the sdist → text), ``include`` (credential-like files to package anyway, ``--include``)."""
 
     name: str | None
     version: str | None
@@ -72,14 +70,12 @@ class SdistOptions(TypedDict, total=False):
 def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions]) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
-    ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own
-    metadata, with a warning when both say something different (``given_in`` names where the
-    config's came from); unset in both, the name is the folder's and the version ``0.0.0``, as
-    gcloud generates them. The requirements are the metadata's, then ``requirements``, then
-    ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
-    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as
-    cloudtrain's secrets launcher. ``include`` packages credential-like files matching these patterns,
-    with a warning (``--include``).
+    ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own metadata, with a warning when
+    both say something different (``given_in`` names where the config's came from); unset in both, the name is the
+    folder's and the version ``0.0.0``, as gcloud generates them. The requirements are the metadata's, then
+    ``requirements``, then ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
+    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as cloudtrain's secrets
+    launcher. ``include`` packages credential-like files matching these patterns, with a warning (``--include``).
     """
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():

@@ -1,11 +1,10 @@
 """Run a ``setup.py`` whose arguments are computed, to learn its name, version and requirements.
 
-The file runs in a subprocess (this interpreter, ``-I``: no user site, no ``PYTHONPATH``) from
-its own folder, as ``python setup.py`` would, with ``setuptools.setup`` (and distutils') replaced
-by a recorder: the user's code runs, setuptools builds nothing, and nothing is written. A
-``setup.py`` that raises is one line naming the file, the line and the exception; one that runs
-longer than :data:`TIMEOUT_S` is stopped. What it declared is then written into cloudtrain's
-own normalised sdist, so the archive stays byte-identical across rebuilds.
+The file runs in a subprocess (this interpreter, ``-I``: no user site, no ``PYTHONPATH``) from its own folder, as
+``python setup.py`` would, with ``setuptools.setup`` (and distutils') replaced by a recorder: the user's code runs,
+setuptools builds nothing, and nothing is written. A ``setup.py`` that raises is one line naming the file, the line and
+the exception; one that runs longer than :data:`TIMEOUT_S` is stopped. What it declared is then written into
+cloudtrain's own normalised sdist, so the archive stays byte-identical across rebuilds.
 """
 
 from __future__ import annotations

@@ -15,14 +15,12 @@ pick up a rotation on a restart. The training process gets ``HF_TOKEN`` and not 
 A reference it cannot read is one line on stderr and exit 1, before the user's code starts.
 The values are never printed and never written to a file.
 
-On Vertex AI this file is ``python -m cloudtrain_secrets`` (a package inside the sdist), and
-runs ``python -m $CLOUDTRAIN_RUN_MODULE ARGS``; on SageMaker it sits beside
-``cloudtrain_launch.py`` in the source dir, which calls :func:`read_secrets` before it runs the
-user's module or script. ``cloudtrain --local`` reads cloud references through the same
-functions, with the user's own credentials.
+On Vertex AI this file is ``python -m cloudtrain_secrets`` (a package inside the sdist), and runs ``python -m
+$CLOUDTRAIN_RUN_MODULE ARGS``; on SageMaker it sits beside ``cloudtrain_launch.py`` in the source dir, which calls
+:func:`read_secrets` before it runs the user's module or script. ``cloudtrain --local`` reads cloud references through
+the same functions, with the user's own credentials.
 
-Standard library only (and boto3 where it is there), Python 3.7+: it runs inside the clouds'
-images.
+Standard library only (and boto3 where it is there), Python 3.7+: it runs inside the clouds' images.
 """
 
 from __future__ import annotations  # annotations stay text: 3.7 reads ``dict[str, str]`` without evaluating it
@@ -83,8 +81,7 @@ def read_gcp(name: str, token: str, environ: Mapping[str, str] = os.environ) -> 
 
 
 def read_aws(arn: str, session: Any = None) -> str:
-    """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or
-    ``SecretBinary`` as UTF-8)."""
+    """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or ``SecretBinary`` as UTF-8)."""
     try:
         import boto3
         import botocore.exceptions

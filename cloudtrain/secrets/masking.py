@@ -1,13 +1,12 @@
 """What cloudtrain shows and stores of a job's values: anything that looks secret is ``***``.
 
-A value is masked when its name says it is secret, or when the value itself has the form of a
-known credential, wherever it stands: ``env:`` (names such as ``HF_TOKEN``, ``DB_PASS``,
-``MYSQL_PWD``), ``args`` and hyperparameters (options such as ``--api-key=…``, ``hf_token:``),
-error messages, the Python API's reprs, a local run's log lines. The credential formats (cloud
-keys, service tokens, private keys in PEM or PuTTY form, passwords in URLs and connection
-strings, webhook URLs) and the secret-looking names are data, each rule with its source:
-``formats.json`` beside this module. Masking is for display only: ``env:`` is sent as written
-(it is the user's choice); ``secrets:`` values are never in the request at all.
+A value is masked when its name says it is secret, or when the value itself has the form of a known credential, wherever
+it stands: ``env:`` (names such as ``HF_TOKEN``, ``DB_PASS``, ``MYSQL_PWD``), ``args`` and hyperparameters (options such
+as ``--api-key=…``, ``hf_token:``), error messages, the Python API's reprs, a local run's log lines. The credential
+formats (cloud keys, service tokens, private keys in PEM or PuTTY form, passwords in URLs and connection strings,
+webhook URLs) and the secret-looking names are data, each rule with its source: ``formats.json`` beside this module.
+Masking is for display only: ``env:`` is sent as written (it is the user's choice); ``secrets:`` values are never in the
+request at all.
 """
 
 from __future__ import annotations
@@ -211,11 +210,10 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
 
 
 def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
-    """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``:
-    ``{"NAME": value}`` entries (SageMaker ``Environment``, a local run's ``env``) and
-    ``{"name": NAME, "value": value}`` items (Vertex ``env``); ``values`` wherever a string holds
-    them (a local run's ``CLUSTER_SPEC`` holds the whole job, env included); and every credential
-    of a known format in any string."""
+    """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``: ``{"NAME":
+    value}`` entries (SageMaker ``Environment``, a local run's ``env``) and ``{"name": NAME, "value": value}`` items
+    (Vertex ``env``); ``values`` wherever a string holds them (a local run's ``CLUSTER_SPEC`` holds the whole job, env
+    included); and every credential of a known format in any string."""
     names = set(names)
     masker = ValueMasker(values)
 

@@ -9,10 +9,9 @@ candidate on another backend::
 
     mapped: <key>: <from> → <to> (<reason>); $X.XX/h → $Y.YY/h
 
-The price part is there for machines (``(no current price)`` where a side has none, such as a
-retired GPU) and left out for what has no price of its own (a TensorFlow version, a region).
-``--strict-legacy`` turns every such line into an error. No cloud names are needed here: the
-callers say what was mapped and why.
+The price part is there for machines (``(no current price)`` where a side has none, such as a retired GPU) and left out
+for what has no price of its own (a TensorFlow version, a region). ``--strict-legacy`` turns every such line into an
+error. No cloud names are needed here: the callers say what was mapped and why.
 """
 
 from __future__ import annotations

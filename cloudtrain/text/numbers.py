@@ -9,8 +9,7 @@
 * :func:`duration` — a span of time as people say it (``20 min``, ``2 h``, ``1 h 30 min``), never
   ``0.333333 h``.
 
-Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for
-people goes through here.
+Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for people goes through here.
 """
 
 from __future__ import annotations

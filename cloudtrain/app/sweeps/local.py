@@ -1,20 +1,17 @@
 """Local sweeps: Optuna chooses the trials, each trial is a normal local run.
 
-Everything a sweep knows lives in its folder (``cloudtrain-runs/<sweep>/``): ``sweep.json``
-(how to rebuild the job: config file, ``--set`` overrides, job name) and Optuna's journal
-(``optuna.journal``, a file Optuna appends to and replays, so a sweep killed at any moment
-resumes from it). Each trial runs in ``trial-NNN/`` with its own history record, reads its
-metric from the trainer's event lines while it runs (``metric`` events, else the field of
-``epoch`` events), reports each one to Optuna's pruner when early stopping is on, and is
-cancelled when the pruner says so.
+Everything a sweep knows lives in its folder (``cloudtrain-runs/<sweep>/``): ``sweep.json`` (how to rebuild the job:
+config file, ``--set`` overrides, job name) and Optuna's journal (``optuna.journal``, a file Optuna appends to and
+replays, so a sweep killed at any moment resumes from it). Each trial runs in ``trial-NNN/`` with its own history
+record, reads its metric from the trainer's event lines while it runs (``metric`` events, else the field of ``epoch``
+events), reports each one to Optuna's pruner when early stopping is on, and is cancelled when the pruner says so.
 
-Resuming (``cloudtrain sweep resume``): trials that finished (complete, pruned or failed)
-are kept; a trial that was running when the sweep died runs again under its own number,
-with its own parameters (:func:`rerun_interrupted`); then the sweep continues to
-``max_trials``. A seeded sampler draws each trial's parameters from (seed, trial number)
-(:mod:`.seeding`), so a resumed sweep picks what it would have picked had it never stopped,
-and never a finished trial's point again. A damaged journal is refused before Optuna
-touches it (:mod:`.journal`): nothing is written to a journal that could not be read.
+Resuming (``cloudtrain sweep resume``): trials that finished (complete, pruned or failed) are kept; a trial that was
+running when the sweep died runs again under its own number, with its own parameters (:func:`rerun_interrupted`); then
+the sweep continues to ``max_trials``. A seeded sampler draws each trial's parameters from (seed, trial number)
+(:mod:`.seeding`), so a resumed sweep picks what it would have picked had it never stopped, and never a finished trial's
+point again. A damaged journal is refused before Optuna touches it (:mod:`.journal`): nothing is written to a journal
+that could not be read.
 """
 
 from __future__ import annotations
@@ -49,10 +46,9 @@ INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requ
 class SweepStopped(BaseException):
     """The user stopped the sweep (Ctrl-C, or ``cancel`` of a detached one, which sends SIGINT).
 
-    Not a KeyboardInterrupt: Optuna records a trial whose objective raises one as FAIL, a failure
-    that counts towards ``max_trials`` and is never run again. This passes through Optuna untold,
-    so the running trials stay RUNNING in the journal and ``sweep resume`` runs them again under
-    their own numbers, as after a kill."""
+    Not a KeyboardInterrupt: Optuna records a trial whose objective raises one as FAIL, a failure that counts towards
+    ``max_trials`` and is never run again. This passes through Optuna untold, so the running trials stay RUNNING in the
+    journal and ``sweep resume`` runs them again under their own numbers, as after a kill."""
 
 
 class TrialFailed(Exception):
