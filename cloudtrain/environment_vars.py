@@ -1,13 +1,9 @@
-"""Every environment variable cloudtrain reads, and every one it sets for the training code: the one table,
-:data:`VARIABLES` here and each backend's own rows in its folder's ``variables.py`` (:func:`every_variable`).
+"""Every environment variable cloudtrain reads or sets for the training code: :data:`VARIABLES` here plus each backend's
+``variables.py`` (:func:`every_variable`).
 
-docs/reference/environment.md is generated from them (``make docs``, tools/environment_reference.py), and a test
-(tests/docs/test_environment_reference.py) fails when a module of cloudtrain/ reads or names a variable they lack. Code
-that reads one of cloudtrain's own variables takes its name from its table (``environment_vars.CACHE_DIR``); the
-launchers that run inside a job (``cloudtrain_launch.py``, the secrets launcher, the Slurm launcher) are shipped alone,
-so they spell the name themselves and the test checks it against the table.
-
-A name with ``<NAME>`` or ``*`` stands for a family (``CLOUDTRAIN_SECRET_<NAME>``, ``AIP_*``).
+docs/reference/environment.md is generated from them, and tests/docs/test_environment_reference.py fails when
+cloudtrain/ names a variable they lack. Code takes names from the table (``environment_vars.CACHE_DIR``); the launchers
+shipped alone into a job spell them out, checked by that test. ``<NAME>`` or ``*`` stands for a family.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """cloudtrain's own small state files: written so they cannot tear, read so damage stays local.
 
-A 0-byte file is what a kill between a file's creation and its first write leaves: readers
-of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
-
-Every reader goes through :func:`read_regular`: what is not a regular file (a FIFO, a device, a
-link to one, a link that leaves the folder it must stay in) or is larger than
-:data:`MAX_STATE_BYTES` is damage in one line, never a read that blocks or never ends. Every
-writer creates a regular file and never writes through a link (:func:`open_append` opens with
-``O_NOFOLLOW``; :func:`write_atomic` renames over the link itself, never into its target).
+A 0-byte file (a kill before the first write) reads as absent (:func:`remove_if_empty`). Readers go through
+:func:`read_regular`: a non-regular file, a link out of its folder or one over :data:`MAX_STATE_BYTES` is damage in one
+line, never a read that blocks. Writers never write through a link (``O_NOFOLLOW``; :func:`write_atomic` renames over
+the link itself).
 """
 
 from __future__ import annotations

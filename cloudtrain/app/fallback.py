@@ -1,18 +1,9 @@
 """Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry.
 
-Above the backends, through their one interface (``submit``, a handle's ``status`` and ``cancel``).
-A candidate is left for the next when the cloud says *capacity* or *quota*
-(:mod:`cloudtrain.catalog.capacity`, the clouds' wordings kept as data):
-
-* at create: Vertex AI ``RESOURCE_EXHAUSTED`` that is not a rate limit, SageMaker
-  ``ResourceLimitExceeded``;
-* while it starts: a job that fails before it runs with a capacity message (SageMaker
-  ``CapacityError`` / ``InsufficientInstanceCapacity``, Vertex AI "resources are insufficient");
-* a job still queued after ``max_queue``: cancelled first, so nothing is left waiting.
-
-Anything else — the user's code failing, bad credentials, a rate limit that outlasted its
-retries — ends the submit as it would without fallbacks: a fallback never hides a failure.
-When every candidate lacked capacity, :class:`~cloudtrain.errors.NoCapacity` (exit 4).
+A candidate is left for the next only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`): at
+create, while it starts (a failure before it runs), or still queued after ``max_queue`` (cancelled first). Anything else
+ends the submit as it would without fallbacks: a fallback never hides a failure. When every candidate lacked capacity,
+:class:`~cloudtrain.errors.NoCapacity` (exit 4).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """The one list of backends, and what the config needs of each: the ground floor below ``config/``.
 
-Registering a backend is one line: ``register(name, "its.module")``. This package imports nothing of
-``config/``, ``spec.py`` or ``backends/``, and importing it imports no backend (naming one imports its
-module; the runtime part is reached through :func:`cloudtrain.backends.get_backend`, above ``spec.py``).
+Registering is one line, ``register(name, "its.module")``, plus ``section="its.section_module:Record"`` for a
+``<name>:`` section (a module of config records only, so the schema loads it without the backend). Nothing of
+``config/``, ``spec.py`` or ``backends/`` is imported here, and no backend until one is named.
 
-A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
-section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
-schema loads it while the config is being imported, without the backend.
-
-A backend outside this repository registers through the ``cloudtrain.backends`` entry-point group of its
-distribution (``name = "its.module"``, the module exposing ``BACKEND``) and, for a ``<name>:`` section,
-the ``cloudtrain.backend_sections`` group (``name = "its.section_module:Record"``). The groups are read
-once, when the names are first needed, and import nothing: a plugin's module is imported when its backend
-is first used. A plugin that cannot be loaded is one line naming its distribution and entry point
-(:class:`PluginError`); the other backends go on working (docs/how-to/add-a-backend.md).
+A plugin registers through the ``cloudtrain.backends`` and ``cloudtrain.backend_sections`` entry-point groups, read once
+and imported on first use; one that cannot load is one line naming its distribution (:class:`PluginError`) and the
+others go on working (docs/how-to/add-a-backend.md).
 """
 
 from __future__ import annotations

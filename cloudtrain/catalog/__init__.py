@@ -1,19 +1,12 @@
 """The clouds' catalogs as data: regions, machine types, accelerators, prices, TensorFlow images.
 
-Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
-sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
+Everything comes from ``data/*.json`` (SageMaker's images from sagemaker-core's tables), loaded on first use; no cloud
+SDK, no TensorFlow. The code names no cloud: ``data/clouds.json`` lists them with what sets each apart, and each table's
+``tensorflow_images.uri_rules`` picks its image module. Which region offers which accelerators is
+``data/accelerator_regions.json`` (:mod:`.availability`).
 
-The code names no cloud: ``data/clouds.json`` lists the clouds in their order with what sets each apart (title, machine
-table, TPU table, accelerator naming, cross-cloud region table), and each table's ``tensorflow_images.uri_rules`` picks
-the module that builds its image URIs (``images_template.py``, ``images_sdk_table.py``).
-
-Which region offers which accelerators is ``data/accelerator_regions.json`` (:mod:`.availability`),
-with its source pages and read dates.
-
-Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` / ``data/vertex_tpus.json`` (each names
-its sources, the price region and the date the prices stand for) and run ``pytest tests/catalog``;
-SageMaker image versions follow the installed sagemaker-core, checked against its own ``retrieve``
-by the slow tests. A cloud is added as an entry of ``data/clouds.json`` and its table.
+Updating: edit the table (each names its sources, price region and date) and run ``pytest tests/catalog``; a cloud is
+added as an entry of ``data/clouds.json`` and its table.
 """
 
 from __future__ import annotations

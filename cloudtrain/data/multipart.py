@@ -1,15 +1,9 @@
 """Put one file in S3 so that an interrupted upload leaves nothing open (and nothing billed).
 
-Files up to :data:`PART` bytes go up in one ``PutObject``: complete or absent. Larger ones go
-up as a multipart upload in :data:`PART`-sized parts, one after the other, and the upload is
-written down first in ``<cache>/uploads/`` (bucket, key, pid, host before the upload is
-created; its id right after). It is aborted when anything fails (an error, Ctrl-C, SIGTERM);
-a kill that leaves no chance for that leaves its journal entry, and the next upload from
-this machine aborts every journaled upload whose process is gone (an entry without an id:
-the uploads of its key started since the entry was written). An emptied or torn entry is
-removed. Multipart uploads under cloudtrain's own key prefix that were started more than
-:data:`STALE_SECONDS` ago (from any machine) are aborted too.
-A file's object is therefore complete or absent; nothing resumes half-way.
+Up to :data:`PART` bytes: one ``PutObject``. Larger: a multipart upload, journaled first in ``<cache>/uploads/`` and
+aborted on any failure; the next upload aborts every journaled one whose process is gone (a torn entry is removed), and
+any under cloudtrain's prefix older than :data:`STALE_SECONDS`. An object is complete or absent; nothing resumes
+half-way.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
-"""A job's start-up and run as phases: queued, provisioning, pulling image, installing package, starting TensorFlow,
-training, uploading — one vocabulary for the end-of-run summary, history, the live status line and the run report.
+"""A job's start-up and run as phases (queued, provisioning, pulling image, installing package, starting TensorFlow,
+training, uploading): one vocabulary for the summary, history, the status line and the run report.
 
-Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
-begins, and the last until the job ended. Sources, from the most to the least exact:
-
-* a cloud's own transitions (each with its own start time), as its backend reads them;
-* the job's own times (created, started, ended; a local run's start and its environment set-up);
-* the log: the first line of any replica (the container runs: the image is there), the
-  trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
-  or ``worker_done`` event (training ended: export and upload follow).
-
-Training starts at the first line that says the user's code runs: its first event of any kind (the bundled trainer's
-``plan``), cloudtrain's launcher starting the user's module, or its first line that is not the set-up's
-(:mod:`cloudtrain.following.setup_lines`: pip, the launchers, TensorFlow's own start-up log) — whichever comes first.
-The first, not a ranking: the live status line, which sees the lines one by one, switches to training on that same line,
-so the line, the summary and the report name one moment (:func:`training_start`). A local run, whose environment is
-ready before it starts, begins in "starting TensorFlow"; it uploads nothing, so its ``done`` event starts no upload
-phase (``uploads_outputs`` false in its status).
-
-Nothing here talks to a cloud: backends and the CLI pass plain data in.
+Sources give *marks*, the moment a phase began (a cloud's own transitions, the job's own times, then the log); a phase
+lasts until the next one begins. Training starts at the first line that says the user's code runs (its first event, the
+launcher starting the module, or the first line not of the set-up, :mod:`cloudtrain.following.setup_lines`): the first,
+not a ranking, so the live line, the summary and the report name one moment (:func:`training_start`). A local run begins
+in "starting TensorFlow" and uploads nothing. No cloud is called here.
 """
 
 from __future__ import annotations

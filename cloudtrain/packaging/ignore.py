@@ -1,18 +1,10 @@
 """What never goes into a training package, and what an ignore file leaves out.
 
-Two layers decide whether a path is packaged:
-
-1. **Built-in excludes** (:func:`builtin_exclude`): version-control folders, caches and
-   bytecode, ``.env`` files, and key / credential files. They are matched on the
-   entry's own name, always apply, and cannot be re-included with ``!``.
-2. **Ignore files**: every ``.gitignore`` and ``.cloudtrainignore`` in the package
-   directory or any folder inside it, in gitignore syntax (the common subset, see
-   :func:`parse_ignore_lines`). As in git, a file's patterns apply below its own folder,
-   later patterns win over earlier ones, deeper files win over shallower ones, and in one
-   folder ``.cloudtrainignore`` comes after (so may override) ``.gitignore``. A path
-   below an excluded folder cannot be re-included. Ignore files *outside* the package
-   directory (such as the repository's own ``.gitignore``) are not read: what is
-   uploaded depends on the package directory alone.
+Built-in excludes (:func:`builtin_exclude`: VCS folders, caches, bytecode, ``.env``, key and credential files) match the
+entry's own name and cannot be re-included. Then every ``.gitignore`` and ``.cloudtrainignore`` inside the package
+directory, in gitignore syntax (:func:`parse_ignore_lines`), with git's precedence (later and deeper win;
+``.cloudtrainignore`` after ``.gitignore``). Ignore files outside the package directory are not read: what is uploaded
+depends on that directory alone.
 """
 
 from __future__ import annotations

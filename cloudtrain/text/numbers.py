@@ -1,15 +1,8 @@
 """Numbers as people read them: the one place that decides how a number is shown.
 
-* :func:`measured` — a measured or computed value (a metric, a parameter, a rate, a time):
-  4 significant digits, thousands grouped (``0.0001694``, ``0.9811``, ``12,350``);
-* :func:`money` — US dollars to the cent (``$1,234.56``);
-* :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``);
-* :func:`size` — a size in binary units, 4 significant digits (``1.934 GiB``), where exact bytes
-  would be too long to read;
-* :func:`duration` — a span of time as people say it (``20 min``, ``2 h``, ``1 h 30 min``), never
-  ``0.333333 h``.
-
-Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for people goes through here.
+:func:`measured` (4 significant digits, ``12,350``), :func:`money` (``$1,234.56``), :func:`count` (exact, grouped),
+:func:`size` (``1.934 GiB``), :func:`duration` (``1 h 30 min``, never ``0.333333 h``). Ids are shown as they are; ``-o
+json`` keeps full precision.
 """
 
 from __future__ import annotations

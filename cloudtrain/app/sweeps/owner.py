@@ -1,16 +1,9 @@
 """Which process runs a local sweep's trials, so later commands can tell it runs and stop it.
 
-A local sweep's trials run in one cloudtrain process: the submitting one (attached), or, after ``submit --detach``,
-``python -m cloudtrain sweep resume SWEEP`` started in a session of its own (:func:`hand_over`). Resuming a sweep that
-has run no trial runs it from its start, from the same folder (``sweep.json``, Optuna's journal), so a detached sweep is
-the attached one run by another process: same trials, same history records, same results; its output goes to
-``sweep.log`` in the sweep's folder.
-
-Whichever process runs the trials records itself in ``owner.json`` there (pid and the kernel's start time of that pid,
-so a pid reused after the owner died is never taken for it) and removes the file when its trials stop. While that
-process runs, ``status`` reads the sweep as RUNNING, a second ``sweep resume`` is refused, and ``cancel`` sends it
-SIGINT, which stops it as Ctrl-C stops an attached sweep (finished trials kept, ``sweep resume`` continues), then
-SIGTERM if it has not ended after :data:`GRACE_S`.
+The submitting process, or after ``submit --detach`` a ``python -m cloudtrain sweep resume SWEEP`` in its own session
+(:func:`hand_over`), logging to ``sweep.log``: the same trials and records. It writes ``owner.json`` (pid and that pid's
+kernel start time, so a reused pid is never taken for it) and removes it when it stops. While it runs, ``status`` says
+RUNNING, a second resume is refused, and ``cancel`` sends SIGINT (as Ctrl-C) then SIGTERM after :data:`GRACE_S`.
 """
 
 from __future__ import annotations
