@@ -1,9 +1,7 @@
 """Everything the CLI prints: per-replica log lines, the job summary, tables.
 
-rich draws tables and colour on a terminal. Output that is not a terminal is plain text for ``grep``, ``cut`` and
-``jq``: never wrapped, truncated or padded, tables as tab-separated rows (one record per line, a header first),
-key-value blocks as ``key: value`` lines, titles on stderr, and no colour codes or carriage-return progress bars (the
-user's own included). That output never imports rich (a good part of a dry-run's own time).
+rich on a terminal; otherwise plain text for ``grep`` and ``jq``, never wrapped or padded (tab-separated rows, ``key:
+value`` blocks, titles on stderr, no colour or progress bars), and rich is never imported.
 """
 
 from __future__ import annotations

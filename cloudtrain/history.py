@@ -1,11 +1,8 @@
 """Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
 
-One JSON object per line in ``<cache>/jobs.jsonl``. Appends are one locked write each
-(:func:`cloudtrain.statefiles.append_line`), so two concurrent submits cannot interleave within a line. A job's later
-lines (its final state, once a followed submit saw it end) supersede its earlier ones. Local runs record the absolute
-path of their output folder as ``name``, so they are found from any directory. Reading is tolerant: a damaged line, a
-record of a backend this cloudtrain does not know, or a history that cannot be read at all is one warning on stderr, and
-every good record is still found.
+One JSON object per line in ``<cache>/jobs.jsonl``, each a locked append; a job's later lines supersede its earlier
+ones, and a local run records its output folder's absolute path. Reading is tolerant: a damaged line, an unknown backend
+or an unreadable history is one warning, and every good record is still found.
 """
 
 from __future__ import annotations

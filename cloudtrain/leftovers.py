@@ -1,10 +1,6 @@
-"""What a killed cloudtrain leaves behind, and sweeping it up on the next run.
-
-Temporary folders and partial files carry the id of the process that made them in their
-name. The next cloudtrain removes those whose process is gone, and any older than
-:data:`STALE_SECONDS` whatever their name says (the process id may have been reused). A
-normal exit, an error, Ctrl-C and SIGTERM clean up on the spot; these sweeps are for kills.
-"""
+"""What a killed cloudtrain leaves behind, swept on the next run: temporary folders and partial files named with their
+process id, removed when that process is gone or older than :data:`STALE_SECONDS`. Normal exits, errors and signals
+clean up on the spot."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry.
 
-A candidate is left for the next only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`): at
-create, while it starts (a failure before it runs), or still queued after ``max_queue`` (cancelled first). Anything else
-ends the submit as it would without fallbacks: a fallback never hides a failure. When every candidate lacked capacity,
-:class:`~cloudtrain.errors.NoCapacity` (exit 4).
+The next is tried only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`), at create, before the
+job runs, or after ``max_queue`` queued (cancelled first); any other failure ends the submit, never hidden. None had
+capacity: :class:`~cloudtrain.errors.NoCapacity` (exit 4).
 """
 
 from __future__ import annotations

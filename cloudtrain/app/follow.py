@@ -1,9 +1,6 @@
-"""Follow a job to its end: its lines (credentials masked) to a sink, the run's phases watched, Ctrl-C
-turned into a detach or a cancel.
-
-Shared by ``cloudtrain submit``, ``cloudtrain logs --follow`` and the Python API. Nothing here prints:
-each line goes to the ``show`` given, each step of a cancel to ``on_stop``, and a detach is raised as
-:class:`Detached` for the caller to report."""
+"""Follow a job to its end for ``submit``, ``logs --follow`` and the API: its lines (credentials masked) to the ``show``
+given, its phases watched, Ctrl-C turned into a detach (:class:`Detached`) or a cancel reported through ``on_stop``.
+Nothing here prints."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``.
 
-The job's handle names its output folders (``files().outputs``: the output folder with the model, checkpoints, event
-files and the user's files; SageMaker's checkpoint prefix beside it). A download writes each file to
-``<name>.cloudtrain-partial`` first and renames it into place once its size (and the store's checksum, where it gives
-one: GCS md5 or crc32c, an S3 ETag of a single-part upload) match: an interrupted download resumes from the partial
-file's end, and a file already there whole is not fetched again. A different file already at the destination is never
-overwritten without ``force``.
+The handle names the output folders (``files().outputs``). Each file goes to ``<name>.cloudtrain-partial`` and is
+renamed into place once its size and the store's checksum match, so a download resumes and a whole file is not fetched
+again; a different file at the destination is overwritten only with ``force``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """TensorBoard on this machine over any runs' event files: ``cloudtrain tensorboard JOB [JOB…]``.
 
-Each job's handle says where its event files are (``files().tensorboard``): a folder here, ``gs://``, ``s3://`` or a run
-folder behind a login node, copied into the cache by a :class:`Mirror` (the one reader and writer: no link out of the
-run is followed, no FIFO opened), kept fresh every ``refresh_s`` while the job runs and once more after it ends.
-TensorBoard's own server runs as a child process over the folders, each run named by its job (``--logdir`` of a folder
-of links with safe names); :class:`Board` is the handle that stops it. The server is in a process group of its own and
-gets SIGTERM when cloudtrain dies, however it dies.
+Each job's event files (``files().tensorboard``: here, ``gs://``, ``s3://`` or behind a login node) are copied into the
+cache by a :class:`Mirror`, refreshed every ``refresh_s`` while the job runs. TensorBoard's server runs as a child in
+its own process group over a folder of safely named links, and gets SIGTERM however cloudtrain dies; :class:`Board`
+stops it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What a backend can do, as one typed set, with its own reason for each thing it cannot.
-
-A neutral check asks ``Capability.X in backend.capabilities`` and, where it refuses, prints
-``backend.capabilities.refusal(Capability.X)``: the backend's own words (a default where it gave none).
-A new capability is one member here and one entry in the backends that have it, not a flag in each.
-"""
+"""What a backend can do, as one typed set, with its own reason for each thing it cannot: a check asks ``Capability.X in
+backend.capabilities`` and prints ``backend.capabilities.refusal(Capability.X)``. A new capability is one member here
+and one entry per backend that has it."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """What the config needs to know of a backend before any job exists: its facts, capabilities and name rules.
 
-:class:`BackendRules` is the ground floor of the backend interface: the config's schema and checks, the
-data schemes, the secrets checks and history read it through :func:`cloudtrain.backend_rules.interface`, and
-it names no config, spec or runtime type. The checks that take a loaded config are
-:class:`cloudtrain.config.rules.ConfigRules` (config time), those that build a spec
-:class:`cloudtrain.spec.SpecRules` (spec time); submitting and watching a job is
-:class:`cloudtrain.backends.base.Backend`. A backend states its :class:`Facts` and :class:`Words`, one
-frozen record each.
+:class:`BackendRules` is the ground floor of the backend interface and names no config, spec or runtime type; the
+config-time checks are :class:`cloudtrain.config.rules.ConfigRules`, the spec-time ones
+:class:`cloudtrain.spec.SpecRules`, and running a job :class:`cloudtrain.backends.base.Backend`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Which regions offer a machine's accelerators, and which of them are nearest, from ``data/accelerator_regions.json``
-(each cloud's rows with the pages they rest on and the date each was checked).
+"""Which regions offer a machine's accelerators, and which are nearest, from ``data/accelerator_regions.json``.
 
-A cloud's ``offered`` table is keyed by accelerator name (``NVIDIA_TESLA_T4``) or by machine series
-(``ml.p4d``): a machine is looked up by its series first, then its accelerator. A machine whose keys
-have no row is not checked offline. A row's ``regions`` decide; its ``confirmed`` regions are named
-by the training service's own page, its ``unverified`` ones only by the cloud's compute service
-(:func:`unverified`). Distances are great-circle distances between the regions' cities.
+Rows are keyed by machine series (``ml.p4d``), else accelerator (``NVIDIA_TESLA_T4``); a machine with no row is not
+checked offline. ``confirmed`` regions are named by the training service's page, ``unverified`` ones only by the compute
+service (:func:`unverified`). Distances are great-circle, between the regions' cities.
 """
 
 from __future__ import annotations

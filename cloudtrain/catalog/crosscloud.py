@@ -1,10 +1,6 @@
-"""The nearest thing a cloud offers: a GPU at least as fast, a machine by GPU model and count,
-a region of the other cloud, a TensorFlow version.
-
-Pure lookups in the catalog's data (``data/gpus.json`` ranks GPUs by ``training_tflops``, ``data/crosscloud.json`` pairs
-Google Cloud and AWS regions, ``data/clouds.json`` says which table leads to which cloud). Used for retired ML Engine
-hardware (K80 → T4) and for configs moved between Vertex AI and SageMaker.
-"""
+"""The nearest thing a cloud offers: a GPU at least as fast, a machine by GPU model and count, a region of the other
+cloud, a TensorFlow version. Pure lookups in ``data/gpus.json``, ``data/crosscloud.json`` and ``data/clouds.json``, for
+retired ML Engine hardware and configs moved between clouds."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""``fallback:`` entries → whole candidate configs, each validated offline like the main one.
-
-A candidate is the main config with the entry's keys laid over it: ``machine.type`` alone drops the main accelerator (a
-SageMaker instance type implies its GPUs); a different ``backend`` makes the candidate go through
-:func:`cloudtrain.config.crosscloud.fit_to_cloud`, so what the other cloud lacks (machine, region, TensorFlow image) is
-mapped to its nearest with one line each — unless the entry gives it. An error in a candidate points at the entry's own
-line when the entry set the offending key, else at the main config's.
-"""
+"""``fallback:`` entries → whole candidate configs, each validated offline like the main one: the entry's keys laid over
+the main config (``machine.type`` alone drops the accelerator), another ``backend`` mapped by
+:func:`cloudtrain.config.crosscloud.fit_to_cloud`. An error points at the entry's line when the entry set the key."""
 
 from __future__ import annotations
 

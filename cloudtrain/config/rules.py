@@ -1,9 +1,6 @@
-"""What loading and checking a config needs of a backend: its checks on a loaded config (config time).
-
-:class:`ConfigRules` adds to the ground rules (:class:`~cloudtrain.backend_rules.interface.BackendRules`, below
-``config/``) the checks that take this floor's own types, :class:`LoadedConfig` and :class:`JobConfig`:
-it sits here, with those types, so that the ground floor names none of them and no import climbs.
-"""
+"""What loading a config needs of a backend: :class:`ConfigRules`, its checks on :class:`LoadedConfig` and
+:class:`JobConfig`, kept on this floor so that the ground rules
+(:class:`~cloudtrain.backend_rules.interface.BackendRules`) name none of them."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Checks for script jobs written for the SageMaker TensorFlow estimator.
-
-``package.script`` names a file in the source folder ``package.path`` (SageMaker's
-``entry_point`` / ``source_dir``); ``model_dir`` and ``distribution`` are the estimator's
-arguments of the same names. Each problem is one line naming the key and a fix.
-"""
+"""Checks for script jobs written for the SageMaker TensorFlow estimator (``package.script`` / ``package.path`` as
+``entry_point`` / ``source_dir``, ``model_dir``, ``distribution``): one line per problem, naming the key and a fix."""
 
 from __future__ import annotations
 

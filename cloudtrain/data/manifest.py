@@ -1,9 +1,5 @@
-"""A local folder's content, hashed: relative paths, sizes and file hashes, and one digest.
-
-The digest names the folder's upload prefix, so two submits of the same content share one
-upload and any change makes a new prefix. Re-hashing a large folder on every submit would
-be slow: hashes are remembered per file by (size, mtime, inode) in a small cache file.
-"""
+"""A local folder's content hashed (paths, sizes, file hashes) into the digest that names its upload prefix. File hashes
+are remembered by (size, mtime, inode), so a large folder is not re-hashed on every submit."""
 
 from __future__ import annotations
 

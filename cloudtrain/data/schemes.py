@@ -1,10 +1,5 @@
-"""Which cloud reads which data location: pure functions on strings, no I/O.
-
-A channel's source is a bucket prefix (``gs://bucket/path``, ``s3://bucket/path``) or a local folder. Vertex AI reads
-``gs://`` (through Cloud Storage FUSE, at ``/gcs/bucket/path``), SageMaker reads ``s3://`` (input channels); a local
-folder is uploaded to the staging bucket first, so every cloud can read it. The local backend reads all three (bucket
-channels are downloaded once into a cache).
-"""
+"""Which cloud reads which data location: pure functions on strings. Vertex AI reads ``gs://`` (FUSE, ``/gcs/…``),
+SageMaker ``s3://``; a local folder is uploaded to the staging bucket first; the local backend reads all three."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The few bucket operations channels need, over the clouds' real client libraries.
-
-A store is one bucket: ``list`` (objects under a prefix), ``stat`` (one object, with the ``sha256`` cloudtrain stored
-with it), ``upload`` (a file; complete or absent, as both clouds make single objects), ``put_text`` and ``download``.
-The clients are made by the backends (their endpoints and credentials) and handed in.
-"""
+"""The few bucket operations channels need (``list``, ``stat`` with cloudtrain's ``sha256``, ``upload``, ``put_text``,
+``download``) over the clouds' client libraries, whose clients the backends make and hand in."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The build metadata cloudtrain writes for a bare package folder, as gcloud does.
-
-A training package is usually just ``trainer/`` with an ``__init__.py``; the sdist gets a generated ``setup.py``
-(setuptools, ``find_packages()``, ``install_requires``), a ``pyproject.toml`` naming the setuptools backend, and a
-``PKG-INFO``. The name, version and requirements in them come from the package's own ``setup.py`` / ``pyproject.toml``
-when it has one (found by :mod:`.project`), from the config, and from ``requirements.txt``.
-"""
+"""The build metadata cloudtrain writes for a bare package folder, as gcloud does: ``setup.py``, ``pyproject.toml`` and
+``PKG-INFO``, from the package's own metadata (:mod:`.project`), the config and ``requirements.txt``."""
 
 from __future__ import annotations
 

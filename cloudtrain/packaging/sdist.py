@@ -1,11 +1,6 @@
-"""Build the sdist of a training package folder, in-process and reproducibly.
-
-No isolated build environment, no network: the package folder is walked (see :mod:`.tree` for what is left out), its own
-metadata is found (see :mod:`.project`; a ``setup.py`` with computed arguments is the one thing run in a subprocess),
-build metadata is generated from it (see :mod:`.metadata`), and the archive is written byte-for-byte reproducibly under
-a name that carries its content hash (see :mod:`.archive`), so two identical builds share one file name and an upload
-can be skipped when the name is already in the bucket.
-"""
+"""Build the sdist of a training package folder, in-process and reproducibly: no build isolation, no network
+(:mod:`.tree`, :mod:`.project`, :mod:`.metadata`), and an archive named by its content hash (:mod:`.archive`), so
+identical builds share a name and an upload can be skipped."""
 
 from __future__ import annotations
 

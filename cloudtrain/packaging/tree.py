@@ -1,10 +1,7 @@
 """The files of a package directory that go into its sdist, and the checks on that directory.
 
-Symlinks are followed only inside the package directory: a link whose target lies outside it (or does not exist) is an
-error unless an ignore file leaves the link out, and a link to a folder containing the link is refused as a loop. A link
-is packaged as a regular file (or as a copy of the folder) holding what its target holds, and only when that target is
-itself packaged, so a link can never bring in an excluded file. Links found inside a linked folder are not followed a
-second time.
+Links are followed only inside the directory (one leading out or nowhere is an error unless ignored; a loop is refused),
+and packaged as what their target holds only when that target is packaged, so a link never brings in an excluded file.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Credential files, recognised by name and by content: what is never packaged, put in a script's
-source archive or uploaded as data unless an ``--include`` pattern names it.
+"""Credential files, recognised by name and by content: never packaged or uploaded unless an ``--include`` names them.
 
-The list is data, each entry with its source: ``credential_files.json`` beside this module. Names are shell patterns on
-a file's (or folder's) own name, ignoring case (``credentials``, ``client_secret_*.json``, ``*.env``); content rules
-read the first 64 KiB of a small file, so a key or a login under an innocent name (``notes.txt`` holding
-``PuTTY-User-Key-File-3``, ADC copied to ``gcp.json``) is caught too. A folder that is a whole home folder is refused.
+The rules are data with their sources (``credential_files.json``): case-blind name patterns, and content rules over a
+small file's first 64 KiB, so a key under an innocent name is caught too. A whole home folder is refused.
 """
 
 from __future__ import annotations

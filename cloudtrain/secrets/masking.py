@@ -1,12 +1,8 @@
 """What cloudtrain shows and stores of a job's values: anything that looks secret is ``***``.
 
-A value is masked when its name says it is secret, or when the value itself has the form of a known credential, wherever
-it stands: ``env:`` (names such as ``HF_TOKEN``, ``DB_PASS``, ``MYSQL_PWD``), ``args`` and hyperparameters (options such
-as ``--api-key=…``, ``hf_token:``), error messages, the Python API's reprs, a local run's log lines. The credential
-formats (cloud keys, service tokens, private keys in PEM or PuTTY form, passwords in URLs and connection strings,
-webhook URLs) and the secret-looking names are data, each rule with its source: ``formats.json`` beside this module.
-Masking is for display only: ``env:`` is sent as written (it is the user's choice); ``secrets:`` values are never in the
-request at all.
+A value is masked when its name says secret or it has a known credential's form, wherever it stands (``env:``, args,
+hyperparameters, errors, reprs, log lines); the rules are data with sources (``formats.json``). For display only:
+``env:`` is sent as written, and ``secrets:`` values are never in the request.
 """
 
 from __future__ import annotations

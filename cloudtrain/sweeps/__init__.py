@@ -1,10 +1,5 @@
-"""Hyperparameter sweeps: one ``sweep:`` key, three engines.
-
-:mod:`.params` turns the config's parameters into typed, validated ranges (pure, offline);
-each cloud backend renders its own tuning request from them (``backends/*/tuning.py``);
-:mod:`.local` drives trials on this machine with Optuna; :mod:`.results` reads the trials
-back as one table for every backend.
-"""
+"""Hyperparameter sweeps: one ``sweep:`` key, three engines: :mod:`.params` (typed ranges), each cloud backend's
+``tuning.py``, and the local Optuna driver; :mod:`.results` reads any backend's trials as one table."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""One contract, every backend: what a user relies on whichever backend runs the job.
-
-The suite cloudtrain runs on its own backends (tests/backends/test_contract.py), for a backend of another
-distribution to run on itself. In one of its test modules::
+"""One contract, every backend: what a user relies on whichever backend runs the job (tests/backends/test_contract.py),
+for another distribution's backend to run on itself::
 
     from cloudtrain.testing.contract import *  # noqa: F403 - the contract's tests, on the leg below
 
@@ -9,9 +7,8 @@ distribution to run on itself. In one of its test modules::
     def leg(tmp_path) -> Leg:
         return Leg(BACKEND, sample_spec(backend="mine"), sample_package(tmp_path), succeed, keep_running, full_name)
 
-A :class:`Leg` is the backend on its fake (an in-process engine, a local server) and how to script the
-next job there; the tests then use only the backend's interface and the CLI, with cloudtrain's history
-and cache in a temporary folder (:func:`contract_cache`). docs/how-to/add-a-backend.md walks through it.
+A :class:`Leg` is the backend on its fake and how to script its next job; the tests use only its interface and the CLI,
+with history and cache in a temporary folder (:func:`contract_cache`). See docs/how-to/add-a-backend.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """Local sweeps: Optuna chooses the trials, each trial is a normal local run.
 
-Everything a sweep knows lives in its folder (``cloudtrain-runs/<sweep>/``): ``sweep.json`` (how to rebuild the job:
-config file, ``--set`` overrides, job name) and Optuna's journal (``optuna.journal``, a file Optuna appends to and
-replays, so a sweep killed at any moment resumes from it). Each trial runs in ``trial-NNN/`` with its own history
-record, reads its metric from the trainer's event lines while it runs (``metric`` events, else the field of ``epoch``
-events), reports each one to Optuna's pruner when early stopping is on, and is cancelled when the pruner says so.
+A sweep's folder holds ``sweep.json`` (how to rebuild the job) and Optuna's journal, so a sweep killed at any moment
+resumes. Each trial runs in ``trial-NNN/``, reads its metric from the trainer's events, and is cancelled when the pruner
+says so.
 
-Resuming (``cloudtrain sweep resume``): trials that finished (complete, pruned or failed) are kept; a trial that was
-running when the sweep died runs again under its own number, with its own parameters (:func:`rerun_interrupted`); then
-the sweep continues to ``max_trials``. A seeded sampler draws each trial's parameters from (seed, trial number)
-(:mod:`.seeding`), so a resumed sweep picks what it would have picked had it never stopped, and never a finished trial's
-point again. A damaged journal is refused before Optuna touches it (:mod:`.journal`): nothing is written to a journal
-that could not be read.
+``sweep resume`` keeps finished trials and reruns an interrupted one under its own number and parameters
+(:func:`rerun_interrupted`); the seeded sampler (:mod:`.seeding`) picks what it would have picked had it never stopped.
+A damaged journal is refused before Optuna touches it (:mod:`.journal`).
 """
 
 from __future__ import annotations
