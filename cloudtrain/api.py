@@ -183,11 +183,10 @@ def load_config(
     strict: bool = False,
     include: Sequence[str] = (),
 ) -> Config:
-    """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
-    ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``.
-    Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2). A config that only a local
-    run accepts (a ``shell:`` secret, as ``submit --local`` takes) loads: ``submit(config, local=True)`` runs
-    it, and a cloud ``plan`` or ``submit`` raises the cloud's refusal."""
+    """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or
+    ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``. Bad
+    input raises :class:`cloudtrain.errors.ConfigError`. A config only a local run accepts (a ``shell:`` secret) loads;
+    a cloud ``plan`` or ``submit`` of it raises the refusal."""
     given = tuple(overrides.items()) if isinstance(overrides, Mapping) else None
     sets = tuple(f"{key}={json.dumps(value)}" for key, value in given) if given is not None else tuple(overrides)
     try:
@@ -250,14 +249,13 @@ class Job:
     def logs(
         self, follow: bool = False, drain: float | None = None, *, debug: bool = False, events: bool = False
     ) -> Iterator[LogLine]:
-        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read): the
-        CLI's followers. ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the
-        backend's default. Credentials a job printed are ``***``, as the CLI shows them.
+        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read). ``drain``: the
+        stop rule's quiet period (``--drain``; None: the backend's). Printed credentials are ``***``.
 
-        As the CLI does: start-up noise (DEBUG lines: TensorFlow looking for CUDA) is held back unless
-        ``debug``; the trainer's progress events are rendered as words (``epoch 3/12  loss 0.41``), a repeat
-        left out. With ``events``, every event line is yielded as it came, ``{"event": …}``, and
-        ``line.event`` is its parsed dict (None on other lines), as ``logs -o json`` has it."""
+        As in the CLI, DEBUG start-up noise is held back unless ``debug``, and progress events are rendered as words
+        (``epoch 3/12  loss 0.41``); with ``events`` every event line comes as it came, ``line.event`` its parsed dict,
+        as ``logs -o json`` has it.
+        """
         with required():
             progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
             shown = ShownLines(show_debug=debug, epochs=progress.epochs if progress else None)
@@ -328,13 +326,13 @@ def submit(
     show_secrets: bool = False,
     notify: Notify = ignore,
 ) -> Job:
-    """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
-    record it in history, and return at once: nothing is followed. ``local``: run it on this machine
-    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``).
+    """Build, upload and create the job (trying ``fallback:`` entries when one gets no capacity), record it, and return
+    at once. ``local``: run it here under the cloud's contract (``--local``); ``resume``: continue that job's
+    checkpoints.
 
-    A local run is this process's child unless ``detach`` (``--detach``): then it runs in a process of its
-    own and outlives the script. Without it, the script's exit (or a Ctrl-C that ends it) stops the run
-    as ``cancel`` does and records it CANCELLED with its real wall time. A cloud job always runs on."""
+    A local run is this process's child unless ``detach``: the script's exit then stops it as ``cancel`` does, recorded
+    CANCELLED. A cloud job always runs on.
+    """
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")

@@ -122,12 +122,9 @@ def plain(text: str) -> str:
 
 
 def format_event(message: str, epochs: int | None = None) -> str | None:
-    """The trainer's JSON event lines (and a user package's, in the same format), made readable;
-    ``None`` hides one (the plan, printed as text already).
-
-    An epoch line's total is the event's own ``epochs``, else ``epochs`` (the job's ``--epochs``
-    argument), else not shown. Lines that are not events come back unchanged.
-    """
+    """The trainer's JSON event lines (and a user package's in that format) made readable; ``None`` hides one (the plan,
+    already printed). An epoch's total is the event's ``epochs``, else ``epochs`` (``--epochs``), else not shown. Other
+    lines come back unchanged."""
     event = parse_event(message)
     if event is None:
         return message
@@ -198,10 +195,7 @@ class ShownLines:
 
 
 class ReplicaPrinter:
-    """Prints log lines prefixed by replica, one stable colour per replica on a terminal.
-
-    Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
-    machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
+    """Prints log lines prefixed by replica, one stable colour each on a terminal; DEBUG only with ``show_debug``."""
 
     def __init__(self, console: Console | None = None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
@@ -271,10 +265,8 @@ def print_table(
     title: str | None = None,
     id_columns: Iterable[str] = (),
 ) -> None:
-    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
-
-    The cells of ``id_columns`` (job ids, names, run folders: what people copy) are never wrapped
-    or cut on a terminal: the other columns are narrowed to make room, and wrap instead."""
+    """A table on a terminal, else a header and tab-separated rows (the title on stderr). ``id_columns`` (what people
+    copy) are never wrapped or cut: the others narrow."""
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not console.is_terminal:
         if title:
@@ -322,10 +314,8 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
 
 
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """A job's details as rows for people (``status``, the end-of-run summary): words for keys
-    (``uploads outputs``), ``yes``/``no``, seconds with their unit (``17.7 s``), replicas counted
-    (``1 (chief)``), numbers at a sensible precision; a metric keeps the name the code gave it
-    (``metrics.val_accuracy``). ``-o json`` has the machine names and the full values."""
+    """A job's details as rows for people: words for keys, ``yes``/``no``, seconds with units, replicas counted,
+    sensible precision; a metric keeps its code's name. ``-o json`` has the raw values."""
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
         label = f"{prefix}{_words(key)}"

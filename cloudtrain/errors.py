@@ -66,11 +66,8 @@ class ConfigError(UsageError):
 
 
 class ConfigErrors(ConfigError):
-    """Every problem found in one config, in the order to show them (``--set`` first, then by line).
-
-    Behaves as its first error (``file``, ``line``, ``field``) for code that reads one; the CLI
-    prints each as its own ``error:`` line.
-    """
+    """Every problem of one config, in showing order; behaves as its first error (``file``, ``line``, ``field``), and
+    the CLI prints each as its own ``error:`` line."""
 
     def __init__(self, errors: list[ConfigError] | tuple[ConfigError, ...]):
         first = errors[0]

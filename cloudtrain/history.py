@@ -150,12 +150,9 @@ def _numbers(value: object) -> bool:
 
 
 def find(job_id: str) -> JobRecord | None:
-    """The newest record whose short id or full name is ``job_id``.
-
-    Read backwards from the end of the history, parsing only lines that hold ``job_id`` as a
-    JSON string: the cost is the distance from the end, not the length of the history
-    (``status`` of a recent job at 200,000 records: milliseconds, not seconds). Damage
-    elsewhere in the history is not this lookup's to report; ``list`` reads it all."""
+    """The newest record whose short id or full name is ``job_id``, read backwards and parsing only lines that hold it:
+    the cost is the distance from the end (milliseconds at 200,000 records). Damage elsewhere is ``list``'s to report.
+    """
     tokens = {json.dumps(job_id).encode(), json.dumps(job_id, ensure_ascii=False).encode("utf-8", "replace")}
     data = statefiles.last_json_line(
         history_file(), lambda d: job_id in (d["job_id"], d["name"]), contains=tokens, check=_problem
@@ -166,11 +163,8 @@ def find(job_id: str) -> JobRecord | None:
 def recent(
     limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
 ) -> list[JobRecord]:
-    """The newest jobs first, one record each (its latest), optionally of one backend / region / experiment.
-
-    A job's later lines fill in what they know (its state, end, final numbers) over its submit line,
-    which keeps its place in submit order. Works on the parsed lines, building a record only for the
-    jobs returned: ``list`` at 10,000 records reads the history in milliseconds (bench/cli_bench.py)."""
+    """The newest jobs first, one record each, optionally of one backend / region / experiment: later lines fill in the
+    submit line, which keeps its place; records are built only for the jobs returned (bench/cli_bench.py)."""
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     renamed: dict[tuple[str, str], tuple[str, str]] = {}  # a moved job's name now -> its key, its first name's
     for _, data in statefiles.read_json_lines(history_file(), check=_problem):
@@ -210,11 +204,8 @@ def ended_record(job_id: str) -> JobRecord | None:
 def note_state(
     job_id: str, name: str, state: str, *, ended: str | None = None, metrics: dict[str, float] | None = None
 ) -> None:
-    """Record the state a job was last seen in, if this machine submitted it (``list`` shows it); at its end,
-    also when it ended and its final numbers (``list`` shows how long it took and its main metric).
-
-    An end once recorded stays: a later, weaker reading (a cluster that forgot the job and now says FAILED
-    or UNKNOWN of a job recorded CANCELLED) never replaces it."""
+    """Record the state a job was last seen in, if submitted here; at its end, also when it ended and its final numbers.
+    An end once recorded stays: a later, weaker reading (a cluster that forgot the job) never replaces it."""
     entry = find(name) or find(job_id)
     if entry is None:
         return
@@ -257,10 +248,9 @@ LAST = "last"  # the job id that stands for the newest job in this machine's his
 
 
 def expand(text: str) -> str:
-    """The job id ``text`` stands for: ``last``, the newest job here; a unique prefix or suffix of an id in
-    history (``…-egwovd``), that id; anything else (a full id, a path, a resource name) as it is. Several ids
-    that match are one :class:`UsageError` naming them; an id that matches none is left to the lookup that
-    follows, whose message offers the nearest ones (:func:`nearest`)."""
+    """The job id ``text`` stands for: ``last``, the newest job here; a unique prefix or suffix of an id in history,
+    that id; anything else as it is. Several matches are one :class:`UsageError`; none is left to the lookup, which
+    offers the nearest (:func:`nearest`)."""
     if text == LAST:
         newest = _ids()
         if not newest:

@@ -309,12 +309,8 @@ def job_suffix() -> str:
 
 
 def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: str | None = None) -> JobSpec:
-    """Resolve a validated config: machine details, image, output dir, job name.
-
-    The job name is ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` (see :func:`_run_id`): the time for people,
-    the random suffix (``suffix`` fixes it, for tests) so that two submits in the same second
-    stay two jobs with two output folders wherever cloudtrain chooses the folder. What differs by
-    backend (machine, image rules, default output folder, its own settings) the backend says."""
+    """Resolve a validated config: machine details, image, output dir, job name (``NAME-YYYYMMDD-HHMMSS-SUFFIX``,
+    :func:`_run_id`; ``suffix`` fixes it for tests). What differs by backend, the backend says."""
     cfg = loaded.config
     backend = spec_rules(cfg.backend)
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -416,10 +412,8 @@ def _machine(cfg: JobConfig, info: MachineInfo) -> MachineSpec:
 
 
 def _run_id(cfg: JobConfig, now: dt.datetime, suffix: str) -> str:
-    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps the
-    name as given, :meth:`~cloudtrain.backends.base.BackendFacts.display_name`) and the output folder
-    cloudtrain chooses. The backend's name rule applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`:
-    the characters it allows, its length limit)."""
+    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps it as given) and the
+    output folder, under the backend's name rule (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`)."""
     return backend_rules.rules(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 

@@ -144,10 +144,8 @@ def remove_if_empty(path: Path) -> bool:
 
 
 class AtomicFile:
-    """A temp file in ``folder`` (the destination's, so the rename stays on one file system), moved into
-    place in one step by :meth:`publish`; removed when the block ends without publishing. The one way
-    cloudtrain replaces a file (:func:`write_atomic`, the package archive): a kill leaves the old file
-    or the new one, never half of one, and at most a temp file named ``prefix…suffix``."""
+    """A temp file beside the destination, moved into place by :meth:`publish` and removed when the block ends without
+    it: the one way cloudtrain replaces a file, so a kill leaves the old or the new one, never half."""
 
     def __init__(
         self, folder: Path, *, prefix: str, suffix: str = ".tmp", mode: str = "wb", encoding: str | None = None
@@ -216,11 +214,8 @@ def _lock(fd: int) -> None:
 def read_json_lines(
     path: Path, check: Callable[[dict[str, Any]], str | None] | None = None, *, inside: Path | None = None
 ) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every good line of ``path``; [] when it does not exist.
-
-    A line that is not UTF-8, not JSON or not an object, or that ``check`` finds a problem
-    with, is skipped; all skipped lines are named in one warning. A ``path`` that cannot be
-    read at all (a folder, no permission) is one warning and no records."""
+    """(line number, object) for every good line of ``path``; [] when it does not exist. Bad lines (not UTF-8, JSON or
+    an object, or refused by ``check``) are skipped and named in one warning; an unreadable ``path`` is one warning."""
     found, damage = scan_json_lines(path, check, inside=inside)
     if damage is not None:
         _warn_once(f"warning: {damage.path}: {damage.problem}; {damage.recover}")
@@ -276,12 +271,9 @@ def last_json_line(
     contains: Iterable[bytes],
     check: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> dict[str, Any] | None:
-    """The newest good line of ``path`` that holds one of the ``contains`` byte strings and that
-    ``match`` accepts, searched backwards from the end.
-
-    The file is mapped and searched with ``rfind`` (a byte search, no line splitting); only
-    the lines around a hit are parsed. A damaged candidate line is one warning; damage
-    elsewhere in the file is not this lookup's business (``read_json_lines`` reports it)."""
+    """The newest good line of ``path`` holding one of ``contains`` that ``match`` accepts: the file is mapped and
+    searched backwards with ``rfind``, parsing only the lines around a hit. A damaged candidate is one warning; other
+    damage is ``read_json_lines``' to report."""
     import mmap
 
     needles = tuple(n for n in contains if n)

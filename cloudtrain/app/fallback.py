@@ -49,9 +49,8 @@ def first_with_capacity(
     backend_of: Callable[[str], Backend] = get_backend,
     detach: bool = False,
 ) -> Landed:
-    """Submit ``specs[0]`` with ``package``, then each fallback (its own package) until one gets machines.
-    ``backend_of``: the backend of a name (tests give backends pointed at their servers); ``detach``: nobody
-    in this process follows the job (``submit --detach``), so each is submitted to run on without it."""
+    """Submit ``specs[0]`` with ``package``, then each fallback until one gets machines. ``backend_of``: a name's
+    backend (tests inject theirs); ``detach``: nobody here follows the job."""
 
     def echo(text: str) -> None:
         notify(Notice("fallback", text))

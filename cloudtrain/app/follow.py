@@ -32,9 +32,8 @@ StopStep = Literal["cancelling", "saving", "stopping", "killing"]
 def watch_progress(
     handle: JobHandle, spec: JobSpec | None = None, *, billed: bool = False, first: JobStatus | None = None
 ) -> Progress:
-    """The one place a job's :class:`~cloudtrain.following.progress.Progress` is set up. For a job just created
-    (``spec``): its price (when ``billed``), creation time and epochs; for a reattach: the job's own
-    creation time, no price. Its phase from ``first`` (the job's status when created), else asked now."""
+    """The one place a job's :class:`~cloudtrain.following.progress.Progress` is set up: for a new job (``spec``) its
+    price, creation and epochs; for a reattach its creation, no price; its phase from ``first``, else asked."""
     first = first or handle.status()
     if spec is not None:
         progress = Progress(
@@ -65,9 +64,8 @@ class FollowView(Protocol):
 
 
 def line_masker() -> Callable[[LogLine], LogLine]:
-    """A job's line with every credential its code printed shown as ``***``: each replica's lines are one
-    stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
-    holds is the job's own business; cloudtrain does not show it)."""
+    """A job's line with every printed credential as ``***``, each replica's lines one stream, so a private key is
+    masked from BEGIN to END."""
     streams: dict[str, Callable[[str], str]] = {}
 
     def masked(line: LogLine) -> LogLine:
@@ -86,9 +84,8 @@ def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
 def follow_to_end(
     handle: JobHandle, view: FollowView, progress: Progress, *, cancel_on_interrupt: bool, drain: float | None = None
 ) -> None:
-    """Follow the job (:func:`follow_job`), each line fed to ``progress`` and shown by ``view``, then hand
-    ``view`` the final status and the run's summary. A Ctrl-C without ``cancel_on_interrupt`` raises
-    :class:`Detached`."""
+    """Follow the job (:func:`follow_job`) feeding ``progress`` and ``view``, then hand ``view`` the final status and
+    summary; a Ctrl-C without ``cancel_on_interrupt`` raises :class:`Detached`."""
 
     def show(line: LogLine) -> None:
         progress(line)
@@ -116,11 +113,10 @@ def follow_job(
 ) -> JobStatus:
     """Stream the job's lines until it ends and return its final status.
 
-    ``show``: each line (the caller feeds its progress there); ``display``: a context that gives the
-    sink while following (a live status line), ``show`` itself when None. Ctrl-C raises
-    :class:`Detached`, or with ``cancel_on_interrupt`` cancels: a local run's replicas get SIGTERM and
-    save a checkpoint while their lines go on to ``show``, and a second Ctrl-C kills them at once.
-    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
+    ``show``: each line; ``display``: a context giving the sink while following (a live status line). Ctrl-C raises
+    :class:`Detached`, or with ``cancel_on_interrupt`` cancels (a local run's replicas save on SIGTERM; a second Ctrl-C
+    kills them). ``drain``: the stop rule's quiet period, None for the backend's.
+    """
     shown = display if display is not None else contextlib.nullcontext(show)
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
@@ -139,10 +135,8 @@ def follow_job(
 def cancel_job(
     handle: JobHandle, *, show: Show, shown: int, on_stop: Callable[[StopStep], None] = lambda step: None
 ) -> JobStatus:
-    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
-
-    While a local run's replicas save, their lines ("saved at step N") go to ``show`` as they come:
-    the cancel waits in a thread, and the lines after the ``shown`` already shown are followed here."""
+    """Cancel; a local run's replicas save on SIGTERM (their lines after ``shown`` go on to ``show`` while the cancel
+    waits in a thread), and a second Ctrl-C kills them."""
     if not handle.stops_gracefully:
         on_stop("cancelling")
         handle.cancel()

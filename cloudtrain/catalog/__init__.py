@@ -106,12 +106,9 @@ def built_in_gpus(cloud: str, machine_type: str) -> bool:
 def resolve_machine(
     cloud: str, machine_type: str, accelerator: str | None, accelerator_count: int | None
 ) -> MachineInfo:
-    """The machine with its accelerators, or a CatalogError naming the nearest valid combinations.
-
-    Built-in GPUs (Vertex A2/A3/G2, SageMaker instance types) may be omitted, and must match
-    when given; accelerator names are accepted in any common spelling ("T4", "NVIDIA_TESLA_T4").
-    TPU VMs come from :mod:`.tpus` (``info.tpu`` set) on the one cloud that has them (Vertex AI).
-    """
+    """The machine with its accelerators, or a CatalogError naming the nearest valid combinations. Built-in GPUs may be
+    omitted and must match when given; accelerator names are accepted in any common spelling; TPU VMs come from
+    :mod:`.tpus` (``info.tpu`` set)."""
     if _tpus.is_tpu(machine_type):
         if cloud == tpu_cloud():
             return _tpus.resolve(machine_type, accelerator, accelerator_count)
@@ -153,12 +150,9 @@ def tpu_machine_types() -> tuple[str, ...]:
 
 
 def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
-    """Valid machines for the ``cloudtrain machines`` table, by cloud, GPU, count and price.
-
-    Machines with attachable GPUs (Vertex N1) show each GPU × count once, on the smallest
-    machine that takes it, unless ``every_combination``. ``gpu`` takes in its family ("A100"
-    lists the 80 GB A100 too). An unknown ``gpu`` gives ``[]``.
-    """
+    """Valid machines for ``cloudtrain machines``, by cloud, GPU, count and price: attachable GPUs each × count once, on
+    the smallest machine that takes it, unless ``every_combination``. ``gpu`` takes in its family ("A100" lists the 80
+    GB one); an unknown ``gpu`` gives ``[]``."""
     rows: list[MachineInfo] = []
     for name in (cloud,) if cloud else clouds():
         table = _cloud(name)

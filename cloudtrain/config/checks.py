@@ -422,10 +422,8 @@ SYSTEM_FOLDERS = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc"))
 
 
 def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
-    """Why a local data folder is refused before anything is read (the problem, the fix); None if it is not.
-
-    A relative path may not climb above the config's folder (judged on the text, so a data folder
-    that is itself a link to a disk elsewhere is fine); no path may name the root or a system folder."""
+    """Why a local data folder is refused before anything is read (problem, fix), or None: a relative path may not climb
+    above the config's folder (judged on the text), and no path may name the root or a system folder."""
     if not source.strip():
         return (
             "an empty path would be the config's own folder, uploading everything beside the config",

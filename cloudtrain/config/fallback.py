@@ -22,12 +22,9 @@ _NOT_INHERITED = ("fallback",)
 
 
 def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
-    """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
-
-    ``load_candidate(doc: LoadedYaml, *, translate: bool) -> LoadedConfig`` validates one
-    candidate document (the same path the main config took after its translation); a candidate
-    on another backend is translated (machine, region) and runs the main request's TensorFlow
-    and Python (:func:`same_runtime`). ``strict``: a mapping is an error (``--strict-legacy``)."""
+    """Every fallback entry of ``loaded`` as a LoadedConfig of its own, in order. ``load_candidate`` validates one
+    candidate document as the main config was; a candidate on another backend is translated and runs the main request's
+    TensorFlow and Python (:func:`same_runtime`). ``strict``: a mapping is an error."""
     source: LoadedYaml = loaded.source
     entries = source.data.get("fallback") or []
     out = []
@@ -59,11 +56,9 @@ def _in_candidate(exc: ConfigError, index: int) -> ConfigError:
 
 
 def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]:
-    """Give a candidate on another backend the main request's TensorFlow and Python where that backend
-    offers them, else the nearest newer (the newest, when it has none newer); one ``mapped:`` line each.
-
-    Without this a candidate ran its own cloud's default image: TF 2.21 on SageMaker for a main
-    request on 2.17. What the entry says itself is left alone."""
+    """Give a candidate on another backend the main request's TensorFlow and Python where offered, else the nearest
+    newer (or the newest); one ``mapped:`` line each. Otherwise it ran its cloud's default image. What the entry says is
+    left alone."""
     cfg = main.config
     cloud = doc.data.get("backend")
     written = entry.get("image")

@@ -105,12 +105,10 @@ def load_document(
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
 
-    ``--set`` applies first, to the document as written, so it can change legacy keys too; then the old formats are
-    translated and the config is fitted to its cloud. ``strict`` turns every mapping line into an error
-    (``--strict-legacy``). Every error whose inputs are valid is reported at once
-    (:class:`~cloudtrain.config.problems.Problems`); a file that cannot be read as YAML stops at once. ``translate``:
-    the other cloud's machine type is mapped, not refused (a fallback candidate on another backend); translated formats
-    and ``--set backend=…`` ask for it too.
+    ``--set`` applies first, to the document as written; then old formats are translated and the config fitted to its
+    cloud. ``strict``: a mapping line is an error (``--strict-legacy``). Every error with valid inputs is reported at
+    once (:class:`~cloudtrain.config.problems.Problems`); unreadable YAML stops at once. ``translate``: the other
+    cloud's machine type is mapped, not refused (translated formats and ``--set backend=…`` ask for it too).
     """
     problems = Problems()
     for override in overrides:
@@ -349,10 +347,8 @@ def _has(container: dict[str, Any] | list[Any], key: str | int) -> bool:
 
 
 def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tuple[Path_, ConfigError]]:
-    """Each value pydantic refused as one line, with the data path to leave out on the second reading.
-
-    Errors about one value (a union's alternatives, a block and a key in it) make one line; an
-    unknown key people write for a known one explains the "missing" that it causes."""
+    """Each refused value as one line, with the data path to leave out on the second reading; an unknown key written for
+    a known one explains the "missing" it causes."""
 
     remaining = list(errors)
     for alias in [e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])]:

@@ -25,11 +25,8 @@ def find_project(
     *,
     configuration: str | None = None,
 ) -> tuple[str | None, str]:
-    """``(project, where it came from)``; ``(None, what was searched)`` when nothing names one.
-
-    ``configured`` is the config's own value with its origin (``"job.yaml:3"``, ``"--set"``);
-    ``configuration`` is gcloud's ``--configuration`` flag.
-    """
+    """``(project, where it came from)``; ``(None, what was searched)`` when nothing names one. ``configured``: the
+    config's value and origin; ``configuration``: gcloud's ``--configuration``."""
     if flag:
         return flag, "--project"
     if configured and configured[0]:

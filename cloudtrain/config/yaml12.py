@@ -121,12 +121,9 @@ STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _check_shape(text: str, file: str, loader: Any) -> set[tuple[int, int]]:
-    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing.
-
-    ``expanded`` counts nodes as they would be built (an alias counts its anchor's whole subtree); an anchor's size is
-    the count between its start and its end. Returns where the scalars tagged ``!!str`` start (line, column): YAML's own
-    way to say "text", which the node tree no longer tells apart from a plain scalar.
-    """
+    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing. ``expanded``
+    counts nodes as they would be built (an alias counts its anchor's subtree). Returns where the ``!!str``-tagged
+    scalars start (line, column), which the node tree no longer tells apart."""
     texts: set[tuple[int, int]] = set()
     expanded = 0
     open_anchors: list[tuple[str | None, int]] = []  # the collections being read: (anchor, expanded at start)

@@ -71,11 +71,11 @@ def _hash_and_sniff(path: Path, *, sniff: bool = True) -> tuple[str, str]:
 def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Sequence[str] | None = None) -> Manifest:
     """Every regular file under ``folder``, links followed only where they stay inside it.
 
-    Anything that would read outside the folder or cannot be an object is refused in one line naming it, before a byte
-    is hashed: a link whose target is outside the folder (or missing), a device, FIFO or socket, a name with a line
-    break. With ``include`` (the folder is uploaded: ``--include`` patterns, gitignore syntax relative to the folder),
-    credential and environment files (:mod:`cloudtrain.secrets.files`, by name and by content) are refused too, unless a
-    pattern names them; a home folder is refused whole."""
+    What would read outside the folder or cannot be an object (a link out or nowhere, a device, FIFO or socket, a name
+    with a line break) is refused in one line before a byte is hashed. With ``include`` (``--include`` patterns),
+    credential and environment files (:mod:`cloudtrain.secrets.files`) are refused unless a pattern names them; a home
+    folder is refused whole.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"data folder {folder} does not exist or is not a folder")

@@ -39,12 +39,9 @@ def split_bucket(uri: str) -> tuple[str, str]:
 
 
 def odd_segments(uri: str) -> str | None:
-    """``//`` or ``/./`` where a bucket path has them (``s3://b//data/./x/``); None when it has neither.
-
-    Object keys are literal: ``a//b`` and ``a/./b`` are other objects than ``a/b``, and cloudtrain never
-    rewrites a key. A channel is read as a folder on every backend (Cloud Storage FUSE, SageMaker's
-    download, a local copy), and no folder path holds an empty or ``.`` segment: such a key is refused
-    as the typo it almost surely is (docs/how-to/data.md, "Bucket paths are kept as written")."""
+    """``//`` or ``/./`` where a bucket path has them (``s3://b//data/./x/``); None when it has neither. Keys are
+    literal and never rewritten, but every backend reads a channel as a folder, where no such segment exists: the typo
+    it almost surely is (docs/how-to/data.md)."""
     _, path = split_bucket(uri)
     inner = path[:-1] if path.endswith("/") else path
     if not inner:
@@ -63,10 +60,8 @@ def cleaned_bucket_uri(uri: str) -> str:
 
 
 def cloud_can_read(cloud: str, source: str) -> bool:
-    """Can a job on ``cloud`` (vertex, sagemaker, local) read ``source``?
-
-    A local folder: yes (it is uploaded to the staging bucket first); a bucket: only the
-    cloud's own scheme, or any bucket on the local backend."""
+    """Can a job on ``cloud`` read ``source``? A local folder always (it is uploaded first); a bucket only in the
+    cloud's own scheme, or any on the local backend."""
     kind = source_kind(source)
     if kind is None:
         return False

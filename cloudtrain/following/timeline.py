@@ -136,10 +136,8 @@ def describe(phases: list[Phase]) -> str:
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:
-    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks`` (SageMaker's transitions), else
-    the job's creation, which starts the phase its backend names (``JobStatus.first_phase``: queued on SageMaker,
-    provisioning on Vertex AI, whose API gives no time for leaving its queue, installing package for a local run) and
-    its ``started`` (Vertex AI's ``start_time``: the machines run, the image is being pulled)."""
+    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks``, else its creation (starting
+    ``first_phase``, the backend's) and ``started`` (Vertex AI's ``start_time``: the image is being pulled)."""
     phase_marks = status.detail("phase_marks")
     if phase_marks:
         return dict(phase_marks)

@@ -41,12 +41,8 @@ _BUILTIN = [name_rule(category, [p.lower() for p in patterns]) for category, pat
 
 
 def builtin_exclude(name: str) -> str | None:
-    """The built-in category that excludes an entry called ``name``, or ``None``: ``"credential"`` and
-    ``"environment file"`` (:func:`cloudtrain.secrets.files.credential_name`), or one of
-    :data:`BUILTIN_EXCLUDES`.
-
-    Matching ignores case, so ``KEY.PEM`` and ``Credentials.JSON`` are caught too.
-    """
+    """The built-in category that excludes an entry called ``name`` (case-blind), or ``None``: ``"credential"``,
+    ``"environment file"`` (:func:`cloudtrain.secrets.files.credential_name`) or one of :data:`BUILTIN_EXCLUDES`."""
     lowered = name.lower()
     return next((rule.category for rule in _BUILTIN if rule.matches(lowered)), None) or credential_name(name)
 
@@ -73,13 +69,9 @@ class IgnoreRule:
 
 
 def parse_ignore_lines(lines: Iterable[str], *, base: str = "", source: str = "") -> list[IgnoreRule]:
-    """Parse gitignore-syntax lines into rules.
-
-    Supported: blank lines and ``#`` comments, ``\\#`` / ``\\!`` escapes, ``!`` negation, a trailing ``/`` for folders
-    only, a ``/`` at the start or in the middle anchoring the pattern to the ignore file's folder (otherwise it matches
-    a name at any depth), ``*``, ``?``, ``[...]`` and ``**`` (``**/x``, ``x/**``, ``a/**/b``). Trailing spaces are
-    dropped unless escaped with a backslash.
-    """
+    """Parse gitignore-syntax lines into rules: comments, ``\\#`` / ``\\!`` escapes, ``!`` negation, a trailing ``/``
+    for folders, a leading or inner ``/`` anchoring to the file's folder, ``*``, ``?``, ``[...]`` and ``**``; trailing
+    spaces dropped unless escaped."""
     rules: list[IgnoreRule] = []
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")

@@ -71,12 +71,11 @@ def read_requirements(
     declared_where: str = "",
     file: bool = True,
 ) -> tuple[str, ...]:
-    """``declared`` (the package's own metadata), then ``extra`` (the config's), then (``file``) the lines of
-    ``<package_dir>/requirements.txt``: comments and blanks dropped, duplicates removed, order kept.
+    """``declared`` (the package's metadata), then ``extra`` (the config's), then the lines of ``requirements.txt``
+    (``file``): comments, blanks and duplicates dropped, order kept.
 
-    pip options (``-r``, ``-e``, ``--index-url``) and bare paths or URLs cannot become package
-    metadata and are refused. A requirement pinned differently in two places (``h5py==2.7.0``
-    and ``h5py>=3``) is an error naming both; a bare name next to a pinned one is the pinned one.
+    pip options and bare paths or URLs cannot be metadata and are refused. A requirement pinned differently in two
+    places is an error naming both; a bare name next to a pinned one is the pinned one.
     """
     if isinstance(extra, str):  # one requirement passed bare, not a list of characters
         extra = [extra]

@@ -65,12 +65,10 @@ class SdistOptions(TypedDict, total=False):
 def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions]) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
-    ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own metadata, with a warning when
-    both say something different (``given_in`` names where the config's came from); unset in both, the name is the
-    folder's and the version ``0.0.0``, as gcloud generates them. The requirements are the metadata's, then
-    ``requirements``, then ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
-    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as cloudtrain's secrets
-    launcher. ``include`` packages credential-like files matching these patterns, with a warning (``--include``).
+    The config's ``name`` / ``version`` win over the package's metadata (a warning when they differ); unset in both, the
+    folder's name and ``0.0.0``, as gcloud does. Requirements: the metadata's, ``requirements``, then
+    ``requirements.txt``. Anything the user must fix is a :class:`~cloudtrain.errors.PackagingError`. ``extra``:
+    generated files (path → text); ``include``: credential-like files to package anyway.
     """
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():

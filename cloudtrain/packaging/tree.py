@@ -50,11 +50,8 @@ class Tree:
 
 
 def check_package_dir(package_dir: Path) -> Path:
-    """The package directory as an absolute path, or a :class:`PackagingError` saying what to fix.
-
-    The path is made absolute without resolving symlinks, so a package reached through a
-    link called ``trainer`` is still imported as ``trainer``.
-    """
+    """The package directory as an absolute path (symlinks not resolved, so a link called ``trainer`` imports as
+    ``trainer``), or a :class:`PackagingError` saying what to fix."""
     package_dir = Path(package_dir)
     if not package_dir.exists():
         raise PackagingError(
@@ -92,12 +89,8 @@ def check_package_dir(package_dir: Path) -> Path:
 
 
 def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[str] = ()) -> Tree:
-    """Walk ``package_dir`` (already checked) and list what goes into the package.
-
-    ``skip`` names folders never packaged, such as an output folder inside the package.
-    ``include`` (``--include``, gitignore patterns relative to the package folder) packages files that
-    look like credentials or environment files all the same; each is listed in ``Tree.forced``.
-    """
+    """Walk ``package_dir`` (already checked) and list what goes into the package. ``skip``: folders never packaged (an
+    output folder inside); ``include``: credential-like files packaged all the same, listed in ``Tree.forced``."""
     walk = _Walk(Path(package_dir).resolve(), skip, include)
     try:
         walk.folder(walk.root, "", [])
@@ -264,12 +257,8 @@ def runnable_modules(package_name: str, tree: Tree) -> list[str]:
 
 
 def check_module(package_dir: Path, module: str) -> str:
-    """Check that ``python -m module`` will find its code in the built package.
-
-    ``trainer.task`` needs ``trainer/task.py`` or ``trainer/task/__main__.py`` (and
-    ``trainer`` alone needs ``trainer/__main__.py``), not excluded by an ignore rule.
-    Returns that file's path relative to the package's parent, e.g. ``trainer/task.py``.
-    """
+    """Check that ``python -m module`` finds its code in the package (``trainer.task``: ``trainer/task.py`` or
+    ``trainer/task/__main__.py``, not ignored); its path relative to the package's parent."""
     root = check_package_dir(package_dir)
     name = root.name
     if not _DOTTED.fullmatch(module or ""):

@@ -106,10 +106,8 @@ def credential_name(name: str) -> str | None:
 
 
 def credential_content(head: bytes) -> str | None:
-    """What credential the start of a file holds, or ``None``: a private key (PEM, OpenSSH, SSH2 or
-    PuTTY), a Google service-account key, Google user credentials (ADC, ``authorized_user``), an OAuth
-    client secret or refresh token, Docker registry logins, AWS keys, netrc logins, or nothing but one
-    token of a known format (the Hugging Face token file). Caught whatever the file is called."""
+    """What credential the start of a file holds (a private key, a Google service-account or user credential, an OAuth
+    secret, Docker or netrc logins, AWS keys, a lone known token), whatever it is called; else ``None``."""
     is_json = head.lstrip()[:1] == b"{"
     lowered = head.lower()
     for rule in _rules().content:

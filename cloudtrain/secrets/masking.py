@@ -24,10 +24,8 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Priv
 
 
 class Format(NamedTuple):
-    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds.
-
-    The pattern is compiled when a text holding one of its hints is first checked: compiling all 29 cost
-    a dry run 6 ms, and most texts (a config's error message, a request without credentials) hold none."""
+    """One credential format of ``formats.json``: its pattern, compiled only when a text holds one of its hints
+    (compiling all 29 cost a dry run 6 ms)."""
 
     name: str
     source: str
@@ -206,10 +204,9 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
 
 
 def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
-    """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``: ``{"NAME":
-    value}`` entries (SageMaker ``Environment``, a local run's ``env``) and ``{"name": NAME, "value": value}`` items
-    (Vertex ``env``); ``values`` wherever a string holds them (a local run's ``CLUSTER_SPEC`` holds the whole job, env
-    included); and every credential of a known format in any string."""
+    """A request (any JSON-like document) with ``***`` for the values of variables ``names`` (``{"NAME": value}`` and
+    ``{"name": NAME, "value": value}`` forms), for ``values`` in any string (a local ``CLUSTER_SPEC``), and for every
+    known credential format."""
     names = set(names)
     masker = ValueMasker(values)
 
@@ -256,10 +253,8 @@ def masked_repr(obj: Any, values: Iterable[str]) -> str:
 
 
 class ValueMasker:
-    """Replaces known secret values in text (a local run's log lines) with ``***``, and every credential
-    of a known format. A value of several lines is also masked line by line (a PEM key printed by the
-    job reaches a log one line at a time). Use :meth:`stream` for the lines of one stream: it masks the
-    body of a private key whose first line it saw, whatever the key."""
+    """Replaces known secret values (also line by line, as a printed key arrives) and every known credential format in
+    text with ``***``. :meth:`stream` masks a private key's body after its first line, whatever the key."""
 
     def __init__(self, values: Iterable[str]):
         # longest first, so that a value containing another is masked whole; very short values are not

@@ -147,11 +147,8 @@ METRIC_ENV = environment_vars.SWEEP_METRIC
 
 
 def metric_regex(metric: str) -> str:
-    """SageMaker's MetricDefinitions regex for the trainer's metric event line.
-
-    The line is ``{"event": "metric", "name": "<metric>", "value": <number>, …}``
-    (trainer/metrics.py writes it; a user's package prints the same line).
-    """
+    """SageMaker's MetricDefinitions regex for the ``{"event": "metric", "name": …, "value": …}`` line
+    (trainer/metrics.py)."""
     import re
 
     return '"name": "' + re.escape(metric).replace('"', '\\"') + '", "value": ([-+0-9.eE]+)'

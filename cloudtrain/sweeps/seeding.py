@@ -18,10 +18,8 @@ def trial_seed(seed: int, number: int) -> int:
 
 
 class PerTrialSeedSampler(BaseSampler):
-    """Delegates to ``make(trial_seed(seed, trial.number))``, built in ``before_trial``.
-
-    Optuna calls a trial's sampler hooks in the thread that runs the trial, so the sampler
-    of the trial in hand is kept per thread (parallel trials do not share one)."""
+    """Delegates to ``make(trial_seed(seed, trial.number))``, built in ``before_trial`` and kept per thread, since
+    Optuna calls a trial's hooks in the thread running it."""
 
     def __init__(self, make: Callable[[int], BaseSampler], seed: int):
         self._make, self._seed = make, seed

@@ -39,11 +39,9 @@ INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requ
 
 
 class SweepStopped(BaseException):
-    """The user stopped the sweep (Ctrl-C, or ``cancel`` of a detached one, which sends SIGINT).
-
-    Not a KeyboardInterrupt: Optuna records a trial whose objective raises one as FAIL, a failure that counts towards
-    ``max_trials`` and is never run again. This passes through Optuna untold, so the running trials stay RUNNING in the
-    journal and ``sweep resume`` runs them again under their own numbers, as after a kill."""
+    """The user stopped the sweep (Ctrl-C, or ``cancel``'s SIGINT). Not a KeyboardInterrupt, which Optuna records as a
+    FAIL never run again: this passes through untold, so running trials stay RUNNING and ``sweep resume`` reruns them.
+    """
 
 
 class TrialFailed(Exception):
@@ -90,10 +88,8 @@ def read_state(folder: Path) -> dict[str, Any]:
 
 
 def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
-    """The sweep's study; None when its journal records none and ``create`` is false.
-
-    The journal is checked first (:func:`journal.damage`) and replayed read-only before any
-    write: a damaged one is one StateError line and stays byte for byte as it was."""
+    """The sweep's study (None when the journal has none and not ``create``): the journal is checked first and replayed
+    read-only, so a damaged one is one StateError and stays as it was."""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
@@ -207,10 +203,9 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
 
 
 def retire(backend: Backend, attrs: Mapping[str, Any]) -> Path | None:
-    """Make way for the rerun of an interrupted trial: its old run is stopped (a sweep killed with
-    ``kill -9`` leaves its trial's replicas running) and its folder is set aside as
-    ``trial-NNN.interrupted[-K]``, logs and checkpoints kept, so the rerun starts in a folder of its own
-    (a run is never started where another run's record lies). Returns where the old folder went."""
+    """Make way for an interrupted trial's rerun: stop its old run (``kill -9`` of a sweep leaves replicas running) and
+    set its folder aside as ``trial-NNN.interrupted[-K]``, so the rerun gets a folder of its own. Returns where it went.
+    """
     job_id, out = attrs.get("job_id"), attrs.get("output_dir")
     if isinstance(job_id, str) and job_id:
         entry = history.find(job_id)  # the id its backend attaches by (a local run: its folder)

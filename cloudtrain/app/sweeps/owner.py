@@ -56,10 +56,8 @@ def _recorded(folder: Path) -> tuple[int, object] | None:
 
 
 def stop(folder: Path, *, wait: bool) -> bool:
-    """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none runs it.
-
-    With ``wait``, returns once that process has ended: SIGTERM after :data:`GRACE_S`, SIGKILL after
-    as long again. (It removes its owner file a moment before it exits: the process is what is waited for.)"""
+    """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none does. With ``wait``, return
+    once it has ended (SIGTERM after :data:`GRACE_S`, SIGKILL after as long again)."""
     found = _recorded(folder)
     if found is None or not process_runs(*found):
         return False
@@ -85,10 +83,8 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def hand_over(folder: Path, sweep_id: str) -> int:
-    """Start the owner of the sweep in ``folder``; its pid.
-
-    The owner inherits this process's environment (``shell:`` secrets are read from it again, never
-    written to disk) and working directory (where a relative ``output_dir`` points)."""
+    """Start the owner of the sweep in ``folder``; its pid. It inherits this environment (``shell:`` secrets, never
+    written) and working directory."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOG, "ab") as log:
         proc = subprocess.Popen(
