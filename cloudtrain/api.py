@@ -10,8 +10,7 @@
 
 A thin layer over :mod:`cloudtrain.app`, the same code the CLI runs. Nothing here prints or exits:
 errors are the exceptions of :mod:`cloudtrain.errors` (the ones the CLI turns into one line and an
-exit code), warnings are kept on the returned objects (``notices``) or handed to ``notify``.
-"""
+exit code), warnings are kept on the returned objects (``notices``) or handed to ``notify``."""
 
 from __future__ import annotations
 
@@ -254,8 +253,7 @@ class Job:
 
         As in the CLI, DEBUG start-up noise is held back unless ``debug``, and progress events are rendered as words
         (``epoch 3/12  loss 0.41``); with ``events`` every event line comes as it came, ``line.event`` its parsed dict,
-        as ``logs -o json`` has it.
-        """
+        as ``logs -o json`` has it."""
         with required():
             progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
             shown = ShownLines(show_debug=debug, epochs=progress.epochs if progress else None)
@@ -331,8 +329,7 @@ def submit(
     checkpoints.
 
     A local run is this process's child unless ``detach``: the script's exit then stops it as ``cancel`` does, recorded
-    CANCELLED. A cloud job always runs on.
-    """
+    CANCELLED. A cloud job always runs on."""
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")

@@ -2,8 +2,7 @@
 
 Retry n waits ``initial·factor^(n-1)`` s, at most ``cap``, times a factor drawn from ``spread``: the log followers'
 outages (½–1, given up by time) and idempotent Google API calls (±20 %, 6 attempts). ``sleep`` and ``rng`` are injected,
-so tests run in no time and repeat exactly.
-"""
+so tests run in no time and repeat exactly."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 ``packages/`` (built sdists) and ``envs/`` (local runs' environments) keep their ``keep`` most recently used entries,
 with the bases a kept environment stands on. Hidden entries (builds in progress) are the builders' to sweep; history,
-data and the upload journal are never pruned.
-"""
+data and the upload journal are never pruned."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The app opens a :func:`window` around a submit and its history record; a backend calls :func:`hold` just before creating
 the job, and from then SIGINT, SIGTERM and SIGHUP are kept. When the window closes a kept signal is raised as
 :class:`CreatedThenInterrupted` with what was created, so the CLI prints the reattach and cancel lines and exits 130.
-Outside a window, or off the main thread, nothing is held.
-"""
+Outside a window, or off the main thread, nothing is held."""
 
 from __future__ import annotations
 

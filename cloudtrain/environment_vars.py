@@ -3,8 +3,7 @@
 
 docs/reference/environment.md is generated from them, and tests/docs/test_environment_reference.py fails when
 cloudtrain/ names a variable they lack. Code takes names from the table (``environment_vars.CACHE_DIR``); the launchers
-shipped alone into a job spell them out, checked by that test. ``<NAME>`` or ``*`` stands for a family.
-"""
+shipped alone into a job spell them out, checked by that test. ``<NAME>`` or ``*`` stands for a family."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ standard library only, Python 3.8.
 
 :func:`list_tree` lists the regular files under ``root`` and names in one line each what it skipped (a link out of
 ``root``, a linked folder, a FIFO or device). :func:`read_range` opens a listed file after the same checks, without
-following a last link or blocking.
-"""
+following a last link or blocking."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 One JSON object per line in ``<cache>/jobs.jsonl``, each a locked append; a job's later lines supersede its earlier
 ones, and a local run records its output folder's absolute path. Reading is tolerant: a damaged line, an unknown backend
-or an unreadable history is one warning, and every good record is still found.
-"""
+or an unreadable history is one warning, and every good record is still found."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The backend-neutral job spec: a validated config with everything resolved.
 
 Backends translate a :class:`JobSpec` (plus the built package) into their cloud's request;
-nothing here knows any cloud's API.
-"""
+nothing here knows any cloud's API."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 A 0-byte file (a kill before the first write) reads as absent (:func:`remove_if_empty`). Readers go through
 :func:`read_regular`: a non-regular file, a link out of its folder or one over :data:`MAX_STATE_BYTES` is damage in one
 line, never a read that blocks. Writers never write through a link (``O_NOFOLLOW``; :func:`write_atomic` renames over
-the link itself).
-"""
+the link itself)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 The next is tried only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`), at create, before the
 job runs, or after ``max_queue`` queued (cancelled first); any other failure ends the submit, never hidden. None had
-capacity: :class:`~cloudtrain.errors.NoCapacity` (exit 4).
-"""
+capacity: :class:`~cloudtrain.errors.NoCapacity` (exit 4)."""
 
 from __future__ import annotations
 

@@ -115,8 +115,7 @@ def follow_job(
 
     ``show``: each line; ``display``: a context giving the sink while following (a live status line). Ctrl-C raises
     :class:`Detached`, or with ``cancel_on_interrupt`` cancels (a local run's replicas save on SIGTERM; a second Ctrl-C
-    kills them). ``drain``: the stop rule's quiet period, None for the backend's.
-    """
+    kills them). ``drain``: the stop rule's quiet period, None for the backend's."""
     shown = display if display is not None else contextlib.nullcontext(show)
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:

@@ -2,8 +2,7 @@
 place.
 
 Cheap by design (10,000 records: bench/cli_bench.py): the history is read once, and a job that keeps its own record here
-is read through its backend's light reader (:func:`cloudtrain.backends.listed_reader`), never the backend.
-"""
+is read through its backend's light reader (:func:`cloudtrain.backends.listed_reader`), never the backend."""
 
 from __future__ import annotations
 

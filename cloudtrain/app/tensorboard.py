@@ -3,8 +3,7 @@
 Each job's event files (``files().tensorboard``: here, ``gs://``, ``s3://`` or behind a login node) are copied into the
 cache by a :class:`Mirror`, refreshed every ``refresh_s`` while the job runs. TensorBoard's server runs as a child in
 its own process group over a folder of safely named links, and gets SIGTERM however cloudtrain dies; :class:`Board`
-stops it.
-"""
+stops it."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ Registering is one line, ``register(name, "its.module")``, plus ``section="its.s
 
 A plugin registers through the ``cloudtrain.backends`` and ``cloudtrain.backend_sections`` entry-point groups, read once
 and imported on first use; one that cannot load is one line naming its distribution (:class:`PluginError`) and the
-others go on working (docs/how-to/add-a-backend.md).
-"""
+others go on working (docs/how-to/add-a-backend.md)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 :class:`BackendRules` is the ground floor of the backend interface and names no config, spec or runtime type; the
 config-time checks are :class:`cloudtrain.config.rules.ConfigRules`, the spec-time ones
-:class:`cloudtrain.spec.SpecRules`, and running a job :class:`cloudtrain.backends.base.Backend`.
-"""
+:class:`cloudtrain.spec.SpecRules`, and running a job :class:`cloudtrain.backends.base.Backend`."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ SDK, no TensorFlow. The code names no cloud: ``data/clouds.json`` lists them wit
 ``data/accelerator_regions.json`` (:mod:`.availability`).
 
 Updating: edit the table (each names its sources, price region and date) and run ``pytest tests/catalog``; a cloud is
-added as an entry of ``data/clouds.json`` and its table.
-"""
+added as an entry of ``data/clouds.json`` and its table."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 Rows are keyed by machine series (``ml.p4d``), else accelerator (``NVIDIA_TESLA_T4``); a machine with no row is not
 checked offline. ``confirmed`` regions are named by the training service's page, ``unverified`` ones only by the compute
-service (:func:`unverified`). Distances are great-circle, between the regions' cities.
-"""
+service (:func:`unverified`). Distances are great-circle, between the regions' cities."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@ sagemaker-core).
 
 The table is opened as a plain file found by ``importlib.util.find_spec`` (importing ``sagemaker.core`` costs seconds),
 and the URI built as ``sagemaker.core.image_uris.retrieve`` does: registry account per region, version aliases, Python
-versions, processors.
-"""
+versions, processors."""
 
 from __future__ import annotations
 

@@ -290,8 +290,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     \b
       cloudtrain submit --config job_configs/gpu4.yaml --dry-run   # the exact request
       cloudtrain submit --config job_configs/gpu4.yaml --local     # run it on this machine
-      cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud
-    """
+      cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud"""
     ctx.obj = {"debug": debug}
     _show_backend_notes(debug)
 

@@ -1,8 +1,7 @@
 """Checks that need more than the schema: the cloud catalog and the file system.
 
 Everything a cloud would reject after an upload is refused here, offline, with the line
-of the offending key and the nearest valid alternatives.
-"""
+of the offending key and the nearest valid alternatives."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The first that names one wins: ``--project``; the config's ``project``; ``CLOUDSDK_CORE_PROJECT``; gcloud's active
 configuration (``[core] project`` of ``configurations/config_<name>``); ``GOOGLE_CLOUD_PROJECT``; the Application
 Default Credentials' ``quota_project_id``, then ``project_id``. Files are read, never run: google-auth's own lookup
-would run ``gcloud config get project``.
-"""
+would run ``gcloud config get project``."""
 
 from __future__ import annotations
 

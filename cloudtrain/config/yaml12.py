@@ -6,8 +6,7 @@ PyYAML and build values with the 1.2 core schema; 1.1 boolean words stay strings
 
 Hostile input is refused before any node is built (:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH`
 (PyYAML's C composer would crash the interpreter), an alias into its own collection, and more than :data:`MAX_VALUES`
-values counting alias expansion ("billion laughs"). Each refusal names the line.
-"""
+values counting alias expansion ("billion laughs"). Each refusal names the line."""
 
 from __future__ import annotations
 

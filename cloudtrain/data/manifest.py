@@ -74,8 +74,7 @@ def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Seq
     What would read outside the folder or cannot be an object (a link out or nowhere, a device, FIFO or socket, a name
     with a line break) is refused in one line before a byte is hashed. With ``include`` (``--include`` patterns),
     credential and environment files (:mod:`cloudtrain.secrets.files`) are refused unless a pattern names them; a home
-    folder is refused whole.
-    """
+    folder is refused whole."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"data folder {folder} does not exist or is not a folder")

@@ -3,8 +3,7 @@
 Up to :data:`PART` bytes: one ``PutObject``. Larger: a multipart upload, journaled first in ``<cache>/uploads/`` and
 aborted on any failure; the next upload aborts every journaled one whose process is gone (a torn entry is removed), and
 any under cloudtrain's prefix older than :data:`STALE_SECONDS`. An object is complete or absent; nothing resumes
-half-way.
-"""
+half-way."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 One object per file under ``cloudtrain/data/<digest>/``, then ``cloudtrain/data/manifests/<digest>.json`` written last
 (``<digest>`` hashes the manifest, so unchanged content is one lookup). Objects are complete or absent, so an
 interrupted upload resumes by keeping those with the right size and hash; a manifest is trusted only when one listing
-shows every object it names.
-"""
+shows every object it names."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ PREEMPTED.
 The work redone comes from the trainer's ``preempted``, ``epoch`` and ``plan`` events (trainer/events.py): steps redone
 = step reached − step resumed from; time lost = the time without training + steps redone × time per step. A restart with
 no ``preempted`` line before it (a SIGKILL) counts from the last step the log showed, a lower bound marked ``exact:
-false``. Pure: log lines in, dictionaries out.
-"""
+false``. Pure: log lines in, dictionaries out."""
 
 from __future__ import annotations
 

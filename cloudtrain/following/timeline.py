@@ -5,8 +5,7 @@ Sources give *marks*, the moment a phase began (a cloud's own transitions, the j
 lasts until the next one begins. Training starts at the first line that says the user's code runs (its first event, the
 launcher starting the module, or the first line not of the set-up, :mod:`cloudtrain.following.setup_lines`): the first,
 not a ranking, so the live line, the summary and the report name one moment (:func:`training_start`). A local run begins
-in "starting TensorFlow" and uploads nothing. No cloud is called here.
-"""
+in "starting TensorFlow" and uploads nothing. No cloud is called here."""
 
 from __future__ import annotations
 

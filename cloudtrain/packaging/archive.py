@@ -5,8 +5,7 @@ Same members in, same bytes out, whatever the files' mtimes, owners or permissio
 the tar is PAX with UTF-8 names, and the gzip header has time 0 and no file name. (Bytes can differ only between
 machines whose zlib compresses differently.) The archive is written to a hidden ``.part`` file in the output folder and
 renamed into place, so a failure never leaves a partial file under the final name; ``.part`` files that a killed build
-left behind (their process is gone, or they are over an hour old) are swept before each build.
-"""
+left behind (their process is gone, or they are over an hour old) are swept before each build."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ Built-in excludes (:func:`builtin_exclude`: VCS folders, caches, bytecode, ``.en
 entry's own name and cannot be re-included. Then every ``.gitignore`` and ``.cloudtrainignore`` inside the package
 directory, in gitignore syntax (:func:`parse_ignore_lines`), with git's precedence (later and deeper win;
 ``.cloudtrainignore`` after ``.gitignore``). Ignore files outside the package directory are not read: what is uploaded
-depends on that directory alone.
-"""
+depends on that directory alone."""
 
 from __future__ import annotations
 

@@ -75,8 +75,7 @@ def read_requirements(
     (``file``): comments, blanks and duplicates dropped, order kept.
 
     pip options and bare paths or URLs cannot be metadata and are refused. A requirement pinned differently in two
-    places is an error naming both; a bare name next to a pinned one is the pinned one.
-    """
+    places is an error naming both; a bare name next to a pinned one is the pinned one."""
     if isinstance(extra, str):  # one requirement passed bare, not a list of characters
         extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]

@@ -7,8 +7,7 @@ in the **parent** folder (gcloud's ``--package-path`` rule); ``pyproject.toml`` 
 
 A ``setup.py`` of imports, literal constants and one literal ``setup(...)`` call is read statically; any other is run
 (:mod:`.setup_run`, a subprocess with a timeout), since the cloud's pip runs it too. A ``dynamic`` version or
-dependencies in ``pyproject.toml`` is refused with a fix, never guessed.
-"""
+dependencies in ``pyproject.toml`` is refused with a fix, never guessed."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ The sdist is one package, ``cloudtrain_script``, holding the folder unchanged as
 (:mod:`.script_main`) and ``script.json``. Its requirements are the folder's ``requirements.txt`` and its ``setup.py``'s
 ``install_requires`` (plus ``package.requirements``), as the SageMaker toolkit installs them. One sdist serves every
 backend: Vertex runs ``python -m cloudtrain_script``, SageMaker gets ``src/`` as its ``sourcedir.tar.gz``
-(:func:`source_members`), a local run installs it.
-"""
+(:func:`source_members`), a local run installs it."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ Vertex does not (``SM_HOSTS`` / ``SM_CURRENT_HOST`` from ``CLUSTER_SPEC``, ``SM_
 from ``AIP_MODEL_DIR`` as its ``/gcs/`` path; variables already set are kept), and ``exec``s ``python SCRIPT ARGS``
 (``python -m MODULE`` when the folder has a ``setup.py``), so the script's exit status is the job's.
 
-Standard library only, Python 3.8+: it runs inside whatever image the job uses.
-"""
+Standard library only, Python 3.8+: it runs inside whatever image the job uses."""
 
 from __future__ import annotations  # annotations stay text: 3.8 reads ``list[str]`` without evaluating it
 

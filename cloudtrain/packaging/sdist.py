@@ -68,8 +68,7 @@ def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions
     The config's ``name`` / ``version`` win over the package's metadata (a warning when they differ); unset in both, the
     folder's name and ``0.0.0``, as gcloud does. Requirements: the metadata's, ``requirements``, then
     ``requirements.txt``. Anything the user must fix is a :class:`~cloudtrain.errors.PackagingError`. ``extra``:
-    generated files (path → text); ``include``: credential-like files to package anyway.
-    """
+    generated files (path → text); ``include``: credential-like files to package anyway."""
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
         raise PackagingError(

@@ -1,8 +1,7 @@
 """Run a ``setup.py`` whose arguments are computed, to learn its name, version and requirements.
 
 A subprocess (``-I``) in its own folder, with ``setuptools.setup`` replaced by a recorder: nothing is built or written.
-One that raises is one line (file, line, exception); one longer than :data:`TIMEOUT_S` is stopped.
-"""
+One that raises is one line (file, line, exception); one longer than :data:`TIMEOUT_S` is stopped."""
 
 from __future__ import annotations
 

@@ -9,8 +9,7 @@ before the user's code starts; values are never printed or written.
 
 On Vertex AI this is ``python -m cloudtrain_secrets``, which runs ``python -m $CLOUDTRAIN_RUN_MODULE ARGS``; on
 SageMaker ``cloudtrain_launch.py`` calls :func:`read_secrets`; ``--local`` uses the same functions. Standard library
-only (boto3 where there), Python 3.7+: it runs inside the clouds' images.
-"""
+only (boto3 where there), Python 3.7+: it runs inside the clouds' images."""
 
 from __future__ import annotations  # annotations stay text: 3.7 reads ``dict[str, str]`` without evaluating it
 

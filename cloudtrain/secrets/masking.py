@@ -2,8 +2,7 @@
 
 A value is masked when its name says secret or it has a known credential's form, wherever it stands (``env:``, args,
 hyperparameters, errors, reprs, log lines); the rules are data with sources (``formats.json``). For display only:
-``env:`` is sent as written, and ``secrets:`` values are never in the request.
-"""
+``env:`` is sent as written, and ``secrets:`` values are never in the request."""
 
 from __future__ import annotations
 

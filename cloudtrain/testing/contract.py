@@ -8,8 +8,7 @@ for another distribution's backend to run on itself::
         return Leg(BACKEND, sample_spec(backend="mine"), sample_package(tmp_path), succeed, keep_running, full_name)
 
 A :class:`Leg` is the backend on its fake and how to script its next job; the tests use only its interface and the CLI,
-with history and cache in a temporary folder (:func:`contract_cache`). See docs/how-to/add-a-backend.md.
-"""
+with history and cache in a temporary folder (:func:`contract_cache`). See docs/how-to/add-a-backend.md."""
 
 from __future__ import annotations
 

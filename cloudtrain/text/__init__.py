@@ -8,8 +8,7 @@ fallback candidate) says what it changed in one format::
     mapped: <key>: <from> → <to> (<reason>); $X.XX/h → $Y.YY/h
 
 The price part is for machines only (``(no current price)`` where a side has none); ``--strict-legacy`` makes each line
-an error.
-"""
+an error."""
 
 from __future__ import annotations
 

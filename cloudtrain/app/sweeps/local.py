@@ -6,8 +6,7 @@ says so.
 
 ``sweep resume`` keeps finished trials and reruns an interrupted one under its own number and parameters
 (:func:`rerun_interrupted`); the seeded sampler (:mod:`.seeding`) picks what it would have picked had it never stopped.
-A damaged journal is refused before Optuna touches it (:mod:`.journal`).
-"""
+A damaged journal is refused before Optuna touches it (:mod:`.journal`)."""
 
 from __future__ import annotations
 
