@@ -59,8 +59,7 @@ from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults
 
-# A library prints nothing on its own: the backends' step notes ("uploaded gs://…", a follower's
-# outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
+# A library prints nothing: the backends' step notes go to the ``cloudtrain`` logger, shown as the caller configures.
 logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -49,8 +49,7 @@ TF_FORCE_GPU_ALLOW_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 TF_CONFIG = "TF_CONFIG"
 CLUSTER_SPEC = "CLUSTER_SPEC"
 
-#: The contracts' variables (rows ``AIP_*``, ``SM_*``) that name a folder the job writes to: on a machine
-#: cloudtrain reaches itself (a Slurm cluster), each exists when the user's code starts (issue #40).
+#: The contracts' variables naming a folder the job writes to: on a cluster each exists before user code starts.
 CONTRACT_FOLDERS = (
     "AIP_MODEL_DIR",
     "AIP_CHECKPOINT_DIR",
@@ -60,8 +59,7 @@ CONTRACT_FOLDERS = (
     "SM_OUTPUT_DIR",
     "SM_CHECKPOINT_DIR",
 )
-#: What a ``--local`` run does not pass on from your shell (the ``job`` section's words): variables that would
-#: fake a cloud (a contract from an earlier run) and Python path overrides no cloud machine has.
+#: What a ``--local`` run does not pass on from your shell: variables that would fake a cloud, Python path overrides.
 NOT_PASSED_ON = (
     TF_CONFIG,
     CLUSTER_SPEC,

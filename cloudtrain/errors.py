@@ -29,8 +29,7 @@ class CloudtrainError(Exception):
     exit_code: int = ExitCode.JOB_FAILED
 
     def __init__(self, message: str, hint: str | None = None):
-        # no error ever shows a credential, whichever code raised it (a value the user wrote where a
-        # reference was due, an exception's text that quotes a URL with its password)
+        # no error ever shows a credential, whichever code raised it
         message, hint = mask_text(message), mask_text(hint) if hint else hint
         super().__init__(message)
         self.message = message

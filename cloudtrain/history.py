@@ -18,8 +18,7 @@ from cloudtrain.backend_rules import attaches_by_name, names  # the registry alo
 from cloudtrain.errors import UsageError
 
 log = logging.getLogger("cloudtrain.history")
-#: Where a run on this machine goes when its config names no output_dir, one folder per job name (relative to
-#: the working dir). Defined here, low, so that ``list``'s light readers name it without loading a spec.
+#: Where a run here goes when its config names no output_dir (relative to the working dir); low, for the light readers.
 RUNS_DIR = "cloudtrain-runs"
 
 

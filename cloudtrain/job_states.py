@@ -83,8 +83,7 @@ class JobStatus:
     interruptions: Sequence[Mapping[str, Any]] | None = None
     waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
-    #: The phase the platform reports before the job's first log line, in the timeline's words
-    #: (``queued``, ``provisioning``, ``pulling image``); None: the state's (PENDING: provisioning).
+    #: The phase the platform reports before the first log line (``queued``, …); None: the state's.
     phase: str | None = None
     machine_type: str | None = None  # what every replica runs on, in the backend's words (the run report)
     replica_count: int | None = None  # the machines (replicas) the job runs on

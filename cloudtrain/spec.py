@@ -26,9 +26,7 @@ from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
 
-#: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
-#: submits in the same second never share a name or an output folder. Each backend cuts the
-#: name so that name, time and suffix fit its own limit (``BackendFacts.job_name``).
+#: The random end of every job name: 6 of [a-z0-9], so two submits in one second never share a name or folder.
 SUFFIX_LENGTH = 6
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -89,8 +87,7 @@ class DataChannel:
     source: str  # as configured: gs://…, s3://…, or an absolute local folder
     input_mode: str = "File"  # SageMaker: File | FastFile
     distribution: str = "FullyReplicated"  # SageMaker: FullyReplicated | ShardedByS3Key
-    #: Where the cloud reads it: ``source`` for a bucket; for a local folder the content-addressed
-    #: prefix it is uploaded to (set by :func:`cloudtrain.data.staging.stage`), None until then.
+    #: Where the cloud reads it: ``source`` for a bucket; a local folder's upload prefix once staged, None until then.
     uri: str | None = None
     manifest: Any = field(default=None, compare=False, repr=False)  # cloudtrain.data.manifest.Manifest
 
@@ -160,8 +157,7 @@ class JobSpec:
     backend: str  # a registered backend's name
     cloud: str  # whose catalog and env contract apply (a backend with a catalog)
     region: str
-    #: The second location key history and ``attach`` take beside the region (the interface's ``project``):
-    #: the cloud project, or a cluster's workdir; None where the backend needs none.
+    #: The second location key beside the region: the cloud project or a cluster's workdir; None if not needed.
     project: str | None
     staging_bucket: str | None
     machine: MachineSpec
@@ -188,11 +184,9 @@ class JobSpec:
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
     model_dir: bool = True  # script jobs: pass --model_dir (:func:`passes_model_dir`)
     resume: ResumeSpec | None = None  # submit --resume JOB
-    #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
-    #: the summary says "(default)" where they apply.
+    #: Settings left to a default that changes what runs: the summary says "(default)" where they apply.
     defaults: tuple[str, ...] = ()
-    #: ``secrets:``: variable name → reference (``gcp:…``, ``aws:…``, ``shell:…`` locally); the request
-    #: carries these, the launcher on the machine reads the values (cloudtrain.secrets)
+    #: ``secrets:``: name → reference; the request carries these, the machine's launcher reads the values
     secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: ``tensorboard:``: a managed TensorBoard (a Vertex AI instance's name; True or an s3:// path on SageMaker)
     tensorboard: str | bool | None = None

@@ -24,8 +24,7 @@ from cloudtrain.spec import JobSpec
 
 Show = Callable[[LogLine], None]
 
-#: The steps of a cancel on Ctrl-C, as :func:`follow_job` reports them: a plain cancel ("cancelling"),
-#: replicas asked to save ("saving") or only to stop ("stopping"), then a second Ctrl-C ("killing").
+#: The steps of a cancel on Ctrl-C: "cancelling", "saving" or "stopping" replicas, then "killing" on a second.
 StopStep = Literal["cancelling", "saving", "stopping", "killing"]
 
 

@@ -52,8 +52,7 @@ def _check_model_outputs(handle: JobHandle | None, status: JobStatus) -> None:
         warning = handle.model_outputs_warning(status)
     except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
         return
-    # The warning joins the status the caller holds (the CLI's ``-o json``, the API's ``wait``): every
-    # backend builds ``details`` as a dict, though the frozen JobStatus only promises a Mapping.
+    # The warning joins the status the caller holds (``-o json``, ``wait``): every backend's ``details`` is a dict.
     if warning and isinstance(status.details, MutableMapping):
         status.details.setdefault("warnings", []).append(warning)
 

@@ -42,8 +42,7 @@ DEFAULT_PORT = 6006
 REFRESH_S = 15.0  # one listing per running cloud job every 15 s: 4 a minute (bench/tensorboard_sync_bench.py)
 START_TIMEOUT_S = 180.0  # TensorBoard's first start imports its plugins: seconds on a busy machine
 
-#: TensorBoard's own entry point (``python -m tensorboard.main``), told that TensorFlow is not needed: the
-#: server reads event files without it, and importing TensorFlow would add seconds to every start.
+#: TensorBoard's own entry point, told TensorFlow is not needed (importing it would add seconds to every start).
 _LAUNCH = (
     "import sys, types; sys.modules['tensorboard.compat.notf'] = types.ModuleType('tensorboard.compat.notf'); "
     "sys.argv[0] = 'tensorboard'; from tensorboard.main import run_main; run_main()"

@@ -47,8 +47,7 @@ SECTION_GROUP = "cloudtrain.backend_sections"
 log = logging.getLogger("cloudtrain.plugins")
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
-#: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
-#: follows when its config names no ``target``.
+#: The contract and image rules a job run outside the clouds follows when its config names no ``target``.
 DEFAULT_CONTRACT = "vertex"
 
 
@@ -407,9 +406,8 @@ def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
     return None
 
 
-#: Each cloud's libraries are an extra (pyproject.toml), named as its backend: a user of one cloud installs only
-#: that cloud's. They are imported lazily where used; when one is missing, :func:`missing_extra` turns Python's
-#: ``ModuleNotFoundError`` into the one line that names the install command (exit 2).
+#: Each cloud's libraries are an extra named as its backend, imported lazily; when one is missing,
+#: :func:`missing_extra` turns the ``ModuleNotFoundError`` into one line naming the install command (exit 2).
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: top-level module → (extra, what it is for a person), for the extras that are no backend's

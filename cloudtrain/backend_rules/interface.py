@@ -49,8 +49,7 @@ class BackendSettings:
     (``cloudtrain/backends/<name>/``), reached as ``JobSpec.backend_settings``. This neutral
     record is what a backend with no settings of its own gets (``local``)."""
 
-    #: The job dir as given (ML Engine's), where a backend takes one: also the output dir, and where
-    #: packages and data are staged without ``staging_bucket``. None: the backend has none.
+    #: The job dir as given (ML Engine's): also the output dir and staging place without ``staging_bucket``.
     job_dir: str | None = None
 
     def summary_rows(self) -> tuple[tuple[str, str | None], ...]:
@@ -74,19 +73,16 @@ class Facts:
     #: What it can do (:class:`Capability`) and its reason for each thing it cannot, where it gives one
     capabilities: Capabilities = DEFAULT_CAPABILITIES
     image_region: str | None = None  # the region whose image rules apply; None: the config's region
-    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
-    #: With ``Capability.FOLLOWS_TARGET``, the config's ``target`` comes first.
+    #: Whose catalog and contract its jobs follow (None: its own); with ``FOLLOWS_TARGET``, ``target`` first.
     contract: str | None = None
-    #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher
-    #: reads on the training machine with the job's own identity; None: none (unless ``Capability.RUNS_HERE``)
+    #: The secret reference kind its launcher reads with the job's identity (``gcp``, ``aws``); None: none
     secret_kind: str | None = None
     max_channels: int | None = None  # the most ``data:`` channels a job may have
     channel_options: tuple[str, ...] = ()  # ``data:`` mapping keys it takes (``input_mode``)
     #: Image URIs in its own registry; without ``Capability.ANY_REGISTRY``, the only ``container:`` it runs
     image_registry: re.Pattern[str] | None = None
     tf_image: re.Pattern[str] | None = None  # its TensorFlow training images; groups: major, minor
-    #: Its machines by ``machine.type``, for a backend whose machines are in no catalog table: the neutral
-    #: ``describe``, ``nearest``, machine check and ``resolve_machine`` read them. Empty: the catalog's.
+    #: Its machines by ``machine.type``, for a backend in no catalog table; empty: the catalog's.
     machines: Mapping[str, Hardware] = field(default_factory=dict)
     #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
     list_columns: tuple[str, ...] = ()

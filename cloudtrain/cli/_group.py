@@ -148,11 +148,8 @@ def debug_option() -> click.Option:
     )
 
 
-#: Each top-level command's module and the text its line in ``cloudtrain --help`` is cut from. A command's
-#: module is imported when that command runs, so ``--help`` and each command pay only for their own imports
-#: (tests/cli/test_lazy_commands.py keeps this table equal to what the modules define). The commands of
-#: the formats a backend owns (gcloud's forms, an estimator) are the backend's, from the registry
-#: (:func:`cloudtrain.backends.commands`).
+#: Each top-level command's module (imported when it runs, so each pays only its own imports) and its ``--help``
+#: text; tests/cli/test_lazy_commands.py keeps it equal to the modules. Format commands are the backends'.
 COMMANDS: dict[str, tuple[str, str]] = {
     "cache": (
         "cloudtrain.cli.cache",

@@ -105,8 +105,7 @@ def _region_and_machine(job: _Job) -> None:
         lambda: catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count),
     )
     if job.problems.failed("machine") and not job.problems.failed("machine.type"):
-        # another key of machine: failed (an unknown key, a bad count): the type alone is still
-        # checked, as it depends on no other key of the section
+        # another key of machine: failed; the type alone is still checked, as it depends on no other key
         job.run([(("target", "backend", "machine.type"), lambda: _machine_type(job.loaded))])
     if not job.has(Capability.FOLLOWS_TARGET):  # a local run needs no region's GPUs
         job.run([(("target", "backend", "region", "machine"), lambda: _offered(job.loaded))])

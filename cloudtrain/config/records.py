@@ -308,8 +308,7 @@ def _bounds(field: FieldSpec, value: Any, raw: Any, loc: Loc, errors: list[dict[
     return value
 
 
-#: A bound's JSON Schema key on a plain number or string; kept as written (``gt``) where pydantic keeps it:
-#: on a union, or after a validator.
+#: A bound's JSON Schema key on a plain number or string; ``gt`` as written where pydantic keeps it.
 _BOUND_KEYS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "pattern": "pattern"}
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 

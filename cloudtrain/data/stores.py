@@ -24,8 +24,7 @@ class ObjectInfo:
     size: int
     version: str  # what changes when the content does: the ETag (S3), the generation (GCS)
     sha256: str | None = None  # cloudtrain's own, where it wrote the object and the listing shows it
-    #: The store's own checksum of the content, where it gives one: ``("md5", hex)`` (GCS's md5, or an S3
-    #: ETag of a single-part upload), ``("crc32c", base64)`` (GCS, composite objects); None: none.
+    #: The store's own checksum: ``("md5", hex)`` (GCS, single-part S3 ETag), ``("crc32c", base64)``; None: none.
     checksum: tuple[str, str] | None = None
 
 

@@ -30,9 +30,8 @@ PHASES = (
 #: The phases before the user's code runs: the first line that is not the set-up's ends them.
 SETUP_PHASES = PHASES[: PHASES.index("training")]
 
-#: The marks that say the user's code runs: its first event (the bundled trainer's first is its ``plan``),
-#: the launcher starting the user's module, the user code's first own line. Training starts at the
-#: earliest of them, unless a caller gives a ``training`` mark, which wins.
+#: The marks that say the user's code runs (its first event, the launcher starting its module, its first own
+#: line): training starts at the earliest, unless a caller's ``training`` mark wins.
 TRAINING_STARTS = ("first event", "user code launched", "first output")
 
 

@@ -26,8 +26,7 @@ from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import part_prefix, sweep_part_files
 from cloudtrain.statefiles import AtomicFile
 
-#: 1980-01-01T00:00:00Z: the earliest time a ZIP can hold, so a wheel built from the
-#: sdist never fails with "ZIP does not support timestamps before 1980".
+#: 1980-01-01T00:00:00Z, the earliest a ZIP holds, so a wheel built from the sdist never fails on it.
 FIXED_MTIME = 315532800
 COMPRESSLEVEL = 9
 

@@ -18,8 +18,7 @@ __all__ = ["SNIFF_BYTES", "credential_content"]  # recognised by content: cloudt
 
 IGNORE_FILES = (".gitignore", ".cloudtrainignore")
 
-#: Built-in excludes by category, as shell patterns on an entry's name (files or folders); credential and
-#: environment files are the data of :mod:`cloudtrain.secrets.files` (each name with its source).
+#: Built-in excludes by category, as shell patterns on an entry's name; credentials: :mod:`cloudtrain.secrets.files`.
 BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
     "version control": (".git", ".hg", ".svn"),
     "ignore file": (".gitignore", ".cloudtrainignore"),

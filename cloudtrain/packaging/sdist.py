@@ -76,8 +76,7 @@ def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
     own = project if (project := options.get("project")) is not None else find_metadata(root)
-    # a package its own setup.py / pyproject.toml describes installs what that file declares, as gcloud and
-    # Vertex AI install it: a requirements.txt inside the package is no file they read
+    # its own setup.py / pyproject.toml's requirements, as gcloud installs it: not a requirements.txt inside
     p = prepare_with(root, own, out_dir, options, requirements_file=own.source is None)
     members = p.generated_members(root.name, options.get("extra"))
     members += [

@@ -256,8 +256,7 @@ class ValueMasker:
     text with ``***``. :meth:`stream` masks a private key's body after its first line, whatever the key."""
 
     def __init__(self, values: Iterable[str]):
-        # longest first, so that a value containing another is masked whole; very short values are not
-        # masked (masking "1" would wreck every line)
+        # longest first, so a value containing another is masked whole; very short ones not ("1" would wreck lines)
         forms: set[str] = set()
         for value in values:
             value = str(value)

@@ -55,8 +55,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    # A spec with ``sweep:`` is submitted as its cloud's tuning job (a SweepHandle). A Ctrl-C from the backend's
-    # create call is held until the sweep is in history, then raised as CreatedThenInterrupted: never an orphan.
+    # A ``sweep:`` spec is its cloud's tuning job; a Ctrl-C while it is created is held until it is in history.
     with creation_window.window() as held:
         handle = cast(SweepHandle, backend.submit(spec, prepared.package))
         first = handle.status()

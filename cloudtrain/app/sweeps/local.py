@@ -93,8 +93,7 @@ def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
-    # ERROR: a failed trial is one line of ours (trial N fail … (why)); Optuna's own warning for it
-    # carries the objective's traceback, which no user input may print
+    # ERROR: a failed trial is one line of ours; Optuna's warning would print the objective's traceback
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     sweep = sweep_of(spec)
     params = resolve(sweep.params, sweep.algorithm)
