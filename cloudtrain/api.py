@@ -65,8 +65,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    """Whether ``value`` is what the annotation ``hint`` says (the API's own argument types: a text is
-    no sequence of ids, a bool no number)."""
+    """Whether ``value`` is what the annotation ``hint`` says (a text is no sequence of ids, a bool no number)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or hint is None or hint is type(None):
         return hint is Any or value is None
@@ -86,8 +85,7 @@ def _fits(value: Any, hint: Any) -> bool:
 
 
 def checked(func: _F) -> _F:
-    """Each argument checked against its annotation at the call: a wrong type is one :class:`UsageError`
-    naming the argument, never an ``unexpected …Error`` from deep inside."""
+    """Check each argument against its annotation: a wrong type is one :class:`UsageError` naming it."""
     signature = inspect.signature(func)
     hints: dict[str, Any] = {}
 
@@ -356,8 +354,8 @@ def attach(
 
 @dataclass
 class Sweep:
-    """A sweep created by :func:`submit_sweep`: a local study (its trials run in :meth:`wait`) or a
-    cloud tuning job (:attr:`handle`)."""
+    """A sweep from :func:`submit_sweep`: a local study (trials run in :meth:`wait`) or a cloud tuning job
+    (:attr:`handle`)."""
 
     sweep_id: str
     spec: JobSpec
@@ -368,8 +366,7 @@ class Sweep:
     @requiring
     @checked
     def wait(self, on_trial: Callable[[TrialEvent], None] | None = None) -> SweepResults:
-        """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
-        one to end; its results table, best trial marked."""
+        """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`) or await a cloud one; its results."""
         if self.handle is None:
             return app_sweep.run_local(self.spec, self.package, on_event=on_trial or (lambda event: None))
         self.handle.wait()

@@ -100,8 +100,7 @@ def prune(keep: int, root: Path | None = None, *, dry_run: bool = False) -> list
 
 
 def _bases(kept: list[Entry], folder: Path) -> set[str]:
-    """What the kept environments stand on, all the way down (a package layer on its requirements
-    layer on its image layer)."""
+    """What the kept environments stand on, all the way down (package layer → requirements layer → image layer)."""
     named: set[str] = set()
     todo = [e.path for e in kept]
     while todo:

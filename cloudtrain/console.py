@@ -161,8 +161,7 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
 
 
 def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
-    """A metric event that says again what the replica's last epoch line showed (the trainer reports
-    the sweep's metric right after the epoch)."""
+    """A metric event repeating what the replica's last epoch line showed (the sweep's metric, right after it)."""
     return (
         event is not None
         and last_epoch is not None
@@ -264,8 +263,7 @@ def print_table(
     title: str | None = None,
     id_columns: Iterable[str] = (),
 ) -> None:
-    """A table on a terminal, else a header and tab-separated rows (the title on stderr). ``id_columns`` (what people
-    copy) are never wrapped or cut: the others narrow."""
+    """A table on a terminal, else tab-separated rows; ``id_columns`` are never wrapped or cut."""
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not console.is_terminal:
         if title:
@@ -292,8 +290,7 @@ def print_table(
 
 
 def _fair_cap(widths: list[int], budget: int) -> int | None:
-    """The largest width that every column can be cut to so that together they fit ``budget``
-    (the widest shrink first); None when they fit as they are."""
+    """The largest width every column can be cut to so that all fit ``budget``; None when they fit already."""
     if sum(widths) <= budget:
         return None
     for cap in range(max(widths, default=0), 0, -1):

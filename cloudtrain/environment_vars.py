@@ -13,8 +13,7 @@ from cloudtrain import backend_rules
 
 
 class Variable:
-    """One row. A plain class: a dry run imports this module (the sweep metric's name), and a
-    ``NamedTuple`` or dataclass would cost it a millisecond or two to build."""
+    """One row; a plain class, as a dry run imports this module and a dataclass would cost it a millisecond or two."""
 
     __slots__ = ("group", "meaning", "name", "who")
 

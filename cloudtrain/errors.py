@@ -64,8 +64,7 @@ class ConfigError(UsageError):
 
 
 class ConfigErrors(ConfigError):
-    """Every problem of one config, in showing order; behaves as its first error (``file``, ``line``, ``field``), and
-    the CLI prints each as its own ``error:`` line."""
+    """Every problem of one config, in showing order, each an ``error:`` line; reads as its first error."""
 
     def __init__(self, errors: list[ConfigError] | tuple[ConfigError, ...]):
         first = errors[0]

@@ -23,8 +23,7 @@ RUNS_DIR = "cloudtrain-runs"
 
 
 def run_folder(output_dir: str, job_name: str) -> tuple[Path, str | None]:
-    """A run's (or a local sweep's) folder on this machine, absolute, and, when ``output_dir`` is a bucket,
-    why it is not used: a bucket's run goes under :data:`RUNS_DIR`."""
+    """A run's folder here, absolute, and why ``output_dir`` is not used when it is a bucket (then :data:`RUNS_DIR`)."""
     if "://" in output_dir:
         note = f"output_dir {output_dir} is a bucket; local runs write to the local folder instead"
         return Path(os.path.abspath(os.path.join(RUNS_DIR, job_name))), note
@@ -32,8 +31,7 @@ def run_folder(output_dir: str, job_name: str) -> tuple[Path, str | None]:
 
 
 def cache_dir() -> Path:
-    """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
-    else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
+    """The cache: ``$CLOUDTRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
     if os.environ.get(environment_vars.CACHE_DIR):
         return Path(os.environ[environment_vars.CACHE_DIR]).expanduser()
     xdg = os.environ.get(environment_vars.XDG_CACHE_HOME)
@@ -74,8 +72,7 @@ _OBJECTS = ("metrics",)  # {name: number}
 
 
 def record(entry: JobRecord, *, moved_from: str | None = None) -> None:
-    """Append one record (``moved_from``: the job's name before, see :func:`note_moved`). A history that cannot be
-    written is a warning: the job exists anyway."""
+    """Append one record (``moved_from``: see :func:`note_moved`); an unwritable history is a warning, not an error."""
     path = history_file()
     try:
         statefiles.append_line(

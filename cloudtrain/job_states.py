@@ -57,8 +57,7 @@ class LogLine:
 
     @property
     def event(self) -> dict[str, Any] | None:
-        """The trainer's progress event this line carries (``{"event": "epoch", "epoch": 3, "loss": …}``),
-        parsed; None for any other line."""
+        """The trainer's progress event on this line (``{"event": "epoch", "epoch": 3, …}``), parsed; else None."""
         return parse_event(self.message)
 
 

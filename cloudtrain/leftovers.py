@@ -45,8 +45,7 @@ def process_runs(pid: int, start: object = None) -> bool:
 
 
 def process_start(pid: int) -> int | None:
-    """When ``pid`` started, in the kernel's clock ticks since boot (None without /proc): with the pid,
-    it names one process."""
+    """When ``pid`` started, in clock ticks since boot (None without /proc): with the pid, it names one process."""
     fields = _stat_fields(pid)
     return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of /proc/PID/stat
 
@@ -84,8 +83,7 @@ def is_leftover(
 
 @contextlib.contextmanager
 def temporary_dir(kind: str) -> Iterator[Path]:
-    """A fresh ``cloudtrain-<kind>-<pid>-…`` folder in the temp dir, removed on the way out;
-    stale ones of earlier, killed runs are swept first."""
+    """A fresh ``cloudtrain-<kind>-<pid>-…`` temp folder, removed on the way out; stale ones swept first."""
     sweep_temp_dirs()
     with tempfile.TemporaryDirectory(prefix=f"cloudtrain-{kind}-{os.getpid()}-") as tmp:
         yield Path(tmp)

@@ -286,8 +286,7 @@ def passes_model_dir(cfg: JobConfig) -> bool:
 
 
 def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
-    """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``
-    (where the backend bills the catalog's prices)."""
+    """``max_runtime``, cut so every replica's price × time stays under ``budget.max_usd`` (catalog-billed backends)."""
     if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None:
         return cfg.max_runtime
     if Capability.BILLED not in backend_rules.rules(cfg.backend).facts.capabilities:

@@ -63,8 +63,7 @@ class FollowView(Protocol):
 
 
 def line_masker() -> Callable[[LogLine], LogLine]:
-    """A job's line with every printed credential as ``***``, each replica's lines one stream, so a private key is
-    masked from BEGIN to END."""
+    """A job's line with printed credentials as ``***``; one stream per replica, so a key is masked BEGIN to END."""
     streams: dict[str, Callable[[str], str]] = {}
 
     def masked(line: LogLine) -> LogLine:
@@ -133,8 +132,7 @@ def follow_job(
 def cancel_job(
     handle: JobHandle, *, show: Show, shown: int, on_stop: Callable[[StopStep], None] = lambda step: None
 ) -> JobStatus:
-    """Cancel; a local run's replicas save on SIGTERM (their lines after ``shown`` go on to ``show`` while the cancel
-    waits in a thread), and a second Ctrl-C kills them."""
+    """Cancel; a local run's replicas save on SIGTERM, their lines going on to ``show``; a second Ctrl-C kills them."""
     if not handle.stops_gracefully:
         on_stop("cancelling")
         handle.cancel()

@@ -48,8 +48,7 @@ class Output:
 
 @dataclass(frozen=True)
 class Listing:
-    """What a job produced (``cloudtrain outputs``): its files (each with ``path`` and ``size``), where each
-    part is, and whether the job still runs (then: the files so far)."""
+    """What a job produced: its files (``path``, ``size``), where each part is, and whether it still runs."""
 
     job_id: str
     files: list[Output]

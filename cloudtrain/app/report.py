@@ -25,8 +25,7 @@ _LONGEST = 120  # characters of a folder name made of several ids; longer ones a
 
 
 def write_report(job_ids: list[str], out: Path | None = None) -> ReportFiles:
-    """Collect each job's run, draw its figures and write the page into ``out``
-    (default: ``cloudtrain-reports/<folder_name(the jobs)>``: one folder per set of jobs)."""
+    """Collect each job's run, draw its figures and write the page into ``out`` (one folder per set of jobs)."""
     figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
     runs = [collect_run(job_id) for job_id in job_ids]
     out = out or Path(REPORTS_DIR, folder_name([run.job_id for run in runs]))

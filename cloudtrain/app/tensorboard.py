@@ -245,8 +245,7 @@ def url_of(bind: str, port: int) -> str:
 
 
 def _die_with(parent: int) -> Callable[[], None]:
-    """In the server, before it starts: its own process group, and SIGTERM when cloudtrain dies (even by
-    SIGKILL: Linux's parent-death signal), or at once if it died already."""
+    """In the server: a process group of its own, and SIGTERM when cloudtrain dies (Linux's parent-death signal)."""
 
     def child() -> None:
         os.setpgid(0, 0)

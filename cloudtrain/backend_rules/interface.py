@@ -27,8 +27,7 @@ class Hardware:
     memory_gb: float
 
     def unpriced(self, cloud: str, machine_type: str) -> MachineInfo:
-        """This machine as the catalog's record of one that is in no price list (a backend's own machines,
-        a cluster's node): no GPU model the catalog knows, no price."""
+        """This machine as a catalog record in no price list (a cluster's node): no known GPU model, no price."""
         return MachineInfo(
             cloud=cloud,
             machine_type=machine_type,

@@ -104,15 +104,13 @@ def _partition(cloud: str, region: str) -> str:
 
 
 def _suggestions(m: MachineInfo, region: str, regions: tuple[str, ...]) -> list[str]:
-    """``regions`` nearest first, those in ``region``'s partition only (another needs another account)
-    unless none is."""
+    """``regions`` nearest first, only those in ``region``'s partition (another needs another account), unless none."""
     mine = [r for r in regions if _partition(m.cloud, r) == _partition(m.cloud, region)]
     return nearest(region, mine or list(regions))
 
 
 def nearest_offering(m: MachineInfo, region: str) -> str | None:
-    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does
-    (None: none does)."""
+    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does, or None."""
     regions = regions_offering(m)
     if regions is None or offers(m, region):
         return region

@@ -115,8 +115,7 @@ def python_version(value: str | None) -> str | None:
 
 
 def nearest_tensorflow(version: str, offered: tuple[str, ...]) -> str:
-    """The offered version nearest to ``version`` by major.minor, the newer on a tie; with none of its major
-    version (TensorFlow 1), the newest."""
+    """The offered version nearest ``version`` by major.minor, the newer on a tie; else the newest."""
     exact = ".".join(version.split(".")[:2])
     if exact in offered:
         return exact

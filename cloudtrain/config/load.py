@@ -217,8 +217,7 @@ def _cut(text: str, limit: int = 60) -> str:
 
 
 def _one_accelerator_by_default(data: Any) -> None:
-    """``machine: {accelerator: T4}`` with no count means one of them, as gcloud's ``--accelerator type=…``
-    does (count 1); a count written, even 0, is kept."""
+    """``machine: {accelerator: T4}`` with no count means one, as gcloud's ``--accelerator``; a written count stays."""
     machine = data.get("machine") if isinstance(data, dict) else None
     if isinstance(machine, dict) and machine.get("accelerator") and "accelerator_count" not in machine:
         machine["accelerator_count"] = 1
@@ -346,8 +345,7 @@ def _has(container: dict[str, Any] | list[Any], key: str | int) -> bool:
 
 
 def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tuple[Path_, ConfigError]]:
-    """Each refused value as one line, with the data path to leave out on the second reading; an unknown key written for
-    a known one explains the "missing" it causes."""
+    """Each refused value as one line, with the data path to leave out when the data is read again."""
 
     remaining = list(errors)
     for alias in [e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])]:

@@ -79,8 +79,7 @@ class BeforeValidator:
 
 
 def no_float_version(value: object) -> object:
-    """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes. A validator of the
-    schema's and the backends' sections' version fields."""
+    """``tensorflow: 2.10`` is the float 2.1 in YAML: the version fields refuse numbers and ask for quotes."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
     return value

@@ -23,8 +23,7 @@ class ConfigRules(BackendRules, Protocol):
     """A backend as the config checker and loader see it."""
 
     def config_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the keys only this backend reads, when it runs the job (a cluster's: its location and
-        machine keys too, ``Capability.CLUSTER``)."""
+        """Checks of the keys only this backend reads (with ``Capability.CLUSTER``, location and machine too)."""
         ...
 
     def contract_checks(self, loaded: LoadedConfig) -> list[Check]:

@@ -66,8 +66,7 @@ def put_file(s3: Any, path: Path, bucket: str, key: str, extra: Mapping[str, Any
 
 
 def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
-    """Abort this machine's journaled uploads to ``bucket`` whose process is gone, and
-    cloudtrain's uploads there older than STALE_SECONDS. Best effort; returns how many."""
+    """Abort dead processes' journaled uploads to ``bucket`` and any older than STALE_SECONDS; how many."""
     aborted = 0
     entries = []
     for entry in sorted(journal_dir().glob("*.json")):

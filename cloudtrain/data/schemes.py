@@ -60,8 +60,7 @@ def cleaned_bucket_uri(uri: str) -> str:
 
 
 def cloud_can_read(cloud: str, source: str) -> bool:
-    """Can a job on ``cloud`` read ``source``? A local folder always (it is uploaded first); a bucket only in the
-    cloud's own scheme, or any on the local backend."""
+    """Can a job on ``cloud`` read ``source``? A local folder always (uploaded first); a bucket in its own scheme."""
     kind = source_kind(source)
     if kind is None:
         return False

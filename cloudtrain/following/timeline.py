@@ -55,8 +55,7 @@ class Phase:
 
 
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
-    """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
-    (clock skew between a VM and the API) is moved up to it."""
+    """Phases from their marks in :data:`PHASES` order; a mark before the previous one (clock skew) moves up to it."""
     every: dict[str, dt.datetime | None] = {**marks, "training": training_start(marks)}
     known = [(name, mark) for name in PHASES if (mark := every.get(name)) is not None]
     if not known:

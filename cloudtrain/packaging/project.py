@@ -106,8 +106,7 @@ def _not_declaring(path: Path, data: dict[str, Any], folder: str) -> str:
 
 
 def find_script_metadata(source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py) -> ProjectMetadata:
-    """A script's source folder: only its own ``setup.py`` counts, where the SageMaker training
-    toolkit looks for one (it then runs ``pip install .`` there)."""
+    """A script's source folder: only its own ``setup.py`` counts, where the SageMaker toolkit looks for one."""
     path = Path(source_dir) / "setup.py"
     return _from_setup_py(path, run) if path.is_file() else ProjectMetadata(None, None, None, (), "generated")
 

@@ -72,8 +72,7 @@ def check_script(source_dir: Path, script: str) -> str:
 
 
 def build_script_sdist(source_dir: Path, out_dir: Path, script: str, **options: Unpack[SdistOptions]) -> BuiltPackage:
-    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly); ``extra``
-    adds generated files (path in the sdist → text)."""
+    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir``; ``extra``: generated files."""
     root = check_source_dir(source_dir)
     check_script(root, script)
     own = project if (project := options.get("project")) is not None else find_script_metadata(root)

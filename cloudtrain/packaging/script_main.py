@@ -25,8 +25,7 @@ CODE_DIR = "code"
 
 
 def script_command(script: str, has_setup_py: bool, args: Sequence[str], python: str = sys.executable) -> list[str]:
-    """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``
-    (it was pip-installed), else the file."""
+    """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``, else the file."""
     if has_setup_py:
         return [python, "-m", re.sub(r"\.py$", "", script)] + list(args)
     return [python, script] + list(args)

@@ -185,8 +185,7 @@ def _lists_any(path: Path) -> bool:
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
-    """One line each: the files unpack above the size threshold (what the training machine holds,
-    however well they compress); credential-like files were left out."""
+    """One line each: files unpacking above the size threshold; credential-like files left out."""
     warnings = []
     unpacked = tree.unpacked_size
     if unpacked > size_warning_bytes:

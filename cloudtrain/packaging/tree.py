@@ -199,8 +199,7 @@ class _Walk:
 
 
 def _check_name(root: Path, rel: str) -> None:
-    """Names are stored as UTF-8 in the sdist: one that is not (raw bytes from another
-    system) would arrive garbled or break the install, so it is refused."""
+    """Refuse a name that is not UTF-8 (stored so in the sdist, it would arrive garbled or break the install)."""
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:

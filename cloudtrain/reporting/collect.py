@@ -41,8 +41,7 @@ class RunData:
     metrics: dict[str, float] = field(default_factory=dict)  # its final numbers
 
     def final_and_best(self, metric: str) -> tuple[float | None, float | None]:
-        """``metric`` at the run's end (its final numbers, else its last epoch) and at its best epoch (the
-        highest, or the lowest for a loss)."""
+        """``metric`` at the run's end (final numbers, else last epoch) and at its best epoch (lowest for a loss)."""
         values = [e[metric] for e in self.epochs if isinstance(e.get(metric), (int, float))]
         final = self.metrics.get(metric, values[-1] if values else None)
         pick = min if "loss" in metric else max

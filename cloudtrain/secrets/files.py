@@ -76,8 +76,7 @@ def _document() -> dict[str, Any]:
 
 @functools.cache
 def _rules() -> _Rules:
-    """The name and content rules, on first use (90 name patterns compiled one by one cost a dry run 4-6 ms;
-    most of them are a plain name, suffix or prefix)."""
+    """The name and content rules, built on first use (compiling 90 patterns cost a dry run 4-6 ms)."""
     doc = _document()
     names = tuple(
         name_rule(category, [entry["pattern"].lower() for entry in entries])
@@ -97,8 +96,7 @@ def _rules() -> _Rules:
 
 
 def credential_name(name: str) -> str | None:
-    """``"credential"`` or ``"environment file"`` for an entry called ``name`` (``credentials``,
-    ``prod.env``, ``_netrc``, ``.aws``), or ``None``. Case is ignored."""
+    """``"credential"`` or ``"environment file"`` for an entry called ``name`` (case-blind), or ``None``."""
     lowered = name.lower()
     return next((rule.category for rule in _rules().names if rule.matches(lowered)), None)
 

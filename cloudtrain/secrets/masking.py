@@ -23,8 +23,7 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Priv
 
 
 class Format(NamedTuple):
-    """One credential format of ``formats.json``: its pattern, compiled only when a text holds one of its hints
-    (compiling all 29 cost a dry run 6 ms)."""
+    """One ``formats.json`` credential format, compiled only when a text holds a hint (all 29 cost a dry run 6 ms)."""
 
     name: str
     source: str
@@ -122,8 +121,7 @@ def _replace(match: re.Match[str]) -> str:
 
 
 def mask_text(text: str) -> str:
-    """``text`` with every credential of a known format replaced by ``***`` (only the password of
-    ``redis://:pw@host``, the whole of a token or a private key)."""
+    """``text`` with every credential of a known format as ``***`` (a URL's password only, a token or key whole)."""
     if not text:
         return text
     for f in _candidates(text):
@@ -276,8 +274,7 @@ class ValueMasker:
         return mask_text(text)
 
     def stream(self) -> Callable[[str], str]:
-        """A masker for the successive lines of one stream: also masks every line of a private key
-        (PEM or PuTTY) from its BEGIN line to its END line."""
+        """A masker for one stream's lines: also masks a private key (PEM or PuTTY) from its BEGIN to END line."""
         inside = [False]
 
         def mask(line: str) -> str:
@@ -304,8 +301,7 @@ class _MaskRecords(logging.Filter):
 
 
 def mask_logs(values: Iterable[str], logger: str = "cloudtrain") -> None:
-    """Mask ``values`` (and every credential) in every line the handlers of ``logger`` print (its ``--debug`` lines
-    included)."""
+    """Mask ``values`` (and every credential) in every line ``logger``'s handlers print (``--debug`` included)."""
     masker = ValueMasker(values)
     for handler in logging.getLogger(logger).handlers:
         handler.addFilter(_MaskRecords(masker))

@@ -147,8 +147,7 @@ METRIC_ENV = environment_vars.SWEEP_METRIC
 
 
 def metric_regex(metric: str) -> str:
-    """SageMaker's MetricDefinitions regex for the ``{"event": "metric", "name": …, "value": …}`` line
-    (trainer/metrics.py)."""
+    """SageMaker's MetricDefinitions regex for the ``{"event": "metric", …}`` line (trainer/metrics.py)."""
     import re
 
     return '"name": "' + re.escape(metric).replace('"', '\\"') + '", "value": ([-+0-9.eE]+)'

@@ -18,8 +18,7 @@ def trial_seed(seed: int, number: int) -> int:
 
 
 class PerTrialSeedSampler(BaseSampler):
-    """Delegates to ``make(trial_seed(seed, trial.number))``, built in ``before_trial`` and kept per thread, since
-    Optuna calls a trial's hooks in the thread running it."""
+    """Delegates to ``make(trial_seed(seed, trial.number))``, one per thread (Optuna runs a trial's hooks in it)."""
 
     def __init__(self, make: Callable[[int], BaseSampler], seed: int):
         self._make, self._seed = make, seed

@@ -24,8 +24,7 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
 
 
 def first_line(error: BaseException | str, limit: int | None = None) -> str:
-    """The first non-blank line of an error's text (at most ``limit`` characters), for one-line
-    messages; the exception's type name when it has no text. The one such helper."""
+    """The first non-blank line of an error's text (``limit`` characters at most), else its type's name."""
     text = str(error).strip()
     if not text:
         return type(error).__name__ if isinstance(error, BaseException) else ""

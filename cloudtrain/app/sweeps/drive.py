@@ -67,8 +67,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
 
 
 def detach_local(started: StartedSweep) -> int:
-    """Hand a started local sweep to a process of its own (``submit --detach``); that process's pid.
-    Its trials then run as :func:`run_local` runs them (:mod:`.owner`)."""
+    """Hand a started local sweep to a process of its own (``submit --detach``, :mod:`.owner`); its pid."""
     if started.folder is None:
         raise ValueError(f"sweep {started.sweep_id} is not a local sweep")
     return sweep_owner.hand_over(started.folder, started.sweep_id)
@@ -188,8 +187,7 @@ class SweepView(Protocol):
 
 
 class SweepInterrupted(Exception):
-    """Ctrl-C while a sweep ran here (``local``: finished trials are kept, it resumes) or was followed
-    (a cloud sweep keeps running)."""
+    """Ctrl-C while a sweep ran here (finished trials kept, it resumes) or was followed (a cloud sweep runs on)."""
 
     def __init__(self, sweep_id: str, *, local: bool, just: str | None = None) -> None:
         super().__init__(f"sweep {sweep_id} interrupted")

@@ -183,8 +183,7 @@ def interrupted_trials(study: Any) -> list[Any]:
 
 
 def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
-    """Run each interrupted trial again under its own number: its recorded params are reused
-    (Optuna's suggest returns a param a trial already has), the rest are sampled."""
+    """Run each interrupted trial again under its own number, with its recorded params; the rest are sampled."""
     import optuna
     from optuna.trial import TrialState
 

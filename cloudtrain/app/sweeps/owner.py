@@ -37,8 +37,7 @@ def release(folder: Path) -> None:
 
 
 def running_owner(folder: Path) -> int | None:
-    """The pid of the process running the sweep in ``folder``; None when none runs it (never started
-    detached, ended, killed, or a damaged owner file)."""
+    """The pid of the process running the sweep in ``folder``; None when none runs it (or the owner file is damaged)."""
     found = _recorded(folder)
     return found[0] if found is not None and process_runs(*found) else None
 
@@ -82,8 +81,7 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def hand_over(folder: Path, sweep_id: str) -> int:
-    """Start the owner of the sweep in ``folder``; its pid. It inherits this environment (``shell:`` secrets, never
-    written) and working directory."""
+    """Start the owner of the sweep in ``folder`` with this environment and working directory; its pid."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOG, "ab") as log:
         proc = subprocess.Popen(
