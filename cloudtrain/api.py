@@ -264,9 +264,8 @@ class Job:
 
     @requiring
     def wait(self) -> JobStatus:
-        """Block until the job ends; its summary (cost, timeline, interruptions) is then kept in
-        history, as the CLI keeps it, and on :attr:`outcome`. A failed job is returned, not raised:
-        ``job.outcome.error()`` is the exception the CLI would exit with."""
+        """Block until the job ends; its summary is kept in history and on :attr:`outcome`. A failed job is returned,
+        not raised: ``job.outcome.error()`` is the CLI's exception."""
         status = self.handle.wait()
         self.outcome = summarise(status, self._progress, self.handle)
         return status

@@ -121,9 +121,8 @@ def plain(text: str) -> str:
 
 
 def format_event(message: str, epochs: int | None = None) -> str | None:
-    """The trainer's JSON event lines (and a user package's in that format) made readable; ``None`` hides one (the plan,
-    already printed). An epoch's total is the event's ``epochs``, else ``epochs`` (``--epochs``), else not shown. Other
-    lines come back unchanged."""
+    """The trainer's JSON event lines made readable (None hides one: the plan, already printed), an epoch's total from
+    the event or ``epochs``; other lines unchanged."""
     event = parse_event(message)
     if event is None:
         return message
@@ -171,9 +170,8 @@ def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any
 
 
 class ShownLines:
-    """What the CLI shows of each line (the Python API's ``Job.logs`` too): a DEBUG line (a backend's start-up
-    noise, e.g. TensorFlow looking for CUDA on a machine without GPUs) only with ``show_debug``; a trainer's
-    event rendered as words (``epoch 3/12  loss 0.41``), an epoch's repeat left out; every other line as it is."""
+    """What the CLI (and ``Job.logs``) shows of each line: DEBUG start-up noise only with ``show_debug``, events as
+    words (``epoch 3/12  loss 0.41``) without an epoch's repeat, the rest as is."""
 
     def __init__(self, *, show_debug: bool = False, epochs: int | None = None):
         self.show_debug = show_debug

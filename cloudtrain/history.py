@@ -145,9 +145,8 @@ def _numbers(value: object) -> bool:
 
 
 def find(job_id: str) -> JobRecord | None:
-    """The newest record whose short id or full name is ``job_id``, read backwards and parsing only lines that hold it:
-    the cost is the distance from the end (milliseconds at 200,000 records). Damage elsewhere is ``list``'s to report.
-    """
+    """The newest record whose short id or full name is ``job_id``, read backwards parsing only lines that hold it
+    (milliseconds at 200,000 records); other damage is ``list``'s to report."""
     tokens = {json.dumps(job_id).encode(), json.dumps(job_id, ensure_ascii=False).encode("utf-8", "replace")}
     data = statefiles.last_json_line(
         history_file(), lambda d: job_id in (d["job_id"], d["name"]), contains=tokens, check=_problem
@@ -243,9 +242,8 @@ LAST = "last"  # the job id that stands for the newest job in this machine's his
 
 
 def expand(text: str) -> str:
-    """The job id ``text`` stands for: ``last``, the newest job here; a unique prefix or suffix of an id in history,
-    that id; anything else as it is. Several matches are one :class:`UsageError`; none is left to the lookup, which
-    offers the nearest (:func:`nearest`)."""
+    """The job id ``text`` stands for: ``last``, the newest here; a unique prefix or suffix of one in history; else as
+    is. Several matches: :class:`UsageError`; none: the lookup offers the nearest."""
     if text == LAST:
         newest = _ids()
         if not newest:

@@ -254,9 +254,8 @@ MODEL_DIR = "model_dir"
 def hyperparameters_as_written(
     values: Mapping[str, str | int | float | bool], numbers: Mapping[tuple[str | int, ...], str]
 ) -> dict[str, str | int | float | bool]:
-    """Each hyperparameter as the user wrote it: YAML reads ``version: 1.10`` as the number 1.1 and
-    ``lr: 1e-3`` as 0.001, but the job gets ``--version=1.10`` and ``--lr=1e-3`` (the text, which a
-    trainer parses as it likes). Numbers set by the program, not from text, pass as they are."""
+    """Each hyperparameter as written: YAML reads ``version: 1.10`` as 1.1, but the job gets ``--version=1.10`` (the
+    text); numbers the program set pass as they are."""
     out: dict[str, str | int | float | bool] = {}
     for key, value in values.items():
         text = numbers.get(("hyperparameters", key))

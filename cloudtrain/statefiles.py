@@ -46,9 +46,8 @@ def _outside(path: Path, inside: Path | None) -> str | None:
 
 
 def read_regular(path: Path, *, inside: Path | None = None, limit: int = MAX_STATE_BYTES) -> bytes:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes (and, with ``inside``,
-    not a link out of that folder); else :class:`NotRegular`. Never blocks: a FIFO is opened
-    without waiting for a writer and refused; a device (``/dev/zero`` through a link) is refused unread."""
+    """The bytes of ``path`` if a regular file of at most ``limit`` bytes (with ``inside``, no link out of it), else
+    :class:`NotRegular`; never blocks on a FIFO, never reads a device."""
     problem = _outside(Path(path), inside)
     if problem:
         raise NotRegular(problem)
@@ -108,9 +107,8 @@ def _write_refusal(path: Path, exc: OSError) -> StateError:
 
 @dataclass(frozen=True)
 class Damage:
-    """A damaged state file, returned instead of raised: the state it holds is unknown.
-
-    ``line()`` is what every command prints about it: the file, what is wrong, how to recover."""
+    """A damaged state file, returned instead of raised; ``line()`` is what every command prints: the file, what is
+    wrong, how to recover."""
 
     path: Path
     problem: str

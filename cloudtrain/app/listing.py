@@ -98,9 +98,8 @@ def _cloud_place(entry: JobRecord) -> str:
 
 
 def _short(folder: str, here: str, job_id: str) -> str:
-    """A run folder as people say it: under here, ``./…``; else under ``~``, ``~/…``; else relative, ``../…``.
-    A folder cloudtrain chose (``<project>/cloudtrain-runs/<job>``) shows as its project (``./``,
-    ``~/projects/my-model``): the job column names the rest."""
+    """A run folder as people say it (``./…``, ``~/…``, ``../…``); one cloudtrain chose
+    (``<project>/cloudtrain-runs/<job>``) shows as its project."""
     path = Path(folder)
     if path.name == job_id and path.parent.name == history.RUNS_DIR:
         path = path.parent.parent

@@ -31,9 +31,8 @@ class Outcome:
         return self.status.state.exit_code
 
     def error(self) -> JobFailed | None:
-        """The CLI's exception for a job that did not succeed, with the state's code from the one table
-        (errors.ExitCode). A replica's own code is in the message, never passed through, so a user's
-        ``sys.exit(2)`` cannot read as bad input."""
+        """The CLI's exception for a job that did not succeed, coded by its state (errors.ExitCode); a replica's own
+        code is only in the message, so ``sys.exit(2)`` never reads as bad input."""
         status = self.status
         if not status.state.exit_code:
             return None
@@ -77,9 +76,8 @@ def final_metrics(status: JobStatus, progress: Progress | None = None) -> dict[s
 
 
 def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
-    """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
-    cloud job's empty model location is checked first. ``progress``: the
-    :class:`cloudtrain.following.progress.Progress` that watched its logs, if any."""
+    """A finished job's summary and phases, kept in history; with ``handle``, a succeeded cloud job's empty model
+    location is checked first. ``progress``: what watched its logs."""
     if handle is not None:
         _check_model_outputs(handle, status)
     phases = timeline.of_run(status, progress.marks if progress else {})

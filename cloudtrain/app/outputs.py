@@ -97,9 +97,8 @@ def list_outputs(handle: JobHandle) -> Listing:
 
 
 def download(listing: Listing, dest: Path, *, force: bool = False, progress: Progress | None = None) -> Downloaded:
-    """Fetch every file of ``listing`` into ``dest`` (resuming partial files) through the one writer
-    (:func:`~cloudtrain.backends.files.write_file`), ``dest`` locked against a second download; refuses,
-    before fetching anything, to overwrite a different file unless ``force``."""
+    """Fetch every file of ``listing`` into ``dest`` (locked; partial files resumed) through the one writer, refusing
+    before any fetch to overwrite a different file unless ``force``."""
     with Locked(dest):
         plan = [(output, landing(dest, output.path)) for output in listing.files]
         if not force:

@@ -57,9 +57,8 @@ def collect_run(job_id: str) -> RunData:
 
 
 def folder_name(job_ids: list[str]) -> str:
-    """The report folder of these jobs: the id of one job; ``A+B+C`` of several, in the order given (a report of
-    A alone, or of A and B, never writes into the folder of A, B and C); a set too long for a folder name keeps
-    its first id, the count and a hash of all of them."""
+    """The report folder of these jobs: one job's id, or ``A+B+C`` in the order given (never another set's folder); too
+    long a set keeps its first id, the count and a hash."""
     safe = ["".join(c if c.isalnum() or c in "-_." else "_" for c in job_id) for job_id in job_ids]
     name = "+".join(safe)
     if len(name) <= _LONGEST:

@@ -63,11 +63,9 @@ def register(
     commands: dict[str, tuple[str, str]] | None = None,
     states_at_once: str | None = None,
 ) -> None:
-    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`).
-    ``section``: ``"module:Record"`` of its ``<name>:`` config keys; ``sdk``: the top-level modules its extra
-    ``cloudtrain[<name>]`` installs (:func:`missing_extra`); ``title``: its ``words.title`` for ``--help``;
-    the others are read without importing the backend: see :func:`listed_reader`, :func:`attaches_by_name`,
-    :func:`commands` and :func:`states_reader`."""
+    """Make ``name`` a backend whose ``module`` exposes ``BACKEND``. ``section``: ``"module:Record"`` of its keys;
+    ``sdk``: its extra's modules (:func:`missing_extra`); ``title``: for ``--help``; the others are read without
+    importing it (:func:`listed_reader`, :func:`attaches_by_name`, :func:`commands`, :func:`states_reader`)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
@@ -157,9 +155,8 @@ def _origin(point: Any) -> str:
 
 
 def _declaring(group: str) -> list[str]:
-    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose entry points name ``group``: a look at each
-    ``entry_points.txt`` (2 ms for 200 distributions, where ``importlib.metadata`` takes 40), so ``--help`` without
-    plugins pays only the look."""
+    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose ``entry_points.txt`` names ``group``: 2 ms for
+    200 distributions, where ``importlib.metadata`` takes 40."""
     marker = f"[{group}]".encode()
     found = []
     for folder in sys.path:
@@ -246,9 +243,8 @@ def titles() -> dict[str, str]:
 
 
 def sections(among: Iterable[str] | None = None) -> dict[str, type]:
-    """``{name: record}`` of the backends (all, or those ``among``) with a ``<name>:`` config section,
-    in registration order; imports each section's module, never a backend. Each is a
-    :class:`~cloudtrain.config.records.Record` (the config, above, says so: this floor names no config type)."""
+    """``{name: record}`` of the backends (all, or ``among``) with a ``<name>:`` section, in registration order,
+    importing each section's module and never a backend."""
     wanted = set(names() if among is None else among)
     found: dict[str, type] = {}
     for name, where in _SECTIONS.items():
@@ -266,9 +262,8 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type]:
 
 
 def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
-    """The function that reads a job of backend ``name`` from its own record, by the id history keeps
-    (``JobRecord.attach_id``): ``{"state", "created", "ended", "metrics", "folder"}``, or None when the
-    record is gone; None for a backend whose jobs are known here only by history."""
+    """What reads a job of backend ``name`` from its own record by ``JobRecord.attach_id`` (``{"state", "created",
+    "ended", "metrics", "folder"}`` or None); None: history only."""
     where = _LISTED.get(name)
     if where is None:
         return None

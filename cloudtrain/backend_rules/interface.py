@@ -44,9 +44,8 @@ class Hardware:
 
 @dataclass(frozen=True)
 class BackendSettings:
-    """What one backend alone reads of a job: the base of each backend's own frozen record
-    (``cloudtrain/backends/<name>/``), reached as ``JobSpec.backend_settings``. This neutral
-    record is what a backend with no settings of its own gets (``local``)."""
+    """The base of each backend's own frozen settings record (``JobSpec.backend_settings``); as it is, what a backend
+    with no settings gets."""
 
     #: The job dir as given (ML Engine's): also the output dir and staging place without ``staging_bucket``.
     job_dir: str | None = None

@@ -105,9 +105,8 @@ def built_in_gpus(cloud: str, machine_type: str) -> bool:
 def resolve_machine(
     cloud: str, machine_type: str, accelerator: str | None, accelerator_count: int | None
 ) -> MachineInfo:
-    """The machine with its accelerators, or a CatalogError naming the nearest valid combinations. Built-in GPUs may be
-    omitted and must match when given; accelerator names are accepted in any common spelling; TPU VMs come from
-    :mod:`.tpus` (``info.tpu`` set)."""
+    """The machine with its accelerators, or a CatalogError naming the nearest valid ones. Built-in GPUs may be omitted
+    (must match when given); any common GPU spelling; TPUs from :mod:`.tpus`."""
     if _tpus.is_tpu(machine_type):
         if cloud == tpu_cloud():
             return _tpus.resolve(machine_type, accelerator, accelerator_count)
@@ -149,9 +148,8 @@ def tpu_machine_types() -> tuple[str, ...]:
 
 
 def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
-    """Valid machines for ``cloudtrain machines``, by cloud, GPU, count and price: attachable GPUs each × count once, on
-    the smallest machine that takes it, unless ``every_combination``. ``gpu`` takes in its family ("A100" lists the 80
-    GB one); an unknown ``gpu`` gives ``[]``."""
+    """Valid machines for ``cloudtrain machines``: attachable GPUs × count once, on the smallest machine taking them,
+    unless ``every_combination``; ``gpu`` takes in its family, unknown gives ``[]``."""
     rows: list[MachineInfo] = []
     for name in (cloud,) if cloud else clouds():
         table = _cloud(name)

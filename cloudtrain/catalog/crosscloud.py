@@ -62,9 +62,8 @@ def replacement_gpu(cloud: str, model: str) -> str:
 
 
 def nearest_machine(cloud: str, model: str | None, count: int, vcpus: int, memory_gb: float) -> MachineInfo:
-    """The cheapest machine on ``cloud`` with ``count`` × the replacement of GPU ``model`` (the nearest
-    count offered, the larger on a tie) and at least ``vcpus`` and ``memory_gb``, else the roomiest.
-    ``model`` None: a CPU machine of that size."""
+    """The cheapest machine on ``cloud`` with ``count`` (nearest offered, larger on a tie) × ``model``'s replacement and
+    at least ``vcpus`` and ``memory_gb``, else the roomiest; ``model`` None: CPU."""
     combos = table(cloud).combos
     if model is None or count == 0:
         rows = [m for m in combos if not m.accelerator_count]
@@ -93,9 +92,8 @@ def nearest_region(cloud: str, region: str) -> str | None:
 
 
 def mapped_tensorflow(version: str, offered: tuple[str, ...], title: str) -> tuple[str, str | None]:
-    """The image version a cloud runs for ``version`` and, when it is another one, why: the one rule every
-    path follows (a config's ``image.tensorflow``, gcloud's ``--runtime-version``, an estimator's
-    ``framework_version``, ``--set backend=``, a fallback on another cloud), for one ``mapped:`` line."""
+    """The image version a cloud runs for ``version`` and, when another, why: the one rule every path follows
+    (``image.tensorflow``, ``--runtime-version``, ``--set backend=``, a fallback)."""
     exact = ".".join(str(version).strip().split(".")[:2])
     chosen = nearest_tensorflow(exact, offered)
     if chosen == exact:

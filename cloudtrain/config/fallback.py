@@ -22,9 +22,8 @@ _NOT_INHERITED = ("fallback",)
 
 
 def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
-    """Every fallback entry of ``loaded`` as a LoadedConfig of its own, in order. ``load_candidate`` validates one
-    candidate document as the main config was; a candidate on another backend is translated and runs the main request's
-    TensorFlow and Python (:func:`same_runtime`). ``strict``: a mapping is an error."""
+    """Every fallback entry of ``loaded`` as a LoadedConfig of its own, in order, validated by ``load_candidate``; one
+    on another backend is translated and keeps the main runtime (:func:`same_runtime`)."""
     source: LoadedYaml = loaded.source
     entries = source.data.get("fallback") or []
     out = []
@@ -56,9 +55,8 @@ def _in_candidate(exc: ConfigError, index: int) -> ConfigError:
 
 
 def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]:
-    """Give a candidate on another backend the main request's TensorFlow and Python where offered, else the nearest
-    newer (or the newest); one ``mapped:`` line each. Otherwise it ran its cloud's default image. What the entry says is
-    left alone."""
+    """Give a candidate on another backend the main request's TensorFlow and Python, else the nearest newer (or newest),
+    one ``mapped:`` line each, not its cloud's default image; the entry's own win."""
     cfg = main.config
     cloud = doc.data.get("backend")
     written = entry.get("image")

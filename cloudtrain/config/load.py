@@ -171,9 +171,8 @@ def _fit_to_cloud(
 
 
 def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
-    """A document in a backend's own format (keys cloudtrain does not have: ML Engine's ``trainingInput``, …)
-    becomes cloudtrain's keys, its notes added to ``notes``; whether it was one. Asks the backends in
-    registry order; a document of cloudtrain's keys alone imports none of them."""
+    """A document in a backend's own format (ML Engine's ``trainingInput``, …) as cloudtrain's keys, its notes added;
+    whether it was one. A native document imports no backend."""
     if not set(loaded.data) - set(registered_config().model_fields):
         return False
     for _name, backend in usable():
@@ -532,9 +531,8 @@ def _data_path(error: dict[str, Any]) -> Path_:
 
 
 def _record_at(path: Path_, *, keys_between: bool = False) -> type[Record] | None:
-    """The record a config path holds (``("machine",)`` → Machine), if it holds one. ``keys_between``: a part
-    that is no field (the NAME of ``data.NAME``) is passed over, and a field holding no record keeps the one
-    around it (where an unknown key's allowed keys are read)."""
+    """The record a config path holds, if any (``("machine",)`` → Machine); with ``keys_between`` a non-field part
+    (``data.NAME``) is passed over and a non-record field keeps the one around it."""
     model: type[Record] | None = registered_config()
     for part in path:
         fields = model.model_fields if model is not None else {}

@@ -120,9 +120,8 @@ STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _check_shape(text: str, file: str, loader: Any) -> set[tuple[int, int]]:
-    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing. ``expanded``
-    counts nodes as they would be built (an alias counts its anchor's subtree). Returns where the ``!!str``-tagged
-    scalars start (line, column), which the node tree no longer tells apart."""
+    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing (an alias counts
+    its anchor's subtree); where the ``!!str``-tagged scalars start."""
     texts: set[tuple[int, int]] = set()
     expanded = 0
     open_anchors: list[tuple[str | None, int]] = []  # the collections being read: (anchor, expanded at start)

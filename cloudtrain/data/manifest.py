@@ -150,9 +150,8 @@ def _included(include: Sequence[str]) -> Callable[[str, bool], bool]:
 def _walk(
     folder: Path, *, credentials: Callable[[str, bool], bool] | None = None
 ) -> tuple[list[tuple[Path, os.stat_result]], list[str]]:
-    """(the regular files with their stat, what is refused) under ``folder``. A link to a folder inside it is walked
-    like a folder, unless it leads back to a folder it is inside (a loop). ``credentials``: refuse entries named like
-    credentials (``.aws``, ``.env``) unless it says ``--include`` names them."""
+    """(the regular files with their stat, what is refused) under ``folder``: links to folders inside are walked unless
+    they loop; ``credentials``: refuse credential names not ``--include``d."""
     root = folder.resolve()
     files, refused = [], []
     chains = {str(folder): {root}}  # each folder walked → the real folders on its way from the root

@@ -122,9 +122,8 @@ def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = 
 
 
 def _abort_started(s3: Any, bucket: str, key: str, live_ids: set[str]) -> int:
-    """A process killed between creating an upload and writing its id down: abort the open uploads
-    of ``key`` (content-addressed: the same bytes) but those that live processes here have written
-    down. -1 if the uploads cannot be listed, else how many were aborted."""
+    """For a process killed before it wrote its upload id down: abort ``key``'s open uploads but those live processes
+    here journaled; how many (-1: they cannot be listed)."""
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", [])
     except Exception:

@@ -39,9 +39,8 @@ def split_bucket(uri: str) -> tuple[str, str]:
 
 
 def odd_segments(uri: str) -> str | None:
-    """``//`` or ``/./`` where a bucket path has them (``s3://b//data/./x/``); None when it has neither. Keys are
-    literal and never rewritten, but every backend reads a channel as a folder, where no such segment exists: the typo
-    it almost surely is (docs/how-to/data.md)."""
+    """``//`` or ``/./`` where a bucket path has them, else None: keys are never rewritten, but every backend reads a
+    channel as a folder, where such a segment is a typo (docs/how-to/data.md)."""
     _, path = split_bucket(uri)
     inner = path[:-1] if path.endswith("/") else path
     if not inner:

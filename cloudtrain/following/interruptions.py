@@ -151,9 +151,8 @@ class Tracker:
 def summarize(
     tracker: Tracker, cloud: Iterable[Mapping[str, Any]] | None = None, *, state: str | None = None
 ) -> dict[str, Any] | None:
-    """``{"count", "steps_redone", "seconds_lost", "items", …}``, or None when nothing was interrupted. ``cloud``: the
-    cloud's own record, matched in order with the log's. ``state``: a CANCELLED job's last unresumed save is the user's
-    stop, not an interruption."""
+    """``{"count", "steps_redone", "seconds_lost", "items", …}`` or None; ``cloud``: its own record, matched in order
+    with the log's; a CANCELLED job's last save is the user's stop."""
     items = list(tracker.items)
     if state == "CANCELLED" and items and items[-1].resumed_at is None:
         items.pop()

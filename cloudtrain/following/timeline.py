@@ -70,9 +70,8 @@ def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Pha
 
 
 def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
-    """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS`;
-    None while the job is still setting up. The one rule for the end-of-run timeline, the report and
-    the live status line (:mod:`cloudtrain.following.progress`), which applies it to the lines as they arrive."""
+    """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS` (None while
+    setting up): one rule for the timeline, report and status line."""
     if marks.get("training") is not None:
         return marks["training"]
     found = [marks[k] for k in TRAINING_STARTS if marks.get(k) is not None]

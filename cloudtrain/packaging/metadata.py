@@ -71,11 +71,8 @@ def read_requirements(
     declared_where: str = "",
     file: bool = True,
 ) -> tuple[str, ...]:
-    """``declared`` (the package's metadata), then ``extra`` (the config's), then the lines of ``requirements.txt``
-    (``file``): comments, blanks and duplicates dropped, order kept.
-
-    pip options and bare paths or URLs cannot be metadata and are refused. A requirement pinned differently in two
-    places is an error naming both; a bare name next to a pinned one is the pinned one."""
+    """``declared``, ``extra`` (the config's), then ``requirements.txt`` (``file``), deduplicated in order. pip options,
+    paths and URLs are refused, and so is one requirement pinned two ways."""
     if isinstance(extra, str):  # one requirement passed bare, not a list of characters
         extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]

@@ -47,10 +47,8 @@ def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
 
 
 class SdistOptions(TypedDict, total=False):
-    """What both builders (:func:`build_sdist`, :func:`~cloudtrain.packaging.script.build_script_sdist`) take beyond the
-    folders: ``name`` / ``version`` (the config's; unset = the package's own), ``requirements``, ``size_warning_bytes``,
-    ``given_in`` (where the config's values came from), ``project`` (metadata already read), ``extra`` (generated files:
-    path in the sdist → text), ``include`` (credential-like files to package anyway, ``--include``)."""
+    """What both builders take beyond the folders: the config's ``name`` / ``version`` (unset: the package's),
+    ``requirements``, ``size_warning_bytes``, ``given_in``, ``project``, ``extra``, ``include``."""
 
     name: str | None
     version: str | None

@@ -166,9 +166,8 @@ def _number(value: Any) -> Any:
 
 
 def trials_figure(runs: list[RunData]) -> Any:
-    """The metric against each swept parameter, one panel per parameter on the parameter's own scale (a
-    ``scale: log`` one on a log axis; where the scale is not known, a log axis when it spans more than two
-    decades), the y axis named for the metric, the best trial starred."""
+    """The metric against each swept parameter, a panel each on its own scale (log for ``scale: log``, or spanning over
+    two decades), the best trial starred."""
     plt = pyplot()
     swept = [r for r in runs if r.trials]
     params = sorted({k for r in swept for t in r.trials for k in t.get("params", {})}) or ["trial"]

@@ -30,9 +30,8 @@ class _ContentRule(NamedTuple):
 
 
 class NameRule(NamedTuple):
-    """One category's shell patterns, each matched the cheapest way that gives fnmatch's answer: a name in
-    ``exact`` (no wildcard), ending in one of ``ends`` (``*.pem``), starting with one of ``starts``
-    (``id_rsa*``), else the other patterns as one compiled alternation (``*deploy_key*``)."""
+    """One category's shell patterns, matched the cheapest way that gives fnmatch's answer: ``exact`` names, ``ends``,
+    ``starts``, else one compiled alternation."""
 
     category: str
     exact: frozenset[str]

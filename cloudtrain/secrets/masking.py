@@ -222,9 +222,8 @@ def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) ->
 def mask_spec_document(
     doc: Any, env: Mapping[str, str], *, args: Sequence[str] = (), hyperparameters: Mapping[str, Any] = {}
 ) -> Any:
-    """``doc`` (a rendered request) with the secret-looking ``env:`` values of its job masked, and the
-    values of its secret-named options and hyperparameters wherever they stand (a SageMaker request
-    holds them JSON-encoded, a Vertex one as ``--name=value``)."""
+    """``doc`` (a rendered request) with its job's secret-looking ``env:`` values masked, and its secret-named options
+    and hyperparameters wherever they stand (JSON-encoded, ``--name=value``)."""
     names = secret_names(env)
     return mask_document(doc, names, secret_values(env, args, hyperparameters))
 

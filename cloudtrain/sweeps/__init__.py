@@ -22,9 +22,8 @@ SweepT = TypeVar("SweepT", bound=_Sweep, covariant=True)
 
 
 class Swept(Protocol[SweepT]):
-    """What the sweep drivers read of a job (a :class:`~cloudtrain.spec.JobSpec`, whose ``sweep`` is the
-    config's :class:`~cloudtrain.config.schema.Sweep`): named by shape, so that this folder, below the
-    config and the spec, imports neither."""
+    """What the sweep drivers read of a :class:`~cloudtrain.spec.JobSpec`, named by shape, so this folder below the
+    config and the spec imports neither."""
 
     @property
     def sweep(self) -> SweepT | None: ...

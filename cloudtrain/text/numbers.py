@@ -54,9 +54,8 @@ def size(n: int) -> str:
 
 
 def duration(seconds: float) -> str:
-    """``1200`` → ``20 min``; ``7200`` → ``2 h``; ``5400`` → ``1 h 30 min``; ``86400`` → ``24 h``;
-    ``190800`` → ``2 d 5 h``; ``45`` → ``45 s``: whole units, the largest two, rounded to the smaller
-    one; hours up to two days (a day-long limit reads as ``24 h``)."""
+    """``1200`` → ``20 min``, ``5400`` → ``1 h 30 min``, ``190800`` → ``2 d 5 h``: the largest two whole units, rounded;
+    hours up to two days (``24 h``)."""
     total = round(seconds)
     if total < 60:
         return f"{total} s"

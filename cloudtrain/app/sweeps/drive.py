@@ -204,9 +204,8 @@ class SweepEnd:
 
 
 def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
-    """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`,
-    or with ``cancel_on_interrupt`` (while it is created too) a cloud sweep cancelled to its end."""
+    """``submit`` of a ``sweep:`` config: start it, run its trials here or follow the cloud's to the end; None when
+    ``detach``. Ctrl-C: :class:`SweepInterrupted`, or with ``cancel_on_interrupt`` a cloud sweep cancelled."""
     spec = prepared.spec
     try:
         started = start(prepared)

@@ -38,9 +38,8 @@ INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requ
 
 
 class SweepStopped(BaseException):
-    """The user stopped the sweep (Ctrl-C, or ``cancel``'s SIGINT). Not a KeyboardInterrupt, which Optuna records as a
-    FAIL never run again: this passes through untold, so running trials stay RUNNING and ``sweep resume`` reruns them.
-    """
+    """The user stopped the sweep (Ctrl-C, ``cancel``'s SIGINT). Not a KeyboardInterrupt, which Optuna records as a FAIL
+    never rerun: running trials stay RUNNING for ``sweep resume``."""
 
 
 class TrialFailed(Exception):
@@ -200,9 +199,8 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
 
 
 def retire(backend: Backend, attrs: Mapping[str, Any]) -> Path | None:
-    """Make way for an interrupted trial's rerun: stop its old run (``kill -9`` of a sweep leaves replicas running) and
-    set its folder aside as ``trial-NNN.interrupted[-K]``, so the rerun gets a folder of its own. Returns where it went.
-    """
+    """Make way for an interrupted trial's rerun: stop its old run (a ``kill -9``'d sweep leaves replicas) and set its
+    folder aside as ``trial-NNN.interrupted[-K]``; where it went."""
     job_id, out = attrs.get("job_id"), attrs.get("output_dir")
     if isinstance(job_id, str) and job_id:
         entry = history.find(job_id)  # the id its backend attaches by (a local run: its folder)
