@@ -209,8 +209,7 @@ def plan(config: Config, *, local: bool = False, show_secrets: bool = False, not
 
 
 class Job:
-    """A job created by :func:`submit` or found by :func:`attach`: the backend's own handle, and what
-    the CLI does with it (the followers, the summary kept in history), without printing."""
+    """A job from :func:`submit` or :func:`attach`: its backend handle and what the CLI does with it, unprinted."""
 
     def __init__(
         self, handle: JobHandle, *, spec: JobSpec | None = None, landed_on: int = 0, notices: Sequence[Notice] = ()
@@ -237,8 +236,7 @@ class Job:
 
     @requiring
     def status_report(self) -> StatusReport:
-        """:meth:`status` with what ``cloudtrain status`` shows beside it: the cost from the cloud's
-        billing record, the interruptions (from the kept summary, else the job's log)."""
+        """:meth:`status` with what ``cloudtrain status`` adds: the billed cost and the interruptions."""
         return status_report(self.handle)
 
     @checked
@@ -273,8 +271,7 @@ class Job:
     @requiring
     @checked
     def cancel(self, wait: bool = False) -> JobStatus:
-        """Cancel; with ``wait``, block until the cancel has taken effect (``cloudtrain cancel``'s
-        default). Nothing is summarised: the summary is kept by whoever follows the job."""
+        """Cancel; with ``wait``, until it took effect. Nothing is summarised: whoever follows the job keeps that."""
         status = self.handle.cancel()
         status = self.handle.wait() if wait else status
         if status.state.terminal:  # kept: a cluster that deletes a cancelled job's objects then still knows its end
@@ -292,13 +289,12 @@ class Job:
     def download(
         self, dest: str | Path, *, force: bool = False, progress: DownloadProgress | None = None
     ) -> Downloaded:
-        """Fetch :meth:`outputs` into ``dest`` (``outputs --download``): resumes, verifies sizes and the
-        store's checksums, never overwrites a different file unless ``force``."""
+        """Fetch :meth:`outputs` into ``dest``: resumed, checksums verified, no different file overwritten unless
+        ``force``."""
         return download(list_outputs(self.handle), Path(dest), force=force, progress=progress)
 
     def _watch(self) -> Progress:
-        """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
-        as the CLI's submit watches them (or, attached, from the job's own creation time)."""
+        """The phases of the lines read, for the summary's timeline, as the CLI's submit watches them."""
         if self._progress is None:
             spec = self.spec
             billed = spec is not None and Capability.BILLED in get_backend(spec.backend).facts.capabilities
@@ -353,8 +349,7 @@ def attach(
 
 @dataclass
 class Sweep:
-    """A sweep from :func:`submit_sweep`: a local study (trials run in :meth:`wait`) or a cloud tuning job
-    (:attr:`handle`)."""
+    """A sweep from :func:`submit_sweep`: a local study (run in :meth:`wait`) or a cloud tuning job (:attr:`handle`)."""
 
     sweep_id: str
     spec: JobSpec
@@ -410,8 +405,7 @@ def jobs(
 @requiring
 @checked
 def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experiment: str | None = None) -> Path:
-    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib.
-    ``experiment``: every job of it, side by side (``report --experiment``)."""
+    """Write an HTML run report (matplotlib needed); its path. ``experiment``: all its jobs side by side."""
     ids = list(dict.fromkeys([*job_ids, *(experiment_jobs(experiment) if experiment else [])]))
     if not ids:
         raise UsageError("no jobs given", hint="name jobs, or experiment=NAME")

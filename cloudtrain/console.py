@@ -121,8 +121,7 @@ def plain(text: str) -> str:
 
 
 def format_event(message: str, epochs: int | None = None) -> str | None:
-    """The trainer's JSON event lines made readable (None hides one: the plan, already printed), an epoch's total from
-    the event or ``epochs``; other lines unchanged."""
+    """The trainer's JSON event lines made readable (None hides one: the plan); other lines unchanged."""
     event = parse_event(message)
     if event is None:
         return message

@@ -71,8 +71,7 @@ def list_tree(root: str, skip: Iterable[str] = ()) -> tuple[list[list[Any]], lis
 
 
 def read_range(root: str, rel: str, start: int, length: int | None) -> Iterator[bytes]:
-    """Up to ``length`` bytes of the listed file ``rel`` from ``start`` (``length`` None: to its end), in
-    blocks; refuses (OSError, one line) what :func:`list_tree` would not list."""
+    """Up to ``length`` bytes (None: all) of listed file ``rel`` from ``start``; OSError for what is unlisted."""
     real = _safe(root, rel)[0]
     fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     with os.fdopen(fd, "rb") as f:

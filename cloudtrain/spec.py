@@ -144,8 +144,7 @@ SettingsT = TypeVar("SettingsT", bound=BackendSettings)
 
 
 def settings_of(spec: JobSpec, kind: type[SettingsT]) -> SettingsT:
-    """``spec.backend_settings`` as the record ``kind`` of one backend. A spec built for another
-    backend (a ``--local`` run following this cloud's contract) gets that record's defaults."""
+    """``spec.backend_settings`` as ``kind``; a spec of another backend (``--local``) gets its defaults."""
     found = spec.backend_settings
     return found if isinstance(found, kind) else kind(job_dir=found.job_dir)
 
@@ -197,8 +196,7 @@ class JobSpec:
 
     @property
     def package_prefix(self) -> str | None:
-        """Packages go under ``<package_prefix>/<sha256>/``: ``<staging_bucket>/cloudtrain/packages``,
-        else ``<job_dir>/packages``, where gcloud staged them without ``--staging-bucket``."""
+        """Packages go to ``<staging_bucket>/cloudtrain/packages`` or gcloud's ``<job_dir>/packages``."""
         if self.staging_bucket:
             return f"{self.staging_bucket.rstrip('/')}/cloudtrain/packages"
         if self.job_dir:
@@ -238,8 +236,7 @@ class JobSpec:
         return self.args + tuple(f"--{k}={_arg(v)}" for k, v in self.hyperparameters.items())
 
     def script_hyperparameters(self, model_dir: str) -> dict[str, str | int | float | bool]:
-        """A script's hyperparameters: the config's, plus ``model_dir`` (this backend's value for
-        it) unless ``model_dir: false``, as the SageMaker TensorFlow estimator adds it."""
+        """A script's hyperparameters plus ``model_dir`` (unless ``false``), as the SageMaker estimator adds it."""
         return {**self.hyperparameters, **({MODEL_DIR: model_dir} if self.model_dir else {})}
 
     def script_args(self, model_dir: str) -> tuple[str, ...]:
@@ -254,8 +251,7 @@ MODEL_DIR = "model_dir"
 def hyperparameters_as_written(
     values: Mapping[str, str | int | float | bool], numbers: Mapping[tuple[str | int, ...], str]
 ) -> dict[str, str | int | float | bool]:
-    """Each hyperparameter as written: YAML reads ``version: 1.10`` as 1.1, but the job gets ``--version=1.10`` (the
-    text); numbers the program set pass as they are."""
+    """Each hyperparameter as written (``version: 1.10`` reaches the job as ``--version=1.10``, not 1.1)."""
     out: dict[str, str | int | float | bool] = {}
     for key, value in values.items():
         text = numbers.get(("hyperparameters", key))

@@ -107,8 +107,7 @@ def _write_refusal(path: Path, exc: OSError) -> StateError:
 
 @dataclass(frozen=True)
 class Damage:
-    """A damaged state file, returned instead of raised; ``line()`` is what every command prints: the file, what is
-    wrong, how to recover."""
+    """A damaged state file, returned not raised; ``line()`` says the file, what is wrong and how to recover."""
 
     path: Path
     problem: str

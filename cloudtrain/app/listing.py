@@ -98,8 +98,7 @@ def _cloud_place(entry: JobRecord) -> str:
 
 
 def _short(folder: str, here: str, job_id: str) -> str:
-    """A run folder as people say it (``./…``, ``~/…``, ``../…``); one cloudtrain chose
-    (``<project>/cloudtrain-runs/<job>``) shows as its project."""
+    """A run folder as people say it (``./…``, ``~/…``, ``../…``); one cloudtrain chose shows as its project."""
     path = Path(folder)
     if path.name == job_id and path.parent.name == history.RUNS_DIR:
         path = path.parent.parent

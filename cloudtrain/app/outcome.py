@@ -76,8 +76,7 @@ def final_metrics(status: JobStatus, progress: Progress | None = None) -> dict[s
 
 
 def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
-    """A finished job's summary and phases, kept in history; with ``handle``, a succeeded cloud job's empty model
-    location is checked first. ``progress``: what watched its logs."""
+    """A finished job's summary and phases, kept in history (a succeeded job's empty model location checked)."""
     if handle is not None:
         _check_model_outputs(handle, status)
     phases = timeline.of_run(status, progress.marks if progress else {})

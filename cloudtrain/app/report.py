@@ -57,8 +57,7 @@ def collect_run(job_id: str) -> RunData:
 
 
 def folder_name(job_ids: list[str]) -> str:
-    """The report folder of these jobs: one job's id, or ``A+B+C`` in the order given (never another set's folder); too
-    long a set keeps its first id, the count and a hash."""
+    """The report folder: one job's id, or ``A+B+C`` in order; too long a set: first id, count and hash."""
     safe = ["".join(c if c.isalnum() or c in "-_." else "_" for c in job_id) for job_id in job_ids]
     name = "+".join(safe)
     if len(name) <= _LONGEST:

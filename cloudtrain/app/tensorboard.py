@@ -137,8 +137,7 @@ def attach(job_id: str) -> JobHandle:
 def prepare_runs(
     job_ids: Sequence[str], *, cache: Path | None = None, attach_job: Callable[[str], JobHandle] = attach
 ) -> list[BoardRun]:
-    """Each job's event files copied into the cache by the one reader and writer (a folder here too: no
-    link out of the run is followed, no FIFO opened); one line for a job that has none."""
+    """Each job's event files copied into the cache by the one reader; one line for a job with none."""
     if not job_ids:
         raise UsageError("no jobs to show", hint="name one or more jobs, or --experiment NAME")
     runs: list[BoardRun] = []

@@ -155,8 +155,7 @@ def _origin(point: Any) -> str:
 
 
 def _declaring(group: str) -> list[str]:
-    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose ``entry_points.txt`` names ``group``: 2 ms for
-    200 distributions, where ``importlib.metadata`` takes 40."""
+    """The dist-info folders whose ``entry_points.txt`` names ``group`` (2 ms, where importlib.metadata takes 40)."""
     marker = f"[{group}]".encode()
     found = []
     for folder in sys.path:
@@ -243,8 +242,7 @@ def titles() -> dict[str, str]:
 
 
 def sections(among: Iterable[str] | None = None) -> dict[str, type]:
-    """``{name: record}`` of the backends (all, or ``among``) with a ``<name>:`` section, in registration order,
-    importing each section's module and never a backend."""
+    """``{name: record}`` of the backends (or ``among``) with a ``<name>:`` section; imports no backend."""
     wanted = set(names() if among is None else among)
     found: dict[str, type] = {}
     for name, where in _SECTIONS.items():
@@ -262,8 +260,7 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type]:
 
 
 def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
-    """What reads a job of backend ``name`` from its own record by ``JobRecord.attach_id`` (``{"state", "created",
-    "ended", "metrics", "folder"}`` or None); None: history only."""
+    """What reads a job of backend ``name`` from its own record by ``JobRecord.attach_id``; None: history only."""
     where = _LISTED.get(name)
     if where is None:
         return None
@@ -273,14 +270,12 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
 
 
 def commands() -> dict[str, tuple[str, str]]:
-    """``{name: ("module:attr", help line)}`` of the CLI commands the backends contribute (the CLI lists
-    them from this table and imports a command's module only when that command runs)."""
+    """``{name: ("module:attr", help line)}`` of the backends' CLI commands, each imported when it runs."""
     return dict(_COMMANDS)
 
 
 def states_reader(name: str) -> Callable[..., dict[str, str]] | None:
-    """Backend ``name``'s ``states_now(job_ids, *, region, project)``, loaded without the backend, if it reads
-    many jobs' states in one call (``list`` asks only those), else None."""
+    """Backend ``name``'s batch ``states_now(job_ids, *, region, project)``, loaded without it, else None."""
     module, _, function = _STATES_AT_ONCE.get(name, "").partition(":")
     return getattr(importlib.import_module(module), function) if module else None
 
@@ -413,8 +408,7 @@ OTHER_EXTRAS = {
 
 
 def extra_of(module: str) -> tuple[str, str] | None:
-    """``(extra, what it is for a person)`` of a top-level module, else None: a backend's cloud
-    libraries are that backend's extra, titled as the backend (asked only once one is missing)."""
+    """``(extra, its title)`` of a top-level module: a backend's cloud libraries are its extra; else None."""
     if module in OTHER_EXTRAS:
         return OTHER_EXTRAS[module]
     backend = sdk_modules().get(module)

@@ -44,8 +44,7 @@ class Hardware:
 
 @dataclass(frozen=True)
 class BackendSettings:
-    """The base of each backend's own frozen settings record (``JobSpec.backend_settings``); as it is, what a backend
-    with no settings gets."""
+    """The base of each backend's own settings record (``JobSpec.backend_settings``), and the one of none."""
 
     #: The job dir as given (ML Engine's): also the output dir and staging place without ``staging_bucket``.
     job_dir: str | None = None
@@ -116,8 +115,7 @@ class BackendRules(Protocol):
     def words(self) -> Words: ...
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
-        """Before validation: fill in the keys every backend's schema requires that this one decides
-        itself; one ``(path, message, hint)`` per key written that it does not take."""
+        """Before validation: fill the required keys this backend decides; ``(path, message, hint)`` per one refused."""
         ...
 
     def job_name(self, name: str, tail: str) -> str:
@@ -138,8 +136,7 @@ class BackendRules(Protocol):
 
 
 class RuleDefaults:
-    """Neutral defaults for :class:`BackendRules`' methods; a backend class inherits them (through
-    :class:`cloudtrain.backends.base.BackendFacts`) and states its ``facts`` and ``words``."""
+    """Neutral defaults for :class:`BackendRules`' methods, inherited by backends with their ``facts``, ``words``."""
 
     facts: ClassVar[Facts] = Facts()
     words: ClassVar[Words] = Words()

@@ -106,8 +106,7 @@ def mapped_tensorflow(version: str, offered: tuple[str, ...], title: str) -> tup
 
 
 def python_version(value: str | None) -> str | None:
-    """An image's Python as ``"3.10"`` from any spelling (``"3.10"``, ``"py310"``); None for Python 3 as a
-    whole (``"py3"``, ``"3"``, the SageMaker SDK's own spelling) or none given."""
+    """An image's Python as ``"3.10"`` from any spelling (``py310``); None for plain Python 3 or none."""
     digits = str(value or "").strip().removeprefix("py").replace(".", "")
     return f"{digits[0]}.{digits[1:]}" if len(digits) > 1 and digits.isdigit() else None
 

@@ -57,8 +57,7 @@ else:
 
 
 class JobId(_TextType):
-    """A job as people name it: its id, ``last``, a unique prefix or suffix of an id in this machine's history
-    (:func:`cloudtrain.history.expand`), a run folder, a cloud's full name."""
+    """A job as people name it: id, ``last``, a unique part of one in history, a run folder, a full name."""
 
     name = "JOB"
 

@@ -68,8 +68,7 @@ class _Job:
         find: Callable[[], object],
         path: tuple[str, ...] | Callable[[catalog.CatalogError], tuple[str, ...]] | None = None,
     ) -> None:
-        """``find()``, a catalog look-up; its refusal at ``path`` (or the path it gives for the error; else the
-        machine's field the error names), with the nearest valid."""
+        """``find()``, a catalog look-up; its refusal at ``path`` (or where it says), with the nearest valid."""
 
         def check() -> None:
             try:

@@ -171,8 +171,7 @@ def _fit_to_cloud(
 
 
 def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
-    """A document in a backend's own format (ML Engine's ``trainingInput``, …) as cloudtrain's keys, its notes added;
-    whether it was one. A native document imports no backend."""
+    """A document in a backend's own format as cloudtrain's keys, its notes added; whether it was one."""
     if not set(loaded.data) - set(registered_config().model_fields):
         return False
     for _name, backend in usable():
@@ -437,8 +436,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
 
 
 def _unknown_key_hint(path: Path_, loaded: LoadedYaml) -> str:
-    """The fix for an unknown key: the key people write for a known one, the nearest allowed key, or the
-    block it belongs under when it lost its indentation; else the keys allowed there."""
+    """The fix for an unknown key: its known name, the nearest key, the block it lost, else the allowed keys."""
     around = _record_at(path[:-1], keys_between=True)
     allowed = sorted(around.model_fields if around else ())
     alias = _alias_of(path)

@@ -35,8 +35,7 @@ class ConfigRules(BackendRules, Protocol):
         ...
 
     def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
-        """A parsed config document in one of its own formats (ML Engine's ``trainingInput``, a
-        ``CustomJobSpec``) as cloudtrain's keys and the ``mapped:`` notes; None: in none of them."""
+        """A document in one of its own formats as cloudtrain's keys and ``mapped:`` notes; else None."""
         ...
 
 

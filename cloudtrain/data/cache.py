@@ -35,8 +35,7 @@ def listing(uri: str, store: Any) -> tuple[str, list[Any]]:
 
 
 def file_and_folder(names: list[str]) -> tuple[str, str] | None:
-    """Two keys of which the first is a folder of the second (``x`` and ``x/y``), or None: objects that
-    no folder can hold together (a bucket can: keys are names, not paths)."""
+    """Two keys the first of which is the second's folder (``x``, ``x/y``): no folder holds both; else None."""
     present = set(names)
     for name in sorted(names):
         parts = name.split("/")

@@ -122,8 +122,7 @@ def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = 
 
 
 def _abort_started(s3: Any, bucket: str, key: str, live_ids: set[str]) -> int:
-    """For a process killed before it wrote its upload id down: abort ``key``'s open uploads but those live processes
-    here journaled; how many (-1: they cannot be listed)."""
+    """Abort ``key``'s open uploads that no live process here journaled; how many (-1: not listable)."""
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", [])
     except Exception:

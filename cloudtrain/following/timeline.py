@@ -147,8 +147,7 @@ def status_marks(status: Any) -> dict[str, dt.datetime]:
 
 
 def of_run(status: Any, lines_marks: Mapping[str, dt.datetime]) -> list[Phase]:
-    """The phases of a finished (or running) job: its status's marks, refined by its log's. A job that
-    uploads nothing (``uploads_outputs`` false: a local run) trains until its end."""
+    """A job's phases: its status's marks refined by its log's (one uploading nothing trains until its end)."""
     own = status_marks(status)
     marks = merge(own, lines_marks)
     if status.first_phase in PHASES:  # the log's "installing package" is no phase of a job that starts later

@@ -51,8 +51,7 @@ def _text(tar: tarfile.TarFile, inside: dict[str, tarfile.TarInfo], name: str, s
 
 
 def _packages(inside: dict[str, tarfile.TarInfo]) -> set[PurePosixPath]:
-    """The folders ``find_packages()`` finds: a package's folder holds ``__init__.py``, its name has no
-    ``.``, and every folder above it (up to the sdist's top) is a package too."""
+    """The folders ``find_packages()`` finds: ``__init__.py``, no ``.`` in the name, every folder above a package."""
     candidates = {PurePosixPath(rel).parent for rel in inside if PurePosixPath(rel).name == "__init__.py"}
     return {
         folder

@@ -149,8 +149,7 @@ class _Computed(Exception):
 
 
 def _static_setup_args(tree: ast.Module) -> dict[str, Any] | None:
-    """name / version / install_requires when the file is only imports, literal constants and one
-    ``setup(...)`` call with literal arguments; else ``None``: it has code, so it is run."""
+    """name / version / install_requires of a literal-only ``setup.py``; ``None``: it has code, so it is run."""
     constants: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):

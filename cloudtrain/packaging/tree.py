@@ -50,8 +50,7 @@ class Tree:
 
 
 def check_package_dir(package_dir: Path) -> Path:
-    """The package directory as an absolute path (symlinks not resolved, so a link called ``trainer`` imports as
-    ``trainer``), or a :class:`PackagingError` saying what to fix."""
+    """The package directory made absolute, links not resolved, or a :class:`PackagingError` with the fix."""
     package_dir = Path(package_dir)
     if not package_dir.exists():
         raise PackagingError(

@@ -132,8 +132,7 @@ def from_parts(
 
 
 def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The chief's epochs when a user's package prints events on every replica: the chief's stream by its backend's name
-    for it, else the first stream that printed one."""
+    """The chief's epochs where every replica prints events: its stream by name, else the first that printed."""
     chief = next((name for name in CHIEF_STREAMS if name in untagged), next(iter(untagged), None))
     return [] if chief is None else untagged[chief]  # chief None: no epoch events at all
 

@@ -30,8 +30,7 @@ class _ContentRule(NamedTuple):
 
 
 class NameRule(NamedTuple):
-    """One category's shell patterns, matched the cheapest way that gives fnmatch's answer: ``exact`` names, ``ends``,
-    ``starts``, else one compiled alternation."""
+    """One category's shell patterns, matched the cheapest way that gives fnmatch's answer."""
 
     category: str
     exact: frozenset[str]

@@ -95,8 +95,7 @@ def read_secrets(
     gcp_token: Callable[[], str] | None = None,
     aws_session: Any = None,
 ) -> dict[str, str]:
-    """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``; ``gcp_token`` gives the token (default: the metadata
-    server's)."""
+    """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``; ``gcp_token`` gives the token (default: the metadata's)."""
     values: dict[str, str] = {}
     token: list[str] = []
     for name, ref in refs.items():

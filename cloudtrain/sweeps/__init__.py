@@ -22,8 +22,7 @@ SweepT = TypeVar("SweepT", bound=_Sweep, covariant=True)
 
 
 class Swept(Protocol[SweepT]):
-    """What the sweep drivers read of a :class:`~cloudtrain.spec.JobSpec`, named by shape, so this folder below the
-    config and the spec imports neither."""
+    """What the sweep drivers read of a :class:`~cloudtrain.spec.JobSpec`, by shape: this folder imports no spec."""
 
     @property
     def sweep(self) -> SweepT | None: ...

@@ -54,8 +54,7 @@ class Leg:
 
 
 def sample_spec(**changes: Any) -> JobSpec:
-    """A resolved job spec (2 replicas of 4×T4, a ``trainer.task`` module), ``changes`` replaced: a leg's
-    spec when its backend needs nothing the neutral fields do not say."""
+    """A resolved job spec (2 replicas of 4×T4, ``trainer.task``), with ``changes`` replaced."""
     spec = JobSpec(
         name="demo",
         job_name="demo-20240501-120000",
@@ -189,8 +188,7 @@ def test_reattach_by_full_name_with_no_flags_prints_each_line_once(
 def test_the_detach_hint_reattaches_from_history_and_prints_each_line_once(
     leg: Leg, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``submit --detach`` records the job and prints ``reattach_command``; that command, run later
-    with nothing but this machine's history, follows the job to its end."""
+    """``submit --detach``'s ``reattach_command``, later, with only this machine's history, follows the job."""
     leg.succeed(LINES)
     handle = leg.backend.submit_detached(leg.spec, leg.package)
     _record(leg, handle)

@@ -13,8 +13,7 @@ SIGNIFICANT = 4
 
 
 def measured(value: Any) -> str:
-    """``0.0001694044709524275`` → ``0.0001694``; ``12345.6`` → ``12,350``; an int stays exact;
-    anything that is not a number comes back as ``str(value)`` (``""`` for None)."""
+    """``0.0001694044709524275`` → ``0.0001694``; ``12345.6`` → ``12,350``; ints exact; else ``str()``."""
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -54,8 +53,7 @@ def size(n: int) -> str:
 
 
 def duration(seconds: float) -> str:
-    """``1200`` → ``20 min``, ``5400`` → ``1 h 30 min``, ``190800`` → ``2 d 5 h``: the largest two whole units, rounded;
-    hours up to two days (``24 h``)."""
+    """``5400`` → ``1 h 30 min``, ``190800`` → ``2 d 5 h``: the largest two whole units; hours up to ``24 h``."""
     total = round(seconds)
     if total < 60:
         return f"{total} s"

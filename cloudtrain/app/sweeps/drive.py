@@ -252,8 +252,7 @@ def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) 
 
 
 def resume(job_id: str, view: SweepView) -> SweepEnd:
-    """``sweep resume``: a stopped sweep's interrupted and remaining trials, run here or submitted again
-    (Slurm), to its end; finished trials are kept. Ctrl-C: :class:`SweepInterrupted`."""
+    """``sweep resume``: run a stopped sweep's remaining trials to its end. Ctrl-C: :class:`SweepInterrupted`."""
     try:
         handle = resume_remote(job_id)
     except creation_window.CreatedThenInterrupted:  # the new array is in the sweep's folder

@@ -86,8 +86,7 @@ def read_state(folder: Path) -> dict[str, Any]:
 
 
 def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
-    """The sweep's study (None when the journal has none and not ``create``): the journal is checked first and replayed
-    read-only, so a damaged one is one StateError and stays as it was."""
+    """The sweep's study (None: none, not ``create``), its journal checked and replayed read-only first."""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
@@ -295,8 +294,7 @@ def run_trials(
 
 @contextlib.contextmanager
 def _sigint_stops_the_sweep() -> Iterator[None]:
-    """SIGINT raises :class:`SweepStopped` while the trials run (where this is the main thread: only
-    there can Python handle a signal); the previous handler is restored after."""
+    """SIGINT raises :class:`SweepStopped` while trials run (main thread only); the old handler restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
