@@ -9,8 +9,7 @@ Also a Python API (see docs/how-to/python-api.md)::
     for line in job.logs(follow=True): ...
 
 ``import cloudtrain`` stays cheap (the CLI imports it on every start): the API's names load
-:mod:`cloudtrain.api` when first used.
-"""
+:mod:`cloudtrain.api` when first used."""
 
 from __future__ import annotations
 

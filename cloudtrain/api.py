@@ -10,8 +10,7 @@
 
 A thin layer over :mod:`cloudtrain.app`, the same code the CLI runs. Nothing here prints or exits:
 errors are the exceptions of :mod:`cloudtrain.errors` (the ones the CLI turns into one line and an
-exit code), warnings are kept on the returned objects (``notices``) or handed to ``notify``.
-"""
+exit code), warnings are kept on the returned objects (``notices``) or handed to ``notify``."""
 
 from __future__ import annotations
 
@@ -60,15 +59,13 @@ from cloudtrain.secrets.masking import masked_repr, secret_values
 from cloudtrain.spec import JobSpec
 from cloudtrain.sweeps.results import SweepResults
 
-# A library prints nothing on its own: the backends' step notes ("uploaded gs://…", a follower's
-# outage) go to the ``cloudtrain`` logger, shown where the caller configures logging (the CLI does).
+# A library prints nothing: the backends' step notes go to the ``cloudtrain`` logger, shown as the caller configures.
 logging.getLogger("cloudtrain").addHandler(logging.NullHandler())
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    """Whether ``value`` is what the annotation ``hint`` says (the API's own argument types: a text is
-    no sequence of ids, a bool no number)."""
+    """Whether ``value`` is what the annotation ``hint`` says (a text is no sequence of ids, a bool no number)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or hint is None or hint is type(None):
         return hint is Any or value is None
@@ -88,8 +85,7 @@ def _fits(value: Any, hint: Any) -> bool:
 
 
 def checked(func: _F) -> _F:
-    """Each argument checked against its annotation at the call: a wrong type is one :class:`UsageError`
-    naming the argument, never an ``unexpected …Error`` from deep inside."""
+    """Check each argument against its annotation: a wrong type is one :class:`UsageError` naming it."""
     signature = inspect.signature(func)
     hints: dict[str, Any] = {}
 
@@ -183,11 +179,10 @@ def load_config(
     strict: bool = False,
     include: Sequence[str] = (),
 ) -> Config:
-    """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or the CLI's
-    ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``.
-    Bad input raises :class:`cloudtrain.errors.ConfigError` (the CLI's exit 2). A config that only a local
-    run accepts (a ``shell:`` secret, as ``submit --local`` takes) loads: ``submit(config, local=True)`` runs
-    it, and a cloud ``plan`` or ``submit`` raises the cloud's refusal."""
+    """Read and validate ``path``. ``overrides``: ``{"machine.accelerator_count": 8}`` or
+    ``["machine.accelerator_count=8"]`` (``--set``); ``strict``: ``--strict-legacy``; ``include``: ``--include``. Bad
+    input raises :class:`cloudtrain.errors.ConfigError`. A config only a local run accepts (a ``shell:`` secret) loads;
+    a cloud ``plan`` or ``submit`` of it raises the refusal."""
     given = tuple(overrides.items()) if isinstance(overrides, Mapping) else None
     sets = tuple(f"{key}={json.dumps(value)}" for key, value in given) if given is not None else tuple(overrides)
     try:
@@ -214,8 +209,7 @@ def plan(config: Config, *, local: bool = False, show_secrets: bool = False, not
 
 
 class Job:
-    """A job created by :func:`submit` or found by :func:`attach`: the backend's own handle, and what
-    the CLI does with it (the followers, the summary kept in history), without printing."""
+    """A job from :func:`submit` or :func:`attach`: its backend handle and what the CLI does with it, unprinted."""
 
     def __init__(
         self, handle: JobHandle, *, spec: JobSpec | None = None, landed_on: int = 0, notices: Sequence[Notice] = ()
@@ -242,22 +236,19 @@ class Job:
 
     @requiring
     def status_report(self) -> StatusReport:
-        """:meth:`status` with what ``cloudtrain status`` shows beside it: the cost from the cloud's
-        billing record, the interruptions (from the kept summary, else the job's log)."""
+        """:meth:`status` with what ``cloudtrain status`` adds: the billed cost and the interruptions."""
         return status_report(self.handle)
 
     @checked
     def logs(
         self, follow: bool = False, drain: float | None = None, *, debug: bool = False, events: bool = False
     ) -> Iterator[LogLine]:
-        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read): the
-        CLI's followers. ``drain``: the stop rule's quiet period in seconds (``--drain``), None for the
-        backend's default. Credentials a job printed are ``***``, as the CLI shows them.
+        """The lines ``cloudtrain logs`` shows; with ``follow``, until the job ends (after a final read). ``drain``: the
+        stop rule's quiet period (``--drain``; None: the backend's). Printed credentials are ``***``.
 
-        As the CLI does: start-up noise (DEBUG lines: TensorFlow looking for CUDA) is held back unless
-        ``debug``; the trainer's progress events are rendered as words (``epoch 3/12  loss 0.41``), a repeat
-        left out. With ``events``, every event line is yielded as it came, ``{"event": …}``, and
-        ``line.event`` is its parsed dict (None on other lines), as ``logs -o json`` has it."""
+        As in the CLI, DEBUG start-up noise is held back unless ``debug``, and progress events are rendered as words
+        (``epoch 3/12  loss 0.41``); with ``events`` every event line comes as it came, ``line.event`` its parsed dict,
+        as ``logs -o json`` has it."""
         with required():
             progress = self._watch() if follow else None  # a plain read is not watched: no extra status call
             shown = ShownLines(show_debug=debug, epochs=progress.epochs if progress else None)
@@ -271,9 +262,8 @@ class Job:
 
     @requiring
     def wait(self) -> JobStatus:
-        """Block until the job ends; its summary (cost, timeline, interruptions) is then kept in
-        history, as the CLI keeps it, and on :attr:`outcome`. A failed job is returned, not raised:
-        ``job.outcome.error()`` is the exception the CLI would exit with."""
+        """Block until the job ends; its summary is kept in history and on :attr:`outcome`. A failed job is returned,
+        not raised: ``job.outcome.error()`` is the CLI's exception."""
         status = self.handle.wait()
         self.outcome = summarise(status, self._progress, self.handle)
         return status
@@ -281,8 +271,7 @@ class Job:
     @requiring
     @checked
     def cancel(self, wait: bool = False) -> JobStatus:
-        """Cancel; with ``wait``, block until the cancel has taken effect (``cloudtrain cancel``'s
-        default). Nothing is summarised: the summary is kept by whoever follows the job."""
+        """Cancel; with ``wait``, until it took effect. Nothing is summarised: whoever follows the job keeps that."""
         status = self.handle.cancel()
         status = self.handle.wait() if wait else status
         if status.state.terminal:  # kept: a cluster that deletes a cancelled job's objects then still knows its end
@@ -300,13 +289,12 @@ class Job:
     def download(
         self, dest: str | Path, *, force: bool = False, progress: DownloadProgress | None = None
     ) -> Downloaded:
-        """Fetch :meth:`outputs` into ``dest`` (``outputs --download``): resumes, verifies sizes and the
-        store's checksums, never overwrites a different file unless ``force``."""
+        """Fetch :meth:`outputs` into ``dest``: resumed, checksums verified, no different file overwritten unless
+        ``force``."""
         return download(list_outputs(self.handle), Path(dest), force=force, progress=progress)
 
     def _watch(self) -> Progress:
-        """The phases (queued, installing, training…) of the lines read, for the summary's timeline:
-        as the CLI's submit watches them (or, attached, from the job's own creation time)."""
+        """The phases of the lines read, for the summary's timeline, as the CLI's submit watches them."""
         if self._progress is None:
             spec = self.spec
             billed = spec is not None and Capability.BILLED in get_backend(spec.backend).facts.capabilities
@@ -328,13 +316,12 @@ def submit(
     show_secrets: bool = False,
     notify: Notify = ignore,
 ) -> Job:
-    """Build, upload and create the job (trying the ``fallback:`` entries when one gets no capacity),
-    record it in history, and return at once: nothing is followed. ``local``: run it on this machine
-    under the cloud's contract (``--local``); ``resume``: continue that job's checkpoints (``--resume``).
+    """Build, upload and create the job (trying ``fallback:`` entries when one gets no capacity), record it, and return
+    at once. ``local``: run it here under the cloud's contract (``--local``); ``resume``: continue that job's
+    checkpoints.
 
-    A local run is this process's child unless ``detach`` (``--detach``): then it runs in a process of its
-    own and outlives the script. Without it, the script's exit (or a Ctrl-C that ends it) stops the run
-    as ``cancel`` does and records it CANCELLED with its real wall time. A cloud job always runs on."""
+    A local run is this process's child unless ``detach``: the script's exit then stops it as ``cancel`` does, recorded
+    CANCELLED. A cloud job always runs on."""
     loaded, spec = config._resolved(local)
     if spec.sweep is not None:
         raise UsageError(f"{config.path} has a sweep: section", hint="use cloudtrain.submit_sweep(config)")
@@ -362,8 +349,7 @@ def attach(
 
 @dataclass
 class Sweep:
-    """A sweep created by :func:`submit_sweep`: a local study (its trials run in :meth:`wait`) or a
-    cloud tuning job (:attr:`handle`)."""
+    """A sweep from :func:`submit_sweep`: a local study (run in :meth:`wait`) or a cloud tuning job (:attr:`handle`)."""
 
     sweep_id: str
     spec: JobSpec
@@ -374,8 +360,7 @@ class Sweep:
     @requiring
     @checked
     def wait(self, on_trial: Callable[[TrialEvent], None] | None = None) -> SweepResults:
-        """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`), or wait for a cloud
-        one to end; its results table, best trial marked."""
+        """Run a local sweep's trials (``on_trial`` gets each :class:`TrialEvent`) or await a cloud one; its results."""
         if self.handle is None:
             return app_sweep.run_local(self.spec, self.package, on_event=on_trial or (lambda event: None))
         self.handle.wait()
@@ -420,8 +405,7 @@ def jobs(
 @requiring
 @checked
 def report(job_ids: Sequence[str] = (), out: str | Path | None = None, *, experiment: str | None = None) -> Path:
-    """Write a run report (``cloudtrain report``): an HTML page with PNGs; its path. Needs matplotlib.
-    ``experiment``: every job of it, side by side (``report --experiment``)."""
+    """Write an HTML run report (matplotlib needed); its path. ``experiment``: all its jobs side by side."""
     ids = list(dict.fromkeys([*job_ids, *(experiment_jobs(experiment) if experiment else [])]))
     if not ids:
         raise UsageError("no jobs given", hint="name jobs, or experiment=NAME")

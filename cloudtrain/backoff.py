@@ -1,10 +1,8 @@
 """The one backoff: capped exponential delays with jitter, and retrying a call with them.
 
-The n-th retry waits ``initial·factor^(n-1)`` seconds, at most ``cap``, times a random factor drawn
-from ``spread``. Two settings are in use: the log followers' outage waits (``spread`` ½–1, unbounded
-tries: :class:`cloudtrain.backends.follow.Outage` gives up by time) and idempotent Google API calls
-(``spread`` ±20 %, 6 attempts, transient errors only: :func:`cloudtrain.backends.vertex.retry.api_backoff`).
-``sleep`` and ``rng`` are injected, so tests run in no time and repeat exactly."""
+Retry n waits ``initial·factor^(n-1)`` s, at most ``cap``, times a factor drawn from ``spread``: the log followers'
+outages (½–1, given up by time) and idempotent Google API calls (±20 %, 6 attempts). ``sleep`` and ``rng`` are injected,
+so tests run in no time and repeat exactly."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """What cloudtrain keeps in its cache folder, how big it is, and pruning it to the last N.
 
-``<cache>/packages`` holds built sdists (one file each) and ``<cache>/envs`` the local runs'
-environments (one folder each; see :mod:`cloudtrain.backends.runner.venv`). Pruning keeps
-the ``keep`` most recently used entries of each, by the newest modification time of the
-entry and of the files directly in it (an environment's marker is rewritten on each use).
-An environment that a kept one names as its base (``"image"`` in its marker), and the one
-that one stands on, is kept too.
-Hidden entries (builds in progress, partial files) are left alone: the builders sweep
-their own leftovers. Nothing else in the cache (history, data, upload journal) is pruned.
-"""
+``packages/`` (built sdists) and ``envs/`` (local runs' environments) keep their ``keep`` most recently used entries,
+with the bases a kept environment stands on. Hidden entries (builds in progress) are the builders' to sweep; history,
+data and the upload journal are never pruned."""
 
 from __future__ import annotations
 
@@ -106,8 +100,7 @@ def prune(keep: int, root: Path | None = None, *, dry_run: bool = False) -> list
 
 
 def _bases(kept: list[Entry], folder: Path) -> set[str]:
-    """What the kept environments stand on, all the way down (a package layer on its requirements
-    layer on its image layer)."""
+    """What the kept environments stand on, all the way down (package layer → requirements layer → image layer)."""
     named: set[str] = set()
     todo = [e.path for e in kept]
     while todo:

@@ -1,11 +1,7 @@
 """Everything the CLI prints: per-replica log lines, the job summary, tables.
 
-rich draws tables and colour on a terminal. Output that is not a terminal is plain text for
-``grep``, ``cut`` and ``jq``: never wrapped, truncated or padded, tables as tab-separated rows
-(one record per line, a header first), key-value blocks as ``key: value`` lines, titles on
-stderr, and no colour codes or carriage-return progress bars (the user's own included). That
-output never imports rich (a good part of a dry-run's own time).
-"""
+rich on a terminal; otherwise plain text for ``grep`` and ``jq``, never wrapped or padded (tab-separated rows, ``key:
+value`` blocks, titles on stderr, no colour or progress bars), and rich is never imported."""
 
 from __future__ import annotations
 
@@ -125,12 +121,7 @@ def plain(text: str) -> str:
 
 
 def format_event(message: str, epochs: int | None = None) -> str | None:
-    """The trainer's JSON event lines (and a user package's, in the same format), made readable;
-    ``None`` hides one (the plan, printed as text already).
-
-    An epoch line's total is the event's own ``epochs``, else ``epochs`` (the job's ``--epochs``
-    argument), else not shown. Lines that are not events come back unchanged.
-    """
+    """The trainer's JSON event lines made readable (None hides one: the plan); other lines unchanged."""
     event = parse_event(message)
     if event is None:
         return message
@@ -168,8 +159,7 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
 
 
 def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
-    """A metric event that says again what the replica's last epoch line showed (the trainer reports
-    the sweep's metric right after the epoch)."""
+    """A metric event repeating what the replica's last epoch line showed (the sweep's metric, right after it)."""
     return (
         event is not None
         and last_epoch is not None
@@ -179,9 +169,8 @@ def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any
 
 
 class ShownLines:
-    """What the CLI shows of each line (the Python API's ``Job.logs`` too): a DEBUG line (a backend's start-up
-    noise, e.g. TensorFlow looking for CUDA on a machine without GPUs) only with ``show_debug``; a trainer's
-    event rendered as words (``epoch 3/12  loss 0.41``), an epoch's repeat left out; every other line as it is."""
+    """What the CLI (and ``Job.logs``) shows of each line: DEBUG start-up noise only with ``show_debug``, events as
+    words (``epoch 3/12  loss 0.41``) without an epoch's repeat, the rest as is."""
 
     def __init__(self, *, show_debug: bool = False, epochs: int | None = None):
         self.show_debug = show_debug
@@ -201,10 +190,7 @@ class ShownLines:
 
 
 class ReplicaPrinter:
-    """Prints log lines prefixed by replica, one stable colour per replica on a terminal.
-
-    Lines of severity DEBUG (a backend's start-up noise, e.g. TensorFlow looking for CUDA on a
-    machine without GPUs) are shown only with ``show_debug`` (``--debug``)."""
+    """Prints log lines prefixed by replica, one stable colour each on a terminal; DEBUG only with ``show_debug``."""
 
     def __init__(self, console: Console | None = None, *, show_debug: bool = False, epochs: int | None = None):
         self.console = console or make_console()
@@ -274,10 +260,7 @@ def print_table(
     title: str | None = None,
     id_columns: Iterable[str] = (),
 ) -> None:
-    """A table on a terminal; elsewhere a header and one tab-separated line per row (the title on stderr).
-
-    The cells of ``id_columns`` (job ids, names, run folders: what people copy) are never wrapped
-    or cut on a terminal: the other columns are narrowed to make room, and wrap instead."""
+    """A table on a terminal, else tab-separated rows; ``id_columns`` are never wrapped or cut."""
     cells = [["" if v is None else str(v) for v in row] for row in rows]
     if not console.is_terminal:
         if title:
@@ -304,8 +287,7 @@ def print_table(
 
 
 def _fair_cap(widths: list[int], budget: int) -> int | None:
-    """The largest width that every column can be cut to so that together they fit ``budget``
-    (the widest shrink first); None when they fit as they are."""
+    """The largest width every column can be cut to so that all fit ``budget``; None when they fit already."""
     if sum(widths) <= budget:
         return None
     for cap in range(max(widths, default=0), 0, -1):
@@ -325,10 +307,8 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
 
 
 def flatten(details: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """A job's details as rows for people (``status``, the end-of-run summary): words for keys
-    (``uploads outputs``), ``yes``/``no``, seconds with their unit (``17.7 s``), replicas counted
-    (``1 (chief)``), numbers at a sensible precision; a metric keeps the name the code gave it
-    (``metrics.val_accuracy``). ``-o json`` has the machine names and the full values."""
+    """A job's details as rows for people: words for keys, ``yes``/``no``, seconds with units, replicas counted,
+    sensible precision; a metric keeps its code's name. ``-o json`` has the raw values."""
     rows: list[tuple[str, Any]] = []
     for key, value in details.items():
         label = f"{prefix}{_words(key)}"

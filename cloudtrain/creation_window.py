@@ -1,13 +1,9 @@
 """Ctrl-C held between "the job exists" and "this machine has recorded it": no orphan jobs.
 
-The app layer opens a :func:`window` around a submit and its record in history. A backend calls
-:func:`hold` just before the command that creates the job (``sbatch``); from then until the window
-closes, SIGINT, SIGTERM and SIGHUP are kept rather than raised, so the job id always reaches history and the
-run folder. When the window closes, a kept signal is raised again as :class:`CreatedThenInterrupted`
-(a ``KeyboardInterrupt``) carrying what was created: the CLI prints the reattach and cancel lines and
-exits 130. An interrupt before :func:`hold` unwinds at once (nothing was created yet); :func:`hold`
-outside a window, or off the main thread, holds nothing.
-"""
+The app opens a :func:`window` around a submit and its history record; a backend calls :func:`hold` just before creating
+the job, and from then SIGINT, SIGTERM and SIGHUP are kept. When the window closes a kept signal is raised as
+:class:`CreatedThenInterrupted` with what was created, so the CLI prints the reattach and cancel lines and exits 130.
+Outside a window, or off the main thread, nothing is held."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
-"""Every environment variable cloudtrain reads, and every one it sets for the training code: the one table,
-:data:`VARIABLES` here and each backend's own rows in its folder's ``variables.py`` (:func:`every_variable`).
+"""Every environment variable cloudtrain reads or sets for the training code: :data:`VARIABLES` here plus each backend's
+``variables.py`` (:func:`every_variable`).
 
-docs/reference/environment.md is generated from them (``make docs``, tools/environment_reference.py),
-and a test (tests/docs/test_environment_reference.py) fails when a module of cloudtrain/ reads or names
-a variable they lack. Code that reads one of cloudtrain's own variables takes its name from its table
-(``environment_vars.CACHE_DIR``); the launchers that run inside a job (``cloudtrain_launch.py``, the
-secrets launcher, the Slurm launcher) are shipped alone, so they spell the name themselves and the
-test checks it against the table.
-
-A name with ``<NAME>`` or ``*`` stands for a family (``CLOUDTRAIN_SECRET_<NAME>``, ``AIP_*``).
-"""
+docs/reference/environment.md is generated from them, and tests/docs/test_environment_reference.py fails when
+cloudtrain/ names a variable they lack. Code takes names from the table (``environment_vars.CACHE_DIR``); the launchers
+shipped alone into a job spell them out, checked by that test. ``<NAME>`` or ``*`` stands for a family."""
 
 from __future__ import annotations
 
@@ -19,8 +13,7 @@ from cloudtrain import backend_rules
 
 
 class Variable:
-    """One row. A plain class: a dry run imports this module (the sweep metric's name), and a
-    ``NamedTuple`` or dataclass would cost it a millisecond or two to build."""
+    """One row; a plain class, as a dry run imports this module and a dataclass would cost it a millisecond or two."""
 
     __slots__ = ("group", "meaning", "name", "who")
 
@@ -55,8 +48,7 @@ TF_FORCE_GPU_ALLOW_GROWTH = "TF_FORCE_GPU_ALLOW_GROWTH"
 TF_CONFIG = "TF_CONFIG"
 CLUSTER_SPEC = "CLUSTER_SPEC"
 
-#: The contracts' variables (rows ``AIP_*``, ``SM_*``) that name a folder the job writes to: on a machine
-#: cloudtrain reaches itself (a Slurm cluster), each exists when the user's code starts (issue #40).
+#: The contracts' variables naming a folder the job writes to: on a cluster each exists before user code starts.
 CONTRACT_FOLDERS = (
     "AIP_MODEL_DIR",
     "AIP_CHECKPOINT_DIR",
@@ -66,8 +58,7 @@ CONTRACT_FOLDERS = (
     "SM_OUTPUT_DIR",
     "SM_CHECKPOINT_DIR",
 )
-#: What a ``--local`` run does not pass on from your shell (the ``job`` section's words): variables that would
-#: fake a cloud (a contract from an earlier run) and Python path overrides no cloud machine has.
+#: What a ``--local`` run does not pass on from your shell: variables that would fake a cloud, Python path overrides.
 NOT_PASSED_ON = (
     TF_CONFIG,
     CLUSTER_SPEC,

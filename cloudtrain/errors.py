@@ -1,9 +1,7 @@
 """The small exception hierarchy behind the CLI's one error funnel.
 
-Every error a user can cause is a :class:`CloudtrainError`: the CLI prints its one-line
-message (plus the hint, if any) and exits with its ``exit_code``; the traceback is shown
-only with ``--debug``.
-"""
+Every error a user can cause is a :class:`CloudtrainError`: the CLI prints its one-line message (plus the hint, if any)
+and exits with its ``exit_code``; the traceback is shown only with ``--debug``."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ class CloudtrainError(Exception):
     exit_code: int = ExitCode.JOB_FAILED
 
     def __init__(self, message: str, hint: str | None = None):
-        # no error ever shows a credential, whichever code raised it (a value the user wrote where a
-        # reference was due, an exception's text that quotes a URL with its password)
+        # no error ever shows a credential, whichever code raised it
         message, hint = mask_text(message), mask_text(hint) if hint else hint
         super().__init__(message)
         self.message = message
@@ -67,11 +64,7 @@ class ConfigError(UsageError):
 
 
 class ConfigErrors(ConfigError):
-    """Every problem found in one config, in the order to show them (``--set`` first, then by line).
-
-    Behaves as its first error (``file``, ``line``, ``field``) for code that reads one; the CLI
-    prints each as its own ``error:`` line.
-    """
+    """Every problem of one config, in showing order, each an ``error:`` line; reads as its first error."""
 
     def __init__(self, errors: list[ConfigError] | tuple[ConfigError, ...]):
         first = errors[0]

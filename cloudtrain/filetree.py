@@ -1,13 +1,9 @@
-"""The one reader of a run folder's files, here or on a cluster: this module's source is also what a
-Slurm run folder is listed and read with over ssh (``python3 -c <this file> list ROOT``), so it imports
-only the standard library and keeps to Python 3.8.
+"""The one reader of a run folder's files, here or on a cluster (``python3 -c <this file> list ROOT`` over ssh):
+standard library only, Python 3.8.
 
-:func:`list_tree` lists the regular files under ``root`` and says in one line each what it did not list:
-a link that leads out of ``root`` (or nowhere), a linked folder (not followed: a loop, or a way out), a
-FIFO, device or socket (opening one blocks or never ends). :func:`read_range` opens a listed file only
-after the same checks, without following a last link and without blocking, and refuses what is not a
-regular file.
-"""
+:func:`list_tree` lists the regular files under ``root`` and names in one line each what it skipped (a link out of
+``root``, a linked folder, a FIFO or device). :func:`read_range` opens a listed file after the same checks, without
+following a last link or blocking."""
 
 from __future__ import annotations
 
@@ -75,8 +71,7 @@ def list_tree(root: str, skip: Iterable[str] = ()) -> tuple[list[list[Any]], lis
 
 
 def read_range(root: str, rel: str, start: int, length: int | None) -> Iterator[bytes]:
-    """Up to ``length`` bytes of the listed file ``rel`` from ``start`` (``length`` None: to its end), in
-    blocks; refuses (OSError, one line) what :func:`list_tree` would not list."""
+    """Up to ``length`` bytes (None: all) of listed file ``rel`` from ``start``; OSError for what is unlisted."""
     real = _safe(root, rel)[0]
     fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
     with os.fdopen(fd, "rb") as f:

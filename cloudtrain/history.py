@@ -1,13 +1,8 @@
 """Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
 
-One JSON object per line in ``<cache>/jobs.jsonl``. Appends are one locked write each
-(:func:`cloudtrain.statefiles.append_line`), so two concurrent submits cannot interleave
-within a line. A job's later lines (its final state, once a followed submit saw it end)
-supersede its earlier ones. Local runs record the absolute path of their output folder as
-``name``, so they are found from any directory. Reading is tolerant: a damaged line, a
-record of a backend this cloudtrain does not know, or a history that cannot be read at all
-is one warning on stderr, and every good record is still found.
-"""
+One JSON object per line in ``<cache>/jobs.jsonl``, each a locked append; a job's later lines supersede its earlier
+ones, and a local run records its output folder's absolute path. Reading is tolerant: a damaged line, an unknown backend
+or an unreadable history is one warning, and every good record is still found."""
 
 from __future__ import annotations
 
@@ -23,14 +18,12 @@ from cloudtrain.backend_rules import attaches_by_name, names  # the registry alo
 from cloudtrain.errors import UsageError
 
 log = logging.getLogger("cloudtrain.history")
-#: Where a run on this machine goes when its config names no output_dir, one folder per job name (relative to
-#: the working dir). Defined here, low, so that ``list``'s light readers name it without loading a spec.
+#: Where a run here goes when its config names no output_dir (relative to the working dir); low, for the light readers.
 RUNS_DIR = "cloudtrain-runs"
 
 
 def run_folder(output_dir: str, job_name: str) -> tuple[Path, str | None]:
-    """A run's (or a local sweep's) folder on this machine, absolute, and, when ``output_dir`` is a bucket,
-    why it is not used: a bucket's run goes under :data:`RUNS_DIR`."""
+    """A run's folder here, absolute, and why ``output_dir`` is not used when it is a bucket (then :data:`RUNS_DIR`)."""
     if "://" in output_dir:
         note = f"output_dir {output_dir} is a bucket; local runs write to the local folder instead"
         return Path(os.path.abspath(os.path.join(RUNS_DIR, job_name))), note
@@ -38,8 +31,7 @@ def run_folder(output_dir: str, job_name: str) -> tuple[Path, str | None]:
 
 
 def cache_dir() -> Path:
-    """cloudtrain's cache (packages, local envs, job history): ``$CLOUDTRAIN_CACHE_DIR``,
-    else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
+    """The cache: ``$CLOUDTRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/cloudtrain``, else ``~/.cache/cloudtrain``."""
     if os.environ.get(environment_vars.CACHE_DIR):
         return Path(os.environ[environment_vars.CACHE_DIR]).expanduser()
     xdg = os.environ.get(environment_vars.XDG_CACHE_HOME)
@@ -68,9 +60,8 @@ class JobRecord:
 
     @property
     def attach_id(self) -> str:
-        """What the backend's ``attach`` takes: the full name recorded, for a backend the registry says
-        attaches by it (a local run's output folder, its absolute path, so the run is found from any
-        directory), else the job id."""
+        """What the backend's ``attach`` takes: the full name recorded, for a backend the registry says attaches by it
+        (a local run's output folder, its absolute path, so the run is found from any directory), else the job id."""
         return self.name if attaches_by_name(self.backend) else self.job_id
 
 
@@ -81,8 +72,7 @@ _OBJECTS = ("metrics",)  # {name: number}
 
 
 def record(entry: JobRecord, *, moved_from: str | None = None) -> None:
-    """Append one record (``moved_from``: the job's name before, see :func:`note_moved`). A history that cannot be
-    written is a warning: the job exists anyway."""
+    """Append one record (``moved_from``: see :func:`note_moved`); an unwritable history is a warning, not an error."""
     path = history_file()
     try:
         statefiles.append_line(
@@ -155,12 +145,8 @@ def _numbers(value: object) -> bool:
 
 
 def find(job_id: str) -> JobRecord | None:
-    """The newest record whose short id or full name is ``job_id``.
-
-    Read backwards from the end of the history, parsing only lines that hold ``job_id`` as a
-    JSON string: the cost is the distance from the end, not the length of the history
-    (``status`` of a recent job at 200,000 records: milliseconds, not seconds). Damage
-    elsewhere in the history is not this lookup's to report; ``list`` reads it all."""
+    """The newest record whose short id or full name is ``job_id``, read backwards parsing only lines that hold it
+    (milliseconds at 200,000 records); other damage is ``list``'s to report."""
     tokens = {json.dumps(job_id).encode(), json.dumps(job_id, ensure_ascii=False).encode("utf-8", "replace")}
     data = statefiles.last_json_line(
         history_file(), lambda d: job_id in (d["job_id"], d["name"]), contains=tokens, check=_problem
@@ -171,11 +157,8 @@ def find(job_id: str) -> JobRecord | None:
 def recent(
     limit: int = 20, *, backend: str | None = None, region: str | None = None, experiment: str | None = None
 ) -> list[JobRecord]:
-    """The newest jobs first, one record each (its latest), optionally of one backend / region / experiment.
-
-    A job's later lines fill in what they know (its state, end, final numbers) over its submit line,
-    which keeps its place in submit order. Works on the parsed lines, building a record only for the
-    jobs returned: ``list`` at 10,000 records reads the history in milliseconds (bench/cli_bench.py)."""
+    """The newest jobs first, one record each, optionally of one backend / region / experiment: later lines fill in the
+    submit line, which keeps its place; records are built only for the jobs returned (bench/cli_bench.py)."""
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     renamed: dict[tuple[str, str], tuple[str, str]] = {}  # a moved job's name now -> its key, its first name's
     for _, data in statefiles.read_json_lines(history_file(), check=_problem):
@@ -215,11 +198,8 @@ def ended_record(job_id: str) -> JobRecord | None:
 def note_state(
     job_id: str, name: str, state: str, *, ended: str | None = None, metrics: dict[str, float] | None = None
 ) -> None:
-    """Record the state a job was last seen in, if this machine submitted it (``list`` shows it); at its end,
-    also when it ended and its final numbers (``list`` shows how long it took and its main metric).
-
-    An end once recorded stays: a later, weaker reading (a cluster that forgot the job and now says FAILED
-    or UNKNOWN of a job recorded CANCELLED) never replaces it."""
+    """Record the state a job was last seen in, if submitted here; at its end, also when it ended and its final numbers.
+    An end once recorded stays: a later, weaker reading (a cluster that forgot the job) never replaces it."""
     entry = find(name) or find(job_id)
     if entry is None:
         return
@@ -262,10 +242,8 @@ LAST = "last"  # the job id that stands for the newest job in this machine's his
 
 
 def expand(text: str) -> str:
-    """The job id ``text`` stands for: ``last``, the newest job here; a unique prefix or suffix of an id in
-    history (``…-egwovd``), that id; anything else (a full id, a path, a resource name) as it is. Several ids
-    that match are one :class:`UsageError` naming them; an id that matches none is left to the lookup that
-    follows, whose message offers the nearest ones (:func:`nearest`)."""
+    """The job id ``text`` stands for: ``last``, the newest here; a unique prefix or suffix of one in history; else as
+    is. Several matches: :class:`UsageError`; none: the lookup offers the nearest."""
     if text == LAST:
         newest = _ids()
         if not newest:

@@ -1,8 +1,7 @@
 """The job-state vocabulary every floor speaks: a job's state, its status and one line of its output.
 
 Each backend maps its native states onto :class:`JobState` through one table (``backends/<name>/``); the
-console, history and the reports read :class:`JobStatus` and :class:`LogLine` without loading a backend.
-"""
+console, history and the reports read :class:`JobStatus` and :class:`LogLine` without loading a backend."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ class LogLine:
 
     @property
     def event(self) -> dict[str, Any] | None:
-        """The trainer's progress event this line carries (``{"event": "epoch", "epoch": 3, "loss": …}``),
-        parsed; None for any other line."""
+        """The trainer's progress event on this line (``{"event": "epoch", "epoch": 3, …}``), parsed; else None."""
         return parse_event(self.message)
 
 
@@ -84,8 +82,7 @@ class JobStatus:
     interruptions: Sequence[Mapping[str, Any]] | None = None
     waiting_for: str | None = None  # why a queued job waits, as the scheduler says (Resources, Priority)
     first_phase: str = "queued"  # the phase a job is in from ``created`` until its first mark
-    #: The phase the platform reports before the job's first log line, in the timeline's words
-    #: (``queued``, ``provisioning``, ``pulling image``); None: the state's (PENDING: provisioning).
+    #: The phase the platform reports before the first log line (``queued``, …); None: the state's.
     phase: str | None = None
     machine_type: str | None = None  # what every replica runs on, in the backend's words (the run report)
     replica_count: int | None = None  # the machines (replicas) the job runs on

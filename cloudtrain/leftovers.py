@@ -1,10 +1,6 @@
-"""What a killed cloudtrain leaves behind, and sweeping it up on the next run.
-
-Temporary folders and partial files carry the id of the process that made them in their
-name. The next cloudtrain removes those whose process is gone, and any older than
-:data:`STALE_SECONDS` whatever their name says (the process id may have been reused). A
-normal exit, an error, Ctrl-C and SIGTERM clean up on the spot; these sweeps are for kills.
-"""
+"""What a killed cloudtrain leaves behind, swept on the next run: temporary folders and partial files named with their
+process id, removed when that process is gone or older than :data:`STALE_SECONDS`. Normal exits, errors and signals
+clean up on the spot."""
 
 from __future__ import annotations
 
@@ -49,8 +45,7 @@ def process_runs(pid: int, start: object = None) -> bool:
 
 
 def process_start(pid: int) -> int | None:
-    """When ``pid`` started, in the kernel's clock ticks since boot (None without /proc): with the pid,
-    it names one process."""
+    """When ``pid`` started, in clock ticks since boot (None without /proc): with the pid, it names one process."""
     fields = _stat_fields(pid)
     return int(fields[19]) if fields and len(fields) > 19 else None  # field 22 of /proc/PID/stat
 
@@ -88,8 +83,7 @@ def is_leftover(
 
 @contextlib.contextmanager
 def temporary_dir(kind: str) -> Iterator[Path]:
-    """A fresh ``cloudtrain-<kind>-<pid>-…`` folder in the temp dir, removed on the way out;
-    stale ones of earlier, killed runs are swept first."""
+    """A fresh ``cloudtrain-<kind>-<pid>-…`` temp folder, removed on the way out; stale ones swept first."""
     sweep_temp_dirs()
     with tempfile.TemporaryDirectory(prefix=f"cloudtrain-{kind}-{os.getpid()}-") as tmp:
         yield Path(tmp)

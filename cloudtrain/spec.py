@@ -1,8 +1,7 @@
 """The backend-neutral job spec: a validated config with everything resolved.
 
 Backends translate a :class:`JobSpec` (plus the built package) into their cloud's request;
-nothing here knows any cloud's API.
-"""
+nothing here knows any cloud's API."""
 
 from __future__ import annotations
 
@@ -27,9 +26,7 @@ from cloudtrain.data import schemes
 from cloudtrain.errors import UsageError
 from cloudtrain.secrets.masking import masked_repr, secret_values
 
-#: The random end of every job name: 6 of [a-z0-9] (36**6 ≈ 2.2e9 values), so that two
-#: submits in the same second never share a name or an output folder. Each backend cuts the
-#: name so that name, time and suffix fit its own limit (``BackendFacts.job_name``).
+#: The random end of every job name: 6 of [a-z0-9], so two submits in one second never share a name or folder.
 SUFFIX_LENGTH = 6
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -90,8 +87,7 @@ class DataChannel:
     source: str  # as configured: gs://…, s3://…, or an absolute local folder
     input_mode: str = "File"  # SageMaker: File | FastFile
     distribution: str = "FullyReplicated"  # SageMaker: FullyReplicated | ShardedByS3Key
-    #: Where the cloud reads it: ``source`` for a bucket; for a local folder the content-addressed
-    #: prefix it is uploaded to (set by :func:`cloudtrain.data.staging.stage`), None until then.
+    #: Where the cloud reads it: ``source`` for a bucket; a local folder's upload prefix once staged, None until then.
     uri: str | None = None
     manifest: Any = field(default=None, compare=False, repr=False)  # cloudtrain.data.manifest.Manifest
 
@@ -148,8 +144,7 @@ SettingsT = TypeVar("SettingsT", bound=BackendSettings)
 
 
 def settings_of(spec: JobSpec, kind: type[SettingsT]) -> SettingsT:
-    """``spec.backend_settings`` as the record ``kind`` of one backend. A spec built for another
-    backend (a ``--local`` run following this cloud's contract) gets that record's defaults."""
+    """``spec.backend_settings`` as ``kind``; a spec of another backend (``--local``) gets its defaults."""
     found = spec.backend_settings
     return found if isinstance(found, kind) else kind(job_dir=found.job_dir)
 
@@ -161,8 +156,7 @@ class JobSpec:
     backend: str  # a registered backend's name
     cloud: str  # whose catalog and env contract apply (a backend with a catalog)
     region: str
-    #: The second location key history and ``attach`` take beside the region (the interface's ``project``):
-    #: the cloud project, or a cluster's workdir; None where the backend needs none.
+    #: The second location key beside the region: the cloud project or a cluster's workdir; None if not needed.
     project: str | None
     staging_bucket: str | None
     machine: MachineSpec
@@ -189,11 +183,9 @@ class JobSpec:
     container: ContainerSpec | None = None  # the user's own container: no package is built or uploaded
     model_dir: bool = True  # script jobs: pass --model_dir (:func:`passes_model_dir`)
     resume: ResumeSpec | None = None  # submit --resume JOB
-    #: Settings the config left to a default that changes what runs (``max_runtime``, ``image.tensorflow``):
-    #: the summary says "(default)" where they apply.
+    #: Settings left to a default that changes what runs: the summary says "(default)" where they apply.
     defaults: tuple[str, ...] = ()
-    #: ``secrets:``: variable name → reference (``gcp:…``, ``aws:…``, ``shell:…`` locally); the request
-    #: carries these, the launcher on the machine reads the values (cloudtrain.secrets)
+    #: ``secrets:``: name → reference; the request carries these, the machine's launcher reads the values
     secrets: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: ``tensorboard:``: a managed TensorBoard (a Vertex AI instance's name; True or an s3:// path on SageMaker)
     tensorboard: str | bool | None = None
@@ -204,8 +196,7 @@ class JobSpec:
 
     @property
     def package_prefix(self) -> str | None:
-        """Packages go under ``<package_prefix>/<sha256>/``: ``<staging_bucket>/cloudtrain/packages``,
-        else ``<job_dir>/packages``, where gcloud staged them without ``--staging-bucket``."""
+        """Packages go to ``<staging_bucket>/cloudtrain/packages`` or gcloud's ``<job_dir>/packages``."""
         if self.staging_bucket:
             return f"{self.staging_bucket.rstrip('/')}/cloudtrain/packages"
         if self.job_dir:
@@ -245,8 +236,7 @@ class JobSpec:
         return self.args + tuple(f"--{k}={_arg(v)}" for k, v in self.hyperparameters.items())
 
     def script_hyperparameters(self, model_dir: str) -> dict[str, str | int | float | bool]:
-        """A script's hyperparameters: the config's, plus ``model_dir`` (this backend's value for
-        it) unless ``model_dir: false``, as the SageMaker TensorFlow estimator adds it."""
+        """A script's hyperparameters plus ``model_dir`` (unless ``false``), as the SageMaker estimator adds it."""
         return {**self.hyperparameters, **({MODEL_DIR: model_dir} if self.model_dir else {})}
 
     def script_args(self, model_dir: str) -> tuple[str, ...]:
@@ -261,9 +251,7 @@ MODEL_DIR = "model_dir"
 def hyperparameters_as_written(
     values: Mapping[str, str | int | float | bool], numbers: Mapping[tuple[str | int, ...], str]
 ) -> dict[str, str | int | float | bool]:
-    """Each hyperparameter as the user wrote it: YAML reads ``version: 1.10`` as the number 1.1 and
-    ``lr: 1e-3`` as 0.001, but the job gets ``--version=1.10`` and ``--lr=1e-3`` (the text, which a
-    trainer parses as it likes). Numbers set by the program, not from text, pass as they are."""
+    """Each hyperparameter as written (``version: 1.10`` reaches the job as ``--version=1.10``, not 1.1)."""
     out: dict[str, str | int | float | bool] = {}
     for key, value in values.items():
         text = numbers.get(("hyperparameters", key))
@@ -293,8 +281,7 @@ def passes_model_dir(cfg: JobConfig) -> bool:
 
 
 def budget_runtime(cfg: JobConfig, price_per_hour: float | None) -> int:
-    """``max_runtime``, cut so that every replica's price × time stays under ``budget.max_usd``
-    (where the backend bills the catalog's prices)."""
+    """``max_runtime``, cut so every replica's price × time stays under ``budget.max_usd`` (catalog-billed backends)."""
     if cfg.budget is None or cfg.budget.max_usd is None or price_per_hour is None:
         return cfg.max_runtime
     if Capability.BILLED not in backend_rules.rules(cfg.backend).facts.capabilities:
@@ -309,12 +296,8 @@ def job_suffix() -> str:
 
 
 def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: str | None = None) -> JobSpec:
-    """Resolve a validated config: machine details, image, output dir, job name.
-
-    The job name is ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` (see :func:`_run_id`): the time for people,
-    the random suffix (``suffix`` fixes it, for tests) so that two submits in the same second
-    stay two jobs with two output folders wherever cloudtrain chooses the folder. What differs by
-    backend (machine, image rules, default output folder, its own settings) the backend says."""
+    """Resolve a validated config: machine details, image, output dir, job name (``NAME-YYYYMMDD-HHMMSS-SUFFIX``,
+    :func:`_run_id`; ``suffix`` fixes it for tests). What differs by backend, the backend says."""
     cfg = loaded.config
     backend = spec_rules(cfg.backend)
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -416,10 +399,8 @@ def _machine(cfg: JobConfig, info: MachineInfo) -> MachineSpec:
 
 
 def _run_id(cfg: JobConfig, now: dt.datetime, suffix: str) -> str:
-    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps the
-    name as given, :meth:`~cloudtrain.backends.base.BackendFacts.display_name`) and the output folder
-    cloudtrain chooses. The backend's name rule applies (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`:
-    the characters it allows, its length limit)."""
+    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps it as given) and the
+    output folder, under the backend's name rule (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`)."""
     return backend_rules.rules(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 

@@ -1,14 +1,9 @@
 """cloudtrain's own small state files: written so they cannot tear, read so damage stays local.
 
-A 0-byte file is what a kill between a file's creation and its first write leaves: readers
-of cloudtrain's own files treat it as absent (see :func:`remove_if_empty`).
-
-Every reader goes through :func:`read_regular`: what is not a regular file (a FIFO, a device, a
-link to one, a link that leaves the folder it must stay in) or is larger than
-:data:`MAX_STATE_BYTES` is damage in one line, never a read that blocks or never ends. Every
-writer creates a regular file and never writes through a link (:func:`open_append` opens with
-``O_NOFOLLOW``; :func:`write_atomic` renames over the link itself, never into its target).
-"""
+A 0-byte file (a kill before the first write) reads as absent (:func:`remove_if_empty`). Readers go through
+:func:`read_regular`: a non-regular file, a link out of its folder or one over :data:`MAX_STATE_BYTES` is damage in one
+line, never a read that blocks. Writers never write through a link (``O_NOFOLLOW``; :func:`write_atomic` renames over
+the link itself)."""
 
 from __future__ import annotations
 
@@ -51,9 +46,8 @@ def _outside(path: Path, inside: Path | None) -> str | None:
 
 
 def read_regular(path: Path, *, inside: Path | None = None, limit: int = MAX_STATE_BYTES) -> bytes:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes (and, with ``inside``,
-    not a link out of that folder); else :class:`NotRegular`. Never blocks: a FIFO is opened
-    without waiting for a writer and refused; a device (``/dev/zero`` through a link) is refused unread."""
+    """The bytes of ``path`` if a regular file of at most ``limit`` bytes (with ``inside``, no link out of it), else
+    :class:`NotRegular`; never blocks on a FIFO, never reads a device."""
     problem = _outside(Path(path), inside)
     if problem:
         raise NotRegular(problem)
@@ -113,9 +107,7 @@ def _write_refusal(path: Path, exc: OSError) -> StateError:
 
 @dataclass(frozen=True)
 class Damage:
-    """A damaged state file, returned instead of raised: the state it holds is unknown.
-
-    ``line()`` is what every command prints about it: the file, what is wrong, how to recover."""
+    """A damaged state file, returned not raised; ``line()`` says the file, what is wrong and how to recover."""
 
     path: Path
     problem: str
@@ -148,10 +140,8 @@ def remove_if_empty(path: Path) -> bool:
 
 
 class AtomicFile:
-    """A temp file in ``folder`` (the destination's, so the rename stays on one file system), moved into
-    place in one step by :meth:`publish`; removed when the block ends without publishing. The one way
-    cloudtrain replaces a file (:func:`write_atomic`, the package archive): a kill leaves the old file
-    or the new one, never half of one, and at most a temp file named ``prefix…suffix``."""
+    """A temp file beside the destination, moved into place by :meth:`publish` and removed when the block ends without
+    it: the one way cloudtrain replaces a file, so a kill leaves the old or the new one, never half."""
 
     def __init__(
         self, folder: Path, *, prefix: str, suffix: str = ".tmp", mode: str = "wb", encoding: str | None = None
@@ -220,11 +210,8 @@ def _lock(fd: int) -> None:
 def read_json_lines(
     path: Path, check: Callable[[dict[str, Any]], str | None] | None = None, *, inside: Path | None = None
 ) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every good line of ``path``; [] when it does not exist.
-
-    A line that is not UTF-8, not JSON or not an object, or that ``check`` finds a problem
-    with, is skipped; all skipped lines are named in one warning. A ``path`` that cannot be
-    read at all (a folder, no permission) is one warning and no records."""
+    """(line number, object) for every good line of ``path``; [] when it does not exist. Bad lines (not UTF-8, JSON or
+    an object, or refused by ``check``) are skipped and named in one warning; an unreadable ``path`` is one warning."""
     found, damage = scan_json_lines(path, check, inside=inside)
     if damage is not None:
         _warn_once(f"warning: {damage.path}: {damage.problem}; {damage.recover}")
@@ -280,12 +267,9 @@ def last_json_line(
     contains: Iterable[bytes],
     check: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> dict[str, Any] | None:
-    """The newest good line of ``path`` that holds one of the ``contains`` byte strings and that
-    ``match`` accepts, searched backwards from the end.
-
-    The file is mapped and searched with ``rfind`` (a byte search, no line splitting); only
-    the lines around a hit are parsed. A damaged candidate line is one warning; damage
-    elsewhere in the file is not this lookup's business (``read_json_lines`` reports it)."""
+    """The newest good line of ``path`` holding one of ``contains`` that ``match`` accepts: the file is mapped and
+    searched backwards with ``rfind``, parsing only the lines around a hit. A damaged candidate is one warning; other
+    damage is ``read_json_lines``' to report."""
     import mmap
 
     needles = tuple(n for n in contains if n)

@@ -1,19 +1,8 @@
 """Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry.
 
-Above the backends, through their one interface (``submit``, a handle's ``status`` and ``cancel``).
-A candidate is left for the next when the cloud says *capacity* or *quota*
-(:mod:`cloudtrain.catalog.capacity`, the clouds' wordings kept as data):
-
-* at create: Vertex AI ``RESOURCE_EXHAUSTED`` that is not a rate limit, SageMaker
-  ``ResourceLimitExceeded``;
-* while it starts: a job that fails before it runs with a capacity message (SageMaker
-  ``CapacityError`` / ``InsufficientInstanceCapacity``, Vertex AI "resources are insufficient");
-* a job still queued after ``max_queue``: cancelled first, so nothing is left waiting.
-
-Anything else — the user's code failing, bad credentials, a rate limit that outlasted its
-retries — ends the submit as it would without fallbacks: a fallback never hides a failure.
-When every candidate lacked capacity, :class:`~cloudtrain.errors.NoCapacity` (exit 4).
-"""
+The next is tried only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`), at create, before the
+job runs, or after ``max_queue`` queued (cancelled first); any other failure ends the submit, never hidden. None had
+capacity: :class:`~cloudtrain.errors.NoCapacity` (exit 4)."""
 
 from __future__ import annotations
 
@@ -59,9 +48,8 @@ def first_with_capacity(
     backend_of: Callable[[str], Backend] = get_backend,
     detach: bool = False,
 ) -> Landed:
-    """Submit ``specs[0]`` with ``package``, then each fallback (its own package) until one gets machines.
-    ``backend_of``: the backend of a name (tests give backends pointed at their servers); ``detach``: nobody
-    in this process follows the job (``submit --detach``), so each is submitted to run on without it."""
+    """Submit ``specs[0]`` with ``package``, then each fallback until one gets machines. ``backend_of``: a name's
+    backend (tests inject theirs); ``detach``: nobody here follows the job."""
 
     def echo(text: str) -> None:
         notify(Notice("fallback", text))

@@ -1,9 +1,6 @@
-"""Follow a job to its end: its lines (credentials masked) to a sink, the run's phases watched, Ctrl-C
-turned into a detach or a cancel.
-
-Shared by ``cloudtrain submit``, ``cloudtrain logs --follow`` and the Python API. Nothing here prints:
-each line goes to the ``show`` given, each step of a cancel to ``on_stop``, and a detach is raised as
-:class:`Detached` for the caller to report."""
+"""Follow a job to its end for ``submit``, ``logs --follow`` and the API: its lines (credentials masked) to the ``show``
+given, its phases watched, Ctrl-C turned into a detach (:class:`Detached`) or a cancel reported through ``on_stop``.
+Nothing here prints."""
 
 from __future__ import annotations
 
@@ -27,17 +24,15 @@ from cloudtrain.spec import JobSpec
 
 Show = Callable[[LogLine], None]
 
-#: The steps of a cancel on Ctrl-C, as :func:`follow_job` reports them: a plain cancel ("cancelling"),
-#: replicas asked to save ("saving") or only to stop ("stopping"), then a second Ctrl-C ("killing").
+#: The steps of a cancel on Ctrl-C: "cancelling", "saving" or "stopping" replicas, then "killing" on a second.
 StopStep = Literal["cancelling", "saving", "stopping", "killing"]
 
 
 def watch_progress(
     handle: JobHandle, spec: JobSpec | None = None, *, billed: bool = False, first: JobStatus | None = None
 ) -> Progress:
-    """The one place a job's :class:`~cloudtrain.following.progress.Progress` is set up. For a job just created
-    (``spec``): its price (when ``billed``), creation time and epochs; for a reattach: the job's own
-    creation time, no price. Its phase from ``first`` (the job's status when created), else asked now."""
+    """The one place a job's :class:`~cloudtrain.following.progress.Progress` is set up: for a new job (``spec``) its
+    price, creation and epochs; for a reattach its creation, no price; its phase from ``first``, else asked."""
     first = first or handle.status()
     if spec is not None:
         progress = Progress(
@@ -68,9 +63,7 @@ class FollowView(Protocol):
 
 
 def line_masker() -> Callable[[LogLine], LogLine]:
-    """A job's line with every credential its code printed shown as ``***``: each replica's lines are one
-    stream, so a private key is masked from its BEGIN line to its END line (what the cloud's log service
-    holds is the job's own business; cloudtrain does not show it)."""
+    """A job's line with printed credentials as ``***``; one stream per replica, so a key is masked BEGIN to END."""
     streams: dict[str, Callable[[str], str]] = {}
 
     def masked(line: LogLine) -> LogLine:
@@ -89,9 +82,8 @@ def masked_lines(lines: Iterable[LogLine]) -> Iterator[LogLine]:
 def follow_to_end(
     handle: JobHandle, view: FollowView, progress: Progress, *, cancel_on_interrupt: bool, drain: float | None = None
 ) -> None:
-    """Follow the job (:func:`follow_job`), each line fed to ``progress`` and shown by ``view``, then hand
-    ``view`` the final status and the run's summary. A Ctrl-C without ``cancel_on_interrupt`` raises
-    :class:`Detached`."""
+    """Follow the job (:func:`follow_job`) feeding ``progress`` and ``view``, then hand ``view`` the final status and
+    summary; a Ctrl-C without ``cancel_on_interrupt`` raises :class:`Detached`."""
 
     def show(line: LogLine) -> None:
         progress(line)
@@ -119,11 +111,9 @@ def follow_job(
 ) -> JobStatus:
     """Stream the job's lines until it ends and return its final status.
 
-    ``show``: each line (the caller feeds its progress there); ``display``: a context that gives the
-    sink while following (a live status line), ``show`` itself when None. Ctrl-C raises
-    :class:`Detached`, or with ``cancel_on_interrupt`` cancels: a local run's replicas get SIGTERM and
-    save a checkpoint while their lines go on to ``show``, and a second Ctrl-C kills them at once.
-    ``drain``: the stop rule's quiet period (``--drain``), None for the backend's default."""
+    ``show``: each line; ``display``: a context giving the sink while following (a live status line). Ctrl-C raises
+    :class:`Detached`, or with ``cancel_on_interrupt`` cancels (a local run's replicas save on SIGTERM; a second Ctrl-C
+    kills them). ``drain``: the stop rule's quiet period, None for the backend's."""
     shown = display if display is not None else contextlib.nullcontext(show)
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:
@@ -142,10 +132,7 @@ def follow_job(
 def cancel_job(
     handle: JobHandle, *, show: Show, shown: int, on_stop: Callable[[StopStep], None] = lambda step: None
 ) -> JobStatus:
-    """Cancel; a local run's replicas get SIGTERM and save a checkpoint, and a second Ctrl-C kills them at once.
-
-    While a local run's replicas save, their lines ("saved at step N") go to ``show`` as they come:
-    the cancel waits in a thread, and the lines after the ``shown`` already shown are followed here."""
+    """Cancel; a local run's replicas save on SIGTERM, their lines going on to ``show``; a second Ctrl-C kills them."""
     if not handle.stops_gracefully:
         on_stop("cancelling")
         handle.cancel()

@@ -37,8 +37,7 @@ class StatusReport:
 
 
 def status_report(handle: JobHandle) -> StatusReport:
-    """The job's status; its interruptions and phases as the summary kept them for a job that ended here,
-    else from its log (read once)."""
+    """The job's status, with its interruptions and phases from its summary when it ended here, else its log."""
     status = handle.status()
     saved = (load_run(status.job_id) or {}) if status.state.terminal else {}
     lines: list[LogLine] = []

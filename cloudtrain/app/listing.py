@@ -1,10 +1,8 @@
-"""``cloudtrain list`` of this machine's history: one row per job, with how long it took, its final
-metric and a short place (a run folder relative to here or to ``~``, a cloud's region).
+"""``cloudtrain list`` of this machine's history: one row per job, with how long it took, its final metric and a short
+place.
 
-Cheap by design (``list`` at 10,000 history records: bench/cli_bench.py): it reads the history once,
-and a job that keeps its own record on this machine (a local run's ``status.json``) through its
-backend's light reader (:func:`cloudtrain.backends.listed_reader`), never through the backend itself.
-"""
+Cheap by design (10,000 records: bench/cli_bench.py): the history is read once, and a job that keeps its own record here
+is read through its backend's light reader (:func:`cloudtrain.backends.listed_reader`), never the backend."""
 
 from __future__ import annotations
 
@@ -100,9 +98,7 @@ def _cloud_place(entry: JobRecord) -> str:
 
 
 def _short(folder: str, here: str, job_id: str) -> str:
-    """A run folder as people say it: under here, ``./…``; else under ``~``, ``~/…``; else relative, ``../…``.
-    A folder cloudtrain chose (``<project>/cloudtrain-runs/<job>``) shows as its project (``./``,
-    ``~/projects/my-model``): the job column names the rest."""
+    """A run folder as people say it (``./…``, ``~/…``, ``../…``); one cloudtrain chose shows as its project."""
     path = Path(folder)
     if path.name == job_id and path.parent.name == history.RUNS_DIR:
         path = path.parent.parent

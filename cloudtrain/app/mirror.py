@@ -1,11 +1,7 @@
 """A remote folder kept as a copy on this machine, moving only what is new: ``cloudtrain tensorboard``.
 
-TensorBoard reads event files from a local folder, so it needs no cloud filesystem plugin. Event
-files only ever grow (TensorFlow appends records): one listing per :meth:`Mirror.sync` tells which
-files are new or longer than the copy, and only the bytes past the copy's end are read (a ranged
-read); a file that got shorter was rewritten and is fetched again whole. The counters
-(:class:`SyncCounts`) are what bench/ measures.
-"""
+Event files only grow, so one listing per :meth:`Mirror.sync` tells which are new or longer, and only the bytes past the
+copy's end are read; a file that got shorter is fetched whole. :class:`SyncCounts` is what bench/ measures."""
 
 from __future__ import annotations
 

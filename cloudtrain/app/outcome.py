@@ -31,9 +31,8 @@ class Outcome:
         return self.status.state.exit_code
 
     def error(self) -> JobFailed | None:
-        """The CLI's exception for a job that did not succeed, with the state's code from the one table
-        (errors.ExitCode). A replica's own code is in the message, never passed through, so a user's
-        ``sys.exit(2)`` cannot read as bad input."""
+        """The CLI's exception for a job that did not succeed, coded by its state (errors.ExitCode); a replica's own
+        code is only in the message, so ``sys.exit(2)`` never reads as bad input."""
         status = self.status
         if not status.state.exit_code:
             return None
@@ -52,8 +51,7 @@ def _check_model_outputs(handle: JobHandle | None, status: JobStatus) -> None:
         warning = handle.model_outputs_warning(status)
     except CloudtrainError:  # listing is advice: a missing permission must not fail a finished job
         return
-    # The warning joins the status the caller holds (the CLI's ``-o json``, the API's ``wait``): every
-    # backend builds ``details`` as a dict, though the frozen JobStatus only promises a Mapping.
+    # The warning joins the status the caller holds (``-o json``, ``wait``): every backend's ``details`` is a dict.
     if warning and isinstance(status.details, MutableMapping):
         status.details.setdefault("warnings", []).append(warning)
 
@@ -78,9 +76,7 @@ def final_metrics(status: JobStatus, progress: Progress | None = None) -> dict[s
 
 
 def summarise(status: JobStatus, progress: Progress | None = None, handle: JobHandle | None = None) -> Outcome:
-    """The summary and the run's phases of a finished job, kept in history. With ``handle``, a succeeded
-    cloud job's empty model location is checked first. ``progress``: the
-    :class:`cloudtrain.following.progress.Progress` that watched its logs, if any."""
+    """A finished job's summary and phases, kept in history (a succeeded job's empty model location checked)."""
     if handle is not None:
         _check_model_outputs(handle, status)
     phases = timeline.of_run(status, progress.marks if progress else {})

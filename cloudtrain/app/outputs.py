@@ -1,13 +1,8 @@
 """What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``.
 
-The job's handle names its output folders (``files().outputs``: the output folder with the model,
-checkpoints, event files and the user's files; SageMaker's checkpoint prefix beside it). A
-download writes each file to ``<name>.cloudtrain-partial`` first and renames it into place once
-its size (and the store's checksum, where it gives one: GCS md5 or crc32c, an S3 ETag of a
-single-part upload) match: an interrupted download resumes from the partial file's end, and a
-file already there whole is not fetched again. A different file already at the destination is
-never overwritten without ``force``.
-"""
+The handle names the output folders (``files().outputs``). Each file goes to ``<name>.cloudtrain-partial`` and is
+renamed into place once its size and the store's checksum match, so a download resumes and a whole file is not fetched
+again; a different file at the destination is overwritten only with ``force``."""
 
 from __future__ import annotations
 
@@ -53,8 +48,7 @@ class Output:
 
 @dataclass(frozen=True)
 class Listing:
-    """What a job produced (``cloudtrain outputs``): its files (each with ``path`` and ``size``), where each
-    part is, and whether the job still runs (then: the files so far)."""
+    """What a job produced: its files (``path``, ``size``), where each part is, and whether it still runs."""
 
     job_id: str
     files: list[Output]
@@ -103,9 +97,8 @@ def list_outputs(handle: JobHandle) -> Listing:
 
 
 def download(listing: Listing, dest: Path, *, force: bool = False, progress: Progress | None = None) -> Downloaded:
-    """Fetch every file of ``listing`` into ``dest`` (resuming partial files) through the one writer
-    (:func:`~cloudtrain.backends.files.write_file`), ``dest`` locked against a second download; refuses,
-    before fetching anything, to overwrite a different file unless ``force``."""
+    """Fetch every file of ``listing`` into ``dest`` (locked; partial files resumed) through the one writer, refusing
+    before any fetch to overwrite a different file unless ``force``."""
     with Locked(dest):
         plan = [(output, landing(dest, output.path)) for output in listing.files]
         if not force:

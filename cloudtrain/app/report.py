@@ -25,8 +25,7 @@ _LONGEST = 120  # characters of a folder name made of several ids; longer ones a
 
 
 def write_report(job_ids: list[str], out: Path | None = None) -> ReportFiles:
-    """Collect each job's run, draw its figures and write the page into ``out``
-    (default: ``cloudtrain-reports/<folder_name(the jobs)>``: one folder per set of jobs)."""
+    """Collect each job's run, draw its figures and write the page into ``out`` (one folder per set of jobs)."""
     figures.pyplot()  # one clear line now if matplotlib is missing, before any cloud call
     runs = [collect_run(job_id) for job_id in job_ids]
     out = out or Path(REPORTS_DIR, folder_name([run.job_id for run in runs]))
@@ -58,9 +57,7 @@ def collect_run(job_id: str) -> RunData:
 
 
 def folder_name(job_ids: list[str]) -> str:
-    """The report folder of these jobs: the id of one job; ``A+B+C`` of several, in the order given (a report of
-    A alone, or of A and B, never writes into the folder of A, B and C); a set too long for a folder name keeps
-    its first id, the count and a hash of all of them."""
+    """The report folder: one job's id, or ``A+B+C`` in order; too long a set: first id, count and hash."""
     safe = ["".join(c if c.isalnum() or c in "-_." else "_" for c in job_id) for job_id in job_ids]
     name = "+".join(safe)
     if len(name) <= _LONGEST:

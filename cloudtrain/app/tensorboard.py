@@ -1,13 +1,9 @@
 """TensorBoard on this machine over any runs' event files: ``cloudtrain tensorboard JOB [JOB…]``.
 
-Each job's handle says where its event files are (``files().tensorboard``): a folder here, ``gs://``,
-``s3://`` or a run folder behind a login node, copied into the cache by a :class:`Mirror` (the one
-reader and writer: no link out of the run is followed, no FIFO opened), kept fresh every ``refresh_s``
-while the job runs and once more after it ends. TensorBoard's
-own server runs as a child process over the folders, each run named by its job
-(``--logdir`` of a folder of links with safe names); :class:`Board` is the handle that stops it. The
-server is in a process group of its own and gets SIGTERM when cloudtrain dies, however it dies.
-"""
+Each job's event files (``files().tensorboard``: here, ``gs://``, ``s3://`` or behind a login node) are copied into the
+cache by a :class:`Mirror`, refreshed every ``refresh_s`` while the job runs. TensorBoard's server runs as a child in
+its own process group over a folder of safely named links, and gets SIGTERM however cloudtrain dies; :class:`Board`
+stops it."""
 
 from __future__ import annotations
 
@@ -46,8 +42,7 @@ DEFAULT_PORT = 6006
 REFRESH_S = 15.0  # one listing per running cloud job every 15 s: 4 a minute (bench/tensorboard_sync_bench.py)
 START_TIMEOUT_S = 180.0  # TensorBoard's first start imports its plugins: seconds on a busy machine
 
-#: TensorBoard's own entry point (``python -m tensorboard.main``), told that TensorFlow is not needed: the
-#: server reads event files without it, and importing TensorFlow would add seconds to every start.
+#: TensorBoard's own entry point, told TensorFlow is not needed (importing it would add seconds to every start).
 _LAUNCH = (
     "import sys, types; sys.modules['tensorboard.compat.notf'] = types.ModuleType('tensorboard.compat.notf'); "
     "sys.argv[0] = 'tensorboard'; from tensorboard.main import run_main; run_main()"
@@ -142,8 +137,7 @@ def attach(job_id: str) -> JobHandle:
 def prepare_runs(
     job_ids: Sequence[str], *, cache: Path | None = None, attach_job: Callable[[str], JobHandle] = attach
 ) -> list[BoardRun]:
-    """Each job's event files copied into the cache by the one reader and writer (a folder here too: no
-    link out of the run is followed, no FIFO opened); one line for a job that has none."""
+    """Each job's event files copied into the cache by the one reader; one line for a job with none."""
     if not job_ids:
         raise UsageError("no jobs to show", hint="name one or more jobs, or --experiment NAME")
     runs: list[BoardRun] = []
@@ -250,8 +244,7 @@ def url_of(bind: str, port: int) -> str:
 
 
 def _die_with(parent: int) -> Callable[[], None]:
-    """In the server, before it starts: its own process group, and SIGTERM when cloudtrain dies (even by
-    SIGKILL: Linux's parent-death signal), or at once if it died already."""
+    """In the server: a process group of its own, and SIGTERM when cloudtrain dies (Linux's parent-death signal)."""
 
     def child() -> None:
         os.setpgid(0, 0)

@@ -1,20 +1,12 @@
 """The one list of backends, and what the config needs of each: the ground floor below ``config/``.
 
-Registering a backend is one line: ``register(name, "its.module")``. This package imports nothing of
-``config/``, ``spec.py`` or ``backends/``, and importing it imports no backend (naming one imports its
-module; the runtime part is reached through :func:`cloudtrain.backends.get_backend`, above ``spec.py``).
+Registering is one line, ``register(name, "its.module")``, plus ``section="its.section_module:Record"`` for a
+``<name>:`` section (a module of config records only, so the schema loads it without the backend). Nothing of
+``config/``, ``spec.py`` or ``backends/`` is imported here, and no backend until one is named.
 
-A backend with keys of its own (a ``<name>:`` section of the job config) names the record of that
-section too, ``section="its.section_module:Record"``: a module that imports only config records, so the
-schema loads it while the config is being imported, without the backend.
-
-A backend outside this repository registers through the ``cloudtrain.backends`` entry-point group of its
-distribution (``name = "its.module"``, the module exposing ``BACKEND``) and, for a ``<name>:`` section,
-the ``cloudtrain.backend_sections`` group (``name = "its.section_module:Record"``). The groups are read
-once, when the names are first needed, and import nothing: a plugin's module is imported when its backend
-is first used. A plugin that cannot be loaded is one line naming its distribution and entry point
-(:class:`PluginError`); the other backends go on working (docs/how-to/add-a-backend.md).
-"""
+A plugin registers through the ``cloudtrain.backends`` and ``cloudtrain.backend_sections`` entry-point groups, read once
+and imported on first use; one that cannot load is one line naming its distribution (:class:`PluginError`) and the
+others go on working (docs/how-to/add-a-backend.md)."""
 
 from __future__ import annotations
 
@@ -55,8 +47,7 @@ SECTION_GROUP = "cloudtrain.backend_sections"
 log = logging.getLogger("cloudtrain.plugins")
 #: The backend that runs a job on this machine: what ``--local`` picks.
 LOCAL = "local"
-#: The contract and image-version rules a job run outside the clouds (``--local``, a Slurm cluster)
-#: follows when its config names no ``target``.
+#: The contract and image rules a job run outside the clouds follows when its config names no ``target``.
 DEFAULT_CONTRACT = "vertex"
 
 
@@ -72,11 +63,9 @@ def register(
     commands: dict[str, tuple[str, str]] | None = None,
     states_at_once: str | None = None,
 ) -> None:
-    """Make ``name`` a backend: ``module`` exposes ``BACKEND`` (a :class:`~cloudtrain.backends.base.Backend`).
-    ``section``: ``"module:Record"`` of its ``<name>:`` config keys; ``sdk``: the top-level modules its extra
-    ``cloudtrain[<name>]`` installs (:func:`missing_extra`); ``title``: its ``words.title`` for ``--help``;
-    the others are read without importing the backend: see :func:`listed_reader`, :func:`attaches_by_name`,
-    :func:`commands` and :func:`states_reader`."""
+    """Make ``name`` a backend whose ``module`` exposes ``BACKEND``. ``section``: ``"module:Record"`` of its keys;
+    ``sdk``: its extra's modules (:func:`missing_extra`); ``title``: for ``--help``; the others are read without
+    importing it (:func:`listed_reader`, :func:`attaches_by_name`, :func:`commands`, :func:`states_reader`)."""
     _REGISTRY[name] = module
     if attach_by_name:
         _BY_NAME.add(name)
@@ -166,11 +155,7 @@ def _origin(point: Any) -> str:
 
 
 def _declaring(group: str) -> list[str]:
-    """The ``*.dist-info`` / ``*.egg-info`` folders on ``sys.path`` whose entry points name ``group``.
-
-    A look at each folder's ``entry_points.txt`` (about 2 ms for 200 distributions), where
-    ``importlib.metadata.entry_points`` would first import itself and parse every file (about 40 ms):
-    ``cloudtrain --help`` reads the names, and a machine without plugins pays only the look."""
+    """The dist-info folders whose ``entry_points.txt`` names ``group`` (2 ms, where importlib.metadata takes 40)."""
     marker = f"[{group}]".encode()
     found = []
     for folder in sys.path:
@@ -257,9 +242,7 @@ def titles() -> dict[str, str]:
 
 
 def sections(among: Iterable[str] | None = None) -> dict[str, type]:
-    """``{name: record}`` of the backends (all, or those ``among``) with a ``<name>:`` config section,
-    in registration order; imports each section's module, never a backend. Each is a
-    :class:`~cloudtrain.config.records.Record` (the config, above, says so: this floor names no config type)."""
+    """``{name: record}`` of the backends (or ``among``) with a ``<name>:`` section; imports no backend."""
     wanted = set(names() if among is None else among)
     found: dict[str, type] = {}
     for name, where in _SECTIONS.items():
@@ -277,9 +260,7 @@ def sections(among: Iterable[str] | None = None) -> dict[str, type]:
 
 
 def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
-    """The function that reads a job of backend ``name`` from its own record, by the id history keeps
-    (``JobRecord.attach_id``): ``{"state", "created", "ended", "metrics", "folder"}``, or None when the
-    record is gone; None for a backend whose jobs are known here only by history."""
+    """What reads a job of backend ``name`` from its own record by ``JobRecord.attach_id``; None: history only."""
     where = _LISTED.get(name)
     if where is None:
         return None
@@ -289,14 +270,12 @@ def listed_reader(name: str) -> Callable[[str], dict[str, Any] | None] | None:
 
 
 def commands() -> dict[str, tuple[str, str]]:
-    """``{name: ("module:attr", help line)}`` of the CLI commands the backends contribute (the CLI lists
-    them from this table and imports a command's module only when that command runs)."""
+    """``{name: ("module:attr", help line)}`` of the backends' CLI commands, each imported when it runs."""
     return dict(_COMMANDS)
 
 
 def states_reader(name: str) -> Callable[..., dict[str, str]] | None:
-    """Backend ``name``'s ``states_now(job_ids, *, region, project)``, loaded without the backend, if it reads
-    many jobs' states in one call (``list`` asks only those), else None."""
+    """Backend ``name``'s batch ``states_now(job_ids, *, region, project)``, loaded without it, else None."""
     module, _, function = _STATES_AT_ONCE.get(name, "").partition(":")
     return getattr(importlib.import_module(module), function) if module else None
 
@@ -332,10 +311,8 @@ class _Slow(BaseException):
 
 
 def _import_plugin(module: str) -> Any:
-    """Someone else's module; raises :class:`ImportError` (its message the reason) for whatever its code
-    raises, ``SystemExit`` and ``KeyboardInterrupt`` included, and for an import longer than
-    :data:`PLUGIN_IMPORT_S` (SIGALRM, in the main thread when no other timer runs). A real Ctrl-C meanwhile
-    stays the user's."""
+    """Someone else's module; :class:`ImportError` for whatever its code raises (``SystemExit`` included) and for an
+    import longer than :data:`PLUGIN_IMPORT_S` (SIGALRM, main thread only). A real Ctrl-C stays the user's."""
     bounded = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] == 0
     interrupted: list[int] = []
     if bounded:
@@ -419,9 +396,8 @@ def parse_job_id(text: str) -> tuple[str, str, dict[str, str]] | None:
     return None
 
 
-#: Each cloud's libraries are an extra (pyproject.toml), named as its backend: a user of one cloud installs only
-#: that cloud's. They are imported lazily where used; when one is missing, :func:`missing_extra` turns Python's
-#: ``ModuleNotFoundError`` into the one line that names the install command (exit 2).
+#: Each cloud's libraries are an extra named as its backend, imported lazily; when one is missing,
+#: :func:`missing_extra` turns the ``ModuleNotFoundError`` into one line naming the install command (exit 2).
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: top-level module → (extra, what it is for a person), for the extras that are no backend's
@@ -432,8 +408,7 @@ OTHER_EXTRAS = {
 
 
 def extra_of(module: str) -> tuple[str, str] | None:
-    """``(extra, what it is for a person)`` of a top-level module, else None: a backend's cloud
-    libraries are that backend's extra, titled as the backend (asked only once one is missing)."""
+    """``(extra, its title)`` of a top-level module: a backend's cloud libraries are its extra; else None."""
     if module in OTHER_EXTRAS:
         return OTHER_EXTRAS[module]
     backend = sdk_modules().get(module)

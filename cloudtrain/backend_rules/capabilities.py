@@ -1,9 +1,6 @@
-"""What a backend can do, as one typed set, with its own reason for each thing it cannot.
-
-A neutral check asks ``Capability.X in backend.capabilities`` and, where it refuses, prints
-``backend.capabilities.refusal(Capability.X)``: the backend's own words (a default where it gave none).
-A new capability is one member here and one entry in the backends that have it, not a flag in each.
-"""
+"""What a backend can do, as one typed set, with its own reason for each thing it cannot: a check asks ``Capability.X in
+backend.capabilities`` and prints ``backend.capabilities.refusal(Capability.X)``. A new capability is one member here
+and one entry per backend that has it."""
 
 from __future__ import annotations
 
@@ -20,8 +17,7 @@ class Capability(enum.Enum):
     TPUS = "tpus"  # a TPU machine runs the TPU image (not: the CPU/GPU image, or none)
     WRITES_BUCKETS = "writes_buckets"  # its jobs write to bucket URIs (not: to local folders only)
     FOLLOWS_TARGET = "follows_target"  # runs under another backend's contract, the config's ``target``
-    #: Its jobs run on this machine, as the user: a run (not a cloud job) that reads every secret reference
-    #: with the user's credentials, has no region, project or bill, and stops on Ctrl-C
+    #: Its jobs run here, as the user: user credentials for secrets, no region, project or bill; Ctrl-C stops them
     RUNS_HERE = "runs_here"
     MANAGED_TENSORBOARD = "managed_tensorboard"  # a managed TensorBoard in the request (``tensorboard:``)
     SWEEPS_HERE = "sweeps_here"  # it runs a sweep's trials itself, one Optuna study here (not: the cloud tunes)
@@ -30,11 +26,9 @@ class Capability(enum.Enum):
     SPOT_MAX_WAIT = "spot_max_wait"  # its spot capacity takes a wait limit (``spot.max_wait``)
     FLEX_START = "flex_start"  # it has a flex-start scheduling strategy (``flex_start:``)
     SCRIPT_ARGS = "script_args"  # a ``package.script`` job takes the config's ``args`` (not only hyperparameters)
-    #: Its SDK passes a script ``--model_dir`` unasked (the SageMaker TensorFlow estimator's hyperparameter):
-    #: what a ``package.script`` job whose config leaves ``model_dir`` unset gets under its contract
+    #: Its SDK passes a script ``--model_dir`` unasked (the estimator's), so a script job gets it by default
     SCRIPT_MODEL_DIR = "script_model_dir"
-    #: It runs on a cluster it owns: no catalog of regions and machines; its own checks read region,
-    #: machine, data and scheduling, and the catalog's are not asked
+    #: It runs on a cluster it owns: no catalog; its own checks read region, machine, data and scheduling
     CLUSTER = "cluster"
     #: It runs the package in a Python environment it builds for the job, not in a training image
     BUILDS_ENVIRONMENT = "builds_environment"
@@ -107,8 +101,7 @@ class Capabilities:
         return own if own is not None else DEFAULT_REFUSALS.get(capability, Refusal("{title} cannot do that", ""))
 
 
-#: What a backend has when it says nothing: a cloud's job, billed, writing buckets, running containers (from
-#: any registry) and scripts with their args.
+#: What a backend has when it says nothing: a billed cloud job writing buckets, running containers and scripts.
 DEFAULT_CAPABILITIES = Capabilities.of(
     {
         Capability.BILLED,

@@ -1,13 +1,8 @@
 """What the config needs to know of a backend before any job exists: its facts, capabilities and name rules.
 
-:class:`BackendRules` is the ground floor of the backend interface: the config's schema and checks, the
-data schemes, the secrets checks and history read it through :func:`cloudtrain.backend_rules.interface`, and
-it names no config, spec or runtime type. The checks that take a loaded config are
-:class:`cloudtrain.config.rules.ConfigRules` (config time), those that build a spec
-:class:`cloudtrain.spec.SpecRules` (spec time); submitting and watching a job is
-:class:`cloudtrain.backends.base.Backend`. A backend states its :class:`Facts` and :class:`Words`, one
-frozen record each.
-"""
+:class:`BackendRules` is the ground floor of the backend interface and names no config, spec or runtime type; the
+config-time checks are :class:`cloudtrain.config.rules.ConfigRules`, the spec-time ones
+:class:`cloudtrain.spec.SpecRules`, and running a job :class:`cloudtrain.backends.base.Backend`."""
 
 from __future__ import annotations
 
@@ -32,8 +27,7 @@ class Hardware:
     memory_gb: float
 
     def unpriced(self, cloud: str, machine_type: str) -> MachineInfo:
-        """This machine as the catalog's record of one that is in no price list (a backend's own machines,
-        a cluster's node): no GPU model the catalog knows, no price."""
+        """This machine as a catalog record in no price list (a cluster's node): no known GPU model, no price."""
         return MachineInfo(
             cloud=cloud,
             machine_type=machine_type,
@@ -50,12 +44,9 @@ class Hardware:
 
 @dataclass(frozen=True)
 class BackendSettings:
-    """What one backend alone reads of a job: the base of each backend's own frozen record
-    (``cloudtrain/backends/<name>/``), reached as ``JobSpec.backend_settings``. This neutral
-    record is what a backend with no settings of its own gets (``local``)."""
+    """The base of each backend's own settings record (``JobSpec.backend_settings``), and the one of none."""
 
-    #: The job dir as given (ML Engine's), where a backend takes one: also the output dir, and where
-    #: packages and data are staged without ``staging_bucket``. None: the backend has none.
+    #: The job dir as given (ML Engine's): also the output dir and staging place without ``staging_bucket``.
     job_dir: str | None = None
 
     def summary_rows(self) -> tuple[tuple[str, str | None], ...]:
@@ -79,19 +70,16 @@ class Facts:
     #: What it can do (:class:`Capability`) and its reason for each thing it cannot, where it gives one
     capabilities: Capabilities = DEFAULT_CAPABILITIES
     image_region: str | None = None  # the region whose image rules apply; None: the config's region
-    #: Whose catalog and environment contract its jobs follow (a backend name); None: its own.
-    #: With ``Capability.FOLLOWS_TARGET``, the config's ``target`` comes first.
+    #: Whose catalog and contract its jobs follow (None: its own); with ``FOLLOWS_TARGET``, ``target`` first.
     contract: str | None = None
-    #: The kind of secret reference (:mod:`cloudtrain.secrets.refs`: ``gcp``, ``aws``) its jobs' launcher
-    #: reads on the training machine with the job's own identity; None: none (unless ``Capability.RUNS_HERE``)
+    #: The secret reference kind its launcher reads with the job's identity (``gcp``, ``aws``); None: none
     secret_kind: str | None = None
     max_channels: int | None = None  # the most ``data:`` channels a job may have
     channel_options: tuple[str, ...] = ()  # ``data:`` mapping keys it takes (``input_mode``)
     #: Image URIs in its own registry; without ``Capability.ANY_REGISTRY``, the only ``container:`` it runs
     image_registry: re.Pattern[str] | None = None
     tf_image: re.Pattern[str] | None = None  # its TensorFlow training images; groups: major, minor
-    #: Its machines by ``machine.type``, for a backend whose machines are in no catalog table: the neutral
-    #: ``describe``, ``nearest``, machine check and ``resolve_machine`` read them. Empty: the catalog's.
+    #: Its machines by ``machine.type``, for a backend in no catalog table; empty: the catalog's.
     machines: Mapping[str, Hardware] = field(default_factory=dict)
     #: ``details`` keys of its ``list_jobs`` statuses that ``list --backend`` shows as columns (Slurm: the cluster …)
     list_columns: tuple[str, ...] = ()
@@ -127,8 +115,7 @@ class BackendRules(Protocol):
     def words(self) -> Words: ...
 
     def fill_document(self, data: dict[str, Any]) -> list[tuple[tuple[str, ...], str, str]]:
-        """Before validation: fill in the keys every backend's schema requires that this one decides
-        itself; one ``(path, message, hint)`` per key written that it does not take."""
+        """Before validation: fill the required keys this backend decides; ``(path, message, hint)`` per one refused."""
         ...
 
     def job_name(self, name: str, tail: str) -> str:
@@ -149,8 +136,7 @@ class BackendRules(Protocol):
 
 
 class RuleDefaults:
-    """Neutral defaults for :class:`BackendRules`' methods; a backend class inherits them (through
-    :class:`cloudtrain.backends.base.BackendFacts`) and states its ``facts`` and ``words``."""
+    """Neutral defaults for :class:`BackendRules`' methods, inherited by backends with their ``facts``, ``words``."""
 
     facts: ClassVar[Facts] = Facts()
     words: ClassVar[Words] = Words()

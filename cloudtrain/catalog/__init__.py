@@ -1,21 +1,12 @@
 """The clouds' catalogs as data: regions, machine types, accelerators, prices, TensorFlow images.
 
-Everything comes from ``data/*.json`` (and, for SageMaker images, from the tables that
-sagemaker-core ships), loaded on first use. No cloud SDK and no TensorFlow is imported.
+Everything comes from ``data/*.json`` (SageMaker's images from sagemaker-core's tables), loaded on first use; no cloud
+SDK, no TensorFlow. The code names no cloud: ``data/clouds.json`` lists them with what sets each apart, and each table's
+``tensorflow_images.uri_rules`` picks its image module. Which region offers which accelerators is
+``data/accelerator_regions.json`` (:mod:`.availability`).
 
-The code names no cloud: ``data/clouds.json`` lists the clouds in their order with what sets each
-apart (title, machine table, TPU table, accelerator naming, cross-cloud region table), and each
-table's ``tensorflow_images.uri_rules`` picks the module that builds its image URIs
-(``images_template.py``, ``images_sdk_table.py``).
-
-Which region offers which accelerators is ``data/accelerator_regions.json`` (:mod:`.availability`),
-with its source pages and read dates.
-
-Updating: edit ``data/vertex.json`` / ``data/sagemaker.json`` / ``data/vertex_tpus.json`` (each names
-its sources, the price region and the date the prices stand for) and run ``pytest tests/catalog``;
-SageMaker image versions follow the installed sagemaker-core, checked against its own ``retrieve``
-by the slow tests. A cloud is added as an entry of ``data/clouds.json`` and its table.
-"""
+Updating: edit the table (each names its sources, price region and date) and run ``pytest tests/catalog``; a cloud is
+added as an entry of ``data/clouds.json`` and its table."""
 
 from __future__ import annotations
 
@@ -114,12 +105,8 @@ def built_in_gpus(cloud: str, machine_type: str) -> bool:
 def resolve_machine(
     cloud: str, machine_type: str, accelerator: str | None, accelerator_count: int | None
 ) -> MachineInfo:
-    """The machine with its accelerators, or a CatalogError naming the nearest valid combinations.
-
-    Built-in GPUs (Vertex A2/A3/G2, SageMaker instance types) may be omitted, and must match
-    when given; accelerator names are accepted in any common spelling ("T4", "NVIDIA_TESLA_T4").
-    TPU VMs come from :mod:`.tpus` (``info.tpu`` set) on the one cloud that has them (Vertex AI).
-    """
+    """The machine with its accelerators, or a CatalogError naming the nearest valid ones. Built-in GPUs may be omitted
+    (must match when given); any common GPU spelling; TPUs from :mod:`.tpus`."""
     if _tpus.is_tpu(machine_type):
         if cloud == tpu_cloud():
             return _tpus.resolve(machine_type, accelerator, accelerator_count)
@@ -161,12 +148,8 @@ def tpu_machine_types() -> tuple[str, ...]:
 
 
 def machines(cloud: str | None = None, gpu: str | None = None, *, every_combination: bool = False) -> list[MachineInfo]:
-    """Valid machines for the ``cloudtrain machines`` table, by cloud, GPU, count and price.
-
-    Machines with attachable GPUs (Vertex N1) show each GPU × count once, on the smallest
-    machine that takes it, unless ``every_combination``. ``gpu`` takes in its family ("A100"
-    lists the 80 GB A100 too). An unknown ``gpu`` gives ``[]``.
-    """
+    """Valid machines for ``cloudtrain machines``: attachable GPUs × count once, on the smallest machine taking them,
+    unless ``every_combination``; ``gpu`` takes in its family, unknown gives ``[]``."""
     rows: list[MachineInfo] = []
     for name in (cloud,) if cloud else clouds():
         table = _cloud(name)

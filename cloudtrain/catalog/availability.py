@@ -1,13 +1,8 @@
-"""Which regions offer a machine's accelerators, and which of them are nearest, from
-``data/accelerator_regions.json`` (each cloud's rows with the pages they rest on and the date each
-was checked).
+"""Which regions offer a machine's accelerators, and which are nearest, from ``data/accelerator_regions.json``.
 
-A cloud's ``offered`` table is keyed by accelerator name (``NVIDIA_TESLA_T4``) or by machine series
-(``ml.p4d``): a machine is looked up by its series first, then its accelerator. A machine whose keys
-have no row is not checked offline. A row's ``regions`` decide; its ``confirmed`` regions are named
-by the training service's own page, its ``unverified`` ones only by the cloud's compute service
-(:func:`unverified`). Distances are great-circle distances between the regions' cities.
-"""
+Rows are keyed by machine series (``ml.p4d``), else accelerator (``NVIDIA_TESLA_T4``); a machine with no row is not
+checked offline. ``confirmed`` regions are named by the training service's page, ``unverified`` ones only by the compute
+service (:func:`unverified`). Distances are great-circle, between the regions' cities."""
 
 from __future__ import annotations
 
@@ -109,15 +104,13 @@ def _partition(cloud: str, region: str) -> str:
 
 
 def _suggestions(m: MachineInfo, region: str, regions: tuple[str, ...]) -> list[str]:
-    """``regions`` nearest first, those in ``region``'s partition only (another needs another account)
-    unless none is."""
+    """``regions`` nearest first, only those in ``region``'s partition (another needs another account), unless none."""
     mine = [r for r in regions if _partition(m.cloud, r) == _partition(m.cloud, region)]
     return nearest(region, mine or list(regions))
 
 
 def nearest_offering(m: MachineInfo, region: str) -> str | None:
-    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does
-    (None: none does)."""
+    """``region`` when it offers ``m``'s accelerators (or the data cannot tell), else the nearest that does, or None."""
     regions = regions_offering(m)
     if regions is None or offers(m, region):
         return region

@@ -1,10 +1,5 @@
-"""Which clouds the catalog holds and how they differ, from ``data/clouds.json``.
-
-The catalog's code names no cloud: each fact that sets one apart (its place in the listing, its
-title in messages, its machine table, whether its accelerators have names of their own, which one
-runs TPU VMs, which cross-cloud region table leads to it) is read here, so that a cloud is added
-or changed as data.
-"""
+"""Which clouds the catalog holds and how they differ, from ``data/clouds.json``: each fact that sets one apart is read
+here, so the catalog's code names no cloud and a cloud is added as data."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""What a finished job cost, from the cloud's own record × the catalog's list price.
-
-Each backend reads its own record (``Backend.cost_after``: SageMaker's billable seconds,
-Vertex AI's start and end times × its pools; :func:`cloudtrain.backends.cost.cost_after` asks each).
-Every figure names the price's region and date: the catalog prices one reference region per cloud
-(us-central1, us-east-1), which is said in each line when the job ran elsewhere.
-"""
+"""What a finished job cost: the cloud's own record (``Backend.cost_after``) × the catalog's list price. Each figure
+names the price's reference region and date, said in the line when the job ran elsewhere."""
 
 from __future__ import annotations
 

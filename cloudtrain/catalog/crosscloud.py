@@ -1,11 +1,6 @@
-"""The nearest thing a cloud offers: a GPU at least as fast, a machine by GPU model and count,
-a region of the other cloud, a TensorFlow version.
-
-Pure lookups in the catalog's data (``data/gpus.json`` ranks GPUs by ``training_tflops``,
-``data/crosscloud.json`` pairs Google Cloud and AWS regions, ``data/clouds.json`` says which table
-leads to which cloud). Used for retired ML Engine hardware (K80 → T4) and for configs moved between
-Vertex AI and SageMaker.
-"""
+"""The nearest thing a cloud offers: a GPU at least as fast, a machine by GPU model and count, a region of the other
+cloud, a TensorFlow version. Pure lookups in ``data/gpus.json``, ``data/crosscloud.json`` and ``data/clouds.json``, for
+retired ML Engine hardware and configs moved between clouds."""
 
 from __future__ import annotations
 
@@ -67,9 +62,8 @@ def replacement_gpu(cloud: str, model: str) -> str:
 
 
 def nearest_machine(cloud: str, model: str | None, count: int, vcpus: int, memory_gb: float) -> MachineInfo:
-    """The cheapest machine on ``cloud`` with ``count`` × the replacement of GPU ``model`` (the nearest
-    count offered, the larger on a tie) and at least ``vcpus`` and ``memory_gb``, else the roomiest.
-    ``model`` None: a CPU machine of that size."""
+    """The cheapest machine on ``cloud`` with ``count`` (nearest offered, larger on a tie) × ``model``'s replacement and
+    at least ``vcpus`` and ``memory_gb``, else the roomiest; ``model`` None: CPU."""
     combos = table(cloud).combos
     if model is None or count == 0:
         rows = [m for m in combos if not m.accelerator_count]
@@ -98,9 +92,8 @@ def nearest_region(cloud: str, region: str) -> str | None:
 
 
 def mapped_tensorflow(version: str, offered: tuple[str, ...], title: str) -> tuple[str, str | None]:
-    """The image version a cloud runs for ``version`` and, when it is another one, why: the one rule every
-    path follows (a config's ``image.tensorflow``, gcloud's ``--runtime-version``, an estimator's
-    ``framework_version``, ``--set backend=``, a fallback on another cloud), for one ``mapped:`` line."""
+    """The image version a cloud runs for ``version`` and, when another, why: the one rule every path follows
+    (``image.tensorflow``, ``--runtime-version``, ``--set backend=``, a fallback)."""
     exact = ".".join(str(version).strip().split(".")[:2])
     chosen = nearest_tensorflow(exact, offered)
     if chosen == exact:
@@ -113,15 +106,13 @@ def mapped_tensorflow(version: str, offered: tuple[str, ...], title: str) -> tup
 
 
 def python_version(value: str | None) -> str | None:
-    """An image's Python as ``"3.10"`` from any spelling (``"3.10"``, ``"py310"``); None for Python 3 as a
-    whole (``"py3"``, ``"3"``, the SageMaker SDK's own spelling) or none given."""
+    """An image's Python as ``"3.10"`` from any spelling (``py310``); None for plain Python 3 or none."""
     digits = str(value or "").strip().removeprefix("py").replace(".", "")
     return f"{digits[0]}.{digits[1:]}" if len(digits) > 1 and digits.isdigit() else None
 
 
 def nearest_tensorflow(version: str, offered: tuple[str, ...]) -> str:
-    """The offered version nearest to ``version`` by major.minor, the newer on a tie; with none of its major
-    version (TensorFlow 1), the newest."""
+    """The offered version nearest ``version`` by major.minor, the newer on a tie; else the newest."""
     exact = ".".join(version.split(".")[:2])
     if exact in offered:
         return exact

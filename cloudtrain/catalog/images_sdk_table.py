@@ -1,12 +1,9 @@
-"""TensorFlow training images read from the image table an installed SDK ships (``uri_rules: sdk_table``
-in the cloud's ``tensorflow_images``; SageMaker's, from sagemaker-core).
+"""TensorFlow training images from the table an installed SDK ships (``uri_rules: sdk_table``; SageMaker's, from
+sagemaker-core).
 
-The table (``sdk_table`` inside the package ``sdk_package``: sagemaker-core's
-``sagemaker/core/image_uri_config/tensorflow.json``) is opened as a plain file, found through
-``importlib.util.find_spec`` (which does not run the package): importing ``sagemaker.core`` costs
-seconds. The URI is built the way ``sagemaker.core.image_uris.retrieve`` builds it: per-region
-registry account, version aliases, Python versions, processors.
-"""
+The table is opened as a plain file found by ``importlib.util.find_spec`` (importing ``sagemaker.core`` costs seconds),
+and the URI built as ``sagemaker.core.image_uris.retrieve`` does: registry account per region, version aliases, Python
+versions, processors."""
 
 from __future__ import annotations
 

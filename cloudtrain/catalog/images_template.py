@@ -1,11 +1,6 @@
-"""Prebuilt TensorFlow training images whose URI is one template over a version table (``uri_rules:
-template`` in the cloud's ``tensorflow_images``; Vertex AI's).
-
-Each major.minor version names its Python; the template takes the region's ``image_prefix``, the
-processor, the version and the Python, e.g.
-``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``,
-where the region picks the Artifact Registry multi-region (us, europe, asia).
-"""
+"""Prebuilt TensorFlow training images whose URI is one template over a version table (``uri_rules: template``; Vertex
+AI's), e.g. ``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``, the
+region picking the multi-region."""
 
 from __future__ import annotations
 

@@ -9,12 +9,8 @@ from cloudtrain.errors import UsageError
 
 
 class CatalogError(UsageError, ValueError):
-    """A region, machine, accelerator, count or image the cloud would refuse.
-
-    ``str()`` says what was received and what is allowed; ``alternatives`` names the
-    nearest valid options, best first; ``field`` is the setting at fault: ``cloud``,
-    ``region``, ``machine_type``, ``accelerator``, ``accelerator_count`` or ``tensorflow``.
-    """
+    """A region, machine, accelerator, count or image the cloud would refuse: ``str()`` says what was received and what
+    is allowed, ``alternatives`` the nearest valid options, ``field`` the setting at fault."""
 
     def __init__(self, message: str, alternatives: Sequence[str] = (), *, field: str | None = None):
         super().__init__(message)

@@ -1,12 +1,5 @@
-"""One cloud's machine table, read from its JSON: machine types, accelerators, what fits where.
-
-Two kinds of machine types, both pure data:
-
-* built-in GPUs (Vertex A2/A3/G2, every SageMaker instance type): the series names the
-  accelerator and each type its fixed count (0 for CPU-only SageMaker types);
-* attachable GPUs (Vertex N1): the series names a rule set; each rule is a GPU count with the
-  most vCPUs and memory a machine may have to take that many GPUs of that model.
-"""
+"""One cloud's machine table, read from its JSON: built-in GPUs (a series names its accelerator, each type its count)
+and attachable ones (Vertex N1: per GPU count, the most vCPUs and memory a machine may have)."""
 
 from __future__ import annotations
 

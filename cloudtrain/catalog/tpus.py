@@ -1,13 +1,6 @@
-"""TPU VMs as data, from the table ``data/clouds.json`` names (``data/vertex_tpus.json``, Vertex AI's): types,
-chips, topologies, regions, prices, images.
-
-Two forms, as Vertex names them: ``cloud-tpu`` with ``acceleratorType`` TPU_V2/TPU_V3 and
-``acceleratorCount`` 8 (TensorCores of one TPU VM), and the v5e types ``ct5lp-hightpu-1t/4t/8t``
-whose chips are built in and which take a ``tpuTopology``. Only single-host TPU VMs run for
-now: a slice over several hosts (a pod) is refused in one line. TPUs are kept apart from the
-GPU tables so that no GPU mapping (legacy tiers, the other cloud, fallbacks) lands on one
-by accident.
-"""
+"""TPU VMs as data, from ``data/vertex_tpus.json``: ``cloud-tpu`` with TPU_V2/TPU_V3 × 8 and the v5e ``ct5lp-hightpu-*``
+types that take a ``tpuTopology``. Only single-host TPU VMs run; a pod slice is refused in one line. Kept apart from the
+GPU tables, so no GPU mapping lands on one by accident."""
 
 from __future__ import annotations
 
@@ -266,9 +259,8 @@ def check_job(
     own_image: bool,
     image_prefix: str | None,
 ) -> None:
-    """One TPU job on Vertex AI: the type's topology, a region that has it, one host, TensorFlow >= 2.15 with
-    a prebuilt TPU image unless ``own_image``. CatalogError with ``field`` tpu_topology, region,
-    replica_count or tensorflow."""
+    """One TPU job on Vertex AI: the type's topology, a region that has it, one host, TensorFlow >= 2.15 with a prebuilt
+    TPU image unless ``own_image``. CatalogError with ``field`` tpu_topology, region, replica_count or tensorflow."""
     check_topology(m, topology)
     check_region(m, region)
     if replica_count > 1:

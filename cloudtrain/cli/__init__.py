@@ -1,9 +1,7 @@
 """The ``cloudtrain`` command line: one error funnel, lazy backends.
 
-Every user-facing failure is a :class:`CloudtrainError`: one ``error:`` line, exit code 2
-for bad input, the traceback only with ``--debug``. Cloud SDKs and TensorFlow are imported
-only by the backend a command actually uses.
-"""
+Every user-facing failure is a :class:`CloudtrainError`: one ``error:`` line, exit code 2 for bad input, the traceback
+only with ``--debug``. Cloud SDKs and TensorFlow are imported only by the backend a command actually uses."""
 
 from __future__ import annotations
 
@@ -104,9 +102,8 @@ _AS_CTRL_C = ("SIGTERM", "SIGHUP")  # kill or a CI timeout; the terminal closed 
 
 
 def _terminate_as_interrupt() -> dict[int, Callable[[int, FrameType | None], Any] | int | None] | None:
-    """SIGTERM (``kill``, a CI timeout) and SIGHUP (the terminal closed) unwind like Ctrl-C, so temp
-    folders and uploads are cleaned up and a local run's replicas stopped on the way out. A signal
-    already ignored (``nohup``) stays ignored. Returns the handlers to restore (None off the main thread)."""
+    """SIGTERM and SIGHUP unwind like Ctrl-C, so temp folders, uploads and local replicas are cleaned up; a signal
+    already ignored (``nohup``) stays so. The handlers to restore (None off the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 

@@ -24,10 +24,8 @@ _STOP_WORDS: dict[StopStep, str] = {
 
 
 class FollowPrinter:
-    """A followed job as the CLI prints it (:class:`cloudtrain.app.follow.FollowView`): its lines by replica
-    (or ``show_line``: ``logs -o json``, a JSON object per line on stdout), a live status line on a terminal,
-    the steps of a cancel, then the summary and the outcome on ``console``. DEBUG lines (a local run's
-    TensorFlow start-up noise) only with ``debug``."""
+    """A followed job as the CLI prints it (:class:`cloudtrain.app.follow.FollowView`): lines by replica (or
+    ``show_line``), a live status line, a cancel's steps, the summary; DEBUG only with ``debug``."""
 
     def __init__(
         self,
@@ -68,10 +66,8 @@ def follow(
     drain: float | None = None,
     show_line: Show | None = None,
 ) -> None:
-    """Stream logs until the job ends (:class:`FollowPrinter` prints it); exit with its outcome. Ctrl-C
-    detaches or cancels. Cloud trouble while following (5xx, throttling, refused connections) is retried
-    by the backend's follower; only an outage it gives up on ends here, with exit code 3, never 1 (kept
-    for a job that failed). ``drain``: the stop rule's quiet period (``--drain``)."""
+    """Stream logs until the job ends (:class:`FollowPrinter`) and exit with its outcome; Ctrl-C detaches or cancels. An
+    outage the backend's follower gives up on exits 3, never 1 (a failed job's)."""
     watched = progress or watch_progress(handle)
     view = FollowPrinter(console, watched, live=live, output=output, debug=debug, show_line=show_line)
     try:

@@ -57,8 +57,7 @@ else:
 
 
 class JobId(_TextType):
-    """A job as people name it: its id, ``last``, a unique prefix or suffix of an id in this machine's history
-    (:func:`cloudtrain.history.expand`), a run folder, a cloud's full name."""
+    """A job as people name it: id, ``last``, a unique part of one in history, a run folder, a full name."""
 
     name = "JOB"
 
@@ -148,11 +147,8 @@ def debug_option() -> click.Option:
     )
 
 
-#: Each top-level command's module and the text its line in ``cloudtrain --help`` is cut from. A command's
-#: module is imported when that command runs, so ``--help`` and each command pay only for their own imports
-#: (tests/cli/test_lazy_commands.py keeps this table equal to what the modules define). The commands of
-#: the formats a backend owns (gcloud's forms, an estimator) are the backend's, from the registry
-#: (:func:`cloudtrain.backends.commands`).
+#: Each top-level command's module (imported when it runs, so each pays only its own imports) and its ``--help``
+#: text; tests/cli/test_lazy_commands.py keeps it equal to the modules. Format commands are the backends'.
 COMMANDS: dict[str, tuple[str, str]] = {
     "cache": (
         "cloudtrain.cli.cache",
@@ -290,8 +286,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     \b
       cloudtrain submit --config job_configs/gpu4.yaml --dry-run   # the exact request
       cloudtrain submit --config job_configs/gpu4.yaml --local     # run it on this machine
-      cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud
-    """
+      cloudtrain submit --config job_configs/gpu4.yaml             # run it in the cloud"""
     ctx.obj = {"debug": debug}
     _show_backend_notes(debug)
 

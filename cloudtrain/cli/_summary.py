@@ -161,8 +161,7 @@ def _data_rows(spec: JobSpec) -> dict[str, str]:
 
 
 def _batch_line(spec: JobSpec) -> str | None:
-    """The global batch the trainer will use: per replica × replicas (it scales it; printed again when a
-    fallback changes the GPU count)."""
+    """The global batch: per replica × replicas (printed again when a fallback changes the GPU count)."""
     per_replica = next(
         (int(m[1]) for a in spec.module_args() if (m := re.fullmatch(r"--batch[-_]size=(\d+)", a))), None
     )

@@ -198,8 +198,7 @@ def _fit(text: str, width: int, *, left: bool = False) -> str:
 
 
 def _sweep_state(job_id: str) -> str | None:
-    """``SUCCEEDED: 8/8 trials, best val_accuracy=0.9811 (trial 5)``; UNKNOWN (and one warning) when its
-    state files are damaged; None when it cannot be read now (a cloud out of reach)."""
+    """``SUCCEEDED: 8/8 trials, best …``; UNKNOWN (one warning) when damaged; None when out of reach."""
     try:
         table = load_results(job_id)
     except StateError as exc:

@@ -1,8 +1,7 @@
 """Checks that need more than the schema: the cloud catalog and the file system.
 
 Everything a cloud would reject after an upload is refused here, offline, with the line
-of the offending key and the nearest valid alternatives.
-"""
+of the offending key and the nearest valid alternatives."""
 
 from __future__ import annotations
 
@@ -69,8 +68,7 @@ class _Job:
         find: Callable[[], object],
         path: tuple[str, ...] | Callable[[catalog.CatalogError], tuple[str, ...]] | None = None,
     ) -> None:
-        """``find()``, a catalog look-up; its refusal at ``path`` (or the path it gives for the error; else the
-        machine's field the error names), with the nearest valid."""
+        """``find()``, a catalog look-up; its refusal at ``path`` (or where it says), with the nearest valid."""
 
         def check() -> None:
             try:
@@ -106,8 +104,7 @@ def _region_and_machine(job: _Job) -> None:
         lambda: catalog.resolve_machine(cfg.cloud, m.type, m.accelerator, m.accelerator_count),
     )
     if job.problems.failed("machine") and not job.problems.failed("machine.type"):
-        # another key of machine: failed (an unknown key, a bad count): the type alone is still
-        # checked, as it depends on no other key of the section
+        # another key of machine: failed; the type alone is still checked, as it depends on no other key
         job.run([(("target", "backend", "machine.type"), lambda: _machine_type(job.loaded))])
     if not job.has(Capability.FOLLOWS_TARGET):  # a local run needs no region's GPUs
         job.run([(("target", "backend", "region", "machine"), lambda: _offered(job.loaded))])
@@ -256,9 +253,8 @@ CHECKS: tuple[Callable[[_Job], None], ...] = (
 
 
 def check_config(loaded: LoadedConfig, problems: Problems | None = None) -> None:
-    """Every check of :data:`CHECKS` whose fields are valid, each error collected (:class:`Problems`);
-    raises them at the end. ``problems`` may already hold the schema's errors: checks reading those
-    fields are skipped."""
+    """Every check of :data:`CHECKS` whose fields are valid, each error collected (:class:`Problems`); raises them at
+    the end. ``problems`` may already hold the schema's errors: checks reading those fields are skipped."""
     problems = problems if problems is not None else Problems()
     job = _Job(loaded, problems, rules(loaded.config.backend))
     for check in CHECKS:
@@ -423,10 +419,8 @@ SYSTEM_FOLDERS = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc"))
 
 
 def local_folder_problem(source: str, base: Path) -> tuple[str, str] | None:
-    """Why a local data folder is refused before anything is read (the problem, the fix); None if it is not.
-
-    A relative path may not climb above the config's folder (judged on the text, so a data folder
-    that is itself a link to a disk elsewhere is fine); no path may name the root or a system folder."""
+    """Why a local data folder is refused before anything is read (problem, fix), or None: a relative path may not climb
+    above the config's folder (judged on the text), and no path may name the root or a system folder."""
     if not source.strip():
         return (
             "an empty path would be the config's own folder, uploading everything beside the config",

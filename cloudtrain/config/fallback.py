@@ -1,12 +1,6 @@
-"""``fallback:`` entries → whole candidate configs, each validated offline like the main one.
-
-A candidate is the main config with the entry's keys laid over it: ``machine.type`` alone drops
-the main accelerator (a SageMaker instance type implies its GPUs); a different ``backend`` makes
-the candidate go through :func:`cloudtrain.config.crosscloud.fit_to_cloud`, so what the other cloud
-lacks (machine, region, TensorFlow image) is mapped to its nearest with one line each — unless
-the entry gives it. An error in a candidate points at the entry's own line when the entry set the
-offending key, else at the main config's.
-"""
+"""``fallback:`` entries → whole candidate configs, each validated offline like the main one: the entry's keys laid over
+the main config (``machine.type`` alone drops the accelerator), another ``backend`` mapped by
+:func:`cloudtrain.config.crosscloud.fit_to_cloud`. An error points at the entry's line when the entry set the key."""
 
 from __future__ import annotations
 
@@ -28,12 +22,8 @@ _NOT_INHERITED = ("fallback",)
 
 
 def expand(loaded: Any, load_candidate: Callable[..., Any], *, strict: bool = False) -> tuple[Any, ...]:
-    """Every fallback entry of ``loaded`` (a LoadedConfig) as a LoadedConfig of its own, in order.
-
-    ``load_candidate(doc: LoadedYaml, *, translate: bool) -> LoadedConfig`` validates one
-    candidate document (the same path the main config took after its translation); a candidate
-    on another backend is translated (machine, region) and runs the main request's TensorFlow
-    and Python (:func:`same_runtime`). ``strict``: a mapping is an error (``--strict-legacy``)."""
+    """Every fallback entry of ``loaded`` as a LoadedConfig of its own, in order, validated by ``load_candidate``; one
+    on another backend is translated and keeps the main runtime (:func:`same_runtime`)."""
     source: LoadedYaml = loaded.source
     entries = source.data.get("fallback") or []
     out = []
@@ -65,11 +55,8 @@ def _in_candidate(exc: ConfigError, index: int) -> ConfigError:
 
 
 def same_runtime(main: Any, doc: LoadedYaml, entry: dict[str, Any]) -> list[str]:
-    """Give a candidate on another backend the main request's TensorFlow and Python where that backend
-    offers them, else the nearest newer (the newest, when it has none newer); one ``mapped:`` line each.
-
-    Without this a candidate ran its own cloud's default image: TF 2.21 on SageMaker for a main
-    request on 2.17. What the entry says itself is left alone."""
+    """Give a candidate on another backend the main request's TensorFlow and Python, else the nearest newer (or newest),
+    one ``mapped:`` line each, not its cloud's default image; the entry's own win."""
     cfg = main.config
     cloud = doc.data.get("backend")
     written = entry.get("image")

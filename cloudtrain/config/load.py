@@ -105,14 +105,10 @@ def load_document(
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
 
-    ``--set`` applies first, to the document as written, so it can change legacy keys too; then
-    the old formats are translated and the config is fitted to its cloud. ``strict`` turns every
-    mapping line into an error (``--strict-legacy``). Every error whose inputs are valid is
-    reported at once (:class:`~cloudtrain.config.problems.Problems`); a file that cannot be read
-    as YAML stops at once. ``translate``: the other cloud's machine type is mapped, not refused
-    (a fallback candidate on another backend); translated formats and ``--set backend=…`` ask
-    for it too.
-    """
+    ``--set`` applies first, to the document as written; then old formats are translated and the config fitted to its
+    cloud. ``strict``: a mapping line is an error (``--strict-legacy``). Every error with valid inputs is reported at
+    once (:class:`~cloudtrain.config.problems.Problems`); unreadable YAML stops at once. ``translate``: the other
+    cloud's machine type is mapped, not refused (translated formats and ``--set backend=…`` ask for it too)."""
     problems = Problems()
     for override in overrides:
         problems.run((), partial(apply_override, loaded, override))
@@ -175,9 +171,7 @@ def _fit_to_cloud(
 
 
 def _translate_format(loaded: LoadedYaml, notes: list[str]) -> bool:
-    """A document in a backend's own format (keys cloudtrain does not have: ML Engine's ``trainingInput``, …)
-    becomes cloudtrain's keys, its notes added to ``notes``; whether it was one. Asks the backends in
-    registry order; a document of cloudtrain's keys alone imports none of them."""
+    """A document in a backend's own format as cloudtrain's keys, its notes added; whether it was one."""
     if not set(loaded.data) - set(registered_config().model_fields):
         return False
     for _name, backend in usable():
@@ -221,8 +215,7 @@ def _cut(text: str, limit: int = 60) -> str:
 
 
 def _one_accelerator_by_default(data: Any) -> None:
-    """``machine: {accelerator: T4}`` with no count means one of them, as gcloud's ``--accelerator type=…``
-    does (count 1); a count written, even 0, is kept."""
+    """``machine: {accelerator: T4}`` with no count means one, as gcloud's ``--accelerator``; a written count stays."""
     machine = data.get("machine") if isinstance(data, dict) else None
     if isinstance(machine, dict) and machine.get("accelerator") and "accelerator_count" not in machine:
         machine["accelerator_count"] = 1
@@ -350,10 +343,7 @@ def _has(container: dict[str, Any] | list[Any], key: str | int) -> bool:
 
 
 def _translate_all(errors: list[dict[str, Any]], loaded: LoadedYaml) -> list[tuple[Path_, ConfigError]]:
-    """Each value pydantic refused as one line, with the data path to leave out on the second reading.
-
-    Errors about one value (a union's alternatives, a block and a key in it) make one line; an
-    unknown key people write for a known one explains the "missing" that it causes."""
+    """Each refused value as one line, with the data path to leave out when the data is read again."""
 
     remaining = list(errors)
     for alias in [e for e in errors if e["type"] == "extra_forbidden" and _alias_of(e["loc"])]:
@@ -446,8 +436,7 @@ def _translate(errors: list[dict[str, Any]], loaded: LoadedYaml) -> ConfigError:
 
 
 def _unknown_key_hint(path: Path_, loaded: LoadedYaml) -> str:
-    """The fix for an unknown key: the key people write for a known one, the nearest allowed key, or the
-    block it belongs under when it lost its indentation; else the keys allowed there."""
+    """The fix for an unknown key: its known name, the nearest key, the block it lost, else the allowed keys."""
     around = _record_at(path[:-1], keys_between=True)
     allowed = sorted(around.model_fields if around else ())
     alias = _alias_of(path)
@@ -540,9 +529,8 @@ def _data_path(error: dict[str, Any]) -> Path_:
 
 
 def _record_at(path: Path_, *, keys_between: bool = False) -> type[Record] | None:
-    """The record a config path holds (``("machine",)`` → Machine), if it holds one. ``keys_between``: a part
-    that is no field (the NAME of ``data.NAME``) is passed over, and a field holding no record keeps the one
-    around it (where an unknown key's allowed keys are read)."""
+    """The record a config path holds, if any (``("machine",)`` → Machine); with ``keys_between`` a non-field part
+    (``data.NAME``) is passed over and a non-record field keeps the one around it."""
     model: type[Record] | None = registered_config()
     for part in path:
         fields = model.model_fields if model is not None else {}

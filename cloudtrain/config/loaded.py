@@ -1,8 +1,7 @@
 """The result of loading a config: the validated config and where each part of it came from.
 
 Its own module so that the checks run while loading (:mod:`cloudtrain.config.checks`,
-:mod:`cloudtrain.config.script_mode`) can take it without importing the loader that calls them.
-"""
+:mod:`cloudtrain.config.script_mode`) can take it without importing the loader that calls them."""
 
 from __future__ import annotations
 
@@ -49,9 +48,8 @@ class LoadedConfig:
 
 
 # --- no control character in a string that can reach a script line, a command line or a file name -----------
-# A newline in slurm.workdir or the config file's name ended an #SBATCH line of the batch script and ran the
-# rest on the node. Values that travel as data (env, args, hyperparameters, secrets: JSON and argv, never
-# script text) and slurm.setup (shell lines the user writes) keep theirs.
+# A newline in slurm.workdir ended an #SBATCH line and ran the rest on the node. Values that travel as data
+# (env, args, hyperparameters, secrets) and slurm.setup (the user's shell lines) keep theirs.
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DATA = {("env",), ("args",), ("hyperparameters",), ("secrets",), ("fallback",), ("slurm", "setup")}

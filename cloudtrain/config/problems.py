@@ -1,9 +1,5 @@
-"""Collect every error of a config instead of stopping at the first (issue #28, item 2).
-
-A check runs only when the fields it reads passed so far: a check that depends on a field that
-already failed is skipped, so each mistake is reported once, where it was made. The errors come
-out in the order a user fixes them: ``--set`` first, then the gcloud flags, then by file line.
-"""
+"""Collect every error of a config instead of stopping at the first: a check whose fields already failed is skipped, so
+each mistake is reported once, in the order a user fixes them (``--set``, the gcloud flags, then by line)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
 """Which Google Cloud project a Vertex job runs in, looked up the way gcloud users expect.
 
-In this order, the first that names one wins:
-
-1. ``--project`` (the gcloud forms' flag);
-2. the config's ``project`` (or ``--set project=…``);
-3. ``CLOUDSDK_CORE_PROJECT``;
-4. gcloud's active configuration: ``$CLOUDSDK_CONFIG`` or ``~/.config/gcloud``, the name from
-   ``$CLOUDSDK_ACTIVE_CONFIG_NAME`` or the ``active_config`` file (else ``default``),
-   ``[core] project`` in ``configurations/config_<name>``;
-5. ``GOOGLE_CLOUD_PROJECT``;
-6. ``quota_project_id``, then ``project_id``, read from the Application Default Credentials
-   JSON (``$GOOGLE_APPLICATION_CREDENTIALS`` or ``application_default_credentials.json`` in
-   gcloud's folder).
-
-Files are read, never executed: gcloud is not run, and google-auth's own lookup is not
-called (with gcloud-made credentials it runs ``gcloud config get project`` in a subprocess).
-"""
+The first that names one wins: ``--project``; the config's ``project``; ``CLOUDSDK_CORE_PROJECT``; gcloud's active
+configuration (``[core] project`` of ``configurations/config_<name>``); ``GOOGLE_CLOUD_PROJECT``; the Application
+Default Credentials' ``quota_project_id``, then ``project_id``. Files are read, never run: google-auth's own lookup
+would run ``gcloud config get project``."""
 
 from __future__ import annotations
 
@@ -36,11 +24,8 @@ def find_project(
     *,
     configuration: str | None = None,
 ) -> tuple[str | None, str]:
-    """``(project, where it came from)``; ``(None, what was searched)`` when nothing names one.
-
-    ``configured`` is the config's own value with its origin (``"job.yaml:3"``, ``"--set"``);
-    ``configuration`` is gcloud's ``--configuration`` flag.
-    """
+    """``(project, where it came from)``; ``(None, what was searched)`` when nothing names one. ``configured``: the
+    config's value and origin; ``configuration``: gcloud's ``--configuration``."""
     if flag:
         return flag, "--project"
     if configured and configured[0]:

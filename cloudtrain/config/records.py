@@ -5,8 +5,7 @@ The schema (:mod:`cloudtrain.config.schema`) is written as pydantic models are (
 pydantic's reading interface (``model_fields``, ``model_fields_set``, ``model_dump``, ``model_copy``),
 without pydantic's import and validator build, most of a dry run's own time. :func:`validate` reads plain
 YAML data, collecting every error with pydantic's kind, location and words (tests/config/test_records.py
-compares the two); :func:`json_schema` writes pydantic's JSON Schema of the records.
-"""
+compares the two); :func:`json_schema` writes pydantic's JSON Schema of the records."""
 
 from __future__ import annotations
 
@@ -80,8 +79,7 @@ class BeforeValidator:
 
 
 def no_float_version(value: object) -> object:
-    """``tensorflow: 2.10`` is the float 2.1 in YAML: refuse numbers, ask for quotes. A validator of the
-    schema's and the backends' sections' version fields."""
+    """``tensorflow: 2.10`` is the float 2.1 in YAML: the version fields refuse numbers and ask for quotes."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f'YAML read this version as the number {value!r}; quote it, e.g. "{value}"')
     return value
@@ -309,8 +307,7 @@ def _bounds(field: FieldSpec, value: Any, raw: Any, loc: Loc, errors: list[dict[
     return value
 
 
-#: A bound's JSON Schema key on a plain number or string; kept as written (``gt``) where pydantic keeps it:
-#: on a union, or after a validator.
+#: A bound's JSON Schema key on a plain number or string; ``gt`` as written where pydantic keeps it.
 _BOUND_KEYS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "pattern": "pattern"}
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 

@@ -1,9 +1,6 @@
-"""What loading and checking a config needs of a backend: its checks on a loaded config (config time).
-
-:class:`ConfigRules` adds to the ground rules (:class:`~cloudtrain.backend_rules.interface.BackendRules`, below
-``config/``) the checks that take this floor's own types, :class:`LoadedConfig` and :class:`JobConfig`:
-it sits here, with those types, so that the ground floor names none of them and no import climbs.
-"""
+"""What loading a config needs of a backend: :class:`ConfigRules`, its checks on :class:`LoadedConfig` and
+:class:`JobConfig`, kept on this floor so that the ground rules
+(:class:`~cloudtrain.backend_rules.interface.BackendRules`) name none of them."""
 
 from __future__ import annotations
 
@@ -26,8 +23,7 @@ class ConfigRules(BackendRules, Protocol):
     """A backend as the config checker and loader see it."""
 
     def config_checks(self, loaded: LoadedConfig) -> list[Check]:
-        """Checks of the keys only this backend reads, when it runs the job (a cluster's: its location and
-        machine keys too, ``Capability.CLUSTER``)."""
+        """Checks of the keys only this backend reads (with ``Capability.CLUSTER``, location and machine too)."""
         ...
 
     def contract_checks(self, loaded: LoadedConfig) -> list[Check]:
@@ -39,8 +35,7 @@ class ConfigRules(BackendRules, Protocol):
         ...
 
     def translate(self, loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]] | None:
-        """A parsed config document in one of its own formats (ML Engine's ``trainingInput``, a
-        ``CustomJobSpec``) as cloudtrain's keys and the ``mapped:`` notes; None: in none of them."""
+        """A document in one of its own formats as cloudtrain's keys and ``mapped:`` notes; else None."""
         ...
 
 

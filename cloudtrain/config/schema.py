@@ -1,9 +1,8 @@
 """The job config schema: what a YAML file may say, typed and strict.
 
-Unknown keys are refused (the loader adds a did-you-mean), booleans accept only
-``true``/``false``, counts must be positive, and durations read as ``90s``, ``30m``,
-``24h``, ``2d`` or plain seconds. Checks that need the cloud catalog or the file system
-(machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
+Unknown keys are refused (the loader adds a did-you-mean), booleans accept only ``true``/``false``, counts must be
+positive, and durations read as ``90s``, ``30m``, ``24h``, ``2d`` or plain seconds. Checks that need the cloud catalog
+or the file system (machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
 
 The classes are records (:class:`~cloudtrain.config.records.Record`), written as pydantic models are;
 :func:`~cloudtrain.config.records.validate` reads a file's data into them, with pydantic's error words.

@@ -1,9 +1,5 @@
-"""Checks for script jobs written for the SageMaker TensorFlow estimator.
-
-``package.script`` names a file in the source folder ``package.path`` (SageMaker's
-``entry_point`` / ``source_dir``); ``model_dir`` and ``distribution`` are the estimator's
-arguments of the same names. Each problem is one line naming the key and a fix.
-"""
+"""Checks for script jobs written for the SageMaker TensorFlow estimator (``package.script`` / ``package.path`` as
+``entry_point`` / ``source_dir``, ``model_dir``, ``distribution``): one line per problem, naming the key and a fix."""
 
 from __future__ import annotations
 
@@ -96,9 +92,8 @@ def parameter_server_notes(cfg: JobConfig) -> tuple[str, ...]:
 
 
 def script_cmd_args(hyperparameters: Mapping[str, object]) -> list[str]:
-    """A script's ``--name value`` pairs, on every backend, as the SageMaker training toolkit builds them
-    from the hyperparameters file (``mapping.to_cmd_args``): sorted by name, ``-x`` for one-letter names, each value as
-    Python's ``str`` of its JSON-decoded form (``True``, ``0.001``), ``None`` as an empty string."""
+    """A script's ``--name value`` pairs as the SageMaker toolkit builds them (``mapping.to_cmd_args``): sorted, ``-x``
+    for one letter, ``str`` of the JSON-decoded value (``True``), None as ``""``."""
     out: list[str] = []
     for key in sorted(hyperparameters):
         value = hyperparameters[key]

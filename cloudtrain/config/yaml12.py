@@ -1,19 +1,12 @@
 """Read YAML with YAML 1.2 scalar rules and remember the line of every key.
 
-PyYAML implements YAML 1.1, whose traps bite config files: ``off``/``no``/``yes`` become
-booleans (the "Norway problem"), ``1e-3`` stays a string, ``010`` is octal 8. We compose the
-node tree with PyYAML (fast, C-accelerated where present) and build values ourselves with
-the YAML 1.2 core schema: only ``true``/``false`` are booleans, ``1e-3`` is a float, ``010``
-is ten. YAML 1.1 boolean words are kept as strings and flagged, so the schema can say
-"write true or false" instead of silently flipping a setting.
+PyYAML is YAML 1.1: ``off``/``no`` become booleans, ``1e-3`` stays a string, ``010`` is octal. We compose nodes with
+PyYAML and build values with the 1.2 core schema; 1.1 boolean words stay strings and are flagged, so the schema can say
+"write true or false".
 
-Hostile input is refused before any node is built, by one pass over the parser's events
-(:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH` (PyYAML's C composer recurses
-without a guard and crashes the interpreter on deep nesting), an alias that refers to the
-collection it sits in, and more than :data:`MAX_VALUES` values, counting what aliases expand
-to ("billion laughs": a few hundred bytes that expand to gigabytes; a 600 KB list of 300,000
-arguments took 8 s to build). Each refusal names the line.
-"""
+Hostile input is refused before any node is built (:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH`
+(PyYAML's C composer would crash the interpreter), an alias into its own collection, and more than :data:`MAX_VALUES`
+values counting alias expansion ("billion laughs"). Each refusal names the line."""
 
 from __future__ import annotations
 
@@ -127,13 +120,8 @@ STR_TAG = "tag:yaml.org,2002:str"
 
 
 def _check_shape(text: str, file: str, loader: Any) -> set[tuple[int, int]]:
-    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing.
-
-    ``expanded`` counts nodes as they would be built (an alias counts its anchor's whole
-    subtree); an anchor's size is the count between its start and its end. Returns where the
-    scalars tagged ``!!str`` start (line, column): YAML's own way to say "text", which the node
-    tree no longer tells apart from a plain scalar.
-    """
+    """Refuse deep nesting, recursive aliases and alias bombs from the event stream, before composing (an alias counts
+    its anchor's subtree); where the ``!!str``-tagged scalars start."""
     texts: set[tuple[int, int]] = set()
     expanded = 0
     open_anchors: list[tuple[str | None, int]] = []  # the collections being read: (anchor, expanded at start)

@@ -1,11 +1,6 @@
-"""A bucket channel for a local run: downloaded once into a cache, keyed by the object listing.
-
-The key hashes the listing under the prefix (names, sizes, and each object's ETag or
-generation): the same objects are downloaded once, and any change to them downloads a new
-copy. A download goes to a temporary folder that is renamed into place only when complete,
-and the files are made read-only, so a job cannot change the cached copy; a job running as
-root can, so a copy whose files or sizes no longer match the listing is downloaded again.
-"""
+"""A bucket channel for a local run: downloaded once into a cache keyed by a hash of the object listing, into a
+temporary folder renamed when complete; files are read-only, and a copy that no longer matches the listing (a root job
+can write) is downloaded again."""
 
 from __future__ import annotations
 
@@ -40,8 +35,7 @@ def listing(uri: str, store: Any) -> tuple[str, list[Any]]:
 
 
 def file_and_folder(names: list[str]) -> tuple[str, str] | None:
-    """Two keys of which the first is a folder of the second (``x`` and ``x/y``), or None: objects that
-    no folder can hold together (a bucket can: keys are names, not paths)."""
+    """Two keys the first of which is the second's folder (``x``, ``x/y``): no folder holds both; else None."""
     present = set(names)
     for name in sorted(names):
         parts = name.split("/")

@@ -1,9 +1,5 @@
-"""A local folder's content, hashed: relative paths, sizes and file hashes, and one digest.
-
-The digest names the folder's upload prefix, so two submits of the same content share one
-upload and any change makes a new prefix. Re-hashing a large folder on every submit would
-be slow: hashes are remembered per file by (size, mtime, inode) in a small cache file.
-"""
+"""A local folder's content hashed (paths, sizes, file hashes) into the digest that names its upload prefix. File hashes
+are remembered by (size, mtime, inode), so a large folder is not re-hashed on every submit."""
 
 from __future__ import annotations
 
@@ -75,12 +71,10 @@ def _hash_and_sniff(path: Path, *, sniff: bool = True) -> tuple[str, str]:
 def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Sequence[str] | None = None) -> Manifest:
     """Every regular file under ``folder``, links followed only where they stay inside it.
 
-    Anything that would read outside the folder or cannot be an object is refused in one
-    line naming it, before a byte is hashed: a link whose target is outside the folder (or
-    missing), a device, FIFO or socket, a name with a line break. With ``include`` (the folder is
-    uploaded: ``--include`` patterns, gitignore syntax relative to the folder), credential and
-    environment files (:mod:`cloudtrain.secrets.files`, by name and by content) are refused too,
-    unless a pattern names them; a home folder is refused whole."""
+    What would read outside the folder or cannot be an object (a link out or nowhere, a device, FIFO or socket, a name
+    with a line break) is refused in one line before a byte is hashed. With ``include`` (``--include`` patterns),
+    credential and environment files (:mod:`cloudtrain.secrets.files`) are refused unless a pattern names them; a home
+    folder is refused whole."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"data folder {folder} does not exist or is not a folder")
@@ -156,10 +150,8 @@ def _included(include: Sequence[str]) -> Callable[[str, bool], bool]:
 def _walk(
     folder: Path, *, credentials: Callable[[str, bool], bool] | None = None
 ) -> tuple[list[tuple[Path, os.stat_result]], list[str]]:
-    """(the regular files with their stat, what is refused) under ``folder``. A link to a folder
-    inside it is walked like a folder, unless it leads back to a folder it is inside (a loop).
-    ``credentials``: refuse entries named like credentials (``.aws``, ``.env``) unless it says
-    ``--include`` names them."""
+    """(the regular files with their stat, what is refused) under ``folder``: links to folders inside are walked unless
+    they loop; ``credentials``: refuse credential names not ``--include``d."""
     root = folder.resolve()
     files, refused = [], []
     chains = {str(folder): {root}}  # each folder walked → the real folders on its way from the root

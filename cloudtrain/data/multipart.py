@@ -1,16 +1,9 @@
 """Put one file in S3 so that an interrupted upload leaves nothing open (and nothing billed).
 
-Files up to :data:`PART` bytes go up in one ``PutObject``: complete or absent. Larger ones go
-up as a multipart upload in :data:`PART`-sized parts, one after the other, and the upload is
-written down first in ``<cache>/uploads/`` (bucket, key, pid, host before the upload is
-created; its id right after). It is aborted when anything fails (an error, Ctrl-C, SIGTERM);
-a kill that leaves no chance for that leaves its journal entry, and the next upload from
-this machine aborts every journaled upload whose process is gone (an entry without an id:
-the uploads of its key started since the entry was written). An emptied or torn entry is
-removed. Multipart uploads under cloudtrain's own key prefix that were started more than
-:data:`STALE_SECONDS` ago (from any machine) are aborted too.
-A file's object is therefore complete or absent; nothing resumes half-way.
-"""
+Up to :data:`PART` bytes: one ``PutObject``. Larger: a multipart upload, journaled first in ``<cache>/uploads/`` and
+aborted on any failure; the next upload aborts every journaled one whose process is gone (a torn entry is removed), and
+any under cloudtrain's prefix older than :data:`STALE_SECONDS`. An object is complete or absent; nothing resumes
+half-way."""
 
 from __future__ import annotations
 
@@ -73,8 +66,7 @@ def put_file(s3: Any, path: Path, bucket: str, key: str, extra: Mapping[str, Any
 
 
 def sweep(s3: Any, bucket: str, *, now: float | None = None) -> int:
-    """Abort this machine's journaled uploads to ``bucket`` whose process is gone, and
-    cloudtrain's uploads there older than STALE_SECONDS. Best effort; returns how many."""
+    """Abort dead processes' journaled uploads to ``bucket`` and any older than STALE_SECONDS; how many."""
     aborted = 0
     entries = []
     for entry in sorted(journal_dir().glob("*.json")):
@@ -130,9 +122,7 @@ def _journal(bucket: str, key: str, upload_id: str | None, entry: Path | None = 
 
 
 def _abort_started(s3: Any, bucket: str, key: str, live_ids: set[str]) -> int:
-    """A process killed between creating an upload and writing its id down: abort the open uploads
-    of ``key`` (content-addressed: the same bytes) but those that live processes here have written
-    down. -1 if the uploads cannot be listed, else how many were aborted."""
+    """Abort ``key``'s open uploads that no live process here journaled; how many (-1: not listable)."""
     try:
         listed = s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", [])
     except Exception:

@@ -1,11 +1,5 @@
-"""Which cloud reads which data location: pure functions on strings, no I/O.
-
-A channel's source is a bucket prefix (``gs://bucket/path``, ``s3://bucket/path``) or a
-local folder. Vertex AI reads ``gs://`` (through Cloud Storage FUSE, at
-``/gcs/bucket/path``), SageMaker reads ``s3://`` (input channels); a local folder is
-uploaded to the staging bucket first, so every cloud can read it. The local backend reads
-all three (bucket channels are downloaded once into a cache).
-"""
+"""Which cloud reads which data location: pure functions on strings. Vertex AI reads ``gs://`` (FUSE, ``/gcs/…``),
+SageMaker ``s3://``; a local folder is uploaded to the staging bucket first; the local backend reads all three."""
 
 from __future__ import annotations
 
@@ -45,12 +39,8 @@ def split_bucket(uri: str) -> tuple[str, str]:
 
 
 def odd_segments(uri: str) -> str | None:
-    """``//`` or ``/./`` where a bucket path has them (``s3://b//data/./x/``); None when it has neither.
-
-    Object keys are literal: ``a//b`` and ``a/./b`` are other objects than ``a/b``, and cloudtrain never
-    rewrites a key. A channel is read as a folder on every backend (Cloud Storage FUSE, SageMaker's
-    download, a local copy), and no folder path holds an empty or ``.`` segment: such a key is refused
-    as the typo it almost surely is (docs/how-to/data.md, "Bucket paths are kept as written")."""
+    """``//`` or ``/./`` where a bucket path has them, else None: keys are never rewritten, but every backend reads a
+    channel as a folder, where such a segment is a typo (docs/how-to/data.md)."""
     _, path = split_bucket(uri)
     inner = path[:-1] if path.endswith("/") else path
     if not inner:
@@ -69,10 +59,7 @@ def cleaned_bucket_uri(uri: str) -> str:
 
 
 def cloud_can_read(cloud: str, source: str) -> bool:
-    """Can a job on ``cloud`` (vertex, sagemaker, local) read ``source``?
-
-    A local folder: yes (it is uploaded to the staging bucket first); a bucket: only the
-    cloud's own scheme, or any bucket on the local backend."""
+    """Can a job on ``cloud`` read ``source``? A local folder always (uploaded first); a bucket in its own scheme."""
     kind = source_kind(source)
     if kind is None:
         return False

@@ -1,10 +1,5 @@
-"""Local folders in a cloud job's spec: hashed before the request is rendered, uploaded at submit.
-
-:func:`stage` is what the dry run and the submit share: each local-folder channel gets its
-manifest and the content-addressed prefix the cloud will read (``DataChannel.uri``), so
-``render`` stays a pure function of the spec. :func:`upload_channels` is what each cloud
-backend's ``submit`` calls with a store on its staging bucket.
-"""
+"""Local folders in a cloud job's spec: :func:`stage` (shared by dry run and submit) gives each its manifest and
+content-addressed prefix, so ``render`` stays pure; :func:`upload_channels` is what a backend's ``submit`` calls."""
 
 from __future__ import annotations
 

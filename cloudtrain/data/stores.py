@@ -1,10 +1,5 @@
-"""The few bucket operations channels need, over the clouds' real client libraries.
-
-A store is one bucket: ``list`` (objects under a prefix), ``stat`` (one object, with the
-``sha256`` cloudtrain stored with it), ``upload`` (a file; complete or absent, as both
-clouds make single objects), ``put_text`` and ``download``. The clients are made by the
-backends (their endpoints and credentials) and handed in.
-"""
+"""The few bucket operations channels need (``list``, ``stat`` with cloudtrain's ``sha256``, ``upload``, ``put_text``,
+``download``) over the clouds' client libraries, whose clients the backends make and hand in."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ class ObjectInfo:
     size: int
     version: str  # what changes when the content does: the ETag (S3), the generation (GCS)
     sha256: str | None = None  # cloudtrain's own, where it wrote the object and the listing shows it
-    #: The store's own checksum of the content, where it gives one: ``("md5", hex)`` (GCS's md5, or an S3
-    #: ETag of a single-part upload), ``("crc32c", base64)`` (GCS, composite objects); None: none.
+    #: The store's own checksum: ``("md5", hex)`` (GCS, single-part S3 ETag), ``("crc32c", base64)``; None: none.
     checksum: tuple[str, str] | None = None
 
 

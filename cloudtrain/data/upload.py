@@ -1,18 +1,9 @@
 """Upload a local folder to the staging bucket, content-addressed and resumable.
 
-Layout under the staging bucket (``PREFIX`` = ``cloudtrain/data``)::
-
-    PREFIX/<digest>/<relative path>     one object per file: what the job reads
-    PREFIX/manifests/<digest>.json      written last: "everything above is there"
-
-``<digest>`` hashes the manifest (paths, sizes, file hashes), so unchanged content is found
-by one lookup of its manifest and skipped. Each object is complete or absent (both clouds
-create an object only when its upload finishes); after an interrupted upload the next
-submit finds no manifest, keeps the objects that are there with the right size and hash,
-sends the rest, and only then writes the manifest. A half-uploaded prefix is never taken
-for a complete one, and a manifest is trusted only when one listing of the prefix shows
-every object it names (objects deleted by hand or by a lifecycle rule are sent again).
-"""
+One object per file under ``cloudtrain/data/<digest>/``, then ``cloudtrain/data/manifests/<digest>.json`` written last
+(``<digest>`` hashes the manifest, so unchanged content is one lookup). Objects are complete or absent, so an
+interrupted upload resumes by keeping those with the right size and hash; a manifest is trusted only when one listing
+shows every object it names."""
 
 from __future__ import annotations
 

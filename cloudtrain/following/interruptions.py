@@ -1,32 +1,15 @@
 """A job's interruptions (spot preemptions, platform restarts) and the work each one cost.
 
-Where each cloud says a job was interrupted:
+Where the clouds say so: SageMaker's ``SecondaryStatusTransitions`` pass through ``Interrupted`` (the backend turns each
+into ``{"at", "resumed_at"}`` in ``details["spot_interruptions"]``; the status messages are not read, AWS may change
+them); Vertex AI restarts a preempted worker inside the same CustomJob and counts nothing, so only the trainer's events
+tell, until the job fails with ``STOCKOUT``; a local replica that saves and exits 5 on an outside SIGTERM ends the run
+PREEMPTED.
 
-* **SageMaker** managed spot: ``SecondaryStatusTransitions`` passes through ``Interrupted`` ("the job
-  stopped because the managed spot training instances were interrupted"), then ``Starting`` /
-  ``Downloading`` / ``Training`` again
-  (docs.aws.amazon.com/sagemaker/latest/dg/model-managed-spot-training-status.html).
-  The backend turns each ``Interrupted`` into ``{"at", "resumed_at"}`` (``details["spot_interruptions"]``);
-  the status messages are not read (AWS says they are subject to change).
-* **Vertex AI**: a preempted spot VM's worker is restarted inside the same CustomJob, which stays
-  ``JOB_STATE_RUNNING`` and keeps no count of restarts
-  (cloud.google.com/vertex-ai/docs/training/understanding-training-service):
-  only the log tells, through the trainer's events below. When the restarts are used up the job
-  fails with ``STOCKOUT`` (cloud.google.com/vertex-ai/docs/predictions/use-spot-vms): the backend
-  records that one as ``details["spot_interruptions"]``.
-* **Local runs**: a replica that saves and exits 5 on a SIGTERM from outside cloudtrain ends the run
-  PREEMPTED; ``submit --resume`` continues it in a new run, whose ``plan`` event starts past step 0.
-
-The work redone comes from the trainer's event lines (trainer/events.py), in the order they arrive:
-``preempted`` (the step training stopped at and the checkpoint it saved), ``epoch`` (steps done,
-checkpoints written) and ``plan`` (a start; after the first, a restart, with the step it resumed at).
-Steps redone = step reached − step resumed from (0 when the checkpoint was saved on the notice);
-time lost = the time without training (interruption → the restart's plan) + the steps redone × the
-time per step. A restart with no ``preempted`` line before it (a SIGKILL, a lost machine) counts from
-the last step the log showed, a lower bound, marked ``exact: false``.
-
-Pure: log lines (``LogLine``) and plain data in, dictionaries out.
-"""
+The work redone comes from the trainer's ``preempted``, ``epoch`` and ``plan`` events (trainer/events.py): steps redone
+= step reached − step resumed from; time lost = the time without training + steps redone × time per step. A restart with
+no ``preempted`` line before it (a SIGKILL) counts from the last step the log showed, a lower bound marked ``exact:
+false``. Pure: log lines in, dictionaries out."""
 
 from __future__ import annotations
 
@@ -168,11 +151,8 @@ class Tracker:
 def summarize(
     tracker: Tracker, cloud: Iterable[Mapping[str, Any]] | None = None, *, state: str | None = None
 ) -> dict[str, Any] | None:
-    """``{"count", "steps_redone", "seconds_lost", "items", …}``, or None when nothing was interrupted.
-
-    ``cloud``: the cloud's own record (SageMaker's ``Interrupted`` transitions), matched in order
-    with what the log saw. ``state``: the job's final state; a CANCELLED job's last, unresumed
-    save is the user's own stop (Ctrl-C, ``cloudtrain cancel``), not an interruption."""
+    """``{"count", "steps_redone", "seconds_lost", "items", …}`` or None; ``cloud``: its own record, matched in order
+    with the log's; a CANCELLED job's last save is the user's stop."""
     items = list(tracker.items)
     if state == "CANCELLED" and items and items[-1].resumed_at is None:
         items.pop()

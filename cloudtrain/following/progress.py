@@ -1,12 +1,6 @@
-"""Where a streaming job stands, from its log lines: one status line's worth of numbers.
-
-:class:`Progress` reads every :class:`~cloudtrain.backends.base.LogLine` the follower yields
-(the trainer's JSON events when there are some, plain lines otherwise) and keeps the phase
-(the names of :mod:`cloudtrain.following.timeline`), epoch n / N, steps, loss and the main metric,
-examples/s summed over the replicas that report it, an ETA from the epochs' own times, the
-elapsed time and the money spent so far at the catalog price. Code that prints no events still
-gives phase, elapsed and cost. Pure: the clock is passed in.
-"""
+"""Where a streaming job stands, from its log lines: :class:`Progress` keeps the phase, epoch n / N, steps, loss, the
+main metric, summed examples/s, an ETA, the elapsed time and the money spent. Code with no events still gives phase,
+elapsed and cost. Pure: the clock is passed in."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Which log lines are a job's set-up — pip installing the package, the clouds' and cloudtrain's
-launchers — rather than the output of the user's code: the timeline's training phase starts at
-the first line that is not (:mod:`cloudtrain.following.timeline`).
-
-The lines were taken from real runs: Vertex AI's pre-built containers (pip's output while they
-install the package), SageMaker's training toolkit (its log lines, the ``Training Env`` and
-``SM_*`` dumps) and cloudtrain's own SageMaker launcher
-(:mod:`cloudtrain.backends.sagemaker.cloudtrain_launch`), a local run's notices, and TensorFlow's
-own log lines while it is imported (before the user's code prints anything).
-"""
+"""Which log lines are a job's set-up (pip, the clouds' and cloudtrain's launchers, TensorFlow's import-time log) rather
+than the user's code: training starts at the first that is not (:mod:`cloudtrain.following.timeline`). Taken from real
+runs on each cloud."""
 
 from __future__ import annotations
 

@@ -1,27 +1,11 @@
-"""A job's start-up and run as phases: queued, provisioning, pulling image, installing package,
-starting TensorFlow, training, uploading — one vocabulary for the end-of-run summary, history,
-the live status line and the run report.
+"""A job's start-up and run as phases (queued, provisioning, pulling image, installing package, starting TensorFlow,
+training, uploading): one vocabulary for the summary, history, the status line and the run report.
 
-Each source gives *marks*, the moment a phase began; a phase lasts until the next known one
-begins, and the last until the job ended. Sources, from the most to the least exact:
-
-* a cloud's own transitions (each with its own start time), as its backend reads them;
-* the job's own times (created, started, ended; a local run's start and its environment set-up);
-* the log: the first line of any replica (the container runs: the image is there), the
-  trainer's first event, its ``plan`` (the package is installed and training starts), its ``done``
-  or ``worker_done`` event (training ended: export and upload follow).
-
-Training starts at the first line that says the user's code runs: its first event of any kind
-(the bundled trainer's ``plan``), cloudtrain's launcher starting the user's module, or its first
-line that is not the set-up's (:mod:`cloudtrain.following.setup_lines`: pip, the launchers, TensorFlow's
-own start-up log) — whichever comes first. The first, not a ranking: the live status line, which
-sees the lines one by one, switches to training on that same line, so the line, the summary and
-the report name one moment (:func:`training_start`). A local run, whose environment is ready
-before it starts, begins in "starting TensorFlow"; it uploads nothing, so its ``done`` event
-starts no upload phase (``uploads_outputs`` false in its status).
-
-Nothing here talks to a cloud: backends and the CLI pass plain data in.
-"""
+Sources give *marks*, the moment a phase began (a cloud's own transitions, the job's own times, then the log); a phase
+lasts until the next one begins. Training starts at the first line that says the user's code runs (its first event, the
+launcher starting the module, or the first line not of the set-up, :mod:`cloudtrain.following.setup_lines`): the first,
+not a ranking, so the live line, the summary and the report name one moment (:func:`training_start`). A local run begins
+in "starting TensorFlow" and uploads nothing. No cloud is called here."""
 
 from __future__ import annotations
 
@@ -46,9 +30,8 @@ PHASES = (
 #: The phases before the user's code runs: the first line that is not the set-up's ends them.
 SETUP_PHASES = PHASES[: PHASES.index("training")]
 
-#: The marks that say the user's code runs: its first event (the bundled trainer's first is its ``plan``),
-#: the launcher starting the user's module, the user code's first own line. Training starts at the
-#: earliest of them, unless a caller gives a ``training`` mark, which wins.
+#: The marks that say the user's code runs (its first event, the launcher starting its module, its first own
+#: line): training starts at the earliest, unless a caller's ``training`` mark wins.
 TRAINING_STARTS = ("first event", "user code launched", "first output")
 
 
@@ -72,8 +55,7 @@ class Phase:
 
 
 def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Phase]:
-    """Phases from their start marks, in :data:`PHASES` order; a mark earlier than the one before it
-    (clock skew between a VM and the API) is moved up to it."""
+    """Phases from their marks in :data:`PHASES` order; a mark before the previous one (clock skew) moves up to it."""
     every: dict[str, dt.datetime | None] = {**marks, "training": training_start(marks)}
     known = [(name, mark) for name in PHASES if (mark := every.get(name)) is not None]
     if not known:
@@ -88,9 +70,8 @@ def build(marks: Mapping[str, dt.datetime], end: dt.datetime | None) -> list[Pha
 
 
 def training_start(marks: Mapping[str, dt.datetime]) -> dt.datetime | None:
-    """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS`;
-    None while the job is still setting up. The one rule for the end-of-run timeline, the report and
-    the live status line (:mod:`cloudtrain.following.progress`), which applies it to the lines as they arrive."""
+    """When training started: a caller's ``training`` mark, else the earliest of :data:`TRAINING_STARTS` (None while
+    setting up): one rule for the timeline, report and status line."""
     if marks.get("training") is not None:
         return marks["training"]
     found = [marks[k] for k in TRAINING_STARTS if marks.get(k) is not None]
@@ -151,11 +132,8 @@ def describe(phases: list[Phase]) -> str:
 
 
 def status_marks(status: Any) -> dict[str, dt.datetime]:
-    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks`` (SageMaker's
-    transitions), else the job's creation, which starts the phase its backend names
-    (``JobStatus.first_phase``: queued on SageMaker, provisioning on Vertex AI, whose API gives no
-    time for leaving its queue, installing package for a local run) and its ``started`` (Vertex AI's
-    ``start_time``: the machines run, the image is being pulled)."""
+    """Marks a :class:`~cloudtrain.backends.base.JobStatus` knows: its ``phase_marks``, else its creation (starting
+    ``first_phase``, the backend's) and ``started`` (Vertex AI's ``start_time``: the image is being pulled)."""
     phase_marks = status.detail("phase_marks")
     if phase_marks:
         return dict(phase_marks)
@@ -169,8 +147,7 @@ def status_marks(status: Any) -> dict[str, dt.datetime]:
 
 
 def of_run(status: Any, lines_marks: Mapping[str, dt.datetime]) -> list[Phase]:
-    """The phases of a finished (or running) job: its status's marks, refined by its log's. A job that
-    uploads nothing (``uploads_outputs`` false: a local run) trains until its end."""
+    """A job's phases: its status's marks refined by its log's (one uploading nothing trains until its end)."""
     own = status_marks(status)
     marks = merge(own, lines_marks)
     if status.first_phase in PHASES:  # the log's "installing package" is no phase of a job that starts later

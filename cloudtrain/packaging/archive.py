@@ -1,14 +1,11 @@
 """A reproducible ``.tar.gz``, written atomically and named by its content hash.
 
-Same members in, same bytes out, whatever the files' mtimes, owners or permissions:
-entries are sorted, every mtime is :data:`FIXED_MTIME`, owners are ``0``/``""``, modes
-are ``0o755`` for folders and executables and ``0o644`` otherwise, the tar is PAX with
-UTF-8 names, and the gzip header has time 0 and no file name. (Bytes can differ only
-between machines whose zlib compresses differently.) The archive is written to a hidden
-``.part`` file in the output folder and renamed into place, so a failure never leaves a
-partial file under the final name; ``.part`` files that a killed build left behind (their
-process is gone, or they are over an hour old) are swept before each build.
-"""
+Same members in, same bytes out, whatever the files' mtimes, owners or permissions: entries are sorted, every mtime is
+:data:`FIXED_MTIME`, owners are ``0``/``""``, modes are ``0o755`` for folders and executables and ``0o644`` otherwise,
+the tar is PAX with UTF-8 names, and the gzip header has time 0 and no file name. (Bytes can differ only between
+machines whose zlib compresses differently.) The archive is written to a hidden ``.part`` file in the output folder and
+renamed into place, so a failure never leaves a partial file under the final name; ``.part`` files that a killed build
+left behind (their process is gone, or they are over an hour old) are swept before each build."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ from cloudtrain.errors import PackagingError
 from cloudtrain.leftovers import part_prefix, sweep_part_files
 from cloudtrain.statefiles import AtomicFile
 
-#: 1980-01-01T00:00:00Z: the earliest time a ZIP can hold, so a wheel built from the
-#: sdist never fails with "ZIP does not support timestamps before 1980".
+#: 1980-01-01T00:00:00Z, the earliest a ZIP holds, so a wheel built from the sdist never fails on it.
 FIXED_MTIME = 315532800
 COMPRESSLEVEL = 9
 

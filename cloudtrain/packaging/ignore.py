@@ -1,19 +1,10 @@
 """What never goes into a training package, and what an ignore file leaves out.
 
-Two layers decide whether a path is packaged:
-
-1. **Built-in excludes** (:func:`builtin_exclude`): version-control folders, caches and
-   bytecode, ``.env`` files, and key / credential files. They are matched on the
-   entry's own name, always apply, and cannot be re-included with ``!``.
-2. **Ignore files**: every ``.gitignore`` and ``.cloudtrainignore`` in the package
-   directory or any folder inside it, in gitignore syntax (the common subset, see
-   :func:`parse_ignore_lines`). As in git, a file's patterns apply below its own folder,
-   later patterns win over earlier ones, deeper files win over shallower ones, and in one
-   folder ``.cloudtrainignore`` comes after (so may override) ``.gitignore``. A path
-   below an excluded folder cannot be re-included. Ignore files *outside* the package
-   directory (such as the repository's own ``.gitignore``) are not read: what is
-   uploaded depends on the package directory alone.
-"""
+Built-in excludes (:func:`builtin_exclude`: VCS folders, caches, bytecode, ``.env``, key and credential files) match the
+entry's own name and cannot be re-included. Then every ``.gitignore`` and ``.cloudtrainignore`` inside the package
+directory, in gitignore syntax (:func:`parse_ignore_lines`), with git's precedence (later and deeper win;
+``.cloudtrainignore`` after ``.gitignore``). Ignore files outside the package directory are not read: what is uploaded
+depends on that directory alone."""
 
 from __future__ import annotations
 
@@ -27,8 +18,7 @@ __all__ = ["SNIFF_BYTES", "credential_content"]  # recognised by content: cloudt
 
 IGNORE_FILES = (".gitignore", ".cloudtrainignore")
 
-#: Built-in excludes by category, as shell patterns on an entry's name (files or folders); credential and
-#: environment files are the data of :mod:`cloudtrain.secrets.files` (each name with its source).
+#: Built-in excludes by category, as shell patterns on an entry's name; credentials: :mod:`cloudtrain.secrets.files`.
 BUILTIN_EXCLUDES: dict[str, tuple[str, ...]] = {
     "version control": (".git", ".hg", ".svn"),
     "ignore file": (".gitignore", ".cloudtrainignore"),
@@ -49,12 +39,8 @@ _BUILTIN = [name_rule(category, [p.lower() for p in patterns]) for category, pat
 
 
 def builtin_exclude(name: str) -> str | None:
-    """The built-in category that excludes an entry called ``name``, or ``None``: ``"credential"`` and
-    ``"environment file"`` (:func:`cloudtrain.secrets.files.credential_name`), or one of
-    :data:`BUILTIN_EXCLUDES`.
-
-    Matching ignores case, so ``KEY.PEM`` and ``Credentials.JSON`` are caught too.
-    """
+    """The built-in category that excludes an entry called ``name`` (case-blind), or ``None``: ``"credential"``,
+    ``"environment file"`` (:func:`cloudtrain.secrets.files.credential_name`) or one of :data:`BUILTIN_EXCLUDES`."""
     lowered = name.lower()
     return next((rule.category for rule in _BUILTIN if rule.matches(lowered)), None) or credential_name(name)
 
@@ -81,14 +67,9 @@ class IgnoreRule:
 
 
 def parse_ignore_lines(lines: Iterable[str], *, base: str = "", source: str = "") -> list[IgnoreRule]:
-    """Parse gitignore-syntax lines into rules.
-
-    Supported: blank lines and ``#`` comments, ``\\#`` / ``\\!`` escapes, ``!`` negation,
-    a trailing ``/`` for folders only, a ``/`` at the start or in the middle anchoring the
-    pattern to the ignore file's folder (otherwise it matches a name at any depth), ``*``,
-    ``?``, ``[...]`` and ``**`` (``**/x``, ``x/**``, ``a/**/b``). Trailing spaces are
-    dropped unless escaped with a backslash.
-    """
+    """Parse gitignore-syntax lines into rules: comments, ``\\#`` / ``\\!`` escapes, ``!`` negation, a trailing ``/``
+    for folders, a leading or inner ``/`` anchoring to the file's folder, ``*``, ``?``, ``[...]`` and ``**``; trailing
+    spaces dropped unless escaped."""
     rules: list[IgnoreRule] = []
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")

@@ -1,19 +1,10 @@
-"""Install one of cloudtrain's own sdists into a site-packages folder, as ``pip install --no-deps`` does,
-in-process and in milliseconds.
+"""Install one of cloudtrain's own sdists into a site-packages folder as ``pip install --no-deps`` does, in-process and
+in milliseconds.
 
-The sdists cloudtrain builds (:mod:`.sdist`, :mod:`.script`) always carry the ``setup.py`` cloudtrain
-generates (:func:`.metadata.setup_py`): ``packages=find_packages()`` and ``package_data={PACKAGE: ['**/*']}``.
-What pip installs from one is therefore known without running setuptools:
-
-* every package ``find_packages()`` finds: a top-level folder with an ``__init__.py`` and no ``.`` in
-  its name, and below it each folder that is a package too; of each, its ``*.py`` modules;
-* of the package named in ``package_data``, every file below it that ``glob('**/*')`` matches (no
-  part of its path starts with ``.``);
-* a ``<name>-<version>.dist-info`` whose ``METADATA`` is the sdist's ``PKG-INFO``.
-
-A local run's package layer uses this for a code-only edit (:mod:`cloudtrain.backends.runner.venv`);
-``tests/packaging/test_install.py`` holds it to pip's own install of the same sdists, file for file.
-"""
+Their ``setup.py`` is always cloudtrain's (``find_packages()``, ``package_data={PACKAGE: ['**/*']}``), so what pip
+installs is known without setuptools: the packages' ``*.py`` modules, the data package's files (no part starting with
+``.``) and a ``dist-info`` whose ``METADATA`` is ``PKG-INFO``. Used for a local run's code-only edit;
+tests/packaging/test_install.py holds it to pip's own install, file for file."""
 
 from __future__ import annotations
 
@@ -60,8 +51,7 @@ def _text(tar: tarfile.TarFile, inside: dict[str, tarfile.TarInfo], name: str, s
 
 
 def _packages(inside: dict[str, tarfile.TarInfo]) -> set[PurePosixPath]:
-    """The folders ``find_packages()`` finds: a package's folder holds ``__init__.py``, its name has no
-    ``.``, and every folder above it (up to the sdist's top) is a package too."""
+    """The folders ``find_packages()`` finds: ``__init__.py``, no ``.`` in the name, every folder above a package."""
     candidates = {PurePosixPath(rel).parent for rel in inside if PurePosixPath(rel).name == "__init__.py"}
     return {
         folder

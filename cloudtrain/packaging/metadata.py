@@ -1,11 +1,5 @@
-"""The build metadata cloudtrain writes for a bare package folder, as gcloud does.
-
-A training package is usually just ``trainer/`` with an ``__init__.py``; the sdist gets a
-generated ``setup.py`` (setuptools, ``find_packages()``, ``install_requires``), a
-``pyproject.toml`` naming the setuptools backend, and a ``PKG-INFO``. The name, version and
-requirements in them come from the package's own ``setup.py`` / ``pyproject.toml`` when it
-has one (found by :mod:`.project`), from the config, and from ``requirements.txt``.
-"""
+"""The build metadata cloudtrain writes for a bare package folder, as gcloud does: ``setup.py``, ``pyproject.toml`` and
+``PKG-INFO``, from the package's own metadata (:mod:`.project`), the config and ``requirements.txt``."""
 
 from __future__ import annotations
 
@@ -77,13 +71,8 @@ def read_requirements(
     declared_where: str = "",
     file: bool = True,
 ) -> tuple[str, ...]:
-    """``declared`` (the package's own metadata), then ``extra`` (the config's), then (``file``) the lines of
-    ``<package_dir>/requirements.txt``: comments and blanks dropped, duplicates removed, order kept.
-
-    pip options (``-r``, ``-e``, ``--index-url``) and bare paths or URLs cannot become package
-    metadata and are refused. A requirement pinned differently in two places (``h5py==2.7.0``
-    and ``h5py>=3``) is an error naming both; a bare name next to a pinned one is the pinned one.
-    """
+    """``declared``, ``extra`` (the config's), then ``requirements.txt`` (``file``), deduplicated in order. pip options,
+    paths and URLs are refused, and so is one requirement pinned two ways."""
     if isinstance(extra, str):  # one requirement passed bare, not a list of characters
         extra = [extra]
     lines: list[tuple[str, str]] = [(str(r), declared_where) for r in declared]

@@ -1,23 +1,13 @@
 """The package's own metadata: which ``setup.py`` / ``pyproject.toml`` describes it, and what it says.
 
-Looked for in this order; the first that describes the package folder is used, and any other
-found is named in a warning:
+Looked for in this order, the first that describes the package folder wins (others are named in a warning): ``setup.py``
+in the **parent** folder (gcloud's ``--package-path`` rule); ``pyproject.toml`` there, only when it declares this folder
+(so a repository's own ``pyproject.toml`` is never taken for the package's); then ``setup.py``, ``pyproject.toml``
+**inside** the folder.
 
-1. ``setup.py`` in the package's **parent** folder: gcloud's ``--package-path`` rule (its
-   ``_GenerateSetupPyIfNeeded`` uses the ``setup.py`` there and generates one only when none
-   is there).
-2. ``pyproject.toml`` in the parent folder, but only when it declares this package folder:
-   ``[project] name`` equal to the folder's name, or the folder in
-   ``[tool.setuptools] packages`` or matched by ``[tool.setuptools.packages.find] include``.
-   A repository's own ``pyproject.toml`` (cloudtrain's, next to ``trainer/``) is therefore
-   never taken for the package's.
-3. ``setup.py``, then ``pyproject.toml``, **inside** the package folder.
-
-A ``setup.py`` made only of imports, literal constants (``REQUIRED_PACKAGES = [...]``) and one
-``setup(...)`` call with literal arguments is read statically (``ast``); one with any other code
-is run (:mod:`.setup_run`: in a subprocess, with a timeout), since the cloud's pip runs it too. A
-``pyproject.toml`` is read as data; a ``dynamic`` version or dependencies there is refused with a fix, never guessed.
-"""
+A ``setup.py`` of imports, literal constants and one literal ``setup(...)`` call is read statically; any other is run
+(:mod:`.setup_run`, a subprocess with a timeout), since the cloud's pip runs it too. A ``dynamic`` version or
+dependencies in ``pyproject.toml`` is refused with a fix, never guessed."""
 
 from __future__ import annotations
 
@@ -116,8 +106,7 @@ def _not_declaring(path: Path, data: dict[str, Any], folder: str) -> str:
 
 
 def find_script_metadata(source_dir: Path, *, run: Callable[..., dict[str, Any]] = _run_setup_py) -> ProjectMetadata:
-    """A script's source folder: only its own ``setup.py`` counts, where the SageMaker training
-    toolkit looks for one (it then runs ``pip install .`` there)."""
+    """A script's source folder: only its own ``setup.py`` counts, where the SageMaker toolkit looks for one."""
     path = Path(source_dir) / "setup.py"
     return _from_setup_py(path, run) if path.is_file() else ProjectMetadata(None, None, None, (), "generated")
 
@@ -160,8 +149,7 @@ class _Computed(Exception):
 
 
 def _static_setup_args(tree: ast.Module) -> dict[str, Any] | None:
-    """name / version / install_requires when the file is only imports, literal constants and one
-    ``setup(...)`` call with literal arguments; else ``None``: it has code, so it is run."""
+    """name / version / install_requires of a literal-only ``setup.py``; ``None``: it has code, so it is run."""
     constants: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):

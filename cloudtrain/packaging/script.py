@@ -1,23 +1,11 @@
-"""The package of a ``package.script`` job: the source folder, wrapped so that pip can install it.
+"""The package of a ``package.script`` job: the source folder (SageMaker's ``source_dir``), wrapped so that pip can
+install it.
 
-A script job is a source folder (SageMaker's ``source_dir``) and a script in it
-(``entry_point``) that runs as ``python SCRIPT ARGS`` from that folder. The sdist built here
-is one package, ``cloudtrain_script``, holding the folder unchanged as data::
-
-    <name>-<version>/
-        PKG-INFO, pyproject.toml, setup.py     generated (see :mod:`.metadata`)
-        cloudtrain_script/__init__.py           empty
-        cloudtrain_script/__main__.py           the launcher (:mod:`.script_main`)
-        cloudtrain_script/script.json           {"script": "train.py"}
-        cloudtrain_script/src/…                 the source folder, file for file
-
-Its requirements are the folder's ``requirements.txt`` and the ``install_requires`` of its own
-``setup.py`` (plus ``package.requirements``), so ``pip install`` of the sdist installs them
-before the script runs, as the SageMaker training toolkit does with the same two files. The
-same sdist serves every backend: Vertex installs it and runs ``python -m cloudtrain_script``;
-SageMaker gets ``src/`` as its ``sourcedir.tar.gz`` (:func:`source_members`); the local backend
-installs it into the run's environment.
-"""
+The sdist is one package, ``cloudtrain_script``, holding the folder unchanged as data (``src/``) beside the launcher
+(:mod:`.script_main`) and ``script.json``. Its requirements are the folder's ``requirements.txt`` and its ``setup.py``'s
+``install_requires`` (plus ``package.requirements``), as the SageMaker toolkit installs them. One sdist serves every
+backend: Vertex runs ``python -m cloudtrain_script``, SageMaker gets ``src/`` as its ``sourcedir.tar.gz``
+(:func:`source_members`), a local run installs it."""
 
 from __future__ import annotations
 
@@ -84,8 +72,7 @@ def check_script(source_dir: Path, script: str) -> str:
 
 
 def build_script_sdist(source_dir: Path, out_dir: Path, script: str, **options: Unpack[SdistOptions]) -> BuiltPackage:
-    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir`` (reproducibly); ``extra``
-    adds generated files (path in the sdist → text)."""
+    """Build the ``cloudtrain_script`` sdist of ``source_dir`` into ``out_dir``; ``extra``: generated files."""
     root = check_source_dir(source_dir)
     check_script(root, script)
     own = project if (project := options.get("project")) is not None else find_script_metadata(root)

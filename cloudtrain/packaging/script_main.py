@@ -1,26 +1,12 @@
-"""cloudtrain's script launcher: ``python -m cloudtrain_script ARGS`` runs the user's script.
+"""cloudtrain's script launcher: ``python -m cloudtrain_script ARGS`` runs the user's script on Vertex AI.
 
-This file is the ``__main__.py`` of the ``cloudtrain_script`` package that cloudtrain builds
-around a ``package.script`` source folder (see :mod:`cloudtrain.packaging.script`); Vertex AI
-pip-installs that package from ``pythonPackageSpec.packageUris`` and runs this module. It
-does what the SageMaker training toolkit does with ``sagemaker_program`` /
-``sagemaker_submit_directory``:
+The ``__main__.py`` of the package built around a ``package.script`` folder (:mod:`cloudtrain.packaging.script`). As the
+SageMaker training toolkit does, it copies the folder (``src/`` beside it) to ``./code``, sets the ``SM_*`` variables
+Vertex does not (``SM_HOSTS`` / ``SM_CURRENT_HOST`` from ``CLUSTER_SPEC``, ``SM_MODEL_DIR`` / ``SM_OUTPUT_DATA_DIR``
+from ``AIP_MODEL_DIR`` as its ``/gcs/`` path; variables already set are kept), and ``exec``s ``python SCRIPT ARGS``
+(``python -m MODULE`` when the folder has a ``setup.py``), so the script's exit status is the job's.
 
-1. copies the source folder (installed beside this file as ``src/``) to ``./code``, the
-   counterpart of SageMaker's ``/opt/ml/code``; the requirements were installed with the
-   package (its ``requirements.txt`` and ``setup.py``'s ``install_requires`` are the
-   package's own requirements);
-2. sets the ``SM_*`` variables a script written for SageMaker reads and Vertex does not set:
-   ``SM_HOSTS`` / ``SM_CURRENT_HOST`` from ``CLUSTER_SPEC`` (chief first, named
-   ``workerpool0-0``, ``workerpool1-0`` …), ``SM_MODEL_DIR`` / ``SM_OUTPUT_DATA_DIR`` from
-   ``AIP_MODEL_DIR`` (a ``gs://`` location as its Cloud Storage FUSE path under ``/gcs/``);
-   variables already set (the request's ``SM_NUM_GPUS`` and ``SM_CHANNEL_*``) are kept;
-3. replaces itself (``exec``) with ``python SCRIPT ARGS`` in that folder, or with
-   ``python -m MODULE ARGS`` when the folder has a ``setup.py``, as the toolkit does, so the
-   script's exit status is the job's.
-
-Standard library only, Python 3.8+: it runs inside whatever image the job uses.
-"""
+Standard library only, Python 3.8+: it runs inside whatever image the job uses."""
 
 from __future__ import annotations  # annotations stay text: 3.8 reads ``list[str]`` without evaluating it
 
@@ -39,8 +25,7 @@ CODE_DIR = "code"
 
 
 def script_command(script: str, has_setup_py: bool, args: Sequence[str], python: str = sys.executable) -> list[str]:
-    """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``
-    (it was pip-installed), else the file."""
+    """The toolkit's command for ``sagemaker_program``: a module when the folder has a ``setup.py``, else the file."""
     if has_setup_py:
         return [python, "-m", re.sub(r"\.py$", "", script)] + list(args)
     return [python, script] + list(args)

@@ -1,12 +1,6 @@
-"""Build the sdist of a training package folder, in-process and reproducibly.
-
-No isolated build environment, no network: the package folder is walked (see :mod:`.tree`
-for what is left out), its own metadata is found (see :mod:`.project`; a ``setup.py`` with
-computed arguments is the one thing run in a subprocess), build metadata is generated from it
-(see :mod:`.metadata`), and the archive is written byte-for-byte reproducibly under a name
-that carries its content hash (see :mod:`.archive`), so two identical builds share one
-file name and an upload can be skipped when the name is already in the bucket.
-"""
+"""Build the sdist of a training package folder, in-process and reproducibly: no build isolation, no network
+(:mod:`.tree`, :mod:`.project`, :mod:`.metadata`), and an archive named by its content hash (:mod:`.archive`), so
+identical builds share a name and an upload can be skipped."""
 
 from __future__ import annotations
 
@@ -53,11 +47,8 @@ def required(package: BuiltPackage | None, job_name: str) -> BuiltPackage:
 
 
 class SdistOptions(TypedDict, total=False):
-    """What both builders (:func:`build_sdist`, :func:`~cloudtrain.packaging.script.build_script_sdist`)
-    take beyond the folders: ``name`` / ``version`` (the config's; unset = the package's own),
-    ``requirements``, ``size_warning_bytes``, ``given_in`` (where the config's values came from),
-    ``project`` (metadata already read), ``extra`` (generated files: path in the sdist → text), ``include``
-    (credential-like files to package anyway, ``--include``)."""
+    """What both builders take beyond the folders: the config's ``name`` / ``version`` (unset: the package's),
+    ``requirements``, ``size_warning_bytes``, ``given_in``, ``project``, ``extra``, ``include``."""
 
     name: str | None
     version: str | None
@@ -72,15 +63,10 @@ class SdistOptions(TypedDict, total=False):
 def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions]) -> BuiltPackage:
     """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
 
-    ``name`` / ``version`` (the config's; ``None`` = unset) win over the package's own
-    metadata, with a warning when both say something different (``given_in`` names where the
-    config's came from); unset in both, the name is the folder's and the version ``0.0.0``, as
-    gcloud generates them. The requirements are the metadata's, then ``requirements``, then
-    ``package_dir/requirements.txt``. Raises :class:`~cloudtrain.errors.PackagingError` for
-    anything the user must fix. ``extra`` adds generated files (path in the sdist → text), such as
-    cloudtrain's secrets launcher. ``include`` packages credential-like files matching these patterns,
-    with a warning (``--include``).
-    """
+    The config's ``name`` / ``version`` win over the package's metadata (a warning when they differ); unset in both, the
+    folder's name and ``0.0.0``, as gcloud does. Requirements: the metadata's, ``requirements``, then
+    ``requirements.txt``. Anything the user must fix is a :class:`~cloudtrain.errors.PackagingError`. ``extra``:
+    generated files (path → text); ``include``: credential-like files to package anyway."""
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
         raise PackagingError(
@@ -88,8 +74,7 @@ def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions
             "write the package somewhere else, e.g. a dist/ folder next to it",
         )
     own = project if (project := options.get("project")) is not None else find_metadata(root)
-    # a package its own setup.py / pyproject.toml describes installs what that file declares, as gcloud and
-    # Vertex AI install it: a requirements.txt inside the package is no file they read
+    # its own setup.py / pyproject.toml's requirements, as gcloud installs it: not a requirements.txt inside
     p = prepare_with(root, own, out_dir, options, requirements_file=own.source is None)
     members = p.generated_members(root.name, options.get("extra"))
     members += [
@@ -198,8 +183,7 @@ def _lists_any(path: Path) -> bool:
 
 
 def tree_warnings(root: Path, tree: Tree, filename: str, size: int, size_warning_bytes: int) -> list[str]:
-    """One line each: the files unpack above the size threshold (what the training machine holds,
-    however well they compress); credential-like files were left out."""
+    """One line each: files unpacking above the size threshold; credential-like files left out."""
     warnings = []
     unpacked = tree.unpacked_size
     if unpacked > size_warning_bytes:

@@ -1,12 +1,7 @@
 """Run a ``setup.py`` whose arguments are computed, to learn its name, version and requirements.
 
-The file runs in a subprocess (this interpreter, ``-I``: no user site, no ``PYTHONPATH``) from
-its own folder, as ``python setup.py`` would, with ``setuptools.setup`` (and distutils') replaced
-by a recorder: the user's code runs, setuptools builds nothing, and nothing is written. A
-``setup.py`` that raises is one line naming the file, the line and the exception; one that runs
-longer than :data:`TIMEOUT_S` is stopped. What it declared is then written into cloudtrain's
-own normalised sdist, so the archive stays byte-identical across rebuilds.
-"""
+A subprocess (``-I``) in its own folder, with ``setuptools.setup`` replaced by a recorder: nothing is built or written.
+One that raises is one line (file, line, exception); one longer than :data:`TIMEOUT_S` is stopped."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """The files of a package directory that go into its sdist, and the checks on that directory.
 
-Symlinks are followed only inside the package directory: a link whose target lies
-outside it (or does not exist) is an error unless an ignore file leaves the link out, and
-a link to a folder containing the link is refused as a loop. A link is packaged as a
-regular file (or as a copy of the folder) holding what its target holds, and only when
-that target is itself packaged, so a link can never bring in an excluded file. Links
-found inside a linked folder are not followed a second time.
+Links are followed only inside the directory (one leading out or nowhere is an error unless ignored; a loop is refused),
+and packaged as what their target holds only when that target is packaged, so a link never brings in an excluded file.
 """
 
 from __future__ import annotations
@@ -54,11 +50,7 @@ class Tree:
 
 
 def check_package_dir(package_dir: Path) -> Path:
-    """The package directory as an absolute path, or a :class:`PackagingError` saying what to fix.
-
-    The path is made absolute without resolving symlinks, so a package reached through a
-    link called ``trainer`` is still imported as ``trainer``.
-    """
+    """The package directory made absolute, links not resolved, or a :class:`PackagingError` with the fix."""
     package_dir = Path(package_dir)
     if not package_dir.exists():
         raise PackagingError(
@@ -96,12 +88,8 @@ def check_package_dir(package_dir: Path) -> Path:
 
 
 def collect(package_dir: Path, *, skip: Sequence[Path] = (), include: Sequence[str] = ()) -> Tree:
-    """Walk ``package_dir`` (already checked) and list what goes into the package.
-
-    ``skip`` names folders never packaged, such as an output folder inside the package.
-    ``include`` (``--include``, gitignore patterns relative to the package folder) packages files that
-    look like credentials or environment files all the same; each is listed in ``Tree.forced``.
-    """
+    """Walk ``package_dir`` (already checked) and list what goes into the package. ``skip``: folders never packaged (an
+    output folder inside); ``include``: credential-like files packaged all the same, listed in ``Tree.forced``."""
     walk = _Walk(Path(package_dir).resolve(), skip, include)
     try:
         walk.folder(walk.root, "", [])
@@ -210,8 +198,7 @@ class _Walk:
 
 
 def _check_name(root: Path, rel: str) -> None:
-    """Names are stored as UTF-8 in the sdist: one that is not (raw bytes from another
-    system) would arrive garbled or break the install, so it is refused."""
+    """Refuse a name that is not UTF-8 (stored so in the sdist, it would arrive garbled or break the install)."""
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
@@ -268,12 +255,8 @@ def runnable_modules(package_name: str, tree: Tree) -> list[str]:
 
 
 def check_module(package_dir: Path, module: str) -> str:
-    """Check that ``python -m module`` will find its code in the built package.
-
-    ``trainer.task`` needs ``trainer/task.py`` or ``trainer/task/__main__.py`` (and
-    ``trainer`` alone needs ``trainer/__main__.py``), not excluded by an ignore rule.
-    Returns that file's path relative to the package's parent, e.g. ``trainer/task.py``.
-    """
+    """Check that ``python -m module`` finds its code in the package (``trainer.task``: ``trainer/task.py`` or
+    ``trainer/task/__main__.py``, not ignored); its path relative to the package's parent."""
     root = check_package_dir(package_dir)
     name = root.name
     if not _DOTTED.fullmatch(module or ""):

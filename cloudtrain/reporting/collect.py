@@ -41,8 +41,7 @@ class RunData:
     metrics: dict[str, float] = field(default_factory=dict)  # its final numbers
 
     def final_and_best(self, metric: str) -> tuple[float | None, float | None]:
-        """``metric`` at the run's end (its final numbers, else its last epoch) and at its best epoch (the
-        highest, or the lowest for a loss)."""
+        """``metric`` at the run's end (final numbers, else last epoch) and at its best epoch (lowest for a loss)."""
         values = [e[metric] for e in self.epochs if isinstance(e.get(metric), (int, float))]
         final = self.metrics.get(metric, values[-1] if values else None)
         pick = min if "loss" in metric else max
@@ -133,9 +132,7 @@ def from_parts(
 
 
 def _chiefs(untagged: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The chief's epochs when a user's package prints its events on every replica (the bundled
-    trainer names the replica in the workers' events): the chief's stream by its name on each
-    backend, else the first stream that printed one."""
+    """The chief's epochs where every replica prints events: its stream by name, else the first that printed."""
     chief = next((name for name in CHIEF_STREAMS if name in untagged), next(iter(untagged), None))
     return [] if chief is None else untagged[chief]  # chief None: no epoch events at all
 

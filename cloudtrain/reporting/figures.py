@@ -155,8 +155,7 @@ def _trials(runs: list[RunData], path: Path) -> Path:
 
 
 def _number(value: Any) -> Any:
-    """A parameter as the cloud reported it (SageMaker's tuned values are strings): a number where it is one,
-    so a continuous parameter gets a numeric axis, not one category per value."""
+    """A reported parameter as a number where it is one (SageMaker's are strings), for a numeric axis."""
     if isinstance(value, str):
         try:
             return float(value)
@@ -166,9 +165,7 @@ def _number(value: Any) -> Any:
 
 
 def trials_figure(runs: list[RunData]) -> Any:
-    """The metric against each swept parameter, one panel per parameter on the parameter's own scale (a
-    ``scale: log`` one on a log axis; where the scale is not known, a log axis when it spans more than two
-    decades), the y axis named for the metric, the best trial starred."""
+    """The metric against each swept parameter, a panel each on its own (log or linear) scale, the best starred."""
     plt = pyplot()
     swept = [r for r in runs if r.trials]
     params = sorted({k for r in swept for t in r.trials for k in t.get("params", {})}) or ["trial"]

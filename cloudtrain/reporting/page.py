@@ -147,9 +147,8 @@ def differing_args(runs: list[RunData]) -> tuple[list[str], list[str]]:
 
 
 def _summary(runs: list[RunData]) -> list[str]:
-    """One row per run: what it ran with (the args that differ between the runs first), its experiment, its
-    final and best main metric, then speed and cost; the speed-up column only when there is a run to compare
-    with the first."""
+    """One row per run: what it ran with (the args that differ between the runs first), its experiment, its final and
+    best main metric, then speed and cost; the speed-up column only when there is a run to compare with the first."""
     base = runs[0].examples_per_sec
     compare = len(runs) > 1
     metric = next((found[0] for r in runs if (found := main_metric(r.metrics or _last_epoch(r)))), None)

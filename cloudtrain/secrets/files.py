@@ -1,12 +1,7 @@
-"""Credential files, recognised by name and by content: what is never packaged, put in a script's
-source archive or uploaded as data unless an ``--include`` pattern names it.
+"""Credential files, recognised by name and by content: never packaged or uploaded unless an ``--include`` names them.
 
-The list is data, each entry with its source: ``credential_files.json`` beside this module. Names
-are shell patterns on a file's (or folder's) own name, ignoring case (``credentials``,
-``client_secret_*.json``, ``*.env``); content rules read the first 64 KiB of a small file, so a
-key or a login under an innocent name (``notes.txt`` holding ``PuTTY-User-Key-File-3``, ADC
-copied to ``gcp.json``) is caught too. A folder that is a whole home folder is refused.
-"""
+The rules are data with their sources (``credential_files.json``): case-blind name patterns, and content rules over a
+small file's first 64 KiB, so a key under an innocent name is caught too. A whole home folder is refused."""
 
 from __future__ import annotations
 
@@ -30,15 +25,12 @@ class _ContentRule(NamedTuple):
     pattern: re.Pattern[bytes]
     also: bytes | None
     json_only: bool
-    #: Texts (lower case) one of which every match holds: a head that holds none is not searched (a dry run
-    #: searched each of its package's files for a private key twice, 15-20 ms of its CPU).
+    #: Lower-case texts one of which every match holds: a head with none is not searched (saved a dry run 15-20 ms).
     hints: tuple[bytes, ...] = ()
 
 
 class NameRule(NamedTuple):
-    """One category's shell patterns, each matched the cheapest way that gives fnmatch's answer: a name in
-    ``exact`` (no wildcard), ending in one of ``ends`` (``*.pem``), starting with one of ``starts``
-    (``id_rsa*``), else the other patterns as one compiled alternation (``*deploy_key*``)."""
+    """One category's shell patterns, matched the cheapest way that gives fnmatch's answer."""
 
     category: str
     exact: frozenset[str]
@@ -82,8 +74,7 @@ def _document() -> dict[str, Any]:
 
 @functools.cache
 def _rules() -> _Rules:
-    """The name and content rules, on first use (90 name patterns compiled one by one cost a dry run 4-6 ms;
-    most of them are a plain name, suffix or prefix)."""
+    """The name and content rules, built on first use (compiling 90 patterns cost a dry run 4-6 ms)."""
     doc = _document()
     names = tuple(
         name_rule(category, [entry["pattern"].lower() for entry in entries])
@@ -103,17 +94,14 @@ def _rules() -> _Rules:
 
 
 def credential_name(name: str) -> str | None:
-    """``"credential"`` or ``"environment file"`` for an entry called ``name`` (``credentials``,
-    ``prod.env``, ``_netrc``, ``.aws``), or ``None``. Case is ignored."""
+    """``"credential"`` or ``"environment file"`` for an entry called ``name`` (case-blind), or ``None``."""
     lowered = name.lower()
     return next((rule.category for rule in _rules().names if rule.matches(lowered)), None)
 
 
 def credential_content(head: bytes) -> str | None:
-    """What credential the start of a file holds, or ``None``: a private key (PEM, OpenSSH, SSH2 or
-    PuTTY), a Google service-account key, Google user credentials (ADC, ``authorized_user``), an OAuth
-    client secret or refresh token, Docker registry logins, AWS keys, netrc logins, or nothing but one
-    token of a known format (the Hugging Face token file). Caught whatever the file is called."""
+    """What credential the start of a file holds (a private key, a Google service-account or user credential, an OAuth
+    secret, Docker or netrc logins, AWS keys, a lone known token), whatever it is called; else ``None``."""
     is_json = head.lstrip()[:1] == b"{"
     lowered = head.lower()
     for rule in _rules().content:

@@ -1,9 +1,6 @@
-"""What a job with ``secrets:`` carries: the references as ``CLOUDTRAIN_SECRET_<NAME>`` variables of
-the request, and the launcher (:mod:`cloudtrain.secrets.launcher`) in its package or source dir.
-
-The launcher is read here as a file, never imported: it speaks HTTP (``urllib.request``, ``http.client``,
-``ssl``, ``email``), which a submit or ``--dry-run`` never needs. Its two names are written here as it
-writes them (tests/secrets/test_launcher.py holds them equal)."""
+"""What a job with ``secrets:`` carries: ``CLOUDTRAIN_SECRET_<NAME>`` references, and the launcher
+(:mod:`cloudtrain.secrets.launcher`), read here as a file and never imported (it speaks HTTP, which a submit never
+needs)."""
 
 from __future__ import annotations
 

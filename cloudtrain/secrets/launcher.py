@@ -1,29 +1,15 @@
-"""cloudtrain's secrets launcher: reads the job's ``secrets:`` on the training machine, puts the
-values into the training process's environment, and runs the user's code.
+"""cloudtrain's secrets launcher: on the training machine, reads the job's ``secrets:`` into the training process's
+environment, then runs the user's code.
 
-Only a job with ``secrets:`` runs it. The request carries the references, never a value, one
-variable each: ``CLOUDTRAIN_SECRET_HF_TOKEN=gcp:projects/…`` (each well within SageMaker's 512
-characters a value); each start of the job reads them again, so ``latest`` / ``AWSCURRENT``
-pick up a rotation on a restart. The training process gets ``HF_TOKEN`` and not the reference.
+The request carries only references (``CLOUDTRAIN_SECRET_HF_TOKEN=gcp:projects/…``), read again at each start so
+``latest`` / ``AWSCURRENT`` pick up a rotation; the process gets ``HF_TOKEN``, not the reference. ``gcp:`` goes to
+Secret Manager's REST API with the metadata server's token (``GCE_METADATA_HOST``; ``CLOUDTRAIN_SECRETMANAGER_ENDPOINT``
+overrides the API), ``aws:`` to boto3's ``GetSecretValue``. A reference it cannot read is one line on stderr and exit 1,
+before the user's code starts; values are never printed or written.
 
-* ``gcp:`` references: Secret Manager's REST ``…/versions/V:access`` with the token of the
-  machine's service account from the metadata server (``GCE_METADATA_HOST``, as Google's
-  libraries read it; ``CLOUDTRAIN_SECRETMANAGER_ENDPOINT`` overrides the API's address);
-* ``aws:`` references: ``GetSecretValue`` with boto3 (in SageMaker's TensorFlow images), which
-  honours ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` / ``AWS_ENDPOINT_URL``.
-
-A reference it cannot read is one line on stderr and exit 1, before the user's code starts.
-The values are never printed and never written to a file.
-
-On Vertex AI this file is ``python -m cloudtrain_secrets`` (a package inside the sdist), and
-runs ``python -m $CLOUDTRAIN_RUN_MODULE ARGS``; on SageMaker it sits beside
-``cloudtrain_launch.py`` in the source dir, which calls :func:`read_secrets` before it runs the
-user's module or script. ``cloudtrain --local`` reads cloud references through the same
-functions, with the user's own credentials.
-
-Standard library only (and boto3 where it is there), Python 3.7+: it runs inside the clouds'
-images.
-"""
+On Vertex AI this is ``python -m cloudtrain_secrets``, which runs ``python -m $CLOUDTRAIN_RUN_MODULE ARGS``; on
+SageMaker ``cloudtrain_launch.py`` calls :func:`read_secrets`; ``--local`` uses the same functions. Standard library
+only (boto3 where there), Python 3.7+: it runs inside the clouds' images."""
 
 from __future__ import annotations  # annotations stay text: 3.7 reads ``dict[str, str]`` without evaluating it
 
@@ -83,8 +69,7 @@ def read_gcp(name: str, token: str, environ: Mapping[str, str] = os.environ) -> 
 
 
 def read_aws(arn: str, session: Any = None) -> str:
-    """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or
-    ``SecretBinary`` as UTF-8)."""
+    """The ``AWSCURRENT`` value of Secrets Manager secret ``arn`` (``SecretString``, or ``SecretBinary`` as UTF-8)."""
     try:
         import boto3
         import botocore.exceptions
@@ -110,8 +95,7 @@ def read_secrets(
     gcp_token: Callable[[], str] | None = None,
     aws_session: Any = None,
 ) -> dict[str, str]:
-    """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``. ``gcp_token`` (a function) gives the token
-    (default: the metadata server's, fetched once)."""
+    """``{name: "gcp:…" | "aws:…"}`` → ``{name: value}``; ``gcp_token`` gives the token (default: the metadata's)."""
     values: dict[str, str] = {}
     token: list[str] = []
     for name, ref in refs.items():

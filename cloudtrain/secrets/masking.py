@@ -1,14 +1,8 @@
 """What cloudtrain shows and stores of a job's values: anything that looks secret is ``***``.
 
-A value is masked when its name says it is secret, or when the value itself has the form of a
-known credential, wherever it stands: ``env:`` (names such as ``HF_TOKEN``, ``DB_PASS``,
-``MYSQL_PWD``), ``args`` and hyperparameters (options such as ``--api-key=…``, ``hf_token:``),
-error messages, the Python API's reprs, a local run's log lines. The credential formats (cloud
-keys, service tokens, private keys in PEM or PuTTY form, passwords in URLs and connection
-strings, webhook URLs) and the secret-looking names are data, each rule with its source:
-``formats.json`` beside this module. Masking is for display only: ``env:`` is sent as written
-(it is the user's choice); ``secrets:`` values are never in the request at all.
-"""
+A value is masked when its name says secret or it has a known credential's form, wherever it stands (``env:``, args,
+hyperparameters, errors, reprs, log lines); the rules are data with sources (``formats.json``). For display only:
+``env:`` is sent as written, and ``secrets:`` values are never in the request."""
 
 from __future__ import annotations
 
@@ -29,10 +23,7 @@ _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Priv
 
 
 class Format(NamedTuple):
-    """One credential format of ``formats.json``: its pattern, and texts one of which every match holds.
-
-    The pattern is compiled when a text holding one of its hints is first checked: compiling all 29 cost
-    a dry run 6 ms, and most texts (a config's error message, a request without credentials) hold none."""
+    """One ``formats.json`` credential format, compiled only when a text holds a hint (all 29 cost a dry run 6 ms)."""
 
     name: str
     source: str
@@ -130,8 +121,7 @@ def _replace(match: re.Match[str]) -> str:
 
 
 def mask_text(text: str) -> str:
-    """``text`` with every credential of a known format replaced by ``***`` (only the password of
-    ``redis://:pw@host``, the whole of a token or a private key)."""
+    """``text`` with every credential of a known format as ``***`` (a URL's password only, a token or key whole)."""
     if not text:
         return text
     for f in _candidates(text):
@@ -211,11 +201,9 @@ def env_warnings(env: Mapping[str, str]) -> list[str]:
 
 
 def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) -> Any:
-    """A request (or any JSON-like document) with the values of variables ``names`` replaced by ``***``:
-    ``{"NAME": value}`` entries (SageMaker ``Environment``, a local run's ``env``) and
-    ``{"name": NAME, "value": value}`` items (Vertex ``env``); ``values`` wherever a string holds
-    them (a local run's ``CLUSTER_SPEC`` holds the whole job, env included); and every credential
-    of a known format in any string."""
+    """A request (any JSON-like document) with ``***`` for the values of variables ``names`` (``{"NAME": value}`` and
+    ``{"name": NAME, "value": value}`` forms), for ``values`` in any string (a local ``CLUSTER_SPEC``), and for every
+    known credential format."""
     names = set(names)
     masker = ValueMasker(values)
 
@@ -234,9 +222,8 @@ def mask_document(doc: Any, names: Iterable[str], values: Iterable[str] = ()) ->
 def mask_spec_document(
     doc: Any, env: Mapping[str, str], *, args: Sequence[str] = (), hyperparameters: Mapping[str, Any] = {}
 ) -> Any:
-    """``doc`` (a rendered request) with the secret-looking ``env:`` values of its job masked, and the
-    values of its secret-named options and hyperparameters wherever they stand (a SageMaker request
-    holds them JSON-encoded, a Vertex one as ``--name=value``)."""
+    """``doc`` (a rendered request) with its job's secret-looking ``env:`` values masked, and its secret-named options
+    and hyperparameters wherever they stand (JSON-encoded, ``--name=value``)."""
     names = secret_names(env)
     return mask_document(doc, names, secret_values(env, args, hyperparameters))
 
@@ -262,14 +249,11 @@ def masked_repr(obj: Any, values: Iterable[str]) -> str:
 
 
 class ValueMasker:
-    """Replaces known secret values in text (a local run's log lines) with ``***``, and every credential
-    of a known format. A value of several lines is also masked line by line (a PEM key printed by the
-    job reaches a log one line at a time). Use :meth:`stream` for the lines of one stream: it masks the
-    body of a private key whose first line it saw, whatever the key."""
+    """Replaces known secret values (also line by line, as a printed key arrives) and every known credential format in
+    text with ``***``. :meth:`stream` masks a private key's body after its first line, whatever the key."""
 
     def __init__(self, values: Iterable[str]):
-        # longest first, so that a value containing another is masked whole; very short values are not
-        # masked (masking "1" would wreck every line)
+        # longest first, so a value containing another is masked whole; very short ones not ("1" would wreck lines)
         forms: set[str] = set()
         for value in values:
             value = str(value)
@@ -289,8 +273,7 @@ class ValueMasker:
         return mask_text(text)
 
     def stream(self) -> Callable[[str], str]:
-        """A masker for the successive lines of one stream: also masks every line of a private key
-        (PEM or PuTTY) from its BEGIN line to its END line."""
+        """A masker for one stream's lines: also masks a private key (PEM or PuTTY) from its BEGIN to END line."""
         inside = [False]
 
         def mask(line: str) -> str:
@@ -317,8 +300,7 @@ class _MaskRecords(logging.Filter):
 
 
 def mask_logs(values: Iterable[str], logger: str = "cloudtrain") -> None:
-    """Mask ``values`` (and every credential) in every line the handlers of ``logger`` print (its ``--debug`` lines
-    included)."""
+    """Mask ``values`` (and every credential) in every line ``logger``'s handlers print (``--debug`` included)."""
     masker = ValueMasker(values)
     for handler in logging.getLogger(logger).handlers:
         handler.addFilter(_MaskRecords(masker))

@@ -1,14 +1,6 @@
-"""The three kinds of secret reference a ``secrets:`` value may be, checked for form only.
-
-* ``shell:NAME``: the variable ``NAME`` of the shell that runs cloudtrain (``--local`` only);
-* ``gcp:projects/PROJECT/secrets/SECRET/versions/VERSION``: a Secret Manager version
-  (``latest`` is read again at each start of the job);
-* ``aws:arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME``: a Secrets Manager secret (its
-  ``AWSCURRENT`` version, read at each start).
-
-Whether the secret exists is checked at submit (:mod:`cloudtrain.backends.secrets_here`); here only
-what can be told from the text.
-"""
+"""The three kinds of ``secrets:`` reference, checked for form only: ``shell:NAME`` (``--local`` only),
+``gcp:projects/P/secrets/S/versions/V`` and ``aws:arn:aws:secretsmanager:…:secret:NAME`` (read again at each start).
+Whether the secret exists is checked at submit (:mod:`cloudtrain.backends.secrets_here`)."""
 
 from __future__ import annotations
 

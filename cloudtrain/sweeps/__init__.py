@@ -1,10 +1,5 @@
-"""Hyperparameter sweeps: one ``sweep:`` key, three engines.
-
-:mod:`.params` turns the config's parameters into typed, validated ranges (pure, offline);
-each cloud backend renders its own tuning request from them (``backends/*/tuning.py``);
-:mod:`.local` drives trials on this machine with Optuna; :mod:`.results` reads the trials
-back as one table for every backend.
-"""
+"""Hyperparameter sweeps: one ``sweep:`` key, three engines: :mod:`.params` (typed ranges), each cloud backend's
+``tuning.py``, and the local Optuna driver; :mod:`.results` reads any backend's trials as one table."""
 
 from __future__ import annotations
 
@@ -27,9 +22,7 @@ SweepT = TypeVar("SweepT", bound=_Sweep, covariant=True)
 
 
 class Swept(Protocol[SweepT]):
-    """What the sweep drivers read of a job (a :class:`~cloudtrain.spec.JobSpec`, whose ``sweep`` is the
-    config's :class:`~cloudtrain.config.schema.Sweep`): named by shape, so that this folder, below the
-    config and the spec, imports neither."""
+    """What the sweep drivers read of a :class:`~cloudtrain.spec.JobSpec`, by shape: this folder imports no spec."""
 
     @property
     def sweep(self) -> SweepT | None: ...

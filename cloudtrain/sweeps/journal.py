@@ -1,13 +1,6 @@
-"""The one reader of a local sweep's Optuna journal (``optuna.journal``): checked before Optuna replays it.
-
-Optuna appends to its journal and replays it on open. A sweep killed while writing can
-leave a torn last line; an edit or a full disk can leave garbage; a kill right after the
-file was created leaves 0 bytes. Optuna meets the first two with an ``unexpected
-JSONDecodeError`` or ``KeyError: 'Record does not exist.'`` — and appends after the torn
-line, so the file breaks for good. Here every line is checked first: a damaged journal is
-one :class:`~cloudtrain.statefiles.Damage` (the file, the first bad line, how to recover)
-and nothing writes to it; a 0-byte journal is removed, as if the sweep had recorded nothing.
-"""
+"""The one reader of a local sweep's Optuna journal, checked before Optuna replays it: Optuna meets a torn or garbled
+line with a ``JSONDecodeError`` or ``KeyError`` and appends after it, breaking the file for good. A damaged journal is
+one :class:`~cloudtrain.statefiles.Damage` and nothing writes to it; a 0-byte one is removed."""
 
 from __future__ import annotations
 

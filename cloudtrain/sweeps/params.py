@@ -1,11 +1,6 @@
-"""The config's ``sweep.params`` → typed parameters every engine understands.
-
-Types are inferred the way a user reads the YAML: ``{min, max}`` of floats is a double
-range, of integers an integer range; ``values`` of numbers is discrete, of strings (or
-mixed) categorical. ``type:`` overrides the inference. Every problem is a
-:class:`SweepParamError` with the path of the offending key, so the config loader can
-point at its line.
-"""
+"""The config's ``sweep.params`` → typed parameters every engine understands, inferred as a user reads the YAML (``{min,
+max}`` of floats or ints, ``values`` discrete or categorical; ``type:`` overrides). Each problem is a
+:class:`SweepParamError` with its key's path."""
 
 from __future__ import annotations
 
@@ -152,11 +147,7 @@ METRIC_ENV = environment_vars.SWEEP_METRIC
 
 
 def metric_regex(metric: str) -> str:
-    """SageMaker's MetricDefinitions regex for the trainer's metric event line.
-
-    The line is ``{"event": "metric", "name": "<metric>", "value": <number>, …}``
-    (trainer/metrics.py writes it; a user's package prints the same line).
-    """
+    """SageMaker's MetricDefinitions regex for the ``{"event": "metric", …}`` line (trainer/metrics.py)."""
     import re
 
     return '"name": "' + re.escape(metric).replace('"', '\\"') + '", "value": ([-+0-9.eE]+)'

@@ -1,14 +1,7 @@
-"""A seeded sampler whose trial N draws from its own stream: seed and trial number decide its params.
-
-Optuna's samplers draw every trial from one random stream that starts at the seed. A
-resumed sweep builds a new sampler, so its stream starts over: the first new trial got the
-parameters of trial 0, already run. Here each trial gets a fresh sampler seeded from
-(seed, trial number), so a sweep resumed after a kill picks, for every trial number, what
-the sweep would have picked had it never stopped. The samplers read what earlier trials
-found from the study itself, so nothing is lost by building one per trial; they are cheap
-to build. Not for the grid: its seed fixes the order of its points, which the trials'
-``grid_id`` refer to, so it stays one sampler (and it never revisits a point anyway).
-"""
+"""A seeded sampler whose trial N draws from its own stream, seeded from (seed, N): a resumed sweep's new sampler would
+start over and redraw trial 0's parameters, so each trial gets a fresh one and picks what an uninterrupted sweep would
+have. Samplers read earlier trials from the study, so nothing is lost. Not for the grid, whose seed fixes the order
+``grid_id`` refers to."""
 
 from __future__ import annotations
 
@@ -25,10 +18,7 @@ def trial_seed(seed: int, number: int) -> int:
 
 
 class PerTrialSeedSampler(BaseSampler):
-    """Delegates to ``make(trial_seed(seed, trial.number))``, built in ``before_trial``.
-
-    Optuna calls a trial's sampler hooks in the thread that runs the trial, so the sampler
-    of the trial in hand is kept per thread (parallel trials do not share one)."""
+    """Delegates to ``make(trial_seed(seed, trial.number))``, one per thread (Optuna runs a trial's hooks in it)."""
 
     def __init__(self, make: Callable[[int], BaseSampler], seed: int):
         self._make, self._seed = make, seed

@@ -1,7 +1,5 @@
-"""One contract, every backend: what a user relies on whichever backend runs the job.
-
-The suite cloudtrain runs on its own backends (tests/backends/test_contract.py), for a backend of another
-distribution to run on itself. In one of its test modules::
+"""One contract, every backend: what a user relies on whichever backend runs the job (tests/backends/test_contract.py),
+for another distribution's backend to run on itself::
 
     from cloudtrain.testing.contract import *  # noqa: F403 - the contract's tests, on the leg below
 
@@ -9,10 +7,8 @@ distribution to run on itself. In one of its test modules::
     def leg(tmp_path) -> Leg:
         return Leg(BACKEND, sample_spec(backend="mine"), sample_package(tmp_path), succeed, keep_running, full_name)
 
-A :class:`Leg` is the backend on its fake (an in-process engine, a local server) and how to script the
-next job there; the tests then use only the backend's interface and the CLI, with cloudtrain's history
-and cache in a temporary folder (:func:`contract_cache`). docs/how-to/add-a-backend.md walks through it.
-"""
+A :class:`Leg` is the backend on its fake and how to script its next job; the tests use only its interface and the CLI,
+with history and cache in a temporary folder (:func:`contract_cache`). See docs/how-to/add-a-backend.md."""
 
 from __future__ import annotations
 
@@ -58,8 +54,7 @@ class Leg:
 
 
 def sample_spec(**changes: Any) -> JobSpec:
-    """A resolved job spec (2 replicas of 4×T4, a ``trainer.task`` module), ``changes`` replaced: a leg's
-    spec when its backend needs nothing the neutral fields do not say."""
+    """A resolved job spec (2 replicas of 4×T4, ``trainer.task``), with ``changes`` replaced."""
     spec = JobSpec(
         name="demo",
         job_name="demo-20240501-120000",
@@ -193,8 +188,7 @@ def test_reattach_by_full_name_with_no_flags_prints_each_line_once(
 def test_the_detach_hint_reattaches_from_history_and_prints_each_line_once(
     leg: Leg, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``submit --detach`` records the job and prints ``reattach_command``; that command, run later
-    with nothing but this machine's history, follows the job to its end."""
+    """``submit --detach``'s ``reattach_command``, later, with only this machine's history, follows the job."""
     leg.succeed(LINES)
     handle = leg.backend.submit_detached(leg.spec, leg.package)
     _record(leg, handle)

@@ -1,19 +1,14 @@
-"""How messages say things, in one place: counts in words (``1 file``, ``2 files``, never "file(s)"), an
-error's first line, long words cut, and the one ``mapped:`` line (a setting replaced by its nearest, why,
-and what that does to the price); numbers as people read them are :mod:`.numbers`. Leaf modules: the
-config translators use them without importing the console (which imports the backends).
+"""How messages say things, in one place: counts in words (``2 files``, never "file(s)"), an error's first line, long
+words cut, and the one ``mapped:`` line; numbers are :mod:`.numbers`. Leaf modules, so the config translators need no
+console.
 
-The ``mapped:`` line: every translation says what it changed in this one format — legacy ML Engine
-configs and commands, Vertex ``CustomJobSpec`` files, a config moved to the other cloud, a fallback
-candidate on another backend::
+Every translation (legacy ML Engine configs, Vertex ``CustomJobSpec`` files, a config moved to the other cloud, a
+fallback candidate) says what it changed in one format::
 
     mapped: <key>: <from> → <to> (<reason>); $X.XX/h → $Y.YY/h
 
-The price part is there for machines (``(no current price)`` where a side has none, such as a
-retired GPU) and left out for what has no price of its own (a TensorFlow version, a region).
-``--strict-legacy`` turns every such line into an error. No cloud names are needed here: the
-callers say what was mapped and why.
-"""
+The price part is for machines only (``(no current price)`` where a side has none); ``--strict-legacy`` makes each line
+an error."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ def counted(n: int, word: str, plural: str | None = None) -> str:
 
 
 def first_line(error: BaseException | str, limit: int | None = None) -> str:
-    """The first non-blank line of an error's text (at most ``limit`` characters), for one-line
-    messages; the exception's type name when it has no text. The one such helper."""
+    """The first non-blank line of an error's text (``limit`` characters at most), else its type's name."""
     text = str(error).strip()
     if not text:
         return type(error).__name__ if isinstance(error, BaseException) else ""

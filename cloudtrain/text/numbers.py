@@ -1,17 +1,8 @@
 """Numbers as people read them: the one place that decides how a number is shown.
 
-* :func:`measured` — a measured or computed value (a metric, a parameter, a rate, a time):
-  4 significant digits, thousands grouped (``0.0001694``, ``0.9811``, ``12,350``);
-* :func:`money` — US dollars to the cent (``$1,234.56``);
-* :func:`count` — counts, bytes, steps: exact, thousands grouped (``19,446``);
-* :func:`size` — a size in binary units, 4 significant digits (``1.934 GiB``), where exact bytes
-  would be too long to read;
-* :func:`duration` — a span of time as people say it (``20 min``, ``2 h``, ``1 h 30 min``), never
-  ``0.333333 h``.
-
-Ids are shown as they are. ``-o json`` keeps every value at full precision: only text for
-people goes through here.
-"""
+:func:`measured` (4 significant digits, ``12,350``), :func:`money` (``$1,234.56``), :func:`count` (exact, grouped),
+:func:`size` (``1.934 GiB``), :func:`duration` (``1 h 30 min``, never ``0.333333 h``). Ids are shown as they are; ``-o
+json`` keeps full precision."""
 
 from __future__ import annotations
 
@@ -22,8 +13,7 @@ SIGNIFICANT = 4
 
 
 def measured(value: Any) -> str:
-    """``0.0001694044709524275`` → ``0.0001694``; ``12345.6`` → ``12,350``; an int stays exact;
-    anything that is not a number comes back as ``str(value)`` (``""`` for None)."""
+    """``0.0001694044709524275`` → ``0.0001694``; ``12345.6`` → ``12,350``; ints exact; else ``str()``."""
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -63,9 +53,7 @@ def size(n: int) -> str:
 
 
 def duration(seconds: float) -> str:
-    """``1200`` → ``20 min``; ``7200`` → ``2 h``; ``5400`` → ``1 h 30 min``; ``86400`` → ``24 h``;
-    ``190800`` → ``2 d 5 h``; ``45`` → ``45 s``: whole units, the largest two, rounded to the smaller
-    one; hours up to two days (a day-long limit reads as ``24 h``)."""
+    """``5400`` → ``1 h 30 min``, ``190800`` → ``2 d 5 h``: the largest two whole units; hours up to ``24 h``."""
     total = round(seconds)
     if total < 60:
         return f"{total} s"

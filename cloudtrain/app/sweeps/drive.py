@@ -55,8 +55,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
         )
         record(JobRecord(spec.job_name, str(folder), spec.backend, spec.region, None, config, kind="sweep"))
         return StartedSweep(spec.job_name, folder=folder)
-    # A spec with ``sweep:`` is submitted as its cloud's tuning job (a SweepHandle). A Ctrl-C from the backend's
-    # create call is held until the sweep is in history, then raised as CreatedThenInterrupted: never an orphan.
+    # A ``sweep:`` spec is its cloud's tuning job; a Ctrl-C while it is created is held until it is in history.
     with creation_window.window() as held:
         handle = cast(SweepHandle, backend.submit(spec, prepared.package))
         first = handle.status()
@@ -68,8 +67,7 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
 
 
 def detach_local(started: StartedSweep) -> int:
-    """Hand a started local sweep to a process of its own (``submit --detach``); that process's pid.
-    Its trials then run as :func:`run_local` runs them (:mod:`.owner`)."""
+    """Hand a started local sweep to a process of its own (``submit --detach``, :mod:`.owner`); its pid."""
     if started.folder is None:
         raise ValueError(f"sweep {started.sweep_id} is not a local sweep")
     return sweep_owner.hand_over(started.folder, started.sweep_id)
@@ -189,8 +187,7 @@ class SweepView(Protocol):
 
 
 class SweepInterrupted(Exception):
-    """Ctrl-C while a sweep ran here (``local``: finished trials are kept, it resumes) or was followed
-    (a cloud sweep keeps running)."""
+    """Ctrl-C while a sweep ran here (finished trials kept, it resumes) or was followed (a cloud sweep runs on)."""
 
     def __init__(self, sweep_id: str, *, local: bool, just: str | None = None) -> None:
         super().__init__(f"sweep {sweep_id} interrupted")
@@ -207,9 +204,8 @@ class SweepEnd:
 
 
 def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interrupt: bool = False) -> SweepEnd | None:
-    """``submit`` of a config with ``sweep:``: start it, then run its trials here (a local sweep) or follow
-    it (a cloud one) to its end; None when ``detach`` leaves it running. Ctrl-C: :class:`SweepInterrupted`,
-    or with ``cancel_on_interrupt`` (while it is created too) a cloud sweep cancelled to its end."""
+    """``submit`` of a ``sweep:`` config: start it, run its trials here or follow the cloud's to the end; None when
+    ``detach``. Ctrl-C: :class:`SweepInterrupted`, or with ``cancel_on_interrupt`` a cloud sweep cancelled."""
     spec = prepared.spec
     try:
         started = start(prepared)
@@ -256,8 +252,7 @@ def follow_sweep(handle: SweepHandle, view: SweepView, *, cancel: bool = False) 
 
 
 def resume(job_id: str, view: SweepView) -> SweepEnd:
-    """``sweep resume``: a stopped sweep's interrupted and remaining trials, run here or submitted again
-    (Slurm), to its end; finished trials are kept. Ctrl-C: :class:`SweepInterrupted`."""
+    """``sweep resume``: run a stopped sweep's remaining trials to its end. Ctrl-C: :class:`SweepInterrupted`."""
     try:
         handle = resume_remote(job_id)
     except creation_window.CreatedThenInterrupted:  # the new array is in the sweep's folder

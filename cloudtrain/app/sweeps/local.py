@@ -1,21 +1,12 @@
 """Local sweeps: Optuna chooses the trials, each trial is a normal local run.
 
-Everything a sweep knows lives in its folder (``cloudtrain-runs/<sweep>/``): ``sweep.json``
-(how to rebuild the job: config file, ``--set`` overrides, job name) and Optuna's journal
-(``optuna.journal``, a file Optuna appends to and replays, so a sweep killed at any moment
-resumes from it). Each trial runs in ``trial-NNN/`` with its own history record, reads its
-metric from the trainer's event lines while it runs (``metric`` events, else the field of
-``epoch`` events), reports each one to Optuna's pruner when early stopping is on, and is
-cancelled when the pruner says so.
+A sweep's folder holds ``sweep.json`` (how to rebuild the job) and Optuna's journal, so a sweep killed at any moment
+resumes. Each trial runs in ``trial-NNN/``, reads its metric from the trainer's events, and is cancelled when the pruner
+says so.
 
-Resuming (``cloudtrain sweep resume``): trials that finished (complete, pruned or failed)
-are kept; a trial that was running when the sweep died runs again under its own number,
-with its own parameters (:func:`rerun_interrupted`); then the sweep continues to
-``max_trials``. A seeded sampler draws each trial's parameters from (seed, trial number)
-(:mod:`.seeding`), so a resumed sweep picks what it would have picked had it never stopped,
-and never a finished trial's point again. A damaged journal is refused before Optuna
-touches it (:mod:`.journal`): nothing is written to a journal that could not be read.
-"""
+``sweep resume`` keeps finished trials and reruns an interrupted one under its own number and parameters
+(:func:`rerun_interrupted`); the seeded sampler (:mod:`.seeding`) picks what it would have picked had it never stopped.
+A damaged journal is refused before Optuna touches it (:mod:`.journal`)."""
 
 from __future__ import annotations
 
@@ -47,12 +38,8 @@ INTERRUPTED = "interrupted"  # user attribute of trials an older cloudtrain requ
 
 
 class SweepStopped(BaseException):
-    """The user stopped the sweep (Ctrl-C, or ``cancel`` of a detached one, which sends SIGINT).
-
-    Not a KeyboardInterrupt: Optuna records a trial whose objective raises one as FAIL, a failure
-    that counts towards ``max_trials`` and is never run again. This passes through Optuna untold,
-    so the running trials stay RUNNING in the journal and ``sweep resume`` runs them again under
-    their own numbers, as after a kill."""
+    """The user stopped the sweep (Ctrl-C, ``cancel``'s SIGINT). Not a KeyboardInterrupt, which Optuna records as a FAIL
+    never rerun: running trials stay RUNNING for ``sweep resume``."""
 
 
 class TrialFailed(Exception):
@@ -99,16 +86,12 @@ def read_state(folder: Path) -> dict[str, Any]:
 
 
 def open_study(folder: Path, spec: JobSpec, *, create: bool) -> Any:
-    """The sweep's study; None when its journal records none and ``create`` is false.
-
-    The journal is checked first (:func:`journal.damage`) and replayed read-only before any
-    write: a damaged one is one StateError line and stays byte for byte as it was."""
+    """The sweep's study (None: none, not ``create``), its journal checked and replayed read-only first."""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
-    # ERROR: a failed trial is one line of ours (trial N fail … (why)); Optuna's own warning for it
-    # carries the objective's traceback, which no user input may print
+    # ERROR: a failed trial is one line of ours; Optuna's warning would print the objective's traceback
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     sweep = sweep_of(spec)
     params = resolve(sweep.params, sweep.algorithm)
@@ -198,8 +181,7 @@ def interrupted_trials(study: Any) -> list[Any]:
 
 
 def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
-    """Run each interrupted trial again under its own number: its recorded params are reused
-    (Optuna's suggest returns a param a trial already has), the rest are sampled."""
+    """Run each interrupted trial again under its own number, with its recorded params; the rest are sampled."""
     import optuna
     from optuna.trial import TrialState
 
@@ -216,10 +198,8 @@ def rerun_interrupted(study: Any, objective: Callable[[Any], float]) -> None:
 
 
 def retire(backend: Backend, attrs: Mapping[str, Any]) -> Path | None:
-    """Make way for the rerun of an interrupted trial: its old run is stopped (a sweep killed with
-    ``kill -9`` leaves its trial's replicas running) and its folder is set aside as
-    ``trial-NNN.interrupted[-K]``, logs and checkpoints kept, so the rerun starts in a folder of its own
-    (a run is never started where another run's record lies). Returns where the old folder went."""
+    """Make way for an interrupted trial's rerun: stop its old run (a ``kill -9``'d sweep leaves replicas) and set its
+    folder aside as ``trial-NNN.interrupted[-K]``; where it went."""
     job_id, out = attrs.get("job_id"), attrs.get("output_dir")
     if isinstance(job_id, str) and job_id:
         entry = history.find(job_id)  # the id its backend attaches by (a local run: its folder)
@@ -314,8 +294,7 @@ def run_trials(
 
 @contextlib.contextmanager
 def _sigint_stops_the_sweep() -> Iterator[None]:
-    """SIGINT raises :class:`SweepStopped` while the trials run (where this is the main thread: only
-    there can Python handle a signal); the previous handler is restored after."""
+    """SIGINT raises :class:`SweepStopped` while trials run (main thread only); the old handler restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -1,19 +1,9 @@
 """Which process runs a local sweep's trials, so later commands can tell it runs and stop it.
 
-A local sweep's trials run in one cloudtrain process: the submitting one (attached), or, after
-``submit --detach``, ``python -m cloudtrain sweep resume SWEEP`` started in a session of its own
-(:func:`hand_over`). Resuming a sweep that has run no trial runs it from its start, from the
-same folder (``sweep.json``, Optuna's journal), so a detached sweep is the attached one run by
-another process: same trials, same history records, same results; its output goes to
-``sweep.log`` in the sweep's folder.
-
-Whichever process runs the trials records itself in ``owner.json`` there (pid and the kernel's
-start time of that pid, so a pid reused after the owner died is never taken for it) and removes
-the file when its trials stop. While that process runs, ``status`` reads the sweep as RUNNING,
-a second ``sweep resume`` is refused, and ``cancel`` sends it SIGINT, which stops it as Ctrl-C
-stops an attached sweep (finished trials kept, ``sweep resume`` continues), then SIGTERM if it
-has not ended after :data:`GRACE_S`.
-"""
+The submitting process, or after ``submit --detach`` a ``python -m cloudtrain sweep resume SWEEP`` in its own session
+(:func:`hand_over`), logging to ``sweep.log``: the same trials and records. It writes ``owner.json`` (pid and that pid's
+kernel start time, so a reused pid is never taken for it) and removes it when it stops. While it runs, ``status`` says
+RUNNING, a second resume is refused, and ``cancel`` sends SIGINT (as Ctrl-C) then SIGTERM after :data:`GRACE_S`."""
 
 from __future__ import annotations
 
@@ -47,8 +37,7 @@ def release(folder: Path) -> None:
 
 
 def running_owner(folder: Path) -> int | None:
-    """The pid of the process running the sweep in ``folder``; None when none runs it (never started
-    detached, ended, killed, or a damaged owner file)."""
+    """The pid of the process running the sweep in ``folder``; None when none runs it (or the owner file is damaged)."""
     found = _recorded(folder)
     return found[0] if found is not None and process_runs(*found) else None
 
@@ -65,10 +54,8 @@ def _recorded(folder: Path) -> tuple[int, object] | None:
 
 
 def stop(folder: Path, *, wait: bool) -> bool:
-    """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none runs it.
-
-    With ``wait``, returns once that process has ended: SIGTERM after :data:`GRACE_S`, SIGKILL after
-    as long again. (It removes its owner file a moment before it exits: the process is what is waited for.)"""
+    """Stop the process running the sweep in ``folder`` as Ctrl-C would; False when none does. With ``wait``, return
+    once it has ended (SIGTERM after :data:`GRACE_S`, SIGKILL after as long again)."""
     found = _recorded(folder)
     if found is None or not process_runs(*found):
         return False
@@ -94,10 +81,7 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def hand_over(folder: Path, sweep_id: str) -> int:
-    """Start the owner of the sweep in ``folder``; its pid.
-
-    The owner inherits this process's environment (``shell:`` secrets are read from it again, never
-    written to disk) and working directory (where a relative ``output_dir`` points)."""
+    """Start the owner of the sweep in ``folder`` with this environment and working directory; its pid."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOG, "ab") as log:
         proc = subprocess.Popen(
