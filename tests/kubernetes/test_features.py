@@ -137,6 +137,35 @@ def test_a_pod_reads_its_secrets_which_no_manifest_shows_and_which_go_with_the_j
         time.sleep(1)
 
 
+PRINTS_SECRETS = """\
+import os
+print("the token is", os.environ["HF_TOKEN"], flush=True)
+print("the key is", os.environ["API_TOKEN"], "and it ends", flush=True)
+"""
+
+
+def test_a_pod_printing_its_secrets_shows_them_masked_at_submit_and_in_logs_reattached_in_a_new_process(kube, tmp_path):
+    folder = tmp_path / "script"
+    folder.mkdir()
+    (folder / "train.py").write_text(PRINTS_SECRETS)
+    token, api_token = "plain" + "Qx7r" * 6, "sk-" + "Vn2k" * 12  # the token has no credential's form of its own
+    path = config(tmp_path, package=f"  path: {folder}\n  script: train.py\n", extra="  jobset: 'no'\n")
+    path.write_text(
+        path.read_text() + f"secrets: {{HF_TOKEN: 'shell:K8S_TEST_TOKEN'}}\nenv: {{API_TOKEN: '{api_token}'}}\n"
+    )
+    submit = cloudtrain("submit", "--config", str(path), env={"K8S_TEST_TOKEN": token})
+    output = submit.stdout + submit.stderr
+    assert submit.returncode == 0, output
+    assert "the token is ***" in output and "the key is *** and it ends" in output, output
+    assert token not in output and api_token not in output
+    (job,) = [j.split("/")[-1] for j in kubectl(kube, "get", "jobs", "-o", "name").split()]
+    assert token in kubectl(kube, "logs", f"job/{job}")  # the pod did print it: cloudtrain masked it
+    logs = cloudtrain("logs", job)  # a new process: the values come from the job's Secret
+    assert logs.returncode == 0, logs.stdout + logs.stderr
+    assert "the token is ***" in logs.stdout and "the key is *** and it ends" in logs.stdout, logs.stdout
+    assert token not in logs.stdout + logs.stderr and api_token not in logs.stdout + logs.stderr
+
+
 def docs_role(namespace: str) -> str:
     """The Role docs/how-to/kubernetes.md tells a user to ask for, in ``namespace``."""
     text = (REPO / "docs" / "how-to" / "kubernetes.md").read_text()

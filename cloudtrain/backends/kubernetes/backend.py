@@ -114,14 +114,14 @@ class KubernetesBackend(BackendFacts):
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The namespace: history records it as the project."""
-        section: Kubernetes = loaded.config.section("kubernetes")
+        section: Kubernetes = loaded.config.section("kubernetes") or Kubernetes()
         return section.namespace, "kubernetes.namespace"
 
     def config_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The kubernetes: section: a cluster has no catalog of regions and machines."""
 
         def section() -> None:
-            found: Kubernetes = loaded.config.section("kubernetes")
+            found: Kubernetes = loaded.config.section("kubernetes") or Kubernetes()
             if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", found.namespace):
                 raise loaded.error(
                     ("kubernetes", "namespace"),
@@ -137,7 +137,7 @@ class KubernetesBackend(BackendFacts):
                     )
 
         def node_labels() -> None:
-            cfg, found = loaded.config, loaded.config.section("kubernetes")
+            cfg, found = loaded.config, loaded.config.section("kubernetes") or Kubernetes()
             kind, wanted = manifests.provider(found), cfg.machine.accelerator_type
             if kind not in manifests.GPU_LABEL and (wanted or cfg.spot.enabled):
                 key = ("machine", "accelerator_type") if wanted else ("spot",)
@@ -209,7 +209,10 @@ class KubernetesBackend(BackendFacts):
                 self._delete(cluster, obj)
             raise
         self._owned_by(cluster, created, objects[-1]["kind"], workload)
-        job = KubernetesJob(cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region)
+        held = [str(v) for o in objects if o["kind"] == "Secret" for v in o["stringData"].values()]
+        job = KubernetesJob(
+            cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region, held
+        )
         self._first_look(job)
         return job
 
@@ -318,8 +321,7 @@ class KubernetesBackend(BackendFacts):
             job = KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
             if job.workload() is not None:
                 return job
-        kept = history.find(job_id)
-        if kept is not None and kept.state in history.ENDED:  # its objects deleted (a cancel): its end as kept
+        if history.ended_record(job_id) is not None:  # its objects deleted (a cancel): its end as kept
             return KubernetesJob(cluster, namespace, job_id, "Job", region or cluster_of(""))
         raise UsageError(
             f"no cloudtrain job {job_id} in namespace {namespace} of {region or 'the current context'}",
