@@ -11,7 +11,6 @@ own login cannot, and the submit is refused in one line naming the fixes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 from cloudtrain.backends.runner.buckets import owner
@@ -22,6 +21,13 @@ from cloudtrain.spec import JobSpec
 
 #: How long the pods may fetch the package: a job that is replaced (preempted) later refetches it.
 URL_SECONDS = 7 * 24 * 3600  # SigV4's longest
+
+
+def aws_region() -> str:
+    """The region boto3 would use here (the profile's, ``$AWS_DEFAULT_REGION``), else us-east-1."""
+    import boto3  # the AWS SDK: only when a package is staged in S3
+
+    return boto3.session.Session().region_name or "us-east-1"
 
 
 def package_key(spec: JobSpec, package: BuiltPackage) -> str | None:
@@ -40,8 +46,7 @@ def stage(spec: JobSpec, package: BuiltPackage) -> str:
         raise UsageError("no staging bucket to stage the package in", "set staging_bucket: s3://my-bucket")
     bucket, key = schemes.split_bucket(uri)
     # the bucket's backend reads its location from the spec: a cluster's context and namespace are not one
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    store = owner(kind).bucket_store(replace(spec, region=region, project=None), bucket)
+    store = owner(kind).bucket_store(replace(spec, region=aws_region() if kind == "s3" else "", project=None), bucket)
     found = store.stat(key)
     if found is None or found.sha256 != package.sha256:
         store.upload(package.path, key, package.sha256)
