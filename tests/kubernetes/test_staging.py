@@ -1,7 +1,7 @@
 """A package too big for the job's ConfigMap, offline: staged content-addressed in the staging bucket (moto's S3 in
 server mode, gcp-storage-emulator), its signed URL only in the Secret, and the pod launcher's fetch with its sha256
-checked against a real HTTP server (the presigned URL of moto's S3). The test cluster's pods cannot reach a server
-on the host's 127.0.0.1, so no pod fetches here."""
+checked against a real HTTP server (the presigned URL of moto's S3). A pod's fetch is in test_features.py (moto on
+the cluster's bridge address, which the pods reach; 127.0.0.1 is each pod's own)."""
 
 from __future__ import annotations
 
