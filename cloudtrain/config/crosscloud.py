@@ -40,13 +40,17 @@ def other(cloud: str) -> str:
     return next(c for c in catalog.clouds() if c != cloud)
 
 
-def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) -> tuple[dict[str, Any], list[str]]:
+def fit_to_cloud(
+    data: dict[str, Any], cloud: str, *, translate: bool = True, schemes: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """``data`` (a config dict, before validation) made to run on ``cloud``, and one ``mapped:`` line per mapping.
 
     Settings that already belong to ``cloud`` are left alone, so a native config comes back
     unchanged with no lines. Raises :class:`Refused` for what cannot be mapped. ``translate``
     False (nothing asked for a translation) leaves the machine alone: the other cloud's machine
     type typed into a config is a mistake, which the loader refuses with :func:`foreign_machine`.
+    ``schemes``: the bucket schemes the backend's jobs write to besides the cloud's own (a Kubernetes pod
+    writes ``s3://`` on EKS and ``gs://`` on GKE): buckets of those are not the other cloud's.
     """
     if cloud not in catalog.clouds():
         return data, []
@@ -57,7 +61,7 @@ def fit_to_cloud(data: dict[str, Any], cloud: str, *, translate: bool = True) ->
         _machine(out, cloud, source, notes)
     _region(out, cloud, source, notes)
     _image(out, cloud, source, notes, translate)
-    _buckets(out, cloud, source)
+    _buckets(out, cloud, source, schemes)
     return out, notes
 
 
@@ -232,10 +236,10 @@ def python_on(cloud: str, tensorflow: str, python: str) -> tuple[str | None, str
     return None, mapped_line("image.python", python, have[-1], why) if have else None
 
 
-def _buckets(out: dict[str, Any], cloud: str, source: str) -> None:
+def _buckets(out: dict[str, Any], cloud: str, source: str, schemes: tuple[str, ...] = ()) -> None:
     for key in ("staging_bucket", "output_dir", "job_dir"):
         value = out.get(key)  # a backend is imported only for a bucket's location
-        if not isinstance(value, str) or "://" not in value:
+        if not isinstance(value, str) or "://" not in value or value.split("://")[0] in schemes:
             continue
         if not value.startswith(f"{native_scheme(cloud)}://") and value.startswith(f"{native_scheme(source)}://"):
             raise Refused(

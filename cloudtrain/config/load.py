@@ -160,10 +160,12 @@ def _fit_to_cloud(
         if Capability.FOLLOWS_TARGET in backend.facts.capabilities
         else backend.facts.contract or name
     )
+    writes = backend is not None and Capability.WRITES_BUCKETS in backend.facts.capabilities
+    written = backend.facts.storage_schemes if backend is not None and writes else ()  # the buckets its jobs write
     if not translate and isinstance(cloud, str) and (refused := crosscloud.foreign_machine(loaded.data, cloud)):
         problems.add(loaded.error(refused.path, refused.message, refused.hint))
     try:
-        loaded.data, notes = crosscloud.fit_to_cloud(loaded.data, cloud, translate=translate)
+        loaded.data, notes = crosscloud.fit_to_cloud(loaded.data, cloud, translate=translate, schemes=written)
     except crosscloud.Refused as exc:
         problems.add(loaded.error(exc.path, exc.message, exc.hint))
         problems.raise_any()

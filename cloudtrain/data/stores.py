@@ -84,6 +84,21 @@ class S3Store:
         with self._translated(f"downloading {self._where(key)}"):
             self.client.download_file(self.bucket, key, str(dest))
 
+    def signed_url(self, key: str, seconds: int) -> str:
+        """A presigned GET of the object, good for ``seconds`` (SigV4, whatever the client's own signing: at most
+        7 days), with the default credentials of the client's region and endpoint."""
+        import boto3
+        from botocore.config import Config
+
+        meta = self.client.meta
+        v4 = meta.config.merge(Config(signature_version="s3v4"))
+        signer = boto3.session.Session().client(
+            "s3", region_name=meta.region_name, endpoint_url=meta.endpoint_url, config=v4
+        )
+        with self._translated(f"signing a URL of {self._where(key)}"):
+            params = {"Bucket": self.bucket, "Key": key}
+            return str(signer.generate_presigned_url("get_object", Params=params, ExpiresIn=seconds))
+
 
 class GcsStore:
     scheme = "gs"
@@ -117,6 +132,19 @@ class GcsStore:
     def download(self, key: str, dest: Path) -> None:
         with _gcs_errors(f"downloading {self._where(key)}"):
             self._bucket.blob(key).download_to_filename(str(dest))
+
+    def signed_url(self, key: str, seconds: int) -> str:
+        """A V4 signed GET of the object, good for ``seconds``; CredentialsError where the credentials cannot
+        sign (a user's login, not a service account's key or one that may call signBlob)."""
+        import datetime as dt
+
+        try:
+            url = self._bucket.blob(key).generate_signed_url(
+                version="v4", expiration=dt.timedelta(seconds=seconds), method="GET"
+            )
+        except Exception as exc:  # google-auth: AttributeError / TransportError, "you need a private key"
+            raise CredentialsError(f"cannot sign a URL of {self._where(key)}: {first_line(str(exc))}") from exc
+        return str(url)
 
     def checksum_is_md5(self, key: str) -> bool:
         return True  # Cloud Storage's md5Hash (or crc32c) is always of the content

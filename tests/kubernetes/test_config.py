@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from cloudtrain.backends.kubernetes.backend import KubernetesBackend
+from cloudtrain.config.load import load_config
+from cloudtrain.errors import ConfigError
+from cloudtrain.packaging import build_sdist
+from cloudtrain.spec import build_spec
 from tests.kubernetes.test_jobs import cloudtrain, config
 
 
@@ -104,3 +110,34 @@ def test_spot_on_a_cluster_of_unknown_labels_is_refused_and_on_eks_selects_karpe
     assert shown.returncode == 0, shown.stderr
     pod = json.loads(shown.stdout)["request"]["manifests"][-1]["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"karpenter.sh/capacity-type": "spot"} and "tolerations" not in pod
+
+
+@pytest.mark.parametrize(
+    ("backend", "output_dir", "refused"),
+    [
+        ("kubernetes", "s3://my-bucket/out", None),  # EKS pods (IRSA) write through TensorFlow's S3 filesystem
+        ("kubernetes", "gs://my-bucket/out", None),  # GKE pods (Workload Identity) through its GCS one
+        ("sagemaker", "gs://my-bucket/out", "gs://my-bucket/out is a Vertex AI bucket; SageMaker cannot use it"),
+        ("vertex", "s3://my-bucket/out", "s3://my-bucket/out is a SageMaker bucket; Vertex AI cannot use it"),
+    ],
+)
+def test_a_kubernetes_job_writes_its_outputs_to_either_clouds_bucket_a_managed_one_to_its_own(
+    tmp_path, backend, output_dir, refused
+):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "task.py").write_text("print('hi')\n")
+    path = tmp_path / "job.yaml"  # no kubernetes: section: its defaults
+    path.write_text(
+        f"name: buckets\nbackend: {backend}\npackage:\n  path: {tmp_path / 'pkg'}\n  module: pkg.task\n"
+        f"output_dir: {output_dir}\n"
+    )
+    if refused:
+        with pytest.raises(ConfigError, match=re.escape(refused)):
+            load_config(path)
+        return
+    spec = build_spec(load_config(path))
+    assert spec.output_dir == output_dir
+    package = build_sdist(tmp_path / "pkg", tmp_path / "dist", name="pkg", version="0.1")
+    plan = json.loads(KubernetesBackend().render(spec, package)["manifests"][0]["data"]["plan.json"])
+    assert plan["replicas"][0]["env"]["AIP_MODEL_DIR"] == f"{output_dir}/model/"

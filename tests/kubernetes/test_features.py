@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import subprocess
 import time
@@ -135,6 +136,69 @@ def test_a_pod_reads_its_secrets_which_no_manifest_shows_and_which_go_with_the_j
     while kubectl(kube, "get", "secrets", "-l", f"{manifests.RUN_LABEL}={job}", "-o", "name").strip():
         assert time.monotonic() < deadline, "the Secret outlived its Job"
         time.sleep(1)
+
+
+PRINTS_SECRETS = """\
+import os
+print("the token is", os.environ["HF_TOKEN"], flush=True)
+print("the key is", os.environ["API_TOKEN"], "and it ends", flush=True)
+"""
+
+
+def test_a_pod_printing_its_secrets_shows_them_masked_at_submit_and_in_logs_reattached_in_a_new_process(kube, tmp_path):
+    folder = tmp_path / "script"
+    folder.mkdir()
+    (folder / "train.py").write_text(PRINTS_SECRETS)
+    token, api_token = "plain" + "Qx7r" * 6, "sk-" + "Vn2k" * 12  # the token has no credential's form of its own
+    path = config(tmp_path, package=f"  path: {folder}\n  script: train.py\n", extra="  jobset: 'no'\n")
+    path.write_text(
+        path.read_text() + f"secrets: {{HF_TOKEN: 'shell:K8S_TEST_TOKEN'}}\nenv: {{API_TOKEN: '{api_token}'}}\n"
+    )
+    submit = cloudtrain("submit", "--config", str(path), env={"K8S_TEST_TOKEN": token})
+    output = submit.stdout + submit.stderr
+    assert submit.returncode == 0, output
+    assert "the token is ***" in output and "the key is *** and it ends" in output, output
+    assert token not in output and api_token not in output
+    (job,) = [j.split("/")[-1] for j in kubectl(kube, "get", "jobs", "-o", "name").split()]
+    assert token in kubectl(kube, "logs", f"job/{job}")  # the pod did print it: cloudtrain masked it
+    logs = cloudtrain("logs", job)  # a new process: the values come from the job's Secret
+    assert logs.returncode == 0, logs.stdout + logs.stderr
+    assert "the token is ***" in logs.stdout and "the key is *** and it ends" in logs.stdout, logs.stdout
+    assert token not in logs.stdout + logs.stderr and api_token not in logs.stdout + logs.stderr
+
+
+def test_a_package_too_big_for_its_configmap_runs_from_the_staging_bucket_fetched_by_its_pods(kube, tmp_path):
+    from moto.server import ThreadedMotoServer
+
+    from tests.fakes.aws import env_for
+
+    gateway = kubectl(kube, "get", "node", "node-a", "-o", "jsonpath={.status.addresses[0].address}").strip()
+    server = ThreadedMotoServer(ip_address=gateway, port=0, verbose=False)  # on the pods' bridge: they reach it
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        env = env_for(f"http://{host}:{port}")
+        import boto3
+
+        keys = {"aws_access_key_id": env["AWS_ACCESS_KEY_ID"], "aws_secret_access_key": env["AWS_SECRET_ACCESS_KEY"]}
+        s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name="us-east-1", **keys)
+        s3.create_bucket(Bucket="stg")
+        folder = tmp_path / "big"
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+        (folder / "task.py").write_text("import os\nprint('big package ran', os.path.getsize(__file__), flush=True)\n")
+        (folder / "weights.bin").write_bytes(os.urandom(1100 * 1024))  # incompressible: the sdist > 1 MiB
+        path = config(tmp_path, package=f"  path: {folder}\n  module: big.task\n", extra="  jobset: 'no'\n")
+        path.write_text(path.read_text() + "staging_bucket: s3://stg\n")
+        result = cloudtrain("submit", "--config", str(path), env=env)
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output
+        assert "big package ran" in output
+        (job,) = [j.split("/")[-1] for j in kubectl(kube, "get", "jobs", "-o", "name").split()]
+        shown = kubectl(kube, "get", "job,configmap", job, "-o", "yaml")
+        assert "X-Amz-Signature" not in shown and manifests.SDIST_URL in shown  # the reference only
+    finally:
+        server.stop()
 
 
 def docs_role(namespace: str) -> str:

@@ -17,7 +17,7 @@ from cloudtrain import catalog, creation_window, history
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import Backend, BackendFacts, Facts, Hardware, JobStatus, Words
-from cloudtrain.backends.kubernetes import manifests
+from cloudtrain.backends.kubernetes import manifests, staging
 from cloudtrain.backends.kubernetes.api import Cluster, connect, refusal
 from cloudtrain.backends.kubernetes.job import JOBSET, KubernetesJob
 from cloudtrain.backends.kubernetes.job_settings import KubernetesSettings, kubernetes_section
@@ -28,6 +28,7 @@ from cloudtrain.config.rules import Check
 from cloudtrain.config.schema import JobConfig
 from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
+from cloudtrain.secrets.masking import MASK
 from cloudtrain.spec import JobSpec
 
 #: How long a submit watches a new job for a refusal that waiting cannot cure (no node can ever take it).
@@ -114,14 +115,14 @@ class KubernetesBackend(BackendFacts):
 
     def project(self, loaded: LoadedConfig) -> tuple[str | None, str | None]:
         """The namespace: history records it as the project."""
-        section: Kubernetes = loaded.config.section("kubernetes")
+        section: Kubernetes = loaded.config.section("kubernetes") or Kubernetes()
         return section.namespace, "kubernetes.namespace"
 
     def config_checks(self, loaded: LoadedConfig) -> list[Check]:
         """The kubernetes: section: a cluster has no catalog of regions and machines."""
 
         def section() -> None:
-            found: Kubernetes = loaded.config.section("kubernetes")
+            found: Kubernetes = loaded.config.section("kubernetes") or Kubernetes()
             if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", found.namespace):
                 raise loaded.error(
                     ("kubernetes", "namespace"),
@@ -137,7 +138,7 @@ class KubernetesBackend(BackendFacts):
                     )
 
         def node_labels() -> None:
-            cfg, found = loaded.config, loaded.config.section("kubernetes")
+            cfg, found = loaded.config, loaded.config.section("kubernetes") or Kubernetes()
             kind, wanted = manifests.provider(found), cfg.machine.accelerator_type
             if kind not in manifests.GPU_LABEL and (wanted or cfg.spot.enabled):
                 key = ("machine", "accelerator_type") if wanted else ("spot",)
@@ -166,13 +167,16 @@ class KubernetesBackend(BackendFacts):
 
     def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
         """The manifests ``submit`` creates (``jobset: auto`` shows the indexed Job; a cluster with JobSet's CRD
-        gets a JobSet); the ConfigMap's sdist is named, not shown."""
+        gets a JobSet); the ConfigMap's sdist is named, not shown; one too big for it, where it is staged."""
         section = kubernetes_section(spec)
-        objects = manifests.render(spec, package, jobset=self._jobset(spec, None))
-        if package is not None:
+        staged = package is not None and package.size > manifests.package_room(spec, package)
+        uri = staging.package_key(spec, package) if package is not None and staged else None
+        objects = manifests.render(spec, package, jobset=self._jobset(spec, None), staged=MASK if uri else None)
+        if package is not None and not uri:
             (config_map,) = [o for o in objects if o["kind"] == "ConfigMap"]
             config_map["binaryData"] = {package.filename: f"<{package.size} bytes of {package.filename}, base64>"}
         return {
+            **({"package": f"{uri} (too big for the ConfigMap: the pods fetch it with a signed URL)"} if uri else {}),
             "backend": "kubernetes",
             "context": section.context or "(current)",
             "namespace": section.namespace,
@@ -183,16 +187,13 @@ class KubernetesBackend(BackendFacts):
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> KubernetesJob:
         section = kubernetes_section(spec)
         data = package.path.read_bytes() if package is not None else b""
-        room = manifests.package_room(spec, package)
-        if len(data) > room:
-            raise UsageError(
-                f"the package {package.filename if package else ''} is {len(data)} bytes: over the {room} bytes its "
-                f"ConfigMap has room for ({manifests.CONFIGMAP_LIMIT} less the launcher and the plan)",
-                "leave data and large files out of the package (read them from a bucket or kubernetes.volumes)",
-            )
+        staged = None
+        if package is not None and self._staged(spec, package):
+            staged, data = staging.stage(spec, package), b""  # the pods fetch it with the signed URL instead
         values = secret_values(spec)
         cluster = connect(section.kubeconfig, section.context)
-        objects = manifests.render(spec, package, jobset=self._jobset(spec, cluster), data=data, secrets=values)
+        jobset = self._jobset(spec, cluster)
+        objects = manifests.render(spec, package, jobset=jobset, data=data, secrets=values, staged=staged)
         created: list[dict[str, Any]] = []
         try:
             for obj in objects[:-1]:
@@ -209,9 +210,27 @@ class KubernetesBackend(BackendFacts):
                 self._delete(cluster, obj)
             raise
         self._owned_by(cluster, created, objects[-1]["kind"], workload)
-        job = KubernetesJob(cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region)
+        held = [str(v) for o in objects if o["kind"] == "Secret" for v in o["stringData"].values()]
+        job = KubernetesJob(
+            cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region, held
+        )
         self._first_look(job)
         return job
+
+    @staticmethod
+    def _staged(spec: JobSpec, package: BuiltPackage) -> bool:
+        """Whether the package goes by the staging bucket: too big for its ConfigMap (refused without a bucket)."""
+        room = manifests.package_room(spec, package)
+        if package.size <= room:
+            return False
+        if staging.package_key(spec, package) is None:
+            raise UsageError(
+                f"the package {package.filename} is {package.size} bytes: over the {room} bytes its ConfigMap has "
+                f"room for ({manifests.CONFIGMAP_LIMIT} less the launcher and the plan)",
+                "set staging_bucket: s3://my-bucket (the pods fetch it with a signed URL), or leave data and large "
+                "files out of the package (read them from a bucket or kubernetes.volumes)",
+            )
+        return True
 
     def _create(self, cluster: Cluster, obj: dict[str, Any], dry_run: str | None = None) -> dict[str, Any]:
         """Create one manifest; the API's refusal as one line."""
@@ -318,8 +337,7 @@ class KubernetesBackend(BackendFacts):
             job = KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
             if job.workload() is not None:
                 return job
-        kept = history.find(job_id)
-        if kept is not None and kept.state in history.ENDED:  # its objects deleted (a cancel): its end as kept
+        if history.ended_record(job_id) is not None:  # its objects deleted (a cancel): its end as kept
             return KubernetesJob(cluster, namespace, job_id, "Job", region or cluster_of(""))
         raise UsageError(
             f"no cloudtrain job {job_id} in namespace {namespace} of {region or 'the current context'}",

@@ -4,16 +4,18 @@ once, cancel by foreground deletion.
 Lines: one reader per pod follows its log (``timestamps=True``); when the stream ends while the pod still
 runs (an API server restart, a dropped connection) it reconnects and skips what it has already given, by
 timestamp and the count of lines at the last one. A replaced pod (deleted, preempted) is a pod of its own,
-labelled ``<replica>#<n>``.
+labelled ``<replica>#<n>``. Every line shows the job's secret values (its Secret's: known at submit, read from
+the API when reattached) as ``***``, each pod's lines one masking stream.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from cloudtrain import history
@@ -22,6 +24,7 @@ from cloudtrain.backends.kubernetes import states
 from cloudtrain.backends.kubernetes.api import Cluster, reason, refusal
 from cloudtrain.backends.kubernetes.manifests import RUN_LABEL, pod_facts
 from cloudtrain.errors import BackendError, UsageError
+from cloudtrain.secrets.masking import ValueMasker
 
 JOBSET = ("jobset.x-k8s.io", "v1alpha2", "jobsets")
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -60,6 +63,7 @@ class PodReader:
     ):
         self.job, self.pod, self.index, self.replica, self.out, self.follow = job, pod, index, replica, out, follow
         self.last, self.at_last = "", 0  # the last line's stamp key, and how many lines carried it
+        self.mask: Callable[[str], str] = job.masker().stream()  # a private key's lines masked whole, too
         self.thread = threading.Thread(target=self.run, daemon=True, name=f"logs-{pod}")
 
     def read(self, follow: bool) -> None:
@@ -89,7 +93,7 @@ class PodReader:
             self.at_last += 1
         else:
             self.last, self.at_last = key, 1
-        self.out.put(LogLine(parse_stamp(stamp), self.replica, text))
+        self.out.put(LogLine(parse_stamp(stamp), self.replica, self.mask(text)))
 
     def run(self) -> None:
         follow = self.follow
@@ -118,9 +122,20 @@ class PodReader:
 class KubernetesJob(HandleDefaults):
     backend_name = "kubernetes"
 
-    def __init__(self, cluster: Cluster, namespace: str, name: str, kind: str, region: str) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        namespace: str,
+        name: str,
+        kind: str,
+        region: str,
+        secret_values: Iterable[str] | None = None,
+    ) -> None:
         self.cluster, self.namespace, self.job_id, self.kind, self.region = cluster, namespace, name, kind, region
         self._cancelled = self._seen = False
+        #: The values of the job's Secret (None: not known yet, read from the API when first needed).
+        self._secrets = list(secret_values) if secret_values is not None else None
+        self._masker: ValueMasker | None = None
 
     @property
     def location(self) -> Mapping[str, str]:
@@ -144,6 +159,29 @@ class KubernetesJob(HandleDefaults):
             if getattr(err, "status", None) == 404:
                 return None
             raise refusal(err, f"read the {self.kind} {self.job_id} in {self.namespace}") from err
+
+    def secret_values(self, workload: dict[str, Any] | None = None) -> list[str]:
+        """The values of the job's Secret: those given at submit, else read once from the API (where the pods
+        refer to it: a job without secrets needs no ``get`` on secrets)."""
+        if self._secrets is None:
+            found = workload if workload is not None else self.workload()
+            self._secrets = self._read_secret() if found is not None and refers_to_secret(found) else []
+        return self._secrets
+
+    def _read_secret(self) -> list[str]:
+        try:
+            data = self.cluster.core.read_namespaced_secret(self.job_id, self.namespace).data or {}
+        except Exception as err:
+            if getattr(err, "status", None) == 404:  # gone with its job
+                return []
+            raise refusal(err, f"read the Secret {self.job_id} (its values are masked in the job's lines)") from err
+        return [base64.b64decode(v).decode("utf-8", errors="replace") for v in data.values()]
+
+    def masker(self) -> ValueMasker:
+        """What shows the job's secret values (and every credential of a known format) as ``***``."""
+        if self._masker is None:
+            self._masker = ValueMasker(self.secret_values())
+        return self._masker
 
     def pods(self) -> list[dict[str, Any]]:
         """The job's pods, oldest first."""
@@ -178,8 +216,8 @@ class KubernetesJob(HandleDefaults):
         if obj is None:
             if self._cancelled or self._seen:  # deleted: by our cancel, or by another's while we follow
                 return JobStatus(self.job_id, self.full_name, JobState.CANCELLED, "deleted")
-            kept = history.find(self.job_id)  # a cancel deletes every object: its end is in history
-            if kept is not None and kept.state in history.ENDED:
+            kept = history.ended_record(self.job_id)  # a cancel deletes every object: its end is in history
+            if kept is not None:
                 ended = dt.datetime.fromisoformat(kept.ended) if kept.ended else None
                 return JobStatus(self.job_id, self.full_name, JobState(kept.state), "deleted", ended=ended)
             raise UsageError(
@@ -199,6 +237,7 @@ class KubernetesJob(HandleDefaults):
             details.update(active=status.get("active", 0), failed=status.get("failed", 0))
         done = states.ended(status.get("conditions") or [])
         common: dict[str, Any] = dict(
+            secret_values=self.secret_values(obj),  # the failing replica's last lines show *** for them
             created=created,
             details=details,
             replica_count=facts["replicas"],
@@ -369,6 +408,15 @@ class KubernetesJob(HandleDefaults):
                 details=status.details,
             )
         return status
+
+
+def refers_to_secret(workload: dict[str, Any]) -> bool:
+    """Whether a Job's or JobSet's pods read a Secret (``env.valueFrom.secretKeyRef``)."""
+    spec = workload.get("spec") or {}
+    if spec.get("replicatedJobs"):
+        spec = spec["replicatedJobs"][0]["template"]["spec"]
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return any("secretKeyRef" in (e.get("valueFrom") or {}) for c in containers for e in c.get("env") or [])
 
 
 def _time(value: Any) -> dt.datetime | None:

@@ -7,20 +7,45 @@ package in the job's ConfigMap, mounted at ``/cloudtrain``. ``python /cloudtrain
    ``/cloudtrain/plan.json``: its variables (the contract's model, checkpoint and TensorBoard folders),
    and ``TF_CONFIG`` / ``CLUSTER_SPEC`` whose addresses are the replicas' stable DNS names under the
    headless Service (``<pod hostname>.<subdomain>:<port>``; replica 0 is the chief);
-2. the sdist is unpacked and put on ``PYTHONPATH``; its declared requirements are installed with pip
-   where the image has pip (a prebuilt TensorFlow image does);
+2. the sdist (from the ConfigMap, or one too big for it fetched from the signed URL ``CLOUDTRAIN_SDIST_URL``
+   and checked against the plan's sha256) is unpacked and put on ``PYTHONPATH``; its declared requirements are
+   installed with pip where the image has pip (a prebuilt TensorFlow image does);
 3. the command runs with those variables; SIGTERM (a deleted or preempted pod) reaches it, so it can save.
 """
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import tarfile
+import time
+import urllib.request
 from typing import Any
 
 HERE = "/cloudtrain"
+SDIST_URL = "CLOUDTRAIN_SDIST_URL"  # a staged package's signed URL, from the job's Secret
+
+
+def fetch(url: str, sha256: str, dest: str, tries: int = 5) -> str:
+    """The staged sdist at ``dest``, its sha256 checked; a transient failure retried; else one line, exit 1."""
+    for attempt in range(tries):
+        try:
+            digest = hashlib.sha256()
+            with urllib.request.urlopen(url, timeout=60) as response, open(dest, "wb") as out:
+                while chunk := response.read(1 << 20):
+                    digest.update(chunk)
+                    out.write(chunk)
+            break
+        except OSError as err:  # URLError, HTTPError, a reset connection
+            if attempt == tries - 1 or getattr(err, "code", 500) in (400, 403, 404):
+                where = url.split("?", 1)[0]  # never the signature
+                sys.exit(f"cloudtrain: cannot fetch the package from {where}: {err}")
+            time.sleep(2**attempt)
+    if digest.hexdigest() != sha256:
+        sys.exit(f"cloudtrain: the package fetched has sha256 {digest.hexdigest()}, not {sha256}: not installed")
+    return dest
 
 
 def with_addresses(env: dict[str, str], addresses: list[str]) -> dict[str, str]:
@@ -63,14 +88,17 @@ def main() -> int:
     index = int(os.environ.get("JOB_COMPLETION_INDEX", "0"))
     count = len(plan["replicas"])
     replica = plan["replicas"][index]
-    env = {**os.environ, **replica["env"]}
+    env = {k: v for k, v in {**os.environ, **replica["env"]}.items() if k != SDIST_URL}
     if count > 1:
         env = with_addresses(env, addresses(plan, count))
     work = f"/tmp/cloudtrain-{index}"
     os.makedirs(work, exist_ok=True)
     argv = list(replica["argv"])
     if plan.get("sdist"):
-        src, requires = unpack(os.path.join(HERE, plan["sdist"]), os.path.join(work, "src"))
+        sdist = os.path.join(HERE, plan["sdist"])
+        if plan.get("sdist_sha256"):  # staged in the bucket: too big for the ConfigMap
+            sdist = fetch(os.environ[SDIST_URL], plan["sdist_sha256"], os.path.join(work, plan["sdist"]))
+        src, requires = unpack(sdist, os.path.join(work, "src"))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH", "")) if p)
         argv = [a.replace("{source}", src) for a in argv]
         if requires:

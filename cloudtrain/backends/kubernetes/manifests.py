@@ -2,7 +2,9 @@
 
 - a Secret (only where the job has ``secrets:`` or secret-looking ``env:`` values): the pods read each as
   ``env.valueFrom.secretKeyRef``, so no value is in the ConfigMap or the Job; the dry run shows ``***``;
-- a ConfigMap holding the sdist (``binaryData``), the pod launcher (:mod:`.launcher`) and each replica's plan;
+- a ConfigMap holding the sdist (``binaryData``), the pod launcher (:mod:`.launcher`) and each replica's plan; an
+  sdist too big for it is staged in the staging bucket instead (:mod:`.staging`): the plan names its sha256 and
+  the Secret holds its signed URL (``CLOUDTRAIN_SDIST_URL``);
 - the workload: an indexed Job (``completionMode: Indexed``, one completion per replica) with a headless
   Service whose name is the pods' subdomain, so replica *i* is ``<job>-<i>.<job>`` as on GKE; or a JobSet
   of one replicated Job (its controller makes the headless Service);
@@ -38,6 +40,8 @@ TF_PORT = 2222
 #: What the API server lets a ConfigMap hold: its data's and binaryData's bytes together (core.MaxSecretSize),
 #: binaryData counted decoded. The sdist shares it with the launcher and the plan.
 CONFIGMAP_LIMIT = 1024 * 1024
+#: The Secret's key of a staged package's signed URL (the launcher fetches it).
+SDIST_URL = "CLOUDTRAIN_SDIST_URL"
 #: The labels that find a job's objects again.
 RUN_LABEL = "cloudtrain.dev/run"
 #: Exit codes of a replica stopped from outside: the trainer's "preempted" (5: it saved a checkpoint on
@@ -70,10 +74,14 @@ def secret_keys(spec: JobSpec) -> list[str]:
     return sorted({*spec.secrets, *secret_names(spec.env)})
 
 
-def secret(spec: JobSpec, section: Kubernetes, values: Mapping[str, str] | None) -> dict[str, Any]:
+def secret(
+    spec: JobSpec, section: Kubernetes, values: Mapping[str, str] | None, staged: str | None = None
+) -> dict[str, Any]:
     """The job's Secret: ``values`` (``secrets:`` as read at submit) and the secret ``env:`` values; ``None``
-    (the dry run): every value ``***``."""
+    (the dry run): every value ``***``. ``staged``: a staged package's signed URL."""
     data = {k: MASK if values is None else str(values.get(k, spec.env.get(k, ""))) for k in secret_keys(spec)}
+    if staged is not None:
+        data[SDIST_URL] = staged
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -138,11 +146,14 @@ def plan(spec: JobSpec, package: BuiltPackage | None, section: Kubernetes) -> di
 
 
 def config_map(
-    spec: JobSpec, package: BuiltPackage | None, section: Kubernetes, hostname: str, data: bytes
+    spec: JobSpec, package: BuiltPackage | None, section: Kubernetes, hostname: str, data: bytes, staged: bool = False
 ) -> dict[str, Any]:
-    """The ConfigMap mounted at /cloudtrain: launcher, plan and (``data``) the sdist's bytes."""
+    """The ConfigMap mounted at /cloudtrain: launcher, plan and (``data``) the sdist's bytes; ``staged``: the
+    plan names the sdist's sha256, which the launcher checks of what it fetches, instead."""
     run_plan = {**plan(spec, package, section), "hostname": hostname}
-    binary = {package.filename: base64.b64encode(data).decode()} if package is not None else {}
+    if staged and package is not None:
+        run_plan["sdist_sha256"] = package.sha256
+    binary = {package.filename: base64.b64encode(data).decode()} if package is not None and not staged else {}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -266,10 +277,12 @@ def render(
     jobset: bool,
     data: bytes = b"",
     secrets: Mapping[str, str] | None = None,
+    staged: str | None = None,
 ) -> list[dict[str, Any]]:
     """The manifests, in the order ``submit`` creates them (the workload last). ``data``: the sdist's bytes (the
     dry run passes none and the ConfigMap names the file instead); ``secrets``: the values of ``secrets:``
-    (``None``: the dry run's ``***``)."""
+    (``None``: the dry run's ``***``); ``staged``: the signed URL of the sdist staged in the bucket (the dry run:
+    ``***``), which every pod reads from the Secret."""
     section = kubernetes_section(spec)
     name = object_name(spec)
     meta = metadata(spec, section)
@@ -287,7 +300,7 @@ def render(
                 ],
             },
         }
-        objects = [config_map(spec, package, section, hostname, data), workload]
+        objects = [config_map(spec, package, section, hostname, data, staged is not None), workload]
     else:
         hostname = f"{name}-{{index}}"
         service = {
@@ -307,5 +320,11 @@ def render(
             "metadata": meta,
             "spec": job_spec(spec, package, section, name),
         }
-        objects = [config_map(spec, package, section, hostname, data), service, job]
-    return ([secret(spec, section, secrets)] if secret_keys(spec) else []) + objects
+        objects = [config_map(spec, package, section, hostname, data, staged is not None), service, job]
+    if staged is not None:
+        ref = {"name": SDIST_URL, "valueFrom": {"secretKeyRef": {"name": name, "key": SDIST_URL}}}
+        top = objects[-1]["spec"]
+        for one in [r["template"]["spec"] for r in top["replicatedJobs"]] if jobset else [top]:
+            one["template"]["spec"]["containers"][0]["env"].append(ref)
+    held = secret_keys(spec) or staged is not None
+    return ([secret(spec, section, secrets, staged)] if held else []) + objects

@@ -26,4 +26,10 @@ VARIABLES = (
         "the launcher in the pods",
         "the headless Service the replicas' names are under, for TF_CONFIG",
     ),
+    Variable(
+        "CLOUDTRAIN_SDIST_URL",
+        "kubernetes",
+        "the launcher in the pods (from the job's Secret)",
+        "a package too big for the ConfigMap: its signed URL in the staging bucket, fetched and sha256-checked",
+    ),
 )
