@@ -1,20 +1,12 @@
 """Which TensorFlow build an environment on a GPU host gets: the one that brings its own CUDA.
 
-The plain ``tensorflow`` wheel finds a GPU only through the system's CUDA and cuDNN libraries; where
-they are missing (or of another version) TensorFlow sees no GPU and the trainer runs on the CPU
-without a word. Since TensorFlow 2.14, ``tensorflow[and-cuda]`` installs the matching NVIDIA wheels
-(cuDNN, cuBLAS, …) beside it, so a GPU host needs nothing but its driver. The rule, shared by the
-backends that build an environment (``--local`` and Slurm; neither imports the other):
-
-- no GPU (none requested, none visible): the image's requirements as they are;
-- GPUs, and the config says the host provides CUDA (a ``module load cuda…`` line in ``slurm.setup``):
-  as they are, and the line says where CUDA comes from;
-- GPUs otherwise: ``tensorflow==X.*`` becomes ``tensorflow[and-cuda]==X.*``; a TensorFlow older
-  than 2.14 has no such build, and the line says the host must provide CUDA.
-
-The requirement set is the image layer's content, so a GPU layer and a CPU layer are two cached
-environments and neither replaces the other. Pure functions, apart from :func:`gpu_visible`.
-"""
+The plain ``tensorflow`` wheel finds a GPU only through the system's CUDA and cuDNN; without them (or with another
+version) the trainer runs on the CPU without a word. Since TF 2.14 ``tensorflow[and-cuda]`` brings the NVIDIA
+wheels, so a host needs only its driver. The rule, shared by ``--local`` and Slurm: no GPU, the requirements as
+they are; GPUs and a host that provides CUDA (``module load cuda…`` in ``slurm.setup``), as they are; other GPUs,
+``tensorflow[and-cuda]==X.*`` (before 2.14 there is none, and a line says the host must provide CUDA). The
+requirements are the image layer's content, so GPU and CPU layers are two cached environments. Pure functions,
+apart from :func:`gpu_visible`."""
 
 from __future__ import annotations
 

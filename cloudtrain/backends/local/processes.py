@@ -1,19 +1,11 @@
 """Replica processes: start them, merge their output live, stop them all, leave no orphan.
 
-Each replica runs in its own session (so its own process group): stopping a replica
-signals the whole group, which takes any process the trainer started along with it
-(SIGTERM, a grace period, then SIGKILL). On Linux each child also gets
-``PR_SET_PDEATHSIG`` so that it dies with cloudtrain even if cloudtrain is killed
-outright (processes the replica started itself are beyond that: only a cancel, a failure
-or the end of the run signals the whole group). One reader thread per replica turns its output into
-:class:`LogLine` objects and copies it to that replica's log file; one monitor thread watches exits:
-the first replica that fails stops the others. stdout and stderr are read as two pipes, each
-with its own partial line, and a line is passed on when its newline arrives: a progress bar
-drawn with ``\r`` and no newline yet (Keras) is never joined to a line of the other stream
-(TensorFlow's warnings on stderr), as it would be in one merged pipe. The price: lines of the two
-streams are in the order cloudtrain reads them, which within a burst (both pipes full) can differ
-from the order they were written — as in the clouds, whose log agents read the two streams apart.
-"""
+Each replica runs in its own session, so stopping it signals its whole group (SIGTERM, a grace, SIGKILL); on Linux
+``PR_SET_PDEATHSIG`` also kills it if cloudtrain is killed outright. One reader thread per replica turns its
+output into :class:`LogLine` and copies it to its log file; a monitor thread stops the others at the first failure.
+stdout and stderr are two pipes, each with its own partial line, so a progress bar without its newline yet is never
+joined to a line of the other stream; the price is that within a burst the two streams interleave in read order,
+as in the clouds, whose log agents read them apart."""
 
 from __future__ import annotations
 

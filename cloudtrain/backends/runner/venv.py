@@ -1,41 +1,25 @@
 """The isolated environments a local run executes in: an image, a requirements and a package layer.
 
-Nothing from cloudtrain's own environment is visible in them. Three layers, each a virtual
-environment cached by content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``, default
-``~/.cache/cloudtrain``), each keyed by what decides what it holds, so an edit rebuilds only
-the layer it changes:
+Nothing from cloudtrain's own environment is visible in them. Each layer is a virtual environment cached by
+content under ``<cache>/envs/`` (``$CLOUDTRAIN_CACHE_DIR``, default ``~/.cache/cloudtrain``), keyed by what decides
+what it holds, so an edit rebuilds only the layer it changes:
 
 ``image-<key>/``
-    The stand-in for the cloud's prebuilt image (:class:`~.image.Image`): a venv of the
-    chosen interpreter with pip, the image's TensorFlow and what the image ships (TensorBoard,
-    setuptools, …). ``key`` hashes the interpreter and the package list. Built with uv when uv
-    is found (``$UV``, set by ``uv run``, or ``uv`` on ``PATH``): ``uv venv`` and
-    ``uv pip install`` from uv's cache with ``--offline`` first, so a rebuild needs no network;
-    otherwise ``python -m venv`` and pip.
+    The stand-in for the cloud's prebuilt image (:class:`~.image.Image`): the interpreter, pip, the image's
+    TensorFlow and what the image ships. Built with uv where found (``$UV`` or ``PATH``), from uv's cache
+    ``--offline`` first so a rebuild needs no network; otherwise ``python -m venv`` and pip.
 ``deps-<key>/``
-    The package's requirements on one image layer: a venv without pip whose
-    ``_cloudtrain_image.pth`` puts the image layer's site-packages after its own, so what is
-    installed here wins. Installed with **pip, as the cloud installs them**, ``--no-index``
-    first, so nothing is downloaded when the image layer already has them; only a requirement
-    missing from it goes to the index. ``key`` is :func:`requirements_key`: the image layer's
-    key, the resolved requirements and pip's index settings, **never the package's code**. A
-    requirement that cannot be installed at all (``h5py==2.7.0`` on a current Python) is one
-    line naming it (exit 2); one that needs the index when the index cannot be reached is one
-    line naming it (exit 3), before anything runs.
+    The package's requirements, installed with **pip, as the cloud installs them**, ``--no-index`` first, in a
+    venv whose ``_cloudtrain_image.pth`` puts the image layer after its own site-packages. ``key`` is
+    :func:`requirements_key`, **never the package's code**. An uninstallable requirement is one line naming it
+    (exit 2); one that needs an unreachable index, one line (exit 3), before anything runs.
 ``pkg-<key>/``
-    The package itself on its requirements layer (the same ``.pth`` chain): what ``pip install
-    --no-deps`` of its sdist installs, put there in-process (:mod:`cloudtrain.packaging.install`,
-    held file for file to pip's own install by a test), in well under a second and with no network.
-    ``key`` hashes the sdist and the requirements key, so a code-only edit builds this small layer
-    and nothing else.
+    The package itself, installed in-process as ``pip install --no-deps`` of its sdist would
+    (:mod:`cloudtrain.packaging.install`), in well under a second: a code-only edit rebuilds only this.
 
-Each folder holds ``cloudtrain-env.json`` (kind, key, created, last_used; the layer under it as
-``image``). Builds happen in ``.tmp-<name>-<pid>`` beside the final folder and are renamed into
-place, so an interrupted build never leaves a half-built env; leftovers of dead builds are
-removed. To prune: ``cloudtrain cache prune`` keeps what a kept layer stands on; by hand, delete
-``pkg-*`` folders freely, and a ``deps-*`` or ``image-*`` folder only when nothing kept names it
-(a later run rebuilds what is missing).
-"""
+Each folder holds ``cloudtrain-env.json`` (kind, key, created, last_used, the ``image`` under it). Builds happen in
+``.tmp-<name>-<pid>`` and are renamed into place, so an interrupted build never leaves a half-built env.
+``cloudtrain cache prune`` keeps what a kept layer stands on."""
 
 from __future__ import annotations
 

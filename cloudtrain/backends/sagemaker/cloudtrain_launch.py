@@ -1,28 +1,13 @@
 """cloudtrain's launcher: the ``sagemaker_program`` of every cloudtrain SageMaker job.
 
-This file is copied, as is, to the top of ``sourcedir.tar.gz`` next to
-``dist/<package>.tar.gz``. The SageMaker TensorFlow training container extracts that
-archive into /opt/ml/code and runs ``python cloudtrain_launch.py``; this script then
-
-1. pip-installs the sdist, which pulls in the package's requirements;
-2. replaces itself (``exec``) with ``python -m <cloudtrain_module> <cloudtrain_args>
-   --key=value …``, the user hyperparameters appended in the order they were sent,
-   so the module's exit status (or signal) is the job's and ``TF_CONFIG`` and the
-   ``SM_*`` variables reach it unchanged.
-
-A job with ``secrets:`` (``CLOUDTRAIN_SECRET_<NAME>`` references in its environment) runs the
-module through ``python -m cloudtrain_secrets`` (a package of the sdist), which reads the
-secrets and then runs it. A script job with secrets has this file as its ``sagemaker_program``
-and the script in ``sagemaker_cloudtrain_script``: the container has installed the folder's
-requirements, so this reads the secrets (``cloudtrain_secrets.py``, beside this file) and
-replaces itself with ``python SCRIPT ARGS``, the container's arguments passed on.
-
-The module and its arguments come from the hyperparameters file SageMaker writes
-(``$SM_INPUT_CONFIG_DIR/hyperparameters.json``, default /opt/ml/input/config); the
-``--key value`` arguments the container passes to this script are ignored.
-
-Standard library only, Python 3.7+: it runs inside whatever image the job uses.
-"""
+Copied as is to the top of ``sourcedir.tar.gz`` beside ``dist/<package>.tar.gz``; the container runs it from
+/opt/ml/code. It pip-installs the sdist (and so its requirements), then replaces itself with ``python -m
+<cloudtrain_module> <cloudtrain_args> --key=value …`` (hyperparameters in the order sent), so the module's exit
+status is the job's and ``TF_CONFIG`` and ``SM_*`` reach it unchanged. With ``secrets:`` the module runs through
+``python -m cloudtrain_secrets`` (in the sdist); a script job with secrets has this as its program and the script
+in ``sagemaker_cloudtrain_script``: it reads the secrets (``cloudtrain_secrets.py`` beside it) and execs ``python
+SCRIPT ARGS``. The module and arguments come from ``$SM_INPUT_CONFIG_DIR/hyperparameters.json``; the container's
+``--key value`` arguments are ignored. Standard library only, Python 3.7+: it runs in whatever image the job uses."""
 
 from __future__ import annotations  # annotations stay text: 3.7 reads ``list[str]`` without evaluating it
 

@@ -1,14 +1,10 @@
 """A SageMaker ``TensorFlow(...)`` estimator and its ``fit(...)`` call → a cloudtrain config.
 
-The user's Python is read with :mod:`ast`, never run, and the reading is bounded (at most
-:data:`MAX_ESTIMATOR_BYTES`, nesting and numbers Python's parser and a 64-bit integer hold), so a hostile
-file cannot hang it. Each value written is checked for what it becomes: a path stays inside the estimator's
-folder, a region, a role and a script are what those names allow, no text carries a control character
-(a newline in a comment would be a key); anything else is left for the user to fill in. Each argument
-that is a literal (or a name bound to a literal earlier in the file) becomes its config key; one that is computed
-(``get_execution_role()``, ``sess.default_bucket()``) is listed for the user to fill in, and
-the key gets a placeholder only where the config cannot do without it. Arguments with no
-cloudtrain counterpart are listed as not translated.
+The user's Python is read with :mod:`ast`, never run, and bounded (:data:`MAX_ESTIMATOR_BYTES`, what Python's
+parser and a 64-bit integer hold), so a hostile file cannot hang it. Each value is checked for what it becomes
+(paths stay in the estimator's folder, regions, roles and scripts are what those allow, no control characters);
+a literal argument (or a name bound to one) becomes its config key, a computed one (``get_execution_role()``) is
+listed for the user, with a placeholder only where the config needs one; arguments with no counterpart are listed.
 
 =========================  =======================================================
 estimator argument         config key
@@ -28,8 +24,7 @@ use_spot_instances         spot.enabled; max_wait → spot.max_wait
 volume_size                machine.disk_gb
 environment, tags          env, labels
 fit(inputs)                data (a string is the ``training`` channel)
-=========================  =======================================================
-"""
+=========================  ======================================================="""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """CloudWatch Logs Live Tail for one job: the live view of :mod:`.logs`.
 
-``StartLiveTail`` (log group ``/aws/sagemaker/TrainingJobs`` by ARN, stream-name prefix
-``<job>/``) answers with an event stream: one ``sessionStart``, then a ``sessionUpdate``
-every second with the events ingested since the previous one. Its limits decide what the
-follower must do around it:
-
-* above 500 events a second an update is *sampled* (``sessionMetadata.sampled``);
-* a reader slower than the stream loses the oldest updates past ten (or 5,000 events), with
-  no word about it, except that the updates it still gets arrive late and back to back: an
-  update more than ``stall_seconds`` (8) after the previous one is ``stalled``. A shorter gap
-  cannot have cost an update, and 5,000 events in less than that would have been sampled;
-* a session lasts at most three hours (``SessionTimeoutException``) and ends when the
-  connection breaks; what was ingested between two sessions is in neither.
-
-So :class:`LiveTail` only reports; :class:`Merge` decides what to show when the live tail
-and the ground truth (``GetLogEvents`` per stream, see :mod:`.logs`) both deliver an event.
-"""
+``StartLiveTail`` (the job's log group by ARN, stream prefix ``<job>/``) answers with a ``sessionStart``, then a
+``sessionUpdate`` a second. Its limits decide what the follower does: above 500 events a second an update is
+``sampled``; a slow reader silently loses the oldest updates past ten (or 5,000 events), and the ones it still gets
+arrive late, so an update more than ``stall_seconds`` (8) after the previous is ``stalled`` (a shorter gap cannot
+have cost one, and 5,000 events in less would be sampled); a session lasts at most three hours, and what was
+ingested between two sessions is in neither. So :class:`LiveTail` only reports; :class:`Merge` decides what to show
+when the tail and the ground truth (:mod:`.logs`) both deliver an event."""
 
 from __future__ import annotations
 

@@ -1,49 +1,22 @@
 """Follow a training job's CloudWatch logs: every line once, in order per instance, and stop.
 
-SageMaker writes one stream per instance (and per container start) into
-``/aws/sagemaker/TrainingJobs``, named ``<job>/algo-<n>-<epoch seconds>``.
+SageMaker writes one stream per instance (and per container start) into ``/aws/sagemaker/TrainingJobs``, named
+``<job>/algo-<n>-<epoch seconds>``. The live view is Live Tail (:mod:`.live_tail`) on a background thread, whose
+calls a minute do not depend on the instance count: one session, one ``GetLogEvents`` every ``verify_seconds`` for
+one stream in turn (the ground truth walking behind it, so even an unannounced drop is shown and memory stays small).
 
-**Live view: Live Tail.** ``StartLiveTail`` for the ``<job>/`` streams (:mod:`.live_tail`),
-on a background thread: an update a second with the events ingested since the previous one,
-shown as they come. While it runs, the calls a minute do not depend on the instance count:
-one session (reopened after its three hours), one ``GetLogEvents`` every ``verify_seconds``
-for one stream in turn (the ground truth walking behind the tail, so that even a drop nothing
-announced is shown, and the memory of shown events stays small), and the job's state.
-
-**Ground truth: GetLogEvents by stream and token.** The polling round below reads every stream
-to its end, skipping events the tail already showed (:class:`~.live_tail.Merge`). It runs
-when the tail cannot be trusted to have everything: before the first session and after each
-new one (what was ingested between sessions is in neither), when an update says ``sampled``
-(over 500 events a second) or comes ``stall_seconds`` late (the service drops the oldest
-updates of a slow reader) — then the tail's updates are held until the read is done, so each
-instance's lines stay in order — at most once per round pace; and while the tail is down or
-connecting. Where the endpoint has no Live Tail (AccessDenied, an unknown operation, an
-emulator that answers with one snapshot and closes), the follower says so once and polls,
-with the same guarantee.
-
-**Polling rounds.** Each round:
-
-1. *discover* streams: ``DescribeLogStreams`` with the ``<job>/`` prefix, following
-   ``nextToken`` to the end (50 streams a page). Every round until there is a stream
-   per instance, then every ``rediscover_seconds`` (a restarted container opens a new
-   stream). A new stream is read in the round it is found: nothing waits for the others.
-2. *read* each stream with ``GetLogEvents(startFromHead=True)`` from its own
-   ``nextForwardToken``. The service returns the token it was given when there is
-   nothing new, and may return an empty page with a new token when there is more, so
-   a stream is read on while its page is full or empty-with-a-new-token, and
-   otherwise picked up from its token next round. A stream that keeps returning
-   nothing is read every 2nd, then 4th round (at most ``idle_rounds_max``).
-3. *merge* the round's events by timestamp (stable, so each stream keeps its order)
-   and yield them as :class:`LogLine` with the replica name ``algo-<n>``; a line older
-   than one already shown for its instance is marked ``late``.
-
-Rounds start at least ``poll_seconds`` apart, and further apart when a round needed
-more calls than ``max_calls_per_second`` allows (CloudWatch Logs allows 25 per second
-per account and region, shared with everything else). ``ThrottlingException`` backs
-off exponentially and retries the same call. Every ``status_seconds`` the job's state
-is asked for; once it is terminal, after ``final_grace_seconds``, a final read drains
-every stream (once each, from its token) and the iterator ends.
-"""
+The ground truth is the polling round, ``GetLogEvents`` by stream and token, skipping what the tail showed
+(:class:`~.live_tail.Merge`). It runs whenever the tail may lack something: before and after each session (what was
+ingested between two is in neither), on a ``sampled`` or ``stall_seconds``-late update (the tail's updates are held
+meanwhile, so each instance's lines stay in order), and while the tail is down; where the endpoint has no Live Tail
+the follower says so once and polls, with the same guarantee. A round discovers streams (``DescribeLogStreams``
+by prefix, every round until there is one per instance, then every ``rediscover_seconds``: a restarted container
+opens a new one), reads each from its own ``nextForwardToken`` while its page is full or empty-with-a-new-token
+(the service's way of saying there is more), reads idle streams less often (up to ``idle_rounds_max``), and
+yields the events merged by timestamp (stable per stream); a line older than one shown for its instance is
+``late``. Rounds are ``poll_seconds`` apart or more, within ``max_calls_per_second`` (CloudWatch Logs allows 25 a
+second per account and region, shared); throttling backs off and retries the same call. Once the job is terminal,
+after ``final_grace_seconds``, a final read drains every stream and the iterator ends."""
 
 from __future__ import annotations
 

@@ -1,33 +1,19 @@
 """JobSpec → ``CreateTrainingJob`` parameters: one pure function, no I/O, no boto3.
 
-``render`` (what ``--dry-run`` prints) and ``submit`` (what is sent) both call
-:func:`create_training_job`, so the dry run shows exactly the request.
+``render`` (``--dry-run``) and ``submit`` both call :func:`create_training_job`, so the dry run is the request.
+Hyperparameter values are JSON-encoded strings, as the SageMaker SDK writes and the TensorFlow container decodes
+them. Besides the user's own, the request carries ``sagemaker_program`` / ``sagemaker_submit_directory`` (the
+launcher in the source dir, :mod:`.sourcedir`), ``cloudtrain_module`` / ``cloudtrain_args`` (what the launcher runs,
+as :meth:`JobSpec.module_args`); for a ``package.script`` job the script is the program and ``model_dir`` is added
+as the estimator adds it unless ``model_dir: false``; with ``secrets:`` the references (never values) go in
+``Environment`` and a script job's program is the launcher (script in ``sagemaker_cloudtrain_script``) so that the
+secrets are read first. ``sagemaker_job_name`` is sent as the SDK sends it (the container exports it), and with
+several instances ``sagemaker_multi_worker_mirrored_strategy_enabled`` makes the container write ``TF_CONFIG``
+(``sagemaker_parameter_server_enabled`` for ``distribution.parameter_server``).
 
-Hyperparameter values are JSON-encoded strings, as the SageMaker Python SDK writes them
-and as the TensorFlow training container decodes them. Besides the user's own, the
-request carries:
-
-* ``sagemaker_program`` / ``sagemaker_submit_directory``: the container extracts the
-  source dir (see :mod:`.sourcedir`) and runs the launcher script from it;
-* ``cloudtrain_module`` / ``cloudtrain_args``: what the launcher runs
-  (``python -m MODULE ARGS --key=value …``, the user hyperparameters appended as in
-  :meth:`JobSpec.module_args`);
-* for a ``package.script`` job instead: ``sagemaker_program`` is the script itself (the
-  container runs it from the unpacked source folder) and ``model_dir`` is added as the
-  SageMaker TensorFlow estimator adds it (``OUTPUT/JOB/model``) unless ``model_dir: false``;
-* a job with ``secrets:``: the references in ``Environment`` (``CLOUDTRAIN_SECRET_<NAME>``, never
-  a value); a script job's ``sagemaker_program`` is then the launcher, with the script in
-  ``sagemaker_cloudtrain_script``, so that the secrets are read before the script starts;
-* ``sagemaker_region``, ``sagemaker_container_log_level``, ``sagemaker_job_name`` (as the SDK sends it;
-  the container exports it as ``SAGEMAKER_JOB_NAME``, empty without it), and with more than one
-  instance ``sagemaker_multi_worker_mirrored_strategy_enabled`` so that the container
-  writes ``TF_CONFIG`` for ``MultiWorkerMirroredStrategy`` (``distribution.parameter_server``:
-  ``sagemaker_parameter_server_enabled`` instead, as the estimator sends it);
-* ``sagemaker_cloudtrain_request``: the sha256 of the whole request (every other parameter, tags and
-  environment included). ``DescribeTrainingJob`` returns hyperparameters but not tags, and
-  moto not even the environment, so this is how a retried create recognises its own job:
-  same name and same hash, or it is someone else's.
-"""
+``sagemaker_cloudtrain_request`` is the sha256 of the whole rest of the request: ``DescribeTrainingJob`` returns
+hyperparameters but not tags (moto not even the environment), so a retried create recognises its own job by the
+same name and hash."""
 
 from __future__ import annotations
 

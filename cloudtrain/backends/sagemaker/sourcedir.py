@@ -1,25 +1,11 @@
 """The ``sourcedir.tar.gz`` the SageMaker TensorFlow container runs, built reproducibly.
 
-Layout (what ``sagemaker_submit_directory`` points at)::
-
-    cloudtrain_launch.py        the sagemaker_program (see cloudtrain_launch.py)
-    dist/<name>-<version>-<hash>.tar.gz   the package's sdist, unchanged
-
-No ``setup.py`` and no ``requirements.txt`` at the top: the container would otherwise
-install the folder itself; the launcher installs the sdist instead.
-
-A script job with ``secrets:`` gets the launcher too, beside the source folder's files, with the
-secrets launcher (``cloudtrain_secrets.py``): ``cloudtrain_launch.py`` is then its
-``sagemaker_program`` and runs the script once the secrets are read. A package job with secrets
-needs nothing more here: the secrets launcher is a package of its sdist.
-
-A script job (``package.script``) is the other way round: the archive is the user's source
-folder, file for file (taken from the script sdist, see :func:`cloudtrain.packaging.script.
-source_members`), its script is the ``sagemaker_program``, and the container installs its
-``requirements.txt`` / ``setup.py`` itself, as for any SageMaker script. Entries are sorted,
-owned by root, dated 1980-01-01, and the gzip header carries no name and time 0, so two
-builds of the same sdist give the same bytes and the same sha256.
-"""
+For a package job: ``cloudtrain_launch.py`` (the ``sagemaker_program``) and ``dist/<name>-<version>-<hash>.tar.gz``,
+the sdist unchanged. No ``setup.py`` or ``requirements.txt`` at the top, or the container would install the folder
+itself. A script job's archive is the user's source folder file for file (:func:`cloudtrain.packaging.script.
+source_members`), its script the program, and the container installs its requirements itself; with ``secrets:``
+the launcher and ``cloudtrain_secrets.py`` are added and the launcher is the program. Entries are sorted, owned by
+root, dated 1980-01-01, and the gzip header has no name and time 0: the same sdist gives the same bytes."""
 
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
 """One task of a cloudtrain job on a Slurm node: the cloud-neutral contract from ``SLURM_*``, then the job.
 
-Runs on the node with the job environment's Python (>= 3.10), the standard library only; cloudtrain
-copies this file into the run's folder. ``python launcher.py <run>/slurm/tasks.json``:
-
-1. task ``SLURM_PROCID`` of ``SLURM_NNODES`` picks a free port on its node's address (the
-   controller's ``NodeAddr``, not the node name: ``SlurmClusterResolver`` takes node names as host
-   names and one fixed port, which fails where names do not resolve or nodes share a host) and
-   publishes ``address:port`` in the run's folder (a shared filesystem); once every task has,
-   ``TF_CONFIG`` and ``CLUSTER_SPEC`` get those addresses in task order (task 0 is the chief);
-2. the task's command runs with the plan's variables (model, checkpoint and TensorBoard dirs under
-   the run's folder; ``SM_CHANNEL_<NAME>``) and, for the trainer's plan, ``CLOUDTRAIN_SLURM_NODES``
-   and ``CLOUDTRAIN_SLURM_GPUS_PER_NODE``; SIGTERM, SIGINT and SIGUSR1 reach it as SIGTERM;
-3. ``task-<T>.json`` records the node, the start and end times and the exit status, so the outcome
-   is known after the controller forgot the job.
-"""
+Runs with the job environment's Python (>= 3.10), standard library only; ``python launcher.py
+<run>/slurm/tasks.json``. Task ``SLURM_PROCID`` publishes ``address:port`` (a free port on its ``NodeAddr``: unlike
+``SlurmClusterResolver``'s node names and fixed port, this works where names do not resolve or nodes share a host)
+in the shared run folder; once all have, ``TF_CONFIG`` and ``CLUSTER_SPEC`` list them in task order (task 0 is the
+chief). The command runs with the plan's variables (and ``CLOUDTRAIN_SLURM_NODES``,
+``CLOUDTRAIN_SLURM_GPUS_PER_NODE``); SIGTERM, SIGINT and SIGUSR1 reach it as SIGTERM. ``task-<T>.json`` records
+node, times and exit status, so the outcome is known after the controller forgot the job."""
 
 import json
 import os

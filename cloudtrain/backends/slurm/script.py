@@ -1,19 +1,12 @@
 """The batch script ``sbatch`` gets: a pure function of the spec and the paths on the cluster.
 
-What it does on the first node of the allocation:
-
-- one task per node (``srun``), each running the launcher (:mod:`.launcher`) under the
-  node's ``setup:`` lines; the tasks' output goes to ``<run>/slurm/r<RESTART>/task-<T>.log``,
-  new files after every requeue (``SLURM_RESTART_COUNT``);
-- ``--signal=B:USR1@<grace>``: only this shell gets the warning, so it sends SIGTERM to the
-  tasks through ``scancel --signal=TERM JOB.0`` (the one step; srun itself would take SIGTERM as
-  "terminate the step" and kill them) — the trainer saves a checkpoint, as on a spot VM — waits for them, and with
-  ``slurm.requeue`` runs ``scontrol requeue`` (``--requeue`` alone never requeues at a time
-  limit); without it the job ends with exit status 124, the time limit's;
-- the tasks' exit statuses and times are written by the launcher, the shell's own status in
-  ``batch.exit``: the outcome survives a controller that forgot the job (``MinJobAge``) on a
-  cluster without accounting.
-"""
+On the allocation's first node it runs one ``srun`` task per node, each the launcher (:mod:`.launcher`) under the
+node's ``setup:`` lines, output in ``<run>/slurm/r<RESTART>/task-<T>.log`` (new files after every requeue). With
+``--signal=B:USR1@<grace>`` only this shell is warned; it sends SIGTERM to the tasks through ``scancel
+--signal=TERM JOB.0`` (srun would take SIGTERM as "kill the step") so the trainer checkpoints, waits, and with
+``slurm.requeue`` runs ``scontrol requeue`` (``--requeue`` alone never requeues at a time limit); otherwise the job
+ends with 124. The launcher writes the tasks' statuses and the shell writes ``batch.exit``, so the outcome survives a
+controller that forgot the job on a cluster without accounting."""
 
 from __future__ import annotations
 

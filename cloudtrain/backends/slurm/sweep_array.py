@@ -1,24 +1,13 @@
 """Sweeps on Slurm: a config's ``sweep:`` as one job array, Optuna's journal on the shared workdir.
 
-``submit`` of a config with ``sweep:`` builds the package's environment as for one job, plus the sweep
-tool's (Optuna of this cloudtrain's version, on the same image layer), writes the sweep's folder and
-runs ``sbatch --array=0-<max_trials - 1>%<parallel_trials>``. Under ``<workdir>/runs/<sweep>/``:
-
-- ``sweep.json``: what the nodes need to ask and tell (metric, goal, algorithm, seed, parameters);
-- ``optuna.journal``: the study, shared by every array task (Optuna locks it for each write);
-- ``slurm/``: the array's batch script (``array.sh``), the trial's templates (``job.template.sh``,
-  ``tasks.template.json``: one job's batch script and tasks plan with the run folder and the
-  swept values left as ``@RUN@`` and ``@P:name@``), ``launcher.py``, ``sweep_trial.py`` and
-  ``seeding.py`` (:mod:`.sweep_trial`), the array ids (``arrays``, one a line) and their batch logs;
-- ``trial-NNN/``: each trial's run folder, laid out as one job's (``slurm/r0/task-0.log`` …), so
-  ``status``, ``logs`` and ``cancel`` take a trial by its Slurm id (``<array>_<task>``).
-
-Each array task asks Optuna for its trial on the node (:mod:`.sweep_trial`), runs that trial's batch
-script as one job runs, and tells Optuna the result. Through the handle (:mod:`.sweep_handle`),
-``cancel SWEEP`` cancels every task (the trials it stops stay RUNNING in the journal); ``sweep resume
-SWEEP`` submits a new array for what is left: the trials a kill or a cancel interrupted, under their
-own numbers and parameters, then new ones up to ``max_trials``.
-"""
+``submit`` builds the job's environment plus the sweep tool's (Optuna of this cloudtrain's version, same image
+layer), writes ``<workdir>/runs/<sweep>/`` and runs ``sbatch --array=0-<max_trials - 1>%<parallel_trials>``. The
+folder holds ``sweep.json`` (what the nodes need to ask and tell), ``optuna.journal``, ``slurm/`` (``array.sh``, the
+trial templates with ``@RUN@`` and ``@P:name@`` left open, ``launcher.py``, ``sweep_trial.py``, ``seeding.py``, the
+array ids in ``arrays`` and the batch logs) and ``trial-NNN/``, each laid out as one job's run folder so commands
+take a trial by its Slurm id (``<array>_<task>``). Each task asks Optuna for its trial (:mod:`.sweep_trial`), runs
+it as one job runs, and tells the result. ``cancel SWEEP`` cancels every task (stopped trials stay RUNNING);
+``sweep resume SWEEP`` submits a new array for the interrupted trials (own numbers and parameters), then new ones."""
 
 from __future__ import annotations
 

@@ -1,28 +1,19 @@
 """One trial of a Slurm sweep, on the node its array task runs on: ask Optuna, then tell it.
 
-Runs on the cluster, where cloudtrain itself is not installed, with the sweep tool's Python (an
-environment with Optuna of the submitting cloudtrain's version, under the workdir), the standard
-library and Optuna only; cloudtrain copies this file (and ``seeding.py``) into ``<sweep>/slurm/``.
-Optuna's journal (``<sweep>/optuna.journal``) is on the workdir, a filesystem every node sees, and
-Optuna locks it for each write, so array tasks on several nodes share one study.
+Runs on the cluster with the sweep tool's Python (Optuna of the submitting cloudtrain's version), standard library
+and Optuna only: cloudtrain copies this file (and ``seeding.py``) into ``<sweep>/slurm/``. The journal
+(``<sweep>/optuna.journal``) is on the shared workdir and Optuna locks it for each write, so tasks on several nodes
+share one study.
 
-``python sweep_trial.py ask SWEEP [RERUN]``, array task ``SLURM_ARRAY_TASK_ID`` of job
-``SLURM_ARRAY_JOB_ID``: prints the trial's run folder (``<sweep>/trial-NNN``) after writing its
-``slurm/job.sh``, ``tasks.json`` and ``launcher.py`` from the sweep's templates and its parameters
-(and, where the sweep has secret values, a link to its one 0600 ``slurm/secrets.json``), and
-``<workdir>/jobs/<array>_<task>`` (so ``status``/``logs``/``cancel`` find the trial by its Slurm
-id). The trial is Optuna's next one; with ``RERUN`` (``3,5``: trial numbers a resumed sweep runs
-again) task *i* < len(RERUN) takes trial RERUN[i] under its own number, with its own parameters. A
-requeued task (its claim exists) gets its own trial again.
+``ask SWEEP [RERUN]``: writes the next trial's run folder (``<sweep>/trial-NNN``: batch script, tasks plan,
+launcher, a link to the sweep's 0600 secrets if any) and ``<workdir>/jobs/<array>_<task>`` (so commands find the
+trial by its Slurm id), and prints the folder. With ``RERUN`` (``3,5``, trials a resumed sweep runs again) task
+*i* takes trial RERUN[i] under its own number and parameters; a requeued task gets its own trial again.
 
-``python sweep_trial.py tell SWEEP RUN EXIT [STOPPED]``: the trial's result, from its chief's lines (the last
-``{"event": "metric", "name": METRIC}`` line, else the field of ``epoch`` events), as Optuna's
-COMPLETE, or FAIL with a message (an exit status, no metric, a cancel of this trial). Nothing is told
-for a task that was requeued (it runs again), that Slurm stopped (``STOPPED``: the batch shell got
-SIGTERM, from ``scancel`` or a preemption), or when the whole sweep was cancelled: those trials stay
-RUNNING and ``cloudtrain sweep resume`` runs them again. After ``max_failed_trials`` failures the
-array's pending tasks are cancelled.
-"""
+``tell SWEEP RUN EXIT [STOPPED]``: COMPLETE with the chief's last ``metric`` line (else the ``epoch`` events'
+field), or FAIL with a message. Nothing is told for a requeued task, one Slurm stopped (SIGTERM: ``scancel`` or a
+preemption) or a cancelled sweep: those stay RUNNING for ``cloudtrain sweep resume``. After
+``max_failed_trials`` failures the array's pending tasks are cancelled."""
 
 import json
 import os

@@ -1,5 +1,4 @@
-"""gcloud's training commands with only the program name changed: Vertex AI's own CLI commands, which
-the registry lists (``register(..., commands=...)``) and the CLI loads when one is asked for.
+"""gcloud's training commands with only the program name changed, which the registry lists and the CLI loads on demand.
 
     cloudtrain ml-engine jobs submit training JOB [gcloud flags] [-- ARGS]
     cloudtrain ai-platform jobs submit training JOB [gcloud flags] [-- ARGS]
@@ -7,14 +6,10 @@ the registry lists (``register(..., commands=...)``) and the CLI loads when one 
     cloudtrain ai custom-jobs create --region R --display-name N (--config F | --worker-pool-spec S)
     cloudtrain ai custom-jobs local-run --executor-image-uri URI (--python-module M | --script S) [-- ARGS]
 
-Thin aliases: the flags become a config document (:mod:`cloudtrain.backends.vertex.gcloud`), which
-loads like any config and goes down the one submit path, so ``--dry-run``, ``-o json``,
-``--set`` and ``--strict-legacy`` work here too. As in gcloud, the old forms stream logs
-only with ``--stream-logs`` and otherwise return once the job is created;
-``custom-jobs create`` always returns once created; the two local forms are ``submit --local``: they
-run here under the cloud's contract and exit with the run's outcome. gcloud's ``--configuration NAME``
-is ``CLOUDSDK_ACTIVE_CONFIG_NAME=NAME`` for the run, as in gcloud.
-"""
+The flags become a config document (:mod:`cloudtrain.backends.vertex.gcloud`) that goes down the one submit path,
+so ``--dry-run``, ``-o json``, ``--set`` and ``--strict-legacy`` work here too. As in gcloud the old forms stream
+logs only with ``--stream-logs``, ``custom-jobs create`` returns once created, and the local forms are
+``submit --local``; ``--configuration NAME`` is ``CLOUDSDK_ACTIVE_CONFIG_NAME=NAME`` for the run."""
 
 from __future__ import annotations
 

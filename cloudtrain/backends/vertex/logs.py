@@ -1,48 +1,25 @@
 """Follow a Vertex AI job's output in Cloud Logging: nothing lost however late, each line once, fast.
 
-Two reads, one guarantee.
+The live view is ``TailLogEntries`` on a background thread (lines within about a second). The ground truth is
+``entries.list`` filtered on ``receiveTimestamp``, a clock that only moves forward, unlike an entry's own
+``timestamp``: each read asks for everything received from a *floor* on and skips insertIds already shown. After a
+complete read the floor moves to the newest receive time seen *before that read began*, minus ``margin`` (30 s):
+an entry received before that was readable when the read began (if Cloud Logging indexes within ``margin``), so
+nothing is lost and only ``margin`` seconds are read twice. insertIds are kept ``forget_after`` behind the floor.
+A tail response with ``suppression_info`` (entries dropped) triggers a ground-truth read at once; where the tail
+is ``UNIMPLEMENTED`` or down, the ground truth is read at the polling pace, with the same guarantee. Lines that
+arrive together are shown in timestamp order per replica; an older one than already shown is shown at once, with
+``late=True``.
 
-* **Live view**: ``TailLogEntries``, Cloud Logging's streaming read (``buffer_window`` 0.5 s),
-  on a background thread. Its lines are shown as they come, within about a second after Cloud
-  Logging receives them.
-* **Ground truth**: ``entries.list`` filtered on ``receiveTimestamp`` — when Cloud Logging
-  received an entry, a clock that only moves forward, unlike the entry's own ``timestamp``,
-  which may lie minutes in the past. Each read asks for everything received from a *floor*
-  on, ordered by timestamp (the only order the API has), and skips insertIds already shown.
-  After a complete read, the floor moves to the newest receive time seen *before that read
-  began*, minus ``margin`` (30 s). An entry received before that point was readable when the
-  read began (provided Cloud Logging indexes within ``margin``), so it was in that read or an
-  earlier one: nothing is lost however late its timestamp, and only ``margin`` seconds of
-  entries are read twice. insertIds are remembered for ``forget_after`` behind the floor, so
-  duplicates delivered again are skipped and memory stays bounded.
-
-A tail response with ``suppression_info`` (entries dropped: rate limit, or this reader too
-slow) triggers a ground-truth read at once from the receive time of the previous response.
-Where the server answers ``UNIMPLEMENTED`` to the tail (proxies, emulators), or while the tail
-is down, the ground truth is read at the polling pace instead, with the same guarantee.
-
-Order. Lines that arrive together (one tail response, one page) are shown in timestamp order
-per replica. A line older than one already shown for its replica is shown when it arrives,
-never held back, as a :class:`LogLine` with ``late=True`` and its own timestamp.
-
-Quota. Cloud Logging allows 60 ``entries.list`` per minute per project, shared by every
-reader of the project. With a live tail a follower reads the ground truth every
-``verify_every`` (15 s) and at most ``tail_reads_per_minute`` (10) times a minute, pages
-included, so six followers fit in one project's quota; polling alone it reads about once a
-second while lines flow and backs off to every 10 s while the job is quiet, at most
-``reads_per_minute`` (50, ``CLOUDTRAIN_LOG_READS_PER_MINUTE``). A ``RESOURCE_EXHAUSTED``
-doubles the shortest interval (4 s to 60 s) and the read resumes from the same floor.
-
-Outages. UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL and dropped connections are retried with
-capped exponential backoff and jitter (``follow.Outage``), from the same floor: nothing lost,
-nothing repeated. One line says the connection is lost, one that it is back; only an outage
-longer than ``give_up_after`` ends the follow, with exit code 3.
-
-The stop rule. Once the job is terminal, reading goes on until ``drain`` seconds (default 60,
-``--drain``) passed with nothing new — counted from the later of the job's end and the last
-new line — and a ground-truth read begun after that found nothing. Then one line says that
-later stragglers are shown by ``cloudtrain logs JOB``, which reads everything.
-"""
+Quota: 60 ``entries.list`` a minute per project, shared by every reader. With a tail a follower reads every
+``verify_every`` (15 s), at most ``tail_reads_per_minute`` (10), so six followers fit; polling alone it reads
+about once a second while lines flow, every 10 s when quiet, at most ``reads_per_minute`` (50,
+``CLOUDTRAIN_LOG_READS_PER_MINUTE``). ``RESOURCE_EXHAUSTED`` doubles the shortest interval (4 s to 60 s). Outages
+(UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, dropped connections) are retried with backoff (``follow.Outage``) from
+the same floor; only one longer than ``give_up_after`` ends the follow, exit code 3. Once the job is terminal,
+reading stops after ``drain`` seconds (``--drain``, 60) with nothing new, counted from the later of the job's end
+and the last new line, and a ground-truth read begun after that found nothing; later stragglers are for
+``cloudtrain logs JOB``."""
 
 from __future__ import annotations
 

@@ -1,25 +1,11 @@
-"""Read the AI Platform / ML Engine ``trainingInput`` format and map it to a cloudtrain config.
+"""Read the AI Platform / ML Engine ``trainingInput`` format (``gcloud ml-engine ... --config``) as a cloudtrain config.
 
-Users migrating from ``gcloud ml-engine jobs submit training --config config_gpu4.yaml``
-still have files like::
-
-    trainingInput:
-      scaleTier: CUSTOM
-      masterType: complex_model_m_gpu
-      workerCount: 0
-
-Keys may be camelCase or snake_case (gcloud took both). Keys next to ``trainingInput``
-(``name``, ``project``, ``staging_bucket``, ``package``, ...) are cloudtrain keys and win over
-what ``trainingInput`` does not say; one the file says both ways differently (``region:
-us-east1`` next to ``trainingInput.region: us-central1``) is an error, not a silent choice.
-Flags and ``--set`` override either without a word, as gcloud's flags override its file.
-
-What no cloud offers any more is mapped to its nearest, each with one line (a *note*) that
-the summary prints and ``--strict-legacy`` turns into an error: retired GPUs (K80) to the
-cheapest GPU at least as fast, ML Engine's TPU tiers to a Vertex TPU VM (to a GPU on SageMaker),
-parameter servers to workers, TensorFlow 1 runtimes to the cloud's default TF 2 image, 2.x
-runtimes to the nearest offered.
-"""
+Keys may be camelCase or snake_case (gcloud took both). Keys beside ``trainingInput`` are cloudtrain keys and win
+over what ``trainingInput`` does not say; one said both ways differently is an error, not a silent choice. Flags
+and ``--set`` override either, as gcloud's flags override its file. What no cloud offers any more maps to its
+nearest with a *note* (an error under ``--strict-legacy``): retired GPUs to the cheapest at least as fast, TPU
+tiers to a Vertex TPU VM (a GPU on SageMaker), parameter servers to workers, TF 1 runtimes to the default TF 2
+image, 2.x runtimes to the nearest offered."""
 
 from __future__ import annotations
 

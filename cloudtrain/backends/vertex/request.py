@@ -1,19 +1,11 @@
 """JobSpec → Vertex AI ``CustomJob`` request, as the REST JSON that ``--dry-run`` prints.
 
-Pure functions on plain dicts: no cloud SDK is imported here, so a dry run stays fast.
-The dict is the canonical proto3 JSON form (camelCase keys, int64 values as strings),
-which is exactly what ``submit`` parses into ``aiplatform_v1.CustomJob`` and sends; the
-tests prove it parses with unknown fields rejected and round-trips unchanged.
-
-A ``package.script`` job is a ``pythonPackageSpec`` too, not a ``containerSpec``: the prebuilt
-training image installs the package built around the source folder (with the folder's
-``requirements.txt`` and ``setup.py`` requirements) exactly as it installs a package, keeps the
-same image, env, outputs and cluster variables, and needs no code of ours to fetch the source;
-its ``pythonModule`` is a launcher that runs ``python SCRIPT ARGS`` from a copy of the folder
-(see :mod:`cloudtrain.packaging.script_main`). A ``containerSpec`` would need a command that
-downloads and unpacks the source itself, inside an image whose tools we do not control.
-A ``container:`` job is a ``containerSpec``: the user's image, command and args as given, nothing staged.
-"""
+Pure functions on plain dicts, no cloud SDK, so a dry run stays fast. The dict is canonical proto3 JSON (camelCase,
+int64 as strings), exactly what ``submit`` parses into ``aiplatform_v1.CustomJob`` (tests parse it with unknown
+fields rejected). A ``package.script`` job is a ``pythonPackageSpec`` too: the prebuilt image installs the package
+built around the folder as it installs any package, and its ``pythonModule`` is a launcher that runs the script
+(:mod:`cloudtrain.packaging.script_main`); a ``containerSpec`` would need its own download inside an image whose
+tools we do not control. A ``container:`` job is a ``containerSpec``: the user's image, command and args."""
 
 from __future__ import annotations
 
