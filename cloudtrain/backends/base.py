@@ -1,15 +1,12 @@
 """The one interface every backend implements: its runtime part (submit, attach, follow, cancel).
 
-A backend is one folder: a package exposing ``BACKEND`` (a :class:`Backend`), registered by
-one line in :mod:`cloudtrain.backend_rules`. The interface is cut by when each part is needed, each
-part on the floor of the types it takes: :class:`~cloudtrain.backend_rules.interface.BackendRules` (facts,
-capabilities, name rules; below ``config/``), :class:`~cloudtrain.config.rules.ConfigRules` (checks on a
-loaded config), :class:`~cloudtrain.spec.SpecRules` (building the spec), then here, above ``spec.py``,
-:class:`Submits` and :class:`Watches`. A backend imports its cloud SDK only inside the methods that talk
-to the cloud, so that ``cloudtrain --help`` and ``--dry-run`` never pay for it. :class:`BackendFacts`
-and :class:`HandleDefaults` give every member a neutral default, so a backend states only what differs.
-See docs/how-to/add-a-backend.md. The job-state vocabulary is :mod:`cloudtrain.job_states`.
-"""
+A backend is one folder exposing ``BACKEND`` (a :class:`Backend`), registered by one line in
+:mod:`cloudtrain.backend_rules`. The interface is cut by when each part is needed, each on the floor of the types it
+takes: :class:`~cloudtrain.backend_rules.interface.BackendRules`, :class:`~cloudtrain.config.rules.ConfigRules`,
+:class:`~cloudtrain.spec.SpecRules`, then here :class:`Submits` and :class:`Watches`. A backend imports its cloud SDK
+only inside the methods that talk to the cloud, so ``--help`` and ``--dry-run`` never pay for it.
+:class:`BackendFacts` and :class:`HandleDefaults` default every member, so a backend states only what differs. See
+docs/how-to/add-a-backend.md."""
 
 from __future__ import annotations
 

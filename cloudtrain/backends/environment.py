@@ -1,13 +1,9 @@
 """A backend's environment contract: what its machines show a job, as pure data.
 
-``--local`` runs a job on this machine the way its target backend would run it there: the same
-variables, folders and files. Each backend that a local run can follow gives its contract as
-``Backend.local_contract`` (Vertex AI's ``AIP_*`` in :mod:`cloudtrain.backends.vertex.contract`,
-SageMaker's ``/opt/ml`` tree and ``SM_*`` in :mod:`cloudtrain.backends.sagemaker.contract`); the
-local backend asks the registry for it (:mod:`cloudtrain.backends.runner.contract`) and names no
-cloud. Nothing here touches the disk or the network: :mod:`cloudtrain.backends.local.processes`
-creates what a :class:`ReplicaPlan` lists.
-"""
+``--local`` runs a job here the way its target backend would: the same variables, folders and files, which each
+backend gives as ``Backend.local_contract`` (:mod:`.vertex.contract`, :mod:`.sagemaker.contract`), so the local
+backend names no cloud. Nothing here touches the disk: :mod:`cloudtrain.backends.local.processes` creates what a
+:class:`ReplicaPlan` lists."""
 
 from __future__ import annotations
 

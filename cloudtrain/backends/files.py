@@ -1,15 +1,9 @@
 """What a job wrote, wherever it is: a folder of files that can be listed and read from an offset.
 
-Every backend keeps a job's outputs somewhere else: a local run's folder, a Slurm run folder on
-the cluster (read over the login node's connection), a ``gs://`` or ``s3://`` prefix. A job
-handle's ``files()`` names them as :class:`JobFiles`: its output folders (model, checkpoints, the
-user's files, per-replica logs) and where its TensorBoard event files are. :class:`Folder` is all
-the app layer needs of each (``cloudtrain outputs``, ``cloudtrain tensorboard``): one listing,
-and the bytes of one file from an offset, so a download resumes and a growing event file is
-fetched by its new bytes only. A folder here or on a cluster is listed and read by the one reader
-(:mod:`cloudtrain.filetree`); every file lands on this machine through the one writer,
-:func:`write_file`, into a folder :class:`Locked` against a second writer.
-"""
+A job handle's ``files()`` names its outputs (a local folder, a Slurm run folder, a ``gs://`` or ``s3://`` prefix)
+as :class:`JobFiles`. :class:`Folder` is all the app layer needs of each: one listing and the bytes of one file
+from an offset, so a download resumes and a growing event file is fetched by its new bytes only. Every file lands
+here through :func:`write_file`, into a folder :class:`Locked` against a second writer."""
 
 from __future__ import annotations
 

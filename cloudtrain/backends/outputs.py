@@ -1,13 +1,9 @@
 """Outputs where the platform keeps them: an empty model dir at the end of a run is a warning.
 
-On SageMaker only ``SM_MODEL_DIR`` (``/opt/ml/model``) becomes the model artifact; on Vertex AI
-only what is written under ``AIP_MODEL_DIR`` is the model, and the machine's disk is thrown
-away. A run that saved its model anywhere else succeeds and leaves nothing behind, so after a
-successful run an empty model dir is a warning naming where files were written instead.
-:func:`empty_model_dir_warning` looks on this machine (a local run: new files under the output
-dir — a replica's working folder included — and ``/opt/ml``); the cloud backends list their
-output location and pass what they found to :func:`model_warning`.
-"""
+SageMaker keeps only ``SM_MODEL_DIR`` and Vertex only ``AIP_MODEL_DIR`` as the model; the disk is thrown away, so a
+run that saved elsewhere succeeds and leaves nothing. :func:`empty_model_dir_warning` looks on this machine (new
+files under the output dir, a replica's working folder included, and ``/opt/ml``); the cloud backends list their
+output location and pass it to :func:`model_warning`."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """A local replica's line → its severity, read from the line itself.
 
-A replica's stdout and stderr arrive merged and in order, so the severity comes from the
-shapes loggers write: absl / glog (``E0000 00:00:… file.cc:52] …``), TensorFlow's C++ log
-(``2024-… : W tensorflow/…``), Python's logging (``WARNING:root:…``), tracebacks and
-``SomeError: …`` lines. TensorFlow's start-up notes on a machine without the libraries it
-looks for (no CUDA driver, CPU instruction notes, "All log messages before
-absl::InitializeLog()") are DEBUG: the CLI shows them only with ``--debug``; the replica's
-log file keeps every line.
-"""
+From the shapes loggers write: absl / glog, TensorFlow's C++ log, Python's logging, tracebacks and ``SomeError:``
+lines. TensorFlow's start-up notes on a machine without what it looks for (no CUDA, CPU instruction notes) are
+DEBUG: the CLI shows them only with ``--debug``; the log file keeps every line."""
 
 from __future__ import annotations
 

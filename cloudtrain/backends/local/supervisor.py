@@ -1,15 +1,10 @@
 """The owner of a detached local run: ``python -m cloudtrain.backends.local.supervisor RUN_DIR``.
 
-A local run's replicas are children of the process that starts them (they die with it, see
-:mod:`cloudtrain.backends.local.processes`) and only that process sees how they end. So
-``submit --detach`` hands the run to this small process, in a session of its own and no longer
-the submitter's child: it gets the run on stdin (pickled, so the secret values in the replicas'
-environment never touch the disk), runs it exactly as an attached submit does (:class:`LocalJob`:
-the same line files, the same ``status.json``), and exits when the run has ended. ``logs
---follow``, ``status``, ``wait`` and ``cancel`` reach it through those files
-(:class:`~cloudtrain.backends.local.job.RecordedJob`); ``cancel`` sends it SIGTERM, which stops
-the replicas as Ctrl-C does in an attached run.
-"""
+Replicas die with the process that starts them, and only it sees how they end, so ``submit --detach`` hands the run
+to this process in a session of its own. It gets the run on stdin (pickled, so secret values never touch the
+disk), runs it as an attached submit does (:class:`LocalJob`: the same line files and ``status.json``, which
+:class:`~cloudtrain.backends.local.job.RecordedJob` reads), and exits when it ends; SIGTERM (``cancel``) stops the
+replicas as Ctrl-C does."""
 
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
 """What stands in for the cloud's prebuilt image on this machine: a Python and a package list.
 
-:func:`resolve_image` turns (cloud, TensorFlow version, ``local.python``) into an
-:class:`Image`: the interpreter to build on and the requirements of the base layer (the
-image's TensorFlow plus what the image ships that training code imports, from
-``catalog/data/local_images.json``). The interpreter is the image's own Python version when
-this machine has it, else another one that TensorFlow has wheels for; it is looked for in
-``local.python``, then ``python3.X`` on ``PATH``, then pyenv's versions folder
-(``$PYENV_ROOT/versions``, default ``~/.pyenv/versions``), then the interpreter running
-cloudtrain. When no interpreter can install the image's TensorFlow, the nearest TensorFlow
-that one can is used and :attr:`Image.note` says so in one line.
-"""
+:func:`resolve_image` turns (cloud, TensorFlow version, ``local.python``) into an :class:`Image`: the interpreter
+and the base layer's requirements (the image's TensorFlow and what it ships, from
+``catalog/data/local_images.json``). The interpreter is the image's Python version where found (``local.python``,
+``python3.X`` on ``PATH``, pyenv's versions, this one), else another with wheels for that TensorFlow; when none can
+install it, the nearest TensorFlow one can is used and :attr:`Image.note` says so in one line."""
 
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
 """boto3 clients for one region, and the translation of AWS errors into cloudtrain's.
 
-Settings are boto3's own, read by boto3 itself:
-
-* credentials: the usual chain (``AWS_PROFILE``, ``AWS_ACCESS_KEY_ID`` /
-  ``AWS_SECRET_ACCESS_KEY``, ``~/.aws``, instance roles);
-* ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``, ``…_SAGEMAKER``, ``…_CLOUDWATCH_LOGS``):
-  send every request to another endpoint, e.g. a moto server in the tests;
-* ``AWS_MAX_ATTEMPTS``: attempts per call for throttling, 5xx and connection trouble
-  (default 5 here); when they all fail the command exits 3 ("could not reach the cloud").
-
-The region is always the job's, passed explicitly to every client: never the default
-region of the profile or of ``AWS_DEFAULT_REGION``.
-"""
+Settings are boto3's own: the credential chain, ``AWS_ENDPOINT_URL`` (and its per-service forms: another endpoint,
+e.g. moto in the tests), ``AWS_MAX_ATTEMPTS`` (default 5 here; when all fail the command exits 3). The region is
+always the job's, passed to every client: never the profile's or ``AWS_DEFAULT_REGION``."""
 
 from __future__ import annotations
 

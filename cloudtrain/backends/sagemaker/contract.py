@@ -1,15 +1,11 @@
 """SageMaker's environment contract for replica *i* of *n*, for ``--local``.
 
-What the platform mounts at ``/opt/ml`` and what ``sagemaker_training.environment.Environment.to_env_vars``
-exports: one ``/opt/ml`` tree per host ``algo-1`` … ``algo-n`` with ``input/config/{hyperparameters,
-resourceconfig,inputdataconfig}.json`` (every hyperparameter a JSON-encoded string, as the SageMaker
-Python SDK writes them), ``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/``; the
-``SM_*`` variables; and with several hosts the ``TF_CONFIG`` the SageMaker TensorFlow container writes
-for multi-worker mirrored training (``worker`` tasks only, host 0 first). ``SAGEMAKER_BASE_DIR`` points
-at the tree: it is sagemaker-training's own override of ``/opt/ml``. Also what the entry the TF training
-images run sets before it starts the script (see :func:`sagemaker_entry_env`), and not what its shell
-drops (:mod:`cloudtrain.backends.sagemaker.entry_shell`).
-"""
+What the platform mounts at ``/opt/ml`` and what ``sagemaker_training``'s ``Environment.to_env_vars`` exports: one
+tree per host ``algo-1`` … ``algo-n`` (``input/config/*.json`` with every hyperparameter a JSON-encoded string,
+``input/data/<channel>/``, ``model/``, ``output/data/``, ``checkpoints/``), the ``SM_*`` variables, and with several
+hosts the container's ``TF_CONFIG`` (``worker`` tasks only, host 0 first). ``SAGEMAKER_BASE_DIR`` points at the tree
+(sagemaker-training's own override of ``/opt/ml``). Also what the TF images' entry sets before the script
+(:func:`sagemaker_entry_env`), and not what its shell drops (:mod:`.entry_shell`)."""
 
 from __future__ import annotations
 

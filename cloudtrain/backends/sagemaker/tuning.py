@@ -1,14 +1,9 @@
 """JobSpec with a sweep → ``CreateHyperParameterTuningJob`` parameters. Pure, no boto3.
 
-The training job definition is the ``CreateTrainingJob`` request of one run (see
-:mod:`.request`) with its hyperparameters as the static ones; SageMaker adds each trial's
-values to the hyperparameters file, and cloudtrain's launcher passes every non-reserved
-hyperparameter on as ``--name=value``. The objective is read from the trainer's metric
-event line by regex.
-
-Tuning-job names are at most 32 characters (neither botocore's validator nor moto checks
-that): :func:`tuning_job_name` derives a short, unique one from the job name.
-"""
+The training job definition is one run's ``CreateTrainingJob`` request (:mod:`.request`); SageMaker adds each
+trial's values to the hyperparameters file and the launcher passes them on as ``--name=value``; the objective is read
+from the metric event line by regex. Tuning-job names are at most 32 characters (neither botocore nor moto checks):
+:func:`tuning_job_name` derives a short, unique one."""
 
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
 """The Slurm backend: the package and its environment in the workdir, a batch script, ``sbatch``.
 
-On the cluster, under ``slurm.workdir`` (a filesystem every node sees):
-
-- ``packages/<sha256>/<sdist>``: each package once, by content (only what changed is copied);
-- ``envs/``: the per-image Python environments, built once and reused, with the ``--local``
-  backend's builder and its image-version rules (:mod:`cloudtrain.backends.runner.venv`);
-- ``runs/<job name>/``: the run: ``model/``, ``checkpoints/``, ``logs/`` (TensorBoard), and
-  ``slurm/`` (batch script, launcher, tasks' plan, output and exit files);
-- ``jobs/<job id>``: the run folder of each job id (``status``/``logs`` by id).
-
-History records the cluster (``slurm.login`` or ``local``) as the region and the workdir as the project.
-"""
+Under ``slurm.workdir`` (a filesystem every node sees): ``packages/<sha256>/`` (each package once, by content),
+``envs/`` (built with the ``--local`` builder's rules, :mod:`cloudtrain.backends.runner.venv`), ``runs/<job>/``
+(``model/``, ``checkpoints/``, ``logs/``, and ``slurm/``: script, launcher, plan, output, exit files) and
+``jobs/<job id>`` (each id's run folder). History records the cluster (``slurm.login`` or ``local``) as the
+region and the workdir as the project."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""Data channels of a Slurm job: the folder on the cluster each task reads at ``$SM_CHANNEL_<NAME>``, as a dry
-run shows it (the copies and downloads at submit are :mod:`.transfer`'s).
+"""Data channels of a Slurm job: the folder each task reads at ``$SM_CHANNEL_<NAME>``, as a dry run shows it.
 
-- A folder on the workdir's filesystem (the shared one), or, through a login node, a path that is not
-  on this machine: a path every node sees, read in place.
-- Any other folder on this machine: copied into ``<workdir>/data/`` by content (the core's
-  :mod:`cloudtrain.data.manifest`): each file once in ``data/objects/<sha256>``, the folder as hard
-  links in ``data/<digest>/``. Only files the cluster lacks are sent (over the login node's ssh
-  connection when ``slurm.login`` is set); the next job with the same content reuses the folder.
-- A bucket (``gs://``, ``s3://``): downloaded once with the clouds' client libraries and the core's
-  :mod:`cloudtrain.data.cache` (keyed by the object listing), straight into ``<workdir>/data/buckets/``
-  on this machine when it is the login node, else into the local cache and then copied as a folder.
-"""
+A folder every node sees (on the workdir's filesystem, or a remote path through a login node) is read in place. Any
+other local folder is copied into ``<workdir>/data/`` by content (:mod:`cloudtrain.data.manifest`), sending only
+the files the cluster lacks. A bucket is downloaded once (:mod:`cloudtrain.data.cache`), straight into
+``<workdir>/data/buckets/`` when this machine is the login node. The transfers themselves are :mod:`.transfer`'s."""
 
 from __future__ import annotations
 

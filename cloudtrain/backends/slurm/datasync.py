@@ -1,17 +1,11 @@
 """Receive a data folder into a Slurm workdir by content: each file once, then a folder of links.
 
-Runs on the cluster (the login node, or here when ``slurm.login`` is empty) as
-``python3 -c SOURCE COMMAND DATA_DIR DIGEST``, standard library only (Python >= 3.10):
-
-- ``missing``: stdin is the folder's manifest (``{"files": [[path, size, sha256], ...]}``, as
-  :class:`cloudtrain.data.manifest.Manifest` writes it); prints ``{"complete": true}`` when
-  ``DATA_DIR/DIGEST/`` is there, else ``{"missing": [sha256, ...]}``: the files not in
-  ``DATA_DIR/objects/`` (what a changed folder adds);
-- ``put``: stdin is a tar stream of ``manifest.json`` then ``objects/<sha256>`` for the missing
-  files; each is checked against its name and kept read-only in ``DATA_DIR/objects/``, then
-  ``DATA_DIR/DIGEST/`` is made of hard links to them in a temporary folder renamed into place, so a
-  job never sees half a folder and the next job with the same content reuses it.
-"""
+Runs on the cluster (the login node, or here) as ``python3 -c SOURCE COMMAND DATA_DIR DIGEST``, standard library
+only (Python >= 3.10). ``missing``: stdin is the folder's :class:`cloudtrain.data.manifest.Manifest`; prints
+``{"complete": true}`` when ``DATA_DIR/DIGEST/`` exists, else ``{"missing": [sha256, ...]}`` (what is not in
+``DATA_DIR/objects/`` yet). ``put``: stdin is a tar of ``manifest.json`` and ``objects/<sha256>``; each object is
+checked against its name and kept read-only, then ``DIGEST/`` is made of hard links in a temporary folder renamed
+into place, so a job never sees half a folder and the next job with the same content reuses it."""
 
 import hashlib
 import json

@@ -1,16 +1,10 @@
 """Build the job's environment on a cluster's login node, where cloudtrain itself is not installed.
 
-Runs there as ``python3 envbuild.py SPEC_JSON``, standard library only (Python >= 3.10). The same two
-layers, folder names and markers as the ``--local`` builder (:mod:`cloudtrain.backends.runner.venv`),
-so one workdir's environments serve both and a complete layer is never built twice:
-
-- ``envs/image-<key>/``: a venv of the image's Python with pip and the image's packages
-  (TensorFlow …), from the package index (the login node has internet; compute nodes need none);
-- ``envs/pkg-<key>/``: a venv without pip whose ``_cloudtrain_image.pth`` adds the image layer's
-  site-packages; the sdist installed into it with the image layer's pip, offline first.
-
-Each layer is built in ``.tmp-<name>-<pid>`` and renamed into place.
-"""
+Runs there as ``python3 envbuild.py SPEC_JSON``, standard library only (Python >= 3.10), with the same layers,
+folder names and markers as the ``--local`` builder (:mod:`cloudtrain.backends.runner.venv`), so one workdir's
+environments serve both: ``envs/image-<key>/`` from the package index (the login node has internet; compute nodes
+need none) and ``envs/pkg-<key>/`` with the sdist, installed with the image layer's pip, offline first. Each layer
+is built in ``.tmp-<name>-<pid>`` and renamed into place."""
 
 import json
 import os

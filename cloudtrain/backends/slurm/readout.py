@@ -1,13 +1,9 @@
 """What a run folder on the cluster says of its job: one process, one JSON line (over one ssh session).
 
-``python3 readout.py RUN``: the latest run's (``r<N>``, a requeue's number) batch status, each task's
-record (the launcher's ``task-<T>.json``), the time-limit warning, a cancel asked by cloudtrain, the
-batch shell's own record of why Slurm stopped it (``slurm-state``: the controller's line on the job
-when the shell got SIGTERM: a plain ``scancel``, the hard time limit, a node failure; and which of
-its nodes were down then), the outcome a
-watcher recorded once the job ended (``outcome.json``), each failed task's last lines and the mask (``secrets.json``).
-Standard library only, Python >= 3.10.
-"""
+``python3 readout.py RUN``: the latest run's batch status, each task's ``task-<T>.json``, the time-limit warning, a
+cancel cloudtrain asked for, why Slurm stopped the batch shell (``slurm-state``: the controller's line and the down
+nodes when it got SIGTERM), a watcher's ``outcome.json``, failed tasks' last lines and the mask (``secrets.json``).
+Standard library only, Python >= 3.10."""
 
 import json
 import os

@@ -1,14 +1,10 @@
 """Follow a run's output files on the cluster: one long-lived process (over one ssh session).
 
-``python3 tail.py RUN OFFSETS_JSON [final]``: scans ``RUN/slurm/`` for ``batch-*.log`` and
-``r<N>/task-<T>.log`` (new files after a requeue included) every 0.2 s and prints, per complete
-line, ``{"f": file, "o": offset after the line, "l": line, "node": node, "t": when it was printed}``
-(``t`` from the launcher's ``task-<T>.times``, where it has one), then ``{"tick": n}``
-after each scan (with ``"ended": true`` once the latest run's batch shell wrote its status). The
-caller keeps the offsets; started again with them (a cut connection), it
-prints nothing twice and loses nothing. With ``final`` (the job has ended: no byte will follow), a
-last line without a trailing newline is printed too. Standard library only, Python >= 3.10.
-"""
+``python3 tail.py RUN OFFSETS_JSON [final]`` scans ``RUN/slurm/`` every 0.2 s for batch and task logs (a requeue's
+new files included) and prints per complete line ``{"f", "o": offset after it, "l", "node", "t"}`` (``t`` from the
+launcher's ``task-<T>.times``), and ``{"tick": n}`` after each scan (``"ended": true`` once the batch shell wrote its
+status). Restarted with the caller's offsets it prints nothing twice and loses nothing; with ``final`` a last line
+without its newline is printed too. Standard library only, Python >= 3.10."""
 
 import bisect
 import json

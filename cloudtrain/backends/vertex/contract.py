@@ -1,13 +1,9 @@
 """Vertex AI's environment contract for replica *i* of *n*, for ``--local`` (and the Slurm nodes).
 
-The shape follows Vertex's documentation (``CustomJobSpec.baseOutputDirectory``):
-``AIP_MODEL_DIR`` = ``<base>/model/``, ``AIP_CHECKPOINT_DIR`` = ``<base>/checkpoints/``,
-``AIP_TENSORBOARD_LOG_DIR`` = ``<base>/logs/``, the same on every replica; ``CLOUD_ML_JOB_ID``;
-with several replicas ``CLUSTER_SPEC`` (``workerpool0`` = the chief, ``workerpool1`` = the
-workers) and ``TF_CONFIG`` (``chief`` / ``worker``), both with ``"environment": "cloud"`` and the
-job spec under ``"job"``. Data channels are linked under the run and passed as
-``SM_CHANNEL_<NAME>``, as the Vertex backend passes them.
-"""
+As Vertex documents it (``baseOutputDirectory``): ``AIP_MODEL_DIR``, ``AIP_CHECKPOINT_DIR`` and
+``AIP_TENSORBOARD_LOG_DIR`` under the base, the same on every replica; ``CLOUD_ML_JOB_ID``; with several replicas
+``CLUSTER_SPEC`` and ``TF_CONFIG`` (chief and workers, ``"environment": "cloud"``). Data channels are linked under
+the run and passed as ``SM_CHANNEL_<NAME>``, as the Vertex backend passes them."""
 
 from __future__ import annotations
 

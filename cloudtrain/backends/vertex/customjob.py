@@ -1,16 +1,10 @@
 """Read a Vertex ``CustomJobSpec`` (what ``gcloud ai custom-jobs create --config`` takes) as a config.
 
-The file has ``workerPoolSpecs`` (``machineSpec``, ``replicaCount``, ``diskSpec``,
-``pythonPackageSpec``, or ``containerSpec``: the user's own image, read as ``container:``),
-``scheduling``, ``serviceAccount``, ``network`` and ``baseOutputDirectory``; a whole ``CustomJob``
-(``displayName`` + ``jobSpec``, as ``--dry-run -o json`` prints it) is read too. Keys may be camelCase
-or snake_case. cloudtrain keys next to them (``package``, ``region``, ``project``, …) win.
-
-Pool 0 is the chief, pool 1 the workers (same machine: one machine spec for all replicas),
-pool 2 parameter servers (they become workers, with a note), pool 3 evaluators (refused).
-What cloudtrain cannot run is refused in one line each: prebuilt ``packageUris`` without a
-package folder, web access, restarts.
-"""
+A whole ``CustomJob`` (as ``--dry-run -o json`` prints it) is read too; keys may be camelCase or snake_case, and
+cloudtrain keys beside them win. Pool 0 is the chief, pool 1 the workers (one machine spec for all replicas), pool
+2 parameter servers (they become workers, with a note), pool 3 evaluators (refused); a ``containerSpec`` is read as
+``container:``. What cloudtrain cannot run is refused in one line each: ``packageUris`` without a package folder,
+web access, restarts."""
 
 from __future__ import annotations
 

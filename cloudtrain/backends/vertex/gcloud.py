@@ -1,17 +1,11 @@
 """gcloud's command lines as config documents: pure functions, no I/O.
 
-* ``gcloud ml-engine|ai-platform jobs submit training JOB [flags] [-- ARGS]`` → an ML Engine
-  document (``trainingInput`` + cloudtrain keys) that :mod:`cloudtrain.backends.vertex.mlengine` reads;
-* ``gcloud ai custom-jobs create --display-name … --config FILE | --worker-pool-spec …`` → a
-  ``CustomJobSpec`` document that :mod:`cloudtrain.backends.vertex.customjob` reads;
-* their local forms, ``gcloud ai-platform local train`` and ``gcloud ai custom-jobs local-run``, → the same
-  two documents, with gcloud's defaults of those forms (one machine; ``--distributed``: 2 workers and
-  2 parameter servers).
-
-As in gcloud, flags win over the ``--config`` file. Every value a flag sets remembers the flag
-(``LoadedYaml.flags``), so an error names ``--region`` instead of a file line. Flags that have
-no cloudtrain meaning are refused, one line each (:data:`REFUSED_FLAGS`).
-"""
+``gcloud ml-engine|ai-platform jobs submit training`` becomes an ML Engine document (:mod:`.mlengine` reads it),
+``gcloud ai custom-jobs create`` a ``CustomJobSpec`` document (:mod:`.customjob`); their local forms
+(``ai-platform local train``, ``custom-jobs local-run``) the same two, with gcloud's defaults for them (one
+machine; ``--distributed``: 2 workers and 2 parameter servers). As in gcloud, flags win over ``--config``. Every
+value a flag sets remembers the flag (``LoadedYaml.flags``), so an error names ``--region``, not a file line;
+flags with no cloudtrain meaning are refused, one line each (:data:`REFUSED_FLAGS`)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """TPU VMs on Vertex AI: the ``machineSpec`` of a single-host TPU VM.
 
-The facts (types, chips, topologies, regions, images, prices) and the config checks are in
-:mod:`cloudtrain.catalog.tpus` (data in ``catalog/data/vertex_tpus.json``); this module renders one request.
-What Vertex expects, from cloud.google.com/vertex-ai/docs/training/configure-compute#tpu:
-
-* TPU v2/v3: ``{"machineType": "cloud-tpu", "acceleratorType": "TPU_V3", "acceleratorCount": 8}``;
-* TPU v5e: ``{"machineType": "ct5lp-hightpu-4t", "tpuTopology": "2x2"}`` (the chips are built in).
-
-Only one TPU VM per job for now: ``replica_count`` above 1 (several hosts) is refused.
-"""
+The facts and checks are :mod:`cloudtrain.catalog.tpus`'s; this renders one request, as
+cloud.google.com/vertex-ai/docs/training/configure-compute#tpu says: v2/v3 ``{"machineType": "cloud-tpu",
+"acceleratorType": "TPU_V3", "acceleratorCount": 8}``, v5e ``{"machineType": "ct5lp-hightpu-4t", "tpuTopology":
+"2x2"}``. One TPU VM per job for now: ``replica_count`` above 1 is refused."""
 
 from __future__ import annotations
 
