@@ -4,8 +4,7 @@
 
 Registering a backend is one line in :mod:`cloudtrain.backend_rules` (``register(name, "its.module")``), or,
 for a backend outside this repository, an entry point of the ``cloudtrain.backends`` group
-(docs/how-to/add-a-backend.md). Importing this module imports no backend.
-"""
+(docs/how-to/add-a-backend.md). Importing this module imports no backend."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@
 * :class:`Outage` — transient trouble (5xx, throttling, refused or dropped connections) is
   retried with capped exponential backoff and full jitter; the first failure prints one
   line, the first success after it another, and only an outage longer than
-  ``give_up_after`` ends the follow, with :class:`~cloudtrain.errors.CloudUnreachable` (exit 3).
-"""
+  ``give_up_after`` ends the follow, with :class:`~cloudtrain.errors.CloudUnreachable` (exit 3)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,7 @@ token of the user's Google credentials (Application Default Credentials) instead
 metadata server's, and boto3's default credential chain; the same endpoint settings apply
 (``CLOUDTRAIN_SECRETMANAGER_ENDPOINT``, ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` /
 ``AWS_ENDPOINT_URL``). A ``shell:`` reference is this shell's variable. The values go into the
-replicas' environment only: never an argument, never a file cloudtrain writes.
-"""
+replicas' environment only: never an argument, never a file cloudtrain writes."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ History records a run by the absolute path of its output folder. A project that 
 renamed since leaves that path behind, but the run folder moved with it: from inside the project
 (its folder or any folder below it) the run is found again by the same tail of its path, and only
 when the run found there is the one recorded (its ``status.json`` names that path, or that id).
-:func:`listed` is what ``list`` shows of a run found so (the registry's ``listed`` reader of the backend).
-"""
+:func:`listed` is what ``list`` shows of a run found so (the registry's ``listed`` reader of the backend)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 needs of a run (:func:`cloudtrain.backends.local.find.listed`), at the cost of one small file, no import of
 the runtime backend (``backends.base`` and the config it needs take longer than reading 10,000 history
 records). :class:`~cloudtrain.backends.local.job.RecordedJob` reads the same file through :func:`load` and
-:func:`native_state`, so a run reads alike in ``status`` and in ``list``.
-"""
+:func:`native_state`, so a run reads alike in ``status`` and in ``list``."""
 
 from __future__ import annotations
 

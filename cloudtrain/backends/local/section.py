@@ -4,8 +4,7 @@ where the file has no ``local:`` key (``section_always``).
 
 The registry names this module (``register(..., section=...)``) and the config schema reads the record
 from it, so it imports only config records: loading it loads neither the backend nor the schema
-(``backends/local/__init__.py`` imports nothing; the registry names :mod:`.backend`). No I/O here.
-"""
+(``backends/local/__init__.py`` imports nothing; the registry names :mod:`.backend`). No I/O here."""
 
 from typing import Annotated, Literal
 

@@ -2,8 +2,7 @@
 
 The channel's bucket belongs to the backend whose own staging is that scheme (``gs://``: Vertex AI,
 ``s3://``: SageMaker); that backend gives a store on it with the credentials its jobs use
-(``Backend.bucket_store``), found here through the registry: no backend is named or imported.
-"""
+(``Backend.bucket_store``), found here through the registry: no backend is named or imported."""
 
 from __future__ import annotations
 

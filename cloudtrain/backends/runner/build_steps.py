@@ -4,8 +4,7 @@
 On a terminal a live line shows the phase, its elapsed time and how big the environment has
 grown; when stderr is not a terminal, nothing moves and each phase is one line when it ends
 (``image environment: downloaded 14 packages in 95.3 s``). Either way the end of each phase is
-passed to ``log``, so the lines land where the backend's other notices do.
-"""
+passed to ``log``, so the lines land where the backend's other notices do."""
 
 from __future__ import annotations
 

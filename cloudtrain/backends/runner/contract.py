@@ -3,8 +3,7 @@
 Each backend that a local run can follow gives its contract as ``Backend.local_contract``
 (:class:`~cloudtrain.backends.environment.EnvironmentContract`); this module asks for it by the
 spec's target and adds what every contract shares: the ports check, a package's command, and how
-this machine's GPUs are split between the replicas. Pure functions: no disk, no network.
-"""
+this machine's GPUs are split between the replicas. Pure functions: no disk, no network."""
 
 from __future__ import annotations
 

@@ -122,8 +122,7 @@ def resolve_image(
     ``image_python``: ``image.python``, the image's Python where it comes in several (else its newest).
     ``find``: ``find(version, setting) -> Interpreter | None``; ``probe(path)``: the interpreter at an explicit
     ``python`` path (both in :mod:`.interpreters`, which starts processes; tests inject their own).
-    ``slim``: ``local.layer: slim``, TensorFlow and what every image ships instead of what this image ships.
-    """
+    ``slim``: ``local.layer: slim``, TensorFlow and what every image ships instead of what this image ships."""
     tf = _major_minor(tensorflow or catalog.default_tensorflow(cloud))
     wanted_py = image_python or (catalog.image_pythons(cloud, tf) or (None,))[-1]
     pythons = _preference(supported_pythons(tf), wanted_py)

@@ -1,7 +1,6 @@
 """This machine's interpreters: which ``python3.X`` runs here (``PATH``, pyenv's versions folder, the
 interpreter running cloudtrain), each asked in a process of its own. What :func:`.image.resolve_image`
-is given to find the interpreter an environment is built on.
-"""
+is given to find the interpreter an environment is built on."""
 
 from __future__ import annotations
 

@@ -55,8 +55,7 @@ class AwsClients:
     """The three clients a job needs, created on first use, all in ``region``.
 
     The logs client does not retry by itself: the tailer backs off on throttling with
-    its own (injectable) sleep, so that it can be tested without waiting.
-    """
+    its own (injectable) sleep, so that it can be tested without waiting."""
 
     def __init__(self, region: str, session: Any = None):
         self.region = region

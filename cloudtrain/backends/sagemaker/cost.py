@@ -1,8 +1,7 @@
 """What a finished SageMaker job cost: ``BillableTimeInSeconds`` × the instance type's list price.
 
 ``BillableTimeInSeconds`` is what AWS bills (for managed spot, the time with machines, less the
-savings), against ``TrainingTimeInSeconds``, per instance × the instance count.
-"""
+savings), against ``TrainingTimeInSeconds``, per instance × the instance count."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ That entry (``sagemaker-tensorflow-training`` 20.5.0, which pins ``sagemaker-tra
 starts the script through ``/bin/sh`` (dash), and dash passes on only variables whose names are
 shell identifiers: ``SM_HP_LEARNING-RATE`` never reaches a script, although ``SM_HPS`` and the
 ``--learning-rate`` argument carry the value. (sagemaker-training 5.x runs no shell; the images do
-not run it.) The local SageMaker contract leaves the same names out; submit warns about them.
-"""
+not run it.) The local SageMaker contract leaves the same names out; submit warns about them."""
 
 from __future__ import annotations
 

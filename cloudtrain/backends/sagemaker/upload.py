@@ -2,8 +2,7 @@
 
 The object's key is the sdist's hash (see :func:`.request.sourcedir_uri`); its metadata
 ``sha256`` is the hash of the archive itself. A second submit of an unchanged package
-finds the object with the same checksum and uploads nothing.
-"""
+finds the object with the same checksum and uploads nothing."""
 
 from __future__ import annotations
 

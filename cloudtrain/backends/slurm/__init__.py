@@ -3,5 +3,4 @@
 The registry names :mod:`cloudtrain.backends.slurm.backend` (its ``BACKEND``) and
 :mod:`cloudtrain.backends.slurm.section` (the ``slurm:`` keys) apart, and this package imports
 neither: the config schema loads the section while ``cloudtrain.config`` is still being imported,
-and the backend imports the config.
-"""
+and the backend imports the config."""

@@ -3,8 +3,7 @@
 ``sacct -X -D --parsable2``: one line per allocation of the job, every run of a requeued job included
 (``-D``), ``|``-separated under a header line. GPU-hours are each run's ``ElapsedRaw`` seconds times
 the GPUs of its ``AllocTRES`` (``gres/gpu=8``: all its nodes together). A cluster without accounting
-answers with an error ("Slurm accounting storage is disabled"): there is nothing to read.
-"""
+answers with an error ("Slurm accounting storage is disabled"): there is nothing to read."""
 
 from __future__ import annotations
 

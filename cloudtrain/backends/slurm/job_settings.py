@@ -1,8 +1,7 @@
 """What only a Slurm job reads of its config: the ``slurm:`` section, and the node it runs on.
 
 The section's record is :class:`cloudtrain.backends.slurm.section.Slurm` (the schema reads it from the
-registry); the job's typed settings, the node and its time limit (``--time``) are here.
-"""
+registry); the job's typed settings, the node and its time limit (``--time``) are here."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 The registry names this module (``register(..., section=...)``) and the config schema reads the record
 from it, so it imports only config records: loading it loads neither the backend nor the schema
-(``backends/slurm/__init__.py`` imports the backend only when ``BACKEND`` is read). No I/O here.
-"""
+(``backends/slurm/__init__.py`` imports the backend only when ``BACKEND`` is read). No I/O here."""
 
 from typing import Annotated, Any, Literal
 

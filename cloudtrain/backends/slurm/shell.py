@@ -3,8 +3,7 @@
 ssh runs with connection multiplexing (``ControlMaster=auto``, one master per destination under
 cloudtrain's cache, kept 10 minutes), so a submit's dozen commands open one connection, and the
 user's ``~/.ssh/config`` (ProxyCommand for HyperPod's SSM, ProxyJump, agent keys) applies as it
-does for them. ``$CLOUDTRAIN_SSH_CONFIG`` names another config file (``ssh -F``).
-"""
+does for them. ``$CLOUDTRAIN_SSH_CONFIG`` names another config file (``ssh -F``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The Cloud Logging side of the Vertex follower: ``entries.list`` pages and the ``TailLogEntries`` stream.
 
 Both go through ``logging_v2``'s ``LoggingServiceV2Client`` with no client-side retries:
-the follower retries, so that it knows where it stands. Entries come back as :class:`Entry`.
-"""
+the follower retries, so that it knows where it stands. Entries come back as :class:`Entry`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """What a finished Vertex AI job cost: its ``start_time`` → ``end_time`` (its only record of time)
 × every pool's machines × their list price.
 
-Vertex bills spot VMs at a discount the catalog does not carry: the figure says so instead of guessing.
-"""
+Vertex bills spot VMs at a discount the catalog does not carry: the figure says so instead of guessing."""
 
 from __future__ import annotations
 

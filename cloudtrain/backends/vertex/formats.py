@@ -2,8 +2,7 @@
 
 A Vertex ``CustomJobSpec`` (:mod:`.customjob`) and an AI Platform / ML Engine ``trainingInput``
 document (:mod:`.mlengine`; gcloud's command lines become one of the two: :mod:`.gcloud`).
-``config.load`` reaches them through the registry, so the core names neither.
-"""
+``config.load`` reaches them through the registry, so the core names neither."""
 
 from __future__ import annotations
 

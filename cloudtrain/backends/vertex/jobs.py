@@ -3,8 +3,7 @@
 Get, cancel and list are idempotent and retried with backoff on UNAVAILABLE /
 DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED. Create is not idempotent, so before each retry of
 a create the jobs carrying this submit's ``cloudtrain-submit-id`` label are listed: if
-the lost attempt did create the job, that job is used and no second one is made.
-"""
+the lost attempt did create the job, that job is used and no second one is made."""
 
 from __future__ import annotations
 

@@ -125,8 +125,7 @@ def camel(key: str) -> str:
 def convert(loaded: LoadedYaml) -> tuple[dict[str, Any], list[str]]:
     """Turn a legacy document into cloudtrain's dict and the notes on what was mapped.
 
-    Line numbers (and flag origins) are re-pointed at the old keys.
-    """
+    Line numbers (and flag origins) are re-pointed at the old keys."""
     doc = _Reading(loaded)
     tier, tier_name, master, accel = doc.tier()
     machine = _machine(str(master), accel, doc.cloud, doc.source, tier_name if tier else None, doc.notes)

@@ -5,8 +5,7 @@ default tag when absent), ``maxTrials`` / ``maxParallelTrials`` / ``maxFailedTri
 ``enableTrialEarlyStopping`` → ``early_stopping``, ``algorithm`` (unspecified meant
 Bayesian), and each ``params`` entry (``parameterName``, ``type``, ``minValue`` /
 ``maxValue``, ``scaleType``, ``discreteValues`` / ``categoricalValues``). snake_case keys
-are read as gcloud read them. ``resumePreviousJobId`` has no equivalent and is refused.
-"""
+are read as gcloud read them. ``resumePreviousJobId`` has no equivalent and is refused."""
 
 from __future__ import annotations
 

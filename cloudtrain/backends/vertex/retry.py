@@ -3,8 +3,7 @@
 Only UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are retried, and RESOURCE_EXHAUSTED only
 when it is a request-rate limit: one that says capacity or quota (cloudtrain.catalog.capacity) goes
 straight back to the caller, which moves to the next fallback. Anything else is the caller's to explain.
-``sleep`` is injected so tests run in no time.
-"""
+``sleep`` is injected so tests run in no time."""
 
 from __future__ import annotations
 

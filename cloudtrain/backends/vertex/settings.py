@@ -1,7 +1,6 @@
 """Where the Vertex backend connects and as whom: endpoints, credentials, project.
 
-Every cloud import is inside a function; see the package docstring for the variables.
-"""
+Every cloud import is inside a function; see the package docstring for the variables."""
 
 from __future__ import annotations
 
@@ -57,8 +56,7 @@ def credentials() -> tuple[Any, str | None]:
     """Application Default Credentials and their project; one actionable line when there are none.
 
     The token is fetched here, once: expired or revoked credentials fail now with the same
-    hint, instead of as a retried UNAVAILABLE from inside gRPC's auth plugin later.
-    """
+    hint, instead of as a retried UNAVAILABLE from inside gRPC's auth plugin later."""
     import google.auth
     import google.auth.transport.requests
     from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError

@@ -2,8 +2,7 @@
 
 The trial job spec is exactly the ``CustomJob.jobSpec`` that :func:`render_custom_job`
 builds for one run; Vertex appends ``--<parameterId>=<value>`` to each trial's args, and
-the trainer reports the metric through cloudml-hypertune (trainer/metrics.py).
-"""
+the trainer reports the metric through cloudml-hypertune (trainer/metrics.py)."""
 
 from __future__ import annotations
 

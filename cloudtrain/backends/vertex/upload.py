@@ -4,8 +4,7 @@ The object name carries the package's sha256, and the object carries it as metad
 (``cloudtrain-sha256``) next to GCS's own MD5: when an object with the same checksum is
 already there, the upload is skipped. A bucket that does not exist or cannot be written
 is one :class:`BackendError` line, raised before any job is created. Uses the real
-``google-cloud-storage`` client; ``STORAGE_EMULATOR_HOST`` points it at an emulator.
-"""
+``google-cloud-storage`` client; ``STORAGE_EMULATOR_HOST`` points it at an emulator."""
 
 from __future__ import annotations
 
