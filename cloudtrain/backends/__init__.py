@@ -1,10 +1,8 @@
-"""The backends, as the floors above ``spec.py`` reach them: the registry's names and rules
-(:mod:`cloudtrain.backend_rules`, the ground floor, re-exported here) and each whole runtime
-:class:`~cloudtrain.backends.base.Backend` (submit, attach, follow, cancel) through :func:`get_backend`.
+"""The backends, as the floors above ``spec.py`` reach them: the registry and each :class:`~.base.Backend`.
 
-Registering a backend is one line in :mod:`cloudtrain.backend_rules` (``register(name, "its.module")``), or,
-for a backend outside this repository, an entry point of the ``cloudtrain.backends`` group
-(docs/how-to/add-a-backend.md). Importing this module imports no backend."""
+The registry's names and rules (:mod:`cloudtrain.backend_rules`) are re-exported here; each whole runtime backend
+comes through :func:`get_backend`. Registering one is a line in :mod:`cloudtrain.backend_rules`, or an entry point of
+the ``cloudtrain.backends`` group (docs/how-to/add-a-backend.md). Importing this module imports no backend."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """What both clouds' log followers share: late marking, the outage lines, backoff with jitter.
 
-* :class:`LateMarker` — lines that arrive together are shown in timestamp order per replica;
-  a line older than one already shown for its replica is shown at once, marked ``late``.
-* :class:`Outage` — transient trouble (5xx, throttling, refused or dropped connections) is
-  retried with capped exponential backoff and full jitter; the first failure prints one
-  line, the first success after it another, and only an outage longer than
-  ``give_up_after`` ends the follow, with :class:`~cloudtrain.errors.CloudUnreachable` (exit 3)."""
+:class:`LateMarker` shows lines that arrive together in timestamp order per replica, and an older one than already
+shown at once, marked ``late``. :class:`Outage` retries transient trouble with capped exponential backoff and full
+jitter, one line when it starts and one when it ends; only an outage longer than ``give_up_after`` ends the follow
+(:class:`~cloudtrain.errors.CloudUnreachable`, exit 3)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """Secrets read on this machine, with the user's own credentials: the values of a ``--local`` run.
 
-Cloud references are read through the launcher's own functions (:mod:`cloudtrain.secrets.launcher`), with a
-token of the user's Google credentials (Application Default Credentials) instead of the
-metadata server's, and boto3's default credential chain; the same endpoint settings apply
-(``CLOUDTRAIN_SECRETMANAGER_ENDPOINT``, ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` /
-``AWS_ENDPOINT_URL``). A ``shell:`` reference is this shell's variable. The values go into the
-replicas' environment only: never an argument, never a file cloudtrain writes."""
+Cloud references are read through the launcher's functions (:mod:`cloudtrain.secrets.launcher`) with the user's
+Application Default Credentials instead of the metadata server's, and boto3's chain; the same endpoint settings
+apply. A ``shell:`` reference is this shell's variable. Values go into the replicas' environment only: never an
+argument, never a file cloudtrain writes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Where a local run's folder is now, whatever its project was called, or where it lived, when it ran.
 
-History records a run by the absolute path of its output folder. A project that was moved or
-renamed since leaves that path behind, but the run folder moved with it: from inside the project
-(its folder or any folder below it) the run is found again by the same tail of its path, and only
-when the run found there is the one recorded (its ``status.json`` names that path, or that id).
-:func:`listed` is what ``list`` shows of a run found so (the registry's ``listed`` reader of the backend)."""
+History records a run by its output folder's absolute path; a moved project leaves that path behind, but from
+inside the project the run is found again by the same tail of its path, only when its ``status.json`` names that
+path or id. :func:`listed` is what ``list`` shows of a run found so."""
 
 from __future__ import annotations
 

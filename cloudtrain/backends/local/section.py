@@ -1,10 +1,8 @@
-"""The ``local:`` section of a job config: what ``--local`` builds its environment on. A config for any
-backend may carry it (``--local`` runs that config here), so every config has it, with its defaults
-where the file has no ``local:`` key (``section_always``).
+"""The ``local:`` section of a job config: what ``--local`` builds its environment on.
 
-The registry names this module (``register(..., section=...)``) and the config schema reads the record
-from it, so it imports only config records: loading it loads neither the backend nor the schema
-(``backends/local/__init__.py`` imports nothing; the registry names :mod:`.backend`). No I/O here."""
+Any backend's config may carry it (``--local`` runs that config here), so every config has it, with defaults
+(``section_always``). The config schema reads the record from here, so it imports only config records: loading it
+loads neither the backend nor the schema. No I/O here."""
 
 from typing import Annotated, Literal
 

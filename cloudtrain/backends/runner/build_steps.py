@@ -1,10 +1,7 @@
-"""The phases of a local environment build, told while they run: a build can take minutes
-(TensorFlow is ~600 MB to download), and one static line for all of it looks like a hang.
+"""The phases of a local environment build, told while they run: one static line for minutes looks like a hang.
 
-On a terminal a live line shows the phase, its elapsed time and how big the environment has
-grown; when stderr is not a terminal, nothing moves and each phase is one line when it ends
-(``image environment: downloaded 14 packages in 95.3 s``). Either way the end of each phase is
-passed to ``log``, so the lines land where the backend's other notices do."""
+On a terminal a live line shows the phase, its time and the environment's size; otherwise each phase is one line when
+it ends. Either way the end of each phase goes to ``log``, where the backend's other notices go."""
 
 from __future__ import annotations
 

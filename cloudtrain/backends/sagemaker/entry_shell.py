@@ -1,10 +1,8 @@
 """The names the SageMaker TensorFlow training images' entry leaves out of a script's environment.
 
-That entry (``sagemaker-tensorflow-training`` 20.5.0, which pins ``sagemaker-training`` <= 4.8.3)
-starts the script through ``/bin/sh`` (dash), and dash passes on only variables whose names are
-shell identifiers: ``SM_HP_LEARNING-RATE`` never reaches a script, although ``SM_HPS`` and the
-``--learning-rate`` argument carry the value. (sagemaker-training 5.x runs no shell; the images do
-not run it.) The local SageMaker contract leaves the same names out; submit warns about them."""
+That entry (``sagemaker-tensorflow-training`` 20.5.0, ``sagemaker-training`` <= 4.8.3) starts the script through
+dash, which passes on only shell-identifier names: ``SM_HP_LEARNING-RATE`` never reaches a script, though ``SM_HPS``
+and ``--learning-rate`` carry the value. The local SageMaker contract leaves the same names out; submit warns."""
 
 from __future__ import annotations
 

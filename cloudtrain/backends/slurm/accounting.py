@@ -1,9 +1,7 @@
 """What Slurm's accounting says of an ended job (``sacct``), where the cluster keeps accounting.
 
-``sacct -X -D --parsable2``: one line per allocation of the job, every run of a requeued job included
-(``-D``), ``|``-separated under a header line. GPU-hours are each run's ``ElapsedRaw`` seconds times
-the GPUs of its ``AllocTRES`` (``gres/gpu=8``: all its nodes together). A cluster without accounting
-answers with an error ("Slurm accounting storage is disabled"): there is nothing to read."""
+``sacct -X -D --parsable2``: a line per allocation, every run of a requeued job included. GPU-hours are each run's
+``ElapsedRaw`` times the GPUs of its ``AllocTRES``. Without accounting, sacct answers with an error: nothing to read."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
-"""How often a watcher asks the Slurm controller about a job: backoff while nothing changes, slower on a
-slow cluster, at once when the run folder says the job ended.
+"""How often a watcher asks the Slurm controller about a job: backoff while nothing changes, slower on a slow cluster.
 
-Each ``scontrol``/``squeue`` is an RPC to slurmctld, which every user of the cluster shares: a watcher
-starts at :data:`FIRST_S` after a change, doubles up to :data:`STEADY_S` while the state stays the
-same (at most 60 / (0.8 · 8) ≈ 9.4 calls a minute in steady state), and waits at least
-:data:`SLOW_FACTOR` times as long as the controller took to answer. Delays come from the one
-:class:`cloudtrain.backoff.Backoff`."""
+Each ``scontrol``/``squeue`` is an RPC to slurmctld, shared by every user of the cluster: a watcher starts at
+:data:`FIRST_S` after a change, doubles up to :data:`STEADY_S` (≈ 9.4 calls a minute in steady state), waits at
+least :data:`SLOW_FACTOR` times the controller's answer time, and asks at once when the run folder says the job
+ended. Delays come from :class:`cloudtrain.backoff.Backoff`."""
 
 from __future__ import annotations
 

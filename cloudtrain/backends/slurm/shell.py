@@ -1,9 +1,8 @@
 """Commands on the cluster: here when ``slurm.login`` is empty, else through the system OpenSSH client.
 
-ssh runs with connection multiplexing (``ControlMaster=auto``, one master per destination under
-cloudtrain's cache, kept 10 minutes), so a submit's dozen commands open one connection, and the
-user's ``~/.ssh/config`` (ProxyCommand for HyperPod's SSM, ProxyJump, agent keys) applies as it
-does for them. ``$CLOUDTRAIN_SSH_CONFIG`` names another config file (``ssh -F``)."""
+ssh multiplexes (``ControlMaster=auto``, one master per destination, kept 10 minutes), so a submit's dozen
+commands open one connection, and the user's ``~/.ssh/config`` (ProxyCommand, ProxyJump, agent keys) applies;
+``$CLOUDTRAIN_SSH_CONFIG`` names another (``ssh -F``)."""
 
 from __future__ import annotations
 

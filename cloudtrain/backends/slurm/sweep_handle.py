@@ -1,9 +1,7 @@
 """A Slurm sweep once submitted: its state from ``squeue`` and its journal, its trials' lines, cancel, resume.
 
-:mod:`.sweep_array` writes the sweep's folder and submits its first array; this handle is what ``status``,
-``sweep results``, ``logs``, ``cancel`` and ``sweep resume`` get (by the first array's id, through
-``<workdir>/sweeps/<id>``). The journal is read from a copy (``cat``), checked by the one reader of a
-sweep's journal (:mod:`cloudtrain.sweeps.journal`) before Optuna replays it; nothing here writes to it."""
+What the commands get by the first array's id (``<workdir>/sweeps/<id>``). The journal is read from a copy, checked
+by :mod:`cloudtrain.sweeps.journal` before Optuna replays it; nothing here writes to it."""
 
 from __future__ import annotations
 

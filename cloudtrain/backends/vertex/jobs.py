@@ -1,9 +1,7 @@
 """The four JobService calls cloudtrain makes, with retries, and the one state table.
 
-Get, cancel and list are idempotent and retried with backoff on UNAVAILABLE /
-DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED. Create is not idempotent, so before each retry of
-a create the jobs carrying this submit's ``cloudtrain-submit-id`` label are listed: if
-the lost attempt did create the job, that job is used and no second one is made."""
+Get, cancel and list are idempotent and retried (:mod:`.retry`). Create is not, so before each retry the jobs
+with this submit's ``cloudtrain-submit-id`` label are listed: a job the lost attempt created is used, not doubled."""
 
 from __future__ import annotations
 

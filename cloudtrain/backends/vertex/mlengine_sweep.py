@@ -1,11 +1,8 @@
 """ML Engine's ``trainingInput.hyperparameters`` (HyperparameterSpec) → cloudtrain's ``sweep:``.
 
-Key for key: ``goal`` → ``goal``, ``hyperparameterMetricTag`` → ``metric`` (ML Engine's
-default tag when absent), ``maxTrials`` / ``maxParallelTrials`` / ``maxFailedTrials``,
-``enableTrialEarlyStopping`` → ``early_stopping``, ``algorithm`` (unspecified meant
-Bayesian), and each ``params`` entry (``parameterName``, ``type``, ``minValue`` /
-``maxValue``, ``scaleType``, ``discreteValues`` / ``categoricalValues``). snake_case keys
-are read as gcloud read them. ``resumePreviousJobId`` has no equivalent and is refused."""
+Key for key (``hyperparameterMetricTag`` → ``metric``, ML Engine's default tag when absent; an unspecified
+``algorithm`` meant Bayesian; each ``params`` entry by its type), snake_case read as gcloud read it.
+``resumePreviousJobId`` has no equivalent and is refused."""
 
 from __future__ import annotations
 

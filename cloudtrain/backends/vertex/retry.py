@@ -1,9 +1,7 @@
 """Retries with capped exponential backoff for idempotent Google API calls.
 
-Only UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED are retried, and RESOURCE_EXHAUSTED only
-when it is a request-rate limit: one that says capacity or quota (cloudtrain.catalog.capacity) goes
-straight back to the caller, which moves to the next fallback. Anything else is the caller's to explain.
-``sleep`` is injected so tests run in no time."""
+Only UNAVAILABLE, DEADLINE_EXCEEDED and a request-rate RESOURCE_EXHAUSTED are retried: one that says capacity or
+quota (cloudtrain.catalog.capacity) goes straight back, so the caller moves to its next fallback."""
 
 from __future__ import annotations
 

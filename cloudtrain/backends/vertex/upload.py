@@ -1,10 +1,8 @@
 """Put the sdist in the staging bucket, once per content.
 
-The object name carries the package's sha256, and the object carries it as metadata
-(``cloudtrain-sha256``) next to GCS's own MD5: when an object with the same checksum is
-already there, the upload is skipped. A bucket that does not exist or cannot be written
-is one :class:`BackendError` line, raised before any job is created. Uses the real
-``google-cloud-storage`` client; ``STORAGE_EMULATOR_HOST`` points it at an emulator."""
+The object name and its ``cloudtrain-sha256`` metadata carry the package's sha256: an object with the same checksum
+is not uploaded again. A missing or unwritable bucket is one :class:`BackendError` line, before any job is created.
+``STORAGE_EMULATOR_HOST`` points the client at an emulator."""
 
 from __future__ import annotations
 
