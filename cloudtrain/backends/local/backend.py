@@ -79,11 +79,9 @@ def child_env(
     shared_gpus: bool = False,
     secrets: Mapping[str, str] = {},
 ) -> dict[str, str]:
-    """This shell's variables less inherited contracts, then the config's ``env`` and the values of its
-    ``secrets`` (read on this machine), then the contract.
-
-    ``cuda``: this replica's share of the GPUs; ``shared_gpus``: several replicas use the same
-    GPUs, so TensorFlow must not take all their memory at start."""
+    """This shell's variables less inherited contracts, then the config's ``env`` and ``secrets`` values, then
+    the contract. ``cuda``: this replica's GPUs; ``shared_gpus``: replicas share GPUs, so TensorFlow must not
+    take all their memory at start."""
     env = {k: v for k, v in base.items() if k not in _STRIP and not k.startswith(_STRIP_PREFIXES)}
     env.update(spec.env)
     env.update(secrets)
@@ -446,10 +444,8 @@ class LocalBackend(BackendFacts):
         return (text, {}) if folder is not None and (folder / RUN_DIR / "status.json").is_file() else None
 
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> RecordedJob:
-        """A run by its output folder (the path history records, found again in its project when the project
-        moved), or by its id under ./cloudtrain-runs (of this folder or one above: see :mod:`.find`).
-
-        A missing or damaged ``status.json`` in a run folder is a StateError when the job is read."""
+        """A run by its output folder (found again in its project when the project moved), or by its id under
+        ./cloudtrain-runs (see :mod:`.find`). A missing or damaged ``status.json`` is a StateError when read."""
         folder = find_run(job_id)
         if folder is None and os.path.isabs(job_id):  # moved with a project history knows in its new place
             runs = [e.name for e in history.recent(200, backend=self.name) if e.name != job_id]

@@ -403,10 +403,9 @@ def run_files(status: JobStatus, output_dir: Path) -> JobFiles:
 class RecordedJob(HandleDefaults):
     """A local run seen through its ``status.json`` and log files (``attach`` / ``list_jobs``).
 
-    :meth:`recorded` never raises: a damaged ``status.json`` is an UNKNOWN status that names
-    the file and how to recover (``list`` shows it so). A command on the job itself
-    (:meth:`status`, :meth:`cancel`) raises that line as a :class:`StateError` (exit 2);
-    :meth:`logs` first prints every line it finds, then raises it."""
+    :meth:`recorded` never raises: a damaged ``status.json`` is an UNKNOWN status naming the file and the fix.
+    :meth:`status` and :meth:`cancel` raise that line as a :class:`StateError` (exit 2); :meth:`logs` raises it
+    after every line it finds."""
 
     backend_name = "local"
     poll_s = 0.2  # how often a follower looks at the run's files
@@ -492,8 +491,7 @@ class RecordedJob(HandleDefaults):
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
         """Every line as it was printed live, interleaved by time, each with its own time and severity.
 
-        A lines file with damaged lines is one warning, then the replicas' own log files, one
-        after the other (as for runs recorded before the lines file existed). A damaged
+        A damaged lines file is one warning, then the replicas' own log files one after the other. A damaged
         ``status.json`` is raised after every line found was yielded."""
         found = self.read()
         journal = self._path.parent / JOURNAL

@@ -30,10 +30,8 @@ ERRORS = "supervisor.log"  # in RUN_DIR: what the supervisor itself printed (a c
 
 
 def hand_over(job: dict[str, Any], launches: list[Launch], out: Path) -> RecordedJob:
-    """Start the supervisor for the run in ``out`` and return once its replicas run.
-
-    ``job``: :class:`LocalJob`'s arguments. Raises :class:`BackendError` with the supervisor's
-    own words when it could not start the run."""
+    """Start the supervisor for the run in ``out`` (``job``: :class:`LocalJob`'s arguments) and return once its
+    replicas run; :class:`BackendError` with the supervisor's own words when it could not."""
     run_dir = out / RUN_DIR
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / ERRORS, "ab") as errors:

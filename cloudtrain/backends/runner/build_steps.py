@@ -33,10 +33,8 @@ def folder_bytes(folder: Path) -> int:
 
 @contextmanager
 def phase(what: str, log: Log | None, *, folder: Path | None = None, live: bool | None = None) -> Iterator[list[str]]:
-    """Run one phase under a live line (a terminal) and log its end: ``what: <details> in <elapsed>``.
-
-    The caller may append details to the yielded list (``45 packages``); the size of ``folder``
-    when the phase ends is added. A phase that raises logs nothing (the error says enough)."""
+    """Run one phase under a live line (a terminal) and log its end: ``what: <details> in <elapsed>``. The caller
+    may append details to the yielded list; ``folder``'s size is added. A phase that raises logs nothing."""
     details: list[str] = []
     start = time.monotonic()
     stop = threading.Event()

@@ -46,11 +46,8 @@ def plan(
 
 
 def argv(spec: JobSpec, plan: ReplicaPlan, python: str, package: BuiltPackage) -> list[str]:
-    """What replica ``plan`` runs: the cloud's command, with this run's paths.
-
-    A package runs as ``python -m MODULE ARGS``. A script (``package.script``) gets the
-    hyperparameters as the SageMaker toolkit passes them, with ``--model_dir`` this run's model
-    folder (see :meth:`JobSpec.script_args`), and runs as the target backend starts one."""
+    """What replica ``plan`` runs: the cloud's command with this run's paths: ``python -m MODULE ARGS``, or a
+    script with the hyperparameters as the SageMaker toolkit passes them (:meth:`JobSpec.script_args`)."""
     if not spec.package.script:
         return [python, "-m", spec.package.module, *spec.module_args()]
     return contract_of(spec).script_argv(spec, plan, python, package)

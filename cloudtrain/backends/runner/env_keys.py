@@ -44,10 +44,9 @@ def index_settings(environ: Mapping[str, str] | None = None) -> tuple[tuple[str,
 def requirements_key(requirements: Sequence[str], image: Image, index: Sequence[tuple[str, str]] = ()) -> str:
     """The key of a requirements layer: what decides what it holds, and nothing else.
 
-    The image layer (its interpreter and packages: Python and TensorFlow, :attr:`Image.key`), the
-    package's resolved requirements (order and spacing do not matter) and the index settings (see
-    :func:`index_settings`). Never the package's own code: an edit that leaves its requirements as
-    they were reuses the layer, with no network."""
+    The image layer (:attr:`Image.key`), the resolved requirements (order and spacing do not matter) and the index
+    settings (:func:`index_settings`); never the package's code, so an edit that keeps its requirements reuses the
+    layer, with no network."""
     wanted = sorted({spaceless(r) for r in requirements})
     return content_key("requirements", image.key, *wanted, "index", *(f"{k}={v}" for k, v in index))
 

@@ -118,11 +118,9 @@ def resolve_image(
 ) -> Image:
     """The base layer for the image of ``tensorflow`` on ``cloud`` (``None``: the cloud's default).
 
-    ``python``: the ``local.python`` setting (a path, or a version such as ``"3.10"``);
-    ``image_python``: ``image.python``, the image's Python where it comes in several (else its newest).
-    ``find``: ``find(version, setting) -> Interpreter | None``; ``probe(path)``: the interpreter at an explicit
-    ``python`` path (both in :mod:`.interpreters`, which starts processes; tests inject their own).
-    ``slim``: ``local.layer: slim``, TensorFlow and what every image ships instead of what this image ships."""
+    ``python``: ``local.python`` (a path or a version); ``image_python``: ``image.python`` (else the image's newest).
+    ``find`` and ``probe`` find interpreters (:mod:`.interpreters`, which starts processes; tests inject their own).
+    ``slim``: ``local.layer: slim``, what every image ships instead of what this one ships."""
     tf = _major_minor(tensorflow or catalog.default_tensorflow(cloud))
     wanted_py = image_python or (catalog.image_pythons(cloud, tf) or (None,))[-1]
     pythons = _preference(supported_pythons(tf), wanted_py)

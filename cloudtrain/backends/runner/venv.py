@@ -213,12 +213,9 @@ def ensure_env(
     log: Callable[[str], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> PackageEnv:
-    """The env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image``, in three layers:
-
-    the image layer (:func:`ensure_image`); the requirements layer ``deps-<key>`` (:func:`requirements_key`),
-    which an edit of the package's code reuses; and the package's own ``pkg-<key>``: a venv holding only
-    the package (what ``pip install --no-deps`` of its sdist installs), so a code-only edit installs just
-    it, offline, in well under a second."""
+    """The env of ``package`` on ``image``, in three layers: the image (:func:`ensure_image`), the requirements
+    (``deps-<key>``, :func:`requirements_key`, which a code edit reuses) and the package's own ``pkg-<key>``, which
+    holds only the package, so a code-only edit installs just it, offline, in well under a second."""
     start = time.monotonic()
     final = env_dir(package, image, root, environ)
     label = f"{package.name} {package.version}"

@@ -52,10 +52,8 @@ _CREDENTIAL_CODES = frozenset(
 
 
 class AwsClients:
-    """The three clients a job needs, created on first use, all in ``region``.
-
-    The logs client does not retry by itself: the tailer backs off on throttling with
-    its own (injectable) sleep, so that it can be tested without waiting."""
+    """The three clients a job needs, created on first use, all in ``region``. The logs client does not retry:
+    the tailer backs off on throttling with its own injectable sleep, so tests need not wait."""
 
     def __init__(self, region: str, session: Any = None):
         self.region = region
@@ -136,11 +134,9 @@ def translated(
     *,
     unreachable_hint: str | None = None,
 ) -> Iterator[None]:
-    """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``;
-    ``passing`` exceptions go through unchanged (for the caller to look at first).
-
-    Trouble that outlasted botocore's retries (throttling, 5xx, connections) is
-    :class:`CloudUnreachable` (exit 3, "the job may still run"), with ``unreachable_hint``."""
+    """Turn boto errors raised inside into one-line cloudtrain errors naming ``action``; ``passing`` ones go
+    through unchanged. Trouble that outlasted botocore's retries is :class:`CloudUnreachable` (exit 3, "the
+    job may still run"), with ``unreachable_hint``."""
     import botocore.exceptions as bx
 
     try:

@@ -160,18 +160,11 @@ def sagemaker_plan(spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
 
 
 def sagemaker_entry_env(spec: JobSpec, hyperparameters: Mapping[str, Any], *, code_dir: str) -> dict[str, str]:
-    """What the SageMaker platform and the TF container's entry set besides ``SM_*``:
-
-    - ``AWS_REGION``: the platform's;
-    - ``SAGEMAKER_JOB_NAME``: ``sagemaker_training.environment``, from the ``sagemaker_job_name``
-      hyperparameter;
-    - ``S3_REGION`` (the region of ``model_dir``'s bucket, else the job's: here the job's),
-      ``S3_USE_HTTPS``, ``TF_CPP_MIN_LOG_LEVEL``: ``sagemaker_tensorflow_container.s3_utils.configure``;
-    - ``PYTHONPATH``: the code directory, then the launcher's own ``sys.path``
-      (``environment.write_env_vars``); here the code directory alone;
-    - ``PWD``: the code directory, where ``/bin/sh`` starts the script (the shell exports it);
-    - ``PYTHONDONTWRITEBYTECODE=1``: an ``ENV`` line of the TF training images' Dockerfile (with
-      ``PYTHONUNBUFFERED=1``, which every local run gets): no ``__pycache__`` beside the code."""
+    """What the SageMaker platform and the TF container's entry set besides ``SM_*``: ``AWS_REGION``;
+    ``SAGEMAKER_JOB_NAME`` (from the ``sagemaker_job_name`` hyperparameter); ``S3_REGION`` (here the job's),
+    ``S3_USE_HTTPS``, ``TF_CPP_MIN_LOG_LEVEL`` (``s3_utils.configure``); ``PYTHONPATH``, here the code directory
+    alone; ``PWD``, the code directory, where ``/bin/sh`` starts the script; ``PYTHONDONTWRITEBYTECODE=1``, from
+    the images' Dockerfile (its ``PYTHONUNBUFFERED=1`` every local run gets)."""
     return {
         "PYTHONDONTWRITEBYTECODE": "1",
         "AWS_REGION": spec.region,

@@ -55,10 +55,9 @@ class TailUpdate:
 class LiveTail(threading.Thread):
     """Keeps a ``StartLiveTail`` session open on a background thread, reopening it as needed.
 
-    ``state``: connecting → live ⇄ down, or unavailable (``reason`` says why) when the endpoint
-    has no Live Tail: an error code in :data:`UNSUPPORTED`, an answer that is not an event
-    stream, or a session that ends cleanly within ``snapshot_seconds`` (moto answers with one
-    snapshot of every stored event and closes; the service never ends a session so)."""
+    ``state``: connecting → live ⇄ down, or unavailable (``reason``) when the endpoint has no Live Tail: an error
+    in :data:`UNSUPPORTED`, an answer that is no event stream, or a session that ends cleanly within
+    ``snapshot_seconds`` (moto sends one snapshot and closes; the service never ends a session so)."""
 
     def __init__(
         self,
@@ -202,12 +201,10 @@ def session_opener(logs: Any, tail_client: Any, group: str, prefix: str) -> Call
 class Merge:
     """Each event shown once, whichever read brings it first.
 
-    Neither read gives an event id, so an event is known by (stream, timestamp, ingestion
-    time, message) and *counted*: a stream may hold the same line twice in one millisecond.
-    Within one tail session each event comes at most once, and ``GetLogEvents`` walks each
-    stream once with its token, so an event is new when its count from one read passes the
-    count the other read (or an earlier session) reached. Keys that the ground truth has
-    passed and that are ``keep_ms`` older than the newest ingestion seen are forgotten."""
+    Neither read gives an event id, so an event is known by (stream, timestamp, ingestion time, message) and
+    *counted*: a stream may hold the same line twice in one millisecond. Each read delivers an event at most once
+    (per tail session), so an event is new when one read's count passes what the other (or an earlier session)
+    reached. Keys the ground truth passed, ``keep_ms`` older than the newest ingestion seen, are forgotten."""
 
     def __init__(self, keep_ms: int = 300_000):
         self.keep_ms = keep_ms

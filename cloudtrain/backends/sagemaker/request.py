@@ -157,11 +157,9 @@ def model_dir_uri(spec: JobSpec) -> str:
 
 
 def hyperparameters(spec: JobSpec, submit_directory: str, *, model_dir: str | None = None) -> dict[str, str]:
-    """User hyperparameters first (config order), then the launcher's, then the container's.
-
-    A script job (``package.script``) is the container's own ``sagemaker_program``, and gets
-    ``model_dir`` (``model_dir``, default :func:`model_dir_uri`) unless ``model_dir: false``;
-    a package job gets cloudtrain's launcher and its ``cloudtrain_module`` / ``cloudtrain_args``."""
+    """User hyperparameters first (config order), then the launcher's, then the container's: a script job is the
+    ``sagemaker_program`` and gets ``model_dir`` unless ``model_dir: false``; a package job gets the launcher's
+    ``cloudtrain_module`` / ``cloudtrain_args``."""
     hps: dict[str, str] = {}
     for key in spec.hyperparameters:
         if key.startswith(RESERVED_PREFIXES):

@@ -92,11 +92,9 @@ class SlurmJob(HandleDefaults):
     # --- state ---------------------------------------------------------------------------------
 
     def status(self) -> JobStatus:
-        """The outcome a watcher recorded once the job ended (it never changes after), else the controller's
-        word while it holds the job (refined by what the job wrote), else the job's own files (the
-        launcher's exit records, the batch shell's record of a cancel, a node failure or the time
-        limit), with ``sacct`` only where those say nothing: never UNKNOWN for a job that ended, and a
-        terminal state once recorded is never replaced by a later, weaker reading."""
+        """The outcome a watcher recorded once the job ended, else the controller's word while it holds the job
+        (refined by the job's files), else the job's own files, with ``sacct`` only where those say nothing:
+        never UNKNOWN for an ended job, and a recorded terminal state is never replaced by a weaker reading."""
         files = self._files()
         recorded = files.get("outcome")
         if recorded is not None:
@@ -292,12 +290,10 @@ class SlurmJob(HandleDefaults):
     def logs(
         self, follow: bool = False, drain: float | None = None, *, gone: Callable[[], bool] | None = None
     ) -> Iterator[LogLine]:
-        """Every line of the batch shell and of each task (``node1/task-0``), each once; with ``follow``,
-        until the job ended, then one last pass of a fresh follower over the files (a follower's queued
-        records may predate the end). A follower that stops early (a cut ssh connection) is started
-        again from the offsets of the lines already given: nothing lost, nothing twice. ``gone``: whether
-        the job has left the controller, asked instead of the controller (a sweep's trial: its sweep's
-        one ``squeue`` a round already says, so the trials' followers add no controller calls)."""
+        """Every line of the batch shell and of each task (``node1/task-0``), each once; with ``follow``, until the
+        job ended, then a last pass of a fresh follower (a follower's queued records may predate the end). A
+        follower that stops early (a cut connection) restarts from the offsets given: nothing lost, nothing twice.
+        ``gone``: whether the job left the controller, asked instead of it (a sweep's one ``squeue`` a round)."""
         offsets: dict[str, int] = {}
         mask = ValueMasker(self._files().get("mask") or ())  # secret values show as ***, as --local shows them
         poll = ControllerPoll()

@@ -259,10 +259,9 @@ fi
 
 def requeue_lines(spec: JobSpec) -> str:
     """After the time-limit warning, with ``slurm.requeue``: requeue unless cancelled, ``slurm.max_requeues``
-    reached, or ``budget.max_gpu_hours`` spent over all runs (then the job ends timed out, 124). Each
-    requeue says its count and the checkpoint the next run resumes from (the newest ``ckpt-<step>`` in
-    the chief's checkpoint folder), or that there is none; a next run that the budget cuts short gets
-    the time left (``scontrol update TimeLimit``)."""
+    reached or ``budget.max_gpu_hours`` spent over all runs (then the job ends timed out, 124). Each requeue
+    says its count and the newest ``ckpt-<step>`` the next run resumes from (or that there is none); a next
+    run the budget cuts short gets the time left (``scontrol update TimeLimit``)."""
     s = slurm_section(spec)
     gpus = spec.gpus_total
     hours = spec.budget_gpu_hours

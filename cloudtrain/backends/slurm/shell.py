@@ -40,13 +40,12 @@ class ClusterShell:
     def run(
         self, command: Sequence[str], *, input: bytes | None = None, check: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[bytes]:
-        """Every command (ssh, its multiplexing master, sbatch) runs in a session of its own, with no terminal:
-        a Ctrl-C or SIGHUP meant for cloudtrain never kills one halfway, so a job that sbatch created is
-        always recorded (the job would exist with nobody knowing its id).
+        """Every command (ssh, its master, sbatch) runs in a session of its own, with no terminal: a Ctrl-C or
+        SIGHUP meant for cloudtrain never kills one halfway, so a job that sbatch created is always recorded.
 
-        A child is in cloudtrain's process group for the instant between its fork and its ``setsid``, with
-        default signal handlers: a terminal's signal to the group then kills it before it ran anything (ssh,
-        once started, exits 255 on these signals, never dies of them). Such a child is started once more."""
+        Between its fork and its ``setsid`` a child is in cloudtrain's process group with default handlers, so a
+        terminal's signal can kill it before it ran anything (ssh, once started, exits 255 on them): such a child
+        is started once more."""
         for _ in range(2):
             try:
                 result = subprocess.run(

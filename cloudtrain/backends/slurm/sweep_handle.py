@@ -261,11 +261,9 @@ class SlurmSweep(HandleDefaults):
     # --- lines ---------------------------------------------------------------------------------
 
     def logs(self, follow: bool = False, drain: float | None = None) -> Iterator[LogLine]:
-        """Each trial's lines (its batch shell's and its tasks'), labelled ``tNNN/<node>/task-T``, a trial
-        after another; with ``follow``, every trial's as they come until the sweep ended: each running
-        trial has the follower a single job has (:meth:`SlurmJob.logs`: each line once, its last line at
-        its end, masked), all of them merged here as they arrive. The controller is asked once a round
-        (``squeue`` of the arrays) for every trial: a trial ended once its task left that list."""
+        """Each trial's lines, labelled ``tNNN/<node>/task-T``, trial after trial; with ``follow``, every running
+        trial's as they come (the follower of :meth:`SlurmJob.logs` each, merged here) until the sweep ended. The
+        controller is asked once a round for every trial (``squeue`` of the arrays): a trial ended once it left."""
         if not follow:
             for number, job_id, run, _ in self._trial_runs():
                 yield from _labelled(number, self._trial(job_id, run).logs(follow=False))

@@ -324,10 +324,8 @@ def _accelerator_config(config: Any, fail: Callable[[str, str | None, str], Conf
 def _machine(
     name: str, accel: tuple[str, int] | None, cloud: str, source: str, tier: str | None, notes: list[str]
 ) -> MachineInfo | _Fixed:
-    """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest.
-
-    A legacy name (``standard_p100``) is a mapping even where the machine is offered as it was:
-    the config now says ``n1-standard-8`` + 1 × P100, so a line says so."""
+    """The machine for ``cloud``: as ML Engine had it where the cloud offers that, else the nearest. A legacy
+    name (``standard_p100``) is a mapping even so (now ``n1-standard-8`` + 1 × P100), and a line says so."""
     legacy = LEGACY_MACHINES.get(name)
     gpu, count = (legacy.gpu, legacy.gpu_count) if legacy else (None, 0)
     machine_type = legacy.machine_type if legacy else name

@@ -58,10 +58,8 @@ def script_env(spec: JobSpec) -> dict[str, str]:
 
 
 def submit_id(spec: JobSpec, package: BuiltPackage | None) -> str:
-    """A label value unique to this submit, derived from it so that ``render`` stays pure.
-
-    ``create`` looks for a job carrying it before retrying, so a lost response never
-    becomes a second job."""
+    """A label value unique to this submit, derived from it so that ``render`` stays pure; ``create`` looks
+    for a job carrying it before retrying, so a lost response never becomes a second job."""
     code = spec.container.image_uri if spec.container else required(package, spec.job_name).sha256
     key = "\n".join((spec.project or "", spec.region, spec.job_name, spec.created.isoformat(), code))
     return hashlib.sha256(key.encode()).hexdigest()[:20]

@@ -53,10 +53,8 @@ def log_reads_per_minute(env: Mapping[str, str] = os.environ, default: int = 50)
 
 
 def credentials() -> tuple[Any, str | None]:
-    """Application Default Credentials and their project; one actionable line when there are none.
-
-    The token is fetched here, once: expired or revoked credentials fail now with the same
-    hint, instead of as a retried UNAVAILABLE from inside gRPC's auth plugin later."""
+    """Application Default Credentials and their project; one actionable line when there are none. The token is
+    fetched here, once: bad credentials fail now, not as a retried UNAVAILABLE from gRPC's auth plugin later."""
     import google.auth
     import google.auth.transport.requests
     from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
