@@ -21,8 +21,7 @@ FIRST_AND_CUDA = (2, 14)
 EXTRA = "and-cuda"
 #: What shows an NVIDIA GPU to this machine when ``nvidia-smi`` is not on PATH (a container, a bare driver).
 GPU_PATHS = ("proc/driver/nvidia", "dev/nvidia0")
-#: A setup line that loads the cluster's CUDA: ``module load cuda/12.2``, ``ml CUDA``, ``module add cudnn cuda``,
-#: ``spack load cuda@12.2``.
+#: A setup line that loads the cluster's CUDA: ``module load cuda/12.2``, ``ml CUDA``, ``spack load cuda@12.2``, …
 _CUDA_MODULE = re.compile(r"^\s*(?:module\s+(?:load|add)|ml|spack\s+load)\s+(?:.*\s)?(cuda|cudnn)\b[^\s;&|]*", re.I)
 _TENSORFLOW = re.compile(r"^tensorflow(?:\[[^\]]*\])?(?P<pin>(?:==|~=|>=).*)?$")
 

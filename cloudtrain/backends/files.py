@@ -275,11 +275,10 @@ def write_file(
     check: Callable[[Path], str | None] | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> int:
-    """The one writer of a job's files on this machine (downloads and TensorBoard's copies): ``rel`` under
-    ``root`` written from ``read(offset)``'s blocks, appended to what is there (a partial file, or with
-    ``partial=False`` the growing copy itself), never through a link, then given ``mode`` (None: the umask's),
-    and, via a partial file, renamed into place after ``check`` (a problem in one line, or None). Returns the
-    bytes read."""
+    """The one writer of a job's files on this machine: ``rel`` under ``root`` from ``read(offset)``'s blocks,
+    appended to what is there (a partial file, or with ``partial=False`` the growing copy itself), never through
+    a link, given ``mode`` (None: the umask's) and, via a partial file, renamed into place after ``check`` (a
+    problem in one line, or None). Returns the bytes read."""
     target = landing(root, rel)
     path = target.with_name(target.name + PARTIAL) if partial else target
     fd, have = _open_for_writing(path, size, private=mode is not None)

@@ -41,8 +41,7 @@ from cloudtrain.statefiles import Damage, load_json_object, write_atomic
 
 log = logging.getLogger("cloudtrain.local")
 
-# Inherited variables that would leak this shell's setup into the job: cloud contracts from
-# an earlier run, and Python path overrides no cloud machine has.
+# Inherited variables that would leak this shell's setup into the job (old contracts, Python path overrides)
 _STRIP_PREFIXES = environment_vars.NOT_PASSED_ON_PREFIXES
 GRACE_PERIOD_VAR = environment_vars.PREEMPTION_GRACE  # trainer.preemption.GRACE_VAR
 _STRIP = set(environment_vars.NOT_PASSED_ON)
@@ -169,10 +168,9 @@ def default_image(spec: JobSpec) -> Image:
 
 
 def _claim(out: Path, spec: JobSpec) -> None:
-    """Take the run's folder for this run alone. A folder cloudtrain chose (under RUNS_DIR, named by the
-    job) is created exclusively. In a folder the user named, the run's record (its ``local-run/``) is
-    created exclusively: a second run into the same ``output_dir`` is refused in one line, and the
-    first run's record, logs and status survive (``status``/``logs``/``report`` of it keep working)."""
+    """Take the run's folder for this run alone: a folder cloudtrain chose is created exclusively; in one the user
+    named, the run's record (``local-run/``) is, so a second run into the same ``output_dir`` is refused in one
+    line and the first run's record, logs and status survive."""
     if _chosen(out, spec):
         out.parent.mkdir(parents=True, exist_ok=True)
         try:

@@ -17,10 +17,9 @@ from cloudtrain.statefiles import Damage, load_json_object
 
 
 def find_run(text: str, cwd: str | None = None, *, elsewhere: Sequence[Path] = ()) -> Path | None:
-    """The run folder ``text`` names, or None: the folder as given (absolute, or relative to ``cwd``);
-    a run by its id under ``cloudtrain-runs/`` of ``cwd`` or of a folder above it; a recorded folder
-    that moved with its project (see the module's docstring), looked for under ``cwd`` and its parents,
-    then under the folders ``elsewhere`` (:func:`known_places`)."""
+    """The run folder ``text`` names, or None: the folder as given (absolute or under ``cwd``); a run id under
+    ``cloudtrain-runs/`` of ``cwd`` or a folder above; a recorded folder that moved with its project, looked for
+    under ``cwd`` and its parents, then under ``elsewhere`` (:func:`known_places`)."""
     if not text or "\0" in text:
         return None
     try:

@@ -50,8 +50,7 @@ EVENT_PREFIX = '{"event"'
 STATES = {native: JobState(state) for native, state in record.NATIVE.items()}
 
 
-# A local run's environment is ready before it starts (built, or reused, by the backend): from its start
-# until its code's first line, the interpreter imports TensorFlow (20-30 s); nothing queues or installs.
+# The environment is ready before a local run starts: until its code's first line it imports TensorFlow (20-30 s)
 FIRST_PHASE = "starting TensorFlow"
 
 

@@ -78,8 +78,7 @@ class AwsClients:
     def client(self, service: str, config: dict[str, Any] | None = None, **retries: Any) -> Any:
         from botocore.config import Config
 
-        # botocore's standard retries (throttling, 5xx, connections); 5 attempts unless the
-        # user set AWS_MAX_ATTEMPTS, which botocore reads itself.
+        # botocore's standard retries; 5 attempts unless the user set AWS_MAX_ATTEMPTS, which botocore reads itself
         default = (
             {"mode": "standard"} if os.environ.get("AWS_MAX_ATTEMPTS") else {"mode": "standard", "max_attempts": 5}
         )

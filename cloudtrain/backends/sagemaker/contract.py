@@ -42,10 +42,8 @@ def host_names(n: int) -> list[str]:
 
 
 def sagemaker_hyperparameters(spec: JobSpec, *, package_uri: str, model_dir: str | None = None) -> dict[str, str]:
-    """hyperparameters.json: exactly the ``HyperParameters`` the SageMaker backend sends (every
-    value JSON-encoded; the launcher's ``cloudtrain_module`` / ``cloudtrain_args``, the
-    container's ``sagemaker_*``), with the local sdist as the submit directory and, for a
-    script, ``model_dir`` as the local model folder."""
+    """hyperparameters.json: exactly the ``HyperParameters`` the SageMaker backend sends, with the local sdist as
+    the submit directory and, for a script, ``model_dir`` as the local model folder."""
     return request.hyperparameters(spec, package_uri, model_dir=model_dir)
 
 

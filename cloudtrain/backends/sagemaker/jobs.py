@@ -32,8 +32,7 @@ STATES: Mapping[str, JobState] = {
     "Failed": JobState.FAILED,
     "Stopped": JobState.CANCELLED,
 }
-#: (TrainingJobStatus, SecondaryStatus) pairs that say more than the status alone:
-#: instances not yet running the code, and "Stopped" by SageMaker's own limits, not a user.
+#: (TrainingJobStatus, SecondaryStatus) pairs that say more: code not yet running, "Stopped" by SageMaker's limits.
 SECONDARY_STATES: Mapping[tuple[str, str], JobState] = {
     **{
         ("InProgress", s): JobState.PENDING

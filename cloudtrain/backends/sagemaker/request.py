@@ -30,8 +30,7 @@ from cloudtrain.spec import JobSpec
 SOURCEDIR = "sourcedir.tar.gz"
 LAUNCHER = "cloudtrain_launch.py"  # the sagemaker_program, at the top of the source dir
 CONTAINER_LOG_LEVEL = 20  # logging.INFO, the SDK's default
-#: Keys the launcher does not pass on as ``--key=value``: the container's, ours, and
-#: those SageMaker adds itself (``_tuning_objective_metric``).
+#: Keys the launcher does not pass on as ``--key=value``: the container's, ours, SageMaker's own (``_tuning_…``).
 RESERVED_PREFIXES = ("sagemaker_", "cloudtrain_", "_")
 MAX_HYPERPARAMETERS = 100  # the service's limits (botocore's model; its validator checks neither)
 MAX_HYPERPARAMETER_VALUE = 2500

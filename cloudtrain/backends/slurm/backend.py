@@ -94,10 +94,9 @@ class SlurmBackend(BackendFacts):
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
 
     def _image(self, spec: JobSpec, found: tuple[Find, Probe | None] | None = None) -> tuple[Image, cuda.GpuBuild]:
-        """The image layer (the slim one: a cluster has no cloud image), named by ``slurm.python``: its key, and so
-        the environments' paths, need no interpreter asked (a dry run prints them); ``found`` (at submit): how this
-        machine's interpreter that builds it is found (:mod:`~cloudtrain.backends.runner.interpreters`). With GPUs
-        requested, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
+        """The slim image layer (a cluster has no cloud image), named by ``slurm.python`` so its key and paths need no
+        interpreter asked (a dry run prints them); ``found`` (at submit): how the interpreter that builds it is found.
+        With GPUs, TensorFlow with its CUDA wheels unless ``slurm.setup`` loads CUDA."""
         named = slurm_section(spec).python
         if found is None:  # --local's local.python is not the cluster's
             spec, found = replace(spec, local_python=None), (lambda version, _: Interpreter(named, version), None)

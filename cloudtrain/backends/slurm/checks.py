@@ -19,8 +19,7 @@ _LOGIN = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9_][A-Za-z0-9._
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 #: A feature expression (``a100&ib``, ``[rack1|rack2]*2``, ``!slow``): no blank, quote or ``#`` of sbatch's parser.
 _CONSTRAINT = re.compile(r"^[A-Za-z0-9._\-&|,*!\[\]():]+$")
-#: sbatch options the backend writes itself and the key that sets each ("" = none): a second value would
-#: silently change how the job runs (the later one wins).
+#: sbatch options the backend writes itself and the key that sets each ("" = none): a second value would win.
 OWNED = {
     **dict.fromkeys(("--ntasks", "--output", "--error", "--export", "--open-mode", "--chdir", "--parsable"), ""),
     **{f"--{key}": f"slurm.{key}" for key in ("partition", "account", "qos", "constraint", "requeue")},

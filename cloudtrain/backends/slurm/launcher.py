@@ -106,10 +106,8 @@ def emit(data: bytes) -> int:
 
 
 def copy_output(child: subprocess.Popen[bytes], times_path: str, first: bytes) -> None:
-    """``first`` (the launcher's own line), then the command's output (stdout and stderr) to this task's,
-    byte for byte, as it comes; each chunk's end offset in the task log and its time in
-    ``task-<T>.times`` (``OFFSET TIME`` lines), so that a line shown later carries the time it was
-    printed, not the time it was read."""
+    """``first`` (the launcher's line), then the command's output to this task's log, byte for byte, as it comes;
+    each chunk's end offset and time in ``task-<T>.times``, so a line shown later carries the time it was printed."""
     if child.stdout is None:  # never: it was started with stdout=PIPE
         return
     fd = child.stdout.fileno()

@@ -28,10 +28,8 @@ LAUNCHER = Path(__file__).parent / "launcher.py"
 ENVBUILD = Path(__file__).parent / "envbuild.py"
 
 
-# --- one function per place a value is written on the cluster: an ``#SBATCH`` directive, a comment, a shell word.
-# Each value is quoted where it is written, never substituted into text quoted before. The config checks refuse
-# control characters in every string that can get here (config.loaded.check_control_characters); these refuse them
-# again, so a spec built another way (the Python API) cannot end its line. A shell word is shlex.quote, where used.
+# --- one function per place a value is written on the cluster (``#SBATCH`` directive, comment, shell word), each
+# quoting where it writes. They refuse control characters again after the config checks, for specs built otherwise.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: What sbatch's script parser reads as syntax: blanks split arguments, quotes and ``\`` quote, ``#`` starts a comment.
 _SBATCH_SPECIAL = re.compile(r"[\s\"'\\#]")

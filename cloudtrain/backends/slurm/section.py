@@ -9,8 +9,7 @@ from typing import Annotated, Any, Literal
 from cloudtrain.config.problems import fill_cluster_keys
 from cloudtrain.config.records import Field, Record, StrictBool, StrictInt, StrictStr
 
-#: Slurm may send the warning signal up to 60 s before the time it was asked for; 90 s leaves a
-#: checkpoint at least 30 s.
+#: Slurm may send the warning signal up to 60 s before the time asked for; 90 s leaves a checkpoint at least 30 s.
 MIN_GRACE_S = 90
 
 

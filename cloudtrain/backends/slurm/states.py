@@ -52,10 +52,9 @@ _UNAVAILABLE_NODES = "nodes required for the job are down, drained or reserved"
 
 
 def waiting_words(reason: str) -> str:
-    """A pending job's ``Reason`` in words. scontrol prints either the reason's code
-    (``ReqNodeNotAvail,_UnavailableNodes:node2``) or, once the scheduler has described it, the
-    description with its spaces as underscores (``Nodes_required_for_job_are_DOWN,_DRAINED_or…``): the
-    same wait reads the same either way, naming the unavailable nodes when scontrol does."""
+    """A pending job's ``Reason`` in words, the same whether scontrol prints its code
+    (``ReqNodeNotAvail,_UnavailableNodes:node2``) or its description with underscores, naming the unavailable
+    nodes when scontrol does."""
     text = reason.replace("_", " ").strip()
     if text.startswith("ReqNodeNotAvail") or text.startswith("Nodes required for job are DOWN"):
         nodes = text.partition("UnavailableNodes:")[2].strip(" ,")
@@ -118,10 +117,9 @@ _STOPPED_BY_SLURM = {
 
 
 def outcome_from_files(files: dict[str, Any]) -> tuple[JobState, str, str | None]:
-    """(state, native state, message) of an ended job from what its run folder holds: the last run's
-    ``batch.exit``, ``task-*.json``, the batch shell's record of why Slurm stopped it (``slurm-state``),
-    and ``cancel-requested``. Never UNKNOWN: a job the controller forgot has ended, and a batch shell
-    that left no status was killed."""
+    """(state, native state, message) of an ended job from its run folder: the last run's ``batch.exit``,
+    ``task-*.json``, ``slurm-state`` and ``cancel-requested``. Never UNKNOWN: a job the controller forgot has
+    ended, and a batch shell that left no status was killed."""
     tasks = files.get("tasks", [])
     batch = files.get("batch_exit")
     unfinished = [t for t in tasks if t.get("exit") is None]

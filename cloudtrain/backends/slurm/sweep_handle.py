@@ -49,10 +49,9 @@ def attach(shell: ClusterShell, job_id: str, cluster: str, workdir: str) -> Slur
 def trial_location(
     text: str, find: Callable[[str], Any], records: Callable[[], list[Any]]
 ) -> tuple[str, dict[str, str]] | None:
-    """A Slurm sweep's array or trial (``<array>_<task>``) by its id, and where its sweep is: found through
-    the sweep in this machine's history, whose first array it is, or whose workdir indexes a later array
-    (``sweep resume`` submits one: ``<workdir>/sweeps/<array>``), so no flags are needed. None otherwise;
-    the sweep's first array itself is history's to find."""
+    """A Slurm sweep's array or trial (``<array>_<task>``) by its id, and where its sweep is, found through history
+    (its first array) or the sweep workdir's index of later arrays (``<workdir>/sweeps/<array>``), so no flags
+    are needed; None otherwise (the first array itself is history's to find)."""
     match = _TRIAL_ID.match(text)
     array = match["array"] if match else text if text.isdigit() else None
     if array is None:
@@ -125,10 +124,9 @@ class SlurmSweep(HandleDefaults):
         return found.stdout.decode().split() if found.returncode == 0 else []
 
     def submit_array(self, first: int, count: int, parallel: int, rerun: list[int]) -> str:
-        """Submit an array (:meth:`sbatch_command`), record its id in ``slurm/arrays`` and its index
-        (``<workdir>/sweeps/<id>``: a later array's trials are found by id too); its id. Ctrl-C is held
-        from ``sbatch`` until the caller's creation window closes (:mod:`cloudtrain.creation_window`), and
-        ``sbatch`` runs out of the terminal's process group: the array is never left unrecorded."""
+        """Submit an array, record its id in ``slurm/arrays`` and its index (``<workdir>/sweeps/<id>``); its id. Ctrl-C
+        is held from ``sbatch`` until the creation window closes and ``sbatch`` runs out of the terminal's process
+        group: the array is never left unrecorded."""
         creation_window.hold()
         command = sbatch_command(self.folder, first, count, parallel, rerun)
         result = self._shell.run(command, check=False)

@@ -53,8 +53,7 @@ def parameter_spec(param: Param) -> dict[str, Any]:
     elif param.kind == "discrete" and not all(isinstance(v, int) for v in param.values):
         out["discreteValueSpec"] = {"values": [float(v) for v in param.values]}
     elif param.kind == "discrete":
-        # Whole numbers go as categorical strings: a discrete value is a double, and a trial would get
-        # --batch-size=32.0, which an int flag refuses.
+        # Whole numbers go as categorical strings: a discrete double would be --batch-size=32.0, which int refuses
         out["categoricalValueSpec"] = {"values": [str(v) for v in param.values]}
     else:
         out["categoricalValueSpec"] = {"values": list(param.values)}
