@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -31,8 +30,6 @@ from cloudtrain.following.events import parse as parse_event
 from cloudtrain.following.interruptions import describe
 from cloudtrain.following.timeline import describe as describe_phases
 from cloudtrain.text.numbers import human_seconds
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 @cli.command()
