@@ -203,11 +203,6 @@ def machine_record(m: MachineInfo) -> dict[str, Any]:
     }
 
 
-def gpu_models() -> dict[str, GpuModel]:
-    """Every GPU model the catalog knows, by name."""
-    return dict(_gpus.models())
-
-
 def tensorflow_versions(cloud: str) -> tuple[str, ...]:
     """TensorFlow versions with a prebuilt training image, oldest first."""
     table = _cloud(cloud)

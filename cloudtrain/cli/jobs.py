@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -32,15 +31,6 @@ from cloudtrain.following.interruptions import describe
 from cloudtrain.following.timeline import describe as describe_phases
 from cloudtrain.text.numbers import human_seconds
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _attach(
-    job_id: str, backend: str | None, region: str | None, project: str | None, config_path: str | None
-) -> api.Job:
-    """The job the flags point at: the API's own :func:`cloudtrain.api.attach`."""
-    return api.attach(job_id, backend=backend, region=region, project=project, config=config_path)
-
 
 @cli.command()
 @click.argument("job_id", metavar="JOB", type=JOB_ID)
@@ -54,7 +44,7 @@ def status(
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_status(job_id, output)
         return
-    report = _attach(job_id, backend, region, project, config_path).status_report()
+    report = api.attach(job_id, backend=backend, region=region, project=project, config=config_path).status_report()
     if output == "json":
         print_json(report.to_dict())
         return
@@ -108,7 +98,7 @@ def logs(
     if sweep.sweep_entry(job_id) is not None:
         sweep.show_logs(job_id, output)
         return
-    job = _attach(job_id, backend, region, project, config_path)
+    job = api.attach(job_id, backend=backend, region=region, project=project, config=config_path)
     if output == "json":  # JSON Lines: each line with its own time and severity, start-up noise included
 
         def show_json(line: LogLine) -> None:
@@ -158,7 +148,7 @@ def cancel(
     if sweep.local_sweep_entry(job_id) is not None:
         sweep.stop_local(job_id, wait=wait, output=output)
         return
-    job = _attach(job_id, backend, region, project, config_path)
+    job = api.attach(job_id, backend=backend, region=region, project=project, config=config_path)
     result = job.cancel(wait=wait)
     if output == "json":
         print_json(result.to_dict())

@@ -249,17 +249,7 @@ def show_logs(job_id: str, output: str) -> None:
                     printer(line)
                     continue
                 trial, replica = line.replica.split("/", 1)
-                click.echo(
-                    json.dumps(
-                        {
-                            "timestamp": line.timestamp.isoformat(),
-                            "trial": str(int(trial[1:])),
-                            "replica": replica,
-                            "severity": line.severity,
-                            "message": line.message,
-                        }
-                    )
-                )
+                _echo_trial_line(line, str(int(trial[1:])), replica)
             return
         for t in table.trials:
             click.echo(
@@ -277,18 +267,14 @@ def show_logs(job_id: str, output: str) -> None:
             for line in backend.attach(trial).logs():
                 tagged = type(line)(line.timestamp, f"t{int(t.trial):03d}/{line.replica}", line.message, line.severity)
                 if output == "json":
-                    click.echo(
-                        json.dumps(
-                            {
-                                "timestamp": line.timestamp.isoformat(),
-                                "trial": t.trial,
-                                "replica": line.replica,
-                                "severity": line.severity,
-                                "message": line.message,
-                            }
-                        )
-                    )
+                    _echo_trial_line(line, t.trial, line.replica)
                 else:
                     printer(tagged)
         except StateError as exc:  # a trial's damaged status is that trial's: the others' lines still show
             click.echo(f"warning: {exc}", err=True)
+
+
+def _echo_trial_line(line: LogLine, trial: str, replica: str) -> None:
+    """One JSON Lines record of a sweep's ``logs -o json``: the line, tagged with its trial."""
+    record = {"timestamp": line.timestamp.isoformat(), "trial": trial, "replica": replica}
+    click.echo(json.dumps(record | {"severity": line.severity, "message": line.message}))

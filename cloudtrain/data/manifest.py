@@ -51,10 +51,6 @@ class Manifest:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    return _hash_and_sniff(path, sniff=False)[0]
-
-
 def _hash_and_sniff(path: Path, *, sniff: bool = True) -> tuple[str, str]:
     """The file's sha256 and, read in the same pass, what credential its start holds ("" for none)."""
     digest = hashlib.sha256()

@@ -45,7 +45,7 @@ def draw_all(runs: list[RunData], out: Path) -> dict[str, Path]:
     if len(runs) > 1 and any(r.examples_per_sec for r in runs):
         figures["comparison"] = _comparison(runs, out / "comparison.png")
     if any(r.trials for r in runs):
-        figures["trials"] = _trials(runs, out / "trials.png")
+        figures["trials"] = _save(trials_figure(runs), out / "trials.png")
     return figures
 
 
@@ -148,10 +148,6 @@ def _comparison(runs: list[RunData], path: Path) -> Path:
     for ax in (speed_ax, cost_ax):
         ax.tick_params(axis="x", labelsize=7, rotation=15)
     return _save(fig, path)
-
-
-def _trials(runs: list[RunData], path: Path) -> Path:
-    return _save(trials_figure(runs), path)
 
 
 def _number(value: Any) -> Any:

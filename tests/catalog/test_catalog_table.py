@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cloudtrain import catalog
+from cloudtrain.catalog import gpus
 from cloudtrain.catalog._data import load
 from cloudtrain.catalog.records import MachineInfo
 from cloudtrain.catalog.table import table
@@ -103,7 +104,7 @@ def test_sagemaker_gpu_counts_match_sagemaker_core():
 
 
 def test_gpu_models():
-    models = catalog.gpu_models()
+    models = gpus.models()
     assert models["T4"] == catalog.GpuModel("T4", 16.0, "7.5")
     assert models["H100"].compute_capability == "9.0"
     assert models["A100-80GB"].memory_gb == 80

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
 
-from cloudtrain.data.manifest import build_manifest, file_sha256
+from cloudtrain.data.manifest import build_manifest
 from cloudtrain.errors import UsageError
 from tests.data.conftest import make_folder
+
+
+def file_sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_paths_sizes_and_hashes_sorted(tmp_path):
