@@ -142,8 +142,6 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         return self._live().list_jobs(region=region, limit=limit)
 
     def _live(self) -> Live:
-        """Uploads, creating and finding jobs, the job's handle and its log follower, a sweep's request and its
-        tuning job: loaded when one is used, which ``--help`` and a job's ``--dry-run`` never do."""
-        from .live import Live
+        from .live import Live  # all but rendering a job (boto3's calls): not on --help nor a job's --dry-run
 
-        return Live(self)
+        return Live(self.clients, self.sleep, self.clock, self.tailer_options)

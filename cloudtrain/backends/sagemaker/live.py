@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from cloudtrain.backends.base import JobStatus, region_given
 from cloudtrain.data.stores import S3Store
@@ -25,18 +26,14 @@ from .upload import split_s3, upload_sourcedir
 log = logging.getLogger("cloudtrain.sagemaker")
 
 
-class Options(Protocol):
-    """What these calls read of the :class:`~.backend.SageMakerBackend` they serve (whose module imports this one)."""
+@dataclass
+class Live:
+    """The calls, with the options of the :class:`~.backend.SageMakerBackend` that makes one for each."""
 
     clients: Callable[[str], AwsClients]
     sleep: Callable[[float], None]
     clock: Callable[[], float]
     tailer_options: dict[str, Any]
-
-
-class Live:
-    def __init__(self, backend: Options) -> None:
-        self.backend = backend
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> S3Store:
         return S3Store(AwsClients(spec.region).s3, bucket, translated)
@@ -47,7 +44,7 @@ class Live:
     def submit(
         self, spec: JobSpec, package: BuiltPackage | None, params: dict[str, Any]
     ) -> SageMakerJob | SageMakerSweep:
-        clients = self.backend.clients(spec.region)
+        clients = self.clients(spec.region)
         uploaded = None
         if not spec.container:  # the user's own image needs no source dir
             built = required(package, spec.job_name)
@@ -71,28 +68,27 @@ class Live:
 
     def attach(self, job_id: str, *, region: str | None = None) -> SageMakerJob:
         region = region_given(region, f"job {job_id}: a SageMaker training job is found by its region")
-        job = self._job(job_id, self.backend.clients(region))
+        job = self._job(job_id, self.clients(region))
         job.status()  # one clear line now if there is no such job
         return job
 
     def attach_sweep(self, job_id: str, *, region: str | None = None) -> SageMakerSweep:
         region = region_given(region, f"sweep {job_id}: a SageMaker tuning job is found by its region")
-        return SageMakerSweep(job_id, self.backend.clients(region), sleep=self.backend.sleep)
+        return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
 
     def list_jobs(self, *, region: str | None = None, limit: int = 20) -> list[JobStatus]:
         region = region_given(region, "SageMaker training jobs are listed by region")
-        return jobs.list_jobs(self.backend.clients(region), limit)
+        return jobs.list_jobs(self.clients(region), limit)
 
     def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> SageMakerSweep:
         name = params["HyperParameterTuningJobName"]
         with translated(f"creating tuning job {name}"):
             clients.sagemaker.create_hyper_parameter_tuning_job(**params)
         log.info("created tuning job %s in %s", name, clients.region)
-        return SageMakerSweep(name, clients, sleep=self.backend.sleep)
+        return SageMakerSweep(name, clients, sleep=self.sleep)
 
     def _job(self, job_id: str, clients: AwsClients) -> SageMakerJob:
-        b = self.backend
-        return SageMakerJob(job_id, clients, sleep=b.sleep, clock=b.clock, tailer_options=b.tailer_options)
+        return SageMakerJob(job_id, clients, sleep=self.sleep, clock=self.clock, tailer_options=self.tailer_options)
 
 
 def _create(clients: AwsClients, params: dict[str, Any]) -> None:

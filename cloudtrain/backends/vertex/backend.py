@@ -120,7 +120,7 @@ class VertexBackend(CatalogMachines, BackendFacts):
         self.policy, self.backoff = policy, backoff
         self.echo = echo or (lambda line: print(line, file=sys.stderr))
         self.progress = progress  # (sent, total) during large uploads; default: a line on a terminal
-        self.adc: tuple[Any, str | None] | None = None
+        self.adc: list[tuple[Any, str | None]] = []  # Application Default Credentials and their project, read once
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -149,11 +149,11 @@ class VertexBackend(CatalogMachines, BackendFacts):
         return self._live().list_jobs(region=region, project=project, limit=limit)
 
     def _live(self) -> Live:
-        """Uploads, the API and log clients, the job's handle and its follower, a sweep's and the other formats'
-        requests: loaded when one is used, which ``--help`` and a job's ``--dry-run`` never do."""
-        from cloudtrain.backends.vertex.live import Live
+        from cloudtrain.backends.vertex.live import Live  # all but rendering a job: not on --help nor a job's --dry-run
 
-        return Live(self)
+        return Live(
+            self.env, self.clock, self.sleep, self.wait, self.policy, self.backoff, self.echo, self.progress, self.adc
+        )
 
 
 BACKEND: Backend = VertexBackend()  # mypy checks it is a whole Backend

@@ -8,7 +8,8 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from cloudtrain.backends.base import JobStatus, region_given
 from cloudtrain.backends.vertex import formats, request, settings, variables
@@ -30,25 +31,19 @@ from cloudtrain.spec import JobSpec
 from cloudtrain.text import numbers
 
 
-class Options(Protocol):
-    """What these calls read of the :class:`~.backend.VertexBackend` they serve (whose module imports this one)."""
+@dataclass
+class Live:
+    """The calls, with the options of the :class:`~.backend.VertexBackend` that makes one for each."""
 
-    @property
-    def env(self) -> Mapping[str, str]: ...
-
+    env: Mapping[str, str]
     clock: Callable[[], float]
     sleep: Callable[[float], None]
     wait: Callable[[Any, float], bool] | None
     policy: TailPolicy | None
     backoff: Backoff | None
     echo: Callable[[str], None]
-    progress: Callable[[int, int], None] | None  # (sent, total) during large uploads; default: a line on a terminal
-    adc: tuple[Any, str | None] | None  # Application Default Credentials and their project, read once
-
-
-class Live:
-    def __init__(self, backend: Options) -> None:
-        self.backend, self.env = backend, backend.env
+    progress: Callable[[int, int], None] | None
+    adc: list[tuple[Any, str | None]]  # the backend's: Application Default Credentials and their project, read once
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> GcsStore:
         emulator = bool(os.environ.get(variables.STORAGE_EMULATOR_HOST))
@@ -74,12 +69,12 @@ class Live:
             uri = job_spec["workerPoolSpecs"][0]["pythonPackageSpec"]["packageUris"][0]
             built = required(package, spec.job_name)
             done = upload_package(built, uri, client, progress=self._progress(built.size))
-            self.backend.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
+            self.echo(f"package unchanged, upload skipped: {uri}" if done.skipped else f"uploaded {uri}")
         if spec.channels:
             upload_channels(spec, GcsStore(client, split_gs(uri)[0]), progress=default_progress)
         service = self._service(spec.region)
         if spec.sweep is not None:
-            return VertexSweep.create(service, request.parent(project, spec.region), body, sleep=self.backend.sleep)
+            return VertexSweep.create(service, request.parent(project, spec.region), body, sleep=self.sleep)
         job = service.create(request.parent(project, spec.region), body)
         return self._handle(service, job.name)
 
@@ -95,7 +90,7 @@ class Live:
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> VertexSweep:
         region = region_given(region, f"sweep {job_id}: a Vertex AI tuning job is found by its region")
         project = self._project(project, settings.vertex_endpoint(region, self.env))
-        return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.backend.sleep)
+        return VertexSweep(self._service(region), tuning_job_name(project, region, job_id), sleep=self.sleep)
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         region = region_given(region, "Vertex AI jobs are listed by region")
@@ -106,23 +101,22 @@ class Live:
         return statuses[:limit]
 
     def _handle(self, service: Any, name: str) -> VertexJob:
-        backend = self.backend
-        policy = backend.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
+        policy = self.policy or TailPolicy(reads_per_minute=settings.log_reads_per_minute(self.env))
         reader = lambda: self._reader(name)  # noqa: E731 — connects on the first logs() call
         return VertexJob(
             service,
             name,
             reader=reader,
             policy=policy,
-            clock=backend.clock,
-            sleep=backend.sleep,
-            wait=backend.wait,
+            clock=self.clock,
+            sleep=self.sleep,
+            wait=self.wait,
             storage=lambda: self._storage(name),
         )
 
     def _service(self, region: str) -> Any:
         endpoint = settings.vertex_endpoint(region, self.env)
-        backoff = self.backend.backoff or api_backoff(sleep=self.backend.sleep)
+        backoff = self.backoff or api_backoff(sleep=self.sleep)
         return JobService.connect(endpoint, self._credentials(endpoint), backoff=backoff)
 
     def _storage(self, name: str) -> Any:
@@ -136,20 +130,20 @@ class Live:
     def _credentials(self, endpoint: settings.Endpoint | None) -> Any:
         if endpoint is not None and endpoint.local:
             return settings.anonymous()
-        if self.backend.adc is None:
-            self.backend.adc = settings.credentials()
-        return self.backend.adc[0]
+        if not self.adc:
+            self.adc.append(settings.credentials())
+        return self.adc[0][0]
 
     def _project(self, given: str | None, endpoint: settings.Endpoint) -> str:
         adc_project = None
         if not given and not endpoint.local:
             self._credentials(endpoint)
-            adc_project = self.backend.adc[1] if self.backend.adc else None
+            adc_project = self.adc[0][1] if self.adc else None
         return settings.resolve_project(given, adc_project, self.env)
 
     def _progress(self, size: int) -> Callable[[int, int], None] | None:
-        if self.backend.progress or size <= CHUNK or not sys.stderr.isatty():
-            return self.backend.progress
+        if self.progress or size <= CHUNK or not sys.stderr.isatty():
+            return self.progress
 
         def show(sent: int, total: int) -> None:
             end = "\n" if sent >= total else ""
