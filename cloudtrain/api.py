@@ -31,6 +31,7 @@ from cloudtrain import history
 from cloudtrain.app.experiments import experiment_jobs
 from cloudtrain.app.follow import masked_lines, watch_progress
 from cloudtrain.app.job_status import StatusReport, status_report
+from cloudtrain.app.launch import create
 from cloudtrain.app.listing import listed
 from cloudtrain.app.locate import locate
 from cloudtrain.app.notices import Notice, Notify, ignore
@@ -41,7 +42,7 @@ from cloudtrain.app.plan import Plan, make_plan
 from cloudtrain.app.prepare import load_spec, prepare, with_include
 from cloudtrain.app.reattach import drain_kwargs, reattach_command
 from cloudtrain.app.report import write_report
-from cloudtrain.app.submit import SubmitOptions, create, load_job, resume_of
+from cloudtrain.app.submit import SubmitOptions, load_job, resume_of
 from cloudtrain.app.sweeps import drive as app_sweep
 from cloudtrain.app.sweeps.local import TrialEvent
 from cloudtrain.app.sweeps.lookup import load_results

@@ -76,6 +76,16 @@ def launch(
     return launched
 
 
+def create(prepared: Prepared, *, notify: Notify = ignore, detach: bool = False) -> Launched:
+    """:func:`launch` for the Python API: every notice is also kept on ``prepared.notices`` (it returns them)."""
+
+    def keep(notice: Notice) -> None:
+        prepared.notices.append(notice)
+        notify(notice)
+
+    return launch(prepared, notify=keep, detach=detach)
+
+
 def remember(launched: Launched, prepared: Prepared, kind: str = "job") -> None:
     """This machine's history, so ``cloudtrain logs ID`` finds the job from any directory."""
     spec = launched.spec

@@ -2,7 +2,7 @@
 start its sweep. The one submit sequence of ``cloudtrain submit``, the gcloud forms and the Python API.
 
 Nothing here prints: what happens is told to a :class:`SubmitView` (the CLI prints it); the Python API
-calls :func:`load_job`, :func:`resume_of` and :func:`create`, and follows nothing until asked."""
+calls :func:`load_job`, :func:`resume_of` and :func:`cloudtrain.app.launch.create`, and follows nothing until asked."""
 
 from __future__ import annotations
 
@@ -112,15 +112,3 @@ def submit(
     from cloudtrain.app.launch import launch_and_follow  # launch, fallbacks, following: not on --dry-run
 
     launch_and_follow(prepared, view, detach=detach, cancel_on_interrupt=cancel_on_interrupt, drain=drain)
-
-
-def create(prepared: Prepared, *, notify: Notify = ignore, detach: bool = False) -> Launched:
-    """Create the job of ``prepared`` (the first candidate with capacity) and record it; nothing is
-    followed. Every notice is also kept on ``prepared.notices`` (the Python API returns them)."""
-    from cloudtrain.app.launch import launch  # launch, fallbacks: not on --dry-run
-
-    def keep(notice: Notice) -> None:
-        prepared.notices.append(notice)
-        notify(notice)
-
-    return launch(prepared, notify=keep, detach=detach)

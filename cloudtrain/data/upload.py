@@ -8,11 +8,13 @@ shows every object it names."""
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from cloudtrain.data import schemes
 from cloudtrain.data.manifest import PREFIX, FileEntry, Manifest, data_prefix
 from cloudtrain.text.numbers import size
 
@@ -31,6 +33,38 @@ class FolderUpload:
     files_sent: int
     bytes_sent: int
     skipped: bool  # the manifest was there and one listing showed every object: nothing was sent
+
+
+def upload_channels(
+    spec: Any, store: Any, *, progress: Callable[[str], Progress | None] | None = None
+) -> list[FolderUpload]:
+    """Upload each local-folder channel of a staged ``spec`` into ``store`` (its staging bucket)."""
+    if not any(ch.kind == "local" for ch in spec.channels.values()):
+        return []
+    _, path = schemes.split_bucket(spec.staging_bucket or spec.job_dir)
+    done = []
+    for ch in spec.channels.values():
+        if ch.kind == "local":
+            done.append(upload_folder(ch.manifest, store, path, progress=progress(ch.name) if progress else None))
+    return done
+
+
+def default_progress(name: str, *, min_files: int = 50, min_bytes: int = 64 * 2**20) -> Progress:
+    """A live line on a terminal; elsewhere a log line at each quarter, for large folders only."""
+    shown = [-1]
+
+    def show(done: int, total: int, files: int, count: int) -> None:
+        if count < min_files and total < min_bytes:
+            return
+        pct = done * 100 // total if total else 100
+        line = f"data {name}: {files}/{count} files, {size(done)} / {size(total)} ({pct}%)"
+        if sys.stderr.isatty():
+            print("\r" + line, end="\n" if files == count else "", file=sys.stderr, flush=True)
+        elif pct // 25 > shown[0]:
+            shown[0] = pct // 25
+            log.info(line)
+
+    return show
 
 
 def manifest_key(staging_path: str, digest: str) -> str:

@@ -38,34 +38,17 @@ FRONT_DOOR = frozenset({("cloudtrain", "cloudtrain.api")})
 #: or work that ``--help`` and ``--dry-run`` never do — following logs, uploading, starting subprocesses
 #: (tests/test_cli.py::test_fast_paths_import_no_cloud_sdk_nor_pydantic), hashing local data.
 KEPT_LAZY: dict[tuple[str, str], str] = {
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
-    ("cloudtrain.backends.vertex.job", "cloudtrain.backends.vertex.logs"): "log follower: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.job"): "job handle: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.jobs"): "API client: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.retry"): "API client: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.cloud_logging"): "log reader: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.tuning_jobs"): "sweeps: not on --dry-run",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.jobs"): "log follower: not on --dry-run",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.upload"): "uploads: not on --dry-run",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning_jobs"): "sweeps: not on --dry-run",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.data.stores"): "bucket client: not on --dry-run",
+    # Each backend's one door (``_live``): uploads, the API clients, the job's handle and its log follower, a
+    # sweep's request and tuning job, other formats (tests/cli/test_dry_run_imports.py pins what a dry run loads).
+    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.live"): "all but rendering: not on --dry-run",
+    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.live"): "all but rendering: the same",
     ("cloudtrain.app.sweeps.local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
-    ("cloudtrain.data.staging", "cloudtrain.data.upload"): "thread pools: the same dry-run cost",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
     ("cloudtrain.backends.kubernetes.backend", "cloudtrain.backends.secrets_here"): "urllib, ssl: a submit's only",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
-    # Issue 44: what a dry run of a job never uses (tests/cli/test_dry_run_imports.py pins the set it imports).
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.formats"): "ML Engine's, CustomJob's keys",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.tuning"): "a sweep's request",
-    ("cloudtrain.backends.vertex.backend", "cloudtrain.backends.vertex.upload"): "uploads: not on --dry-run",
-    ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.tuning"): "a sweep's request",
-    ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks",
-    (
-        "cloudtrain.backends.slurm.backend",
-        "cloudtrain.backends.slurm.cluster",
-    ): "the cluster calls: not on --dry-run",
+    ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks: not on a job's --dry-run",
+    ("cloudtrain.backends.slurm.backend", "cloudtrain.backends.slurm.cluster"): "the cluster calls: not on --dry-run",
 }
 
 

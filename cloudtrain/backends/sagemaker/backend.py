@@ -1,35 +1,32 @@
-"""The SageMaker backend: render, submit, attach, list (boto3 only inside the methods)."""
+"""The SageMaker backend: render, submit, attach, list; the calls beyond rendering (boto3's) are :mod:`.live`'s."""
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cloudtrain.backend_rules import Capabilities, Capability, Refusal
-from cloudtrain.backends.base import BackendFacts, CatalogMachines, Facts, JobStatus, Words, region_given
+from cloudtrain.backends.base import BackendFacts, CatalogMachines, Facts, JobStatus, Words
 from cloudtrain.backends.sagemaker.job_settings import SageMakerSettings
 from cloudtrain.catalog.cost import Cost
 from cloudtrain.config.loaded import LoadedConfig
 from cloudtrain.config.schema import JobConfig
-from cloudtrain.data.staging import default_progress, stage, upload_channels
-from cloudtrain.errors import UsageError
-from cloudtrain.packaging import BuiltPackage, required
+from cloudtrain.data.staging import stage
+from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import JobSpec
 
 from . import checks, contract, cost, request
-from .aws import AwsClients, error_code, translated
+from .aws import AwsClients
 from .entry_shell import hyperparameter_warnings
 
-if TYPE_CHECKING:  # the job handle (its log follower) and the uploads load when used: --dry-run renders only
+if TYPE_CHECKING:  # what only the live calls use (.live): --help and a job's --dry-run never load it
     from cloudtrain.data.stores import S3Store
 
     from .jobs import SageMakerJob
+    from .live import Live
     from .tuning_jobs import SageMakerSweep
-
-log = logging.getLogger("cloudtrain.sagemaker")
 
 
 class SageMakerBackend(CatalogMachines, BackendFacts):
@@ -86,9 +83,7 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
 
     def bucket_store(self, spec: JobSpec, bucket: str) -> S3Store:
         """An S3 bucket, read with boto3's credentials in the spec's region."""
-        from cloudtrain.data.stores import S3Store
-
-        return S3Store(AwsClients(spec.region).s3, bucket, translated)
+        return self._live().bucket_store(spec, bucket)
 
     def job_name(self, name: str, tail: str) -> str:
         """TrainingJobName allows letters, digits and ``-`` only: ``_`` becomes ``-``."""
@@ -129,152 +124,24 @@ class SageMakerBackend(CatalogMachines, BackendFacts):
         """The ``CreateTrainingJob`` (or, with a sweep, ``CreateHyperParameterTuningJob``) parameters ``submit``
         sends. Pure: no I/O, no boto3."""
         if spec.sweep is not None:
-            from .tuning import create_tuning_job  # a sweep's: not on a job's dry run
-
-            return create_tuning_job(spec, package)
+            return self._live().render_sweep(spec, package)
         return request.create_training_job(spec, package)
 
     def submit(self, spec: JobSpec, package: BuiltPackage | None) -> SageMakerJob | SageMakerSweep:
         """Upload the source dir (unless already there), create the job, return its handle."""
-        from cloudtrain.data.stores import S3Store  # the bucket client's side: not on --dry-run
-
-        from .upload import split_s3, upload_sourcedir  # the uploads: not on --dry-run
-
         spec = stage(spec)
-        params = self.render(spec, package)
-        clients = self.clients(spec.region)
-        uploaded = None
-        if not spec.container:  # the user's own image needs no source dir
-            built = required(package, spec.job_name)
-            uploaded = upload_sourcedir(
-                clients.s3,
-                built,
-                request.sourcedir_uri(spec, built),
-                spec.region,
-                script=bool(spec.package.script),
-                secrets=bool(spec.secrets),
-            )
-        bucket, _ = split_s3(spec.staging_bucket or spec.job_dir or "")
-        upload_channels(spec, S3Store(clients.s3, bucket, translated), progress=default_progress)
-        if spec.sweep is not None:
-            return self._create_sweep(clients, params)
-        self._create(clients, params)
-        log.info("created training job %s in %s", spec.job_name, spec.region)
-        job = self._job(spec.job_name, clients)
-        job.uploaded = uploaded
-        return job
+        return self._live().submit(spec, package, self.render(spec, package))
 
     def attach(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerJob:
-        region = region_given(region, f"job {job_id}: a SageMaker training job is found by its region")
-        job = self._job(job_id, self.clients(region))
-        job.status()  # one clear line now if there is no such job
-        return job
+        return self._live().attach(job_id, region=region)
 
     def attach_sweep(self, job_id: str, *, region: str | None = None, project: str | None = None) -> SageMakerSweep:
-        region = region_given(region, f"sweep {job_id}: a SageMaker tuning job is found by its region")
-        from .tuning_jobs import SageMakerSweep  # sweeps: not on --dry-run
-
-        return SageMakerSweep(job_id, self.clients(region), sleep=self.sleep)
-
-    def _create_sweep(self, clients: AwsClients, params: dict[str, Any]) -> SageMakerSweep:
-        from .tuning_jobs import SageMakerSweep  # sweeps: not on --dry-run
-
-        name = params["HyperParameterTuningJobName"]
-        with translated(f"creating tuning job {name}"):
-            clients.sagemaker.create_hyper_parameter_tuning_job(**params)
-        log.info("created tuning job %s in %s", name, clients.region)
-        return SageMakerSweep(name, clients, sleep=self.sleep)
+        return self._live().attach_sweep(job_id, region=region)
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
-        region = region_given(region, "SageMaker training jobs are listed by region")
-        from .jobs import list_jobs  # the handle's module reads logs: not on --dry-run
+        return self._live().list_jobs(region=region, limit=limit)
 
-        return list_jobs(self.clients(region), limit)
+    def _live(self) -> Live:
+        from .live import Live  # all but rendering a job (boto3's calls): not on --help nor a job's --dry-run
 
-    def _job(self, job_id: str, clients: AwsClients) -> SageMakerJob:
-        from .jobs import SageMakerJob  # its log follower: not on --dry-run
-
-        return SageMakerJob(job_id, clients, sleep=self.sleep, clock=self.clock, tailer_options=self.tailer_options)
-
-    def _create(self, clients: AwsClients, params: dict[str, Any]) -> None:
-        import botocore.exceptions
-
-        name = params["TrainingJobName"]
-        with translated(f"creating training job {name}", unreachable_hint=_inspect_hint(name, clients.region)):
-            try:
-                clients.sagemaker.create_training_job(**params)
-                return
-            except botocore.exceptions.ClientError as exc:
-                if error_code(exc) != "ResourceInUse":
-                    raise
-                existing = _describe_or_none(clients, name)
-                if existing is None:
-                    raise
-        differs = request_differences(existing, params)
-        if differs:
-            raise UsageError(
-                f"a different training job named {name} already exists in {clients.region} "
-                f"({', '.join(differs)} differ); not attaching to it",
-                hint="submit again: each submit picks a new job name",
-            )
-        # A retried request whose first attempt went through: the job is ours.
-        log.info("training job %s already exists with this request; attached to it", name)
-
-
-def _describe_or_none(clients: AwsClients, name: str) -> dict[str, Any] | None:
-    try:
-        job: dict[str, Any] = clients.sagemaker.describe_training_job(TrainingJobName=name)
-        return job
-    except Exception:
-        return None
-
-
-def _inspect_hint(name: str, region: str) -> str:
-    return (
-        f"the job may have been created; see: cloudtrain status {name} --backend sagemaker --region {region}, "
-        f"reattach: cloudtrain logs {name} --follow --backend sagemaker --region {region}"
-    )
-
-
-#: What a create call fixes, as (label, path into the request / DescribeTrainingJob response).
-_COMPARED = (
-    ("instance type", ("ResourceConfig", "InstanceType")),
-    ("instance count", ("ResourceConfig", "InstanceCount")),
-    ("volume size", ("ResourceConfig", "VolumeSizeInGB")),
-    ("image", ("AlgorithmSpecification", "TrainingImage")),
-    ("role", ("RoleArn",)),
-    ("hyperparameters", ("HyperParameters",)),
-    ("input", ("InputDataConfig",)),
-    ("output", ("OutputDataConfig", "S3OutputPath")),
-    ("stopping condition", ("StoppingCondition",)),
-    ("spot", ("EnableManagedSpotTraining",)),
-    ("checkpoints", ("CheckpointConfig", "S3Uri")),
-)
-
-
-def request_differences(existing: Mapping[str, Any], params: Mapping[str, Any]) -> list[str]:
-    """What differs between an existing job and the request; empty when it is this very request.
-
-    The request hash (a hyperparameter, see :mod:`.request`) covers everything, environment
-    and tags included, which DescribeTrainingJob does not all return; the fields listed in
-    ``_COMPARED`` name what differs where the response shows it."""
-    hash_key = request.REQUEST_HASH
-    if existing.get("HyperParameters", {}).get(hash_key) == params["HyperParameters"][hash_key]:
-        return []
-    differs = []
-    for label, path in _COMPARED:
-        ours, theirs = _get(params, path), _get(existing, path)
-        if label == "hyperparameters":
-            ours = {k: v for k, v in (ours or {}).items() if k != hash_key}
-            theirs = {k: v for k, v in (theirs or {}).items() if k != hash_key}
-        if (ours or None) != (theirs or None):
-            differs.append(label)
-    return differs or ["environment or tags"]
-
-
-def _get(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    """The value at ``path`` in nested mappings; None where a step is missing or not a mapping."""
-    found: Any = data
-    for key in path:
-        found = found.get(key) if isinstance(found, Mapping) else None
-    return found
+        return Live(self.clients, self.sleep, self.clock, self.tailer_options)

@@ -1,5 +1,5 @@
 """The handle of one Vertex AI CustomJob: status, logs, files, wait, cancel. The backend makes one where a job is
-created or attached (:mod:`.backend`); ``--help`` and ``--dry-run`` never load it, nor the API client, the
+created or attached (:mod:`.live`); ``--help`` and ``--dry-run`` never load it, nor the API client, the
 bucket store and the log follower it uses."""
 
 from __future__ import annotations
@@ -9,18 +9,16 @@ import posixpath
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cloudtrain.backends.base import HandleDefaults, JobStatus, LogLine
 from cloudtrain.backends.files import BucketFolder, JobFiles
 from cloudtrain.backends.outputs import model_warning
 from cloudtrain.backends.vertex import request
 from cloudtrain.backends.vertex.jobs import to_status
+from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
 from cloudtrain.backends.vertex.upload import split_gs
 from cloudtrain.data.stores import GcsStore
-
-if TYPE_CHECKING:  # the log follower is imported by the calls that read logs
-    from cloudtrain.backends.vertex.logs import LogTailer, TailPolicy
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -102,8 +100,6 @@ class VertexJob(HandleDefaults):
 
         def job_status() -> JobStatus:
             return next(statuses, None) or self.status()
-
-        from cloudtrain.backends.vertex.logs import LogTailer  # the follower: loaded when logs are read
 
         reader = self._reader()
         self.tailer = LogTailer(

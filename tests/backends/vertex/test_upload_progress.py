@@ -21,7 +21,7 @@ def test_the_upload_progress_line_prints_sizes_with_the_one_size_formatter(monke
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     total = 20 * 2**20 + 300 * 2**10  # 20.29 MiB
-    show = VertexBackend()._progress(total)
+    show = VertexBackend()._live()._progress(total)
     assert show is not None
     show(CHUNK, total)
     show(total, total)
@@ -30,6 +30,6 @@ def test_the_upload_progress_line_prints_sizes_with_the_one_size_formatter(monke
 
 def test_no_progress_line_off_a_terminal_or_for_one_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert VertexBackend()._progress(20 * 2**20) is None
+    assert VertexBackend()._live()._progress(20 * 2**20) is None
     monkeypatch.setattr(sys, "stderr", Terminal())
-    assert VertexBackend()._progress(CHUNK) is None
+    assert VertexBackend()._live()._progress(CHUNK) is None
