@@ -16,6 +16,7 @@ import importlib
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -155,10 +156,6 @@ def _origin(point: Any) -> str:
 
 def _declaring(group: str) -> list[str]:
     """The dist-info folders whose ``entry_points.txt`` names ``group`` (2 ms, where importlib.metadata takes 40)."""
-    from pathlib import Path
-
-    from cloudtrain.statefiles import read_regular
-
     marker = f"[{group}]".encode()
     found = []
     for folder in sys.path:
@@ -171,7 +168,7 @@ def _declaring(group: str) -> list[str]:
                 if entry.name.endswith((".dist-info", ".egg-info")):
                     path = os.path.join(entry.path, "entry_points.txt")
                     try:  # never a FIFO's read that blocks, a device's that never ends
-                        text = read_regular(Path(path), limit=1 << 20)
+                        text = _regular(path)
                     except FileNotFoundError:
                         continue
                     except OSError as exc:
@@ -186,6 +183,17 @@ def _declaring(group: str) -> list[str]:
                         continue
                     found.append(entry.path)
     return found
+
+
+def _regular(path: str) -> bytes:
+    """The first MiB of ``path``, opened without blocking; OSError for what is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(0, f"is {kind}")
+        return f.read(1 << 20)
 
 
 def _read_plugins() -> None:

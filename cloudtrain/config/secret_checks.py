@@ -4,9 +4,13 @@ A config check (it takes a loaded config), so it lives with the config, above :m
 
 from __future__ import annotations
 
+import re
+
 from cloudtrain.backend_rules import Capability, rules
 from cloudtrain.config.loaded import LoadedConfig
-from cloudtrain.secrets.refs import ENV_NAME, STORES, parse_ref, store_command
+from cloudtrain.secrets.refs import STORES, parse_ref, store_command
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def check_secrets(loaded: LoadedConfig) -> None:
@@ -23,7 +27,7 @@ def check_secrets(loaded: LoadedConfig) -> None:
         )
     backend = rules(cfg.backend)
     for name, text in cfg.secrets.items():
-        if not ENV_NAME.match(name):
+        if not _ENV_NAME.match(name):
             raise err(("secrets", name), f"{name!r} is not a valid environment variable name", "use A-Z, 0-9 and _")
         if name in cfg.env:
             raise err(("secrets", name), f"{name} is set in env: too", f"remove {name} from env:")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from cloudtrain.secrets.masking import mask_text
 
 KINDS = ("shell", "gcp", "aws")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _GCP = re.compile(r"^projects/([A-Za-z0-9][A-Za-z0-9.:_-]*)/secrets/([A-Za-z0-9_-]{1,255})/versions/(latest|[1-9]\d*)$")
 _AWS = re.compile(r"^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d):(\d{12}):secret:([A-Za-z0-9/_+=.@-]+)$")
 EXAMPLES = {
@@ -57,7 +57,7 @@ def parse_ref(text: str) -> SecretRef:
             f"received a value ({len(text)} characters, not shown), not a reference; a secret is a reference, "
             "one of " + ", ".join(EXAMPLES.values()) + " — never the value itself"
         )
-    if kind == "shell" and not ENV_NAME.match(target):  # shell:<the value>: not shown either
+    if kind == "shell" and not _ENV_NAME.match(target):  # shell:<the value>: not shown either
         raise ValueError(
             f"received shell: and {len(target)} characters (not shown) that are no variable name; "
             "write shell:NAME, NAME a variable of your shell (A-Z, 0-9, _)"
