@@ -135,11 +135,6 @@ class SpecRules(ConfigRules, Protocol):
     def default_output_dir(self, config: JobConfig, run_id: str) -> str: ...
 
 
-def spec_rules(name: str) -> SpecRules:
-    """The backend ``name`` as building a spec sees it (the registry's object; its runtime part is above)."""
-    return cast(SpecRules, backend_rules.rules(name))
-
-
 SettingsT = TypeVar("SettingsT", bound=BackendSettings)
 
 
@@ -300,7 +295,7 @@ def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: 
     says. The run id, ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` under the backend's name rule, is unique per submit: the job name
     (unless the backend keeps it as given) and the output folder; ``suffix`` fixes it for tests."""
     cfg = loaded.config
-    backend = spec_rules(cfg.backend)
+    backend = cast(SpecRules, backend_rules.rules(cfg.backend))  # the registry's object, as building a spec sees it
     now = now or dt.datetime.now(dt.timezone.utc)
     run_id = backend.job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix or job_suffix()}")
     info = backend.resolve_machine(cfg)
