@@ -158,16 +158,6 @@ def format_event(message: str, epochs: int | None = None) -> str | None:
     return f"{kind}: {fields}" if fields else str(kind)
 
 
-def _repeats_epoch(event: Mapping[str, Any] | None, last_epoch: Mapping[str, Any] | None) -> bool:
-    """A metric event repeating what the replica's last epoch line showed (the sweep's metric, right after it)."""
-    return (
-        event is not None
-        and last_epoch is not None
-        and event.get("event") == "metric"
-        and last_epoch.get(str(event.get("name"))) == event.get("value")
-    )
-
-
 class ShownLines:
     """What the CLI (and ``Job.logs``) shows of each line: DEBUG start-up noise only with ``show_debug``, events as
     words (``epoch 3/12  loss 0.41``) without an epoch's repeat, the rest as is."""
@@ -181,11 +171,16 @@ class ShownLines:
         """The line's text as shown, or None when it is not shown."""
         if line.severity.upper() == "DEBUG" and not self.show_debug:
             return None
-        event = parse_event(line.message)
-        if event is not None and event.get("event") == "epoch":
+        event = parse_event(line.message) or {}
+        last = self._last_epoch.get(line.replica)
+        if event.get("event") == "epoch":
             self._last_epoch[line.replica] = event
-        if _repeats_epoch(event, self._last_epoch.get(line.replica)):
-            return None
+        elif (
+            event.get("event") == "metric"
+            and last is not None
+            and last.get(str(event.get("name"))) == event.get("value")
+        ):
+            return None  # the metric the replica's last epoch line showed (the sweep's, right after it)
         return format_event(line.message, self.epochs)  # `logs -o json` keeps the event lines as they are
 
 

@@ -6,6 +6,7 @@ or an unreadable history is one warning, and every good record is still found.""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -101,7 +102,7 @@ def _problem(data: dict[str, Any]) -> str | None:
         type(get("job_id")) is str
         and type(get("name")) is str
         and type(get("region")) is str
-        and get("backend") in _known_backends()
+        and get("backend") in _known(names())
         and all(type(get(k)) is str or get(k) is None for k in _TEXT)
         and (get("metrics") is None or _numbers(get("metrics")))
         and (get("args") is None or _texts(get("args")))
@@ -123,15 +124,9 @@ def _problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _known_backends() -> frozenset[str]:
-    """The registry's names, read once per registry (a test may register a backend)."""
-    known = names()
-    if _KNOWN[0][0] != known:
-        _KNOWN[0] = (known, frozenset(known))
-    return _KNOWN[0][1]
-
-
-_KNOWN: list[tuple[tuple[str, ...], frozenset[str]]] = [((), frozenset())]
+@functools.lru_cache(maxsize=1)  # the registry's names as a set, made again only when they change (a test registers)
+def _known(registered: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(registered)
 
 
 def _texts(value: object) -> bool:

@@ -135,11 +135,6 @@ class SpecRules(ConfigRules, Protocol):
     def default_output_dir(self, config: JobConfig, run_id: str) -> str: ...
 
 
-def spec_rules(name: str) -> SpecRules:
-    """The backend ``name`` as building a spec sees it (the registry's object; its runtime part is above)."""
-    return cast(SpecRules, backend_rules.rules(name))
-
-
 SettingsT = TypeVar("SettingsT", bound=BackendSettings)
 
 
@@ -296,12 +291,13 @@ def job_suffix() -> str:
 
 
 def build_spec(loaded: LoadedConfig, *, now: dt.datetime | None = None, suffix: str | None = None) -> JobSpec:
-    """Resolve a validated config: machine details, image, output dir, job name (``NAME-YYYYMMDD-HHMMSS-SUFFIX``,
-    :func:`_run_id`; ``suffix`` fixes it for tests). What differs by backend, the backend says."""
+    """Resolve a validated config: machine details, image, output dir, job name. What differs by backend, the backend
+    says. The run id, ``NAME-YYYYMMDD-HHMMSS-SUFFIX`` under the backend's name rule, is unique per submit: the job name
+    (unless the backend keeps it as given) and the output folder; ``suffix`` fixes it for tests."""
     cfg = loaded.config
-    backend = spec_rules(cfg.backend)
+    backend = cast(SpecRules, backend_rules.rules(cfg.backend))  # the registry's object, as building a spec sees it
     now = now or dt.datetime.now(dt.timezone.utc)
-    run_id = _run_id(cfg, now, suffix or job_suffix())
+    run_id = backend.job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix or job_suffix()}")
     info = backend.resolve_machine(cfg)
     image, tf_version = _image(cfg, backend, info)
     given_dir = cfg.output_dir or cfg.job_dir
@@ -396,12 +392,6 @@ def _machine(cfg: JobConfig, info: MachineInfo) -> MachineSpec:
         tpu_cores=info.tpu.cores if info.tpu else 0,
         tpu_topology=(cfg.machine.tpu_topology or info.tpu.topology) if info.tpu else None,
     )
-
-
-def _run_id(cfg: JobConfig, now: dt.datetime, suffix: str) -> str:
-    """``NAME-YYYYMMDD-HHMMSS-SUFFIX``, unique per submit: the job name (unless the backend keeps it as given) and the
-    output folder, under the backend's name rule (:meth:`~cloudtrain.backends.base.BackendFacts.job_name`)."""
-    return backend_rules.rules(cfg.backend).job_name(cfg.name, f"-{now:%Y%m%d-%H%M%S}-{suffix}")
 
 
 def _job_dir_args(cfg: JobConfig, writes_buckets: bool) -> tuple[str, ...]:

@@ -77,18 +77,27 @@ def _cannot_read(exc: OSError) -> str:
     return str(exc) if isinstance(exc, NotRegular) else f"cannot be read ({exc.strerror or exc})"
 
 
+def _append_fd(path: Path) -> int:
+    """``path`` opened to append, created 0644 if absent; never through a link (``O_NOFOLLOW``) nor blocking on a FIFO,
+    and :class:`NotRegular` for anything but a regular file."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegular(f"is {filetree.kind(mode)}, not a regular file")
+    return fd
+
+
 def open_append(path: Path, mode: str = "ab", **kwargs: Any) -> Any:
-    """``path`` opened for appending, created 0644 if absent; a link (``O_NOFOLLOW``) or anything but a
-    regular file is refused as a :class:`StateError` line: a state file is never written through a link."""
+    """``path`` opened for appending (:func:`_append_fd`); a link or anything but a regular file is refused as a
+    :class:`StateError` line: a state file is never written through a link."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+        fd = _append_fd(path)
+    except NotRegular as exc:
+        raise StateError(f"{path}: {exc}", hint=_WRITE_FIX) from None
     except OSError as exc:
         raise _write_refusal(path, exc) from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise StateError(f"{path}: is {filetree.kind(info.st_mode)}, not a regular file", hint=_WRITE_FIX) from None
     if _NONBLOCK:
         os.set_blocking(fd, True)
     return os.fdopen(fd, mode, **kwargs)
@@ -189,10 +198,8 @@ def append_line(path: Path, line: str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK, 0o644)
+    fd = _append_fd(path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"is {filetree.kind(os.fstat(fd).st_mode)}, not a regular file")
         _lock(fd)
         os.write(fd, data)
     finally:

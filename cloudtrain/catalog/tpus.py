@@ -163,33 +163,26 @@ def _gpu_hint(given: str | None) -> list[str]:
 
 def check_topology(m: MachineInfo, topology: str | None) -> None:
     """``machine.tpu_topology`` must be the type's own (single-host) one; a larger one is a pod."""
-    if topology is None:
+    tpu = _tpu(m)
+    if topology is None or topology == tpu.topology:
         return
-    own = _tpu(m).topology
-    if own is None:
+    if tpu.topology is None:
         raise CatalogError(
-            f"{m.machine_type} takes no tpu_topology (TPU {_tpu(m).generation} VMs have a fixed shape); "
+            f"{m.machine_type} takes no tpu_topology (TPU {tpu.generation} VMs have a fixed shape); "
             f"received {topology}",
             [],
             field="tpu_topology",
         )
-    if topology == own:
-        return
-    multi = _data()["accelerators"][m.accelerator].get("multi_host_topologies", [])
-    if topology in multi:
+    family = [_info(t, tpu.accelerator) for t in _same_family(tpu.accelerator)]
+    if topology in _data()["accelerators"][m.accelerator].get("multi_host_topologies", []):
         raise CatalogError(
             f"tpu_topology {topology} spans several TPU VMs: {MULTI_HOST}",
-            [describe(_info(t, _tpu(m).accelerator)) for t in _same_family(_tpu(m).accelerator)],
+            [describe(f) for f in family],
             field="tpu_topology",
         )
     raise CatalogError(
-        f"{m.machine_type} has topology {own}, received tpu_topology {topology}",
-        [f"tpu_topology: {own}"]
-        + [
-            describe(_info(t, _tpu(m).accelerator))
-            for t in _same_family(_tpu(m).accelerator)
-            if _tpu(_info(t, _tpu(m).accelerator)).topology == topology
-        ],
+        f"{m.machine_type} has topology {tpu.topology}, received tpu_topology {topology}",
+        [f"tpu_topology: {tpu.topology}"] + [describe(f) for f in family if _tpu(f).topology == topology],
         field="tpu_topology",
     )
 
@@ -257,7 +250,7 @@ def check_job(
     replica_count: int,
     tensorflow: str | None,
     own_image: bool,
-    image_prefix: str | None,
+    image_prefix: str,
 ) -> None:
     """One TPU job on Vertex AI: the type's topology, a region that has it, one host, TensorFlow >= 2.15 with a prebuilt
     TPU image unless ``own_image``. CatalogError with ``field`` tpu_topology, region, replica_count or tensorflow."""
@@ -272,5 +265,5 @@ def check_job(
     if own_image:
         if tensorflow is not None:
             check_tensorflow(tensorflow)
-    elif image_prefix is not None:
+    else:
         training_image(image_prefix, tensorflow or default_tensorflow())

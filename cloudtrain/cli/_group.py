@@ -29,8 +29,9 @@ STRICT_OPTION = click.option(
 if TYPE_CHECKING:
     _DurationType = click.ParamType[float]
     _ChoiceType = click.Choice[str]
+    _TextType = click.ParamType[str]
 else:  # older click (the 8.1 the dependencies allow) takes no type parameters at run time
-    _DurationType = click.ParamType
+    _DurationType = _TextType = click.ParamType
     _ChoiceType = click.Choice
 
 
@@ -48,12 +49,6 @@ class Duration(_DurationType):
             self.fail(f"{value!r} is not a duration; use e.g. 90s, 2m, 1m30s or 1h", param, ctx)
         hours, minutes, seconds = (float(p) if p else 0.0 for p in parts.groups())
         return hours * 3600 + minutes * 60 + seconds
-
-
-if TYPE_CHECKING:
-    _TextType = click.ParamType[str]
-else:
-    _TextType = click.ParamType
 
 
 class JobId(_TextType):
@@ -130,11 +125,6 @@ def debug_enabled() -> bool:
     return bool(ctx and ctx.find_root().obj and ctx.find_root().obj.get("debug"))
 
 
-def _debug_option(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    if value:
-        _show_backend_notes(True)
-
-
 def debug_option() -> click.Option:
     """``--debug`` on a command: the same as ``cloudtrain --debug COMMAND`` (tracebacks, debug lines)."""
     return click.Option(
@@ -142,7 +132,7 @@ def debug_option() -> click.Option:
         is_flag=True,
         expose_value=False,
         is_eager=True,
-        callback=_debug_option,
+        callback=lambda _ctx, _param, value: _show_backend_notes(True) if value else None,
         help="Show tracebacks and debug lines.",
     )
 
@@ -239,10 +229,6 @@ class Group(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
 
-    def _help_line(self, name: str) -> str:
-        """The ``--help`` line of a command not loaded yet."""
-        return (self.lazy_commands.get(name) or self._contributed()[name])[1]
-
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_help_text(ctx, formatter)
         if ctx.parent is None:  # the top group: every registered backend, read when the help is asked for
@@ -258,7 +244,8 @@ class Group(click.Group):
         """The commands' lines as click writes them, from :data:`COMMANDS` for the ones not loaded."""
         rows = []
         for name in self.list_commands(ctx):
-            cmd = self.commands.get(name) or click.Command(name, help=self._help_line(name))
+            if (cmd := self.commands.get(name)) is None:  # not loaded: its line from COMMANDS or its backend
+                cmd = click.Command(name, help=(self.lazy_commands.get(name) or self._contributed()[name])[1])
             if not cmd.hidden:
                 rows.append((name, cmd))
         if rows:

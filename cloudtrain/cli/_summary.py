@@ -74,7 +74,7 @@ def print_summary(console: Console, spec: JobSpec, package: BuiltPackage | None)
             ("requires", ", ".join(package.requirements) or None if package else None),
             _run_row(spec),
             ("secrets", ", ".join(f"{name} ← {ref}" for name, ref in spec.secrets.items()) or None),
-            *(_data_rows(spec).items()),
+            *((f"data {name}", line) for name, line in describe(spec).items()),
             ("output", spec.output_dir + (" (the job dir, as given)" if spec.job_dir == spec.output_dir else "")),
             (
                 "staging",
@@ -154,10 +154,6 @@ def _per_trial(spec: JobSpec, usd: float) -> str:
         return money(usd)
     trials = spec.sweep.max_trials
     return f"{money(usd)} per trial, {money(usd * trials)} for the sweep's {counted(trials, 'trial')}"
-
-
-def _data_rows(spec: JobSpec) -> dict[str, str]:
-    return {f"data {name}": line for name, line in describe(spec).items()}
 
 
 def _batch_line(spec: JobSpec) -> str | None:

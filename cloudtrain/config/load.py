@@ -57,27 +57,24 @@ def read_document(path: str | Path) -> LoadedYaml:
 
 def _read_text(path: Path, file: str) -> str:
     """The file's text: a regular file of at most MAX_CONFIG_BYTES, in UTF-8 (a device or FIFO is never opened)."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ConfigError(
-            "config file not found", file=file, hint="check the path; examples are in job_configs/"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config: {exc.strerror or exc.__class__.__name__}", file=file) from None
-    if not stat.S_ISREG(info.st_mode):
-        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
-        raise ConfigError(f"the config is {what}", file=file, hint="point --config at a YAML file")
     too_big = ConfigError(
         f"the config is larger than {MAX_CONFIG_BYTES // 2**20} MiB",
         file=file,
         hint="a job config is a few KiB; check that this is the right file",
     )
-    if info.st_size > MAX_CONFIG_BYTES:
-        raise too_big
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
+            raise ConfigError(f"the config is {what}", file=file, hint="point --config at a YAML file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise too_big
         with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)  # bounded even where st_size says 0 (/proc)
+    except FileNotFoundError:
+        raise ConfigError(
+            "config file not found", file=file, hint="check the path; examples are in job_configs/"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror or exc.__class__.__name__}", file=file) from None
     if len(raw) > MAX_CONFIG_BYTES:

@@ -224,8 +224,7 @@ def mask_spec_document(
 ) -> Any:
     """``doc`` (a rendered request) with its job's secret-looking ``env:`` values masked, and its secret-named options
     and hyperparameters wherever they stand (JSON-encoded, ``--name=value``)."""
-    names = secret_names(env)
-    return mask_document(doc, names, secret_values(env, args, hyperparameters))
+    return mask_document(doc, secret_names(env), secret_values(env, args, hyperparameters))
 
 
 def masked(node: Any, mask: ValueMasker) -> Any:
@@ -263,9 +262,6 @@ class ValueMasker:
             forms.update(line.strip() for line in value.splitlines())
         self._values = sorted({v for v in forms if len(v) >= 4}, key=len, reverse=True)
 
-    def __bool__(self) -> bool:
-        return True  # credentials of a known format are masked even with no values to look for
-
     def __call__(self, text: str) -> str:
         for value in self._values:
             if value in text:
@@ -289,18 +285,13 @@ class ValueMasker:
         return mask
 
 
-class _MaskRecords(logging.Filter):
-    def __init__(self, masker: ValueMasker):
-        super().__init__()
-        self._masker = masker
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self._masker(record.getMessage()), None
-        return True
-
-
 def mask_logs(values: Iterable[str], logger: str = "cloudtrain") -> None:
     """Mask ``values`` (and every credential) in every line ``logger``'s handlers print (``--debug`` included)."""
     masker = ValueMasker(values)
+
+    def hide(record: logging.LogRecord) -> bool:
+        record.msg, record.args = masker(record.getMessage()), None
+        return True
+
     for handler in logging.getLogger(logger).handlers:
-        handler.addFilter(_MaskRecords(masker))
+        handler.addFilter(hide)

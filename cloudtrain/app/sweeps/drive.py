@@ -66,13 +66,6 @@ def start(prepared: Prepared, *, backend_of: Callable[[str], Backend] = get_back
     return started
 
 
-def detach_local(started: StartedSweep) -> int:
-    """Hand a started local sweep to a process of its own (``submit --detach``, :mod:`.owner`); its pid."""
-    if started.folder is None:
-        raise ValueError(f"sweep {started.sweep_id} is not a local sweep")
-    return sweep_owner.hand_over(started.folder, started.sweep_id)
-
-
 def stop_local(job_id: str, *, wait: bool) -> results.SweepResults:
     """Stop a detached local sweep as Ctrl-C stops an attached one; its results after. A local sweep
     with no process running it (ended, stopped, or attached to a terminal) is left as it is."""
@@ -217,7 +210,8 @@ def drive(prepared: Prepared, view: SweepView, *, detach: bool, cancel_on_interr
     if started.folder is not None:
         view.started_here(spec, started.folder)
         if detach:
-            view.handed_over(spec, detach_local(started), started.folder / sweep_owner.LOG)
+            pid = sweep_owner.hand_over(started.folder, started.sweep_id)  # a process of its own runs the trials
+            view.handed_over(spec, pid, started.folder / sweep_owner.LOG)
             return None
         return run_here(spec, prepared.package, view)
     handle, first = started.handle, started.first

@@ -268,16 +268,13 @@ def run_trials(
         if status.state is JobState.CANCELLED and trial.user_attrs.get("pruned"):
             on_event(TrialEvent(trial.number, trial_spec.job_name, values, "PRUNED", last))
             raise optuna.TrialPruned()
-        if status.state is not JobState.SUCCEEDED:
-            message = status.message or status.state.value
+        if status.state is not JobState.SUCCEEDED or last is None:
+            ran = status.state is JobState.SUCCEEDED  # and reported no metric
+            message = f"the trial reported no {sweep.metric!r}" if ran else status.message or status.state.value
             on_event(TrialEvent(trial.number, trial_spec.job_name, values, "FAIL", last, message))
             trial.set_user_attr("message", message)
-            _stop_after_failures(study, sweep.max_failed_trials)
-            raise TrialFailed(message)
-        if last is None:
-            message = f"the trial reported no {sweep.metric!r}"
-            on_event(TrialEvent(trial.number, trial_spec.job_name, values, "FAIL", None, message))
-            trial.set_user_attr("message", message)
+            if not ran:
+                _stop_after_failures(study, sweep.max_failed_trials)
             raise TrialFailed(message)
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "COMPLETE", last))
         return last
@@ -311,10 +308,7 @@ def _sigint_stops_the_sweep() -> Iterator[None]:
 
 def _stop_after_failures(study: Any, limit: int | None) -> None:
     """``max_failed_trials``: once that many trials failed (this one included), start no more."""
-    from optuna.trial import TrialState
-
-    failed = sum(1 for t in study.trials if t.state is TrialState.FAIL and not t.user_attrs.get(INTERRUPTED))
-    if limit is not None and failed + 1 >= limit:
+    if limit is not None and failed_trials(study) + 1 >= limit:
         study.stop()
 
 
