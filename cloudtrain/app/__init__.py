@@ -1,2 +1,2 @@
-"""The application layer: prepare → plan → submit with fallbacks → record → follow → summarise, for the CLI and the
-Python API alike. It never prints or exits: it returns data, reports through callbacks, raises :mod:`.errors`."""
+"""The application layer: prepare → plan → submit with fallbacks → record → follow → summarise, for the CLI and
+the Python API. It never prints or exits: it returns data, reports via callbacks, raises :mod:`~cloudtrain.errors`."""
