@@ -1,8 +1,5 @@
-"""The one backoff: capped exponential delays with jitter, and retrying a call with them.
-
-Retry n waits ``initial·factor^(n-1)`` s, at most ``cap``, times a factor drawn from ``spread``: the log followers'
-outages (½–1, given up by time) and idempotent Google API calls (±20 %, 6 attempts). ``sleep`` and ``rng`` are injected,
-so tests run in no time and repeat exactly."""
+"""The one backoff: capped exponential delays with jitter (retry n waits ``initial·factor^(n-1)`` s, at most ``cap``),
+and retrying a call with them. ``sleep`` and ``rng`` are injected, so tests run in no time and repeat exactly."""
 
 from __future__ import annotations
 

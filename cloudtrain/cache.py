@@ -1,8 +1,5 @@
-"""What cloudtrain keeps in its cache folder, how big it is, and pruning it to the last N.
-
-``packages/`` (built sdists) and ``envs/`` (local runs' environments) keep their ``keep`` most recently used entries,
-with the bases a kept environment stands on. Hidden entries (builds in progress) are the builders' to sweep; history,
-data and the upload journal are never pruned."""
+"""What cloudtrain keeps in its cache folder, how big it is, and pruning ``packages/`` and ``envs/`` to the last N used
+(with the bases a kept environment stands on); history, data and the upload journal are never pruned."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Everything the CLI prints: per-replica log lines, the job summary, tables.
-
-rich on a terminal; otherwise plain text for ``grep`` and ``jq``, never wrapped or padded (tab-separated rows, ``key:
-value`` blocks, titles on stderr, no colour or progress bars), and rich is never imported."""
+"""Everything the CLI prints: log lines, the job summary, tables. rich on a terminal; otherwise plain text for ``grep``
+and ``jq``, never wrapped or padded, and rich is never imported."""
 
 from __future__ import annotations
 

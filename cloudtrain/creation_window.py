@@ -1,9 +1,6 @@
-"""Ctrl-C held between "the job exists" and "this machine has recorded it": no orphan jobs.
-
-The app opens a :func:`window` around a submit and its history record; a backend calls :func:`hold` just before creating
-the job, and from then SIGINT, SIGTERM and SIGHUP are kept. When the window closes a kept signal is raised as
-:class:`CreatedThenInterrupted` with what was created, so the CLI prints the reattach and cancel lines and exits 130.
-Outside a window, or off the main thread, nothing is held."""
+"""Ctrl-C held between "the job exists" and "this machine has recorded it": no orphan jobs. Inside a :func:`window`,
+from a backend's :func:`hold` on, SIGINT, SIGTERM and SIGHUP are kept, and raised as :class:`CreatedThenInterrupted`
+when the window closes. Outside a window, or off the main thread, nothing is held."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The small exception hierarchy behind the CLI's one error funnel.
-
-Every error a user can cause is a :class:`CloudtrainError`: the CLI prints its one-line message (plus the hint, if any)
-and exits with its ``exit_code``; the traceback is shown only with ``--debug``."""
+"""The small exception hierarchy behind the CLI's one error funnel (one line, ``exit_code``, traceback: ``--debug``)."""
 
 from __future__ import annotations
 

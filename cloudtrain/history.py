@@ -1,8 +1,5 @@
-"""Remember submitted jobs so ``cloudtrain status JOB`` needs no --backend/--region flags.
-
-One JSON object per line in ``<cache>/jobs.jsonl``, each a locked append; a job's later lines supersede its earlier
-ones, and a local run records its output folder's absolute path. Reading is tolerant: a damaged line, an unknown backend
-or an unreadable history is one warning, and every good record is still found."""
+"""Remember submitted jobs (``<cache>/jobs.jsonl``, one locked append each, later lines superseding) so ``status JOB``
+needs no flags. Reading is tolerant: a damaged line is one warning and every good record is still found."""
 
 from __future__ import annotations
 

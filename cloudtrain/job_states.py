@@ -1,7 +1,4 @@
-"""The job-state vocabulary every floor speaks: a job's state, its status and one line of its output.
-
-Each backend maps its native states onto :class:`JobState` through one table (``backends/<name>/``); the
-console, history and the reports read :class:`JobStatus` and :class:`LogLine` without loading a backend."""
+"""The job-state vocabulary every floor speaks: a job's state, its status and one line of its output."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What a killed cloudtrain leaves behind, swept on the next run: temporary folders and partial files named with their
-process id, removed when that process is gone or older than :data:`STALE_SECONDS`. Normal exits, errors and signals
-clean up on the spot."""
+"""What a killed cloudtrain leaves behind (temporary folders and partial files named with their pid), swept on the
+next run once that process is gone or older than :data:`STALE_SECONDS`."""
 
 from __future__ import annotations
 

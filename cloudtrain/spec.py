@@ -1,7 +1,4 @@
-"""The backend-neutral job spec: a validated config with everything resolved.
-
-Backends translate a :class:`JobSpec` (plus the built package) into their cloud's request;
-nothing here knows any cloud's API."""
+"""The backend-neutral job spec: a validated config with everything resolved; nothing here knows any cloud's API."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""cloudtrain's own small state files: written so they cannot tear, read so damage stays local.
-
-A 0-byte file (a kill before the first write) reads as absent (:func:`remove_if_empty`). Readers go through
-:func:`read_regular`: a non-regular file, a link out of its folder or one over :data:`MAX_STATE_BYTES` is damage in one
-line, never a read that blocks. Writers never write through a link (``O_NOFOLLOW``; :func:`write_atomic` renames over
-the link itself)."""
+"""cloudtrain's own small state files: written so they cannot tear, read so damage stays local. A 0-byte file reads as
+absent; :func:`read_regular` refuses non-regular files, links out and files over :data:`MAX_STATE_BYTES` in one line;
+writers never write through a link."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry.
-
-The next is tried only when the cloud says capacity or quota (:mod:`cloudtrain.catalog.capacity`), at create, before the
-job runs, or after ``max_queue`` queued (cancelled first); any other failure ends the submit, never hidden. None had
-capacity: :class:`~cloudtrain.errors.NoCapacity` (exit 4)."""
+"""Try the candidates in order until one gets machines: the main request, then each ``fallback:`` entry. Only capacity
+or quota (:mod:`cloudtrain.catalog.capacity`) moves on; none had capacity: :class:`~cloudtrain.errors.NoCapacity`."""
 
 from __future__ import annotations
 

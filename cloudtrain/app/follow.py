@@ -1,6 +1,5 @@
-"""Follow a job to its end for ``submit``, ``logs --follow`` and the API: its lines (credentials masked) to the ``show``
-given, its phases watched, Ctrl-C turned into a detach (:class:`Detached`) or a cancel reported through ``on_stop``.
-Nothing here prints."""
+"""Follow a job to its end for ``submit``, ``logs --follow`` and the API: lines (credentials masked) to ``show``, Ctrl-C
+turned into a detach (:class:`Detached`) or a cancel reported through ``on_stop``. Nothing here prints."""
 
 from __future__ import annotations
 
@@ -109,11 +108,9 @@ def follow_job(
     drain: float | None = None,
     on_stop: Callable[[StopStep], None] = lambda step: None,
 ) -> JobStatus:
-    """Stream the job's lines until it ends and return its final status.
-
-    ``show``: each line; ``display``: a context giving the sink while following (a live status line). Ctrl-C raises
-    :class:`Detached`, or with ``cancel_on_interrupt`` cancels (a local run's replicas save on SIGTERM; a second Ctrl-C
-    kills them). ``drain``: the stop rule's quiet period, None for the backend's."""
+    """Stream the job's lines to ``show`` until it ends; return its final status. ``display``: a context giving the sink
+    (a live status line). Ctrl-C raises :class:`Detached`, or with ``cancel_on_interrupt`` cancels; ``drain``: the stop
+    rule's quiet period, None for the backend's."""
     shown = display if display is not None else contextlib.nullcontext(show)
     count = 0  # lines shown so far: after a Ctrl-C the grace period's lines follow on from here
     try:

@@ -1,7 +1,4 @@
-"""Submit a prepared job: the main request, then its fallbacks; record it in this machine's history.
-
-Returns at once with the created job (nothing is followed): following and the outcome are
-:mod:`cloudtrain.app.outcome`'s, and whoever drives this (the CLI, the Python API) decides when."""
+"""Submit a prepared job (the main request, then its fallbacks) and record it in history; nothing is followed here."""
 
 from __future__ import annotations
 
@@ -45,11 +42,9 @@ def launch(
     backend_of: Callable[[str], Any] = get_backend,
     detach: bool = False,
 ) -> Launched:
-    """Create the job (trying the ``fallback:`` entries when one gets no capacity) and record it.
-
-    ``detach``: nobody in this process follows it (``submit --detach``): the job must run on without it.
-    A Ctrl-C after the backend began creating the job is held until the job is recorded, then raised
-    as :class:`CreatedThenInterrupted` carrying the :class:`Launched` (:mod:`cloudtrain.creation_window`)."""
+    """Create the job (trying the ``fallback:`` entries on no capacity) and record it; ``detach``: none here follows it.
+    A Ctrl-C after the backend began creating the job is held until it is recorded, then raised as
+    :class:`CreatedThenInterrupted` carrying the :class:`Launched`."""
     spec, package = prepared.spec, prepared.package
     check_secrets_exist(spec, notify)
     if len(prepared.candidates) > 1 or prepared.loaded.config.max_queue is not None:
@@ -130,9 +125,8 @@ def launch_and_follow(
     cancel_on_interrupt: bool = False,
     drain: float | None = None,
 ) -> None:
-    """Create the job of ``prepared`` and follow it to its end unless ``detach``. A Ctrl-C while the
-    job is created raises :class:`~cloudtrain.app.notices.Detached` once it is recorded (``cancel_on_interrupt``:
-    the job is cancelled then, and followed to its end)."""
+    """Create the job of ``prepared`` and follow it to its end unless ``detach``; a Ctrl-C while it is created raises
+    :class:`~cloudtrain.app.notices.Detached` once recorded (``cancel_on_interrupt``: cancelled, then followed)."""
     try:
         launched = launch(prepared, notify=view.notice, detach=detach)
     except CreatedThenInterrupted as interrupted:  # Ctrl-C while the job was being created: it is recorded

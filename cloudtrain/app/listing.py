@@ -1,8 +1,5 @@
-"""``cloudtrain list`` of this machine's history: one row per job, with how long it took, its final metric and a short
-place.
-
-Cheap by design (10,000 records: bench/cli_bench.py): the history is read once, and a job that keeps its own record here
-is read through its backend's light reader (:func:`cloudtrain.backends.listed_reader`), never the backend."""
+"""``cloudtrain list`` of this machine's history, one row per job. Cheap by design (10,000 records: bench/cli_bench.py):
+the history is read once, and a job's record through its backend's light reader, never the backend."""
 
 from __future__ import annotations
 

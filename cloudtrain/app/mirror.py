@@ -1,7 +1,5 @@
-"""A remote folder kept as a copy on this machine, moving only what is new: ``cloudtrain tensorboard``.
-
-Event files only grow, so one listing per :meth:`Mirror.sync` tells which are new or longer, and only the bytes past the
-copy's end are read; a file that got shorter is fetched whole. :class:`SyncCounts` is what bench/ measures."""
+"""A remote folder kept as a local copy for ``cloudtrain tensorboard``, moving only what is new: event files only grow,
+so only the bytes past the copy's end are read; a file that got shorter is fetched whole."""
 
 from __future__ import annotations
 

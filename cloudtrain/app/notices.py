@@ -1,7 +1,4 @@
-"""What the application layer has to tell a person, handed to whoever drives it (it never prints).
-
-The CLI turns each notice into a line on stderr; the Python API keeps them on the object it returns.
-A Ctrl-C that leaves a job running is raised as :class:`Detached` for the caller to report."""
+"""What the application layer has to tell a person, handed to whoever drives it (it never prints)."""
 
 from __future__ import annotations
 

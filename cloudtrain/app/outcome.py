@@ -1,6 +1,4 @@
-"""The end of a job: its summary rows and phases, kept in history, and the exit it maps to.
-
-Nothing here prints: the CLI prints an :class:`Outcome`; the Python API returns it."""
+"""The end of a job: its summary rows and phases, kept in history, and the exit it maps to. Nothing here prints."""
 
 from __future__ import annotations
 

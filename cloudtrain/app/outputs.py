@@ -1,8 +1,6 @@
-"""What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``.
-
-The handle names the output folders (``files().outputs``). Each file goes to ``<name>.cloudtrain-partial`` and is
-renamed into place once its size and the store's checksum match, so a download resumes and a whole file is not fetched
-again; a different file at the destination is overwritten only with ``force``."""
+"""What a job produced, listed and downloaded: ``cloudtrain outputs JOB [--download DIR]``. Each file goes to
+``<name>.cloudtrain-partial`` and is renamed once its size and checksum match, so a download resumes; a different file
+at the destination is overwritten only with ``force``."""
 
 from __future__ import annotations
 

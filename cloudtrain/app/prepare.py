@@ -1,7 +1,4 @@
-"""Prepare a job: config → spec, spec → package, staged data, the fallback candidates.
-
-The first step of the application layer (:mod:`cloudtrain.app`), shared by ``submit``, ``--dry-run``,
-the gcloud forms, sweeps and the Python API. Nothing here prints: warnings go to the ``notify`` given."""
+"""Prepare a job: config → spec, spec → package, staged data, the fallback candidates. Nothing here prints."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Submit a config: load it, prepare the job, then plan it (``--dry-run``), create and follow it, or
-start its sweep. The one submit sequence of ``cloudtrain submit``, the gcloud forms and the Python API.
-
-Nothing here prints: what happens is told to a :class:`SubmitView` (the CLI prints it); the Python API
-calls :func:`load_job`, :func:`resume_of` and :func:`cloudtrain.app.launch.create`, and follows nothing until asked."""
+"""Submit a config: load it, prepare the job, then plan it (``--dry-run``), create and follow it, or start its sweep.
+Shared by ``cloudtrain submit``, the gcloud forms and the Python API; nothing here prints (a :class:`SubmitView` is)."""
 
 from __future__ import annotations
 
@@ -30,9 +27,8 @@ Source = str | Path | LoadedYaml | None
 
 @dataclass(frozen=True)
 class SubmitOptions:
-    """How a config becomes a job: ``--set``, ``--local``, ``--strict-legacy``, ``--include``,
-    ``--resume``, ``--show-secrets``, and the environment a backend's command reads the config with
-    (gcloud's ``--configuration`` is ``CLOUDSDK_ACTIVE_CONFIG_NAME`` there, as in gcloud)."""
+    """How a config becomes a job: ``--set``, ``--local``, ``--strict-legacy``, ``--include``, ``--resume``,
+    ``--show-secrets``, and the environment a backend's command reads the config with."""
 
     overrides: tuple[str, ...] = ()
     local: bool = False
@@ -98,9 +94,8 @@ def submit(
     cancel_on_interrupt: bool = False,
     drain: float | None = None,
 ) -> None:
-    """``cloudtrain submit``: load and prepare; then plan (``dry_run``), or create the job (or start its
-    sweep) and follow it to its end unless ``detach``. A Ctrl-C while the job is created raises
-    :class:`~cloudtrain.app.notices.Detached` once it is recorded."""
+    """``cloudtrain submit``: load and prepare, then plan (``dry_run``) or create the job (or its sweep) and follow it
+    unless ``detach``. A Ctrl-C while it is created raises :class:`~cloudtrain.app.notices.Detached` once recorded."""
     prepared = prepare_job(source, options, notify=view.notice)
     if dry_run:
         view.planned(prepared, make_plan(prepared, show_secrets=options.show_secrets))

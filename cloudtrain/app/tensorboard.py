@@ -1,9 +1,5 @@
-"""TensorBoard on this machine over any runs' event files: ``cloudtrain tensorboard JOB [JOB…]``.
-
-Each job's event files (``files().tensorboard``: here, ``gs://``, ``s3://`` or behind a login node) are copied into the
-cache by a :class:`Mirror`, refreshed every ``refresh_s`` while the job runs. TensorBoard's server runs as a child in
-its own process group over a folder of safely named links, and gets SIGTERM however cloudtrain dies; :class:`Board`
-stops it."""
+"""TensorBoard on this machine over runs' event files (``cloudtrain tensorboard JOB…``), each job's mirrored into the
+cache (:class:`Mirror`); the server runs in its own process group and gets SIGTERM however cloudtrain dies."""
 
 from __future__ import annotations
 

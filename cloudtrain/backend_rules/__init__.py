@@ -1,12 +1,6 @@
-"""The one list of backends, and what the config needs of each: the ground floor below ``config/``.
-
-Registering is one line, ``register(name, "its.module")``, plus ``section="its.section_module:Record"`` for a
-``<name>:`` section (a module of config records only, so the schema loads it without the backend). Nothing of
-``config/``, ``spec.py`` or ``backends/`` is imported here, and no backend until one is named.
-
-A plugin registers through the ``cloudtrain.backends`` and ``cloudtrain.backend_sections`` entry-point groups, read once
-and imported on first use; one that cannot load is one line naming its distribution (:class:`PluginError`) and the
-others go on working (docs/how-to/add-a-backend.md)."""
+"""The one list of backends, and what the config needs of each: the ground floor below ``config/``. Registering is
+one line, ``register(name, "its.module")``; plugins register through entry points, and one that cannot load is one line
+(:class:`PluginError`) while the others go on working (docs/how-to/add-a-backend.md)."""
 
 from __future__ import annotations
 

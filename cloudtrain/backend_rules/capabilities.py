@@ -1,6 +1,4 @@
-"""What a backend can do, as one typed set, with its own reason for each thing it cannot: a check asks ``Capability.X in
-backend.capabilities`` and prints ``backend.capabilities.refusal(Capability.X)``. A new capability is one member here
-and one entry per backend that has it."""
+"""What a backend can do, as one typed set, with its reason for each thing it cannot (``capabilities.refusal(X)``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """What the config needs to know of a backend before any job exists: its facts, capabilities and name rules.
-
-:class:`BackendRules` is the ground floor of the backend interface and names no config, spec or runtime type; the
-config-time checks are :class:`cloudtrain.config.rules.ConfigRules`, the spec-time ones
-:class:`cloudtrain.spec.SpecRules`, and running a job :class:`cloudtrain.backends.base.Backend`."""
+:class:`BackendRules` names no config, spec or runtime type (those are ``ConfigRules``, ``SpecRules``, ``Backend``)."""
 
 from __future__ import annotations
 

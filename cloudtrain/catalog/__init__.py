@@ -1,12 +1,6 @@
-"""The clouds' catalogs as data: regions, machine types, accelerators, prices, TensorFlow images.
-
-Everything comes from ``data/*.json`` (SageMaker's images from sagemaker-core's tables), loaded on first use; no cloud
-SDK, no TensorFlow. The code names no cloud: ``data/clouds.json`` lists them with what sets each apart, and each table's
-``tensorflow_images.uri_rules`` picks its image module. Which region offers which accelerators is
-``data/accelerator_regions.json`` (:mod:`.availability`).
-
-Updating: edit the table (each names its sources, price region and date) and run ``pytest tests/catalog``; a cloud is
-added as an entry of ``data/clouds.json`` and its table."""
+"""The clouds' catalogs as data (regions, machine types, accelerators, prices, TensorFlow images) from ``data/*.json``,
+loaded on first use; no cloud SDK, no TensorFlow. The code names no cloud: ``data/clouds.json`` lists them. To update,
+edit the table (each names its sources) and run ``pytest tests/catalog``."""
 
 from __future__ import annotations
 

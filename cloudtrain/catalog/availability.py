@@ -1,8 +1,5 @@
-"""Which regions offer a machine's accelerators, and which are nearest, from ``data/accelerator_regions.json``.
-
-Rows are keyed by machine series (``ml.p4d``), else accelerator (``NVIDIA_TESLA_T4``); a machine with no row is not
-checked offline. ``confirmed`` regions are named by the training service's page, ``unverified`` ones only by the compute
-service (:func:`unverified`). Distances are great-circle, between the regions' cities."""
+"""Which regions offer a machine's accelerators, and which are nearest, from ``data/accelerator_regions.json``: rows
+keyed by machine series, else accelerator; a machine with no row is not checked offline. Distances are great-circle."""
 
 from __future__ import annotations
 

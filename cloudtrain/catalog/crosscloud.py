@@ -1,6 +1,5 @@
-"""The nearest thing a cloud offers: a GPU at least as fast, a machine by GPU model and count, a region of the other
-cloud, a TensorFlow version. Pure lookups in ``data/gpus.json``, ``data/crosscloud.json`` and ``data/clouds.json``, for
-retired ML Engine hardware and configs moved between clouds."""
+"""The nearest thing a cloud offers (a GPU at least as fast, a machine by GPU model and count, a region, a TensorFlow
+version): pure lookups in ``data/gpus.json``, ``data/crosscloud.json`` and ``data/clouds.json``."""
 
 from __future__ import annotations
 

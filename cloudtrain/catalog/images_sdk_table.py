@@ -1,9 +1,5 @@
-"""TensorFlow training images from the table an installed SDK ships (``uri_rules: sdk_table``; SageMaker's, from
-sagemaker-core).
-
-The table is opened as a plain file found by ``importlib.util.find_spec`` (importing ``sagemaker.core`` costs seconds),
-and the URI built as ``sagemaker.core.image_uris.retrieve`` does: registry account per region, version aliases, Python
-versions, processors."""
+"""TensorFlow training images from the table an installed SDK ships (``uri_rules: sdk_table``; SageMaker's), opened as
+a plain file (importing ``sagemaker.core`` costs seconds) and built as ``sagemaker.core.image_uris.retrieve`` does."""
 
 from __future__ import annotations
 

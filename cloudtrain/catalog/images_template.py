@@ -1,6 +1,5 @@
 """Prebuilt TensorFlow training images whose URI is one template over a version table (``uri_rules: template``; Vertex
-AI's), e.g. ``{image_prefix}-docker.pkg.dev/vertex-ai/training/tf-{cpu|gpu}.{major}-{minor}.{python}:latest``, the
-region picking the multi-region."""
+AI's), the region picking the multi-region."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Check a (machine type, accelerator, count) against a cloud's table; name the nearest valid ones.
-
-Every rule comes from the table; this module only knows the two kinds of machine types
-(built-in GPUs and attachable GPUs) and how to explain a refusal."""
+"""Check a (machine type, accelerator, count) against a cloud's table; name the nearest valid ones."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The ``cloudtrain`` command line: one error funnel, lazy backends.
-
-Every user-facing failure is a :class:`CloudtrainError`: one ``error:`` line, exit code 2 for bad input, the traceback
-only with ``--debug``. Cloud SDKs and TensorFlow are imported only by the backend a command actually uses."""
+"""The ``cloudtrain`` command line: one error funnel (:class:`CloudtrainError`; ``--debug`` for tracebacks),
+lazy backends."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The part of ``cloudtrain submit`` after the summary when a job is created: print where it (or its sweep)
-landed and follow it to its end. Creating and following are the app layer's (:mod:`cloudtrain.app.submit`,
-:mod:`cloudtrain.app.follow`). Not loaded by ``--dry-run``."""
+"""The part of ``cloudtrain submit`` after the summary when a job is created: print where it (or its sweep) landed and
+follow it to its end. Not loaded by ``--dry-run``."""
 
 from __future__ import annotations
 

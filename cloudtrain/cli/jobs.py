@@ -1,7 +1,4 @@
-"""Commands on existing jobs: status, logs, cancel (``list`` is cloudtrain/cli/listing.py).
-
-They parse and print: a job is found and acted on through the Python API's :class:`cloudtrain.api.Job`
-(:func:`cloudtrain.api.attach`) and the application layer, the same code a notebook runs."""
+"""Commands on existing jobs: status, logs, cancel; they parse and print, through :class:`cloudtrain.api.Job`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""``cloudtrain tensorboard JOB…`` and ``cloudtrain outputs JOB``: watch runs learn, get what they made.
-
-They parse and print; the use cases are :mod:`cloudtrain.app.tensorboard` and :mod:`cloudtrain.app.outputs`,
-the same code the Python API runs (``cloudtrain.tensorboard``, ``Job.outputs``, ``Job.download``)."""
+"""``cloudtrain tensorboard JOB…`` and ``cloudtrain outputs JOB``: parse and print over the app layer's use cases."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Checks that need more than the schema: the cloud catalog and the file system.
-
-Everything a cloud would reject after an upload is refused here, offline, with the line
-of the offending key and the nearest valid alternatives."""
+"""Checks that need the cloud catalog or the file system: what a cloud would reject after an upload, refused offline."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Move a config to the other cloud: what that cloud lacks is mapped to its nearest, in one line each.
-
-:func:`fit_to_cloud` is the one place this happens. ``cloudtrain submit`` (and the gcloud forms)
-call it after ``--set`` so ``--set backend=sagemaker`` runs a Vertex or ML Engine file on
-SageMaker; a fallback entry that switches backend calls it the same way.
-
-Mapped, each with a line: the machine (by GPU model and count, :mod:`cloudtrain.catalog.crosscloud`),
-the region (a table kept as data), the TensorFlow version (the nearest the cloud offers, the
-newer on a tie), a prebuilt TF image URI of the other cloud (to its TF version). Refused, with
-the fix named: buckets of the other cloud (staging, output, job dir) and any other image of the
-other cloud's registry. Data channels in the other cloud's bucket are refused by the config
-checks (``data:``), after this: data is never copied between clouds behind the user's back.
-"""
+:func:`fit_to_cloud` is the one place this happens (after ``--set``, and for a fallback entry that switches backend);
+the other cloud's buckets are refused with the fix named: data is never copied between clouds behind the user's back."""
 
 from __future__ import annotations
 
@@ -45,13 +35,10 @@ def fit_to_cloud(
 ) -> tuple[dict[str, Any], list[str]]:
     """``data`` (a config dict, before validation) made to run on ``cloud``, and one ``mapped:`` line per mapping.
 
-    Settings that already belong to ``cloud`` are left alone, so a native config comes back
-    unchanged with no lines. Raises :class:`Refused` for what cannot be mapped. ``translate``
-    False (nothing asked for a translation) leaves the machine alone: the other cloud's machine
-    type typed into a config is a mistake, which the loader refuses with :func:`foreign_machine`.
-    ``schemes``: the bucket schemes the backend's jobs write to besides the cloud's own (a Kubernetes pod
-    writes ``s3://`` on EKS and ``gs://`` on GKE): buckets of those are not the other cloud's.
-    """
+    Settings that already belong to ``cloud`` are left alone (a native config comes back unchanged, no lines). Raises
+    :class:`Refused` for what cannot be mapped. ``translate`` False leaves the machine alone (the loader refuses it with
+    :func:`foreign_machine`). ``schemes``: bucket schemes the backend's jobs write to besides the cloud's own (a
+    Kubernetes pod writes ``s3://`` on EKS): buckets of those are not the other cloud's."""
     if cloud not in catalog.clouds():
         return data, []
     out = copy.deepcopy(data)
@@ -205,9 +192,8 @@ def _image(out: dict[str, Any], cloud: str, source: str, notes: list[str], trans
 
 
 def _theirs(wanted: str, source: str) -> bool:
-    """Whether ``wanted`` is a TensorFlow the other cloud ships (or TF 1, mapped on every path). Asked only
-    for a version this cloud lacks, so a config native to it never reads the other cloud's SDK table (a CLI
-    installed with only this cloud's extra has none)."""
+    """Whether ``wanted`` is a TensorFlow the other cloud ships (or TF 1). Asked only for a version this cloud lacks, so
+    a native config never reads the other cloud's SDK table (it may not be installed)."""
     try:
         return wanted.startswith("1.") or wanted in catalog.tensorflow_versions(source)
     except CatalogError:

@@ -1,6 +1,5 @@
-"""``fallback:`` entries → whole candidate configs, each validated offline like the main one: the entry's keys laid over
-the main config (``machine.type`` alone drops the accelerator), another ``backend`` mapped by
-:func:`cloudtrain.config.crosscloud.fit_to_cloud`. An error points at the entry's line when the entry set the key."""
+"""``fallback:`` entries → whole candidate configs, each validated offline like the main one (the entry's keys laid
+over the main config); an error points at the entry's line when the entry set the key."""
 
 from __future__ import annotations
 

@@ -101,11 +101,9 @@ def load_document(
     environ: Mapping[str, str] | None = None,
 ) -> LoadedConfig:
     """A parsed document (native, ML Engine ``trainingInput`` or Vertex ``CustomJobSpec``) → validated config.
-
-    ``--set`` applies first, to the document as written; then old formats are translated and the config fitted to its
-    cloud. ``strict``: a mapping line is an error (``--strict-legacy``). Every error with valid inputs is reported at
-    once (:class:`~cloudtrain.config.problems.Problems`); unreadable YAML stops at once. ``translate``: the other
-    cloud's machine type is mapped, not refused (translated formats and ``--set backend=…`` ask for it too)."""
+    ``--set`` applies first, then old formats are translated and the config fitted to its cloud. ``strict``: a mapping
+    line is an error. Every error is reported at once (:class:`~cloudtrain.config.problems.Problems`); unreadable YAML
+    stops at once. ``translate``: the other cloud's machine type is mapped, not refused."""
     problems = Problems()
     for override in overrides:
         problems.run((), partial(apply_override, loaded, override))

@@ -1,7 +1,5 @@
-"""The result of loading a config: the validated config and where each part of it came from.
-
-Its own module so that the checks run while loading (:mod:`cloudtrain.config.checks`,
-:mod:`cloudtrain.config.script_mode`) can take it without importing the loader that calls them."""
+"""The result of loading a config: the validated config and where each part of it came from; its own module so the
+checks run while loading can take it without importing the loader."""
 
 from __future__ import annotations
 

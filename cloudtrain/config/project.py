@@ -1,9 +1,6 @@
-"""Which Google Cloud project a Vertex job runs in, looked up the way gcloud users expect.
-
-The first that names one wins: ``--project``; the config's ``project``; ``CLOUDSDK_CORE_PROJECT``; gcloud's active
-configuration (``[core] project`` of ``configurations/config_<name>``); ``GOOGLE_CLOUD_PROJECT``; the Application
-Default Credentials' ``quota_project_id``, then ``project_id``. Files are read, never run: google-auth's own lookup
-would run ``gcloud config get project``."""
+"""Which Google Cloud project a Vertex job runs in, the first that names one: ``--project``, the config's ``project``,
+``CLOUDSDK_CORE_PROJECT``, gcloud's active configuration, ``GOOGLE_CLOUD_PROJECT``, the ADC's ``quota_project_id`` then
+``project_id``. Files are read, never run (google-auth's own lookup would run ``gcloud``)."""
 
 from __future__ import annotations
 

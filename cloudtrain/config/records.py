@@ -1,11 +1,6 @@
-"""Typed, frozen config records, and the one reader of YAML data into them.
-
-The schema (:mod:`cloudtrain.config.schema`) is written as pydantic models are (annotated fields,
-``Field(default, description=…, ge=…)``, ``StrictStr``, ``BeforeValidator``), and records keep
-pydantic's reading interface (``model_fields``, ``model_fields_set``, ``model_dump``, ``model_copy``),
-without pydantic's import and validator build, most of a dry run's own time. :func:`validate` reads plain
-YAML data, collecting every error with pydantic's kind, location and words (tests/config/test_records.py
-compares the two); :func:`json_schema` writes pydantic's JSON Schema of the records."""
+"""Typed, frozen config records, and the one reader of YAML data into them: pydantic's interface and error words
+(tests/config/test_records.py compares the two) without pydantic's import and validator build, most of a dry run's own
+time. :func:`json_schema` writes pydantic's JSON Schema of the records."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """What loading a config needs of a backend: :class:`ConfigRules`, its checks on :class:`LoadedConfig` and
-:class:`JobConfig`, kept on this floor so that the ground rules
-(:class:`~cloudtrain.backend_rules.interface.BackendRules`) name none of them."""
+:class:`JobConfig`, on this floor so the ground rules name none of them."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The job config schema: what a YAML file may say, typed and strict.
-
-Unknown keys are refused (the loader adds a did-you-mean), booleans accept only ``true``/``false``, counts must be
-positive, and durations read as ``90s``, ``30m``, ``24h``, ``2d`` or plain seconds. Checks that need the cloud catalog
-or the file system (machine combinations, regions, package paths) live in :mod:`cloudtrain.config.checks`.
-
-The classes are records (:class:`~cloudtrain.config.records.Record`), written as pydantic models are;
-:func:`~cloudtrain.config.records.validate` reads a file's data into them, with pydantic's error words.
-Annotations are evaluated as the classes are defined (no ``from __future__ import annotations``).
-"""
+"""The job config schema: what a YAML file may say, typed and strict. Unknown keys are refused, booleans accept only
+``true``/``false``, durations read as ``90s``, ``30m``, ``24h``, ``2d`` or seconds; catalog and file checks are in
+:mod:`cloudtrain.config.checks`. Annotations are evaluated as the classes are defined (no ``from __future__``)."""
 
 import math
 import re
@@ -383,9 +376,8 @@ _REGISTERED: dict[tuple[str, ...], type[JobConfig]] = {_BUILT_WITH: JobConfig}
 
 
 def registered_config() -> type[JobConfig]:
-    """The config a file is validated with: :class:`JobConfig` while the registry holds the backends it was
-    built with; once one joined since (a plugin, the tests' example), one whose ``backend:`` takes every name
-    registered now and that reads each one's section, built once per set of names."""
+    """The config a file is validated with: :class:`JobConfig`, or, once a backend joined the registry since it was
+    built (a plugin), one whose ``backend:`` takes every name registered now, built once per set of names."""
     names = backend_rules.names()
     if names not in _REGISTERED:
         config = _REGISTERED[names] = config_with_sections(name for name in names if name not in _BUILT_WITH)

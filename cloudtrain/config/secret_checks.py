@@ -1,6 +1,4 @@
-"""The checks on ``secrets:`` that need the rest of the config: where each kind of reference can be read.
-
-A config check (it takes a loaded config), so it lives with the config, above :mod:`cloudtrain.secrets`."""
+"""The checks on ``secrets:`` that need the rest of the config: where each kind of reference can be read."""
 
 from __future__ import annotations
 

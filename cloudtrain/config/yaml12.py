@@ -1,12 +1,6 @@
-"""Read YAML with YAML 1.2 scalar rules and remember the line of every key.
-
-PyYAML is YAML 1.1: ``off``/``no`` become booleans, ``1e-3`` stays a string, ``010`` is octal. We compose nodes with
-PyYAML and build values with the 1.2 core schema; 1.1 boolean words stay strings and are flagged, so the schema can say
-"write true or false".
-
-Hostile input is refused before any node is built (:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH`
-(PyYAML's C composer would crash the interpreter), an alias into its own collection, and more than :data:`MAX_VALUES`
-values counting alias expansion ("billion laughs"). Each refusal names the line."""
+"""Read YAML with YAML 1.2 scalar rules (PyYAML is 1.1: ``off`` is a boolean, ``010`` octal) and remember every key's
+line. Hostile input is refused before any node is built (:func:`_check_shape`): nesting deeper than :data:`MAX_DEPTH`,
+self-referencing aliases, more than :data:`MAX_VALUES` values counting alias expansion; each refusal names the line."""
 
 from __future__ import annotations
 

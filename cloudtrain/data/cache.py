@@ -1,6 +1,5 @@
-"""A bucket channel for a local run: downloaded once into a cache keyed by a hash of the object listing, into a
-temporary folder renamed when complete; files are read-only, and a copy that no longer matches the listing (a root job
-can write) is downloaded again."""
+"""A bucket channel for a local run, downloaded once into a cache keyed by a hash of the object listing; files are
+read-only, and a copy that no longer matches the listing is downloaded again."""
 
 from __future__ import annotations
 

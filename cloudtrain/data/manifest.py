@@ -65,12 +65,9 @@ def _hash_and_sniff(path: Path, *, sniff: bool = True) -> tuple[str, str]:
 
 
 def build_manifest(folder: Path, *, hash_cache: Path | None = None, include: Sequence[str] | None = None) -> Manifest:
-    """Every regular file under ``folder``, links followed only where they stay inside it.
-
-    What would read outside the folder or cannot be an object (a link out or nowhere, a device, FIFO or socket, a name
-    with a line break) is refused in one line before a byte is hashed. With ``include`` (``--include`` patterns),
-    credential and environment files (:mod:`cloudtrain.secrets.files`) are refused unless a pattern names them; a home
-    folder is refused whole."""
+    """Every regular file under ``folder``, links followed only where they stay inside it. What would read outside the
+    folder or cannot be an object (a link out, a device, FIFO, socket, a name with a line break) is refused in one line
+    before a byte is hashed; credential files unless an ``include`` pattern names them; a home folder whole."""
     folder = Path(folder)
     if not folder.is_dir():
         raise UsageError(f"data folder {folder} does not exist or is not a folder")

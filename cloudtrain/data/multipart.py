@@ -1,9 +1,6 @@
-"""Put one file in S3 so that an interrupted upload leaves nothing open (and nothing billed).
-
-Up to :data:`PART` bytes: one ``PutObject``. Larger: a multipart upload, journaled first in ``<cache>/uploads/`` and
-aborted on any failure; the next upload aborts every journaled one whose process is gone (a torn entry is removed), and
-any under cloudtrain's prefix older than :data:`STALE_SECONDS`. An object is complete or absent; nothing resumes
-half-way."""
+"""Put one file in S3 so that an interrupted upload leaves nothing open (and nothing billed): up to :data:`PART` bytes
+one ``PutObject``, else a multipart upload journaled first and aborted on any failure; the next upload aborts orphans
+(journaled ones whose process is gone, and any older than :data:`STALE_SECONDS`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Local folders in a cloud job's spec: :func:`stage` (shared by dry run and submit) gives each its manifest and
-content-addressed prefix, so ``render`` stays pure; a backend's ``submit`` uploads them with
-:func:`cloudtrain.data.upload.upload_channels`."""
+"""Local folders in a cloud job's spec: :func:`stage` gives each its manifest and content-addressed prefix, so
+``render`` stays pure; a backend's ``submit`` uploads them (:func:`cloudtrain.data.upload.upload_channels`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Upload a local folder to the staging bucket, content-addressed and resumable.
-
-One object per file under ``cloudtrain/data/<digest>/``, then ``cloudtrain/data/manifests/<digest>.json`` written last
-(``<digest>`` hashes the manifest, so unchanged content is one lookup). Objects are complete or absent, so an
-interrupted upload resumes by keeping those with the right size and hash; a manifest is trusted only when one listing
-shows every object it names."""
+"""Upload a local folder to the staging bucket, content-addressed and resumable: one object per file under
+``cloudtrain/data/<digest>/``, the manifest written last; objects are complete or absent, and a manifest is trusted only
+when one listing shows every object it names."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""A job's interruptions (spot preemptions, platform restarts) and the work each one cost.
-
-Where the clouds say so: SageMaker's ``SecondaryStatusTransitions`` pass through ``Interrupted`` (the backend turns each
-into ``{"at", "resumed_at"}`` in ``details["spot_interruptions"]``; the status messages are not read, AWS may change
-them); Vertex AI restarts a preempted worker inside the same CustomJob and counts nothing, so only the trainer's events
-tell, until the job fails with ``STOCKOUT``; a local replica that saves and exits 5 on an outside SIGTERM ends the run
-PREEMPTED.
-
-The work redone comes from the trainer's ``preempted``, ``epoch`` and ``plan`` events (trainer/events.py): steps redone
-= step reached − step resumed from; time lost = the time without training + steps redone × time per step. A restart with
-no ``preempted`` line before it (a SIGKILL) counts from the last step the log showed, a lower bound marked ``exact:
-false``. Pure: log lines in, dictionaries out."""
+"""A job's interruptions (spot preemptions, platform restarts) and the work each one cost, from the clouds' own
+transitions and the trainer's ``preempted``, ``epoch`` and ``plan`` events: steps redone = step reached − step resumed
+from; a restart with no ``preempted`` line (a SIGKILL) is a lower bound, ``exact: false``. Pure: lines in, dicts out."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Where a streaming job stands, from its log lines: :class:`Progress` keeps the phase, epoch n / N, steps, loss, the
-main metric, summed examples/s, an ETA, the elapsed time and the money spent. Code with no events still gives phase,
-elapsed and cost. Pure: the clock is passed in."""
+"""Where a streaming job stands, from its log lines: :class:`Progress` keeps phase, epoch, steps, loss, metric,
+examples/s, ETA, elapsed time and cost; no events still gives phase, elapsed and cost. The clock is passed in."""
 
 from __future__ import annotations
 

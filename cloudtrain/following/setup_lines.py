@@ -1,6 +1,5 @@
-"""Which log lines are a job's set-up (pip, the clouds' and cloudtrain's launchers, TensorFlow's import-time log) rather
-than the user's code: training starts at the first that is not (:mod:`cloudtrain.following.timeline`). Taken from real
-runs on each cloud."""
+"""Which log lines are a job's set-up (pip, launchers, TensorFlow's import-time log) rather than the user's code:
+training starts at the first that is not (:mod:`cloudtrain.following.timeline`). Taken from real runs on each cloud."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The live status line: log lines scroll, one line at the bottom says where the job stands.
-
-Only on a terminal and never with ``-o json`` (the caller decides); rich's ``Live`` redraws it
-twice a second, so elapsed time and cost move even while no line arrives."""
+"""The live status line at the bottom of a terminal, never with ``-o json``; rich's ``Live`` redraws it twice a second,
+so elapsed time and cost move even while no line arrives."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """A job's start-up and run as phases (queued, provisioning, pulling image, installing package, starting TensorFlow,
-training, uploading): one vocabulary for the summary, history, the status line and the run report.
-
-Sources give *marks*, the moment a phase began (a cloud's own transitions, the job's own times, then the log); a phase
-lasts until the next one begins. Training starts at the first line that says the user's code runs (its first event, the
-launcher starting the module, or the first line not of the set-up, :mod:`cloudtrain.following.setup_lines`): the first,
-not a ranking, so the live line, the summary and the report name one moment (:func:`training_start`). A local run begins
-in "starting TensorFlow" and uploads nothing. No cloud is called here."""
+training, uploading): one vocabulary for the summary, history, the status line and the report. A phase lasts until the
+next mark; training starts at the first line that says the user's code runs (:func:`training_start`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Reproducible sdists of a training package folder (what ``--package-path`` points at).
-
-Pure Python and standard library only: no cloud SDK, no TensorFlow, no build subprocess."""
+"""Reproducible sdists of a training package folder: pure Python and standard library only, no build subprocess."""
 
 from .script import build_script_sdist
 from .sdist import SIZE_WARNING_BYTES, BuiltPackage, SdistOptions, build_sdist, required

@@ -1,11 +1,6 @@
-"""A reproducible ``.tar.gz``, written atomically and named by its content hash.
-
-Same members in, same bytes out, whatever the files' mtimes, owners or permissions: entries are sorted, every mtime is
-:data:`FIXED_MTIME`, owners are ``0``/``""``, modes are ``0o755`` for folders and executables and ``0o644`` otherwise,
-the tar is PAX with UTF-8 names, and the gzip header has time 0 and no file name. (Bytes can differ only between
-machines whose zlib compresses differently.) The archive is written to a hidden ``.part`` file in the output folder and
-renamed into place, so a failure never leaves a partial file under the final name; ``.part`` files that a killed build
-left behind (their process is gone, or they are over an hour old) are swept before each build."""
+"""A reproducible ``.tar.gz``, written atomically and named by its content hash: same members in, same bytes out
+(sorted entries, :data:`FIXED_MTIME`, owner 0, modes 0o755/0o644, PAX UTF-8, gzip time 0), written to a hidden ``.part``
+and renamed into place; stale ``.part`` files are swept before each build."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""What never goes into a training package, and what an ignore file leaves out.
-
-Built-in excludes (:func:`builtin_exclude`: VCS folders, caches, bytecode, ``.env``, key and credential files) match the
-entry's own name and cannot be re-included. Then every ``.gitignore`` and ``.cloudtrainignore`` inside the package
-directory, in gitignore syntax (:func:`parse_ignore_lines`), with git's precedence (later and deeper win;
-``.cloudtrainignore`` after ``.gitignore``). Ignore files outside the package directory are not read: what is uploaded
-depends on that directory alone."""
+"""What never goes into a training package, and what an ignore file leaves out: built-in excludes
+(:func:`builtin_exclude`) cannot be re-included; then every ``.gitignore`` and ``.cloudtrainignore`` inside the package
+folder, with git's precedence. Ignore files outside it are not read."""
 
 from __future__ import annotations
 

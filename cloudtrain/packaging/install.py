@@ -1,10 +1,6 @@
 """Install one of cloudtrain's own sdists into a site-packages folder as ``pip install --no-deps`` does, in-process and
-in milliseconds.
-
-Their ``setup.py`` is always cloudtrain's (``find_packages()``, ``package_data={PACKAGE: ['**/*']}``), so what pip
-installs is known without setuptools: the packages' ``*.py`` modules, the data package's files (no part starting with
-``.``) and a ``dist-info`` whose ``METADATA`` is ``PKG-INFO``. Used for a local run's code-only edit;
-tests/packaging/test_install.py holds it to pip's own install, file for file."""
+in milliseconds: their ``setup.py`` is always cloudtrain's, so what pip installs is known without setuptools
+(tests/packaging/test_install.py holds it to pip's install, file for file)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The package's own metadata: which ``setup.py`` / ``pyproject.toml`` describes it, and what it says.
-
-Looked for in this order, the first that describes the package folder wins (others are named in a warning): ``setup.py``
-in the **parent** folder (gcloud's ``--package-path`` rule); ``pyproject.toml`` there, only when it declares this folder
-(so a repository's own ``pyproject.toml`` is never taken for the package's); then ``setup.py``, ``pyproject.toml``
-**inside** the folder.
-
-A ``setup.py`` of imports, literal constants and one literal ``setup(...)`` call is read statically; any other is run
-(:mod:`.setup_run`, a subprocess with a timeout), since the cloud's pip runs it too. A ``dynamic`` version or
-dependencies in ``pyproject.toml`` is refused with a fix, never guessed."""
+"""The package's own metadata: which ``setup.py`` / ``pyproject.toml`` describes it (``setup.py`` in the parent folder
+first, as gcloud's ``--package-path``), and what it says. A literal ``setup.py`` is read statically, any other is run
+(:mod:`.setup_run`); a ``dynamic`` version or dependencies in ``pyproject.toml`` is refused, never guessed."""
 
 from __future__ import annotations
 

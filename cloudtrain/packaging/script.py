@@ -1,11 +1,6 @@
-"""The package of a ``package.script`` job: the source folder (SageMaker's ``source_dir``), wrapped so that pip can
-install it.
-
-The sdist is one package, ``cloudtrain_script``, holding the folder unchanged as data (``src/``) beside the launcher
-(:mod:`.script_main`) and ``script.json``. Its requirements are the folder's ``requirements.txt`` and its ``setup.py``'s
-``install_requires`` (plus ``package.requirements``), as the SageMaker toolkit installs them. One sdist serves every
-backend: Vertex runs ``python -m cloudtrain_script``, SageMaker gets ``src/`` as its ``sourcedir.tar.gz``
-(:func:`source_members`), a local run installs it."""
+"""The package of a ``package.script`` job: the source folder wrapped so that pip can install it, as one package,
+``cloudtrain_script``, holding the folder as data (``src/``) beside the launcher (:mod:`.script_main`). One sdist
+serves every backend; requirements are the folder's and its ``setup.py``'s, as the SageMaker toolkit installs them."""
 
 from __future__ import annotations
 

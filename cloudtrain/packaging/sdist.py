@@ -1,6 +1,5 @@
-"""Build the sdist of a training package folder, in-process and reproducibly: no build isolation, no network
-(:mod:`.tree`, :mod:`.project`, :mod:`.metadata`), and an archive named by its content hash (:mod:`.archive`), so
-identical builds share a name and an upload can be skipped."""
+"""Build the sdist of a package folder in-process and reproducibly (no build isolation, no network), archived under its
+content hash (:mod:`.archive`), so identical builds share a name and an upload can be skipped."""
 
 from __future__ import annotations
 
@@ -61,12 +60,10 @@ class SdistOptions(TypedDict, total=False):
 
 
 def build_sdist(package_dir: Path, out_dir: Path, **options: Unpack[SdistOptions]) -> BuiltPackage:
-    """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``.
-
-    The config's ``name`` / ``version`` win over the package's metadata (a warning when they differ); unset in both, the
-    folder's name and ``0.0.0``, as gcloud does. Requirements: the metadata's, ``requirements``, then
-    ``requirements.txt``. Anything the user must fix is a :class:`~cloudtrain.errors.PackagingError`. ``extra``:
-    generated files (path → text); ``include``: credential-like files to package anyway."""
+    """Build ``package_dir`` (the package folder itself, e.g. ``trainer/``) into ``out_dir``. The config's ``name`` /
+    ``version`` win over the metadata (warning when they differ), else the folder's name and ``0.0.0``, as gcloud does.
+    Anything the user must fix is a :class:`~cloudtrain.errors.PackagingError`. ``extra``: generated files (path →
+    text); ``include``: credential-like files to package anyway."""
     root = check_package_dir(Path(package_dir))
     if Path(out_dir).resolve() == root.resolve():
         raise PackagingError(

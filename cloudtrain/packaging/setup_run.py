@@ -1,7 +1,5 @@
-"""Run a ``setup.py`` whose arguments are computed, to learn its name, version and requirements.
-
-A subprocess (``-I``) in its own folder, with ``setuptools.setup`` replaced by a recorder: nothing is built or written.
-One that raises is one line (file, line, exception); one longer than :data:`TIMEOUT_S` is stopped."""
+"""Run a ``setup.py`` whose arguments are computed, to learn its name, version and requirements: a subprocess with
+``setuptools.setup`` replaced by a recorder, stopped after :data:`TIMEOUT_S`; nothing is built or written."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The files of a package directory that go into its sdist, and the checks on that directory.
-
-Links are followed only inside the directory (one leading out or nowhere is an error unless ignored; a loop is refused),
-and packaged as what their target holds only when that target is packaged, so a link never brings in an excluded file.
-"""
+"""The files of a package directory that go into its sdist: links followed only inside it (a loop is refused), and a
+link never brings in an excluded file."""
 
 from __future__ import annotations
 

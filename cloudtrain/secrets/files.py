@@ -1,7 +1,5 @@
-"""Credential files, recognised by name and by content: never packaged or uploaded unless an ``--include`` names them.
-
-The rules are data with their sources (``credential_files.json``): case-blind name patterns, and content rules over a
-small file's first 64 KiB, so a key under an innocent name is caught too. A whole home folder is refused."""
+"""Credential files, recognised by name and by content (``credential_files.json``): never packaged or uploaded unless
+an ``--include`` names them. A whole home folder is refused."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What a job with ``secrets:`` carries: ``CLOUDTRAIN_SECRET_<NAME>`` references, and the launcher
-(:mod:`cloudtrain.secrets.launcher`), read here as a file and never imported (it speaks HTTP, which a submit never
-needs)."""
+"""What a job with ``secrets:`` carries: ``CLOUDTRAIN_SECRET_<NAME>`` references, and the launcher, read here as a file
+and never imported (it speaks HTTP, which a submit never needs)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What cloudtrain shows and stores of a job's values: anything that looks secret is ``***``.
-
-A value is masked when its name says secret or it has a known credential's form, wherever it stands (``env:``, args,
-hyperparameters, errors, reprs, log lines); the rules are data with sources (``formats.json``). For display only:
-``env:`` is sent as written, and ``secrets:`` values are never in the request."""
+"""What cloudtrain shows and stores of a job's values: anything that looks secret (by name, or a known credential's
+form in ``formats.json``) is ``***``. For display only: ``env:`` is sent as written."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The one reader of a local sweep's Optuna journal, checked before Optuna replays it: Optuna meets a torn or garbled
-line with a ``JSONDecodeError`` or ``KeyError`` and appends after it, breaking the file for good. A damaged journal is
-one :class:`~cloudtrain.statefiles.Damage` and nothing writes to it; a 0-byte one is removed."""
+"""The one reader of a local sweep's Optuna journal, checked before Optuna replays it (Optuna appends after a torn
+line, breaking the file): a damaged journal is one :class:`~cloudtrain.statefiles.Damage`, a 0-byte one removed."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A seeded sampler whose trial N draws from its own stream, seeded from (seed, N): a resumed sweep's new sampler would
-start over and redraw trial 0's parameters, so each trial gets a fresh one and picks what an uninterrupted sweep would
-have. Samplers read earlier trials from the study, so nothing is lost. Not for the grid, whose seed fixes the order
-``grid_id`` refers to."""
+"""A seeded sampler whose trial N draws from its own stream, seeded from (seed, N), so a resumed sweep picks what an
+uninterrupted one would have. Not for the grid, whose seed fixes the order ``grid_id`` refers to."""
 
 from __future__ import annotations
 

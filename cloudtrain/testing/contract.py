@@ -1,14 +1,6 @@
 """One contract, every backend: what a user relies on whichever backend runs the job (tests/backends/test_contract.py),
-for another distribution's backend to run on itself::
-
-    from cloudtrain.testing.contract import *  # noqa: F403 - the contract's tests, on the leg below
-
-    @pytest.fixture
-    def leg(tmp_path) -> Leg:
-        return Leg(BACKEND, sample_spec(backend="mine"), sample_package(tmp_path), succeed, keep_running, full_name)
-
-A :class:`Leg` is the backend on its fake and how to script its next job; the tests use only its interface and the CLI,
-with history and cache in a temporary folder (:func:`contract_cache`). See docs/how-to/add-a-backend.md."""
+for another distribution's backend to run on itself with a ``leg`` fixture returning a :class:`Leg` (the backend on its
+fake and how to script its next job); see docs/how-to/add-a-backend.md."""
 
 from __future__ import annotations
 

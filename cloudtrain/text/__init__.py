@@ -1,14 +1,6 @@
-"""How messages say things, in one place: counts in words (``2 files``, never "file(s)"), an error's first line, long
-words cut, and the one ``mapped:`` line; numbers are :mod:`.numbers`. Leaf modules, so the config translators need no
-console.
-
-Every translation (legacy ML Engine configs, Vertex ``CustomJobSpec`` files, a config moved to the other cloud, a
-fallback candidate) says what it changed in one format::
-
-    mapped: <key>: <from> → <to> (<reason>); $X.XX/h → $Y.YY/h
-
-The price part is for machines only (``(no current price)`` where a side has none); ``--strict-legacy`` makes each line
-an error."""
+"""How messages say things, in one place: counts in words (``2 files``), an error's first line, long words cut, and
+the one ``mapped: <key>: <from> → <to> (<reason>); $X.XX/h → $Y.YY/h`` line every translation writes (price part for
+machines only; ``--strict-legacy`` makes each an error). Numbers are :mod:`.numbers`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Numbers as people read them: the one place that decides how a number is shown.
-
-:func:`measured` (4 significant digits, ``12,350``), :func:`money` (``$1,234.56``), :func:`count` (exact, grouped),
-:func:`size` (``1.934 GiB``), :func:`duration` (``1 h 30 min``, never ``0.333333 h``). Ids are shown as they are; ``-o
-json`` keeps full precision."""
+"""Numbers as people read them, the one place that decides how a number is shown: :func:`measured`, :func:`money`,
+:func:`count`, :func:`size`, :func:`duration`; ``-o json`` keeps full precision."""
 
 from __future__ import annotations
 

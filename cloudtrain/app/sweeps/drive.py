@@ -1,7 +1,4 @@
-"""Start, run and resume a sweep: a config with ``sweep:``, as a local study or the cloud's tuning job.
-
-The drivers of the sweep vocabulary in :mod:`cloudtrain.sweeps`; nothing here prints: a local
-sweep's trials are reported to the ``on_event`` given, the results table is returned."""
+"""Start, run and resume a sweep (a config with ``sweep:``) as a local study or the cloud's tuning job; never prints."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Local sweeps: Optuna chooses the trials, each trial is a normal local run.
-
-A sweep's folder holds ``sweep.json`` (how to rebuild the job) and Optuna's journal, so a sweep killed at any moment
-resumes. Each trial runs in ``trial-NNN/``, reads its metric from the trainer's events, and is cancelled when the pruner
-says so.
-
-``sweep resume`` keeps finished trials and reruns an interrupted one under its own number and parameters
-(:func:`rerun_interrupted`); the seeded sampler (:mod:`.seeding`) picks what it would have picked had it never stopped.
-A damaged journal is refused before Optuna touches it (:mod:`.journal`)."""
+"""Local sweeps: Optuna chooses the trials, each a normal local run in ``trial-NNN/``. ``sweep.json`` and Optuna's
+journal make a sweep killed at any moment resumable: finished trials are kept and an interrupted one reruns under its
+own number and parameters (:func:`rerun_interrupted`); a damaged journal is refused (:mod:`.journal`)."""
 
 from __future__ import annotations
 

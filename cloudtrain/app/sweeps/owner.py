@@ -1,9 +1,6 @@
-"""Which process runs a local sweep's trials, so later commands can tell it runs and stop it.
-
-The submitting process, or after ``submit --detach`` a ``python -m cloudtrain sweep resume SWEEP`` in its own session
-(:func:`hand_over`), logging to ``sweep.log``: the same trials and records. It writes ``owner.json`` (pid and that pid's
-kernel start time, so a reused pid is never taken for it) and removes it when it stops. While it runs, ``status`` says
-RUNNING, a second resume is refused, and ``cancel`` sends SIGINT (as Ctrl-C) then SIGTERM after :data:`GRACE_S`."""
+"""Which process runs a local sweep's trials, so later commands can tell it runs and stop it: the submitting one, or a
+detached ``sweep resume`` (:func:`hand_over`). ``owner.json`` holds its pid and that pid's start time (a reused pid is
+never taken for it); ``cancel`` sends SIGINT, then SIGTERM after :data:`GRACE_S`."""
 
 from __future__ import annotations
 
