@@ -26,8 +26,8 @@ from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, env_keys, venv
-from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner import image as runner_image
+from cloudtrain.backends.runner.buckets import bucket_store
 from cloudtrain.backends.runner.image import Image
 from cloudtrain.backends.runner.interpreters import find_python, probe
 from cloudtrain.backends.secrets_here import resolve_here
