@@ -141,7 +141,8 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
         except _NotLiteral:
             if name in _SIMPLE or name in _OWN:
                 out.fill_in.append(
-                    f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: set {_KEY_OF.get(name, name)} yourself"
+                    f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: "
+                    f"set {_KEY_OF.get(name, name)} yourself"
                 )
     cfg = out.config
     cfg["name"] = _job_name(values.get("base_job_name"), values.get("entry_point"))
