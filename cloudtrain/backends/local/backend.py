@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -25,8 +26,9 @@ from cloudtrain.backends.local.job import RUNS_DIR, LocalJob, RecordedJob
 from cloudtrain.backends.local.processes import Launch, free_ports
 from cloudtrain.backends.local.record import RUN_DIR
 from cloudtrain.backends.runner import contract, env_keys, venv
+from cloudtrain.backends.runner import image as runner_image
 from cloudtrain.backends.runner.buckets import bucket_store
-from cloudtrain.backends.runner.image import Image, image_for
+from cloudtrain.backends.runner.image import Image
 from cloudtrain.backends.runner.interpreters import find_python, probe
 from cloudtrain.backends.secrets_here import resolve_here
 from cloudtrain.config.schema import JobConfig
@@ -142,13 +144,6 @@ def shard_channel(folder: Path, dest: Path, hosts: list[str]) -> list[str]:
     return out
 
 
-def _describe_channels(spec: JobSpec) -> dict[str, str]:
-    return {
-        name: (f"{ch.source} (linked)" if ch.kind == "local" else f"{ch.source} (downloaded once into the cache)")
-        for name, ch in spec.channels.items()
-    }
-
-
 def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
     """``--resume``: the continued run's checkpoints into this run's checkpoint folder(s), as SageMaker
     copies its checkpoint S3 prefix to /opt/ml/checkpoints when a job starts; the old run stays as it was."""
@@ -160,11 +155,6 @@ def copy_checkpoints(plans: list[contract.ReplicaPlan], source: str) -> None:
     for target in sorted({p.checkpoint_dir for p in plans}):
         if os.path.abspath(target) != os.path.abspath(source):
             shutil.copytree(source, target, dirs_exist_ok=True)
-
-
-def default_image(spec: JobSpec) -> Image:
-    """The image layer for ``spec``: its TensorFlow (or the cloud's default) on a matching Python."""
-    return image_for(spec, find_python, probe)
 
 
 def _claim(out: Path, spec: JobSpec) -> None:
@@ -210,6 +200,10 @@ def _run_in(out: Path) -> str:
     data = load_json_object(out / RUN_DIR / "status.json")
     job_id = None if isinstance(data, Damage) else data.get("job_id")
     return str(job_id) if isinstance(job_id, str) and job_id else out.name
+
+
+def _replica(spec: JobSpec, p: ReplicaPlan, argv: list[str], mask: Callable[[str], str] = str) -> dict[str, Any]:
+    return {"name": p.name, "argv": argv, "cwd": p.cwd, "env": {k: mask(v) for k, v in {**spec.env, **p.env}.items()}}
 
 
 class LocalBackend(BackendFacts):
@@ -265,7 +259,7 @@ class LocalBackend(BackendFacts):
         ``gpu_count`` is the real count, else never: a test that sets the count decides)."""
         self._gpu_visible = gpu_visible or (cuda.gpu_visible if gpu_count is detect_gpus else (lambda: False))
         self._cache_root = cache_root
-        self._image_for = image_for or default_image
+        self._image_for = image_for or functools.partial(runner_image.image_for, find=find_python, probe=probe)
         self._log = log or (lambda message: print(message, file=sys.stderr, flush=True))
         self._grace = stop_grace_s
         self._gpu_count = gpu_count
@@ -273,17 +267,15 @@ class LocalBackend(BackendFacts):
         self._channels = dict(channels or {})
         self._environ = environ
         self._fetch = fetch_channel or fetch_bucket_channel
-        self._gpus: int | None = None
 
-    def _num_gpus(self) -> int:
-        if self._gpus is None:
-            self._gpus = self._gpu_count()
-        return self._gpus
+    @functools.cached_property
+    def _gpus(self) -> int:
+        return self._gpu_count()
 
     def _image(self, spec: JobSpec) -> tuple[Image, cuda.GpuBuild]:
         """The image layer for ``spec`` on this machine: with a GPU here, TensorFlow with its CUDA wheels."""
         image = self._image_for(spec)
-        count = self._num_gpus()
+        count = self._gpus
         here = f"{count} GPU{'s' if count != 1 else ''} here" if count else None
         build = cuda.gpu_build(image.packages, gpus=here or ("a GPU visible here" if self._gpu_visible() else None))
         return replace(image, packages=build.packages), build
@@ -291,8 +283,8 @@ class LocalBackend(BackendFacts):
     def _plans(
         self, spec: JobSpec, package: BuiltPackage, out: Path, ports: list[int], channels: Mapping[str, str]
     ) -> list[ReplicaPlan]:
-        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
-        per_replica = [self._num_gpus() if g is None else len(g.split(",")) for g in gpus]
+        gpus = contract.gpu_assignment(self._gpus, spec.replica_count)
+        per_replica = [self._gpus if g is None else len(g.split(",")) for g in gpus]
         return contract.plan(
             spec,
             output_dir=str(out),
@@ -306,12 +298,10 @@ class LocalBackend(BackendFacts):
     def _channel_dirs(self, spec: JobSpec, *, fetch: bool) -> dict[str, str]:
         """Channel → local folder: a local folder as it is; a bucket channel downloaded into the
         cache (``fetch``), else shown by its source (``render`` does no I/O)."""
-        dirs = {}
-        for name, ch in spec.channels.items():
-            if ch.kind == "local":
-                dirs[name] = ch.source
-            else:
-                dirs[name] = str(self._fetch(spec, ch)) if fetch else ch.source
+        dirs = {
+            n: str(self._fetch(spec, ch)) if fetch and ch.kind != "local" else ch.source
+            for n, ch in spec.channels.items()
+        }
         return {**dirs, **self._channels}
 
     def render(self, spec: JobSpec, package: BuiltPackage | None) -> dict[str, Any]:
@@ -322,6 +312,10 @@ class LocalBackend(BackendFacts):
         image, gpu = self._image(spec)
         env = env_keys.env_dir(built, image, self._cache_root)
         plans = self._plans(spec, built, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
+        how = {"local": "linked"}
+        data = {
+            n: f"{c.source} ({how.get(c.kind, 'downloaded once into the cache')})" for n, c in spec.channels.items()
+        }
         return {
             "backend": "local",
             "contract": spec.cloud,
@@ -331,7 +325,7 @@ class LocalBackend(BackendFacts):
             **({"resume_from": spec.resume.checkpoint_dir} if spec.resume else {}),
             "package": str(built.path),
             "environment": str(env),
-            **({"data": _describe_channels(spec)} if spec.channels else {}),
+            **({"data": data} if data else {}),
             "image_environment": {
                 "layer": str(env_keys.image_dir(image, self._cache_root)),
                 "python": image.python.path,
@@ -341,10 +335,7 @@ class LocalBackend(BackendFacts):
             },
             "replicas": [
                 {
-                    "name": p.name,
-                    "argv": contract.argv(spec, p, str(env_keys.env_python(env)), built),
-                    "cwd": p.cwd,
-                    "env": {**spec.env, **p.env},
+                    **_replica(spec, p, contract.argv(spec, p, str(env_keys.env_python(env)), built)),
                     "files": sorted(p.files),
                 }
                 for p in plans
@@ -404,8 +395,8 @@ class LocalBackend(BackendFacts):
             copy_checkpoints(plans, spec.resume.checkpoint_dir)
         base = dict(os.environ if self._environ is None else self._environ)
         secrets = resolve_here(spec.secrets, base)
-        gpus = contract.gpu_assignment(self._num_gpus(), spec.replica_count)
-        shared = self._num_gpus() > 0 and spec.replica_count > 1 and gpus[0] is None
+        gpus = contract.gpu_assignment(self._gpus, spec.replica_count)
+        shared = self._gpus > 0 and spec.replica_count > 1 and gpus[0] is None
         argvs = [contract.argv(spec, p, str(environment.python), built) for p in plans]
         launches = [
             Launch(
@@ -420,15 +411,7 @@ class LocalBackend(BackendFacts):
         # the values this run knows are secret: masked in replicas.json (where env: values are also inside
         # CLUSTER_SPEC / TF_CONFIG) and in every log line
         masker = ValueMasker([*secrets.values(), *secret_values(spec.env, spec.args, spec.hyperparameters)])
-        replicas = [
-            {
-                "name": p.name,
-                "argv": argv,
-                "cwd": p.cwd,
-                "env": {k: masker(v) for k, v in {**spec.env, **p.env}.items()},
-            }
-            for p, argv in zip(plans, argvs, strict=True)  # one argv per plan
-        ]
+        replicas = [_replica(spec, p, argv, masker) for p, argv in zip(plans, argvs, strict=True)]
         write_atomic(run_dir / "replicas.json", json.dumps(replicas, indent=2))  # 0600, as mkstemp creates it
         job = dict(
             spec=spec, out=out, plans=plans, environment=environment, note=note, stop_grace_s=self._grace, masker=masker

@@ -294,17 +294,15 @@ class LocalJob(HandleDefaults):
 
     def _finish(self, outcome: Outcome) -> JobStatus:
         with self._lock:
-            return self._finish_once(outcome)
-
-    def _finish_once(self, outcome: Outcome) -> JobStatus:
-        if self._final is None:
+            if self._final is not None:
+                return self._final
             native = (
                 "failed"
                 if outcome.failed
                 else "timed_out"
                 if outcome.timed_out
                 else "cancelled"
-                if outcome.cancelled or (outcome.preempted and self._cancel_requested())
+                if outcome.cancelled or (outcome.preempted and (self.output_dir / RUN_DIR / CANCEL_REQUESTED).exists())
                 else "preempted"
                 if outcome.preempted
                 else "succeeded"
@@ -312,10 +310,7 @@ class LocalJob(HandleDefaults):
             self._ended = dt.datetime.now(dt.timezone.utc)
             self._final = self._status(native, outcome)
             self._record(self._final)
-        return self._final
-
-    def _cancel_requested(self) -> bool:
-        return (self.output_dir / RUN_DIR / CANCEL_REQUESTED).exists()
+            return self._final
 
     def _saved(self) -> dict[str, Any] | None:
         """What a stop left to resume from: the chief's ``preempted`` line, else the newest ``ckpt-<step>``."""
@@ -427,10 +422,7 @@ class RecordedJob(HandleDefaults):
         try:
             return self._parse(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            return Damage(self._path, f"damaged ({type(exc).__name__}: {exc})", self._recover())
-
-    def _recover(self) -> str:
-        return record.recover(self._path)
+            return Damage(self._path, f"damaged ({type(exc).__name__}: {exc})", record.recover(self._path))
 
     def recorded(self) -> JobStatus:
         """The run's status for a listing; when the file is damaged, UNKNOWN (``details["damaged"]``:

@@ -67,10 +67,6 @@ def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
         return [s.getsockname()[1] for s in socks]
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
-
-
 def _pdeathsig() -> Callable[[], None] | None:
     if not sys.platform.startswith("linux"):
         return None
@@ -228,30 +224,22 @@ class ReplicaGroup:
         """One line, stamped under the lock that orders the lines: the lines file is in time order
         even when two replicas' readers race (a stamp taken before the lock let a later line in first)."""
         with self._cond:
-            line = LogLine(_now(), replica, text, severity)
+            line = LogLine(dt.datetime.now(dt.timezone.utc), replica, text, severity)
             if self._on_line is not None:  # before any reader can see the line (its events are known then)
                 self._on_line(line)
             self._lines.append(line)
             if self._journal is not None:
+                entry = dict(timestamp=line.timestamp.isoformat(), replica=replica, severity=severity, message=text)
                 try:
-                    self._journal.write(
-                        json.dumps(
-                            {
-                                "timestamp": line.timestamp.isoformat(),
-                                "replica": line.replica,
-                                "severity": line.severity,
-                                "message": line.message,
-                            }
-                        )
-                        + "\n"
-                    )
+                    self._journal.write(json.dumps(entry) + "\n")
                     self._journal.flush()
                 except (OSError, ValueError):  # a full disk (or a closed journal) must not stop the run
                     pass
             self._cond.notify_all()
 
     def _read(self, launch: Launch) -> None:
-        stdout, stderr = _pipes(self._procs[launch.name])
+        stdout, stderr = self._procs[launch.name].stdout, self._procs[launch.name].stderr
+        assert stdout is not None and stderr is not None  # start opens both pipes
         # the secret values this run knows (and any credential, every line of a private key) never reach a log
         # or the screen: a ValueMasker's stream() also masks the lines after a key's first one
         stream = getattr(self._mask, "stream", None)
@@ -356,13 +344,6 @@ class ReplicaGroup:
 
 
 _MAX_PARTIAL = 1 << 20  # a "line" that never ends is passed on in pieces of this size
-
-
-def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
-    """A replica's stdout and stderr (both are pipes: ``start`` opens them so)."""
-    if proc.stdout is None or proc.stderr is None:
-        raise ValueError(f"process {proc.pid} was started without pipes")
-    return proc.stdout, proc.stderr
 
 
 def _whole_lines(*pipes: IO[bytes]) -> Iterator[bytes]:

@@ -61,17 +61,13 @@ def deps_dir(key: str, root: Path | None = None) -> Path:
     return (root or cache_root()) / "envs" / f"deps-{key}"
 
 
-def install_dir(key: str, image: Image, root: Path | None = None) -> Path:
-    return (root or cache_root()) / "envs" / f"pkg-{content_key(key, image.key)}"
-
-
 def env_dir(
     package: BuiltPackage, image: Image, root: Path | None = None, environ: Mapping[str, str] | None = None
 ) -> Path:
     """Where the env of ``package`` (a :class:`~cloudtrain.packaging.BuiltPackage`) on ``image`` lives:
     its own thin layer, on the requirements layer its requirements and the index settings decide."""
     deps = requirements_key(requirements_of(package), image, index_settings(environ))
-    return install_dir(content_key(package.sha256, deps), image, root)
+    return (root or cache_root()) / "envs" / f"pkg-{content_key(content_key(package.sha256, deps), image.key)}"
 
 
 def requirements_of(package: BuiltPackage) -> tuple[str, ...]:

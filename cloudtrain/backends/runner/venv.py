@@ -235,16 +235,8 @@ def ensure_env(
         return {"kind": "package", "image": deps.path.name, "installs": [str(package.path)], "label": label}
 
     _build_atomically(final, package.sha256, build)
-    return PackageEnv(
-        final,
-        env_python(final),
-        False,
-        time.monotonic() - start,
-        deps.online,
-        image_dir(image, root),
-        image.describe(),
-        code_only=deps.cached,
-    )
+    took = time.monotonic() - start  # on the requirements layer: its image layer and description are this env's
+    return PackageEnv(final, env_python(final), False, took, deps.online, deps.image, deps.description, deps.cached)
 
 
 def ensure_requirements(
@@ -277,7 +269,7 @@ def ensure_requirements(
         online = False
         if requirements:
             with build_steps.phase(f"package environment: installing the requirements of {label}", log, folder=tmp):
-                online = _pip_install(tmp, list(requirements), label, requirements, image, run)
+                online = _pip_install(tmp, label, requirements, image, run)
         return {
             "kind": "requirements",
             "image": base.name,
@@ -321,11 +313,9 @@ def _layered_venv(tmp: Path, under: Path, image: Image, run: Runner) -> str:
     return site
 
 
-def _pip_install(
-    env: Path, targets: list[str], label: str, requirements: Sequence[str], image: Image, run: Runner
-) -> bool:
+def _pip_install(env: Path, label: str, requirements: Sequence[str], image: Image, run: Runner) -> bool:
     """pip install into ``env``: offline first, then from the index; returns whether the index was used."""
-    install = [str(env_python(env)), "-m", "pip", "install", *_PIP_QUIET, "--no-build-isolation", *targets]
+    install = [str(env_python(env)), "-m", "pip", "install", *_PIP_QUIET, "--no-build-isolation", *requirements]
     offline = run([*install[:4], "--no-index", *install[4:]], capture_output=True, text=True)
     if offline.returncode == 0:
         return False

@@ -41,12 +41,6 @@ def host_names(n: int) -> list[str]:
     return [f"algo-{i + 1}" for i in range(n)]
 
 
-def sagemaker_hyperparameters(spec: JobSpec, *, package_uri: str, model_dir: str | None = None) -> dict[str, str]:
-    """hyperparameters.json: exactly the ``HyperParameters`` the SageMaker backend sends, with the local sdist as
-    the submit directory and, for a script, ``model_dir`` as the local model folder."""
-    return request.hyperparameters(spec, package_uri, model_dir=model_dir)
-
-
 def sagemaker_resource_config(hosts: Sequence[str], current: str, instance_type: str) -> dict[str, Any]:
     return {
         "current_host": current,
@@ -96,8 +90,9 @@ def sagemaker_plan(spec: JobSpec, layout: ReplicaLayout) -> list[ReplicaPlan]:
     plans = []
     for i, host in enumerate(hosts):
         base = join(output_dir, host)
-        # A script's model_dir is this host's model folder (the cloud's is an S3 path it cannot write here).
-        hps_json = sagemaker_hyperparameters(spec, package_uri=package_uri, model_dir=join(base, "model"))
+        # hyperparameters.json: exactly the HyperParameters the backend sends, the local sdist as the submit
+        # directory; a script's model_dir is this host's model folder (the cloud's is an S3 path it cannot write here)
+        hps_json = request.hyperparameters(spec, package_uri, model_dir=join(base, "model"))
         decoded = {k: json.loads(v) for k, v in hps_json.items()}
         user_hps = {k: v for k, v in decoded.items() if not k.startswith("sagemaker_") and k not in _SM_RESERVED}
         framework = {k: v for k, v in decoded.items() if k.startswith("sagemaker_") and k not in _SM_RESERVED}

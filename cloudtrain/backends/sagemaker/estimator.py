@@ -68,6 +68,12 @@ _SIMPLE = {
     "environment": ("env",),
 }
 _OWN = ("entry_point", "source_dir", "role", "model_dir", "tags", "base_job_name")  # translated below
+_KEY_OF = {k: ".".join(v) for k, v in _SIMPLE.items()} | {
+    "role": "role_arn",
+    "entry_point": "package.script",
+    "source_dir": "package.path",
+    "base_job_name": "name",
+}
 _ORDER = tuple(
     "name backend region role_arn staging_bucket output_dir machine replica_count package image hyperparameters "
     "model_dir distribution data".split()
@@ -135,7 +141,8 @@ def translate_estimator(source: str, filename: str = "<estimator>") -> Translati
         except _NotLiteral:
             if name in _SIMPLE or name in _OWN:
                 out.fill_in.append(
-                    f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: set {_key_of(name)} yourself"
+                    f"{name}={ast.unparse(node)} (line {node.lineno}) is not a literal: "
+                    f"set {_KEY_OF.get(name, name)} yourself"
                 )
     cfg = out.config
     cfg["name"] = _job_name(values.get("base_job_name"), values.get("entry_point"))
@@ -236,17 +243,6 @@ def _job_name(base: Any, entry: Any) -> str:
     name = re.sub(r"[^a-z0-9-]+", "-", raw.lower()).strip("-")
     name = name if name[:1].isalpha() else f"job-{name}".rstrip("-")
     return name[:40].rstrip("-") or "tf-script"
-
-
-def _key_of(argument: str) -> str:
-    if argument in _SIMPLE:
-        return ".".join(_SIMPLE[argument])
-    return {
-        "role": "role_arn",
-        "entry_point": "package.script",
-        "source_dir": "package.path",
-        "base_job_name": "name",
-    }.get(argument, argument)
 
 
 def _staging_bucket(cfg: dict[str, Any], out: Translation) -> None:

@@ -241,10 +241,8 @@ class SageMakerJob(HandleDefaults):
         return self.tailer.follow() if follow else self.tailer.read()
 
     def wait(self) -> JobStatus:
-        status = self.status()
-        while not status.state.terminal:
+        while not (status := self.status()).state.terminal:
             self.sleep(self.poll_seconds)
-            status = self.status()
         return status
 
     def cancel(self) -> JobStatus:
@@ -279,9 +277,8 @@ def list_jobs(clients: AwsClients, limit: int) -> list[JobStatus]:
 
 
 def _tar_files(s3: Any, bucket: str, key: str, *, read_limit: int = 2**20) -> int | None:
-    """Files in the ``.tar.gz`` at ``s3://bucket/key``; None if it is missing or unreadable.
-
-    One above ``read_limit`` bytes counts as not empty without being read."""
+    """Files in the ``.tar.gz`` at ``s3://bucket/key`` (one above ``read_limit`` bytes: 1, unread); None if it is
+    missing or unreadable."""
     try:
         size = s3.head_object(Bucket=bucket, Key=key)["ContentLength"]
         if size > read_limit:

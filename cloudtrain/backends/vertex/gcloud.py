@@ -149,20 +149,7 @@ def mlengine_document(
     doc.data.setdefault(_TI, {})
     if not isinstance(doc.data[_TI], dict):
         raise doc.error((_TI,), "must be a mapping", "see job_configs/legacy-mlengine.yaml")
-    for flag, path in MLENGINE_FLAGS.items():
-        value = flags.get(flag)
-        if value in (None, (), ""):
-            continue
-        if flag in ("--master-accelerator", "--worker-accelerator"):
-            accel = key_values(value, flag)
-            if "type" not in accel:
-                raise UsageError(f"{flag} needs type=…", hint=f"e.g. {flag} type=nvidia-tesla-t4,count=4")
-            value = {"type": accel["type"], "count": _int(accel.get("count", "1"), flag)}
-        elif flag == "--labels":
-            value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
-        elif flag == "--scale-tier":
-            value = str(value).upper().replace("-", "_")
-        _set(doc, path, value, flag)
+    _set_flags(doc, MLENGINE_FLAGS, flags)
     if user_args:
         _set(doc, (_TI, "args"), list(user_args), "--")
     _set(doc, ("name",), job, "JOB")
@@ -261,15 +248,7 @@ def custom_job_document(display_name: str, flags: Mapping[str, Any], config: Loa
             hint="e.g. --worker-pool-spec machine-type=n1-standard-4,replica-count=1,"
             "executor-image-uri=…,python-module=trainer.task,local-package-path=./trainer",
         )
-    for flag, path in CUSTOM_JOB_FLAGS.items():
-        value = flags.get(flag)
-        if value in (None, (), ""):
-            continue
-        if flag == "--labels":
-            value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
-        elif flag in ("--args", "--command"):
-            value = [a for a in str(value).split(",") if a]
-        _set(doc, path, value, flag)
+    _set_flags(doc, CUSTOM_JOB_FLAGS, flags)
     _set(doc, ("name",), display_name, "--display-name")
     _set(doc, ("name_suffix",), False, "--display-name")
     return doc
@@ -305,6 +284,26 @@ def _start(config: LoadedYaml | None) -> LoadedYaml:
     return LoadedYaml(
         data=copy.deepcopy(config.data), file=config.file, lines=dict(config.lines), flags=dict(config.flags)
     )
+
+
+def _set_flags(doc: LoadedYaml, table: Mapping[str, Path_], flags: Mapping[str, Any]) -> None:
+    """Each flag of ``table`` that was given, as the document holds it, at its path (labels join the file's)."""
+    for flag, path in table.items():
+        value = flags.get(flag)
+        if value in (None, (), ""):
+            continue
+        if flag in ("--master-accelerator", "--worker-accelerator"):
+            accel = key_values(value, flag)
+            if "type" not in accel:
+                raise UsageError(f"{flag} needs type=…", hint=f"e.g. {flag} type=nvidia-tesla-t4,count=4")
+            value = {"type": accel["type"], "count": _int(accel.get("count", "1"), flag)}
+        elif flag == "--labels":
+            value = {**(doc.data.get("labels") or {}), **key_values(value, flag)}
+        elif flag == "--scale-tier":
+            value = str(value).upper().replace("-", "_")
+        elif flag in ("--args", "--command"):
+            value = [a for a in str(value).split(",") if a]
+        _set(doc, path, value, flag)
 
 
 def _set(doc: LoadedYaml, path: Path_, value: Any, flag: str) -> None:
