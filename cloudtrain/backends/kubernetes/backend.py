@@ -11,15 +11,13 @@ import os
 import re
 import time
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cloudtrain import catalog, creation_window, history
+from cloudtrain import catalog, history
 from cloudtrain.backend_rules.capabilities import Capabilities, Capability, Refusal
 from cloudtrain.backends import DEFAULT_CONTRACT
 from cloudtrain.backends.base import Backend, BackendFacts, Facts, Hardware, JobStatus, Words
-from cloudtrain.backends.kubernetes import manifests, staging
-from cloudtrain.backends.kubernetes.api import Cluster, connect, refusal
-from cloudtrain.backends.kubernetes.job import JOBSET, KubernetesJob
+from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.backends.kubernetes.job_settings import KubernetesSettings, kubernetes_section
 from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes, cluster_of, fill_kubernetes_keys
 from cloudtrain.catalog.records import MachineInfo
@@ -30,6 +28,11 @@ from cloudtrain.errors import UsageError
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.secrets.masking import MASK
 from cloudtrain.spec import JobSpec
+
+if TYPE_CHECKING:  # what only the cluster calls use (.live): --help and --dry-run never load it
+    from cloudtrain.backends.kubernetes.api import Cluster
+    from cloudtrain.backends.kubernetes.job import KubernetesJob
+    from cloudtrain.backends.kubernetes.live import Live
 
 #: How long a submit watches a new job for a refusal that waiting cannot cure (no node can ever take it).
 FIRST_LOOK_S = 30.0
@@ -59,11 +62,15 @@ def gpu_label(kind: str, wanted: str) -> str | None:
     return None
 
 
+def _live() -> type[Live]:
+    from cloudtrain.backends.kubernetes.live import Live  # the cluster's client, handle, buckets: not on --dry-run
+
+    return Live
+
+
 def secret_values(spec: JobSpec) -> dict[str, str]:
     """``secrets:`` (``shell:NAME``) read from this shell at submit: they go into the job's Secret only."""
-    from cloudtrain.backends.secrets_here import resolve_here  # its HTTP clients: never on --dry-run
-
-    return resolve_here(spec.secrets, os.environ) if spec.secrets else {}
+    return _live().resolve_here(spec.secrets, os.environ) if spec.secrets else {}
 
 
 class KubernetesBackend(BackendFacts):
@@ -170,7 +177,7 @@ class KubernetesBackend(BackendFacts):
         gets a JobSet); the ConfigMap's sdist is named, not shown; one too big for it, where it is staged."""
         section = kubernetes_section(spec)
         staged = package is not None and package.size > manifests.package_room(spec, package)
-        uri = staging.package_key(spec, package) if package is not None and staged else None
+        uri = manifests.package_key(spec, package) if package is not None and staged else None
         objects = manifests.render(spec, package, jobset=self._jobset(spec, None), staged=MASK if uri else None)
         if package is not None and not uri:
             (config_map,) = [o for o in objects if o["kind"] == "ConfigMap"]
@@ -189,9 +196,9 @@ class KubernetesBackend(BackendFacts):
         data = package.path.read_bytes() if package is not None else b""
         staged = None
         if package is not None and self._staged(spec, package):
-            staged, data = staging.stage(spec, package), b""  # the pods fetch it with the signed URL instead
+            staged, data = _live().stage(spec, package), b""  # the pods fetch it with the signed URL instead
         values = secret_values(spec)
-        cluster = connect(section.kubeconfig, section.context)
+        cluster = _live().connect(section.kubeconfig, section.context)
         jobset = self._jobset(spec, cluster)
         objects = manifests.render(spec, package, jobset=jobset, data=data, secrets=values, staged=staged)
         created: list[dict[str, Any]] = []
@@ -203,7 +210,7 @@ class KubernetesBackend(BackendFacts):
                     created.append(obj)
                     raise
                 created.append(obj)
-            creation_window.hold()  # Ctrl-C from here waits until the job is in history (no orphans)
+            _live().hold()  # Ctrl-C from here waits until the job is in history (no orphans)
             workload = self._create(cluster, objects[-1])
         except BaseException:
             for obj in created:  # nothing left behind of a submit that did not start its job
@@ -211,7 +218,7 @@ class KubernetesBackend(BackendFacts):
             raise
         self._owned_by(cluster, created, objects[-1]["kind"], workload)
         held = [str(v) for o in objects if o["kind"] == "Secret" for v in o["stringData"].values()]
-        job = KubernetesJob(
+        job = _live().KubernetesJob(
             cluster, section.namespace, manifests.object_name(spec), objects[-1]["kind"], spec.region, held
         )
         self._first_look(job)
@@ -223,7 +230,7 @@ class KubernetesBackend(BackendFacts):
         room = manifests.package_room(spec, package)
         if package.size <= room:
             return False
-        if staging.package_key(spec, package) is None:
+        if manifests.package_key(spec, package) is None:
             raise UsageError(
                 f"the package {package.filename} is {package.size} bytes: over the {room} bytes its ConfigMap has "
                 f"room for ({manifests.CONFIGMAP_LIMIT} less the launcher and the plan)",
@@ -246,9 +253,10 @@ class KubernetesBackend(BackendFacts):
             elif kind == "Job":
                 made = cluster.batch.create_namespaced_job(ns, obj, **extra)
             else:
-                made = cluster.custom.create_namespaced_custom_object(JOBSET[0], JOBSET[1], ns, JOBSET[2], obj, **extra)
+                group, version, plural = _live().JOBSET
+                made = cluster.custom.create_namespaced_custom_object(group, version, ns, plural, obj, **extra)
         except Exception as err:
-            raise refusal(err, f"create the {kind} {obj['metadata']['name']} in namespace {ns}") from err
+            raise _live().refusal(err, f"create the {kind} {obj['metadata']['name']} in namespace {ns}") from err
         return dict(cluster.api_client.sanitize_for_serialization(made))
 
     def validate(
@@ -293,7 +301,7 @@ class KubernetesBackend(BackendFacts):
                 elif obj["kind"] == "Service":
                     cluster.core.patch_namespaced_service(name, ns, patch)
             except Exception as err:
-                raise refusal(err, f"patch the {obj['kind']} {name}") from err
+                raise _live().refusal(err, f"patch the {obj['kind']} {name}") from err
 
     def _first_look(self, job: KubernetesJob) -> None:
         """Cancel a job no node can ever run, or whose pods the namespace refuses, with the API's reason."""
@@ -332,13 +340,13 @@ class KubernetesBackend(BackendFacts):
             job_id, location = found
             region, project = location.get("region", region), location.get("project", project)
         namespace = project or "default"
-        cluster = connect("", context_of(region))
+        cluster = _live().connect("", context_of(region))
         for kind in ("Job", "JobSet"):
-            job = KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
+            job = _live().KubernetesJob(cluster, namespace, job_id, kind, region or cluster_of(""))
             if job.workload() is not None:
                 return job
         if history.ended_record(job_id) is not None:  # its objects deleted (a cancel): its end as kept
-            return KubernetesJob(cluster, namespace, job_id, "Job", region or cluster_of(""))
+            return _live().KubernetesJob(cluster, namespace, job_id, "Job", region or cluster_of(""))
         raise UsageError(
             f"no cloudtrain job {job_id} in namespace {namespace} of {region or 'the current context'}",
             "check the job id (cloudtrain list)",
@@ -346,7 +354,7 @@ class KubernetesBackend(BackendFacts):
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         """The namespace's cloudtrain Jobs and JobSets, newest first."""
-        cluster = connect("", context_of(region))
+        cluster = _live().connect("", context_of(region))
         namespace, mine = project or "default", "app.kubernetes.io/managed-by=cloudtrain"
         try:
             found = [
@@ -356,15 +364,17 @@ class KubernetesBackend(BackendFacts):
                 )["items"]
             ]
             if cluster.has_jobset():
+                group, version, plural = _live().JOBSET
                 listed = cluster.custom.list_namespaced_custom_object(
-                    *JOBSET[:2], namespace, JOBSET[2], label_selector=mine
+                    group, version, namespace, plural, label_selector=mine
                 )
                 found += [("JobSet", o) for o in listed["items"]]
         except Exception as err:
-            raise refusal(err, f"list the jobs in {namespace}") from err
+            raise _live().refusal(err, f"list the jobs in {namespace}") from err
         found.sort(key=lambda k_o: str(k_o[1]["metadata"]["creationTimestamp"]), reverse=True)
         where = region or cluster_of("")
-        return [KubernetesJob(cluster, namespace, o["metadata"]["name"], k, where).status() for k, o in found[:limit]]
+        handle = _live().KubernetesJob
+        return [handle(cluster, namespace, o["metadata"]["name"], k, where).status() for k, o in found[:limit]]
 
 
 BACKEND: Backend = KubernetesBackend()  # mypy checks it is a whole Backend

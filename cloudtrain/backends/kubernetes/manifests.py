@@ -27,6 +27,7 @@ from typing import Any
 from cloudtrain.backends.kubernetes.job_settings import gpu_type, kubernetes_section
 from cloudtrain.backends.kubernetes.section import POD_TYPE, Kubernetes
 from cloudtrain.backends.runner import contract
+from cloudtrain.data import schemes
 from cloudtrain.environment_vars import PYTHONUNBUFFERED
 from cloudtrain.errors import ExitCode
 from cloudtrain.packaging import BuiltPackage
@@ -167,6 +168,14 @@ def package_room(spec: JobSpec, package: BuiltPackage | None) -> int:
     """How many bytes of sdist the job's ConfigMap has room for (the limit less the launcher and the plan)."""
     text = config_map(spec, package, kubernetes_section(spec), "x" * 63 + "-{index}", b"")["data"].values()
     return CONFIGMAP_LIMIT - sum(len(v.encode()) for v in text)
+
+
+def package_key(spec: JobSpec, package: BuiltPackage) -> str | None:
+    """Where the package goes (``s3://…/cloudtrain/packages/<sha256>/<file>``); None: no staging bucket."""
+    prefix = spec.package_prefix
+    if not prefix or schemes.source_kind(prefix) not in ("s3", "gs"):
+        return None
+    return f"{prefix.rstrip('/')}/{package.sha256}/{package.filename}"
 
 
 def pod_facts(workload: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cloudtrain.backends.kubernetes.manifests import package_key
 from cloudtrain.backends.runner.buckets import owner
 from cloudtrain.data import schemes
 from cloudtrain.errors import CredentialsError, UsageError
@@ -28,14 +29,6 @@ def aws_region() -> str:
     import boto3  # the AWS SDK: only when a package is staged in S3
 
     return boto3.session.Session().region_name or "us-east-1"
-
-
-def package_key(spec: JobSpec, package: BuiltPackage) -> str | None:
-    """Where the package goes (``s3://…/cloudtrain/packages/<sha256>/<file>``); None: no staging bucket."""
-    prefix = spec.package_prefix
-    if not prefix or schemes.source_kind(prefix) not in ("s3", "gs"):
-        return None
-    return f"{prefix.rstrip('/')}/{package.sha256}/{package.filename}"
 
 
 def stage(spec: JobSpec, package: BuiltPackage) -> str:
