@@ -38,6 +38,10 @@ done
 # results, so the clone uses this machine's build (tools/k8s/versions.sh; make test builds it when it is missing).
 k8s_cache="${CLOUDTRAIN_K8S_CACHE:-$HOME/.cache/cloudtrain-k8s}"
 network+=("CLOUDTRAIN_K8S_CACHE=$k8s_cache")
+# This machine's interpreters in pyenv's folder (the older Pythons an old image's TensorFlow installs on, the
+# clouds' Python 3.10 for tests/compat): tools, not caches, found through ~/.pyenv, which the new HOME hides.
+pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}"
+if [ -d "$pyenv_root/versions" ]; then network+=("PYENV_ROOT=$pyenv_root"); fi
 
 if [ "$#" -gt 0 ]; then
     run=(bash -c 'make --no-print-directory .venv/.synced .venv-sm-toolkit/.synced &&

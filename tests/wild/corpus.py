@@ -46,6 +46,17 @@ class Outcome:
 RUNS = Outcome(0)
 
 
+#: pyenv's folder as this process finds it, given to every step (whose HOME is another).
+PYENV_ROOT = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+
+
+def old_python() -> bool:
+    """Whether cloudtrain finds a Python here that TF 2.1's wheels install on (3.5–3.7), as the steps do."""
+    from cloudtrain.backends.runner.interpreters import find_python
+
+    return any(find_python(version) for version in ("3.7", "3.6", "3.5"))
+
+
 def fails(rc: int, *says: str) -> Outcome:
     return Outcome(rc, says)
 
@@ -72,7 +83,11 @@ PACKAGES: dict[str, dict] = {
         "launch": "gcloud",
         "data": ("file:cifar.npz", "CIFAR_NPZ"),
         "sagemaker": fails(2, "is in Vertex AI's registry, which SageMaker does not pull from"),
-        "local": Outcome(0, ("TensorFlow Version = 2.1.",)),  # the executor image's TensorFlow, not today's
+        # the executor image's TensorFlow, not today's; without a Python TF 2.1 installs on, the nearest that
+        # this machine's Pythons install, with the mapped: line saying so
+        "local": Outcome(0, ("TensorFlow Version = 2.1.",))
+        if old_python()
+        else Outcome(0, ("mapped: image.tensorflow: 2.1 → 2.12", "TensorFlow Version = 2.12.")),
     },
     "sm_get_started_mnist": {
         "launch": "estimator",
@@ -250,4 +265,5 @@ def base_env(cache: Path, home: Path) -> dict[str, str]:
     """The environment of a step: this one without gcloud's or AWS's real settings, cloudtrain's cache given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDSDK_", "GOOGLE_", "AWS_"))}
     env.update({"CLOUDTRAIN_CACHE_DIR": str(cache), "CLOUDSDK_CONFIG": str(home / "gcloud"), "HOME": str(home)})
+    env["PYENV_ROOT"] = PYENV_ROOT
     return env
