@@ -35,6 +35,8 @@ CASES = {
     "cloudtrain submit --dry-run (sagemaker)": CLI
     + ["submit", "--config", "job_configs/sagemaker-gpu4.yaml", "--dry-run"],
     "cloudtrain submit --dry-run (slurm)": CLI + ["submit", "--config", "job_configs/slurm.yaml", "--dry-run"],
+    "cloudtrain submit --dry-run (kubernetes)": CLI
+    + ["submit", "--config", "job_configs/kubernetes.yaml", "--dry-run"],
     "python -c 'import google.cloud.aiplatform'": [sys.executable, "-c", "import google.cloud.aiplatform"],
     "python -c 'from google.cloud import aiplatform_v1'": [
         sys.executable,
@@ -56,7 +58,12 @@ LIST_RECORDS = 10_000
 LIST_CPU_TARGET_MS = 300
 
 DRY_RUN = "cloudtrain submit --dry-run (vertex)"
-DRY_RUNS = (DRY_RUN, "cloudtrain submit --dry-run (sagemaker)", "cloudtrain submit --dry-run (slurm)")
+DRY_RUNS = (
+    DRY_RUN,
+    "cloudtrain submit --dry-run (sagemaker)",
+    "cloudtrain submit --dry-run (slurm)",
+    "cloudtrain submit --dry-run (kubernetes)",
+)
 FIRST_NO_BYTECODE = f"{DRY_RUN}, first run, no bytecode"
 FIRST_COMPILED = f"{DRY_RUN}, first run, bytecode compiled at install"
 INSTALL_STEP = "make install's bytecode step (tools/startup_bytecode.py)"
