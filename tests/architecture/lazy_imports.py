@@ -44,7 +44,10 @@ KEPT_LAZY: dict[tuple[str, str], str] = {
     ("cloudtrain.backends.sagemaker.backend", "cloudtrain.backends.sagemaker.live"): "all but rendering: the same",
     ("cloudtrain.app.sweeps.local", "cloudtrain.sweeps.seeding"): "Optuna at its top",
     ("cloudtrain.packaging.project", "cloudtrain.packaging.setup_run"): "runs a legacy setup.py in a subprocess",
-    ("cloudtrain.backends.kubernetes.backend", "cloudtrain.backends.kubernetes.live"): "cluster calls: not on --dry-run",
+    (
+        "cloudtrain.backends.kubernetes.backend",
+        "cloudtrain.backends.kubernetes.live",
+    ): "cluster calls: not on --dry-run",
     ("cloudtrain.cli.submit", "cloudtrain.cli._launched"): "launch, follow, sweeps: not on --dry-run",
     ("cloudtrain.app.submit", "cloudtrain.app.launch"): "launch, fallbacks, following: not on --dry-run",
     ("cloudtrain.config.checks", "cloudtrain.sweeps.params"): "a sweep's checks: not on a job's --dry-run",
