@@ -173,6 +173,19 @@ def test_max_failed_trials_stops_the_sweep(tmp_path: Path) -> None:
     assert [t.state.name for t in study.trials] == ["FAIL", "FAIL"]
 
 
+def test_a_trial_that_ends_well_without_its_metric_fails_with_why_and_does_not_stop_the_sweep(tmp_path: Path) -> None:
+    """Unlike a failed run, a run that reports no metric is the trainer's omission: it is no run failure, so
+    ``max_failed_trials`` does not stop the sweep on it."""
+    backend = ScriptedBackend(lambda lr, epoch: None)  # every epoch line without a value of the metric
+    study, events = _run(
+        _spec(tmp_path, max_trials=3, parallel_trials=1, algorithm="random", max_failed_trials=2), backend
+    )
+    assert [t.state.name for t in study.trials] == ["FAIL", "FAIL", "FAIL"]
+    why = "the trial reported no 'val_accuracy'"
+    assert [t.user_attrs["message"] for t in study.trials] == [why] * 3
+    assert [(e.state, e.value, e.message) for e in events if e.state == "FAIL"] == [("FAIL", None, why)] * 3
+
+
 @pytest.mark.parametrize(
     "algorithm, stop",
     [("random", "SIGKILL"), ("bayesian", "SIGKILL"), ("grid", "SIGKILL"), ("random", "SIGINT")],

@@ -262,13 +262,16 @@ def run_trials(
         if status.state is JobState.CANCELLED and trial.user_attrs.get("pruned"):
             on_event(TrialEvent(trial.number, trial_spec.job_name, values, "PRUNED", last))
             raise optuna.TrialPruned()
-        if status.state is not JobState.SUCCEEDED or last is None:
-            ran = status.state is JobState.SUCCEEDED  # and reported no metric
-            message = f"the trial reported no {sweep.metric!r}" if ran else status.message or status.state.value
+        if status.state is not JobState.SUCCEEDED:
+            message = status.message or status.state.value
             on_event(TrialEvent(trial.number, trial_spec.job_name, values, "FAIL", last, message))
             trial.set_user_attr("message", message)
-            if not ran:
-                _stop_after_failures(study, sweep.max_failed_trials)
+            _stop_after_failures(study, sweep.max_failed_trials)
+            raise TrialFailed(message)
+        if last is None:
+            message = f"the trial reported no {sweep.metric!r}"
+            on_event(TrialEvent(trial.number, trial_spec.job_name, values, "FAIL", None, message))
+            trial.set_user_attr("message", message)
             raise TrialFailed(message)
         on_event(TrialEvent(trial.number, trial_spec.job_name, values, "COMPLETE", last))
         return last
