@@ -312,9 +312,9 @@ class LocalBackend(BackendFacts):
         image, gpu = self._image(spec)
         env = env_keys.env_dir(built, image, self._cache_root)
         plans = self._plans(spec, built, out, [0] * spec.replica_count, self._channel_dirs(spec, fetch=False))
-        how = {"local": "linked"}
         data = {
-            n: f"{c.source} ({how.get(c.kind, 'downloaded once into the cache')})" for n, c in spec.channels.items()
+            n: f"{c.source} (linked)" if c.kind == "local" else f"{c.source} (downloaded once into the cache)"
+            for n, c in spec.channels.items()
         }
         return {
             "backend": "local",

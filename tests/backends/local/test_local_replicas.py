@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
 from cloudtrain.backends.base import JobState
 from cloudtrain.backends.local.backend import LocalBackend
 from cloudtrain.backends.local.processes import NOTICE
+from cloudtrain.spec import DataChannel
 
 from .conftest import make_spec, pid_alive
 
@@ -171,6 +174,19 @@ def test_render_is_json_and_starts_nothing(no_tf, fake_package, tmp_path):
     assert [r["name"] for r in rendered["replicas"]] == ["chief", "worker-0"]
     assert rendered["replicas"][0]["argv"][1:3] == ["-m", "fakepkg.task"]
     assert not (tmp_path / "untouched").exists() and not (tmp_path / "out").exists()
+
+
+def test_render_says_how_each_channel_reaches_the_run(no_tf, fake_package, tmp_path):
+    """A local folder is linked; a bucket is downloaded once into the cache (a render fetches nothing)."""
+    channels = {"train": DataChannel("train", str(tmp_path / "data")), "test": DataChannel("test", "gs://b/test")}
+    spec = dataclasses.replace(make_spec(tmp_path), channels=MappingProxyType(channels))
+    rendered = no_tf(cache_root=tmp_path / "untouched").render(spec, fake_package)
+    assert rendered["data"] == {
+        "train": f"{tmp_path / 'data'} (linked)",
+        "test": "gs://b/test (downloaded once into the cache)",
+    }
+    assert "data" not in no_tf().render(make_spec(tmp_path), fake_package)
+    assert not (tmp_path / "untouched").exists()
 
 
 def test_a_bucket_output_dir_falls_back_to_a_local_folder(backend, fake_package, tmp_path, monkeypatch):
