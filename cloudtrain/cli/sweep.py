@@ -276,5 +276,11 @@ def show_logs(job_id: str, output: str) -> None:
 
 def _echo_trial_line(line: LogLine, trial: str, replica: str) -> None:
     """One JSON Lines record of a sweep's ``logs -o json``: the line, tagged with its trial."""
-    record = {"timestamp": line.timestamp.isoformat(), "trial": trial, "replica": replica}
-    click.echo(json.dumps(record | {"severity": line.severity, "message": line.message}))
+    record = {
+        "timestamp": line.timestamp.isoformat(),
+        "trial": trial,
+        "replica": replica,
+        "severity": line.severity,
+        "message": line.message,
+    }
+    click.echo(json.dumps(record))
