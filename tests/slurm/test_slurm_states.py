@@ -152,6 +152,24 @@ def test_the_batch_shells_own_record_of_why_slurm_stopped_it_outranks_the_task_e
     assert got is state and message is not None and words in message, message
 
 
+@pytest.mark.parametrize("unfinished_on", ["node1", "node2"])
+def test_a_failed_node_is_the_one_the_batch_shell_found_down_whichever_task_reported(unfinished_on):
+    """Which task got to write its end is a race when Slurm kills the step (a CI run saw node1's task never
+    report while node2 was the one set down): the nodes the batch shell found down when it got SIGTERM decide."""
+    exits = {"node1": 143, "node2": 143} | {unfinished_on: None}
+    files = {
+        "slurm_state": "JobId=7 JobState=NODE_FAIL Reason=NodeDown",
+        "down_nodes": ["node2"],
+        "tasks": [task(0, "node1", exits["node1"]), task(1, "node2", exits["node2"])],
+    }
+    assert outcome_from_files(files) == (JobState.PREEMPTED, "NODE_FAIL", "node node2 failed")
+
+
+def test_without_a_down_node_on_record_the_failed_node_is_the_one_whose_task_never_reported():
+    files = {"slurm_state": "JobId=7 JobState=NODE_FAIL", "tasks": [task(0, "node1", 143), task(1, "node3", None)]}
+    assert outcome_from_files(files)[2] == "node node3 failed"
+
+
 @pytest.mark.parametrize(
     ("reason", "words"),
     [

@@ -131,7 +131,8 @@ def outcome_from_files(files: dict[str, Any]) -> tuple[JobState, str, str | None
     if stopped in _STOPPED_BY_SLURM:
         return _STOPPED_BY_SLURM[stopped]
     if stopped in ("NODE_FAIL", "BOOT_FAIL"):
-        nodes = sorted({t["node"] for t in unfinished if t.get("node")}) or files.get("down_nodes") or []
+        # the controller's word the batch shell kept beats which task got to report (a race in the kill)
+        nodes = files.get("down_nodes") or sorted({t["node"] for t in unfinished if t.get("node")})
         return JobState.PREEMPTED, stopped, f"node {', '.join(nodes)} failed" if nodes else UNNAMED_NODE_FAILED
     first = first_failure(tasks)
     if first is not None:
