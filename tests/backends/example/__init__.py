@@ -1,8 +1,6 @@
-"""A backend used only by the tests, proof that a backend is one folder. Its engine is in-process
-(:class:`Engine`): a job follows a script of states, one step per ``status`` read, and prints its lines
-while RUNNING. Registered by one line in tests/conftest.py; tests/backends/test_contract.py runs it
-like the real ones. Its machines are its own (``Facts.machines``): :class:`BackendFacts` checks and maps them;
-it declares ``Capability.CLUSTER``: no catalog of regions and machines is asked of it."""
+"""A backend used only by the tests, proof that a backend is one folder: an in-process engine whose jobs follow
+a script of states, one step per ``status`` read; its own machines (``Facts.machines``), ``Capability.CLUSTER``
+(no catalog asked). Registered by one line in tests/conftest.py; tests/backends/test_contract.py runs it."""
 
 from __future__ import annotations
 
@@ -137,9 +135,6 @@ class ExampleBackend(BackendFacts):
 
     def list_jobs(self, *, region: str | None = None, project: str | None = None, limit: int = 20) -> list[JobStatus]:
         return [ExampleJob(job_id).status() for job_id in reversed(ENGINE.jobs)][:limit]
-
-    def label(self, replica: str) -> str:
-        return replica.replace("node-", "n")
 
 
 BACKEND: Backend = ExampleBackend()  # mypy checks it is a whole Backend

@@ -4,7 +4,5 @@ from cloudtrain.config.records import Field, Record, StrictStr
 
 
 class Section(Record):
-    """The example engine's own keys."""
-
     section_description = "backend example: its queue."
     queue: StrictStr = Field("default", description="The fake engine's queue.")
