@@ -47,25 +47,92 @@ def task(i, node, exit, start=100.0, end=200.0):
     return {"task": i, "node": node, "exit": exit, "start": start, "end": end if exit is not None else None}
 
 
+NEVER_ENDED = "node node2 failed: task 1 never reported its end"
+
+
 @pytest.mark.parametrize(
-    ("files", "state", "words"),
+    ("files", "outcome"),
     [
-        ({"batch_exit": 0, "tasks": [task(0, "node1", 0), task(1, "node2", 0)]}, JobState.SUCCEEDED, None),
+        ({"batch_exit": 0, "tasks": [task(0, "node1", 0), task(1, "node2", 0)]}, ("SUCCEEDED", "COMPLETED", None)),
         (
             {"batch_exit": 1, "tasks": [task(0, "node1", 0), task(1, "node2", 3)]},
-            JobState.FAILED,
-            "task 1 on node2 exited with status 3",
+            ("FAILED", "FAILED", "task 1 on node2 exited with status 3"),
         ),
-        ({"batch_exit": 124, "tasks": [task(0, "node1", 143)]}, JobState.TIMED_OUT, "time limit"),
-        ({"cancel_requested": True, "tasks": [task(0, "node1", None)]}, JobState.CANCELLED, "cancelled"),
-        ({"tasks": [task(0, "node1", 0), task(1, "node2", None)]}, JobState.PREEMPTED, "node node2 failed"),
-        ({"tasks": []}, JobState.FAILED, "before its tasks started"),
+        (
+            {"batch_exit": 124, "tasks": [task(0, "node1", 143)]},
+            ("TIMED_OUT", "TIMEOUT", "stopped at the time limit (max_runtime) after the warning"),
+        ),
+        (
+            {"cancel_requested": True, "tasks": [task(0, "node1", None)]},
+            ("CANCELLED", "CANCELLED", "cancelled (cloudtrain cancel)"),
+        ),
+        ({"tasks": [task(0, "node1", 0), task(1, "node2", None)]}, ("PREEMPTED", "NODE_FAIL", NEVER_ENDED)),
+        (
+            {"batch_exit": 0, "tasks": [task(0, "node1", 0), task(1, "node2", None)]},
+            ("PREEMPTED", "NODE_FAIL", NEVER_ENDED),
+        ),
+        ({"tasks": [], "started": True}, ("FAILED", "FAILED", "the job ended before its tasks started")),
+        (
+            {"batch_exit": 2, "tasks": [], "started": True},
+            ("FAILED", "FAILED", "the batch script exited with status 2"),
+        ),
+        ({"started": False}, ("CANCELLED", "CANCELLED", "cancelled before it started")),  # scancel while pending
+        (
+            {"batch_exit": 2, "tasks": [], "started": False},
+            ("FAILED", "FAILED", "the batch script exited with status 2"),
+        ),
+        (
+            {"slurm_state": "JobId=7 JobState=BOOT_FAIL", "down_nodes": ["node1", "node2"]},
+            ("PREEMPTED", "BOOT_FAIL", "node node1, node2 failed"),
+        ),
+        (
+            {"slurm_state": "JobId=7 JobState=NODE_FAIL", "tasks": []},
+            ("PREEMPTED", "NODE_FAIL", states.UNNAMED_NODE_FAILED),
+        ),
     ],
 )
-def test_the_run_folder_alone_says_how_a_forgotten_job_ended(files, state, words):
-    got, native, message = outcome_from_files(files)
-    assert got is state and got is not JobState.UNKNOWN
-    assert message == words if words is None else (message is not None and words in message)
+def test_the_run_folder_alone_says_how_a_forgotten_job_ended(files, outcome):
+    """State, Slurm's word and the message, exactly: each is shown (status, history) and the state is the exit code."""
+    state, native, message = outcome_from_files(files)
+    assert (state.name, native, message) == outcome
+
+
+@pytest.mark.parametrize(
+    ("recorded", "stopped"),
+    [
+        (None, ""),
+        ("JobId=7 JobState=RUNNING", "RUNNING"),
+        ("JobId=7 Comment=lr=0.1 JobState=TIMEOUT Reason=TimeLimit", "TIMEOUT"),  # a value may hold "="
+        ("JobId=7 JobState=COMPLETING", "CANCELLED"),  # no reason: a plain scancel
+        ("JobId=7 JobState=COMPLETING Reason=NodeDown", "NODE_FAIL"),
+        ("JobId=7 JobState=COMPLETING Reason=TimeLimit,_more", "TIMEOUT"),  # the reason is before the first comma
+        ("JobId=7 JobState=COMPLETING Reason=NodeNotResponding", "NODE_FAIL"),  # any node trouble
+        ("JobId=7 JobState=COMPLETING Reason=Preempted", "PREEMPTED"),
+        ("JobId=7 JobState=COMPLETING Reason=JobHeldAdmin", "CANCELLED"),
+    ],
+)
+def test_why_slurm_stopped_a_job_is_read_from_the_line_its_batch_shell_kept(recorded, stopped):
+    assert states.stopped_by(recorded) == stopped
+
+
+@pytest.mark.parametrize(
+    ("native", "state"),
+    [("", JobState.UNKNOWN), ("  ", JobState.UNKNOWN), ("WEIRD", JobState.UNKNOWN), ("COMPLETED+", JobState.SUCCEEDED)],
+)
+def test_a_state_slurm_gives_no_word_for_or_one_marked_with_a_plus_reads_as_it_should(native, state):
+    assert state_of(native) is state
+
+
+def test_the_first_failure_is_the_earliest_end_a_task_without_an_end_last():
+    unended = {**task(0, "node1", 1), "end": None}
+    assert states.first_failure([unended, task(1, "node2", 2)])["task"] == 1
+    assert states.first_failure([unended]) is unended
+
+
+def test_a_failure_without_a_node_or_with_an_unknown_signal_is_still_one_line():
+    assert states.failure_words({"task": 2, "exit": 1}) == "task 2 on a node exited with status 1"
+    unknown = {"task": 0, "node": "node1", "exit": 227, "signal": 99}
+    assert states.failure_words(unknown) == "task 0 on node1 was killed by signal 99 (status 227)"
 
 
 def test_without_accounting_gpu_hours_are_the_tasks_times_times_gpus_per_node():
@@ -187,6 +254,11 @@ def test_without_a_down_node_on_record_the_failed_node_is_the_one_whose_task_nev
         ("JobHeldUser", "JobHeldUser: held by its owner (scontrol release)"),
         ("QOSMaxGRESPerUser", "QOSMaxGRESPerUser"),  # a code without words stays as scontrol gave it
         ("AssocGrpGRES,_with_more", "AssocGrpGRES, with more"),
+        ("Priority,_a,_b", "Priority: jobs of higher priority are ahead of it"),  # the code is before the first comma
+        (
+            "ReqNodeNotAvail,_UnavailableNodes:node2,",
+            "nodes required for the job are down, drained or reserved (unavailable: node2)",
+        ),
     ],
 )
 def test_a_pending_reason_reads_in_words_whichever_form_scontrol_prints(reason: str, words: str) -> None:
