@@ -135,11 +135,9 @@ def _text(value: Any) -> str:
 
 def format_value(value: Any) -> str:
     """How a trial's value is written on the command line (``--lr=0.001``)."""
-    if isinstance(value, bool):
-        return str(value).lower()
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return repr(value)
-    return str(value)
+    return _text(value)
 
 
 #: The environment variable that tells a trial's code which metric the sweep optimises.

@@ -49,7 +49,7 @@ HOSTILE_DIRS = {
 def sbatch_parse(line: str) -> list[str]:
     """The arguments of one ``#SBATCH`` line as Slurm's sbatch reads them (``_get_argument`` in
     src/sbatch/opt.c): a blank outside quotes ends an argument, ``\\`` takes the next character (inside
-    quotes too), ``'``/``"`` quote, an unquoted ``#`` ends the line."""
+    quotes too), ``'``/``"`` quote, an unquoted ``#`` ends the line, and so does an argument of no character."""
     args, i, n = [], 0, len(line)
     while i < n:
         while i < n and line[i].isspace():
@@ -76,6 +76,8 @@ def sbatch_parse(line: str) -> list[str]:
                 i = n
                 break
             out.append(c)
+        if not out:  # no character: _get_argument returns NULL, and sbatch reads no more of the line
+            break
         args.append("".join(out))
     return args
 
@@ -290,6 +292,46 @@ def test_slurm_sbatch_lines_of_options_cloudtrain_does_not_write_are_kept(line, 
     assert script.sbatch_options(spec)[-1] == line
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "   ",
+        "--mem=0",
+        "  --mem=0   --time=1  ",
+        '--job-name="a b"',
+        "--job-name='a \"b'",
+        '--comment="it\'s"',
+        "--job-name=a\\ b",  # a blank ends the argument even after a backslash
+        '--comment=x\\"y',
+        '--comment="x\\"y"',
+        "--mem=0 # a comment",
+        "--comment=a#b",
+        "#--mem=0",
+        '--comment=""',
+        '""',
+        "''",
+        "\\",
+        "-t1 -o/dev/null",
+        "--job-name=XX",
+        "--a=\"b c\"d'e f'",
+    ],
+)
+def test_the_check_reads_an_sbatch_line_as_sbatch_does(line):
+    """slurm.sbatch lines are checked on what sbatch takes from them: the product's reader agrees with the
+    parser written from sbatch's source, on every quoting and comment form."""
+    assert script.sbatch_arguments(line) == sbatch_parse(line), line
+
+
+def test_an_unclosed_quote_in_a_slurm_sbatch_line_is_refused_in_one_line_as_sbatch_would():
+    from cloudtrain.backends.slurm.checks import sbatch_line_problem
+
+    assert sbatch_line_problem('--comment="unclosed') == (
+        "received '--comment=\"unclosed': an unclosed \", which sbatch refuses",
+        "close the quote",
+    )
+
+
 def test_every_sbatch_option_cloudtrain_does_not_own_passes_the_check():
     """Read from the installed sbatch's own --help: no option of sbatch's is refused for looking like an owned one."""
     from cloudtrain.backends.slurm.checks import OWNED, sbatch_line_problem
@@ -341,6 +383,31 @@ def test_sbatch_reads_each_quoted_value_back_exactly(case, slurm, tmp_path):
         time.sleep(0.5)
     assert sorted(p.name for p in folder.iterdir()) == sorted(["job.sh", out.name])
     assert out.read_text() == f"ran as {name}\n"
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--comment=a#b",
+        "--comment='x y' # --time=1",
+        '--comment=x\\"y',
+        "--comment=ok '' --time=1",
+        "--comment=e\\ --time=2",
+    ],
+)
+def test_the_real_sbatch_reads_a_line_as_the_check_does(line, slurm, tmp_path):
+    """The comment and time limit the controller records are what script.sbatch_arguments read from the line."""
+    job = tmp_path / "job.sh"
+    job.write_text(f"#!/bin/bash\n#SBATCH --time=10 --output={tmp_path}/o.log --nodes=1\n#SBATCH {line}\ntrue\n")
+    job_id = slurm.run("sbatch", "--parsable", "--hold", str(job)).stdout.strip().split(";")[0]
+    try:
+        comment, limit = slurm.run("squeue", "-h", "-j", job_id, "-o", "%k|%l").stdout.strip().split("|")
+    finally:
+        slurm.run("scancel", job_id, check=False)
+    read = dict(arg.split("=", 1) for arg in script.sbatch_arguments(line))
+    assert (comment, limit) == (read["--comment"], f"{int(read.get('--time', 10))}:00"), line
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ Regenerate the golden scripts after an intended change with
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -231,3 +232,27 @@ def test_validate_and_dry_run_of_the_shipped_config():
     assert shown == shown_alike(request["batch_script"])  # the same script, as lines
     request_json = text.stdout.split("\nbatch_script:\n", 1)[0]
     assert '"batch_script"' not in request_json and "#SBATCH" not in request_json
+
+
+@pytest.mark.parametrize(
+    ("gpus", "gpu_type", "option"), [(2, None, "--gpus-per-task=1"), (2, "h100", "--gpus-per-task=h100:1")]
+)
+def test_one_task_per_gpu_asks_for_one_gpu_of_the_named_type_each(gpus, gpu_type, option, tmp_path):
+    machine = {"accelerator_count": gpus, "accelerator_type": gpu_type} if gpu_type else {"accelerator_count": gpus}
+    changes = {"slurm": {"workdir": "/fsx", "tasks_per_node": "gpus"}, "machine": machine}
+    options = script.sbatch_options(build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="a"))
+    assert [o for o in options if o.startswith(("--ntasks", "--gpus", "--gres"))] == [
+        f"--ntasks-per-node={gpus}",
+        option,
+    ]
+
+
+def test_a_trailing_slash_of_the_workdir_or_the_run_folder_is_in_no_path_written(tmp_path):
+    spec = build_spec(load_config(write_config(tmp_path, {"slurm": {"workdir": "/fsx/ct/"}})), now=NOW, suffix="a")
+    assert script.workdir(spec) == "/fsx/ct"
+    run = spec.output_dir.rstrip("/")
+    slashed = dataclasses.replace(spec, output_dir=run + "/")
+    assert script.Paths.of(slashed, "/py") == script.Paths(
+        run, "/py", f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json"
+    )
+    assert f"--output={run}/slurm/batch-%j.log" in script.sbatch_options(slashed)

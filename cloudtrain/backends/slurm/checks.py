@@ -120,7 +120,10 @@ def check_section(loaded: LoadedConfig) -> None:
 def sbatch_line_problem(line: str) -> tuple[str, str] | None:
     """Why an ``slurm.sbatch`` line cannot be written as it is, read as sbatch reads an ``#SBATCH`` line
     (its arguments, each option in every spelling sbatch takes: ``-t1``, ``-vN3``, ``--outp=``), or None."""
-    args = script.sbatch_arguments(line)
+    try:
+        args = script.sbatch_arguments(line)
+    except ValueError as exc:  # sbatch's own error: "Unmatched `"`"
+        return f"received {line!r}: {exc}, which sbatch refuses", "close the quote"
     if not args or not args[0].startswith("-"):
         return f"received {line!r}; each line is sbatch options", 'write e.g. "--mem=0"'
     value_next: bool | None = False

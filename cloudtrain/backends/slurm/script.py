@@ -61,28 +61,29 @@ def comment(text: str) -> str:
 
 
 def sbatch_arguments(line: str) -> list[str]:
-    """The arguments sbatch reads from one ``#SBATCH`` line (its script parser): split at blanks, quotes and
-    ``\\`` honoured, an unquoted ``#`` ends the line; a blank ends an argument even after a ``\\``."""
+    """The arguments sbatch reads from one ``#SBATCH`` line (``_get_argument`` of its opt.c): split at blanks, quotes
+    and ``\\`` honoured, a blank ends an argument even after a ``\\``; an unquoted ``#`` and an argument of no
+    character (``''``) end the line. ValueError: an unclosed quote, which sbatch refuses."""
     args: list[str] = []
-    word, quote, escaped, started = "", "", False, False
-    for ch in line:
-        if ch.isspace() and not quote:
-            if started:
+    word, quote, escaped, inside = "", "", False, False
+    for ch in line + " ":  # the blank ends the last argument
+        if not quote and (ch.isspace() or ch == "#" and not escaped):
+            if ch == "#" or inside and not word:  # where sbatch stops reading the line
+                return [*args, word] if word else args
+            if inside:
                 args.append(word)
-            word, escaped, started = "", False, False
-        elif escaped:
+            word, escaped, inside = "", False, False
+        elif escaped:  # inside already: the backslash began it
             word, escaped = word + ch, False
         elif ch == "\\":
-            escaped = started = True
-        elif quote and ch == quote:
-            quote = ""
-        elif quote or ch not in "\"'#":
-            word, started = word + ch, True
-        elif ch == "#":
-            break
-        else:  # a quote opens
-            quote, started = ch, True
-    return [*args, word] if started else args
+            escaped = inside = True
+        elif ch == quote or not quote and ch in "\"'":
+            quote, inside = "" if quote else ch, True
+        else:
+            word, inside = word + ch, True
+    if quote:
+        raise ValueError(f"an unclosed {quote}")
+    return args
 
 
 def workdir(spec: JobSpec) -> str:
