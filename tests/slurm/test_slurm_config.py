@@ -256,3 +256,30 @@ def test_a_trailing_slash_of_the_workdir_or_the_run_folder_is_in_no_path_written
         run, "/py", f"{run}/slurm/launcher.py", f"{run}/slurm/tasks.json"
     )
     assert f"--output={run}/slurm/batch-%j.log" in script.sbatch_options(slashed)
+
+
+@pytest.mark.parametrize(
+    ("changes", "private"),
+    [
+        ({}, False),
+        ({"secrets": {"HF_TOKEN": "shell:CT_TOKEN"}}, True),
+        ({"env": {"API_KEY": "sk-live-0123456789abcdefABCDEF"}}, True),  # a secret-looking value in env:
+        ({"env": {"LOG_LEVEL": "debug"}}, False),
+    ],
+)
+def test_a_job_holding_a_secret_writes_its_files_private(changes, private, tmp_path):
+    """umask 077 before the batch shell writes anything: its logs and records may hold the job's secrets."""
+    spec = build_spec(
+        load_config(write_config(tmp_path, {"slurm": {"workdir": "/fsx"}, **changes})), now=NOW, suffix="a"
+    )
+    text = script.batch_script(spec, script.Paths.of(spec, "/fsx/envs/p/bin/python"))
+    assert ("\numask 077\nsay() {" in text) is private
+
+
+@pytest.mark.parametrize(("budget", "budget_s"), [(None, 0), (4, 1800)])  # 4 GPU-hours over 2 nodes x 4 GPUs
+def test_a_requeued_job_spends_the_gpu_hours_budget_per_gpu_or_none(budget, budget_s, tmp_path):
+    changes: dict = {"slurm": {"workdir": "/fsx", "requeue": True}}
+    if budget is not None:
+        changes["budget"] = {"max_gpu_hours": budget}
+    spec = build_spec(load_config(write_config(tmp_path, changes)), now=NOW, suffix="a")
+    assert f"  budget_s={budget_s}\n" in script.requeue_lines(spec)
