@@ -35,10 +35,10 @@ def _safe(root: str, rel: str) -> tuple[str, os.stat_result]:
     real = os.path.realpath(os.path.join(root, rel))
     if not within(real, real_root):
         raise OSError(f"{rel} is a link to {real}, outside {root}: not read")
-    try:
-        found = os.stat(real)
-    except OSError:
-        raise OSError(f"{rel} is a link to {real}, which does not exist: not read") from None
+    if not os.path.exists(real):  # a dangling link, or a file removed since it was listed
+        gone = f"a link to {real}, which does not exist" if os.path.islink(os.path.join(root, rel)) else "gone"
+        raise OSError(f"{rel} is {gone}: not read")
+    found = os.stat(real)
     if not stat.S_ISREG(found.st_mode):
         raise OSError(f"{rel} is {kind(found.st_mode)}: skipped")
     return real, found
