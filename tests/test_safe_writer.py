@@ -207,7 +207,12 @@ def test_a_refresh_waits_for_the_lock_a_download_holds(tmp_path):
 
     order: list[str] = []
     first = Locked(tmp_path, wait=True)
-    waiter = threading.Thread(target=lambda: (Locked(tmp_path, wait=True).__exit__(), order.append("second")))
+
+    def second() -> None:
+        with Locked(tmp_path, wait=True):
+            order.append("second")
+
+    waiter = threading.Thread(target=second)
     waiter.start()
     waiter.join(0.5)
     order.append("first released")

@@ -125,7 +125,7 @@ def test_a_state_slurm_gives_no_word_for_or_one_marked_with_a_plus_reads_as_it_s
 
 def test_the_first_failure_is_the_earliest_end_a_task_without_an_end_last():
     unended = {**task(0, "node1", 1), "end": None}
-    assert states.first_failure([unended, task(1, "node2", 2)])["task"] == 1
+    assert states.first_failure([unended, task(1, "node2", 2)]) == task(1, "node2", 2)
     assert states.first_failure([unended]) is unended
 
 
