@@ -31,14 +31,14 @@ def within(real: str, root: str) -> bool:
 
 def _safe(root: str, rel: str) -> tuple[str, os.stat_result]:
     """The real path of ``root/rel`` and its status; OSError (one line) for what is not read."""
-    real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(root, rel))
-    if not within(real, real_root):
+    if not within(real, os.path.realpath(root)):
         raise OSError(f"{rel} is a link to {real}, outside {root}: not read")
-    if not os.path.exists(real):  # a dangling link, or a file removed since it was listed
+    try:
+        found = os.stat(real)
+    except OSError:  # a dangling link, or a file removed since it was listed
         gone = f"a link to {real}, which does not exist" if os.path.islink(os.path.join(root, rel)) else "gone"
-        raise OSError(f"{rel} is {gone}: not read")
-    found = os.stat(real)
+        raise OSError(f"{rel} is {gone}: not read") from None
     if not stat.S_ISREG(found.st_mode):
         raise OSError(f"{rel} is {kind(found.st_mode)}: skipped")
     return real, found
