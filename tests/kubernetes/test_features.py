@@ -52,6 +52,11 @@ CASES = {
 }
 
 
+def gpu_type(section: str) -> str:
+    """A case's GPU as its provider's node label names it (EKS: Karpenter's; else GKE's)."""
+    return "a100" if "eks" in section else "nvidia-tesla-a100"
+
+
 @pytest.mark.parametrize("jobset", [False, True], ids=["job", "jobset"])
 @pytest.mark.parametrize("case", CASES)
 def test_every_manifest_is_what_the_api_server_accepts(kube, tmp_path, monkeypatch, case, jobset):
@@ -61,8 +66,7 @@ def test_every_manifest_is_what_the_api_server_accepts(kube, tmp_path, monkeypat
     text = path.read_text().replace("  namespace: default\n", "")
     text = text.replace("kubernetes:\n", "kubernetes:\n" + (section or "  namespace: default\n"), 1)
     if gpus:
-        label = "a100" if "eks" in section else "nvidia-tesla-a100"
-        text = text.replace("machine:\n", f"machine:\n  accelerator_type: {label}\n")
+        text = text.replace("machine:\n", f"machine:\n  accelerator_type: {gpu_type(section)}\n")
     path.write_text(top + text)
     namespace(kube, "ml")
     spec = build_spec(load_config(path))

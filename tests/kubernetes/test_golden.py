@@ -1,6 +1,6 @@
 """The exact manifests of what users' configs vary (replicas, GKE and EKS GPUs with spot, selectors, a service
 account, tolerations, secrets, a staged package), as an indexed Job and as a JobSet, pinned offline in
-``golden/``. tests/kubernetes/test_features.py has the API server validate the same kinds of manifest; this one
+``golden/``: the cases of tests/kubernetes/test_features.py, which has the API server validate them; this one
 catches any change to them. After a deliberate change: ``CLOUDTRAIN_UPDATE_GOLDEN=1 .venv/bin/pytest
 tests/kubernetes/test_golden.py`` and read the diff."""
 
@@ -18,38 +18,17 @@ from cloudtrain.backends.kubernetes import manifests
 from cloudtrain.config.load import load_config
 from cloudtrain.packaging import BuiltPackage
 from cloudtrain.spec import build_spec
+from tests.kubernetes.test_features import CASES, gpu_type
 from tests.kubernetes.test_jobs import ECHO_LINES
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = dt.datetime(2026, 12, 1, 9, 30, 0, tzinfo=dt.timezone.utc)
 PACKAGE = BuiltPackage(Path("/dist/t-0.1-cd.tar.gz"), "cd" * 32, 2048, "t", "0.1", "t-0.1-cd.tar.gz", (), ())
 
-#: name → (kubernetes: lines, top-level lines, replicas, GPUs, GPU type)
-CASES = {
-    "one-replica": ("", "", 1, 0, None),
-    "gke-gpu-spot": ("  provider: gke\n", "spot: {enabled: true}\n", 4, 2, "nvidia-tesla-a100"),
-    "eks-gpu-spot": ("  provider: eks\n", "spot: {enabled: true}\n", 2, 1, "a100"),
-    "selectors-sa-namespace": (
-        "  namespace: ml\n  service_account: trainer\n  node_selector: {pool: train}\n  cpu: '2'\n  memory: 4Gi\n"
-        "  tolerations: [{key: dedicated, value: ml, effect: NoSchedule}, {key: gpu, operator: Exists}]\n",
-        "",
-        2,
-        0,
-        None,
-    ),
-    "secrets": (
-        "",
-        "secrets: {HF_TOKEN: 'shell:MY_TOKEN'}\nenv: {API_TOKEN: 'tok-4f8a9b2c7d1e0f3a', N: '1'}\n",
-        2,
-        0,
-        None,
-    ),
-}
-
 
 def rendered(tmp_path: Path, case: str, jobset: bool, staged: str | None) -> list[dict[str, Any]]:
-    section, top, replicas, gpus, gpu_type = CASES[case]
-    machine = f"  accelerator_count: {gpus}\n" + (f"  accelerator_type: {gpu_type}\n" if gpu_type else "")
+    section, top, replicas, gpus = CASES[case]
+    machine = f"  accelerator_count: {gpus}\n" + (f"  accelerator_type: {gpu_type(section)}\n" if gpus else "")
     section = section or "  namespace: default\n"
     path = tmp_path / "job.yaml"
     path.write_text(
@@ -72,7 +51,7 @@ def rendered(tmp_path: Path, case: str, jobset: bool, staged: str | None) -> lis
 @pytest.mark.parametrize("jobset", [False, True], ids=["job", "jobset"])
 @pytest.mark.parametrize("case", sorted(CASES) + ["staged"])
 def test_the_manifests_are_the_golden_ones(case, jobset, tmp_path, monkeypatch):
-    monkeypatch.setenv("MY_TOKEN", "never-read-by-a-dry-run")
+    monkeypatch.setenv("K8S_TEST_TOKEN", "never-read-by-a-dry-run")
     objects = rendered(tmp_path, "secrets" if case == "staged" else case, jobset, "***" if case == "staged" else None)
     text = json.dumps(objects, indent=1, sort_keys=True) + "\n"
     path = GOLDEN / f"{case}-{'jobset' if jobset else 'job'}.json"
